@@ -1,0 +1,7 @@
+import { apiHandler } from '../../shared/http/api-handler';
+import { getOrder, toOrderResponse } from '../../shared/domain/orders';
+import { uuidParams } from '../../shared/schemas/common';
+
+export const handler = apiHandler('orders-get', { params: uuidParams }, async ({ merchant, params }) => ({
+  data: { order: toOrderResponse(await getOrder(merchant.id, params.uuid)) },
+}));

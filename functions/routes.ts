@@ -1,0 +1,47 @@
+import type { EnvelopeKind } from '../shared/http/envelope';
+
+/**
+ * THE route manifest. The local server and the CDK stack are both generated from this list, so a
+ * route cannot exist in one and not the other. It imports no handler code: it is data only.
+ *
+ * `access` is what the route's function may touch; the stack derives each role's policy from it.
+ */
+export type Access = {
+  /** read: GetItem/Query only; write: also Put/Update/TransactWrite. */
+  table: 'read' | 'write';
+  /** May send to the stage's orders queue. */
+  queue?: boolean;
+  /** May send e-mail through SES as the configured sender. */
+  mail?: boolean;
+};
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+export type RouteDef = {
+  id: string;
+  method: HttpMethod;
+  path: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  handler: string;
+  envelope: EnvelopeKind;
+  access: Access;
+  /** Creates orders: a live token needs permission to place live orders. */
+  placesOrders?: boolean;
+};
+
+export const routes = [
+  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: 'write', queue: true }, placesOrders: true },
+  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: 'write', queue: true }, placesOrders: true },
+  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: 'write' } },
+  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: 'write' } },
+] as const satisfies readonly RouteDef[];
+
+export type RouteId = (typeof routes)[number]['id'];
+
+export const routeById = (id: RouteId): RouteDef => {
+  const route = routes.find((candidate) => candidate.id === id);
+  if (!route) throw new Error(`Unknown route ${id}`);
+  return route;
+};

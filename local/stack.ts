@@ -1,0 +1,123 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { STAGES, type Stage } from '../shared/config';
+import { seedFixture, type SeedResult } from '../shared/admin/seed';
+import { createStore, type Store } from '../shared/admin/store';
+import { keys } from '../shared/db/keys';
+import { DEMO, demoFixture } from './demo';
+import { LOCAL_AWS_ENV, useLocalAwsEnv, startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';
+import type { Ports } from './ports';
+import { ensureQueues, ensureTable, type StageQueues } from './resources';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+export type LocalStackOptions = {
+  ports: Ports;
+  /** Where DynamoDB Local keeps its data; undefined runs in memory. */
+  dataDir?: string;
+  seedDemo?: boolean;
+  /** Extra environment for the stage processes (log level, relay timing, cache TTL). */
+  workerEnv?: Record<string, string>;
+};
+
+export type StageInfo = StageQueues & { table: string; url: string; store: Store };
+
+export type LocalStack = {
+  ports: Ports;
+  endpoints: { dynamodb: string; sqs: string; ses: string };
+  stages: Record<Stage, StageInfo>;
+  /** The demo seed's result per stage, when it was seeded by this start. */
+  demo: Partial<Record<Stage, SeedResult>>;
+  stop: () => Promise<void>;
+};
+
+/** The environment a deployed function of this stage gets, pointed at the emulators. */
+export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'store'>, endpoints: LocalStack['endpoints']) => ({
+  ...LOCAL_AWS_ENV,
+  AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+  AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+  AWS_ENDPOINT_URL_SES: endpoints.ses,
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  STAGE: stage,
+  TABLE_NAME: info.table,
+  ORDERS_QUEUE_URL: info.ordersQueueUrl,
+  ORDERS_DLQ_URL: info.dlqUrl,
+  MAIL_FROM: process.env.MAIL_FROM ?? 'affiliates@merchant-api.local',
+  INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? 'http://localhost:3000/invitations',
+  POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+  OUTBOX_MIN_AGE_SECONDS: '5',
+});
+
+const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
+  new Promise<ChildProcess>((resolvePromise, reject) => {
+    const child = fork(resolve(ROOT, 'local/stage-worker.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ...env, LOCAL_HTTP_PORT: String(port) },
+      stdio: 'inherit',
+    });
+    child.once('message', () => resolvePromise(child));
+    child.once('exit', (code) => reject(new Error(`${stage} stage process exited with code ${code}`)));
+  });
+
+const seedDemoIfMissing = async (store: Store, stage: Stage): Promise<SeedResult | undefined> => {
+  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.merchant(DEMO.merchantId) }));
+  if (Item) return undefined;
+  return seedFixture(store, stage, demoFixture(stage));
+};
+
+/**
+ * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
+ * merchant (first start only), and one process per stage serving the API.
+ */
+export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
+  const { ports } = options;
+  useLocalAwsEnv();
+  const started: Emulator[] = [];
+  const workers: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((done) => {
+            if (worker.exitCode !== null) return done();
+            worker.once('exit', () => done());
+            worker.kill('SIGTERM');
+          }),
+      ),
+    );
+    await Promise.allSettled(started.reverse().map((emulator) => emulator.stop()));
+  };
+  try {
+    const dynamodb = await startDynamoDbLocal(ports.dynamodb, options.dataDir);
+    started.push(dynamodb);
+    const sqs = await startSqsEmulator(ports.sqs);
+    started.push(sqs);
+    const ses = await startSesEmulator(ports.ses);
+    started.push(ses);
+    const endpoints = { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint };
+
+    const stages = {} as Record<Stage, StageInfo>;
+    const demo: LocalStack['demo'] = {};
+    for (const stage of STAGES) {
+      const table = await ensureTable(endpoints.dynamodb, stage);
+      const queues = await ensureQueues(endpoints.sqs, stage);
+      const store = createStore(table, endpoints.dynamodb);
+      if (options.seedDemo) {
+        const seeded = await seedDemoIfMissing(store, stage);
+        if (seeded) demo[stage] = seeded;
+      }
+      stages[stage] = { table, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };
+    }
+    await Promise.all(
+      STAGES.map(async (stage) => {
+        const env = { ...stageEnvironment(stage, stages[stage], endpoints), ...options.workerEnv };
+        workers.push(await startWorker(stage, ports[stage], env));
+      }),
+    );
+    return { ports, endpoints, stages, demo, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

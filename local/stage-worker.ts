@@ -1,0 +1,76 @@
+/**
+ * One stage of the local stack, in its own process with that stage's environment (table, queue,
+ * STAGE), the way each deployed stage has its own functions. Serves the route manifest over HTTP
+ * through the very handlers that are deployed, and runs the scheduled outbox relay.
+ */
+import { createServer } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { routes } from '../functions/routes';
+import { currentStage } from '../shared/config';
+import { MESSAGES } from '../shared/http/errors';
+import { v2Body } from '../shared/http/envelope';
+import { newTraceId } from '../shared/http/trace';
+import { buildEvent, compileRoutes, lambdaContext, matchRoute } from './apigw';
+
+type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const ROOT = resolve(import.meta.dirname, '..');
+const stage = currentStage();
+const port = Number(process.env.LOCAL_HTTP_PORT);
+const relayIntervalMs = Number(process.env.RELAY_INTERVAL_MS ?? '5000');
+
+export const importHandler = async <T>(file: string): Promise<T> =>
+  (await import(pathToFileURL(resolve(ROOT, file)).href)).handler as T;
+
+const handlers = new Map<string, ApiHandler>();
+for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));
+const compiled = compileRoutes(routes);
+
+const notFound = () => JSON.stringify(v2Body(newTraceId(), { errors: { message: [MESSAGES.notFound] } }));
+
+const server = createServer(async (request, response) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+  const match = matchRoute(compiled, request.method ?? 'GET', url.pathname);
+  if (!match) {
+    response.writeHead(404, { 'content-type': 'application/json' }).end(notFound());
+    return;
+  }
+  const event = buildEvent({ request, url, route: match.route, params: match.params, body: Buffer.concat(chunks).toString('utf8'), stage });
+  try {
+    const result = await (handlers.get(match.route.id) as ApiHandler)(event, lambdaContext(match.route.id));
+    response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
+  } catch (error) {
+    // What API Gateway answers when the integration fails.
+    console.error(error);
+    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Internal server error' }));
+  }
+});
+
+const relay = await importHandler<(event: unknown, context: Context) => Promise<{ sent: number }>>('functions/outbox/relay.ts');
+let relaying = false;
+const relayTimer = setInterval(async () => {
+  if (relaying) return;
+  relaying = true;
+  try {
+    await relay({}, lambdaContext('outbox-relay'));
+  } catch (error) {
+    console.error(`[${stage}] outbox relay: ${(error as Error).message}`);
+  } finally {
+    relaying = false;
+  }
+}, relayIntervalMs);
+
+server.listen(port, '127.0.0.1', () => process.send?.({ ready: true, stage, port }));
+
+const shutdown = () => {
+  clearInterval(relayTimer);
+  server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 2000).unref();
+};
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
+process.on('disconnect', shutdown);

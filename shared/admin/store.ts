@@ -1,0 +1,26 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Where the operator tools (seed, admin CLI, local runtime) write: any stage's table, given
+ * explicitly. Functions use shared/db/client.ts instead, bound to their own table at init.
+ */
+export type Store = { ddb: DynamoDBDocumentClient; table: string };
+
+export const createStore = (table: string, endpoint?: string): Store => ({
+  ddb: DynamoDBDocumentClient.from(new DynamoDBClient(endpoint ? { endpoint } : {}), { marshallOptions: { removeUndefinedValues: true } }),
+  table,
+});
+
+/** BatchWrite in chunks of 25, retrying unprocessed items. */
+export const putAll = async ({ ddb, table }: Store, items: Record<string, unknown>[]) => {
+  for (let start = 0; start < items.length; start += 25) {
+    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 10) throw new Error('BatchWrite kept returning unprocessed items');
+      const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
+      if (requests.length > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    }
+  }
+};

@@ -1,0 +1,26 @@
+/**
+ * Environment access for code that runs inside a function. Each module reads the variables it
+ * needs at import time, so a function with a missing variable fails on init, not mid-request.
+ */
+export const requireEnv = (name: string): string => {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    throw new Error(`Missing required environment variable ${name}`);
+  }
+  return value;
+};
+
+export type Stage = 'live' | 'sandbox';
+export type TokenKind = 'live' | 'testing';
+
+export const STAGES: readonly Stage[] = ['live', 'sandbox'];
+
+/** The token kind each stage accepts: live tokens on live, testing tokens on sandbox. */
+export const tokenKindOfStage = (stage: Stage): TokenKind => (stage === 'live' ? 'live' : 'testing');
+
+export const parseStage = (value: string | undefined): Stage => {
+  if (value === 'live' || value === 'sandbox') return value;
+  throw new Error(`STAGE must be "live" or "sandbox", got ${JSON.stringify(value)}`);
+};
+
+export const currentStage = (): Stage => parseStage(requireEnv('STAGE'));

@@ -1,0 +1,10 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requireEnv } from '../config';
+
+/** Module-scope client and table name: built once per container, reused by every invocation. */
+export const TABLE_NAME = requireEnv('TABLE_NAME');
+
+export const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  marshallOptions: { removeUndefinedValues: true },
+});

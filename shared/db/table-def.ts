@@ -1,0 +1,17 @@
+/**
+ * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift.
+ *
+ * - pk/sk: every merchant item lives under `M#<merchantId>` (see keys.ts).
+ * - gsi1: generic lookup index: token hash -> token, per-merchant order sequence -> order.
+ * - gsi2: sparse outbox index: orders accepted but not yet confirmed on the orders queue.
+ */
+export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
+
+export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' } as const;
+export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' } as const;
+
+export const GLOBAL_INDEXES = [GSI1, GSI2] as const;
+
+export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;
+export const ordersQueueNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders`;
+export const ordersDlqNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders-dlq`;

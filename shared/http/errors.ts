@@ -1,0 +1,39 @@
+/**
+ * A domain error carries its HTTP status and field-keyed messages. The error middleware turns it
+ * into the route's envelope; anything that is not an ApiError becomes a generic 500.
+ * Failures about the request as a whole use the key `message`.
+ */
+export type FieldErrors = Record<string, string[]>;
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly errors: FieldErrors,
+  ) {
+    super(Object.values(errors)[0]?.[0] ?? `HTTP ${statusCode}`);
+    this.name = 'ApiError';
+  }
+}
+
+const messageError = (statusCode: number, message: string) => new ApiError(statusCode, { message: [message] });
+
+export const MESSAGES = {
+  unauthenticated: 'Unauthenticated.',
+  notFound: 'Not Found',
+  serverError: 'Server Error',
+  invalidData: 'The given data was invalid.',
+  wrongTokenKind: {
+    live: 'A testing token cannot be used on the live API.',
+    sandbox: 'A live token cannot be used on the sandbox API.',
+  },
+  noLiveOrders: 'This token is not allowed to place live orders.',
+} as const;
+
+export const unauthenticated = () => messageError(401, MESSAGES.unauthenticated);
+export const forbidden = (message: string) => messageError(403, message);
+export const notFound = () => messageError(404, MESSAGES.notFound);
+/** A business rule refused the operation (422 with `errors.message`). */
+export const ruleRefused = (message: string) => messageError(422, message);
+/** Validation failed (422 keyed by field name). */
+export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
+export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });

@@ -1,0 +1,62 @@
+import * as z from 'zod/mini';
+import type { InvitePagination, LaravelPagination } from './envelope';
+
+/** per_page is capped (the spec leaves the maximum open; see README). */
+export const DEFAULT_PER_PAGE = 15;
+export const MAX_PER_PAGE = 100;
+
+const positiveInt = (max?: number) =>
+  z.coerce.number().check(z.int(), z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]));
+
+/** The query fields every list endpoint shares. */
+export const pageQueryShape = {
+  per_page: z._default(positiveInt(MAX_PER_PAGE), DEFAULT_PER_PAGE),
+  page: z._default(positiveInt(), 1),
+};
+
+export type PageQuery = { per_page: number; page: number };
+
+export const lastPage = (total: number, perPage: number) => Math.max(1, Math.ceil(total / perPage));
+
+/** Where page `page` starts and how many items it holds, for a list of `total` items. */
+export const pageWindow = (total: number, { page, per_page }: PageQuery) => {
+  const offset = (page - 1) * per_page;
+  return { offset, count: Math.max(0, Math.min(per_page, total - offset)) };
+};
+
+/** The request's own URL with `page` replaced, the way Laravel builds next/prev links. */
+const pageUrl = (url: string, rawQuery: Record<string, string>, page: number) => {
+  const params = new URLSearchParams(rawQuery);
+  params.set('page', String(page));
+  return `${url}?${params.toString()}`;
+};
+
+export const laravelPagination = (
+  total: number,
+  query: PageQuery,
+  link: { url: string; rawQuery: Record<string, string> },
+): LaravelPagination => {
+  const last = lastPage(total, query.per_page);
+  return {
+    current_page: query.page,
+    last_page: last,
+    per_page: query.per_page,
+    total,
+    next_page_url: query.page < last ? pageUrl(link.url, link.rawQuery, query.page + 1) : null,
+    prev_page_url: query.page > 1 ? pageUrl(link.url, link.rawQuery, Math.min(query.page - 1, last)) : null,
+  };
+};
+
+export const invitePagination = (total: number, count: number, query: PageQuery): InvitePagination => ({
+  total,
+  count,
+  per_page: query.per_page,
+  current_page: query.page,
+  total_pages: lastPage(total, query.per_page),
+});
+
+/** One page of a list that was read whole (small per-merchant lists: tiers, segments, ...). */
+export const slicePage = <T>(items: readonly T[], query: PageQuery): T[] => {
+  const { offset, count } = pageWindow(items.length, query);
+  return items.slice(offset, offset + count);
+};

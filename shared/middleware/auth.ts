@@ -1,0 +1,55 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { currentStage, tokenKindOfStage } from '../config';
+import { findCredential, type Credential } from '../db/merchants';
+import { hashToken, kindOfToken } from '../db/tokens';
+import { forbidden, MESSAGES, unauthenticated } from '../http/errors';
+import type { ApiMiddleware } from './types';
+
+const STAGE = currentStage();
+
+/**
+ * Resolved credentials are cached in the container for AUTH_CACHE_TTL_SECONDS (default 30), so a
+ * warm function answers without a table read; a revoked token stops working within that time.
+ * Unknown tokens are never cached.
+ */
+const CACHE_TTL_MS = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30') * 1000;
+const cache = new Map<string, { credential: Credential; expiresAt: number }>();
+
+const bearerToken = (event: APIGatewayProxyEvent): string | undefined => {
+  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  return header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+};
+
+const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
+  const cached = cache.get(tokenHash);
+  if (cached && cached.expiresAt > Date.now()) return cached.credential;
+  const credential = await findCredential(tokenHash);
+  if (credential && CACHE_TTL_MS > 0) cache.set(tokenHash, { credential, expiresAt: Date.now() + CACHE_TTL_MS });
+  else cache.delete(tokenHash);
+  return credential;
+};
+
+export type AuthOptions = {
+  /** The route places orders: on the live stage the token needs permission to place live orders. */
+  placesOrders?: boolean;
+};
+
+/**
+ * Bearer-token authentication. The token's prefix says its kind; the other stage's kind is refused
+ * with 403 before any lookup. An unknown or revoked token of the right kind is 401.
+ */
+export const authenticate = ({ placesOrders = false }: AuthOptions = {}): ApiMiddleware => ({
+  before: async (request) => {
+    const token = bearerToken(request.event);
+    const kind = token ? kindOfToken(token) : undefined;
+    if (!token || !kind) throw unauthenticated();
+    if (kind !== tokenKindOfStage(STAGE)) throw forbidden(MESSAGES.wrongTokenKind[STAGE]);
+    const credential = await resolve(hashToken(token));
+    if (!credential) throw unauthenticated();
+    if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
+    request.context.credential = credential;
+  },
+});
+
+/** For tests: forget cached credentials. */
+export const clearAuthCache = () => cache.clear();

@@ -1,0 +1,42 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { logger } from '../logger';
+import { ApiError, MESSAGES, type FieldErrors } from '../http/errors';
+import { legacyFailureBody, legacySuccessBody, v2Body, type EnvelopeKind } from '../http/envelope';
+import type { ApiMiddleware, Reply } from './types';
+
+const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+/**
+ * Turns a handler's Reply into the route's envelope, and any error into a failure envelope.
+ * An ApiError exposes its status and messages; anything else is logged with the trace id and
+ * answered with a generic 500.
+ */
+export const envelope = (kind: EnvelopeKind): ApiMiddleware => {
+  const failure = (traceId: string, statusCode: number, errors: FieldErrors) =>
+    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors));
+
+  return {
+    after: (request) => {
+      const reply = request.response as unknown as Reply;
+      const statusCode = reply.statusCode ?? 200;
+      request.response =
+        kind === 'v2'
+          ? json(statusCode, v2Body(request.context.traceId, { data: reply.data, meta: reply.meta }))
+          : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
+    },
+    onError: (request) => {
+      const { error } = request;
+      if (error instanceof ApiError) {
+        request.response = failure(request.context.traceId, error.statusCode, error.errors);
+        return request.response;
+      }
+      logger.error('Unhandled error', error as Error);
+      request.response = failure(request.context.traceId ?? 'unknown', 500, { message: [MESSAGES.serverError] });
+      return request.response;
+    },
+  };
+};

@@ -1,0 +1,33 @@
+import type { $ZodType } from 'zod/v4/core';
+import * as z from 'zod/mini';
+import { invalid, notFound, type FieldErrors } from '../http/errors';
+import { laravelErrors } from '../validation/messages';
+import type { ApiMiddleware } from './types';
+
+export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType };
+
+/**
+ * Validates path, query and body against the route's zod schemas. A path parameter of the wrong
+ * shape (say, an order uuid that is not a UUID) names no resource: 404. Query and body problems
+ * are one 422 keyed by field.
+ */
+export const validate = (schemas: Schemas): ApiMiddleware => ({
+  before: (request) => {
+    const { event, context } = request;
+    const params = schemas.params ? z.safeParse(schemas.params, event.pathParameters ?? {}) : undefined;
+    if (params && !params.success) throw notFound();
+
+    const errors: FieldErrors = {};
+    const parse = (schema: $ZodType | undefined, input: unknown) => {
+      if (!schema) return undefined;
+      const result = z.safeParse(schema, input);
+      if (result.success) return result.data;
+      Object.assign(errors, laravelErrors(result.error.issues, input));
+      return undefined;
+    };
+    const query = parse(schemas.query, event.queryStringParameters ?? {});
+    const body = parse(schemas.body, context.jsonBody ?? {});
+    if (Object.keys(errors).length > 0) throw invalid(errors);
+    context.input = { body, query, params: params?.data };
+  },
+});

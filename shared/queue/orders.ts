@@ -1,0 +1,87 @@
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, TABLE_NAME } from '../db/client';
+import { idAfterPrefix, indexKeys, keys, merchantIdOf, SK, type Key } from '../db/keys';
+import { GSI2 } from '../db/table-def';
+import { logger } from '../logger';
+import { ORDERS_QUEUE_URL, sqs } from './client';
+
+/**
+ * The message every accepted order puts on the orders queue. It names the order; the commission
+ * processor reads the order itself, so a late or repeated message never carries stale data.
+ */
+export type OrderAcceptedMessage = { type: 'order.accepted'; merchant_id: string; order_uuid: string };
+
+export const orderAcceptedMessage = (merchantId: string, orderUuid: string): OrderAcceptedMessage => ({
+  type: 'order.accepted',
+  merchant_id: merchantId,
+  order_uuid: orderUuid,
+});
+
+/** Clears the order's outbox entry once the queue has its message. */
+const markPublished = (key: Key) =>
+  ddb.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: key,
+      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+      ConditionExpression: 'attribute_exists(pk)',
+    }),
+  );
+
+/**
+ * Fast path, right after the order's transaction committed: send, then clear the outbox entry.
+ * A failure here loses nothing: the entry stays and the relay sends it later.
+ * Returns whether the message reached the queue.
+ */
+export const publishAcceptedOrder = async (merchantId: string, orderUuid: string): Promise<boolean> => {
+  try {
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: JSON.stringify(orderAcceptedMessage(merchantId, orderUuid)) }),
+    );
+  } catch (error) {
+    logger.warn('Orders queue unavailable; the outbox relay will send this order', { order_uuid: orderUuid, error: error as Error });
+    return false;
+  }
+  await markPublished(keys.order(merchantId, orderUuid)).catch((error: unknown) =>
+    logger.warn('Could not clear outbox entry; the relay will send a duplicate the processor ignores', { order_uuid: orderUuid, error: error as Error }),
+  );
+  return true;
+};
+
+/**
+ * The relay: sends every order whose outbox entry is older than `olderThanSeconds` (so it does not
+ * race the fast path) and clears the entries SQS accepted. Bounded per run; returns how many it sent.
+ */
+export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 20 } = {}): Promise<number> => {
+  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
+  let sent = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const { Items = [] } = await ddb.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        IndexName: GSI2.indexName,
+        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
+        ExpressionAttributeValues: { ':pk': indexKeys.outboxPartition, ':cutoff': cutoff },
+        Limit: 10,
+      }),
+    );
+    if (Items.length === 0) break;
+    const entries = Items.map((item, index) => ({
+      key: { pk: item.pk as string, sk: item.sk as string },
+      id: String(index),
+      message: orderAcceptedMessage(merchantIdOf(item.pk as string), idAfterPrefix(item.sk as string, SK.order)),
+    }));
+    const result = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: ORDERS_QUEUE_URL,
+        Entries: entries.map(({ id, message }) => ({ Id: id, MessageBody: JSON.stringify(message) })),
+      }),
+    );
+    const ok = new Set((result.Successful ?? []).map((entry) => entry.Id));
+    await Promise.all(entries.filter((entry) => ok.has(entry.id)).map((entry) => markPublished(entry.key)));
+    sent += ok.size;
+    if (ok.size < entries.length) break; // the queue is refusing some: try again on the next run
+  }
+  return sent;
+};

@@ -1,0 +1,15 @@
+/** Every stored timestamp uses this one format, so ISO strings compare in time order. */
+export const isoNow = (): string => new Date().toISOString();
+
+export const toIso = (value: string | Date): string => new Date(value).toISOString();
+
+/** The same instant one calendar month earlier (Laravel's subMonth, clamped to the month's end). */
+export const oneMonthBefore = (date: Date): Date => {
+  const result = new Date(date);
+  const day = result.getUTCDate();
+  result.setUTCDate(1);
+  result.setUTCMonth(result.getUTCMonth() - 1);
+  const lastDay = new Date(Date.UTC(result.getUTCFullYear(), result.getUTCMonth() + 1, 0)).getUTCDate();
+  result.setUTCDate(Math.min(day, lastDay));
+  return result;
+};

@@ -1,0 +1,88 @@
+import type { FieldErrors } from '../http/errors';
+
+/**
+ * zod issues -> Laravel-style messages (the original service's style):
+ * `The order no field is required.`, `order_rows.0.product_name` keys, first message per field.
+ */
+type Issue = {
+  code: string;
+  path: PropertyKey[];
+  expected?: string;
+  origin?: string;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  inclusive?: boolean;
+  exact?: boolean;
+  format?: string;
+  keys?: string[];
+  message: string;
+};
+
+/** Laravel's displayable attribute: the key with underscores as spaces. */
+export const attributeName = (key: string): string => key.replace(/_/g, ' ');
+
+const valueAt = (input: unknown, path: PropertyKey[]): unknown =>
+  path.reduce<unknown>((value, segment) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[segment] : undefined), input);
+
+const isMissing = (value: unknown) => value === undefined || value === null || value === '';
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  int: 'an integer',
+  number: 'a number',
+  array: 'an array',
+  object: 'an object',
+  boolean: 'true or false',
+};
+
+const messageFor = (issue: Issue, attr: string, value: unknown): string => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (isMissing(value)) return `The ${attr} field is required.`;
+      return `The ${attr} field must be ${TYPE_NAMES[issue.expected ?? ''] ?? `of type ${issue.expected}`}.`;
+    case 'too_small':
+      if (issue.origin === 'string') {
+        if (isMissing(value)) return `The ${attr} field is required.`;
+        return issue.exact ? `The ${attr} field must be ${issue.minimum} characters.` : `The ${attr} field must be at least ${issue.minimum} characters.`;
+      }
+      if (issue.origin === 'array') return `The ${attr} field must have at least ${issue.minimum} items.`;
+      return issue.inclusive ? `The ${attr} field must be at least ${issue.minimum}.` : `The ${attr} field must be greater than ${issue.minimum}.`;
+    case 'too_big':
+      if (issue.origin === 'string') return issue.exact ? `The ${attr} field must be ${issue.maximum} characters.` : `The ${attr} field must not be greater than ${issue.maximum} characters.`;
+      if (issue.origin === 'array') return `The ${attr} field must not have more than ${issue.maximum} items.`;
+      return `The ${attr} field must not be greater than ${issue.maximum}.`;
+    case 'invalid_format':
+      if (issue.format === 'email') return `The ${attr} field must be a valid email address.`;
+      return `The ${attr} field format is invalid.`;
+    case 'invalid_value':
+      if (isMissing(value)) return `The ${attr} field is required.`;
+      return `The selected ${attr} is invalid.`;
+    case 'custom':
+      return issue.message.replace(':attribute', attr);
+    default:
+      return `The ${attr} field is invalid.`;
+  }
+};
+
+export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldErrors => {
+  const errors: FieldErrors = {};
+  const add = (key: string, message: string) => {
+    if (!errors[key]) errors[key] = [message];
+  };
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys ?? []) {
+        const path = [...issue.path.map(String), key].join('.');
+        add(path, `The ${attributeName(path)} field is prohibited.`);
+      }
+      continue;
+    }
+    if (issue.path.length === 0) {
+      add('message', 'The request body must be a JSON object.');
+      continue;
+    }
+    const key = issue.path.map(String).join('.');
+    add(key, messageFor(issue, attributeName(key), valueAt(input, issue.path)));
+  }
+  return errors;
+};

@@ -1,0 +1,25 @@
+import type { TestProject } from 'vitest/node';
+import { freePorts } from '../../local/ports';
+import { startLocalStack } from '../../local/stack';
+import type { StackInfo } from './stack-info';
+
+/**
+ * Starts one local stack for the whole integration run: in memory, on free ports, without the demo.
+ * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and the
+ * outbox relay runs often so the SQS-outage test is quick.
+ */
+export default async function setup(project: TestProject) {
+  const stack = await startLocalStack({
+    ports: await freePorts(),
+    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+  });
+  const info: StackInfo = {
+    endpoints: stack.endpoints,
+    stages: {
+      live: { url: stack.stages.live.url, table: stack.stages.live.table, ordersQueueUrl: stack.stages.live.ordersQueueUrl, dlqUrl: stack.stages.live.dlqUrl },
+      sandbox: { url: stack.stages.sandbox.url, table: stack.stages.sandbox.table, ordersQueueUrl: stack.stages.sandbox.ordersQueueUrl, dlqUrl: stack.stages.sandbox.dlqUrl },
+    },
+  };
+  project.provide('stack', info);
+  return () => stack.stop();
+}
