@@ -136,6 +136,8 @@ export const orderTransactItems = (
         ConditionExpression:
           expectedCount === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(orders_count) OR orders_count = :expected)' : 'orders_count = :expected',
         ExpressionAttributeValues: { ':next': order.seq, ':expected': expectedCount },
+        // A lost race hands back the current count, so the retry needs no extra read.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
       },
     },
     {

@@ -4,7 +4,7 @@ import { ddb, TABLE_NAME } from '../db/client';
 import { indexKeys, keys, padSeq } from '../db/keys';
 import { GSI1 } from '../db/table-def';
 import type { Merchant } from '../db/merchants';
-import { invalid, notFound, ruleRefused, type FieldErrors } from '../http/errors';
+import { busy, invalid, notFound, ruleRefused, type FieldErrors } from '../http/errors';
 import type { PageQuery } from '../http/pagination';
 import type { OrderCreateInput } from '../schemas/order';
 import { isoNow, oneMonthBefore } from '../time';
@@ -25,33 +25,37 @@ const readOrderCount = async (merchantId: string): Promise<number> => {
   return (Item?.orders_count as number | undefined) ?? 0;
 };
 
-const MAX_ATTEMPTS = 20;
-const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 15 * Math.min(attempt, 6)));
-
 /**
- * Creates an order in one transaction. The per-merchant sequence number (dense, for constant-cost
- * pagination) is taken with an optimistic condition on the counter; losing that race, or a
- * transaction conflict, retries. A failed affiliate or order_no condition is final: 422.
+ * Retry budget for sequence contention. Creates of one merchant serialise on its order counter
+ * (the price of dense sequence numbers, i.e. constant-cost pages); losers back off with full
+ * jitter and try again until the budget is spent, then get a 503 asking them to retry.
  */
+const RETRY_BUDGET_MS = 8_000;
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(40, 5 * 2 ** attempt)));
+
 export const createOrder = async (merchant: Merchant, input: OrderCreateInput, options: { pending?: boolean } = {}): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const count = await readOrderCount(merchant.id);
+  const deadline = Date.now() + RETRY_BUDGET_MS;
+  let count = await readOrderCount(merchant.id);
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
     const order = buildOrderItem(input, { seq: count + 1 });
     try {
       await ddb.send(new TransactWriteCommand({ TransactItems: orderTransactItems(TABLE_NAME, merchant.id, order, count, { pending: options.pending ?? true }) }));
       return order;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
-      const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+      const reasons = error.CancellationReasons ?? [];
+      const codes = reasons.map((reason) => reason.Code);
       const errors: FieldErrors = {};
       if (codes[0] === 'ConditionalCheckFailed') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
       if (codes[1] === 'ConditionalCheckFailed') errors.order_no = [ORDER_MESSAGES.orderNoTaken];
       if (Object.keys(errors).length > 0) throw invalid(errors);
-      await pause(attempt);
+      const current = reasons[2]?.Item?.orders_count?.N;
+      count = current !== undefined ? Number(current) : await readOrderCount(merchant.id);
+      await backoff(attempt);
     }
   }
-  throw new Error(`Order creation did not commit after ${MAX_ATTEMPTS} attempts (sequence contention)`);
+  throw busy();
 };
 
 export const getOrder = async (merchantId: string, uuid: string): Promise<OrderItem> => {

@@ -34,6 +34,8 @@ export const forbidden = (message: string) => messageError(403, message);
 export const notFound = () => messageError(404, MESSAGES.notFound);
 /** A business rule refused the operation (422 with `errors.message`). */
 export const ruleRefused = (message: string) => messageError(422, message);
+/** Too much contention to commit in time: the client should retry (503, Retry-After). */
+export const busy = () => messageError(503, 'The service is busy. Please retry the request.');
 /** Validation failed (422 keyed by field name). */
 export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });

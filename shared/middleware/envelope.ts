@@ -6,7 +6,7 @@ import type { ApiMiddleware, Reply } from './types';
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
   statusCode,
-  headers: { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json', ...(statusCode === 503 ? { 'retry-after': '1' } : {}) },
   body: JSON.stringify(body),
 });
 
