@@ -1,4 +1,5 @@
 import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, TABLE_NAME } from '../db/client';
 import { indexKeys, keys, padSeq } from '../db/keys';
@@ -66,23 +67,31 @@ export const getOrder = async (merchantId: string, uuid: string): Promise<OrderI
 
 /**
  * Newest first. Orders are never deleted and carry a dense sequence number, so page N is one key
- * range on gsi1: one GetItem (the count) and one Query, whatever N is.
+ * range on gsi1: one GetItem (the count) and one Query, whatever N is (the Query continues past
+ * DynamoDB's 1 MB page only for pages of very large orders).
  */
 export const listOrders = async (merchantId: string, query: PageQuery): Promise<{ total: number; orders: OrderItem[] }> => {
   const total = await readOrderCount(merchantId);
   const newest = total - (query.page - 1) * query.per_page;
   if (newest < 1) return { total, orders: [] };
   const oldest = Math.max(1, newest - query.per_page + 1);
-  const { Items = [] } = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest',
-      ExpressionAttributeValues: { ':pk': indexKeys.orderSequencePartition(merchantId), ':oldest': padSeq(oldest), ':newest': padSeq(newest) },
-      ScanIndexForward: false,
-    }),
-  );
-  return { total, orders: Items as OrderItem[] };
+  const orders: OrderItem[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const { Items = [], LastEvaluatedKey } = await ddb.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        IndexName: GSI1.indexName,
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest',
+        ExpressionAttributeValues: { ':pk': indexKeys.orderSequencePartition(merchantId), ':oldest': padSeq(oldest), ':newest': padSeq(newest) },
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    orders.push(...(Items as OrderItem[]));
+    startKey = LastEvaluatedKey;
+  } while (startKey);
+  return { total, orders };
 };
 
 /** A conditional update whose failure is explained by the item as it was (ALL_OLD). */
@@ -107,7 +116,8 @@ const conditionalUpdate = async (
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     if (!error.Item) throw notFound();
-    throw explain(error.Item as unknown as OrderItem);
+    // The document client does not unmarshall exceptions: the old item arrives in wire format.
+    throw explain(unmarshall(error.Item) as OrderItem);
   }
 };
 

@@ -5,13 +5,17 @@ import type { InvitePagination, LaravelPagination } from './envelope';
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
 
+/** An empty query value means "not given" (Laravel turns '' into null), so the default applies. */
 const positiveInt = (max?: number) =>
-  z.coerce.number().check(z.int(), z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]));
+  z.pipe(
+    z.transform((value: unknown) => (value === '' ? undefined : value)),
+    z.optional(z.coerce.number().check(z.int(), z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]))),
+  );
 
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
-  per_page: z._default(positiveInt(MAX_PER_PAGE), DEFAULT_PER_PAGE),
-  page: z._default(positiveInt(), 1),
+  per_page: z.pipe(positiveInt(MAX_PER_PAGE), z.transform((value) => value ?? DEFAULT_PER_PAGE)),
+  page: z.pipe(positiveInt(), z.transform((value) => value ?? 1)),
 };
 
 export type PageQuery = { per_page: number; page: number };

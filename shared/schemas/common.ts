@@ -1,11 +1,14 @@
 import * as z from 'zod/mini';
 
-/** Laravel-style string rules: required strings reject empty; max 255 unless said otherwise. */
-export const requiredString = (max = 255) => z.string().check(z.minLength(1), z.maxLength(max));
+/**
+ * Laravel-style string rules: strings are trimmed first (Laravel's TrimStrings), so a required
+ * string of only spaces is missing and ' A-1' and 'A-1' are one order_no; max 255 by default.
+ */
+export const requiredString = (max = 255) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 /** Optional strings accept null and '' (Laravel turns empty strings into null). */
 export const optionalString = (max = 255) =>
-  z.optional(z.nullable(z.pipe(z.string().check(z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
+  z.optional(z.nullable(z.pipe(z.string().check(z.trim(), z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
 
 export const nonNegativeInt = () => z.int().check(z.minimum(0));
 

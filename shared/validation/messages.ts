@@ -24,12 +24,15 @@ export const attributeName = (key: string): string => key.replace(/_/g, ' ');
 const valueAt = (input: unknown, path: PropertyKey[]): unknown =>
   path.reduce<unknown>((value, segment) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[segment] : undefined), input);
 
-const isMissing = (value: unknown) => value === undefined || value === null || value === '';
+/** Laravel's `required`: absent, null, or a string that is empty once trimmed. */
+const isMissing = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
   int: 'an integer',
-  number: 'a number',
+  // zod reports a non-number sent to z.int() as expected 'number'; every number this API accepts
+  // is an integer, so the Laravel `integer` wording is the right one.
+  number: 'an integer',
   array: 'an array',
   object: 'an object',
   boolean: 'true or false',

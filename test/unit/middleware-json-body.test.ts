@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../shared/http/errors';
+import { jsonBody } from '../../shared/middleware/json-body';
+import { apiEvent } from './support/api';
+import { middyRequest } from './support/middy';
+
+const run = async (options: Parameters<typeof apiEvent>[1]) => {
+  const request = middyRequest(apiEvent('orders-create', options));
+  await jsonBody().before?.(request);
+  return request.context.jsonBody;
+};
+
+describe('jsonBody middleware', () => {
+  it('parses a JSON body into the context', async () => {
+    // Act
+    const parsed = await run({ rawBody: '{"order_no":"A-1","order_rows":[{"quantity":2}]}' });
+
+    // Assess
+    expect(parsed).toEqual({ order_no: 'A-1', order_rows: [{ quantity: 2 }] });
+  });
+
+  it.each([
+    ['no body', {}],
+    ['an empty body', { rawBody: '' }],
+    ['a blank body', { rawBody: '  \n ' }],
+  ])('leaves the body undefined for %s', async (_, options) => {
+    // Act
+    const parsed = await run(options);
+
+    // Assess
+    expect(parsed).toBeUndefined();
+  });
+
+  it('decodes a base64-encoded body first', async () => {
+    // Act
+    const parsed = await run({ rawBody: Buffer.from('{"name":"Zoë"}').toString('base64'), isBase64Encoded: true });
+
+    // Assess
+    expect(parsed).toEqual({ name: 'Zoë' });
+  });
+
+  it.each(['{"a":', "{'a':1}", 'a=1&b=2', '{"a":1}}'])('refuses %j with a 422 keyed "message"', async (rawBody) => {
+    // Act
+    const outcome = run({ rawBody });
+
+    // Assess
+    await expect(outcome).rejects.toBeInstanceOf(ApiError);
+    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { message: ['The request body must be valid JSON.'] } });
+  });
+});

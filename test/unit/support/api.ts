@@ -1,0 +1,106 @@
+/**
+ * API Gateway REST (Lambda proxy) events and a Lambda context, as the deployed stage sends them,
+ * so handlers can be invoked directly.
+ */
+import { lambdaContext as localLambdaContext } from '../../../local/apigw';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { routeById, type RouteId } from '../../../functions/routes';
+
+export type EventOptions = {
+  /** The bearer token; null sends no Authorization header. */
+  token?: string | null;
+  headers?: Record<string, string>;
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  /** A value to send as JSON. */
+  body?: unknown;
+  /** The body exactly as sent (wins over `body`). */
+  rawBody?: string;
+  isBase64Encoded?: boolean;
+  stage?: string;
+};
+
+const fillPath = (template: string, params: Record<string, string>) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+
+/** The event API Gateway sends for one request to the route `routeId`. */
+export const apiEvent = (routeId: RouteId, options: EventOptions = {}): APIGatewayProxyEvent => {
+  const route = routeById(routeId);
+  const stage = options.stage ?? 'live';
+  const path = fillPath(route.path, options.pathParameters ?? {});
+  const defaults: Record<string, string> = {
+    Accept: 'application/json',
+    Host: 'api.unit.test',
+    'X-Forwarded-Proto': 'https',
+    ...(options.token === null ? {} : { Authorization: `Bearer ${options.token ?? ''}` }),
+    ...(options.body !== undefined || options.rawBody !== undefined ? { 'Content-Type': 'application/json' } : {}),
+  };
+  // A header given in options replaces the default of the same name in any casing, as on the wire.
+  const overridden = new Set(Object.keys(options.headers ?? {}).map((name) => name.toLowerCase()));
+  const headers: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(defaults).filter(([name]) => !overridden.has(name.toLowerCase()))),
+    ...options.headers,
+  };
+  const body = options.rawBody ?? (options.body === undefined ? null : JSON.stringify(options.body));
+  return {
+    resource: route.path,
+    path,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: options.query ?? null,
+    multiValueQueryStringParameters: options.query
+      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
+      : null,
+    pathParameters: options.pathParameters ?? null,
+    stageVariables: null,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'unitapi',
+      authorizer: undefined,
+      domainName: headers.Host ?? headers.host ?? 'api.unit.test',
+      domainPrefix: 'api',
+      extendedRequestId: randomUUID(),
+      httpMethod: route.method,
+      identity: {
+        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
+        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
+        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: '203.0.113.7', user: null, userArn: null,
+        userAgent: 'unit-test',
+      },
+      // API Gateway's requestContext.path carries the stage: that is the URL the client called.
+      path: `/${stage}${path}`,
+      protocol: 'HTTP/1.1',
+      requestId: randomUUID(),
+      requestTime: new Date().toUTCString(),
+      requestTimeEpoch: Date.now(),
+      resourceId: route.id,
+      resourcePath: route.path,
+      stage,
+    },
+    body,
+    isBase64Encoded: options.isBase64Encoded ?? false,
+  };
+};
+
+/** The same Lambda context the local runtime passes. */
+export const lambdaContext = (functionName = 'unit-function'): Context => localLambdaContext(functionName);
+
+/** Any of our middy handlers (their context type is the chain's own, hence `never`). */
+type ApiLambda = (event: APIGatewayProxyEvent, context: never) => Promise<unknown>;
+
+export type ApiResponse = {
+  statusCode: number;
+  headers: APIGatewayProxyResult['headers'];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read JSON bodies freely
+  body: any;
+  /** The body as sent, for checks that nothing leaked. */
+  raw: string;
+};
+
+/** Invokes a handler as Lambda would and parses its JSON body. */
+export const invoke = async (handler: ApiLambda, event: APIGatewayProxyEvent): Promise<ApiResponse> => {
+  const result = (await handler(event, lambdaContext() as never)) as APIGatewayProxyResult;
+  return { statusCode: result.statusCode, headers: result.headers, body: JSON.parse(result.body), raw: result.body };
+};

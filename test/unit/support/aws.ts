@@ -1,0 +1,35 @@
+/**
+ * The AWS clients every unit test mocks, and the aws-sdk-client-mock-vitest matchers
+ * (toHaveReceivedCommandWith, ...). Importing this module is enough to get both.
+ */
+import 'aws-sdk-client-mock-vitest/extend';
+import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+
+export const ddbMock = mockClient(DynamoDBDocumentClient);
+export const sqsMock = mockClient(SQSClient);
+
+export const resetAwsMocks = () => {
+  ddbMock.reset();
+  sqsMock.reset();
+};
+
+type Code = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict';
+
+/** What DynamoDB throws when a TransactWriteItems is cancelled; reasons are positional. */
+export const transactionCanceled = (...reasons: (Code | { Code: Code; Item?: Record<string, AttributeValue> })[]) =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+    $metadata: {},
+    CancellationReasons: reasons.map((reason) => (typeof reason === 'string' ? { Code: reason } : reason)),
+  });
+
+/**
+ * What DynamoDB throws when an UpdateItem condition fails. With ReturnValuesOnConditionCheckFailure
+ * ALL_OLD, `Item` is the item as it was, in AttributeValue form (the document client does not
+ * unmarshall errors); absent when there was no item.
+ */
+export const conditionFailed = (item?: Record<string, AttributeValue>) =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, ...(item ? { Item: item } : {}) });

@@ -1,0 +1,135 @@
+/**
+ * A merchant, its tokens and orders as they sit in the single table, and a stub of the two reads
+ * authentication makes (Query gsi1 by token hash, GetItem of the merchant).
+ * Keys are written out literally on purpose: the tests check the key layout, not reuse it.
+ */
+import { createHash } from 'node:crypto';
+import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ddbMock } from './aws';
+
+export const MERCHANT = { id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b', name: 'Acme Outdoor', currency: 'EUR' } as const;
+export const OTHER_MERCHANT_ID = 'a0a0a0a0-b1b1-4c2c-8d3d-e4e4e4e4e4e4';
+export const MERCHANT_PK = `M#${MERCHANT.id}`;
+export const MERCHANT_KEY = { pk: MERCHANT_PK, sk: 'MERCHANT' };
+
+/** Token strings: a kind prefix and 40 URL-safe characters. */
+export const TOKENS = {
+  live: 'live_Qx7Lr2mK9vT4pZ8nB3cW6yH1jF5dS0aGeUoXiRkM',
+  noLiveOrders: 'live_N0rd3rsN0rd3rsN0rd3rsN0rd3rsN0rd3rsN0',
+  revoked: 'live_R3v0k3dR3v0k3dR3v0k3dR3v0k3dR3v0k3dR3v',
+  unknown: 'live_Unkn0wnUnkn0wnUnkn0wnUnkn0wnUnkn0wnUn',
+  orphan: 'live_0rphan0rphan0rphan0rphan0rphan0rphan0',
+  testing: 'test_T3stT3stT3stT3stT3stT3stT3stT3stT3stT3',
+} as const;
+
+/** SHA-256 hex, computed here independently of the production helper. */
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export type TokenStub = { token: string; merchantId?: string; kind?: 'live' | 'testing'; canPlaceLiveOrders?: boolean; revokedAt?: string };
+
+export const DEFAULT_TOKENS: TokenStub[] = [
+  { token: TOKENS.live },
+  { token: TOKENS.noLiveOrders, canPlaceLiveOrders: false },
+  { token: TOKENS.revoked, revokedAt: '2026-01-01T00:00:00.000Z' },
+  { token: TOKENS.orphan, merchantId: OTHER_MERCHANT_ID },
+  { token: TOKENS.testing, kind: 'testing' },
+];
+
+export const TOKEN_LOOKUP_CONDITION = 'gsi1pk = :pk AND gsi1sk = :sk';
+
+/**
+ * Stubs the reads of authentication (call it first: later, more specific stubs win). `ordersCount` is the merchant item's counter (absent when
+ * undefined), which order creation and listing read from the same item.
+ */
+export const stubAuth = (options: { tokens?: TokenStub[]; ordersCount?: number } = {}) => {
+  const byPk = new Map(
+    (options.tokens ?? DEFAULT_TOKENS).map((stub) => [
+      `TOKEN#${sha256(stub.token)}`,
+      {
+        pk: `M#${stub.merchantId ?? MERCHANT.id}`,
+        sk: `TOKEN#${sha256(stub.token)}`,
+        gsi1pk: `TOKEN#${sha256(stub.token)}`,
+        gsi1sk: 'TOKEN',
+        merchant_id: stub.merchantId ?? MERCHANT.id,
+        kind: stub.kind ?? (stub.token.startsWith('test_') ? 'testing' : 'live'),
+        can_place_live_orders: stub.canPlaceLiveOrders ?? true,
+        created_at: '2025-06-01T00:00:00.000Z',
+        ...(stub.revokedAt ? { revoked_at: stub.revokedAt } : {}),
+      },
+    ]),
+  );
+  // Anything not stubbed more specifically reads as missing, the way DynamoDB answers.
+  ddbMock.on(GetCommand).resolves({});
+  ddbMock.on(QueryCommand).resolves({ Items: [], Count: 0 });
+  ddbMock.on(QueryCommand, { KeyConditionExpression: TOKEN_LOOKUP_CONDITION }).callsFake(async (input: QueryCommandInput) => {
+    const item = byPk.get(String(input.ExpressionAttributeValues?.[':pk']));
+    return { Items: item ? [item] : [], Count: item ? 1 : 0 };
+  });
+  stubMerchantItem(options.ordersCount);
+};
+
+/** The merchant item (only MERCHANT exists; any other merchant id reads as missing). */
+export const stubMerchantItem = (ordersCount?: number) => {
+  ddbMock.on(GetCommand, { Key: MERCHANT_KEY }).resolves({
+    Item: {
+      ...MERCHANT_KEY,
+      type: 'merchant',
+      name: MERCHANT.name,
+      currency: MERCHANT.currency,
+      ...(ordersCount === undefined ? {} : { orders_count: ordersCount }),
+    },
+  });
+};
+
+export type OrderCreateBody = {
+  affiliate_slug: string;
+  order_no: string;
+  total_shipping_value: number;
+  currency_code: string;
+  customer?: { name?: string | null; email: string } | null;
+  order_rows: Record<string, unknown>[];
+};
+
+export const orderBody = (overrides: Partial<OrderCreateBody> = {}): OrderCreateBody => ({
+  affiliate_slug: 'alice',
+  order_no: 'A-1001',
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Customer', email: 'Dan@Example.com' },
+  order_rows: [
+    { product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: 'outdoor', price_value: 19900, tax_value: 3781, quantity: 1 },
+    { product_name: 'Tent pegs', price_value: 500, quantity: 4 },
+  ],
+  ...overrides,
+});
+
+export const ORDER_UUID = '3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d';
+
+/** An order item as the table stores it (keys, index attributes and the order itself). */
+export const storedOrder = (overrides: Record<string, unknown> = {}) => {
+  const uuid = (overrides.uuid as string | undefined) ?? ORDER_UUID;
+  const seq = (overrides.seq as number | undefined) ?? 1;
+  return {
+    pk: MERCHANT_PK,
+    sk: `ORDER#${uuid}`,
+    gsi1pk: `${MERCHANT_PK}#ORDERS`,
+    gsi1sk: String(seq).padStart(12, '0'),
+    type: 'order',
+    uuid,
+    seq,
+    order_no: `A-${seq}`,
+    affiliate_slug: 'alice',
+    total_shipping_value: 495,
+    currency_code: 'EUR',
+    order_rows: [
+      { uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a', product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: 1 },
+    ],
+    customer: { name: 'Dan Customer', email: 'dan@example.com' },
+    created_at: '2026-03-01T10:00:00.000Z',
+    updated_at: '2026-03-01T10:00:00.000Z',
+    ...overrides,
+  };
+};
+
+export const TRACE_ID = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z:api:[0-9a-f]{8}$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,0 +1,181 @@
+import * as z from 'zod/mini';
+import { describe, expect, it } from 'vitest';
+import { attributeName, laravelErrors } from '../../shared/validation/messages';
+import { orderCreateBody, orderUpdateBody } from '../../shared/schemas/order';
+import { orderBody } from './support/fixtures';
+
+/** The Laravel-style errors for `input` against `schema`, through real zod issues. */
+const errorsFor = (schema: z.ZodMiniType, input: unknown) => {
+  const result = z.safeParse(schema, input);
+  if (result.success) throw new Error('expected the input to be invalid');
+  return laravelErrors(result.error.issues, input);
+};
+
+describe('attributeName', () => {
+  it.each([
+    ['order_no', 'order no'],
+    ['total_shipping_value', 'total shipping value'],
+    ['order_rows.0.product_name', 'order rows.0.product name'],
+    ['customer.email', 'customer.email'],
+    ['page', 'page'],
+  ])('shows %s as "%s"', (key, shown) => {
+    expect(attributeName(key)).toBe(shown);
+  });
+});
+
+describe('laravelErrors', () => {
+  it('says a missing, null or empty required field "is required"', () => {
+    // Act
+    const errors = errorsFor(orderCreateBody, { ...orderBody(), affiliate_slug: undefined, order_no: null, currency_code: '' });
+
+    // Assess
+    expect(errors).toEqual({
+      affiliate_slug: ['The affiliate slug field is required.'],
+      order_no: ['The order no field is required.'],
+      currency_code: ['The currency code field is required.'],
+    });
+  });
+
+  it('names the expected type of a present value of the wrong type', () => {
+    // Act
+    const errors = errorsFor(orderCreateBody, { ...orderBody(), order_no: 1001, order_rows: 'tent', customer: 'dan' });
+
+    // Assess
+    expect(errors).toEqual({
+      order_no: ['The order no field must be a string.'],
+      order_rows: ['The order rows field must be an array.'],
+      customer: ['The customer field must be an object.'],
+    });
+  });
+
+  it('says a fractional number "must be an integer"', () => {
+    expect(errorsFor(orderUpdateBody, { total_shipping_value: 9.99 })).toEqual({ total_shipping_value: ['The total shipping value field must be an integer.'] });
+  });
+
+  it('says a boolean field "must be true or false"', () => {
+    expect(errorsFor(z.object({ is_active: z.boolean() }), { is_active: 'yes' })).toEqual({ is_active: ['The is active field must be true or false.'] });
+  });
+
+  it('gives numeric minimums (min), exclusive minimums (gt) and maximums', () => {
+    // Act
+    const errors = errorsFor(orderCreateBody, {
+      ...orderBody(),
+      total_shipping_value: -5,
+      order_rows: [{ product_name: 'Tent', price_value: -1, tax_value: -2, quantity: 0 }],
+    });
+    const tooBig = errorsFor(z.object({ rate: z.number().check(z.maximum(100)) }), { rate: 101 });
+
+    // Assess
+    expect(errors).toEqual({
+      total_shipping_value: ['The total shipping value field must be at least 0.'],
+      'order_rows.0.price_value': ['The order rows.0.price value field must be at least 0.'],
+      'order_rows.0.tax_value': ['The order rows.0.tax value field must be at least 0.'],
+      'order_rows.0.quantity': ['The order rows.0.quantity field must be greater than 0.'],
+    });
+    expect(tooBig).toEqual({ rate: ['The rate field must not be greater than 100.'] });
+  });
+
+  it('gives string length limits, exact lengths included', () => {
+    // Act
+    const errors = errorsFor(orderCreateBody, {
+      ...orderBody(),
+      order_no: 'x'.repeat(256),
+      currency_code: 'EURO',
+      order_rows: [{ product_name: 'Tent', product_sku: 's'.repeat(256), price_value: 1, quantity: 1 }],
+    });
+    const tooShort = errorsFor(orderCreateBody, { ...orderBody(), currency_code: 'EU' });
+    const atLeast = errorsFor(z.object({ code: z.string().check(z.minLength(4)) }), { code: 'abc' });
+
+    // Assess
+    expect(errors).toEqual({
+      order_no: ['The order no field must not be greater than 255 characters.'],
+      currency_code: ['The currency code field must be 3 characters.'],
+      'order_rows.0.product_sku': ['The order rows.0.product sku field must not be greater than 255 characters.'],
+    });
+    expect(tooShort).toEqual({ currency_code: ['The currency code field must be 3 characters.'] });
+    expect(atLeast).toEqual({ code: ['The code field must be at least 4 characters.'] });
+  });
+
+  it('says an invalid e-mail "must be a valid email address", keyed by its nested path', () => {
+    expect(errorsFor(orderCreateBody, { ...orderBody(), customer: { email: 'dan at example' } })).toEqual({
+      'customer.email': ['The customer.email field must be a valid email address.'],
+    });
+  });
+
+  it('says another failed format "format is invalid"', () => {
+    expect(errorsFor(z.object({ slug: z.string().check(z.regex(/^[a-z]+$/)) }), { slug: 'A!' })).toEqual({ slug: ['The slug field format is invalid.'] });
+  });
+
+  it('says a value outside an enum is "The selected ... is invalid.", and a missing one is required', () => {
+    // Prepare
+    const schema = z.object({ status: z.enum(['pending', 'accepted', 'declined']) });
+
+    // Act / Assess
+    expect(errorsFor(schema, { status: 'approved' })).toEqual({ status: ['The selected status is invalid.'] });
+    expect(errorsFor(schema, { status: '' })).toEqual({ status: ['The status field is required.'] });
+  });
+
+  it('gives array size limits', () => {
+    // Act
+    const tooFew = errorsFor(orderCreateBody, { ...orderBody(), order_rows: [] });
+    const tooMany = errorsFor(orderCreateBody, { ...orderBody(), order_rows: Array.from({ length: 201 }, () => ({ product_name: 'Peg', price_value: 1, quantity: 1 })) });
+
+    // Assess
+    expect(tooFew).toEqual({ order_rows: ['The order rows field must have at least 1 items.'] });
+    expect(tooMany).toEqual({ order_rows: ['The order rows field must not have more than 200 items.'] });
+  });
+
+  it('says each unrecognized key of a strict object "is prohibited", nested paths included', () => {
+    // Act
+    const top = errorsFor(orderUpdateBody, { total_shipping_value: 1, order_no: 'A-2', currency_code: 'USD' });
+    const nested = errorsFor(z.object({ customer: z.strictObject({ email: z.string() }) }), { customer: { email: 'a@b.co', vip_level: 3 } });
+
+    // Assess
+    expect(top).toEqual({ order_no: ['The order no field is prohibited.'], currency_code: ['The currency code field is prohibited.'] });
+    expect(nested).toEqual({ 'customer.vip_level': ['The customer.vip level field is prohibited.'] });
+  });
+
+  it.each([[[]], ['order'], [42], [null]])('says a root value %j that is not an object concerns the body as a whole', (input) => {
+    expect(errorsFor(orderCreateBody, input)).toEqual({ message: ['The request body must be a JSON object.'] });
+  });
+
+  it('keeps only the first message of each field', () => {
+    // Act
+    const errors = errorsFor(z.object({ code: z.string().check(z.minLength(5), z.regex(/^x/)) }), { code: 'ab' });
+
+    // Assess
+    expect(errors).toEqual({ code: ['The code field must be at least 5 characters.'] });
+  });
+
+  it('fills :attribute into a custom message', () => {
+    // Prepare
+    const schema = z.object({ order_no: z.string().check(z.refine((value) => !value.includes(' '), 'The :attribute must not contain spaces.')) });
+
+    // Act / Assess
+    expect(errorsFor(schema, { order_no: 'A 1' })).toEqual({ order_no: ['The order no must not contain spaces.'] });
+  });
+
+  it('falls back to "is invalid" for other issue kinds', () => {
+    expect(errorsFor(z.object({ ref: z.union([z.string(), z.number()]) }), { ref: true })).toEqual({ ref: ['The ref field is invalid.'] });
+  });
+
+  it('returns no errors for no issues', () => {
+    expect(laravelErrors([], {})).toEqual({});
+  });
+
+  it('trims strings first, as Laravel does: whitespace-only is missing and padding is dropped', () => {
+    // Act
+    const errors = errorsFor(orderCreateBody, orderBody({ order_no: '   ', order_rows: [{ product_name: ' ', price_value: 1, quantity: 1 }] }));
+    const parsed = z.safeParse(orderCreateBody, orderBody({ order_no: '  A-1 ', affiliate_slug: ' alice ' }));
+
+    // Assess
+    expect(errors.order_no).toEqual(['The order no field is required.']);
+    expect(errors['order_rows.0.product_name']).toEqual(['The order rows.0.product name field is required.']);
+    expect(parsed.success && parsed.data.order_no).toBe('A-1');
+    expect(parsed.success && parsed.data.affiliate_slug).toBe('alice');
+  });
+
+  it('says a string sent for an integer field "must be an integer"', () => {
+    expect(errorsFor(orderUpdateBody, { total_shipping_value: 'abc' })).toEqual({ total_shipping_value: ['The total shipping value field must be an integer.'] });
+  });
+});
