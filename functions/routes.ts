@@ -36,6 +36,18 @@ export const routes = [
   { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: 'read' } },
   { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: 'write' } },
   { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: 'write' } },
+  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', handler: 'functions/affiliates/get.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'invites-create', method: 'POST', path: '/api/v2/affiliates/invite', handler: 'functions/invites/create.ts', envelope: 'v2', access: { table: 'write', mail: true } },
+  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', handler: 'functions/affiliate-requests/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', handler: 'functions/affiliate-requests/get.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', handler: 'functions/affiliate-requests/accept.ts', envelope: 'v2', access: { table: 'write', mail: true } },
+  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', handler: 'functions/affiliate-requests/decline.ts', envelope: 'v2', access: { table: 'write', mail: true } },
+  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', handler: 'functions/tiers/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', handler: 'functions/tiers/get.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', handler: 'functions/segments/list.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', handler: 'functions/segments/get.ts', envelope: 'v2', access: { table: 'read' } },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -37,7 +37,18 @@ export type AffiliateItem = {
   created_at: string;
   updated_at: string;
 };
-export type AffiliateRequestItem = {
+/**
+ * The e-mail an item owes its recipient (invitation, accept/decline notice). Set in the same write
+ * as the state change, so the debt is durable; cleared once SES took the message. An item that
+ * still carries `notification_pending_at` is what `npm run admin -- resend-notifications` sends.
+ */
+export type NotificationState = {
+  notification_pending_at?: string;
+  notification_failed_at?: string;
+  notified_at?: string;
+};
+
+export type AffiliateRequestItem = NotificationState & {
   type: 'affiliate_request';
   uuid: string;
   status: AffiliateRequestStatus;
@@ -46,7 +57,7 @@ export type AffiliateRequestItem = {
   decided_at: string | null;
   updated_at: string;
 };
-export type InviteItem = {
+export type InviteItem = NotificationState & {
   type: 'invite';
   uuid: string;
   email: string;
@@ -159,4 +170,152 @@ export const inviteEmailGuard = (merchantId: string, email: string, inviteUuid: 
   ...keys.inviteEmail(merchantId, email),
   type: 'invite_email',
   invite_uuid: inviteUuid,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Presenters: stored item -> the spec's resource shape. One per resource, used by every endpoint
+// (and the admin CLI) that shows it, so a field cannot differ between list and single responses.
+// ---------------------------------------------------------------------------------------------
+
+/** Display names of segment types (the spec shows one: percentage). */
+export const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percentage: 'Percentage' };
+
+/**
+ * A percentage rate's display form: at most two decimals, no trailing zeros, so 12.5 -> "12.5%",
+ * 10 -> "10%", and float noise (0.1 + 0.2) never reaches the merchant.
+ */
+export const formatVisualRate = (rate: number, type: SegmentItem['segment_type'] = 'percentage'): string => {
+  const rounded = Math.round(rate * 100) / 100;
+  const text = Object.is(rounded, -0) ? '0' : String(rounded);
+  switch (type) {
+    case 'percentage':
+      return `${text}%`;
+  }
+};
+
+export const toTierResponse = (tier: TierItem) => ({
+  name: tier.name,
+  slug: tier.slug,
+  description: tier.description,
+  created_at: tier.created_at,
+  updated_at: tier.updated_at,
+});
+
+/** Tiers in list order: by name, then slug (names need not be unique). */
+export const byTierName = (a: TierItem, b: TierItem) => a.name.localeCompare(b.name) || a.slug.localeCompare(b.slug);
+
+/** A segment as listed: without `tiers` (the spec gives those in the single-segment response only). */
+export const toSegmentResponse = (segment: SegmentItem) => ({
+  uuid: segment.uuid,
+  name: segment.name,
+  description: segment.description,
+  type: { name: SEGMENT_TYPE_NAMES[segment.segment_type], slug: segment.segment_type },
+  slugs: segment.slugs,
+  skus: segment.skus,
+  created_at: segment.created_at,
+  updated_at: segment.updated_at,
+});
+
+/**
+ * A single segment with its rate per tier: the merchant's tiers that have a rate in this segment,
+ * in tier order. A rate keyed by a tier that no longer exists has no name to show and is left out.
+ */
+export const toSegmentDetailResponse = (segment: SegmentItem, tiers: readonly TierItem[]) => {
+  const { created_at, updated_at, ...rest } = toSegmentResponse(segment);
+  return {
+    ...rest,
+    tiers: [...tiers]
+      .filter((tier) => typeof segment.rates[tier.slug] === 'number')
+      .sort(byTierName)
+      .map((tier) => {
+        const rate = segment.rates[tier.slug] as number;
+        return { name: tier.name, slug: tier.slug, rate, visual_rate: formatVisualRate(rate, segment.segment_type) };
+      }),
+    created_at,
+    updated_at,
+  };
+};
+
+/** `tier` is null when the affiliate has none, or when its tier no longer exists. */
+export const toAffiliateResponse = (affiliate: AffiliateItem, tier: TierItem | undefined) => ({
+  name: affiliate.name,
+  slug: affiliate.slug,
+  status: affiliate.status,
+  tier: tier ? { name: tier.name, slug: tier.slug } : null,
+  accepted_at: affiliate.accepted_at,
+  created_at: affiliate.created_at,
+});
+
+/** The status the accept response reports for an accepted request (the spec's `active`). */
+export const ACCEPTED_RESPONSE_STATUS = 'active';
+
+export const toAffiliateRequestResponse = (request: AffiliateRequestItem) => ({
+  uuid: request.uuid,
+  affiliate: { name: request.affiliate.name, slug: request.affiliate.slug },
+  status: request.status as AffiliateRequestStatus | typeof ACCEPTED_RESPONSE_STATUS,
+  requested_at: request.requested_at,
+});
+
+/** The accept endpoint's view: the spec reports an accepted request as `active` there. */
+export const toAcceptedRequestResponse = (request: AffiliateRequestItem) => ({
+  ...toAffiliateRequestResponse(request),
+  status: ACCEPTED_RESPONSE_STATUS,
+});
+
+export const toInviteResponse = (invite: InviteItem) => ({
+  uuid: invite.uuid,
+  email: invite.email,
+  link_used_at: invite.link_used_at,
+  created_at: invite.created_at,
+  updated_at: invite.updated_at,
+});
+
+/** Newest first, then by a stable id, so equal timestamps never reorder between pages. */
+export const newestFirst =
+  <T>(at: (item: T) => string, id: (item: T) => string) =>
+  (a: T, b: T) =>
+    at(b).localeCompare(at(a)) || id(a).localeCompare(id(b));
+
+// ---------------------------------------------------------------------------------------------
+// Transitions without I/O
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What accepting a request does to the affiliate of the same slug, decided from the item as read:
+ * - none yet: a new active affiliate (accepted now, no tier);
+ * - inactive: reactivated, accepted now, name and e-mail from the request; tier and created_at kept;
+ * - already active: unchanged (the request is still accepted; nothing about the affiliate moves).
+ */
+export type AffiliateOnAccept =
+  | { kind: 'create'; item: ReturnType<typeof affiliateItem> }
+  | { kind: 'reactivate'; item: AffiliateItem & { pk: string; sk: string }; seenUpdatedAt: string }
+  | { kind: 'unchanged' };
+
+export const affiliateOnAccept = (
+  merchantId: string,
+  request: Pick<AffiliateRequestItem, 'affiliate'>,
+  existing: AffiliateItem | undefined,
+  now: string,
+): AffiliateOnAccept => {
+  if (!existing) {
+    return { kind: 'create', item: affiliateItem(merchantId, { ...request.affiliate, status: 'active', accepted_at: now }, now) };
+  }
+  if (existing.status === 'active') return { kind: 'unchanged' };
+  const rebuilt = affiliateItem(merchantId, { ...request.affiliate, status: 'active', tier: existing.tier_slug, accepted_at: now }, now);
+  // Spread the stored item first: attributes this builder does not know survive the Put.
+  return { kind: 'reactivate', item: { ...existing, ...rebuilt, created_at: existing.created_at }, seenUpdatedAt: existing.updated_at };
+};
+
+/**
+ * The updates that settle an owed e-mail (see NotificationState): sent clears the debt; failed
+ * records when it failed and leaves the debt for a resend. Shared by the API and the admin CLI.
+ */
+export const notificationSettledUpdate = (key: { pk: string; sk: string }, outcome: 'sent' | 'failed', now: string) => ({
+  Key: key,
+  UpdateExpression:
+    outcome === 'sent'
+      ? 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at'
+      : 'SET notification_failed_at = :now',
+  ConditionExpression: 'attribute_exists(pk)',
+  ExpressionAttributeValues: { ':now': now },
 });

@@ -1,0 +1,130 @@
+/**
+ * `npm run admin -- <command> [options] [--stage live|sandbox]`: what the merchant dashboard and
+ * the payment side do outside this API. Prints one JSON object on stdout; on failure one line on
+ * stderr and exit code 1.
+ *
+ *   mint-token           --merchant <id> [--kind live|testing] [--no-live-orders] [--label <text>]
+ *   revoke-token         --token <token>          (stage defaults to the one that accepts the token's kind)
+ *   apply                --merchant <id> --slug <slug> --name <name> --email <email>
+ *   mark-invite-used     --merchant <id> --invite <uuid>
+ *   link-payment         --merchant <id> --order <uuid> --payment <id>
+ *   resend-notifications --merchant <id> [--older-than <seconds>]   (default 60)
+ *
+ * Target: the running local stack (DynamoDB Local on DYNAMODB_PORT, SES emulator on SES_PORT), or a
+ * deployed table when SEED_TABLE_NAME is set (AWS credentials, region, MAIL_FROM and
+ * INVITE_LINK_BASE_URL from the environment), exactly like `npm run seed`.
+ */
+import { parseArgs } from 'node:util';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import {
+  AdminError,
+  applyForProgram,
+  linkPayment,
+  markInviteUsed,
+  mintToken,
+  resendNotifications,
+  revokeToken,
+  stageOfToken,
+  type Mailer,
+} from '../shared/admin/operations';
+import { parseStage, requireEnv, type Stage } from '../shared/config';
+import { sendEmailInput } from '../shared/mail/messages';
+import { resolveStore } from './target';
+
+const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications [options] [--stage live|sandbox]';
+
+/** The local stack gives its functions these (local/stack.ts stageEnvironment); same defaults here. */
+const LOCAL_MAIL_DEFAULTS = { MAIL_FROM: 'affiliates@merchant-api.local', INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations' };
+
+const required = (values: Record<string, unknown>, name: string): string => {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new AdminError(`--${name} is required`);
+  return value;
+};
+
+/** SES for resend-notifications: the local emulator unless a deployed table is targeted. */
+const mailer = (): Mailer => {
+  const local = !process.env.SEED_TABLE_NAME;
+  if (local) {
+    process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${process.env.SES_PORT ?? '8005'}`;
+    for (const [name, value] of Object.entries(LOCAL_MAIL_DEFAULTS)) process.env[name] ??= value;
+  }
+  const from = requireEnv('MAIL_FROM');
+  const linkBase = requireEnv('INVITE_LINK_BASE_URL');
+  const ses = new SESClient({});
+  return { linkBase, send: async (message) => void (await ses.send(new SendEmailCommand(sendEmailInput(message, from)))) };
+};
+
+const run = async (): Promise<{ stage: Stage } & Record<string, unknown>> => {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      stage: { type: 'string' },
+      merchant: { type: 'string' },
+      kind: { type: 'string' },
+      'no-live-orders': { type: 'boolean', default: false },
+      label: { type: 'string' },
+      token: { type: 'string' },
+      slug: { type: 'string' },
+      name: { type: 'string' },
+      email: { type: 'string' },
+      invite: { type: 'string' },
+      order: { type: 'string' },
+      payment: { type: 'string' },
+      'older-than': { type: 'string', default: '60' },
+    },
+  });
+  const [command, ...extra] = positionals;
+  if (!command || extra.length > 0) throw new AdminError(USAGE);
+  const stageOf = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));
+
+  switch (command) {
+    case 'mint-token': {
+      const stage = stageOf();
+      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing') throw new AdminError('--kind must be live or testing');
+      const result = await mintToken(resolveStore(stage), stage, {
+        merchantId: required(values, 'merchant'),
+        kind: values.kind,
+        canPlaceLiveOrders: !values['no-live-orders'],
+        label: values.label,
+      });
+      return { stage, ...result };
+    }
+    case 'revoke-token': {
+      const token = required(values, 'token');
+      const stage = stageOf(stageOfToken(token));
+      return { stage, ...(await revokeToken(resolveStore(stage), token)) };
+    }
+    case 'apply': {
+      const stage = stageOf();
+      const options = { merchantId: required(values, 'merchant'), slug: required(values, 'slug'), name: required(values, 'name'), email: required(values, 'email') };
+      return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
+    }
+    case 'mark-invite-used': {
+      const stage = stageOf();
+      return { stage, ...(await markInviteUsed(resolveStore(stage), { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') })) };
+    }
+    case 'link-payment': {
+      const stage = stageOf();
+      const options = { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order'), paymentId: required(values, 'payment') };
+      return { stage, ...(await linkPayment(resolveStore(stage), options)) };
+    }
+    case 'resend-notifications': {
+      const stage = stageOf();
+      const olderThanSeconds = Number(values['older-than']);
+      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0) throw new AdminError('--older-than must be a number of seconds, 0 or more');
+      const store = resolveStore(stage);
+      return { stage, ...(await resendNotifications(store, mailer(), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
+    }
+    default:
+      throw new AdminError(`unknown command ${command}; ${USAGE}`);
+  }
+};
+
+try {
+  process.stdout.write(`${JSON.stringify(await run())}\n`);
+} catch (error) {
+  // One line: an AdminError says what was refused; anything else (AWS, arguments) its message.
+  console.error(`admin failed: ${(error as Error).message.split('\n')[0]}`);
+  process.exit(1);
+}

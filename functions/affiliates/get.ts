@@ -1,0 +1,7 @@
+import { apiHandler } from '../../shared/http/api-handler';
+import { getAffiliate } from '../../shared/domain/affiliates';
+import { slugParams } from '../../shared/schemas/common';
+
+export const handler = apiHandler('affiliates-get', { params: slugParams }, async ({ merchant, params }) => ({
+  data: { affiliate: await getAffiliate(merchant.id, params.slug) },
+}));

@@ -1,0 +1,213 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
+import { indexKeys, keys, SK } from '../db/keys';
+import { GSI1 } from '../db/table-def';
+import { hashToken, kindOfToken, type TokenRecord } from '../db/tokens';
+import {
+  affiliateRequestItem,
+  notificationSettledUpdate,
+  toAffiliateRequestResponse,
+  toInviteResponse,
+  type AffiliateItem,
+  type AffiliateRequestItem,
+  type InviteItem,
+} from '../domain/program-model';
+import { queryPrefix } from '../domain/program-store';
+import { notificationFor, type MailMessage } from '../mail/messages';
+import { isoNow } from '../time';
+import { tokenItem } from './seed';
+import type { Store } from './store';
+
+/**
+ * What the merchant dashboard and the payment side do outside this API, as operator commands
+ * (`npm run admin`). Each takes the target table explicitly, builds items with the same builders
+ * as the seed and the API, and throws AdminError with a one-line reason when it refuses.
+ */
+export class AdminError extends Error {
+  override name = 'AdminError';
+}
+
+const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
+
+const getItem = async <T>(store: Store, key: { pk: string; sk: string }) =>
+  (await store.ddb.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }))).Item as T | undefined;
+
+const requireMerchant = async (store: Store, merchantId: string) => {
+  const merchant = await getItem<{ name: string }>(store, keys.merchant(merchantId));
+  if (!merchant) throw new AdminError(`merchant ${merchantId} does not exist in table ${store.table}`);
+  return merchant;
+};
+
+/** Mints a token for a merchant; the token string is returned once and only its hash is stored. */
+export const mintToken = async (
+  store: Store,
+  stage: Stage,
+  options: { merchantId: string; kind?: TokenKind; canPlaceLiveOrders?: boolean; label?: string },
+) => {
+  await requireMerchant(store, options.merchantId);
+  const kind = options.kind ?? tokenKindOfStage(stage);
+  const { value, item } = tokenItem(options.merchantId, {
+    kind,
+    can_place_live_orders: options.canPlaceLiveOrders ?? true,
+    label: options.label ?? 'admin',
+  });
+  await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
+};
+
+/** The stage whose API accepts a token of this kind (where revoke-token looks by default). */
+export const stageOfToken = (token: string): Stage | undefined => {
+  const kind = kindOfToken(token);
+  return kind === undefined ? undefined : kind === 'live' ? 'live' : 'sandbox';
+};
+
+/**
+ * Marks a token revoked (revoked_at); auth refuses it from then on (within the auth cache TTL).
+ * Found by its hash on gsi1 (a Query, never a Scan). Revoking twice keeps the first revoked_at.
+ */
+export const revokeToken = async (store: Store, token: string) => {
+  if (!kindOfToken(token)) throw new AdminError('not a token: expected live_... or test_...');
+  const hash = hashToken(token);
+  const lookup = indexKeys.tokenLookup(hash);
+  const { Items = [] } = await store.ddb.send(
+    new QueryCommand({
+      TableName: store.table,
+      IndexName: GSI1.indexName,
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+      ExpressionAttributeValues: { ':pk': lookup.gsi1pk, ':sk': lookup.gsi1sk },
+      Limit: 1,
+    }),
+  );
+  const record = Items[0] as TokenRecord | undefined;
+  if (!record) throw new AdminError(`token not found in table ${store.table}`);
+  const { Attributes } = await store.ddb.send(
+    new UpdateCommand({
+      TableName: store.table,
+      Key: keys.token(record.merchant_id, hash),
+      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': isoNow() },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return { merchant_id: record.merchant_id, revoked_at: Attributes?.revoked_at as string, already_revoked: record.revoked_at !== undefined };
+};
+
+const SLUG = /^[a-z0-9][a-z0-9_-]*$/;
+const applicant = z.object({
+  slug: z.string().check(z.maxLength(255), z.regex(SLUG, 'slug: lowercase letters, digits, "-" and "_" only')),
+  name: z.string().check(z.minLength(1, 'name must not be empty'), z.maxLength(255)),
+  email: z.email('email is not a valid e-mail address').check(z.maxLength(255)),
+});
+
+/**
+ * An affiliate applies to the merchant's program: a pending affiliate request. Refused when the
+ * slug already is an active affiliate of the merchant or already has a pending request.
+ * (Operator tool: these checks read, then write; the API's accept stays correct regardless.)
+ */
+export const applyForProgram = async (store: Store, options: { merchantId: string; slug: string; name: string; email: string }) => {
+  const parsed = z.safeParse(applicant, { slug: options.slug.toLowerCase(), name: options.name, email: options.email });
+  if (!parsed.success) throw new AdminError(parsed.error.issues.map((issue) => issue.message).join('; '));
+  const { slug, name, email } = parsed.data;
+  await requireMerchant(store, options.merchantId);
+  const affiliate = await getItem<AffiliateItem>(store, keys.affiliate(options.merchantId, slug));
+  if (affiliate?.status === 'active') throw new AdminError(`${slug} is already an active affiliate of merchant ${options.merchantId}`);
+  const pending = await queryPrefix<AffiliateRequestItem>(store, options.merchantId, SK.affiliateRequest, {
+    expression: '#status = :pending AND affiliate.slug = :slug',
+    names: { '#status': 'status' },
+    values: { ':pending': 'pending', ':slug': slug },
+  });
+  if (pending.length > 0) throw new AdminError(`${slug} already has a pending request (${pending[0]?.uuid})`);
+  const item = affiliateRequestItem(options.merchantId, { status: 'pending', affiliate: { slug, name, email } });
+  await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
+};
+
+/** The invitee used the invitation link: link_used_at is set once; marking again changes nothing. */
+export const markInviteUsed = async (store: Store, options: { merchantId: string; inviteUuid: string }) => {
+  const key = keys.invite(options.merchantId, options.inviteUuid);
+  const now = isoNow();
+  try {
+    const { Attributes } = await store.ddb.send(
+      new UpdateCommand({
+        TableName: store.table,
+        Key: key,
+        UpdateExpression: 'SET link_used_at = :now, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_used_at) OR link_used_at = :null)',
+        ExpressionAttributeValues: { ':now': now, ':null': null },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { merchant_id: options.merchantId, invite: toInviteResponse(Attributes as InviteItem), already_used: false };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const invite = await getItem<InviteItem>(store, key);
+    if (!invite) throw new AdminError(`invite ${options.inviteUuid} not found for merchant ${options.merchantId}`);
+    return { merchant_id: options.merchantId, invite: toInviteResponse(invite), already_used: true };
+  }
+};
+
+/**
+ * Links an order to a payment (payment_id): from then on the order cannot be cancelled (the cancel
+ * endpoint's condition). Linking again to the same payment is a no-op; to another one, or a
+ * cancelled order, is refused.
+ */
+export const linkPayment = async (store: Store, options: { merchantId: string; orderUuid: string; paymentId: string }) => {
+  if (options.paymentId.trim() === '') throw new AdminError('--payment must not be empty');
+  const key = keys.order(options.merchantId, options.orderUuid);
+  try {
+    const { Attributes } = await store.ddb.send(
+      new UpdateCommand({
+        TableName: store.table,
+        Key: key,
+        UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
+        ExpressionAttributeValues: { ':payment': options.paymentId, ':now': isoNow() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { merchant_id: options.merchantId, order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId } };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const order = await getItem<{ cancelled_at?: string; payment_id?: string }>(store, key);
+    if (!order) throw new AdminError(`order ${options.orderUuid} not found for merchant ${options.merchantId}`);
+    if (order.cancelled_at) throw new AdminError(`order ${options.orderUuid} is cancelled and cannot be linked to a payment`);
+    throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
+  }
+};
+
+export type Mailer = { linkBase: string; send: (message: MailMessage) => Promise<void> };
+
+/**
+ * The retry for affiliate-program e-mails: sends every e-mail the merchant's invites and decided
+ * requests still owe (notification_pending_at older than `olderThanSeconds`, so a request's own
+ * send in flight is not doubled) and settles each like the API does. One Query per item type.
+ */
+export const resendNotifications = async (store: Store, mailer: Mailer, options: { merchantId: string; olderThanSeconds: number }) => {
+  const merchant = await requireMerchant(store, options.merchantId);
+  const pending = {
+    expression: 'notification_pending_at <= :cutoff',
+    values: { ':cutoff': new Date(Date.now() - options.olderThanSeconds * 1000).toISOString() },
+  };
+  const items = [
+    ...(await queryPrefix<InviteItem & Record<string, unknown>>(store, options.merchantId, SK.invite, pending)),
+    ...(await queryPrefix<AffiliateRequestItem & Record<string, unknown>>(store, options.merchantId, SK.affiliateRequest, pending)),
+  ];
+  const result = { merchant_id: options.merchantId, sent: 0, failed: 0 };
+  for (const item of items) {
+    const message = notificationFor(item, merchant.name, mailer.linkBase);
+    if (!message) continue;
+    const key = { pk: item.pk as string, sk: item.sk as string };
+    let outcome: 'sent' | 'failed' = 'sent';
+    try {
+      await mailer.send(message);
+      result.sent++;
+    } catch {
+      outcome = 'failed';
+      result.failed++;
+    }
+    await store.ddb.send(new UpdateCommand({ TableName: store.table, ...notificationSettledUpdate(key, outcome, isoNow()) }));
+  }
+  return result;
+};

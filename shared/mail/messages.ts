@@ -1,0 +1,78 @@
+import type { SendEmailCommandInput } from '@aws-sdk/client-ses';
+import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
+
+/**
+ * The affiliate-program e-mails, composed without I/O: the API (shared/mail/send.ts) and the admin
+ * CLI's resend command build the same message from the same stored item.
+ */
+export type MailMessage = { to: string; replyTo?: string; subject: string; text: string; html: string };
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] as string);
+
+/** Plain-text paragraphs -> HTML paragraphs, escaped (merchant content is user input). */
+const htmlOf = (paragraphs: readonly string[], trustedTail = '') =>
+  `<!doctype html><html><body>${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph).replace(/\r?\n/g, '<br>')}</p>`).join('')}${trustedTail}</body></html>`;
+
+/** The invitation link: the dashboard's invitation page for this invite. */
+export const invitationLink = (linkBase: string, inviteUuid: string) => `${linkBase.replace(/\/+$/, '')}/${inviteUuid}`;
+
+export const invitationMessage = (
+  invite: Pick<InviteItem, 'uuid' | 'email' | 'sender_email' | 'content'>,
+  merchantName: string,
+  linkBase: string,
+): MailMessage => {
+  const link = invitationLink(linkBase, invite.uuid);
+  const intro = `${merchantName} invites you to join its affiliate program.`;
+  const paragraphs = ['Hello,', intro, ...(invite.content ? [invite.content] : [])];
+  return {
+    to: invite.email,
+    ...(invite.sender_email ? { replyTo: invite.sender_email } : {}),
+    subject: `${merchantName} invites you to its affiliate program`,
+    text: `${[...paragraphs, `Accept the invitation: ${link}`].join('\n\n')}\n`,
+    html: htmlOf(paragraphs, `<p><a href="${escapeHtml(link)}">Accept the invitation</a><br>${escapeHtml(link)}</p>`),
+  };
+};
+
+export const requestDecisionMessage = (request: Pick<AffiliateRequestItem, 'status' | 'affiliate'>, merchantName: string): MailMessage => {
+  const accepted = request.status === 'accepted';
+  const paragraphs = accepted
+    ? [
+        `Hello ${request.affiliate.name},`,
+        `${merchantName} has accepted your request to join its affiliate program.`,
+        `Orders you refer with your affiliate slug "${request.affiliate.slug}" are now attributed to you.`,
+      ]
+    : [`Hello ${request.affiliate.name},`, `${merchantName} has declined your request to join its affiliate program.`];
+  return {
+    to: request.affiliate.email,
+    subject: accepted
+      ? `${merchantName} accepted your affiliate request`
+      : `${merchantName} declined your affiliate request`,
+    text: `${paragraphs.join('\n\n')}\n`,
+    html: htmlOf(paragraphs),
+  };
+};
+
+/**
+ * The e-mail a stored item owes, by its type and state: an invite its invitation, a decided
+ * request its decision notice. Nothing for a request that is still pending.
+ */
+export const notificationFor = (
+  item: (InviteItem | AffiliateRequestItem) & Record<string, unknown>,
+  merchantName: string,
+  linkBase: string,
+): MailMessage | undefined => {
+  if (item.type === 'invite') return invitationMessage(item, merchantName, linkBase);
+  if (item.type === 'affiliate_request' && item.status !== 'pending') return requestDecisionMessage(item, merchantName);
+  return undefined;
+};
+
+export const sendEmailInput = (message: MailMessage, from: string): SendEmailCommandInput => ({
+  Source: from,
+  Destination: { ToAddresses: [message.to] },
+  ...(message.replyTo ? { ReplyToAddresses: [message.replyTo] } : {}),
+  Message: {
+    Subject: { Data: message.subject, Charset: 'UTF-8' },
+    Body: { Text: { Data: message.text, Charset: 'UTF-8' }, Html: { Data: message.html, Charset: 'UTF-8' } },
+  },
+});

@@ -1,0 +1,55 @@
+import * as z from 'zod/mini';
+import type { AffiliateRequestStatus } from '../domain/program-model';
+import { pageQueryShape } from '../http/pagination';
+import { emailAddress, optionalString } from './common';
+
+/** Tiers and segments: only the page parameters. */
+export const programListQuery = z.object(pageQueryShape);
+
+/** tier_slug: an unknown slug simply matches no affiliate (an empty page, not a 422). */
+export const affiliateListQuery = z.object({ ...pageQueryShape, tier_slug: optionalString() });
+
+/** email: a partial, case-insensitive match on the invited address. */
+export const inviteListQuery = z.object({ ...pageQueryShape, email: optionalString() });
+
+export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const satisfies readonly AffiliateRequestStatus[];
+export const DEFAULT_REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending'];
+
+/**
+ * The affiliate-requests `status` filter: one status or several separated by commas, `pending`
+ * when absent or empty. Blanks around commas and empty items are ignored; any other value makes
+ * the whole filter invalid (undefined); values are case-sensitive, as Laravel's `in` rule. Duplicates collapse.
+ */
+export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequestStatus[] | undefined => {
+  const parts = (raw ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (parts.length === 0) return [...DEFAULT_REQUEST_STATUSES];
+  if (!parts.every((part): part is AffiliateRequestStatus => (REQUEST_STATUSES as readonly string[]).includes(part))) return undefined;
+  return [...new Set(parts)];
+};
+
+const statusFilter = z.pipe(
+  z.optional(z.string()),
+  z.transform((value, ctx) => {
+    const statuses = parseStatusFilter(value);
+    if (statuses) return statuses;
+    // Laravel's `in` rule message; validate.ts fills in the attribute name.
+    ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
+    return z.NEVER;
+  }),
+);
+
+export const affiliateRequestListQuery = z.object({ ...pageQueryShape, status: statusFilter });
+
+/** The custom message placed in an invitation e-mail is capped (the spec sets no limit). */
+export const MAX_INVITE_CONTENT = 5000;
+
+export const inviteCreateBody = z.object({
+  email: emailAddress(),
+  sender_email: emailAddress(),
+  content: optionalString(MAX_INVITE_CONTENT),
+});
+
+export type InviteCreateInput = z.output<typeof inviteCreateBody>;

@@ -1,0 +1,132 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/commissions/process';
+import { computeCommission, parseOrderAccepted, recordOrderCommission, segmentForRow } from '../../shared/domain/commissions';
+import type { OrderItem } from '../../shared/domain/order-model';
+import { lambdaContext } from './support/api';
+import { ddbMock, resetAwsMocks } from './support/aws';
+
+const MERCHANT = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
+const ORDER = '00000000-0000-4000-8000-00000000000a';
+
+const SEGMENTS = [
+  { uuid: 'seg-default', slugs: [], rates: { gold: 10, silver: 5 }, is_default: true },
+  { uuid: 'seg-shoes', slugs: ['shoes', 'Boots'], rates: { gold: 12.5 }, is_default: false },
+];
+
+const order = (overrides: Partial<OrderItem> = {}): OrderItem => ({
+  uuid: ORDER,
+  seq: 1,
+  order_no: 'A-1',
+  affiliate_slug: 'alice',
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  order_rows: [
+    { uuid: 'row-1', product_sku: null, product_name: 'Boots', segment_slug: 'boots', price_value: 10000, tax_value: 1900, quantity: 2 },
+    { uuid: 'row-2', product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19999, tax_value: null, quantity: 1 },
+  ],
+  customer: null,
+  created_at: '2026-03-10T08:00:00.000Z',
+  updated_at: '2026-03-10T08:00:00.000Z',
+  ...overrides,
+});
+
+describe('segmentForRow', () => {
+  it('matches a segment slug case-insensitively, else falls back to the default segment', () => {
+    expect(segmentForRow(SEGMENTS, 'BOOTS')?.uuid).toBe('seg-shoes');
+    expect(segmentForRow(SEGMENTS, 'hats')?.uuid).toBe('seg-default');
+    expect(segmentForRow(SEGMENTS, null)?.uuid).toBe('seg-default');
+    expect(segmentForRow([], 'boots')).toBeUndefined();
+  });
+});
+
+describe('computeCommission', () => {
+  it('pays each row its segment rate for the affiliate tier, rounded to the minor unit; no commission on shipping or tax', () => {
+    const commission = computeCommission(order(), SEGMENTS, { tier_slug: 'gold' }, '2026-03-10T09:00:00.000Z');
+    expect(commission.rows).toEqual([
+      { row_uuid: 'row-1', segment_uuid: 'seg-shoes', rate: 12.5, base_value: 20000, amount: 2500 },
+      { row_uuid: 'row-2', segment_uuid: 'seg-default', rate: 10, base_value: 19999, amount: 2000 },
+    ]);
+    expect(commission).toMatchObject({ total_amount: 4500, status: 'pending', tier_slug: 'gold', currency_code: 'EUR', created_at: '2026-03-10T09:00:00.000Z' });
+  });
+
+  it('pays 0 for a tier the segment has no rate for, or an affiliate without a tier', () => {
+    expect(computeCommission(order(), SEGMENTS, { tier_slug: 'silver' }).rows.map((row) => row.amount)).toEqual([0, 1000]);
+    expect(computeCommission(order(), SEGMENTS, { tier_slug: null }).total_amount).toBe(0);
+    expect(computeCommission(order(), SEGMENTS, undefined).tier_slug).toBeNull();
+  });
+
+  it('voids a cancelled order', () => {
+    expect(computeCommission(order({ cancelled_at: '2026-03-10T08:30:00.000Z' }), SEGMENTS, { tier_slug: 'gold' })).toMatchObject({ status: 'void', total_amount: 0 });
+  });
+});
+
+describe('parseOrderAccepted', () => {
+  it('accepts only a well-formed order.accepted message', () => {
+    expect(parseOrderAccepted(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER, extra: 1 }))).toEqual({
+      type: 'order.accepted',
+      merchant_id: MERCHANT,
+      order_uuid: ORDER,
+    });
+    for (const body of ['not json', 'null', '[]', JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER }), JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT })]) {
+      expect(parseOrderAccepted(body), body).toBeUndefined();
+    }
+  });
+});
+
+describe('recordOrderCommission', () => {
+  beforeEach(() => {
+    // Prepare
+    resetAwsMocks();
+    ddbMock.on(GetCommand).resolves({});
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves({ Item: { tier_slug: 'gold' } });
+    ddbMock.on(QueryCommand).resolves({ Items: SEGMENTS });
+  });
+
+  it('writes the record with a condition that it does not exist yet', async () => {
+    // Act
+    const { outcome } = await recordOrderCommission(MERCHANT, ORDER);
+
+    // Assess
+    expect(outcome).toBe('recorded');
+    expect(ddbMock).toHaveReceivedCommandWith(PutCommand, {
+      Item: expect.objectContaining({ pk: `M#${MERCHANT}`, sk: `COMMISSION#${ORDER}`, type: 'commission', total_amount: 4500 }),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+  });
+
+  it('reports a record that already exists as a duplicate, not an error', async () => {
+    ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    expect((await recordOrderCommission(MERCHANT, ORDER)).outcome).toBe('duplicate');
+  });
+
+  it('fails for an order that does not exist', async () => {
+    await expect(recordOrderCommission(MERCHANT, '00000000-0000-4000-8000-0000000000ff')).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('the consumer handler', () => {
+  beforeEach(() => {
+    resetAwsMocks();
+    ddbMock.on(GetCommand).resolves({});
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves({ Item: { tier_slug: 'gold' } });
+    ddbMock.on(QueryCommand).resolves({ Items: SEGMENTS });
+    ddbMock.on(PutCommand).resolves({});
+  });
+
+  it('reports exactly the records that failed', async () => {
+    const record = (messageId: string, body: string) => ({ messageId, body, receiptHandle: messageId, attributes: { ApproximateReceiveCount: '1' } });
+    const event = {
+      Records: [
+        record('good', JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER })),
+        record('malformed', '{'),
+        record('unknown-order', JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: '00000000-0000-4000-8000-0000000000ff' })),
+      ],
+    };
+    const response = await handler(event as never, lambdaContext('commissions-process'));
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'malformed' }, { itemIdentifier: 'unknown-order' }] });
+  });
+});
