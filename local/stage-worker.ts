@@ -1,18 +1,22 @@
 /**
  * One stage of the local stack, in its own process with that stage's environment (table, queue,
  * STAGE), the way each deployed stage has its own functions. Serves the route manifest over HTTP
- * through the very handlers that are deployed, and runs the scheduled outbox relay.
+ * through the very handlers that are deployed, runs the scheduled outbox relay, and runs the
+ * commission consumer on the stage's orders queue (CONSUMER_POLL=off turns the consumer off).
  */
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '../functions/routes';
-import { currentStage } from '../shared/config';
+import { queueWorkers } from '../functions/workers';
+import { currentStage, requireEnv } from '../shared/config';
 import { MESSAGES } from '../shared/http/errors';
 import { v2Body } from '../shared/http/envelope';
 import { newTraceId } from '../shared/http/trace';
 import { buildEvent, compileRoutes, lambdaContext, matchRoute } from './apigw';
+import { createSqsPoller, type SqsHandler } from './sqs-poller';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -64,10 +68,26 @@ const relayTimer = setInterval(async () => {
   }
 }, relayIntervalMs);
 
+// The commission consumer, fed the way its SQS event source mapping feeds it in AWS.
+const [consumerDef] = queueWorkers();
+const consumer =
+  consumerDef && (process.env.CONSUMER_POLL ?? 'on') !== 'off'
+    ? createSqsPoller({
+        client: new SQSClient({ useQueueUrlAsEndpoint: false }),
+        queueUrl: requireEnv('ORDERS_QUEUE_URL'),
+        handler: await importHandler<SqsHandler>(consumerDef.handler),
+        functionName: consumerDef.id,
+        batchSize: consumerDef.trigger.batchSize,
+        onError: (error) => console.error(`[${stage}] ${consumerDef.id}: ${error.message}`),
+      })
+    : undefined;
+consumer?.start();
+
 server.listen(port, '127.0.0.1', () => process.send?.({ ready: true, stage, port }));
 
 const shutdown = () => {
   clearInterval(relayTimer);
+  void consumer?.stop();
   server.close(() => process.exit(0));
   setTimeout(() => process.exit(0), 2000).unref();
 };

@@ -6,12 +6,14 @@ import type { StackInfo } from './stack-info';
 /**
  * Starts one local stack for the whole integration run: in memory, on free ports, without the demo.
  * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and the
- * outbox relay runs often so the SQS-outage test is quick.
+ * outbox relay runs often so the SQS-outage test is quick. The commission consumer does not poll
+ * (CONSUMER_POLL=off): the queue tests count the messages themselves, and the commission tests
+ * run the consumer on their own.
  */
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack({
     ports: await freePorts(),
-    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
   });
   const info: StackInfo = {
     endpoints: stack.endpoints,

@@ -4,13 +4,14 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/commissions/process';
 import { computeCommission, parseOrderAccepted, recordOrderCommission, segmentForRow } from '../../shared/domain/commissions';
 import type { OrderItem } from '../../shared/domain/order-model';
+import type { SegmentItem } from '../../shared/domain/program-model';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
 const MERCHANT = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
 const ORDER = '00000000-0000-4000-8000-00000000000a';
 
-const SEGMENTS = [
+const SEGMENTS: Pick<SegmentItem, 'uuid' | 'slugs' | 'rates' | 'is_default'>[] = [
   { uuid: 'seg-default', slugs: [], rates: { gold: 10, silver: 5 }, is_default: true },
   { uuid: 'seg-shoes', slugs: ['shoes', 'Boots'], rates: { gold: 12.5 }, is_default: false },
 ];

@@ -1,0 +1,67 @@
+/**
+ * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer
+ * on the orders queue. Data only, like routes.ts; the CDK stack and the local stage process are
+ * both built from it.
+ *
+ * Their access is spelled out action by action (they do not fit the routes' read/write levels):
+ * the stack grants exactly these actions and nothing else.
+ */
+
+export type TableAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'ConditionCheckItem';
+
+export type WorkerAccess = {
+  /** DynamoDB actions on the base table. */
+  table: readonly TableAction[];
+  /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
+  indexes?: readonly ('gsi1' | 'gsi2')[];
+  /** The orders queue: send to it, or consume it (through its event source mapping). */
+  queue?: 'send' | 'consume';
+};
+
+export type WorkerTrigger =
+  /** EventBridge schedule in AWS, a timer in `npm start`. */
+  | { kind: 'schedule'; everyMinutes: number }
+  /** SQS event source mapping on the orders queue (ReportBatchItemFailures), a poller in `npm start`. */
+  | { kind: 'orders-queue'; batchSize: number; maxBatchingWindowSeconds: number; maxConcurrency: number };
+
+export type WorkerDef = {
+  id: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  handler: string;
+  description: string;
+  trigger: WorkerTrigger;
+  access: WorkerAccess;
+  timeoutSeconds: number;
+  /** Extra environment besides what its access implies (STAGE, TABLE_NAME, ORDERS_QUEUE_URL). */
+  environment?: Record<string, string>;
+};
+
+export const workers = [
+  {
+    id: 'outbox-relay',
+    handler: 'functions/outbox/relay.ts',
+    description: 'Re-sends accepted orders whose queue send failed (outbox entries on gsi2).',
+    trigger: { kind: 'schedule', everyMinutes: 1 },
+    // Query the sparse outbox index, clear the entry (UpdateItem REMOVE gsi2pk, gsi2sk), send.
+    access: { table: ['UpdateItem'], indexes: ['gsi2'], queue: 'send' },
+    timeoutSeconds: 50,
+    environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
+  },
+  {
+    id: 'commissions-process',
+    handler: 'functions/commissions/process.ts',
+    description: 'Consumes order.accepted messages and records one commission per order (idempotent).',
+    trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
+    // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record.
+    access: { table: ['GetItem', 'Query', 'PutItem'], queue: 'consume' },
+    timeoutSeconds: 10,
+  },
+] as const satisfies readonly WorkerDef[];
+
+export type WorkerId = (typeof workers)[number]['id'];
+
+export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'orders-queue' }> };
+
+/** The workers fed by the orders queue (the commission consumer). */
+export const queueWorkers = (): QueueWorkerDef[] =>
+  (workers as readonly WorkerDef[]).filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');

@@ -1,0 +1,74 @@
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { ApiFunction } from './api-function';
+
+export type MerchantAlarmsProps = {
+  stageName: string;
+  api: RestApi;
+  functions: ApiFunction[];
+  queue: Queue;
+  dlq: Queue;
+  latencyP99Ms: number;
+  alarmEmail: string | undefined;
+};
+
+/** API 5xx rate above this share of requests (5-minute window) alarms. */
+export const API_5XX_RATE_THRESHOLD = 0.05;
+/** An accepted order older than this still on the queue means the consumer is stuck. */
+export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
+
+/**
+ * The stage's alarms, all notifying one SNS topic: API 5xx rate and p99 latency, each function's
+ * errors and throttles, any message in the DLQ, and a stalled orders queue.
+ */
+export class MerchantAlarms extends Construct {
+  readonly topic: Topic;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MerchantAlarmsProps) {
+    super(scope, id);
+    this.topic = new Topic(this, 'Topic', { displayName: `Affiliate merchant API (${props.stageName}) alarms`, enforceSSL: true });
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const action = new SnsAction(this.topic);
+    const alarm = (alarmId: string, description: string, metric: IMetric, threshold: number, options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator } = {}) => {
+      const created = new Alarm(this, alarmId, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: options.evaluationPeriods ?? 1,
+        datapointsToAlarm: options.datapointsToAlarm,
+        comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      this.alarms.push(created);
+      return created;
+    };
+    const fiveMinutes = Duration.minutes(5);
+
+    alarm('Api5xxRate', `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stageName} API requests answered 5xx in 5 minutes`,
+      props.api.metricServerError({ statistic: 'Average', period: fiveMinutes }), API_5XX_RATE_THRESHOLD);
+    alarm('ApiLatencyP99', `${props.stageName} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
+      props.api.metricLatency({ statistic: 'p99', period: fiveMinutes }), props.latencyP99Ms, { evaluationPeriods: 3, datapointsToAlarm: 2 });
+
+    for (const fn of props.functions) {
+      const name = fn.node.id;
+      alarm(`${name}Errors`, `${fn.spec.id} (${props.stageName}): invocation errors (crash, timeout, init failure)`,
+        fn.fn.metricErrors({ statistic: 'Sum', period: fiveMinutes }), 1, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
+      alarm(`${name}Throttles`, `${fn.spec.id} (${props.stageName}): throttled invocations`,
+        fn.fn.metricThrottles({ statistic: 'Sum', period: fiveMinutes }), 1, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
+    }
+
+    alarm('DlqDepth', `${props.stageName}: order messages in the dead-letter queue (commission processing failed 5 times)`,
+      props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }), 0);
+    alarm('QueueAge', `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
+      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }), QUEUE_AGE_THRESHOLD_SECONDS);
+  }
+}

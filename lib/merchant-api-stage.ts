@@ -1,0 +1,128 @@
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Construct } from 'constructs';
+import type { Stage } from '../shared/config';
+import { MerchantAlarms } from './alarms';
+import { ApiFunction } from './api-function';
+import type { StageConfig } from './config';
+import { MerchantData } from './data';
+import { functionEnvironment, functionSpecs, type FunctionSpec } from './function-specs';
+import { suppressStageFindings } from './nag';
+import { MerchantRestApi } from './rest-api';
+
+export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
+
+/** `orders-create-legacy` -> `OrdersCreateLegacy`: the construct id of a function. */
+export const constructIdOf = (functionId: string) =>
+  functionId
+    .split(/[^a-zA-Z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join('');
+
+/**
+ * One stage (live or sandbox) of the Merchant API: its own table, queue, functions and API, so a
+ * sandbox order can never reach live commission processing. Everything per function is generated
+ * from the manifests (lib/function-specs.ts).
+ */
+export class MerchantApiStage extends Stack {
+  readonly stage: Stage;
+  readonly data: MerchantData;
+  readonly restApi: MerchantRestApi;
+  readonly functions: ApiFunction[];
+  readonly alarms: MerchantAlarms;
+
+  constructor(scope: Construct, id: string, props: MerchantApiStageProps) {
+    super(scope, id, { description: `Affiliate Program Merchant API, ${props.stage} stage`, ...props });
+    const { stage, config } = props;
+    this.stage = stage;
+    Tags.of(this).add('project', 'affiliate-merchant-api');
+    Tags.of(this).add('stage', stage);
+    for (const key of config.defaulted) {
+      Annotations.of(this).addWarningV2(`merchant-api:context-${key}`, `Context "${key}" is not set: using a placeholder. Set it for a working deployment (see lib/README.md).`);
+    }
+    const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    const specs = functionSpecs();
+    const consumer = specs.find((spec) => spec.kind === 'worker' && spec.worker.trigger.kind === 'orders-queue');
+    this.data = new MerchantData(this, 'Data', {
+      stage,
+      retainData: config.retainData,
+      consumerTimeout: Duration.seconds(consumer?.timeoutSeconds ?? 30),
+    });
+    const { table, queue, dlq } = this.data;
+
+    this.restApi = new MerchantRestApi(this, 'Http', {
+      stage,
+      throttle: config.throttle,
+      wafRateLimit: config.wafRateLimit,
+      logRetention: config.logRetention,
+      removalPolicy,
+    });
+
+    const sesIdentityArn = this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.sesIdentity });
+    const environmentValues = {
+      STAGE: stage,
+      TABLE_NAME: table.tableName,
+      ORDERS_QUEUE_URL: queue.queueUrl,
+      MAIL_FROM: config.mailFrom,
+      INVITE_LINK_BASE_URL: config.inviteLinkBaseUrl,
+      AUTH_CACHE_TTL_SECONDS: String(config.authCacheTtlSeconds),
+    };
+
+    this.functions = specs.map((spec: FunctionSpec) => {
+      const fn = new ApiFunction(this, constructIdOf(spec.id), {
+        spec,
+        environment: functionEnvironment(spec, environmentValues),
+        logRetention: config.logRetention,
+        removalPolicy,
+      });
+      fn.grantTable(table);
+      if (spec.access.queue === 'send') fn.grantQueueSend(queue);
+      if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
+      if (spec.kind === 'route') {
+        this.restApi.addRoute(spec.route, fn.fn);
+      } else if (spec.worker.trigger.kind === 'schedule') {
+        new Rule(this, `${constructIdOf(spec.id)}Schedule`, {
+          description: `Runs ${spec.id} every ${spec.worker.trigger.everyMinutes} minute(s)`,
+          schedule: Schedule.rate(Duration.minutes(spec.worker.trigger.everyMinutes)),
+          // The next run is a minute away: no retries, no stale events.
+          targets: [new LambdaFunction(fn.fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+        });
+      } else {
+        const trigger = spec.worker.trigger;
+        // Grants the consume actions (Receive/Delete/ChangeMessageVisibility/GetQueueAttributes/GetQueueUrl) on this queue only.
+        fn.fn.addEventSource(
+          new SqsEventSource(queue, {
+            batchSize: trigger.batchSize,
+            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+            maxConcurrency: trigger.maxConcurrency,
+            reportBatchItemFailures: true,
+          }),
+        );
+      }
+      return fn;
+    });
+
+    this.alarms = new MerchantAlarms(this, 'Alarms', {
+      stageName: stage,
+      api: this.restApi.api,
+      functions: this.functions,
+      queue,
+      dlq,
+      latencyP99Ms: config.latencyP99Ms,
+      alarmEmail: config.alarmEmail,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API (append /api/v2/...)', value: this.restApi.api.url });
+    new CfnOutput(this, 'TableName', { description: 'SEED_TABLE_NAME for npm run seed / admin against this stage', value: table.tableName });
+    new CfnOutput(this, 'OrdersQueueUrl', { value: queue.queueUrl });
+    new CfnOutput(this, 'OrdersDlqUrl', { value: dlq.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
+    new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
+
+    suppressStageFindings(this);
+  }
+}

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { esbuildOptions } from '../lib/bundling';
+import { functionEnvironment, type FunctionSpec } from '../lib/function-specs';
+
+/**
+ * Bundles functions exactly as the stack does (lib/bundling.ts) and imports a bundle in a fresh
+ * Node.js process with the environment the stack gives that function: what a cold start's init
+ * phase does, minus the Lambda runtime. Used by scripts/bundle-size.ts and test/infra.
+ */
+
+const run = promisify(execFile);
+
+export type Bundle = { spec: FunctionSpec; file: string; bytes: number; gzipBytes: number };
+
+export const bundleFunction = async (spec: FunctionSpec, outDir: string): Promise<Bundle> => {
+  const file = join(outDir, spec.id, 'index.mjs');
+  await build(esbuildOptions(spec.handler, file));
+  const code = readFileSync(file);
+  return { spec, file, bytes: code.length, gzipBytes: gzipSync(code).length };
+};
+
+/** The function's deployed environment (placeholder values), plus what the Lambda runtime sets. */
+export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'bundle-check',
+  AWS_SECRET_ACCESS_KEY: 'bundle-check',
+  AWS_SESSION_TOKEN: 'bundle-check',
+  AWS_LAMBDA_FUNCTION_NAME: spec.id,
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  ...functionEnvironment(spec, {
+    STAGE: 'live',
+    TABLE_NAME: 'affiliate-merchant-api-live',
+    ORDERS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/affiliate-merchant-api-live-orders',
+    MAIL_FROM: 'affiliates@example.com',
+    INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
+    AUTH_CACHE_TTL_SECONDS: '30',
+  }),
+});
+
+const IMPORT_PROBE = `
+const started = performance.now();
+const module = await import(process.argv[1]);
+if (typeof module.handler !== 'function') throw new Error('the bundle exports no handler function');
+console.log((performance.now() - started).toFixed(1));
+`;
+
+export type ImportResult = { ok: true; ms: number } | { ok: false; error: string };
+
+/** Imports the bundle in a fresh process; returns the import time or the init error. */
+export const importBundle = async (bundle: Bundle): Promise<ImportResult> => {
+  try {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE, pathToFileURL(bundle.file).href], {
+      env: lambdaLikeEnvironment(bundle.spec),
+    });
+    return { ok: true, ms: Number(stdout.trim()) };
+  } catch (error) {
+    const output = (error as { stderr?: string }).stderr ?? (error as Error).message;
+    const reason = output.split('\n').find((line) => /^\w*Error\b/.test(line.trim()))?.trim() ?? 'import failed';
+    return { ok: false, error: reason.slice(0, 200) };
+  }
+};

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
+import type { HttpMethod } from '../functions/routes';
+import { DEMO } from '../local/demo';
+import { ordersQueueNameForStage } from '../shared/db/table-def';
+
+/**
+ * The sample events in events/, one per function, built from this table by
+ * scripts/generate-events.ts (`npm run events`). Each uses the demo merchant that `npm start`
+ * seeds (local/demo.ts), so `npm run invoke -- <id>` works against a fresh local stack.
+ *
+ * A route sample names its method and path; test/integration/events.test.ts checks them against
+ * the route manifest. Samples are listed in an order that works when run one after another on a
+ * fresh demo merchant (the order is updated before it is cancelled). State-changing samples work
+ * once per fresh stack: a second run answers 422 (order_no taken, already invited, order already
+ * cancelled, request no longer pending); `npm start -- --in-memory` starts afresh.
+ */
+export type RouteSample = {
+  id: string;
+  method: HttpMethod;
+  path: string;
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  /** What the handler answers on a fresh demo merchant. */
+  expectedStatus: number;
+};
+
+const order = (orderNo: string) => ({
+  affiliate_slug: 'alice',
+  order_no: orderNo,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Erin Example', email: 'erin.customer@example.com' },
+  order_rows: [
+    { product_name: 'Trail boots', product_sku: 'SKU-1', segment_slug: 'boots', price_value: 12900, tax_value: 2451, quantity: 1 },
+    { product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 },
+  ],
+});
+
+export const ROUTE_SAMPLES: RouteSample[] = [
+  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', body: order('DEMO-EVENT-LEGACY-1'), expectedStatus: 201 },
+  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
+  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', query: { page: '1', per_page: '15' }, expectedStatus: 200 },
+  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', pathParameters: { uuid: DEMO.orderUuid }, body: { total_shipping_value: 595 }, expectedStatus: 200 },
+  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
+  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', pathParameters: { slug: 'alice' }, expectedStatus: 200 },
+  {
+    id: 'invites-create',
+    method: 'POST',
+    path: '/api/v2/affiliates/invite',
+    body: { email: 'frank.affiliate@example.com', sender_email: 'owner@acme.example', content: 'Join the Acme Outdoor partner program!' },
+    expectedStatus: 200,
+  },
+  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', query: { per_page: '15', email: 'example.com' }, expectedStatus: 200 },
+  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', query: { status: 'pending', per_page: '15', page: '1' }, expectedStatus: 200 },
+  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', pathParameters: { uuid: DEMO.secondPendingRequestUuid }, expectedStatus: 200 },
+  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', query: { per_page: '15' }, expectedStatus: 200 },
+  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
+  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', query: { per_page: '15' }, expectedStatus: 200 },
+  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
+];
+
+/** The local live stage, as `npm start` serves it. */
+const HOST = '127.0.0.1:3000';
+const SOURCE_IP = '127.0.0.1';
+const USER_AGENT = 'merchant-platform/1.0 (sample event)';
+/** A fixed instant, so regenerating the files changes nothing. */
+const REQUEST_TIME_EPOCH = Date.UTC(2026, 10, 22, 9, 30, 0);
+
+/** A stable UUID-shaped id per sample (API Gateway's request ids are UUIDs). */
+const stableUuid = (seed: string) => {
+  const hex = createHash('sha256').update(seed).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
+
+const clfTime = (epoch: number) => {
+  const date = new Date(epoch);
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+};
+
+const fillPath = (path: string, params: Record<string, string> = {}) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`sample for ${path} lacks path parameter ${name}`);
+    return encodeURIComponent(value);
+  });
+
+/**
+ * The API Gateway REST API (Lambda proxy) event for a sample, in the shape the deployed stage sends
+ * and local/apigw.ts builds: headers and multiValueHeaders, query parameters (null when none),
+ * path parameters, requestContext, a JSON string body (null when none), isBase64Encoded.
+ */
+export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live): APIGatewayProxyEvent => {
+  const path = fillPath(sample.path, sample.pathParameters);
+  const body = sample.body === undefined ? null : JSON.stringify(sample.body);
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Authorization: `Bearer ${token}`,
+    ...(body === null ? {} : { 'Content-Type': 'application/json' }),
+    Host: HOST,
+    'User-Agent': USER_AGENT,
+    'X-Amzn-Trace-Id': `Root=1-${(REQUEST_TIME_EPOCH / 1000).toString(16)}-${stableUuid(`${sample.id}:trace`).replace(/-/g, '').slice(0, 24)}`,
+    'X-Forwarded-For': SOURCE_IP,
+    'X-Forwarded-Port': '3000',
+    'X-Forwarded-Proto': 'http',
+  };
+  const query = sample.query && Object.keys(sample.query).length > 0 ? sample.query : null;
+  return {
+    resource: sample.path,
+    path,
+    httpMethod: sample.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: query,
+    multiValueQueryStringParameters: query ? Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])) : null,
+    pathParameters: sample.pathParameters ?? null,
+    stageVariables: null,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: HOST,
+      domainPrefix: 'localhost',
+      extendedRequestId: stableUuid(`${sample.id}:extended`).replace(/-/g, '').slice(0, 16),
+      httpMethod: sample.method,
+      identity: {
+        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
+        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
+        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: SOURCE_IP, user: null, userArn: null,
+        userAgent: USER_AGENT,
+      },
+      path,
+      protocol: 'HTTP/1.1',
+      requestId: stableUuid(`${sample.id}:request`),
+      requestTime: clfTime(REQUEST_TIME_EPOCH),
+      requestTimeEpoch: REQUEST_TIME_EPOCH,
+      resourceId: sample.id,
+      resourcePath: sample.path,
+      stage: 'live',
+    } as APIGatewayProxyEvent['requestContext'],
+    body,
+    isBase64Encoded: false,
+  };
+};
+
+/** The worker samples: an SQS batch naming the demo order, and the relay's scheduled event. */
+export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
+  'commissions-process': {
+    Records: [
+      {
+        messageId: stableUuid('commissions-process:message'),
+        receiptHandle: 'sample-receipt-handle',
+        body: JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(REQUEST_TIME_EPOCH),
+          SenderId: '000000000000',
+          ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5),
+        },
+        messageAttributes: {},
+        md5OfBody: createHash('md5').update(JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid })).digest('hex'),
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${ordersQueueNameForStage('live')}`,
+        awsRegion: 'us-east-1',
+      },
+    ],
+  },
+  'outbox-relay': {
+    version: '0',
+    id: stableUuid('outbox-relay:event'),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: 'us-east-1',
+    resources: ['arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-OutboxRelaySchedule'],
+    detail: {},
+  },
+};
+
+/** Every sample event by function id (file name: events/<id>.json). */
+export const sampleEvents = (): Record<string, unknown> => ({
+  ...Object.fromEntries(ROUTE_SAMPLES.map((sample) => [sample.id, routeEvent(sample)])),
+  ...WORKER_EVENTS,
+});
+
+export const eventFileContent = (event: unknown) => `${JSON.stringify(event, null, 2)}\n`;

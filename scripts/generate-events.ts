@@ -1,0 +1,32 @@
+/**
+ * `npm run events`: writes events/<function-id>.json from scripts/event-samples.ts (the sample
+ * table and the API Gateway event builder). The files are committed; the events test fails when
+ * they and the table disagree, or when a route of the manifest has no sample.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { routes } from '../functions/routes';
+import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from './event-samples';
+
+const EVENTS_DIR = resolve(import.meta.dirname, '..', 'events');
+
+const missing = routes.filter((route) => !ROUTE_SAMPLES.some((sample) => sample.id === route.id));
+if (missing.length > 0) {
+  console.error(`No sample in scripts/event-samples.ts for: ${missing.map((route) => route.id).join(', ')}`);
+  process.exit(1);
+}
+for (const sample of ROUTE_SAMPLES) {
+  const route = routes.find((candidate) => candidate.id === sample.id);
+  if (route && (route.method !== sample.method || route.path !== sample.path)) {
+    console.error(`Sample ${sample.id} says ${sample.method} ${sample.path}, the manifest says ${route.method} ${route.path}`);
+    process.exit(1);
+  }
+}
+
+mkdirSync(EVENTS_DIR, { recursive: true });
+const events = sampleEvents();
+for (const file of readdirSync(EVENTS_DIR)) {
+  if (file.endsWith('.json') && !(file.slice(0, -'.json'.length) in events)) rmSync(resolve(EVENTS_DIR, file));
+}
+for (const [id, event] of Object.entries(events)) writeFileSync(resolve(EVENTS_DIR, `${id}.json`), eventFileContent(event));
+console.log(`Wrote ${Object.keys(events).length} sample events to events/`);

@@ -1,0 +1,143 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, TABLE_NAME } from '../db/client';
+import { keys, SK } from '../db/keys';
+import type { OrderAcceptedMessage } from '../queue/orders';
+import { isoNow } from '../time';
+import type { OrderItem } from './order-model';
+import type { AffiliateItem, SegmentItem } from './program-model';
+
+/**
+ * Commission processing for accepted orders (minimal until the commission issue): one record per
+ * order, written with a conditional put, so a message delivered twice counts once.
+ *
+ * Per row: the segment whose `slugs` contain the row's segment_slug (case-insensitive), else the
+ * merchant's default segment; rate = segment.rates[affiliate tier] ?? 0 (percent);
+ * amount = round(price_value * quantity * rate / 100). Shipping and tax carry no commission.
+ * A cancelled order gets a `void` record with zero amounts.
+ */
+
+export type CommissionRow = { row_uuid: string; segment_uuid: string | null; rate: number; base_value: number; amount: number };
+
+export type CommissionItem = {
+  type: 'commission';
+  order_uuid: string;
+  order_no: string;
+  affiliate_slug: string;
+  tier_slug: string | null;
+  currency_code: string;
+  rows: CommissionRow[];
+  total_amount: number;
+  status: 'pending' | 'void';
+  order_created_at: string;
+  created_at: string;
+};
+
+type SegmentRates = Pick<SegmentItem, 'uuid' | 'slugs' | 'rates' | 'is_default'>;
+
+/** The segment a row's commission comes from: slug match first, else the default segment. */
+export const segmentForRow = (segments: readonly SegmentRates[], segmentSlug: string | null): SegmentRates | undefined => {
+  const slug = segmentSlug?.trim().toLowerCase();
+  const matched = slug ? segments.find((segment) => segment.slugs.some((candidate) => candidate.toLowerCase() === slug)) : undefined;
+  return matched ?? segments.find((segment) => segment.is_default);
+};
+
+export const computeCommission = (
+  order: Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'order_rows' | 'created_at' | 'cancelled_at'>,
+  segments: readonly SegmentRates[],
+  affiliate: Pick<AffiliateItem, 'tier_slug'> | undefined,
+  now: string = isoNow(),
+): CommissionItem => {
+  const tier = affiliate?.tier_slug ?? null;
+  const void_ = Boolean(order.cancelled_at);
+  const rows = order.order_rows.map((row): CommissionRow => {
+    const segment = segmentForRow(segments, row.segment_slug);
+    const rate = (tier !== null ? segment?.rates[tier] : undefined) ?? 0;
+    const base = row.price_value * row.quantity;
+    return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount: void_ ? 0 : Math.round((base * rate) / 100) };
+  });
+  return {
+    type: 'commission',
+    order_uuid: order.uuid,
+    order_no: order.order_no,
+    affiliate_slug: order.affiliate_slug,
+    tier_slug: tier,
+    currency_code: order.currency_code,
+    rows,
+    total_amount: rows.reduce((sum, row) => sum + row.amount, 0),
+    status: void_ ? 'void' : 'pending',
+    order_created_at: order.created_at,
+    created_at: now,
+  };
+};
+
+/** The queue message, or undefined when the body is not an order.accepted message. */
+export const parseOrderAccepted = (body: string): OrderAcceptedMessage | undefined => {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const message = value as Record<string, unknown>;
+  if (message.type !== 'order.accepted') return undefined;
+  if (typeof message.merchant_id !== 'string' || message.merchant_id === '') return undefined;
+  if (typeof message.order_uuid !== 'string' || message.order_uuid === '') return undefined;
+  return { type: 'order.accepted', merchant_id: message.merchant_id, order_uuid: message.order_uuid };
+};
+
+/** A message that can never succeed (unknown order): retrying does not help, the DLQ keeps it. */
+export class UnprocessableMessageError extends Error {
+  override name = 'UnprocessableMessageError';
+}
+
+/** The merchant's segments: a small list, read whole (one Query, paged defensively). */
+const listSegments = async (merchantId: string): Promise<SegmentItem[]> => {
+  const segments: SegmentItem[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.merchantPartition(merchantId), ':prefix': SK.segment },
+        ExclusiveStartKey,
+      }),
+    );
+    segments.push(...((page.Items ?? []) as SegmentItem[]));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return segments;
+};
+
+export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission: CommissionItem };
+
+/**
+ * Records the commission of one accepted order: GetItem order (consistent), GetItem affiliate and
+ * Query segments, then one conditional PutItem. A record that already exists (a redelivered or
+ * relayed duplicate) is left untouched and reported as `duplicate`.
+ */
+export const recordOrderCommission = async (merchantId: string, orderUuid: string): Promise<CommissionOutcome> => {
+  const { Item: order } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.order(merchantId, orderUuid), ConsistentRead: true }));
+  if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
+  const typedOrder = order as OrderItem;
+  const [segments, affiliate] = await Promise.all([
+    listSegments(merchantId),
+    ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.affiliate(merchantId, typedOrder.affiliate_slug) })).then(({ Item }) => Item as AffiliateItem | undefined),
+  ]);
+  const commission = computeCommission(typedOrder, segments, affiliate);
+  try {
+    await ddb.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...keys.commission(merchantId, orderUuid), ...commission },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return { outcome: 'recorded', commission };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return { outcome: 'duplicate', commission };
+    throw error;
+  }
+};

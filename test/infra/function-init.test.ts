@@ -1,0 +1,61 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { functionSpecs } from '../../lib/function-specs';
+import { bundleFunction, importBundle, type Bundle } from '../../scripts/bundles';
+
+/**
+ * Real bundles, built as the stack builds them, each imported in a fresh process with exactly the
+ * environment the stack gives its function: a function whose imports need a variable its access
+ * does not grant fails here, not at its first cold start in AWS. Also holds the size budget, and
+ * cross-checks the manifest's access against the code: a bundle that contains a write or send
+ * operation its role is not granted would fail with AccessDenied once deployed.
+ */
+const LIMIT_BYTES = 400 * 1024;
+const specs = functionSpecs();
+const outDir = mkdtempSync(join(tmpdir(), 'merchant-api-init-'));
+const bundles = new Map<string, Bundle>();
+
+beforeAll(async () => {
+  for (const bundle of await Promise.all(specs.map((spec) => bundleFunction(spec, outDir)))) bundles.set(bundle.spec.id, bundle);
+}, 120_000);
+
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+/** The AWS operations (by their wire name, which the SDK's command schemas carry) and the IAM actions they need. */
+const GUARDED_OPERATIONS: Record<string, string[]> = {
+  PutItem: ['dynamodb:PutItem'],
+  UpdateItem: ['dynamodb:UpdateItem'],
+  DeleteItem: ['dynamodb:DeleteItem'],
+  BatchWriteItem: ['dynamodb:PutItem'],
+  TransactWriteItems: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  SendMessage: ['sqs:SendMessage'],
+  SendMessageBatch: ['sqs:SendMessage'],
+  SendEmail: ['ses:SendEmail'],
+  SendRawEmail: ['ses:SendRawEmail'],
+};
+
+describe('every deployed bundle', () => {
+  it.each(specs.map((spec) => [spec.id]))('%s initialises with only its own environment and stays under 400 KB', async (id) => {
+    const bundle = bundles.get(id) as Bundle;
+    expect(bundle.bytes).toBeLessThan(LIMIT_BYTES);
+    const result = await importBundle(bundle);
+    expect(result.ok ? 'initialised' : result.error).toBe('initialised');
+  });
+
+  it.each(specs.map((spec) => [spec.id]))('%s contains no write or send operation its role does not allow', (id) => {
+    const bundle = bundles.get(id) as Bundle;
+    const { access } = bundle.spec;
+    const granted = new Set([
+      ...access.table,
+      ...(access.queue === 'send' ? ['sqs:SendMessage'] : []),
+      ...(access.mail ? ['ses:SendEmail'] : []),
+    ]);
+    const code = readFileSync(bundle.file, 'utf8');
+    const used = Object.keys(GUARDED_OPERATIONS).filter((operation) => code.includes(`"${operation}"`));
+    // TransactWriteItems needs the item actions of its parts: at least one of them granted.
+    const denied = used.filter((operation) => !(GUARDED_OPERATIONS[operation] ?? []).some((action) => granted.has(action)));
+    expect(denied).toEqual([]);
+  });
+});

@@ -1,0 +1,99 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { functionSpecs } from '../../lib/function-specs';
+import { buildEvent, lambdaContext } from '../../local/apigw';
+import { DEMO, demoFixture } from '../../local/demo';
+import { stageEnvironment } from '../../local/stack';
+import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '../../scripts/event-samples';
+import { seedFixture } from '../../shared/admin/seed';
+import { keys } from '../../shared/db/keys';
+import { stack, storeFor } from './helpers';
+
+/**
+ * Every sample event in events/ runs through its handler, in this process, against the shared
+ * integration stack seeded with the demo merchant: what `npm run invoke -- <id>` does against
+ * `npm start`. Samples run in the table's order (update before cancel).
+ */
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const EVENTS_DIR = resolve(ROOT, 'events');
+const readEvent = (id: string) => JSON.parse(readFileSync(resolve(EVENTS_DIR, `${id}.json`), 'utf8'));
+const routeIds = new Set<string>(routes.map((route) => route.id));
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  const live = stack.stages.live;
+  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), {
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+  });
+  const store = storeFor('live');
+  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.merchant(DEMO.merchantId) }));
+  if (!Item) await seedFixture(store, 'live', demoFixture('live'));
+});
+
+afterAll(() => {
+  process.env = savedEnv;
+});
+
+const invoke = async (handlerFile: string, id: string, event: unknown) => {
+  const module = (await import(pathToFileURL(resolve(ROOT, handlerFile)).href)) as { handler: (event: unknown, context: unknown) => Promise<any> };
+  return module.handler(event, lambdaContext(id));
+};
+
+describe('the sample events', () => {
+  it('exist for every route of the manifest, and match the sample table and the manifest', () => {
+    for (const route of routes) {
+      expect(existsSync(resolve(EVENTS_DIR, `${route.id}.json`)), `events/${route.id}.json`).toBe(true);
+      const sample = ROUTE_SAMPLES.find((candidate) => candidate.id === route.id);
+      expect(sample, route.id).toBeDefined();
+      expect({ method: sample?.method, path: sample?.path }, route.id).toEqual({ method: route.method, path: route.path });
+    }
+    const events = sampleEvents();
+    for (const spec of functionSpecs()) expect(Object.keys(events), 'a sample per function').toContain(spec.id);
+    const files = readdirSync(EVENTS_DIR).filter((file) => file.endsWith('.json'));
+    expect(files.sort()).toEqual(Object.keys(events).map((id) => `${id}.json`).sort());
+    for (const [id, event] of Object.entries(events)) {
+      expect(readFileSync(resolve(EVENTS_DIR, `${id}.json`), 'utf8'), `events/${id}.json is stale: run npm run events`).toBe(eventFileContent(event));
+    }
+  });
+
+  it('have the shape of the event the local server (and API Gateway) builds', () => {
+    const sample = ROUTE_SAMPLES.find((candidate) => candidate.id === 'orders-list')!;
+    const fileEvent = readEvent(sample.id);
+    const request = {
+      rawHeaders: ['Host', '127.0.0.1:3000', 'Accept', 'application/json'],
+      headers: { host: '127.0.0.1:3000', accept: 'application/json' },
+      socket: { remoteAddress: '127.0.0.1', localPort: 3000 },
+      httpVersion: '1.1',
+    } as unknown as IncomingMessage;
+    const built = buildEvent({ request, url: new URL('http://127.0.0.1:3000/api/v2/orders?page=1'), route: routes.find((route) => route.id === sample.id)!, params: {}, body: '', stage: 'live' });
+    const shape = (value: Record<string, unknown>) => Object.keys(JSON.parse(JSON.stringify(value))).sort();
+    expect(shape(fileEvent)).toEqual(shape(built as unknown as Record<string, unknown>));
+    expect(shape(fileEvent.requestContext)).toEqual(shape(built.requestContext as unknown as Record<string, unknown>));
+    expect(shape(fileEvent.requestContext.identity)).toEqual(shape(built.requestContext.identity as unknown as Record<string, unknown>));
+  });
+
+  for (const sample of ROUTE_SAMPLES) {
+    it.skipIf(!routeIds.has(sample.id))(`${sample.id}: answers ${sample.expectedStatus} to events/${sample.id}.json`, async () => {
+      const route = routes.find((candidate) => candidate.id === sample.id)!;
+      const result = await invoke(route.handler, route.id, readEvent(sample.id));
+      const body = JSON.parse(result.body);
+      expect({ status: result.statusCode, errors: body.errors ?? null }).toEqual({ status: sample.expectedStatus, errors: null });
+      expect(body.success).toBe(true);
+    });
+  }
+
+  it('commissions-process: processes events/commissions-process.json without failures', async () => {
+    const worker = functionSpecs().find((spec) => spec.id === 'commissions-process')!;
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ batchItemFailures: [] });
+  });
+
+  it('outbox-relay: runs on events/outbox-relay.json', async () => {
+    const worker = functionSpecs().find((spec) => spec.id === 'outbox-relay')!;
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number) });
+  });
+});
