@@ -29,12 +29,11 @@ import {
 } from '../shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '../shared/config';
 import { sendEmailInput } from '../shared/mail/messages';
+import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
 const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications [options] [--stage live|sandbox]';
 
-/** The local stack gives its functions these (local/stack.ts stageEnvironment); same defaults here. */
-const LOCAL_MAIL_DEFAULTS = { MAIL_FROM: 'affiliates@merchant-api.local', INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations' };
 
 const required = (values: Record<string, unknown>, name: string): string => {
   const value = values[name];

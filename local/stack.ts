@@ -32,6 +32,12 @@ export type LocalStack = {
   stop: () => Promise<void>;
 };
 
+/** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
+export const LOCAL_MAIL_DEFAULTS = {
+  MAIL_FROM: 'affiliates@merchant-api.local',
+  INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations',
+} as const;
+
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
 export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'store'>, endpoints: LocalStack['endpoints']) => ({
   ...LOCAL_AWS_ENV,
@@ -43,8 +49,8 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   TABLE_NAME: info.table,
   ORDERS_QUEUE_URL: info.ordersQueueUrl,
   ORDERS_DLQ_URL: info.dlqUrl,
-  MAIL_FROM: process.env.MAIL_FROM ?? 'affiliates@merchant-api.local',
-  INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? 'http://localhost:3000/invitations',
+  MAIL_FROM: process.env.MAIL_FROM ?? LOCAL_MAIL_DEFAULTS.MAIL_FROM,
+  INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? LOCAL_MAIL_DEFAULTS.INVITE_LINK_BASE_URL,
   POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
   OUTBOX_MIN_AGE_SECONDS: '5',
 });

@@ -1,11 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import type { OrderAcceptedMessage } from '../queue/orders';
 import { isoNow } from '../time';
 import type { OrderItem } from './order-model';
 import type { AffiliateItem, SegmentItem } from './program-model';
+import { queryPrefix } from './program-store';
 
 /**
  * Commission processing for accepted orders (minimal until the commission issue): one record per
@@ -92,24 +93,8 @@ export class UnprocessableMessageError extends Error {
   override name = 'UnprocessableMessageError';
 }
 
-/** The merchant's segments: a small list, read whole (one Query, paged defensively). */
-const listSegments = async (merchantId: string): Promise<SegmentItem[]> => {
-  const segments: SegmentItem[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.merchantPartition(merchantId), ':prefix': SK.segment },
-        ExclusiveStartKey,
-      }),
-    );
-    segments.push(...((page.Items ?? []) as SegmentItem[]));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return segments;
-};
+/** The merchant's segments: a small list, read whole (one Query on the merchant partition). */
+const listSegments = (merchantId: string) => queryPrefix<SegmentItem>({ ddb, table: TABLE_NAME }, merchantId, SK.segment);
 
 export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission: CommissionItem };
 
