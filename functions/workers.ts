@@ -16,6 +16,8 @@ export type WorkerAccess = {
   indexes?: readonly ('gsi1' | 'gsi2')[];
   /** The orders queue: send to it, or consume it (through its event source mapping). */
   queue?: 'send' | 'consume';
+  /** May send e-mail through SES as the configured sender. */
+  mail?: boolean;
 };
 
 export type WorkerTrigger =
@@ -46,6 +48,16 @@ export const workers = [
     access: { table: ['UpdateItem'], indexes: ['gsi2'], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
+  },
+  {
+    id: 'notification-relay',
+    handler: 'functions/notifications/relay.ts',
+    description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
+    trigger: { kind: 'schedule', everyMinutes: 1 },
+    // Query the sparse index, GetItem the owing item and its merchant, send, settle (UpdateItem).
+    access: { table: ['GetItem', 'UpdateItem'], indexes: ['gsi2'], mail: true },
+    timeoutSeconds: 50,
+    environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
   },
   {
     id: 'commissions-process',

@@ -48,7 +48,7 @@ export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
   table: access.table.map((action) => `dynamodb:${action}`),
   indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
   queue: access.queue,
-  mail: false,
+  mail: access.mail ?? false,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [

@@ -53,6 +53,7 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? LOCAL_MAIL_DEFAULTS.INVITE_LINK_BASE_URL,
   POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
   OUTBOX_MIN_AGE_SECONDS: '5',
+  NOTIFICATION_MIN_AGE_SECONDS: '10',
 });
 
 const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>

@@ -1,7 +1,7 @@
 /**
  * One stage of the local stack, in its own process with that stage's environment (table, queue,
  * STAGE), the way each deployed stage has its own functions. Serves the route manifest over HTTP
- * through the very handlers that are deployed, runs the scheduled outbox relay, and runs the
+ * through the very handlers that are deployed, runs the scheduled workers (outbox and notification relays), and runs the
  * commission consumer on the stage's orders queue (CONSUMER_POLL=off turns the consumer off).
  */
 import { createServer } from 'node:http';
@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '../functions/routes';
-import { queueWorkers } from '../functions/workers';
+import { queueWorkers, workers, type WorkerDef } from '../functions/workers';
 import { currentStage, requireEnv } from '../shared/config';
 import { MESSAGES } from '../shared/http/errors';
 import { v2Body } from '../shared/http/envelope';
@@ -54,17 +54,21 @@ const server = createServer(async (request, response) => {
   }
 });
 
-const relay = await importHandler<(event: unknown, context: Context) => Promise<{ sent: number }>>('functions/outbox/relay.ts');
-let relaying = false;
-const relayTimer = setInterval(async () => {
-  if (relaying) return;
-  relaying = true;
-  try {
-    await relay({}, lambdaContext('outbox-relay'));
-  } catch (error) {
-    console.error(`[${stage}] outbox relay: ${(error as Error).message}`);
-  } finally {
-    relaying = false;
+// The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
+type ScheduledHandler = (event: unknown, context: Context) => Promise<unknown>;
+const scheduled = await Promise.all(
+  (workers as readonly WorkerDef[])
+    .filter((worker) => worker.trigger.kind === 'schedule')
+    .map(async (worker) => ({ id: worker.id, handler: await importHandler<ScheduledHandler>(worker.handler), running: false })),
+);
+const relayTimer = setInterval(() => {
+  for (const job of scheduled) {
+    if (job.running) continue;
+    job.running = true;
+    job
+      .handler({}, lambdaContext(job.id))
+      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${(error as Error).message}`))
+      .finally(() => (job.running = false));
   }
 }, relayIntervalMs);
 

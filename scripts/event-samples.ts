@@ -182,6 +182,17 @@ export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
     resources: ['arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-OutboxRelaySchedule'],
     detail: {},
   },
+  'notification-relay': {
+    version: '0',
+    id: stableUuid('notification-relay:event'),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: 'us-east-1',
+    resources: ['arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-NotificationRelaySchedule'],
+    detail: {},
+  },
 };
 
 /** Every sample event by function id (file name: events/<id>.json). */

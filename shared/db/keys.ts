@@ -60,6 +60,9 @@ export const indexKeys = {
   /** Sparse outbox entry: present while an accepted order is not yet confirmed on the queue. */
   outboxPending: (acceptedAt: string) => ({ gsi2pk: 'OUTBOX', gsi2sk: acceptedAt }),
   outboxPartition: 'OUTBOX',
+  /** Sparse entry on an invite or affiliate request while it owes an e-mail (see mail/relay.ts). */
+  notificationPending: (since: string) => ({ gsi2pk: 'NOTIFY', gsi2sk: since }),
+  notificationPartition: 'NOTIFY',
 } as const;
 
 export const merchantIdOf = (pk: string): string => {

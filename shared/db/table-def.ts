@@ -3,7 +3,8 @@
  *
  * - pk/sk: every merchant item lives under `M#<merchantId>` (see keys.ts).
  * - gsi1: generic lookup index: token hash -> token, per-merchant order sequence -> order.
- * - gsi2: sparse outbox index: orders accepted but not yet confirmed on the orders queue.
+ * - gsi2: sparse outbox index of owed work: `OUTBOX` orders not yet confirmed on the orders queue,
+ *   `NOTIFY` invites and affiliate requests whose e-mail has not gone out yet.
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 

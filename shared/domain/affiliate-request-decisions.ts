@@ -9,7 +9,7 @@ import { deliverNotification } from '../mail/send';
 import { isoNow } from '../time';
 import { readRequest } from './affiliate-requests';
 import { findAffiliate } from './affiliates';
-import { affiliateOnAccept, type AffiliateOnAccept, type AffiliateRequestItem, type AffiliateRequestStatus } from './program-model';
+import { affiliateOnAccept, owedNotification, type AffiliateOnAccept, type AffiliateRequestItem, type AffiliateRequestStatus } from './program-model';
 import { backOff, isTransactionConflict, MAX_WRITE_ATTEMPTS } from './program-store';
 
 export { toAcceptedRequestResponse, toAffiliateRequestResponse } from './program-model';
@@ -27,14 +27,18 @@ const notPending = (status: AffiliateRequestStatus) =>
  * The request's own transition, conditional on it still being pending, so that of a concurrent
  * accept and decline exactly one commits. It also records the e-mail the decision owes.
  */
-const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string) => ({
-  TableName: TABLE_NAME,
-  Key: keys.affiliateRequest(merchantId, uuid),
-  UpdateExpression: 'SET #status = :decision, decided_at = :now, updated_at = :now, notification_pending_at = :now',
-  ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
-  ExpressionAttributeNames: { '#status': 'status' },
-  ExpressionAttributeValues: { ':decision': decision, ':now': now, ':pending': 'pending' },
-});
+const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string) => {
+  const owed = owedNotification(now);
+  return {
+    TableName: TABLE_NAME,
+    Key: keys.affiliateRequest(merchantId, uuid),
+    UpdateExpression:
+      'SET #status = :decision, decided_at = :now, updated_at = :now, notification_pending_at = :owed, gsi2pk = :outbox, gsi2sk = :owed',
+    ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':decision': decision, ':now': now, ':pending': 'pending', ':owed': owed.notification_pending_at, ':outbox': owed.gsi2pk },
+  };
+};
 
 /** The affiliate half of an accept, each kind conditional on the affiliate being as it was read. */
 const affiliateWrite = (merchantId: string, slug: string, change: AffiliateOnAccept) => {

@@ -8,7 +8,7 @@ import { invitationMessage } from '../mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '../mail/send';
 import type { InviteCreateInput } from '../schemas/program';
 import { isoNow } from '../time';
-import { inviteEmailGuard, inviteItem, type InviteItem } from './program-model';
+import { inviteEmailGuard, inviteItem, owedNotification, type InviteItem } from './program-model';
 import { backOff, isTransactionConflict, MAX_WRITE_ATTEMPTS } from './program-store';
 
 export { toInviteResponse } from './program-model';
@@ -40,7 +40,7 @@ export const createInvite = async (merchant: Merchant, input: InviteCreateInput)
   const now = isoNow();
   const invite = {
     ...inviteItem(merchant.id, { email: input.email, sender_email: (sender.Item?.email as string) ?? input.sender_email, content: input.content ?? null }, now),
-    notification_pending_at: now,
+    ...owedNotification(now),
   };
   const guardItem = inviteEmailGuard(merchant.id, invite.email, invite.uuid);
   for (let attempt = 1; ; attempt++) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { keys } from '../db/keys';
+import { indexKeys, keys } from '../db/keys';
 import { isoNow } from '../time';
 
 /**
@@ -307,15 +307,22 @@ export const affiliateOnAccept = (
 };
 
 /**
- * The updates that settle an owed e-mail (see NotificationState): sent clears the debt; failed
- * records when it failed and leaves the debt for a resend. Shared by the API and the admin CLI.
+ * What an item that owes an e-mail carries, written in the same write as the state change that
+ * owes it: the marker, and its entry on the outbox index for the notification relay.
+ */
+export const owedNotification = (now: string) => ({ notification_pending_at: now, ...indexKeys.notificationPending(now) });
+
+/**
+ * The updates that settle an owed e-mail (see NotificationState): sent clears the debt and its
+ * outbox entry; failed records when it failed and moves the entry to now, so the notification
+ * relay tries again after its minimum age. Shared by the API, the relay and the admin CLI.
  */
 export const notificationSettledUpdate = (key: { pk: string; sk: string }, outcome: 'sent' | 'failed', now: string) => ({
   Key: key,
   UpdateExpression:
     outcome === 'sent'
-      ? 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at'
-      : 'SET notification_failed_at = :now',
+      ? 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, gsi2pk, gsi2sk'
+      : 'SET notification_failed_at = :now, gsi2sk = :now',
   ConditionExpression: 'attribute_exists(pk)',
   ExpressionAttributeValues: { ':now': now },
 });

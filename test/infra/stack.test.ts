@@ -111,13 +111,14 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
 };
 
 const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
-  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume' };
+  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume'; mail?: boolean };
   return new Set([
     ...BASE_GRANTS,
     ...access.table.map((action) => `dynamodb:${action} on table`),
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
     ...(access.queue === 'send' ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.queue === 'consume' ? CONSUME_ACTIONS.map((action) => `${action} on orders-queue`) : []),
+    ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);
 };
 

@@ -92,6 +92,11 @@ describe('the sample events', () => {
     expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ batchItemFailures: [] });
   });
 
+  it('notification-relay: runs on events/notification-relay.json', async () => {
+    const worker = functionSpecs().find((spec) => spec.id === 'notification-relay')!;
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number), failed: 0 });
+  });
+
   it('outbox-relay: runs on events/outbox-relay.json', async () => {
     const worker = functionSpecs().find((spec) => spec.id === 'outbox-relay')!;
     expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number) });

@@ -13,7 +13,7 @@ import type { StackInfo } from './stack-info';
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack({
     ports: await freePorts(),
-    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', NOTIFICATION_MIN_AGE_SECONDS: '2', POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
   });
   const info: StackInfo = {
     endpoints: stack.endpoints,

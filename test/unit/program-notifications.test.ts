@@ -44,9 +44,9 @@ describe('decline', () => {
     // Assess
     expect(declined.status).toBe('declined');
     expect(updates()[0]).toMatchObject({ ConditionExpression: 'attribute_exists(pk) AND #status = :pending', ExpressionAttributeValues: { ':decision': 'declined' } });
-    expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :now');
+    expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :owed, gsi2pk = :outbox, gsi2sk = :owed');
     expect(sesMock).toHaveReceivedCommandWith(SendEmailCommand, { Destination: { ToAddresses: ['bob@x.example'] }, Source: 'affiliates@unit.test' });
-    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at' });
+    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, gsi2pk, gsi2sk' });
   });
 
   it('still answers with the committed decline when SES fails, and records the failure (no undo)', async () => {
@@ -63,7 +63,7 @@ describe('decline', () => {
     expect(logged).toHaveBeenCalledWith(expect.any(String), expect.objectContaining({ uuid: pending.uuid, error_name: 'MessageRejected' }));
     expect(JSON.stringify(logged.mock.calls)).not.toContain('@'); // SES messages quote addresses: never logged
     expect(updates()).toHaveLength(2);
-    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now' });
+    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now, gsi2sk = :now' });
   });
 });
 
@@ -102,7 +102,7 @@ describe('accept', () => {
     // Assess
     expect(accepted.status).toBe('accepted');
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-    expect(updates()).toEqual([expect.objectContaining({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now' })]);
+    expect(updates()).toEqual([expect.objectContaining({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now, gsi2sk = :now' })]);
   });
 
   it('answers 422 and sends nothing when the request is no longer pending', async () => {

@@ -1,0 +1,53 @@
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, TABLE_NAME } from '../db/client';
+import { indexKeys, merchantIdOf } from '../db/keys';
+import { getMerchant } from '../db/merchants';
+import { GSI2 } from '../db/table-def';
+import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
+import { notificationFor } from './messages';
+import { deliverNotification, INVITE_LINK_BASE_URL } from './send';
+
+type OwedItem = (InviteItem | AffiliateRequestItem) & Record<string, unknown>;
+
+/**
+ * The notification relay: sends every e-mail an invite or affiliate request still owes because
+ * SES failed when the request was answered. Owed e-mails are entries on the sparse outbox index
+ * (`NOTIFY`, written with the state change, see owedNotification); entries younger than
+ * `olderThanSeconds` are left to the request's own send. A send that fails again moves its entry
+ * to now, so it is retried after the minimum age. Bounded per run; returns what it did.
+ */
+export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxBatches = 10 } = {}) => {
+  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
+  const merchantNames = new Map<string, string | undefined>();
+  const result = { sent: 0, failed: 0 };
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const { Items = [] } = await ddb.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        IndexName: GSI2.indexName,
+        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
+        ExpressionAttributeValues: { ':pk': indexKeys.notificationPartition, ':cutoff': cutoff },
+        Limit: 25,
+      }),
+    );
+    if (Items.length === 0) break;
+    for (const entry of Items) {
+      const key = { pk: entry.pk as string, sk: entry.sk as string };
+      const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
+      const merchantId = merchantIdOf(key.pk);
+      if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);
+      const merchantName = merchantNames.get(merchantId);
+      const message = Item?.notification_pending_at && merchantName ? notificationFor(Item as OwedItem, merchantName, INVITE_LINK_BASE_URL) : undefined;
+      if (!message) {
+        // Nothing is owed any more (settled meanwhile, or not a mailable item): drop the entry.
+        await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
+        continue;
+      }
+      const sent = await deliverNotification(key, message, { notification: 'relay', uuid: String(Item?.uuid) });
+      if (sent) result.sent++;
+      else result.failed++;
+    }
+    if (result.failed > 0) break; // SES is refusing: the next run tries again
+  }
+  return result;
+};
