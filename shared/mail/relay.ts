@@ -1,8 +1,8 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, TABLE_NAME } from '../db/client';
 import { indexKeys, merchantIdOf } from '../db/keys';
 import { getMerchant } from '../db/merchants';
-import { GSI2 } from '../db/table-def';
+import { outboxEntries } from '../db/outbox';
 import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
 import { notificationFor } from './messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from './send';
@@ -17,22 +17,12 @@ type OwedItem = (InviteItem | AffiliateRequestItem) & Record<string, unknown>;
  * to now, so it is retried after the minimum age. Bounded per run; returns what it did.
  */
 export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxBatches = 10 } = {}) => {
-  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
   const merchantNames = new Map<string, string | undefined>();
   const result = { sent: 0, failed: 0 };
   for (let batch = 0; batch < maxBatches; batch++) {
-    const { Items = [] } = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: GSI2.indexName,
-        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
-        ExpressionAttributeValues: { ':pk': indexKeys.notificationPartition, ':cutoff': cutoff },
-        Limit: 25,
-      }),
-    );
-    if (Items.length === 0) break;
-    for (const entry of Items) {
-      const key = { pk: entry.pk as string, sk: entry.sk as string };
+    const pending = await outboxEntries(indexKeys.notificationPartition, olderThanSeconds, 25);
+    if (pending.length === 0) break;
+    for (const key of pending) {
       const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
       const merchantId = merchantIdOf(key.pk);
       if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);

@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, TABLE_NAME } from '../db/client';
 import { idAfterPrefix, indexKeys, keys, merchantIdOf, SK, type Key } from '../db/keys';
-import { GSI2 } from '../db/table-def';
+import { outboxEntries } from '../db/outbox';
 import { logger } from '../logger';
 import { ORDERS_QUEUE_URL, sqs } from './client';
 
@@ -54,23 +54,14 @@ export const publishAcceptedOrder = async (merchantId: string, orderUuid: string
  * race the fast path) and clears the entries SQS accepted. Bounded per run; returns how many it sent.
  */
 export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 20 } = {}): Promise<number> => {
-  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
   let sent = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    const { Items = [] } = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: GSI2.indexName,
-        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
-        ExpressionAttributeValues: { ':pk': indexKeys.outboxPartition, ':cutoff': cutoff },
-        Limit: 10,
-      }),
-    );
-    if (Items.length === 0) break;
-    const entries = Items.map((item, index) => ({
-      key: { pk: item.pk as string, sk: item.sk as string },
+    const pending = await outboxEntries(indexKeys.outboxPartition, olderThanSeconds, 10);
+    if (pending.length === 0) break;
+    const entries = pending.map((key, index) => ({
+      key,
       id: String(index),
-      message: orderAcceptedMessage(merchantIdOf(item.pk as string), idAfterPrefix(item.sk as string, SK.order)),
+      message: orderAcceptedMessage(merchantIdOf(key.pk), idAfterPrefix(key.sk, SK.order)),
     }));
     const result = await sqs.send(
       new SendMessageBatchCommand({
