@@ -1,11 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../db/table-def';
 
 /**
  * Where the operator tools (seed, admin CLI, local runtime) write: any stage's table, given
  * explicitly. Functions use shared/db/client.ts instead, bound to their own table at init.
  */
-export type Store = { ddb: DynamoDBDocumentClient; table: string };
+export type Store = TableRef;
 
 export const createStore = (table: string, endpoint?: string): Store => ({
   ddb: DynamoDBDocumentClient.from(new DynamoDBClient(endpoint ? { endpoint } : {}), { marshallOptions: { removeUndefinedValues: true } }),

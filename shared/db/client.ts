@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config';
+import type { TableRef } from './table-def';
 
 /** Module-scope client and table name: built once per container, reused by every invocation. */
 export const TABLE_NAME = requireEnv('TABLE_NAME');
@@ -8,3 +9,6 @@ export const TABLE_NAME = requireEnv('TABLE_NAME');
 export const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
   marshallOptions: { removeUndefinedValues: true },
 });
+
+/** This function's table, for code shared with the operator tools (which name theirs). */
+export const functionTable: TableRef = { ddb, table: TABLE_NAME };

@@ -1,3 +1,5 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 /**
  * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift.
  *
@@ -16,3 +18,9 @@ export const GLOBAL_INDEXES = [GSI1, GSI2] as const;
 export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;
 export const ordersQueueNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders`;
 export const ordersDlqNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders-dlq`;
+
+/**
+ * A table to work on and the client to reach it. Functions use their own (shared/db/client.ts
+ * `functionTable`); operator tools (seed, admin) name the stage's table explicitly.
+ */
+export type TableRef = { ddb: DynamoDBDocumentClient; table: string };

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import { notFound } from '../http/errors';
 import { slicePage, type PageQuery } from '../http/pagination';
@@ -11,8 +11,6 @@ import { queryPrefix } from './program-store';
  * so the read functions do not load the mail modules or need their environment.
  */
 export { toAffiliateRequestResponse } from './program-model';
-
-const table = { ddb, table: TABLE_NAME };
 
 /** Newest request first (requested_at), then by uuid. */
 export const requestOrder = newestFirst<AffiliateRequestItem>((request) => request.requested_at, (request) => request.uuid);
@@ -27,7 +25,7 @@ export const listAffiliateRequests = async (
 ): Promise<{ total: number; requests: AffiliateRequestItem[] }> => {
   const values = Object.fromEntries(query.status.map((status, index) => [`:s${index}`, status]));
   const filter = { expression: `#status IN (${Object.keys(values).join(', ')})`, names: { '#status': 'status' }, values };
-  const requests = (await queryPrefix<AffiliateRequestItem>(table, merchantId, SK.affiliateRequest, filter)).sort(requestOrder);
+  const requests = (await queryPrefix<AffiliateRequestItem>(functionTable, merchantId, SK.affiliateRequest, filter)).sort(requestOrder);
   return { total: requests.length, requests: slicePage(requests, query) };
 };
 

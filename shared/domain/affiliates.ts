@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import { notFound } from '../http/errors';
 import { slicePage, type PageQuery } from '../http/pagination';
@@ -8,8 +8,6 @@ import { queryPrefix } from './program-store';
 import { findTier, tiersBySlug } from './tiers';
 
 export { toAffiliateResponse } from './program-model';
-
-const table = { ddb, table: TABLE_NAME };
 
 /** Newest affiliate first (created_at), then by slug. */
 export const affiliateOrder = newestFirst<AffiliateItem>((affiliate) => affiliate.created_at, (affiliate) => affiliate.slug);
@@ -26,7 +24,7 @@ export const listAffiliates = async (
   const filter = query.tier_slug
     ? { expression: 'tier_slug = :tier', values: { ':tier': query.tier_slug.toLowerCase() } }
     : undefined;
-  const affiliates = (await queryPrefix<AffiliateItem>(table, merchantId, SK.affiliate, filter)).sort(affiliateOrder);
+  const affiliates = (await queryPrefix<AffiliateItem>(functionTable, merchantId, SK.affiliate, filter)).sort(affiliateOrder);
   const page = slicePage(affiliates, query);
   const tiers = page.some((affiliate) => affiliate.tier_slug) ? await tiersBySlug(merchantId) : new Map();
   return {

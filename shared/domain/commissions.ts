@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import type { OrderAcceptedMessage } from '../queue/orders';
 import { isoNow } from '../time';
@@ -94,7 +94,7 @@ export class UnprocessableMessageError extends Error {
 }
 
 /** The merchant's segments: a small list, read whole (one Query on the merchant partition). */
-const listSegments = (merchantId: string) => queryPrefix<SegmentItem>({ ddb, table: TABLE_NAME }, merchantId, SK.segment);
+const listSegments = (merchantId: string) => queryPrefix<SegmentItem>(functionTable, merchantId, SK.segment);
 
 export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission: CommissionItem };
 

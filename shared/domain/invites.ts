@@ -1,4 +1,4 @@
-import { ddb, TABLE_NAME } from '../db/client';
+import { functionTable } from '../db/client';
 import { SK } from '../db/keys';
 import { slicePage, type PageQuery } from '../http/pagination';
 import { newestFirst, type InviteItem } from './program-model';
@@ -10,8 +10,6 @@ import { queryPrefix } from './program-store';
  */
 export { toInviteResponse } from './program-model';
 
-const table = { ddb, table: TABLE_NAME };
-
 /** Newest invitation first (created_at), then by uuid. */
 export const inviteOrder = newestFirst<InviteItem>((invite) => invite.created_at, (invite) => invite.uuid);
 
@@ -22,6 +20,6 @@ export const inviteOrder = newestFirst<InviteItem>((invite) => invite.created_at
  */
 export const listInvites = async (merchantId: string, query: PageQuery & { email?: string | null }): Promise<{ total: number; invites: InviteItem[] }> => {
   const filter = query.email ? { expression: 'contains(email, :email)', values: { ':email': query.email.toLowerCase() } } : undefined;
-  const invites = (await queryPrefix<InviteItem>(table, merchantId, SK.invite, filter)).sort(inviteOrder);
+  const invites = (await queryPrefix<InviteItem>(functionTable, merchantId, SK.invite, filter)).sort(inviteOrder);
   return { total: invites.length, invites: slicePage(invites, query) };
 };

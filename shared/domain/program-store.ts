@@ -1,13 +1,12 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../db/keys';
+import type { TableRef } from '../db/table-def';
 
 /**
  * Reads shared by the affiliate-program repositories and the admin operations. They take the table
  * explicitly (functions pass their own, the admin CLI the stage it targets), so this module pulls
  * in no function-only environment.
  */
-export type TableRef = { ddb: DynamoDBDocumentClient; table: string };
 
 export type Filter = { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
 

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import { notFound } from '../http/errors';
 import { slicePage, type PageQuery } from '../http/pagination';
@@ -7,15 +7,13 @@ import type { SegmentItem, TierItem } from './program-model';
 import { queryPrefix } from './program-store';
 import { allTiers } from './tiers';
 
-const table = { ddb, table: TABLE_NAME };
-
 /** List order: the default segment first (it catches every unmatched row), then by name, then uuid. */
 export const segmentOrder = (a: SegmentItem, b: SegmentItem) =>
   Number(b.is_default) - Number(a.is_default) || a.name.localeCompare(b.name) || a.uuid.localeCompare(b.uuid);
 
 /** One page of segments; the whole list is one Query on the merchant partition (SEGMENT# prefix). */
 export const listSegments = async (merchantId: string, query: PageQuery): Promise<{ total: number; segments: SegmentItem[] }> => {
-  const segments = (await queryPrefix<SegmentItem>(table, merchantId, SK.segment)).sort(segmentOrder);
+  const segments = (await queryPrefix<SegmentItem>(functionTable, merchantId, SK.segment)).sort(segmentOrder);
   return { total: segments.length, segments: slicePage(segments, query) };
 };
 

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import { notFound } from '../http/errors';
 import type { PageQuery } from '../http/pagination';
@@ -7,11 +7,9 @@ import { slicePage } from '../http/pagination';
 import { byTierName, type TierItem } from './program-model';
 import { queryPrefix } from './program-store';
 
-const table = { ddb, table: TABLE_NAME };
-
 /** All of a merchant's tiers, by name. One Query on the merchant partition (TIER# prefix). */
 export const allTiers = async (merchantId: string): Promise<TierItem[]> =>
-  (await queryPrefix<TierItem>(table, merchantId, SK.tier)).sort(byTierName);
+  (await queryPrefix<TierItem>(functionTable, merchantId, SK.tier)).sort(byTierName);
 
 /** Tiers by slug, for showing an affiliate's or a segment's tier names. */
 export const tiersBySlug = async (merchantId: string): Promise<Map<string, TierItem>> =>
