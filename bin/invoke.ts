@@ -9,12 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { functionSpecs } from '../lib/function-specs';
 import { lambdaContext } from '../local/apigw';
 import { localClientConfig, useLocalAwsEnv } from '../local/emulators';
+import { importHandler } from '../local/handlers';
 import { portsFromEnv } from '../local/ports';
 import { stageEnvironment } from '../local/stack';
 import { parseStage } from '../shared/config';
@@ -62,10 +62,10 @@ try {
 Object.assign(process.env, stageEnvironment(stage, { table, ...queues! }, endpoints));
 
 // Imported only now: handler modules read their environment at import, as in Lambda.
-const module = (await import(pathToFileURL(resolve(ROOT, spec.handler)).href)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+const handler = await importHandler<(event: unknown, context: unknown) => Promise<unknown>>(spec.handler);
 let result: unknown;
 try {
-  result = await module.handler(event, lambdaContext(spec.id));
+  result = await handler(event, lambdaContext(spec.id));
 } catch (error) {
   console.error(error);
   fail(`${spec.id} threw (API Gateway would answer 502).`);

@@ -5,8 +5,6 @@
  * commission consumer on the stage's orders queue (CONSUMER_POLL=off turns the consumer off).
  */
 import { createServer } from 'node:http';
-import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '../functions/routes';
@@ -16,17 +14,14 @@ import { MESSAGES } from '../shared/http/errors';
 import { v2Body } from '../shared/http/envelope';
 import { newTraceId } from '../shared/http/trace';
 import { buildEvent, compileRoutes, lambdaContext, matchRoute } from './apigw';
+import { importHandler } from './handlers';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-const ROOT = resolve(import.meta.dirname, '..');
 const stage = currentStage();
 const port = Number(process.env.LOCAL_HTTP_PORT);
 const relayIntervalMs = Number(process.env.RELAY_INTERVAL_MS ?? '5000');
-
-export const importHandler = async <T>(file: string): Promise<T> =>
-  (await import(pathToFileURL(resolve(ROOT, file)).href)).handler as T;
 
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));

@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { functionSpecs } from '../../lib/function-specs';
 import { buildEvent, lambdaContext } from '../../local/apigw';
 import { DEMO, demoFixture } from '../../local/demo';
+import { importHandler } from '../../local/handlers';
 import { stageEnvironment } from '../../local/stack';
 import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '../../scripts/event-samples';
 import { seedFixture } from '../../shared/admin/seed';
@@ -40,8 +40,8 @@ afterAll(() => {
 });
 
 const invoke = async (handlerFile: string, id: string, event: unknown) => {
-  const module = (await import(pathToFileURL(resolve(ROOT, handlerFile)).href)) as { handler: (event: unknown, context: unknown) => Promise<any> };
-  return module.handler(event, lambdaContext(id));
+  const handler = await importHandler<(event: unknown, context: unknown) => Promise<any>>(handlerFile);
+  return handler(event, lambdaContext(id));
 };
 
 describe('the sample events', () => {
