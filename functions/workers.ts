@@ -77,3 +77,12 @@ export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kin
 /** The workers fed by the orders queue (the commission consumer). */
 export const queueWorkers = (): QueueWorkerDef[] =>
   (workers as readonly WorkerDef[]).filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
+
+/**
+ * The orders queue's settings, shared by the CDK stack and the local stack: redrive to the DLQ
+ * after 5 receives; visibility six times the consumer's timeout (AWS's advice for an event source).
+ */
+export const ordersQueueSettings = () => ({
+  maxReceiveCount: 5,
+  visibilityTimeoutSeconds: (queueWorkers()[0]?.timeoutSeconds ?? 30) * 6,
+});

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ordersQueueSettings } from '../functions/workers';
 import type { Stage } from '../shared/config';
 import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage } from '../shared/db/table-def';
 
@@ -9,16 +10,11 @@ export type MerchantDataProps = {
   stage: Stage;
   /** Live: deletion protection and RETAIN on the table. */
   retainData: boolean;
-  /** The consumer's timeout: the queue's visibility timeout is six times it (AWS's advice). */
-  consumerTimeout: Duration;
 };
-
-/** Redeliveries before a message moves to the DLQ (the local stack uses the same value). */
-export const MAX_RECEIVE_COUNT = 5;
 
 /**
  * The stage's state: the single table (built from shared/db/table-def.ts, like the local one) and
- * the orders queue with its dead-letter queue.
+ * the orders queue with its dead-letter queue (settings shared with the local stack).
  */
 export class MerchantData extends Construct {
   readonly table: Table;
@@ -52,13 +48,14 @@ export class MerchantData extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    const settings = ordersQueueSettings();
     this.queue = new Queue(this, 'OrdersQueue', {
       queueName: ordersQueueNameForStage(props.stage),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
+      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.dlq, maxReceiveCount: MAX_RECEIVE_COUNT },
+      deadLetterQueue: { queue: this.dlq, maxReceiveCount: settings.maxReceiveCount },
     });
   }
 }

@@ -46,12 +46,7 @@ export class MerchantApiStage extends Stack {
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     const specs = functionSpecs();
-    const consumer = specs.find((spec) => spec.kind === 'worker' && spec.worker.trigger.kind === 'orders-queue');
-    this.data = new MerchantData(this, 'Data', {
-      stage,
-      retainData: config.retainData,
-      consumerTimeout: Duration.seconds(consumer?.timeoutSeconds ?? 30),
-    });
+    this.data = new MerchantData(this, 'Data', { stage, retainData: config.retainData });
     const { table, queue, dlq } = this.data;
 
     this.restApi = new MerchantRestApi(this, 'Http', {

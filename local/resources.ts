@@ -1,5 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ordersQueueSettings } from '../functions/workers';
 import type { Stage } from '../shared/config';
 import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage } from '../shared/db/table-def';
 import { localClientConfig } from './emulators';
@@ -38,17 +39,18 @@ export const ensureTable = async (endpoint: string, stage: Stage): Promise<strin
 
 export type StageQueues = { ordersQueueUrl: string; dlqUrl: string };
 
-/** The stage's orders queue and its dead-letter queue (maxReceiveCount 5, as deployed). */
+/** The stage's orders queue and its dead-letter queue, with the deployed settings. */
 export const ensureQueues = async (endpoint: string, stage: Stage): Promise<StageQueues> => {
   const client = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, ...localClientConfig });
   const { QueueUrl: dlqUrl } = await client.send(new CreateQueueCommand({ QueueName: ordersDlqNameForStage(stage) }));
   const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+  const settings = ordersQueueSettings();
   const { QueueUrl: ordersQueueUrl } = await client.send(
     new CreateQueueCommand({
       QueueName: ordersQueueNameForStage(stage),
       Attributes: {
-        VisibilityTimeout: '60',
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '5' }),
+        VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: String(settings.maxReceiveCount) }),
       },
     }),
   );
