@@ -1,9 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
-import { indexKeys, keys, SK } from '../db/keys';
-import { GSI1 } from '../db/table-def';
-import { hashToken, kindOfToken, type TokenRecord } from '../db/tokens';
+import { keys, SK } from '../db/keys';
+import { hashToken, kindOfToken, tokenLookupQuery, type TokenRecord } from '../db/tokens';
 import {
   affiliateRequestItem,
   notificationSettledUpdate,
@@ -69,16 +68,7 @@ export const stageOfToken = (token: string): Stage | undefined => {
 export const revokeToken = async (store: Store, token: string) => {
   if (!kindOfToken(token)) throw new AdminError('not a token: expected live_... or test_...');
   const hash = hashToken(token);
-  const lookup = indexKeys.tokenLookup(hash);
-  const { Items = [] } = await store.ddb.send(
-    new QueryCommand({
-      TableName: store.table,
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': lookup.gsi1pk, ':sk': lookup.gsi1sk },
-      Limit: 1,
-    }),
-  );
+  const { Items = [] } = await store.ddb.send(new QueryCommand(tokenLookupQuery(store.table, hash)));
   const record = Items[0] as TokenRecord | undefined;
   if (!record) throw new AdminError(`token not found in table ${store.table}`);
   const { Attributes } = await store.ddb.send(

@@ -1,9 +1,8 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { TokenKind } from '../config';
 import { ddb, TABLE_NAME } from './client';
-import { keys, indexKeys } from './keys';
-import { GSI1 } from './table-def';
-import type { TokenRecord } from './tokens';
+import { keys } from './keys';
+import { tokenLookupQuery, type TokenRecord } from './tokens';
 
 export type Merchant = { id: string; name: string; currency: string };
 
@@ -17,16 +16,7 @@ export type Credential = {
  * Returns undefined for an unknown or revoked token.
  */
 export const findCredential = async (tokenHash: string): Promise<Credential | undefined> => {
-  const lookup = indexKeys.tokenLookup(tokenHash);
-  const { Items } = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': lookup.gsi1pk, ':sk': lookup.gsi1sk },
-      Limit: 1,
-    }),
-  );
+  const { Items } = await ddb.send(new QueryCommand(tokenLookupQuery(TABLE_NAME, tokenHash)));
   const token = Items?.[0] as TokenRecord | undefined;
   if (!token || token.revoked_at) return undefined;
   const merchant = await getMerchant(token.merchant_id);

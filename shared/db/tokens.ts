@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { TokenKind } from '../config';
+import { indexKeys } from './keys';
+import { GSI1 } from './table-def';
 
 /**
  * Token strings say their kind in a prefix (`live_` / `test_`) followed by 40 random URL-safe
@@ -21,4 +23,16 @@ export type TokenRecord = {
   revoked_at?: string;
   created_at: string;
   label?: string;
+};
+
+/** The Query that finds a token item by its hash on gsi1 (auth and the admin CLI). */
+export const tokenLookupQuery = (tableName: string, tokenHash: string) => {
+  const lookup = indexKeys.tokenLookup(tokenHash);
+  return {
+    TableName: tableName,
+    IndexName: GSI1.indexName,
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+    ExpressionAttributeValues: { ':pk': lookup.gsi1pk, ':sk': lookup.gsi1sk },
+    Limit: 1,
+  };
 };
