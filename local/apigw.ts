@@ -37,19 +37,95 @@ export const matchRoute = (compiled: CompiledRoute[], method: string, path: stri
   return undefined;
 };
 
-/** Request headers with their original casing, as API Gateway passes them. */
-const headersOf = (request: IncomingMessage) => {
-  const headers: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
-  for (let index = 0; index < request.rawHeaders.length; index += 2) {
-    const name = request.rawHeaders[index] as string;
-    const value = request.rawHeaders[index + 1] as string;
-    headers[name] = value;
-    (multi[name] ??= []).push(value);
-  }
-  return { headers, multi };
+/** API Gateway's `requestContext.requestTime` format: `22/Nov/2026:09:30:00 +0000`. */
+export const requestTimeOf = (epoch: number) => {
+  const date = new Date(epoch);
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
 };
 
+/** API Gateway's domainPrefix is the host's first label; a local address has none, so `localhost`. */
+const domainPrefixOf = (host: string) => {
+  const name = host.replace(/:\d+$/, '');
+  return name === 'localhost' || /^[\d.]+$/.test(name) || name.startsWith('[') ? 'localhost' : (name.split('.')[0] ?? name);
+};
+
+const singleValues = (multi: Record<string, string[]>) =>
+  Object.fromEntries(Object.entries(multi).map(([name, values]) => [name, values[values.length - 1] as string]));
+
+export type ProxyRequest = {
+  route: Pick<RouteDef, 'id' | 'method' | 'path'>;
+  /** The path as called (parameters filled in), without the stage. */
+  path: string;
+  /** Every header with all its values, in the casing the client sent. */
+  headers: Record<string, string[]>;
+  query?: Record<string, string[]>;
+  pathParameters?: Record<string, string>;
+  body: string | null;
+  isBase64Encoded?: boolean;
+  stage: string;
+  sourceIp: string;
+  /** requestContext.path: the path the client called; on a deployed API it starts with the stage. */
+  contextPath?: string;
+  apiId?: string;
+  protocol?: string;
+  requestId?: string;
+  extendedRequestId?: string;
+  epoch?: number;
+};
+
+/**
+ * The one place that shapes an API Gateway REST API (Lambda proxy) event: used by the local
+ * server, the sample events and the unit tests. Single-value maps hold the last value of each
+ * name; maps with nothing in them are null, as API Gateway sends them.
+ */
+export const proxyEvent = (request: ProxyRequest): APIGatewayProxyEvent => {
+  const headers = singleValues(request.headers);
+  const query = request.query && Object.keys(request.query).length > 0 ? request.query : undefined;
+  const params = request.pathParameters && Object.keys(request.pathParameters).length > 0 ? request.pathParameters : undefined;
+  const host = Object.entries(headers).find(([name]) => name.toLowerCase() === 'host')?.[1] ?? 'localhost';
+  const userAgent = Object.entries(headers).find(([name]) => name.toLowerCase() === 'user-agent')?.[1] ?? null;
+  const epoch = request.epoch ?? Date.now();
+  return {
+    resource: request.route.path,
+    path: request.path,
+    httpMethod: request.route.method,
+    headers,
+    multiValueHeaders: request.headers,
+    queryStringParameters: query ? singleValues(query) : null,
+    multiValueQueryStringParameters: query ?? null,
+    pathParameters: params ?? null,
+    stageVariables: null,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: request.apiId ?? 'local',
+      authorizer: undefined,
+      domainName: host,
+      domainPrefix: domainPrefixOf(host),
+      extendedRequestId: request.extendedRequestId ?? randomUUID().replace(/-/g, '').slice(0, 16),
+      httpMethod: request.route.method,
+      identity: {
+        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
+        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
+        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: request.sourceIp, user: null, userArn: null,
+        userAgent,
+      },
+      path: request.contextPath ?? request.path,
+      protocol: request.protocol ?? 'HTTP/1.1',
+      requestId: request.requestId ?? randomUUID(),
+      requestTime: requestTimeOf(epoch),
+      requestTimeEpoch: epoch,
+      resourceId: request.route.id,
+      resourcePath: request.route.path,
+      stage: request.stage,
+    },
+    body: request.body,
+    isBase64Encoded: request.isBase64Encoded ?? false,
+  };
+};
+
+/** The event for a request the local server received, with the headers API Gateway adds. */
 export const buildEvent = (options: {
   request: IncomingMessage;
   url: URL;
@@ -58,55 +134,28 @@ export const buildEvent = (options: {
   body: string;
   stage: string;
 }): APIGatewayProxyEvent => {
-  const { request, url, route, params, body, stage } = options;
-  const { headers, multi } = headersOf(request);
-  const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
-  const forwarded = { 'X-Forwarded-For': sourceIp, 'X-Forwarded-Port': String(request.socket.localPort ?? ''), 'X-Forwarded-Proto': 'http' };
-  Object.assign(headers, forwarded);
-  for (const [name, value] of Object.entries(forwarded)) multi[name] = [value];
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    query[name] = value;
-    (multiQuery[name] ??= []).push(value);
+  const { request, url } = options;
+  const headers: Record<string, string[]> = {};
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    (headers[request.rawHeaders[index] as string] ??= []).push(request.rawHeaders[index + 1] as string);
   }
-  const now = Date.now();
-  return {
-    resource: route.path,
+  const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
+  headers['X-Forwarded-For'] = [sourceIp];
+  headers['X-Forwarded-Port'] = [String(request.socket.localPort ?? '')];
+  headers['X-Forwarded-Proto'] = ['http'];
+  const query: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  return proxyEvent({
+    route: options.route,
     path: url.pathname,
-    httpMethod: route.method,
     headers,
-    multiValueHeaders: multi,
-    queryStringParameters: Object.keys(query).length ? query : null,
-    multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
-    pathParameters: Object.keys(params).length ? params : null,
-    stageVariables: null,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: undefined,
-      domainName: headers.Host ?? headers.host ?? 'localhost',
-      domainPrefix: 'localhost',
-      extendedRequestId: randomUUID(),
-      httpMethod: route.method,
-      identity: {
-        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
-        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
-        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp, user: null, userArn: null,
-        userAgent: request.headers['user-agent'] ?? null,
-      },
-      path: url.pathname,
-      protocol: `HTTP/${request.httpVersion}`,
-      requestId: randomUUID(),
-      requestTime: new Date(now).toUTCString(),
-      requestTimeEpoch: now,
-      resourceId: route.id,
-      resourcePath: route.path,
-      stage,
-    },
-    body: body === '' ? null : body,
-    isBase64Encoded: false,
-  };
+    query,
+    pathParameters: options.params,
+    body: options.body === '' ? null : options.body,
+    stage: options.stage,
+    sourceIp,
+    protocol: `HTTP/${request.httpVersion}`,
+  });
 };
 
 /** A Lambda context like the one the runtime passes (enough for middy and Powertools). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import type { HttpMethod } from '../functions/routes';
+import { proxyEvent } from '../local/apigw';
 import { DEMO } from '../local/demo';
 import { ordersQueueNameForStage } from '../shared/db/table-def';
 
@@ -78,13 +79,6 @@ const stableUuid = (seed: string) => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 };
 
-const clfTime = (epoch: number) => {
-  const date = new Date(epoch);
-  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
-};
-
 const fillPath = (path: string, params: Record<string, string> = {}) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params[name];
@@ -98,7 +92,6 @@ const fillPath = (path: string, params: Record<string, string> = {}) =>
  * path parameters, requestContext, a JSON string body (null when none), isBase64Encoded.
  */
 export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live): APIGatewayProxyEvent => {
-  const path = fillPath(sample.path, sample.pathParameters);
   const body = sample.body === undefined ? null : JSON.stringify(sample.body);
   const headers: Record<string, string> = {
     Accept: 'application/json',
@@ -111,42 +104,19 @@ export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live
     'X-Forwarded-Port': '3000',
     'X-Forwarded-Proto': 'http',
   };
-  const query = sample.query && Object.keys(sample.query).length > 0 ? sample.query : null;
-  return {
-    resource: sample.path,
-    path,
-    httpMethod: sample.method,
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: query,
-    multiValueQueryStringParameters: query ? Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])) : null,
-    pathParameters: sample.pathParameters ?? null,
-    stageVariables: null,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      domainName: HOST,
-      domainPrefix: 'localhost',
-      extendedRequestId: stableUuid(`${sample.id}:extended`).replace(/-/g, '').slice(0, 16),
-      httpMethod: sample.method,
-      identity: {
-        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
-        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
-        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: SOURCE_IP, user: null, userArn: null,
-        userAgent: USER_AGENT,
-      },
-      path,
-      protocol: 'HTTP/1.1',
-      requestId: stableUuid(`${sample.id}:request`),
-      requestTime: clfTime(REQUEST_TIME_EPOCH),
-      requestTimeEpoch: REQUEST_TIME_EPOCH,
-      resourceId: sample.id,
-      resourcePath: sample.path,
-      stage: 'live',
-    } as APIGatewayProxyEvent['requestContext'],
+  return proxyEvent({
+    route: { id: sample.id, method: sample.method, path: sample.path },
+    path: fillPath(sample.path, sample.pathParameters),
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    query: Object.fromEntries(Object.entries(sample.query ?? {}).map(([name, value]) => [name, [value]])),
+    pathParameters: sample.pathParameters,
     body,
-    isBase64Encoded: false,
-  };
+    stage: 'live',
+    sourceIp: SOURCE_IP,
+    requestId: stableUuid(`${sample.id}:request`),
+    extendedRequestId: stableUuid(`${sample.id}:extended`).replace(/-/g, '').slice(0, 16),
+    epoch: REQUEST_TIME_EPOCH,
+  });
 };
 
 /** The worker samples: an SQS batch naming the demo order, and the relay's scheduled event. */

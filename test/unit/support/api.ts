@@ -2,8 +2,7 @@
  * API Gateway REST (Lambda proxy) events and a Lambda context, as the deployed stage sends them,
  * so handlers can be invoked directly.
  */
-import { lambdaContext as localLambdaContext } from '../../../local/apigw';
-import { randomUUID } from 'node:crypto';
+import { lambdaContext as localLambdaContext, proxyEvent } from '../../../local/apigw';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routeById, type RouteId } from '../../../functions/routes';
 
@@ -43,45 +42,20 @@ export const apiEvent = (routeId: RouteId, options: EventOptions = {}): APIGatew
     ...options.headers,
   };
   const body = options.rawBody ?? (options.body === undefined ? null : JSON.stringify(options.body));
-  return {
-    resource: route.path,
+  return proxyEvent({
+    route,
     path,
-    httpMethod: route.method,
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: options.query ?? null,
-    multiValueQueryStringParameters: options.query
-      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
-      : null,
-    pathParameters: options.pathParameters ?? null,
-    stageVariables: null,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'unitapi',
-      authorizer: undefined,
-      domainName: headers.Host ?? headers.host ?? 'api.unit.test',
-      domainPrefix: 'api',
-      extendedRequestId: randomUUID(),
-      httpMethod: route.method,
-      identity: {
-        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
-        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
-        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: '203.0.113.7', user: null, userArn: null,
-        userAgent: 'unit-test',
-      },
-      // API Gateway's requestContext.path carries the stage: that is the URL the client called.
-      path: `/${stage}${path}`,
-      protocol: 'HTTP/1.1',
-      requestId: randomUUID(),
-      requestTime: new Date().toUTCString(),
-      requestTimeEpoch: Date.now(),
-      resourceId: route.id,
-      resourcePath: route.path,
-      stage,
-    },
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    query: options.query ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]])) : undefined,
+    pathParameters: options.pathParameters,
     body,
-    isBase64Encoded: options.isBase64Encoded ?? false,
-  };
+    isBase64Encoded: options.isBase64Encoded,
+    stage,
+    sourceIp: '203.0.113.7',
+    // API Gateway's requestContext.path carries the stage: that is the URL the client called.
+    contextPath: `/${stage}${path}`,
+    apiId: 'unitapi',
+  });
 };
 
 /** The same Lambda context the local runtime passes. */
