@@ -1,7 +1,7 @@
 import type { $ZodType } from 'zod/v4/core';
 import * as z from 'zod/mini';
 import { invalid, notFound, type FieldErrors } from '../http/errors';
-import { laravelErrors } from '../validation/messages';
+import { laravelErrors, mergeFieldErrors } from '../validation/messages';
 import type { ApiMiddleware } from './types';
 
 export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType };
@@ -17,17 +17,19 @@ export const validate = (schemas: Schemas): ApiMiddleware => ({
     const params = schemas.params ? z.safeParse(schemas.params, event.pathParameters ?? {}) : undefined;
     if (params && !params.success) throw notFound();
 
-    const errors: FieldErrors = {};
+    // Field names are the client's: merged without Object.assign, which would treat a field
+    // named `__proto__` as the prototype (see shared/validation/messages.ts).
+    const found: FieldErrors[] = [];
     const parse = (schema: $ZodType | undefined, input: unknown) => {
       if (!schema) return undefined;
       const result = z.safeParse(schema, input);
       if (result.success) return result.data;
-      Object.assign(errors, laravelErrors(result.error.issues, input));
+      found.push(laravelErrors(result.error.issues, input));
       return undefined;
     };
     const query = parse(schemas.query, event.queryStringParameters ?? {});
     const body = parse(schemas.body, context.jsonBody ?? {});
-    if (Object.keys(errors).length > 0) throw invalid(errors);
+    if (found.length > 0) throw invalid(mergeFieldErrors(...found));
     context.input = { body, query, params: params?.data };
   },
 });

@@ -18,11 +18,19 @@ type Issue = {
   message: string;
 };
 
-/** Laravel's displayable attribute: the key with underscores as spaces. */
-export const attributeName = (key: string): string => key.replace(/_/g, ' ');
+/** Laravel's displayable attribute: the key with underscores as spaces (`__proto__` shows as `proto`). */
+export const attributeName = (key: string): string => key.replace(/_+/g, ' ').replace(/ ?\. ?/g, '.').trim();
 
+/**
+ * Field names, query keys and paths come from the client, so no lookup here may reach an
+ * inherited member (`constructor`, `__proto__`, `toString`, ...): values are read as own
+ * properties only, tables through Object.hasOwn, and errors are collected in a Map.
+ */
 const valueAt = (input: unknown, path: PropertyKey[]): unknown =>
-  path.reduce<unknown>((value, segment) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[segment] : undefined), input);
+  path.reduce<unknown>(
+    (value, segment) => (value !== null && typeof value === 'object' && Object.hasOwn(value, segment) ? (value as Record<PropertyKey, unknown>)[segment] : undefined),
+    input,
+  );
 
 /** Laravel's `required`: absent, null, or a string that is empty once trimmed. */
 const isMissing = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
@@ -38,11 +46,14 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: 'true or false',
 };
 
+const typeName = (expected: string | undefined) =>
+  expected !== undefined && Object.hasOwn(TYPE_NAMES, expected) ? TYPE_NAMES[expected] : `of type ${expected}`;
+
 const messageFor = (issue: Issue, attr: string, value: unknown): string => {
   switch (issue.code) {
     case 'invalid_type':
       if (isMissing(value)) return `The ${attr} field is required.`;
-      return `The ${attr} field must be ${TYPE_NAMES[issue.expected ?? ''] ?? `of type ${issue.expected}`}.`;
+      return `The ${attr} field must be ${typeName(issue.expected)}.`;
     case 'too_small':
       if (issue.origin === 'string') {
         if (isMissing(value)) return `The ${attr} field is required.`;
@@ -67,10 +78,15 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
   }
 };
 
+/**
+ * The first message per field. The result's keys are own data properties, whatever the client
+ * named its fields (Object.fromEntries defines `__proto__` as an ordinary key), so it is safe to
+ * spread, serialise and count; merge several with mergeFieldErrors, never Object.assign.
+ */
 export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldErrors => {
-  const errors: FieldErrors = {};
+  const errors = new Map<string, string[]>();
   const add = (key: string, message: string) => {
-    if (!errors[key]) errors[key] = [message];
+    if (!errors.has(key)) errors.set(key, [message]);
   };
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -87,5 +103,12 @@ export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldEr
     const key = issue.path.map(String).join('.');
     add(key, messageFor(issue, attributeName(key), valueAt(input, issue.path)));
   }
-  return errors;
+  return Object.fromEntries(errors);
+};
+
+/** Field errors of several sources as one, first message per field kept, own keys only. */
+export const mergeFieldErrors = (...sources: FieldErrors[]): FieldErrors => {
+  const merged = new Map<string, string[]>();
+  for (const source of sources) for (const [key, messages] of Object.entries(source)) if (!merged.has(key)) merged.set(key, messages);
+  return Object.fromEntries(merged);
 };
