@@ -1,18 +1,38 @@
 import * as z from 'zod/mini';
 
+declare global {
+  interface String {
+    /** ES2024 (Node 20+): false when the string holds a lone surrogate. */
+    isWellFormed(): boolean;
+  }
+}
+
+/**
+ * JSON can carry strings no UTF-8 encoder accepts: a lone surrogate such as "\ud800". Stored, such
+ * a string fails later and far from the request (SES refuses every e-mail quoting it), so every
+ * text field of every body, query and path parameter is checked here, at the door: 422
+ * `The content field must be a valid UTF-8 string.` (404 for a path parameter).
+ */
+export const WELL_FORMED_MESSAGE = 'The :attribute field must be a valid UTF-8 string.';
+
+export const wellFormed = () => z.refine<string>((value) => value.isWellFormed(), { message: WELL_FORMED_MESSAGE });
+
+/** The base of every text field the API accepts: a string that is well-formed Unicode. */
+export const text = () => z.string().check(wellFormed());
+
 /**
  * Laravel-style string rules: strings are trimmed first (Laravel's TrimStrings), so a required
  * string of only spaces is missing and ' A-1' and 'A-1' are one order_no; max 255 by default.
  */
-export const requiredString = (max = 255) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
+export const requiredString = (max = 255) => text().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 /** Optional strings accept null and '' (Laravel turns empty strings into null). */
 export const optionalString = (max = 255) =>
-  z.optional(z.nullable(z.pipe(z.string().check(z.trim(), z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
+  z.optional(z.nullable(z.pipe(text().check(z.trim(), z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
 
 export const nonNegativeInt = () => z.int().check(z.minimum(0));
 
-export const emailAddress = () => z.email().check(z.maxLength(255));
+export const emailAddress = () => text().check(z.email(), z.maxLength(255));
 
-export const uuidParams = z.object({ uuid: z.uuid() });
-export const slugParams = z.object({ slug: z.string().check(z.minLength(1), z.maxLength(255)) });
+export const uuidParams = z.object({ uuid: text().check(z.uuid()) });
+export const slugParams = z.object({ slug: text().check(z.minLength(1), z.maxLength(255)) });

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '../http/pagination';
-import { emailAddress, nonNegativeInt, optionalString, requiredString } from './common';
+import { emailAddress, nonNegativeInt, optionalString, requiredString, text } from './common';
 
 /** Rows per order: at least 1 (spec); at most 200 (our cap, keeps an order item well under 400 KB). */
 export const MAX_ORDER_ROWS = 200;
@@ -24,7 +24,7 @@ export const orderCreateBody = z.object({
   affiliate_slug: requiredString(),
   order_no: requiredString(),
   total_shipping_value: nonNegativeInt(),
-  currency_code: z.string().check(z.length(3)),
+  currency_code: text().check(z.length(3)),
   customer: z.optional(z.nullable(customer)),
   order_rows: z.array(orderRow).check(z.minLength(1), z.maxLength(MAX_ORDER_ROWS)),
 });

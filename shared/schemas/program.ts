@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { AffiliateRequestStatus } from '../domain/program-model';
 import { pageQueryShape } from '../http/pagination';
-import { emailAddress, optionalString } from './common';
+import { emailAddress, optionalString, text } from './common';
 
 /** Tiers and segments: only the page parameters. */
 export const programListQuery = z.object(pageQueryShape);
@@ -31,7 +31,7 @@ export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequ
 };
 
 const statusFilter = z.pipe(
-  z.optional(z.string()),
+  z.optional(text()),
   z.transform((value, ctx) => {
     const statuses = parseStatusFilter(value);
     if (statuses) return statuses;
