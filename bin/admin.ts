@@ -29,6 +29,7 @@ import {
 } from '../shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '../shared/config';
 import { sendEmailInput } from '../shared/mail/messages';
+import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
 import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
@@ -50,7 +51,7 @@ const mailer = (): Mailer => {
   }
   const from = requireEnv('MAIL_FROM');
   const linkBase = requireEnv('INVITE_LINK_BASE_URL');
-  const ses = new SESClient({});
+  const ses = new SESClient(OPERATOR_CLIENT_CONFIG);
   return { linkBase, send: async (message) => void (await ses.send(new SendEmailCommand(sendEmailInput(message, from)))) };
 };
 

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../db/table-def';
+import { OPERATOR_CLIENT_CONFIG } from '../sdk-timeouts';
 
 /**
  * Where the operator tools (seed, admin CLI, local runtime) write: any stage's table, given
@@ -9,7 +10,9 @@ import type { TableRef } from '../db/table-def';
 export type Store = TableRef;
 
 export const createStore = (table: string, endpoint?: string): Store => ({
-  ddb: DynamoDBDocumentClient.from(new DynamoDBClient(endpoint ? { endpoint } : {}), { marshallOptions: { removeUndefinedValues: true } }),
+  ddb: DynamoDBDocumentClient.from(new DynamoDBClient({ ...OPERATOR_CLIENT_CONFIG, ...(endpoint ? { endpoint } : {}) }), {
+    marshallOptions: { removeUndefinedValues: true },
+  }),
   table,
 });
 

@@ -1,11 +1,6 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { requireEnv } from '../config';
 
-export const ORDERS_QUEUE_URL = requireEnv('ORDERS_QUEUE_URL');
+export { sqs } from './sqs-client';
 
-/**
- * useQueueUrlAsEndpoint=false: requests go to the configured SQS endpoint (AWS's regional one, or
- * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
- * names that need not resolve.
- */
-export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+/** The stage's orders queue, for the functions that send to it. Read at init: fail fast. */
+export const ORDERS_QUEUE_URL = requireEnv('ORDERS_QUEUE_URL');

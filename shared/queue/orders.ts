@@ -19,7 +19,7 @@ export const orderAcceptedMessage = (merchantId: string, orderUuid: string): Ord
 });
 
 /** Clears the order's outbox entry once the queue has its message. */
-const markPublished = (key: Key) =>
+const markPublished = (key: Key, abortSignal?: AbortSignal) =>
   ddb.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
@@ -27,25 +27,46 @@ const markPublished = (key: Key) =>
       UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
       ConditionExpression: 'attribute_exists(pk)',
     }),
+    { abortSignal },
   );
 
 /**
- * Fast path, right after the order's transaction committed: send, then clear the outbox entry.
- * A failure here loses nothing: the entry stays and the relay sends it later.
+ * How long the create request spends, after its commit, on sending and clearing the outbox entry
+ * (both together). The order is durable and the relay delivers it anyway, so the client is not
+ * kept waiting on a slow or hung queue: a create that had to retry its transaction for the full
+ * 8 s contention budget still answers inside its function's 10 s.
+ */
+export const PUBLISH_BUDGET_MS = 1_500;
+
+/** Settles with the call, or rejects with a TimeoutError once `signal` aborts (even if the call ignores it). */
+const withinBudget = <T>(call: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(Object.assign(new Error('gave up: the publish budget is spent'), { name: 'TimeoutError' }));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+
+/**
+ * Fast path, right after the order's transaction committed: send, then clear the outbox entry,
+ * within PUBLISH_BUDGET_MS. Never throws: a failure or timeout here loses nothing (the entry stays
+ * and the relay sends the order later), so it is logged and the create still answers 201.
  * Returns whether the message reached the queue.
  */
-export const publishAcceptedOrder = async (merchantId: string, orderUuid: string): Promise<boolean> => {
+export const publishAcceptedOrder = async (merchantId: string, orderUuid: string, budgetMs = PUBLISH_BUDGET_MS): Promise<boolean> => {
+  const signal = AbortSignal.timeout(budgetMs);
   try {
-    await sqs.send(
-      new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: JSON.stringify(orderAcceptedMessage(merchantId, orderUuid)) }),
-    );
+    const body = JSON.stringify(orderAcceptedMessage(merchantId, orderUuid));
+    await withinBudget(sqs.send(new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: body }), { abortSignal: signal }), signal);
   } catch (error) {
     logger.warn('Orders queue unavailable; the outbox relay will send this order', { order_uuid: orderUuid, error: error as Error });
     return false;
   }
-  await markPublished(keys.order(merchantId, orderUuid)).catch((error: unknown) =>
-    logger.warn('Could not clear outbox entry; the relay will send a duplicate the processor ignores', { order_uuid: orderUuid, error: error as Error }),
-  );
+  try {
+    await withinBudget(markPublished(keys.order(merchantId, orderUuid), signal), signal);
+  } catch (error) {
+    logger.warn('Could not clear outbox entry; the relay will send a duplicate the processor ignores', { order_uuid: orderUuid, error: error as Error });
+  }
   return true;
 };
 

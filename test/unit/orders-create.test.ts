@@ -198,6 +198,20 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
 
+  it('still answers 201 when the queue times out (a hung SQS), and leaves the outbox entry for the relay', async () => {
+    // Prepare: what the SDK throws once its request timeout (shared/sdk-timeouts.ts) expires
+    sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout'), { name: 'TimeoutError', code: 'ETIMEDOUT' }));
+
+    // Act
+    const v2 = await postV2(orderBody());
+    const legacy = await postLegacy(orderBody({ order_no: 'A-1002' }));
+
+    // Assess
+    expect(v2.statusCode).toBe(201);
+    expect(legacy.statusCode).toBe(201);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+  });
+
   it('still answers 201 when the queue has the message but the outbox entry cannot be cleared', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceededException'));

@@ -3,6 +3,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as relayHandler } from '../../functions/outbox/relay';
 import { logger } from '../../shared/logger';
+import { sqs } from '../../shared/queue/client';
 import { orderAcceptedMessage, publishAcceptedOrder, relayPendingOrders } from '../../shared/queue/orders';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
@@ -108,6 +109,48 @@ describe('publishAcceptedOrder (fast path)', () => {
 
     // Assess
     expect(published).toBe(true);
+  });
+});
+
+describe('publishAcceptedOrder against a hung dependency (issue 13, defect 5)', () => {
+  const never = () => new Promise<never>(() => undefined);
+
+  it('gives up on a queue that never answers once the publish budget is spent, keeping the outbox entry', async () => {
+    // Prepare
+    const warned = vi.spyOn(logger, 'warn');
+    sqsMock.on(SendMessageCommand).callsFake(never);
+
+    // Act
+    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1', 50);
+
+    // Assess
+    expect(published).toBe(false);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(warned).toHaveBeenCalledWith(expect.stringContaining('outbox relay'), expect.objectContaining({ error: expect.objectContaining({ name: 'TimeoutError' }) }));
+  });
+
+  it('gives up on clearing an outbox entry that never answers, and still reports the message as sent', async () => {
+    // Prepare
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    ddbMock.on(UpdateCommand).callsFake(never);
+
+    // Act
+    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1', 50);
+
+    // Assess
+    expect(published).toBe(true);
+  });
+
+  it('hands the SDK an abort signal, so the request itself is torn down at the deadline', async () => {
+    // Prepare
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    const send = vi.spyOn(sqs, 'send');
+
+    // Act
+    await publishAcceptedOrder(MERCHANT_A, 'o-1');
+
+    // Assess
+    expect(send.mock.calls[0]?.[1]).toMatchObject({ abortSignal: expect.any(AbortSignal) });
   });
 });
 

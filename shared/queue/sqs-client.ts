@@ -1,0 +1,12 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
+
+/**
+ * The functions' SQS client, without any queue URL: client.ts adds the orders queue (senders),
+ * dead-letter.ts the DLQ (the consumer), each required at init only where it is used.
+ *
+ * useQueueUrlAsEndpoint=false: requests go to the configured SQS endpoint (AWS's regional one, or
+ * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
+ * names that need not resolve. Timeouts: shared/sdk-timeouts.ts.
+ */
+export const sqs = new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false });
