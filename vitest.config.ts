@@ -12,6 +12,7 @@ const unitEnv = {
   STAGE: 'live',
   TABLE_NAME: 'unit-table',
   ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders',
+  ORDERS_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders-dlq',
   MAIL_FROM: 'affiliates@unit.test',
   INVITE_LINK_BASE_URL: 'https://dashboard.unit.test/invitations',
   AUTH_CACHE_TTL_SECONDS: '0',

@@ -18,6 +18,11 @@ export type WorkerAccess = {
   queue?: 'send' | 'consume';
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
+  /**
+   * May send to the orders queue's dead-letter queue (ORDERS_DLQ_URL): a consumer that moves a
+   * message that can never succeed there at once, with its reason, instead of burning receives.
+   */
+  deadLetter?: boolean;
 };
 
 export type WorkerTrigger =
@@ -64,8 +69,9 @@ export const workers = [
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order.accepted messages and records one commission per order (idempotent).',
     trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
-    // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record.
-    access: { table: ['GetItem', 'Query', 'PutItem'], queue: 'consume' },
+    // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record;
+    // a message that can never succeed is sent to the DLQ with its reason.
+    access: { table: ['GetItem', 'Query', 'PutItem'], queue: 'consume', deadLetter: true },
     timeoutSeconds: 10,
   },
 ] as const satisfies readonly WorkerDef[];

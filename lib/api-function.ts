@@ -69,7 +69,7 @@ export class ApiFunction extends Construct {
     }
   }
 
-  /** sqs:SendMessage (which also authorizes SendMessageBatch) on the orders queue only. */
+  /** sqs:SendMessage (which also authorizes SendMessageBatch) on this one queue only (the orders queue, or its DLQ). */
   grantQueueSend(queue: IQueue) {
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
   }

@@ -18,6 +18,8 @@ export type FunctionAccess = {
   queue: 'send' | 'consume' | undefined;
   /** ses:SendEmail as the configured sender identity. */
   mail: boolean;
+  /** sqs:SendMessage on the orders queue's DLQ (the consumer's permanent failures). */
+  deadLetter: boolean;
 };
 
 export type FunctionSpec = {
@@ -42,6 +44,7 @@ export const routeAccess = (access: Access): FunctionAccess => ({
   indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
   queue: access.queue ? 'send' : undefined,
   mail: access.mail ?? false,
+  deadLetter: false,
 });
 
 export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
@@ -49,6 +52,7 @@ export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
   indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
   queue: access.queue,
   mail: access.mail ?? false,
+  deadLetter: access.deadLetter ?? false,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [
@@ -83,19 +87,22 @@ export type EnvironmentValues = {
   STAGE: string;
   TABLE_NAME: string;
   ORDERS_QUEUE_URL: string;
+  ORDERS_DLQ_URL: string;
   MAIL_FROM: string;
   INVITE_LINK_BASE_URL: string;
   AUTH_CACHE_TTL_SECONDS: string;
 };
 
 /**
- * Exactly the variables a function's imports read (shared/queue/client.ts and shared/mail/client.ts
- * require theirs at import, so a function gets them only when its access says it sends or mails).
+ * Exactly the variables a function's imports read (shared/queue/client.ts, shared/queue/dead-letter.ts
+ * and shared/mail/client.ts require theirs at import, so a function gets them only when its access
+ * says it sends, dead-letters or mails).
  */
 export const functionEnvironment = (spec: FunctionSpec, values: EnvironmentValues): Record<string, string> => ({
   STAGE: values.STAGE,
   TABLE_NAME: values.TABLE_NAME,
   ...(spec.access.queue === 'send' ? { ORDERS_QUEUE_URL: values.ORDERS_QUEUE_URL } : {}),
+  ...(spec.access.deadLetter ? { ORDERS_DLQ_URL: values.ORDERS_DLQ_URL } : {}),
   ...(spec.access.mail ? { MAIL_FROM: values.MAIL_FROM, INVITE_LINK_BASE_URL: values.INVITE_LINK_BASE_URL } : {}),
   ...(spec.kind === 'route' ? { AUTH_CACHE_TTL_SECONDS: values.AUTH_CACHE_TTL_SECONDS } : {}),
   ...(spec.kind === 'worker' ? (spec.worker.environment ?? {}) : {}),

@@ -62,6 +62,7 @@ export class MerchantApiStage extends Stack {
       STAGE: stage,
       TABLE_NAME: table.tableName,
       ORDERS_QUEUE_URL: queue.queueUrl,
+      ORDERS_DLQ_URL: dlq.queueUrl,
       MAIL_FROM: config.mailFrom,
       INVITE_LINK_BASE_URL: config.inviteLinkBaseUrl,
       AUTH_CACHE_TTL_SECONDS: String(config.authCacheTtlSeconds),
@@ -76,6 +77,7 @@ export class MerchantApiStage extends Stack {
       });
       fn.grantTable(table);
       if (spec.access.queue === 'send') fn.grantQueueSend(queue);
+      if (spec.access.deadLetter) fn.grantQueueSend(dlq);
       if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
       if (spec.kind === 'route') {
         this.restApi.addRoute(spec.route, fn.fn);

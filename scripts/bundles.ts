@@ -38,6 +38,7 @@ export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => 
     STAGE: 'live',
     TABLE_NAME: 'affiliate-merchant-api-live',
     ORDERS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/affiliate-merchant-api-live-orders',
+    ORDERS_DLQ_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/affiliate-merchant-api-live-orders-dlq',
     MAIL_FROM: 'affiliates@example.com',
     INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
     AUTH_CACHE_TTL_SECONDS: '30',

@@ -3,13 +3,27 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseOrderAccepted, recordOrderCommission, UnprocessableMessageError } from '../../shared/domain/commissions';
 import { logger } from '../../shared/logger';
+import { AmountNotComputableError } from '../../shared/money';
+import { sendToDeadLetterQueue } from '../../shared/queue/dead-letter';
+
+const FUNCTION_ID = 'commissions-process';
 
 /**
  * The commission consumer on the orders queue (SQS event source with ReportBatchItemFailures in
- * AWS, local/sqs-poller.ts in `npm start`). Each message is processed on its own; the ones that
- * fail are reported, so SQS redelivers only those (and moves them to the DLQ after 5 receives).
- * Processing is idempotent: a duplicate message is acknowledged without counting twice.
+ * AWS, local/sqs-poller.ts in `npm start`). Each message is processed on its own. Processing is
+ * idempotent: a duplicate message is acknowledged without counting twice.
+ *
+ * A failure is one of two kinds:
+ * - permanent: the message can never succeed (not an order.accepted message, an order that does
+ *   not exist, amounts that cannot be computed exactly). Retrying only burns receives and delays
+ *   the alarm, so the consumer puts it on the dead-letter queue itself, with the reason as a
+ *   message attribute, logs the reason, and acknowledges it. If that send fails, it falls back to
+ *   the transient path, so the message is never lost.
+ * - transient (anything else: throttling, timeouts, a DynamoDB outage): reported in
+ *   batchItemFailures, so SQS redelivers only those, and moves them to the DLQ after 5 receives.
  */
+export const isPermanentFailure = (error: unknown) => error instanceof UnprocessableMessageError || error instanceof AmountNotComputableError;
+
 const processRecord = async (record: SQSRecord) => {
   const message = parseOrderAccepted(record.body);
   if (!message) throw new UnprocessableMessageError('Not an order.accepted message');
@@ -23,21 +37,37 @@ const processRecord = async (record: SQSRecord) => {
   return outcome;
 };
 
+/** Settles one failed record: true when it is acknowledged (moved to the DLQ), false when SQS should redeliver it. */
+const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> => {
+  const about = {
+    message_id: record.messageId,
+    receive_count: record.attributes?.ApproximateReceiveCount,
+    error: { name: error.name, message: error.message },
+  };
+  if (!isPermanentFailure(error)) {
+    logger.error('Message not processed; SQS will redeliver it', about);
+    return false;
+  }
+  try {
+    await sendToDeadLetterQueue(record, { error: error.name, message: error.message, source: FUNCTION_ID });
+    logger.error('Message can never succeed: moved to the dead-letter queue', { ...about, dead_letter_reason: error.message });
+    return true;
+  } catch (dlqError) {
+    logger.error('Message can never succeed, but the dead-letter queue refused it; SQS will redeliver it', {
+      ...about,
+      dead_letter_error: { name: (dlqError as Error).name, message: (dlqError as Error).message },
+    });
+    return false;
+  }
+};
+
+const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
+
 export const handler = middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
     const results = await Promise.allSettled(event.Records.map(processRecord));
-    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    results.forEach((result, index) => {
-      if (result.status === 'fulfilled') return;
-      const record = event.Records[index] as SQSRecord;
-      const error = result.reason as Error;
-      logger.error('Message not processed; SQS will redeliver it', {
-        message_id: record.messageId,
-        receive_count: record.attributes?.ApproximateReceiveCount,
-        error: { name: error.name, message: error.message },
-      });
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    });
-    return { batchItemFailures };
+    const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [{ record: event.Records[index] as SQSRecord, error: asError(result.reason) }] : []));
+    const acknowledged = await Promise.all(failed.map(({ record, error }) => settleFailure(record, error)));
+    return { batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })) };
   });

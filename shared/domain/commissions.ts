@@ -3,6 +3,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, functionTable, TABLE_NAME } from '../db/client';
 import { keys, SK } from '../db/keys';
 import type { OrderAcceptedMessage } from '../queue/orders';
+import { rowCommission, sumExact } from '../money';
 import { isoNow } from '../time';
 import type { OrderItem } from './order-model';
 import type { AffiliateItem, SegmentItem } from './program-model';
@@ -53,9 +54,11 @@ export const computeCommission = (
   const void_ = Boolean(order.cancelled_at);
   const rows = order.order_rows.map((row): CommissionRow => {
     const segment = segmentForRow(segments, row.segment_slug);
-    const rate = (tier !== null ? segment?.rates[tier] : undefined) ?? 0;
-    const base = row.price_value * row.quantity;
-    return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount: void_ ? 0 : Math.round((base * rate) / 100) };
+    // Issue 13: rates are looked up as own keys only (a tier slug is data), and computed exactly
+    // (shared/money.ts); an amount that cannot be computed exactly throws AmountNotComputableError.
+    const rate = (tier !== null && segment && Object.hasOwn(segment.rates, tier) ? segment.rates[tier] : undefined) ?? 0;
+    const { base, amount } = rowCommission(row.price_value, row.quantity, rate);
+    return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount: void_ ? 0 : amount };
   });
   return {
     type: 'commission',
@@ -65,7 +68,7 @@ export const computeCommission = (
     tier_slug: tier,
     currency_code: order.currency_code,
     rows,
-    total_amount: rows.reduce((sum, row) => sum + row.amount, 0),
+    total_amount: sumExact(rows.map((row) => row.amount)),
     status: void_ ? 'void' : 'pending',
     order_created_at: order.created_at,
     created_at: now,

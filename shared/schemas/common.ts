@@ -30,7 +30,11 @@ export const requiredString = (max = 255) => text().check(z.trim(), z.minLength(
 export const optionalString = (max = 255) =>
   z.optional(z.nullable(z.pipe(text().check(z.trim(), z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
 
-export const nonNegativeInt = () => z.int().check(z.minimum(0));
+/**
+ * An integer in [min, max]. The bounds are checked before integrality, so a number past the
+ * bound (1e20, 2^53 + 1) is told the API's limit, not JavaScript's safe-integer limit.
+ */
+export const boundedInt = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max), z.int());
 
 export const emailAddress = () => text().check(z.email(), z.maxLength(255));
 

@@ -49,7 +49,7 @@ describe('every deployed bundle', () => {
     const { access } = bundle.spec;
     const granted = new Set([
       ...access.table,
-      ...(access.queue === 'send' ? ['sqs:SendMessage'] : []),
+      ...(access.queue === 'send' || access.deadLetter ? ['sqs:SendMessage'] : []),
       ...(access.mail ? ['ses:SendEmail'] : []),
     ]);
     const code = readFileSync(bundle.file, 'utf8');

@@ -111,13 +111,14 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
 };
 
 const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
-  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume'; mail?: boolean };
+  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume'; mail?: boolean; deadLetter?: boolean };
   return new Set([
     ...BASE_GRANTS,
     ...access.table.map((action) => `dynamodb:${action} on table`),
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
     ...(access.queue === 'send' ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.queue === 'consume' ? CONSUME_ACTIONS.map((action) => `${action} on orders-queue`) : []),
+    ...(access.deadLetter ? ['sqs:SendMessage on dlq'] : []),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);
 };
@@ -192,6 +193,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       const expected = ['STAGE', 'TABLE_NAME'];
       const { spec } = fn;
       if (spec.access.queue === 'send') expected.push('ORDERS_QUEUE_URL');
+      if (spec.access.deadLetter) expected.push('ORDERS_DLQ_URL');
       if (spec.access.mail) expected.push('MAIL_FROM', 'INVITE_LINK_BASE_URL');
       if (spec.kind === 'route') expected.push('AUTH_CACHE_TTL_SECONDS');
       if (spec.kind === 'worker') expected.push(...Object.keys(spec.worker.environment ?? {}));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateQueueCommand, DeleteMessageBatchCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueWorkers } from '../../functions/workers';
@@ -14,13 +14,15 @@ import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsCl
 /**
  * The commission consumer for real: orders created over HTTP put their order.accepted messages on
  * the live queue; the test moves them (plus a duplicate and two bad messages) to a queue of its own
- * and runs the handler through the local poller, as the event source mapping would. The shared
+ * and runs the handler through the local poller, as the event source mapping would; the handler's
+ * DLQ (ORDERS_DLQ_URL) is the test's own too. The shared
  * stack's own poller is off (global-setup), so the other tests still see every message.
  */
 const [consumer] = queueWorkers();
 let handler: SqsHandler;
 let merchant: SeededMerchant;
 let testQueueUrl: string;
+let testDlqUrl: string;
 const savedEnv = { ...process.env };
 const orders: Record<'alice' | 'nora' | 'sam' | 'cancelled', string> = { alice: '', nora: '', sam: '', cancelled: '' };
 let messages: { type: string; merchant_id: string; order_uuid: string }[] = [];
@@ -45,7 +47,21 @@ const sqsEvent = (bodies: unknown[]): SQSEvent => ({
 
 beforeAll(async () => {
   const live = stack.stages.live;
-  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), {
+  // A queue of the test's own, with the visibility timeout short so failed messages come back
+  // quickly, and a DLQ of its own, where the consumer puts the messages that can never succeed.
+  const name = `commissions-test-${randomUUID().slice(0, 8)}`;
+  const dlq = await sqsClient.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+  testDlqUrl = dlq.QueueUrl as string;
+  const { Attributes } = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }));
+  const queue = await sqsClient.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '50' }) },
+    }),
+  );
+  testQueueUrl = queue.QueueUrl as string;
+
+  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: testDlqUrl }, stack.endpoints), {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
   handler = ((await import('../../functions/commissions/process')) as { handler: SqsHandler }).handler;
@@ -92,45 +108,46 @@ beforeAll(async () => {
     messages.push(...mine);
     return messages.length >= 4 ? messages : undefined;
   })) as typeof messages;
-
-  // A queue of the test's own, with the visibility timeout short so failed messages come back quickly.
-  const name = `commissions-test-${randomUUID().slice(0, 8)}`;
-  const dlq = await sqsClient.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
-  const { Attributes } = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }));
-  const queue = await sqsClient.send(
-    new CreateQueueCommand({
-      QueueName: name,
-      Attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '50' }) },
-    }),
-  );
-  testQueueUrl = queue.QueueUrl as string;
 });
 
 afterAll(async () => {
   process.env = savedEnv;
-  if (testQueueUrl) await sqsClient.send(new DeleteQueueCommand({ QueueUrl: testQueueUrl })).catch(() => undefined);
+  for (const url of [testQueueUrl, testDlqUrl]) if (url) await sqsClient.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
 });
+
+/** Everything on the test's DLQ: body and the consumer's dead-letter attributes. */
+const deadLetters = async () => {
+  const found: { body: string; attributes: Record<string, string | undefined> }[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: testDlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'] }));
+    if (Messages.length === 0) return found;
+    for (const message of Messages) {
+      found.push({
+        body: message.Body as string,
+        attributes: Object.fromEntries(Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, value.StringValue])),
+      });
+    }
+    await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: testDlqUrl, Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })) }));
+  }
+};
 
 describe('the commission consumer', () => {
   it('gets exactly one order.accepted message per created order', () => {
     expect(messages.map((message) => message.order_uuid).sort()).toEqual(Object.values(orders).sort());
   });
 
-  it('records one commission per order from the polled queue, counts a duplicate once, and leaves bad messages for redelivery', async () => {
+  it('records one commission per order from the polled queue, counts a duplicate once, and moves messages that can never succeed to the DLQ at once', async () => {
     const alice = messages.find((message) => message.order_uuid === orders.alice)!;
-    const bodies = [
-      ...messages.map((message) => JSON.stringify(message)),
-      JSON.stringify(alice),
-      JSON.stringify({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() }),
-      'not json',
-    ];
+    const unknownOrder = JSON.stringify({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() });
+    const bodies = [...messages.map((message) => JSON.stringify(message)), JSON.stringify(alice), unknownOrder, 'not json'];
     await sqsClient.send(new SendMessageBatchCommand({ QueueUrl: testQueueUrl, Entries: bodies.map((MessageBody, index) => ({ Id: String(index), MessageBody })) }));
 
     const poller = createSqsPoller({ client: sqsClient, queueUrl: testQueueUrl, handler, functionName: consumer!.id, batchSize: 3, waitTimeSeconds: 0 });
     // Small batches, so the duplicate may land in another batch than its original.
     let deleted = 0;
-    for (let round = 0; round < 20 && deleted < bodies.length - 2; round++) deleted += (await poller.pollOnce()).deleted;
-    expect(deleted).toBe(bodies.length - 2);
+    for (let round = 0; round < 20 && deleted < bodies.length; round++) deleted += (await poller.pollOnce()).deleted;
+    // Every message is acknowledged on its first receive: the good ones recorded, the bad ones dead-lettered.
+    expect(deleted).toBe(bodies.length);
 
     const records = await commissionsOf(merchant.id);
     expect(records).toHaveLength(4);
@@ -151,14 +168,62 @@ describe('the commission consumer', () => {
     expect(byOrder[orders.nora]).toMatchObject({ tier_slug: null, total_amount: 0 });
     expect(byOrder[orders.cancelled]).toMatchObject({ status: 'void', total_amount: 0 });
 
-    // The two bad messages were not deleted: they come back after the visibility timeout.
-    const redelivered = new Map<string, string>();
-    await eventually(async () => {
-      const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: testQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-      for (const message of Messages) redelivered.set(message.MessageId as string, message.Body as string);
-      return redelivered.size >= 2 ? true : undefined;
+    // The two bad messages are on the DLQ with their reasons, and nothing is left to redeliver.
+    const dead = await deadLetters();
+    expect(dead.map((message) => message.body).sort()).toEqual([unknownOrder, 'not json'].sort());
+    expect(dead.find((message) => message.body === 'not json')?.attributes).toMatchObject({
+      dead_letter_reason: 'Not an order.accepted message',
+      dead_letter_error: 'UnprocessableMessageError',
+      dead_letter_source: 'commissions-process',
+      original_receive_count: '1',
     });
-    expect([...redelivered.values()].sort()).toEqual(bodies.slice(-2).sort());
+    expect(dead.find((message) => message.body === unknownOrder)?.attributes.dead_letter_reason).toMatch(/does not exist/);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // past the visibility timeout
+    expect((await poller.pollOnce()).received).toBe(0);
+  });
+
+  it('dead-letters an order whose amounts cannot be computed exactly (stored before the limits), with the reason', async () => {
+    // Prepare: the poison order of issue 13, written straight to the table (the API refuses it now)
+    const store = storeFor('live');
+    const poisonUuid = randomUUID();
+    const poison = {
+      ...keys.order(merchant.id, poisonUuid),
+      type: 'order',
+      uuid: poisonUuid,
+      seq: 0,
+      order_no: `POISON-${poisonUuid}`,
+      affiliate_slug: 'alice',
+      total_shipping_value: 0,
+      currency_code: 'EUR',
+      order_rows: [{ uuid: randomUUID(), product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }],
+      customer: null,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+    };
+    await store.ddb.send(new PutCommand({ TableName: store.table, Item: poison }));
+
+    // Act
+    const response = (await handler(sqsEvent([{ type: 'order.accepted', merchant_id: merchant.id, order_uuid: poisonUuid }]), lambdaContext(consumer!.id))) as SQSBatchResponse;
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    const dead = await deadLetters();
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(dead[0]!.body)).toMatchObject({ order_uuid: poisonUuid });
+    expect(dead[0]!.attributes).toMatchObject({ dead_letter_error: 'AmountNotComputableError', dead_letter_reason: expect.stringMatching(/quantity|2\^53/) });
+    expect((await commissionsOf(merchant.id)).filter((record) => record.order_uuid === poisonUuid)).toEqual([]);
+  });
+
+  it('refuses the poison quantity of issue 13 at the API: 422, nothing queued', async () => {
+    // Act
+    const response = await api('live', merchant.tokens.live).post(
+      '/api/v2/orders/create',
+      orderBody({ order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: Number.MAX_SAFE_INTEGER }] }),
+    );
+
+    // Assess
+    expect(response.status).toBe(422);
+    expect(response.body.errors).toEqual({ 'order_rows.0.quantity': ['The order rows.0.quantity field must not be greater than 1000.'] });
   });
 
   it('acknowledges a redelivered message without changing the recorded commission', async () => {
@@ -170,10 +235,11 @@ describe('the commission consumer', () => {
     expect(after).toEqual([before]);
   });
 
-  it('reports only the failed messages of a batch', async () => {
+  it('acknowledges every message of a batch whose failures are all permanent (they are on the DLQ)', async () => {
     const event = sqsEvent([messages[0], { type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() }, { type: 'something.else' }]);
     const response = (await handler(event, lambdaContext(consumer!.id))) as SQSBatchResponse;
-    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'direct-1' }, { itemIdentifier: 'direct-2' }]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await deadLetters()).toHaveLength(2);
   });
 
   it('deletes like the event source mapping: none when the handler throws or names an unknown message', () => {

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/commissions/process';
@@ -6,7 +7,7 @@ import { computeCommission, parseOrderAccepted, recordOrderCommission, segmentFo
 import type { OrderItem } from '../../shared/domain/order-model';
 import type { SegmentItem } from '../../shared/domain/program-model';
 import { lambdaContext } from './support/api';
-import { ddbMock, resetAwsMocks } from './support/aws';
+import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 
 const MERCHANT = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
 const ORDER = '00000000-0000-4000-8000-00000000000a';
@@ -108,26 +109,74 @@ describe('recordOrderCommission', () => {
   });
 });
 
+const DLQ_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders-dlq';
+const record = (messageId: string, body: string) => ({ messageId, body, receiptHandle: messageId, attributes: { ApproximateReceiveCount: '1' } });
+const accepted = (orderUuid: string) => JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: orderUuid });
+const UNKNOWN_ORDER = '00000000-0000-4000-8000-0000000000ff';
+const POISON_ORDER = '00000000-0000-4000-8000-0000000000ee';
+
 describe('the consumer handler', () => {
   beforeEach(() => {
     resetAwsMocks();
     ddbMock.on(GetCommand).resolves({});
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${POISON_ORDER}` } }).resolves({
+      Item: order({ uuid: POISON_ORDER, order_rows: [{ uuid: 'row-1', product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }] }),
+    });
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves({ Item: { tier_slug: 'gold' } });
     ddbMock.on(QueryCommand).resolves({ Items: SEGMENTS });
     ddbMock.on(PutCommand).resolves({});
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'dlq-1' });
   });
 
-  it('reports exactly the records that failed', async () => {
-    const record = (messageId: string, body: string) => ({ messageId, body, receiptHandle: messageId, attributes: { ApproximateReceiveCount: '1' } });
-    const event = {
-      Records: [
-        record('good', JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER })),
-        record('malformed', '{'),
-        record('unknown-order', JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: '00000000-0000-4000-8000-0000000000ff' })),
-      ],
-    };
+  it('moves messages that can never succeed to the DLQ at once, with the reason, and acknowledges them', async () => {
+    // Prepare
+    const event = { Records: [record('good', accepted(ORDER)), record('malformed', '{'), record('unknown-order', accepted(UNKNOWN_ORDER)), record('poison', accepted(POISON_ORDER))] };
+
+    // Act
     const response = await handler(event as never, lambdaContext('commissions-process'));
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'malformed' }, { itemIdentifier: 'unknown-order' }] });
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    const sent = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(sent.map((input) => input.QueueUrl)).toEqual([DLQ_URL, DLQ_URL, DLQ_URL]);
+    const byId = Object.fromEntries(sent.map((input) => [input.MessageAttributes?.original_message_id?.StringValue, input]));
+    expect(byId.malformed).toMatchObject({
+      MessageBody: '{',
+      MessageAttributes: {
+        dead_letter_reason: { DataType: 'String', StringValue: 'Not an order.accepted message' },
+        dead_letter_error: { DataType: 'String', StringValue: 'UnprocessableMessageError' },
+        dead_letter_source: { DataType: 'String', StringValue: 'commissions-process' },
+        original_receive_count: { DataType: 'String', StringValue: '1' },
+      },
+    });
+    expect(byId['unknown-order']?.MessageAttributes?.dead_letter_reason?.StringValue).toBe(`Order ${UNKNOWN_ORDER} does not exist`);
+    expect(byId.poison?.MessageAttributes?.dead_letter_error?.StringValue).toBe('AmountNotComputableError');
+    expect(byId.poison?.MessageAttributes?.dead_letter_reason?.StringValue).toMatch(/quantity 9007199254740991|exceeds 2\^53/);
+    // Only the good order got a commission record.
+    expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item?.order_uuid)).toEqual([ORDER]);
+  });
+
+  it('reports a transient failure for redelivery and sends nothing to the DLQ', async () => {
+    // Prepare
+    ddbMock.on(PutCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ProvisionedThroughputExceededException' }));
+
+    // Act
+    const response = await handler({ Records: [record('throttled', accepted(ORDER))] } as never, lambdaContext('commissions-process'));
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'throttled' }] });
+    expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+  });
+
+  it('reports a permanent failure for redelivery when the DLQ refuses it, so it is never lost', async () => {
+    // Prepare
+    sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('timed out'), { name: 'TimeoutError' }));
+
+    // Act
+    const response = await handler({ Records: [record('good', accepted(ORDER)), record('malformed', 'not json')] } as never, lambdaContext('commissions-process'));
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'malformed' }] });
   });
 });
