@@ -5,7 +5,6 @@ import { keys, SK } from '../db/keys';
 import { hashToken, kindOfToken, tokenLookupQuery, type TokenRecord } from '../db/tokens';
 import {
   affiliateRequestItem,
-  notificationSettledUpdate,
   toAffiliateRequestResponse,
   toInviteResponse,
   type AffiliateItem,
@@ -14,6 +13,7 @@ import {
 } from '../domain/program-model';
 import { queryPrefix } from '../domain/program-store';
 import { notificationFor, type MailMessage } from '../mail/messages';
+import { mailFailure, notificationOutcomeUpdate, type Outcome } from '../mail/settle';
 import { isoNow } from '../time';
 import { tokenItem } from './seed';
 import type { Store } from './store';
@@ -189,15 +189,20 @@ export const resendNotifications = async (store: Store, mailer: Mailer, options:
     const message = notificationFor(item, merchant.name, mailer.linkBase);
     if (!message) continue;
     const key = { pk: item.pk as string, sk: item.sk as string };
-    let outcome: 'sent' | 'failed' = 'sent';
+    let outcome: Outcome = { sent: true };
     try {
       await mailer.send(message);
       result.sent++;
-    } catch {
-      outcome = 'failed';
+    } catch (error) {
+      outcome = { sent: false, failure: mailFailure(error) };
       result.failed++;
     }
-    await store.ddb.send(new UpdateCommand({ TableName: store.table, ...notificationSettledUpdate(key, outcome, isoNow()) }));
+    // The same retry/park policy as the API and the relay (shared/mail/settle.ts); a parked e-mail that is sent here is settled.
+    const previousAttempts = typeof item.notification_attempts === 'number' ? item.notification_attempts : 0;
+    const { update } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
+    await store.ddb.send(new UpdateCommand({ TableName: store.table, ...update })).catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error; // settled meanwhile (the relay sent it)
+    });
   }
   return result;
 };

@@ -5,5 +5,18 @@ import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
 /** The verified SES identity every e-mail is sent from. */
 export const MAIL_FROM = requireEnv('MAIL_FROM');
 
+const newClient = () => new SESClient(FUNCTION_CLIENT_CONFIG.ses);
+
 /** With the functions' timeouts (shared/sdk-timeouts.ts): a hung SES fails the send, never the request. */
-export const ses = new SESClient(FUNCTION_CLIENT_CONFIG.ses);
+export let ses = newClient();
+
+/**
+ * A fresh client, after a send failed inside the SDK before anything reached SES. The SES query
+ * serializer keeps its buffer between calls, and a value it cannot encode (a lone surrogate:
+ * URIError) leaves half a request in it, which then corrupts the NEXT e-mail sent on that client
+ * (HTTP 400): one bad e-mail made the following good one fail too (issue 13, defect 4).
+ */
+export const renewSesClient = () => {
+  ses.destroy();
+  ses = newClient();
+};

@@ -1,43 +1,102 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, TABLE_NAME } from '../db/client';
-import { indexKeys, merchantIdOf } from '../db/keys';
+import { indexKeys, merchantIdOf, type Key } from '../db/keys';
 import { getMerchant } from '../db/merchants';
-import { outboxEntries } from '../db/outbox';
+import { GSI2 } from '../db/table-def';
 import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
-import { notificationFor } from './messages';
-import { deliverNotification, INVITE_LINK_BASE_URL } from './send';
+import { logger } from '../logger';
+import { notificationFor, type MailMessage } from './messages';
+import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 
 type OwedItem = (InviteItem | AffiliateRequestItem) & Record<string, unknown>;
+
+export type RelayResult = { sent: number; retry: number; parked: number; dropped: number; skipped: number };
+
+const PAGE_SIZE = 25;
+
+/** A failure of the owing item itself (its merchant is gone): counts as a permanent failed try. */
+class MerchantNotFound extends Error {
+  override name = 'MerchantNotFound';
+}
+
+/**
+ * One page of NOTIFY entries due at least `olderThanSeconds` ago, oldest first, continuing after
+ * `startKey`: the run walks the index once instead of re-reading its head, so entries it could
+ * not settle never hide the ones behind them.
+ */
+const duePage = async (olderThanSeconds: number, startKey: Record<string, unknown> | undefined) => {
+  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
+  const { Items = [], LastEvaluatedKey } = await ddb.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      IndexName: GSI2.indexName,
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
+      ExpressionAttributeValues: { ':pk': indexKeys.notificationPartition, ':cutoff': cutoff },
+      Limit: PAGE_SIZE,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    }),
+  );
+  return { keys: Items.map((item) => ({ pk: item.pk as string, sk: item.sk as string })), next: LastEvaluatedKey };
+};
 
 /**
  * The notification relay: sends every e-mail an invite or affiliate request still owes because
  * SES failed when the request was answered. Owed e-mails are entries on the sparse outbox index
- * (`NOTIFY`, written with the state change, see owedNotification); entries younger than
- * `olderThanSeconds` are left to the request's own send. A send that fails again moves its entry
- * to now, so it is retried after the minimum age. Bounded per run; returns what it did.
+ * (`NOTIFY`, written with the state change); an entry's sort key is when it is due (owed since,
+ * or its next retry), and entries due less than `olderThanSeconds` ago are left alone.
+ *
+ * Each e-mail is tried and settled on its own (settle.ts): a failure, even an exception, only
+ * affects that e-mail, which is rescheduled with backoff or, after a bounded number of tries,
+ * parked with its reason; the run goes on with the next one. Bounded by `maxItems` and by
+ * `deadline` (epoch ms: the function's remaining time); what is left is due on the next run.
  */
-export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxBatches = 10 } = {}) => {
+export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxItems = 250, deadline = Number.POSITIVE_INFINITY } = {}): Promise<RelayResult> => {
   const merchantNames = new Map<string, string | undefined>();
-  const result = { sent: 0, failed: 0 };
-  for (let batch = 0; batch < maxBatches; batch++) {
-    const pending = await outboxEntries(indexKeys.notificationPartition, olderThanSeconds, 25);
-    if (pending.length === 0) break;
-    for (const key of pending) {
-      const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
-      const merchantId = merchantIdOf(key.pk);
-      if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);
-      const merchantName = merchantNames.get(merchantId);
-      const message = Item?.notification_pending_at && merchantName ? notificationFor(Item as OwedItem, merchantName, INVITE_LINK_BASE_URL) : undefined;
-      if (!message) {
-        // Nothing is owed any more (settled meanwhile, or not a mailable item): drop the entry.
-        await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
-        continue;
-      }
-      const sent = await deliverNotification(key, message, { notification: 'relay', uuid: String(Item?.uuid) });
-      if (sent) result.sent++;
-      else result.failed++;
+  const result: RelayResult = { sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0 };
+  let seen = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    if (Date.now() >= deadline) break;
+    const page = await duePage(olderThanSeconds, startKey);
+    for (const key of page.keys) {
+      if (seen >= maxItems || Date.now() >= deadline) return result;
+      seen++;
+      const outcome = await relayOne(key, merchantNames);
+      result[outcome]++;
     }
-    if (result.failed > 0) break; // SES is refusing: the next run tries again
-  }
+    startKey = page.next;
+  } while (startKey && seen < maxItems);
   return result;
+};
+
+/** Tries one owed e-mail. Never throws: what cannot even be tried (a read failed) is skipped until the next run. */
+const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>): Promise<keyof RelayResult> => {
+  let item: OwedItem | undefined;
+  let merchantName: string | undefined;
+  try {
+    item = (await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item as OwedItem | undefined;
+    const merchantId = merchantIdOf(key.pk);
+    if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);
+    merchantName = merchantNames.get(merchantId);
+  } catch (error) {
+    logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: (error as Error).name });
+    return 'skipped';
+  }
+  if (!item?.notification_pending_at) {
+    // Nothing is owed any more (settled meanwhile): drop the entry.
+    await ddb
+      .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'REMOVE gsi2pk, gsi2sk', ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
+      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: (error as Error).name }));
+    return 'dropped';
+  }
+  const owed = item;
+  const build = (): MailMessage => {
+    if (!merchantName) throw new MerchantNotFound('the merchant of this item does not exist');
+    const message = notificationFor(owed, merchantName, INVITE_LINK_BASE_URL);
+    if (!message) throw new TypeError(`a ${String(owed.type)} item in this state owes no e-mail`);
+    return message;
+  };
+  const previousAttempts = typeof owed.notification_attempts === 'number' ? owed.notification_attempts : 0;
+  const about = { notification: 'relay', uuid: String(owed.uuid) };
+  return tryNotification(key, build, about, previousAttempts);
 };

@@ -3,19 +3,39 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config';
 import { ddb, TABLE_NAME } from '../db/client';
 import type { Key } from '../db/keys';
-import { notificationSettledUpdate } from '../domain/program-model';
 import { logger } from '../logger';
 import { isoNow } from '../time';
-import { MAIL_FROM, ses } from './client';
+import { MAIL_FROM, renewSesClient, ses } from './client';
 import { invitationLink, sendEmailInput, type MailMessage } from './messages';
+import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');
 
 export const inviteLink = (inviteUuid: string) => invitationLink(INVITE_LINK_BASE_URL, inviteUuid);
 
+/** A message that can never be sent as it is (its text is not well-formed Unicode). */
+export class MalformedMessageError extends Error {
+  override name = 'MalformedMessage';
+}
+
+const TEXT_FIELDS = ['to', 'replyTo', 'subject', 'text', 'html'] as const;
+
+/**
+ * Sends one e-mail. Text that is not well-formed Unicode (stored before the API refused it) is
+ * refused here, before the SDK sees it: the SDK would fail to encode it and, worse, leave the
+ * shared client broken for the next e-mail (see renewSesClient, renewed after any such local
+ * failure all the same).
+ */
 export const sendMail = async (message: MailMessage): Promise<void> => {
-  await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
+  const malformed = TEXT_FIELDS.find((field) => typeof message[field] === 'string' && !(message[field] as string).isWellFormed());
+  if (malformed) throw new MalformedMessageError(`the ${malformed} is not well-formed Unicode`);
+  try {
+    await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
+  } catch (error) {
+    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes((error as Error).name)) renewSesClient();
+    throw error;
+  }
 };
 
 /** What a log line may say about an SES failure: never its message, which can quote addresses. */
@@ -25,25 +45,65 @@ export const mailErrorSummary = (error: unknown) => ({
 });
 
 /**
+ * Records a try's outcome on the owing item (settle.ts decides: sent, retry later, or parked).
+ * Never throws: the e-mail went (or did not); if only the bookkeeping fails, the entry stays due
+ * and the relay tries again (worst case an e-mail is sent twice, never zero times).
+ */
+export const settleNotification = async (
+  key: Key,
+  outcome: Outcome,
+  about: { notification: string; uuid: string },
+  previousAttempts = 0,
+): Promise<Settled> => {
+  const { settled, update, ...rest } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
+  try {
+    await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...update }));
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
+    logger.warn('Could not record the notification outcome', { ...about, settled, error_name: (error as Error).name });
+    return settled;
+  }
+  if (settled === 'parked') {
+    logger.error('Notification e-mail parked: it failed too often and is no longer retried (resend-notifications sends it)', {
+      ...about,
+      ...rest,
+      notification_error: outcome.sent ? undefined : outcome.failure.reason,
+    });
+  }
+  return settled;
+};
+
+/**
+ * Tries the e-mail an item owes and records the outcome on the item (settle.ts): 'sent', 'retry'
+ * (rescheduled with backoff) or 'parked'. Never throws. `message` may be a function: an error
+ * while building the message counts as a failed try of this e-mail, like a failed send.
+ */
+export const tryNotification = async (
+  key: Key,
+  message: MailMessage | (() => MailMessage),
+  about: { notification: string; uuid: string },
+  previousAttempts = 0,
+): Promise<Settled> => {
+  let outcome: Outcome = { sent: true };
+  try {
+    await sendMail(typeof message === 'function' ? message() : message);
+  } catch (error) {
+    outcome = { sent: false, failure: mailFailure(error) };
+    logger.error('Notification e-mail not sent; the notification relay retries it', {
+      ...about,
+      ...mailErrorSummary(error),
+      attempt: previousAttempts + 1,
+      permanent: outcome.failure.permanent,
+    });
+  }
+  return settleNotification(key, outcome, about, previousAttempts);
+};
+
+/**
  * Sends the e-mail an item owes, AFTER the write that made it owe it (and set its
  * `notification_pending_at`) has committed. Never throws: the state change is done and the API
- * reports it; a failed send is logged (trace id, item uuid; no address) and recorded as
- * `notification_failed_at`, and the pending mark stays for `npm run admin -- resend-notifications`.
- * Returns whether SES took the message.
+ * reports it; a failed send is logged (trace id, item uuid; no address) and recorded on the item,
+ * and the notification relay retries it. Returns whether SES took the message.
  */
-export const deliverNotification = async (key: Key, message: MailMessage, about: { notification: string; uuid: string }): Promise<boolean> => {
-  let outcome: 'sent' | 'failed' = 'sent';
-  try {
-    await sendMail(message);
-  } catch (error) {
-    outcome = 'failed';
-    logger.error('Notification e-mail not sent; it stays pending for resend-notifications', { ...about, ...mailErrorSummary(error) });
-  }
-  try {
-    await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...notificationSettledUpdate(key, outcome, isoNow()) }));
-  } catch (error) {
-    // The e-mail went (or did not); only the bookkeeping failed. Worst case a resend repeats it.
-    logger.warn('Could not record the notification outcome', { ...about, outcome, error_name: (error as Error).name });
-  }
-  return outcome === 'sent';
-};
+export const deliverNotification = async (key: Key, message: MailMessage, about: { notification: string; uuid: string }): Promise<boolean> =>
+  (await tryNotification(key, message, about)) === 'sent';

@@ -94,7 +94,7 @@ describe('the sample events', () => {
 
   it('notification-relay: runs on events/notification-relay.json', async () => {
     const worker = functionSpecs().find((spec) => spec.id === 'notification-relay')!;
-    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number), failed: 0 });
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number), retry: 0, parked: 0, dropped: expect.any(Number), skipped: 0 });
   });
 
   it('outbox-relay: runs on events/outbox-relay.json', async () => {

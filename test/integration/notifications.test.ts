@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { putAll } from '../../shared/admin/store';
 import { keys } from '../../shared/db/keys';
 import { affiliateRequestItem, inviteEmailGuard, inviteItem, owedNotification } from '../../shared/domain/program-model';
-import { eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
+import { MAX_PERMANENT_ATTEMPTS } from '../../shared/mail/settle';
+import { api, eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
 
 /**
  * An e-mail SES failed to send when the request was answered leaves its item owing it
@@ -44,5 +45,61 @@ describe('the notification relay', () => {
       expect(Item).not.toHaveProperty('notification_pending_at');
       expect(Item).not.toHaveProperty('gsi2pk');
     }
+  });
+
+  it('isolates a poison e-mail: the valid one owed after it is sent, the poison one is parked with its reason after a bounded number of tries', async () => {
+    // Prepare: an invite whose content is a lone surrogate, stored before the API refused such text
+    // (issue 13, defect 4), owed before a valid one
+    const merchant = await seedOne(merchantFixture({ key: 'poison' }));
+    const store = storeFor('live');
+    const poisonEmail = `poison-${randomUUID()}@example.com`;
+    const validEmail = `valid-${randomUUID()}@example.com`;
+    const poisonSince = new Date(Date.now() - 120_000).toISOString();
+    const validSince = new Date(Date.now() - 60_000).toISOString();
+    const poison = { ...inviteItem(merchant.id, { email: poisonEmail, sender_email: 'owner@merchant.example', content: 'Join \ud800 us' }, poisonSince), ...owedNotification(poisonSince) };
+    const valid = { ...inviteItem(merchant.id, { email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince), ...owedNotification(validSince) };
+    await putAll(store, [poison, inviteEmailGuard(merchant.id, poisonEmail, poison.uuid), valid, inviteEmailGuard(merchant.id, validEmail, valid.uuid)]);
+
+    // Act: the relay's next runs
+    const parked = await eventually(async () => {
+      const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.invite(merchant.id, poison.uuid) }));
+      return Item?.notification_parked_at ? Item : undefined;
+    }, 20_000);
+    const { Item: settled } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.invite(merchant.id, valid.uuid) }));
+
+    // Assess: the valid e-mail went out once, on its first try; the poison one never, and it is
+    // parked with why and how often
+    const mails = (await sentEmails()).filter((email) => [poisonEmail, validEmail].includes(email.destination.to[0] ?? ''));
+    expect(mails.map((email) => email.destination.to[0])).toEqual([validEmail]);
+    expect(settled).toMatchObject({ notified_at: expect.any(String) });
+    expect(settled).not.toHaveProperty('notification_attempts');
+    expect(settled).not.toHaveProperty('notification_failed_at');
+    expect(parked).toMatchObject({
+      notification_pending_at: poisonSince,
+      notification_attempts: MAX_PERMANENT_ATTEMPTS,
+      notification_error: 'MalformedMessage: the text is not well-formed Unicode',
+      notification_parked_at: expect.any(String),
+    });
+    expect(parked).not.toHaveProperty('gsi2pk');
+  });
+
+  it('refuses such an invite at the API now: 422 naming the field, nothing stored, no e-mail', async () => {
+    // Prepare
+    const merchant = await seedOne(merchantFixture({ key: 'surrogate' }));
+    const email = `surrogate-${randomUUID()}@example.com`;
+
+    // Act
+    const response = await api('live', merchant.tokens.live).raw(
+      'POST',
+      '/api/v2/affiliates/invite',
+      `{"email":"${email}","sender_email":"owner@merchant.example","content":"\\ud800"}`,
+    );
+
+    // Assess
+    expect(response.status).toBe(422);
+    expect(response.body.errors).toEqual({ content: ['The content field must be a valid UTF-8 string.'] });
+    const invites = await api('live', merchant.tokens.live).get(`/api/v2/affiliates/invites?email=${encodeURIComponent(email)}`);
+    expect(invites.body.meta.pagination.total).toBe(0);
+    expect((await sentEmails()).filter((mail) => mail.destination.to[0] === email)).toEqual([]);
   });
 });

@@ -24,6 +24,12 @@ const pending = affiliateRequestItem(MERCHANT.id, { affiliate: { slug: 'bob', na
 const REQUEST_KEY = keys.affiliateRequest(MERCHANT.id, pending.uuid);
 const sesDown = Object.assign(new Error('Email address is not verified: bob@x.example'), { name: 'MessageRejected' });
 
+/** How an owed e-mail is settled (shared/mail/settle.ts): sent, or failed and due again. */
+const SENT_UPDATE =
+  'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk';
+const RETRY_UPDATE =
+  'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :entry, gsi2sk = :due REMOVE notification_parked_at';
+
 const updates = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 
 beforeEach(() => {
@@ -46,7 +52,7 @@ describe('decline', () => {
     expect(updates()[0]).toMatchObject({ ConditionExpression: 'attribute_exists(pk) AND #status = :pending', ExpressionAttributeValues: { ':decision': 'declined' } });
     expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :owed, gsi2pk = :outbox, gsi2sk = :owed');
     expect(sesMock).toHaveReceivedCommandWith(SendEmailCommand, { Destination: { ToAddresses: ['bob@x.example'] }, Source: 'affiliates@unit.test' });
-    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, gsi2pk, gsi2sk' });
+    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: SENT_UPDATE });
   });
 
   it('still answers with the committed decline when SES fails, and records the failure (no undo)', async () => {
@@ -63,7 +69,7 @@ describe('decline', () => {
     expect(logged).toHaveBeenCalledWith(expect.any(String), expect.objectContaining({ uuid: pending.uuid, error_name: 'MessageRejected' }));
     expect(JSON.stringify(logged.mock.calls)).not.toContain('@'); // SES messages quote addresses: never logged
     expect(updates()).toHaveLength(2);
-    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now, gsi2sk = :now' });
+    expect(updates()[1]).toMatchObject({ Key: REQUEST_KEY, UpdateExpression: RETRY_UPDATE });
   });
 });
 
@@ -102,7 +108,7 @@ describe('accept', () => {
     // Assess
     expect(accepted.status).toBe('accepted');
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-    expect(updates()).toEqual([expect.objectContaining({ Key: REQUEST_KEY, UpdateExpression: 'SET notification_failed_at = :now, gsi2sk = :now' })]);
+    expect(updates()).toEqual([expect.objectContaining({ Key: REQUEST_KEY, UpdateExpression: RETRY_UPDATE })]);
   });
 
   it('answers 422 and sends nothing when the request is no longer pending', async () => {

@@ -1,0 +1,103 @@
+import { indexKeys, type Key } from '../db/keys';
+
+/**
+ * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
+ * the notification relay and the admin CLI's resend all settle through notificationOutcomeUpdate,
+ * so one policy decides retries and parking everywhere.
+ *
+ * Every failed try counts (`notification_attempts`) and records when and why
+ * (`notification_failed_at`, `notification_error`). The entry then either
+ * - waits on the NOTIFY index until its retry is due (gsi2sk = due time), so it never sits in
+ *   front of the e-mails owed after it: a transient failure backs off (1 minute, doubling, capped
+ *   at 1 hour); a permanent one is simply due again on the relay's next run; or
+ * - is parked (`notification_parked_at`, entry removed from the index): after
+ *   MAX_PERMANENT_ATTEMPTS tries that failed for a reason that cannot change (the message cannot
+ *   be encoded, SES rejects it as invalid), or after MAX_ATTEMPTS tries of any kind (about 14 hours
+ *   of a transient outage). A parked e-mail keeps `notification_pending_at`, so
+ *   `npm run admin -- resend-notifications` still sends it once the cause is fixed.
+ */
+export const MAX_PERMANENT_ATTEMPTS = 3;
+export const MAX_ATTEMPTS = 20;
+const FIRST_RETRY_SECONDS = 60;
+const MAX_RETRY_SECONDS = 3_600;
+
+/** Seconds until the next try after `attempts` failed ones: 60, 120, 240, ... capped at 3600. */
+export const retryDelaySeconds = (attempts: number) => Math.min(FIRST_RETRY_SECONDS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_SECONDS);
+
+/**
+ * Failures that cannot change by trying again: the message could not be built or encoded in this
+ * process (text that is not well-formed Unicode: MalformedMessage, or the SDK's URIError; an item
+ * whose merchant is gone), or SES refused this message as such. Everything else (throttling, timeouts, 5xx, network, account-level refusals)
+ * is transient.
+ */
+const LOCAL_ERRORS = ['MalformedMessage', 'MerchantNotFound', 'URIError', 'TypeError', 'RangeError', 'SyntaxError'];
+const PERMANENT_ERRORS = new Set([...LOCAL_ERRORS, 'MessageRejected', 'InvalidParameterValue', 'ValidationError']);
+
+export type MailFailure = { permanent: boolean; reason: string };
+
+/**
+ * The failure of one try, for the item and the logs. SES error messages can quote addresses, so
+ * only the error's name and HTTP status are kept; a local error (no HTTP status) adds its message,
+ * which names no address ("MalformedMessage: the text is not well-formed Unicode").
+ */
+export const mailFailure = (error: unknown): MailFailure => {
+  const name = (error as Error | undefined)?.name ?? 'Error';
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  const local = status === undefined && LOCAL_ERRORS.includes(name);
+  const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${String((error as Error).message).slice(0, 200)}` : '';
+  return { permanent: PERMANENT_ERRORS.has(name), reason: `${name}${detail}` };
+};
+
+export type Outcome = { sent: true } | { sent: false; failure: MailFailure };
+export type Settled = 'sent' | 'retry' | 'parked';
+
+/**
+ * The UpdateItem that records a try's outcome on the owing item, and what it amounts to.
+ * `previousAttempts` is the item's `notification_attempts` before this try (0 for a new debt).
+ * Conditional on the debt still being there: a debt settled meanwhile is left alone.
+ */
+export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: string, previousAttempts = 0) => {
+  const condition = 'attribute_exists(pk) AND attribute_exists(notification_pending_at)';
+  if (outcome.sent) {
+    return {
+      settled: 'sent' as Settled,
+      update: {
+        Key: key,
+        UpdateExpression:
+          'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk',
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { ':now': now },
+      },
+    };
+  }
+  const attempts = previousAttempts + 1;
+  const park = attempts >= MAX_ATTEMPTS || (outcome.failure.permanent && attempts >= MAX_PERMANENT_ATTEMPTS);
+  const failed = { ':now': now, ':error': outcome.failure.reason, ':attempts': attempts };
+  if (park) {
+    return {
+      settled: 'parked' as Settled,
+      attempts,
+      update: {
+        Key: key,
+        UpdateExpression:
+          'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: condition,
+        ExpressionAttributeValues: failed,
+      },
+    };
+  }
+  const delaySeconds = outcome.failure.permanent ? 0 : retryDelaySeconds(attempts);
+  const due = new Date(Date.parse(now) + delaySeconds * 1000).toISOString();
+  const entry = indexKeys.notificationPending(due);
+  return {
+    settled: 'retry' as Settled,
+    attempts,
+    update: {
+      Key: key,
+      UpdateExpression:
+        'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :entry, gsi2sk = :due REMOVE notification_parked_at',
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ...failed, ':entry': entry.gsi2pk, ':due': entry.gsi2sk },
+    },
+  };
+};
