@@ -1,12 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config';
+import { traceAwsClient } from '../tracing';
 import type { TableRef } from './table-def';
 
 /** Module-scope client and table name: built once per container, reused by every invocation. */
 export const TABLE_NAME = requireEnv('TABLE_NAME');
 
-export const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+export const ddb = DynamoDBDocumentClient.from(traceAwsClient(new DynamoDBClient({})), {
   marshallOptions: { removeUndefinedValues: true },
 });
 

@@ -1,5 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { requireEnv } from '../config';
+import { traceAwsClient } from '../tracing';
 
 export const ORDERS_QUEUE_URL = requireEnv('ORDERS_QUEUE_URL');
 
@@ -8,4 +9,4 @@ export const ORDERS_QUEUE_URL = requireEnv('ORDERS_QUEUE_URL');
  * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
  * names that need not resolve.
  */
-export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+export const sqs = traceAwsClient(new SQSClient({ useQueueUrlAsEndpoint: false }));
