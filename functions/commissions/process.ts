@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseOrderAccepted, recordOrderCommission, UnprocessableMessageError } from '../../shared/domain/commissions';
 import { logger } from '../../shared/logger';
+import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
 
 /**
  * The commission consumer on the orders queue (SQS event source with ReportBatchItemFailures in
@@ -14,6 +15,10 @@ const processRecord = async (record: SQSRecord) => {
   const message = parseOrderAccepted(record.body);
   if (!message) throw new UnprocessableMessageError('Not an order.accepted message');
   const { outcome, commission } = await recordOrderCommission(message.merchant_id, message.order_uuid);
+  if (outcome === 'recorded') {
+    countMetric(METRIC.commissionsRecorded);
+    emitMetrics({ [METRIC.commissionAmount]: commission.total_amount }, { currency: commission.currency_code });
+  }
   logger.info(outcome === 'recorded' ? 'Commission recorded' : 'Duplicate message: commission already recorded', {
     message_id: record.messageId,
     merchant_id: message.merchant_id,

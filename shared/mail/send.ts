@@ -5,6 +5,7 @@ import { ddb, TABLE_NAME } from '../db/client';
 import type { Key } from '../db/keys';
 import { notificationSettledUpdate } from '../domain/program-model';
 import { logger } from '../logger';
+import { countMetric, METRIC } from '../metrics';
 import { isoNow } from '../time';
 import { MAIL_FROM, ses } from './client';
 import { invitationLink, sendEmailInput, type MailMessage } from './messages';
@@ -39,6 +40,7 @@ export const deliverNotification = async (key: Key, message: MailMessage, about:
     outcome = 'failed';
     logger.error('Notification e-mail not sent; it stays pending for resend-notifications', { ...about, ...mailErrorSummary(error) });
   }
+  countMetric(outcome === 'sent' ? METRIC.emailsSent : METRIC.emailsFailed);
   try {
     await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...notificationSettledUpdate(key, outcome, isoNow()) }));
   } catch (error) {
