@@ -7,7 +7,8 @@
  * the stack grants exactly these actions and nothing else.
  */
 
-export type TableAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'ConditionCheckItem';
+/** A DynamoDB action, as IAM names it. */
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
@@ -45,7 +46,7 @@ export const workers = [
     description: 'Re-sends accepted orders whose queue send failed (outbox entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse outbox index, clear the entry (UpdateItem REMOVE gsi2pk, gsi2sk), send.
-    access: { table: ['UpdateItem'], indexes: ['gsi2'], queue: 'send' },
+    access: { table: ['dynamodb:UpdateItem'], indexes: ['gsi2'], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
   },
@@ -55,7 +56,7 @@ export const workers = [
     description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse index, GetItem the owing item and its merchant, send, settle (UpdateItem).
-    access: { table: ['GetItem', 'UpdateItem'], indexes: ['gsi2'], mail: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
   },
@@ -65,7 +66,7 @@ export const workers = [
     description: 'Consumes order.accepted messages and records one commission per order (idempotent).',
     trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
     // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record.
-    access: { table: ['GetItem', 'Query', 'PutItem'], queue: 'consume' },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume' },
     timeoutSeconds: 10,
   },
 ] as const satisfies readonly WorkerDef[];
