@@ -1,6 +1,7 @@
 /**
- * The CDK app: `npx cdk synth --all`, `npm run deploy:live`, `npm run deploy:sandbox`.
- * Settings come from context (lib/config.ts, lib/README.md).
+ * The CDK app: `npm run synth -- -c alarmEmail=...`, `npm run deploy:live`, `npm run deploy:sandbox`.
+ * Settings come from context (lib/config.ts, lib/README.md); the live stage needs an alarm
+ * destination (-c alarmEmail or -c alarmTopicArn) on every command, else one line and exit 1.
  */
 import { App } from 'aws-cdk-lib';
 import { buildApp } from '../lib/app';
