@@ -9,37 +9,66 @@
  *   mark-invite-used     --merchant <id> --invite <uuid>
  *   link-payment         --merchant <id> --order <uuid> --payment <id>
  *   resend-notifications --merchant <id> [--older-than <seconds>]   (default 60)
+ *   redrive                                       (the orders DLQ back to the orders queue)
  *
- * Target: the running local stack (DynamoDB Local on DYNAMODB_PORT, SES emulator on SES_PORT), or a
- * deployed table when SEED_TABLE_NAME is set (AWS credentials, region, MAIL_FROM and
- * INVITE_LINK_BASE_URL from the environment), exactly like `npm run seed`.
+ * Target: the running local stack (DynamoDB Local on DYNAMODB_PORT, SES emulator on SES_PORT, SQS
+ * emulator on SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
+ * MAIL_FROM and INVITE_LINK_BASE_URL from the environment), exactly like `npm run seed`. The
+ * permissions a deployed stage needs are its `OperatorPolicyArn` output (lib/operator-policy.ts).
  */
 import { parseArgs } from 'node:util';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   AdminError,
   applyForProgram,
   linkPayment,
   markInviteUsed,
   mintToken,
+  redriveDeadLetters,
   resendNotifications,
   revokeToken,
   stageOfToken,
   type Mailer,
 } from '../shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '../shared/config';
+import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
 import { sendEmailInput } from '../shared/mail/messages';
 import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
+import { localClientConfig } from '../local/emulators';
 import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
-const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications [options] [--stage live|sandbox]';
+const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive [options] [--stage live|sandbox]';
+
+/**
+ * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
+ * authCacheTtlSeconds, default 30): a revoked token can work that much longer.
+ */
+const authCacheTtlSeconds = () => {
+  const value = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30');
+  return Number.isFinite(value) && value >= 0 ? value : 30;
+};
 
 
 const required = (values: Record<string, unknown>, name: string): string => {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new AdminError(`--${name} is required`);
   return value;
+};
+
+/** The stage's orders queue and DLQ: the local SQS emulator, or AWS when a deployed stage is targeted. */
+const redriveTarget = async (stage: Stage) => {
+  const local = !process.env.SEED_TABLE_NAME;
+  const sqs = local
+    ? new SQSClient({ endpoint: `http://127.0.0.1:${process.env.SQS_PORT ?? '4566'}`, useQueueUrlAsEndpoint: false, ...localClientConfig })
+    : new SQSClient({});
+  const url = async (QueueName: string) => {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
+    if (!QueueUrl) throw new AdminError(`queue ${QueueName} not found`);
+    return QueueUrl;
+  };
+  return { sqs, dlqUrl: await url(ordersDlqNameForStage(stage)), ordersQueueUrl: await url(ordersQueueNameForStage(stage)) };
 };
 
 /** SES for resend-notifications: the local emulator unless a deployed table is targeted. */
@@ -93,7 +122,15 @@ const run = async (): Promise<{ stage: Stage } & Record<string, unknown>> => {
     case 'revoke-token': {
       const token = required(values, 'token');
       const stage = stageOf(stageOfToken(token));
-      return { stage, ...(await revokeToken(resolveStore(stage), token)) };
+      const revoked = await revokeToken(resolveStore(stage), token);
+      const ttl = authCacheTtlSeconds();
+      return {
+        stage,
+        ...revoked,
+        // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
+        refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
+        note: `Warm functions may still accept this token for up to ${ttl} s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).`,
+      };
     }
     case 'apply': {
       const stage = stageOf();
@@ -115,6 +152,10 @@ const run = async (): Promise<{ stage: Stage } & Record<string, unknown>> => {
       if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0) throw new AdminError('--older-than must be a number of seconds, 0 or more');
       const store = resolveStore(stage);
       return { stage, ...(await resendNotifications(store, mailer(), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
+    }
+    case 'redrive': {
+      const stage = stageOf();
+      return { stage, ...(await redriveDeadLetters(await redriveTarget(stage))) };
     }
     default:
       throw new AdminError(`unknown command ${command}; ${USAGE}`);

@@ -1,4 +1,5 @@
 import type { EnvelopeKind } from '../shared/http/envelope';
+import type { TableAction } from './workers';
 
 /**
  * THE route manifest. The local server and the CDK stack are both generated from this list, so a
@@ -7,8 +8,15 @@ import type { EnvelopeKind } from '../shared/http/envelope';
  * `access` is what the route's function may touch; the stack derives each role's policy from it.
  */
 export type Access = {
-  /** read: GetItem/Query only; write: also Put/Update/TransactWrite. */
-  table: 'read' | 'write';
+  /**
+   * The DynamoDB actions (IAM names) the route's own code uses on the base table. A
+   * TransactWriteItems is authorized by the action of each of its items (Put: PutItem, Update:
+   * UpdateItem, ConditionCheck: ConditionCheckItem), so a route lists those. Authentication comes
+   * on top for every route: GetItem on the table (the merchant) and Query on gsi1 (the token by
+   * its hash). The IAM spelling also keeps these names apart from the SDK's operation names, which
+   * test/infra/function-init.test.ts looks for in each bundle (this manifest is bundled too).
+   */
+  table: readonly TableAction[];
   /** May send to the stage's orders queue. */
   queue?: boolean;
   /** May send e-mail through SES as the configured sender. */
@@ -30,24 +38,24 @@ export type RouteDef = {
 };
 
 export const routes = [
-  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: 'write', queue: true }, placesOrders: true },
-  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: 'write', queue: true }, placesOrders: true },
-  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: 'write' } },
-  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: 'write' } },
-  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', handler: 'functions/affiliates/get.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'invites-create', method: 'POST', path: '/api/v2/affiliates/invite', handler: 'functions/invites/create.ts', envelope: 'v2', access: { table: 'write', mail: true } },
-  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', handler: 'functions/affiliate-requests/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', handler: 'functions/affiliate-requests/get.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', handler: 'functions/affiliate-requests/accept.ts', envelope: 'v2', access: { table: 'write', mail: true } },
-  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', handler: 'functions/affiliate-requests/decline.ts', envelope: 'v2', access: { table: 'write', mail: true } },
-  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', handler: 'functions/tiers/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', handler: 'functions/tiers/get.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', handler: 'functions/segments/list.ts', envelope: 'v2', access: { table: 'read' } },
-  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', handler: 'functions/segments/get.ts', envelope: 'v2', access: { table: 'read' } },
+  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], queue: true }, placesOrders: true },
+  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], queue: true }, placesOrders: true },
+  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'] } },
+  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'] } },
+  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', handler: 'functions/affiliates/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'invites-create', method: 'POST', path: '/api/v2/affiliates/invite', handler: 'functions/invites/create.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], mail: true } },
+  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', handler: 'functions/affiliate-requests/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', handler: 'functions/affiliate-requests/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', handler: 'functions/affiliate-requests/accept.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], mail: true } },
+  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', handler: 'functions/affiliate-requests/decline.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'], mail: true } },
+  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', handler: 'functions/tiers/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', handler: 'functions/tiers/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', handler: 'functions/segments/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', handler: 'functions/segments/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:Query'] } },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

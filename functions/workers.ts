@@ -7,7 +7,8 @@
  * the stack grants exactly these actions and nothing else.
  */
 
-export type TableAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'ConditionCheckItem';
+/** A DynamoDB action, as IAM names it. */
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
@@ -50,7 +51,7 @@ export const workers = [
     description: 'Re-sends accepted orders whose queue send failed (outbox entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse outbox index, clear the entry (UpdateItem REMOVE gsi2pk, gsi2sk), send.
-    access: { table: ['UpdateItem'], indexes: ['gsi2'], queue: 'send' },
+    access: { table: ['dynamodb:UpdateItem'], indexes: ['gsi2'], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
   },
@@ -60,7 +61,7 @@ export const workers = [
     description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse index, GetItem the owing item and its merchant, send, settle (UpdateItem).
-    access: { table: ['GetItem', 'UpdateItem'], indexes: ['gsi2'], mail: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
   },
@@ -71,7 +72,7 @@ export const workers = [
     trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
     // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record;
     // a message that can never succeed is sent to the DLQ with its reason.
-    access: { table: ['GetItem', 'Query', 'PutItem'], queue: 'consume', deadLetter: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume', deadLetter: true },
     timeoutSeconds: 10,
   },
 ] as const satisfies readonly WorkerDef[];

@@ -6,26 +6,40 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { Stage } from '../shared/config';
+import { METRIC } from '../shared/metric-names';
 import type { ApiFunction } from './api-function';
+import { businessMetric } from './observability';
 
 export type MerchantAlarmsProps = {
-  stageName: string;
+  stageName: Stage;
   api: RestApi;
   functions: ApiFunction[];
   queue: Queue;
   dlq: Queue;
   latencyP99Ms: number;
+  /** Subscribed to the stage's topic. */
   alarmEmail: string | undefined;
+  /** An existing topic the alarms notify as well. */
+  alarmTopicArn: string | undefined;
 };
 
 /** API 5xx rate above this share of requests (5-minute window) alarms. */
 export const API_5XX_RATE_THRESHOLD = 0.05;
 /** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
+/**
+ * An accepted order still waiting for its queue send after a relay run, older than this: the
+ * relay (every minute, for entries older than 30 s) has failed for several runs in a row.
+ */
+export const OUTBOX_AGE_THRESHOLD_SECONDS = 5 * 60;
+/** Failed affiliate-program e-mails in 5 minutes (each is retried by the relay; any failure is worth a look). */
+export const EMAILS_FAILED_THRESHOLD = 1;
 
 /**
- * The stage's alarms, all notifying one SNS topic: API 5xx rate and p99 latency, each function's
- * errors and throttles, any message in the DLQ, and a stalled orders queue.
+ * The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set): API 5xx
+ * rate and p99 latency, each function's errors and throttles, any message in the DLQ, a stalled
+ * orders queue, failed e-mails, and an outbox entry the relay cannot send.
  */
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
@@ -35,8 +49,17 @@ export class MerchantAlarms extends Construct {
     super(scope, id);
     this.topic = new Topic(this, 'Topic', { displayName: `Affiliate merchant API (${props.stageName}) alarms`, enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const action = new SnsAction(this.topic);
-    const alarm = (alarmId: string, description: string, metric: IMetric, threshold: number, options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator } = {}) => {
+    const actions = [
+      new SnsAction(this.topic),
+      ...(props.alarmTopicArn ? [new SnsAction(Topic.fromTopicArn(this, 'ExternalTopic', props.alarmTopicArn))] : []),
+    ];
+    const alarm = (
+      alarmId: string,
+      description: string,
+      metric: IMetric,
+      threshold: number,
+      options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator; missing?: TreatMissingData } = {},
+    ) => {
       const created = new Alarm(this, alarmId, {
         alarmDescription: description,
         metric,
@@ -44,10 +67,10 @@ export class MerchantAlarms extends Construct {
         evaluationPeriods: options.evaluationPeriods ?? 1,
         datapointsToAlarm: options.datapointsToAlarm,
         comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
       });
-      created.addAlarmAction(action);
-      created.addOkAction(action);
+      created.addAlarmAction(...actions);
+      created.addOkAction(...actions);
       this.alarms.push(created);
       return created;
     };
@@ -70,5 +93,11 @@ export class MerchantAlarms extends Construct {
       props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }), 0);
     alarm('QueueAge', `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
       props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }), QUEUE_AGE_THRESHOLD_SECONDS);
+
+    alarm('EmailsFailed', `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; the notification relay retries them)`,
+      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', fiveMinutes), EMAILS_FAILED_THRESHOLD, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
+    // Missing data breaches: the relay reports the age on every run, so silence means it stopped.
+    alarm('OutboxAge', `${props.stageName}: an accepted order has waited more than ${OUTBOX_AGE_THRESHOLD_SECONDS / 60} minutes for its queue send (outbox relay failing or not running)`,
+      businessMetric(props.stageName, METRIC.outboxOldestAgeSeconds, 'Maximum', fiveMinutes), OUTBOX_AGE_THRESHOLD_SECONDS, { missing: TreatMissingData.BREACHING });
   }
 }

@@ -7,13 +7,16 @@ import { MerchantApiStage } from './merchant-api-stage';
 export const stackNameForStage = (stage: Stage) => `affiliate-merchant-api-${stage}`;
 
 /**
- * Both stages, one stack each, with cdk-nag's AwsSolutions checks on the whole app. The account and
- * region come from context (`-c account=... -c region=...`) or the CLI's credentials; without them
- * the stacks are environment-agnostic, so `cdk synth` needs no AWS account.
+ * Both stages, one stack each, with cdk-nag's AwsSolutions checks on the whole app.
+ *
+ * The stacks are environment-agnostic (account and region are deploy-time values, nothing in the
+ * template names a region) unless context pins them: `-c account=... -c region=...`. The CLI's
+ * CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION are deliberately not used: they would bake whatever
+ * profile happens to be active into a template that claims to be environment-agnostic.
  */
 export const buildApp = (app: App): Record<Stage, MerchantApiStage> => {
-  const account = (app.node.tryGetContext('account') as string | undefined) ?? process.env.CDK_DEFAULT_ACCOUNT;
-  const region = (app.node.tryGetContext('region') as string | undefined) ?? process.env.CDK_DEFAULT_REGION;
+  const account = app.node.tryGetContext('account') as string | undefined;
+  const region = app.node.tryGetContext('region') as string | undefined;
   const stacks = {} as Record<Stage, MerchantApiStage>;
   for (const stage of STAGES) {
     stacks[stage] = new MerchantApiStage(app, stackNameForStage(stage), {

@@ -14,6 +14,9 @@ import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodej
  * - `@aws-sdk/credential-provider-node` is replaced by an environment-only provider (see
  *   lib/bundle-shims/credential-provider-env.ts): Lambda's credentials are always in the
  *   environment, and the full chain is about 100 KB per bundle.
+ * - `@smithy/core/event-streams` is replaced by a stub that throws (see
+ *   lib/bundle-shims/no-event-streams.ts): no DynamoDB, SQS or SES operation streams events, and
+ *   the codec is about 15 KB per bundle.
  * - No source maps: stack traces of a minified bundle are less readable, but the maps would double
  *   the upload and `--enable-source-maps` slows every error; the logs carry the trace id instead.
  */
@@ -26,6 +29,7 @@ export const REQUIRE_SHIM_BANNER = "import { createRequire as __cjsRequire } fro
 
 export const ESBUILD_ALIASES: Record<string, string> = {
   '@aws-sdk/credential-provider-node': resolve(ROOT, 'lib/bundle-shims/credential-provider-env.ts'),
+  '@smithy/core/event-streams': resolve(ROOT, 'lib/bundle-shims/no-event-streams.ts'),
 };
 
 export const MAIN_FIELDS = ['module', 'main'];

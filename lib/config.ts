@@ -1,12 +1,14 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import type { Stage } from '../shared/config';
+import { RATE_LIMIT } from '../shared/rate-limit';
 
 /**
  * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`). A key may be set for
  * one stage only as `<stage>.<key>` (e.g. `-c sandbox.mailFrom=sandbox@acme.example`), which wins
- * over the plain key. Every setting has a default so `cdk synth` works with no context at all; the
- * two that must be real for a working deployment (mailFrom, inviteLinkBaseUrl) warn when defaulted.
+ * over the plain key. Every setting has a default except the live stage's alarm destination
+ * (alarmEmail or alarmTopicArn), without which the live stack refuses to synthesize; the two that
+ * must be real for a working deployment (mailFrom, inviteLinkBaseUrl) warn when defaulted.
  */
 export type StageConfig = {
   stage: Stage;
@@ -16,12 +18,24 @@ export type StageConfig = {
   sesIdentity: string;
   /** Base URL of the invitation links in invite e-mails (INVITE_LINK_BASE_URL). */
   inviteLinkBaseUrl: string;
-  /** Optional e-mail subscribed to the alarm topic. */
+  /** E-mail subscribed to the stage's alarm topic. */
   alarmEmail: string | undefined;
+  /** An existing SNS topic (e.g. the team's paging or chat topic) the alarms also notify. */
+  alarmTopicArn: string | undefined;
   /** API Gateway stage throttling (requests per second, burst). */
   throttle: { rateLimit: number; burstLimit: number };
-  /** AWS WAF rate-based rule: requests per client IP per 5 minutes. */
-  wafRateLimit: number;
+  /**
+   * AWS WAF rate-based rule per client IP, requests per 5 minutes: for requests the per-token rule
+   * cannot key (no Authorization header, or a flood of made-up tokens). The per-token limit is
+   * RATE_LIMIT in shared/rate-limit.ts, the same constant `npm start` enforces.
+   */
+  wafIpRateLimit: number;
+  /**
+   * Whether this stack owns the account-wide API Gateway setting (AWS::ApiGateway::Account: the
+   * CloudWatch role for execution logs). Exactly one stack per account and region may: live by
+   * default; set `-c sandbox.apiGatewayAccount=true` when the sandbox is deployed to another account.
+   */
+  ownsApiGatewayAccount: boolean;
   logRetention: RetentionDays;
   /** How long a function caches a resolved token (AUTH_CACHE_TTL_SECONDS). */
   authCacheTtlSeconds: number;
@@ -33,13 +47,31 @@ export type StageConfig = {
   defaulted: string[];
 };
 
+/** A context setting that cannot be used: bin/app.ts prints its message as one line and exits 1. */
+export class ContextError extends Error {
+  override name = 'ContextError';
+}
+
+/** Why the live stage refuses to synthesize without somewhere to send its alarms. */
+export const missingAlarmDestination = (stage: Stage) =>
+  `The ${stage} stage needs an alarm destination: pass -c alarmEmail=<address> or -c alarmTopicArn=<SNS topic ARN> (or ${stage}.alarmEmail / ${stage}.alarmTopicArn), on every cdk command (the app builds both stages).`;
+
 export const DEFAULT_MAIL_FROM = 'affiliates@example.com';
 export const DEFAULT_INVITE_LINK_BASE_URL = 'https://dashboard.example.com/invitations';
 
-const STAGE_DEFAULTS: Record<Stage, { rateLimit: number; burstLimit: number; wafRateLimit: number; logRetentionDays: number }> = {
-  live: { rateLimit: 100, burstLimit: 200, wafRateLimit: 3000, logRetentionDays: 90 },
-  sandbox: { rateLimit: 20, burstLimit: 40, wafRateLimit: 600, logRetentionDays: 14 },
+/**
+ * Per client IP, five times one token's limit: several merchants behind one egress IP (a shop
+ * platform) are not throttled together, and one IP still cannot take the whole stage.
+ */
+export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 5;
+
+const STAGE_DEFAULTS: Record<Stage, { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }> = {
+  live: { rateLimit: 100, burstLimit: 200, logRetentionDays: 90, ownsApiGatewayAccount: true, requireAlarmDestination: true },
+  sandbox: { rateLimit: 20, burstLimit: 40, logRetentionDays: 14, ownsApiGatewayAccount: false, requireAlarmDestination: false },
 };
+
+const EMAIL = /^[^@\s]+@[^@\s]+$/;
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
 
 const RETENTIONS = new Set<number>(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
@@ -58,22 +90,36 @@ export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
     const value = raw(key);
     if (value === undefined || value === null || value === '') return fallback;
     const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < min) throw new Error(`Context ${key} must be a number >= ${min}, got ${JSON.stringify(value)}`);
+    if (!Number.isFinite(parsed) || parsed < min) throw new ContextError(`Context ${key} must be a number >= ${min}, got ${JSON.stringify(value)}`);
     return parsed;
+  };
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = raw(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    if (value === true || value === 'true') return true;
+    if (value === false || value === 'false') return false;
+    throw new ContextError(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
   };
   const defaults = STAGE_DEFAULTS[stage];
   const mailFrom = text('mailFrom', DEFAULT_MAIL_FROM, true) as string;
-  if (!/^[^@\s]+@[^@\s]+$/.test(mailFrom)) throw new Error(`Context mailFrom must be an e-mail address, got ${JSON.stringify(mailFrom)}`);
+  if (!EMAIL.test(mailFrom)) throw new ContextError(`Context mailFrom must be an e-mail address, got ${JSON.stringify(mailFrom)}`);
+  const alarmEmail = text('alarmEmail', undefined);
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) throw new ContextError(`Context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
+  const alarmTopicArn = text('alarmTopicArn', undefined);
+  if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn)) throw new ContextError(`Context alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
+  if (defaults.requireAlarmDestination && !alarmEmail && !alarmTopicArn) throw new ContextError(missingAlarmDestination(stage));
   const logRetention = number('logRetentionDays', defaults.logRetentionDays);
-  if (!RETENTIONS.has(logRetention)) throw new Error(`Context logRetentionDays must be one of CloudWatch's values (${[...RETENTIONS].join(', ')})`);
+  if (!RETENTIONS.has(logRetention)) throw new ContextError(`Context logRetentionDays must be one of CloudWatch's values (${[...RETENTIONS].join(', ')})`);
   return {
     stage,
     mailFrom,
     sesIdentity: text('sesIdentity', mailFrom) as string,
     inviteLinkBaseUrl: text('inviteLinkBaseUrl', DEFAULT_INVITE_LINK_BASE_URL, true) as string,
-    alarmEmail: text('alarmEmail', undefined),
+    alarmEmail,
+    alarmTopicArn,
     throttle: { rateLimit: number('throttleRateLimit', defaults.rateLimit), burstLimit: number('throttleBurstLimit', defaults.burstLimit) },
-    wafRateLimit: number('wafRateLimit', defaults.wafRateLimit),
+    wafIpRateLimit: number('wafIpRateLimit', DEFAULT_WAF_IP_RATE_LIMIT, 10),
+    ownsApiGatewayAccount: flag('apiGatewayAccount', defaults.ownsApiGatewayAccount),
     logRetention: logRetention as RetentionDays,
     authCacheTtlSeconds: number('authCacheTtlSeconds', 30, 0),
     latencyP99Ms: number('latencyP99Ms', 2000),

@@ -1,5 +1,5 @@
 import { routes, type Access, type RouteDef } from '../functions/routes';
-import { workers, type WorkerAccess, type WorkerDef } from '../functions/workers';
+import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '../functions/workers';
 import { GSI1 } from '../shared/db/table-def';
 
 /**
@@ -31,16 +31,21 @@ export type FunctionSpec = {
   memoryMb: number;
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
-/** What a `read` route may do: GetItem and Query, nothing else. */
-export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'];
-/** What a `write` route may do besides reading: the item actions TransactWriteItems is authorized by. */
-export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+/** The order IAM actions are listed in (policies and tests compare them as sets). */
+const TABLE_ACTION_ORDER: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+
+const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION_ORDER.filter((action) => actions.includes(action));
 
 /**
- * Routes query gsi1 (token lookup, order sequence); gsi2 is the outbox index, for the relay only.
+ * What authentication needs in every route: GetItem of the merchant on the table, Query of the
+ * token by its hash on gsi1 (which also serves the order sequence). gsi2 is the outbox index,
+ * for the relays only.
  */
+export const AUTH_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem'];
+
+/** A route's role: exactly the table actions its manifest entry lists, plus authentication's. */
 export const routeAccess = (access: Access): FunctionAccess => ({
-  table: [...TABLE_READ_ACTIONS, ...(access.table === 'write' ? TABLE_WRITE_ACTIONS : [])],
+  table: tableActions([...AUTH_TABLE_ACTIONS, ...access.table]),
   indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
   queue: access.queue ? 'send' : undefined,
   mail: access.mail ?? false,
@@ -48,7 +53,7 @@ export const routeAccess = (access: Access): FunctionAccess => ({
 });
 
 export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
-  table: access.table.map((action) => `dynamodb:${action}`),
+  table: tableActions(access.table),
   indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
   queue: access.queue,
   mail: access.mail ?? false,

@@ -10,6 +10,8 @@ import type { StageConfig } from './config';
 import { MerchantData } from './data';
 import { functionEnvironment, functionSpecs, type FunctionSpec } from './function-specs';
 import { suppressStageFindings } from './nag';
+import { MerchantDashboard } from './observability';
+import { OperatorPolicy } from './operator-policy';
 import { MerchantRestApi } from './rest-api';
 
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
@@ -33,6 +35,8 @@ export class MerchantApiStage extends Stack {
   readonly restApi: MerchantRestApi;
   readonly functions: ApiFunction[];
   readonly alarms: MerchantAlarms;
+  readonly dashboard: MerchantDashboard;
+  readonly operatorPolicy: OperatorPolicy;
 
   constructor(scope: Construct, id: string, props: MerchantApiStageProps) {
     super(scope, id, { description: `Affiliate Program Merchant API, ${props.stage} stage`, ...props });
@@ -52,7 +56,8 @@ export class MerchantApiStage extends Stack {
     this.restApi = new MerchantRestApi(this, 'Http', {
       stage,
       throttle: config.throttle,
-      wafRateLimit: config.wafRateLimit,
+      wafIpRateLimit: config.wafIpRateLimit,
+      ownsApiGatewayAccount: config.ownsApiGatewayAccount,
       logRetention: config.logRetention,
       removalPolicy,
     });
@@ -111,7 +116,18 @@ export class MerchantApiStage extends Stack {
       dlq,
       latencyP99Ms: config.latencyP99Ms,
       alarmEmail: config.alarmEmail,
+      alarmTopicArn: config.alarmTopicArn,
     });
+    this.dashboard = new MerchantDashboard(this, 'Dashboard', {
+      stage,
+      api: this.restApi.api,
+      webAcl: this.restApi.webAcl,
+      functions: this.functions,
+      queue,
+      dlq,
+      alarms: this.alarms.alarms,
+    });
+    this.operatorPolicy = new OperatorPolicy(this, 'Operator', { stage, table, ordersQueue: queue, dlq, sesIdentityArn, mailFrom: config.mailFrom });
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API (append /api/v2/...)', value: this.restApi.api.url });
     new CfnOutput(this, 'TableName', { description: 'SEED_TABLE_NAME for npm run seed / admin against this stage', value: table.tableName });
@@ -119,6 +135,11 @@ export class MerchantApiStage extends Stack {
     new CfnOutput(this, 'OrdersDlqUrl', { value: dlq.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
     new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
+    new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard of this stage', value: this.dashboard.dashboard.dashboardName });
+    new CfnOutput(this, 'OperatorPolicyArn', {
+      description: 'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
+      value: this.operatorPolicy.policy.managedPolicyArn,
+    });
 
     suppressStageFindings(this);
   }

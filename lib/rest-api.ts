@@ -15,14 +15,34 @@ import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { RouteDef } from '../functions/routes';
 import type { Stage } from '../shared/config';
+import { RATE_LIMIT } from '../shared/rate-limit';
 
 export type MerchantRestApiProps = {
   stage: Stage;
   throttle: { rateLimit: number; burstLimit: number };
-  wafRateLimit: number;
+  /** Per client IP, requests per 5 minutes (the per-token limit is RATE_LIMIT). */
+  wafIpRateLimit: number;
+  /** Whether this stack sets the account-wide API Gateway CloudWatch role (AWS::ApiGateway::Account). */
+  ownsApiGatewayAccount: boolean;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
 };
+
+/** Retry-After of a WAF rate-limit block: WAF re-evaluates a key's rate over its 5-minute window every few seconds. */
+export const WAF_RETRY_AFTER_SECONDS = 60;
+/** Retry-After of a stage-throttling 429: the token bucket refills every second. */
+export const THROTTLE_RETRY_AFTER_SECONDS = 1;
+/** The per-token rule's name, its key header, and the WAF custom response body key. */
+export const WAF_TOKEN_RULE = 'rate-limit-per-token';
+export const WAF_IP_RULE = 'rate-limit-per-ip';
+export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
+
+/**
+ * The body of a WAF block. WAF custom responses are static (no variables), so the trace id cannot
+ * name the request: it keeps the `<date part>:api:<suffix>` form with fixed parts, and the request
+ * is found in the access log by its status 429 and waf fields.
+ */
+export const WAF_BLOCK_BODY = JSON.stringify({ success: false, data: null, errors: { message: ['Too Many Attempts.'] }, meta: { trace_id: 'waf:api:rate-limited' } });
 
 /**
  * The trace id of a response API Gateway makes itself. Gateway response templates allow only
@@ -37,7 +57,8 @@ const v2Error = (message: string) =>
 /**
  * The REST API of one stage: one method per route, each integrating its own function; stage
  * throttling; JSON access logs; the V2 envelope on the responses API Gateway makes itself (404 for
- * an unknown route or method, 429 when throttled or rate-limited); AWS WAF with a rate-based rule.
+ * an unknown route or method, 429 with Retry-After when throttled); AWS WAF with rate-based rules
+ * per merchant token and per client IP, answering 429 in the V2 envelope with Retry-After.
  */
 export class MerchantRestApi extends Construct {
   readonly api: RestApi;
@@ -51,10 +72,11 @@ export class MerchantRestApi extends Construct {
       restApiName: `affiliate-merchant-api-${props.stage}`,
       description: `Affiliate Program Merchant API (${props.stage})`,
       endpointTypes: [EndpointType.REGIONAL],
-      // Execution logs (ERROR level) need the account's API Gateway CloudWatch role; both stages set
-      // the same account setting, so the role is kept when a stack is deleted.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Execution logs (ERROR level) need the account's API Gateway CloudWatch role, an
+      // account-wide setting: only the stack that owns it creates it (live by default), and keeps
+      // the role when it is deleted so the other stage's logging does not break.
+      cloudWatchRole: props.ownsApiGatewayAccount,
+      ...(props.ownsApiGatewayAccount ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
         stageName: props.stage,
         throttlingRateLimit: props.throttle.rateLimit,
@@ -89,36 +111,67 @@ export class MerchantRestApi extends Construct {
       },
     });
 
-    const gatewayResponse = (id: string, type: ResponseType, statusCode: string | undefined, message: string) =>
+    const gatewayResponse = (id: string, type: ResponseType, statusCode: string | undefined, message: string, headers: Record<string, string> = {}) =>
       this.api.addGatewayResponse(id, {
         type,
         statusCode,
-        responseHeaders: { 'Content-Type': "'application/json'" },
+        responseHeaders: { 'Content-Type': "'application/json'", ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`])) },
         templates: { 'application/json': v2Error(message) },
       });
     // REST APIs answer an unknown path or method with 403 "Missing Authentication Token".
     gatewayResponse('NotFound', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', '"Not Found"');
-    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', '"Too Many Attempts."');
-    // The WebACL's only blocking rule is the rate limit.
-    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', '"Too Many Attempts."');
+    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', '"Too Many Attempts."', { 'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS) });
+    // The WebACL's rules answer with their own custom response (below), which takes precedence;
+    // this covers a block without one, e.g. a rule an operator adds in the console.
+    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', '"Too Many Attempts."', { 'Retry-After': String(WAF_RETRY_AFTER_SECONDS) });
     // Anything else API Gateway answers itself keeps its status, in the V2 envelope.
     gatewayResponse('Default4xx', ResponseType.DEFAULT_4XX, undefined, '$context.error.messageString');
     gatewayResponse('Default5xx', ResponseType.DEFAULT_5XX, undefined, '"Server Error"');
 
     const metricName = `affiliate-merchant-api-${props.stage}`;
+    const block: CfnWebACL.RuleActionProperty = {
+      block: {
+        customResponse: {
+          responseCode: 429,
+          customResponseBodyKey: WAF_RESPONSE_BODY_KEY,
+          responseHeaders: [{ name: 'Retry-After', value: String(WAF_RETRY_AFTER_SECONDS) }],
+        },
+      },
+    };
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       name: metricName,
-      description: `Rate-based protection for the ${props.stage} API`,
+      description: `Rate limits per merchant token and per client IP for the ${props.stage} API`,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: { cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true },
+      customResponseBodies: { [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY } },
       rules: [
         {
-          name: 'rate-limit-per-ip',
+          // One budget per bearer token, i.e. per merchant: one merchant's burst cannot use up the
+          // others' share of the stage. The header is the key as sent (tokens are case-sensitive);
+          // a request without it is not counted here (WAF skips a rule whose key is missing).
+          name: WAF_TOKEN_RULE,
           priority: 0,
-          action: { block: {} },
-          statement: { rateBasedStatement: { limit: props.wafRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
-          visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-rate-limit`, sampledRequestsEnabled: true },
+          action: block,
+          statement: {
+            rateBasedStatement: {
+              limit: RATE_LIMIT.requestsPer5Minutes,
+              evaluationWindowSec: 300,
+              aggregateKeyType: 'CUSTOM_KEYS',
+              customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+            },
+          },
+          visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_TOKEN_RULE}`, sampledRequestsEnabled: true },
+        },
+        {
+          // What the per-token rule cannot key: requests without a token, and floods of made-up
+          // tokens (each a new key). Set well above one token's limit, so merchants sharing an
+          // egress IP (a shop platform) are not throttled together.
+          name: WAF_IP_RULE,
+          priority: 1,
+          action: block,
+          statement: { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+          visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_IP_RULE}`, sampledRequestsEnabled: true },
         },
       ],
     });

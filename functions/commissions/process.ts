@@ -4,6 +4,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseOrderAccepted, recordOrderCommission, UnprocessableMessageError } from '../../shared/domain/commissions';
 import { logger } from '../../shared/logger';
 import { AmountNotComputableError } from '../../shared/money';
+import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
 import { sendToDeadLetterQueue } from '../../shared/queue/dead-letter';
 
 const FUNCTION_ID = 'commissions-process';
@@ -28,6 +29,10 @@ const processRecord = async (record: SQSRecord) => {
   const message = parseOrderAccepted(record.body);
   if (!message) throw new UnprocessableMessageError('Not an order.accepted message');
   const { outcome, commission } = await recordOrderCommission(message.merchant_id, message.order_uuid);
+  if (outcome === 'recorded') {
+    countMetric(METRIC.commissionsRecorded);
+    emitMetrics({ [METRIC.commissionAmount]: commission.total_amount }, { currency: commission.currency_code });
+  }
   logger.info(outcome === 'recorded' ? 'Commission recorded' : 'Duplicate message: commission already recorded', {
     message_id: record.messageId,
     merchant_id: message.merchant_id,

@@ -1,7 +1,10 @@
 import { apiHandler } from '../../shared/http/api-handler';
 import { cancelOrder, toOrderResponse } from '../../shared/domain/orders';
+import { countMetric, METRIC } from '../../shared/metrics';
 import { uuidParams } from '../../shared/schemas/common';
 
-export const handler = apiHandler('orders-cancel', { params: uuidParams }, async ({ merchant, params }) => ({
-  data: { order: toOrderResponse(await cancelOrder(merchant.id, params.uuid)) },
-}));
+export const handler = apiHandler('orders-cancel', { params: uuidParams }, async ({ merchant, params }) => {
+  const order = await cancelOrder(merchant.id, params.uuid);
+  countMetric(METRIC.ordersCancelled);
+  return { data: { order: toOrderResponse(order) } };
+});

@@ -1,3 +1,11 @@
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
@@ -205,4 +213,59 @@ export const resendNotifications = async (store: Store, mailer: Mailer, options:
     });
   }
   return result;
+};
+
+/** Where `redrive` moves messages: the stage's orders DLQ back to its orders queue. */
+export type RedriveTarget = { sqs: SQSClient; dlqUrl: string; ordersQueueUrl: string };
+
+/** What an SQS endpoint without message-move tasks (the fauxqs emulator) answers StartMessageMoveTask with. */
+const isUnsupportedAction = (error: unknown) =>
+  ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes((error as Error | undefined)?.name ?? '');
+
+/** Messages moved per receive in the fallback (SQS's batch maximum). */
+const REDRIVE_BATCH = 10;
+
+/**
+ * Moves the messages of the orders DLQ back to the orders queue, where the commission consumer
+ * takes them again (it is idempotent, so a message that did succeed before counts once).
+ *
+ * On AWS: one SQS message-move task (StartMessageMoveTask), which SQS runs by itself at its own
+ * pace; the result names the task and how many messages the DLQ held. Where the endpoint has no
+ * message-move tasks (the local emulator), the same move by hand: receive a batch, send it to
+ * the orders queue, delete from the DLQ what was sent; repeated until the DLQ answers empty. A
+ * message whose send fails stays in the DLQ (and reappears after its visibility timeout).
+ */
+export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
+  const attributes = async (queueUrl: string) =>
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] }))).Attributes ?? {};
+  const [dlq, orders] = await Promise.all([attributes(dlqUrl), attributes(ordersQueueUrl)]);
+  if (!dlq.QueueArn || !orders.QueueArn) throw new AdminError('SQS did not return the queue ARNs');
+  try {
+    const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.QueueArn, DestinationArn: orders.QueueArn }));
+    return { method: 'message-move-task' as const, task_handle: TaskHandle, messages_in_dlq: Number(dlq.ApproximateNumberOfMessages ?? 0) };
+  } catch (error) {
+    if (!isUnsupportedAction(error)) throw error;
+  }
+  let moved = 0;
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: REDRIVE_BATCH, WaitTimeSeconds: 0, VisibilityTimeout: 30, MessageAttributeNames: ['All'] }),
+    );
+    if (Messages.length === 0) break;
+    const batch = Messages.map((message, index) => ({ id: String(index), message }));
+    const sent = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: ordersQueueUrl,
+        Entries: batch.map(({ id, message }) => ({ Id: id, MessageBody: message.Body ?? '', MessageAttributes: message.MessageAttributes })),
+      }),
+    );
+    const ok = new Set((sent.Successful ?? []).map((entry) => entry.Id));
+    const done = batch.filter(({ id }) => ok.has(id));
+    if (done.length > 0) {
+      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })) }));
+    }
+    moved += done.length;
+    if (done.length < batch.length) throw new AdminError(`moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`);
+  }
+  return { method: 'receive-send-delete' as const, moved };
 };

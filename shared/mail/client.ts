@@ -1,11 +1,12 @@
 import { SESClient } from '@aws-sdk/client-ses';
 import { requireEnv } from '../config';
 import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
+import { traceAwsClient } from '../tracing';
 
 /** The verified SES identity every e-mail is sent from. */
 export const MAIL_FROM = requireEnv('MAIL_FROM');
 
-const newClient = () => new SESClient(FUNCTION_CLIENT_CONFIG.ses);
+const newClient = () => traceAwsClient(new SESClient(FUNCTION_CLIENT_CONFIG.ses));
 
 /** With the functions' timeouts (shared/sdk-timeouts.ts): a hung SES fails the send, never the request. */
 export let ses = newClient();

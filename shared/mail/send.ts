@@ -4,6 +4,7 @@ import { requireEnv } from '../config';
 import { ddb, TABLE_NAME } from '../db/client';
 import type { Key } from '../db/keys';
 import { logger } from '../logger';
+import { countMetric, METRIC } from '../metrics';
 import { isoNow } from '../time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
 import { invitationLink, sendEmailInput, type MailMessage } from './messages';
@@ -96,6 +97,7 @@ export const tryNotification = async (
       permanent: outcome.failure.permanent,
     });
   }
+  countMetric(outcome.sent ? METRIC.emailsSent : METRIC.emailsFailed);
   return settleNotification(key, outcome, about, previousAttempts);
 };
 

@@ -1,5 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
+import { traceAwsClient } from '../tracing';
 
 /**
  * The functions' SQS client, without any queue URL: client.ts adds the orders queue (senders),
@@ -9,4 +10,4 @@ import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
  * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
  * names that need not resolve. Timeouts: shared/sdk-timeouts.ts.
  */
-export const sqs = new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false });
+export const sqs = traceAwsClient(new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false }));

@@ -9,8 +9,9 @@ import { bundleFunction, importBundle, type Bundle } from '../../scripts/bundles
  * Real bundles, built as the stack builds them, each imported in a fresh process with exactly the
  * environment the stack gives its function: a function whose imports need a variable its access
  * does not grant fails here, not at its first cold start in AWS. Also holds the size budget, and
- * cross-checks the manifest's access against the code: a bundle that contains a write or send
- * operation its role is not granted would fail with AccessDenied once deployed.
+ * cross-checks the manifest's access against the code, both ways: a bundle that contains a write or
+ * send operation its role is not granted would fail with AccessDenied once deployed, and a write
+ * action granted to a bundle that contains no operation needing it is a permission nobody uses.
  */
 const LIMIT_BYTES = 400 * 1024;
 const specs = functionSpecs();
@@ -57,5 +58,21 @@ describe('every deployed bundle', () => {
     // TransactWriteItems needs the item actions of its parts: at least one of them granted.
     const denied = used.filter((operation) => !(GUARDED_OPERATIONS[operation] ?? []).some((action) => granted.has(action)));
     expect(denied).toEqual([]);
+  });
+
+  it.each(specs.map((spec) => [spec.id]))('%s is granted no table write action its code never uses', (id) => {
+    const bundle = bundles.get(id) as Bundle;
+    const code = readFileSync(bundle.file, 'utf8');
+    const contains = (operation: string) => code.includes(`"${operation}"`);
+    // Each write action is used by its own operation, or by an item of a TransactWriteItems
+    // (ConditionCheckItem only that way).
+    const needs: Record<string, () => boolean> = {
+      'dynamodb:PutItem': () => contains('PutItem') || contains('BatchWriteItem') || contains('TransactWriteItems'),
+      'dynamodb:UpdateItem': () => contains('UpdateItem') || contains('TransactWriteItems'),
+      'dynamodb:ConditionCheckItem': () => contains('TransactWriteItems'),
+      'dynamodb:DeleteItem': () => contains('DeleteItem') || contains('BatchWriteItem') || contains('TransactWriteItems'),
+    };
+    const unused = bundle.spec.access.table.filter((action) => needs[action] && !needs[action]!());
+    expect(unused).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { App } from 'aws-cdk-lib';
+import { App, Token } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +7,12 @@ import { routes } from '../../functions/routes';
 import { workers } from '../../functions/workers';
 import { buildApp } from '../../lib/app';
 import type { MerchantApiStage } from '../../lib/merchant-api-stage';
+import { missingAlarmDestination } from '../../lib/config';
 import { STAGES, type Stage } from '../../shared/config';
 import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../../shared/db/table-def';
+import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '../../lib/alarms';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metric-names';
+import { RATE_LIMIT } from '../../shared/rate-limit';
 
 /**
  * The deployed shape, asserted on the synthesized templates of both stages. The app is built and
@@ -19,10 +23,12 @@ type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?
 type Synth = { stack: MerchantApiStage; template: Template; resources: Record<string, Resource> };
 
 const MAIL_FROM = 'affiliates@infra-test.example';
+const ALARM_EMAIL = 'ops@infra-test.example';
+const BASE_CONTEXT = { ...cdkJson.context, mailFrom: MAIL_FROM, inviteLinkBaseUrl: 'https://dashboard.infra-test.example/invitations' };
 const synth = {} as Record<Stage, Synth>;
 
 beforeAll(() => {
-  const app = new App({ context: { ...cdkJson.context, mailFrom: MAIL_FROM, inviteLinkBaseUrl: 'https://dashboard.infra-test.example/invitations' } });
+  const app = new App({ context: { ...BASE_CONTEXT, alarmEmail: ALARM_EMAIL } });
   const stacks = buildApp(app);
   for (const stage of STAGES) {
     const template = Template.fromStack(stacks[stage]);
@@ -95,15 +101,16 @@ const grantsOf = (stage: Stage, id: string): { grants: Set<string>; statements: 
 const BASE_GRANTS = ['logs:CreateLogStream on own-log-group', 'logs:PutLogEvents on own-log-group', 'xray:PutTelemetryRecords on *', 'xray:PutTraceSegments on *'];
 const CONSUME_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
 
-/** What the manifest allows, written out independently of lib/function-specs.ts. */
+/**
+ * What the manifest allows, written out independently of lib/function-specs.ts: the route's own
+ * table actions, plus authentication's GetItem (merchant) and Query on gsi1 (token by hash).
+ */
 const expectedRouteGrants = (route: (typeof routes)[number]) => {
-  const access = route.access as { table: 'read' | 'write'; queue?: boolean; mail?: boolean };
-  const table = access.table === 'write'
-    ? ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem']
-    : ['GetItem', 'Query'];
+  const access = route.access as { table: readonly string[]; queue?: boolean; mail?: boolean };
   return new Set([
     ...BASE_GRANTS,
-    ...table.map((action) => `dynamodb:${action} on table`),
+    'dynamodb:GetItem on table',
+    ...access.table.map((action) => `${action} on table`),
     'dynamodb:Query on index:gsi1',
     ...(access.queue ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
@@ -114,7 +121,7 @@ const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
   const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume'; mail?: boolean; deadLetter?: boolean };
   return new Set([
     ...BASE_GRANTS,
-    ...access.table.map((action) => `dynamodb:${action} on table`),
+    ...access.table.map((action) => `${action} on table`),
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
     ...(access.queue === 'send' ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.queue === 'consume' ? CONSUME_ACTIONS.map((action) => `${action} on orders-queue`) : []),
@@ -165,7 +172,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect([...grants].sort(), route.id).toEqual([...expectedRouteGrants(route)].sort());
       expect(role.Properties.ManagedPolicyArns, route.id).toBeUndefined();
       const actions = [...grants].map((grant) => grant.split(' ')[0]);
-      if (route.access.table === 'read') {
+      if (route.method === 'GET') {
         expect(actions.filter((action) => action!.startsWith('dynamodb:') && !['dynamodb:GetItem', 'dynamodb:Query'].includes(action!)), route.id).toEqual([]);
       }
       if (!('queue' in route.access)) expect(actions.filter((action) => action!.startsWith('sqs:')), route.id).toEqual([]);
@@ -183,6 +190,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
       const ses = grantsOf(stage, route.id).statements.filter((statement) => [statement.Action].flat().some((action: string) => action.startsWith('ses:')));
       expect(ses).toHaveLength(1);
       expect(ses[0].Condition).toEqual({ StringEquals: { 'ses:FromAddress': MAIL_FROM } });
+    }
+  });
+
+  it('gives orders-update and orders-cancel one conditional UpdateItem beyond authentication: no PutItem, no ConditionCheckItem', () => {
+    for (const id of ['orders-update', 'orders-cancel']) {
+      const dynamo = [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:')).sort();
+      expect(dynamo, id).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
     }
   });
 
@@ -288,10 +302,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
       errors: { message: ['Not Found'] },
       meta: { trace_id: '$context.requestTime:api:$context.requestId' },
     });
-    template.hasResourceProperties('AWS::WAFv2::WebACL', {
-      Scope: 'REGIONAL',
-      Rules: [Match.objectLike({ Action: { Block: {} }, Statement: { RateBasedStatement: Match.objectLike({ AggregateKeyType: 'IP' }) } })],
-    });
+    const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
+    expect(webAcl?.Properties.Scope).toBe('REGIONAL');
+    expect((webAcl?.Properties.Rules as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [stack.getLogicalId(stack.restApi.webAcl), 'Arn'] },
       ResourceArn: { 'Fn::Join': ['', Match.arrayWith([{ Ref: stack.getLogicalId(stack.restApi.api.deploymentStage.node.defaultChild as CfnResource) }])] },
@@ -320,6 +333,121 @@ describe.each(STAGES)('the %s stack', (stage) => {
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
   });
 
+  it('rate-limits each merchant token with a WAF rule keyed on the Authorization header, at RATE_LIMIT per 5 minutes', () => {
+    const { template } = synth[stage];
+    const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
+    const rules = webAcl?.Properties.Rules as any[];
+    const perToken = rules.find((rule) => rule.Name === 'rate-limit-per-token');
+    expect(perToken.Statement.RateBasedStatement).toEqual({
+      Limit: RATE_LIMIT.requestsPer5Minutes,
+      EvaluationWindowSec: 300,
+      AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+    });
+    // The per-IP rule comes after it and sits well above one token's budget.
+    const perIp = rules.find((rule) => rule.Name === 'rate-limit-per-ip');
+    expect(perIp.Priority).toBeGreaterThan(perToken.Priority);
+    expect(perIp.Statement.RateBasedStatement).toMatchObject({ AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
+    expect(perIp.Statement.RateBasedStatement.Limit).toBeGreaterThan(RATE_LIMIT.requestsPer5Minutes);
+  });
+
+  it('answers a WAF block with 429, Retry-After and the V2 envelope as JSON', () => {
+    const { template } = synth[stage];
+    const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
+    const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
+    for (const rule of webAcl?.Properties.Rules as any[]) {
+      const response = rule.Action.Block.CustomResponse;
+      expect(response, rule.Name).toMatchObject({ ResponseCode: 429, ResponseHeaders: [{ Name: 'Retry-After', Value: expect.stringMatching(/^\d+$/) }] });
+      const body = bodies[response.CustomResponseBodyKey];
+      expect(body?.ContentType).toBe('APPLICATION_JSON');
+      expect(JSON.parse(body!.Content)).toEqual({ success: false, data: null, errors: { message: ['Too Many Attempts.'] }, meta: { trace_id: expect.stringMatching(/^[^:]+:api:[^:]+$/) } });
+    }
+  });
+
+  it('answers stage throttling (and any other WAF block) with 429, Retry-After and the V2 envelope', () => {
+    const { template } = synth[stage];
+    for (const type of ['THROTTLED', 'WAF_FILTERED']) {
+      const [response] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } })) as Resource[];
+      expect(response?.Properties, type).toMatchObject({
+        StatusCode: '429',
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': expect.stringMatching(/^'\d+'$/), 'gatewayresponse.header.Content-Type': "'application/json'" },
+      });
+      expect(JSON.parse(response?.Properties.ResponseTemplates['application/json'])).toEqual({
+        success: false,
+        data: null,
+        errors: { message: ['Too Many Attempts.'] },
+        meta: { trace_id: '$context.requestTime:api:$context.requestId' },
+      });
+    }
+  });
+
+  it('has a dashboard with the API, functions, queue, DLQ and business metrics of the stage', () => {
+    const { template, stack } = synth[stage];
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Resource[];
+    expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]?.Properties.DashboardName).toBe(`affiliate-merchant-api-${stage}`);
+    const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
+    for (const needle of ['"AWS/ApiGateway', '4XXError', '5XXError', 'Latency', '"AWS/Lambda', 'Errors', 'Throttles', 'ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'AWS/WAFV2', 'BlockedRequests']) {
+      expect(body, needle).toContain(needle);
+    }
+    for (const name of Object.values(METRIC)) expect(body, name).toContain(name);
+    expect(body).toContain(METRICS_NAMESPACE);
+    for (const queue of [stack.data.queue, stack.data.dlq]) expect(body).toContain(logicalId(stack, queue));
+  });
+
+  it('alarms on failed e-mails and on a stale outbox entry, from the functions\' EMF metrics', () => {
+    const { template } = synth[stage];
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
+    const business = (name: string) => alarms.filter((alarm) => alarm.Properties.Namespace === METRICS_NAMESPACE && alarm.Properties.MetricName === name);
+    const dimensions = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: stage }];
+    const [emails] = business(METRIC.emailsFailed);
+    expect(emails?.Properties).toMatchObject({ Statistic: 'Sum', Period: 300, Threshold: EMAILS_FAILED_THRESHOLD, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Dimensions: dimensions });
+    const [outbox] = business(METRIC.outboxOldestAgeSeconds);
+    expect(outbox?.Properties).toMatchObject({
+      Statistic: 'Maximum',
+      Threshold: OUTBOX_AGE_THRESHOLD_SECONDS,
+      ComparisonOperator: 'GreaterThanThreshold',
+      // The relay reports on every run: silence means it stopped.
+      TreatMissingData: 'breaching',
+      Dimensions: dimensions,
+    });
+  });
+
+  it('sends every alarm to the stage\'s topic, which the alarm e-mail is subscribed to', () => {
+    const { template, stack } = synth[stage];
+    const topic = { Ref: logicalId(stack, stack.alarms.topic) };
+    for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[]) {
+      expect(alarm.Properties.AlarmActions).toEqual([topic]);
+    }
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: ALARM_EMAIL, TopicArn: topic });
+  });
+
+  it('outputs an operator policy with exactly what seed and admin need: no more, and Query on gsi1 included', () => {
+    const { template, stack } = synth[stage];
+    const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')) as Resource[];
+    expect(policies).toHaveLength(1);
+    const grants = new Set<string>();
+    for (const statement of policies[0]?.Properties.PolicyDocument.Statement as any[]) {
+      expect(statement.Effect).toBe('Allow');
+      for (const action of [statement.Action].flat()) {
+        for (const resource of [statement.Resource].flat()) grants.add(`${action} on ${describeResource(stage, resource, '')}`);
+      }
+      if ([statement.Action].flat().some((action: string) => action.startsWith('ses:'))) {
+        expect(statement.Condition).toEqual({ StringEquals: { 'ses:FromAddress': MAIL_FROM } });
+      }
+    }
+    expect([...grants].sort()).toEqual(
+      [
+        ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchWriteItem'].map((action) => `dynamodb:${action} on table`),
+        'dynamodb:Query on index:gsi1',
+        'ses:SendEmail on ses-identity',
+        ...['GetQueueUrl', 'GetQueueAttributes', 'StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage'].map((action) => `sqs:${action} on dlq`),
+        ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on orders-queue`),
+      ].sort(),
+    );
+    template.hasOutput('OperatorPolicyArn', { Value: { Ref: logicalId(stack, stack.operatorPolicy.policy as any) } });
+  });
+
   it('passes the cdk-nag AwsSolutions checks, every suppression with a written reason', () => {
     const { stack, resources } = synth[stage];
     const annotations = Annotations.fromStack(stack);
@@ -328,5 +456,69 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const suppressions = Object.values(resources).flatMap((resource) => (resource.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string }[]);
     expect(suppressions.length).toBeGreaterThan(0);
     for (const suppression of suppressions) expect(suppression.reason.length, suppression.id).toBeGreaterThan(40);
+  });
+});
+
+/**
+ * App-level settings, each on its own synth without bundling (`aws:cdk:bundling-stacks` empty:
+ * the templates are the same, the function code is a placeholder), so they stay quick.
+ */
+describe('the app', () => {
+  const build = (context: Record<string, unknown>) => buildApp(new App({ context: { ...BASE_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }));
+  const errorsOf = (stack: MerchantApiStage) => Annotations.fromStack(stack).findError('*', Match.anyValue()).map((message) => String(message.entry.data));
+
+  it('refuses to synthesize the live stage without an alarm destination, in one line; the sandbox may omit it', () => {
+    expect(() => build({})).toThrow(missingAlarmDestination('live'));
+    expect(missingAlarmDestination('live')).not.toContain('\n');
+    expect(missingAlarmDestination('live')).toMatch(/-c alarmEmail=.*-c alarmTopicArn=/);
+    // Given for the live stage only, the sandbox has none and synthesizes.
+    const stacks = build({ 'live.alarmEmail': ALARM_EMAIL });
+    expect(errorsOf(stacks.sandbox)).toEqual([]);
+    expect(Object.keys(Template.fromStack(stacks.sandbox).findResources('AWS::SNS::Subscription'))).toEqual([]);
+  });
+
+  it('accepts an existing SNS topic as the live alarm destination and notifies it besides the stage topic', () => {
+    const topicArn = 'arn:aws:sns:eu-west-1:123456789012:on-call';
+    const stacks = build({ alarmTopicArn: topicArn });
+    expect(errorsOf(stacks.live)).toEqual([]);
+    const alarms = Object.values(Template.fromStack(stacks.live).findResources('AWS::CloudWatch::Alarm')) as Resource[];
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.any(String) }, topicArn]);
+  });
+
+  it('refuses an alarm destination that is not an address or a topic ARN', () => {
+    expect(() => build({ alarmEmail: 'not an address' })).toThrow(/alarmEmail must be an e-mail address/);
+    expect(() => build({ alarmTopicArn: 'arn:aws:sqs:eu-west-1:123456789012:q' })).toThrow(/alarmTopicArn must be an SNS topic ARN/);
+  });
+
+  it('lets only one stack own the account-wide API Gateway setting: live by default, the sandbox when told (own account)', () => {
+    const count = (stack: MerchantApiStage) => Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::Account')).length;
+    const byDefault = build({ alarmEmail: ALARM_EMAIL });
+    expect([count(byDefault.live), count(byDefault.sandbox)]).toEqual([1, 0]);
+    const separateAccounts = build({ alarmEmail: ALARM_EMAIL, 'sandbox.apiGatewayAccount': 'true' });
+    expect(count(separateAccounts.sandbox)).toBe(1);
+  });
+
+  it('bakes no region or account into the templates, whatever profile the CLI has (CDK_DEFAULT_*)', () => {
+    const saved = { region: process.env.CDK_DEFAULT_REGION, account: process.env.CDK_DEFAULT_ACCOUNT };
+    process.env.CDK_DEFAULT_REGION = 'ap-southeast-2';
+    process.env.CDK_DEFAULT_ACCOUNT = '210987654321';
+    try {
+      const stacks = build({ alarmEmail: ALARM_EMAIL });
+      for (const stack of Object.values(stacks)) {
+        expect(Token.isUnresolved(stack.region)).toBe(true);
+        expect(Token.isUnresolved(stack.account)).toBe(true);
+        const json = JSON.stringify(Template.fromStack(stack).toJSON());
+        expect(json).not.toContain('ap-southeast-2');
+        expect(json).not.toContain('210987654321');
+      }
+      // Explicit context still pins them.
+      expect(build({ alarmEmail: ALARM_EMAIL, account: '111122223333', region: 'eu-central-1' }).live.region).toBe('eu-central-1');
+    } finally {
+      if (saved.region === undefined) delete process.env.CDK_DEFAULT_REGION;
+      else process.env.CDK_DEFAULT_REGION = saved.region;
+      if (saved.account === undefined) delete process.env.CDK_DEFAULT_ACCOUNT;
+      else process.env.CDK_DEFAULT_ACCOUNT = saved.account;
+    }
   });
 });

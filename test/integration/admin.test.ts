@@ -29,7 +29,14 @@ describe('mint-token and revoke-token', () => {
 
     const revoked = await runAdmin('revoke-token', '--token', minted.json.token);
     expect(revoked.code).toBe(0);
-    expect(revoked.json).toEqual({ stage: 'live', merchant_id: merchant.id, revoked_at: expect.any(String), already_revoked: false });
+    expect(revoked.json).toEqual({
+      stage: 'live',
+      merchant_id: merchant.id,
+      revoked_at: expect.any(String),
+      already_revoked: false,
+      refused_everywhere_by: new Date(Date.parse(revoked.json.revoked_at) + 30_000).toISOString(),
+      note: 'Warm functions may still accept this token for up to 30 s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).',
+    });
     expect((await client.get('/api/v2/tiers')).status).toBe(401);
 
     const again = await runAdmin('revoke-token', '--token', minted.json.token);

@@ -1,0 +1,124 @@
+import { Aws, Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  AlarmStatusWidget,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+  type Alarm,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import type { Stage } from '../shared/config';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '../shared/metric-names';
+import type { ApiFunction } from './api-function';
+import { WAF_IP_RULE, WAF_TOKEN_RULE } from './rest-api';
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * One of the functions' business metrics (shared/metrics.ts publishes them as EMF): namespace
+ * AffiliateMerchantApi, dimensions service and stage.
+ */
+export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum', period: Duration = FIVE_MINUTES): Metric =>
+  new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE, stage }, statistic, period });
+
+/** Commission amounts carry a `currency` dimension too (sums of different currencies mean nothing): one line per currency. */
+export const commissionAmountByCurrency = (stage: Stage, period: Duration = FIVE_MINUTES) =>
+  new MathExpression({
+    expression: `SEARCH('{${METRICS_NAMESPACE},currency,service,stage} MetricName="${METRIC.commissionAmount}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', ${period.toSeconds()})`,
+    label: 'Commission amount (minor units)',
+    period,
+  });
+
+export type MerchantDashboardProps = {
+  stage: Stage;
+  api: RestApi;
+  webAcl: CfnWebACL;
+  functions: ApiFunction[];
+  queue: Queue;
+  dlq: Queue;
+  alarms: Alarm[];
+};
+
+/**
+ * The stage's CloudWatch dashboard (`affiliate-merchant-api-<stage>`): the API (requests, 4xx, 5xx,
+ * latency, WAF blocks), every function's errors and throttles, the orders queue and its DLQ, the
+ * business metrics, and the state of every alarm.
+ */
+export class MerchantDashboard extends Construct {
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: MerchantDashboardProps) {
+    super(scope, id);
+    const { stage, api, functions } = props;
+    const sum = { statistic: 'Sum', period: FIVE_MINUTES };
+    const wafBlocked = (rule: string): IMetric =>
+      new Metric({
+        namespace: 'AWS/WAFV2',
+        metricName: 'BlockedRequests',
+        dimensionsMap: { WebACL: props.webAcl.name as string, Rule: rule, Region: Aws.REGION },
+        label: `blocked by ${rule}`,
+        ...sum,
+      });
+    const perFunction = (metric: 'Errors' | 'Throttles') =>
+      functions.map((fn) => (metric === 'Errors' ? fn.fn.metricErrors(sum) : fn.fn.metricThrottles(sum)).with({ label: fn.spec.id }));
+    const business = (name: MetricName, label: string, statistic = 'Sum') => businessMetric(stage, name, statistic).with({ label });
+    const wide = { width: 12, height: 6 };
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `affiliate-merchant-api-${stage}`,
+      defaultInterval: Duration.hours(3),
+      widgets: [
+        [new TextWidget({ markdown: `# Affiliate merchant API: ${stage}\nAPI, functions, queue and business metrics of the ${stage} stage. Alarms notify the stage's SNS topic.`, width: 24, height: 2 })],
+        [
+          new GraphWidget({
+            title: 'API requests, 4xx and 5xx (5 min sums)',
+            left: [api.metricCount({ ...sum, label: 'requests' }), api.metricClientError({ ...sum, label: '4xx' }), api.metricServerError({ ...sum, label: '5xx' })],
+            ...wide,
+          }),
+          new GraphWidget({
+            title: 'API latency (ms)',
+            left: [api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }), api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' })],
+            ...wide,
+          }),
+        ],
+        [
+          new GraphWidget({ title: 'Rate limits: requests blocked by AWS WAF (429)', left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)], ...wide }),
+          new GraphWidget({
+            title: 'Orders queue and DLQ',
+            left: [
+              props.queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: 'orders queue: visible' }),
+              props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: 'DLQ: visible' }),
+            ],
+            right: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(1), label: 'oldest message age (s)' })],
+            ...wide,
+          }),
+        ],
+        [
+          new GraphWidget({ title: 'Function errors', left: perFunction('Errors'), ...wide }),
+          new GraphWidget({ title: 'Function throttles', left: perFunction('Throttles'), ...wide }),
+        ],
+        [
+          new GraphWidget({
+            title: 'Orders and commissions',
+            left: [business(METRIC.ordersAccepted, 'orders accepted'), business(METRIC.ordersCancelled, 'orders cancelled'), business(METRIC.commissionsRecorded, 'commissions recorded')],
+            right: [commissionAmountByCurrency(stage)],
+            ...wide,
+          }),
+          new GraphWidget({
+            title: 'E-mails and outbox',
+            left: [business(METRIC.emailsSent, 'e-mails sent'), business(METRIC.emailsFailed, 'e-mails failed')],
+            right: [business(METRIC.outboxOldestAgeSeconds, 'oldest outbox entry (s)', 'Maximum')],
+            ...wide,
+          }),
+        ],
+        [new AlarmStatusWidget({ title: 'Alarms', alarms: props.alarms, width: 24, height: 6 })],
+      ],
+    });
+  }
+}

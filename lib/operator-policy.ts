@@ -1,0 +1,71 @@
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { GSI1 } from '../shared/db/table-def';
+
+/**
+ * What the operator commands do against a deployed stage, action by action (bin/seed.ts,
+ * bin/admin.ts, shared/admin/*). The operator policy grants exactly this; test/infra checks it
+ * against the template and against the operations the commands' code contains.
+ */
+export const OPERATOR_ACCESS = {
+  table: [
+    // mint-token, apply, mark-invite-used, link-payment, resend-notifications: read the merchant / item first.
+    'dynamodb:GetItem',
+    // apply (pending requests of a slug), resend-notifications (owed invites and requests).
+    'dynamodb:Query',
+    // seed: the merchant (guarded); mint-token, apply: the new item; seed's order transactions.
+    'dynamodb:PutItem',
+    // revoke-token, mark-invite-used, link-payment, resend-notifications; seed's order counter and customer.
+    'dynamodb:UpdateItem',
+    // seed: each history order's transaction checks its affiliate exists.
+    'dynamodb:ConditionCheckItem',
+    // seed: users, tokens, tiers, segments, affiliates, requests, invites in batches of 25.
+    'dynamodb:BatchWriteItem',
+  ],
+  /** revoke-token finds the token by its hash. */
+  gsi1: ['dynamodb:Query'],
+  /** resend-notifications, as the configured sender only. */
+  mail: ['ses:SendEmail'],
+  /** redrive: read the queues' ARNs, start a message-move task from the DLQ (or move by hand). */
+  dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:StartMessageMoveTask', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+  ordersQueue: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
+} as const;
+
+export type OperatorPolicyProps = {
+  stage: string;
+  table: ITable;
+  ordersQueue: IQueue;
+  dlq: IQueue;
+  sesIdentityArn: string;
+  mailFrom: string;
+};
+
+/**
+ * A customer-managed policy with exactly what `npm run seed` and `npm run admin` need against this
+ * stage (output `OperatorPolicyArn`): attach it to the operators' role or group. Nothing else in
+ * the stack uses it; the functions' roles are their own.
+ */
+export class OperatorPolicy extends Construct {
+  readonly policy: ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: OperatorPolicyProps) {
+    super(scope, id);
+    this.policy = new ManagedPolicy(this, 'Policy', {
+      description: `Affiliate merchant API (${props.stage}): what npm run seed and npm run admin need against this stage`,
+      statements: [
+        new PolicyStatement({ sid: 'Table', actions: [...OPERATOR_ACCESS.table], resources: [props.table.tableArn] }),
+        new PolicyStatement({ sid: 'TokenLookup', actions: [...OPERATOR_ACCESS.gsi1], resources: [`${props.table.tableArn}/index/${GSI1.indexName}`] }),
+        new PolicyStatement({
+          sid: 'ResendMail',
+          actions: [...OPERATOR_ACCESS.mail],
+          resources: [props.sesIdentityArn],
+          conditions: { StringEquals: { 'ses:FromAddress': props.mailFrom } },
+        }),
+        new PolicyStatement({ sid: 'RedriveFromDlq', actions: [...OPERATOR_ACCESS.dlq], resources: [props.dlq.queueArn] }),
+        new PolicyStatement({ sid: 'RedriveToOrdersQueue', actions: [...OPERATOR_ACCESS.ordersQueue], resources: [props.ordersQueue.queueArn] }),
+      ],
+    });
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The names of the business metrics: data only, shared by the functions (shared/metrics.ts, which
+ * publishes them) and the CDK app (lib/observability.ts: dashboard and alarms).
+ * Every data point carries the dimensions `service` (METRICS_SERVICE) and `stage`.
+ */
+export const METRICS_NAMESPACE = 'AffiliateMerchantApi';
+export const METRICS_SERVICE = 'merchant-api';
+
+export const METRIC = {
+  /** An order was accepted (201) on either create endpoint. */
+  ordersAccepted: 'OrdersAccepted',
+  /** An order was cancelled. */
+  ordersCancelled: 'OrdersCancelled',
+  /** A commission record was written (duplicates not counted). */
+  commissionsRecorded: 'CommissionsRecorded',
+  /** Sum of recorded commission amounts in minor units, per `currency` dimension. */
+  commissionAmount: 'CommissionAmount',
+  /** An affiliate-program e-mail SES accepted / refused. */
+  emailsSent: 'EmailsSent',
+  emailsFailed: 'EmailsFailed',
+  /** Age of the oldest accepted order still waiting for its queue send, after a relay run (0 when none). */
+  outboxOldestAgeSeconds: 'OutboxOldestAgeSeconds',
+} as const;
+
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];

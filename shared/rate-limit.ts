@@ -1,0 +1,1 @@
+export const RATE_LIMIT = { requestsPer5Minutes: 6000 } as const;

@@ -1,0 +1,181 @@
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as processCommissions } from '../../functions/commissions/process';
+import { handler as cancelHandler } from '../../functions/orders/cancel';
+import { handler as createHandler } from '../../functions/orders/create';
+import { handler as createLegacyHandler } from '../../functions/orders/create-legacy';
+import { handler as outboxRelay } from '../../functions/outbox/relay';
+import { recordOrderCommission, type CommissionItem } from '../../shared/domain/commissions';
+import { cancelOrder, createOrder } from '../../shared/domain/orders';
+import type { OrderItem } from '../../shared/domain/order-model';
+import { deliverNotification } from '../../shared/mail/send';
+import { metrics } from '../../shared/metrics';
+import { apiEvent, invoke, lambdaContext } from './support/api';
+import { ddbMock, resetAwsMocks } from './support/aws';
+import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from './support/fixtures';
+
+/**
+ * The business metrics (shared/metrics.ts): what each function counts, and the EMF line CloudWatch
+ * reads. The data layer is stubbed at the domain functions, so these tests say what is counted
+ * when, whatever the writes behind it are.
+ */
+vi.mock('../../shared/domain/orders', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../shared/domain/orders')>()),
+  createOrder: vi.fn(),
+  cancelOrder: vi.fn(),
+}));
+vi.mock('../../shared/domain/commissions', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../shared/domain/commissions')>()),
+  recordOrderCommission: vi.fn(),
+}));
+
+const sesMock = mockClient(SESClient);
+
+/** Every data point added, as `name=value unit`, in order. */
+const points = () => vi.mocked(metrics.addMetric).mock.calls.map(([name, unit, value]) => `${name}=${value} ${unit}`);
+
+beforeEach(() => {
+  resetAwsMocks();
+  sesMock.reset();
+  stubAuth();
+  vi.spyOn(metrics, 'addMetric');
+  vi.spyOn(metrics, 'publishStoredMetrics');
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.useRealTimers();
+  vi.unstubAllEnvs();
+});
+
+describe('orders', () => {
+  it('counts one accepted order per 201 on either create endpoint, published at once', async () => {
+    // Prepare
+    vi.mocked(createOrder).mockResolvedValue(storedOrder() as unknown as OrderItem);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const v2 = await invoke(createHandler, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
+    const legacy = await invoke(createLegacyHandler, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expect([v2.statusCode, legacy.statusCode]).toEqual([201, 201]);
+    expect(points()).toEqual(['OrdersAccepted=1 Count', 'OrdersAccepted=1 Count']);
+    expect(metrics.publishStoredMetrics).toHaveBeenCalledTimes(2);
+  });
+
+  it('counts nothing for a refused order', async () => {
+    // Act
+    const response = await invoke(createHandler, apiEvent('orders-create', { token: TOKENS.live, body: {} }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(points()).toEqual([]);
+  });
+
+  it('counts a cancelled order', async () => {
+    // Prepare
+    vi.mocked(cancelOrder).mockResolvedValue(storedOrder({ cancelled_at: '2026-03-31T12:00:00.000Z' }) as unknown as OrderItem);
+
+    // Act
+    const response = await invoke(cancelHandler, apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(points()).toEqual(['OrdersCancelled=1 Count']);
+  });
+});
+
+describe('commissions', () => {
+  const message = (id: string) => ({
+    messageId: id,
+    body: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: ORDER_UUID }),
+    attributes: { ApproximateReceiveCount: '1' },
+  });
+  const commission = { total_amount: 2500, currency_code: 'EUR' } as CommissionItem;
+
+  it('counts each recorded commission and its amount per currency; a duplicate counts nothing', async () => {
+    // Prepare
+    vi.mocked(recordOrderCommission)
+      .mockResolvedValueOnce({ outcome: 'recorded', commission })
+      .mockResolvedValueOnce({ outcome: 'duplicate', commission });
+    vi.spyOn(metrics, 'addDimensions');
+
+    // Act
+    await processCommissions({ Records: [message('m-1'), message('m-2')] } as unknown as SQSEvent, lambdaContext() as never);
+
+    // Assess
+    expect(points()).toEqual(['CommissionsRecorded=1 Count', 'CommissionAmount=2500 None']);
+    expect(metrics.addDimensions).toHaveBeenCalledWith({ currency: 'EUR' });
+  });
+});
+
+describe('e-mails', () => {
+  const key = { pk: `M#${MERCHANT.id}`, sk: 'INVITE#1' };
+  const mail = { to: 'erin@example.com', subject: 'Invitation', text: 'Join', html: '<p>Join</p>' };
+
+  it('counts an e-mail SES took as sent and one it refused as failed', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({});
+    sesMock.on(SendEmailCommand).resolvesOnce({ MessageId: 'm-1' }).rejectsOnce(Object.assign(new Error('Throttling'), { name: 'Throttling' }));
+
+    // Act
+    await deliverNotification(key, mail, { notification: 'invite', uuid: '1' });
+    await deliverNotification(key, mail, { notification: 'invite', uuid: '1' });
+
+    // Assess
+    expect(points()).toEqual(['EmailsSent=1 Count', 'EmailsFailed=1 Count']);
+  });
+});
+
+describe('outbox', () => {
+  it('reports the age of the oldest entry still waiting after each relay run, 0 when none', async () => {
+    // Prepare
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-03-31T12:00:00.000Z'));
+    // Nothing old enough for the relay; the oldest entry waits since two minutes.
+    ddbMock.on(QueryCommand, { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff' }).resolves({ Items: [] });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk' })
+      .resolvesOnce({ Items: [{ pk: 'M#1', sk: 'ORDER#1', gsi2pk: 'OUTBOX', gsi2sk: '2026-03-31T11:58:00.000Z' }] })
+      .resolvesOnce({ Items: [] });
+
+    // Act
+    await outboxRelay({}, lambdaContext() as never);
+    await outboxRelay({}, lambdaContext() as never);
+
+    // Assess
+    expect(points()).toEqual(['OutboxOldestAgeSeconds=120 Seconds', 'OutboxOldestAgeSeconds=0 Seconds']);
+    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')?.args[0].input;
+    expect(ageQuery).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'OUTBOX' }, Limit: 1 });
+  });
+});
+
+describe('the EMF line', () => {
+  it('names the namespace, the service and stage dimensions (plus any added) and the values, in one stdout line', async () => {
+    // Prepare: a fresh module, configured as in Lambda.
+    vi.resetModules();
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    vi.stubEnv('STAGE', 'sandbox');
+    const fresh = await import('../../shared/metrics');
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+
+    // Act
+    fresh.emitMetrics({ [fresh.METRIC.commissionAmount]: 2500 }, { currency: 'EUR' });
+
+    // Assess
+    expect(lines).toHaveLength(1);
+    const emf = JSON.parse(lines[0]!);
+    expect(emf._aws.CloudWatchMetrics).toEqual([
+      { Namespace: 'AffiliateMerchantApi', Dimensions: [['service', 'stage', 'currency']], Metrics: [{ Name: 'CommissionAmount', Unit: 'None' }] },
+    ]);
+    expect(emf).toMatchObject({ service: 'merchant-api', stage: 'sandbox', currency: 'EUR', CommissionAmount: 2500 });
+  });
+});
