@@ -1,10 +1,10 @@
-import { apiHandler } from '../../shared/http/api-handler';
+import { postApiHandler } from '../../shared/http/post-api-handler';
 import { createOrder } from '../../shared/domain/orders';
 import { publishAcceptedOrder } from '../../shared/queue/orders';
 import { orderCreateBody } from '../../shared/schemas/order';
 
 /** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
-export const handler = apiHandler('orders-create-legacy', { body: orderCreateBody }, async ({ merchant, body }) => {
+export const handler = postApiHandler('orders-create-legacy', { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);
   await publishAcceptedOrder(merchant.id, order.uuid);
   return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };

@@ -1,9 +1,9 @@
-import { apiHandler } from '../../shared/http/api-handler';
+import { postApiHandler } from '../../shared/http/post-api-handler';
 import { createOrder } from '../../shared/domain/orders';
 import { publishAcceptedOrder } from '../../shared/queue/orders';
 import { orderCreateBody } from '../../shared/schemas/order';
 
-export const handler = apiHandler('orders-create', { body: orderCreateBody }, async ({ merchant, body }) => {
+export const handler = postApiHandler('orders-create', { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);
   await publishAcceptedOrder(merchant.id, order.uuid);
   return { statusCode: 201, data: { order: { uuid: order.uuid, order_no: order.order_no } } };

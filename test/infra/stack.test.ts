@@ -3,7 +3,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json';
-import { routes } from '../../functions/routes';
+import { acceptsIdempotencyKey, routes } from '../../functions/routes';
 import { workers } from '../../functions/workers';
 import { buildApp } from '../../lib/app';
 import type { MerchantApiStage } from '../../lib/merchant-api-stage';
@@ -175,6 +175,31 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect([...grants].sort(), worker.id).toEqual([...expectedWorkerGrants(worker)].sort());
       expect(role.Properties.ManagedPolicyArns, worker.id).toBeUndefined();
     }
+  });
+
+  it('passes every request header (Idempotency-Key included) to the functions: proxy integrations, no header mapping, no CORS', () => {
+    const { resources } = synth[stage];
+    for (const [, method] of ofType(resources, 'AWS::ApiGateway::Method')) {
+      expect(method.Properties.HttpMethod).not.toBe('OPTIONS');
+      expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
+      expect(method.Properties.RequestParameters).toBeUndefined();
+      expect(method.Properties.Integration.RequestParameters).toBeUndefined();
+    }
+  });
+
+  it('lets every POST function claim and record idempotency keys (GetItem, PutItem, UpdateItem on the table)', () => {
+    const posts = routes.filter((route) => acceptsIdempotencyKey(route));
+    expect(posts.map((route) => route.id).sort()).toEqual(routes.filter((route) => route.method === 'POST').map((route) => route.id).sort());
+    for (const route of posts) {
+      const { grants } = grantsOf(stage, route.id);
+      for (const action of ['GetItem', 'PutItem', 'UpdateItem']) expect(grants.has(`dynamodb:${action} on table`), `${route.id} ${action}`).toBe(true);
+    }
+  });
+
+  it('lets DynamoDB expire idempotency records: TTL on expires_at', () => {
+    const { resources, stack } = synth[stage];
+    const table = resources[logicalId(stack, stack.data.table)] as Resource;
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
   });
 
   it('lets the mailers send only as the configured sender address', () => {
