@@ -60,6 +60,9 @@ export const routes = [
 
 export type RouteId = (typeof routes)[number]['id'];
 
+/** Every POST route accepts an optional `Idempotency-Key` header (shared/middleware/idempotency.ts). */
+export const acceptsIdempotencyKey = (route: Pick<RouteDef, 'method'>): boolean => route.method === 'POST';
+
 export const routeById = (id: RouteId): RouteDef => {
   const route = routes.find((candidate) => candidate.id === id);
   if (!route) throw new Error(`Unknown route ${id}`);

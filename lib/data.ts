@@ -4,7 +4,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ordersQueueSettings } from '../functions/workers';
 import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage } from '../shared/db/table-def';
+import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
 
 export type MerchantDataProps = {
   stage: Stage;
@@ -32,6 +32,8 @@ export class MerchantData extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       deletionProtection: props.retainData,
       removalPolicy: props.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      // Idempotency records expire after 24 hours; DynamoDB deletes them lazily.
+      timeToLiveAttribute: TTL_ATTRIBUTE,
     });
     for (const index of GLOBAL_INDEXES) {
       this.table.addGlobalSecondaryIndex({

@@ -1,4 +1,4 @@
-import { routes, type Access, type RouteDef } from '../functions/routes';
+import { acceptsIdempotencyKey, routes, type Access, type RouteDef } from '../functions/routes';
 import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '../functions/workers';
 import { GSI1 } from '../shared/db/table-def';
 
@@ -43,14 +43,20 @@ const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION
  */
 export const AUTH_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem'];
 
-/** A route's role: exactly the table actions its manifest entry lists, plus authentication's. */
-export const routeAccess = (access: Access): FunctionAccess => ({
-  table: tableActions([...AUTH_TABLE_ACTIONS, ...access.table]),
-  indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
-  queue: access.queue ? 'send' : undefined,
-  mail: access.mail ?? false,
-  deadLetter: false,
-});
+/** What an Idempotency-Key record needs (claim, read, record): every POST route's function. */
+export const IDEMPOTENCY_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+/** A route's role: exactly the table actions its manifest entry lists, plus authentication's and, on POST, idempotency's. */
+export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }): FunctionAccess => {
+  const { access } = route;
+  return {
+    table: tableActions([...AUTH_TABLE_ACTIONS, ...(acceptsIdempotencyKey(route) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table]),
+    indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
+    queue: access.queue ? 'send' : undefined,
+    mail: access.mail ?? false,
+    deadLetter: false,
+  };
+};
 
 export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
   table: tableActions(access.table),
@@ -68,7 +74,7 @@ export const functionSpecs = (): FunctionSpec[] => [
       id: route.id,
       handler: route.handler,
       description: `${route.method} ${route.path}`,
-      access: routeAccess(route.access),
+      access: routeAccess(route),
       timeoutSeconds: 10,
       memoryMb: 256,
     }),

@@ -1,8 +1,8 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ordersQueueSettings } from '../functions/workers';
 import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage } from '../shared/db/table-def';
+import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
 import { localClientConfig } from './emulators';
 
 /** The stage's table, created from the same definition the CDK stack uses (idempotent). */
@@ -34,6 +34,11 @@ export const ensureTable = async (endpoint: string, stage: Stage): Promise<strin
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   await client.send(new DescribeTableCommand({ TableName }));
+  // The deployed table's TTL setting (DynamoDB Local records it but never deletes anything).
+  const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName }));
+  if (TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+    await client.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
+  }
   return TableName;
 };
 

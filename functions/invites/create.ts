@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
+import { postApiHandler } from '../../shared/http/post-api-handler';
 import { createInvite, toInviteResponse } from '../../shared/domain/invite-affiliate';
 import { inviteCreateBody } from '../../shared/schemas/program';
 
 /** 200 (the spec's status, not 201) with data.invite; the invitation e-mail goes out after the write. */
-export const handler = apiHandler('invites-create', { body: inviteCreateBody }, async ({ merchant, body }) => ({
+export const handler = postApiHandler('invites-create', { body: inviteCreateBody }, async ({ merchant, body }) => ({
   data: { invite: toInviteResponse(await createInvite(merchant, body)) },
 }));

@@ -23,6 +23,7 @@ export const SK = {
   orderNo: 'ORDER_NO#',
   customer: 'CUSTOMER#',
   commission: 'COMMISSION#',
+  idempotency: 'IDEMPOTENCY#',
 } as const;
 
 const item = (merchantId: string, sk: string): Key => ({ pk: merchantPk(merchantId), sk });
@@ -48,6 +49,8 @@ export const keys = {
   customer: (merchantId: string, email: string) => item(merchantId, `${SK.customer}${email.toLowerCase()}`),
   /** Idempotency record of the commission processor: one per order. */
   commission: (merchantId: string, orderUuid: string) => item(merchantId, `${SK.commission}${orderUuid}`),
+  /** Stored response of a request sent with an `Idempotency-Key` header (shared/db/idempotency.ts). */
+  idempotency: (merchantId: string, key: string) => item(merchantId, `${SK.idempotency}${key}`),
   /** Partition of one merchant's items, for begins_with queries over a prefix in SK. */
   merchantPartition: (merchantId: string) => merchantPk(merchantId),
 } as const;

@@ -15,6 +15,12 @@ export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2s
 
 export const GLOBAL_INDEXES = [GSI1, GSI2] as const;
 
+/**
+ * The table's TTL attribute (epoch seconds). Only idempotency records carry it. DynamoDB deletes
+ * expired items lazily (and DynamoDB Local never does), so readers treat an expired item as absent.
+ */
+export const TTL_ATTRIBUTE = 'expires_at';
+
 export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;
 export const ordersQueueNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders`;
 export const ordersDlqNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders-dlq`;

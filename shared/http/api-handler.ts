@@ -2,14 +2,14 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { $ZodType, output } from 'zod/v4/core';
-import { routeById, type RouteId } from '../../functions/routes';
+import { acceptsIdempotencyKey, routeById, type RouteId } from '../../functions/routes';
 import type { Credential } from '../db/merchants';
 import { logger } from '../logger';
 import { authenticate } from '../middleware/auth';
 import { envelope } from '../middleware/envelope';
 import { jsonBody } from '../middleware/json-body';
 import { traceId } from '../middleware/trace';
-import type { ApiContext, Reply } from '../middleware/types';
+import type { ApiContext, ApiMiddleware, Reply } from '../middleware/types';
 import { validate, type Schemas } from '../middleware/validate';
 
 type Out<T> = T extends $ZodType ? output<T> : undefined;
@@ -33,22 +33,34 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
   return { url: `${proto}://${host}${event.requestContext?.path ?? event.path}`, rawQuery };
 };
 
+/** The two halves of Idempotency-Key handling (shared/middleware/idempotency.ts). */
+export type IdempotencyMiddlewares = { claimKey: ApiMiddleware; recordResponse: ApiMiddleware };
+
+export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
+
 /**
- * Builds a route's Lambda handler: the shared middy chain, then the route's own logic.
+ * The shared middy chain, then the route's own logic:
  * trace id -> envelope + errors -> auth -> JSON body -> validation -> handler.
  * (Auth runs before the body is parsed, so an unauthenticated caller learns nothing else.)
+ *
+ * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after auth
+ * (it belongs to the merchant) and before the body is parsed, so a malformed or invalid body's
+ * 422 is stored and replayed too; the response is recorded outside the envelope, so what is
+ * stored is the final HTTP response, errors included:
+ * trace id -> [record response] -> envelope -> auth -> [claim key] -> JSON body -> validation -> handler.
  */
-export const apiHandler = <S extends Schemas>(
-  routeId: RouteId,
-  schemas: S,
-  handle: (request: ApiRequest<S>) => Promise<Reply>,
-) => {
+export const buildApiHandler = <S extends Schemas>(routeId: RouteId, schemas: S, handle: Handle<S>, idempotency?: IdempotencyMiddlewares) => {
   const route = routeById(routeId);
+  if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
+    throw new Error(`${routeId}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`);
+  }
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(traceId())
+    .use(idempotency ? [idempotency.recordResponse] : [])
     .use(envelope(route.envelope))
     .use(authenticate({ placesOrders: route.placesOrders }))
+    .use(idempotency ? [idempotency.claimKey] : [])
     .use(jsonBody())
     .use(validate(schemas))
     .handler(async (event, context) => {
@@ -66,3 +78,10 @@ export const apiHandler = <S extends Schemas>(
       return reply as unknown as APIGatewayProxyResult;
     });
 };
+
+/**
+ * A GET or PATCH route's Lambda handler. POST routes use postApiHandler
+ * (shared/http/post-api-handler.ts), which adds Idempotency-Key: a separate module, so that the
+ * read-only functions do not bundle its writes.
+ */
+export const apiHandler = <S extends Schemas>(routeId: RouteId, schemas: S, handle: Handle<S>) => buildApiHandler(routeId, schemas, handle);

@@ -9,6 +9,8 @@ export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
     readonly errors: FieldErrors,
+    /** Extra response headers (say, Retry-After), added by the envelope. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(Object.values(errors)[0]?.[0] ?? `HTTP ${statusCode}`);
     this.name = 'ApiError';

@@ -4,9 +4,9 @@ import { ApiError, MESSAGES, type FieldErrors } from '../http/errors';
 import { legacyFailureBody, legacySuccessBody, v2Body, type EnvelopeKind } from '../http/envelope';
 import type { ApiMiddleware, Reply } from './types';
 
-const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
-  headers: { 'content-type': 'application/json', ...(statusCode === 503 ? { 'retry-after': '1' } : {}) },
+  headers: { 'content-type': 'application/json', ...(statusCode === 503 ? { 'retry-after': '1' } : {}), ...headers },
   body: JSON.stringify(body),
 });
 
@@ -16,8 +16,8 @@ const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
  * answered with a generic 500.
  */
 export const envelope = (kind: EnvelopeKind): ApiMiddleware => {
-  const failure = (traceId: string, statusCode: number, errors: FieldErrors) =>
-    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors));
+  const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
+    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
 
   return {
     after: (request) => {
@@ -28,15 +28,17 @@ export const envelope = (kind: EnvelopeKind): ApiMiddleware => {
           ? json(statusCode, v2Body(request.context.traceId, { data: reply.data, meta: reply.meta }))
           : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
     },
+    // Sets the response without returning it: a returned value would end middy's onError stack
+    // here, and the middlewares outside this one (the idempotency record, the logger) must still
+    // see the final response.
     onError: (request) => {
       const { error } = request;
       if (error instanceof ApiError) {
-        request.response = failure(request.context.traceId, error.statusCode, error.errors);
-        return request.response;
+        request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
+        return;
       }
       logger.error('Unhandled error', error as Error);
       request.response = failure(request.context.traceId ?? 'unknown', 500, { message: [MESSAGES.serverError] });
-      return request.response;
     },
   };
 };

@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Claim } from '../db/idempotency';
 import type { Credential } from '../db/merchants';
 import type { Meta } from '../http/envelope';
 
@@ -10,6 +11,8 @@ export type ApiContext = Context & {
   /** The parsed JSON body (undefined when the request had none). */
   jsonBody?: unknown;
   input?: { body: unknown; query: unknown; params: unknown };
+  /** Set while this request holds its Idempotency-Key (shared/middleware/idempotency.ts). */
+  idempotency?: Claim;
 };
 
 /** What a handler returns; the envelope middleware turns it into the HTTP response. */

@@ -3,7 +3,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json';
-import { routes } from '../../functions/routes';
+import { acceptsIdempotencyKey, routes } from '../../functions/routes';
 import { workers } from '../../functions/workers';
 import { buildApp } from '../../lib/app';
 import type { MerchantApiStage } from '../../lib/merchant-api-stage';
@@ -103,13 +103,15 @@ const CONSUME_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeM
 
 /**
  * What the manifest allows, written out independently of lib/function-specs.ts: the route's own
- * table actions, plus authentication's GetItem (merchant) and Query on gsi1 (token by hash).
+ * table actions, plus authentication's GetItem (merchant) and Query on gsi1 (token by hash), and
+ * on POST routes the Idempotency-Key records' GetItem, PutItem, UpdateItem.
  */
 const expectedRouteGrants = (route: (typeof routes)[number]) => {
   const access = route.access as { table: readonly string[]; queue?: boolean; mail?: boolean };
   return new Set([
     ...BASE_GRANTS,
     'dynamodb:GetItem on table',
+    ...(route.method === 'POST' ? ['dynamodb:PutItem on table', 'dynamodb:UpdateItem on table'] : []),
     ...access.table.map((action) => `${action} on table`),
     'dynamodb:Query on index:gsi1',
     ...(access.queue ? ['sqs:SendMessage on orders-queue'] : []),
@@ -185,6 +187,31 @@ describe.each(STAGES)('the %s stack', (stage) => {
     }
   });
 
+  it('passes every request header (Idempotency-Key included) to the functions: proxy integrations, no header mapping, no CORS', () => {
+    const { resources } = synth[stage];
+    for (const [, method] of ofType(resources, 'AWS::ApiGateway::Method')) {
+      expect(method.Properties.HttpMethod).not.toBe('OPTIONS');
+      expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
+      expect(method.Properties.RequestParameters).toBeUndefined();
+      expect(method.Properties.Integration.RequestParameters).toBeUndefined();
+    }
+  });
+
+  it('lets every POST function claim and record idempotency keys (GetItem, PutItem, UpdateItem on the table)', () => {
+    const posts = routes.filter((route) => acceptsIdempotencyKey(route));
+    expect(posts.map((route) => route.id).sort()).toEqual(routes.filter((route) => route.method === 'POST').map((route) => route.id).sort());
+    for (const route of posts) {
+      const { grants } = grantsOf(stage, route.id);
+      for (const action of ['GetItem', 'PutItem', 'UpdateItem']) expect(grants.has(`dynamodb:${action} on table`), `${route.id} ${action}`).toBe(true);
+    }
+  });
+
+  it('lets DynamoDB expire idempotency records: TTL on expires_at', () => {
+    const { resources, stack } = synth[stage];
+    const table = resources[logicalId(stack, stack.data.table)] as Resource;
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+  });
+
   it('lets the mailers send only as the configured sender address', () => {
     for (const route of routes.filter((candidate) => 'mail' in candidate.access)) {
       const ses = grantsOf(stage, route.id).statements.filter((statement) => [statement.Action].flat().some((action: string) => action.startsWith('ses:')));
@@ -193,11 +220,10 @@ describe.each(STAGES)('the %s stack', (stage) => {
     }
   });
 
-  it('gives orders-update and orders-cancel one conditional UpdateItem beyond authentication: no PutItem, no ConditionCheckItem', () => {
-    for (const id of ['orders-update', 'orders-cancel']) {
-      const dynamo = [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:')).sort();
-      expect(dynamo, id).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
-    }
+  it('gives orders-update and orders-cancel one conditional UpdateItem beyond authentication (cancel, a POST: also its Idempotency-Key records); no ConditionCheckItem', () => {
+    const dynamo = (id: string) => [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:')).sort();
+    expect(dynamo('orders-update')).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
+    expect(dynamo('orders-cancel')).toEqual(['dynamodb:GetItem on table', 'dynamodb:PutItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
   });
 
   it('gives each function exactly the environment its imports need', () => {

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ddb, TABLE_NAME } from './client';
+import { keys } from './keys';
+import { TTL_ATTRIBUTE } from './table-def';
+
+/**
+ * Idempotency records: one item per merchant and `Idempotency-Key`, under the merchant's own
+ * partition (`M#<merchantId>`, sk `IDEMPOTENCY#<key>`), so keys of different merchants never meet
+ * and no key lands on a shared hot partition. Each stage has its own table.
+ *
+ * Life of a record:
+ * - claim: a conditional PutItem writes `in_progress` with the request's fingerprint and an
+ *   in-flight lease (`in_flight_until`, epoch ms). It succeeds when there is no record, when the
+ *   record has expired (`expires_at`, epoch seconds, the table's TTL attribute), or when it is an
+ *   `in_progress` record whose lease ran out (the Lambda that claimed it crashed or timed out).
+ * - complete: the claimer stores the final response (status, headers, body) with `completed`.
+ * - release: a claimer whose response is not stored (a 5xx) ends its lease at once, so a retry
+ *   may run the request again.
+ * Complete and release are conditional on the claimer's `claim_id`, so a claimer that lost its
+ * lease cannot overwrite the record of the request that took it over.
+ */
+
+/** Records are kept (and replayed) for 24 hours. */
+export const RECORD_TTL_SECONDS = 24 * 60 * 60;
+
+const IN_PROGRESS = 'in_progress';
+const COMPLETED = 'completed';
+
+export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string };
+
+export type IdempotencyRecord =
+  | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number }
+  | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
+
+/** The right to run the request, held by the invocation that wrote the `in_progress` record. */
+export type Claim = { merchantId: string; key: string; claimId: string };
+
+export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
+
+/** A record that no longer counts: past its 24 hours, or in progress with its lease run out. */
+export const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
+  record.expiresAt > Math.floor(nowMs / 1000) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
+
+const toRecord = (item: Record<string, unknown> | undefined): IdempotencyRecord | undefined => {
+  if (!item) return undefined;
+  const base = { fingerprint: String(item.fingerprint), expiresAt: Number(item[TTL_ATTRIBUTE]) };
+  if (item.status === COMPLETED) {
+    return {
+      ...base,
+      status: COMPLETED,
+      response: {
+        statusCode: Number(item.response_status),
+        headers: (item.response_headers ?? {}) as Record<string, string>,
+        body: String(item.response_body),
+      },
+    };
+  }
+  return { ...base, status: IN_PROGRESS, inFlightUntil: Number(item.in_flight_until ?? 0) };
+};
+
+/** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
+export const readRecord = async (merchantId: string, key: string, nowMs = Date.now()): Promise<IdempotencyRecord | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.idempotency(merchantId, key), ConsistentRead: true }));
+  const record = toRecord(Item);
+  return record && isLive(record, nowMs) ? record : undefined;
+};
+
+const CLAIM_ATTEMPTS = 3;
+
+/**
+ * Claims `key` for this request, or answers the live record that holds it. The record keeps
+ * `fingerprint` (what the request was) for 24 hours; the claim lasts `leaseMs`.
+ */
+export const claimKey = async (request: { merchantId: string; key: string; fingerprint: string; leaseMs: number }): Promise<ClaimOutcome> => {
+  const { merchantId, key, fingerprint, leaseMs } = request;
+  for (let attempt = 1; ; attempt++) {
+    const nowMs = Date.now();
+    const claim: Claim = { merchantId, key, claimId: randomUUID() };
+    try {
+      await ddb.send(
+        new PutCommand({
+          TableName: TABLE_NAME,
+          Item: {
+            ...keys.idempotency(merchantId, key),
+            type: 'idempotency',
+            status: IN_PROGRESS,
+            fingerprint,
+            claim_id: claim.claimId,
+            in_flight_until: nowMs + leaseMs,
+            [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+            created_at: new Date(nowMs).toISOString(),
+          },
+          ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs)',
+          ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
+          ExpressionAttributeValues: { ':nowSeconds': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': IN_PROGRESS },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { claimed: true, claim };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The record that made the condition fail; the document client leaves it marshalled.
+      const held = error.Item ? toRecord(unmarshall(error.Item)) : await readRecord(merchantId, key);
+      if (held && isLive(held)) return { claimed: false, record: held };
+      // It expired or was released between the write and the read: try again.
+      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`Could not claim idempotency key after ${attempt} attempts`, { cause: error });
+    }
+  }
+};
+
+const ownClaim = (claim: Claim) => ({
+  Key: keys.idempotency(claim.merchantId, claim.key),
+  ConditionExpression: 'claim_id = :claimId AND #status = :inProgress',
+  ExpressionAttributeNames: { '#status': 'status' },
+});
+
+/**
+ * Stores the final response of the claimed request; it is replayed for 24 hours from now. False
+ * when the claim was lost (its lease ran out and another request took the key over).
+ */
+export const completeKey = async (claim: Claim, response: StoredResponse): Promise<boolean> => {
+  const nowMs = Date.now();
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        ...ownClaim(claim),
+        UpdateExpression:
+          'SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, completed_at = :now, #expires = :expires REMOVE in_flight_until',
+        ExpressionAttributeNames: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':claimId': claim.claimId,
+          ':inProgress': IN_PROGRESS,
+          ':completed': COMPLETED,
+          ':statusCode': response.statusCode,
+          ':headers': response.headers,
+          ':body': response.body,
+          ':now': new Date(nowMs).toISOString(),
+          ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+};
+
+/**
+ * Gives the key up without storing a response (the request failed with a 5xx): the lease ends
+ * now, so the next request with the key runs again. Uses UpdateItem (no DeleteItem in the roles).
+ */
+export const releaseKey = async (claim: Claim): Promise<void> => {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        ...ownClaim(claim),
+        UpdateExpression: 'SET in_flight_until = :released',
+        ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+};

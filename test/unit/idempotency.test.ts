@@ -1,0 +1,434 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as cancelOrder } from '../../functions/orders/cancel';
+import { handler as createLegacy } from '../../functions/orders/create-legacy';
+import { handler as createV2 } from '../../functions/orders/create';
+import { handler as getOrder } from '../../functions/orders/get';
+import { handler as updateOrder } from '../../functions/orders/update';
+import { logger } from '../../shared/logger';
+import { requestFingerprint } from '../../shared/http/request-fingerprint';
+import { apiEvent, invoke, type EventOptions } from './support/api';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+
+const KEY = 'b1f8c2e4-7d3a-4f5e-9c1b-0a2d4e6f8a0c';
+const RECORD_KEY = { pk: MERCHANT_PK, sk: `IDEMPOTENCY#${KEY}` };
+const DAY = 24 * 60 * 60;
+
+const createEvent = (options: EventOptions = {}) =>
+  apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), ...options, headers: { 'Idempotency-Key': KEY, ...options.headers } });
+const legacyEvent = (options: EventOptions = {}) =>
+  apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), ...options, headers: { 'Idempotency-Key': KEY, ...options.headers } });
+
+const idempotencyPuts = () => ddbMock.commandCalls(PutCommand).filter((call) => String(call.args[0].input.Item?.sk).startsWith('IDEMPOTENCY#'));
+const idempotencyUpdates = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => call.args[0].input as UpdateCommandInput)
+    .filter((input) => String(input.Key?.sk).startsWith('IDEMPOTENCY#'));
+
+/** A record as DynamoDB hands it back on a failed condition (AttributeValue form). */
+const completedRecord = (event: APIGatewayProxyEvent, response: { status: number; body: string }, overrides: Record<string, unknown> = {}) =>
+  marshall({
+    ...RECORD_KEY,
+    type: 'idempotency',
+    status: 'completed',
+    fingerprint: requestFingerprint(event),
+    claim_id: 'c-1',
+    response_status: response.status,
+    response_headers: { 'content-type': 'application/json' },
+    response_body: response.body,
+    expires_at: Math.floor(Date.now() / 1000) + DAY - 60,
+    ...overrides,
+  });
+
+const inProgressRecord = (event: APIGatewayProxyEvent, overrides: Record<string, unknown> = {}) =>
+  marshall({
+    ...RECORD_KEY,
+    type: 'idempotency',
+    status: 'in_progress',
+    fingerprint: requestFingerprint(event),
+    claim_id: 'c-1',
+    in_flight_until: Date.now() + 20_000,
+    expires_at: Math.floor(Date.now() / 1000) + DAY,
+    ...overrides,
+  });
+
+const STORED_V2_BODY = '{"success":true,"data":{"order":{"uuid":"3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d","order_no":"A-1001"}},"errors":null,"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
+
+beforeEach(() => {
+  resetAwsMocks();
+  stubAuth({ ordersCount: 41 });
+  ddbMock.on(TransactWriteCommand).resolves({});
+  ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder() });
+  ddbMock.on(PutCommand).resolves({});
+  ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` } }).resolves({ Item: storedOrder() });
+  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('without an Idempotency-Key header', () => {
+  it('writes no idempotency record and answers exactly as before', async () => {
+    // Act
+    const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.headers).toEqual({ 'content-type': 'application/json' });
+    expect(idempotencyPuts()).toHaveLength(0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+  });
+});
+
+describe('the first request with a key', () => {
+  it('claims the key under the merchant partition: in progress, 24 hours to live, an in-flight lease past the invocation', async () => {
+    // Prepare
+    const before = Date.now();
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    const [put] = idempotencyPuts();
+    const input = put!.args[0].input;
+    expect(input.Item).toMatchObject({ ...RECORD_KEY, status: 'in_progress', fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(input.Item!.expires_at).toBeGreaterThanOrEqual(Math.floor(before / 1000) + DAY);
+    expect(input.Item!.expires_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + DAY);
+    // The local context gives the invocation 29 s; the lease adds a margin on top of what is left.
+    expect(input.Item!.in_flight_until).toBeGreaterThan(before + 29_000);
+    expect(input.Item!.in_flight_until).toBeLessThanOrEqual(Date.now() + 29_000 + 10_000);
+    expect(input.ConditionExpression).toContain('attribute_not_exists(pk)');
+    expect(input.ConditionExpression).toContain('in_flight_until < :nowMs');
+  });
+
+  it('stores the final response byte for byte (status, headers, body), conditional on its own claim', async () => {
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
+    const [update] = idempotencyUpdates();
+    expect(update!.Key).toEqual(RECORD_KEY);
+    expect(update!.ConditionExpression).toBe('claim_id = :claimId AND #status = :inProgress');
+    expect(update!.ExpressionAttributeValues).toMatchObject({
+      ':claimId': claimId,
+      ':completed': 'completed',
+      ':statusCode': 201,
+      ':headers': { 'content-type': 'application/json' },
+      ':body': response.raw,
+    });
+    expect(response.headers).not.toHaveProperty('idempotent-replayed');
+  });
+
+  it('accepts the header in any casing and a key of exactly 255 characters', async () => {
+    // Prepare
+    const key = 'k'.repeat(255);
+
+    // Act
+    const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), headers: { 'idempotency-key': key } }));
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(idempotencyPuts()[0]!.args[0].input.Item).toMatchObject({ pk: MERCHANT_PK, sk: `IDEMPOTENCY#${key}` });
+  });
+
+  it('stores a 4xx too: a body that fails validation is answered and replayed the same', async () => {
+    // Act
+    const response = await invoke(createV2, createEvent({ body: {} }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+
+  it('stores the 422 of malformed JSON', async () => {
+    // Act
+    const response = await invoke(createV2, createEvent({ rawBody: '{"order_no":' }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body.errors).toEqual({ message: ['The request body must be valid JSON.'] });
+    expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
+  });
+
+  it('never stores a 5xx: the handler fails, the answer is 500, and the key is released for a retry', async () => {
+    // Prepare
+    ddbMock.on(TransactWriteCommand).rejects(new Error('DynamoDB is having a bad day'));
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(500);
+    expect(response.body.errors).toEqual({ message: ['Server Error'] });
+    const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
+    const updates = idempotencyUpdates();
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.UpdateExpression).toBe('SET in_flight_until = :released');
+    expect(updates[0]!.ExpressionAttributeValues).toEqual({ ':claimId': claimId, ':inProgress': 'in_progress', ':released': 0 });
+    expect(updates[0]!.ExpressionAttributeValues).not.toHaveProperty(':body');
+  });
+
+  it('still answers when the response cannot be stored, and logs why', async () => {
+    // Prepare
+    const failure = new Error('throttled');
+    ddbMock.on(UpdateCommand, { Key: RECORD_KEY }).rejects(failure);
+    const logged = vi.spyOn(logger, 'error');
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(logged).toHaveBeenCalledWith('Could not record the idempotent response', failure);
+  });
+
+  it('still answers when its claim was taken over meanwhile (its lease ran out), without overwriting the new record', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand, { Key: RECORD_KEY }).rejects(conditionFailed());
+    const warned = vi.spyOn(logger, 'warn');
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(warned).toHaveBeenCalledWith('Idempotency claim lost before the response was stored', { key: KEY });
+  });
+});
+
+describe('a retry with the same key', () => {
+  it('gets the stored response byte for byte with Idempotent-Replayed: true, and the handler does not run', async () => {
+    // Prepare
+    const event = createEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 201, body: STORED_V2_BODY })));
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.raw).toBe(STORED_V2_BODY);
+    expect(response.headers).toEqual({ 'content-type': 'application/json', 'idempotent-replayed': 'true' });
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+
+  it('replays a stored 4xx with its status', async () => {
+    // Prepare
+    const event = createEvent();
+    const stored = '{"success":false,"data":null,"errors":{"order_no":["The order no has already been taken."]},"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
+    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 422, body: stored })));
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.raw).toBe(stored);
+    expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('replays on the legacy route in its own envelope (what was stored)', async () => {
+    // Prepare
+    const event = legacyEvent();
+    const stored = '{"success":true,"message":"Order created.","data":{"uuid":"3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d","order_no":"A-1001"}}';
+    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 201, body: stored })));
+
+    // Act
+    const response = await invoke(createLegacy, event);
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.raw).toBe(stored);
+    expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('reads the record when DynamoDB does not return it with the failed condition', async () => {
+    // Prepare
+    const event = createEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({ Item: { ...RECORD_KEY, status: 'completed', fingerprint: requestFingerprint(event), response_status: 201, response_headers: { 'content-type': 'application/json' }, response_body: STORED_V2_BODY, expires_at: Math.floor(Date.now() / 1000) + 60 } });
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.raw).toBe(STORED_V2_BODY);
+    expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: RECORD_KEY, ConsistentRead: true });
+  });
+
+  it('treats a record past its 24 hours as absent (TTL deletes lazily): it claims again and runs the request', async () => {
+    // Prepare
+    const event = createEvent();
+    ddbMock.on(PutCommand).rejectsOnce(conditionFailed()).resolves({});
+    ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
+      Item: { ...RECORD_KEY, status: 'completed', fingerprint: requestFingerprint(event), response_status: 201, response_body: STORED_V2_BODY, expires_at: Math.floor(Date.now() / 1000) - 1 },
+    });
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.raw).not.toBe(STORED_V2_BODY);
+    expect(response.headers).not.toHaveProperty('idempotent-replayed');
+    expect(idempotencyPuts()).toHaveLength(2);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+  });
+
+  it('gets 409 with Retry-After while the first request is still in flight', async () => {
+    // Prepare
+    const event = createEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(event)));
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(409);
+    expect(response.headers).toEqual({ 'content-type': 'application/json', 'retry-after': '1' });
+    expect(response.body).toEqual({
+      success: false,
+      data: null,
+      errors: { message: ['A request with this idempotency key is still being processed.'] },
+      meta: { trace_id: expect.stringMatching(TRACE_ID) },
+    });
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+
+  it('gets the legacy envelope for 409 on the legacy route', async () => {
+    // Prepare
+    const event = legacyEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(event)));
+
+    // Act
+    const response = await invoke(createLegacy, event);
+
+    // Assess
+    expect(response.statusCode).toBe(409);
+    expect(response.body).toEqual({ success: false, message: 'A request with this idempotency key is still being processed.', data: [] });
+  });
+});
+
+describe('the same key with a different request', () => {
+  it.each([
+    ['another body', createEvent({ body: orderBody({ order_no: 'A-2002' }) })],
+    ['another path', apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': KEY } })],
+  ])('is 422 with errors.message (%s), even while the first is in flight, and changes nothing', async (_, event) => {
+    // Prepare
+    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(createEvent())));
+
+    // Act
+    const response = await invoke(event.httpMethod === 'POST' && event.path.endsWith('/cancel') ? cancelOrder : createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body.errors).toEqual({ message: ['The idempotency key has already been used with a different request.'] });
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+
+  it('is 422 in the legacy envelope on the legacy route', async () => {
+    // Prepare
+    const first = legacyEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(first, { status: 201, body: '{}' })));
+
+    // Act
+    const response = await invoke(createLegacy, legacyEvent({ body: orderBody({ order_no: 'A-2002' }) }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { message: ['The idempotency key has already been used with a different request.'] } } });
+  });
+});
+
+describe('a bad key', () => {
+  it.each([
+    ['empty', '', 'The idempotency key field is required.'],
+    ['256 characters', 'k'.repeat(256), 'The idempotency key field must not be greater than 255 characters.'],
+  ])('(%s) is 422 keyed idempotency_key, and nothing is claimed or created', async (_, key, message) => {
+    // Act
+    const response = await invoke(createV2, createEvent({ headers: { 'Idempotency-Key': key } }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body.errors).toEqual({ idempotency_key: [message] });
+    expect(idempotencyPuts()).toHaveLength(0);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+
+  it('is 422 in the legacy envelope on the legacy route', async () => {
+    // Act
+    const response = await invoke(createLegacy, legacyEvent({ headers: { 'Idempotency-Key': '' } }));
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { idempotency_key: ['The idempotency key field is required.'] } } });
+  });
+
+  it('comes after authentication: an unauthenticated caller gets 401 and learns nothing else', async () => {
+    // Act
+    const response = await invoke(createV2, createEvent({ token: null, headers: { 'Idempotency-Key': '' } }));
+
+    // Assess
+    expect(response.statusCode).toBe(401);
+    expect(idempotencyPuts()).toHaveLength(0);
+  });
+});
+
+describe('routes other than POST', () => {
+  it.each([
+    ['GET', () => invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': '' } }))],
+    ['PATCH', () => invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 100 }, headers: { 'Idempotency-Key': KEY } }))],
+  ])('ignore the header (%s)', async (_, call) => {
+    // Act
+    const response = await call();
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(idempotencyPuts()).toHaveLength(0);
+  });
+});
+
+describe('requestFingerprint', () => {
+  it('is the same for the same method, path and body bytes, and differs when any of them differs', () => {
+    // Prepare
+    const base = createEvent();
+    const sameBody = { ...base, headers: { ...base.headers, 'X-Other': 'ignored' } };
+    const otherBody = createEvent({ rawBody: `${base.body} ` });
+    const otherPath = { ...base, path: '/api/orders/create' };
+    const base64 = { ...base, body: Buffer.from(base.body!).toString('base64'), isBase64Encoded: true };
+
+    // Assess
+    expect(requestFingerprint(sameBody)).toBe(requestFingerprint(base));
+    expect(requestFingerprint(base64)).toBe(requestFingerprint(base));
+    expect(requestFingerprint(otherBody)).not.toBe(requestFingerprint(base));
+    expect(requestFingerprint(otherPath)).not.toBe(requestFingerprint(base));
+  });
+});
+
+describe('the route manifest decides which routes take the header', () => {
+  it('refuses to build a POST route without Idempotency-Key handling, or another route with it', async () => {
+    // Prepare
+    const { apiHandler } = await import('../../shared/http/api-handler');
+    const { postApiHandler } = await import('../../shared/http/post-api-handler');
+    const handle = async () => ({ data: null });
+
+    // Act / Assess
+    expect(() => apiHandler('orders-create', {}, handle)).toThrow('orders-create: a POST route is built with postApiHandler');
+    expect(() => postApiHandler('orders-get', {}, handle)).toThrow('orders-get: only POST routes take Idempotency-Key');
+  });
+});
