@@ -1,13 +1,10 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
-import { indexKeys, merchantIdOf } from '../db/keys';
-import { getMerchant } from '../db/merchants';
-import { outboxEntries } from '../db/outbox';
-import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
+import { merchantIdOf } from '../db/entities/base';
+import { getMerchant } from '../db/entities/merchant';
+import { clearOutboxEntry, outboxEntries } from '../db/entities/outbox';
 import { notificationFor } from './messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from './send';
-
-type OwedItem = (InviteItem | AffiliateRequestItem) & Record<string, unknown>;
 
 /**
  * The notification relay: sends every e-mail an invite or affiliate request still owes because
@@ -20,17 +17,17 @@ export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxBatc
   const merchantNames = new Map<string, string | undefined>();
   const result = { sent: 0, failed: 0 };
   for (let batch = 0; batch < maxBatches; batch++) {
-    const pending = await outboxEntries(indexKeys.notificationPartition, olderThanSeconds, 25);
+    const pending = await outboxEntries(functionTable, 'NOTIFY', olderThanSeconds, 25);
     if (pending.length === 0) break;
     for (const key of pending) {
       const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
       const merchantId = merchantIdOf(key.pk);
-      if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);
+      if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(functionTable, merchantId))?.name);
       const merchantName = merchantNames.get(merchantId);
-      const message = Item?.notification_pending_at && merchantName ? notificationFor(Item as OwedItem, merchantName, INVITE_LINK_BASE_URL) : undefined;
+      const message = Item?.notification_pending_at && merchantName ? notificationFor(Item, merchantName, INVITE_LINK_BASE_URL) : undefined;
       if (!message) {
         // Nothing is owed any more (settled meanwhile, or not a mailable item): drop the entry.
-        await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
+        await clearOutboxEntry(functionTable, key);
         continue;
       }
       const sent = await deliverNotification(key, message, { notification: 'relay', uuid: String(Item?.uuid) });

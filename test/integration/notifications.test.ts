@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { putAll } from '../../shared/admin/store';
-import { keys } from '../../shared/db/keys';
-import { affiliateRequestItem, inviteEmailGuard, inviteItem, owedNotification } from '../../shared/domain/program-model';
+import { affiliateRequestKey, affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
+import { inviteKey, inviteRecord } from '../../shared/db/entities/invite';
+import { inviteEmailRecord } from '../../shared/db/entities/invite-email';
+import { owedNotification } from '../../shared/db/entities/notification';
 import { eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
 
 /**
@@ -19,12 +21,12 @@ describe('the notification relay', () => {
     const owedSince = new Date(Date.now() - 60_000).toISOString();
     const inviteEmail = `invitee-${randomUUID()}@example.com`;
     const applicantEmail = `applicant-${randomUUID()}@example.com`;
-    const invite = { ...inviteItem(merchant.id, { email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' }, owedSince), ...owedNotification(owedSince) };
+    const invite = { ...inviteRecord(merchant.id, { seq: 1, email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' }, owedSince), ...owedNotification(owedSince) };
     const request = {
-      ...affiliateRequestItem(merchant.id, { status: 'accepted', affiliate: { slug: `ap-${randomUUID().slice(0, 8)}`, name: 'Applicant', email: applicantEmail } }, owedSince),
+      ...affiliateRequestRecord(merchant.id, { seq: 1, status: 'accepted', affiliate: { slug: `ap-${randomUUID().slice(0, 8)}`, name: 'Applicant', email: applicantEmail } }, owedSince),
       ...owedNotification(owedSince),
     };
-    await putAll(store, [invite, inviteEmailGuard(merchant.id, inviteEmail, invite.uuid), request]);
+    await putAll(store, [invite, inviteEmailRecord(merchant.id, inviteEmail, invite.uuid), request]);
 
     // Act: wait for the relay's next runs
     const mails = await eventually(async () => {
@@ -38,7 +40,7 @@ describe('the notification relay', () => {
     expect(again).toHaveLength(2);
     expect(mails.find((email) => email.destination.to[0] === inviteEmail)?.subject).toContain('Relay Outdoor');
     expect(mails.find((email) => email.destination.to[0] === applicantEmail)?.subject).toContain('accepted');
-    for (const key of [keys.invite(merchant.id, invite.uuid), keys.affiliateRequest(merchant.id, request.uuid)]) {
+    for (const key of [inviteKey(merchant.id, invite.uuid), affiliateRequestKey(merchant.id, request.uuid)]) {
       const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: key }));
       expect(Item).toMatchObject({ notified_at: expect.any(String) });
       expect(Item).not.toHaveProperty('notification_pending_at');
