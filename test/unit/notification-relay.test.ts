@@ -10,12 +10,19 @@ const MERCHANT = '0d3f5c1e-6a2b-4c8d-9e0f-1a2b3c4d5e6f';
 const INVITE_KEY = { pk: `M#${MERCHANT}`, sk: 'INVITE#a05d4c6e-7081-4293-8e1f-4a5b6c7d8e9f' };
 const owedInvite = {
   ...INVITE_KEY,
+  gsi1pk: `M#${MERCHANT}#invites#all`,
+  gsi1sk: '000000000003',
+  gsi2pk: 'NOTIFY',
+  gsi2sk: '2026-03-01T10:00:00.000Z',
   type: 'invite',
   uuid: 'a05d4c6e-7081-4293-8e1f-4a5b6c7d8e9f',
+  seq: 3,
   email: 'erin@example.com',
   sender_email: 'owner@acme.example',
   content: null,
   link_used_at: null,
+  created_at: '2026-03-01T10:00:00.000Z',
+  updated_at: '2026-03-01T10:00:00.000Z',
   notification_pending_at: '2026-03-01T10:00:00.000Z',
 };
 

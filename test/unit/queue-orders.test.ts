@@ -123,7 +123,8 @@ describe('relayPendingOrders', () => {
     expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(QueryCommand, {
       TableName: 'unit-table',
       IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
+      KeyConditionExpression: '#pk = :pk AND #sk <= :cutoff',
+      ExpressionAttributeNames: { '#pk': 'gsi2pk', '#sk': 'gsi2sk' },
       ExpressionAttributeValues: { ':pk': 'OUTBOX', ':cutoff': '2026-03-10T08:59:15.000Z' },
       Limit: 10,
     });
