@@ -1,6 +1,6 @@
 import { routes, type Access, type RouteDef } from '../functions/routes';
 import { workers, type WorkerAccess, type WorkerDef } from '../functions/workers';
-import { GSI1 } from '../shared/db/table-def';
+import { GSI1, GSI3 } from '../shared/db/table-def';
 
 /**
  * Every deployed function, derived from the two manifests (functions/routes.ts and
@@ -29,17 +29,22 @@ export type FunctionSpec = {
   memoryMb: number;
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
-/** What a `read` route may do: GetItem and Query, nothing else. */
-export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'];
+/**
+ * What a `read` route may do: GetItem and Query, nothing else. BatchGetItem is authorized as its
+ * own action but reads no more than GetItem does (the invites list's e-mail filter fetches its page
+ * with it).
+ */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 /** What a `write` route may do besides reading: the item actions TransactWriteItems is authorized by. */
 export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
 
 /**
- * Routes query gsi1 (token lookup, order sequence); gsi2 is the outbox index, for the relay only.
+ * Routes query gsi1 (token lookup, every sequenced list) and gsi3 (affiliates by tier, the
+ * tier_slug filter); gsi2 is the outbox index, for the relays only.
  */
 export const routeAccess = (access: Access): FunctionAccess => ({
   table: [...TABLE_READ_ACTIONS, ...(access.table === 'write' ? TABLE_WRITE_ACTIONS : [])],
-  indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
+  indexes: { [GSI1.indexName]: ['dynamodb:Query'], [GSI3.indexName]: ['dynamodb:Query'] },
   queue: access.queue ? 'send' : undefined,
   mail: access.mail ?? false,
 });

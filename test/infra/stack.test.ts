@@ -99,12 +99,14 @@ const CONSUME_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeM
 const expectedRouteGrants = (route: (typeof routes)[number]) => {
   const access = route.access as { table: 'read' | 'write'; queue?: boolean; mail?: boolean };
   const table = access.table === 'write'
-    ? ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem']
-    : ['GetItem', 'Query'];
+    ? ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem']
+    : ['GetItem', 'BatchGetItem', 'Query'];
   return new Set([
     ...BASE_GRANTS,
     ...table.map((action) => `dynamodb:${action} on table`),
     'dynamodb:Query on index:gsi1',
+    // affiliates by tier (the tier_slug filter of the affiliates list)
+    'dynamodb:Query on index:gsi3',
     ...(access.queue ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);
@@ -165,7 +167,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect(role.Properties.ManagedPolicyArns, route.id).toBeUndefined();
       const actions = [...grants].map((grant) => grant.split(' ')[0]);
       if (route.access.table === 'read') {
-        expect(actions.filter((action) => action!.startsWith('dynamodb:') && !['dynamodb:GetItem', 'dynamodb:Query'].includes(action!)), route.id).toEqual([]);
+        expect(actions.filter((action) => action!.startsWith('dynamodb:') && !['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].includes(action!)), route.id).toEqual([]);
       }
       if (!('queue' in route.access)) expect(actions.filter((action) => action!.startsWith('sqs:')), route.id).toEqual([]);
       if (!('mail' in route.access)) expect(actions.filter((action) => action!.startsWith('ses:')), route.id).toEqual([]);
