@@ -1,16 +1,16 @@
 /**
  * `npm start`: the whole API locally, no AWS account needed.
- *   npm start                  data kept in .local/dynamodb across restarts
+ *   npm start                  data kept in .local/dynamodb-v2 across restarts
  *   npm start -- --in-memory   a fresh, throw-away run
  */
 import { resolve } from 'node:path';
 import { MissingJavaError } from '../local/emulators';
 import { DEMO } from '../local/demo';
 import { portsFromEnv } from '../local/ports';
-import { startLocalStack } from '../local/stack';
+import { LOCAL_DATA_DIR, startLocalStack } from '../local/stack';
 
 const inMemory = process.argv.includes('--in-memory');
-const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', 'dynamodb');
+const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
 
 try {
   const stack = await startLocalStack({ ports: portsFromEnv(), dataDir, seedDemo: true });

@@ -17,6 +17,8 @@ export type Access = {
    * test/infra/function-init.test.ts looks for in each bundle (this manifest is bundled too).
    */
   table: readonly TableAction[];
+  /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier). */
+  indexes?: readonly 'gsi3'[];
   /** May send to the stage's orders queue. */
   queue?: boolean;
   /** May send e-mail through SES as the configured sender. */
@@ -38,16 +40,16 @@ export type RouteDef = {
 };
 
 export const routes = [
-  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], queue: true }, placesOrders: true },
-  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], queue: true }, placesOrders: true },
-  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
+  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true }, placesOrders: true },
+  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true }, placesOrders: true },
+  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
   { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
   { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'] } },
   { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'] } },
-  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'], indexes: ['gsi3'] } },
   { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', handler: 'functions/affiliates/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
   { id: 'invites-create', method: 'POST', path: '/api/v2/affiliates/invite', handler: 'functions/invites/create.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], mail: true } },
-  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
+  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query', 'dynamodb:BatchGetItem'] } },
   { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', handler: 'functions/affiliate-requests/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
   { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', handler: 'functions/affiliate-requests/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
   { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', handler: 'functions/affiliate-requests/accept.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], mail: true } },

@@ -8,7 +8,7 @@
  */
 
 /** A DynamoDB action, as IAM names it. */
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */

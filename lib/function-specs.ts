@@ -32,7 +32,7 @@ export type FunctionSpec = {
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
 /** The order IAM actions are listed in (policies and tests compare them as sets). */
-const TABLE_ACTION_ORDER: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+const TABLE_ACTION_ORDER: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
 
 const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION_ORDER.filter((action) => actions.includes(action));
 
@@ -51,7 +51,7 @@ export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }
   const { access } = route;
   return {
     table: tableActions([...AUTH_TABLE_ACTIONS, ...(acceptsIdempotencyKey(route) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table]),
-    indexes: { [GSI1.indexName]: ['dynamodb:Query'] },
+    indexes: Object.fromEntries([GSI1.indexName, ...(access.indexes ?? [])].map((index) => [index, ['dynamodb:Query']])),
     queue: access.queue ? 'send' : undefined,
     mail: access.mail ?? false,
     deadLetter: false,

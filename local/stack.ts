@@ -1,16 +1,22 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { STAGES, type Stage } from '../shared/config';
 import { seedFixture, type SeedResult } from '../shared/admin/seed';
 import { createStore, type Store } from '../shared/admin/store';
-import { keys } from '../shared/db/keys';
+import { getMerchant } from '../shared/db/entities/merchant';
 import { DEMO, demoFixture } from './demo';
 import { LOCAL_AWS_ENV, useLocalAwsEnv, startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
 
 const ROOT = resolve(import.meta.dirname, '..');
+
+/**
+ * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data
+ * written by an older layout (before sequenced lists and block counts) stays in its own
+ * directory and is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
+ */
+export const LOCAL_DATA_DIR = 'dynamodb-v2';
 
 export type LocalStackOptions = {
   ports: Ports;
@@ -68,8 +74,7 @@ const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
   });
 
 const seedDemoIfMissing = async (store: Store, stage: Stage): Promise<SeedResult | undefined> => {
-  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.merchant(DEMO.merchantId) }));
-  if (Item) return undefined;
+  if (await getMerchant(store, DEMO.merchantId, true)) return undefined;
   return seedFixture(store, stage, demoFixture(stage));
 };
 

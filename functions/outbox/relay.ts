@@ -1,9 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
-import { ddb, TABLE_NAME } from '../../shared/db/client';
-import { indexKeys } from '../../shared/db/keys';
-import { GSI2 } from '../../shared/db/table-def';
+import { functionTable } from '../../shared/db/client';
+import { oldestOutboxEntry } from '../../shared/db/entities/outbox';
 import { logger } from '../../shared/logger';
 import { emitMetrics, METRIC } from '../../shared/metrics';
 import { relayPendingOrders } from '../../shared/queue/orders';
@@ -11,21 +9,10 @@ import { relayPendingOrders } from '../../shared/queue/orders';
 /** Orders whose outbox entry is younger than this are left to the creating request's fast path. */
 const OLDER_THAN_SECONDS = Number(process.env.OUTBOX_MIN_AGE_SECONDS ?? '30');
 
-/**
- * Seconds since the oldest accepted order still waiting for its queue send was accepted (0 when
- * none): one Query of one key on the sparse outbox index, whose sort key is the accepted-at time.
- */
+/** Seconds since the oldest accepted order still waiting for its queue send was accepted (0 when none). */
 const oldestOutboxAgeSeconds = async (now = Date.now()): Promise<number> => {
-  const { Items = [] } = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSI2.indexName,
-      KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': indexKeys.outboxPartition },
-      Limit: 1,
-    }),
-  );
-  const acceptedAt = Date.parse(String(Items[0]?.[GSI2.sortKey] ?? ''));
+  const since = await oldestOutboxEntry(functionTable, 'OUTBOX');
+  const acceptedAt = since === undefined ? Number.NaN : Date.parse(since);
   return Number.isNaN(acceptedAt) ? 0 : Math.max(0, Math.round((now - acceptedAt) / 1000));
 };
 

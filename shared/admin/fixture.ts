@@ -1,4 +1,6 @@
 import * as z from 'zod/mini';
+import { MAX_SEGMENTS } from '../db/entities/segment';
+import { MAX_TIERS } from '../db/entities/tier';
 import { orderCreateBody } from '../schemas/order';
 
 /** The seed fixture format of DESIGN.md. Besides it, optional fixed ids/values (used by the demo). */
@@ -23,7 +25,11 @@ export const fixtureSchema = z.object({
           }),
         ),
       ),
-      tiers: z.optional(z.array(z.object({ slug: z.string(), name: z.string(), description: z.optional(z.string()) }))),
+      tiers: z.optional(
+        z
+          .array(z.object({ slug: z.string(), name: z.string(), description: z.optional(z.string()), default: z.optional(z.boolean()) }))
+          .check(z.maxLength(MAX_TIERS)),
+      ),
       segments: z.optional(
         z.array(
           z.object({
@@ -37,7 +43,7 @@ export const fixtureSchema = z.object({
             skus: z.optional(z.array(z.string())),
             rates: z.optional(z.record(z.string(), z.number())),
           }),
-        ),
+        ).check(z.maxLength(MAX_SEGMENTS)),
       ),
       affiliates: z.optional(
         z.array(

@@ -6,24 +6,24 @@ import {
   StartMessageMoveTaskCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
-import { keys, SK } from '../db/keys';
-import { hashToken, kindOfToken, tokenLookupQuery, type TokenRecord } from '../db/tokens';
-import {
-  affiliateRequestItem,
-  toAffiliateRequestResponse,
-  toInviteResponse,
-  type AffiliateItem,
-  type AffiliateRequestItem,
-  type InviteItem,
-} from '../domain/program-model';
-import { queryPrefix } from '../domain/program-store';
+import { getAffiliate } from '../db/entities/affiliate';
+import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
+import { applyCountChanges, takeSequence } from '../db/entities/counter';
+import { merchantIdOf } from '../db/entities/base';
+import { getInvite, inviteKey, parseInvite } from '../db/entities/invite';
+import { getMerchant } from '../db/entities/merchant';
+import { outboxEntries } from '../db/entities/outbox';
+import { getOrder, orderKey } from '../db/entities/order';
+import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
+import { readPage } from '../db/pages';
+import { hashToken, kindOfToken } from '../db/tokens';
+import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-model';
 import { notificationFor, type MailMessage } from '../mail/messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome } from '../mail/settle';
 import { isoNow } from '../time';
-import { tokenItem } from './seed';
 import type { Store } from './store';
 
 /**
@@ -37,11 +37,8 @@ export class AdminError extends Error {
 
 const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 
-const getItem = async <T>(store: Store, key: { pk: string; sk: string }) =>
-  (await store.ddb.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }))).Item as T | undefined;
-
 const requireMerchant = async (store: Store, merchantId: string) => {
-  const merchant = await getItem<{ name: string }>(store, keys.merchant(merchantId));
+  const merchant = await getMerchant(store, merchantId, true);
   if (!merchant) throw new AdminError(`merchant ${merchantId} does not exist in table ${store.table}`);
   return merchant;
 };
@@ -54,7 +51,7 @@ export const mintToken = async (
 ) => {
   await requireMerchant(store, options.merchantId);
   const kind = options.kind ?? tokenKindOfStage(stage);
-  const { value, item } = tokenItem(options.merchantId, {
+  const { value, item } = tokenRecord(options.merchantId, {
     kind,
     can_place_live_orders: options.canPlaceLiveOrders ?? true,
     label: options.label ?? 'admin',
@@ -76,20 +73,10 @@ export const stageOfToken = (token: string): Stage | undefined => {
 export const revokeToken = async (store: Store, token: string) => {
   if (!kindOfToken(token)) throw new AdminError('not a token: expected live_... or test_...');
   const hash = hashToken(token);
-  const { Items = [] } = await store.ddb.send(new QueryCommand(tokenLookupQuery(store.table, hash)));
-  const record = Items[0] as TokenRecord | undefined;
+  const record = await findToken(store, hash);
   if (!record) throw new AdminError(`token not found in table ${store.table}`);
-  const { Attributes } = await store.ddb.send(
-    new UpdateCommand({
-      TableName: store.table,
-      Key: keys.token(record.merchant_id, hash),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': isoNow() },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return { merchant_id: record.merchant_id, revoked_at: Attributes?.revoked_at as string, already_revoked: record.revoked_at !== undefined };
+  const revokedAt = await revokeTokenRecord(store, record.merchant_id, hash);
+  return { merchant_id: record.merchant_id, revoked_at: revokedAt, already_revoked: record.revoked_at !== undefined };
 };
 
 const SLUG = /^[a-z0-9][a-z0-9_-]*$/;
@@ -109,22 +96,32 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
   if (!parsed.success) throw new AdminError(parsed.error.issues.map((issue) => issue.message).join('; '));
   const { slug, name, email } = parsed.data;
   await requireMerchant(store, options.merchantId);
-  const affiliate = await getItem<AffiliateItem>(store, keys.affiliate(options.merchantId, slug));
+  const affiliate = await getAffiliate(store, options.merchantId, slug, true);
   if (affiliate?.status === 'active') throw new AdminError(`${slug} is already an active affiliate of merchant ${options.merchantId}`);
-  const pending = await queryPrefix<AffiliateRequestItem>(store, options.merchantId, SK.affiliateRequest, {
-    expression: '#status = :pending AND affiliate.slug = :slug',
-    names: { '#status': 'status' },
-    values: { ':pending': 'pending', ':slug': slug },
-  });
-  if (pending.length > 0) throw new AdminError(`${slug} already has a pending request (${pending[0]?.uuid})`);
-  const item = affiliateRequestItem(options.merchantId, { status: 'pending', affiliate: { slug, name, email } });
+  const pending = await pendingRequestOf(store, options.merchantId, slug);
+  if (pending) throw new AdminError(`${slug} already has a pending request (${pending})`);
+  const item = affiliateRequestRecord(options.merchantId, { seq: await takeSequence(store, options.merchantId, 'affiliate_requests'), status: 'pending', affiliate: { slug, name, email } });
   await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await applyCountChanges(store, options.merchantId, [requestCountChange(item, 'pending', 1)]);
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
+};
+
+/**
+ * The uuid of the slug's pending request, if any: the pending list read page by page (an operator
+ * tool, run by hand; the API never does this).
+ */
+const pendingRequestOf = async (store: Store, merchantId: string, slug: string): Promise<string | undefined> => {
+  for (let page = 1; ; page++) {
+    const { items } = await readPage(store, affiliateRequestList(merchantId, ['pending']), { page, per_page: 100 });
+    const match = items.find((request) => request.affiliate.slug === slug);
+    if (match) return match.uuid;
+    if (items.length < 100) return undefined;
+  }
 };
 
 /** The invitee used the invitation link: link_used_at is set once; marking again changes nothing. */
 export const markInviteUsed = async (store: Store, options: { merchantId: string; inviteUuid: string }) => {
-  const key = keys.invite(options.merchantId, options.inviteUuid);
+  const key = inviteKey(options.merchantId, options.inviteUuid);
   const now = isoNow();
   try {
     const { Attributes } = await store.ddb.send(
@@ -137,10 +134,10 @@ export const markInviteUsed = async (store: Store, options: { merchantId: string
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return { merchant_id: options.merchantId, invite: toInviteResponse(Attributes as InviteItem), already_used: false };
+    return { merchant_id: options.merchantId, invite: toInviteResponse(parseInvite(Attributes)), already_used: false };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    const invite = await getItem<InviteItem>(store, key);
+    const invite = await getInvite(store, options.merchantId, options.inviteUuid, true);
     if (!invite) throw new AdminError(`invite ${options.inviteUuid} not found for merchant ${options.merchantId}`);
     return { merchant_id: options.merchantId, invite: toInviteResponse(invite), already_used: true };
   }
@@ -153,7 +150,7 @@ export const markInviteUsed = async (store: Store, options: { merchantId: string
  */
 export const linkPayment = async (store: Store, options: { merchantId: string; orderUuid: string; paymentId: string }) => {
   if (options.paymentId.trim() === '') throw new AdminError('--payment must not be empty');
-  const key = keys.order(options.merchantId, options.orderUuid);
+  const key = orderKey(options.merchantId, options.orderUuid);
   try {
     const { Attributes } = await store.ddb.send(
       new UpdateCommand({
@@ -168,7 +165,7 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
     return { merchant_id: options.merchantId, order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId } };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    const order = await getItem<{ cancelled_at?: string; payment_id?: string }>(store, key);
+    const order = await getOrder(store, options.merchantId, options.orderUuid, true);
     if (!order) throw new AdminError(`order ${options.orderUuid} not found for merchant ${options.merchantId}`);
     if (order.cancelled_at) throw new AdminError(`order ${options.orderUuid} is cancelled and cannot be linked to a payment`);
     throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
@@ -179,24 +176,20 @@ export type Mailer = { linkBase: string; send: (message: MailMessage) => Promise
 
 /**
  * The retry for affiliate-program e-mails: sends every e-mail the merchant's invites and decided
- * requests still owe (notification_pending_at older than `olderThanSeconds`, so a request's own
- * send in flight is not doubled) and settles each like the API does. One Query per item type.
+ * requests still owe (their NOTIFY outbox entries older than `olderThanSeconds`, so a request's own
+ * send in flight is not doubled) and settles each like the API does.
  */
 export const resendNotifications = async (store: Store, mailer: Mailer, options: { merchantId: string; olderThanSeconds: number }) => {
   const merchant = await requireMerchant(store, options.merchantId);
-  const pending = {
-    expression: 'notification_pending_at <= :cutoff',
-    values: { ':cutoff': new Date(Date.now() - options.olderThanSeconds * 1000).toISOString() },
-  };
-  const items = [
-    ...(await queryPrefix<InviteItem & Record<string, unknown>>(store, options.merchantId, SK.invite, pending)),
-    ...(await queryPrefix<AffiliateRequestItem & Record<string, unknown>>(store, options.merchantId, SK.affiliateRequest, pending)),
-  ];
+  const owed = [
+    ...(await outboxEntries(store, 'NOTIFY', options.olderThanSeconds, 1000)),
+    ...(await outboxEntries(store, 'PARKED', 0, 1000)),
+  ].filter((key) => merchantIdOf(key.pk) === options.merchantId);
   const result = { merchant_id: options.merchantId, sent: 0, failed: 0 };
-  for (const item of items) {
-    const message = notificationFor(item, merchant.name, mailer.linkBase);
-    if (!message) continue;
-    const key = { pk: item.pk as string, sk: item.sk as string };
+  for (const key of owed) {
+    const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }));
+    const message = Item?.notification_pending_at ? notificationFor(Item, merchant.name, mailer.linkBase) : undefined;
+    if (!Item || !message) continue;
     let outcome: Outcome = { sent: true };
     try {
       await mailer.send(message);
@@ -206,7 +199,7 @@ export const resendNotifications = async (store: Store, mailer: Mailer, options:
       result.failed++;
     }
     // The same retry/park policy as the API and the relay (shared/mail/settle.ts); a parked e-mail that is sent here is settled.
-    const previousAttempts = typeof item.notification_attempts === 'number' ? item.notification_attempts : 0;
+    const previousAttempts = typeof Item.notification_attempts === 'number' ? Item.notification_attempts : 0;
     const { update } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
     await store.ddb.send(new UpdateCommand({ TableName: store.table, ...update })).catch((error: unknown) => {
       if (!isConditionFailure(error)) throw error; // settled meanwhile (the relay sent it)

@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type Stage, tokenKindOfStage } from '../config';
-import { keys, indexKeys } from '../db/keys';
-import { generateToken, hashToken } from '../db/tokens';
-import { buildOrderItem, orderTransactItems } from '../domain/order-model';
-import {
-  affiliateItem,
-  affiliateRequestItem,
-  inviteEmailGuard,
-  inviteItem,
-  segmentItem,
-  tierItem,
-  userItem,
-} from '../domain/program-model';
+import { affiliateCountChanges, affiliateRecord } from '../db/entities/affiliate';
+import { affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
+import { applyCountChanges, takeSequence, type CountChange } from '../db/entities/counter';
+import { customerKey } from '../db/entities/customer';
+import { addToEmailProjection, inviteCountChange, inviteRecord } from '../db/entities/invite';
+import { inviteEmailRecord } from '../db/entities/invite-email';
+import { putNewMerchant } from '../db/entities/merchant';
+import { buildOrder, orderCountChange, orderRecord } from '../db/entities/order';
+import { orderNoRecord } from '../db/entities/order-no';
+import { segmentRecord } from '../db/entities/segment';
+import { tierRecord } from '../db/entities/tier';
+import { tokenRecord } from '../db/entities/token';
+import { userRecord } from '../db/entities/user';
 import { isoNow, toIso } from '../time';
 import type { Fixture } from './fixture';
 import { putAll, type Store } from './store';
@@ -31,97 +30,123 @@ export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchan
 
 type FixtureMerchant = Fixture['merchants'][number];
 
-/** Writes a token item; returns the token string (the only time it exists in clear). */
-export const tokenItem = (
-  merchantId: string,
-  token: { kind: 'live' | 'testing'; can_place_live_orders?: boolean; value?: string; label?: string },
-) => {
-  const value = token.value ?? generateToken(token.kind);
-  const hash = hashToken(value);
-  return {
-    value,
-    item: {
-      ...keys.token(merchantId, hash),
-      ...indexKeys.tokenLookup(hash),
-      type: 'token',
-      merchant_id: merchantId,
-      kind: token.kind,
-      can_place_live_orders: token.can_place_live_orders ?? true,
-      label: token.label,
-      created_at: isoNow(),
-    },
-  };
-};
+/** The tier a merchant gives affiliates that join without one: the marked one, else the first; a merchant without tiers gets one. */
+const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every affiliate until assigned another tier' };
 
+/**
+ * Oldest first, so sequence numbers follow time: ties broken so that the newest-first lists show
+ * equal timestamps in ascending `tie` order (slug, uuid), as they always have.
+ */
+const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
+  [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
+
+/** `count` sequence numbers of a list, for items created in that order (none taken for none). */
+const sequences = async (store: Store, merchantId: string, list: Parameters<typeof takeSequence>[2], count: number) =>
+  count === 0 ? 0 : takeSequence(store, merchantId, list, count);
+
+/**
+ * Seeds one merchant, which must be new: every item is built by its entity, exactly as the API
+ * builds it, and written with BatchWriteItem in parallel chunks (no per-item transaction: the
+ * merchant is new, so the fixture's own uniqueness, checked here, is all there is to guard).
+ * Sequence numbers come from the same counters as the API's creates, and the list counts are
+ * added once at the end.
+ */
 const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
   const id = merchant.id ?? randomUUID();
   const result: SeededMerchant = { id, tokens: {}, segments: {}, affiliate_requests: {}, invites: {}, orders: {} };
+  const now = isoNow();
+  const problem = (what: string) => new Error(`merchant ${merchant.key}: ${what}`);
 
-  // The merchant first, guarded: seeding the same fixed id twice must not reset its order counter.
+  const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
+  const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
   try {
-    await store.ddb.send(
-      new PutCommand({
-        TableName: store.table,
-        Item: { ...keys.merchant(id), type: 'merchant', id, name: merchant.name, currency: merchant.currency.toUpperCase(), orders_count: 0, created_at: isoNow() },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') throw new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`);
+    if ((error as Error).name === 'ConditionalCheckFailedException') throw problem(`id ${id} already exists in the ${stage} table`);
     throw error;
   }
 
   const items: Record<string, unknown>[] = [];
-  for (const user of merchant.users ?? []) items.push(userItem(id, user));
+  const counts: CountChange[] = [];
+  for (const user of merchant.users ?? []) items.push(userRecord(id, user));
   for (const token of merchant.tokens ?? []) {
-    const { value, item } = tokenItem(id, { ...token, kind: token.kind ?? tokenKindOfStage(stage), label: token.key });
+    const { value, item } = tokenRecord(id, { ...token, kind: token.kind ?? tokenKindOfStage(stage), label: token.key });
     result.tokens[token.key] = value;
     items.push(item);
   }
-  for (const tier of merchant.tiers ?? []) items.push(tierItem(id, tier));
-  const segments = merchant.segments ?? [];
+  for (const tier of tiers) items.push(tierRecord(id, tier, now));
+  const segments = [...(merchant.segments ?? [])];
   if (!segments.some((segment) => segment.default)) segments.unshift({ key: 'default', name: 'Default', description: 'Rows without a matching segment slug', default: true });
   for (const segment of segments) {
-    const item = segmentItem(id, segment);
+    const item = segmentRecord(id, segment, now);
     result.segments[segment.key] = item.uuid;
     items.push(item);
   }
-  for (const affiliate of merchant.affiliates ?? []) {
-    items.push(affiliateItem(id, { ...affiliate, accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined }));
+
+  const affiliates = oldestFirst(merchant.affiliates ?? [], () => now, (affiliate) => affiliate.slug.toLowerCase());
+  const slugs = new Set(affiliates.map((affiliate) => affiliate.slug.toLowerCase()));
+  if (slugs.size < affiliates.length) throw problem('an affiliate slug is used twice');
+  let seq = await sequences(store, id, 'affiliates', affiliates.length);
+  for (const affiliate of affiliates) {
+    const item = affiliateRecord(id, { ...affiliate, seq: seq++, tier: affiliate.tier ?? defaultTier, accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined }, now);
+    items.push(item);
+    counts.push(...affiliateCountChanges(item));
   }
-  for (const request of merchant.affiliate_requests ?? []) {
-    const item = affiliateRequestItem(id, { ...request, requested_at: request.requested_at ? toIso(request.requested_at) : undefined });
+
+  const requests = oldestFirst(
+    (merchant.affiliate_requests ?? []).map((request) => ({ ...request, uuid: request.uuid ?? randomUUID(), requested_at: request.requested_at ? toIso(request.requested_at) : now })),
+    (request) => request.requested_at,
+    (request) => request.uuid,
+  );
+  seq = await sequences(store, id, 'affiliate_requests', requests.length);
+  for (const request of requests) {
+    const item = affiliateRequestRecord(id, { ...request, seq: seq++ }, now);
     result.affiliate_requests[request.key] = item.uuid;
     items.push(item);
+    counts.push(requestCountChange(item, item.status, 1));
   }
-  for (const invite of merchant.invites ?? []) {
-    const item = inviteItem(id, { ...invite, link_used_at: invite.link_used_at ? toIso(invite.link_used_at) : null });
-    result.invites[invite.key] = item.uuid;
-    items.push(item, inviteEmailGuard(id, invite.email, item.uuid));
-  }
-  await putAll(store, items);
 
-  // Orders oldest first, so the per-merchant sequence follows creation time. Through the same
-  // transaction items as the API (order_no guard, counter, customer); not queued: this is history.
-  const orders = [...(merchant.orders ?? [])].sort((a, b) => (a.created_at ?? '').localeCompare(b.created_at ?? ''));
-  for (const [index, order] of orders.entries()) {
-    const item = buildOrderItem(order, {
+  const invites = oldestFirst(
+    (merchant.invites ?? []).map((invite) => ({ ...invite, uuid: invite.uuid ?? randomUUID() })),
+    () => now,
+    (invite) => invite.uuid,
+  );
+  if (new Set(invites.map((invite) => invite.email.toLowerCase())).size < invites.length) throw problem('an invite e-mail is used twice');
+  seq = await sequences(store, id, 'invites', invites.length);
+  const inviteItems = invites.map((invite) => {
+    const item = inviteRecord(id, { ...invite, seq: seq++, link_used_at: invite.link_used_at ? toIso(invite.link_used_at) : null }, now);
+    result.invites[invite.key] = item.uuid;
+    items.push(item, inviteEmailRecord(id, item.email, item.uuid));
+    counts.push(inviteCountChange(item));
+    return item;
+  });
+
+  // Orders oldest first, so the sequence follows creation time; not queued: this is history.
+  const orders = oldestFirst(merchant.orders ?? [], (order) => (order.created_at ? toIso(order.created_at) : now), (order) => order.key);
+  if (new Set(orders.map((order) => order.order_no)).size < orders.length) throw problem('an order_no is used twice');
+  const customers = new Map<string, Record<string, unknown>>();
+  seq = await sequences(store, id, 'orders', orders.length);
+  for (const order of orders) {
+    if (!slugs.has(order.affiliate_slug.toLowerCase())) throw problem(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
+    const item = buildOrder(order, {
       uuid: order.uuid,
-      seq: index + 1,
-      created_at: order.created_at ? toIso(order.created_at) : undefined,
+      seq: seq++,
+      created_at: order.created_at ? toIso(order.created_at) : now,
       cancelled_at: order.cancelled_at ? toIso(order.cancelled_at) : undefined,
       payment_id: order.payment_id,
     });
-    try {
-      await store.ddb.send(new TransactWriteCommand({ TransactItems: orderTransactItems(store.table, id, item, index, { pending: false, checkAffiliate: false }) }));
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-      const why = codes[0] === 'ConditionalCheckFailed' ? `affiliate ${order.affiliate_slug} is not in the fixture` : codes[1] === 'ConditionalCheckFailed' ? `order_no ${order.order_no} is used twice` : codes.join(',');
-      throw new Error(`merchant ${merchant.key}, order ${order.key}: ${why}`);
+    items.push(orderRecord(id, item, { queued: false }), orderNoRecord(id, item.order_no, item.uuid));
+    counts.push(orderCountChange(item));
+    if (item.customer && !customers.has(item.customer.email.toLowerCase())) {
+      const email = item.customer.email.toLowerCase();
+      customers.set(email, { ...customerKey(id, email), type: 'customer', email, name: item.customer.name, created_at: item.created_at, updated_at: item.created_at });
     }
     result.orders[order.key] = item.uuid;
   }
+  items.push(...customers.values());
+
+  await putAll(store, items);
+  await Promise.all([applyCountChanges(store, id, counts), addToEmailProjection(store, id, inviteItems)]);
   return result;
 };
 

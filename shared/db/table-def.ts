@@ -4,7 +4,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift.
  *
  * - pk/sk: every merchant item lives under `M#<merchantId>` (see keys.ts).
- * - gsi1: generic lookup index: token hash -> token, per-merchant order sequence -> order.
+ * - gsi1: generic lookup index: token hash -> token; every sequenced list of a merchant (orders,
+ *   affiliates, affiliate requests per status, invites) by sequence number (see db/pages.ts).
+ * - gsi3: second list index, for items listed under two keys (affiliates per tier).
  * - gsi2: sparse outbox index of owed work: `OUTBOX` orders not yet confirmed on the orders queue,
  *   `NOTIFY` invites and affiliate requests whose e-mail has not gone out yet.
  */
@@ -13,7 +15,9 @@ export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' } as const;
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' } as const;
 
-export const GLOBAL_INDEXES = [GSI1, GSI2] as const;
+export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'ALL' } as const;
+
+export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 
 /**
  * The table's TTL attribute (epoch seconds). Only idempotency records carry it. DynamoDB deletes

@@ -1,13 +1,11 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, functionTable, TABLE_NAME } from '../db/client';
-import { keys, SK } from '../db/keys';
+import { functionTable } from '../db/client';
+import { getAffiliate, type AffiliateItem } from '../db/entities/affiliate';
+import { putCommissionIfAbsent } from '../db/entities/commission';
+import { getOrder, type OrderItem } from '../db/entities/order';
+import { allSegments, type SegmentItem } from '../db/entities/segment';
 import type { OrderAcceptedMessage } from '../queue/orders';
 import { rowCommission, sumExact } from '../money';
 import { isoNow } from '../time';
-import type { OrderItem } from './order-model';
-import type { AffiliateItem, SegmentItem } from './program-model';
-import { queryPrefix } from './program-store';
 
 /**
  * Commission processing for accepted orders (minimal until the commission issue): one record per
@@ -96,9 +94,6 @@ export class UnprocessableMessageError extends Error {
   override name = 'UnprocessableMessageError';
 }
 
-/** The merchant's segments: a small list, read whole (one Query on the merchant partition). */
-const listSegments = (merchantId: string) => queryPrefix<SegmentItem>(functionTable, merchantId, SK.segment);
-
 export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission: CommissionItem };
 
 /**
@@ -107,25 +102,10 @@ export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission:
  * relayed duplicate) is left untouched and reported as `duplicate`.
  */
 export const recordOrderCommission = async (merchantId: string, orderUuid: string): Promise<CommissionOutcome> => {
-  const { Item: order } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.order(merchantId, orderUuid), ConsistentRead: true }));
+  const order = await getOrder(functionTable, merchantId, orderUuid, true);
   if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
-  const typedOrder = order as OrderItem;
-  const [segments, affiliate] = await Promise.all([
-    listSegments(merchantId),
-    ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.affiliate(merchantId, typedOrder.affiliate_slug) })).then(({ Item }) => Item as AffiliateItem | undefined),
-  ]);
-  const commission = computeCommission(typedOrder, segments, affiliate);
-  try {
-    await ddb.send(
-      new PutCommand({
-        TableName: TABLE_NAME,
-        Item: { ...keys.commission(merchantId, orderUuid), ...commission },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return { outcome: 'recorded', commission };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return { outcome: 'duplicate', commission };
-    throw error;
-  }
+  const [segments, affiliate] = await Promise.all([allSegments(functionTable, merchantId), getAffiliate(functionTable, merchantId, order.affiliate_slug)]);
+  const commission = computeCommission(order, segments, affiliate);
+  const written = await putCommissionIfAbsent(functionTable, merchantId, orderUuid, commission);
+  return { outcome: written ? 'recorded' : 'duplicate', commission };
 };

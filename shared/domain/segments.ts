@@ -1,19 +1,17 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, functionTable, TABLE_NAME } from '../db/client';
-import { keys, SK } from '../db/keys';
+import { functionTable } from '../db/client';
+import { allSegments, getSegment, type SegmentItem } from '../db/entities/segment';
+import type { TierItem } from '../db/entities/tier';
 import { notFound } from '../http/errors';
 import { slicePage, type PageQuery } from '../http/pagination';
-import type { SegmentItem, TierItem } from './program-model';
-import { queryPrefix } from './program-store';
 import { allTiers } from './tiers';
 
 /** List order: the default segment first (it catches every unmatched row), then by name, then uuid. */
 export const segmentOrder = (a: SegmentItem, b: SegmentItem) =>
   Number(b.is_default) - Number(a.is_default) || a.name.localeCompare(b.name) || a.uuid.localeCompare(b.uuid);
 
-/** One page of segments; the whole list is one Query on the merchant partition (SEGMENT# prefix). */
+/** One page of segments; the whole (capped) list is one Query. */
 export const listSegments = async (merchantId: string, query: PageQuery): Promise<{ total: number; segments: SegmentItem[] }> => {
-  const segments = (await queryPrefix<SegmentItem>(functionTable, merchantId, SK.segment)).sort(segmentOrder);
+  const segments = (await allSegments(functionTable, merchantId)).sort(segmentOrder);
   return { total: segments.length, segments: slicePage(segments, query) };
 };
 
@@ -22,10 +20,7 @@ export const listSegments = async (merchantId: string, query: PageQuery): Promis
  * (one Query), which give each rate its tier name. Missing or foreign: 404.
  */
 export const getSegmentWithTiers = async (merchantId: string, uuid: string): Promise<{ segment: SegmentItem; tiers: TierItem[] }> => {
-  const [{ Item }, tiers] = await Promise.all([
-    ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.segment(merchantId, uuid) })),
-    allTiers(merchantId),
-  ]);
-  if (!Item) throw notFound();
-  return { segment: Item as SegmentItem, tiers };
+  const [segment, tiers] = await Promise.all([getSegment(functionTable, merchantId, uuid), allTiers(merchantId)]);
+  if (!segment) throw notFound();
+  return { segment, tiers };
 };

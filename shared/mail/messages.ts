@@ -1,5 +1,6 @@
 import type { SendEmailCommandInput } from '@aws-sdk/client-ses';
-import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
+import { parseAffiliateRequest, type AffiliateRequestItem } from '../db/entities/affiliate-request';
+import { parseInvite, type InviteItem } from '../db/entities/invite';
 
 /**
  * The affiliate-program e-mails, composed without I/O: the API (shared/mail/send.ts) and the admin
@@ -57,14 +58,12 @@ export const requestDecisionMessage = (request: Pick<AffiliateRequestItem, 'stat
  * The e-mail a stored item owes, by its type and state: an invite its invitation, a decided
  * request its decision notice. Nothing for a request that is still pending.
  */
-export const notificationFor = (
-  item: (InviteItem | AffiliateRequestItem) & Record<string, unknown>,
-  merchantName: string,
-  linkBase: string,
-): MailMessage | undefined => {
-  if (item.type === 'invite') return invitationMessage(item, merchantName, linkBase);
-  if (item.type === 'affiliate_request' && item.status !== 'pending') return requestDecisionMessage(item, merchantName);
-  return undefined;
+export const notificationFor = (stored: unknown, merchantName: string, linkBase: string): MailMessage | undefined => {
+  const type = typeof stored === 'object' && stored !== null && 'type' in stored ? stored.type : undefined;
+  if (type === 'invite') return invitationMessage(parseInvite(stored), merchantName, linkBase);
+  if (type !== 'affiliate_request') return undefined;
+  const request = parseAffiliateRequest(stored);
+  return request.status === 'pending' ? undefined : requestDecisionMessage(request, merchantName);
 };
 
 export const sendEmailInput = (message: MailMessage, from: string): SendEmailCommandInput => ({

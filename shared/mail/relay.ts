@@ -1,14 +1,14 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
-import { indexKeys, merchantIdOf, type Key } from '../db/keys';
-import { getMerchant } from '../db/merchants';
-import { GSI2 } from '../db/table-def';
-import type { AffiliateRequestItem, InviteItem } from '../domain/program-model';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, functionTable, TABLE_NAME } from '../db/client';
+import { merchantIdOf, type Key } from '../db/entities/base';
+import { getMerchant } from '../db/entities/merchant';
+import { OUTBOX_REMOVE, outboxPage } from '../db/entities/outbox';
 import { logger } from '../logger';
 import { notificationFor, type MailMessage } from './messages';
 import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 
-type OwedItem = (InviteItem | AffiliateRequestItem) & Record<string, unknown>;
+/** An owing item as stored: notificationFor parses it by its type. */
+type OwedItem = Record<string, unknown>;
 
 export type RelayResult = { sent: number; retry: number; parked: number; dropped: number; skipped: number };
 
@@ -18,26 +18,6 @@ const PAGE_SIZE = 25;
 class MerchantNotFound extends Error {
   override name = 'MerchantNotFound';
 }
-
-/**
- * One page of NOTIFY entries due at least `olderThanSeconds` ago, oldest first, continuing after
- * `startKey`: the run walks the index once instead of re-reading its head, so entries it could
- * not settle never hide the ones behind them.
- */
-const duePage = async (olderThanSeconds: number, startKey: Record<string, unknown> | undefined) => {
-  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
-  const { Items = [], LastEvaluatedKey } = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSI2.indexName,
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff',
-      ExpressionAttributeValues: { ':pk': indexKeys.notificationPartition, ':cutoff': cutoff },
-      Limit: PAGE_SIZE,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    }),
-  );
-  return { keys: Items.map((item) => ({ pk: item.pk as string, sk: item.sk as string })), next: LastEvaluatedKey };
-};
 
 /**
  * The notification relay: sends every e-mail an invite or affiliate request still owes because
@@ -57,7 +37,7 @@ export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxItem
   let startKey: Record<string, unknown> | undefined;
   do {
     if (Date.now() >= deadline) break;
-    const page = await duePage(olderThanSeconds, startKey);
+    const page = await outboxPage(functionTable, 'NOTIFY', olderThanSeconds, PAGE_SIZE, startKey);
     for (const key of page.keys) {
       if (seen >= maxItems || Date.now() >= deadline) return result;
       seen++;
@@ -74,9 +54,9 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
   try {
-    item = (await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item as OwedItem | undefined;
+    item = (await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item;
     const merchantId = merchantIdOf(key.pk);
-    if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(merchantId))?.name);
+    if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(functionTable, merchantId))?.name);
     merchantName = merchantNames.get(merchantId);
   } catch (error) {
     logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: (error as Error).name });
@@ -85,7 +65,7 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
   if (!item?.notification_pending_at) {
     // Nothing is owed any more (settled meanwhile): drop the entry.
     await ddb
-      .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'REMOVE gsi2pk, gsi2sk', ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
+      .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`, ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
       .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: (error as Error).name }));
     return 'dropped';
   }

@@ -2,7 +2,7 @@ import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '../config';
 import { ddb, TABLE_NAME } from '../db/client';
-import type { Key } from '../db/keys';
+import type { Key } from '../db/entities/base';
 import { logger } from '../logger';
 import { countMetric, METRIC } from '../metrics';
 import { isoNow } from '../time';

@@ -1,4 +1,5 @@
-import { indexKeys, type Key } from '../db/keys';
+import type { Key } from '../db/entities/base';
+import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '../db/entities/outbox';
 
 /**
  * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
@@ -7,14 +8,14 @@ import { indexKeys, type Key } from '../db/keys';
  *
  * Every failed try counts (`notification_attempts`) and records when and why
  * (`notification_failed_at`, `notification_error`). The entry then either
- * - waits on the NOTIFY index until its retry is due (gsi2sk = due time), so it never sits in
+ * - waits on the NOTIFY outbox index until its retry is due (its entry's time = due time), so it never sits in
  *   front of the e-mails owed after it: a transient failure backs off (1 minute, doubling, capped
  *   at 1 hour); a permanent one is simply due again on the relay's next run; or
- * - is parked (`notification_parked_at`, entry removed from the index): after
+ * - is parked (`notification_parked_at`, its entry moved to the PARKED index, which no relay reads): after
  *   MAX_PERMANENT_ATTEMPTS tries that failed for a reason that cannot change (the message cannot
  *   be encoded, SES rejects it as invalid), or after MAX_ATTEMPTS tries of any kind (about 14 hours
  *   of a transient outage). A parked e-mail keeps `notification_pending_at`, so
- *   `npm run admin -- resend-notifications` still sends it once the cause is fixed.
+ *   `npm run admin -- resend-notifications` still finds (PARKED entries) and sends it once the cause is fixed.
  */
 export const MAX_PERMANENT_ATTEMPTS = 3;
 export const MAX_ATTEMPTS = 20;
@@ -64,7 +65,7 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       update: {
         Key: key,
         UpdateExpression:
-          'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk',
+          `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':now': now },
       },
@@ -80,24 +81,23 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       update: {
         Key: key,
         UpdateExpression:
-          'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now REMOVE gsi2pk, gsi2sk',
+          `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
         ConditionExpression: condition,
-        ExpressionAttributeValues: failed,
+        ExpressionAttributeValues: { ...failed, ...outboxSetValues('PARKED', now) },
       },
     };
   }
   const delaySeconds = outcome.failure.permanent ? 0 : retryDelaySeconds(attempts);
   const due = new Date(Date.parse(now) + delaySeconds * 1000).toISOString();
-  const entry = indexKeys.notificationPending(due);
   return {
     settled: 'retry' as Settled,
     attempts,
     update: {
       Key: key,
       UpdateExpression:
-        'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :entry, gsi2sk = :due REMOVE notification_parked_at',
+        `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
       ConditionExpression: condition,
-      ExpressionAttributeValues: { ...failed, ':entry': entry.gsi2pk, ':due': entry.gsi2sk },
+      ExpressionAttributeValues: { ...failed, ...outboxSetValues('NOTIFY', due) },
     },
   };
 };

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/idempotency';
+import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/entities/idempotency';
 import { ApiError, invalidField } from '../http/errors';
 import { requestFingerprint } from '../http/request-fingerprint';
 import { logger } from '../logger';

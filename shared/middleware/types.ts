@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Claim } from '../db/idempotency';
+import type { Claim } from '../db/entities/idempotency';
 import type { Credential } from '../db/merchants';
 import type { Meta } from '../http/envelope';
 

@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, TABLE_NAME } from '../db/client';
-import { idAfterPrefix, indexKeys, keys, merchantIdOf, SK, type Key } from '../db/keys';
-import { outboxEntries } from '../db/outbox';
+import { functionTable } from '../db/client';
+import { merchantIdOf, type Key } from '../db/entities/base';
+import { orderKey, orderUuidOf } from '../db/entities/order';
+import { clearOutboxEntry, outboxEntries } from '../db/entities/outbox';
 import { logger } from '../logger';
 import { ORDERS_QUEUE_URL, sqs } from './client';
 
@@ -19,16 +19,7 @@ export const orderAcceptedMessage = (merchantId: string, orderUuid: string): Ord
 });
 
 /** Clears the order's outbox entry once the queue has its message. */
-const markPublished = (key: Key, abortSignal?: AbortSignal) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: key,
-      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
-      ConditionExpression: 'attribute_exists(pk)',
-    }),
-    { abortSignal },
-  );
+const markPublished = (key: Key, abortSignal?: AbortSignal) => clearOutboxEntry(functionTable, key, abortSignal);
 
 /**
  * How long the create request spends, after its commit, on sending and clearing the outbox entry
@@ -63,7 +54,7 @@ export const publishAcceptedOrder = async (merchantId: string, orderUuid: string
     return false;
   }
   try {
-    await withinBudget(markPublished(keys.order(merchantId, orderUuid), signal), signal);
+    await withinBudget(markPublished(orderKey(merchantId, orderUuid), signal), signal);
   } catch (error) {
     logger.warn('Could not clear outbox entry; the relay will send a duplicate the processor ignores', { order_uuid: orderUuid, error: error as Error });
   }
@@ -77,12 +68,12 @@ export const publishAcceptedOrder = async (merchantId: string, orderUuid: string
 export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 20 } = {}): Promise<number> => {
   let sent = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    const pending = await outboxEntries(indexKeys.outboxPartition, olderThanSeconds, 10);
+    const pending = await outboxEntries(functionTable, 'OUTBOX', olderThanSeconds, 10);
     if (pending.length === 0) break;
     const entries = pending.map((key, index) => ({
       key,
       id: String(index),
-      message: orderAcceptedMessage(merchantIdOf(key.pk), idAfterPrefix(key.sk, SK.order)),
+      message: orderAcceptedMessage(merchantIdOf(key.pk), orderUuidOf(key)),
     }));
     const result = await sqs.send(
       new SendMessageBatchCommand({

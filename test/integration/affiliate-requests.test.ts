@@ -120,7 +120,8 @@ describe('POST /api/v2/affiliate-requests/{uuid}/accept', () => {
     expect((await client.get(`/api/v2/affiliate-requests/${merchant.affiliate_requests.kim}`)).body.data.affiliate_request.status).toBe('accepted');
     expect(uuids(await client.get('/api/v2/affiliate-requests?status=accepted'))).toEqual([merchant.affiliate_requests.kim]);
     const listed = (await client.get('/api/v2/affiliates')).body.data.affiliates.find((affiliate: { slug: string }) => affiliate.slug === 'kim');
-    expect(listed).toEqual({ name: 'Applicant kim', slug: 'kim', status: 'active', tier: null, accepted_at: expect.stringMatching(/^\d{4}-/), created_at: expect.any(String) });
+    // a joining affiliate gets the merchant's default tier
+    expect(listed).toEqual({ name: 'Applicant kim', slug: 'kim', status: 'active', tier: { name: 'Gold', slug: 'gold' }, accepted_at: expect.stringMatching(/^\d{4}-/), created_at: expect.any(String) });
     expect((await client.post('/api/v2/orders/create', orderBody({ affiliate_slug: 'kim' }))).status).toBe(201);
 
     const mails = await mailsTo(emailOf.kim as string);

@@ -13,7 +13,7 @@ beforeAll(async () => {
       key: 'acme',
       tiers: [
         { slug: 'gold', name: 'Gold' },
-        { slug: 'silver', name: 'Silver' },
+        { slug: 'silver', name: 'Silver', default: true },
       ],
       affiliates: [
         { slug: 'alice', name: 'Alice', email: 'alice@example.com', tier: 'gold', status: 'active', accepted_at: ACCEPTED_AT },
@@ -39,7 +39,8 @@ describe('GET /api/v2/affiliates', () => {
     const alice = res.body.data.affiliates.find((affiliate: { slug: string }) => affiliate.slug === 'alice');
     expect(alice).toEqual({ name: 'Alice', slug: 'alice', status: 'active', tier: { name: 'Gold', slug: 'gold' }, accepted_at: ACCEPTED_AT, created_at: expect.any(String) });
     const ivan = res.body.data.affiliates.find((affiliate: { slug: string }) => affiliate.slug === 'ivan');
-    expect(ivan).toMatchObject({ status: 'inactive', tier: null, accepted_at: null });
+    // seeded without a tier: the merchant's default tier (every affiliate has one)
+    expect(ivan).toMatchObject({ status: 'inactive', tier: { name: 'Silver', slug: 'silver' }, accepted_at: null });
     expect(res.body.meta.pagination).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 3, next_page_url: null, prev_page_url: null });
   });
 

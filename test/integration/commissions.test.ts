@@ -8,7 +8,9 @@ import { lambdaContext } from '../../local/apigw';
 import { stageEnvironment } from '../../local/stack';
 import { createSqsPoller, messagesToDelete, toSqsRecord, type SqsHandler } from '../../local/sqs-poller';
 import type { SeededMerchant } from '../../shared/admin/seed';
-import { keys, SK } from '../../shared/db/keys';
+import { merchantPk } from '../../shared/db/entities/base';
+import { commissionKey } from '../../shared/db/entities/commission';
+import { orderKey } from '../../shared/db/entities/order';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 
 /**
@@ -33,7 +35,7 @@ const commissionsOf = async (merchantId: string) => {
     new QueryCommand({
       TableName: store.table,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.merchantPartition(merchantId), ':prefix': SK.commission },
+      ExpressionAttributeValues: { ':pk': merchantPk(merchantId), ':prefix': commissionKey(merchantId, '').sk },
     }),
   );
   return Items;
@@ -72,6 +74,7 @@ beforeAll(async () => {
       tiers: [
         { slug: 'gold', name: 'Gold' },
         { slug: 'silver', name: 'Silver' },
+        { slug: 'bronze', name: 'Bronze', default: true },
       ],
       segments: [
         { key: 'default', name: 'Default', default: true, rates: { gold: 10, silver: 5 } },
@@ -165,7 +168,8 @@ describe('the commission consumer', () => {
       ],
     });
     expect(byOrder[orders.sam]).toMatchObject({ tier_slug: 'silver', total_amount: Math.round((5999 * 3 * 9) / 100), rows: [expect.objectContaining({ rate: 9 })] });
-    expect(byOrder[orders.nora]).toMatchObject({ tier_slug: null, total_amount: 0 });
+    // nora joined without a tier: the default tier (bronze), which no segment rates
+    expect(byOrder[orders.nora]).toMatchObject({ tier_slug: 'bronze', total_amount: 0 });
     expect(byOrder[orders.cancelled]).toMatchObject({ status: 'void', total_amount: 0 });
 
     // The two bad messages are on the DLQ with their reasons, and nothing is left to redeliver.
@@ -187,7 +191,7 @@ describe('the commission consumer', () => {
     const store = storeFor('live');
     const poisonUuid = randomUUID();
     const poison = {
-      ...keys.order(merchant.id, poisonUuid),
+      ...orderKey(merchant.id, poisonUuid),
       type: 'order',
       uuid: poisonUuid,
       seq: 0,

@@ -11,7 +11,7 @@ import { importHandler } from '../../local/handlers';
 import { stageEnvironment } from '../../local/stack';
 import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '../../scripts/event-samples';
 import { seedFixture } from '../../shared/admin/seed';
-import { keys } from '../../shared/db/keys';
+import { merchantKey } from '../../shared/db/entities/merchant';
 import { stack, storeFor } from './helpers';
 
 /**
@@ -31,7 +31,7 @@ beforeAll(async () => {
     POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
   const store = storeFor('live');
-  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: keys.merchant(DEMO.merchantId) }));
+  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: merchantKey(DEMO.merchantId) }));
   if (!Item) await seedFixture(store, 'live', demoFixture('live'));
 });
 

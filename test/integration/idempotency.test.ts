@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readBlockCounts } from '../../shared/db/entities/counter';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '../../shared/admin/seed';
@@ -46,8 +47,8 @@ const live = storeFor('live');
 const recordKey = (merchantId: string, key: string) => ({ pk: `M#${merchantId}`, sk: `IDEMPOTENCY#${key}` });
 const readRecord = async (merchantId: string, key: string) =>
   (await live.ddb.send(new GetCommand({ TableName: live.table, Key: recordKey(merchantId, key), ConsistentRead: true }))).Item;
-const ordersCount = async (merchantId: string) =>
-  (await live.ddb.send(new GetCommand({ TableName: live.table, Key: { pk: `M#${merchantId}`, sk: 'MERCHANT' }, ConsistentRead: true }))).Item?.orders_count ?? 0;
+/** Committed orders of the merchant: the order list's block counts (added before the create answers). */
+const ordersCount = async (merchantId: string) => [...(await readBlockCounts(live, merchantId, 'orders', 'all')).values()].reduce((sum, n) => sum + n, 0);
 
 /** The fingerprint the function computes for this request (method, path, raw body). */
 const fingerprintOf = (routeId: 'orders-create' | 'orders-create-legacy', body: unknown) => requestFingerprint(apiEvent(routeId, { body }));

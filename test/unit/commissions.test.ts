@@ -4,10 +4,11 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/commissions/process';
 import { computeCommission, parseOrderAccepted, recordOrderCommission, segmentForRow } from '../../shared/domain/commissions';
-import type { OrderItem } from '../../shared/domain/order-model';
+import type { OrderItem } from '../../shared/db/entities/order';
 import type { SegmentItem } from '../../shared/domain/program-model';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { storedAffiliate } from './support/fixtures';
 
 const MERCHANT = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
 const ORDER = '00000000-0000-4000-8000-00000000000a';
@@ -16,6 +17,21 @@ const SEGMENTS: Pick<SegmentItem, 'uuid' | 'slugs' | 'rates' | 'is_default'>[] =
   { uuid: 'seg-default', slugs: [], rates: { gold: 10, silver: 5 }, is_default: true },
   { uuid: 'seg-shoes', slugs: ['shoes', 'Boots'], rates: { gold: 12.5 }, is_default: false },
 ];
+
+/** The segments as the table stores them (the commission reads them with one Query). */
+const storedSegments = SEGMENTS.map((segment) => ({
+  pk: `M#${MERCHANT}`,
+  sk: `SEGMENT#${segment.uuid}`,
+  type: 'segment',
+  name: segment.uuid,
+  description: '',
+  segment_type: 'percentage',
+  skus: [],
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  ...segment,
+}));
+const AFFILIATE = { Item: storedAffiliate({ pk: `M#${MERCHANT}`, tier_slug: 'gold' }) };
 
 const order = (overrides: Partial<OrderItem> = {}): OrderItem => ({
   uuid: ORDER,
@@ -83,8 +99,8 @@ describe('recordOrderCommission', () => {
     resetAwsMocks();
     ddbMock.on(GetCommand).resolves({});
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
-    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves({ Item: { tier_slug: 'gold' } });
-    ddbMock.on(QueryCommand).resolves({ Items: SEGMENTS });
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves(AFFILIATE);
+    ddbMock.on(QueryCommand).resolves({ Items: storedSegments });
   });
 
   it('writes the record with a condition that it does not exist yet', async () => {
@@ -123,8 +139,8 @@ describe('the consumer handler', () => {
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${POISON_ORDER}` } }).resolves({
       Item: order({ uuid: POISON_ORDER, order_rows: [{ uuid: 'row-1', product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }] }),
     });
-    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves({ Item: { tier_slug: 'gold' } });
-    ddbMock.on(QueryCommand).resolves({ Items: SEGMENTS });
+    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves(AFFILIATE);
+    ddbMock.on(QueryCommand).resolves({ Items: storedSegments });
     ddbMock.on(PutCommand).resolves({});
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'dlq-1' });
   });

@@ -12,7 +12,7 @@ import { logger } from '../../shared/logger';
 import { requestFingerprint } from '../../shared/http/request-fingerprint';
 import { apiEvent, invoke, type EventOptions } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
 const KEY = 'b1f8c2e4-7d3a-4f5e-9c1b-0a2d4e6f8a0c';
 const RECORD_KEY = { pk: MERCHANT_PK, sk: `IDEMPOTENCY#${KEY}` };
@@ -61,7 +61,8 @@ const STORED_V2_BODY = '{"success":true,"data":{"order":{"uuid":"3e0b6d2c-5a1f-4
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 41 });
+  stubAuth();
+  stubOrderCreate();
   ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder() });
   ddbMock.on(PutCommand).resolves({});

@@ -63,7 +63,7 @@ describe('deliverNotification', () => {
     // Assess
     expect(sent).toBe(false);
     const update = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(update?.ExpressionAttributeValues).toMatchObject({ ':error': 'MalformedMessage: the text is not well-formed Unicode', ':attempts': 1, ':entry': 'NOTIFY' });
-    expect(update?.ExpressionAttributeValues?.[':due']).toBe(update?.ExpressionAttributeValues?.[':now']);
+    expect(update?.ExpressionAttributeValues).toMatchObject({ ':error': 'MalformedMessage: the text is not well-formed Unicode', ':attempts': 1, ':outboxKind': 'NOTIFY' });
+    expect(update?.ExpressionAttributeValues?.[':outboxSince']).toBe(update?.ExpressionAttributeValues?.[':now']);
   });
 });

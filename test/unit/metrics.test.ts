@@ -10,7 +10,7 @@ import { handler as createLegacyHandler } from '../../functions/orders/create-le
 import { handler as outboxRelay } from '../../functions/outbox/relay';
 import { recordOrderCommission, type CommissionItem } from '../../shared/domain/commissions';
 import { cancelOrder, createOrder } from '../../shared/domain/orders';
-import type { OrderItem } from '../../shared/domain/order-model';
+import type { OrderItem } from '../../shared/db/entities/order';
 import { deliverNotification } from '../../shared/mail/send';
 import { metrics } from '../../shared/metrics';
 import { apiEvent, invoke, lambdaContext } from './support/api';

@@ -4,11 +4,11 @@
  * handler afresh.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { orderBody, stubAuth, TOKENS, TRACE_ID, type TokenStub } from './support/fixtures';
+import { orderBody, stubAuth, stubOrderCreate, TOKENS, TRACE_ID, type TokenStub } from './support/fixtures';
 
 const TOKEN_LOOKUP = { KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk' };
 
@@ -31,9 +31,6 @@ const SANDBOX_TOKENS: TokenStub[] = [
 
 beforeEach(() => {
   resetAwsMocks();
-  ddbMock.on(TransactWriteCommand).resolves({});
-  ddbMock.on(UpdateCommand).resolves({});
-  ddbMock.on(QueryCommand, { KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest' }).resolves({ Items: [] });
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
@@ -77,7 +74,8 @@ describe('on the sandbox stage', () => {
 
   it('lets a testing token create orders, whatever its live-orders permission', async () => {
     // Prepare
-    stubAuth({ tokens: SANDBOX_TOKENS, ordersCount: 0 });
+    stubAuth({ tokens: SANDBOX_TOKENS });
+    stubOrderCreate();
     const { createV2 } = await importFresh({ STAGE: 'sandbox' });
 
     // Act
@@ -92,7 +90,8 @@ describe('on the sandbox stage', () => {
 describe('with a credential cache (AUTH_CACHE_TTL_SECONDS=30)', () => {
   it('serves a warm request from the cache, without reading the table again', async () => {
     // Prepare
-    stubAuth({ ordersCount: 0 });
+    stubAuth();
+    stubOrderCreate();
     const { listOrders } = await importFresh({ AUTH_CACHE_TTL_SECONDS: '30' });
 
     // Act
@@ -120,7 +119,8 @@ describe('with a credential cache (AUTH_CACHE_TTL_SECONDS=30)', () => {
 
   it('checks the live-orders permission on every request, cached or not', async () => {
     // Prepare
-    stubAuth({ ordersCount: 0 });
+    stubAuth();
+    stubOrderCreate();
     const { listOrders, createV2 } = await importFresh({ AUTH_CACHE_TTL_SECONDS: '30' });
     await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.noLiveOrders }));
 
@@ -130,6 +130,6 @@ describe('with a credential cache (AUTH_CACHE_TTL_SECONDS=30)', () => {
     // Assess
     expect(response.statusCode).toBe(403);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-    expect(ddbMock).toHaveReceivedCommandTimes(GetCommand, 2); // merchant (once, cached) + orders_count of the list
+    expect(ddbMock).toHaveReceivedCommandTimes(GetCommand, 1); // the merchant, once: cached for the create
   });
 });

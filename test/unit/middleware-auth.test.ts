@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as createLegacy } from '../../functions/orders/create-legacy';
 import { handler as createV2 } from '../../functions/orders/create';
@@ -7,7 +7,7 @@ import { handler as getOrderHandler } from '../../functions/orders/get';
 import { handler as listOrders } from '../../functions/orders/list';
 import { apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, ORDER_UUID, orderBody, sha256, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, ORDER_UUID, orderBody, sha256, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
 const v2Unauthenticated = {
   success: false,
@@ -18,11 +18,9 @@ const v2Unauthenticated = {
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 3 });
-  ddbMock.on(TransactWriteCommand).resolves({});
-  ddbMock.on(UpdateCommand).resolves({});
+  stubAuth();
+  stubOrderCreate();
   ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` } }).resolves({ Item: storedOrder() });
-  ddbMock.on(QueryCommand, { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest' }).resolves({ Items: [] });
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 

@@ -10,17 +10,17 @@ import { handler as updateOrder } from '../../functions/orders/update';
 import { logger } from '../../shared/logger';
 import { apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
 const INTERNALS = 'AccessDeniedException: User arn:aws:sts::123456789012:assumed-role/unit is not authorized on table unit-table';
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 2 });
+  stubAuth();
+  stubOrderCreate();
   ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: storedOrder() });
-  ddbMock.on(TransactWriteCommand).resolves({});
-  ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder() });
+  ddbMock.on(UpdateCommand, { Key: ORDER_KEY }).resolves({ Attributes: storedOrder() });
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 

@@ -15,12 +15,17 @@ const NOW = '2026-03-01T12:00:00.000Z';
 const inviteKey = (n: number) => ({ pk: `M#${MERCHANT}`, sk: `INVITE#a05d4c6e-7081-4293-8e1f-4a5b6c7d8e${String(n).padStart(2, '0')}` });
 const owedInvite = (n: number, extra: Record<string, unknown> = {}) => ({
   ...inviteKey(n),
+  gsi1pk: `M#${MERCHANT}#invites#all`,
+  gsi1sk: String(n).padStart(12, '0'),
   type: 'invite',
   uuid: inviteKey(n).sk.slice('INVITE#'.length),
+  seq: n,
   email: `invitee-${n}@example.com`,
   sender_email: 'owner@acme.example',
   content: null,
   link_used_at: null,
+  created_at: '2026-03-01T10:00:00.000Z',
+  updated_at: '2026-03-01T10:00:00.000Z',
   notification_pending_at: '2026-03-01T10:00:00.000Z',
   ...extra,
 });
@@ -88,8 +93,8 @@ describe('relayPendingNotifications', () => {
     expect(result).toEqual({ sent: 2, retry: 1, parked: 0, dropped: 0, skipped: 0 });
     expect(sentTo()).toEqual(['invitee-1@example.com', 'invitee-2@example.com', 'invitee-3@example.com']);
     expect(updateFor(1)).toMatchObject({
-      UpdateExpression: 'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :entry, gsi2sk = :due REMOVE notification_parked_at',
-      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': 1, ':entry': 'NOTIFY', ':due': NOW },
+      UpdateExpression: 'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :outboxKind, gsi2sk = :outboxSince REMOVE notification_parked_at',
+      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': 1, ':outboxKind': 'NOTIFY', ':outboxSince': NOW },
     });
   });
 
@@ -139,8 +144,8 @@ describe('relayPendingNotifications', () => {
     expect(result).toEqual({ sent: 0, retry: 0, parked: 1, dropped: 0, skipped: 0 });
     expect(updateFor(1)).toMatchObject({
       UpdateExpression:
-        'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now REMOVE gsi2pk, gsi2sk',
-      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': MAX_PERMANENT_ATTEMPTS },
+        'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, gsi2pk = :outboxKind, gsi2sk = :outboxSince',
+      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': MAX_PERMANENT_ATTEMPTS, ':outboxKind': 'PARKED' },
     });
   });
 
@@ -155,8 +160,9 @@ describe('relayPendingNotifications', () => {
 
     // Assess
     expect(result).toMatchObject({ retry: 1, parked: 1 });
-    expect(updateFor(1)?.ExpressionAttributeValues).toMatchObject({ ':attempts': 4, ':error': 'Throttling (HTTP 400)', ':due': '2026-03-01T12:08:00.000Z' });
-    expect(updateFor(2)?.UpdateExpression).toContain('notification_parked_at = :now REMOVE gsi2pk, gsi2sk');
+    expect(updateFor(1)?.ExpressionAttributeValues).toMatchObject({ ':attempts': 4, ':error': 'Throttling (HTTP 400)', ':outboxSince': '2026-03-01T12:08:00.000Z' });
+    expect(updateFor(2)?.UpdateExpression).toContain('notification_parked_at = :now, gsi2pk = :outboxKind');
+    expect(updateFor(2)?.ExpressionAttributeValues).toMatchObject({ ':outboxKind': 'PARKED' });
   });
 
   it('walks the index page by page instead of re-reading its head', async () => {

@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '../../functions/orders/cancel';
 import { apiEvent, invoke } from './support/api';
@@ -10,12 +11,7 @@ const cancel = (uuid = ORDER_UUID) => invoke(cancelOrder, apiEvent('orders-cance
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
 
 /** The order as it was, in the AttributeValue form DynamoDB returns with a failed condition. */
-const oldItem = (extra: Record<string, { S: string }> = {}) => ({
-  pk: { S: MERCHANT_PK },
-  sk: { S: `ORDER#${ORDER_UUID}` },
-  created_at: { S: '2026-01-10T10:00:00.000Z' },
-  ...extra,
-});
+const oldItem = (extra: Record<string, string> = {}) => marshall(storedOrder({ created_at: '2026-01-10T10:00:00.000Z', updated_at: '2026-01-10T10:00:00.000Z', ...extra }));
 
 beforeEach(() => {
   resetAwsMocks();
@@ -81,7 +77,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
 
   it('answers 422 "already cancelled" when the old item has cancelled_at (even if also paid and old)', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).rejects(conditionFailed(oldItem({ cancelled_at: { S: '2026-03-01T00:00:00.000Z' }, payment_id: { S: 'pay_1' } })));
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(oldItem({ cancelled_at: '2026-03-01T00:00:00.000Z', payment_id: 'pay_1' })));
 
     // Act
     const response = await cancel();
@@ -93,7 +89,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
 
   it('answers 422 "linked to a payment" when the old item has a payment_id', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).rejects(conditionFailed(oldItem({ payment_id: { S: 'pay_1' } })));
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(oldItem({ payment_id: 'pay_1' })));
 
     // Act
     const response = await cancel();

@@ -3,12 +3,30 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as createLegacy } from '../../functions/orders/create-legacy';
 import { handler as createV2 } from '../../functions/orders/create';
+import { logger } from '../../shared/logger';
 import { apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
-import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, orderBody, stubAuth, TOKENS, TRACE_ID, UUID } from './support/fixtures';
+import {
+  AFFILIATE_KEY,
+  COUNTS_PK,
+  MERCHANT,
+  MERCHANT_KEY,
+  MERCHANT_PK,
+  ORDER_COUNTER_KEY,
+  ORDERS_LIST_PK,
+  orderBody,
+  storedAffiliate,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+  TRACE_ID,
+  UUID,
+} from './support/fixtures';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const GUARD_KEY = { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001' };
+const CUSTOMER_KEY = { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' };
 
 const postV2 = (body: unknown) => invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body }));
 const postLegacy = (body: unknown) => invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body }));
@@ -16,18 +34,28 @@ const postLegacy = (body: unknown) => invoke(createLegacy, apiEvent('orders-crea
 /** The TransactItems of the n-th TransactWriteItems call. */
 const transactItems = (call = 0) => ddbMock.commandCalls(TransactWriteCommand)[call]?.args[0].input.TransactItems ?? [];
 
-const merchantItem = (ordersCount: number) => ({ Item: { ...MERCHANT_KEY, name: MERCHANT.name, currency: MERCHANT.currency, orders_count: ordersCount } });
+/** Every table call, in the order they were made. */
+const tableCalls = () => ddbMock.calls().map((call) => ({ command: call.args[0].constructor.name, input: call.args[0].input as Record<string, unknown> }));
+/** Position of the first call of `command` whose Key is `key` (any key when none is given). */
+const positionOf = (command: string, key?: { pk: string; sk: string }) =>
+  tableCalls().findIndex((call) => call.command === command && (key === undefined || JSON.stringify(call.input.Key) === JSON.stringify(key)));
+
+/** The UpdateItem calls on `key`. */
+const updatesOf = (key: { pk: string; sk: string }) => ddbMock.commandCalls(UpdateCommand, { Key: key });
+
+/** The order list's block count item of a sequence number (256 numbers per block). */
+const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 41 });
-  ddbMock.on(TransactWriteCommand).resolves({});
-  ddbMock.on(UpdateCommand).resolves({});
+  stubAuth();
+  stubOrderCreate({ seq: 42 });
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 describe('POST /api/v2/orders/create', () => {
@@ -46,7 +74,7 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
-  it('writes the order in ONE transaction: affiliate check, order_no guard, counter, order with outbox entry, customer', async () => {
+  it('writes ONE transaction holding only the order (with its outbox entry) and its order_no guard', async () => {
     // Act
     const response = await postV2(orderBody());
 
@@ -55,35 +83,15 @@ describe('POST /api/v2/orders/create', () => {
     const uuid = response.body.data.order.uuid as string;
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     const items = transactItems();
-    expect(items).toHaveLength(5);
-    const [affiliate, guard, counter, order, customer] = items;
-
-    expect(affiliate?.ConditionCheck).toEqual({
-      TableName: 'unit-table',
-      Key: { pk: MERCHANT_PK, sk: 'AFFILIATE#alice' },
-      ConditionExpression: 'attribute_exists(pk) AND #status = :active',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':active': 'active' },
-    });
-    expect(guard?.Put).toEqual({
-      TableName: 'unit-table',
-      Item: { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: uuid },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
-    expect(counter?.Update).toMatchObject({
-      TableName: 'unit-table',
-      Key: MERCHANT_KEY,
-      UpdateExpression: 'SET orders_count = :next',
-      ConditionExpression: 'orders_count = :expected',
-      ExpressionAttributeValues: { ':next': 42, ':expected': 41 },
-    });
+    expect(items).toHaveLength(2);
+    const [order, guard] = items;
     expect(order?.Put).toEqual({
       TableName: 'unit-table',
       ConditionExpression: 'attribute_not_exists(pk)',
       Item: {
         pk: MERCHANT_PK,
         sk: `ORDER#${uuid}`,
-        gsi1pk: `${MERCHANT_PK}#ORDERS`,
+        gsi1pk: ORDERS_LIST_PK,
         gsi1sk: '000000000042',
         gsi2pk: 'OUTBOX',
         gsi2sk: expect.stringMatching(ISO),
@@ -103,24 +111,115 @@ describe('POST /api/v2/orders/create', () => {
         updated_at: expect.stringMatching(ISO),
       },
     });
-    expect(customer?.Update).toMatchObject({
+    expect(guard?.Put).toEqual({
       TableName: 'unit-table',
-      Key: { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' },
-      ExpressionAttributeValues: expect.objectContaining({ ':type': 'customer', ':email': 'Dan@Example.com', ':name': 'Dan Customer' }),
+      Item: { ...GUARD_KEY, type: 'order_no', order_uuid: uuid },
+      ConditionExpression: 'attribute_not_exists(pk)',
     });
   });
 
-  it('reads the order counter consistently before taking the next sequence number', async () => {
+  it('keeps every item that other creates also write out of the transaction: no counter, merchant, affiliate, customer or count item', async () => {
     // Act
     await postV2(orderBody());
 
     // Assess
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, {
+    const keys = transactItems().map((item) => item.Put?.Item?.sk ?? item.Update?.Key?.sk ?? item.ConditionCheck?.Key?.sk ?? item.Delete?.Key?.sk);
+    expect(keys).toEqual([expect.stringMatching(/^ORDER#/), 'ORDER_NO#A-1001']);
+    expect(transactItems().every((item) => item.Put?.Item?.pk === MERCHANT_PK)).toBe(true);
+    expect(JSON.stringify(transactItems())).not.toMatch(/COUNTER#|"MERCHANT"|AFFILIATE#|CUSTOMER#|#COUNTS|orders_count/);
+  });
+
+  it('reads the affiliate (consistently) and the order_no guard, then takes the sequence number with one atomic ADD, then commits', async () => {
+    // Act
+    await postV2(orderBody());
+
+    // Assess
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: AFFILIATE_KEY, ConsistentRead: true });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: GUARD_KEY, ProjectionExpression: 'pk' });
+    expect(updatesOf(ORDER_COUNTER_KEY)).toHaveLength(1);
+    expect(updatesOf(ORDER_COUNTER_KEY)[0]?.args[0].input).toEqual({
       TableName: 'unit-table',
-      Key: MERCHANT_KEY,
-      ProjectionExpression: 'orders_count',
-      ConsistentRead: true,
+      Key: ORDER_COUNTER_KEY,
+      UpdateExpression: 'ADD seq :count SET #type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':count': 1, ':type': 'counter' },
+      ReturnValues: 'UPDATED_NEW',
     });
+    // The counter is never read first and never written conditionally: nothing to lose a race on.
+    expect(updatesOf(ORDER_COUNTER_KEY)[0]?.args[0].input).not.toHaveProperty('ConditionExpression');
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_COUNTER_KEY });
+  });
+
+  it('makes its reads before the sequence number and the sequence number before the transaction', async () => {
+    // Act
+    await postV2(orderBody());
+
+    // Assess
+    const affiliateRead = positionOf('GetCommand', AFFILIATE_KEY);
+    const guardRead = positionOf('GetCommand', GUARD_KEY);
+    const sequence = positionOf('UpdateCommand', ORDER_COUNTER_KEY);
+    const commit = positionOf('TransactWriteCommand');
+    expect(Math.min(affiliateRead, guardRead, sequence, commit)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(affiliateRead, guardRead)).toBeLessThan(sequence);
+    expect(sequence).toBeLessThan(commit);
+  });
+
+  it('after the commit, adds the order to its list block count and upserts the customer (lowercased e-mail)', async () => {
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
+    expect(updatesOf(orderBlockKey(0))[0]?.args[0].input).toEqual({
+      TableName: 'unit-table',
+      Key: orderBlockKey(0),
+      UpdateExpression: 'ADD n :delta SET #type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':delta': 1, ':type': 'list_count' },
+    });
+    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
+    const customer = updatesOf(CUSTOMER_KEY)[0]?.args[0].input;
+    expect(customer).toMatchObject({
+      TableName: 'unit-table',
+      ExpressionAttributeValues: expect.objectContaining({ ':type': 'customer', ':email': 'dan@example.com', ':name': 'Dan Customer' }),
+    });
+    // Idempotent: a first name and e-mail are never overwritten by a later order.
+    expect(customer?.UpdateExpression).toContain('email = if_not_exists(email, :email)');
+    expect(customer?.UpdateExpression).toContain('#name = if_not_exists(#name, :name)');
+    expect(customer).not.toHaveProperty('ConditionExpression');
+    const commit = positionOf('TransactWriteCommand');
+    expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
+    expect(positionOf('UpdateCommand', CUSTOMER_KEY)).toBeGreaterThan(commit);
+  });
+
+  it('counts an order in the block of 256 sequence numbers its own number falls in', async () => {
+    // Prepare
+    stubOrderCreate({ seq: 513 });
+
+    // Act
+    await postV2(orderBody());
+
+    // Assess
+    expect(transactItems()[0]?.Put?.Item).toMatchObject({ seq: 513, gsi1sk: '000000000513' });
+    expect(updatesOf(orderBlockKey(2))).toHaveLength(1);
+    expect(ddbMock.commandCalls(UpdateCommand).filter((call) => call.args[0].input.Key?.pk === COUNTS_PK)).toHaveLength(1);
+  });
+
+  it('still answers 201 when a follow-up write (block count, customer) fails after the commit, and logs it', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand, { Key: orderBlockKey(0) }).rejects(new Error('ProvisionedThroughputExceededException'));
+    ddbMock.on(UpdateCommand, { Key: CUSTOMER_KEY }).rejects(new Error('ProvisionedThroughputExceededException'));
+    const logged = vi.spyOn(logger, 'error');
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(logged).toHaveBeenCalledTimes(2);
+    expect(logged).toHaveBeenCalledWith('Order committed; a follow-up write failed', expect.objectContaining({ order_uuid: response.body.data.order.uuid }));
+    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
   });
 
   it('stores the affiliate slug in lowercase and the currency code in uppercase', async () => {
@@ -129,29 +228,21 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    const [affiliate, , , order] = transactItems();
-    expect(affiliate?.ConditionCheck?.Key).toEqual({ pk: MERCHANT_PK, sk: 'AFFILIATE#alice' });
-    expect(order?.Put?.Item).toMatchObject({ affiliate_slug: 'alice', currency_code: 'EUR' });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
+    expect(transactItems()[0]?.Put?.Item).toMatchObject({ affiliate_slug: 'alice', currency_code: 'EUR' });
   });
 
-  it('gives the first order of a merchant sequence number 1, accepting a counter that does not exist yet', async () => {
+  it('gives the first order of a merchant sequence number 1 (ADD creates the counter)', async () => {
     // Prepare
-    ddbMock.reset();
-    stubAuth();
-    ddbMock.on(TransactWriteCommand).resolves({});
-    ddbMock.on(UpdateCommand).resolves({});
+    stubOrderCreate({ seq: 1 });
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(201);
-    const [, , counter, order] = transactItems();
-    expect(counter?.Update).toMatchObject({
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(orders_count) OR orders_count = :expected)',
-      ExpressionAttributeValues: { ':next': 1, ':expected': 0 },
-    });
-    expect(order?.Put?.Item).toMatchObject({ seq: 1, gsi1sk: '000000000001' });
+    expect(transactItems()[0]?.Put?.Item).toMatchObject({ seq: 1, gsi1sk: '000000000001' });
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
   });
 
   it('writes no customer item when the order has no customer', async () => {
@@ -163,9 +254,9 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    const items = transactItems();
-    expect(items).toHaveLength(4);
-    expect(items[3]?.Put?.Item).toMatchObject({ customer: null });
+    expect(transactItems()).toHaveLength(2);
+    expect(transactItems()[0]?.Put?.Item).toMatchObject({ customer: null });
+    expect(ddbMock.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.sk).startsWith('CUSTOMER#'))).toHaveLength(0);
   });
 
   it('puts an order.accepted message naming the order on the orders queue, then clears the outbox entry', async () => {
@@ -177,7 +268,8 @@ describe('POST /api/v2/orders/create', () => {
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, { QueueUrl: QUEUE_URL });
     const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
     expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid });
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
+    expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${uuid}` })).toHaveLength(1);
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       TableName: 'unit-table',
       Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` },
       UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
@@ -194,8 +286,8 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(response.body.success).toBe(true);
-    expect(transactItems()[3]?.Put?.Item).toMatchObject({ gsi2pk: 'OUTBOX', gsi2sk: expect.stringMatching(ISO) });
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(transactItems()[0]?.Put?.Item).toMatchObject({ gsi2pk: 'OUTBOX', gsi2sk: expect.stringMatching(ISO) });
+    expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${response.body.data.order.uuid}` })).toHaveLength(0);
   });
 
   it('still answers 201 when the queue times out (a hung SQS), and leaves the outbox entry for the relay', async () => {
@@ -209,12 +301,12 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(v2.statusCode).toBe(201);
     expect(legacy.statusCode).toBe(201);
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
   });
 
   it('still answers 201 when the queue has the message but the outbox entry cannot be cleared', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    ddbMock.on(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }).rejects(new Error('ProvisionedThroughputExceededException'));
 
     // Act
     const response = await postV2(orderBody());
@@ -222,14 +314,18 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
   });
 
-  it('answers 422 on affiliate_slug when the affiliate check (item 0) fails, without retrying or queueing', async () => {
+  it.each([
+    ['unknown', null],
+    ['inactive', storedAffiliate({ status: 'inactive', accepted_at: null })],
+  ])('answers 422 on affiliate_slug for an %s affiliate; no sequence number is taken and nothing is written', async (_label, affiliate) => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None', 'None', 'None', 'None'));
+    stubOrderCreate({ affiliate });
 
     // Act
-    const response = await postV2(orderBody({ affiliate_slug: 'ivan' }));
+    const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(422);
@@ -239,13 +335,14 @@ describe('POST /api/v2/orders/create', () => {
       errors: { affiliate_slug: ['The selected affiliate slug is invalid.'] },
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('answers 422 on order_no when the order_no guard (item 1) fails', async () => {
+  it('answers 422 on order_no when the guard already exists; no sequence number is taken and nothing is written', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed', 'None', 'None', 'None'));
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
 
     // Act
     const response = await postV2(orderBody());
@@ -253,13 +350,15 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.errors).toEqual({ order_no: ['The order no has already been taken.'] });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('names both fields when the affiliate check and the order_no guard both fail', async () => {
+  it('names both fields when the affiliate is invalid and the order_no is taken', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'ConditionalCheckFailed', 'None', 'None', 'None'));
+    stubOrderCreate({ affiliate: null });
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
 
     // Act
     const response = await postV2(orderBody());
@@ -272,105 +371,41 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
-  it('retries with the next sequence number when only the counter condition (item 2) lost a race', async () => {
-    // Prepare: another order took seq 8 between our read and our write.
-    ddbMock
-      .on(GetCommand, { Key: MERCHANT_KEY })
-      .resolvesOnce(merchantItem(7)) // authentication
-      .resolvesOnce(merchantItem(7)) // first counter read
-      .resolves(merchantItem(8));
-    ddbMock
-      .on(TransactWriteCommand)
-      .rejectsOnce(transactionCanceled('None', 'None', { Code: 'ConditionalCheckFailed', Item: { orders_count: { N: '8' } } }, 'None', 'None'))
-      .resolves({});
+  it('answers 422 on order_no when the guard part (`orderNo`) refuses the commit: a lost race; only the reserved sequence number is spent', async () => {
+    // Prepare: the guard was free when read, another create took the order_no before the commit.
+    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed'));
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(201);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
-    expect(transactItems(0)[2]?.Update?.ExpressionAttributeValues).toEqual({ ':next': 8, ':expected': 7 });
-    expect(transactItems(1)[2]?.Update?.ExpressionAttributeValues).toEqual({ ':next': 9, ':expected': 8 });
-    expect(transactItems(1)[3]?.Put?.Item).toMatchObject({ seq: 9, gsi1sk: '000000000009', order_no: 'A-1001' });
-    const uuid = response.body.data.order.uuid as string;
-    expect(transactItems(1)[3]?.Put?.Item?.uuid).toBe(uuid);
-    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
-  });
-
-  it('takes the current count from the cancellation reason, without reading the counter again', async () => {
-    // Prepare
-    ddbMock
-      .on(TransactWriteCommand)
-      .rejectsOnce(transactionCanceled('None', 'None', { Code: 'ConditionalCheckFailed', Item: { orders_count: { N: '50' } } }, 'None', 'None'))
-      .resolves({});
-
-    // Act
-    const response = await postV2(orderBody());
-
-    // Assess
-    expect(response.statusCode).toBe(201);
-    expect(transactItems(0)[2]?.Update).toMatchObject({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ExpressionAttributeValues: { ':next': 42, ':expected': 41 } });
-    expect(transactItems(1)[2]?.Update?.ExpressionAttributeValues).toEqual({ ':next': 51, ':expected': 50 });
-    expect(ddbMock.commandCalls(GetCommand, { ProjectionExpression: 'orders_count' })).toHaveLength(1);
-  });
-
-  it('reads the counter again when the cancellation reason does not carry it', async () => {
-    // Prepare
-    ddbMock
-      .on(GetCommand, { Key: MERCHANT_KEY })
-      .resolvesOnce(merchantItem(7)) // authentication
-      .resolvesOnce(merchantItem(7)) // first counter read
-      .resolves(merchantItem(8));
-    ddbMock.on(TransactWriteCommand).rejectsOnce(transactionCanceled('None', 'None', 'ConditionalCheckFailed', 'None', 'None')).resolves({});
-
-    // Act
-    const response = await postV2(orderBody());
-
-    // Assess
-    expect(response.statusCode).toBe(201);
-    expect(transactItems(1)[2]?.Update?.ExpressionAttributeValues).toEqual({ ':next': 9, ':expected': 8 });
-  });
-
-  it('answers 503 with Retry-After when the counter stays contended for the whole retry budget', async () => {
-    // Prepare
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'None', 'ConditionalCheckFailed', 'None', 'None'));
-
-    // Act
-    const pending = postV2(orderBody());
-    await vi.advanceTimersByTimeAsync(10_000);
-    const response = await pending;
-
-    // Assess
-    expect(response.statusCode).toBe(503);
-    expect(response.headers).toMatchObject({ 'retry-after': expect.any(String) });
+    expect(response.statusCode).toBe(422);
     expect(response.body).toEqual({
       success: false,
       data: null,
-      errors: { message: ['The service is busy. Please retry the request.'] },
+      errors: { order_no: ['The order no has already been taken.'] },
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
-    expect(ddbMock.commandCalls(TransactWriteCommand).length).toBeGreaterThan(1);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    // The sequence number was taken, but it is never counted: the lists show no gap.
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('retries a transaction that was cancelled by a conflicting transaction', async () => {
-    // Prepare
-    ddbMock
-      .on(TransactWriteCommand)
-      .rejectsOnce(transactionCanceled('None', 'None', 'TransactionConflict', 'None', 'None'))
-      .resolves({});
+  it('does not take a refusal of the order part for an order_no problem: 500, nothing counted', async () => {
+    // Prepare: an order uuid that exists already is a defect, not the client's fault.
+    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(201);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
+    expect(response.statusCode).toBe(500);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
   });
 
-  it('does not retry a failure that is not a cancelled transaction: 500', async () => {
+  it('does not retry a failure that is not a conflict: 500, nothing counted or queued', async () => {
     // Prepare
     ddbMock.on(TransactWriteCommand).rejects(new Error('InternalServerError'));
 
@@ -380,18 +415,20 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(500);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('answers 422 on currency_code when it is not the merchant currency, without reading the counter or writing', async () => {
+  it('answers 422 on currency_code when it is not the merchant currency, without reading or writing', async () => {
     // Act
     const response = await postV2(orderBody({ currency_code: 'USD' }));
 
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.errors).toEqual({ currency_code: ['The currency code must match the merchant account currency (EUR).'] });
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { ProjectionExpression: 'orders_count' });
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -429,6 +466,7 @@ describe('POST /api/v2/orders/create', () => {
       'order_rows.0.product_name': ['The order rows.0.product name field is required.'],
       'order_rows.0.quantity': ['The order rows.0.quantity field must be greater than 0.'],
     });
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
@@ -440,6 +478,16 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.errors).toEqual({ order_rows: ['The order rows field must have at least 1 items.'] });
+  });
+
+  it('reads only its own merchant: the merchant item is read by authentication alone', async () => {
+    // Act
+    await postV2(orderBody());
+
+    // Assess
+    expect(ddbMock.commandCalls(GetCommand, { Key: MERCHANT_KEY })).toHaveLength(1);
+    const keys = ddbMock.calls().map((call) => (call.args[0].input as { Key?: { pk: string } }).Key?.pk).filter((pk) => pk !== undefined);
+    expect(keys.every((pk) => pk === MERCHANT_PK || pk === COUNTS_PK)).toBe(true);
   });
 });
 
@@ -457,23 +505,26 @@ describe('POST /api/orders/create (legacy)', () => {
     });
   });
 
-  it('writes the same transaction and queues the same message as V2', async () => {
+  it('writes the same transaction, follow-ups and message as V2', async () => {
     // Act
     const response = await postLegacy(orderBody({ affiliate_slug: 'Alice' }));
 
     // Assess
     const uuid = response.body.data.uuid as string;
     const items = transactItems();
-    expect(items.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Put', 'Update', 'Put', 'Update']);
-    expect(items[0]?.ConditionCheck?.Key).toEqual({ pk: MERCHANT_PK, sk: 'AFFILIATE#alice' });
-    expect(items[3]?.Put?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi2pk: 'OUTBOX', affiliate_slug: 'alice' });
+    expect(items.map((item) => Object.keys(item)[0])).toEqual(['Put', 'Put']);
+    expect(items[0]?.Put?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, gsi2pk: 'OUTBOX', affiliate_slug: 'alice' });
+    expect(items[1]?.Put?.Item).toEqual({ ...GUARD_KEY, type: 'order_no', order_uuid: uuid });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
+    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
     const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
     expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid });
   });
 
   it('answers 422 with data.errors when order_no is taken', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed', 'None', 'None', 'None'));
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
 
     // Act
     const response = await postLegacy(orderBody());
@@ -485,11 +536,25 @@ describe('POST /api/orders/create (legacy)', () => {
       message: 'The given data was invalid.',
       data: { errors: { order_no: ['The order no has already been taken.'] } },
     });
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  it('answers 422 with data.errors when the order_no race is lost at the commit', async () => {
+    // Prepare
+    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed'));
+
+    // Act
+    const response = await postLegacy(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(response.body.data.errors).toEqual({ order_no: ['The order no has already been taken.'] });
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('answers 422 with data.errors when the affiliate is unknown or inactive', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None', 'None', 'None', 'None'));
+    stubOrderCreate({ affiliate: storedAffiliate({ status: 'inactive' }) });
 
     // Act
     const response = await postLegacy(orderBody());
@@ -497,6 +562,7 @@ describe('POST /api/orders/create (legacy)', () => {
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.data.errors).toEqual({ affiliate_slug: ['The selected affiliate slug is invalid.'] });
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
   it('answers 422 with data.errors naming every missing required field', async () => {
@@ -531,7 +597,7 @@ describe('POST /api/orders/create (legacy)', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(response.body.success).toBe(true);
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
   });
 
   it('answers a failure that is not an ApiError with a generic legacy 500', async () => {

@@ -1,23 +1,36 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as listOrders } from '../../functions/orders/list';
 import { apiEvent, invoke, type EventOptions } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
-import { MERCHANT_KEY, MERCHANT_PK, sha256, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';
 
-const ORDERS_RANGE = 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest';
+const ORDERS_RANGE = '#pk = :pk AND #sk <= :top';
+const COUNTS_QUERY = 'pk = :pk AND begins_with(sk, :prefix)';
 
 const list = (options: EventOptions = {}) => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, ...options }));
 
-/** A page of stored orders, newest first, as the index returns them. */
-const ordersBetween = (oldest: number, newest: number) =>
-  Array.from({ length: newest - oldest + 1 }, (_, index) => {
-    const seq = newest - index;
-    return storedOrder({ seq, uuid: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}` });
+const orderOf = (seq: number) => storedOrder({ seq, uuid: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}` });
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+
+/**
+ * The merchant's committed orders, by sequence number: the gsi1 list partition answers the
+ * key-range Query the way DynamoDB does (sort key <= :top, highest first, at most Limit items),
+ * and the block counts say how many of them each block of 256 sequence numbers holds.
+ */
+const storeOrders = (seqs: number[]) => {
+  const blocks: Record<number, number> = {};
+  for (const seq of seqs) blocks[Math.floor(seq / 256)] = (blocks[Math.floor(seq / 256)] ?? 0) + 1;
+  stubBlockCounts('orders#all', blocks);
+  ddbMock.on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE }).callsFake(async (input: QueryCommandInput) => {
+    const top = Number(input.ExpressionAttributeValues?.[':top']);
+    const items = seqs.filter((seq) => seq <= top).sort((a, b) => b - a).slice(0, input.Limit);
+    return { Items: items.map(orderOf) };
   });
+};
 
 /** Every table call of one list request, in order: the two of authentication, then the list's own. */
-const expectedCalls = (oldest: string, newest: string) => [
+const expectedCalls = (top: string, limit: number) => [
   {
     command: 'QueryCommand',
     input: {
@@ -28,55 +41,95 @@ const expectedCalls = (oldest: string, newest: string) => [
       Limit: 1,
     },
   },
-  { command: 'GetCommand', input: { TableName: 'unit-table', Key: MERCHANT_KEY } },
-  { command: 'GetCommand', input: { TableName: 'unit-table', Key: MERCHANT_KEY, ProjectionExpression: 'orders_count', ConsistentRead: true } },
+  { command: 'GetCommand', input: { TableName: 'unit-table', Key: MERCHANT_KEY, ConsistentRead: false } },
+  {
+    command: 'QueryCommand',
+    input: {
+      TableName: 'unit-table',
+      KeyConditionExpression: COUNTS_QUERY,
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':prefix': 'orders#all#' },
+      ProjectionExpression: 'sk, n',
+    },
+  },
   {
     command: 'QueryCommand',
     input: {
       TableName: 'unit-table',
       IndexName: 'gsi1',
       KeyConditionExpression: ORDERS_RANGE,
-      ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#ORDERS`, ':oldest': oldest, ':newest': newest },
+      ExpressionAttributeNames: { '#pk': 'gsi1pk', '#sk': 'gsi1sk' },
+      ExpressionAttributeValues: { ':pk': ORDERS_LIST_PK, ':top': top },
       ScanIndexForward: false,
+      Limit: limit,
     },
   },
 ];
 
 const recordedCalls = () => ddbMock.calls().map((call) => ({ command: call.args[0].constructor.name, input: call.args[0].input }));
+const orderNos = (body: { data: { orders: { order_no: string }[] } }) => body.data.orders.map((order) => order.order_no);
+const indexQueries = () => ddbMock.commandCalls(QueryCommand, { KeyConditionExpression: ORDERS_RANGE });
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 100 });
-  ddbMock.on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE }).callsFake(async (input) => {
-    const values = input.ExpressionAttributeValues as Record<string, string>;
-    return { Items: ordersBetween(Number(values[':oldest']), Number(values[':newest'])) };
-  });
+  stubAuth();
+  storeOrders(range(1, 100));
 });
 
 describe('GET /api/v2/orders', () => {
-  it('reads page 1 with the order counter and ONE key-range Query on gsi1, newest first', async () => {
+  it('reads page 1 with the block counts and ONE Query on gsi1 from the top of the newest block, newest first', async () => {
     // Act
     const response = await list();
 
     // Assess
     expect(response.statusCode).toBe(200);
-    expect(recordedCalls()).toEqual(expectedCalls('000000000086', '000000000100'));
+    expect(recordedCalls()).toEqual(expectedCalls('000000000255', 15));
     expect(response.body.data.orders).toHaveLength(15);
-    expect(response.body.data.orders.map((order: { order_no: string }) => order.order_no).slice(0, 3)).toEqual(['A-100', 'A-99', 'A-98']);
+    expect(orderNos(response.body).slice(0, 3)).toEqual(['A-100', 'A-99', 'A-98']);
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 1, last_page: 7, per_page: 15, total: 100 });
   });
 
-  it('reads page 7 with a different key range but exactly the same calls as page 1', async () => {
+  it('reads page 7 with exactly the same calls as page 1, only the limit inside the block differs', async () => {
     // Act
     const response = await list({ query: { page: '7' } });
 
     // Assess
     expect(response.statusCode).toBe(200);
-    expect(recordedCalls()).toEqual(expectedCalls('000000000001', '000000000010'));
-    expect(response.body.data.orders).toHaveLength(10);
-    expect(response.body.data.orders.at(-1).order_no).toBe('A-1');
+    expect(recordedCalls()).toEqual(expectedCalls('000000000255', 90 + 15));
+    expect(orderNos(response.body)).toEqual(range(1, 10).reverse().map((seq) => `A-${seq}`));
   });
 
-  it('honours per_page in the key range', async () => {
+  it('finds the block of a later page from the counts alone and starts the Query at the top of that block', async () => {
+    // Prepare: 600 orders over three blocks (1-255, 256-511, 512-600).
+    storeOrders(range(1, 600));
+
+    // Act: page 10 starts at the 136th newest order (offset 135): 89 in block 2, so 46 into block 1.
+    const response = await list({ query: { page: '10' } });
+
+    // Assess
+    expect(recordedCalls()).toEqual(expectedCalls('000000000511', 46 + 15));
+    expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
+  });
+
+  it('reads the last page of a large list with the same calls as its first page', async () => {
+    // Prepare
+    storeOrders(range(1, 600));
+
+    // Act
+    const first = await list({ query: { per_page: '100' } });
+    const callsOfFirst = recordedCalls().map((call) => call.command);
+    ddbMock.resetHistory();
+    const last = await list({ query: { per_page: '100', page: '6' } });
+
+    // Assess
+    expect(recordedCalls().map((call) => call.command)).toEqual(callsOfFirst);
+    expect(indexQueries()).toHaveLength(1);
+    expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000255' }, Limit: 155 + 100 });
+    expect(orderNos(first.body)[0]).toBe('A-600');
+    expect(orderNos(last.body)).toEqual(range(1, 100).reverse().map((seq) => `A-${seq}`));
+  });
+
+  it('honours per_page in the limit', async () => {
     // Act
     const response = await list({ query: { per_page: '25', page: '2' } });
 
@@ -84,9 +137,30 @@ describe('GET /api/v2/orders', () => {
     expect(response.statusCode).toBe(200);
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       KeyConditionExpression: ORDERS_RANGE,
-      ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#ORDERS`, ':oldest': '000000000051', ':newest': '000000000075' },
+      ExpressionAttributeValues: { ':pk': ORDERS_LIST_PK, ':top': '000000000255' },
+      Limit: 50,
     });
+    expect(orderNos(response.body)).toEqual(range(51, 75).reverse().map((seq) => `A-${seq}`));
     expect(response.body.meta.pagination).toMatchObject({ current_page: 2, per_page: 25, last_page: 4, total: 100 });
+  });
+
+  it('shows no gap where a sequence number was never committed (a create that lost an order_no race)', async () => {
+    // Prepare: 7 and 13 were taken by creates that were then refused, so they were never counted.
+    storeOrders(range(1, 20).filter((seq) => seq !== 7 && seq !== 13));
+
+    // Act
+    const pages = [];
+    for (const page of ['1', '2', '3', '4']) pages.push((await list({ query: { per_page: '5', page } })).body);
+
+    // Assess
+    expect(pages.map(orderNos)).toEqual([
+      ['A-20', 'A-19', 'A-18', 'A-17', 'A-16'],
+      ['A-15', 'A-14', 'A-12', 'A-11', 'A-10'],
+      ['A-9', 'A-8', 'A-6', 'A-5', 'A-4'],
+      ['A-3', 'A-2', 'A-1'],
+    ]);
+    expect(pages.map((body) => body.meta.pagination.total)).toEqual([18, 18, 18, 18]);
+    expect(pages[0].meta.pagination.last_page).toBe(4);
   });
 
   it('answers an empty page past the end without querying the index', async () => {
@@ -96,13 +170,13 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(response.statusCode).toBe(200);
     expect(response.body.data.orders).toEqual([]);
-    expect(ddbMock.commandCalls(QueryCommand, { KeyConditionExpression: ORDERS_RANGE })).toHaveLength(0);
+    expect(indexQueries()).toHaveLength(0);
     expect(response.body.meta.pagination).toMatchObject({ current_page: 8, last_page: 7, next_page_url: null });
   });
 
   it('lists nothing for a merchant without orders, with one page and no links', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: MERCHANT_KEY }).resolves({ Item: { ...MERCHANT_KEY, name: 'Acme Outdoor', currency: 'EUR' } });
+    storeOrders([]);
 
     // Act
     const response = await list();
@@ -118,6 +192,7 @@ describe('GET /api/v2/orders', () => {
         trace_id: expect.stringMatching(TRACE_ID),
       },
     });
+    expect(indexQueries()).toHaveLength(0);
   });
 
   it('presents each order with its currency, rows, customer and cancelled_at', async () => {
@@ -186,12 +261,13 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.errors).toEqual(errors);
-    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { ProjectionExpression: 'orders_count' });
+    expect(ddbMock).not.toHaveReceivedCommandWith(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
+    expect(indexQueries()).toHaveLength(0);
   });
 
   it('continues the key-range Query past a 1 MB page so a page of large orders is never short', async () => {
     // Prepare: the index stops after 10 of the 15 orders of page 1, as DynamoDB does at 1 MB
-    const page = ordersBetween(86, 100);
+    const page = range(86, 100).reverse().map(orderOf);
     ddbMock
       .on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE })
       .resolvesOnce({ Items: page.slice(0, 10), LastEvaluatedKey: { pk: 'x', sk: 'y' } })
@@ -202,9 +278,25 @@ describe('GET /api/v2/orders', () => {
 
     // Assess
     expect(response.body.data.orders).toHaveLength(15);
-    const rangeQueries = ddbMock.commandCalls(QueryCommand, { KeyConditionExpression: ORDERS_RANGE });
-    expect(rangeQueries).toHaveLength(2);
-    expect(rangeQueries[1]?.args[0].input.ExclusiveStartKey).toEqual({ pk: 'x', sk: 'y' });
+    expect(indexQueries()).toHaveLength(2);
+    expect(indexQueries()[1]?.args[0].input).toMatchObject({ ExclusiveStartKey: { pk: 'x', sk: 'y' }, Limit: 5 });
+  });
+
+  it('continues the block-count Query past a 1 MB page so the total is exact', async () => {
+    // Prepare
+    ddbMock
+      .on(QueryCommand, { KeyConditionExpression: COUNTS_QUERY })
+      .resolvesOnce({ Items: [{ sk: 'orders#all#00000000', n: 60 }], LastEvaluatedKey: { pk: COUNTS_PK, sk: 'orders#all#00000000' } })
+      .resolvesOnce({ Items: [{ sk: 'orders#all#00000001', n: 40 }] });
+
+    // Act
+    const response = await list();
+
+    // Assess
+    expect(response.body.meta.pagination.total).toBe(100);
+    const countQueries = ddbMock.commandCalls(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
+    expect(countQueries).toHaveLength(2);
+    expect(countQueries[1]?.args[0].input.ExclusiveStartKey).toEqual({ pk: COUNTS_PK, sk: 'orders#all#00000000' });
   });
 
   it('treats an empty per_page or page as not given (Laravel turns "" into null)', async () => {

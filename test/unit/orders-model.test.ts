@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { buildOrderItem, ORDER_MESSAGES, orderTransactItems, toOrderResponse } from '../../shared/domain/order-model';
+import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '../../shared/db/entities/order';
+import { putOrderNoPart } from '../../shared/db/entities/order-no';
+import { ORDER_MESSAGES, toOrderResponse } from '../../shared/domain/order-model';
 import { orderCreateBody } from '../../shared/schemas/order';
 import * as z from 'zod/mini';
 import { orderBody, UUID } from './support/fixtures';
@@ -16,10 +18,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('buildOrderItem', () => {
+describe('buildOrder', () => {
   it('normalises slug and currency, gives every row a uuid and fills optional fields with null', () => {
     // Act
-    const order = buildOrderItem(input({ affiliate_slug: 'Alice', currency_code: 'eur', customer: { email: 'dan@example.com' } }), { seq: 5 });
+    const order = buildOrder(input({ affiliate_slug: 'Alice', currency_code: 'eur', customer: { email: 'dan@example.com' } }), { seq: 5 });
 
     // Assess
     expect(order).toEqual({
@@ -41,12 +43,12 @@ describe('buildOrderItem', () => {
   });
 
   it('stores no customer when none was sent', () => {
-    expect(buildOrderItem(input({ customer: null }), { seq: 1 }).customer).toBeNull();
+    expect(buildOrder(input({ customer: null }), { seq: 1 }).customer).toBeNull();
   });
 
   it('takes history fields from the seed (uuid, created_at, cancelled_at, payment_id)', () => {
     // Act
-    const order = buildOrderItem(input(), {
+    const order = buildOrder(input(), {
       seq: 2,
       uuid: '11111111-2222-4333-8444-555555555555',
       created_at: '2026-01-05T10:00:00.000Z',
@@ -65,7 +67,7 @@ describe('buildOrderItem', () => {
   });
 
   it('leaves cancelled_at and payment_id out of a new order', () => {
-    const order = buildOrderItem(input(), { seq: 1 });
+    const order = buildOrder(input(), { seq: 1 });
     expect(order).not.toHaveProperty('cancelled_at');
     expect(order).not.toHaveProperty('payment_id');
   });
@@ -74,7 +76,7 @@ describe('buildOrderItem', () => {
 describe('toOrderResponse', () => {
   it('presents the order with its currency name and cancelled_at null while not cancelled', () => {
     // Prepare
-    const order = buildOrderItem(input(), { seq: 3, uuid: '11111111-2222-4333-8444-555555555555' });
+    const order = buildOrder(input(), { seq: 3, uuid: '11111111-2222-4333-8444-555555555555' });
 
     // Act
     const response = toOrderResponse(order);
@@ -93,7 +95,7 @@ describe('toOrderResponse', () => {
 
   it('does not expose storage attributes of the stored item', () => {
     // Prepare
-    const stored = { ...buildOrderItem(input(), { seq: 3, payment_id: 'pay_9' }), pk: 'M#x', sk: 'ORDER#y', gsi1pk: 'M#x#ORDERS', gsi2pk: 'OUTBOX', type: 'order' };
+    const stored = { ...buildOrder(input(), { seq: 3, payment_id: 'pay_9' }), pk: 'M#x', sk: 'ORDER#y', gsi1pk: 'M#x#ORDERS', gsi2pk: 'OUTBOX', type: 'order' };
 
     // Act
     const response = toOrderResponse(stored);
@@ -105,52 +107,64 @@ describe('toOrderResponse', () => {
   });
 });
 
-describe('orderTransactItems', () => {
-  const order = () => buildOrderItem(input(), { seq: 8, uuid: '11111111-2222-4333-8444-555555555555' });
+describe('the order entity', () => {
+  const order = () => buildOrder(input(), { seq: 8, uuid: '11111111-2222-4333-8444-555555555555' });
 
-  it('keeps the fixed positions CancellationReasons rely on', () => {
+  it('puts the order with its keys and list entry, on the condition that the uuid is new', () => {
     // Act
-    const items = orderTransactItems('t', 'm', order(), 7, { pending: true });
+    const part = putOrderPart('m', order(), { queued: true });
 
     // Assess
-    expect(items.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Put', 'Update', 'Put', 'Update']);
-    expect(items[0]).toMatchObject({ ConditionCheck: { Key: { pk: 'M#m', sk: 'AFFILIATE#alice' } } });
-    expect(items[1]).toMatchObject({ Put: { Item: { sk: 'ORDER_NO#A-1001' } } });
-    expect(items[2]).toMatchObject({ Update: { Key: { pk: 'M#m', sk: 'MERCHANT' } } });
-    expect(items[3]).toMatchObject({ Put: { Item: { sk: 'ORDER#11111111-2222-4333-8444-555555555555' } } });
+    expect(part).toEqual({
+      Put: {
+        Item: expect.objectContaining({ pk: 'M#m', sk: 'ORDER#11111111-2222-4333-8444-555555555555', gsi1pk: 'M#m#orders#all', gsi1sk: '000000000008', type: 'order', seq: 8 }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+  });
+
+  it('puts the order_no guard naming its order, on the condition that the order_no is free', () => {
+    expect(putOrderNoPart('m', 'A-1001', 'u-1')).toEqual({
+      Put: { Item: { pk: 'M#m', sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: 'u-1' }, ConditionExpression: 'attribute_not_exists(pk)' },
+    });
   });
 
   it('marks the order pending in the outbox only when asked', () => {
     // Act
-    const pending = orderTransactItems('t', 'm', order(), 7, { pending: true })[3];
-    const settled = orderTransactItems('t', 'm', order(), 7, { pending: false })[3];
+    const pending = orderRecord('m', order(), { queued: true });
+    const settled = orderRecord('m', order(), { queued: false });
 
     // Assess
-    expect(pending).toMatchObject({ Put: { Item: { gsi2pk: 'OUTBOX', gsi2sk: NOW } } });
-    expect(settled?.Put?.Item).toBeDefined();
-    expect(settled?.Put?.Item).not.toHaveProperty('gsi2pk');
+    expect(pending).toMatchObject({ gsi2pk: 'OUTBOX', gsi2sk: NOW });
+    expect(settled).not.toHaveProperty('gsi2pk');
+    expect(settled).not.toHaveProperty('gsi2sk');
   });
 
-  it('for the seed, only asks that the affiliate exists (history may name an inactive one)', () => {
-    // Act
-    const [check] = orderTransactItems('t', 'm', order(), 7, { pending: false, checkAffiliate: false });
-
-    // Assess
-    expect(check).toEqual({ ConditionCheck: { TableName: 't', Key: { pk: 'M#m', sk: 'AFFILIATE#alice' }, ConditionExpression: 'attribute_exists(pk)' } });
+  it('counts a committed order +1 in the `all` bucket of the orders list at its sequence number', () => {
+    expect(orderCountChange(order())).toEqual({ list: 'orders', bucket: 'all', seq: 8, delta: 1 });
   });
 
-  it('upserts the customer without overwriting its first name and e-mail', () => {
+  it('parses a stored item back to the order, keys and index attributes aside', () => {
+    // Prepare
+    const built = order();
+
     // Act
-    const customer = orderTransactItems('t', 'm', order(), 7, { pending: true })[4];
+    const parsed = parseOrder(orderRecord('m', built, { queued: true }));
 
     // Assess
-    expect(customer).toMatchObject({
-      Update: {
-        Key: { pk: 'M#m', sk: 'CUSTOMER#dan@example.com' },
-        UpdateExpression: expect.stringContaining('email = if_not_exists(email, :email)'),
-      },
-    });
-    expect(customer?.Update?.UpdateExpression).toContain('#name = if_not_exists(#name, :name)');
+    expect(parsed).toEqual(built);
+    expect(parsed.seq).toBe(8);
+  });
+
+  it('refuses a stored item without the order shape, naming the fields', () => {
+    // Prepare
+    const { seq: _seq, ...withoutSeq } = orderRecord('m', order(), { queued: false });
+
+    // Act
+    const parse = () => parseOrder({ ...withoutSeq, total_shipping_value: '495' });
+
+    // Assess
+    expect(parse).toThrow(/Stored order item is malformed at seq, total_shipping_value/);
   });
 });
 

@@ -1,4 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as updateOrder } from '../../functions/orders/update';
 import { apiEvent, invoke } from './support/api';
@@ -68,7 +69,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
 
   it('answers 422 with errors.message when the order is cancelled', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).rejects(conditionFailed({ pk: { S: MERCHANT_PK }, sk: { S: `ORDER#${ORDER_UUID}` }, cancelled_at: { S: '2026-03-02T08:00:00.000Z' } }));
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(marshall(storedOrder({ cancelled_at: '2026-03-02T08:00:00.000Z' }))));
 
     // Act
     const response = await patch({ total_shipping_value: 10 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { affiliateRequestItem, inviteItem } from '../../shared/domain/program-model';
+import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
+import { inviteRecord } from '../../shared/db/entities/invite';
 import { invitationLink, invitationMessage, notificationFor, requestDecisionMessage, sendEmailInput } from '../../shared/mail/messages';
 
 const M = 'merchant-1';
 const BASE = 'https://dashboard.example/invitations/';
 
 describe('invitation e-mail', () => {
-  const invite = inviteItem(M, { email: 'New@Example.com', sender_email: 'owner@acme.example', content: 'Join <us>!\nWe pay well.' });
+  const invite = inviteRecord(M, { seq: 1, email: 'New@Example.com', sender_email: 'owner@acme.example', content: 'Join <us>!\nWe pay well.' });
 
   it('goes to the invitee, replies to the sender, and carries the merchant name, the content and the link', () => {
     const message = invitationMessage(invite, 'Acme & Co', BASE);
@@ -28,7 +29,7 @@ describe('invitation e-mail', () => {
   });
 
   it('has no content paragraph and no reply-to when there is none', () => {
-    const bare = invitationMessage(inviteItem(M, { email: 'a@b.example' }), 'Acme', BASE);
+    const bare = invitationMessage(inviteRecord(M, { seq: 2, email: 'a@b.example' }), 'Acme', BASE);
     expect(bare.replyTo).toBeUndefined();
     expect(bare.text.split('\n\n')).toHaveLength(3);
   });
@@ -47,8 +48,8 @@ describe('decision e-mails', () => {
   });
 
   it('owes nothing for a pending request', () => {
-    expect(notificationFor(affiliateRequestItem(M, { affiliate }), 'Acme', BASE)).toBeUndefined();
-    expect(notificationFor(affiliateRequestItem(M, { affiliate, status: 'declined' }), 'Acme', BASE)?.subject).toContain('declined');
+    expect(notificationFor(affiliateRequestRecord(M, { seq: 1, affiliate }), 'Acme', BASE)).toBeUndefined();
+    expect(notificationFor(affiliateRequestRecord(M, { seq: 2, affiliate, status: 'declined' }), 'Acme', BASE)?.subject).toContain('declined');
   });
 });
 

@@ -12,7 +12,7 @@ import { orderUpdateBody } from '../../shared/schemas/order';
 import { laravelErrors } from '../../shared/validation/messages';
 import { apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from './support/fixtures';
+import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrderCreate, TOKENS } from './support/fixtures';
 
 /**
  * Keys named like Object.prototype members (`constructor`, `__proto__`, `toString`,
@@ -26,7 +26,8 @@ const jsonWith = (base: Record<string, unknown>, key: string, value: unknown) =>
 
 beforeEach(() => {
   resetAwsMocks();
-  stubAuth({ ordersCount: 3 });
+  stubAuth();
+  stubOrderCreate();
   ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 5 }) });
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
@@ -122,7 +123,8 @@ describe('invite creation with prototype-named keys', () => {
 
 describe('list queries with prototype-named parameters', () => {
   beforeEach(() => {
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :oldest AND :newest' }).resolves({ Items: [storedOrder({ seq: 1 })] });
+    stubBlockCounts('orders#all', { 0: 3 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk AND #sk <= :top' }).resolves({ Items: [storedOrder({ seq: 3 })] });
   });
 
   it('ignores them and keeps them in the pagination links', async () => {

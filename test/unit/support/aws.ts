@@ -3,7 +3,7 @@
  * (toHaveReceivedCommandWith, ...). Importing this module is enough to get both.
  */
 import 'aws-sdk-client-mock-vitest/extend';
-import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -18,7 +18,10 @@ export const resetAwsMocks = () => {
 
 type Code = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict';
 
-/** What DynamoDB throws when a TransactWriteItems is cancelled; reasons are positional. */
+/**
+ * What DynamoDB throws when a TransactWriteItems is cancelled. DynamoDB gives one reason per item,
+ * in the order of TransactItems; the code under test names its parts and maps them back.
+ */
 export const transactionCanceled = (...reasons: (Code | { Code: Code; Item?: Record<string, AttributeValue> })[]) =>
   new TransactionCanceledException({
     message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
@@ -33,3 +36,11 @@ export const transactionCanceled = (...reasons: (Code | { Code: Code; Item?: Rec
  */
 export const conditionFailed = (item?: Record<string, AttributeValue>) =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, ...(item ? { Item: item } : {}) });
+
+/**
+ * What DynamoDB throws when a single-item write meets a transaction in progress on its item, or
+ * when two transactions conflict (as a cancellation, see `transactionCanceled('TransactionConflict')`).
+ * DynamoDB Local never produces either.
+ */
+export const transactionConflict = () =>
+  new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });

@@ -4,7 +4,7 @@
  * Keys are written out literally on purpose: the tests check the key layout, not reuse it.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
 
 export const MERCHANT = { id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b', name: 'Acme Outdoor', currency: 'EUR' } as const;
@@ -38,10 +38,10 @@ export const DEFAULT_TOKENS: TokenStub[] = [
 export const TOKEN_LOOKUP_CONDITION = 'gsi1pk = :pk AND gsi1sk = :sk';
 
 /**
- * Stubs the reads of authentication (call it first: later, more specific stubs win). `ordersCount` is the merchant item's counter (absent when
- * undefined), which order creation and listing read from the same item.
+ * Stubs the reads of authentication (call it first: later, more specific stubs win). `defaultTier`
+ * is the merchant item's default tier (absent when undefined).
  */
-export const stubAuth = (options: { tokens?: TokenStub[]; ordersCount?: number } = {}) => {
+export const stubAuth = (options: { tokens?: TokenStub[]; defaultTier?: string } = {}) => {
   const byPk = new Map(
     (options.tokens ?? DEFAULT_TOKENS).map((stub) => [
       `TOKEN#${sha256(stub.token)}`,
@@ -65,18 +65,18 @@ export const stubAuth = (options: { tokens?: TokenStub[]; ordersCount?: number }
     const item = byPk.get(String(input.ExpressionAttributeValues?.[':pk']));
     return { Items: item ? [item] : [], Count: item ? 1 : 0 };
   });
-  stubMerchantItem(options.ordersCount);
+  stubMerchantItem(options.defaultTier);
 };
 
 /** The merchant item (only MERCHANT exists; any other merchant id reads as missing). */
-export const stubMerchantItem = (ordersCount?: number) => {
+export const stubMerchantItem = (defaultTier?: string) => {
   ddbMock.on(GetCommand, { Key: MERCHANT_KEY }).resolves({
     Item: {
       ...MERCHANT_KEY,
       type: 'merchant',
       name: MERCHANT.name,
       currency: MERCHANT.currency,
-      ...(ordersCount === undefined ? {} : { orders_count: ordersCount }),
+      ...(defaultTier === undefined ? {} : { default_tier: defaultTier }),
     },
   });
 };
@@ -103,6 +103,60 @@ export const orderBody = (overrides: Partial<OrderCreateBody> = {}): OrderCreate
   ...overrides,
 });
 
+/** The order list's index partition on gsi1 and its block counts (one item per 256 sequence numbers). */
+export const ORDERS_LIST_PK = `${MERCHANT_PK}#orders#all`;
+export const COUNTS_PK = `${MERCHANT_PK}#COUNTS`;
+/** The merchant's order sequence counter (atomic ADD, never in a transaction). */
+export const ORDER_COUNTER_KEY = { pk: MERCHANT_PK, sk: 'COUNTER#orders' };
+export const AFFILIATE_KEY = { pk: MERCHANT_PK, sk: 'AFFILIATE#alice' };
+
+/** An affiliate item as the table stores it (listed in `all` on gsi1 and under its tier on gsi3). */
+export const storedAffiliate = (overrides: Record<string, unknown> = {}) => {
+  const slug = (overrides.slug as string | undefined) ?? 'alice';
+  const seq = (overrides.seq as number | undefined) ?? 1;
+  return {
+    pk: MERCHANT_PK,
+    sk: `AFFILIATE#${slug}`,
+    gsi1pk: `${MERCHANT_PK}#affiliates#all`,
+    gsi1sk: String(seq).padStart(12, '0'),
+    gsi3pk: `${MERCHANT_PK}#affiliates#tier%3Agold`,
+    gsi3sk: String(seq).padStart(12, '0'),
+    type: 'affiliate',
+    slug,
+    seq,
+    name: 'Alice',
+    email: `${slug}@example.com`,
+    status: 'active',
+    tier_slug: 'gold',
+    accepted_at: '2026-01-01T00:00:00.000Z',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+};
+
+/**
+ * Stubs what an order create reads and writes besides authentication: the affiliate `alice`
+ * (active unless given), the order counter (its ADD hands back `seq`), and success for every
+ * other UpdateItem (block count, customer, outbox entry) and the transaction.
+ */
+export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
+  ddbMock.on(GetCommand, { Key: AFFILIATE_KEY }).resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
+  ddbMock.on(TransactWriteCommand).resolves({});
+  ddbMock.on(UpdateCommand).resolves({});
+  ddbMock.on(UpdateCommand, { Key: ORDER_COUNTER_KEY }).resolves({ Attributes: { seq: options.seq ?? 42 } });
+};
+
+/**
+ * Stubs the block counts of one list bucket (Query on the merchant's COUNTS partition):
+ * `blocks` maps a block number (sequence number / 256) to how many items of the bucket it holds.
+ */
+export const stubBlockCounts = (listBucket: string, blocks: Record<number, number>) => {
+  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':prefix': `${listBucket}#` } }).resolves({
+    Items: Object.entries(blocks).map(([block, n]) => ({ sk: `${listBucket}#${String(block).padStart(8, '0')}`, n })),
+  });
+};
+
 export const ORDER_UUID = '3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d';
 
 /** An order item as the table stores it (keys, index attributes and the order itself). */
@@ -112,7 +166,7 @@ export const storedOrder = (overrides: Record<string, unknown> = {}) => {
   return {
     pk: MERCHANT_PK,
     sk: `ORDER#${uuid}`,
-    gsi1pk: `${MERCHANT_PK}#ORDERS`,
+    gsi1pk: ORDERS_LIST_PK,
     gsi1sk: String(seq).padStart(12, '0'),
     type: 'order',
     uuid,

@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, TABLE_NAME } from './client';
-import { keys } from './keys';
-import { TTL_ATTRIBUTE } from './table-def';
+import { ddb, TABLE_NAME } from '../client';
+import { TTL_ATTRIBUTE } from '../table-def';
+import { itemKey, type Key } from './base';
+
+/** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
+export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /**
  * Idempotency records: one item per merchant and `Idempotency-Key`, under the merchant's own
@@ -63,7 +66,7 @@ const toRecord = (item: Record<string, unknown> | undefined): IdempotencyRecord 
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
 export const readRecord = async (merchantId: string, key: string, nowMs = Date.now()): Promise<IdempotencyRecord | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.idempotency(merchantId, key), ConsistentRead: true }));
+  const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: idempotencyKey(merchantId, key), ConsistentRead: true }));
   const record = toRecord(Item);
   return record && isLive(record, nowMs) ? record : undefined;
 };
@@ -84,7 +87,7 @@ export const claimKey = async (request: { merchantId: string; key: string; finge
         new PutCommand({
           TableName: TABLE_NAME,
           Item: {
-            ...keys.idempotency(merchantId, key),
+            ...idempotencyKey(merchantId, key),
             type: 'idempotency',
             status: IN_PROGRESS,
             fingerprint,
@@ -112,7 +115,7 @@ export const claimKey = async (request: { merchantId: string; key: string; finge
 };
 
 const ownClaim = (claim: Claim) => ({
-  Key: keys.idempotency(claim.merchantId, claim.key),
+  Key: idempotencyKey(claim.merchantId, claim.key),
   ConditionExpression: 'claim_id = :claimId AND #status = :inProgress',
   ExpressionAttributeNames: { '#status': 'status' },
 });

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { ListSpec } from '../pages';
+import type { TableRef } from '../table-def';
+import type { TransactPart } from '../transact';
+import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { CountChange } from './counter';
+import { GSI1 } from '../table-def';
+import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { notificationState, owedNotificationUpdate } from './notification';
+
+/**
+ * A request of an affiliate to join the program: `AREQ#<uuid>`, listed on gsi1 under its current
+ * status at its sequence number; a decision moves it to the other status's list.
+ */
+export const affiliateRequestKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `AREQ#${uuid}`);
+
+export type AffiliateRequestStatus = 'pending' | 'accepted' | 'declined';
+export const REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending', 'accepted', 'declined'];
+
+const requestSchema = z.looseObject({
+  uuid: z.string(),
+  seq: z.number(),
+  status: z.enum(['pending', 'accepted', 'declined']),
+  affiliate: z.object({ slug: z.string(), name: z.string(), email: z.string() }),
+  requested_at: z.string(),
+  decided_at: nullableString(),
+  updated_at: z.string(),
+  ...notificationState,
+});
+export type AffiliateRequestItem = z.output<typeof requestSchema>;
+
+export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => parseStored('affiliate request', requestSchema, raw);
+
+export const affiliateRequestRecord = (
+  merchantId: string,
+  request: { uuid?: string; seq: number; status?: AffiliateRequestStatus; affiliate: { slug: string; name: string; email: string }; requested_at?: string },
+  now = isoNow(),
+) => {
+  const uuid = request.uuid ?? randomUUID();
+  const status = request.status ?? 'pending';
+  return {
+    ...affiliateRequestKey(merchantId, uuid),
+    ...primaryListEntry(merchantId, 'affiliate_requests', status, request.seq),
+    type: 'affiliate_request',
+    uuid,
+    seq: request.seq,
+    status,
+    affiliate: { slug: request.affiliate.slug.toLowerCase(), name: request.affiliate.name, email: request.affiliate.email.toLowerCase() },
+    requested_at: request.requested_at ?? now,
+    decided_at: status === 'pending' ? null : now,
+    updated_at: now,
+  };
+};
+
+export const requestCountChange = (request: Pick<AffiliateRequestItem, 'seq'>, status: AffiliateRequestStatus, delta: number): CountChange => ({
+  list: 'affiliate_requests',
+  bucket: status,
+  seq: request.seq,
+  delta,
+});
+
+export const getAffiliateRequest = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<AffiliateRequestItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateRequestKey(merchantId, uuid), ConsistentRead: consistent }));
+  return parseStoredOptional('affiliate request', requestSchema, Item);
+};
+
+/** The merchant's requests in the given statuses, newest first. */
+export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({
+  merchantId,
+  list: 'affiliate_requests',
+  buckets: statuses,
+  index: PRIMARY_LIST_INDEX,
+  partitionOf: (bucket) => listPartition(merchantId, 'affiliate_requests', bucket),
+  parse: parseAffiliateRequest,
+  seqOf: (request) => request.seq,
+});
+
+/**
+ * The decision on a request (pending -> accepted/declined), conditional on it still being pending,
+ * so that of a concurrent accept and decline exactly one commits. It moves the request to its new
+ * status's list (same sequence number) and records the e-mail the decision owes.
+ */
+const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string) => {
+  const owed = owedNotificationUpdate(now);
+  return {
+    Key: affiliateRequestKey(merchantId, uuid),
+    UpdateExpression: `SET #status = :decision, decided_at = :now, updated_at = :now, #listPk = :listPk, ${owed.set}`,
+    ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+    ExpressionAttributeNames: { '#status': 'status', '#listPk': GSI1.partitionKey },
+    ExpressionAttributeValues: { ':decision': decision, ':now': now, ':pending': 'pending', ':listPk': listPartition(merchantId, 'affiliate_requests', decision), ...owed.values },
+  };
+};
+
+/** The request's part of the accept transaction. */
+export const decideRequestPart = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string): TransactPart => ({
+  Update: decisionUpdate(merchantId, uuid, decision, now),
+});
+
+export class RequestDecisionRefused extends Error {
+  override name = 'RequestDecisionRefused';
+  constructor(readonly request: AffiliateRequestItem | undefined) {
+    super(request ? `Affiliate request is ${request.status}` : 'Affiliate request does not exist');
+  }
+}
+
+/** The decision as one conditional UpdateItem (decline); a refusal carries the request as it was. */
+export const decideRequest = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  decision: 'accepted' | 'declined',
+  now: string,
+): Promise<AffiliateRequestItem> => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({ TableName: table, ...decisionUpdate(merchantId, uuid, decision, now), ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+    );
+    return parseAffiliateRequest(Attributes);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new RequestDecisionRefused(error.Item ? parseAffiliateRequest(unmarshall(error.Item)) : undefined);
+  }
+};

@@ -1,0 +1,91 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { ListSpec } from '../pages';
+import type { TableRef } from '../table-def';
+import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { CountChange } from './counter';
+import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
+
+/**
+ * An affiliate of the merchant: `AFFILIATE#<slug>` (slugs are stored lowercase). Listed twice:
+ * in `all` on gsi1 (the unfiltered list) and under its tier on gsi3 (the tier_slug filter), both
+ * at its sequence number, so either list pages at constant cost.
+ */
+export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
+
+export type AffiliateStatus = 'active' | 'inactive';
+
+const affiliateSchema = z.looseObject({
+  slug: z.string(),
+  seq: z.number(),
+  name: z.string(),
+  email: z.string(),
+  status: z.enum(['active', 'inactive']),
+  tier_slug: nullableString(),
+  accepted_at: nullableString(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export type AffiliateItem = z.output<typeof affiliateSchema>;
+
+export const parseAffiliate = (raw: unknown): AffiliateItem => parseStored('affiliate', affiliateSchema, raw);
+
+const ALL = 'all';
+/** Bucket of a tier's list (never equal to `all`); an affiliate without a tier is in none. */
+const tierBucket = (tierSlug: string | null) => (tierSlug === null ? undefined : `tier:${tierSlug}`);
+
+/** The stored item of an affiliate, with its keys and both list entries. */
+export const affiliateRecord = (
+  merchantId: string,
+  affiliate: { slug: string; seq: number; name: string; email: string; status?: AffiliateStatus; tier?: string | null; accepted_at?: string | null; created_at?: string },
+  now = isoNow(),
+) => {
+  const status = affiliate.status ?? 'active';
+  const tier = affiliate.tier?.toLowerCase() ?? null;
+  const bucket = tierBucket(tier);
+  return {
+    ...affiliateKey(merchantId, affiliate.slug),
+    ...primaryListEntry(merchantId, 'affiliates', ALL, affiliate.seq),
+    ...(bucket === undefined ? {} : secondaryListEntry(merchantId, 'affiliates', bucket, affiliate.seq)),
+    type: 'affiliate',
+    slug: affiliate.slug.toLowerCase(),
+    seq: affiliate.seq,
+    name: affiliate.name,
+    email: affiliate.email.toLowerCase(),
+    status,
+    tier_slug: tier,
+    accepted_at: affiliate.accepted_at ?? (status === 'active' ? now : null),
+    created_at: affiliate.created_at ?? now,
+    updated_at: now,
+  };
+};
+
+/** What a new affiliate adds to the list counts. */
+export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
+  const bucket = tierBucket(affiliate.tier_slug);
+  return [
+    { list: 'affiliates', bucket: ALL, seq: affiliate.seq, delta: 1 },
+    ...(bucket === undefined ? [] : [{ list: 'affiliates' as const, bucket, seq: affiliate.seq, delta: 1 }]),
+  ];
+};
+
+export const getAffiliate = async ({ ddb, table }: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateKey(merchantId, slug), ConsistentRead: consistent }));
+  return parseStoredOptional('affiliate', affiliateSchema, Item);
+};
+
+/** Every affiliate (newest first), or those of one tier. */
+export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {
+  const byTier = tierSlug !== undefined && tierSlug !== null;
+  return {
+    merchantId,
+    list: 'affiliates',
+    buckets: [byTier ? `tier:${tierSlug.toLowerCase()}` : ALL],
+    index: byTier ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX,
+    partitionOf: (bucket) => listPartition(merchantId, 'affiliates', bucket),
+    parse: parseAffiliate,
+    seqOf: (affiliate) => affiliate.seq,
+  };
+};

@@ -1,0 +1,47 @@
+import type { $ZodType, output } from 'zod/v4/core';
+import * as z from 'zod/mini';
+
+/**
+ * What every entity module builds on. An entity module owns one stored item type: its key and
+ * index attributes (no other module spells them), its stored shape (parsed at the boundary, never
+ * cast), its builder, and its reads and writes.
+ *
+ * Every item of a merchant lives under a partition key that begins with `M#<merchantId>`, so no
+ * key built here can reach another merchant's data.
+ */
+export type Key = { pk: string; sk: string };
+
+export const merchantPk = (merchantId: string): string => `M#${merchantId}`;
+
+export const merchantIdOf = (pk: string): string => {
+  if (!pk.startsWith('M#')) throw new Error(`Not a merchant partition key: ${pk}`);
+  return pk.slice(2).split('#')[0] ?? '';
+};
+
+export const itemKey = (merchantId: string, sk: string): Key => ({ pk: merchantPk(merchantId), sk });
+
+/** Sequence numbers are zero-padded so that their string order is their numeric order. */
+export const padSeq = (seq: number): string => String(seq).padStart(12, '0');
+
+/** A stored item that does not have its entity's shape: a defect or corrupt data, never the client's fault. */
+export class StoredItemError extends Error {
+  override name = 'StoredItemError';
+}
+
+/**
+ * Parses a stored item against its entity's schema. Unknown attributes (keys, index attributes,
+ * bookkeeping) are kept by the loose object schemas, so a parsed item can be written back whole.
+ */
+export const parseStored = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> => {
+  const result = z.safeParse(schema, raw);
+  if (result.success) return result.data;
+  const where = result.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
+  throw new StoredItemError(`Stored ${entity} item is malformed at ${where}`);
+};
+
+/** `parseStored` for an optional read: undefined stays undefined. */
+export const parseStoredOptional = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> | undefined =>
+  raw === undefined ? undefined : parseStored(entity, schema, raw);
+
+/** Nullable string attribute as stored (DynamoDB keeps null as NULL). */
+export const nullableString = () => z.nullable(z.string());

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { ListSpec } from '../pages';
+import type { TableRef } from '../table-def';
+import type { TransactPart } from '../transact';
+import { itemKey, merchantPk, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import { batchGet } from './batch';
+import { blockOf, type CountChange } from './counter';
+import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { notificationState } from './notification';
+
+/**
+ * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email`
+ * substring filter, which no key condition can serve, the merchant keeps a projection of its
+ * invited addresses: one item per block of 256 sequence numbers (`#INVITE_EMAILS` partition), an
+ * attribute `s<seq>` = `<uuid>:<email>` per invite, added with one UpdateItem (never a conflict).
+ */
+const SK_PREFIX = 'INVITE#';
+export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
+
+const inviteSchema = z.looseObject({
+  uuid: z.string(),
+  seq: z.number(),
+  email: z.string(),
+  sender_email: nullableString(),
+  content: nullableString(),
+  link_used_at: nullableString(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  ...notificationState,
+});
+export type InviteItem = z.output<typeof inviteSchema>;
+
+export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', inviteSchema, raw);
+
+const ALL = 'all';
+
+export const inviteRecord = (
+  merchantId: string,
+  invite: { uuid?: string; seq: number; email: string; sender_email?: string | null; content?: string | null; link_used_at?: string | null; created_at?: string },
+  now = isoNow(),
+) => {
+  const uuid = invite.uuid ?? randomUUID();
+  return {
+    ...inviteKey(merchantId, uuid),
+    ...primaryListEntry(merchantId, 'invites', ALL, invite.seq),
+    type: 'invite',
+    uuid,
+    seq: invite.seq,
+    email: invite.email.toLowerCase(),
+    sender_email: invite.sender_email ?? null,
+    content: invite.content ?? null,
+    link_used_at: invite.link_used_at ?? null,
+    created_at: invite.created_at ?? now,
+    updated_at: now,
+  };
+};
+
+export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPart => ({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+
+export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({ list: 'invites', bucket: ALL, seq: invite.seq, delta: 1 });
+
+export const getInvite = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: inviteKey(merchantId, uuid), ConsistentRead: consistent }));
+  return parseStoredOptional('invite', inviteSchema, Item);
+};
+
+/** Every invitation, newest first. */
+export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
+  merchantId,
+  list: 'invites',
+  buckets: [ALL],
+  index: PRIMARY_LIST_INDEX,
+  partitionOf: (bucket) => listPartition(merchantId, 'invites', bucket),
+  parse: parseInvite,
+  seqOf: (invite) => invite.seq,
+});
+
+// --- the e-mail projection -------------------------------------------------------------------
+
+const emailsPartition = (merchantId: string) => `${merchantPk(merchantId)}#INVITE_EMAILS`;
+const emailBlockKey = (merchantId: string, seq: number): Key => ({ pk: emailsPartition(merchantId), sk: String(blockOf(seq)).padStart(8, '0') });
+
+/** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
+export const addToEmailProjection = async ({ ddb, table }: TableRef, merchantId: string, invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[]) => {
+  const chunks = new Map<string, Pick<InviteItem, 'seq' | 'uuid' | 'email'>[]>();
+  for (const invite of invites) {
+    const chunk = `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`;
+    chunks.set(chunk, [...(chunks.get(chunk) ?? []), invite]);
+  }
+  await Promise.all(
+    [...chunks.values()].map((block) => {
+      const names: Record<string, string> = {};
+      const values: Record<string, string> = {};
+      block.forEach((invite, index) => {
+        names[`#s${index}`] = `s${invite.seq}`;
+        values[`:s${index}`] = `${invite.uuid}:${invite.email}`;
+      });
+      return ddb.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
+          UpdateExpression: `SET ${Object.keys(names).map((name) => `${name} = ${name.replace('#', ':')}`).join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    }),
+  );
+};
+
+/**
+ * One page of the invitations whose address contains `needle` (lowercase), newest first: the
+ * whole projection is read (ceil(size / 256) items of about 60 bytes per invite: one Query page up
+ * to ~15,000 invites, O(size) bytes), matched in memory, and the page's invites fetched with one
+ * BatchGetItem (at most per_page keys).
+ */
+export const findInvitesByEmail = async (
+  db: TableRef,
+  merchantId: string,
+  needle: string,
+  request: { page: number; per_page: number },
+): Promise<{ total: number; items: InviteItem[] }> => {
+  const matches: { seq: number; uuid: string }[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.ddb.send(
+      new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) }, ExclusiveStartKey: startKey }),
+    );
+    for (const block of page.Items ?? []) {
+      for (const [name, value] of Object.entries(block)) {
+        if (!name.startsWith('s') || typeof value !== 'string') continue;
+        const separator = value.indexOf(':');
+        if (value.slice(separator + 1).includes(needle)) matches.push({ seq: Number(name.slice(1)), uuid: value.slice(0, separator) });
+      }
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  matches.sort((a, b) => b.seq - a.seq);
+  const offset = (request.page - 1) * request.per_page;
+  const selected = matches.slice(offset, offset + request.per_page);
+  const items = selected.length === 0 ? [] : (await batchGet(db, selected.map((match) => inviteKey(merchantId, match.uuid)))).map(parseInvite);
+  return { total: matches.length, items: items.sort((a, b) => b.seq - a.seq) };
+};
+

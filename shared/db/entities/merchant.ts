@@ -1,0 +1,41 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { TableRef } from '../table-def';
+import { itemKey, parseStoredOptional, type Key } from './base';
+
+/** The merchant account: `MERCHANT` in its own partition. */
+export const merchantKey = (merchantId: string): Key => itemKey(merchantId, 'MERCHANT');
+
+const merchantSchema = z.object({
+  name: z.string(),
+  currency: z.string(),
+  /** The tier an affiliate gets when it joins without one (acceptance of a request). */
+  default_tier: z.optional(z.string()),
+});
+
+export type Merchant = { id: string; name: string; currency: string; defaultTier: string | null };
+
+export const getMerchant = async ({ ddb, table }: TableRef, merchantId: string, consistent = false): Promise<Merchant | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: merchantKey(merchantId), ConsistentRead: consistent }));
+  const stored = parseStoredOptional('merchant', merchantSchema, Item);
+  return stored && { id: merchantId, name: stored.name, currency: stored.currency, defaultTier: stored.default_tier ?? null };
+};
+
+/** Creates the merchant; refuses (ConditionalCheckFailedException) an id that exists. */
+export const putNewMerchant = ({ ddb, table }: TableRef, merchant: { id: string; name: string; currency: string; defaultTier: string }) =>
+  ddb.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...merchantKey(merchant.id),
+        type: 'merchant',
+        id: merchant.id,
+        name: merchant.name,
+        currency: merchant.currency.toUpperCase(),
+        default_tier: merchant.defaultTier,
+        created_at: isoNow(),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod/mini';
+import type { OrderCreateInput } from '../../schemas/order';
+import { isoNow } from '../../time';
+import type { ListSpec } from '../pages';
+import type { TableRef } from '../table-def';
+import type { TransactPart } from '../transact';
+import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { CountChange } from './counter';
+import { PRIMARY_LIST_INDEX, primaryListEntry, listPartition } from './list-entry';
+import { outboxEntry } from './outbox';
+
+/** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
+const SK_PREFIX = 'ORDER#';
+export const orderKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
+export const orderUuidOf = (key: Key): string => key.sk.slice(SK_PREFIX.length);
+
+const orderRow = z.object({
+  uuid: z.string(),
+  product_sku: nullableString(),
+  product_name: z.string(),
+  segment_slug: nullableString(),
+  price_value: z.number(),
+  tax_value: z.nullable(z.number()),
+  quantity: z.number(),
+});
+
+const orderSchema = z.object({
+  uuid: z.string(),
+  seq: z.number(),
+  order_no: z.string(),
+  affiliate_slug: z.string(),
+  total_shipping_value: z.number(),
+  currency_code: z.string(),
+  order_rows: z.array(orderRow),
+  customer: z.nullable(z.object({ name: nullableString(), email: z.string() })),
+  created_at: z.string(),
+  updated_at: z.string(),
+  cancelled_at: z.optional(z.string()),
+  payment_id: z.optional(z.string()),
+});
+
+export type OrderItem = z.output<typeof orderSchema>;
+
+export const parseOrder = (raw: unknown): OrderItem => parseStored('order', orderSchema, raw);
+
+/** Builds the order from a validated body; used by the API and by the seed. */
+export const buildOrder = (
+  input: OrderCreateInput,
+  extra: { uuid?: string; seq: number; created_at?: string; cancelled_at?: string; payment_id?: string },
+): OrderItem => {
+  const createdAt = extra.created_at ?? isoNow();
+  return {
+    uuid: extra.uuid ?? randomUUID(),
+    seq: extra.seq,
+    order_no: input.order_no,
+    affiliate_slug: input.affiliate_slug.toLowerCase(),
+    total_shipping_value: input.total_shipping_value,
+    currency_code: input.currency_code.toUpperCase(),
+    order_rows: input.order_rows.map((row) => ({
+      uuid: randomUUID(),
+      product_sku: row.product_sku ?? null,
+      product_name: row.product_name,
+      segment_slug: row.segment_slug ?? null,
+      price_value: row.price_value,
+      tax_value: row.tax_value ?? null,
+      quantity: row.quantity,
+    })),
+    customer: input.customer ? { name: input.customer.name ?? null, email: input.customer.email } : null,
+    created_at: createdAt,
+    updated_at: createdAt,
+    ...(extra.cancelled_at ? { cancelled_at: extra.cancelled_at } : {}),
+    ...(extra.payment_id ? { payment_id: extra.payment_id } : {}),
+  };
+};
+
+const ORDERS_BUCKET = 'all';
+
+/** The stored item: keys, list entry, and (for an order still to be queued) its outbox entry. */
+export const orderRecord = (merchantId: string, order: OrderItem, options: { queued: boolean }) => ({
+  ...orderKey(merchantId, order.uuid),
+  ...primaryListEntry(merchantId, 'orders', ORDERS_BUCKET, order.seq),
+  ...(options.queued ? outboxEntry('OUTBOX', order.created_at) : {}),
+  type: 'order',
+  ...order,
+});
+
+/** The order's part of its create transaction. */
+export const putOrderPart = (merchantId: string, order: OrderItem, options: { queued: boolean }): TransactPart => ({
+  Put: { Item: orderRecord(merchantId, order, options), ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+/** What a committed create adds to the list counts. */
+export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({ list: 'orders', bucket: ORDERS_BUCKET, seq: order.seq, delta: 1 });
+
+export const getOrder = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: orderKey(merchantId, uuid), ConsistentRead: consistent }));
+  return parseStoredOptional('order', orderSchema, Item);
+};
+
+/** The merchant's orders, newest first (see pages.ts). */
+export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
+  merchantId,
+  list: 'orders',
+  buckets: [ORDERS_BUCKET],
+  index: PRIMARY_LIST_INDEX,
+  partitionOf: (bucket) => listPartition(merchantId, 'orders', bucket),
+  parse: parseOrder,
+  seqOf: (order) => order.seq,
+});
+
+/** A conditional update of an order refused: `order` is the order as it was, absent when it does not exist. */
+export class OrderUpdateRefused extends Error {
+  override name = 'OrderUpdateRefused';
+  constructor(readonly order: OrderItem | undefined) {
+    super(order ? 'Order update refused by its condition' : 'Order does not exist');
+  }
+}
+
+/**
+ * One conditional UpdateItem on an existing order; returns the order as updated. When the
+ * condition fails, the item as it was (ALL_OLD) comes back in the OrderUpdateRefused, so the
+ * caller says which rule failed without a second read.
+ */
+export const updateOrder = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  update: { set: string; condition: string; values: Record<string, unknown> },
+): Promise<OrderItem> => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: orderKey(merchantId, uuid),
+        UpdateExpression: `SET ${update.set}`,
+        ConditionExpression: `attribute_exists(pk) AND ${update.condition}`,
+        ExpressionAttributeValues: update.values,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return parseOrder(Attributes);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The document client does not unmarshall exceptions: the old item arrives in wire format.
+    throw new OrderUpdateRefused(error.Item ? parseOrder(unmarshall(error.Item)) : undefined);
+  }
+};

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { TableRef } from '../table-def';
+import { itemKey, parseStored, parseStoredOptional, type Key } from './base';
+import { queryMerchantPrefix } from './prefix-query';
+
+/** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
+const SK_PREFIX = 'SEGMENT#';
+export const MAX_SEGMENTS = 200;
+export const segmentKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
+
+const segmentSchema = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  description: z.string(),
+  segment_type: z.literal('percentage'),
+  slugs: z.array(z.string()),
+  skus: z.array(z.string()),
+  /** Commission rate per tier slug, in percent. */
+  rates: z.record(z.string(), z.number()),
+  is_default: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type SegmentItem = z.output<typeof segmentSchema>;
+
+export const segmentRecord = (
+  merchantId: string,
+  segment: { uuid?: string; name: string; description?: string | null; slugs?: string[]; skus?: string[]; rates?: Record<string, number>; default?: boolean },
+  now = isoNow(),
+) => {
+  const uuid = segment.uuid ?? randomUUID();
+  return {
+    ...segmentKey(merchantId, uuid),
+    type: 'segment',
+    uuid,
+    name: segment.name,
+    description: segment.description ?? '',
+    segment_type: 'percentage' as const,
+    slugs: segment.slugs ?? [],
+    skus: segment.skus ?? [],
+    rates: segment.rates ?? {},
+    is_default: segment.default ?? false,
+    created_at: now,
+    updated_at: now,
+  };
+};
+
+export const getSegment = async ({ ddb, table }: TableRef, merchantId: string, uuid: string): Promise<SegmentItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: segmentKey(merchantId, uuid) }));
+  return parseStoredOptional('segment', segmentSchema, Item);
+};
+
+/** Every segment of the merchant (at most MAX_SEGMENTS): one Query. */
+export const allSegments = async (db: TableRef, merchantId: string): Promise<SegmentItem[]> =>
+  (await queryMerchantPrefix(db, merchantId, SK_PREFIX)).map((raw) => parseStored('segment', segmentSchema, raw));

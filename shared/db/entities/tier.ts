@@ -1,0 +1,33 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { isoNow } from '../../time';
+import type { TableRef } from '../table-def';
+import { itemKey, parseStored, parseStoredOptional, type Key } from './base';
+import { queryMerchantPrefix } from './prefix-query';
+
+/** A commission tier: `TIER#<slug>` (lowercase). At most MAX_TIERS per merchant, so the list is a bounded read. */
+const SK_PREFIX = 'TIER#';
+export const MAX_TIERS = 100;
+export const tierKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `${SK_PREFIX}${slug.toLowerCase()}`);
+
+const tierSchema = z.object({ slug: z.string(), name: z.string(), description: z.string(), created_at: z.string(), updated_at: z.string() });
+export type TierItem = z.output<typeof tierSchema>;
+
+export const tierRecord = (merchantId: string, tier: { slug: string; name: string; description?: string | null }, now = isoNow()) => ({
+  ...tierKey(merchantId, tier.slug),
+  type: 'tier',
+  slug: tier.slug.toLowerCase(),
+  name: tier.name,
+  description: tier.description ?? '',
+  created_at: now,
+  updated_at: now,
+});
+
+export const getTier = async ({ ddb, table }: TableRef, merchantId: string, slug: string): Promise<TierItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: tierKey(merchantId, slug) }));
+  return parseStoredOptional('tier', tierSchema, Item);
+};
+
+/** Every tier of the merchant (at most MAX_TIERS): one Query. */
+export const allTiers = async (db: TableRef, merchantId: string): Promise<TierItem[]> =>
+  (await queryMerchantPrefix(db, merchantId, SK_PREFIX)).map((raw) => parseStored('tier', tierSchema, raw));

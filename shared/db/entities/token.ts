@@ -1,0 +1,74 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import type { TokenKind } from '../../config';
+import { isoNow } from '../../time';
+import { GSI1, type TableRef } from '../table-def';
+import { generateToken, hashToken } from '../tokens';
+import { itemKey, parseStoredOptional, type Key } from './base';
+
+/**
+ * An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on
+ * gsi1 (the request names no merchant). Only the hash is stored.
+ */
+export const tokenKey = (merchantId: string, tokenHash: string): Key => itemKey(merchantId, `TOKEN#${tokenHash}`);
+const lookupEntry = (tokenHash: string) => ({ [GSI1.partitionKey]: `TOKEN#${tokenHash}`, [GSI1.sortKey]: 'TOKEN' });
+
+const tokenSchema = z.object({
+  merchant_id: z.string(),
+  kind: z.enum(['live', 'testing']),
+  can_place_live_orders: z.optional(z.boolean()),
+  revoked_at: z.optional(z.string()),
+  created_at: z.string(),
+  label: z.optional(z.string()),
+});
+
+export type TokenRecord = z.output<typeof tokenSchema>;
+
+/** A new token's item; returns the token string too (the only time it exists in clear). */
+export const tokenRecord = (merchantId: string, token: { kind: TokenKind; can_place_live_orders?: boolean; value?: string; label?: string }) => {
+  const value = token.value ?? generateToken(token.kind);
+  const hash = hashToken(value);
+  return {
+    value,
+    item: {
+      ...tokenKey(merchantId, hash),
+      ...lookupEntry(hash),
+      type: 'token',
+      merchant_id: merchantId,
+      kind: token.kind,
+      can_place_live_orders: token.can_place_live_orders ?? true,
+      label: token.label,
+      created_at: isoNow(),
+    },
+  };
+};
+
+/** The token item of a hash, or undefined. One Query on gsi1. */
+export const findToken = async ({ ddb, table }: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
+  const lookup = lookupEntry(tokenHash);
+  const { Items } = await ddb.send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: GSI1.indexName,
+      KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} = :sk`,
+      ExpressionAttributeValues: { ':pk': lookup[GSI1.partitionKey], ':sk': lookup[GSI1.sortKey] },
+      Limit: 1,
+    }),
+  );
+  return parseStoredOptional('token', tokenSchema, Items?.[0]);
+};
+
+/** Marks a token revoked; revoking twice keeps the first revoked_at. Returns revoked_at. */
+export const revokeTokenRecord = async ({ ddb, table }: TableRef, merchantId: string, tokenHash: string): Promise<string> => {
+  const { Attributes } = await ddb.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: tokenKey(merchantId, tokenHash),
+      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': isoNow() },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return z.parse(z.object({ revoked_at: z.string() }), Attributes).revoked_at;
+};

@@ -1,0 +1,22 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import type { TableRef } from '../table-def';
+import { itemKey, nullableString, parseStoredOptional, type Key } from './base';
+
+/** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
+export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);
+
+const userSchema = z.object({ email: z.string(), name: nullableString() });
+export type UserItem = z.output<typeof userSchema>;
+
+export const userRecord = (merchantId: string, user: { email: string; name?: string | null }) => ({
+  ...userKey(merchantId, user.email),
+  type: 'user',
+  email: user.email.toLowerCase(),
+  name: user.name ?? null,
+});
+
+export const getUser = async ({ ddb, table }: TableRef, merchantId: string, email: string): Promise<UserItem | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: userKey(merchantId, email) }));
+  return parseStoredOptional('user', userSchema, Item);
+};

@@ -1,0 +1,65 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { TableRef } from './table-def';
+
+type Item = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type WithoutTable<T> = T extends object ? Omit<T, 'TableName'> : never;
+
+/** One part of a transaction, written without its table (transactWrite adds it). */
+export type TransactPart =
+  | { Put: WithoutTable<Item['Put']> }
+  | { Update: WithoutTable<Item['Update']> }
+  | { Delete: WithoutTable<Item['Delete']> }
+  | { ConditionCheck: WithoutTable<Item['ConditionCheck']> };
+
+/**
+ * A transaction whose conditions refused it. `failed` names the parts whose condition failed (by
+ * the names the caller gave them, never by array position); `oldItems` holds, per part that asked
+ * for it (ReturnValuesOnConditionCheckFailure: ALL_OLD), the item as it was.
+ */
+export class TransactionRefused extends Error {
+  override name = 'TransactionRefused';
+  constructor(
+    readonly failed: readonly string[],
+    readonly oldItems: Readonly<Record<string, Record<string, unknown>>>,
+  ) {
+    super(`Transaction refused by ${failed.join(', ')}`);
+  }
+
+  refusedBy(part: string): boolean {
+    return this.failed.includes(part);
+  }
+}
+
+const withTable = (table: string, part: TransactPart): Item => {
+  if ('Put' in part) return { Put: { ...part.Put, TableName: table } } as Item;
+  if ('Update' in part) return { Update: { ...part.Update, TableName: table } } as Item;
+  if ('Delete' in part) return { Delete: { ...part.Delete, TableName: table } } as Item;
+  return { ConditionCheck: { ...part.ConditionCheck, TableName: table } } as Item;
+};
+
+/**
+ * TransactWriteItems over named parts. A cancellation caused by conditions becomes a
+ * TransactionRefused naming the parts; one caused by a conflicting transaction (or anything else)
+ * is rethrown as is, for withConflictRetry (retry.ts) to retry.
+ */
+export const transactWrite = async ({ ddb, table }: TableRef, parts: Readonly<Record<string, TransactPart>>): Promise<void> => {
+  const names = Object.keys(parts);
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: names.map((name) => withTable(table, parts[name] as TransactPart)) }));
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) throw error;
+    const reasons = error.CancellationReasons ?? [];
+    if (reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;
+    const failed = names.filter((_, index) => reasons[index]?.Code === 'ConditionalCheckFailed');
+    if (failed.length === 0) throw error;
+    const oldItems: Record<string, Record<string, unknown>> = {};
+    names.forEach((name, index) => {
+      const old = reasons[index]?.Item;
+      // The document client does not unmarshall exceptions: old images arrive in wire format.
+      if (old) oldItems[name] = unmarshall(old as Parameters<typeof unmarshall>[0]);
+    });
+    throw new TransactionRefused(failed, oldItems);
+  }
+};
