@@ -1,6 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { BLOCK_SIZE, readBlockCounts, type ListName } from './entities/counter';
 import { padSeq } from './entities/base';
+import { queryItems } from './query';
 import type { TableRef } from './table-def';
 
 /** Where a list's items are indexed: a GSI whose sort key is the item's padded sequence number. */
@@ -62,24 +62,15 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
 };
 
 /** Up to `limit` index items of one partition with sort key <= top, highest first. */
-const queryDownFrom = async ({ ddb, table }: TableRef, index: ListIndex, partition: string, top: string, limit: number): Promise<unknown[]> => {
-  const items: unknown[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk <= :top',
-        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-        ExpressionAttributeValues: { ':pk': partition, ':top': top },
-        ScanIndexForward: false,
-        Limit: limit - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && items.length < limit);
-  return items;
-};
+const queryDownFrom = (db: TableRef, index: ListIndex, partition: string, top: string, limit: number): Promise<unknown[]> =>
+  queryItems(
+    db,
+    {
+      IndexName: index.indexName,
+      KeyConditionExpression: '#pk = :pk AND #sk <= :top',
+      ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+      ExpressionAttributeValues: { ':pk': partition, ':top': top },
+      ScanIndexForward: false,
+    },
+    limit,
+  );

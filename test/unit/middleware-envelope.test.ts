@@ -61,6 +61,27 @@ describe('unexpected errors', () => {
     expect(response.raw).not.toContain('arn:aws');
   });
 
+  it.each(['TimeoutError', 'ThrottlingException', 'ProvisionedThroughputExceededException'])(
+    'are a 503 with Retry-After when a dependency failed transiently (%s), in either envelope',
+    async (name) => {
+      // Prepare
+      ddbMock.on(GetCommand, { Key: ORDER_KEY }).rejects(Object.assign(new Error(INTERNALS), { name }));
+      ddbMock.on(TransactWriteCommand).rejects(Object.assign(new Error(INTERNALS), { name }));
+
+      // Act
+      const v2 = await invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
+      const legacy = await invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody() }));
+
+      // Assess
+      expect(v2.statusCode).toBe(503);
+      expect(v2.headers).toMatchObject({ 'retry-after': '1' });
+      expect(v2.body).toMatchObject({ success: false, data: null, errors: { message: ['The service is busy. Please retry the request.'] } });
+      expect(legacy.statusCode).toBe(503);
+      expect(legacy.body).toEqual({ success: false, message: 'The service is busy. Please retry the request.', data: [] });
+      expect(v2.raw).not.toContain(INTERNALS);
+    },
+  );
+
   it('are logged with their details for the operator', async () => {
     // Prepare
     const logged = vi.spyOn(logger, 'error');

@@ -1,4 +1,5 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { queryItems } from '../query';
 import * as z from 'zod/mini';
 import type { TableRef } from '../table-def';
 import { itemKey, merchantPk, parseStored } from './base';
@@ -79,25 +80,17 @@ const countItem = z.object({ sk: z.string(), n: z.number() });
  * The block counts of one bucket: block number -> items. One Query (continued past 1 MB, which
  * takes about 30,000 blocks, i.e. 7.5 million items); size / BLOCK_SIZE small items at most.
  */
-export const readBlockCounts = async ({ ddb, table }: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
+export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = bucketPrefix(list, bucket);
+  const items = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': countsPartition(merchantId), ':prefix': prefix },
+    ProjectionExpression: 'sk, n',
+  });
   const counts = new Map<number, number>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': countsPartition(merchantId), ':prefix': prefix },
-        ProjectionExpression: 'sk, n',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const raw of page.Items ?? []) {
-      const { sk, n } = parseStored('list count', countItem, raw);
-      if (n > 0) counts.set(Number(sk.slice(prefix.length)), n);
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  for (const raw of items) {
+    const { sk, n } = parseStored('list count', countItem, raw);
+    if (n > 0) counts.set(Number(sk.slice(prefix.length)), n);
+  }
   return counts;
 };

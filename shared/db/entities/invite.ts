@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { queryItems } from '../query';
 import * as z from 'zod/mini';
 import { isoNow } from '../../time';
 import type { ListSpec } from '../pages';
@@ -124,20 +125,14 @@ export const findInvitesByEmail = async (
   request: { page: number; per_page: number },
 ): Promise<{ total: number; items: InviteItem[] }> => {
   const matches: { seq: number; uuid: string }[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.ddb.send(
-      new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) }, ExclusiveStartKey: startKey }),
-    );
-    for (const block of page.Items ?? []) {
-      for (const [name, value] of Object.entries(block)) {
-        if (!name.startsWith('s') || typeof value !== 'string') continue;
-        const separator = value.indexOf(':');
-        if (value.slice(separator + 1).includes(needle)) matches.push({ seq: Number(name.slice(1)), uuid: value.slice(0, separator) });
-      }
+  const blocks = await queryItems(db, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) } });
+  for (const block of blocks) {
+    for (const [name, value] of Object.entries(block)) {
+      if (!name.startsWith('s') || typeof value !== 'string') continue;
+      const separator = value.indexOf(':');
+      if (value.slice(separator + 1).includes(needle)) matches.push({ seq: Number(name.slice(1)), uuid: value.slice(0, separator) });
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);

@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
-import { OUTBOX_REMOVE, OUTBOX_RESCHEDULE, OUTBOX_SET, outboxEntry, outboxSetValues } from './outbox';
-import type { Key } from './base';
+import { OUTBOX_SET, outboxEntry, outboxSetValues } from './outbox';
 
 /**
  * The e-mail an item owes its recipient (invitation, accept/decline notice), kept on the item that
@@ -20,19 +19,4 @@ export const owedNotification = (now: string) => ({ notification_pending_at: now
 export const owedNotificationUpdate = (now: string) => ({
   set: `notification_pending_at = :owedAt, ${OUTBOX_SET}`,
   values: { ':owedAt': now, ...outboxSetValues('NOTIFY', now) },
-});
-
-/**
- * The update that settles an owed e-mail: sent clears the debt and its outbox entry; failed records
- * when it failed and moves the entry to now, so the notification relay tries again after its
- * minimum age. Shared by the API, the relay and the admin CLI.
- */
-export const notificationSettledUpdate = (key: Key, outcome: 'sent' | 'failed', now: string) => ({
-  Key: key,
-  UpdateExpression:
-    outcome === 'sent'
-      ? `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, ${OUTBOX_REMOVE}`
-      : `SET notification_failed_at = :now, ${OUTBOX_RESCHEDULE.replace(':outboxSince', ':now')}`,
-  ConditionExpression: 'attribute_exists(pk)',
-  ExpressionAttributeValues: { ':now': now },
 });

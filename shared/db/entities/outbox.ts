@@ -20,8 +20,6 @@ export const outboxEntry = (kind: OutboxKind, since: string) => ({ [GSI2.partiti
 export const OUTBOX_SET = `${GSI2.partitionKey} = :outboxKind, ${GSI2.sortKey} = :outboxSince`;
 export const outboxSetValues = (kind: OutboxKind, since: string) => ({ ':outboxKind': kind, ':outboxSince': since });
 export const OUTBOX_REMOVE = `${GSI2.partitionKey}, ${GSI2.sortKey}`;
-/** Moves an entry's time to :outboxSince (a retry after a failure waits its minimum age again). */
-export const OUTBOX_RESCHEDULE = `${GSI2.sortKey} = :outboxSince`;
 
 const entryKey = z.object({ pk: z.string(), sk: z.string() });
 

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { queryItems } from '../query';
 import type { TableRef } from '../table-def';
 import { merchantPk } from './base';
 
@@ -7,20 +7,8 @@ import { merchantPk } from './base';
  * partition, continued while DynamoDB pages it. Only for item types whose number per merchant is
  * capped (tiers, segments, users): their whole list is a bounded read. Never a Scan.
  */
-export const queryMerchantPrefix = async ({ ddb, table }: TableRef, merchantId: string, prefix: string): Promise<unknown[]> => {
-  const items: unknown[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': merchantPk(merchantId), ':prefix': prefix },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-};
+export const queryMerchantPrefix = (db: TableRef, merchantId: string, prefix: string): Promise<unknown[]> =>
+  queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': merchantPk(merchantId), ':prefix': prefix },
+  });
