@@ -1,0 +1,126 @@
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { api, seedOne, stack, TRACE_ID } from './helpers';
+
+/**
+ * The local API Gateway emulation answers every request, however malformed, in the route's
+ * envelope, and no request brings a stage's server down (issue 13, defect 1).
+ */
+
+const portOf = (stage: 'live' | 'sandbox') => Number(new URL(stack.stages[stage].url).port);
+
+/** Sends raw bytes and returns everything the server answers until it closes (or `idleMs` of silence). */
+const rawRequest = (stage: 'live' | 'sandbox', bytes: string, options: { hangUpAfterWrite?: boolean } = {}) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(portOf(stage), '127.0.0.1', () => {
+      socket.write(bytes);
+      if (options.hangUpAfterWrite) socket.destroy();
+    });
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('close', () => resolve(received));
+    socket.on('error', (error) => (options.hangUpAfterWrite ? resolve(received) : reject(error)));
+    socket.setTimeout(5000, () => socket.destroy());
+  });
+
+const parseRaw = (raw: string) => {
+  const [head = '', body = ''] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
+};
+
+const expectV2Error = (body: any, message?: string) => {
+  expect(body).toMatchObject({ success: false, data: null, errors: { message: [expect.any(String)] } });
+  expect(body.meta.trace_id).toMatch(TRACE_ID);
+  if (message) expect(body.errors.message[0]).toBe(message);
+};
+
+const stillServes = async (stage: 'live' | 'sandbox') => {
+  const response = await api(stage).get('/api/v2/tiers');
+  expect(response.status).toBe(401);
+  expectV2Error(response.body, 'Unauthenticated.');
+};
+
+describe('local API server under malformed requests', () => {
+  it('answers a malformed percent-escape in a path id with 400 naming the parameter, and keeps serving', async () => {
+    const response = await api('sandbox').get('/api/v2/orders/%E0%A4%A');
+
+    expect(response.status).toBe(400);
+    expectV2Error(response.body, 'The uuid path parameter is not valid percent-encoding.');
+    await stillServes('sandbox');
+  });
+
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])('serves a query key named %s like any other key', async (key) => {
+    const merchant = await seedOne(undefined, 'sandbox');
+
+    const response = await api('sandbox', merchant.tokens.test).get(`/api/v2/tiers?${key}=1&${key}=2`);
+
+    expect(response.status).toBe(200);
+    expect(response.body.success).toBe(true);
+    await stillServes('sandbox');
+  });
+
+  it.each(['__proto__', 'constructor', 'toString'])('serves a header named %s like any other header', async (name) => {
+    const merchant = await seedOne(undefined, 'sandbox');
+
+    const raw = await rawRequest(
+      'sandbox',
+      `GET /api/v2/tiers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${merchant.tokens.test}\r\n${name}: x\r\n${name}: y\r\nConnection: close\r\n\r\n`,
+    );
+
+    expect(parseRaw(raw).status).toBe(200);
+    await stillServes('sandbox');
+  });
+
+  it('ignores an invalid Host header', async () => {
+    const raw = await rawRequest('live', 'GET /api/v2/tiers HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n');
+
+    const response = parseRaw(raw);
+    expect(response.status).toBe(401);
+    expectV2Error(response.body, 'Unauthenticated.');
+    await stillServes('live');
+  });
+
+  it('survives a client that hangs up in the middle of the body', async () => {
+    await rawRequest('live', 'POST /api/v2/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{', { hangUpAfterWrite: true });
+    await rawRequest('live', 'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{', { hangUpAfterWrite: true });
+
+    await stillServes('live');
+  });
+
+  it('answers broken framing with 400 in the V2 envelope', async () => {
+    const raw = await rawRequest('live', 'GET /api/v2/tiers HTTP/1.1\r\nHost: localhost\r\nThis is not a header\r\n\r\n');
+
+    const response = parseRaw(raw);
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toBe('application/json');
+    expectV2Error(response.body, 'Bad Request');
+    await stillServes('live');
+  });
+
+  it('answers broken framing on the legacy route with 400 in the legacy envelope', async () => {
+    const raw = await rawRequest('live', 'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}');
+
+    const response = parseRaw(raw);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ success: false, message: 'Bad Request', data: [] });
+    await stillServes('live');
+  });
+
+  it('answers oversized headers with 431 in the V2 envelope', async () => {
+    const raw = await rawRequest('live', `GET /api/v2/tiers HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+
+    const response = parseRaw(raw);
+    expect(response.status).toBe(431);
+    expectV2Error(response.body, 'Request Header Fields Too Large');
+    await stillServes('live');
+  });
+
+  it('answers an unknown path on the legacy prefix and the V2 prefix with 404 in their envelopes', async () => {
+    const v2 = await api('live').get('/api/v2/nothing-here');
+
+    expect(v2.status).toBe(404);
+    expectV2Error(v2.body, 'Not Found');
+  });
+});
