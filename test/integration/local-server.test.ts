@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
@@ -122,5 +123,31 @@ describe('local API server under malformed requests', () => {
 
     expect(v2.status).toBe(404);
     expectV2Error(v2.body, 'Not Found');
+  });
+});
+
+/** An address of this machine other than loopback, if it has one. */
+const externalAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
+
+const connects = (host: string, port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+
+describe('local emulators', () => {
+  it.skipIf(!externalAddress).each(['sqs', 'ses'] as const)('the %s emulator listens on the loopback interface only', async (name) => {
+    const port = Number(new URL(stack.endpoints[name]).port);
+
+    const fromLoopback = await connects('127.0.0.1', port);
+    const fromOutside = await connects(externalAddress as string, port);
+
+    expect(fromLoopback).toBe(true);
+    expect(fromOutside).toBe(false);
   });
 });
