@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { MissingJavaError } from '../local/emulators';
 import { DEMO } from '../local/demo';
-import { portsFromEnv } from '../local/ports';
+import { portsFromEnv, removePortsFile, writePortsFile } from '../local/ports';
 import { LOCAL_DATA_DIR, startLocalStack } from '../local/stack';
 
 const inMemory = process.argv.includes('--in-memory');
@@ -14,6 +14,9 @@ const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.loca
 
 try {
   const stack = await startLocalStack({ ports: portsFromEnv(), dataDir, seedDemo: true });
+  // For `npm run invoke` and other tools on this machine: where this stack listens (.local/ports.json).
+  writePortsFile(stack.ports);
+  process.on('exit', () => removePortsFile());
   const seededNow = Object.keys(stack.demo).length > 0;
   console.log(`
 Affiliate Program Merchant API — local stack (${inMemory ? 'in memory' : `data in ${dataDir}`})

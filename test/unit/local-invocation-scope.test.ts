@@ -13,9 +13,9 @@ import { enableInvocationScopes, invokeScoped } from '../../local/invocation-sco
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-const loggedFunctionNames = (write: ReturnType<typeof vi.spyOn>) =>
+const loggedFunctionNames = (write: { mock: { calls: unknown[][] } }) =>
   write.mock.calls
-    .map(([line]) => {
+    .map(([line]): { message: string; function_name?: string } | undefined => {
       try {
         return JSON.parse(String(line)) as { message: string; function_name?: string };
       } catch {
@@ -23,7 +23,7 @@ const loggedFunctionNames = (write: ReturnType<typeof vi.spyOn>) =>
       }
     })
     .filter((entry) => entry?.message.startsWith('step'))
-    .map((entry) => `${entry!.message}:${entry!.function_name}`);
+    .map((entry) => `${entry?.message}:${entry?.function_name}`);
 
 describe('local invocation scopes', () => {
   afterEach(() => vi.restoreAllMocks());
