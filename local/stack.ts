@@ -62,7 +62,8 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   NOTIFICATION_MIN_AGE_SECONDS: '10',
 });
 
-const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
+/** One stage's process (local/stage-worker.ts) serving on `port`; resolves once it listens. */
+export const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
   new Promise<ChildProcess>((resolvePromise, reject) => {
     const child = fork(resolve(ROOT, 'local/stage-worker.ts'), [], {
       execArgv: ['--import', 'tsx'],

@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../local/ports';
+import { stageEnvironment, startWorker } from '../../local/stack';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
@@ -149,5 +151,40 @@ describe('local emulators', () => {
 
     expect(fromLoopback).toBe(true);
     expect(fromOutside).toBe(false);
+  });
+});
+
+describe('local per-merchant rate limit', () => {
+  it('answers 429 with Retry-After in the route\'s envelope once a token used its 5-minute budget, and only for that token', async () => {
+    const busy = await seedOne();
+    const quiet = await seedOne();
+    const port = await freePort();
+    const info = stack.stages.live;
+    const worker = await startWorker('live', port, {
+      ...stageEnvironment('live', { table: info.table, ordersQueueUrl: info.ordersQueueUrl, dlqUrl: info.dlqUrl }, stack.endpoints),
+      RATE_LIMIT_PER_5_MIN: '3',
+      CONSUMER_POLL: 'off',
+      RELAY_INTERVAL_MS: '3600000',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+    });
+    const get = (path: string, token: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    try {
+      const allowed = [];
+      for (let index = 0; index < 3; index += 1) allowed.push((await get('/api/v2/tiers', busy.tokens.live!)).status);
+
+      const throttled = await get('/api/v2/tiers', busy.tokens.live!);
+      const throttledLegacy = await fetch(`http://127.0.0.1:${port}/api/orders/create`, { method: 'POST', headers: { Authorization: `Bearer ${busy.tokens.live!}` }, body: '{}' });
+      const other = await get('/api/v2/tiers', quiet.tokens.live!);
+
+      expect(allowed).toEqual([200, 200, 200]);
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+      expectV2Error(await throttled.json(), 'Too Many Attempts.');
+      expect(throttledLegacy.status).toBe(429);
+      expect(await throttledLegacy.json()).toEqual({ success: false, message: 'Too Many Attempts.', data: [] });
+      expect(other.status).toBe(200);
+    } finally {
+      worker.kill('SIGTERM');
+    }
   });
 });
