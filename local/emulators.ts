@@ -50,7 +50,12 @@ const waitFor = async (what: string, probe: () => Promise<unknown>, child?: Chil
   }
 };
 
-export type Emulator = { endpoint: string; stop: () => Promise<void> };
+export type Emulator = {
+  endpoint: string;
+  stop: () => Promise<void>;
+  /** For an emulator in its own process: called once if that process ends without stop(). */
+  onUnexpectedExit?: (listener: (code: number | null, signal: NodeJS.Signals | null) => void) => void;
+};
 
 /** DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined. */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
@@ -72,14 +77,21 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     child.kill();
     throw new Error(`${(error as Error).message}\n${stderr}`);
   }
+  let stopping = false;
   return {
     endpoint,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+    onUnexpectedExit: (listener) => {
+      child.once('exit', (code, signal) => {
+        if (!stopping) listener(code, signal);
+      });
+    },
   };
 };
 
