@@ -4,8 +4,10 @@
  * Invokes one function's handler in this process against the running local stack (`npm start`),
  * with the stage's environment (table, queue, SES pointed at the emulators), and prints the
  * result: `{statusCode, headers, body}` (body parsed) for a route, the return value for a worker.
- * The event defaults to events/<function-id>.json. Ports follow the same env as `npm start`
- * (PORT, SANDBOX_PORT, SES_PORT, DYNAMODB_PORT, SQS_PORT).
+ * The event defaults to events/<function-id>.json. It finds the running `npm start` through the
+ * ports it records in .local/ports.json; the port env of `npm start` (PORT, SANDBOX_PORT, SES_PORT,
+ * DYNAMODB_PORT, SQS_PORT) overrides them. With `--stage sandbox`, an event carrying one of the
+ * demo's live tokens gets the demo's sandbox (testing) token instead.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,7 +17,8 @@ import { functionSpecs } from '../lib/function-specs';
 import { lambdaContext } from '../local/apigw';
 import { localClientConfig, useLocalAwsEnv } from '../local/emulators';
 import { importHandler } from '../local/handlers';
-import { portsFromEnv } from '../local/ports';
+import { DEMO } from '../local/demo';
+import { runningStackPorts } from '../local/ports';
 import { stageEnvironment } from '../local/stack';
 import { parseStage } from '../shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../shared/db/table-def';
@@ -45,9 +48,29 @@ try {
   fail(`Cannot read the event ${eventFile}: ${(error as Error).message}`);
 }
 
+/**
+ * The sample events carry the demo's live token; on the sandbox stage that is a 403 (a live token
+ * on the sandbox API), so they get the demo's sandbox token and the sandbox stage name instead.
+ * An event with any other token is left as it is.
+ */
+function forSandbox(input: unknown): unknown {
+  const liveTokens = new Set<string>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
+  const sandboxToken = `Bearer ${DEMO.tokens.sandbox}`;
+  const apiEvent = input as { headers?: Record<string, string> | null; multiValueHeaders?: Record<string, string[]> | null; requestContext?: { stage?: string } };
+  if (!apiEvent || typeof apiEvent !== 'object' || !apiEvent.requestContext) return input;
+  for (const [name, value] of Object.entries(apiEvent.headers ?? {})) {
+    if (name.toLowerCase() === 'authorization' && liveTokens.has(value)) apiEvent.headers![name] = sandboxToken;
+  }
+  for (const [name, values] of Object.entries(apiEvent.multiValueHeaders ?? {})) {
+    if (name.toLowerCase() === 'authorization') apiEvent.multiValueHeaders![name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
+  }
+  apiEvent.requestContext.stage = 'sandbox';
+  return apiEvent;
+}
+
 // The running local stack: its endpoints, the stage's table and the queue URLs as the emulator gives them.
 useLocalAwsEnv();
-const ports = portsFromEnv();
+const ports = runningStackPorts();
 const endpoints = { dynamodb: `http://127.0.0.1:${ports.dynamodb}`, sqs: `http://127.0.0.1:${ports.sqs}`, ses: `http://127.0.0.1:${ports.ses}` };
 const table = tableNameForStage(stage);
 let queues: { ordersQueueUrl: string; dlqUrl: string };
@@ -57,9 +80,11 @@ try {
   const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
   queues = { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
 } catch (error) {
-  fail(`The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${(error as Error).message}\nStart it with \`npm start\` (same port env as this command).`);
+  fail(`The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${(error as Error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`);
 }
 Object.assign(process.env, stageEnvironment(stage, { table, ...queues! }, endpoints));
+
+if (stage === 'sandbox') event = forSandbox(event);
 
 // Imported only now: handler modules read their environment at import, as in Lambda.
 const handler = await importHandler<(event: unknown, context: unknown) => Promise<unknown>>(spec.handler);

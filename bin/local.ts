@@ -6,14 +6,24 @@
 import { resolve } from 'node:path';
 import { MissingJavaError } from '../local/emulators';
 import { DEMO } from '../local/demo';
-import { portsFromEnv } from '../local/ports';
+import { portsFromEnv, removePortsFile, writePortsFile } from '../local/ports';
 import { LOCAL_DATA_DIR, startLocalStack } from '../local/stack';
 
 const inMemory = process.argv.includes('--in-memory');
 const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
 
 try {
-  const stack = await startLocalStack({ ports: portsFromEnv(), dataDir, seedDemo: true });
+  let fatal: ((message: string) => void) | undefined;
+  const stack = await startLocalStack({
+    ports: portsFromEnv(),
+    dataDir,
+    seedDemo: true,
+    onRestart: (message) => console.error(message),
+    onFatal: (message) => fatal?.(message),
+  });
+  // For `npm run invoke` and other tools on this machine: where this stack listens (.local/ports.json).
+  writePortsFile(stack.ports);
+  process.on('exit', () => removePortsFile());
   const seededNow = Object.keys(stack.demo).length > 0;
   console.log(`
 Affiliate Program Merchant API — local stack (${inMemory ? 'in memory' : `data in ${dataDir}`})
@@ -40,6 +50,13 @@ Ctrl-C stops everything.
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // An emulator died: one line, stop everything else, exit non-zero (rather than answer 500s forever).
+  fatal = (message) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(message);
+    void stack.stop().finally(() => process.exit(1));
+  };
 } catch (error) {
   if (error instanceof MissingJavaError) {
     console.error(error.message);

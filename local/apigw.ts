@@ -19,15 +19,31 @@ export const compileRoutes = (routes: readonly RouteDef[]): CompiledRoute[] =>
     })
     .sort((a, b) => b.literals - a.literals);
 
+/** A path parameter that is not valid percent-encoding (`%E0%A4%A`): the server answers 400 naming it. */
+export class MalformedPathParameterError extends Error {
+  constructor(readonly parameter: string) {
+    super(`The ${parameter} path parameter is not valid percent-encoding.`);
+    this.name = 'MalformedPathParameterError';
+  }
+}
+
+/** A map keyed by untrusted names (headers, query keys): no prototype, so `__proto__` is a plain key. */
+export const untrustedMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
 export const matchRoute = (compiled: CompiledRoute[], method: string, path: string) => {
   const parts = path.split('/').filter(Boolean);
   for (const candidate of compiled) {
     if (candidate.route.method !== method || candidate.segments.length !== parts.length) continue;
-    const params: Record<string, string> = {};
+    const params = untrustedMap<string>();
     const matches = candidate.segments.every((segment, index) => {
       const part = parts[index] as string;
       if (segment.startsWith('{')) {
-        params[segment.slice(1, -1)] = decodeURIComponent(part);
+        const name = segment.slice(1, -1);
+        try {
+          params[name] = decodeURIComponent(part);
+        } catch {
+          throw new MalformedPathParameterError(name);
+        }
         return true;
       }
       return segment === part;
@@ -51,8 +67,22 @@ const domainPrefixOf = (host: string) => {
   return name === 'localhost' || /^[\d.]+$/.test(name) || name.startsWith('[') ? 'localhost' : (name.split('.')[0] ?? name);
 };
 
+/** Object.fromEntries defines own properties, so a key named `__proto__` stays a plain key. */
 const singleValues = (multi: Record<string, string[]>) =>
   Object.fromEntries(Object.entries(multi).map(([name, values]) => [name, values[values.length - 1] as string]));
+
+/**
+ * An ordinary object with the map's own keys, like the JSON-parsed event Lambda hands a function
+ * (JSON.parse also makes `__proto__` an own key, never the prototype).
+ */
+const plain = <T>(map: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(map));
+
+/** Appends to a multi-value map without ever reading an inherited member (`constructor`, `__proto__`). */
+const append = (map: Record<string, string[]>, name: string, value: string) => {
+  const values = Object.hasOwn(map, name) ? map[name] : undefined;
+  if (values) values.push(value);
+  else map[name] = [value];
+};
 
 export type ProxyRequest = {
   route: Pick<RouteDef, 'id' | 'method' | 'path'>;
@@ -92,10 +122,10 @@ export const proxyEvent = (request: ProxyRequest): APIGatewayProxyEvent => {
     path: request.path,
     httpMethod: request.route.method,
     headers,
-    multiValueHeaders: request.headers,
+    multiValueHeaders: plain(request.headers),
     queryStringParameters: query ? singleValues(query) : null,
-    multiValueQueryStringParameters: query ?? null,
-    pathParameters: params ?? null,
+    multiValueQueryStringParameters: query ? plain(query) : null,
+    pathParameters: params ? plain(params) : null,
     stageVariables: null,
     requestContext: {
       accountId: '000000000000',
@@ -135,16 +165,16 @@ export const buildEvent = (options: {
   stage: string;
 }): APIGatewayProxyEvent => {
   const { request, url } = options;
-  const headers: Record<string, string[]> = {};
+  const headers = untrustedMap<string[]>();
   for (let index = 0; index < request.rawHeaders.length; index += 2) {
-    (headers[request.rawHeaders[index] as string] ??= []).push(request.rawHeaders[index + 1] as string);
+    append(headers, request.rawHeaders[index] as string, request.rawHeaders[index + 1] as string);
   }
   const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
   headers['X-Forwarded-For'] = [sourceIp];
   headers['X-Forwarded-Port'] = [String(request.socket.localPort ?? '')];
   headers['X-Forwarded-Proto'] = ['http'];
-  const query: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  const query = untrustedMap<string[]>();
+  for (const [name, value] of url.searchParams) append(query, name, value);
   return proxyEvent({
     route: options.route,
     path: url.pathname,

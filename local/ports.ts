@@ -1,4 +1,6 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
 
 /** The local stack's ports: defaults, overridable by env (README). */
 export type Ports = { live: number; sandbox: number; ses: number; dynamodb: number; sqs: number };
@@ -37,3 +39,55 @@ export const freePorts = async (): Promise<Ports> => ({
   dynamodb: await freePort(),
   sqs: await freePort(),
 });
+
+/**
+ * Where a running `npm start` records its ports, so `npm run invoke` (and anything else on this
+ * machine) finds it without the port env. Written at start, removed at exit; a file left by a
+ * process that no longer runs is ignored.
+ */
+export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
+
+export const writePortsFile = (ports: Ports, file = PORTS_FILE) => {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ pid: process.pid, ports }, null, 2)}\n`);
+};
+
+export const removePortsFile = (file = PORTS_FILE) => {
+  try {
+    const recorded = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number };
+    if (recorded.pid === process.pid) rmSync(file, { force: true });
+  } catch {
+    // nothing recorded, or not ours
+  }
+};
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** The ports of the running `npm start` (from PORTS_FILE), each overridden by its env variable. */
+export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolean } => {
+  let recorded: Partial<Ports> | undefined;
+  try {
+    const content = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number; ports?: Partial<Ports> };
+    if (typeof content.pid === 'number' && alive(content.pid)) recorded = content.ports;
+  } catch {
+    recorded = undefined;
+  }
+  const defaults = portsFromEnv();
+  const fromEnv = (name: string, key: keyof Ports) =>
+    process.env[name] !== undefined && process.env[name] !== '' ? defaults[key] : (recorded?.[key] ?? defaults[key]);
+  return {
+    live: fromEnv('PORT', 'live'),
+    sandbox: fromEnv('SANDBOX_PORT', 'sandbox'),
+    ses: fromEnv('SES_PORT', 'ses'),
+    dynamodb: fromEnv('DYNAMODB_PORT', 'dynamodb'),
+    sqs: fromEnv('SQS_PORT', 'sqs'),
+    recorded: recorded !== undefined,
+  };
+};

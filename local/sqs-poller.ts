@@ -1,6 +1,7 @@
 import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from './apigw';
+import { invokeScoped } from './invocation-scope';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to
@@ -120,7 +121,8 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
     let outcome: { response: SQSBatchResponse | void } | { error: unknown };
     try {
-      outcome = { response: await handler({ Records: records }, lambdaContext(functionName)) };
+      const context = lambdaContext(functionName);
+      outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
     } catch (error) {
       onError(new Error(`handler failed, the whole batch will be retried: ${(error as Error).message}`));
       outcome = { error };

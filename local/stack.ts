@@ -25,7 +25,17 @@ export type LocalStackOptions = {
   seedDemo?: boolean;
   /** Extra environment for the stage processes (log level, relay timing, cache TTL). */
   workerEnv?: Record<string, string>;
+  /**
+   * An emulator process died (or a stage process keeps dying): the stack cannot serve any more.
+   * `npm start` prints the line and exits non-zero; by default the line is printed.
+   */
+  onFatal?: (message: string) => void;
+  /** A stage process died and was restarted (default: printed). */
+  onRestart?: (message: string) => void;
 };
+
+/** A stage process dying more often than this within a minute is not restarted again. */
+export const MAX_RESTARTS_PER_MINUTE = 5;
 
 export type StageInfo = StageQueues & { table: string; url: string; store: Store };
 
@@ -62,7 +72,8 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   NOTIFICATION_MIN_AGE_SECONDS: '10',
 });
 
-const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
+/** One stage's process (local/stage-worker.ts) serving on `port`; resolves once it listens. */
+export const startWorker = (stage: Stage, port: number, env: Record<string, string>) =>
   new Promise<ChildProcess>((resolvePromise, reject) => {
     const child = fork(resolve(ROOT, 'local/stage-worker.ts'), [], {
       execArgv: ['--import', 'tsx'],
@@ -87,12 +98,16 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
   useLocalAwsEnv();
   const started: Emulator[] = [];
   const workers: ChildProcess[] = [];
+  const onFatal = options.onFatal ?? ((message: string) => console.error(message));
+  const onRestart = options.onRestart ?? ((message: string) => console.error(message));
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     await Promise.all(
       workers.map(
         (worker) =>
           new Promise<void>((done) => {
-            if (worker.exitCode !== null) return done();
+            if (worker.exitCode !== null || worker.signalCode !== null) return done();
             worker.once('exit', () => done());
             worker.kill('SIGTERM');
           }),
@@ -103,6 +118,9 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
   try {
     const dynamodb = await startDynamoDbLocal(ports.dynamodb, options.dataDir);
     started.push(dynamodb);
+    dynamodb.onUnexpectedExit?.((code, signal) => {
+      if (!stopping) onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
+    });
     const sqs = await startSqsEmulator(ports.sqs);
     started.push(sqs);
     const ses = await startSesEmulator(ports.ses);
@@ -121,10 +139,38 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       }
       stages[stage] = { table, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };
     }
+    // Supervision: a stage process that dies is started again (one line says so).
+    const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
+      child.once('exit', (code, signal) => {
+        if (stopping) return;
+        const index = workers.indexOf(child);
+        if (index >= 0) workers.splice(index, 1);
+        const now = Date.now();
+        const recent = [...restarts.filter((time) => time > now - 60_000), now];
+        if (recent.length > MAX_RESTARTS_PER_MINUTE) {
+          onFatal(`The ${stage} stage process died ${recent.length} times within a minute (last: ${signal ?? `code ${code}`}); not restarting it.`);
+          return;
+        }
+        onRestart(`The ${stage} stage process exited (${signal ?? `code ${code}`}); restarting it on port ${ports[stage]}.`);
+        startWorker(stage, ports[stage], env).then(
+          (replacement) => {
+            if (stopping) {
+              replacement.kill('SIGTERM');
+              return;
+            }
+            workers.push(replacement);
+            supervise(stage, env, replacement, recent);
+          },
+          (error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`),
+        );
+      });
+    };
     await Promise.all(
       STAGES.map(async (stage) => {
         const env = { ...stageEnvironment(stage, stages[stage], endpoints), ...options.workerEnv };
-        workers.push(await startWorker(stage, ports[stage], env));
+        const child = await startWorker(stage, ports[stage], env);
+        workers.push(child);
+        supervise(stage, env, child, []);
       }),
     );
     return { ports, endpoints, stages, demo, stop };

@@ -4,17 +4,16 @@
  * through the very handlers that are deployed, runs the scheduled workers (outbox and notification relays), and runs the
  * commission consumer on the stage's orders queue (CONSUMER_POLL=off turns the consumer off).
  */
-import { createServer } from 'node:http';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '../functions/routes';
 import { queueWorkers, workers, type WorkerDef } from '../functions/workers';
 import { currentStage, requireEnv } from '../shared/config';
-import { MESSAGES } from '../shared/http/errors';
-import { v2Body } from '../shared/http/envelope';
-import { newTraceId } from '../shared/http/trace';
-import { buildEvent, compileRoutes, lambdaContext, matchRoute } from './apigw';
+import { lambdaContext } from './apigw';
 import { importHandler } from './handlers';
+import { createApiServer } from './http';
+import { enableInvocationScopes, invokeScoped } from './invocation-scope';
+import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -23,30 +22,22 @@ const stage = currentStage();
 const port = Number(process.env.LOCAL_HTTP_PORT);
 const relayIntervalMs = Number(process.env.RELAY_INTERVAL_MS ?? '5000');
 
+// Nothing a request does may end this process: whatever escapes is logged and the stage serves on.
+process.on('unhandledRejection', (error) => console.error(`[${stage}] unhandled rejection:`, error));
+process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught exception:`, error));
+
+// Before any handler module loads: each invocation keeps its own Lambda context in the logger.
+enableInvocationScopes();
+
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));
-const compiled = compileRoutes(routes);
 
-const notFound = () => JSON.stringify(v2Body(newTraceId(), { errors: { message: [MESSAGES.notFound] } }));
-
-const server = createServer(async (request, response) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
-  const match = matchRoute(compiled, request.method ?? 'GET', url.pathname);
-  if (!match) {
-    response.writeHead(404, { 'content-type': 'application/json' }).end(notFound());
-    return;
-  }
-  const event = buildEvent({ request, url, route: match.route, params: match.params, body: Buffer.concat(chunks).toString('utf8'), stage });
-  try {
-    const result = await (handlers.get(match.route.id) as ApiHandler)(event, lambdaContext(match.route.id));
-    response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
-  } catch (error) {
-    // What API Gateway answers when the integration fails.
-    console.error(error);
-    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Internal server error' }));
-  }
+const server = createApiServer({
+  stage,
+  routes,
+  invoke: (route, event, context) => invokeScoped(context, () => (handlers.get(route.id) as ApiHandler)(event, context)),
+  rateLimiter: createRateLimiter(rateLimitFromEnv()),
+  onError: (error) => console.error(`[${stage}]`, error),
 });
 
 // The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
@@ -60,8 +51,8 @@ const relayTimer = setInterval(() => {
   for (const job of scheduled) {
     if (job.running) continue;
     job.running = true;
-    job
-      .handler({}, lambdaContext(job.id))
+    const context = lambdaContext(job.id);
+    invokeScoped(context, () => job.handler({}, context))
       .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${(error as Error).message}`))
       .finally(() => (job.running = false));
   }

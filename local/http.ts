@@ -1,0 +1,174 @@
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { RouteDef } from '../functions/routes';
+import { MESSAGES } from '../shared/http/errors';
+import { v2Body, type EnvelopeKind } from '../shared/http/envelope';
+import { newTraceId } from '../shared/http/trace';
+import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, matchRoute } from './apigw';
+import type { RateLimiter } from './rate-limit';
+
+/**
+ * The local API Gateway front door of one stage: every request gets an answer in the route's
+ * envelope, whatever it is (bad framing, oversized headers, a bad escape, a client hanging up), and
+ * no request can bring the process down.
+ */
+
+export type RouteInvoker = (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+export type ApiServerOptions = {
+  stage: string;
+  routes: readonly RouteDef[];
+  invoke: RouteInvoker;
+  rateLimiter?: RateLimiter;
+  /** Unexpected per-request failures (a handler that throws); the server carries on. */
+  onError?: (error: unknown) => void;
+};
+
+/** API Gateway's payload limit. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+const LEGACY_PATHS = new Set(['/api/orders/create']);
+
+/** Which envelope a path speaks even when it matches no route (or cannot be parsed). */
+export const envelopeForPath = (path: string | undefined): EnvelopeKind =>
+  path !== undefined && LEGACY_PATHS.has(path.split('?')[0]?.replace(/\/+$/, '') ?? '') ? 'legacy' : 'v2';
+
+export const errorBody = (envelope: EnvelopeKind, message: string) =>
+  JSON.stringify(envelope === 'legacy' ? { success: false, message, data: [] } : v2Body(newTraceId(), { errors: { message: [message] } }));
+
+const CLIENT_ERRORS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Request Entity Too Large',
+  431: 'Request Header Fields Too Large',
+};
+
+/** What a parse error from node's HTTP parser means for the client. */
+export const clientErrorStatus = (code: string | undefined) => {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+};
+
+/** The request target of a raw request that the parser refused, when its first line is readable. */
+const targetOf = (rawPacket: unknown) => {
+  if (!Buffer.isBuffer(rawPacket)) return undefined;
+  const firstLine = rawPacket.subarray(0, 8192).toString('latin1').split('\r\n')[0] ?? '';
+  return firstLine.split(' ')[1];
+};
+
+const send = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+  if (response.headersSent || response.destroyed) return;
+  // API Gateway sends a Content-Length, never a chunked body.
+  const merged: Record<string, string> = { 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(headers)) merged[name.toLowerCase()] = String(value);
+  merged['content-length'] = String(Buffer.byteLength(body));
+  response.writeHead(status, merged).end(body);
+};
+
+/** Splits a request target into path and query without trusting the Host header. */
+const urlOf = (target: string) => {
+  if (target.startsWith('/')) return new URL(`http://localhost${target}`);
+  const absolute = new URL(target); // absolute-form (a proxy request): throws when malformed
+  return new URL(`http://localhost${absolute.pathname}${absolute.search}`);
+};
+
+const readBody = async (request: IncomingMessage): Promise<string | 'too-large'> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+export const createApiServer = (options: ApiServerOptions): Server => {
+  const compiled = compileRoutes(options.routes);
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const target = request.url ?? '/';
+    let envelope = envelopeForPath(target);
+    let url: URL;
+    try {
+      url = urlOf(target);
+    } catch {
+      return send(response, 400, errorBody(envelope, 'The request target is not a valid URL.'));
+    }
+    envelope = envelopeForPath(url.pathname);
+
+    // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
+    const authorization = request.headers.authorization;
+    if (options.rateLimiter && authorization !== undefined) {
+      const retryAfter = options.rateLimiter.take(authorization);
+      if (retryAfter !== undefined) {
+        request.resume();
+        return send(response, 429, errorBody(envelope, 'Too Many Attempts.'), { 'retry-after': String(retryAfter) });
+      }
+    }
+
+    let match: ReturnType<typeof matchRoute>;
+    try {
+      match = matchRoute(compiled, request.method ?? 'GET', url.pathname);
+    } catch (error) {
+      if (!(error instanceof MalformedPathParameterError)) throw error;
+      request.resume();
+      return send(response, 400, errorBody(envelope, error.message));
+    }
+    if (!match) {
+      request.resume();
+      return send(response, 404, errorBody(envelope, MESSAGES.notFound));
+    }
+    envelope = match.route.envelope;
+
+    let body: string | 'too-large';
+    try {
+      body = await readBody(request);
+    } catch {
+      // The client hung up mid-body (or the socket broke): nobody is left to answer.
+      response.destroy();
+      return;
+    }
+    if (body === 'too-large') {
+      send(response, 413, errorBody(envelope, 'The request body is larger than 10 MB.'), { connection: 'close' });
+      request.destroy();
+      return;
+    }
+
+    const event = buildEvent({ request, url, route: match.route, params: match.params, body, stage: options.stage });
+    let result: APIGatewayProxyResult;
+    try {
+      result = await options.invoke(match.route, event, lambdaContext(match.route.id));
+    } catch (error) {
+      // What API Gateway answers when the integration fails.
+      onError(error);
+      return send(response, 502, JSON.stringify({ message: 'Internal server error' }));
+    }
+    send(response, result.statusCode, result.body ?? '', result.headers as Record<string, string>);
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      onError(error);
+      send(response, 500, errorBody(envelopeForPath(request.url), MESSAGES.serverError));
+    });
+  });
+
+  // Framing errors, oversized headers, timeouts: answered here, in the envelope of the path when
+  // the request line could be read (node's default answer has no body).
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = clientErrorStatus(error.code);
+    const body = errorBody(envelopeForPath(targetOf(error.rawPacket)), CLIENT_ERRORS[status] ?? STATUS_CODES[status] ?? 'Bad Request');
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
+};
