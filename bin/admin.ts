@@ -11,8 +11,8 @@
  *   resend-notifications --merchant <id> [--older-than <seconds>]   (default 60)
  *   redrive                                       (the orders DLQ back to the orders queue)
  *
- * Target: the running local stack (DynamoDB Local on DYNAMODB_PORT, SES emulator on SES_PORT, SQS
- * emulator on SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
+ * Target: the running local stack (the ports of the running `npm start` from its ports file, each
+ * overridden by DYNAMODB_PORT, SES_PORT, SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
  * MAIL_FROM and INVITE_LINK_BASE_URL from the environment), exactly like `npm run seed`. The
  * permissions a deployed stage needs are its `OperatorPolicyArn` output (lib/operator-policy.ts).
  */
@@ -36,6 +36,7 @@ import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/tab
 import { sendEmailInput } from '../shared/mail/messages';
 import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
 import { localClientConfig } from '../local/emulators';
+import { runningStackPorts } from '../local/ports';
 import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
@@ -61,7 +62,7 @@ const required = (values: Record<string, unknown>, name: string): string => {
 const redriveTarget = async (stage: Stage) => {
   const local = !process.env.SEED_TABLE_NAME;
   const sqs = local
-    ? new SQSClient({ endpoint: `http://127.0.0.1:${process.env.SQS_PORT ?? '4566'}`, useQueueUrlAsEndpoint: false, ...localClientConfig })
+    ? new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig })
     : new SQSClient({});
   const url = async (QueueName: string) => {
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
@@ -75,7 +76,7 @@ const redriveTarget = async (stage: Stage) => {
 const mailer = (): Mailer => {
   const local = !process.env.SEED_TABLE_NAME;
   if (local) {
-    process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${process.env.SES_PORT ?? '8005'}`;
+    process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${runningStackPorts().ses}`;
     for (const [name, value] of Object.entries(LOCAL_MAIL_DEFAULTS)) process.env[name] ??= value;
   }
   const from = requireEnv('MAIL_FROM');

@@ -1,16 +1,18 @@
 import { useLocalAwsEnv } from '../local/emulators';
+import { runningStackPorts } from '../local/ports';
 import { createStore, type Store } from '../shared/admin/store';
 import type { Stage } from '../shared/config';
 import { tableNameForStage } from '../shared/db/table-def';
 
 /**
  * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is
- * set (AWS credentials and region from the environment), else the local stack's table of `stage`.
+ * set (AWS credentials and region from the environment), else the local stack's table of `stage`
+ * (the running `npm start`'s DynamoDB port from its ports file; DYNAMODB_PORT overrides it).
  */
 export const resolveStore = (stage: Stage): Store => {
   const deployed = process.env.SEED_TABLE_NAME;
   if (deployed) return createStore(deployed);
   useLocalAwsEnv();
-  const endpoint = `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? '8000'}`;
+  const endpoint = `http://127.0.0.1:${runningStackPorts().dynamodb}`;
   return createStore(tableNameForStage(stage), endpoint);
 };

