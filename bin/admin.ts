@@ -10,6 +10,8 @@
  *   link-payment         --merchant <id> --order <uuid> --payment <id>
  *   resend-notifications --merchant <id> [--older-than <seconds>]   (default 60)
  *   redrive                                       (the orders DLQ back to the orders queue)
+ *   commission           --merchant <id> --order <uuid>   (the order's commission ledger; exactly
+ *                        {order_uuid, status, net_amount, currency_code, entries}, no `stage`)
  *
  * Target: the running local stack (the ports of the running `npm start` from its ports file, each
  * overridden by DYNAMODB_PORT, SES_PORT, SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
@@ -22,6 +24,7 @@ import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   AdminError,
   applyForProgram,
+  commissionOfOrder,
   linkPayment,
   markInviteUsed,
   mintToken,
@@ -40,7 +43,7 @@ import { runningStackPorts } from '../local/ports';
 import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
-const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive [options] [--stage live|sandbox]';
+const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
 
 /**
  * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
@@ -85,7 +88,7 @@ const mailer = (): Mailer => {
   return { linkBase, send: async (message) => void (await ses.send(new SendEmailCommand(sendEmailInput(message, from)))) };
 };
 
-const run = async (): Promise<{ stage: Stage } & Record<string, unknown>> => {
+const run = async (): Promise<Record<string, unknown>> => {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
@@ -157,6 +160,10 @@ const run = async (): Promise<{ stage: Stage } & Record<string, unknown>> => {
     case 'redrive': {
       const stage = stageOf();
       return { stage, ...(await redriveDeadLetters(await redriveTarget(stage))) };
+    }
+    case 'commission': {
+      const stage = stageOf();
+      return commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') });
     }
     default:
       throw new AdminError(`unknown command ${command}; ${USAGE}`);

@@ -48,10 +48,11 @@ export const workers = [
   {
     id: 'outbox-relay',
     handler: 'functions/outbox/relay.ts',
-    description: 'Re-sends accepted orders whose queue send failed (outbox entries on gsi2).',
+    description: 'Re-sends order events whose queue send failed (outbox entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
-    // Query the sparse outbox index, clear the entry (UpdateItem REMOVE gsi2pk, gsi2sk), send.
-    access: { table: ['dynamodb:UpdateItem'], indexes: ['gsi2'], queue: 'send' },
+    // Query the sparse outbox index, GetItem the order (its versions), send one message per
+    // unpublished version, mark them published (UpdateItem published_version, REMOVE gsi2pk, gsi2sk).
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
   },
@@ -68,9 +69,9 @@ export const workers = [
   {
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
-    description: 'Consumes order.accepted messages and records one commission per order (idempotent).',
+    description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
     trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
-    // GetItem order + affiliate, Query the merchant's segments, conditional PutItem of the record;
+    // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume', deadLetter: true },
     timeoutSeconds: 10,

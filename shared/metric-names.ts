@@ -11,9 +11,9 @@ export const METRIC = {
   ordersAccepted: 'OrdersAccepted',
   /** An order was cancelled. */
   ordersCancelled: 'OrdersCancelled',
-  /** A commission record was written (duplicates not counted). */
+  /** A commission was accrued on an order's ledger (duplicates not counted). */
   commissionsRecorded: 'CommissionsRecorded',
-  /** Sum of recorded commission amounts in minor units, per `currency` dimension. */
+  /** Sum of accrued (positive) and reversed (negative) commission amounts in minor units, per `currency` dimension. */
   commissionAmount: 'CommissionAmount',
   /** An affiliate-program e-mail SES accepted / refused. */
   emailsSent: 'EmailsSent',

@@ -45,3 +45,15 @@ export const rowCommission = (priceValue: unknown, quantity: unknown, rate: unkn
 /** The exact sum of amounts, refused if it leaves the safe range. */
 export const sumExact = (values: readonly number[], what = 'total amount'): number =>
   toSafeNumber(values.reduce((sum, value) => sum + exactInteger(value, what), 0n), what);
+
+const signedSafe = (value: unknown, what: string): bigint => {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new AmountNotComputableError(`${what} ${String(value)} is not a safe integer`);
+  return BigInt(value);
+};
+
+/** The exact sum of signed amounts (a ledger's accruals and reversals), refused if it leaves the safe range. */
+export const netExact = (values: readonly number[], what = 'net amount'): number => {
+  const sum = values.reduce((total, value) => total + signedSafe(value, what), 0n);
+  if (sum > MAX_SAFE || sum < -MAX_SAFE) throw new AmountNotComputableError(`${what} ${sum} exceeds 2^53 - 1`);
+  return Number(sum);
+};

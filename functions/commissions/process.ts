@@ -1,7 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseOrderAccepted, recordOrderCommission, UnprocessableMessageError } from '../../shared/domain/commissions';
+import { applyOrderChanges, UnprocessableMessageError } from '../../shared/domain/commissions';
+import { parseOrderEvent } from '../../shared/domain/order-events';
 import { logger } from '../../shared/logger';
 import { AmountNotComputableError } from '../../shared/money';
 import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
@@ -11,11 +12,12 @@ const FUNCTION_ID = 'commissions-process';
 
 /**
  * The commission consumer on the orders queue (SQS event source with ReportBatchItemFailures in
- * AWS, local/sqs-poller.ts in `npm start`). Each message is processed on its own. Processing is
- * idempotent: a duplicate message is acknowledged without counting twice.
+ * AWS, local/sqs-poller.ts in `npm start`). Each message is processed on its own: it brings the
+ * order's commission ledger up to the order's current version (shared/domain/commissions.ts), so a
+ * duplicate, late or out-of-order message is acknowledged without counting twice.
  *
  * A failure is one of two kinds:
- * - permanent: the message can never succeed (not an order.accepted message, an order that does
+ * - permanent: the message can never succeed (not an order event message, an order that does
  *   not exist, amounts that cannot be computed exactly). Retrying only burns receives and delays
  *   the alarm, so the consumer puts it on the dead-letter queue itself, with the reason as a
  *   message attribute, logs the reason, and acknowledges it. If that send fails, it falls back to
@@ -26,18 +28,23 @@ const FUNCTION_ID = 'commissions-process';
 export const isPermanentFailure = (error: unknown) => error instanceof UnprocessableMessageError || error instanceof AmountNotComputableError;
 
 const processRecord = async (record: SQSRecord) => {
-  const message = parseOrderAccepted(record.body);
-  if (!message) throw new UnprocessableMessageError('Not an order.accepted message');
-  const { outcome, commission } = await recordOrderCommission(message.merchant_id, message.order_uuid);
-  if (outcome === 'recorded') {
-    countMetric(METRIC.commissionsRecorded);
-    emitMetrics({ [METRIC.commissionAmount]: commission.total_amount }, { currency: commission.currency_code });
+  const message = parseOrderEvent(record.body);
+  if (!message) throw new UnprocessableMessageError('Not an order event message');
+  const { outcome, ledger, booked } = await applyOrderChanges(message.merchant_id, message.order_uuid);
+  if (booked.some((entry) => entry.type === 'accrual')) countMetric(METRIC.commissionsRecorded);
+  if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {
+    emitMetrics({ [METRIC.commissionAmount]: booked.reduce((sum, entry) => sum + entry.amount, 0) }, { currency: ledger.currency_code });
   }
-  logger.info(outcome === 'recorded' ? 'Commission recorded' : 'Duplicate message: commission already recorded', {
+  logger.info(outcome === 'applied' ? 'Commission ledger brought up to the order' : 'Duplicate or late message: the ledger already reflects the order', {
     message_id: record.messageId,
     merchant_id: message.merchant_id,
     order_uuid: message.order_uuid,
-    total_amount: commission.total_amount,
+    event: message.type,
+    event_version: message.version,
+    applied_version: ledger?.applied_version,
+    status: ledger?.status,
+    net_amount: ledger?.net_amount,
+    booked: booked.map((entry) => entry.type),
   });
   return outcome;
 };

@@ -1,13 +1,13 @@
 import { postApiHandler } from '../../shared/http/post-api-handler';
 import { createOrder } from '../../shared/domain/orders';
 import { countMetric, METRIC } from '../../shared/metrics';
-import { publishAcceptedOrder } from '../../shared/queue/orders';
+import { publishOrderEvents } from '../../shared/queue/orders';
 import { orderCreateBody } from '../../shared/schemas/order';
 
 /** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
 export const handler = postApiHandler('orders-create-legacy', { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);
   countMetric(METRIC.ordersAccepted);
-  await publishAcceptedOrder(merchant.id, order.uuid);
+  await publishOrderEvents(merchant.id, order);
   return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
 });

@@ -1,12 +1,12 @@
 import { postApiHandler } from '../../shared/http/post-api-handler';
 import { createOrder } from '../../shared/domain/orders';
 import { countMetric, METRIC } from '../../shared/metrics';
-import { publishAcceptedOrder } from '../../shared/queue/orders';
+import { publishOrderEvents } from '../../shared/queue/orders';
 import { orderCreateBody } from '../../shared/schemas/order';
 
 export const handler = postApiHandler('orders-create', { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);
   countMetric(METRIC.ordersAccepted);
-  await publishAcceptedOrder(merchant.id, order.uuid);
+  await publishOrderEvents(merchant.id, order);
   return { statusCode: 201, data: { order: { uuid: order.uuid, order_no: order.order_no } } };
 });

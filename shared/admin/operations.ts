@@ -10,6 +10,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
 import { getAffiliate } from '../db/entities/affiliate';
+import { getCommissionLedger } from '../db/entities/commission';
 import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
 import { applyCountChanges, takeSequence } from '../db/entities/counter';
 import { merchantIdOf } from '../db/entities/base';
@@ -170,6 +171,22 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
     if (order.cancelled_at) throw new AdminError(`order ${options.orderUuid} is cancelled and cannot be linked to a payment`);
     throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
   }
+};
+
+/**
+ * The commission ledger of one order, as the `commission` command prints it: status, net amount
+ * (the sum of the entries), currency and the entries in the order they were booked.
+ */
+export const commissionOfOrder = async (store: Store, options: { merchantId: string; orderUuid: string }) => {
+  const { ledger } = await getCommissionLedger(store, options.merchantId, options.orderUuid, true);
+  if (!ledger) throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
+  return {
+    order_uuid: ledger.order_uuid,
+    status: ledger.status,
+    net_amount: ledger.net_amount,
+    currency_code: ledger.currency_code,
+    entries: ledger.entries.map(({ type, amount, at }) => ({ type, amount, at })),
+  };
 };
 
 export type Mailer = { linkBase: string; send: (message: MailMessage) => Promise<void> };

@@ -1,23 +1,23 @@
 import { functionTable } from '../db/client';
 import { getAffiliate, type AffiliateItem } from '../db/entities/affiliate';
-import { putCommissionIfAbsent } from '../db/entities/commission';
+import { getCommissionLedger, putCommissionLedger, type CommissionLedger, type CommissionRow, type LedgerEntry } from '../db/entities/commission';
 import { getOrder, type OrderItem } from '../db/entities/order';
 import { allSegments, type SegmentItem } from '../db/entities/segment';
-import type { OrderAcceptedMessage } from '../queue/orders';
-import { rowCommission, sumExact } from '../money';
+import { netExact, rowCommission, sumExact } from '../money';
 import { isoNow } from '../time';
+import { eventTypeOf, versionOf } from './order-events';
 
 /**
- * Commission processing for accepted orders (minimal until the commission issue): one record per
- * order, written with a conditional put, so a message delivered twice counts once.
+ * Commission processing: one ledger per order (db/entities/commission.ts), brought up to the
+ * order's current version by every order event (applyOrderChanges).
  *
  * Per row: the segment whose `slugs` contain the row's segment_slug (case-insensitive), else the
  * merchant's default segment; rate = segment.rates[affiliate tier] ?? 0 (percent);
  * amount = round(price_value * quantity * rate / 100). Shipping and tax carry no commission.
- * A cancelled order gets a `void` record with zero amounts.
+ * computeCommission gives a cancelled order zero amounts and `void`.
  */
 
-export type CommissionRow = { row_uuid: string; segment_uuid: string | null; rate: number; base_value: number; amount: number };
+export type { CommissionLedger, CommissionRow, LedgerEntry } from '../db/entities/commission';
 
 export type CommissionItem = {
   type: 'commission';
@@ -73,39 +73,105 @@ export const computeCommission = (
   };
 };
 
-/** The queue message, or undefined when the body is not an order.accepted message. */
-export const parseOrderAccepted = (body: string): OrderAcceptedMessage | undefined => {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const message = value as Record<string, unknown>;
-  if (message.type !== 'order.accepted') return undefined;
-  if (typeof message.merchant_id !== 'string' || message.merchant_id === '') return undefined;
-  if (typeof message.order_uuid !== 'string' || message.order_uuid === '') return undefined;
-  return { type: 'order.accepted', merchant_id: message.merchant_id, order_uuid: message.order_uuid };
-};
-
 /** A message that can never succeed (unknown order): retrying does not help, the DLQ keeps it. */
 export class UnprocessableMessageError extends Error {
   override name = 'UnprocessableMessageError';
 }
 
-export type CommissionOutcome = { outcome: 'recorded' | 'duplicate'; commission: CommissionItem };
+type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'cancelled_at' | 'version'>;
 
 /**
- * Records the commission of one accepted order: GetItem order (consistent), GetItem affiliate and
- * Query segments, then one conditional PutItem. A record that already exists (a redelivered or
- * relayed duplicate) is left untouched and reported as `duplicate`.
+ * Brings a ledger from its applied_version to the order's current version, one version at a time
+ * in order (the kind of each version: shared/domain/order-events.ts). Pure: returns the new ledger
+ * and the entries it appended.
+ * - accepted: an `accrual` of the commission; none when the order is already cancelled (a cancel
+ *   applied together with, or before, the accept: the commission is void from the start);
+ * - shipping_updated: a `shipping_change` of 0 (shipping carries no commission in the current rule);
+ * - cancelled: a `reversal` of the net amount when something was accrued, and status `void`.
+ * `accrual` is needed (computeCommission) only when an accrual is booked.
  */
-export const recordOrderCommission = async (merchantId: string, orderUuid: string): Promise<CommissionOutcome> => {
-  const order = await getOrder(functionTable, merchantId, orderUuid, true);
-  if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
-  const [segments, affiliate] = await Promise.all([allSegments(functionTable, merchantId), getAffiliate(functionTable, merchantId, order.affiliate_slug)]);
-  const commission = computeCommission(order, segments, affiliate);
-  const written = await putCommissionIfAbsent(functionTable, merchantId, orderUuid, commission);
-  return { outcome: written ? 'recorded' : 'duplicate', commission };
+export const advanceLedger = (
+  ledger: CommissionLedger | undefined,
+  order: LedgerOrder,
+  accrual: CommissionItem | undefined,
+  now: string = isoNow(),
+): { ledger: CommissionLedger; booked: LedgerEntry[] } => {
+  const current = versionOf(order);
+  const entries = [...(ledger?.entries ?? [])];
+  const booked: LedgerEntry[] = [];
+  let status = ledger?.status ?? 'pending';
+  let rows = ledger?.rows ?? [];
+  let tier = ledger?.tier_slug ?? null;
+  const book = (type: LedgerEntry['type'], amount: number, version: number) => {
+    const entry = { type, amount, at: now, version };
+    entries.push(entry);
+    booked.push(entry);
+  };
+  for (let version = (ledger?.applied_version ?? 0) + 1; version <= current; version++) {
+    const type = eventTypeOf(order, version);
+    if (type === 'order.accepted') {
+      if (order.cancelled_at !== undefined) continue;
+      if (!accrual) throw new Error('advanceLedger: an accrual is due but no commission was computed');
+      rows = accrual.rows;
+      tier = accrual.tier_slug;
+      book('accrual', accrual.total_amount, version);
+    } else if (type === 'order.shipping_updated') {
+      book('shipping_change', 0, version);
+    } else {
+      if (entries.some((entry) => entry.type === 'accrual')) book('reversal', -netExact(entries.map((entry) => entry.amount)), version);
+      status = 'void';
+    }
+  }
+  return {
+    ledger: {
+      order_uuid: order.uuid,
+      order_no: order.order_no,
+      affiliate_slug: order.affiliate_slug,
+      tier_slug: tier,
+      currency_code: order.currency_code,
+      status,
+      rows,
+      entries,
+      net_amount: netExact(entries.map((entry) => entry.amount)),
+      applied_version: Math.max(current, ledger?.applied_version ?? 0),
+      created_at: ledger?.created_at ?? now,
+      updated_at: now,
+    },
+    booked,
+  };
+};
+
+/** Whether bringing this ledger up to date books an accrual (then the commission must be computed). */
+const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) => (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
+
+export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: CommissionLedger | undefined; booked: LedgerEntry[] };
+
+/** Reads and conditional writes before giving up on a ledger other deliveries keep changing (SQS redelivers). */
+export const LEDGER_ATTEMPTS = 5;
+
+/**
+ * Applies every change of one order its ledger does not reflect yet, whatever event was delivered
+ * (the message only says "this order changed"): GetItem order and ledger (consistent), GetItem
+ * affiliate and Query segments when an accrual is due, then one PutItem conditional on the ledger
+ * being as read. A ledger already at the order's version (a redelivered or out-of-order message)
+ * is left untouched: `duplicate`. A write refused because another delivery got there first is
+ * read again and retried.
+ */
+export const applyOrderChanges = async (merchantId: string, orderUuid: string): Promise<LedgerOutcome> => {
+  for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {
+    const [order, { ledger, stamp }] = await Promise.all([
+      getOrder(functionTable, merchantId, orderUuid, true),
+      getCommissionLedger(functionTable, merchantId, orderUuid, true),
+    ]);
+    if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
+    if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
+    let accrual: CommissionItem | undefined;
+    if (accrualDue(ledger, order)) {
+      const [segments, affiliate] = await Promise.all([allSegments(functionTable, merchantId), getAffiliate(functionTable, merchantId, order.affiliate_slug)]);
+      accrual = computeCommission(order, segments, affiliate);
+    }
+    const next = advanceLedger(ledger, order, accrual);
+    if (await putCommissionLedger(functionTable, merchantId, next.ledger, stamp)) return { outcome: 'applied', ...next };
+  }
+  throw new Error(`Commission ledger of order ${orderUuid} kept changing under ${LEDGER_ATTEMPTS} attempts; SQS will redeliver`);
 };

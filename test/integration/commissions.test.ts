@@ -27,7 +27,7 @@ let testQueueUrl: string;
 let testDlqUrl: string;
 const savedEnv = { ...process.env };
 const orders: Record<'alice' | 'nora' | 'sam' | 'cancelled', string> = { alice: '', nora: '', sam: '', cancelled: '' };
-let messages: { type: string; merchant_id: string; order_uuid: string }[] = [];
+let messages: { type: string; merchant_id: string; order_uuid: string; version: number }[] = [];
 
 const commissionsOf = async (merchantId: string) => {
   const store = storeFor('live');
@@ -109,7 +109,7 @@ beforeAll(async () => {
   messages = (await eventually(async () => {
     const mine = (await drainQueue(live.ordersQueueUrl)).filter((message) => message.merchant_id === merchant.id);
     messages.push(...mine);
-    return messages.length >= 4 ? messages : undefined;
+    return messages.length >= 5 ? messages : undefined;
   })) as typeof messages;
 });
 
@@ -135,11 +135,14 @@ const deadLetters = async () => {
 };
 
 describe('the commission consumer', () => {
-  it('gets exactly one order.accepted message per created order', () => {
-    expect(messages.map((message) => message.order_uuid).sort()).toEqual(Object.values(orders).sort());
+  it('gets exactly one order.accepted message (version 1) per created order, and one order.cancelled (version 2) for the cancel', () => {
+    const acceptedMessages = messages.filter((message) => message.type === 'order.accepted');
+    expect(acceptedMessages.map((message) => message.order_uuid).sort()).toEqual(Object.values(orders).sort());
+    expect(acceptedMessages.every((message) => message.version === 1)).toBe(true);
+    expect(messages.filter((message) => message.type !== 'order.accepted')).toEqual([{ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: orders.cancelled, version: 2 }]);
   });
 
-  it('records one commission per order from the polled queue, counts a duplicate once, and moves messages that can never succeed to the DLQ at once', async () => {
+  it('keeps one ledger per order from the polled queue, counts a duplicate once, and moves messages that can never succeed to the DLQ at once', async () => {
     const alice = messages.find((message) => message.order_uuid === orders.alice)!;
     const unknownOrder = JSON.stringify({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() });
     const bodies = [...messages.map((message) => JSON.stringify(message)), JSON.stringify(alice), unknownOrder, 'not json'];
@@ -161,22 +164,25 @@ describe('the commission consumer', () => {
       tier_slug: 'gold',
       currency_code: 'EUR',
       status: 'pending',
-      total_amount: 2500 + 1990,
+      net_amount: 2500 + 1990,
+      applied_version: 1,
+      entries: [expect.objectContaining({ type: 'accrual', amount: 2500 + 1990, version: 1 })],
       rows: [
         expect.objectContaining({ rate: 12.5, base_value: 20000, amount: 2500 }),
         expect.objectContaining({ rate: 10, base_value: 19900, amount: 1990 }),
       ],
     });
-    expect(byOrder[orders.sam]).toMatchObject({ tier_slug: 'silver', total_amount: Math.round((5999 * 3 * 9) / 100), rows: [expect.objectContaining({ rate: 9 })] });
+    expect(byOrder[orders.sam]).toMatchObject({ tier_slug: 'silver', net_amount: Math.round((5999 * 3 * 9) / 100), rows: [expect.objectContaining({ rate: 9 })] });
     // nora joined without a tier: the default tier (bronze), which no segment rates
-    expect(byOrder[orders.nora]).toMatchObject({ tier_slug: 'bronze', total_amount: 0 });
-    expect(byOrder[orders.cancelled]).toMatchObject({ status: 'void', total_amount: 0 });
+    expect(byOrder[orders.nora]).toMatchObject({ tier_slug: 'bronze', net_amount: 0 });
+    // cancelled before any of its events was processed: void from the start, nothing accrued or reversed
+    expect(byOrder[orders.cancelled]).toMatchObject({ status: 'void', net_amount: 0, entries: [], applied_version: 2 });
 
     // The two bad messages are on the DLQ with their reasons, and nothing is left to redeliver.
     const dead = await deadLetters();
     expect(dead.map((message) => message.body).sort()).toEqual([unknownOrder, 'not json'].sort());
     expect(dead.find((message) => message.body === 'not json')?.attributes).toMatchObject({
-      dead_letter_reason: 'Not an order.accepted message',
+      dead_letter_reason: 'Not an order event message',
       dead_letter_error: 'UnprocessableMessageError',
       dead_letter_source: 'commissions-process',
       original_receive_count: '1',

@@ -28,7 +28,7 @@ describe('the orders queue', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const messages = await drainQueue(queueUrl());
     expect(messages.map((message) => message.order_uuid).sort()).toEqual([...accepted].sort());
-    for (const message of messages) expect(message).toEqual({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: expect.any(String) });
+    for (const message of messages) expect(message).toEqual({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: expect.any(String), version: 1 });
   });
 
   it('delivers an order accepted while SQS fails once SQS works again', async () => {

@@ -3,7 +3,8 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/commissions/process';
-import { computeCommission, parseOrderAccepted, recordOrderCommission, segmentForRow } from '../../shared/domain/commissions';
+import { advanceLedger, applyOrderChanges, computeCommission, LEDGER_ATTEMPTS, segmentForRow } from '../../shared/domain/commissions';
+import { parseOrderEvent } from '../../shared/domain/order-events';
 import type { OrderItem } from '../../shared/db/entities/order';
 import type { SegmentItem } from '../../shared/domain/program-model';
 import { lambdaContext } from './support/api';
@@ -80,48 +81,200 @@ describe('computeCommission', () => {
   });
 });
 
-describe('parseOrderAccepted', () => {
-  it('accepts only a well-formed order.accepted message', () => {
-    expect(parseOrderAccepted(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER, extra: 1 }))).toEqual({
-      type: 'order.accepted',
-      merchant_id: MERCHANT,
-      order_uuid: ORDER,
-    });
-    for (const body of ['not json', 'null', '[]', JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER }), JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT })]) {
-      expect(parseOrderAccepted(body), body).toBeUndefined();
+describe('parseOrderEvent', () => {
+  it('accepts the three order events, with their version (optional for messages queued before versions)', () => {
+    for (const type of ['order.accepted', 'order.shipping_updated', 'order.cancelled']) {
+      expect(parseOrderEvent(JSON.stringify({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2, extra: 1 }))).toEqual({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2 });
     }
+    expect(parseOrderEvent(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER }))).toEqual({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER });
+  });
+
+  it('refuses anything else', () => {
+    const bodies = [
+      'not json',
+      'null',
+      '[]',
+      JSON.stringify({ type: 'order.deleted', merchant_id: MERCHANT, order_uuid: ORDER }),
+      JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT }),
+      JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: 0 }),
+      JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: '2' }),
+    ];
+    for (const body of bodies) expect(parseOrderEvent(body), body).toBeUndefined();
   });
 });
 
-describe('recordOrderCommission', () => {
+const NOW = '2026-03-10T09:00:00.000Z';
+const LATER = '2026-03-10T10:00:00.000Z';
+const CANCELLED_AT = '2026-03-10T08:30:00.000Z';
+const accrual = () => computeCommission(order(), SEGMENTS, { tier_slug: 'gold' });
+
+describe('advanceLedger (the ledger transitions)', () => {
+  it('accrues the commission of an accepted order: pending, net = the accrual', () => {
+    // Act
+    const { ledger, booked } = advanceLedger(undefined, order({ version: 1 }), accrual(), NOW);
+
+    // Assess
+    expect(booked).toEqual([{ type: 'accrual', amount: 4500, at: NOW, version: 1 }]);
+    expect(ledger).toMatchObject({ order_uuid: ORDER, status: 'pending', net_amount: 4500, currency_code: 'EUR', applied_version: 1, tier_slug: 'gold', created_at: NOW });
+    expect(ledger.rows).toHaveLength(2);
+  });
+
+  it('reverses the accrual of an order cancelled after it was accrued, and voids the ledger (net 0)', () => {
+    // Prepare
+    const accrued = advanceLedger(undefined, order({ version: 1 }), accrual(), NOW).ledger;
+
+    // Act
+    const { ledger, booked } = advanceLedger(accrued, order({ version: 2, cancelled_at: CANCELLED_AT }), undefined, LATER);
+
+    // Assess
+    expect(booked).toEqual([{ type: 'reversal', amount: -4500, at: LATER, version: 2 }]);
+    expect(ledger).toMatchObject({ status: 'void', net_amount: 0, applied_version: 2, created_at: NOW, updated_at: LATER });
+    expect(ledger.entries.map((entry) => entry.type)).toEqual(['accrual', 'reversal']);
+  });
+
+  it('voids without accrual or reversal an order already cancelled when its ledger is first written (cancel delivered before the accept)', () => {
+    // Act
+    const { ledger, booked } = advanceLedger(undefined, order({ version: 2, cancelled_at: CANCELLED_AT }), undefined, NOW);
+
+    // Assess
+    expect(booked).toEqual([]);
+    expect(ledger).toMatchObject({ status: 'void', net_amount: 0, applied_version: 2, entries: [] });
+  });
+
+  it('records a shipping change with amount 0 (shipping carries no commission)', () => {
+    // Prepare
+    const accrued = advanceLedger(undefined, order({ version: 1 }), accrual(), NOW).ledger;
+
+    // Act
+    const { ledger, booked } = advanceLedger(accrued, order({ version: 2, total_shipping_value: 995 }), undefined, LATER);
+
+    // Assess
+    expect(booked).toEqual([{ type: 'shipping_change', amount: 0, at: LATER, version: 2 }]);
+    expect(ledger).toMatchObject({ status: 'pending', net_amount: 4500, applied_version: 2 });
+  });
+
+  it('applies several versions at once, in version order: accrual, shipping changes, then the reversal', () => {
+    // Act: first seen at version 3 (accepted, then two PATCHes), then cancelled as version 4
+    const { ledger } = advanceLedger(undefined, order({ version: 3 }), accrual(), NOW);
+    const cancelled = advanceLedger(ledger, order({ version: 4, cancelled_at: CANCELLED_AT }), undefined, LATER).ledger;
+
+    // Assess
+    expect(ledger.entries.map((entry) => [entry.type, entry.version])).toEqual([['accrual', 1], ['shipping_change', 2], ['shipping_change', 3]]);
+    expect(cancelled.entries.map((entry) => [entry.type, entry.amount])).toEqual([['accrual', 4500], ['shipping_change', 0], ['shipping_change', 0], ['reversal', -4500]]);
+    expect(cancelled).toMatchObject({ status: 'void', net_amount: 0, applied_version: 4 });
+  });
+});
+
+const COMMISSION_KEY = { pk: `M#${MERCHANT}`, sk: `COMMISSION#${ORDER}` };
+const ORDER_KEY = { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` };
+/** A stored ledger, as advanceLedger built it. */
+const storedLedger = (orderState: Partial<OrderItem>, previous?: ReturnType<typeof advanceLedger>['ledger']) => {
+  const { ledger } = advanceLedger(previous, order(orderState), orderState.cancelled_at ? undefined : accrual(), NOW);
+  return { ...COMMISSION_KEY, type: 'commission', ...ledger };
+};
+const ledgerPuts = () => ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input);
+
+describe('applyOrderChanges', () => {
   beforeEach(() => {
     // Prepare
     resetAwsMocks();
     ddbMock.on(GetCommand).resolves({});
-    ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 1 }) });
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves(AFFILIATE);
     ddbMock.on(QueryCommand).resolves({ Items: storedSegments });
+    ddbMock.on(PutCommand).resolves({});
   });
 
-  it('writes the record with a condition that it does not exist yet', async () => {
+  it('writes a new ledger with the accrual, on the condition that there is none yet, reading order and ledger consistently', async () => {
     // Act
-    const { outcome } = await recordOrderCommission(MERCHANT, ORDER);
+    const { outcome, booked } = await applyOrderChanges(MERCHANT, ORDER);
 
     // Assess
-    expect(outcome).toBe('recorded');
-    expect(ddbMock).toHaveReceivedCommandWith(PutCommand, {
-      Item: expect.objectContaining({ pk: `M#${MERCHANT}`, sk: `COMMISSION#${ORDER}`, type: 'commission', total_amount: 4500 }),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
+    expect(outcome).toBe('applied');
+    expect(booked.map((entry) => entry.type)).toEqual(['accrual']);
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: true });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: COMMISSION_KEY, ConsistentRead: true });
+    expect(ledgerPuts()).toEqual([
+      {
+        TableName: 'unit-table',
+        Item: expect.objectContaining({ ...COMMISSION_KEY, type: 'commission', status: 'pending', net_amount: 4500, applied_version: 1 }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    ]);
   });
 
-  it('reports a record that already exists as a duplicate, not an error', async () => {
+  it('appends to an existing ledger on the condition that its applied_version is still the one read', async () => {
+    // Prepare
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: storedLedger({ version: 1 }) });
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 2, cancelled_at: CANCELLED_AT }) });
+
+    // Act
+    const { ledger } = await applyOrderChanges(MERCHANT, ORDER);
+
+    // Assess
+    expect(ledger).toMatchObject({ status: 'void', net_amount: 0, applied_version: 2 });
+    expect(ledgerPuts()[0]).toMatchObject({ ConditionExpression: 'applied_version = :applied', ExpressionAttributeValues: { ':applied': 1 } });
+    // No accrual due: the rates are not read again.
+    expect(ddbMock).not.toHaveReceivedCommand(QueryCommand);
+  });
+
+  it('changes nothing for a redelivered or late message: the ledger already reflects the order version', async () => {
+    // Prepare: the ledger is at version 2 (cancelled), and the order.accepted of version 1 arrives late
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: storedLedger({ version: 2, cancelled_at: CANCELLED_AT }) });
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 2, cancelled_at: CANCELLED_AT }) });
+
+    // Act
+    const { outcome, booked } = await applyOrderChanges(MERCHANT, ORDER);
+
+    // Assess
+    expect(outcome).toBe('duplicate');
+    expect(booked).toEqual([]);
+    expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
+  });
+
+  it('reads again when a concurrent delivery wrote first, and then counts nothing twice', async () => {
+    // Prepare: the first read sees no ledger; the write is refused because another delivery wrote it
+    const written = storedLedger({ version: 1 });
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolvesOnce({}).resolves({ Item: written });
     ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
-    expect((await recordOrderCommission(MERCHANT, ORDER)).outcome).toBe('duplicate');
+
+    // Act
+    const { outcome, ledger } = await applyOrderChanges(MERCHANT, ORDER);
+
+    // Assess
+    expect(outcome).toBe('duplicate');
+    expect(ledger?.entries).toHaveLength(1);
+    expect(ddbMock).toHaveReceivedCommandTimes(PutCommand, 1);
+  });
+
+  it('gives up after LEDGER_ATTEMPTS refused writes with a transient error (SQS redelivers)', async () => {
+    // Prepare
+    ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+
+    // Act
+    const applying = applyOrderChanges(MERCHANT, ORDER);
+
+    // Assess
+    await expect(applying).rejects.toThrow(/kept changing/);
+    expect(ddbMock).toHaveReceivedCommandTimes(PutCommand, LEDGER_ATTEMPTS);
+  });
+
+  it('reads a record of the processor before the ledger as its accrual at version 1', async () => {
+    // Prepare: the old one-record-per-order shape
+    const { entries: _e, net_amount: _n, applied_version: _a, updated_at: _u, ...old } = storedLedger({ version: 1 });
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: { ...old, total_amount: 4500 } });
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 2, cancelled_at: CANCELLED_AT }) });
+
+    // Act
+    const { ledger } = await applyOrderChanges(MERCHANT, ORDER);
+
+    // Assess
+    expect(ledger?.entries.map((entry) => [entry.type, entry.amount])).toEqual([['accrual', 4500], ['reversal', -4500]]);
+    expect(ledgerPuts()[0]?.ConditionExpression).toBe('attribute_exists(pk) AND attribute_not_exists(applied_version)');
   });
 
   it('fails for an order that does not exist', async () => {
-    await expect(recordOrderCommission(MERCHANT, '00000000-0000-4000-8000-0000000000ff')).rejects.toThrow(/does not exist/);
+    await expect(applyOrderChanges(MERCHANT, '00000000-0000-4000-8000-0000000000ff')).rejects.toThrow(/does not exist/);
   });
 });
 
@@ -160,7 +313,7 @@ describe('the consumer handler', () => {
     expect(byId.malformed).toMatchObject({
       MessageBody: '{',
       MessageAttributes: {
-        dead_letter_reason: { DataType: 'String', StringValue: 'Not an order.accepted message' },
+        dead_letter_reason: { DataType: 'String', StringValue: 'Not an order event message' },
         dead_letter_error: { DataType: 'String', StringValue: 'UnprocessableMessageError' },
         dead_letter_source: { DataType: 'String', StringValue: 'commissions-process' },
         original_receive_count: { DataType: 'String', StringValue: '1' },

@@ -8,7 +8,7 @@ import { handler as cancelHandler } from '../../functions/orders/cancel';
 import { handler as createHandler } from '../../functions/orders/create';
 import { handler as createLegacyHandler } from '../../functions/orders/create-legacy';
 import { handler as outboxRelay } from '../../functions/outbox/relay';
-import { recordOrderCommission, type CommissionItem } from '../../shared/domain/commissions';
+import { applyOrderChanges, type CommissionLedger } from '../../shared/domain/commissions';
 import { cancelOrder, createOrder } from '../../shared/domain/orders';
 import type { OrderItem } from '../../shared/db/entities/order';
 import { deliverNotification } from '../../shared/mail/send';
@@ -29,7 +29,7 @@ vi.mock('../../shared/domain/orders', async (importOriginal) => ({
 }));
 vi.mock('../../shared/domain/commissions', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../shared/domain/commissions')>()),
-  recordOrderCommission: vi.fn(),
+  applyOrderChanges: vi.fn(),
 }));
 
 const sesMock = mockClient(SESClient);
@@ -95,13 +95,14 @@ describe('commissions', () => {
     body: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: ORDER_UUID }),
     attributes: { ApproximateReceiveCount: '1' },
   });
-  const commission = { total_amount: 2500, currency_code: 'EUR' } as CommissionItem;
+  const ledger = { currency_code: 'EUR', applied_version: 1 } as CommissionLedger;
+  const at = '2026-03-31T12:00:00.000Z';
 
-  it('counts each recorded commission and its amount per currency; a duplicate counts nothing', async () => {
+  it('counts each accrued commission and its amount per currency; a duplicate counts nothing', async () => {
     // Prepare
-    vi.mocked(recordOrderCommission)
-      .mockResolvedValueOnce({ outcome: 'recorded', commission })
-      .mockResolvedValueOnce({ outcome: 'duplicate', commission });
+    vi.mocked(applyOrderChanges)
+      .mockResolvedValueOnce({ outcome: 'applied', ledger, booked: [{ type: 'accrual', amount: 2500, at, version: 1 }] })
+      .mockResolvedValueOnce({ outcome: 'duplicate', ledger, booked: [] });
     vi.spyOn(metrics, 'addDimensions');
 
     // Act
@@ -110,6 +111,17 @@ describe('commissions', () => {
     // Assess
     expect(points()).toEqual(['CommissionsRecorded=1 Count', 'CommissionAmount=2500 None']);
     expect(metrics.addDimensions).toHaveBeenCalledWith({ currency: 'EUR' });
+  });
+
+  it('reports a reversal as a negative amount and counts no new commission', async () => {
+    // Prepare
+    vi.mocked(applyOrderChanges).mockResolvedValueOnce({ outcome: 'applied', ledger, booked: [{ type: 'reversal', amount: -2500, at, version: 2 }] });
+
+    // Act
+    await processCommissions({ Records: [message('m-1')] } as unknown as SQSEvent, lambdaContext() as never);
+
+    // Assess
+    expect(points()).toEqual(['CommissionAmount=-2500 None']);
   });
 });
 

@@ -1,9 +1,10 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '../../functions/orders/cancel';
 import { apiEvent, invoke } from './support/api';
-import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
 const cancel = (uuid = ORDER_UUID) => invoke(cancelOrder, apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid } }));
@@ -25,11 +26,12 @@ afterEach(() => {
 });
 
 describe('POST /api/v2/orders/{uuid}/cancel', () => {
-  it('cancels with one conditional UpdateItem and answers 200 with cancelled_at set', async () => {
+  it('cancels with one conditional UpdateItem (version bump and outbox entry included), answers 200 with cancelled_at set, and sends order.cancelled', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({
-      Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', updated_at: '2026-03-31T12:34:56.789Z' }),
+      Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', updated_at: '2026-03-31T12:34:56.789Z', version: 3, published_version: 2 }),
     });
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
     const response = await cancel();
@@ -38,18 +40,37 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     expect(response.statusCode).toBe(200);
     expect(response.body.data.order).toMatchObject({ uuid: ORDER_UUID, cancelled_at: '2026-03-31T12:34:56.789Z' });
     expect(response.body.meta.trace_id).toMatch(TRACE_ID);
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 1, {
       TableName: 'unit-table',
       Key: ORDER_KEY,
-      UpdateExpression: 'SET cancelled_at = :now, updated_at = :now',
+      UpdateExpression:
+        'SET cancelled_at = :now, updated_at = :now, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
+    expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
+      MessageBody: JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 3 }),
+    });
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, { Key: ORDER_KEY, ConditionExpression: expect.stringContaining('version = :v'), ExpressionAttributeValues: { ':v': 3 } });
+  });
+
+  it('still answers 200 when the queue refuses the event: the outbox entry stays for the relay', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    sqsMock.on(SendMessageCommand).rejects(new Error('QueueDoesNotExist'));
+
+    // Act
+    const response = await cancel();
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
   });
 
   it('puts every rule in the condition, with the cutoff one calendar month back (Mar 31 -> Feb 28)', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z' }) });
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
     await cancel();
@@ -60,7 +81,13 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     expect(input?.ConditionExpression).toContain('attribute_not_exists(cancelled_at)');
     expect(input?.ConditionExpression).toContain('attribute_not_exists(payment_id)');
     expect(input?.ConditionExpression).toContain('created_at >= :cutoff');
-    expect(input?.ExpressionAttributeValues).toEqual({ ':now': '2026-03-31T12:34:56.789Z', ':cutoff': '2026-02-28T12:34:56.789Z' });
+    expect(input?.ExpressionAttributeValues).toEqual({
+      ':now': '2026-03-31T12:34:56.789Z',
+      ':cutoff': '2026-02-28T12:34:56.789Z',
+      ':one': 1,
+      ':outboxKind': 'OUTBOX',
+      ':outboxSince': '2026-03-31T12:34:56.789Z',
+    });
   });
 
   it('answers 404 when the condition fails and there was no item', async () => {

@@ -109,6 +109,8 @@ describe('POST /api/v2/orders/create', () => {
         customer: { name: 'Dan Customer', email: 'Dan@Example.com' },
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
+        version: 1,
+        published_version: 0,
       },
     });
     expect(guard?.Put).toEqual({
@@ -259,7 +261,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.sk).startsWith('CUSTOMER#'))).toHaveLength(0);
   });
 
-  it('puts an order.accepted message naming the order on the orders queue, then clears the outbox entry', async () => {
+  it('puts an order.accepted message naming the order and its version 1 on the orders queue, then marks it published and clears the outbox entry', async () => {
     // Act
     const response = await postV2(orderBody());
 
@@ -267,12 +269,13 @@ describe('POST /api/v2/orders/create', () => {
     const uuid = response.body.data.order.uuid as string;
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, { QueueUrl: QUEUE_URL });
     const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
-    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid });
+    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 });
     expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${uuid}` })).toHaveLength(1);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       TableName: 'unit-table',
       Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` },
-      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
+      ExpressionAttributeValues: { ':v': 1 },
     });
   });
 
@@ -301,12 +304,12 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(v2.statusCode).toBe(201);
     expect(legacy.statusCode).toBe(201);
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
+    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
   });
 
   it('still answers 201 when the queue has the message but the outbox entry cannot be cleared', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }).rejects(new Error('ProvisionedThroughputExceededException'));
+    ddbMock.on(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' }).rejects(new Error('ProvisionedThroughputExceededException'));
 
     // Act
     const response = await postV2(orderBody());
@@ -314,7 +317,7 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
   });
 
   it.each([
@@ -519,7 +522,7 @@ describe('POST /api/orders/create (legacy)', () => {
     expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
     const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
-    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid });
+    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 });
   });
 
   it('answers 422 with data.errors when order_no is taken', async () => {
@@ -597,7 +600,7 @@ describe('POST /api/orders/create (legacy)', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(response.body.success).toBe(true);
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
+    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
   });
 
   it('answers a failure that is not an ApiError with a generic legacy 500', async () => {

@@ -38,6 +38,7 @@ describe('buildOrder', () => {
       customer: { name: null, email: 'dan@example.com' },
       created_at: NOW,
       updated_at: NOW,
+      version: 1,
     });
     expect(order.order_rows[0]?.uuid).not.toBe(order.order_rows[1]?.uuid);
   });
@@ -151,9 +152,10 @@ describe('the order entity', () => {
     // Act
     const parsed = parseOrder(orderRecord('m', built, { queued: true }));
 
-    // Assess
-    expect(parsed).toEqual(built);
+    // Assess: a queued order has published none of its versions yet
+    expect(parsed).toEqual({ ...built, published_version: 0 });
     expect(parsed.seq).toBe(8);
+    expect(parseOrder(orderRecord('m', built, { queued: false })).published_version).toBe(1);
   });
 
   it('refuses a stored item without the order shape, naming the fields', () => {

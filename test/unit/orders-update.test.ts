@@ -1,9 +1,10 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as updateOrder } from '../../functions/orders/update';
 import { apiEvent, invoke } from './support/api';
-import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
 const patch = (body: unknown, uuid = ORDER_UUID) =>
@@ -17,9 +18,10 @@ beforeEach(() => {
 });
 
 describe('PATCH /api/v2/orders/{uuid}', () => {
-  it('replaces total_shipping_value with one conditional UpdateItem and answers 200 with the full order', async () => {
+  it('replaces total_shipping_value with one conditional UpdateItem that bumps the version and writes the outbox entry, and answers 200 with the full order', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z' }) });
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', version: 2, published_version: 1 }) });
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
     const response = await patch({ total_shipping_value: 1250 });
@@ -27,15 +29,22 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     // Assess
     expect(response.statusCode).toBe(200);
     expect(response.body.data.order).toMatchObject({ uuid: ORDER_UUID, total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', cancelled_at: null });
+    expect(response.body.data.order).not.toHaveProperty('version');
     expect(response.body.meta.trace_id).toMatch(TRACE_ID);
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 1, {
       TableName: 'unit-table',
       Key: ORDER_KEY,
-      UpdateExpression: 'SET total_shipping_value = :value, updated_at = :now',
-      ExpressionAttributeValues: { ':value': 1250, ':now': expect.any(String) },
+      UpdateExpression:
+        'SET total_shipping_value = :value, updated_at = :now, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+      ExpressionAttributeValues: { ':value': 1250, ':now': expect.any(String), ':one': 1, ':outboxKind': 'OUTBOX', ':outboxSince': expect.any(String) },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
+    // The fast path: the version's event, then published_version = 2 and the entry removed.
+    expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
+      MessageBody: JSON.stringify({ type: 'order.shipping_updated', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 2 }),
+    });
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, { Key: ORDER_KEY, UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk', ExpressionAttributeValues: { ':v': 2 } });
     const condition = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression;
     expect(condition).toContain('attribute_exists(pk)');
     expect(condition).toContain('attribute_not_exists(cancelled_at)');

@@ -1,12 +1,14 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as relayHandler } from '../../functions/outbox/relay';
 import { logger } from '../../shared/logger';
 import { sqs } from '../../shared/queue/client';
-import { orderAcceptedMessage, publishAcceptedOrder, relayPendingOrders } from '../../shared/queue/orders';
+import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '../../shared/queue/orders';
 import { lambdaContext } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { storedOrder } from './support/fixtures';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
 const NOW = '2026-03-10T09:00:00.000Z';
@@ -39,11 +41,20 @@ const batchAnswer = (accepted?: string[]) => async (input: SendMessageBatchComma
 
 const removedKeys = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
 
+/** The order each outbox entry points at, as stored: accepted, nothing published yet. */
+const storeOrders = (entries: { pk: string; sk: string }[], extra: Record<string, unknown> = { version: 1, published_version: 0 }) => {
+  for (const { pk, sk } of entries) ddbMock.on(GetCommand, { Key: { pk, sk } }).resolves({ Item: { ...storedOrder({ uuid: sk.slice(6), ...extra }), pk, sk } });
+};
+
+const accepted = (merchantId: string, uuid: string) => JSON.stringify({ type: 'order.accepted', merchant_id: merchantId, order_uuid: uuid, version: 1 });
+const NEW_ORDER = { uuid: 'o-1', version: 1, published_version: 0 };
+
 beforeEach(() => {
   resetAwsMocks();
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date(NOW));
   ddbMock.on(UpdateCommand).resolves({});
+  ddbMock.on(GetCommand).resolves({});
 });
 
 afterEach(() => {
@@ -51,14 +62,17 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('orderAcceptedMessage', () => {
-  it('names the order and its merchant, nothing more', () => {
-    expect(orderAcceptedMessage('m-1', 'o-1')).toEqual({ type: 'order.accepted', merchant_id: 'm-1', order_uuid: 'o-1' });
+describe('orderEventMessage', () => {
+  it('names the order, its merchant and the version, and takes the kind of the version from the order', () => {
+    expect(orderEventMessage('m-1', 'o-1', { version: 1 }, 1)).toEqual({ type: 'order.accepted', merchant_id: 'm-1', order_uuid: 'o-1', version: 1 });
+    expect(orderEventMessage('m-1', 'o-1', { version: 3 }, 2).type).toBe('order.shipping_updated');
+    expect(orderEventMessage('m-1', 'o-1', { version: 3, cancelled_at: NOW }, 2).type).toBe('order.shipping_updated');
+    expect(orderEventMessage('m-1', 'o-1', { version: 3, cancelled_at: NOW }, 3).type).toBe('order.cancelled');
   });
 });
 
-describe('publishAcceptedOrder (fast path)', () => {
-  it('sends order.accepted to the orders queue, then clears the outbox entry', async () => {
+describe('publishOrderEvents (fast path)', () => {
+  it('sends order.accepted to the orders queue, then marks version 1 published and clears the outbox entry', async () => {
     // Prepare
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
     let sentBeforeClearing = false;
@@ -68,21 +82,68 @@ describe('publishAcceptedOrder (fast path)', () => {
     });
 
     // Act
-    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1');
+    const published = await publishOrderEvents(MERCHANT_A, NEW_ORDER);
 
     // Assess
     expect(published).toBe(true);
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
       QueueUrl: QUEUE_URL,
-      MessageBody: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT_A, order_uuid: 'o-1' }),
+      MessageBody: accepted(MERCHANT_A, 'o-1'),
     });
     expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
       TableName: 'unit-table',
       Key: { pk: `M#${MERCHANT_A}`, sk: 'ORDER#o-1' },
-      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
-      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
+      ConditionExpression:
+        'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version <= :v) AND (attribute_not_exists(version) OR version = :v)',
+      ExpressionAttributeValues: { ':v': 1 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(sentBeforeClearing).toBe(true);
+  });
+
+  it('sends one message per unpublished version, in order, and marks the last one published', async () => {
+    // Prepare: two changes since the last publish (a PATCH, then the cancel)
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+
+    // Act
+    const published = await publishOrderEvents(MERCHANT_A, { uuid: 'o-1', version: 4, published_version: 2, cancelled_at: NOW });
+
+    // Assess
+    expect(published).toBe(true);
+    expect(sqsMock.commandCalls(SendMessageCommand).map((call) => JSON.parse(call.args[0].input.MessageBody ?? ''))).toEqual([
+      { type: 'order.shipping_updated', merchant_id: MERCHANT_A, order_uuid: 'o-1', version: 3 },
+      { type: 'order.cancelled', merchant_id: MERCHANT_A, order_uuid: 'o-1', version: 4 },
+    ]);
+    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { ExpressionAttributeValues: { ':v': 4 }, ConditionExpression: expect.stringContaining('AND version = :v') });
+  });
+
+  it('moves published_version up without clearing the entry when the order changed again meanwhile', async () => {
+    // Prepare: the order is at version 3 by the time version 2 is marked
+    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    ddbMock
+      .on(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' })
+      .rejects(conditionFailed(marshall(storedOrder({ uuid: 'o-1', version: 3, published_version: 1 }))));
+
+    // Act
+    await publishOrderEvents(MERCHANT_A, { uuid: 'o-1', version: 2, published_version: 1 });
+
+    // Assess
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      UpdateExpression: 'SET published_version = :v',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version < :v)',
+      ExpressionAttributeValues: { ':v': 2 },
+    });
+  });
+
+  it('sends nothing when every version is already published', async () => {
+    // Act
+    const published = await publishOrderEvents(MERCHANT_A, { uuid: 'o-1', version: 2, published_version: 2 });
+
+    // Assess
+    expect(published).toBe(true);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
+    expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
   it('returns false and keeps the outbox entry when the queue refuses, logging a warning', async () => {
@@ -91,7 +152,7 @@ describe('publishAcceptedOrder (fast path)', () => {
     sqsMock.on(SendMessageCommand).rejects(new Error('QueueDoesNotExist'));
 
     // Act
-    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1');
+    const published = await publishOrderEvents(MERCHANT_A, NEW_ORDER);
 
     // Assess
     expect(published).toBe(false);
@@ -105,14 +166,14 @@ describe('publishAcceptedOrder (fast path)', () => {
     ddbMock.on(UpdateCommand).rejects(new Error('ThrottlingException'));
 
     // Act
-    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1');
+    const published = await publishOrderEvents(MERCHANT_A, NEW_ORDER);
 
     // Assess
     expect(published).toBe(true);
   });
 });
 
-describe('publishAcceptedOrder against a hung dependency (issue 13, defect 5)', () => {
+describe('publishOrderEvents against a hung dependency (issue 13, defect 5)', () => {
   const never = () => new Promise<never>(() => undefined);
 
   it('gives up on a queue that never answers once the publish budget is spent, keeping the outbox entry', async () => {
@@ -121,7 +182,7 @@ describe('publishAcceptedOrder against a hung dependency (issue 13, defect 5)', 
     sqsMock.on(SendMessageCommand).callsFake(never);
 
     // Act
-    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1', 50);
+    const published = await publishOrderEvents(MERCHANT_A, NEW_ORDER, 50);
 
     // Assess
     expect(published).toBe(false);
@@ -135,7 +196,7 @@ describe('publishAcceptedOrder against a hung dependency (issue 13, defect 5)', 
     ddbMock.on(UpdateCommand).callsFake(never);
 
     // Act
-    const published = await publishAcceptedOrder(MERCHANT_A, 'o-1', 50);
+    const published = await publishOrderEvents(MERCHANT_A, NEW_ORDER, 50);
 
     // Assess
     expect(published).toBe(true);
@@ -147,7 +208,7 @@ describe('publishAcceptedOrder against a hung dependency (issue 13, defect 5)', 
     const send = vi.spyOn(sqs, 'send');
 
     // Act
-    await publishAcceptedOrder(MERCHANT_A, 'o-1');
+    await publishOrderEvents(MERCHANT_A, NEW_ORDER);
 
     // Assess
     expect(send.mock.calls[0]?.[1]).toMatchObject({ abortSignal: expect.any(AbortSignal) });
@@ -197,9 +258,10 @@ describe('relayPendingOrders', () => {
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
 
-  it('sends one batch naming each order and its merchant, then clears every entry SQS accepted', async () => {
+  it('sends one batch naming each order, its merchant and version, then clears every entry SQS accepted', async () => {
     // Prepare
     ddbMock.on(QueryCommand).resolvesOnce({ Items: ENTRIES }).resolves({ Items: [] });
+    storeOrders(ENTRIES);
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
     // Act
@@ -210,18 +272,54 @@ describe('relayPendingOrders', () => {
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageBatchCommand, {
       QueueUrl: QUEUE_URL,
       Entries: [
-        { Id: '0', MessageBody: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000a' }) },
-        { Id: '1', MessageBody: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT_B, order_uuid: '00000000-0000-4000-8000-00000000000b' }) },
-        { Id: '2', MessageBody: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000c' }) },
+        { Id: '0', MessageBody: accepted(MERCHANT_A, '00000000-0000-4000-8000-00000000000a') },
+        { Id: '1', MessageBody: accepted(MERCHANT_B, '00000000-0000-4000-8000-00000000000b') },
+        { Id: '2', MessageBody: accepted(MERCHANT_A, '00000000-0000-4000-8000-00000000000c') },
       ],
     });
     expect(removedKeys()).toEqual(ENTRIES.map(({ pk, sk }) => ({ pk, sk })));
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'REMOVE gsi2pk, gsi2sk', ConditionExpression: 'attribute_exists(pk)' });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk', ExpressionAttributeValues: { ':v': 1 } });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: ENTRIES[0]?.pk, sk: ENTRIES[0]?.sk }, ConsistentRead: true });
+  });
+
+  it('sends every unpublished version of an order (the changes made while SQS was down) and marks the last', async () => {
+    // Prepare: accepted and published, then PATCHed and cancelled while the queue was down
+    const entry = ENTRIES[0]!;
+    ddbMock.on(QueryCommand).resolvesOnce({ Items: [entry] }).resolves({ Items: [] });
+    storeOrders([entry], { version: 3, published_version: 1, cancelled_at: '2026-03-10T08:55:00.000Z' });
+    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+
+    // Act
+    const sent = await relayPendingOrders();
+
+    // Assess
+    expect(sent).toBe(2);
+    const bodies = sqsMock.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.map((e) => JSON.parse(e.MessageBody ?? ''));
+    expect(bodies).toEqual([
+      { type: 'order.shipping_updated', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000a', version: 2 },
+      { type: 'order.cancelled', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000a', version: 3 },
+    ]);
+    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { Key: { pk: entry.pk, sk: entry.sk }, ExpressionAttributeValues: { ':v': 3 } });
+  });
+
+  it('marks only the versions before the first one SQS refused', async () => {
+    // Prepare
+    const entry = ENTRIES[0]!;
+    ddbMock.on(QueryCommand).resolves({ Items: [entry] });
+    storeOrders([entry], { version: 3, published_version: 0 });
+    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer(['0', '2']));
+
+    // Act
+    await relayPendingOrders();
+
+    // Assess: version 1 went, 2 did not; 3 went but waits for 2 (it is sent again next run)
+    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { ExpressionAttributeValues: { ':v': 1 } });
   });
 
   it('clears only the entries SQS accepted and stops the run on a partial failure', async () => {
     // Prepare
     ddbMock.on(QueryCommand).resolves({ Items: ENTRIES });
+    storeOrders(ENTRIES);
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer(['0', '2']));
 
     // Act
@@ -237,6 +335,7 @@ describe('relayPendingOrders', () => {
   it('clears nothing when SQS refuses the whole batch', async () => {
     // Prepare
     ddbMock.on(QueryCommand).resolves({ Items: ENTRIES });
+    storeOrders(ENTRIES);
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer([]));
 
     // Act
@@ -252,6 +351,7 @@ describe('relayPendingOrders', () => {
     // Prepare: the outbox never runs dry.
     const ten = Array.from({ length: 10 }, (_, index) => outboxEntry(MERCHANT_A, `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`));
     ddbMock.on(QueryCommand).resolves({ Items: ten });
+    storeOrders(ten);
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
     // Act
@@ -269,6 +369,7 @@ describe('the outbox relay function', () => {
   it('relays pending orders and reports how many it sent', async () => {
     // Prepare
     ddbMock.on(QueryCommand).resolvesOnce({ Items: ENTRIES.slice(0, 2) }).resolves({ Items: [] });
+    storeOrders(ENTRIES.slice(0, 2));
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
     // Act

@@ -1,15 +1,96 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import type { TableRef } from '../table-def';
-import { itemKey, type Key } from './base';
+import { itemKey, nullableString, parseStored, type Key } from './base';
 
-/** The commission record of one order: `COMMISSION#<order uuid>`, the processor's idempotency record. */
+/**
+ * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
+ * written only by the commission processor. Entries are append-only; `applied_version` is the
+ * highest order version the ledger reflects, and every write is conditional on the one read, so
+ * concurrent or repeated deliveries never apply a version twice.
+ */
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
-/** Writes the record unless the order has one; returns whether this call wrote it. */
-export const putCommissionIfAbsent = async ({ ddb, table }: TableRef, merchantId: string, orderUuid: string, record: Record<string, unknown>): Promise<boolean> => {
+export const LEDGER_ENTRY_TYPES = ['accrual', 'reversal', 'shipping_change'] as const;
+export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
+
+const entrySchema = z.object({ type: z.enum(LEDGER_ENTRY_TYPES), amount: z.number(), at: z.string(), version: z.number() });
+export type LedgerEntry = z.output<typeof entrySchema>;
+
+const rowSchema = z.object({ row_uuid: z.string(), segment_uuid: nullableString(), rate: z.number(), base_value: z.number(), amount: z.number() });
+export type CommissionRow = z.output<typeof rowSchema>;
+
+const ledgerSchema = z.object({
+  order_uuid: z.string(),
+  order_no: z.string(),
+  affiliate_slug: z.string(),
+  tier_slug: nullableString(),
+  currency_code: z.string(),
+  status: z.enum(['pending', 'void']),
+  /** How the accrual was computed, row by row (empty when nothing was ever accrued). */
+  rows: z.array(rowSchema),
+  created_at: z.string(),
+  // Absent on a record of the processor before the ledger (one record per order, see below).
+  entries: z.optional(z.array(entrySchema)),
+  net_amount: z.optional(z.number()),
+  applied_version: z.optional(z.number()),
+  updated_at: z.optional(z.string()),
+  total_amount: z.optional(z.number()),
+});
+
+export type CommissionLedger = Omit<z.output<typeof ledgerSchema>, 'entries' | 'net_amount' | 'applied_version' | 'updated_at' | 'total_amount'> & {
+  entries: LedgerEntry[];
+  net_amount: number;
+  applied_version: number;
+  updated_at: string;
+};
+
+/** What the next write of a ledger is conditional on: the state it was read in. */
+export type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
+
+/**
+ * Reads the order's ledger. A record written before the ledger existed (status and total of the
+ * accepted order) reads as that accrual applied at version 1.
+ */
+export const getCommissionLedger = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  orderUuid: string,
+  consistent = false,
+): Promise<{ ledger: CommissionLedger | undefined; stamp: LedgerStamp }> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }));
+  if (!Item) return { ledger: undefined, stamp: { kind: 'absent' } };
+  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, Item);
+  if (entries === undefined || applied_version === undefined) {
+    const accrued = stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
+    const ledger = { ...stored, entries: accrued, net_amount: accrued[0]?.amount ?? 0, applied_version: 1, updated_at: stored.created_at };
+    return { ledger, stamp: { kind: 'before-ledger' } };
+  }
+  const ledger = { ...stored, entries, net_amount: net_amount ?? 0, applied_version, updated_at: updated_at ?? stored.created_at };
+  return { ledger, stamp: { kind: 'applied', version: applied_version } };
+};
+
+const CONDITION: Record<LedgerStamp['kind'], string> = {
+  absent: 'attribute_not_exists(pk)',
+  'before-ledger': 'attribute_exists(pk) AND attribute_not_exists(applied_version)',
+  applied: 'applied_version = :applied',
+};
+
+/**
+ * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
+ * false when it changed meanwhile (another delivery applied it first: read again).
+ */
+export const putCommissionLedger = async ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp): Promise<boolean> => {
   try {
-    await ddb.send(new PutCommand({ TableName: table, Item: { ...commissionKey(merchantId, orderUuid), ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await ddb.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...commissionKey(merchantId, ledger.order_uuid), type: 'commission', ...ledger },
+        ConditionExpression: CONDITION[stamp.kind],
+        ...(stamp.kind === 'applied' ? { ExpressionAttributeValues: { ':applied': stamp.version } } : {}),
+      }),
+    );
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;

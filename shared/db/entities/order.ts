@@ -11,7 +11,7 @@ import type { TransactPart } from '../transact';
 import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import type { CountChange } from './counter';
 import { PRIMARY_LIST_INDEX, primaryListEntry, listPartition } from './list-entry';
-import { outboxEntry } from './outbox';
+import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
 const SK_PREFIX = 'ORDER#';
@@ -41,6 +41,10 @@ const orderSchema = z.object({
   updated_at: z.string(),
   cancelled_at: z.optional(z.string()),
   payment_id: z.optional(z.string()),
+  /** Incremented by every change (create = 1); absent on orders stored before versions: 1. */
+  version: z.optional(z.number()),
+  /** The highest version whose event the orders queue has; the outbox entry exists while it is below `version`. */
+  published_version: z.optional(z.number()),
 });
 
 export type OrderItem = z.output<typeof orderSchema>;
@@ -72,6 +76,7 @@ export const buildOrder = (
     customer: input.customer ? { name: input.customer.name ?? null, email: input.customer.email } : null,
     created_at: createdAt,
     updated_at: createdAt,
+    version: 1,
     ...(extra.cancelled_at ? { cancelled_at: extra.cancelled_at } : {}),
     ...(extra.payment_id ? { payment_id: extra.payment_id } : {}),
   };
@@ -79,13 +84,17 @@ export const buildOrder = (
 
 const ORDERS_BUCKET = 'all';
 
-/** The stored item: keys, list entry, and (for an order still to be queued) its outbox entry. */
+/**
+ * The stored item: keys, list entry, and (for an order still to be queued) its outbox entry with
+ * nothing published yet; an order that is not queued (seeded history) has published its version.
+ */
 export const orderRecord = (merchantId: string, order: OrderItem, options: { queued: boolean }) => ({
   ...orderKey(merchantId, order.uuid),
   ...primaryListEntry(merchantId, 'orders', ORDERS_BUCKET, order.seq),
   ...(options.queued ? outboxEntry('OUTBOX', order.created_at) : {}),
   type: 'order',
   ...order,
+  published_version: options.queued ? 0 : (order.version ?? 1),
 });
 
 /** The order's part of its create transaction. */
@@ -121,9 +130,17 @@ export class OrderUpdateRefused extends Error {
 }
 
 /**
- * One conditional UpdateItem on an existing order; returns the order as updated. When the
- * condition fails, the item as it was (ALL_OLD) comes back in the OrderUpdateRefused, so the
- * caller says which rule failed without a second read.
+ * Every change adds 1 to the version and owes its event: the same UpdateItem puts the order on
+ * the outbox (an entry already there keeps its older time, so the relay's age counts from the
+ * oldest unpublished version). An order stored before versions counts as version 1, published.
+ */
+const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one)';
+
+/**
+ * One conditional UpdateItem on an existing order, which also bumps its version and writes its
+ * outbox entry (see VERSION_BUMP); returns the order as updated. When the condition fails, the
+ * item as it was (ALL_OLD) comes back in the OrderUpdateRefused, so the caller says which rule
+ * failed without a second read.
  */
 export const updateOrder = async (
   { ddb, table }: TableRef,
@@ -136,9 +153,9 @@ export const updateOrder = async (
       new UpdateCommand({
         TableName: table,
         Key: orderKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}`,
+        UpdateExpression: `SET ${update.set}, ${VERSION_BUMP}, ${OUTBOX_SET_KEEPING_SINCE}`,
         ConditionExpression: `attribute_exists(pk) AND ${update.condition}`,
-        ExpressionAttributeValues: update.values,
+        ExpressionAttributeValues: { ...update.values, ':one': 1, ...outboxSetValues('OUTBOX', isoNow()) },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -148,5 +165,63 @@ export const updateOrder = async (
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     // The document client does not unmarshall exceptions: the old item arrives in wire format.
     throw new OrderUpdateRefused(error.Item ? parseOrder(unmarshall(error.Item)) : undefined);
+  }
+};
+
+/** What marking an order's events as published did (see markOrderPublished). */
+export type PublishMark = 'cleared' | 'advanced' | 'unchanged';
+
+/** Only upward: the order exists and has published less than (or, for the full clear, exactly) :v. */
+const PUBLISHED_BELOW = 'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version < :v)';
+const PUBLISHED_AT_MOST = 'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version <= :v)';
+
+/**
+ * Records that the queue has every event up to `version`, only upward: when `version` is the
+ * order's current one, published_version is set and the outbox entry removed in one conditional
+ * UpdateItem; when the order changed meanwhile, only published_version moves up (its entry stays
+ * for the newer versions). Anything else (already published further) changes nothing.
+ */
+export const markOrderPublished = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  version: number,
+  abortSignal?: AbortSignal,
+): Promise<PublishMark> => {
+  const key = orderKey(merchantId, uuid);
+  const current = version === 1 ? '(attribute_not_exists(version) OR version = :v)' : 'version = :v';
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: `SET published_version = :v REMOVE ${OUTBOX_REMOVE}`,
+        ConditionExpression: `${PUBLISHED_AT_MOST} AND ${current}`,
+        ExpressionAttributeValues: { ':v': version },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+      { abortSignal },
+    );
+    return 'cleared';
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const old = error.Item ? parseOrder(unmarshall(error.Item)) : undefined;
+    if (!old || (old.version ?? 1) <= version || (old.published_version ?? 0) >= version) return 'unchanged';
+  }
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'SET published_version = :v',
+        ConditionExpression: PUBLISHED_BELOW,
+        ExpressionAttributeValues: { ':v': version },
+      }),
+      { abortSignal },
+    );
+    return 'advanced';
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return 'unchanged';
+    throw error;
   }
 };

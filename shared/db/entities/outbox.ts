@@ -19,6 +19,8 @@ export const outboxEntry = (kind: OutboxKind, since: string) => ({ [GSI2.partiti
 /** Update-expression parts that set (with the given value names) or remove an item's entry. */
 export const OUTBOX_SET = `${GSI2.partitionKey} = :outboxKind, ${GSI2.sortKey} = :outboxSince`;
 export const outboxSetValues = (kind: OutboxKind, since: string) => ({ ':outboxKind': kind, ':outboxSince': since });
+/** Like OUTBOX_SET, but an entry already there keeps its (older) time. */
+export const OUTBOX_SET_KEEPING_SINCE = `${GSI2.partitionKey} = :outboxKind, ${GSI2.sortKey} = if_not_exists(${GSI2.sortKey}, :outboxSince)`;
 export const OUTBOX_REMOVE = `${GSI2.partitionKey}, ${GSI2.sortKey}`;
 
 const entryKey = z.object({ pk: z.string(), sk: z.string() });
