@@ -215,12 +215,14 @@ const benchCreates = async (stack: LocalStack) => {
       order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
     });
 
-  for (let index = 0; index < 10; index++) await create(); // warm-up: both processes' handlers loaded
+  let createdTotal = 0;
+  for (let index = 0; index < 10; index++) if ((await create()).status === 201) createdTotal++; // warm-up: the handler loaded
   const sequential: Reply[] = [];
   const { ms: sequentialWall } = await timed(async () => {
     for (let index = 0; index < SEQUENTIAL; index++) sequential.push(await create());
   });
   const sequential201 = sequential.filter((reply) => reply.status === 201).length;
+  createdTotal += sequential201;
   const sequentialRate = sequential201 / (sequentialWall / 1000);
   const sequentialLatency = sequential.map((reply) => reply.ms);
   table(
@@ -239,6 +241,7 @@ const benchCreates = async (stack: LocalStack) => {
     const byStatus = new Map<string, number>();
     for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
     const created = byStatus.get('201') ?? 0;
+    createdTotal += created;
     const burstRate = created / (wall / 1000);
     const latencies = replies.map((reply) => reply.ms);
     if (created !== size) {
@@ -257,6 +260,16 @@ const benchCreates = async (stack: LocalStack) => {
     ]);
   }
   table('Bursts of concurrent creates (one merchant, one affiliate)', ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'], rows);
+
+  // Every answer that was not a 201 should have left no order behind: compare what the list holds.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const stored = await request(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token, 'GET');
+  const storedTotal = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
+  table(
+    'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
+    ['creates sent', 'answered 201', 'orders in the list (total)'],
+    [[serial, createdTotal, storedTotal ?? `n/a (status ${stored.status})`]],
+  );
 
   summary.push(
     { target: 'every create 201 at every burst up to 500', measured: all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '), pass: all201 },
