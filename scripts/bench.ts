@@ -1,0 +1,387 @@
+/**
+ * `npm run bench [-- --scale 0.1]`: the figures of issue 9, measured against a fresh in-memory local
+ * stack on free ports and printed as markdown tables. It asserts nothing and exits 0 whatever the
+ * figures are (tests assert behaviour; this only measures). `--scale` multiplies the seeded list
+ * sizes (default 1: 50,000 affiliates, 20,000 requests, invites and orders) for quick runs.
+ *
+ * 1. sequential order creates (one merchant, one affiliate): orders/s, p50, p99;
+ * 2. bursts of 10 … 500 concurrent creates for that merchant and affiliate: count by status,
+ *    orders/s (201s / wall time), p50, p99, and the ratio to the sequential rate;
+ * 3. seed time of a merchant with 20,000 orders, and of a large merchant (50,000 affiliates over
+ *    3 tiers, 20,000 requests, 20,000 invites, 20,000 orders);
+ * 4. p50 of page 1 and of the last page (per_page=15) of every list, large vs one-of-each merchant;
+ * 5. the issue's targets, measured value and PASS/MISS.
+ */
+import http from 'node:http';
+import { seedFixture } from '../shared/admin/seed';
+import type { Fixture } from '../shared/admin/fixture';
+import { freePorts } from '../local/ports';
+import { startLocalStack, type LocalStack } from '../local/stack';
+
+type FixtureMerchant = Fixture['merchants'][number];
+type Order = NonNullable<FixtureMerchant['orders']>[number];
+
+const scaleArg = process.argv.indexOf('--scale');
+const scale = scaleArg >= 0 ? Number(process.argv[scaleArg + 1]) : 1;
+if (!Number.isFinite(scale) || scale <= 0) {
+  console.error('--scale takes a positive number, e.g. --scale 0.1');
+  process.exit(2);
+}
+const sized = (count: number) => Math.max(1, Math.round(count * scale));
+const SIZES = { affiliates: sized(50_000), requests: sized(20_000), invites: sized(20_000), orders: sized(20_000) };
+const SEQUENTIAL = 200;
+const BURSTS = [10, 50, 100, 200, 500];
+const WARMUP = 5;
+const SAMPLES = 30;
+const PER_PAGE = 15;
+
+// ---------------------------------------------------------------------------------------------
+// HTTP: one keep-alive agent without a socket cap, so a burst of 500 is 500 requests in flight.
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+type Reply = { status: number | 'error'; ms: number; body?: unknown };
+
+const request = (url: string, token: string, method: 'GET' | 'POST', body?: unknown) =>
+  new Promise<Reply>((resolve) => {
+    const start = performance.now();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        timeout: 120_000,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          ...(payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const ms = performance.now() - start;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 'error', ms, body: parsed });
+        });
+        res.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+
+// ---------------------------------------------------------------------------------------------
+// Figures and tables.
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+};
+const ms = (value: number) => (Number.isFinite(value) ? `${value < 100 ? value.toFixed(1) : value.toFixed(0)} ms` : 'n/a');
+const seconds = (value: number) => `${(value / 1000).toFixed(1)} s`;
+const rate = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');
+const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
+const count = (value: number) => value.toLocaleString('en-US');
+
+const table = (title: string, head: string[], rows: (string | number)[][]) => {
+  console.log(`\n### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+};
+
+const timed = async <T>(fn: () => Promise<T>) => {
+  const start = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - start };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures.
+const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
+const at = (index: number) => new Date(BASE_TIME + index * 1000).toISOString();
+const liveToken = [{ key: 'live', kind: 'live' as const, can_place_live_orders: true }];
+const TIERS = [
+  { slug: 'gold', name: 'Gold', default: true },
+  { slug: 'silver', name: 'Silver' },
+  { slug: 'bronze', name: 'Bronze' },
+];
+const STATUSES = ['pending', 'accepted', 'declined'] as const;
+/** About one invite in ten has this in its address: the `email` filter's needle. */
+const NEEDLE = 'needle';
+
+const order = (prefix: string, index: number, affiliateSlug: string): Order => ({
+  key: `${prefix}-${index}`,
+  order_no: `${prefix}-${index}`,
+  affiliate_slug: affiliateSlug,
+  currency_code: 'EUR',
+  total_shipping_value: 495,
+  created_at: at(index),
+  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
+  order_rows: [
+    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
+    { product_name: 'Pegs', price_value: 990, quantity: 2 },
+  ],
+});
+
+/** One merchant that only has orders (and the one affiliate they name): the seed figure of the issue. */
+const ordersOnlyMerchant = (): FixtureMerchant => ({
+  key: 'orders-only',
+  name: 'Orders only',
+  currency: 'EUR',
+  tokens: liveToken,
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
+  orders: Array.from({ length: SIZES.orders }, (_, index) => order('OO', index, 'alice')),
+});
+
+const largeMerchant = (): FixtureMerchant => ({
+  key: 'large',
+  name: 'Large program',
+  currency: 'EUR',
+  tokens: liveToken,
+  tiers: TIERS,
+  segments: [
+    { key: 'default', name: 'Default', default: true, rates: { gold: 10, silver: 7.5, bronze: 5 } },
+    { key: 'shoes', name: 'Shoes', slugs: ['shoes'], rates: { gold: 12, silver: 9, bronze: 6 } },
+  ],
+  affiliates: Array.from({ length: SIZES.affiliates }, (_, index) => ({
+    slug: `aff-${index}`,
+    name: `Affiliate ${index}`,
+    email: `aff-${index}@example.com`,
+    tier: TIERS[index % TIERS.length]?.slug,
+    status: index % 20 === 0 ? ('inactive' as const) : ('active' as const),
+  })),
+  affiliate_requests: Array.from({ length: SIZES.requests }, (_, index) => ({
+    key: `req-${index}`,
+    status: STATUSES[index % STATUSES.length],
+    requested_at: at(index),
+    affiliate: { slug: `req-${index}`, name: `Requester ${index}`, email: `req-${index}@example.com` },
+  })),
+  invites: Array.from({ length: SIZES.invites }, (_, index) => ({
+    key: `inv-${index}`,
+    email: index % 10 === 0 ? `invitee-${index}@${NEEDLE}-corp.example` : `invitee-${index}@example.com`,
+    link_used_at: index % 4 === 0 ? at(index) : null,
+  })),
+  orders: Array.from({ length: SIZES.orders }, (_, index) => order('LG', index, `aff-${(index * 7) % SIZES.affiliates}`)),
+});
+
+/** One of each, so that every list (and every filter) has exactly one item. */
+const smallMerchant = (): FixtureMerchant => ({
+  key: 'small',
+  name: 'Small program',
+  currency: 'EUR',
+  tokens: liveToken,
+  tiers: [{ slug: 'silver', name: 'Silver' }],
+  segments: [{ key: 'default', name: 'Default', default: true, rates: { silver: 7.5 } }],
+  affiliates: [{ slug: 'solo', name: 'Solo', email: 'solo@example.com', tier: 'silver', status: 'active' }],
+  affiliate_requests: [{ key: 'req', status: 'pending', affiliate: { slug: 'asker', name: 'Asker', email: 'asker@example.com' } }],
+  invites: [{ key: 'inv', email: `invitee@${NEEDLE}-corp.example`, link_used_at: null }],
+  orders: [order('SM', 0, 'solo')],
+});
+
+const creatorMerchant = (): FixtureMerchant => ({
+  key: 'creates',
+  name: 'Burst merchant',
+  currency: 'EUR',
+  tokens: liveToken,
+  affiliates: [{ slug: 'popular', name: 'Popular', email: 'popular@example.com', status: 'active' }],
+});
+
+// ---------------------------------------------------------------------------------------------
+type Summary = { target: string; measured: string; pass: boolean };
+const summary: Summary[] = [];
+
+const benchCreates = async (stack: LocalStack) => {
+  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [creatorMerchant()] });
+  const token = seeded.merchants.creates?.tokens.live ?? '';
+  const url = `${stack.stages.live.url}/api/v2/orders/create`;
+  let serial = 0;
+  const run = process.pid;
+  const create = () =>
+    request(url, token, 'POST', {
+      affiliate_slug: 'popular',
+      order_no: `BENCH-${run}-${serial++}`,
+      total_shipping_value: 0,
+      currency_code: 'EUR',
+      customer: { name: 'Burst Buyer', email: `buyer-${serial % 100}@example.com` },
+      order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+    });
+
+  let createdTotal = 0;
+  for (let index = 0; index < 10; index++) if ((await create()).status === 201) createdTotal++; // warm-up: the handler loaded
+  const sequential: Reply[] = [];
+  const { ms: sequentialWall } = await timed(async () => {
+    for (let index = 0; index < SEQUENTIAL; index++) sequential.push(await create());
+  });
+  const sequential201 = sequential.filter((reply) => reply.status === 201).length;
+  createdTotal += sequential201;
+  const sequentialRate = sequential201 / (sequentialWall / 1000);
+  const sequentialLatency = sequential.map((reply) => reply.ms);
+  table(
+    'Sequential creates (one merchant, one affiliate)',
+    ['creates', '201', 'orders/s', 'p50', 'p99'],
+    [[SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))]],
+  );
+
+  const rows: (string | number)[][] = [];
+  let all201 = true;
+  const burstFailures: string[] = [];
+  let burst200 = { rate: NaN, ratio: NaN, p99: NaN };
+  for (const size of BURSTS) {
+    await new Promise((resolve) => setTimeout(resolve, 500)); // let the previous burst's tail settle
+    const { value: replies, ms: wall } = await timed(() => Promise.all(Array.from({ length: size }, create)));
+    const byStatus = new Map<string, number>();
+    for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
+    const created = byStatus.get('201') ?? 0;
+    createdTotal += created;
+    const burstRate = created / (wall / 1000);
+    const latencies = replies.map((reply) => reply.ms);
+    if (created !== size) {
+      all201 = false;
+      burstFailures.push(`${size}: ${[...byStatus].filter(([status]) => status !== '201').map(([status, n]) => `${n} x ${status}`).join(', ')}`);
+    }
+    if (size === 200) burst200 = { rate: burstRate, ratio: burstRate / sequentialRate, p99: percentile(latencies, 99) };
+    rows.push([
+      size,
+      [...byStatus].sort().map(([status, n]) => `${n} x ${status}`).join(', '),
+      seconds(wall),
+      rate(burstRate),
+      ms(percentile(latencies, 50)),
+      ms(percentile(latencies, 99)),
+      ratio(burstRate / sequentialRate),
+    ]);
+  }
+  table('Bursts of concurrent creates (one merchant, one affiliate)', ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'], rows);
+
+  // Every answer that was not a 201 should have left no order behind: compare what the list holds.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const stored = await request(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token, 'GET');
+  const storedTotal = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
+  table(
+    'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
+    ['creates sent', 'answered 201', 'orders in the list (total)'],
+    [[serial, createdTotal, storedTotal ?? `n/a (status ${stored.status})`]],
+  );
+
+  summary.push(
+    { target: 'every create 201 at every burst up to 500', measured: all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '), pass: all201 },
+    { target: 'burst-200 throughput ≥ 1.5x sequential', measured: `${ratio(burst200.ratio)} (${rate(burst200.rate)} vs ${rate(sequentialRate)} orders/s)`, pass: burst200.ratio >= 1.5 },
+    { target: 'p99 at 200 concurrent < 3 s', measured: ms(burst200.p99), pass: burst200.p99 < 3000 },
+  );
+};
+
+const benchLists = async (stack: LocalStack) => {
+  const store = stack.stages.live.store;
+  const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
+  const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
+  const small = await seedFixture(store, 'live', { merchants: [smallMerchant()] });
+  table(
+    'Seeding (seedFixture: BatchWriteItem in parallel chunks)',
+    ['merchant', 'items in the fixture', 'seed time'],
+    [
+      [`orders only`, `${count(SIZES.orders)} orders (+ order_no guards, customers)`, seconds(ordersOnly.ms)],
+      [
+        'large',
+        `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,
+        seconds(large.ms),
+      ],
+    ],
+  );
+  summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
+
+  const tokens = { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+  const lists = [
+    '/api/v2/orders',
+    '/api/v2/affiliates',
+    '/api/v2/affiliates?tier_slug=silver',
+    '/api/v2/affiliate-requests',
+    '/api/v2/affiliate-requests?status=pending,declined',
+    '/api/v2/affiliates/invites',
+    `/api/v2/affiliates/invites?email=${NEEDLE}`,
+    '/api/v2/tiers',
+    '/api/v2/segments',
+  ];
+  const pageUrl = (path: string, page: number) => `${stack.stages.live.url}${path}${path.includes('?') ? '&' : '?'}per_page=${PER_PAGE}&page=${page}`;
+  const lastPageOf = (body: unknown) => {
+    const pagination = (body as { meta?: { pagination?: { last_page?: number; total_pages?: number; total?: number } } } | undefined)?.meta?.pagination;
+    return { last: pagination?.last_page ?? pagination?.total_pages ?? 1, total: pagination?.total };
+  };
+  /** Large and small requests alternate, so that load from other jobs on the machine hits both alike. */
+  const measurePair = async (path: string, pages: { large: number; small: number }) => {
+    const statuses = { large: new Set<string>(), small: new Set<string>() };
+    const samples = { large: [] as number[], small: [] as number[] };
+    for (let index = 0; index < WARMUP + SAMPLES; index++) {
+      for (const which of ['large', 'small'] as const) {
+        const reply = await request(pageUrl(path, pages[which]), tokens[which], 'GET');
+        statuses[which].add(String(reply.status));
+        if (index >= WARMUP) samples[which].push(reply.ms);
+      }
+    }
+    return {
+      large: { p50: percentile(samples.large, 50), statuses: [...statuses.large].join('/') },
+      small: { p50: percentile(samples.small, 50), statuses: [...statuses.small].join('/') },
+    };
+  };
+
+  const rows: (string | number)[][] = [];
+  let worst = { ratio: 0, where: '' };
+  for (const path of lists) {
+    const first = { large: await request(pageUrl(path, 1), tokens.large, 'GET'), small: await request(pageUrl(path, 1), tokens.small, 'GET') };
+    const shape = { large: lastPageOf(first.large.body), small: lastPageOf(first.small.body) };
+    for (const which of ['first', 'last'] as const) {
+      const largePage = which === 'first' ? 1 : shape.large.last;
+      const smallPage = which === 'first' ? 1 : shape.small.last;
+      const { large: largeFigure, small: smallFigure } = await measurePair(path, { large: largePage, small: smallPage });
+      const pageRatio = largeFigure.p50 / smallFigure.p50;
+      const comparable = Number.isFinite(pageRatio) ? pageRatio : Infinity;
+      if (comparable > worst.ratio) worst = { ratio: comparable, where: `${path} ${which} page` };
+      const statuses = largeFigure.statuses === '200' && smallFigure.statuses === '200' ? '200' : `large ${largeFigure.statuses}, small ${smallFigure.statuses}`;
+      rows.push([
+        `\`${path}\``,
+        which === 'first' ? '1' : `last (${largePage} / ${smallPage})`,
+        shape.large.total === undefined ? 'n/a' : count(shape.large.total),
+        ms(largeFigure.p50),
+        ms(smallFigure.p50),
+        ratio(pageRatio),
+        statuses,
+      ]);
+    }
+  }
+  table(
+    `Lists, p50 of ${SAMPLES} requests after ${WARMUP} warm-up (large and small alternating), per_page=${PER_PAGE}: large merchant vs one-of-each merchant`,
+    ['list', 'page (large / small)', 'total (large)', 'large p50', 'small p50', 'large/small', 'status'],
+    rows,
+  );
+  summary.push({ target: 'every list page within 3x of a one-of-each merchant', measured: `worst ${ratio(worst.ratio)} (${worst.where})`, pass: worst.ratio < 3 });
+};
+
+const stack = await startLocalStack({ ports: await freePorts(), seedDemo: false, workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' } });
+try {
+  console.log(`## npm run bench (scale ${scale}; ${new Date().toISOString()})`);
+  try {
+    await benchCreates(stack);
+  } catch (error) {
+    console.log(`\ncreate benchmark failed: ${(error as Error).stack ?? String(error)}`);
+  }
+  try {
+    await benchLists(stack);
+  } catch (error) {
+    console.log(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
+  }
+  table(
+    'Targets of issue 9',
+    ['target', 'measured', 'result'],
+    summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
+  );
+} finally {
+  agent.destroy();
+  await stack.stop();
+}
