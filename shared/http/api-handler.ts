@@ -54,7 +54,7 @@ export const buildApiHandler = <S extends Schemas>(routeId: RouteId, schemas: S,
   if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
     throw new Error(`${routeId}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`);
   }
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
@@ -77,6 +77,8 @@ export const buildApiHandler = <S extends Schemas>(routeId: RouteId, schemas: S,
       });
       return reply as unknown as APIGatewayProxyResult;
     });
+  // The schemas the route validates with, for the test that holds the OpenAPI document to them.
+  return Object.assign(handler, { schemas });
 };
 
 /**

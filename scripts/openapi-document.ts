@@ -1,0 +1,400 @@
+import * as z from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
+import { acceptsIdempotencyKey, routes, type RouteDef, type RouteId } from '../functions/routes';
+import type { Schemas } from '../shared/middleware/validate';
+import { slugParams, uuidParams } from '../shared/schemas/common';
+import { orderCreateBody, orderListQuery, orderUpdateBody } from '../shared/schemas/order';
+import { affiliateListQuery, affiliateRequestListQuery, inviteCreateBody, inviteListQuery, programListQuery } from '../shared/schemas/program';
+import * as R from '../shared/schemas/responses';
+
+/**
+ * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
+ * methods, envelopes, which routes take Idempotency-Key or place orders), the request schemas the
+ * handlers validate with (shared/schemas/*; test/unit/openapi.test.ts checks each handler uses
+ * exactly the ones listed here) and the response schemas (shared/schemas/responses.ts, which the
+ * presenters are typed against). Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ */
+
+type Operation = {
+  summary: string;
+  description?: string;
+  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments';
+  /** Exactly the schemas the handler validates with. */
+  request: Schemas;
+  /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
+  status: 200 | 201;
+  data: z.ZodMiniType;
+  pagination?: R.PaginationKind;
+  /** 422 for a business rule besides validation (named in the description). */
+  refusals?: string;
+};
+
+const obj = <T extends Record<string, z.ZodMiniType>>(shape: T) => z.strictObject(shape);
+
+/** One entry per route of the manifest: a route without one does not compile. */
+export const operations = {
+  'orders-create-legacy': {
+    tag: 'Orders',
+    summary: 'Create an order (legacy envelope)',
+    description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
+    request: { body: orderCreateBody },
+    status: 201,
+    data: R.createdOrderResponse,
+    refusals: 'a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account\'s',
+  },
+  'orders-create': {
+    tag: 'Orders',
+    summary: 'Create an order',
+    request: { body: orderCreateBody },
+    status: 201,
+    data: obj({ order: R.createdOrderResponse }),
+    refusals: 'a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account\'s',
+  },
+  'orders-list': {
+    tag: 'Orders',
+    summary: 'List orders',
+    description: 'Newest first.',
+    request: { query: orderListQuery },
+    status: 200,
+    data: obj({ orders: z.array(R.orderResponse) }),
+    pagination: 'laravel',
+  },
+  'orders-get': { tag: 'Orders', summary: 'Get an order', request: { params: uuidParams }, status: 200, data: obj({ order: R.orderResponse }) },
+  'orders-update': {
+    tag: 'Orders',
+    summary: 'Update the shipping value of an order',
+    description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
+    request: { params: uuidParams, body: orderUpdateBody },
+    status: 200,
+    data: obj({ order: R.orderResponse }),
+    refusals: 'the order is cancelled',
+  },
+  'orders-cancel': {
+    tag: 'Orders',
+    summary: 'Cancel an order',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ order: R.orderResponse }),
+    refusals: 'the order is already cancelled, older than one month, or linked to a payment',
+  },
+  'affiliates-list': {
+    tag: 'Affiliates',
+    summary: 'List affiliates',
+    request: { query: affiliateListQuery },
+    status: 200,
+    data: obj({ affiliates: z.array(R.affiliateResponse) }),
+    pagination: 'laravel',
+  },
+  'affiliates-get': { tag: 'Affiliates', summary: 'Get an affiliate', request: { params: slugParams }, status: 200, data: obj({ affiliate: R.affiliateResponse }) },
+  'invites-create': {
+    tag: 'Invites',
+    summary: 'Invite an affiliate',
+    description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
+    request: { body: inviteCreateBody },
+    status: 200,
+    data: obj({ invite: R.inviteResponse }),
+    refusals: 'the address is already invited, the sender is not a user of the merchant',
+  },
+  'invites-list': {
+    tag: 'Invites',
+    summary: 'List invitations',
+    description: '`data` is the array itself; the pagination is the invites form.',
+    request: { query: inviteListQuery },
+    status: 200,
+    data: z.array(R.inviteResponse),
+    pagination: 'invites',
+  },
+  'affiliate-requests-list': {
+    tag: 'Affiliate requests',
+    summary: 'List affiliate requests',
+    description: '`data` is the array itself.',
+    request: { query: affiliateRequestListQuery },
+    status: 200,
+    data: z.array(R.affiliateRequestResponse),
+    pagination: 'laravel',
+  },
+  'affiliate-requests-get': {
+    tag: 'Affiliate requests',
+    summary: 'Get an affiliate request',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ affiliate_request: R.affiliateRequestResponse }),
+  },
+  'affiliate-requests-accept': {
+    tag: 'Affiliate requests',
+    summary: 'Accept an affiliate request',
+    description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ affiliate_request: R.acceptedRequestResponse }),
+    refusals: 'the request is already decided',
+  },
+  'affiliate-requests-decline': {
+    tag: 'Affiliate requests',
+    summary: 'Decline an affiliate request',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ affiliate_request: R.affiliateRequestResponse }),
+    refusals: 'the request is already decided',
+  },
+  'tiers-list': { tag: 'Tiers', summary: 'List tiers', request: { query: programListQuery }, status: 200, data: obj({ tiers: z.array(R.tierResponse) }), pagination: 'laravel' },
+  'tiers-get': { tag: 'Tiers', summary: 'Get a tier', request: { params: slugParams }, status: 200, data: obj({ tier: R.tierResponse }) },
+  'segments-list': {
+    tag: 'Segments',
+    summary: 'List segments',
+    description: 'Segments without their `tiers` (the single segment has them).',
+    request: { query: programListQuery },
+    status: 200,
+    data: obj({ segments: z.array(R.segmentResponse) }),
+    pagination: 'laravel',
+  },
+  'segments-get': {
+    tag: 'Segments',
+    summary: 'Get a segment with its rate per tier',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ segment: R.segmentDetailResponse }),
+  },
+} satisfies Record<RouteId, Operation>;
+
+const PARAMETER_DOCS: Record<string, string> = {
+  uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
+  slug: 'The resource slug.',
+  per_page: 'Items per page (default 15, at most 100). An empty value means the default.',
+  page: 'The page, from 1 (default 1). A page past the last is empty.',
+  tier_slug: 'Only the affiliates of this tier (an unknown slug: an empty page).',
+  email: 'A partial, case-insensitive match on the invited address.',
+  status: 'One status or several separated by commas, among `pending`, `accepted`, `declined`; default `pending`.',
+};
+
+type Json = Record<string, any>;
+
+/**
+ * Idempotency-Key facts (shared/middleware/idempotency.ts, shared/db/entities/idempotency.ts). Not
+ * imported: those modules build a DynamoDB client at load, which needs a stage's environment;
+ * test/unit/openapi.test.ts checks these equal theirs.
+ */
+export const IDEMPOTENCY_FACTS = { maxKeyLength: 255, replayedHeader: 'idempotent-replayed', recordTtlHours: 24 };
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** zod schemas to JSON Schema 2020-12, sharing one registry so named schemas become $refs. */
+const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') => {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'throw',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaKeyword(schema as Json)]));
+};
+
+const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
+
+const pascal = (id: string) => id.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
+
+/** The shared payloads, named in components (the envelopes per operation are named after it). */
+const SHARED_OUTPUT: Record<string, $ZodType> = {
+  Order: R.orderResponse,
+  OrderRow: R.orderRowResponse,
+  Currency: R.currencyResponse,
+  CreatedOrder: R.createdOrderResponse,
+  Affiliate: R.affiliateResponse,
+  AffiliateRequest: R.affiliateRequestResponse,
+  AcceptedAffiliateRequest: R.acceptedRequestResponse,
+  Invite: R.inviteResponse,
+  Tier: R.tierResponse,
+  Segment: R.segmentResponse,
+  SegmentDetail: R.segmentDetailResponse,
+  SegmentTierRate: R.segmentTierRate,
+  Pagination: R.laravelPaginationSchema,
+  InvitePagination: R.invitePaginationSchema,
+  TraceId: R.traceIdSchema,
+  FieldErrors: R.fieldErrorsSchema,
+  Error: R.v2Failure,
+  GatewayError: R.gatewayFailure,
+  LegacyUnauthenticated: R.legacyUnauthenticated,
+  LegacyInvalid: R.legacyInvalid,
+  LegacyRefused: R.legacyRefused,
+};
+
+const SHARED_INPUT: Record<string, $ZodType> = {
+  OrderCreate: orderCreateBody,
+  OrderUpdate: orderUpdateBody,
+  InviteCreate: inviteCreateBody,
+};
+
+const successName = (id: RouteId) => `${pascal(id)}Response`;
+
+const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
+  route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination);
+
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+
+const errorResponse = (description: string, schema: Json, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: json(schema) });
+
+/** The failures of one route, per status, in its envelope. */
+const failures = (route: RouteDef, operation: Operation) => {
+  const legacy = route.envelope === 'legacy';
+  const failure = legacy ? ref('LegacyRefused') : ref('Error');
+  /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
+  const gateway = legacy ? { anyOf: [ref('GatewayError'), ref('LegacyRefused')] } : ref('GatewayError');
+  const hasParams = operation.request.params !== undefined;
+  const hasInput = operation.request.body !== undefined || operation.request.query !== undefined;
+  const post = acceptsIdempotencyKey(route);
+  const out: Record<string, Json> = {};
+  if (hasParams) out['400'] = errorResponse('A path parameter is not valid percent-encoding.', gateway);
+  out['401'] = errorResponse('The bearer token is missing, unknown or revoked (`Unauthenticated.`).', legacy ? ref('LegacyUnauthenticated') : failure);
+  out['403'] = errorResponse(
+    route.placesOrders
+      ? 'A token of the other stage\'s kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders.'
+      : 'A token of the other stage\'s kind (testing on live, live on sandbox).',
+    failure,
+  );
+  if (hasParams) out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure);
+  if (post) {
+    out['409'] = errorResponse('A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.', failure, RETRY_AFTER);
+  }
+  if (route.method !== 'GET') {
+    out['413'] = errorResponse('The body is larger than 10 MB.', gateway);
+  }
+  if (hasInput || post || operation.refusals) {
+    const causes = [
+      operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
+      operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
+      post ? 'the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`)' : undefined,
+      operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
+    ].filter(Boolean);
+    out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure);
+  }
+  out['429'] = errorResponse('Rate limited (per token, per client IP, or the stage\'s throttle): retry after Retry-After seconds.', gateway, RETRY_AFTER);
+  out['503'] = errorResponse('A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.', failure, RETRY_AFTER);
+  return out;
+};
+
+const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => {
+  const list: Json[] = [];
+  const add = (location: 'path' | 'query', schema: $ZodType | undefined) => {
+    if (!schema) return;
+    const object = inputs(schema);
+    const required = new Set<string>(object.required ?? []);
+    for (const [name, property] of Object.entries(object.properties ?? {})) {
+      list.push({
+        name,
+        in: location,
+        required: location === 'path' || required.has(name),
+        ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
+        schema: property,
+      });
+    }
+  };
+  add('path', operation.request.params);
+  add('query', operation.request.query);
+  if (acceptsIdempotencyKey(route)) list.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  return list;
+};
+
+export const buildOpenApiDocument = () => {
+  const ops = operations as Record<RouteId, Operation>;
+  const successSchemas = Object.fromEntries(routes.map((route) => [successName(route.id), successSchema(route, ops[route.id])]));
+  const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
+  const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
+  const bodyName = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
+  const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as Json);
+
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of routes) {
+    const operation = ops[route.id];
+    const post = acceptsIdempotencyKey(route);
+    const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
+    const failureResponses = failures(route, operation);
+    if (post) {
+      // A replayed failure carries the header too.
+      for (const [status, response] of Object.entries(failureResponses)) {
+        if (!['400', '413', '429', '503'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
+      }
+    }
+    const body = operation.request.body;
+    const bodyRef = body ? bodyName.get(body) : undefined;
+    if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = {
+      operationId: route.id,
+      tags: [operation.tag],
+      summary: operation.summary,
+      ...(operation.description ? { description: operation.description } : {}),
+      ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
+      parameters: parameters(route, operation, inputs),
+      ...(bodyRef ? { requestBody: { required: true, content: json(ref(bodyRef)) } } : {}),
+      responses: {
+        [String(operation.status)]: { description: operation.status === 201 ? 'Created' : 'OK', ...successHeaders, content: json(ref(successName(route.id))) },
+        ...failureResponses,
+      },
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Affiliate Program Merchant API',
+      version: '2.0.0',
+      summary: 'Orders and the affiliate program of one merchant.',
+      description: [
+        'Every request carries `Authorization: Bearer <token>`: live tokens on the live server, testing tokens on the sandbox.',
+        'V2 responses use the envelope `{success, data, errors, meta}`; `meta.trace_id` identifies the request.',
+        'Every POST accepts an `Idempotency-Key` header: a retry with the same key and request gets the stored answer (`Idempotent-Replayed: true`).',
+        'This document is generated from the code (`npm run openapi`).',
+      ].join('\n\n'),
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
+        description: 'Live: the `ApiUrl` output of the affiliate-merchant-api-live stack (live tokens).',
+        variables: { apiId: { default: 'your-live-api-id', description: 'The REST API id of the live stack.' }, region: { default: 'eu-west-1' } },
+      },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
+        description: 'Sandbox: the `ApiUrl` output of the affiliate-merchant-api-sandbox stack (testing tokens).',
+        variables: { apiId: { default: 'your-sandbox-api-id', description: 'The REST API id of the sandbox stack.' }, region: { default: 'eu-west-1' } },
+      },
+    ],
+    security: [{ bearerToken: [] }],
+    tags: [
+      { name: 'Orders', description: 'Orders placed through the merchant\'s shop; each one earns its affiliate a commission.' },
+      { name: 'Affiliates', description: 'The merchant\'s affiliates.' },
+      { name: 'Invites', description: 'Invitations e-mailed to prospective affiliates.' },
+      { name: 'Affiliate requests', description: 'Requests to join the merchant\'s program.' },
+      { name: 'Tiers', description: 'Commission tiers.' },
+      { name: 'Segments', description: 'Product segments and their rate per tier.' },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerToken: { type: 'http', scheme: 'bearer', description: 'A merchant API token: `live_…` on live, `test_…` on the sandbox.' },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: `Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept ${IDEMPOTENCY_FACTS.recordTtlHours} hours, per merchant.`,
+          schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_FACTS.maxKeyLength },
+        },
+      },
+      headers: {
+        RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
+        IdempotentReplayed: {
+          description: `\`true\` when the answer is the stored one of an earlier request with the same Idempotency-Key (header \`${IDEMPOTENCY_FACTS.replayedHeader}\`).`,
+          required: false,
+          schema: { type: 'string', enum: ['true'] },
+        },
+      },
+      schemas: { ...components, ...requestComponents },
+    },
+  };
+};
