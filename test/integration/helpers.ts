@@ -7,6 +7,7 @@ import { seedFixture, type SeededMerchant } from '../../shared/admin/seed';
 import { createStore, type Store } from '../../shared/admin/store';
 import type { Stage } from '../../shared/config';
 import { localClientConfig, useLocalAwsEnv } from '../../local/emulators';
+import { assertDocumented } from './contract';
 import './stack-info';
 
 useLocalAwsEnv();
@@ -56,7 +57,9 @@ export const api = (stage: Stage, token?: string) => {
     if (body !== undefined || raw !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetch(`${stack.stages[stage].url}${path}`, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+    const result = { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+    assertDocumented(method, path, result);
+    return result;
   };
   return {
     get: (path: string) => request('GET', path),
