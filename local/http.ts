@@ -5,6 +5,7 @@ import type { RouteDef } from '../functions/routes';
 import { MESSAGES } from '../shared/http/errors';
 import { v2Body, type EnvelopeKind } from '../shared/http/envelope';
 import { newTraceId } from '../shared/http/trace';
+import { serveDocs } from './docs';
 import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, matchRoute } from './apigw';
 import type { RateLimiter } from './rate-limit';
 
@@ -99,6 +100,12 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       return send(response, 400, errorBody(envelope, 'The request target is not a valid URL.'));
     }
     envelope = envelopeForPath(url.pathname);
+
+    // The contract and its reference page, without a token (local/docs.ts).
+    if (serveDocs(request, url.pathname, response, options.stage)) {
+      request.resume();
+      return;
+    }
 
     // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
     const authorization = request.headers.authorization;

@@ -1,0 +1,90 @@
+import { existsSync, readFileSync } from 'node:fs';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_PATH } from '../../scripts/openapi';
+import { stack } from './helpers';
+
+/**
+ * Every local stage serves the contract without a token: GET /openapi.json, and the API reference
+ * at /docs (Swagger UI from node_modules), which a real headless Chromium renders with every
+ * operation of the document on it. The browser is Debian's `chromium` (`.ci/run` installs it);
+ * CHROMIUM_PATH points elsewhere.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>>; servers: unknown[] };
+const documented = Object.entries(committed.paths)
+  .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`))
+  .sort();
+
+describe.each(['live', 'sandbox'] as const)('the %s stage serves its contract', (stage) => {
+  it('answers GET /openapi.json without a token: the committed document, this stage first among the servers', async () => {
+    // Prepare
+    const url = `${stack.stages[stage].url}/openapi.json`;
+
+    // Act
+    const response = await fetch(url);
+    const body = (await response.json()) as typeof committed;
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(body.paths).toEqual(committed.paths);
+    expect(body.servers).toEqual([{ url: stack.stages[stage].url, description: `This local ${stage} stage (npm start).` }, ...committed.servers]);
+  });
+
+  it('answers GET /docs without a token with a page whose scripts and styles it serves itself', async () => {
+    // Prepare
+    const base = stack.stages[stage].url;
+
+    // Act
+    const page = await fetch(`${base}/docs`);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
+    const answers = await Promise.all(assets.map(async (asset) => (await fetch(new URL(asset, base))).status));
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(assets.every((asset) => asset.startsWith('/docs/'))).toBe(true);
+    expect(answers).toEqual(assets.map(() => 200));
+  });
+});
+
+describe('the API reference page in a headless browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('shows every operation of the document, with its method, path and operation id', async () => {
+    // Prepare
+    const page = await browser.newPage();
+    const outside: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(stack.stages.live.url) && !request.url().startsWith('data:')) outside.push(request.url());
+    });
+
+    // Act
+    await page.goto(`${stack.stages.live.url}/docs`, { waitUntil: 'networkidle0' });
+    await page.waitForFunction((count: number) => document.querySelectorAll('.opblock').length >= count, { timeout: 20_000 }, documented.length);
+    const shown = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((block) => {
+        const method = block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '';
+        const path = block.querySelector('.opblock-summary [data-path]')?.getAttribute('data-path') ?? '';
+        const id = block.querySelector('.opblock-summary-operation-id')?.textContent?.trim() ?? '';
+        return `${method} ${path} ${id}`;
+      }),
+    );
+    await page.close();
+
+    // Assess
+    expect(shown.sort()).toEqual(documented);
+    expect(outside).toEqual([]);
+  });
+});
