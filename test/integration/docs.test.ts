@@ -11,6 +11,9 @@ import { stack } from './helpers';
  * CHROMIUM_PATH points elsewhere.
  */
 
+/** The page's `document`, in the functions that run in the browser (tsconfig has no DOM lib). */
+type PageGlobal = { document: { querySelectorAll(selector: string): { length: number } } };
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>>; servers: unknown[] };
 const documented = Object.entries(committed.paths)
@@ -72,7 +75,7 @@ describe('the API reference page in a headless browser', () => {
 
     // Act
     await page.goto(`${stack.stages.live.url}/docs`, { waitUntil: 'networkidle0' });
-    await page.waitForFunction((count: number) => document.querySelectorAll('.opblock').length >= count, { timeout: 20_000 }, documented.length);
+    await page.waitForFunction((count: number) => (globalThis as unknown as PageGlobal).document.querySelectorAll('.opblock').length >= count, { timeout: 20_000 }, documented.length);
     const shown = await page.$$eval('.opblock', (blocks) =>
       blocks.map((block) => {
         const method = block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '';

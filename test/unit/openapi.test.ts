@@ -4,7 +4,7 @@ import { routes } from '../../functions/routes';
 import { RECORD_TTL_SECONDS } from '../../shared/db/entities/idempotency';
 import { MAX_KEY_LENGTH, REPLAYED_HEADER } from '../../shared/middleware/idempotency';
 import { buildOpenApiDocument, IDEMPOTENCY_FACTS, operations } from '../../scripts/openapi-document';
-import { OPENAPI_PATH, serializeOpenApi } from '../../scripts/openapi';
+import { CLIENT_TYPES_PATH, clientTypes, OPENAPI_PATH, serializeOpenApi } from '../../scripts/openapi';
 
 describe('openapi.json', () => {
   it('is what `npm run openapi` generates from the code (run it after changing a route or a schema)', () => {
@@ -13,6 +13,17 @@ describe('openapi.json', () => {
 
     // Act
     const generated = serializeOpenApi(buildOpenApiDocument());
+
+    // Assess
+    expect(committed).toBe(generated);
+  });
+
+  it('has the client types of examples/ generated from it (npm run openapi)', async () => {
+    // Prepare
+    const committed = readFileSync(CLIENT_TYPES_PATH, 'utf8');
+
+    // Act
+    const generated = await clientTypes();
 
     // Assess
     expect(committed).toBe(generated);
