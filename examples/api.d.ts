@@ -780,7 +780,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -790,7 +789,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders. */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -801,7 +799,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -878,7 +875,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -888,7 +884,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders. */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -899,7 +894,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1236,7 +1230,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1246,7 +1239,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1267,7 +1259,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1497,7 +1488,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1507,7 +1497,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1518,7 +1507,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,7 +1818,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1840,7 +1827,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1861,7 +1847,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1946,7 +1931,6 @@ export interface operations {
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
             401: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,7 +1940,6 @@ export interface operations {
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
             403: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1977,7 +1960,6 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -313,9 +313,9 @@ export const buildOpenApiDocument = () => {
     const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
     const failureResponses = failures(route, operation);
     if (post) {
-      // A replayed failure carries the header too.
+      // What is answered after the key is claimed, below 500, is stored and may be replayed.
       for (const [status, response] of Object.entries(failureResponses)) {
-        if (!['400', '413', '429', '503'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
+        if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
       }
     }
     const body = operation.request.body;
