@@ -22,3 +22,26 @@ export const queryItems = async ({ ddb, table }: TableRef, input: Omit<QueryComm
   } while (startKey && items.length < limit);
   return items;
 };
+
+/**
+ * Every item of partition `pk` whose sort key begins with `prefix`, as a key range rather than
+ * `begins_with`: DynamoDB seeks either way, but DynamoDB Local answers `begins_with` by reading the
+ * whole partition (86.9 ms vs 6.9 ms for 3 items beside 60,000 others, README "Benchmarks"). The
+ * range ends at the prefix with its last character incremented, which holds every key with the
+ * prefix; the one key that could equal that bound without the prefix is dropped here.
+ */
+export const queryKeyPrefix = async (
+  db: TableRef,
+  pk: string,
+  prefix: string,
+  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames'> = {},
+): Promise<Record<string, unknown>[]> => {
+  const last = prefix.codePointAt(prefix.length - 1) ?? 0;
+  const bound = `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`;
+  const items = await queryItems(db, {
+    ...input,
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
+  });
+  return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
+};

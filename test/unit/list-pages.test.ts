@@ -37,11 +37,12 @@ beforeEach(() => {
   resetAwsMocks();
   stored = population();
   ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK } }).callsFake(async (input: QueryCommandInput) => {
-    const prefix = String(input.ExpressionAttributeValues?.[':prefix']);
+    const from = String(input.ExpressionAttributeValues?.[':from']);
+    const to = String(input.ExpressionAttributeValues?.[':to']);
     const blocks = new Map<string, number>();
     for (const item of stored) {
       const sk = `affiliate_requests#${item.status}#${String(Math.floor(item.seq / 256)).padStart(8, '0')}`;
-      if (sk.startsWith(prefix)) blocks.set(sk, (blocks.get(sk) ?? 0) + 1);
+      if (sk >= from && sk <= to) blocks.set(sk, (blocks.get(sk) ?? 0) + 1);
     }
     return { Items: [...blocks].sort().map(([sk, n]) => ({ sk, n })) };
   });

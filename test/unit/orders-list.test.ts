@@ -6,7 +6,7 @@ import { ddbMock, resetAwsMocks } from './support/aws';
 import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';
 
 const ORDERS_RANGE = '#pk = :pk AND #sk <= :top';
-const COUNTS_QUERY = 'pk = :pk AND begins_with(sk, :prefix)';
+const COUNTS_QUERY = 'pk = :pk AND sk BETWEEN :from AND :to';
 
 const list = (options: EventOptions = {}) => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, ...options }));
 
@@ -47,7 +47,7 @@ const expectedCalls = (top: string, limit: number) => [
     input: {
       TableName: 'unit-table',
       KeyConditionExpression: COUNTS_QUERY,
-      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':prefix': 'orders#all#' },
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#', ':to': 'orders#all$' },
       ProjectionExpression: 'sk, n',
     },
   },

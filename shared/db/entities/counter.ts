@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '../query';
+import { queryKeyPrefix } from '../query';
 import * as z from 'zod/mini';
 import type { TableRef } from '../table-def';
 import { itemKey, merchantPk, parseStored } from './base';
@@ -82,11 +82,7 @@ const countItem = z.object({ sk: z.string(), n: z.number() });
  */
 export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = bucketPrefix(list, bucket);
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': countsPartition(merchantId), ':prefix': prefix },
-    ProjectionExpression: 'sk, n',
-  });
+  const items = await queryKeyPrefix(db, countsPartition(merchantId), prefix, { ProjectionExpression: 'sk, n' });
   const counts = new Map<number, number>();
   for (const raw of items) {
     const { sk, n } = parseStored('list count', countItem, raw);
