@@ -12,6 +12,7 @@
  *   redrive                                       (the orders DLQ back to the orders queue)
  *   commission           --merchant <id> --order <uuid>   (the order's commission ledger; exactly
  *                        {order_uuid, status, net_amount, currency_code, entries}, no `stage`)
+ *   recount              --merchant <id>          (every list count of the merchant, from the list indexes)
  *
  * Target: the running local stack (the ports of the running `npm start` from its ports file, each
  * overridden by DYNAMODB_PORT, SES_PORT, SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
@@ -25,6 +26,7 @@ import {
   AdminError,
   applyForProgram,
   commissionOfOrder,
+  recountLists,
   linkPayment,
   markInviteUsed,
   mintToken,
@@ -43,7 +45,7 @@ import { runningStackPorts } from '../local/ports';
 import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
-const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
+const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission|recount [options] [--stage live|sandbox]';
 
 /**
  * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
@@ -164,6 +166,10 @@ const run = async (): Promise<Record<string, unknown>> => {
     case 'commission': {
       const stage = stageOf();
       return commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') });
+    }
+    case 'recount': {
+      const stage = stageOf();
+      return { stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) };
     }
     default:
       throw new AdminError(`unknown command ${command}; ${USAGE}`);

@@ -14,7 +14,7 @@ export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
   table: readonly TableAction[];
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
-  indexes?: readonly ('gsi1' | 'gsi2')[];
+  indexes?: readonly ('gsi1' | 'gsi2' | 'gsi3')[];
   /** The orders queue: send to it, or consume it (through its event source mapping). */
   queue?: 'send' | 'consume';
   /** May send e-mail through SES as the configured sender. */
@@ -65,6 +65,17 @@ export const workers = [
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
+  },
+  {
+    id: 'count-repair',
+    handler: 'functions/counts/repair.ts',
+    description: 'Recounts list blocks whose count update failed or was retried (RECOUNT entries on gsi2).',
+    trigger: { kind: 'schedule', everyMinutes: 5 },
+    // Query the sparse index for marks, GetItem the count, Query (Select COUNT) the block on the
+    // list's index (gsi1, or gsi3 for a tier's affiliates), conditional UpdateItem of the count.
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi1', 'gsi2', 'gsi3'] },
+    timeoutSeconds: 50,
+    environment: { RECOUNT_MIN_AGE_SECONDS: '60' },
   },
   {
     id: 'commissions-process',

@@ -9,13 +9,15 @@ import {
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
-import { getAffiliate } from '../db/entities/affiliate';
+import { getAffiliate, tierBucket } from '../db/entities/affiliate';
+import { recountMerchant } from '../db/entities/count-repair';
 import { getCommissionLedger } from '../db/entities/commission';
 import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
 import { applyCountChanges, takeSequence } from '../db/entities/counter';
 import { merchantIdOf } from '../db/entities/base';
 import { getInvite, inviteKey, parseInvite } from '../db/entities/invite';
 import { getMerchant } from '../db/entities/merchant';
+import { allTiers } from '../db/entities/tier';
 import { outboxEntries } from '../db/entities/outbox';
 import { getOrder, orderKey } from '../db/entities/order';
 import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
@@ -278,4 +280,20 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
     if (done.length < batch.length) throw new AdminError(`moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`);
   }
   return { method: 'receive-send-delete' as const, moved };
+};
+
+/**
+ * Recounts every block count of a merchant's lists from the list indexes (`admin recount`): the
+ * repair for a count that could be neither kept nor marked for the count-repair worker. Prints
+ * what it checked and every block it corrected.
+ */
+export const recountLists = async (store: Store, merchantId: string) => {
+  await requireMerchant(store, merchantId);
+  const tiers = await allTiers(store, merchantId);
+  const recounts = await recountMerchant(store, merchantId, tiers.map((tier) => tierBucket(tier.slug)));
+  return {
+    merchant_id: merchantId,
+    blocks_checked: recounts.length,
+    corrected: recounts.filter(({ before, after }) => before !== after),
+  };
 };

@@ -45,3 +45,15 @@ export const queryKeyPrefix = async (
   });
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };
+
+/** How many items one Query matches (Select COUNT, continued past 1 MB pages): no item is returned. */
+export const countQueryItems = async ({ ddb, table }: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>): Promise<number> => {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(new QueryCommand({ ...input, TableName: table, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+};

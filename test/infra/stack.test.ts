@@ -450,7 +450,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: ALARM_EMAIL, TopicArn: topic });
   });
 
-  it('outputs an operator policy with exactly what seed and admin need: no more, and Query on gsi1 included', () => {
+  it('outputs an operator policy with exactly what seed and admin need: no more, and Query on gsi1 and gsi3 included', () => {
     const { template, stack } = synth[stage];
     const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')) as Resource[];
     expect(policies).toHaveLength(1);
@@ -469,6 +469,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
         ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'BatchWriteItem'].map((action) => `dynamodb:${action} on table`),
         'dynamodb:Query on index:gsi1',
         'dynamodb:Query on index:gsi2',
+        'dynamodb:Query on index:gsi3',
         'ses:SendEmail on ses-identity',
         ...['GetQueueUrl', 'GetQueueAttributes', 'StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage'].map((action) => `sqs:${action} on dlq`),
         ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on orders-queue`),

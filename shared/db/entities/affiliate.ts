@@ -5,7 +5,7 @@ import type { ListSpec } from '../pages';
 import type { TableRef } from '../table-def';
 import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import type { CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
+import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry, ALL_BUCKET } from './list-entry';
 
 /**
  * An affiliate of the merchant: `AFFILIATE#<slug>` (slugs are stored lowercase). Listed twice:
@@ -32,9 +32,10 @@ export type AffiliateItem = z.output<typeof affiliateSchema>;
 
 export const parseAffiliate = (raw: unknown): AffiliateItem => parseStored('affiliate', affiliateSchema, raw);
 
-const ALL = 'all';
-/** Bucket of a tier's list (never equal to `all`); an affiliate without a tier is in none. */
-const tierBucket = (tierSlug: string | null) => (tierSlug === null ? undefined : `tier:${tierSlug}`);
+/** Bucket of a tier's list (never equal to `all`). */
+export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;
+/** An affiliate without a tier is in no tier bucket. */
+const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined : tierBucket(tierSlug));
 
 /** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
@@ -44,10 +45,10 @@ export const affiliateRecord = (
 ) => {
   const status = affiliate.status ?? 'active';
   const tier = affiliate.tier?.toLowerCase() ?? null;
-  const bucket = tierBucket(tier);
+  const bucket = tierBucketOf(tier);
   return {
     ...affiliateKey(merchantId, affiliate.slug),
-    ...primaryListEntry(merchantId, 'affiliates', ALL, affiliate.seq),
+    ...primaryListEntry(merchantId, 'affiliates', ALL_BUCKET, affiliate.seq),
     ...(bucket === undefined ? {} : secondaryListEntry(merchantId, 'affiliates', bucket, affiliate.seq)),
     type: 'affiliate',
     slug: affiliate.slug.toLowerCase(),
@@ -64,9 +65,9 @@ export const affiliateRecord = (
 
 /** What a new affiliate adds to the list counts. */
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
-  const bucket = tierBucket(affiliate.tier_slug);
+  const bucket = tierBucketOf(affiliate.tier_slug);
   return [
-    { list: 'affiliates', bucket: ALL, seq: affiliate.seq, delta: 1 },
+    { list: 'affiliates', bucket: ALL_BUCKET, seq: affiliate.seq, delta: 1 },
     ...(bucket === undefined ? [] : [{ list: 'affiliates' as const, bucket, seq: affiliate.seq, delta: 1 }]),
   ];
 };
@@ -82,7 +83,7 @@ export const affiliateList = (merchantId: string, tierSlug?: string | null): Lis
   return {
     merchantId,
     list: 'affiliates',
-    buckets: [byTier ? `tier:${tierSlug.toLowerCase()}` : ALL],
+    buckets: [byTier ? tierBucket(tierSlug) : ALL_BUCKET],
     index: byTier ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX,
     partitionOf: (bucket) => listPartition(merchantId, 'affiliates', bucket),
     parse: parseAffiliate,

@@ -9,7 +9,7 @@ import type { TransactPart } from '../transact';
 import { itemKey, merchantPk, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import { batchGet } from './batch';
 import { blockOf, type CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, ALL_BUCKET } from './list-entry';
 import { notificationState } from './notification';
 
 /**
@@ -36,7 +36,6 @@ export type InviteItem = z.output<typeof inviteSchema>;
 
 export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', inviteSchema, raw);
 
-const ALL = 'all';
 
 export const inviteRecord = (
   merchantId: string,
@@ -46,7 +45,7 @@ export const inviteRecord = (
   const uuid = invite.uuid ?? randomUUID();
   return {
     ...inviteKey(merchantId, uuid),
-    ...primaryListEntry(merchantId, 'invites', ALL, invite.seq),
+    ...primaryListEntry(merchantId, 'invites', ALL_BUCKET, invite.seq),
     type: 'invite',
     uuid,
     seq: invite.seq,
@@ -61,7 +60,7 @@ export const inviteRecord = (
 
 export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPart => ({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
 
-export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({ list: 'invites', bucket: ALL, seq: invite.seq, delta: 1 });
+export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({ list: 'invites', bucket: ALL_BUCKET, seq: invite.seq, delta: 1 });
 
 export const getInvite = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: inviteKey(merchantId, uuid), ConsistentRead: consistent }));
@@ -72,7 +71,7 @@ export const getInvite = async ({ ddb, table }: TableRef, merchantId: string, uu
 export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
   merchantId,
   list: 'invites',
-  buckets: [ALL],
+  buckets: [ALL_BUCKET],
   index: PRIMARY_LIST_INDEX,
   partitionOf: (bucket) => listPartition(merchantId, 'invites', bucket),
   parse: parseInvite,

@@ -13,6 +13,12 @@ export const listPartition = (merchantId: string, list: ListName, bucket: string
 export const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
 export const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };
 
+/** The bucket of a list that holds every item (orders, invites, affiliates of any tier). */
+export const ALL_BUCKET = 'all';
+
+/** The index a bucket of a list is on: an affiliate's tier bucket is its second listing (gsi3). */
+export const listIndexOf = (list: ListName, bucket: string): ListIndex => (list === 'affiliates' && bucket !== ALL_BUCKET ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX);
+
 export const primaryListEntry = (merchantId: string, list: ListName, bucket: string, seq: number) => ({
   gsi1pk: listPartition(merchantId, list, bucket),
   gsi1sk: padSeq(seq),

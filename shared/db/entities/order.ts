@@ -10,7 +10,7 @@ import type { TableRef } from '../table-def';
 import type { TransactPart } from '../transact';
 import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import type { CountChange } from './counter';
-import { PRIMARY_LIST_INDEX, primaryListEntry, listPartition } from './list-entry';
+import { PRIMARY_LIST_INDEX, primaryListEntry, listPartition, ALL_BUCKET } from './list-entry';
 import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
@@ -82,7 +82,6 @@ export const buildOrder = (
   };
 };
 
-const ORDERS_BUCKET = 'all';
 
 /**
  * The stored item: keys, list entry, and (for an order still to be queued) its outbox entry with
@@ -90,7 +89,7 @@ const ORDERS_BUCKET = 'all';
  */
 export const orderRecord = (merchantId: string, order: OrderItem, options: { queued: boolean }) => ({
   ...orderKey(merchantId, order.uuid),
-  ...primaryListEntry(merchantId, 'orders', ORDERS_BUCKET, order.seq),
+  ...primaryListEntry(merchantId, 'orders', ALL_BUCKET, order.seq),
   ...(options.queued ? outboxEntry('OUTBOX', order.created_at) : {}),
   type: 'order',
   ...order,
@@ -103,7 +102,7 @@ export const putOrderPart = (merchantId: string, order: OrderItem, options: { qu
 });
 
 /** What a committed create adds to the list counts. */
-export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({ list: 'orders', bucket: ORDERS_BUCKET, seq: order.seq, delta: 1 });
+export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({ list: 'orders', bucket: ALL_BUCKET, seq: order.seq, delta: 1 });
 
 export const getOrder = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: orderKey(merchantId, uuid), ConsistentRead: consistent }));
@@ -114,7 +113,7 @@ export const getOrder = async ({ ddb, table }: TableRef, merchantId: string, uui
 export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
   merchantId,
   list: 'orders',
-  buckets: [ORDERS_BUCKET],
+  buckets: [ALL_BUCKET],
   index: PRIMARY_LIST_INDEX,
   partitionOf: (bucket) => listPartition(merchantId, 'orders', bucket),
   parse: parseOrder,
