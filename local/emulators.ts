@@ -71,7 +71,8 @@ const dynamoDbLocalHome = () => {
 /**
  * DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined, bound to
  * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
- * option and would listen on every interface), with telemetry off.
+ * option and would listen on every interface), with a connection backlog that takes a burst, and
+ * telemetry off.
  */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();

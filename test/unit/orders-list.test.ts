@@ -98,20 +98,34 @@ describe('GET /api/v2/orders', () => {
     expect(orderNos(response.body)).toEqual(range(1, 10).reverse().map((seq) => `A-${seq}`));
   });
 
-  it('finds the block of a later page from the counts alone and starts the Query at the top of that block', async () => {
+  it('finds the block of a later page from the counts alone and, the block being full, starts the Query at the page itself', async () => {
     // Prepare: 600 orders over three blocks (1-255, 256-511, 512-600).
     storeOrders(range(1, 600));
 
-    // Act: page 10 starts at the 136th newest order (offset 135): 89 in block 2, so 46 into block 1.
+    // Act: page 10 starts at the 136th newest order (offset 135): 89 in block 2, so 46 into block 1,
+    // which holds all of 256-511: the page starts at 511 - 46 = 465.
+    const response = await list({ query: { page: '10' } });
+
+    // Assess
+    expect(recordedCalls()).toEqual(expectedCalls('000000000465', 15));
+    expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
+  });
+
+  it('starts at the top of a block with a gap (an unused sequence number) and skips the newer orders of that block', async () => {
+    // Prepare: as above, but sequence number 300 was never used (a create lost its order_no race).
+    storeOrders(range(1, 600).filter((seq) => seq !== 300));
+
+    // Act: offset 135 is 46 into block 1, which holds 255 orders (the gap lies below the page).
     const response = await list({ query: { page: '10' } });
 
     // Assess
     expect(recordedCalls()).toEqual(expectedCalls('000000000511', 46 + 15));
     expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
-    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 599 });
   });
 
-  it('reads the last page of a large list with the same calls as its first page', async () => {
+  it('reads the last page of a large list with the same calls as its first page, and no more items', async () => {
     // Prepare
     storeOrders(range(1, 600));
 
@@ -124,7 +138,7 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(recordedCalls().map((call) => call.command)).toEqual(callsOfFirst);
     expect(indexQueries()).toHaveLength(1);
-    expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000255' }, Limit: 155 + 100 });
+    expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000100' }, Limit: 100 });
     expect(orderNos(first.body)[0]).toBe('A-600');
     expect(orderNos(last.body)).toEqual(range(1, 100).reverse().map((seq) => `A-${seq}`));
   });
