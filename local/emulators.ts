@@ -95,6 +95,10 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     ],
     { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // A JVM outlives its parent unless told: when this process exits, however it gets there, so does it.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let stderr = '';
   child.stdout?.resume();
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
