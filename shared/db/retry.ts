@@ -1,4 +1,4 @@
-import { busy } from '../http/errors';
+import { busy } from '../errors';
 
 /**
  * The one conflict/back-off helper of every write path (create, cancel, update, invite, accept,

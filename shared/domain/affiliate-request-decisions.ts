@@ -14,7 +14,7 @@ import { applyCountChanges, takeSequence, type CountChange } from '../db/entitie
 import type { Merchant } from '../db/merchants';
 import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '../db/retry';
 import { TransactionRefused, transactWrite, type TransactPart } from '../db/transact';
-import { busy, notFound, ruleRefused } from '../http/errors';
+import { busy, notFound, ruleRefused } from '../errors';
 import { logger } from '../logger';
 import { requestDecisionMessage } from '../mail/messages';
 import { deliverNotification } from '../mail/send';

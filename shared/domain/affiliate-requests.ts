@@ -1,7 +1,7 @@
 import { functionTable } from '../db/client';
 import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '../db/entities/affiliate-request';
 import { readPage } from '../db/pages';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import type { PageQuery } from '../http/pagination';
 
 /**

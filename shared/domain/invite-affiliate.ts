@@ -7,7 +7,7 @@ import { getUser } from '../db/entities/user';
 import type { Merchant } from '../db/merchants';
 import { withConflictRetry } from '../db/retry';
 import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, type FieldErrors } from '../http/errors';
+import { invalid, type FieldErrors } from '../errors';
 import { logger } from '../logger';
 import { invitationMessage } from '../mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '../mail/send';

@@ -8,7 +8,7 @@ import type { Merchant } from '../db/merchants';
 import { readPage } from '../db/pages';
 import { withConflictRetry } from '../db/retry';
 import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, notFound, ruleRefused, type FieldErrors } from '../http/errors';
+import { invalid, notFound, ruleRefused, type FieldErrors } from '../errors';
 import type { PageQuery } from '../http/pagination';
 import { logger } from '../logger';
 import type { OrderCreateInput } from '../schemas/order';

@@ -1,7 +1,7 @@
 import { functionTable } from '../db/client';
 import { allSegments, getSegment, type SegmentItem } from '../db/entities/segment';
 import type { TierItem } from '../db/entities/tier';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { slicePage, type PageQuery } from '../http/pagination';
 import { allTiers } from './tiers';
 

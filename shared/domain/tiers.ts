@@ -1,6 +1,6 @@
 import { functionTable } from '../db/client';
 import { allTiers as readAllTiers, getTier as readTier, type TierItem } from '../db/entities/tier';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { slicePage, type PageQuery } from '../http/pagination';
 import { byTierName } from './program-model';
 

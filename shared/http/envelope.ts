@@ -1,4 +1,4 @@
-import { MESSAGES, type FieldErrors } from './errors';
+import { MESSAGES, type FieldErrors } from '../errors';
 
 /** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';

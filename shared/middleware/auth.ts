@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { currentStage, tokenKindOfStage } from '../config';
 import { findCredential, type Credential } from '../db/merchants';
 import { hashToken, kindOfToken } from '../db/tokens';
-import { forbidden, MESSAGES, unauthenticated } from '../http/errors';
+import { forbidden, MESSAGES, unauthenticated } from '../errors';
 import type { ApiMiddleware } from './types';
 
 const STAGE = currentStage();

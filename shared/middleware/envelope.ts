@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { logger } from '../logger';
-import { ApiError, busy, MESSAGES, type FieldErrors } from '../http/errors';
+import { ApiError, busy, MESSAGES, type FieldErrors } from '../errors';
 import { legacyFailureBody, legacySuccessBody, v2Body, type EnvelopeKind } from '../http/envelope';
 import type { ApiMiddleware, Reply } from './types';
 

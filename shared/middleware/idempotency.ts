@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/entities/idempotency';
-import { ApiError, invalidField } from '../http/errors';
+import { ApiError, invalidField } from '../errors';
 import { requestFingerprint } from '../http/request-fingerprint';
 import { logger } from '../logger';
 import type { ApiMiddleware } from './types';

@@ -1,4 +1,4 @@
-import { invalidField } from '../http/errors';
+import { invalidField } from '../errors';
 import type { ApiMiddleware } from './types';
 
 /** Parses a JSON body; malformed JSON is a 422 envelope, never a 500. */

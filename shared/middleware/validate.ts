@@ -1,6 +1,6 @@
 import type { $ZodType } from 'zod/v4/core';
 import * as z from 'zod/mini';
-import { invalid, notFound, type FieldErrors } from '../http/errors';
+import { invalid, notFound, type FieldErrors } from '../errors';
 import { laravelErrors, mergeFieldErrors } from '../validation/messages';
 import type { ApiMiddleware } from './types';
 

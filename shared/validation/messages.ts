@@ -1,4 +1,4 @@
-import type { FieldErrors } from '../http/errors';
+import type { FieldErrors } from '../errors';
 
 /**
  * zod issues -> Laravel-style messages (the original service's style):

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/http/errors';
+import { ApiError } from '../../shared/errors';
 import { jsonBody } from '../../shared/middleware/json-body';
 import { apiEvent } from './support/api';
 import { middyRequest } from './support/middy';

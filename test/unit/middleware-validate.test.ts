@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/http/errors';
+import { ApiError } from '../../shared/errors';
 import { validate } from '../../shared/middleware/validate';
 import { uuidParams } from '../../shared/schemas/common';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '../../shared/schemas/order';

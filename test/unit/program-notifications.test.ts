@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
 import { acceptAffiliateRequest, declineAffiliateRequest } from '../../shared/domain/affiliate-request-decisions';
 import { createInvite } from '../../shared/domain/invite-affiliate';
-import { ApiError } from '../../shared/http/errors';
+import { ApiError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 import { conditionFailed, ddbMock, transactionCanceled } from './support/aws';
 
