@@ -1,4 +1,4 @@
-import type { EnvelopeKind } from '../shared/http/envelope';
+import type { ApiRoute } from '../shared/http/route';
 import type { TableAction } from './workers';
 
 /**
@@ -25,18 +25,12 @@ export type Access = {
   mail?: boolean;
 };
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
-
-export type RouteDef = {
-  id: string;
-  method: HttpMethod;
+/** A route: what the request chain needs (shared/http/route.ts), where it is and what it may touch. */
+export type RouteDef = ApiRoute & {
   path: string;
   /** Handler module, relative to the repository root; it exports `handler`. */
   handler: string;
-  envelope: EnvelopeKind;
   access: Access;
-  /** Creates orders: a live token needs permission to place live orders. */
-  placesOrders?: boolean;
 };
 
 export const routes = [
@@ -61,12 +55,13 @@ export const routes = [
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];
+type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 
-/** Every POST route accepts an optional `Idempotency-Key` header (shared/middleware/idempotency.ts). */
-export const acceptsIdempotencyKey = (route: Pick<RouteDef, 'method'>): boolean => route.method === 'POST';
-
-export const routeById = (id: RouteId): RouteDef => {
-  const route = routes.find((candidate) => candidate.id === id);
-  if (!route) throw new Error(`Unknown route ${id}`);
-  return route;
+/** The manifest entry of one route, with its literal method: a handler is built from it (apiHandler / postApiHandler). */
+export const route = <Id extends RouteId>(id: Id): RouteOf<Id> => {
+  const found = routes.find((candidate): candidate is RouteOf<Id> => candidate.id === id);
+  if (!found) throw new Error(`Unknown route ${id}`);
+  return found;
 };
+
+export const routeById = (id: RouteId): RouteDef => route(id);

@@ -1,4 +1,5 @@
-import { acceptsIdempotencyKey, routes, type Access, type RouteDef } from '../functions/routes';
+import { type Access, type RouteDef, routes } from '../functions/routes';
+import { acceptsIdempotencyKey } from '../shared/http/route';
 import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '../functions/workers';
 import { GSI1 } from '../shared/db/table-def';
 

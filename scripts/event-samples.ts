@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import type { HttpMethod } from '../functions/routes';
+import type { HttpMethod } from '../shared/http/route';
 import { proxyEvent } from '../local/apigw';
 import { DEMO } from '../local/demo';
 import { ordersQueueNameForStage } from '../shared/db/table-def';

@@ -428,8 +428,12 @@ describe('the route manifest decides which routes take the header', () => {
     const { postApiHandler } = await import('../../shared/http/post-api-handler');
     const handle = async () => ({ data: null });
 
-    // Act / Assess
-    expect(() => apiHandler('orders-create', {}, handle)).toThrow('orders-create: a POST route is built with postApiHandler');
-    expect(() => postApiHandler('orders-get', {}, handle)).toThrow('orders-get: only POST routes take Idempotency-Key');
+    const { route } = await import('../../functions/routes');
+
+    // Act / Assess: a type error first (tsc checks the expectations), and refused at run time for plain JavaScript callers
+    // @ts-expect-error a POST route is built with postApiHandler
+    expect(() => apiHandler(route('orders-create'), {}, handle)).toThrow('orders-create: a POST route is built with postApiHandler');
+    // @ts-expect-error only POST routes take Idempotency-Key
+    expect(() => postApiHandler(route('orders-get'), {}, handle)).toThrow('orders-get: only POST routes take Idempotency-Key');
   });
 });

@@ -1,21 +1,18 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/errors';
-import { validate } from '../../shared/middleware/validate';
+import { type Schemas, validateInput } from '../../shared/http/validate';
 import { uuidParams } from '../../shared/schemas/common';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '../../shared/schemas/order';
 import { apiEvent, type EventOptions } from './support/api';
 import { ORDER_UUID, orderBody } from './support/fixtures';
-import { middyRequest } from './support/middy';
 
-const run = async (schemas: Parameters<typeof validate>[0], options: EventOptions & { jsonBody?: unknown } = {}) => {
+const run = async (schemas: Schemas, options: EventOptions & { jsonBody?: unknown } = {}) => {
   const { jsonBody, ...eventOptions } = options;
-  const request = middyRequest(apiEvent('orders-update', eventOptions), { jsonBody });
-  await validate(schemas).before?.(request);
-  return request.context.input;
+  return validateInput(schemas, apiEvent('orders-update', eventOptions), jsonBody);
 };
 
-describe('validate middleware', () => {
+describe('the validation step', () => {
   it('puts the parsed params, query and body in the context, with defaults and transforms applied', async () => {
     // Act
     const input = await run(

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/entities/idempotency';
 import { ApiError, invalidField } from '../errors';
-import { requestFingerprint } from '../http/request-fingerprint';
+import { requestFingerprint } from './request-fingerprint';
 import { logger } from '../logger';
-import type { ApiMiddleware } from './types';
+import type { ApiContext, ApiMiddleware } from './types';
 
 /**
  * `Idempotency-Key` on POST routes (IETF draft "The Idempotency-Key HTTP Header Field", Stripe's
@@ -11,9 +11,9 @@ import type { ApiMiddleware } from './types';
  * while the stored response must be the final HTTP response (so it is recorded outside the
  * envelope):
  *
- *   trace -> idempotentResponse -> envelope -> auth -> idempotencyKey -> JSON body -> validate -> handler
+ *   trace id -> idempotentResponse -> error envelope -> [auth -> claimIdempotencyKey -> JSON body -> validate -> handler]
  *
- * - idempotencyKey (before): no header, nothing happens. A bad key is 422 `idempotency_key`.
+ * - claimIdempotencyKey (a step of the request, after auth): no header, nothing happens. A bad key is 422 `idempotency_key`.
  *   Otherwise it claims the key for this merchant; if another request holds it: a different
  *   request (method, path, body) is 422, one still in flight is 409 with Retry-After, a finished
  *   one is answered with its stored response (same status and body, `Idempotent-Replayed: true`)
@@ -61,31 +61,27 @@ const replay = (stored: StoredResponse): APIGatewayProxyResult => ({
   body: stored.body,
 });
 
-/** Validates and claims the key (after auth: it needs the merchant), or answers for it. */
-export const idempotencyKey = (): ApiMiddleware => ({
-  before: async (request) => {
-    const { event, context } = request;
-    const key = idempotencyKeyOf(event);
-    if (key === undefined) return undefined;
-    checkKey(key);
-    const merchantId = context.credential?.merchant.id;
-    if (!merchantId) throw new Error('idempotencyKey must run after authentication');
-
-    const fingerprint = requestFingerprint(event);
-    const outcome = await claimKey({ merchantId, key, fingerprint, leaseMs: leaseMs(context) });
-    if (outcome.claimed) {
-      context.idempotency = outcome.claim;
-      return undefined;
-    }
-    const { record } = outcome;
-    if (record.fingerprint !== fingerprint) throw new ApiError(422, { message: [IDEMPOTENCY_MESSAGES.reused] });
-    if (record.status === 'in_progress') {
-      throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
-    }
-    // Early return: middy skips the handler and every `after`, and answers this.
-    return replay(record.response);
-  },
-});
+/**
+ * Validates and claims the key for the authenticated merchant. Returns the stored response to
+ * answer instead of running the route (a finished request with this key), else undefined.
+ */
+export const claimIdempotencyKey = async (event: APIGatewayProxyEvent, context: ApiContext, merchantId: string): Promise<APIGatewayProxyResult | undefined> => {
+  const key = idempotencyKeyOf(event);
+  if (key === undefined) return undefined;
+  checkKey(key);
+  const fingerprint = requestFingerprint(event);
+  const outcome = await claimKey({ merchantId, key, fingerprint, leaseMs: leaseMs(context) });
+  if (outcome.claimed) {
+    context.idempotency = outcome.claim;
+    return undefined;
+  }
+  const { record } = outcome;
+  if (record.fingerprint !== fingerprint) throw new ApiError(422, { message: [IDEMPOTENCY_MESSAGES.reused] });
+  if (record.status === 'in_progress') {
+    throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  }
+  return replay(record.response);
+};
 
 /** Records the final response of a claimed key; must sit outside the envelope. */
 export const idempotentResponse = (): ApiMiddleware => {
@@ -107,7 +103,7 @@ export const idempotentResponse = (): ApiMiddleware => {
       if (!(await completeKey(claim, stored))) logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
       // The client still gets its answer; the key stays in flight until its lease ends.
-      logger.error('Could not record the idempotent response', error as Error);
+      logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
   return {

@@ -1,9 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { currentStage, tokenKindOfStage } from '../config';
-import { findCredential, type Credential } from '../db/merchants';
+import { type Credential, findCredential } from '../db/merchants';
 import { hashToken, kindOfToken } from '../db/tokens';
 import { forbidden, MESSAGES, unauthenticated } from '../errors';
-import type { ApiMiddleware } from './types';
 
 const STAGE = currentStage();
 
@@ -29,27 +28,19 @@ const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
   return credential;
 };
 
-export type AuthOptions = {
-  /** The route places orders: on the live stage the token needs permission to place live orders. */
-  placesOrders?: boolean;
-};
-
 /**
- * Bearer-token authentication. The token's prefix says its kind; the other stage's kind is refused
- * with 403 before any lookup. An unknown or revoked token of the right kind is 401.
+ * Bearer-token authentication: the request's merchant and token. The token's prefix says its kind;
+ * the other stage's kind is refused with 403 before any lookup. An unknown or revoked token of the
+ * right kind is 401. A route that places orders (`placesOrders`) needs, on the live stage, a token
+ * allowed to place live orders.
  */
-export const authenticate = ({ placesOrders = false }: AuthOptions = {}): ApiMiddleware => ({
-  before: async (request) => {
-    const token = bearerToken(request.event);
-    const kind = token ? kindOfToken(token) : undefined;
-    if (!token || !kind) throw unauthenticated();
-    if (kind !== tokenKindOfStage(STAGE)) throw forbidden(MESSAGES.wrongTokenKind[STAGE]);
-    const credential = await resolve(hashToken(token));
-    if (!credential) throw unauthenticated();
-    if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
-    request.context.credential = credential;
-  },
-});
-
-/** For tests: forget cached credentials. */
-export const clearAuthCache = () => cache.clear();
+export const authenticate = async (event: APIGatewayProxyEvent, { placesOrders = false }: { placesOrders?: boolean } = {}): Promise<Credential> => {
+  const token = bearerToken(event);
+  const kind = token ? kindOfToken(token) : undefined;
+  if (!token || !kind) throw unauthenticated();
+  if (kind !== tokenKindOfStage(STAGE)) throw forbidden(MESSAGES.wrongTokenKind[STAGE]);
+  const credential = await resolve(hashToken(token));
+  if (!credential) throw unauthenticated();
+  if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
+  return credential;
+};
