@@ -31,10 +31,10 @@ import {
   redriveDeadLetters,
   resendNotifications,
   revokeToken,
-  stageOfToken,
   type Mailer,
 } from '../shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '../shared/config';
+import { stageOfToken } from '../shared/tokens';
 import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
 import { sendEmailInput } from '../shared/mail/messages';
 import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
+import type { Stage } from '../config';
 import { getAffiliate } from '../db/entities/affiliate';
 import { getCommissionLedger } from '../db/entities/commission';
 import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
@@ -20,7 +20,7 @@ import { outboxEntries } from '../db/entities/outbox';
 import { getOrder, orderKey } from '../db/entities/order';
 import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
 import { readPage } from '../db/pages';
-import { hashToken, kindOfToken } from '../db/tokens';
+import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '../tokens';
 import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-model';
 import { notificationFor, type MailMessage } from '../mail/messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome } from '../mail/settle';
@@ -59,12 +59,6 @@ export const mintToken = async (
   });
   await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
-};
-
-/** The stage whose API accepts a token of this kind (where revoke-token looks by default). */
-export const stageOfToken = (token: string): Stage | undefined => {
-  const kind = kindOfToken(token);
-  return kind === undefined ? undefined : kind === 'live' ? 'live' : 'sandbox';
 };
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Stage, tokenKindOfStage } from '../config';
+import type { Stage } from '../config';
+import { tokenKindOfStage } from '../tokens';
 import { affiliateCountChanges, affiliateRecord } from '../db/entities/affiliate';
 import { affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
 import { applyCountChanges, takeSequence, type CountChange } from '../db/entities/counter';

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { currentStage, tokenKindOfStage } from '../config';
+import { currentStage } from '../config';
 import { type Credential, findCredential } from '../db/merchants';
-import { hashToken, kindOfToken } from '../db/tokens';
+import { hashToken, kindOfToken, tokenKindOfStage } from '../tokens';
 import { forbidden, MESSAGES, unauthenticated } from '../errors';
 
 const STAGE = currentStage();
