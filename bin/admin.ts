@@ -38,9 +38,8 @@ import { stageOfToken } from '../shared/tokens';
 import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
 import { sendEmailInput } from '../shared/mail/messages';
 import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
-import { localClientConfig } from '../local/emulators';
+import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '../local/aws-env';
 import { runningStackPorts } from '../local/ports';
-import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
 import { resolveStore } from './target';
 
 const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';

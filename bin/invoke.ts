@@ -15,7 +15,7 @@ import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { functionSpecs } from '../lib/function-specs';
 import { lambdaContext } from '../local/apigw';
-import { localClientConfig, useLocalAwsEnv } from '../local/emulators';
+import { localClientConfig, useLocalAwsEnv } from '../local/aws-env';
 import { importHandler } from '../local/handlers';
 import { DEMO } from '../local/demo';
 import { runningStackPorts } from '../local/ports';

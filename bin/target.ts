@@ -1,4 +1,4 @@
-import { useLocalAwsEnv } from '../local/emulators';
+import { useLocalAwsEnv } from '../local/aws-env';
 import { runningStackPorts } from '../local/ports';
 import { createStore, type Store } from '../shared/admin/store';
 import type { Stage } from '../shared/config';

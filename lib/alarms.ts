@@ -8,13 +8,13 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Stage } from '../shared/config';
 import { METRIC } from '../shared/metric-names';
-import type { ApiFunction } from './api-function';
+import type { MerchantFunction } from './merchant-function';
 import { businessMetric } from './observability';
 
 export type MerchantAlarmsProps = {
   stageName: Stage;
   api: RestApi;
-  functions: ApiFunction[];
+  functions: MerchantFunction[];
   queue: Queue;
   dlq: Queue;
   latencyP99Ms: number;

@@ -5,7 +5,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import type { Stage } from '../shared/config';
 import { MerchantAlarms } from './alarms';
-import { ApiFunction } from './api-function';
+import { MerchantFunction } from './merchant-function';
 import type { StageConfig } from './config';
 import { MerchantData } from './data';
 import { functionEnvironment, functionSpecs, type FunctionSpec } from './function-specs';
@@ -33,7 +33,7 @@ export class MerchantApiStage extends Stack {
   readonly stage: Stage;
   readonly data: MerchantData;
   readonly restApi: MerchantRestApi;
-  readonly functions: ApiFunction[];
+  readonly functions: MerchantFunction[];
   readonly alarms: MerchantAlarms;
   readonly dashboard: MerchantDashboard;
   readonly operatorPolicy: OperatorPolicy;
@@ -74,7 +74,7 @@ export class MerchantApiStage extends Stack {
     };
 
     this.functions = specs.map((spec: FunctionSpec) => {
-      const fn = new ApiFunction(this, constructIdOf(spec.id), {
+      const fn = new MerchantFunction(this, constructIdOf(spec.id), {
         spec,
         environment: functionEnvironment(spec, environmentValues),
         logRetention: config.logRetention,
@@ -141,6 +141,6 @@ export class MerchantApiStage extends Stack {
       value: this.operatorPolicy.policy.managedPolicyArn,
     });
 
-    suppressStageFindings(this);
+    suppressStageFindings({ functions: this.functions, api: this.restApi.api });
   }
 }

@@ -1,12 +1,16 @@
 import { NagSuppressions } from 'cdk-nag';
-import type { MerchantApiStage } from './merchant-api-stage';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { MerchantFunction } from './merchant-function';
+
+/** What the suppressions are about: the stage's functions and its REST API. */
+export type NagSubject = { functions: readonly MerchantFunction[]; api: RestApi };
 
 /**
  * Every cdk-nag finding this app accepts, each with its reason. Suppressions are as narrow as
  * cdk-nag allows (the resource, and `appliesTo` for wildcard findings).
  */
-export const suppressStageFindings = (stack: MerchantApiStage) => {
-  for (const fn of stack.functions) {
+export const suppressStageFindings = ({ functions, api }: NagSubject) => {
+  for (const fn of functions) {
     NagSuppressions.addResourceSuppressions(
       fn.role,
       [
@@ -21,13 +25,13 @@ export const suppressStageFindings = (stack: MerchantApiStage) => {
     NagSuppressions.addResourceSuppressions(fn.fn, [
       {
         id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 (LTS) is the runtime the project targets and tests locally (issue 4); Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/api-function.ts.',
+        reason: 'Node.js 22 (LTS) is the runtime the project targets and tests locally (issue 4); Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/merchant-function.ts.',
       },
     ]);
   }
 
   NagSuppressions.addResourceSuppressions(
-    stack.restApi.api,
+    api,
     [
       {
         id: 'AwsSolutions-APIG2',

@@ -15,7 +15,7 @@ import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { Stage } from '../shared/config';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '../shared/metric-names';
-import type { ApiFunction } from './api-function';
+import type { MerchantFunction } from './merchant-function';
 import { WAF_IP_RULE, WAF_TOKEN_RULE } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -39,7 +39,7 @@ export type MerchantDashboardProps = {
   stage: Stage;
   api: RestApi;
   webAcl: CfnWebACL;
-  functions: ApiFunction[];
+  functions: MerchantFunction[];
   queue: Queue;
   dlq: Queue;
   alarms: Alarm[];

@@ -5,21 +5,9 @@ import { createRequire } from 'node:module';
 import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
+import { localClientConfig } from './aws-env';
 
 const require = createRequire(import.meta.url);
-
-/** Credentials and region the emulators accept; no AWS account is involved. */
-export const LOCAL_AWS_ENV = {
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-} as const;
-
-/** For this process's own SDK clients (seed, stack set-up): fake credentials, no version nag. */
-export const useLocalAwsEnv = () => {
-  for (const [name, value] of Object.entries(LOCAL_AWS_ENV)) process.env[name] ??= value;
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-};
 
 export class MissingJavaError extends Error {
   constructor() {
@@ -140,9 +128,3 @@ export const startSesEmulator = async (port: number): Promise<Emulator> => {
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 };
-
-export const localClientConfig = {
-  region: LOCAL_AWS_ENV.AWS_REGION,
-  credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-};
-

@@ -5,7 +5,8 @@ import { seedFixture, type SeedResult } from '../shared/admin/seed';
 import { createStore, type Store } from '../shared/admin/store';
 import { getMerchant } from '../shared/db/entities/merchant';
 import { DEMO, demoFixture } from './demo';
-import { LOCAL_AWS_ENV, useLocalAwsEnv, startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';
+import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, useLocalAwsEnv } from './aws-env';
+import { startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
 
@@ -49,10 +50,6 @@ export type LocalStack = {
 };
 
 /** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
-export const LOCAL_MAIL_DEFAULTS = {
-  MAIL_FROM: 'affiliates@merchant-api.local',
-  INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations',
-} as const;
 
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
 export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'store'>, endpoints: LocalStack['endpoints']) => ({

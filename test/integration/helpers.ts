@@ -6,7 +6,7 @@ import { parseFixture } from '../../shared/admin/fixture';
 import { seedFixture, type SeededMerchant } from '../../shared/admin/seed';
 import { createStore, type Store } from '../../shared/admin/store';
 import type { Stage } from '../../shared/config';
-import { localClientConfig, useLocalAwsEnv } from '../../local/emulators';
+import { localClientConfig, useLocalAwsEnv } from '../../local/aws-env';
 import './stack-info';
 
 useLocalAwsEnv();

@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { cdkBundling, ROOT } from './bundling';
 import type { FunctionSpec } from './function-specs';
 
-export type ApiFunctionProps = {
+export type MerchantFunctionProps = {
   spec: FunctionSpec;
   environment: Record<string, string>;
   logRetention: RetentionDays;
@@ -21,18 +21,18 @@ export type ApiFunctionProps = {
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
 /**
- * One function with the fixed defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts),
+ * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts),
  * Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
  * that starts with nothing but writing to that log group. The grant helpers add exactly what the
  * function's access allows.
  */
-export class ApiFunction extends Construct {
+export class MerchantFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly spec: FunctionSpec;
 
-  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+  constructor(scope: Construct, id: string, props: MerchantFunctionProps) {
     super(scope, id);
     const { spec } = props;
     this.spec = spec;
