@@ -19,7 +19,6 @@
  * permissions a deployed stage needs are its `OperatorPolicyArn` output (lib/operator-policy.ts).
  */
 import { parseArgs } from 'node:util';
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   AdminError,
@@ -31,16 +30,14 @@ import {
   redriveDeadLetters,
   resendNotifications,
   revokeToken,
-  type Mailer,
+  type NotificationRelay,
 } from '../shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '../shared/config';
 import { stageOfToken } from '../shared/tokens';
 import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
-import { sendEmailInput } from '../shared/mail/messages';
-import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
 import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '../local/aws-env';
 import { runningStackPorts } from '../local/ports';
-import { resolveStore } from './target';
+import { resolveStore, useFunctionEnv } from './target';
 
 const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
 
@@ -74,17 +71,20 @@ const redriveTarget = async (stage: Stage) => {
   return { sqs, dlqUrl: await url(ordersDlqNameForStage(stage)), ordersQueueUrl: await url(ordersQueueNameForStage(stage)) };
 };
 
-/** SES for resend-notifications: the local emulator unless a deployed table is targeted. */
-const mailer = (): Mailer => {
-  const local = !process.env.SEED_TABLE_NAME;
-  if (local) {
+/**
+ * The notification relay (shared/mail/relay.ts) for resend-notifications, loaded with the
+ * environment a function of the target stage has: its table, and SES (the local emulator unless a
+ * deployed table is targeted; MAIL_FROM and INVITE_LINK_BASE_URL from the environment).
+ */
+const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
+  useFunctionEnv(stage);
+  if (!process.env.SEED_TABLE_NAME) {
     process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${runningStackPorts().ses}`;
     for (const [name, value] of Object.entries(LOCAL_MAIL_DEFAULTS)) process.env[name] ??= value;
   }
-  const from = requireEnv('MAIL_FROM');
-  const linkBase = requireEnv('INVITE_LINK_BASE_URL');
-  const ses = new SESClient(OPERATOR_CLIENT_CONFIG);
-  return { linkBase, send: async (message) => void (await ses.send(new SendEmailCommand(sendEmailInput(message, from)))) };
+  requireEnv('MAIL_FROM');
+  requireEnv('INVITE_LINK_BASE_URL');
+  return (await import('../shared/mail/relay')).relayPendingNotifications;
 };
 
 const run = async (): Promise<Record<string, unknown>> => {
@@ -154,7 +154,7 @@ const run = async (): Promise<Record<string, unknown>> => {
       const olderThanSeconds = Number(values['older-than']);
       if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0) throw new AdminError('--older-than must be a number of seconds, 0 or more');
       const store = resolveStore(stage);
-      return { stage, ...(await resendNotifications(store, mailer(), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
+      return { stage, ...(await resendNotifications(store, await notificationRelay(stage), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
     }
     case 'redrive': {
       const stage = stageOf();

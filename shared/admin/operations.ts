@@ -6,24 +6,21 @@ import {
   StartMessageMoveTaskCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { Stage } from '../config';
 import { getAffiliate } from '../db/entities/affiliate';
 import { getCommissionLedger } from '../db/entities/commission';
 import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
 import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { merchantIdOf } from '../db/entities/base';
 import { getInvite, inviteKey, parseInvite } from '../db/entities/invite';
 import { getMerchant } from '../db/entities/merchant';
-import { outboxEntries } from '../db/entities/outbox';
 import { getOrder, orderKey } from '../db/entities/order';
 import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
 import { readPage } from '../db/pages';
 import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '../tokens';
 import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-model';
-import { notificationFor, type MailMessage } from '../mail/messages';
-import { mailFailure, notificationOutcomeUpdate, type Outcome } from '../mail/settle';
+import type { RelayOptions, RelayResult } from '../mail/relay';
 import { isoNow } from '../time';
 import type { Store } from './store';
 
@@ -183,40 +180,18 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
   };
 };
 
-export type Mailer = { linkBase: string; send: (message: MailMessage) => Promise<void> };
+/** The notification relay (shared/mail/relay.ts), run against the target stage: bin/admin.ts loads it with that stage's environment. */
+export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 
 /**
- * The retry for affiliate-program e-mails: sends every e-mail the merchant's invites and decided
- * requests still owe (their NOTIFY outbox entries older than `olderThanSeconds`, so a request's own
- * send in flight is not doubled) and settles each like the API does.
+ * The retry for affiliate-program e-mails: runs the notification relay for one merchant, parked
+ * e-mails included, over its owed e-mails older than `olderThanSeconds` (so a request's own send
+ * in flight is not doubled). Each is sent and settled exactly as the scheduled relay does it.
  */
-export const resendNotifications = async (store: Store, mailer: Mailer, options: { merchantId: string; olderThanSeconds: number }) => {
-  const merchant = await requireMerchant(store, options.merchantId);
-  const owed = [
-    ...(await outboxEntries(store, 'NOTIFY', options.olderThanSeconds, 1000)),
-    ...(await outboxEntries(store, 'PARKED', 0, 1000)),
-  ].filter((key) => merchantIdOf(key.pk) === options.merchantId);
-  const result = { merchant_id: options.merchantId, sent: 0, failed: 0 };
-  for (const key of owed) {
-    const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }));
-    const message = Item?.notification_pending_at ? notificationFor(Item, merchant.name, mailer.linkBase) : undefined;
-    if (!Item || !message) continue;
-    let outcome: Outcome = { sent: true };
-    try {
-      await mailer.send(message);
-      result.sent++;
-    } catch (error) {
-      outcome = { sent: false, failure: mailFailure(error) };
-      result.failed++;
-    }
-    // The same retry/park policy as the API and the relay (shared/mail/settle.ts); a parked e-mail that is sent here is settled.
-    const previousAttempts = typeof Item.notification_attempts === 'number' ? Item.notification_attempts : 0;
-    const { update } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
-    await store.ddb.send(new UpdateCommand({ TableName: store.table, ...update })).catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error; // settled meanwhile (the relay sent it)
-    });
-  }
-  return result;
+export const resendNotifications = async (store: Store, relay: NotificationRelay, options: { merchantId: string; olderThanSeconds: number }) => {
+  await requireMerchant(store, options.merchantId);
+  const result = await relay({ merchantId: options.merchantId, olderThanSeconds: options.olderThanSeconds, includeParked: true, maxItems: 1000 });
+  return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
 /** Where `redrive` moves messages: the stage's orders DLQ back to its orders queue. */
