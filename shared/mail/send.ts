@@ -7,13 +7,11 @@ import { logger } from '../logger';
 import { countMetric, METRIC } from '../metrics';
 import { isoNow } from '../time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
-import { invitationLink, sendEmailInput, type MailMessage } from './messages';
+import { sendEmailInput, type MailMessage } from './messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');
-
-export const inviteLink = (inviteUuid: string) => invitationLink(INVITE_LINK_BASE_URL, inviteUuid);
 
 /** A message that can never be sent as it is (its text is not well-formed Unicode). */
 export class MalformedMessageError extends Error {

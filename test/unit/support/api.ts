@@ -67,7 +67,7 @@ type ApiLambda = (event: APIGatewayProxyEvent, context: never) => Promise<unknow
 export type ApiResponse = {
   statusCode: number;
   headers: APIGatewayProxyResult['headers'];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read JSON bodies freely
+  /** The parsed JSON body: `any`, so tests read it freely. */
   body: any;
   /** The body as sent, for checks that nothing leaked. */
   raw: string;
