@@ -6,7 +6,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { orderBody, stubAuth, stubOrderCreate, TOKENS, TRACE_ID, type TokenStub } from './support/fixtures';
 
@@ -49,13 +49,7 @@ describe('on the sandbox stage', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['A live token cannot be used on the sandbox API.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 403, { message: ['A live token cannot be used on the sandbox API.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 

@@ -5,16 +5,9 @@ import { handler as createLegacy } from '../../functions/orders/create-legacy';
 import { handler as createV2 } from '../../functions/orders/create';
 import { handler as getOrderHandler } from '../../functions/orders/get';
 import { handler as listOrders } from '../../functions/orders/list';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, ORDER_UUID, orderBody, sha256, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
-
-const v2Unauthenticated = {
-  success: false,
-  data: null,
-  errors: { message: ['Unauthenticated.'] },
-  meta: { trace_id: expect.stringMatching(TRACE_ID) },
-};
 
 beforeEach(() => {
   resetAwsMocks();
@@ -59,8 +52,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: null, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -83,8 +75,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: null, headers: { Authorization: header } }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -93,8 +84,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.unknown }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
     expect(ddbMock).not.toHaveReceivedCommand(GetCommand);
   });
@@ -104,8 +94,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.revoked, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedCommand(GetCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
@@ -124,8 +113,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.orphan }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
   });
 
   it('answers 403 to a testing token on the live API before any table read', async () => {
@@ -133,13 +121,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.testing, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['A testing token cannot be used on the live API.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 403, { message: ['A testing token cannot be used on the live API.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -158,8 +140,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.noLiveOrders, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body.errors).toEqual({ message: ['This token is not allowed to place live orders.'] });
+    expectV2Error(response, 403, { message: ['This token is not allowed to place live orders.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });

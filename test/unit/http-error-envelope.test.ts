@@ -8,7 +8,7 @@ import { handler as getOrder } from '../../functions/orders/get';
 import { handler as listOrders } from '../../functions/orders/list';
 import { handler as updateOrder } from '../../functions/orders/update';
 import { logger } from '../../shared/logger';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -102,13 +102,7 @@ describe('malformed JSON', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, rawBody: '{"order_no": "A-1",' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['The request body must be valid JSON.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { message: ['The request body must be valid JSON.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -130,8 +124,7 @@ describe('malformed JSON', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: [orderBody()] }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The request body must be a JSON object.'] });
+    expectV2Error(response, 422, { message: ['The request body must be a JSON object.'] });
   });
 
   it('a base64-encoded body (binary media types) is decoded before parsing', async () => {

@@ -10,7 +10,7 @@ import { handler as getOrder } from '../../functions/orders/get';
 import { handler as updateOrder } from '../../functions/orders/update';
 import { logger } from '../../shared/logger';
 import { requestFingerprint } from '../../shared/http/request-fingerprint';
-import { apiEvent, invoke, type EventOptions } from './support/api';
+import { apiEvent, invoke, type EventOptions, expectV2Error } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -156,8 +156,7 @@ describe('the first request with a key', () => {
     const response = await invoke(createV2, createEvent({ rawBody: '{"order_no":' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The request body must be valid JSON.'] });
+    expectV2Error(response, 422, { message: ['The request body must be valid JSON.'] });
     expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
   });
 
@@ -169,8 +168,7 @@ describe('the first request with a key', () => {
     const response = await invoke(createV2, createEvent());
 
     // Assess
-    expect(response.statusCode).toBe(500);
-    expect(response.body.errors).toEqual({ message: ['Server Error'] });
+    expectV2Error(response, 500, { message: ['Server Error'] });
     const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
     const updates = idempotencyUpdates();
     expect(updates).toHaveLength(1);
@@ -336,8 +334,7 @@ describe('the same key with a different request', () => {
     const response = await invoke(event.httpMethod === 'POST' && event.path.endsWith('/cancel') ? cancelOrder : createV2, event);
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The idempotency key has already been used with a different request.'] });
+    expectV2Error(response, 422, { message: ['The idempotency key has already been used with a different request.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
@@ -365,8 +362,7 @@ describe('a bad key', () => {
     const response = await invoke(createV2, createEvent({ headers: { 'Idempotency-Key': key } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ idempotency_key: [message] });
+    expectV2Error(response, 422, { idempotency_key: [message] });
     expect(idempotencyPuts()).toHaveLength(0);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
   });

@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -98,8 +98,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body).toEqual({ success: false, data: null, errors: { message: ['Not Found'] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+    expectV2Error(response, 404, { message: ['Not Found'] });
   });
 
   it('answers 422 "already cancelled" when the old item has cancelled_at (even if also paid and old)', async () => {
@@ -110,8 +109,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is already cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is already cancelled.'] });
   });
 
   it('answers 422 "linked to a payment" when the old item has a payment_id', async () => {
@@ -122,8 +120,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is linked to a payment and cannot be cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is linked to a payment and cannot be cancelled.'] });
   });
 
   it('answers 422 "older than one month" when the old item is neither cancelled nor paid', async () => {
@@ -134,8 +131,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is older than one month and can no longer be cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is older than one month and can no longer be cancelled.'] });
   });
 
   it('answers 404 to a non-UUID path without writing', async () => {
@@ -155,8 +151,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(500);
-    expect(response.body.errors).toEqual({ message: ['Server Error'] });
+    expectV2Error(response, 500, { message: ['Server Error'] });
     expect(response.raw).not.toContain('arn:aws');
   });
 });

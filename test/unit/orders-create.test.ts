@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as createLegacy } from '../../functions/orders/create-legacy';
 import { handler as createV2 } from '../../functions/orders/create';
 import { logger } from '../../shared/logger';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
 import {
   AFFILIATE_KEY,
@@ -331,13 +331,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { affiliate_slug: ['The selected affiliate slug is invalid.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -351,8 +345,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_no: ['The order no has already been taken.'] });
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -382,13 +375,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { order_no: ['The order no has already been taken.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     // The sequence number was taken, but it is never counted: the lists show no gap.
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
@@ -427,8 +414,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ currency_code: 'USD' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ currency_code: ['The currency code must match the merchant account currency (EUR).'] });
+    expectV2Error(response, 422, { currency_code: ['The currency code must match the merchant account currency (EUR).'] });
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -440,8 +426,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ currency_code: 'ZZZ' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ currency_code: ['The selected currency code is invalid.'] });
+    expectV2Error(response, 422, { currency_code: ['The selected currency code is invalid.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -479,8 +464,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ order_rows: [] }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_rows: ['The order rows field must have at least 1 items.'] });
+    expectV2Error(response, 422, { order_rows: ['The order rows field must have at least 1 items.'] });
   });
 
   it('reads only its own merchant: the merchant item is read by authentication alone', async () => {

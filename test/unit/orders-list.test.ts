@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as listOrders } from '../../functions/orders/list';
-import { apiEvent, invoke, type EventOptions } from './support/api';
+import { apiEvent, invoke, type EventOptions, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -259,8 +259,7 @@ describe('GET /api/v2/orders', () => {
     const response = await list({ query });
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual(errors);
+    expectV2Error(response, 422, errors);
     expect(ddbMock).not.toHaveReceivedCommandWith(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
     expect(indexQueries()).toHaveLength(0);
   });

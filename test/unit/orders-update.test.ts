@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as updateOrder } from '../../functions/orders/update';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -72,8 +72,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch({ total_shipping_value: 10 });
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body.errors).toEqual({ message: ['Not Found'] });
+    expectV2Error(response, 404, { message: ['Not Found'] });
   });
 
   it('answers 422 with errors.message when the order is cancelled', async () => {
@@ -84,13 +83,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch({ total_shipping_value: 10 });
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['The order is cancelled and can no longer be updated.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { message: ['The order is cancelled and can no longer be updated.'] });
   });
 
   it('answers 422 "prohibited" for any field besides total_shipping_value, without writing', async () => {
@@ -116,8 +109,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch(body);
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ total_shipping_value: [message] });
+    expectV2Error(response, 422, { total_shipping_value: [message] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
 
@@ -126,8 +118,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ total_shipping_value: ['The total shipping value field is required.'] });
+    expectV2Error(response, 422, { total_shipping_value: ['The total shipping value field is required.'] });
   });
 
   it('answers 404 to a non-UUID path before validating the body or writing', async () => {

@@ -10,7 +10,7 @@ import * as commonSchemas from '../../shared/schemas/common';
 import * as orderSchemas from '../../shared/schemas/order';
 import * as programSchemas from '../../shared/schemas/program';
 import { laravelErrors } from '../../shared/validation/messages';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { orderBody, stubAuth, TOKENS } from './support/fixtures';
 
@@ -103,8 +103,7 @@ describe('the endpoints', () => {
     );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ content: ['The content field must be a valid UTF-8 string.'] });
+    expectV2Error(response, 422, { content: ['The content field must be a valid UTF-8 string.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
   });
@@ -117,8 +116,7 @@ describe('the endpoints', () => {
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ 'order_rows.0.product_name': ['The order rows.0.product name field must be a valid UTF-8 string.'] });
+    expectV2Error(response, 422, { 'order_rows.0.product_name': ['The order rows.0.product name field must be a valid UTF-8 string.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 

@@ -10,7 +10,7 @@ import { handler as updateOrder } from '../../functions/orders/update';
 import { handler as createInvite } from '../../functions/invites/create';
 import { orderUpdateBody } from '../../shared/schemas/order';
 import { laravelErrors } from '../../shared/validation/messages';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrderCreate, TOKENS } from './support/fixtures';
 
@@ -42,8 +42,7 @@ describe('PATCH /api/v2/orders/{uuid} with a prototype-named key', () => {
     );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ [key]: [`The ${key === '__proto__' ? 'proto' : key} field is prohibited.`] });
+    expectV2Error(response, 422, { [key]: [`The ${key === '__proto__' ? 'proto' : key} field is prohibited.`] });
     expect(Object.keys(response.body.errors)).toEqual([key]);
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
@@ -89,8 +88,7 @@ describe('order creation with prototype-named keys', () => {
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ 'customer.email': ['The customer.email field is required.'] });
+    expectV2Error(response, 422, { 'customer.email': ['The customer.email field is required.'] });
   });
 
   it('reports a missing field of a body that also carries hasOwnProperty and constructor', async () => {
@@ -102,8 +100,7 @@ describe('order creation with prototype-named keys', () => {
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_no: ['The order no field is required.'] });
+    expectV2Error(response, 422, { order_no: ['The order no field is required.'] });
   });
 });
 
@@ -116,8 +113,7 @@ describe('invite creation with prototype-named keys', () => {
     const response = await invoke(createInvite, apiEvent('invites-create', { token: TOKENS.live, rawBody: jsonWith({ sender_email: 'owner@acme.example' }, key, 'x') }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ email: ['The email field is required.'] });
+    expectV2Error(response, 422, { email: ['The email field is required.'] });
   });
 });
 
@@ -147,8 +143,7 @@ describe('list queries with prototype-named parameters', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, query: Object.fromEntries([['__proto__', 'x'], ['constructor', 'y'], ['page', 'zero']]) }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ page: ['The page field must be an integer.'] });
+    expectV2Error(response, 422, { page: ['The page field must be an integer.'] });
   });
 
   it.each(PROTOTYPE_KEYS)('refuses %s as an affiliate-request status', async (status) => {
@@ -156,8 +151,7 @@ describe('list queries with prototype-named parameters', () => {
     const response = await invoke(listAffiliateRequests, apiEvent('affiliate-requests-list', { token: TOKENS.live, query: { status } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ status: ['The selected status is invalid.'] });
+    expectV2Error(response, 422, { status: ['The selected status is invalid.'] });
   });
 });
 

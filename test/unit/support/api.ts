@@ -4,7 +4,9 @@
  */
 import { lambdaContext as localLambdaContext, proxyEvent } from '../../../local/apigw';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { expect } from 'vitest';
 import { routeById, type RouteId } from '../../../functions/routes';
+import { TRACE_ID } from './trace-id';
 
 export type EventOptions = {
   /** The bearer token; null sends no Authorization header. */
@@ -77,4 +79,15 @@ export type ApiResponse = {
 export const invoke = async (handler: ApiLambda, event: APIGatewayProxyEvent): Promise<ApiResponse> => {
   const result = (await handler(event, lambdaContext() as never)) as APIGatewayProxyResult;
   return { statusCode: result.statusCode, headers: result.headers, body: JSON.parse(result.body), raw: result.body };
+};
+
+/**
+ * Asserts a V2 failure: the status and the whole envelope, `errors` keyed by field (or `message`),
+ * with a trace id of the API's form.
+ */
+export const expectV2Error = (response: ApiResponse, statusCode: number, errors: Record<string, string[]>) => {
+  expect({ statusCode: response.statusCode, body: response.body }).toEqual({
+    statusCode,
+    body: { success: false, data: null, errors, meta: { trace_id: expect.stringMatching(TRACE_ID) } },
+  });
 };

@@ -185,5 +185,5 @@ export const storedOrder = (overrides: Record<string, unknown> = {}) => {
   };
 };
 
-export const TRACE_ID = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z:api:[0-9a-f]{8}$/;
+export { TRACE_ID } from './trace-id';
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
