@@ -1,7 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { applyOrderChanges, UnprocessableMessageError } from '../../shared/domain/commissions';
+import { applyOrderChanges, PermanentMessageError } from '../../shared/domain/commissions';
 import { parseOrderEvent } from '../../shared/domain/order-events';
 import { logger } from '../../shared/logger';
 import { AmountNotComputableError } from '../../shared/money';
@@ -25,11 +25,11 @@ const FUNCTION_ID = 'commissions-process';
  * - transient (anything else: throttling, timeouts, a DynamoDB outage): reported in
  *   batchItemFailures, so SQS redelivers only those, and moves them to the DLQ after 5 receives.
  */
-export const isPermanentFailure = (error: unknown) => error instanceof UnprocessableMessageError || error instanceof AmountNotComputableError;
+export const isPermanentFailure = (error: unknown) => error instanceof PermanentMessageError || error instanceof AmountNotComputableError;
 
 const processRecord = async (record: SQSRecord) => {
   const message = parseOrderEvent(record.body);
-  if (!message) throw new UnprocessableMessageError('Not an order event message');
+  if (!message) throw new PermanentMessageError('Not an order event message');
   const { outcome, ledger, booked } = await applyOrderChanges(message.merchant_id, message.order_uuid);
   if (booked.some((entry) => entry.type === 'accrual')) countMetric(METRIC.commissionsRecorded);
   if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {

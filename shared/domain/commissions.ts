@@ -73,9 +73,13 @@ export const computeCommission = (
   };
 };
 
-/** A message that can never succeed (unknown order): retrying does not help, the DLQ keeps it. */
-export class UnprocessableMessageError extends Error {
-  override name = 'UnprocessableMessageError';
+/**
+ * A message that cannot succeed as it stands (an unknown order): redelivering it only burns
+ * receives, so the consumer moves it to the DLQ at once; `npm run admin -- redrive` retries it
+ * once the cause is fixed.
+ */
+export class PermanentMessageError extends Error {
+  override name = 'PermanentMessageError';
 }
 
 type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'cancelled_at' | 'version'>;
@@ -163,7 +167,7 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
       getOrder(functionTable, merchantId, orderUuid, true),
       getCommissionLedger(functionTable, merchantId, orderUuid, true),
     ]);
-    if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
+    if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: CommissionItem | undefined;
     if (accrualDue(ledger, order)) {

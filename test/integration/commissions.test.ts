@@ -183,7 +183,7 @@ describe('the commission consumer', () => {
     expect(dead.map((message) => message.body).sort()).toEqual([unknownOrder, 'not json'].sort());
     expect(dead.find((message) => message.body === 'not json')?.attributes).toMatchObject({
       dead_letter_reason: 'Not an order event message',
-      dead_letter_error: 'UnprocessableMessageError',
+      dead_letter_error: 'PermanentMessageError',
       dead_letter_source: 'commissions-process',
       original_receive_count: '1',
     });

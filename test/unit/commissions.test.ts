@@ -314,7 +314,7 @@ describe('the consumer handler', () => {
       MessageBody: '{',
       MessageAttributes: {
         dead_letter_reason: { DataType: 'String', StringValue: 'Not an order event message' },
-        dead_letter_error: { DataType: 'String', StringValue: 'UnprocessableMessageError' },
+        dead_letter_error: { DataType: 'String', StringValue: 'PermanentMessageError' },
         dead_letter_source: { DataType: 'String', StringValue: 'commissions-process' },
         original_receive_count: { DataType: 'String', StringValue: '1' },
       },
