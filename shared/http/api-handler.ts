@@ -1,15 +1,15 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Credential } from '../db/merchants';
 import { logger } from '../logger';
-import { authenticate } from './auth';
+import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
-import { parseJsonBody } from './json-body';
+import { jsonBody } from './json-body';
 import { acceptsIdempotencyKey, type ApiRoute, type ReadOrPatchRoute } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
-import { type Input, type Schemas, validateInput } from './validate';
+import { type Input, type Schemas, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
 export type ApiRequest<S extends Schemas> = Input<S> & {
@@ -32,24 +32,25 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
 export type IdempotencyHandling = {
-  claimKey: (event: APIGatewayProxyEvent, context: ApiContext, merchantId: string) => Promise<APIGatewayProxyResult | undefined>;
+  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext>;
   recordResponse: ApiMiddleware;
 };
 
 /**
- * The one request chain of every route, in order:
+ * The one request chain of every route, built middleware-first and handler-last, so TypeScript
+ * infers what each step adds to the context (middy's `use` types): the handler reads the
+ * credential and the input as the route's schemas output it, with no cast and no check.
  *
- *   trace id -> [record response] -> error envelope -> auth -> [claim key] -> JSON body -> validation -> handler -> envelope
+ *   trace id -> [record response] -> error envelope -> authentication -> [claim key] -> JSON body -> validation -> handler
  *
- * The middy middlewares wrap the request (trace id first; the error envelope turns any failure into
- * the route's envelope). The steps inside run in order and each hands the next what it found, typed:
- * auth the credential, validation the input as the route's schemas output it, the handler its Reply.
- * Auth runs before the body is parsed, so an unauthenticated caller learns nothing else.
+ * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
+ * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
+ * caller learns nothing else.
  *
- * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after auth
- * (it belongs to the merchant) and before the body is parsed, so a malformed or invalid body's
- * 422 is stored and replayed too; the response is recorded outside the error envelope, so what is
- * stored is the final HTTP response, errors included.
+ * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after
+ * authentication (it belongs to the merchant) and before the body is parsed, so a malformed or
+ * invalid body's 422 is stored and replayed too; the response is recorded outside the error
+ * envelope, so what is stored is the final HTTP response, errors included.
  */
 export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, handle: Handle<S>, idempotency?: IdempotencyHandling) => {
   // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
@@ -61,13 +62,14 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
+    .use(authentication({ placesOrders: route.placesOrders }))
+    .use(idempotency ? [idempotency.claimKey] : [])
+    .use(jsonBody())
+    .use(validation(schemas))
     .handler(async (event, context) => {
-      const { merchant, token } = await authenticate(event, { placesOrders: route.placesOrders });
-      const replay = await idempotency?.claimKey(event, context, merchant.id);
-      if (replay) return replay;
-      const input = validateInput(schemas, event, parseJsonBody(event));
-      const reply = await handle({ ...input, merchant, token, traceId: context.traceId, link: requestLink(event) });
-      return envelopeResponse(route.envelope, context.traceId, reply);
+      const { credential, input, traceId } = context;
+      const reply = await handle({ ...input, merchant: credential.merchant, token: credential.token, traceId, link: requestLink(event) });
+      return envelopeResponse(route.envelope, traceId, reply);
     });
 };
 

@@ -1,8 +1,10 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { currentStage } from '../config';
 import { type Credential, findCredential } from '../db/merchants';
 import { hashToken, kindOfToken, tokenKindOfStage } from '../tokens';
 import { forbidden, MESSAGES, unauthenticated } from '../errors';
+import type { ApiContext } from './types';
 
 const STAGE = currentStage();
 
@@ -44,3 +46,13 @@ export const authenticate = async (event: APIGatewayProxyEvent, { placesOrders =
   if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
   return credential;
 };
+
+/** The context once authentication has run: the caller's merchant and token. */
+export type AuthenticatedContext = ApiContext & { credential: Credential };
+
+/** The authentication step of the request chain (shared/http/api-handler.ts). */
+export const authentication = (options: { placesOrders?: boolean } = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+  before: async (request) => {
+    request.context.credential = await authenticate(request.event, options);
+  },
+});

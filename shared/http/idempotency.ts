@@ -1,9 +1,11 @@
+import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/entities/idempotency';
 import { ApiError, invalidField } from '../errors';
 import { requestFingerprint } from './request-fingerprint';
 import { logger } from '../logger';
-import type { ApiContext, ApiMiddleware } from './types';
+import type { AuthenticatedContext } from './auth';
+import type { ApiMiddleware } from './types';
 
 /**
  * `Idempotency-Key` on POST routes (IETF draft "The Idempotency-Key HTTP Header Field", Stripe's
@@ -11,9 +13,9 @@ import type { ApiContext, ApiMiddleware } from './types';
  * while the stored response must be the final HTTP response (so it is recorded outside the
  * envelope):
  *
- *   trace id -> idempotentResponse -> error envelope -> [auth -> claimIdempotencyKey -> JSON body -> validate -> handler]
+ *   trace id -> idempotentResponse -> error envelope -> authentication -> idempotencyKey -> JSON body -> validation -> handler
  *
- * - claimIdempotencyKey (a step of the request, after auth): no header, nothing happens. A bad key is 422 `idempotency_key`.
+ * - idempotencyKey (before, after authentication): no header, nothing happens. A bad key is 422 `idempotency_key`.
  *   Otherwise it claims the key for this merchant; if another request holds it: a different
  *   request (method, path, body) is 422, one still in flight is 409 with Retry-After, a finished
  *   one is answered with its stored response (same status and body, `Idempotent-Replayed: true`)
@@ -62,26 +64,30 @@ const replay = (stored: StoredResponse): APIGatewayProxyResult => ({
 });
 
 /**
- * Validates and claims the key for the authenticated merchant. Returns the stored response to
- * answer instead of running the route (a finished request with this key), else undefined.
+ * Validates and claims the key for the authenticated merchant (so it runs after authentication),
+ * or answers for it: a finished request with this key gets its stored response, and nothing else runs.
  */
-export const claimIdempotencyKey = async (event: APIGatewayProxyEvent, context: ApiContext, merchantId: string): Promise<APIGatewayProxyResult | undefined> => {
-  const key = idempotencyKeyOf(event);
-  if (key === undefined) return undefined;
-  checkKey(key);
-  const fingerprint = requestFingerprint(event);
-  const outcome = await claimKey({ merchantId, key, fingerprint, leaseMs: leaseMs(context) });
-  if (outcome.claimed) {
-    context.idempotency = outcome.claim;
-    return undefined;
-  }
-  const { record } = outcome;
-  if (record.fingerprint !== fingerprint) throw new ApiError(422, { message: [IDEMPOTENCY_MESSAGES.reused] });
-  if (record.status === 'in_progress') {
-    throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
-  }
-  return replay(record.response);
-};
+export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+  before: async (request) => {
+    const { event, context } = request;
+    const key = idempotencyKeyOf(event);
+    if (key === undefined) return undefined;
+    checkKey(key);
+    const fingerprint = requestFingerprint(event);
+    const outcome = await claimKey({ merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) });
+    if (outcome.claimed) {
+      context.idempotency = outcome.claim;
+      return undefined;
+    }
+    const { record } = outcome;
+    if (record.fingerprint !== fingerprint) throw new ApiError(422, { message: [IDEMPOTENCY_MESSAGES.reused] });
+    if (record.status === 'in_progress') {
+      throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    // Early return: middy skips the handler and every `after`, and answers this.
+    return replay(record.response);
+  },
+});
 
 /** Records the final response of a claimed key; must sit outside the envelope. */
 export const idempotentResponse = (): ApiMiddleware => {

@@ -1,5 +1,7 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { invalidField } from '../errors';
+import type { ApiContext } from './types';
 
 /** Parses a JSON body (undefined when there is none); malformed JSON is a 422 envelope, never a 500. */
 export const parseJsonBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): unknown => {
@@ -12,3 +14,13 @@ export const parseJsonBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase
     throw invalidField('message', 'The request body must be valid JSON.');
   }
 };
+
+/** The context once the body is parsed (undefined when the request had none). */
+export type JsonBodyContext = ApiContext & { jsonBody: unknown };
+
+/** The JSON body step of the request chain. */
+export const jsonBody = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, JsonBodyContext> => ({
+  before: (request) => {
+    request.context.jsonBody = parseJsonBody(request.event);
+  },
+});

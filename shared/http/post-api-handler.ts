@@ -1,5 +1,5 @@
 import { buildApiHandler, type Handle } from './api-handler';
-import { claimIdempotencyKey, idempotentResponse } from './idempotency';
+import { idempotencyKey, idempotentResponse } from './idempotency';
 import type { PostRoute } from './route';
 import type { Schemas } from './validate';
 
@@ -8,4 +8,4 @@ import type { Schemas } from './validate';
  * optional `Idempotency-Key` header (every POST route takes it: shared/http/route.ts).
  */
 export const postApiHandler = <S extends Schemas>(route: PostRoute, schemas: S, handle: Handle<S>) =>
-  buildApiHandler(route, schemas, handle, { claimKey: claimIdempotencyKey, recordResponse: idempotentResponse() });
+  buildApiHandler(route, schemas, handle, { claimKey: idempotencyKey(), recordResponse: idempotentResponse() });

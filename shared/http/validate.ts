@@ -1,8 +1,10 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { $ZodType, output } from 'zod/v4/core';
 import * as z from 'zod/mini';
 import { type FieldErrors, invalid, notFound } from '../errors';
 import { laravelErrors, mergeFieldErrors } from '../validation/messages';
+import type { JsonBodyContext } from './json-body';
 
 /** A route's zod schemas for its path parameters, query and JSON body (each optional). */
 export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType };
@@ -38,3 +40,13 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
   if (found.length > 0) throw invalid(mergeFieldErrors(...found));
   return { body, query, params: params?.data };
 }
+
+/** The context once validation has run: the route's input, as its schemas output it. */
+export type ValidatedContext<S extends Schemas> = JsonBodyContext & { input: Input<S> };
+
+/** The validation step of the request chain: after the JSON body step, whose result it reads. */
+export const validation = <S extends Schemas>(schemas: S): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ValidatedContext<S>> => ({
+  before: (request) => {
+    request.context.input = validateInput(schemas, request.event, request.context.jsonBody);
+  },
+});
