@@ -2,7 +2,7 @@ import { functionTable } from '../db/client';
 import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '../db/entities/affiliate-request';
 import { readPage } from '../db/pages';
 import { notFound } from '../errors';
-import type { PageQuery } from '../http/pagination';
+import type { PageQuery } from '../page-window';
 
 /**
  * Affiliate-request reads. Accept and decline (which e-mail) live in affiliate-request-decisions.ts,

@@ -2,7 +2,7 @@ import { functionTable } from '../db/client';
 import { affiliateList, getAffiliate as readAffiliate, type AffiliateItem } from '../db/entities/affiliate';
 import { readPage } from '../db/pages';
 import { notFound } from '../errors';
-import type { PageQuery } from '../http/pagination';
+import type { PageQuery } from '../page-window';
 import { toAffiliateResponse } from './program-model';
 import { findTier, tiersBySlug } from './tiers';
 

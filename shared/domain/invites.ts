@@ -1,7 +1,7 @@
 import { functionTable } from '../db/client';
 import { findInvitesByEmail, inviteList, type InviteItem } from '../db/entities/invite';
 import { readPage } from '../db/pages';
-import type { PageQuery } from '../http/pagination';
+import type { PageQuery } from '../page-window';
 
 /**
  * Invitation reads. Creating one (which e-mails) lives in invite-affiliate.ts, so that the read

@@ -9,7 +9,7 @@ import { readPage } from '../db/pages';
 import { withConflictRetry } from '../db/retry';
 import { TransactionRefused, transactWrite } from '../db/transact';
 import { invalid, notFound, ruleRefused, type FieldErrors } from '../errors';
-import type { PageQuery } from '../http/pagination';
+import type { PageQuery } from '../page-window';
 import { logger } from '../logger';
 import type { OrderCreateInput } from '../schemas/order';
 import { isoNow, oneMonthBefore } from '../time';

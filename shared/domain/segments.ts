@@ -2,7 +2,7 @@ import { functionTable } from '../db/client';
 import { allSegments, getSegment, type SegmentItem } from '../db/entities/segment';
 import type { TierItem } from '../db/entities/tier';
 import { notFound } from '../errors';
-import { slicePage, type PageQuery } from '../http/pagination';
+import { type PageQuery, slicePage } from '../page-window';
 import { allTiers } from './tiers';
 
 /** List order: the default segment first (it catches every unmatched row), then by name, then uuid. */
