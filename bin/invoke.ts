@@ -22,6 +22,7 @@ import { runningStackPorts } from '../local/ports';
 import { stageEnvironment } from '../local/stack';
 import { parseStage } from '../shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../shared/db/table-def';
+import { asError } from '../shared/errors';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -45,7 +46,7 @@ let event: unknown;
 try {
   event = JSON.parse(readFileSync(eventFile, 'utf8'));
 } catch (error) {
-  fail(`Cannot read the event ${eventFile}: ${(error as Error).message}`);
+  fail(`Cannot read the event ${eventFile}: ${asError(error).message}`);
 }
 
 /**
@@ -80,7 +81,7 @@ try {
   const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
   queues = { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
 } catch (error) {
-  fail(`The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${(error as Error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`);
+  fail(`The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`);
 }
 Object.assign(process.env, stageEnvironment(stage, { table, ...queues! }, endpoints));
 

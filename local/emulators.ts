@@ -6,6 +6,7 @@ import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
 import { localClientConfig } from './aws-env';
+import { asError } from '../shared/errors';
 
 const require = createRequire(import.meta.url);
 
@@ -32,7 +33,7 @@ const waitFor = async (what: string, probe: () => Promise<unknown>, child?: Chil
       await probe();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what} did not start within ${timeoutMs} ms: ${(error as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${timeoutMs} ms: ${asError(error).message}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -91,7 +92,7 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({ Limit: 1 })), child);
   } catch (error) {
     child.kill();
-    throw new Error(`${(error as Error).message}\n${stderr}`);
+    throw new Error(`${asError(error).message}\n${stderr}`);
   }
   let stopping = false;
   return {

@@ -2,6 +2,7 @@ import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCom
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from './apigw';
 import { invokeScoped } from './invocation-scope';
+import { asError } from '../shared/errors';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to
@@ -124,7 +125,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
       const context = lambdaContext(functionName);
       outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
     } catch (error) {
-      onError(new Error(`handler failed, the whole batch will be retried: ${(error as Error).message}`));
+      onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
       outcome = { error };
     }
     const toDelete = messagesToDelete(records, outcome);
@@ -147,7 +148,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
         await pollOnce();
       } catch (error) {
         if (stopping) break;
-        onError(error as Error);
+        onError(asError(error));
         await new Promise((resolve) => setTimeout(resolve, 2000));
       }
     }

@@ -15,6 +15,7 @@ import { createApiServer } from './http';
 import { enableInvocationScopes, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
+import { asError } from '../shared/errors';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -53,7 +54,7 @@ const relayTimer = setInterval(() => {
     job.running = true;
     const context = lambdaContext(job.id);
     invokeScoped(context, () => job.handler({}, context))
-      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${(error as Error).message}`))
+      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${asError(error).message}`))
       .finally(() => (job.running = false));
   }
 }, relayIntervalMs);

@@ -41,3 +41,10 @@ export const busy = () => messageError(503, 'The service is busy. Please retry t
 /** Validation failed (422 keyed by field name). */
 export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });
+
+/** The name of whatever was thrown ('' when it has none): AWS SDK errors are told apart by name. */
+export const errorName = (error: unknown): string =>
+  typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : '';
+
+/** Whatever was thrown, as an Error: for log lines and messages. */
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

@@ -7,6 +7,7 @@ import { logger } from '../../shared/logger';
 import { AmountNotComputableError } from '../../shared/money';
 import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
 import { sendToDeadLetterQueue } from '../../shared/queue/dead-letter';
+import { asError, errorName } from '../../shared/errors';
 
 const FUNCTION_ID = 'commissions-process';
 
@@ -67,19 +68,20 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   } catch (dlqError) {
     logger.error('Message can never succeed, but the dead-letter queue refused it; SQS will redeliver it', {
       ...about,
-      dead_letter_error: { name: (dlqError as Error).name, message: (dlqError as Error).message },
+      dead_letter_error: { name: errorName(dlqError), message: asError(dlqError).message },
     });
     return false;
   }
 };
 
-const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
-
 export const handler = middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
     const results = await Promise.allSettled(event.Records.map(processRecord));
-    const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [{ record: event.Records[index] as SQSRecord, error: asError(result.reason) }] : []));
+    const failed = event.Records.flatMap((record, index) => {
+      const result = results[index];
+      return result?.status === 'rejected' ? [{ record, error: asError(result.reason) }] : [];
+    });
     const acknowledged = await Promise.all(failed.map(({ record, error }) => settleFailure(record, error)));
     return { batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })) };
   });

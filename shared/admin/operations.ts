@@ -23,6 +23,7 @@ import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-
 import type { RelayOptions, RelayResult } from '../mail/relay';
 import { isoNow } from '../time';
 import type { Store } from './store';
+import { errorName } from '../errors';
 
 /**
  * What the merchant dashboard and the payment side do outside this API, as operator commands
@@ -33,7 +34,7 @@ export class AdminError extends Error {
   override name = 'AdminError';
 }
 
-const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown) => errorName(error) === 'ConditionalCheckFailedException';
 
 const requireMerchant = async (store: Store, merchantId: string) => {
   const merchant = await getMerchant(store, merchantId, true);
@@ -199,7 +200,7 @@ export type RedriveTarget = { sqs: SQSClient; dlqUrl: string; ordersQueueUrl: st
 
 /** What an SQS endpoint without message-move tasks (the fauxqs emulator) answers StartMessageMoveTask with. */
 const isUnsupportedAction = (error: unknown) =>
-  ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes((error as Error | undefined)?.name ?? '');
+  ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes(errorName(error));
 
 /** Messages moved per receive in the fallback (SQS's batch maximum). */
 const REDRIVE_BATCH = 10;

@@ -14,7 +14,7 @@ import { applyCountChanges, takeSequence, type CountChange } from '../db/entitie
 import type { Merchant } from '../db/merchants';
 import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '../db/retry';
 import { TransactionRefused, transactWrite, type TransactPart } from '../db/transact';
-import { busy, notFound, ruleRefused } from '../errors';
+import { busy, notFound, ruleRefused, asError } from '../errors';
 import { logger } from '../logger';
 import { requestDecisionMessage } from '../mail/messages';
 import { deliverNotification } from '../mail/send';
@@ -87,7 +87,7 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
   try {
     await applyCountChanges(functionTable, merchant.id, counts);
   } catch (error) {
-    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: error as Error });
+    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) });
   }
   await deliverNotification(affiliateRequestKey(merchant.id, request.uuid), requestDecisionMessage(request, merchant.name), {
     notification: `affiliate_request_${request.status}`,

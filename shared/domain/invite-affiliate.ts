@@ -7,7 +7,7 @@ import { getUser } from '../db/entities/user';
 import type { Merchant } from '../db/merchants';
 import { withConflictRetry } from '../db/retry';
 import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, type FieldErrors } from '../errors';
+import { invalid, type FieldErrors, asError } from '../errors';
 import { logger } from '../logger';
 import { invitationMessage } from '../mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '../mail/send';
@@ -50,7 +50,7 @@ export const createInvite = async (merchant: Merchant, input: InviteCreateInput)
   }
   const settled = await Promise.allSettled([applyCountChanges(db, merchant.id, [inviteCountChange(invite)]), addToEmailProjection(db, merchant.id, [invite])]);
   for (const result of settled) {
-    if (result.status === 'rejected') logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: result.reason as Error });
+    if (result.status === 'rejected') logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: asError(result.reason) });
   }
 
   await deliverNotification(inviteKey(merchant.id, invite.uuid), invitationMessage(invite, merchant.name, INVITE_LINK_BASE_URL), {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, busy, type FieldErrors, MESSAGES } from '../errors';
+import { ApiError, busy, errorName, type FieldErrors, MESSAGES } from '../errors';
 import { logger } from '../logger';
 import type { ApiMiddleware } from './types';
 
@@ -73,9 +73,7 @@ const TRANSIENT_ERRORS = new Set([
   'InternalServerError',
   'ServiceUnavailable',
 ]);
-const nameOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : '';
-export const isTransientDependencyError = (error: unknown): boolean => TRANSIENT_ERRORS.has(nameOf(error));
+export const isTransientDependencyError = (error: unknown): boolean => TRANSIENT_ERRORS.has(errorName(error));
 
 /**
  * Turns any error of the request into a failure in the route's envelope. An ApiError exposes its

@@ -6,6 +6,7 @@ import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '../db/entities/outbo
 import { logger } from '../logger';
 import { notificationFor, type MailMessage } from './messages';
 import { INVITE_LINK_BASE_URL, tryNotification } from './send';
+import { errorName } from '../errors';
 
 /** An owing item as stored: notificationFor parses it by its type. */
 type OwedItem = Record<string, unknown>;
@@ -84,14 +85,14 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
     if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(functionTable, merchantId))?.name);
     merchantName = merchantNames.get(merchantId);
   } catch (error) {
-    logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: (error as Error).name });
+    logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: errorName(error) });
     return 'skipped';
   }
   if (!item?.notification_pending_at) {
     // Nothing is owed any more (settled meanwhile): drop the entry.
     await ddb
       .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`, ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
-      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: (error as Error).name }));
+      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }));
     return 'dropped';
   }
   const owed = item;

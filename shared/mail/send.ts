@@ -9,6 +9,7 @@ import { isoNow } from '../time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
 import { sendEmailInput, type MailMessage } from './messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
+import { errorName } from '../errors';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');
@@ -32,14 +33,14 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
   try {
     await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
   } catch (error) {
-    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes((error as Error).name)) renewSesClient();
+    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error))) renewSesClient();
     throw error;
   }
 };
 
 /** What a log line may say about an SES failure: never its message, which can quote addresses. */
 export const mailErrorSummary = (error: unknown) => ({
-  error_name: (error as Error | undefined)?.name ?? 'Error',
+  error_name: (errorName(error) || 'Error'),
   http_status: (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode,
 });
 
@@ -58,8 +59,8 @@ export const settleNotification = async (
   try {
     await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...update }));
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
-    logger.warn('Could not record the notification outcome', { ...about, settled, error_name: (error as Error).name });
+    if (errorName(error) === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
+    logger.warn('Could not record the notification outcome', { ...about, settled, error_name: errorName(error) });
     return settled;
   }
   if (settled === 'parked') {

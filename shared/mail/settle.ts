@@ -1,5 +1,6 @@
 import type { Key } from '../db/entities/base';
 import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '../db/entities/outbox';
+import { errorName, asError } from '../errors';
 
 /**
  * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
@@ -42,10 +43,10 @@ export type MailFailure = { permanent: boolean; reason: string };
  * which names no address ("MalformedMessage: the text is not well-formed Unicode").
  */
 export const mailFailure = (error: unknown): MailFailure => {
-  const name = (error as Error | undefined)?.name ?? 'Error';
+  const name = (errorName(error) || 'Error');
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
   const local = status === undefined && LOCAL_ERRORS.includes(name);
-  const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${String((error as Error).message).slice(0, 200)}` : '';
+  const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${asError(error).message.slice(0, 200)}` : '';
   return { permanent: PERMANENT_ERRORS.has(name), reason: `${name}${detail}` };
 };
 

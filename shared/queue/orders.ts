@@ -6,6 +6,7 @@ import { outboxEntries } from '../db/entities/outbox';
 import { orderEventMessage, unpublishedVersions, type OrderEventMessage } from '../domain/order-events';
 import { logger } from '../logger';
 import { ORDERS_QUEUE_URL, sqs } from './client';
+import { asError } from '../errors';
 
 export { orderEventMessage, type OrderEventMessage } from '../domain/order-events';
 
@@ -46,13 +47,13 @@ export const publishOrderEvents = async (merchantId: string, order: PublishableO
       await withinBudget(sqs.send(new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: body }), { abortSignal: signal }), signal);
     }
   } catch (error) {
-    logger.warn('Orders queue unavailable; the outbox relay will send this order event', { order_uuid: order.uuid, error: error as Error });
+    logger.warn('Orders queue unavailable; the outbox relay will send this order event', { order_uuid: order.uuid, error: asError(error) });
     return false;
   }
   try {
     await withinBudget(markOrderPublished(functionTable, merchantId, order.uuid, last, signal), signal);
   } catch (error) {
-    logger.warn('Could not mark the order event published; the relay will send a duplicate the processor ignores', { order_uuid: order.uuid, error: error as Error });
+    logger.warn('Could not mark the order event published; the relay will send a duplicate the processor ignores', { order_uuid: order.uuid, error: asError(error) });
   }
   return true;
 };
