@@ -31,12 +31,12 @@ import {
   resendNotifications,
   revokeToken,
   type NotificationRelay,
-} from '../shared/admin/operations';
-import { parseStage, requireEnv, type Stage } from '../shared/config';
-import { stageOfToken } from '../shared/tokens';
-import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
-import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '../local/aws-env';
-import { runningStackPorts } from '../local/ports';
+} from '#shared/admin/operations';
+import { parseStage, requireEnv, type Stage } from '#shared/config';
+import { stageOfToken } from '#shared/tokens';
+import { ordersDlqNameForStage, ordersQueueNameForStage } from '#shared/db/table-def';
+import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '#local/aws-env';
+import { runningStackPorts } from '#local/ports';
 import { resolveStore, useFunctionEnv } from './target';
 
 const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
@@ -84,7 +84,7 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
   }
   requireEnv('MAIL_FROM');
   requireEnv('INVITE_LINK_BASE_URL');
-  return (await import('../shared/mail/relay')).relayPendingNotifications;
+  return (await import('#shared/mail/relay')).relayPendingNotifications;
 };
 
 const run = async (): Promise<Record<string, unknown>> => {

@@ -13,16 +13,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { functionSpecs } from '../lib/function-specs';
-import { lambdaContext } from '../local/apigw';
-import { localClientConfig, useLocalAwsEnv } from '../local/aws-env';
-import { importHandler } from '../local/handlers';
-import { DEMO } from '../local/demo';
-import { runningStackPorts } from '../local/ports';
-import { stageEnvironment } from '../local/stack';
-import { parseStage } from '../shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../shared/db/table-def';
-import { asError } from '../shared/errors';
+import { functionSpecs } from '#lib/function-specs';
+import { lambdaContext } from '#local/apigw';
+import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
+import { importHandler } from '#local/handlers';
+import { DEMO } from '#local/demo';
+import { runningStackPorts } from '#local/ports';
+import { stageEnvironment } from '#local/stack';
+import { parseStage } from '#shared/config';
+import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { asError } from '#shared/errors';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

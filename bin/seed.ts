@@ -7,11 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseFixture } from '../shared/admin/fixture';
-import { seedFixture } from '../shared/admin/seed';
-import { parseStage } from '../shared/config';
+import { parseFixture } from '#shared/admin/fixture';
+import { seedFixture } from '#shared/admin/seed';
+import { parseStage } from '#shared/config';
 import { resolveStore } from './target';
-import { asError } from '../shared/errors';
+import { asError } from '#shared/errors';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { stage: { type: 'string', default: 'live' } } });
 

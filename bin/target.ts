@@ -1,8 +1,8 @@
-import { useLocalAwsEnv } from '../local/aws-env';
-import { runningStackPorts } from '../local/ports';
-import { createStore, type Store } from '../shared/admin/store';
-import type { Stage } from '../shared/config';
-import { tableNameForStage } from '../shared/db/table-def';
+import { useLocalAwsEnv } from '#local/aws-env';
+import { runningStackPorts } from '#local/ports';
+import { createStore, type Store } from '#shared/admin/store';
+import type { Stage } from '#shared/config';
+import { tableNameForStage } from '#shared/db/table-def';
 
 /**
  * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is

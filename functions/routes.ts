@@ -1,4 +1,4 @@
-import type { ApiRoute } from '../shared/http/route';
+import type { ApiRoute } from '#shared/http/route';
 import type { TableAction } from './workers';
 
 /**

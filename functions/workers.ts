@@ -1,4 +1,4 @@
-import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '../shared/db/table-def';
+import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 
 /**
  * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer

@@ -6,8 +6,8 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
-import { METRIC } from '../shared/metric-names';
+import type { Stage } from '#shared/config';
+import { METRIC } from '#shared/metric-names';
 import type { MerchantFunction } from './merchant-function';
 import { businessMetric } from './observability';
 

@@ -1,7 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import type { Stage } from '../shared/config';
-import { RATE_LIMIT } from '../shared/rate-limit';
+import type { Stage } from '#shared/config';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
  * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`). A key may be set for

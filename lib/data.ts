@@ -2,8 +2,8 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ORDERS_QUEUE_SETTINGS, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
+import type { Stage } from '#shared/config';
+import { GLOBAL_INDEXES, ORDERS_QUEUE_SETTINGS, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '#shared/db/table-def';
 
 export type MerchantDataProps = {
   stage: Stage;

@@ -1,7 +1,7 @@
-import { type Access, type RouteDef, routes } from '../functions/routes';
-import { acceptsIdempotencyKey } from '../shared/http/route';
-import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '../functions/workers';
-import { GSI1 } from '../shared/db/table-def';
+import { type Access, type RouteDef, routes } from '#functions/routes';
+import { acceptsIdempotencyKey } from '#shared/http/route';
+import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '#functions/workers';
+import { GSI1 } from '#shared/db/table-def';
 
 /**
  * Every deployed function, derived from the two manifests (functions/routes.ts and

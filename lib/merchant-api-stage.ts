@@ -3,7 +3,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
+import type { Stage } from '#shared/config';
 import { MerchantAlarms } from './alarms';
 import { MerchantFunction } from './merchant-function';
 import type { StageConfig } from './config';

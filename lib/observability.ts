@@ -13,8 +13,8 @@ import {
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '../shared/metric-names';
+import type { Stage } from '#shared/config';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '#shared/metric-names';
 import type { MerchantFunction } from './merchant-function';
 import { WAF_IP_RULE, WAF_TOKEN_RULE } from './rest-api';
 

@@ -2,7 +2,7 @@ import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { GSI1, GSI2 } from '../shared/db/table-def';
+import { GSI1, GSI2 } from '#shared/db/table-def';
 
 /**
  * What the operator commands do against a deployed stage, action by action (bin/seed.ts,

@@ -13,9 +13,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { RouteDef } from '../functions/routes';
-import type { Stage } from '../shared/config';
-import { RATE_LIMIT } from '../shared/rate-limit';
+import type { RouteDef } from '#functions/routes';
+import type { Stage } from '#shared/config';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 export type MerchantRestApiProps = {
   stage: Stage;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { RouteDef } from '../functions/routes';
+import type { RouteDef } from '#functions/routes';
 
 /**
  * API Gateway (REST API, Lambda proxy integration) emulation: matches a request to a route of the

@@ -1,5 +1,5 @@
-import type { Stage } from '../shared/config';
-import type { Fixture } from '../shared/admin/fixture';
+import type { Stage } from '#shared/config';
+import type { Fixture } from '#shared/admin/fixture';
 
 /**
  * The demo merchant seeded on first `npm start`. Its ids and tokens are fixed so that the sample

@@ -6,7 +6,7 @@ import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
 import { localClientConfig } from './aws-env';
-import { asError } from '../shared/errors';
+import { asError } from '#shared/errors';
 
 const require = createRequire(import.meta.url);
 

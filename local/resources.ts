@@ -1,7 +1,7 @@
 import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ORDERS_QUEUE_SETTINGS, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
+import type { Stage } from '#shared/config';
+import { GLOBAL_INDEXES, ORDERS_QUEUE_SETTINGS, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { localClientConfig } from './aws-env';
 
 /** The stage's table, created from the same definition the CDK stack uses (idempotent). */

@@ -2,7 +2,7 @@ import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCom
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from './apigw';
 import { invokeScoped } from './invocation-scope';
-import { asError } from '../shared/errors';
+import { asError } from '#shared/errors';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to

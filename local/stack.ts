@@ -1,9 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { STAGES, type Stage } from '../shared/config';
-import { seedFixture, type SeedResult } from '../shared/admin/seed';
-import { createStore, type Store } from '../shared/admin/store';
-import { getMerchant } from '../shared/db/entities/merchant';
+import { STAGES, type Stage } from '#shared/config';
+import { seedFixture, type SeedResult } from '#shared/admin/seed';
+import { createStore, type Store } from '#shared/admin/store';
+import { getMerchant } from '#shared/db/entities/merchant';
 import { DEMO, demoFixture } from './demo';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, useLocalAwsEnv } from './aws-env';
 import { startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';

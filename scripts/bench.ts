@@ -13,10 +13,10 @@
  * 5. the issue's targets, measured value and PASS/MISS.
  */
 import http from 'node:http';
-import { seedFixture } from '../shared/admin/seed';
-import type { Fixture } from '../shared/admin/fixture';
-import { freePorts } from '../local/ports';
-import { startLocalStack, type LocalStack } from '../local/stack';
+import { seedFixture } from '#shared/admin/seed';
+import type { Fixture } from '#shared/admin/fixture';
+import { freePorts } from '#local/ports';
+import { startLocalStack, type LocalStack } from '#local/stack';
 
 type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { functionSpecs } from '../lib/function-specs';
+import { functionSpecs } from '#lib/function-specs';
 import { bundleFunction, importBundle } from './bundles';
 
 const LIMIT_BYTES = 400 * 1024;

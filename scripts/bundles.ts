@@ -5,9 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { esbuildOptions } from '../lib/bundling';
-import { functionEnvironment, type FunctionSpec } from '../lib/function-specs';
-import { asError } from '../shared/errors';
+import { esbuildOptions } from '#lib/bundling';
+import { functionEnvironment, type FunctionSpec } from '#lib/function-specs';
+import { asError } from '#shared/errors';
 
 /**
  * Bundles functions exactly as the stack does (lib/bundling.ts) and imports a bundle in a fresh

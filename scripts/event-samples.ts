@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import type { HttpMethod } from '../shared/http/route';
-import { proxyEvent } from '../local/apigw';
-import { DEMO } from '../local/demo';
-import { ordersQueueNameForStage } from '../shared/db/table-def';
+import type { HttpMethod } from '#shared/http/route';
+import { proxyEvent } from '#local/apigw';
+import { DEMO } from '#local/demo';
+import { ordersQueueNameForStage } from '#shared/db/table-def';
 
 /**
  * The sample events in events/, one per function, built from this table by

@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { laravelPagination } from '../../shared/http/pagination';
-import { listAffiliateRequests, toAffiliateRequestResponse } from '../../shared/domain/affiliate-requests';
-import { affiliateRequestListQuery } from '../../shared/schemas/program';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { laravelPagination } from '#shared/http/pagination';
+import { listAffiliateRequests, toAffiliateRequestResponse } from '#shared/domain/affiliate-requests';
+import { affiliateRequestListQuery } from '#shared/schemas/program';
 
 /** `data` is the array itself (spec); Laravel pagination. */
 export const handler = apiHandler(route('affiliate-requests-list'), { query: affiliateRequestListQuery }, async ({ merchant, query, link }) => {

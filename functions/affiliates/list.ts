@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { laravelPagination } from '../../shared/http/pagination';
-import { listAffiliates } from '../../shared/domain/affiliates';
-import { affiliateListQuery } from '../../shared/schemas/program';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { laravelPagination } from '#shared/http/pagination';
+import { listAffiliates } from '#shared/domain/affiliates';
+import { affiliateListQuery } from '#shared/schemas/program';
 
 export const handler = apiHandler(route('affiliates-list'), { query: affiliateListQuery }, async ({ merchant, query, link }) => {
   const { total, affiliates } = await listAffiliates(merchant.id, query);

@@ -1,13 +1,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { applyOrderChanges, PermanentMessageError } from '../../shared/domain/commissions';
-import { parseOrderEvent } from '../../shared/domain/order-events';
-import { logger } from '../../shared/logger';
-import { AmountNotComputableError } from '../../shared/money';
-import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
-import { sendToDeadLetterQueue } from '../../shared/queue/dead-letter';
-import { asError, errorName } from '../../shared/errors';
+import { applyOrderChanges, PermanentMessageError } from '#shared/domain/commissions';
+import { parseOrderEvent } from '#shared/domain/order-events';
+import { logger } from '#shared/logger';
+import { AmountNotComputableError } from '#shared/money';
+import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
+import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
+import { asError, errorName } from '#shared/errors';
 
 const FUNCTION_ID = 'commissions-process';
 

@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { invitePagination } from '../../shared/http/pagination';
-import { listInvites, toInviteResponse } from '../../shared/domain/invites';
-import { inviteListQuery } from '../../shared/schemas/program';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { invitePagination } from '#shared/http/pagination';
+import { listInvites, toInviteResponse } from '#shared/domain/invites';
+import { inviteListQuery } from '#shared/schemas/program';
 
 /** `data` is the array itself, and the pagination is the invites form (spec). */
 export const handler = apiHandler(route('invites-list'), { query: inviteListQuery }, async ({ merchant, query }) => {

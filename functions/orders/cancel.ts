@@ -1,9 +1,9 @@
-import { postApiHandler } from '../../shared/http/post-api-handler';
-import { route } from '../routes';
-import { cancelOrder, toOrderResponse } from '../../shared/domain/orders';
-import { countMetric, METRIC } from '../../shared/metrics';
-import { publishOrderEvents } from '../../shared/queue/orders';
-import { uuidParams } from '../../shared/schemas/common';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import { route } from '#functions/routes';
+import { cancelOrder, toOrderResponse } from '#shared/domain/orders';
+import { countMetric, METRIC } from '#shared/metrics';
+import { publishOrderEvents } from '#shared/queue/orders';
+import { uuidParams } from '#shared/schemas/common';
 
 /** The cancel writes its order.cancelled event on the outbox; the fast path sends it at once. */
 export const handler = postApiHandler(route('orders-cancel'), { params: uuidParams }, async ({ merchant, params }) => {

@@ -1,9 +1,9 @@
-import { postApiHandler } from '../../shared/http/post-api-handler';
-import { route } from '../routes';
-import { createOrder } from '../../shared/domain/orders';
-import { countMetric, METRIC } from '../../shared/metrics';
-import { publishOrderEvents } from '../../shared/queue/orders';
-import { orderCreateBody } from '../../shared/schemas/order';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import { route } from '#functions/routes';
+import { createOrder } from '#shared/domain/orders';
+import { countMetric, METRIC } from '#shared/metrics';
+import { publishOrderEvents } from '#shared/queue/orders';
+import { orderCreateBody } from '#shared/schemas/order';
 
 export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);

@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { laravelPagination } from '../../shared/http/pagination';
-import { listOrders, toOrderResponse } from '../../shared/domain/orders';
-import { orderListQuery } from '../../shared/schemas/order';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { laravelPagination } from '#shared/http/pagination';
+import { listOrders, toOrderResponse } from '#shared/domain/orders';
+import { orderListQuery } from '#shared/schemas/order';
 
 export const handler = apiHandler(route('orders-list'), { query: orderListQuery }, async ({ merchant, query, link }) => {
   const { total, orders } = await listOrders(merchant.id, query);

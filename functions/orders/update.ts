@@ -1,9 +1,9 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { toOrderResponse, updateShipping } from '../../shared/domain/orders';
-import { publishOrderEvents } from '../../shared/queue/orders';
-import { uuidParams } from '../../shared/schemas/common';
-import { orderUpdateBody } from '../../shared/schemas/order';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { toOrderResponse, updateShipping } from '#shared/domain/orders';
+import { publishOrderEvents } from '#shared/queue/orders';
+import { uuidParams } from '#shared/schemas/common';
+import { orderUpdateBody } from '#shared/schemas/order';
 
 /** The update writes its order.shipping_updated event on the outbox; the fast path sends it at once. */
 export const handler = apiHandler(route('orders-update'), { params: uuidParams, body: orderUpdateBody }, async ({ merchant, params, body }) => {

@@ -1,9 +1,9 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { laravelPagination } from '../../shared/http/pagination';
-import { toSegmentResponse } from '../../shared/domain/program-model';
-import { listSegments } from '../../shared/domain/segments';
-import { programListQuery } from '../../shared/schemas/program';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { laravelPagination } from '#shared/http/pagination';
+import { toSegmentResponse } from '#shared/domain/program-model';
+import { listSegments } from '#shared/domain/segments';
+import { programListQuery } from '#shared/schemas/program';
 
 export const handler = apiHandler(route('segments-list'), { query: programListQuery }, async ({ merchant, query, link }) => {
   const { total, segments } = await listSegments(merchant.id, query);

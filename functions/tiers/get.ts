@@ -1,8 +1,8 @@
-import { apiHandler } from '../../shared/http/api-handler';
-import { route } from '../routes';
-import { toTierResponse } from '../../shared/domain/program-model';
-import { getTier } from '../../shared/domain/tiers';
-import { slugParams } from '../../shared/schemas/common';
+import { apiHandler } from '#shared/http/api-handler';
+import { route } from '#functions/routes';
+import { toTierResponse } from '#shared/domain/program-model';
+import { getTier } from '#shared/domain/tiers';
+import { slugParams } from '#shared/schemas/common';
 
 export const handler = apiHandler(route('tiers-get'), { params: slugParams }, async ({ merchant, params }) => ({
   data: { tier: toTierResponse(await getTier(merchant.id, params.slug)) },

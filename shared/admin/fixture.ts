@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { MAX_SEGMENTS } from '../db/entities/segment';
-import { MAX_TIERS } from '../db/entities/tier';
-import { orderCreateBody } from '../schemas/order';
+import { MAX_SEGMENTS } from '#shared/db/entities/segment';
+import { MAX_TIERS } from '#shared/db/entities/tier';
+import { orderCreateBody } from '#shared/schemas/order';
 
 /** The seed fixture format of DESIGN.md. Besides it, optional fixed ids/values (used by the demo). */
 const isoTimestamp = z.iso.datetime({ offset: true });

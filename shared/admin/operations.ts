@@ -8,22 +8,22 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { Stage } from '../config';
-import { getAffiliate } from '../db/entities/affiliate';
-import { getCommissionLedger } from '../db/entities/commission';
-import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { getInvite, inviteKey, parseInvite } from '../db/entities/invite';
-import { getMerchant } from '../db/entities/merchant';
-import { getOrder, orderKey } from '../db/entities/order';
-import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
-import { readPage } from '../db/pages';
-import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '../tokens';
-import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-model';
-import type { RelayOptions, RelayResult } from '../mail/relay';
-import { isoNow } from '../time';
+import type { Stage } from '#shared/config';
+import { getAffiliate } from '#shared/db/entities/affiliate';
+import { getCommissionLedger } from '#shared/db/entities/commission';
+import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { getInvite, inviteKey, parseInvite } from '#shared/db/entities/invite';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { getOrder, orderKey } from '#shared/db/entities/order';
+import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
+import { readPage } from '#shared/db/pages';
+import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
+import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
+import type { RelayOptions, RelayResult } from '#shared/mail/relay';
+import { isoNow } from '#shared/time';
 import type { Store } from './store';
-import { errorName } from '../errors';
+import { errorName } from '#shared/errors';
 
 /**
  * What the merchant dashboard and the payment side do outside this API, as operator commands

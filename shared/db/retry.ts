@@ -1,4 +1,4 @@
-import { busy } from '../errors';
+import { busy } from '#shared/errors';
 
 /**
  * The one conflict/back-off helper of every write path (create, cancel, update, invite, accept,

@@ -1,5 +1,5 @@
-import { functionTable } from '../db/client';
-import { affiliateCountChanges, affiliateKey, affiliateRecord, type AffiliateItem } from '../db/entities/affiliate';
+import { functionTable } from '#shared/db/client';
+import { affiliateCountChanges, affiliateKey, affiliateRecord, type AffiliateItem } from '#shared/db/entities/affiliate';
 import {
   affiliateRequestKey,
   decideRequest,
@@ -9,16 +9,16 @@ import {
   requestCountChange,
   type AffiliateRequestItem,
   type AffiliateRequestStatus,
-} from '../db/entities/affiliate-request';
-import { applyCountChanges, takeSequence, type CountChange } from '../db/entities/counter';
-import type { Merchant } from '../db/merchants';
-import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '../db/retry';
-import { TransactionRefused, transactWrite, type TransactPart } from '../db/transact';
-import { busy, notFound, ruleRefused, asError } from '../errors';
-import { logger } from '../logger';
-import { requestDecisionMessage } from '../mail/messages';
-import { deliverNotification } from '../mail/send';
-import { isoNow } from '../time';
+} from '#shared/db/entities/affiliate-request';
+import { applyCountChanges, takeSequence, type CountChange } from '#shared/db/entities/counter';
+import type { Merchant } from '#shared/db/merchants';
+import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '#shared/db/retry';
+import { TransactionRefused, transactWrite, type TransactPart } from '#shared/db/transact';
+import { busy, notFound, ruleRefused, asError } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { requestDecisionMessage } from '#shared/mail/messages';
+import { deliverNotification } from '#shared/mail/send';
+import { isoNow } from '#shared/time';
 import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
 

@@ -1,8 +1,8 @@
-import { functionTable } from '../db/client';
-import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '../db/entities/affiliate-request';
-import { readPage } from '../db/pages';
-import { notFound } from '../errors';
-import type { PageQuery } from '../page-window';
+import { functionTable } from '#shared/db/client';
+import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import { readPage } from '#shared/db/pages';
+import { notFound } from '#shared/errors';
+import type { PageQuery } from '#shared/page-window';
 
 /**
  * Affiliate-request reads. Accept and decline (which e-mail) live in affiliate-request-decisions.ts,

@@ -1,10 +1,10 @@
-import { functionTable } from '../db/client';
-import { getAffiliate, type AffiliateItem } from '../db/entities/affiliate';
-import { getCommissionLedger, putCommissionLedger, type CommissionLedger, type CommissionRow, type LedgerEntry } from '../db/entities/commission';
-import { getOrder, type OrderItem } from '../db/entities/order';
-import { allSegments, type SegmentItem } from '../db/entities/segment';
-import { netExact, rowCommission, sumExact } from '../money';
-import { isoNow } from '../time';
+import { functionTable } from '#shared/db/client';
+import { getAffiliate, type AffiliateItem } from '#shared/db/entities/affiliate';
+import { getCommissionLedger, putCommissionLedger, type CommissionLedger, type CommissionRow, type LedgerEntry } from '#shared/db/entities/commission';
+import { getOrder, type OrderItem } from '#shared/db/entities/order';
+import { allSegments, type SegmentItem } from '#shared/db/entities/segment';
+import { netExact, rowCommission, sumExact } from '#shared/money';
+import { isoNow } from '#shared/time';
 import { eventTypeOf, versionOf } from './order-events';
 
 /**
@@ -17,7 +17,7 @@ import { eventTypeOf, versionOf } from './order-events';
  * computeCommission gives a cancelled order zero amounts and `void`.
  */
 
-export type { CommissionLedger, CommissionRow, LedgerEntry } from '../db/entities/commission';
+export type { CommissionLedger, CommissionRow, LedgerEntry } from '#shared/db/entities/commission';
 
 export type CommissionItem = {
   type: 'commission';

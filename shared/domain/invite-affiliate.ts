@@ -1,18 +1,18 @@
-import { functionTable } from '../db/client';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { addToEmailProjection, inviteCountChange, inviteKey, inviteRecord, putInvitePart, type InviteItem } from '../db/entities/invite';
-import { inviteEmailTaken, putInviteEmailPart } from '../db/entities/invite-email';
-import { owedNotification } from '../db/entities/notification';
-import { getUser } from '../db/entities/user';
-import type { Merchant } from '../db/merchants';
-import { withConflictRetry } from '../db/retry';
-import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, type FieldErrors, asError } from '../errors';
-import { logger } from '../logger';
-import { invitationMessage } from '../mail/messages';
-import { deliverNotification, INVITE_LINK_BASE_URL } from '../mail/send';
-import type { InviteCreateInput } from '../schemas/program';
-import { isoNow } from '../time';
+import { functionTable } from '#shared/db/client';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { addToEmailProjection, inviteCountChange, inviteKey, inviteRecord, putInvitePart, type InviteItem } from '#shared/db/entities/invite';
+import { inviteEmailTaken, putInviteEmailPart } from '#shared/db/entities/invite-email';
+import { owedNotification } from '#shared/db/entities/notification';
+import { getUser } from '#shared/db/entities/user';
+import type { Merchant } from '#shared/db/merchants';
+import { withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, transactWrite } from '#shared/db/transact';
+import { invalid, type FieldErrors, asError } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { invitationMessage } from '#shared/mail/messages';
+import { deliverNotification, INVITE_LINK_BASE_URL } from '#shared/mail/send';
+import type { InviteCreateInput } from '#shared/schemas/program';
+import { isoNow } from '#shared/time';
 
 export { toInviteResponse } from './program-model';
 

@@ -1,7 +1,7 @@
-import { functionTable } from '../db/client';
-import { findInvitesByEmail, inviteList, type InviteItem } from '../db/entities/invite';
-import { readPage } from '../db/pages';
-import type { PageQuery } from '../page-window';
+import { functionTable } from '#shared/db/client';
+import { findInvitesByEmail, inviteList, type InviteItem } from '#shared/db/entities/invite';
+import { readPage } from '#shared/db/pages';
+import type { PageQuery } from '#shared/page-window';
 
 /**
  * Invitation reads. Creating one (which e-mails) lives in invite-affiliate.ts, so that the read

@@ -1,23 +1,23 @@
-import { functionTable } from '../db/client';
-import { getAffiliate } from '../db/entities/affiliate';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { upsertCustomer } from '../db/entities/customer';
-import { buildOrder, getOrder as readOrder, orderCountChange, orderList, OrderUpdateRefused, putOrderPart, updateOrder, type OrderItem } from '../db/entities/order';
-import { orderNoTaken, putOrderNoPart } from '../db/entities/order-no';
-import type { Merchant } from '../db/merchants';
-import { readPage } from '../db/pages';
-import { withConflictRetry } from '../db/retry';
-import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, notFound, ruleRefused, type FieldErrors } from '../errors';
-import type { PageQuery } from '../page-window';
-import { logger } from '../logger';
-import type { OrderCreateInput } from '../schemas/order';
-import { isoNow, oneMonthBefore } from '../time';
+import { functionTable } from '#shared/db/client';
+import { getAffiliate } from '#shared/db/entities/affiliate';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { upsertCustomer } from '#shared/db/entities/customer';
+import { buildOrder, getOrder as readOrder, orderCountChange, orderList, OrderUpdateRefused, putOrderPart, updateOrder, type OrderItem } from '#shared/db/entities/order';
+import { orderNoTaken, putOrderNoPart } from '#shared/db/entities/order-no';
+import type { Merchant } from '#shared/db/merchants';
+import { readPage } from '#shared/db/pages';
+import { withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, transactWrite } from '#shared/db/transact';
+import { invalid, notFound, ruleRefused, type FieldErrors } from '#shared/errors';
+import type { PageQuery } from '#shared/page-window';
+import { logger } from '#shared/logger';
+import type { OrderCreateInput } from '#shared/schemas/order';
+import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
 import { ORDER_MESSAGES } from './order-model';
 
 export { ORDER_MESSAGES, toOrderResponse } from './order-model';
-export type { OrderItem } from '../db/entities/order';
+export type { OrderItem } from '#shared/db/entities/order';
 
 const checkCurrency = (merchant: Merchant, code: string) => {
   if (!isKnownCurrency(code)) throw invalid({ currency_code: [ORDER_MESSAGES.currencyInvalid] });

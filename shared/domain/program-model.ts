@@ -1,8 +1,8 @@
-import type { AffiliateItem } from '../db/entities/affiliate';
-import type { AffiliateRequestItem, AffiliateRequestStatus } from '../db/entities/affiliate-request';
-import type { InviteItem } from '../db/entities/invite';
-import type { SegmentItem } from '../db/entities/segment';
-import type { TierItem } from '../db/entities/tier';
+import type { AffiliateItem } from '#shared/db/entities/affiliate';
+import type { AffiliateRequestItem, AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import type { InviteItem } from '#shared/db/entities/invite';
+import type { SegmentItem } from '#shared/db/entities/segment';
+import type { TierItem } from '#shared/db/entities/tier';
 
 /**
  * The affiliate-program resources as the API shows them (the stored shapes are the entities in

@@ -1,8 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { Credential } from '../db/merchants';
-import { logger } from '../logger';
+import type { Credential } from '#shared/db/merchants';
+import { logger } from '#shared/logger';
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { jsonBody } from './json-body';

@@ -1,9 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { currentStage } from '../config';
-import { type Credential, findCredential } from '../db/merchants';
-import { hashToken, kindOfToken, tokenKindOfStage } from '../tokens';
-import { forbidden, MESSAGES, unauthenticated } from '../errors';
+import { currentStage } from '#shared/config';
+import { type Credential, findCredential } from '#shared/db/merchants';
+import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
+import { forbidden, MESSAGES, unauthenticated } from '#shared/errors';
 import type { ApiContext } from './types';
 
 const STAGE = currentStage();

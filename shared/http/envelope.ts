@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, busy, errorName, type FieldErrors, MESSAGES } from '../errors';
-import { logger } from '../logger';
+import { ApiError, busy, errorName, type FieldErrors, MESSAGES } from '#shared/errors';
+import { logger } from '#shared/logger';
 import type { ApiMiddleware } from './types';
 
 /** Which response envelope a route speaks; the route manifest says which. */

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { invalidField } from '../errors';
+import { invalidField } from '#shared/errors';
 import type { ApiContext } from './types';
 
 /** Parses a JSON body (undefined when there is none); malformed JSON is a 422 envelope, never a 500. */

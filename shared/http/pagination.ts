@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { lastPage, type PageQuery } from '../page-window';
+import { lastPage, type PageQuery } from '#shared/page-window';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; see README). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { logger } from '../logger';
+import { logger } from '#shared/logger';
 import type { ApiMiddleware } from './types';
 
 /** `<UTC date-time>:api:<short id>`, e.g. `2026-11-22T06:01:02Z:api:7f3a9c1e`. */

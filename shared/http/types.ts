@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Claim } from '../db/entities/idempotency';
+import type { Claim } from '#shared/db/entities/idempotency';
 
 /** The Lambda context as the request chain sees it: the trace id middleware sets `traceId` first. */
 export type ApiContext = Context & {

@@ -2,8 +2,8 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { $ZodType, output } from 'zod/v4/core';
 import * as z from 'zod/mini';
-import { type FieldErrors, invalid, notFound } from '../errors';
-import { laravelErrors, mergeFieldErrors } from '../validation/messages';
+import { type FieldErrors, invalid, notFound } from '#shared/errors';
+import { laravelErrors, mergeFieldErrors } from '#shared/validation/messages';
 import type { JsonBodyContext } from './json-body';
 
 /** A route's zod schemas for its path parameters, query and JSON body (each optional). */

@@ -1,6 +1,6 @@
 import type { SendEmailCommandInput } from '@aws-sdk/client-ses';
-import { parseAffiliateRequest, type AffiliateRequestItem } from '../db/entities/affiliate-request';
-import { parseInvite, type InviteItem } from '../db/entities/invite';
+import { parseAffiliateRequest, type AffiliateRequestItem } from '#shared/db/entities/affiliate-request';
+import { parseInvite, type InviteItem } from '#shared/db/entities/invite';
 
 /**
  * The affiliate-program e-mails, composed without I/O: the API (shared/mail/send.ts) and the admin

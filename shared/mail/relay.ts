@@ -1,12 +1,12 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, functionTable, TABLE_NAME } from '../db/client';
-import { merchantIdOf, type Key } from '../db/entities/base';
-import { getMerchant } from '../db/entities/merchant';
-import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '../db/entities/outbox';
-import { logger } from '../logger';
+import { ddb, functionTable, TABLE_NAME } from '#shared/db/client';
+import { merchantIdOf, type Key } from '#shared/db/entities/base';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '#shared/db/entities/outbox';
+import { logger } from '#shared/logger';
 import { notificationFor, type MailMessage } from './messages';
 import { INVITE_LINK_BASE_URL, tryNotification } from './send';
-import { errorName } from '../errors';
+import { errorName } from '#shared/errors';
 
 /** An owing item as stored: notificationFor parses it by its type. */
 type OwedItem = Record<string, unknown>;

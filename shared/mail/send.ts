@@ -1,15 +1,15 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { requireEnv } from '../config';
-import { ddb, TABLE_NAME } from '../db/client';
-import type { Key } from '../db/entities/base';
-import { logger } from '../logger';
-import { countMetric, METRIC } from '../metrics';
-import { isoNow } from '../time';
+import { requireEnv } from '#shared/config';
+import { ddb, TABLE_NAME } from '#shared/db/client';
+import type { Key } from '#shared/db/entities/base';
+import { logger } from '#shared/logger';
+import { countMetric, METRIC } from '#shared/metrics';
+import { isoNow } from '#shared/time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
 import { sendEmailInput, type MailMessage } from './messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
-import { errorName } from '../errors';
+import { errorName } from '#shared/errors';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');

@@ -1,6 +1,6 @@
-import type { Key } from '../db/entities/base';
-import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '../db/entities/outbox';
-import { errorName, asError } from '../errors';
+import type { Key } from '#shared/db/entities/base';
+import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '#shared/db/entities/outbox';
+import { errorName, asError } from '#shared/errors';
 
 /**
  * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,

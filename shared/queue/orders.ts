@@ -1,14 +1,14 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { functionTable } from '../db/client';
-import { merchantIdOf } from '../db/entities/base';
-import { getOrder, markOrderPublished, orderUuidOf, type OrderItem } from '../db/entities/order';
-import { outboxEntries } from '../db/entities/outbox';
-import { orderEventMessage, unpublishedVersions, type OrderEventMessage } from '../domain/order-events';
-import { logger } from '../logger';
+import { functionTable } from '#shared/db/client';
+import { merchantIdOf } from '#shared/db/entities/base';
+import { getOrder, markOrderPublished, orderUuidOf, type OrderItem } from '#shared/db/entities/order';
+import { outboxEntries } from '#shared/db/entities/outbox';
+import { orderEventMessage, unpublishedVersions, type OrderEventMessage } from '#shared/domain/order-events';
+import { logger } from '#shared/logger';
 import { ORDERS_QUEUE_URL, sqs } from './client';
-import { asError } from '../errors';
+import { asError } from '#shared/errors';
 
-export { orderEventMessage, type OrderEventMessage } from '../domain/order-events';
+export { orderEventMessage, type OrderEventMessage } from '#shared/domain/order-events';
 
 /**
  * How long a request spends, after its commit, on sending its order's events and marking them

@@ -1,4 +1,4 @@
-import type { FieldErrors } from '../errors';
+import type { FieldErrors } from '#shared/errors';
 
 /**
  * zod issues -> Laravel-style messages (the original service's style):

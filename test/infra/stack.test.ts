@@ -3,17 +3,17 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json';
-import { routes } from '../../functions/routes';
-import { acceptsIdempotencyKey } from '../../shared/http/route';
-import { workers } from '../../functions/workers';
-import { buildApp } from '../../lib/app';
-import type { MerchantApiStage } from '../../lib/merchant-api-stage';
-import { missingAlarmDestination } from '../../lib/config';
-import { STAGES, type Stage } from '../../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../../shared/db/table-def';
-import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '../../lib/alarms';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metric-names';
-import { RATE_LIMIT } from '../../shared/rate-limit';
+import { routes } from '#functions/routes';
+import { acceptsIdempotencyKey } from '#shared/http/route';
+import { workers } from '#functions/workers';
+import { buildApp } from '#lib/app';
+import type { MerchantApiStage } from '#lib/merchant-api-stage';
+import { missingAlarmDestination } from '#lib/config';
+import { STAGES, type Stage } from '#shared/config';
+import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '#lib/alarms';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/metric-names';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
  * The deployed shape, asserted on the synthesized templates of both stages. The app is built and

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { inviteKey } from '../../shared/db/entities/invite';
-import { owedNotificationUpdate } from '../../shared/db/entities/notification';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { inviteKey } from '#shared/db/entities/invite';
+import { owedNotificationUpdate } from '#shared/db/entities/notification';
 import { api, eventually, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 import { mailsTo, runAdmin, uniqueEmail } from './program-helpers';
 

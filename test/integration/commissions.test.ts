@@ -3,14 +3,14 @@ import { CreateQueueCommand, DeleteMessageBatchCommand, DeleteQueueCommand, GetQ
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueWorkers } from '../../functions/workers';
-import { lambdaContext } from '../../local/apigw';
-import { stageEnvironment } from '../../local/stack';
-import { createSqsPoller, messagesToDelete, toSqsRecord, type SqsHandler } from '../../local/sqs-poller';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { merchantPk } from '../../shared/db/entities/base';
-import { commissionKey } from '../../shared/db/entities/commission';
-import { orderKey } from '../../shared/db/entities/order';
+import { queueWorkers } from '#functions/workers';
+import { lambdaContext } from '#local/apigw';
+import { stageEnvironment } from '#local/stack';
+import { createSqsPoller, messagesToDelete, toSqsRecord, type SqsHandler } from '#local/sqs-poller';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { merchantPk } from '#shared/db/entities/base';
+import { commissionKey } from '#shared/db/entities/commission';
+import { orderKey } from '#shared/db/entities/order';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 
 /**
@@ -66,7 +66,7 @@ beforeAll(async () => {
   Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: testDlqUrl }, stack.endpoints), {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
-  handler = ((await import('../../functions/commissions/process')) as { handler: SqsHandler }).handler;
+  handler = ((await import('#functions/commissions/process')) as { handler: SqsHandler }).handler;
 
   merchant = await seedOne(
     merchantFixture({

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { takeSequence } from '../../shared/db/entities/counter';
-import { getOrder } from '../../shared/db/entities/order';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import { takeSequence } from '#shared/db/entities/counter';
+import { getOrder } from '#shared/db/entities/order';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 
 const store = storeFor('live');

@@ -3,15 +3,15 @@ import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes';
-import { functionSpecs } from '../../lib/function-specs';
-import { buildEvent, lambdaContext } from '../../local/apigw';
-import { DEMO, demoFixture } from '../../local/demo';
-import { importHandler } from '../../local/handlers';
-import { stageEnvironment } from '../../local/stack';
-import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '../../scripts/event-samples';
-import { seedFixture } from '../../shared/admin/seed';
-import { merchantKey } from '../../shared/db/entities/merchant';
+import { routes } from '#functions/routes';
+import { functionSpecs } from '#lib/function-specs';
+import { buildEvent, lambdaContext } from '#local/apigw';
+import { DEMO, demoFixture } from '#local/demo';
+import { importHandler } from '#local/handlers';
+import { stageEnvironment } from '#local/stack';
+import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '#scripts/event-samples';
+import { seedFixture } from '#shared/admin/seed';
+import { merchantKey } from '#shared/db/entities/merchant';
 import { stack, storeFor } from './helpers';
 
 /**

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { freePorts } from '../../local/ports';
-import { startLocalStack } from '../../local/stack';
+import { freePorts } from '#local/ports';
+import { startLocalStack } from '#local/stack';
 import type { StackInfo } from './stack-info';
 
 /**

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
-import type { Fixture } from '../../shared/admin/fixture';
-import { parseFixture } from '../../shared/admin/fixture';
-import { seedFixture, type SeededMerchant } from '../../shared/admin/seed';
-import { createStore, type Store } from '../../shared/admin/store';
-import type { Stage } from '../../shared/config';
-import { localClientConfig, useLocalAwsEnv } from '../../local/aws-env';
+import type { Fixture } from '#shared/admin/fixture';
+import { parseFixture } from '#shared/admin/fixture';
+import { seedFixture, type SeededMerchant } from '#shared/admin/seed';
+import { createStore, type Store } from '#shared/admin/store';
+import type { Stage } from '#shared/config';
+import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
 import './stack-info';
 
 useLocalAwsEnv();

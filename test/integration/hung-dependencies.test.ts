@@ -4,10 +4,10 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { lambdaContext } from '../../local/apigw';
-import { stageEnvironment } from '../../local/stack';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { apiEvent } from '../unit/support/api';
+import { lambdaContext } from '#local/apigw';
+import { stageEnvironment } from '#local/stack';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { apiEvent } from '#test/unit/support/api';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 
 /**
@@ -52,7 +52,7 @@ describe('with a hung SQS', () => {
     await drainQueue(stack.stages.live.ordersQueueUrl);
     Object.assign(process.env, liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl }));
     vi.resetModules();
-    const { handler } = (await import('../../functions/orders/create')) as unknown as { handler: ApiHandler };
+    const { handler } = (await import('#functions/orders/create')) as unknown as { handler: ApiHandler };
     const body = orderBody();
 
     // Act
@@ -83,9 +83,9 @@ describe('every function SDK client', () => {
     // Prepare: fresh client modules, every endpoint the hung server
     Object.assign(process.env, liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl, AWS_ENDPOINT_URL_DYNAMODB: hungUrl, AWS_ENDPOINT_URL_SES: hungUrl }));
     vi.resetModules();
-    const { ddb } = await import('../../shared/db/client');
-    const { sqs } = await import('../../shared/queue/sqs-client');
-    const { ses } = await import('../../shared/mail/client');
+    const { ddb } = await import('#shared/db/client');
+    const { sqs } = await import('#shared/queue/sqs-client');
+    const { ses } = await import('#shared/mail/client');
 
     // Act
     const outcomes = await Promise.allSettled([

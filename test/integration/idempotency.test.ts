@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readBlockCounts } from '../../shared/db/entities/counter';
+import { readBlockCounts } from '#shared/db/entities/counter';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import type { Stage } from '../../shared/config';
-import { requestFingerprint } from '../../shared/http/request-fingerprint';
-import { apiEvent } from '../unit/support/api';
+import type { SeededMerchant } from '#shared/admin/seed';
+import type { Stage } from '#shared/config';
+import { requestFingerprint } from '#shared/http/request-fingerprint';
+import { apiEvent } from '#test/unit/support/api';
 import { merchantFixture, orderBody, seed, stack, storeFor, TRACE_ID } from './helpers';
 
 /**

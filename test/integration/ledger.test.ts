@@ -1,13 +1,13 @@
 import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueWorkers } from '../../functions/workers';
-import { lambdaContext } from '../../local/apigw';
-import { ensureQueues } from '../../local/resources';
-import { stageEnvironment } from '../../local/stack';
-import { toSqsRecord, type SqsHandler } from '../../local/sqs-poller';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { getCommissionLedger } from '../../shared/db/entities/commission';
+import { queueWorkers } from '#functions/workers';
+import { lambdaContext } from '#local/apigw';
+import { ensureQueues } from '#local/resources';
+import { stageEnvironment } from '#local/stack';
+import { toSqsRecord, type SqsHandler } from '#local/sqs-poller';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { getCommissionLedger } from '#shared/db/entities/commission';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
 
@@ -64,7 +64,7 @@ beforeAll(async () => {
   Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
-  handler = ((await import('../../functions/commissions/process')) as { handler: SqsHandler }).handler;
+  handler = ((await import('#functions/commissions/process')) as { handler: SqsHandler }).handler;
   merchant = await seedOne(
     merchantFixture({
       key: 'ledger',

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../local/ports';
-import { stageEnvironment, startWorker } from '../../local/stack';
+import { freePort } from '#local/ports';
+import { stageEnvironment, startWorker } from '#local/stack';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { putAll } from '../../shared/admin/store';
-import { affiliateRequestKey, affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { inviteKey, inviteRecord } from '../../shared/db/entities/invite';
-import { inviteEmailRecord } from '../../shared/db/entities/invite-email';
-import { owedNotification } from '../../shared/db/entities/notification';
-import { MAX_PERMANENT_ATTEMPTS } from '../../shared/mail/settle';
+import { putAll } from '#shared/admin/store';
+import { affiliateRequestKey, affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { inviteKey, inviteRecord } from '#shared/db/entities/invite';
+import { inviteEmailRecord } from '#shared/db/entities/invite-email';
+import { owedNotification } from '#shared/db/entities/notification';
+import { MAX_PERMANENT_ATTEMPTS } from '#shared/mail/settle';
 import { api, eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, drainQueue, merchantFixture, orderBody, seed, seedOne, stack, TRACE_ID } from './helpers';
 
 const monthsAgo = (months: number, extraDays = 0) => {

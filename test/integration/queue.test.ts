@@ -1,7 +1,7 @@
 import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { ensureQueues } from '../../local/resources';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { ensureQueues } from '#local/resources';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack } from './helpers';
 
 let merchant: SeededMerchant;

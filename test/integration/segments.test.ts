@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, merchantFixture, seed } from './helpers';
 
 let acme: SeededMerchant;

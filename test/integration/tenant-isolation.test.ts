@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, merchantFixture, seed, TRACE_ID } from './helpers';
 import { mailsTo, uniqueEmail } from './program-helpers';
 

@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AdminError, redriveDeadLetters } from '../../shared/admin/operations';
+import { AdminError, redriveDeadLetters } from '#shared/admin/operations';
 
 /**
  * `npm run admin -- redrive`: the message-move task on AWS (here, against the mocked SDK), and the

@@ -16,9 +16,9 @@ const importFresh = async (env: Record<string, string>) => {
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   vi.resetModules();
   const [create, legacy, list] = await Promise.all([
-    import('../../functions/orders/create'),
-    import('../../functions/orders/create-legacy'),
-    import('../../functions/orders/list'),
+    import('#functions/orders/create'),
+    import('#functions/orders/create-legacy'),
+    import('#functions/orders/list'),
   ]);
   return { createV2: create.handler, createLegacy: legacy.handler, listOrders: list.handler };
 };

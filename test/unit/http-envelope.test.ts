@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { legacyFailureBody, legacySuccessBody, v2Body } from '../../shared/http/envelope';
-import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '../../shared/errors';
+import { legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '#shared/errors';
 
 const TRACE = '2026-03-01T10:00:00Z:api:0badc0de';
 

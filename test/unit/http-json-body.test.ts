@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/errors';
-import { parseJsonBody } from '../../shared/http/json-body';
+import { ApiError } from '#shared/errors';
+import { parseJsonBody } from '#shared/http/json-body';
 import { apiEvent } from './support/api';
 
 const run = async (options: Parameters<typeof apiEvent>[1]) => parseJsonBody(apiEvent('orders-create', options));

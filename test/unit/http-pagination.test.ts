@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PER_PAGE, invitePagination, laravelPagination, MAX_PER_PAGE, pageQueryShape } from '../../shared/http/pagination';
-import { lastPage, pageWindow, slicePage } from '../../shared/page-window';
+import { DEFAULT_PER_PAGE, invitePagination, laravelPagination, MAX_PER_PAGE, pageQueryShape } from '#shared/http/pagination';
+import { lastPage, pageWindow, slicePage } from '#shared/page-window';
 
 const link = { url: 'https://api.example.com/live/api/v2/orders', rawQuery: {} as Record<string, string> };
 

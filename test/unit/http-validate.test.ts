@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/errors';
-import { type Schemas, validateInput } from '../../shared/http/validate';
-import { uuidParams } from '../../shared/schemas/common';
-import { orderCreateBody, orderListQuery, orderUpdateBody } from '../../shared/schemas/order';
+import { ApiError } from '#shared/errors';
+import { type Schemas, validateInput } from '#shared/http/validate';
+import { uuidParams } from '#shared/schemas/common';
+import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import { apiEvent, type EventOptions } from './support/api';
 import { ORDER_UUID, orderBody } from './support/fixtures';
 

@@ -3,13 +3,13 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type Updat
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { handler as getOrder } from '../../functions/orders/get';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { logger } from '../../shared/logger';
-import { requestFingerprint } from '../../shared/http/request-fingerprint';
+import { handler as cancelOrder } from '#functions/orders/cancel';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as getOrder } from '#functions/orders/get';
+import { handler as updateOrder } from '#functions/orders/update';
+import { logger } from '#shared/logger';
+import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { apiEvent, invoke, type EventOptions, expectV2Error } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
@@ -420,11 +420,11 @@ describe('requestFingerprint', () => {
 describe('the route manifest decides which routes take the header', () => {
   it('refuses to build a POST route without Idempotency-Key handling, or another route with it', async () => {
     // Prepare
-    const { apiHandler } = await import('../../shared/http/api-handler');
-    const { postApiHandler } = await import('../../shared/http/post-api-handler');
+    const { apiHandler } = await import('#shared/http/api-handler');
+    const { postApiHandler } = await import('#shared/http/post-api-handler');
     const handle = async () => ({ data: null });
 
-    const { route } = await import('../../functions/routes');
+    const { route } = await import('#functions/routes');
 
     // Act / Assess: a type error first (tsc checks the expectations), and refused at run time for plain JavaScript callers
     // @ts-expect-error a POST route is built with postApiHandler

@@ -7,9 +7,9 @@
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { functionTable } from '../../shared/db/client';
-import { affiliateRequestList, affiliateRequestRecord, type AffiliateRequestStatus } from '../../shared/db/entities/affiliate-request';
-import { readPage } from '../../shared/db/pages';
+import { functionTable } from '#shared/db/client';
+import { affiliateRequestList, affiliateRequestRecord, type AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import { readPage } from '#shared/db/pages';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
 const MERCHANT_ID = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';

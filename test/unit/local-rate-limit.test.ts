@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, rateLimitFromEnv, RATE_WINDOW_MS } from '../../local/rate-limit';
-import { RATE_LIMIT } from '../../shared/rate-limit';
+import { createRateLimiter, rateLimitFromEnv, RATE_WINDOW_MS } from '#local/rate-limit';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /** The local stand-in for the WAF per-merchant rule: N requests per Authorization value per 5 minutes. */
 describe('local rate limiter', () => {

@@ -2,9 +2,9 @@ import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import * as mailClient from '../../shared/mail/client';
-import type { MailMessage } from '../../shared/mail/messages';
-import { deliverNotification, MalformedMessageError, sendMail } from '../../shared/mail/send';
+import * as mailClient from '#shared/mail/client';
+import type { MailMessage } from '#shared/mail/messages';
+import { deliverNotification, MalformedMessageError, sendMail } from '#shared/mail/send';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
 const sesMock = mockClient(SESClient);

@@ -3,16 +3,16 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as processCommissions } from '../../functions/commissions/process';
-import { handler as cancelHandler } from '../../functions/orders/cancel';
-import { handler as createHandler } from '../../functions/orders/create';
-import { handler as createLegacyHandler } from '../../functions/orders/create-legacy';
-import { handler as outboxRelay } from '../../functions/outbox/relay';
-import { applyOrderChanges, type CommissionLedger } from '../../shared/domain/commissions';
-import { cancelOrder, createOrder } from '../../shared/domain/orders';
-import type { OrderItem } from '../../shared/db/entities/order';
-import { deliverNotification } from '../../shared/mail/send';
-import { metrics } from '../../shared/metrics';
+import { handler as processCommissions } from '#functions/commissions/process';
+import { handler as cancelHandler } from '#functions/orders/cancel';
+import { handler as createHandler } from '#functions/orders/create';
+import { handler as createLegacyHandler } from '#functions/orders/create-legacy';
+import { handler as outboxRelay } from '#functions/outbox/relay';
+import { applyOrderChanges, type CommissionLedger } from '#shared/domain/commissions';
+import { cancelOrder, createOrder } from '#shared/domain/orders';
+import type { OrderItem } from '#shared/db/entities/order';
+import { deliverNotification } from '#shared/mail/send';
+import { metrics } from '#shared/metrics';
 import { apiEvent, invoke, lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from './support/fixtures';
@@ -22,13 +22,13 @@ import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from '
  * reads. The data layer is stubbed at the domain functions, so these tests say what is counted
  * when, whatever the writes behind it are.
  */
-vi.mock('../../shared/domain/orders', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../../shared/domain/orders')>()),
+vi.mock('#shared/domain/orders', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('#shared/domain/orders')>()),
   createOrder: vi.fn(),
   cancelOrder: vi.fn(),
 }));
-vi.mock('../../shared/domain/commissions', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../../shared/domain/commissions')>()),
+vi.mock('#shared/domain/commissions', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('#shared/domain/commissions')>()),
   applyOrderChanges: vi.fn(),
 }));
 
@@ -172,7 +172,7 @@ describe('the EMF line', () => {
     vi.resetModules();
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     vi.stubEnv('STAGE', 'sandbox');
-    const fresh = await import('../../shared/metrics');
+    const fresh = await import('#shared/metrics');
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));

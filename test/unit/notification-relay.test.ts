@@ -2,9 +2,9 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as relayHandler } from '../../functions/notifications/relay';
-import { relayPendingNotifications } from '../../shared/mail/relay';
-import { mailFailure, MAX_ATTEMPTS, MAX_PERMANENT_ATTEMPTS, notificationOutcomeUpdate, retryDelaySeconds } from '../../shared/mail/settle';
+import { handler as relayHandler } from '#functions/notifications/relay';
+import { relayPendingNotifications } from '#shared/mail/relay';
+import { mailFailure, MAX_ATTEMPTS, MAX_PERMANENT_ATTEMPTS, notificationOutcomeUpdate, retryDelaySeconds } from '#shared/mail/settle';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 

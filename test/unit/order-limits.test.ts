@@ -1,10 +1,10 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { computeCommission } from '../../shared/domain/commissions';
-import type { OrderItem } from '../../shared/db/entities/order';
-import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '../../shared/money';
-import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '../../shared/schemas/order';
-import { laravelErrors } from '../../shared/validation/messages';
+import { computeCommission } from '#shared/domain/commissions';
+import type { OrderItem } from '#shared/db/entities/order';
+import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '#shared/money';
+import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
 /**

@@ -1,9 +1,9 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { logger } from '../../shared/logger';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as createV2 } from '#functions/orders/create';
+import { logger } from '#shared/logger';
 import { apiEvent, invoke, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
 import {

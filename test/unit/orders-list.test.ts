@@ -1,6 +1,6 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as listOrders } from '../../functions/orders/list';
+import { handler as listOrders } from '#functions/orders/list';
 import { apiEvent, invoke, type EventOptions, expectV2Error } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';

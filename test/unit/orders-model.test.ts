@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '../../shared/db/entities/order';
-import { putOrderNoPart } from '../../shared/db/entities/order-no';
-import { ORDER_MESSAGES, toOrderResponse } from '../../shared/domain/order-model';
-import { orderCreateBody } from '../../shared/schemas/order';
+import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '#shared/db/entities/order';
+import { putOrderNoPart } from '#shared/db/entities/order-no';
+import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
+import { orderCreateBody } from '#shared/schemas/order';
 import * as z from 'zod/mini';
 import { orderBody, UUID } from './support/fixtures';
 

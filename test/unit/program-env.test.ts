@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { routes } from '../../functions/routes';
+import { routes } from '#functions/routes';
 
 /**
  * The deployed stack gives MAIL_FROM and INVITE_LINK_BASE_URL only to functions whose access says

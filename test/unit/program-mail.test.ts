@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { inviteRecord } from '../../shared/db/entities/invite';
-import { invitationLink, invitationMessage, notificationFor, requestDecisionMessage, sendEmailInput } from '../../shared/mail/messages';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { inviteRecord } from '#shared/db/entities/invite';
+import { invitationLink, invitationMessage, notificationFor, requestDecisionMessage, sendEmailInput } from '#shared/mail/messages';
 
 const M = 'merchant-1';
 const BASE = 'https://dashboard.example/invitations/';

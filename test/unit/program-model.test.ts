@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { affiliateRecord } from '../../shared/db/entities/affiliate';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { segmentRecord } from '../../shared/db/entities/segment';
-import { tierRecord } from '../../shared/db/entities/tier';
+import { affiliateRecord } from '#shared/db/entities/affiliate';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { segmentRecord } from '#shared/db/entities/segment';
+import { tierRecord } from '#shared/db/entities/tier';
 import {
   affiliateOnAccept,
   formatVisualRate,
@@ -11,7 +11,7 @@ import {
   toAffiliateResponse,
   toSegmentDetailResponse,
   toSegmentResponse,
-} from '../../shared/domain/program-model';
+} from '#shared/domain/program-model';
 
 const M = 'merchant-1';
 const NOW = '2026-03-01T10:00:00.000Z';

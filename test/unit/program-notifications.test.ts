@@ -3,11 +3,11 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { acceptAffiliateRequest, declineAffiliateRequest } from '../../shared/domain/affiliate-request-decisions';
-import { createInvite } from '../../shared/domain/invite-affiliate';
-import { ApiError } from '../../shared/errors';
-import { logger } from '../../shared/logger';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { acceptAffiliateRequest, declineAffiliateRequest } from '#shared/domain/affiliate-request-decisions';
+import { createInvite } from '#shared/domain/invite-affiliate';
+import { ApiError } from '#shared/errors';
+import { logger } from '#shared/logger';
 import { conditionFailed, ddbMock, transactionCanceled } from './support/aws';
 
 /**

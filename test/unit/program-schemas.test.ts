@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { affiliateRequestListQuery, inviteCreateBody, MAX_INVITE_CONTENT, parseStatusFilter } from '../../shared/schemas/program';
-import { laravelErrors } from '../../shared/validation/messages';
+import { affiliateRequestListQuery, inviteCreateBody, MAX_INVITE_CONTENT, parseStatusFilter } from '#shared/schemas/program';
+import { laravelErrors } from '#shared/validation/messages';
 
 /** What the validate middleware would answer: the parsed value, or the Laravel-style errors. */
 const check = (schema: z.ZodMiniType, input: Record<string, unknown>) => {

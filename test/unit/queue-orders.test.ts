@@ -2,10 +2,10 @@ import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchComma
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as relayHandler } from '../../functions/outbox/relay';
-import { logger } from '../../shared/logger';
-import { sqs } from '../../shared/queue/client';
-import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '../../shared/queue/orders';
+import { handler as relayHandler } from '#functions/outbox/relay';
+import { logger } from '#shared/logger';
+import { sqs } from '#shared/queue/client';
+import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '#shared/queue/orders';
 import { lambdaContext } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedOrder } from './support/fixtures';

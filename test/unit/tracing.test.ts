@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { daemonAddress, traceAwsClient } from '../../shared/tracing';
+import { daemonAddress, traceAwsClient } from '#shared/tracing';
 
 /**
  * The X-Ray subsegments of SDK calls (shared/tracing.ts), against a real UDP socket standing in for

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { attributeName, laravelErrors } from '../../shared/validation/messages';
-import { orderCreateBody, orderUpdateBody } from '../../shared/schemas/order';
+import { attributeName, laravelErrors } from '#shared/validation/messages';
+import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { orderBody } from './support/fixtures';
 
 /** The Laravel-style errors for `input` against `schema`, through real zod issues. */

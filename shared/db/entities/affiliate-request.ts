@@ -3,13 +3,13 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
+import { isoNow } from '#shared/time';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
 import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import type { CountChange } from './counter';
-import { GSI1 } from '../table-def';
+import { GSI1 } from '#shared/db/table-def';
 import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 

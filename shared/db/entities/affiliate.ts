@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
+import { isoNow } from '#shared/time';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import type { CountChange } from './counter';
 import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, nullableString, parseStored, type Key } from './base';
 
 /**

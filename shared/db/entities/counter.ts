@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '../query';
+import { queryItems } from '#shared/db/query';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, merchantPk, parseStored } from './base';
 
 /**

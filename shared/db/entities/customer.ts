@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, type Key } from './base';
 
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, TABLE_NAME } from '../client';
-import { TTL_ATTRIBUTE } from '../table-def';
+import { ddb, TABLE_NAME } from '#shared/db/client';
+import { TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { itemKey, type Key } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '../query';
+import { queryItems } from '#shared/db/query';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
+import { isoNow } from '#shared/time';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
 import { itemKey, merchantPk, nullableString, parseStored, parseStoredOptional, type Key } from './base';
 import { batchGet } from './batch';
 import { blockOf, type CountChange } from './counter';

@@ -1,7 +1,7 @@
-import { GSI1, GSI3 } from '../table-def';
+import { GSI1, GSI3 } from '#shared/db/table-def';
 import { merchantPk, padSeq } from './base';
 import type { ListName } from './counter';
-import type { ListIndex } from '../pages';
+import type { ListIndex } from '#shared/db/pages';
 
 /**
  * The index entries of sequenced lists: an item of list L in bucket B sits in the index partition

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { TableRef } from '../table-def';
+import { isoNow } from '#shared/time';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, parseStoredOptional, type Key } from './base';
 
 /** The merchant account: `MERCHANT` in its own partition. */

@@ -1,6 +1,6 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { GSI2, type TableRef } from '../table-def';
+import { GSI2, type TableRef } from '#shared/db/table-def';
 import { parseStored, type Key } from './base';
 
 /**

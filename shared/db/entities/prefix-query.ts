@@ -1,5 +1,5 @@
-import { queryItems } from '../query';
-import type { TableRef } from '../table-def';
+import { queryItems } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
 import { merchantPk } from './base';
 
 /**

@@ -1,9 +1,9 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TokenKind } from '../../tokens';
-import { isoNow } from '../../time';
-import { GSI1, type TableRef } from '../table-def';
-import { generateToken, hashToken } from '../../tokens';
+import type { TokenKind } from '#shared/tokens';
+import { isoNow } from '#shared/time';
+import { GSI1, type TableRef } from '#shared/db/table-def';
+import { generateToken, hashToken } from '#shared/tokens';
 import { itemKey, parseStoredOptional, type Key } from './base';
 
 /**

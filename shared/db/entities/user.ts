@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, nullableString, parseStoredOptional, type Key } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */

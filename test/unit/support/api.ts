@@ -2,10 +2,10 @@
  * API Gateway REST (Lambda proxy) events and a Lambda context, as the deployed stage sends them,
  * so handlers can be invoked directly.
  */
-import { lambdaContext as localLambdaContext, proxyEvent } from '../../../local/apigw';
+import { lambdaContext as localLambdaContext, proxyEvent } from '#local/apigw';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { expect } from 'vitest';
-import { routeById, type RouteId } from '../../../functions/routes';
+import { routeById, type RouteId } from '#functions/routes';
 import { TRACE_ID } from './trace-id';
 
 export type EventOptions = {
