@@ -333,7 +333,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     expect(webAcl?.Properties.Scope).toBe('REGIONAL');
-    expect((webAcl?.Properties.Rules as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
+    expect(((webAcl?.Properties.Rules ?? []) as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [stack.getLogicalId(stack.restApi.webAcl), 'Arn'] },
       ResourceArn: { 'Fn::Join': ['', Match.arrayWith([{ Ref: stack.getLogicalId(stack.restApi.api.deploymentStage.node.defaultChild as CfnResource) }])] },
@@ -384,7 +384,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const { template } = synth[stage];
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
-    for (const rule of webAcl?.Properties.Rules as any[]) {
+    for (const rule of (webAcl?.Properties.Rules ?? []) as any[]) {
       const response = rule.Action.Block.CustomResponse;
       expect(response, rule.Name).toMatchObject({ ResponseCode: 429, ResponseHeaders: [{ Name: 'Retry-After', Value: expect.stringMatching(/^\d+$/) }] });
       const body = bodies[response.CustomResponseBodyKey];
@@ -456,7 +456,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')) as Resource[];
     expect(policies).toHaveLength(1);
     const grants = new Set<string>();
-    for (const statement of policies[0]?.Properties.PolicyDocument.Statement as any[]) {
+    for (const statement of (policies[0]?.Properties.PolicyDocument.Statement ?? []) as any[]) {
       expect(statement.Effect).toBe('Allow');
       for (const action of [statement.Action].flat()) {
         for (const resource of [statement.Resource].flat()) grants.add(`${action} on ${describeResource(stage, resource, '')}`);

@@ -25,10 +25,10 @@ describe('the validation step', () => {
     );
 
     // Assess
-    expect(input?.params).toEqual({ uuid: ORDER_UUID });
-    expect(input?.query).toEqual({ per_page: 15, page: 2 });
-    expect(input?.body).toMatchObject({ order_no: 'A-1001', order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }] });
-    expect((input?.body as { order_rows: object[] }).order_rows[0]).not.toHaveProperty('ignored');
+    expect(input.params).toEqual({ uuid: ORDER_UUID });
+    expect(input.query).toEqual({ per_page: 15, page: 2 });
+    expect(input.body).toMatchObject({ order_no: 'A-1001', order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }] });
+    expect((input.body as { order_rows: object[] }).order_rows[0]).not.toHaveProperty('ignored');
   });
 
   it('answers 404 for path parameters of the wrong shape, before looking at the body', async () => {
