@@ -20,6 +20,8 @@
  */
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '#local/aws-env';
+import { runningStackPorts } from '#local/ports';
 import {
   AdminError,
   applyForProgram,
@@ -27,19 +29,18 @@ import {
   linkPayment,
   markInviteUsed,
   mintToken,
+  type NotificationRelay,
   redriveDeadLetters,
   resendNotifications,
   revokeToken,
-  type NotificationRelay,
 } from '#shared/admin/operations';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
-import { stageOfToken } from '#shared/tokens';
 import { ordersDlqNameForStage, ordersQueueNameForStage } from '#shared/db/table-def';
-import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '#local/aws-env';
-import { runningStackPorts } from '#local/ports';
+import { stageOfToken } from '#shared/tokens';
 import { resolveStore, useFunctionEnv } from './target';
 
-const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
+const USAGE =
+  'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
 
 /**
  * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
@@ -49,7 +50,6 @@ const authCacheTtlSeconds = () => {
   const value = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30');
   return Number.isFinite(value) && value >= 0 ? value : 30;
 };
-
 
 const required = (values: Record<string, unknown>, name: string): string => {
   const value = values[name];
@@ -113,7 +113,8 @@ const run = async (): Promise<Record<string, unknown>> => {
   switch (command) {
     case 'mint-token': {
       const stage = stageOf();
-      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing') throw new AdminError('--kind must be live or testing');
+      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
+        throw new AdminError('--kind must be live or testing');
       const result = await mintToken(resolveStore(stage), stage, {
         merchantId: required(values, 'merchant'),
         kind: values.kind,
@@ -137,24 +138,46 @@ const run = async (): Promise<Record<string, unknown>> => {
     }
     case 'apply': {
       const stage = stageOf();
-      const options = { merchantId: required(values, 'merchant'), slug: required(values, 'slug'), name: required(values, 'name'), email: required(values, 'email') };
+      const options = {
+        merchantId: required(values, 'merchant'),
+        slug: required(values, 'slug'),
+        name: required(values, 'name'),
+        email: required(values, 'email'),
+      };
       return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
     }
     case 'mark-invite-used': {
       const stage = stageOf();
-      return { stage, ...(await markInviteUsed(resolveStore(stage), { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') })) };
+      return {
+        stage,
+        ...(await markInviteUsed(resolveStore(stage), {
+          merchantId: required(values, 'merchant'),
+          inviteUuid: required(values, 'invite'),
+        })),
+      };
     }
     case 'link-payment': {
       const stage = stageOf();
-      const options = { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order'), paymentId: required(values, 'payment') };
+      const options = {
+        merchantId: required(values, 'merchant'),
+        orderUuid: required(values, 'order'),
+        paymentId: required(values, 'payment'),
+      };
       return { stage, ...(await linkPayment(resolveStore(stage), options)) };
     }
     case 'resend-notifications': {
       const stage = stageOf();
       const olderThanSeconds = Number(values['older-than']);
-      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0) throw new AdminError('--older-than must be a number of seconds, 0 or more');
+      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
+        throw new AdminError('--older-than must be a number of seconds, 0 or more');
       const store = resolveStore(stage);
-      return { stage, ...(await resendNotifications(store, await notificationRelay(stage), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
+      return {
+        stage,
+        ...(await resendNotifications(store, await notificationRelay(stage), {
+          merchantId: required(values, 'merchant'),
+          olderThanSeconds,
+        })),
+      };
     }
     case 'redrive': {
       const stage = stageOf();

@@ -4,8 +4,8 @@
  *   npm start -- --in-memory   a fresh, throw-away run
  */
 import { resolve } from 'node:path';
-import { MissingJavaError } from '#local/emulators';
 import { DEMO } from '#local/demo';
+import { MissingJavaError } from '#local/emulators';
 import { portsFromEnv, removePortsFile, writePortsFile } from '#local/ports';
 import { LOCAL_DATA_DIR, startLocalStack } from '#local/stack';
 import { asError } from '#shared/errors';

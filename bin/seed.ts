@@ -10,8 +10,8 @@ import { parseArgs } from 'node:util';
 import { parseFixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { parseStage } from '#shared/config';
-import { resolveStore } from './target';
 import { asError } from '#shared/errors';
+import { resolveStore } from './target';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { stage: { type: 'string', default: 'live' } } });
 

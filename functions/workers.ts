@@ -10,7 +10,13 @@ import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
  */
 
 /** A DynamoDB action, as IAM names it. */
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */

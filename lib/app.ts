@@ -1,4 +1,4 @@
-import { Aspects, type App } from 'aws-cdk-lib';
+import { type App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { STAGES, type Stage } from '#shared/config';
 import { readStageConfig } from './config';

@@ -3,7 +3,15 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
-import { GLOBAL_INDEXES, ORDERS_QUEUE_SETTINGS, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import {
+  GLOBAL_INDEXES,
+  ORDERS_QUEUE_SETTINGS,
+  ordersDlqNameForStage,
+  ordersQueueNameForStage,
+  TABLE_KEYS,
+  TTL_ATTRIBUTE,
+  tableNameForStage,
+} from '#shared/db/table-def';
 
 export type MerchantDataProps = {
   stage: Stage;

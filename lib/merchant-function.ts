@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -63,7 +63,8 @@ export class MerchantFunction extends Construct {
   /** GetItem/Query/... on the table, Query on the indexes the access names: nothing more. */
   grantTable(table: ITable) {
     const { access } = this.spec;
-    if (access.table.length > 0) this.role.addToPrincipalPolicy(new PolicyStatement({ actions: access.table, resources: [table.tableArn] }));
+    if (access.table.length > 0)
+      this.role.addToPrincipalPolicy(new PolicyStatement({ actions: access.table, resources: [table.tableArn] }));
     for (const [index, actions] of Object.entries(access.indexes)) {
       this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [`${table.tableArn}/index/${index}`] }));
     }
@@ -77,7 +78,11 @@ export class MerchantFunction extends Construct {
   /** ses:SendEmail on the sender identity only, and only with the configured From address. */
   grantSendMail(identityArn: string, fromAddress: string) {
     this.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['ses:SendEmail'], resources: [identityArn], conditions: { StringEquals: { 'ses:FromAddress': fromAddress } } }),
+      new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [identityArn],
+        conditions: { StringEquals: { 'ses:FromAddress': fromAddress } },
+      }),
     );
   }
 }

@@ -1,18 +1,20 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
-import { localClientConfig } from './aws-env';
 import { asError } from '#shared/errors';
+import { localClientConfig } from './aws-env';
 
 const require = createRequire(import.meta.url);
 
 export class MissingJavaError extends Error {
   constructor() {
-    super('DynamoDB Local needs Java 17 or newer: install it with `sudo apt-get install -y openjdk-17-jre-headless` (or any JRE 17+ on your PATH) and run npm start again.');
+    super(
+      'DynamoDB Local needs Java 17 or newer: install it with `sudo apt-get install -y openjdk-17-jre-headless` (or any JRE 17+ on your PATH) and run npm start again.',
+    );
   }
 }
 

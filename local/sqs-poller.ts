@@ -1,8 +1,14 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { invokeScoped } from './invocation-scope';
-import { asError } from '#shared/errors';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to
@@ -78,7 +84,10 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
 };
 
 /** Which messages to delete after the handler ran, by the event source mapping's rules. */
-export const messagesToDelete = (records: SQSRecord[], outcome: { response: SQSBatchResponse | void } | { error: unknown }): SQSRecord[] => {
+export const messagesToDelete = (
+  records: SQSRecord[],
+  outcome: { response: SQSBatchResponse | void } | { error: unknown },
+): SQSRecord[] => {
   if ('error' in outcome) return [];
   const failures = outcome.response?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
@@ -136,10 +145,15 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
           Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
         }),
       );
-      for (const failure of result.Failed ?? []) onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
+      for (const failure of result.Failed ?? [])
+        onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
     }
     const deleted = new Set(toDelete.map((record) => record.messageId));
-    return { received: records.length, deleted: toDelete.length, failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId) };
+    return {
+      received: records.length,
+      deleted: toDelete.length,
+      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
+    };
   };
 
   const run = async () => {

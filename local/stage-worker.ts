@@ -7,15 +7,15 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '#functions/routes';
-import { queueWorkers, workers, type WorkerDef } from '#functions/workers';
+import { queueWorkers, type WorkerDef, workers } from '#functions/workers';
 import { currentStage, requireEnv } from '#shared/config';
+import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { importHandler } from './handlers';
 import { createApiServer } from './http';
 import { enableInvocationScopes, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
-import { asError } from '#shared/errors';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

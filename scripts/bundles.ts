@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { esbuildOptions } from '#lib/bundling';
-import { functionEnvironment, type FunctionSpec } from '#lib/function-specs';
+import { type FunctionSpec, functionEnvironment } from '#lib/function-specs';
 import { asError } from '#shared/errors';
 
 /**
@@ -64,7 +64,11 @@ export const importBundle = async (bundle: Bundle): Promise<ImportResult> => {
     return { ok: true, ms: Number(stdout.trim()) };
   } catch (error) {
     const output = (error as { stderr?: string }).stderr ?? asError(error).message;
-    const reason = output.split('\n').find((line) => /^\w*Error\b/.test(line.trim()))?.trim() ?? 'import failed';
+    const reason =
+      output
+        .split('\n')
+        .find((line) => /^\w*Error\b/.test(line.trim()))
+        ?.trim() ?? 'import failed';
     return { ok: false, error: reason.slice(0, 200) };
   }
 };

@@ -1,7 +1,7 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
-import { laravelPagination } from '#shared/http/pagination';
 import { listAffiliates } from '#shared/domain/affiliates';
+import { apiHandler } from '#shared/http/api-handler';
+import { laravelPagination } from '#shared/http/pagination';
 import { affiliateListQuery } from '#shared/schemas/program';
 
 export const handler = apiHandler(route('affiliates-list'), { query: affiliateListQuery }, async ({ merchant, query, link }) => {

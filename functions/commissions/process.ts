@@ -3,11 +3,11 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { applyOrderChanges, PermanentMessageError } from '#shared/domain/commissions';
 import { parseOrderEvent } from '#shared/domain/order-events';
-import { logger } from '#shared/logger';
-import { AmountNotComputableError } from '#shared/money';
-import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
-import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 import { asError, errorName } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
+import { AmountNotComputableError } from '#shared/money';
+import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 
 const FUNCTION_ID = 'commissions-process';
 
@@ -36,17 +36,22 @@ const processRecord = async (record: SQSRecord) => {
   if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {
     emitMetrics({ [METRIC.commissionAmount]: booked.reduce((sum, entry) => sum + entry.amount, 0) }, { currency: ledger.currency_code });
   }
-  logger.info(outcome === 'applied' ? 'Commission ledger brought up to the order' : 'Duplicate or late message: the ledger already reflects the order', {
-    message_id: record.messageId,
-    merchant_id: message.merchant_id,
-    order_uuid: message.order_uuid,
-    event: message.type,
-    event_version: message.version,
-    applied_version: ledger?.applied_version,
-    status: ledger?.status,
-    net_amount: ledger?.net_amount,
-    booked: booked.map((entry) => entry.type),
-  });
+  logger.info(
+    outcome === 'applied'
+      ? 'Commission ledger brought up to the order'
+      : 'Duplicate or late message: the ledger already reflects the order',
+    {
+      message_id: record.messageId,
+      merchant_id: message.merchant_id,
+      order_uuid: message.order_uuid,
+      event: message.type,
+      event_version: message.version,
+      applied_version: ledger?.applied_version,
+      status: ledger?.status,
+      net_amount: ledger?.net_amount,
+      booked: booked.map((entry) => entry.type),
+    },
+  );
   return outcome;
 };
 
@@ -83,5 +88,7 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
       return result?.status === 'rejected' ? [{ record, error: asError(result.reason) }] : [];
     });
     const acknowledged = await Promise.all(failed.map(({ record, error }) => settleFailure(record, error)));
-    return { batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })) };
+    return {
+      batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })),
+    };
   });

@@ -1,6 +1,6 @@
-import { postApiHandler } from '#shared/http/post-api-handler';
 import { route } from '#functions/routes';
 import { createInvite, toInviteResponse } from '#shared/domain/invite-affiliate';
+import { postApiHandler } from '#shared/http/post-api-handler';
 import { inviteCreateBody } from '#shared/schemas/program';
 
 /** 200 (the spec's status, not 201) with data.invite; the invitation e-mail goes out after the write. */

@@ -1,7 +1,7 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
-import { invitePagination } from '#shared/http/pagination';
 import { listInvites, toInviteResponse } from '#shared/domain/invites';
+import { apiHandler } from '#shared/http/api-handler';
+import { invitePagination } from '#shared/http/pagination';
 import { inviteListQuery } from '#shared/schemas/program';
 
 /** `data` is the array itself, and the pagination is the invites form (spec). */

@@ -1,6 +1,6 @@
-import { postApiHandler } from '#shared/http/post-api-handler';
 import { route } from '#functions/routes';
 import { cancelOrder, toOrderResponse } from '#shared/domain/orders';
+import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
 import { publishOrderEvents } from '#shared/queue/orders';
 import { uuidParams } from '#shared/schemas/common';

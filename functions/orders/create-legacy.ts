@@ -1,6 +1,6 @@
-import { postApiHandler } from '#shared/http/post-api-handler';
 import { route } from '#functions/routes';
 import { createOrder } from '#shared/domain/orders';
+import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
 import { publishOrderEvents } from '#shared/queue/orders';
 import { orderCreateBody } from '#shared/schemas/order';

@@ -1,7 +1,7 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
-import { laravelPagination } from '#shared/http/pagination';
 import { listOrders, toOrderResponse } from '#shared/domain/orders';
+import { apiHandler } from '#shared/http/api-handler';
+import { laravelPagination } from '#shared/http/pagination';
 import { orderListQuery } from '#shared/schemas/order';
 
 export const handler = apiHandler(route('orders-list'), { query: orderListQuery }, async ({ merchant, query, link }) => {

@@ -1,7 +1,7 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
 import { toSegmentDetailResponse } from '#shared/domain/program-model';
 import { getSegmentWithTiers } from '#shared/domain/segments';
+import { apiHandler } from '#shared/http/api-handler';
 import { uuidParams } from '#shared/schemas/common';
 
 export const handler = apiHandler(route('segments-get'), { params: uuidParams }, async ({ merchant, params }) => {

@@ -1,7 +1,7 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
 import { toTierResponse } from '#shared/domain/program-model';
 import { getTier } from '#shared/domain/tiers';
+import { apiHandler } from '#shared/http/api-handler';
 import { slugParams } from '#shared/schemas/common';
 
 export const handler = apiHandler(route('tiers-get'), { params: slugParams }, async ({ merchant, params }) => ({

@@ -1,8 +1,8 @@
-import { apiHandler } from '#shared/http/api-handler';
 import { route } from '#functions/routes';
-import { laravelPagination } from '#shared/http/pagination';
 import { toTierResponse } from '#shared/domain/program-model';
 import { listTiers } from '#shared/domain/tiers';
+import { apiHandler } from '#shared/http/api-handler';
+import { laravelPagination } from '#shared/http/pagination';
 import { programListQuery } from '#shared/schemas/program';
 
 export const handler = apiHandler(route('tiers-list'), { query: programListQuery }, async ({ merchant, query, link }) => {

@@ -17,7 +17,10 @@ import { dirname, relative, resolve, sep } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const check = process.argv.includes('--check');
 
-const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.mts'], { cwd: ROOT, encoding: 'utf8' })
+const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.mts'], {
+  cwd: ROOT,
+  encoding: 'utf8',
+})
   .split('\n')
   .filter((file) => file !== '' && existsSync(resolve(ROOT, file)));
 
@@ -74,5 +77,7 @@ if (packageChanged && !check) {
   writeFileSync(packagePath, `${JSON.stringify(Object.fromEntries(entries), null, 2)}\n`);
 }
 
-console.log(`${check ? 'would rewrite' : 'rewrote'} ${changedImports} import(s) in ${changedFiles} file(s)${packageChanged ? '; package.json imports updated' : ''}`);
+console.log(
+  `${check ? 'would rewrite' : 'rewrote'} ${changedImports} import(s) in ${changedFiles} file(s)${packageChanged ? '; package.json imports updated' : ''}`,
+);
 if (check && (changedFiles > 0 || packageChanged)) process.exit(1);

@@ -31,19 +31,21 @@ export const fixtureSchema = z.object({
           .check(z.maxLength(MAX_TIERS)),
       ),
       segments: z.optional(
-        z.array(
-          z.object({
-            key: z.string(),
-            uuid: z.optional(z.uuid()),
-            name: z.string(),
-            description: z.optional(z.string()),
-            default: z.optional(z.boolean()),
-            type: z.optional(z.literal('percentage')),
-            slugs: z.optional(z.array(z.string())),
-            skus: z.optional(z.array(z.string())),
-            rates: z.optional(z.record(z.string(), z.number())),
-          }),
-        ).check(z.maxLength(MAX_SEGMENTS)),
+        z
+          .array(
+            z.object({
+              key: z.string(),
+              uuid: z.optional(z.uuid()),
+              name: z.string(),
+              description: z.optional(z.string()),
+              default: z.optional(z.boolean()),
+              type: z.optional(z.literal('percentage')),
+              slugs: z.optional(z.array(z.string())),
+              skus: z.optional(z.array(z.string())),
+              rates: z.optional(z.record(z.string(), z.number())),
+            }),
+          )
+          .check(z.maxLength(MAX_SEGMENTS)),
       ),
       affiliates: z.optional(
         z.array(

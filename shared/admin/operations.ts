@@ -3,27 +3,27 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  StartMessageMoveTaskCommand,
   type SQSClient,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { Stage } from '#shared/config';
 import { getAffiliate } from '#shared/db/entities/affiliate';
-import { getCommissionLedger } from '#shared/db/entities/commission';
 import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { getCommissionLedger } from '#shared/db/entities/commission';
 import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
 import { getInvite, inviteKey, parseInvite } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { getOrder, orderKey } from '#shared/db/entities/order';
 import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
 import { readPage } from '#shared/db/pages';
-import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
+import { errorName } from '#shared/errors';
 import type { RelayOptions, RelayResult } from '#shared/mail/relay';
 import { isoNow } from '#shared/time';
+import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { Store } from './store';
-import { errorName } from '#shared/errors';
 
 /**
  * What the merchant dashboard and the payment side do outside this API, as operator commands
@@ -93,7 +93,11 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
   if (affiliate?.status === 'active') throw new AdminError(`${slug} is already an active affiliate of merchant ${options.merchantId}`);
   const pending = await pendingRequestOf(store, options.merchantId, slug);
   if (pending) throw new AdminError(`${slug} already has a pending request (${pending})`);
-  const item = affiliateRequestRecord(options.merchantId, { seq: await takeSequence(store, options.merchantId, 'affiliate_requests'), status: 'pending', affiliate: { slug, name, email } });
+  const item = affiliateRequestRecord(options.merchantId, {
+    seq: await takeSequence(store, options.merchantId, 'affiliate_requests'),
+    status: 'pending',
+    affiliate: { slug, name, email },
+  });
   await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   await applyCountChanges(store, options.merchantId, [requestCountChange(item, 'pending', 1)]);
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
@@ -150,12 +154,16 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
         TableName: store.table,
         Key: key,
         UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
         ExpressionAttributeValues: { ':payment': options.paymentId, ':now': isoNow() },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return { merchant_id: options.merchantId, order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId } };
+    return {
+      merchant_id: options.merchantId,
+      order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId },
+    };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const order = await getOrder(store, options.merchantId, options.orderUuid, true);
@@ -171,7 +179,8 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
  */
 export const commissionOfOrder = async (store: Store, options: { merchantId: string; orderUuid: string }) => {
   const { ledger } = await getCommissionLedger(store, options.merchantId, options.orderUuid, true);
-  if (!ledger) throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
+  if (!ledger)
+    throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
   return {
     order_uuid: ledger.order_uuid,
     status: ledger.status,
@@ -189,9 +198,18 @@ export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
  * e-mails included, over its owed e-mails older than `olderThanSeconds` (so a request's own send
  * in flight is not doubled). Each is sent and settled exactly as the scheduled relay does it.
  */
-export const resendNotifications = async (store: Store, relay: NotificationRelay, options: { merchantId: string; olderThanSeconds: number }) => {
+export const resendNotifications = async (
+  store: Store,
+  relay: NotificationRelay,
+  options: { merchantId: string; olderThanSeconds: number },
+) => {
   await requireMerchant(store, options.merchantId);
-  const result = await relay({ merchantId: options.merchantId, olderThanSeconds: options.olderThanSeconds, includeParked: true, maxItems: 1000 });
+  const result = await relay({
+    merchantId: options.merchantId,
+    olderThanSeconds: options.olderThanSeconds,
+    includeParked: true,
+    maxItems: 1000,
+  });
   return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
@@ -217,7 +235,8 @@ const REDRIVE_BATCH = 10;
  */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] }))).Attributes ?? {};
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] })))
+      .Attributes ?? {};
   const [dlq, orders] = await Promise.all([attributes(dlqUrl), attributes(ordersQueueUrl)]);
   if (!dlq.QueueArn || !orders.QueueArn) throw new AdminError('SQS did not return the queue ARNs');
   try {
@@ -229,23 +248,41 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
   let moved = 0;
   for (;;) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: REDRIVE_BATCH, WaitTimeSeconds: 0, VisibilityTimeout: 30, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: REDRIVE_BATCH,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 30,
+        MessageAttributeNames: ['All'],
+      }),
     );
     if (Messages.length === 0) break;
     const batch = Messages.map((message, index) => ({ id: String(index), message }));
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: ordersQueueUrl,
-        Entries: batch.map(({ id, message }) => ({ Id: id, MessageBody: message.Body ?? '', MessageAttributes: message.MessageAttributes })),
+        Entries: batch.map(({ id, message }) => ({
+          Id: id,
+          MessageBody: message.Body ?? '',
+          MessageAttributes: message.MessageAttributes,
+        })),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((entry) => entry.Id));
     const done = batch.filter(({ id }) => ok.has(id));
     if (done.length > 0) {
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: dlqUrl,
+          Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })),
+        }),
+      );
     }
     moved += done.length;
-    if (done.length < batch.length) throw new AdminError(`moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`);
+    if (done.length < batch.length)
+      throw new AdminError(
+        `moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
+      );
   }
   return { method: 'receive-send-delete' as const, moved };
 };

@@ -1,5 +1,5 @@
-import { BLOCK_SIZE, readBlockCounts, type ListName } from './entities/counter';
 import { padSeq } from './entities/base';
+import { BLOCK_SIZE, type ListName, readBlockCounts } from './entities/counter';
 import { queryItems } from './query';
 import type { TableRef } from './table-def';
 
@@ -55,7 +55,9 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
   const top = padSeq((startBlock + 1) * BLOCK_SIZE - 1);
 
   const fetched = await Promise.all(
-    spec.buckets.map((bucket) => queryDownFrom(db, spec.index, spec.partitionOf(bucket), top, wanted).then((items) => items.map(spec.parse))),
+    spec.buckets.map((bucket) =>
+      queryDownFrom(db, spec.index, spec.partitionOf(bucket), top, wanted).then((items) => items.map(spec.parse)),
+    ),
   );
   const merged = fetched.flat().sort((a, b) => spec.seqOf(b) - spec.seqOf(a));
   return { total, items: merged.slice(skip, skip + request.per_page) };

@@ -1,20 +1,20 @@
 import { functionTable } from '#shared/db/client';
-import { affiliateCountChanges, affiliateKey, affiliateRecord, type AffiliateItem } from '#shared/db/entities/affiliate';
+import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord } from '#shared/db/entities/affiliate';
 import {
+  type AffiliateRequestItem,
+  type AffiliateRequestStatus,
   affiliateRequestKey,
   decideRequest,
   decideRequestPart,
   getAffiliateRequest,
   RequestDecisionRefused,
   requestCountChange,
-  type AffiliateRequestItem,
-  type AffiliateRequestStatus,
 } from '#shared/db/entities/affiliate-request';
-import { applyCountChanges, takeSequence, type CountChange } from '#shared/db/entities/counter';
+import { applyCountChanges, type CountChange, takeSequence } from '#shared/db/entities/counter';
 import type { Merchant } from '#shared/db/merchants';
-import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '#shared/db/retry';
-import { TransactionRefused, transactWrite, type TransactPart } from '#shared/db/transact';
-import { busy, notFound, ruleRefused, asError } from '#shared/errors';
+import { isTransactionConflict, WRITE_ATTEMPTS, withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, type TransactPart, transactWrite } from '#shared/db/transact';
+import { asError, busy, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requestDecisionMessage } from '#shared/mail/messages';
 import { deliverNotification } from '#shared/mail/send';
@@ -48,7 +48,11 @@ const affiliateChange = async (
   const joining = { ...request.affiliate, status: 'active' as const, accepted_at: now };
   switch (change.kind) {
     case 'create': {
-      const item = affiliateRecord(merchant.id, { ...joining, seq: await takeSequence(functionTable, merchant.id, 'affiliates'), tier: merchant.defaultTier }, now);
+      const item = affiliateRecord(
+        merchant.id,
+        { ...joining, seq: await takeSequence(functionTable, merchant.id, 'affiliates'), tier: merchant.defaultTier },
+        now,
+      );
       return { part: { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, counts: affiliateCountChanges(item) };
     }
     case 'reactivate': {
@@ -120,8 +124,18 @@ export const acceptAffiliateRequest = async (merchant: Merchant, uuid: string): 
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
       continue;
     }
-    const accepted: AffiliateRequestItem = { ...request, status: 'accepted', decided_at: now, updated_at: now, notification_pending_at: now };
-    await settle(merchant, accepted, [requestCountChange(request, 'pending', -1), requestCountChange(request, 'accepted', 1), ...affiliate.counts]);
+    const accepted: AffiliateRequestItem = {
+      ...request,
+      status: 'accepted',
+      decided_at: now,
+      updated_at: now,
+      notification_pending_at: now,
+    };
+    await settle(merchant, accepted, [
+      requestCountChange(request, 'pending', -1),
+      requestCountChange(request, 'accepted', 1),
+      ...affiliate.counts,
+    ]);
     return accepted;
   }
   throw busy();

@@ -1,5 +1,10 @@
 import { functionTable } from '#shared/db/client';
-import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import {
+  type AffiliateRequestItem,
+  type AffiliateRequestStatus,
+  affiliateRequestList,
+  getAffiliateRequest as readRequest,
+} from '#shared/db/entities/affiliate-request';
 import { readPage } from '#shared/db/pages';
 import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';

@@ -1,5 +1,5 @@
 import { functionTable } from '#shared/db/client';
-import { affiliateList, getAffiliate as readAffiliate, type AffiliateItem } from '#shared/db/entities/affiliate';
+import { type AffiliateItem, affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
 import { readPage } from '#shared/db/pages';
 import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';

@@ -1,6 +1,12 @@
 import { functionTable } from '#shared/db/client';
-import { getAffiliate, type AffiliateItem } from '#shared/db/entities/affiliate';
-import { getCommissionLedger, putCommissionLedger, type CommissionLedger, type CommissionRow, type LedgerEntry } from '#shared/db/entities/commission';
+import { type AffiliateItem, getAffiliate } from '#shared/db/entities/affiliate';
+import {
+  type CommissionLedger,
+  type CommissionRow,
+  getCommissionLedger,
+  type LedgerEntry,
+  putCommissionLedger,
+} from '#shared/db/entities/commission';
 import { getOrder, type OrderItem } from '#shared/db/entities/order';
 import { allSegments, type SegmentItem } from '#shared/db/entities/segment';
 import { netExact, rowCommission, sumExact } from '#shared/money';
@@ -146,7 +152,8 @@ export const advanceLedger = (
 };
 
 /** Whether bringing this ledger up to date books an accrual (then the commission must be computed). */
-const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) => (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
+const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) =>
+  (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
 
 export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: CommissionLedger | undefined; booked: LedgerEntry[] };
 
@@ -171,7 +178,10 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: CommissionItem | undefined;
     if (accrualDue(ledger, order)) {
-      const [segments, affiliate] = await Promise.all([allSegments(functionTable, merchantId), getAffiliate(functionTable, merchantId, order.affiliate_slug)]);
+      const [segments, affiliate] = await Promise.all([
+        allSegments(functionTable, merchantId),
+        getAffiliate(functionTable, merchantId, order.affiliate_slug),
+      ]);
       accrual = computeCommission(order, segments, affiliate);
     }
     const next = advanceLedger(ledger, order, accrual);

@@ -1,13 +1,20 @@
 import { functionTable } from '#shared/db/client';
 import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
-import { addToEmailProjection, inviteCountChange, inviteKey, inviteRecord, putInvitePart, type InviteItem } from '#shared/db/entities/invite';
+import {
+  addToEmailProjection,
+  type InviteItem,
+  inviteCountChange,
+  inviteKey,
+  inviteRecord,
+  putInvitePart,
+} from '#shared/db/entities/invite';
 import { inviteEmailTaken, putInviteEmailPart } from '#shared/db/entities/invite-email';
 import { owedNotification } from '#shared/db/entities/notification';
 import { getUser } from '#shared/db/entities/user';
 import type { Merchant } from '#shared/db/merchants';
 import { withConflictRetry } from '#shared/db/retry';
 import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { invalid, type FieldErrors, asError } from '#shared/errors';
+import { asError, type FieldErrors, invalid } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { invitationMessage } from '#shared/mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '#shared/mail/send';
@@ -41,16 +48,25 @@ export const createInvite = async (merchant: Merchant, input: InviteCreateInput)
 
   const now = isoNow();
   const seq = await takeSequence(db, merchant.id, 'invites');
-  const invite = { ...inviteRecord(merchant.id, { seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now), ...owedNotification(now) };
+  const invite = {
+    ...inviteRecord(merchant.id, { seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now),
+    ...owedNotification(now),
+  };
   try {
-    await withConflictRetry(() => transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }));
+    await withConflictRetry(() =>
+      transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }),
+    );
   } catch (error) {
     if (error instanceof TransactionRefused && error.refusedBy('guard')) throw invalid({ email: [INVITE_MESSAGES.emailTaken] });
     throw error;
   }
-  const settled = await Promise.allSettled([applyCountChanges(db, merchant.id, [inviteCountChange(invite)]), addToEmailProjection(db, merchant.id, [invite])]);
+  const settled = await Promise.allSettled([
+    applyCountChanges(db, merchant.id, [inviteCountChange(invite)]),
+    addToEmailProjection(db, merchant.id, [invite]),
+  ]);
   for (const result of settled) {
-    if (result.status === 'rejected') logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: asError(result.reason) });
+    if (result.status === 'rejected')
+      logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: asError(result.reason) });
   }
 
   await deliverNotification(inviteKey(merchant.id, invite.uuid), invitationMessage(invite, merchant.name, INVITE_LINK_BASE_URL), {

@@ -105,7 +105,6 @@ export const toInviteResponse = (invite: InviteItem) => ({
   updated_at: invite.updated_at,
 });
 
-
 // ---------------------------------------------------------------------------------------------
 // Transitions without I/O
 // ---------------------------------------------------------------------------------------------
@@ -117,10 +116,7 @@ export const toInviteResponse = (invite: InviteItem) => ({
  *   one, the default tier), sequence number and created_at kept;
  * - already active: unchanged (the request is still accepted; nothing about the affiliate moves).
  */
-export type AffiliateOnAccept =
-  | { kind: 'create' }
-  | { kind: 'reactivate'; existing: AffiliateItem }
-  | { kind: 'unchanged' };
+export type AffiliateOnAccept = { kind: 'create' } | { kind: 'reactivate'; existing: AffiliateItem } | { kind: 'unchanged' };
 
 export const affiliateOnAccept = (existing: AffiliateItem | undefined): AffiliateOnAccept => {
   if (!existing) return { kind: 'create' };

@@ -8,7 +8,8 @@ import { byTierName } from './program-model';
 export const allTiers = async (merchantId: string): Promise<TierItem[]> => (await readAllTiers(functionTable, merchantId)).sort(byTierName);
 
 /** Tiers by slug, for showing an affiliate's or a segment's tier names. */
-export const tiersBySlug = async (merchantId: string): Promise<Map<string, TierItem>> => new Map((await allTiers(merchantId)).map((tier) => [tier.slug, tier]));
+export const tiersBySlug = async (merchantId: string): Promise<Map<string, TierItem>> =>
+  new Map((await allTiers(merchantId)).map((tier) => [tier.slug, tier]));
 
 /** One page of tiers, by name; the whole (capped) list is one Query. */
 export const listTiers = async (merchantId: string, query: PageQuery): Promise<{ total: number; tiers: TierItem[] }> => {

@@ -6,7 +6,7 @@ import { logger } from '#shared/logger';
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { jsonBody } from './json-body';
-import { acceptsIdempotencyKey, type ApiRoute, type ReadOrPatchRoute } from './route';
+import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
 import { type Input, type Schemas, validation } from './validate';
@@ -26,7 +26,9 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
   const header = (name: string) => Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
   const proto = header('x-forwarded-proto') ?? 'https';
   const host = header('host') ?? 'localhost';
-  const rawQuery = Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const rawQuery = Object.fromEntries(
+    Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   return { url: `${proto}://${host}${event.requestContext?.path ?? event.path}`, rawQuery };
 };
 
@@ -55,7 +57,9 @@ export type IdempotencyHandling = {
 export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, handle: Handle<S>, idempotency?: IdempotencyHandling) => {
   // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
   if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
-    throw new Error(`${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`);
+    throw new Error(
+      `${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`,
+    );
   }
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -78,4 +82,5 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
  * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
  * separate module, so that the read-only functions do not bundle its writes.
  */
-export const apiHandler = <S extends Schemas>(route: ReadOrPatchRoute, schemas: S, handle: Handle<S>) => buildApiHandler(route, schemas, handle);
+export const apiHandler = <S extends Schemas>(route: ReadOrPatchRoute, schemas: S, handle: Handle<S>) =>
+  buildApiHandler(route, schemas, handle);

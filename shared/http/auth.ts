@@ -2,8 +2,8 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { currentStage } from '#shared/config';
 import { type Credential, findCredential } from '#shared/db/merchants';
-import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
 import { forbidden, MESSAGES, unauthenticated } from '#shared/errors';
+import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
 import type { ApiContext } from './types';
 
 const STAGE = currentStage();
@@ -36,7 +36,10 @@ const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
  * right kind is 401. A route that places orders (`placesOrders`) needs, on the live stage, a token
  * allowed to place live orders.
  */
-export const authenticate = async (event: APIGatewayProxyEvent, { placesOrders = false }: { placesOrders?: boolean } = {}): Promise<Credential> => {
+export const authenticate = async (
+  event: APIGatewayProxyEvent,
+  { placesOrders = false }: { placesOrders?: boolean } = {},
+): Promise<Credential> => {
   const token = bearerToken(event);
   const kind = token ? kindOfToken(token) : undefined;
   if (!token || !kind) throw unauthenticated();
@@ -51,7 +54,9 @@ export const authenticate = async (event: APIGatewayProxyEvent, { placesOrders =
 export type AuthenticatedContext = ApiContext & { credential: Credential };
 
 /** The authentication step of the request chain (shared/http/api-handler.ts). */
-export const authentication = (options: { placesOrders?: boolean } = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+export const authentication = (
+  options: { placesOrders?: boolean } = {},
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
   before: async (request) => {
     request.context.credential = await authenticate(request.event, options);
   },

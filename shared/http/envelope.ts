@@ -28,10 +28,7 @@ export type Meta = { pagination?: LaravelPagination | InvitePagination };
 /** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
 export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };
 
-export const v2Body = (
-  traceId: string,
-  outcome: { data: unknown; meta?: Meta } | { errors: FieldErrors },
-) =>
+export const v2Body = (traceId: string, outcome: { data: unknown; meta?: Meta } | { errors: FieldErrors }) =>
   'errors' in outcome
     ? { success: false, data: null, errors: outcome.errors, meta: { trace_id: traceId } }
     : { success: true, data: outcome.data, errors: null, meta: { ...outcome.meta, trace_id: traceId } };

@@ -2,9 +2,9 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
 import { ApiError, invalidField } from '#shared/errors';
-import { requestFingerprint } from './request-fingerprint';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
+import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware } from './types';
 
 /**

@@ -15,10 +15,15 @@ const positiveInt = (max?: number) =>
 
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
-  per_page: z.pipe(positiveInt(MAX_PER_PAGE), z.transform((value) => value ?? DEFAULT_PER_PAGE)),
-  page: z.pipe(positiveInt(), z.transform((value) => value ?? 1)),
+  per_page: z.pipe(
+    positiveInt(MAX_PER_PAGE),
+    z.transform((value) => value ?? DEFAULT_PER_PAGE),
+  ),
+  page: z.pipe(
+    positiveInt(),
+    z.transform((value) => value ?? 1),
+  ),
 };
-
 
 /** The request's own URL with `page` replaced, the way Laravel builds next/prev links. */
 const pageUrl = (url: string, rawQuery: Record<string, string>, page: number) => {

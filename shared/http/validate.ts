@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { $ZodType, output } from 'zod/v4/core';
 import * as z from 'zod/mini';
+import type { $ZodType, output } from 'zod/v4/core';
 import { type FieldErrors, invalid, notFound } from '#shared/errors';
 import { laravelErrors, mergeFieldErrors } from '#shared/validation/messages';
 import type { JsonBodyContext } from './json-body';
@@ -45,7 +45,9 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
 export type ValidatedContext<S extends Schemas> = JsonBodyContext & { input: Input<S> };
 
 /** The validation step of the request chain: after the JSON body step, whose result it reads. */
-export const validation = <S extends Schemas>(schemas: S): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ValidatedContext<S>> => ({
+export const validation = <S extends Schemas>(
+  schemas: S,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ValidatedContext<S>> => ({
   before: (request) => {
     request.context.input = validateInput(schemas, request.event, request.context.jsonBody);
   },

@@ -1,12 +1,12 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, functionTable, TABLE_NAME } from '#shared/db/client';
-import { merchantIdOf, type Key } from '#shared/db/entities/base';
+import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '#shared/db/entities/outbox';
-import { logger } from '#shared/logger';
-import { notificationFor, type MailMessage } from './messages';
-import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 import { errorName } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { type MailMessage, notificationFor } from './messages';
+import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 
 /** An owing item as stored: notificationFor parses it by its type. */
 type OwedItem = Record<string, unknown>;
@@ -56,7 +56,10 @@ export const relayPendingNotifications = async ({
   const merchantNames = new Map<string, string | undefined>();
   const result: RelayResult = { sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0 };
   let seen = 0;
-  const passes: [OutboxKind, number][] = [['NOTIFY', olderThanSeconds], ...(includeParked ? [['PARKED', 0] satisfies [OutboxKind, number]] : [])];
+  const passes: [OutboxKind, number][] = [
+    ['NOTIFY', olderThanSeconds],
+    ...(includeParked ? [['PARKED', 0] satisfies [OutboxKind, number]] : []),
+  ];
   for (const [kind, olderThan] of passes) {
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -91,7 +94,14 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
   if (!item?.notification_pending_at) {
     // Nothing is owed any more (settled meanwhile): drop the entry.
     await ddb
-      .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`, ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
+      .send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: key,
+          UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`,
+          ConditionExpression: 'attribute_not_exists(notification_pending_at)',
+        }),
+      )
       .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }));
     return 'dropped';
   }

@@ -3,13 +3,13 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config';
 import { ddb, TABLE_NAME } from '#shared/db/client';
 import type { Key } from '#shared/db/entities/base';
+import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { countMetric, METRIC } from '#shared/metrics';
 import { isoNow } from '#shared/time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
-import { sendEmailInput, type MailMessage } from './messages';
+import { type MailMessage, sendEmailInput } from './messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
-import { errorName } from '#shared/errors';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');
@@ -33,14 +33,15 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
   try {
     await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
   } catch (error) {
-    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error))) renewSesClient();
+    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error)))
+      renewSesClient();
     throw error;
   }
 };
 
 /** What a log line may say about an SES failure: never its message, which can quote addresses. */
 export const mailErrorSummary = (error: unknown) => ({
-  error_name: (errorName(error) || 'Error'),
+  error_name: errorName(error) || 'Error',
   http_status: (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode,
 });
 
@@ -106,5 +107,8 @@ export const tryNotification = async (
  * reports it; a failed send is logged (trace id, item uuid; no address) and recorded on the item,
  * and the notification relay retries it. Returns whether SES took the message.
  */
-export const deliverNotification = async (key: Key, message: MailMessage, about: { notification: string; uuid: string }): Promise<boolean> =>
-  (await tryNotification(key, message, about)) === 'sent';
+export const deliverNotification = async (
+  key: Key,
+  message: MailMessage,
+  about: { notification: string; uuid: string },
+): Promise<boolean> => (await tryNotification(key, message, about)) === 'sent';

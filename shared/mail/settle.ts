@@ -1,6 +1,6 @@
 import type { Key } from '#shared/db/entities/base';
 import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '#shared/db/entities/outbox';
-import { errorName, asError } from '#shared/errors';
+import { asError, errorName } from '#shared/errors';
 
 /**
  * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
@@ -43,7 +43,7 @@ export type MailFailure = { permanent: boolean; reason: string };
  * which names no address ("MalformedMessage: the text is not well-formed Unicode").
  */
 export const mailFailure = (error: unknown): MailFailure => {
-  const name = (errorName(error) || 'Error');
+  const name = errorName(error) || 'Error';
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
   const local = status === undefined && LOCAL_ERRORS.includes(name);
   const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${asError(error).message.slice(0, 200)}` : '';
@@ -65,8 +65,7 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       settled: 'sent' as Settled,
       update: {
         Key: key,
-        UpdateExpression:
-          `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
+        UpdateExpression: `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':now': now },
       },
@@ -81,8 +80,7 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       attempts,
       update: {
         Key: key,
-        UpdateExpression:
-          `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
+        UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ...failed, ...outboxSetValues('PARKED', now) },
       },
@@ -95,8 +93,7 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
     attempts,
     update: {
       Key: key,
-      UpdateExpression:
-        `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
+      UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
       ConditionExpression: condition,
       ExpressionAttributeValues: { ...failed, ...outboxSetValues('NOTIFY', due) },
     },

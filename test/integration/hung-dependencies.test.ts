@@ -27,7 +27,12 @@ let merchant: SeededMerchant;
 
 const liveEnvironment = (overrides: Record<string, string>) => {
   const live = stack.stages.live;
-  return { ...stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), POWERTOOLS_LOG_LEVEL: 'SILENT', AUTH_CACHE_TTL_SECONDS: '0', ...overrides };
+  return {
+    ...stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints),
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    AUTH_CACHE_TTL_SECONDS: '0',
+    ...overrides,
+  };
 };
 
 beforeAll(async () => {
@@ -81,7 +86,10 @@ describe('with a hung SQS', () => {
 describe('every function SDK client', () => {
   it('gives up on a hung endpoint with a TimeoutError instead of waiting for it (DynamoDB, SQS, SES)', async () => {
     // Prepare: fresh client modules, every endpoint the hung server
-    Object.assign(process.env, liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl, AWS_ENDPOINT_URL_DYNAMODB: hungUrl, AWS_ENDPOINT_URL_SES: hungUrl }));
+    Object.assign(
+      process.env,
+      liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl, AWS_ENDPOINT_URL_DYNAMODB: hungUrl, AWS_ENDPOINT_URL_SES: hungUrl }),
+    );
     vi.resetModules();
     const { ddb } = await import('#shared/db/client');
     const { sqs } = await import('#shared/queue/sqs-client');
@@ -91,7 +99,13 @@ describe('every function SDK client', () => {
     const outcomes = await Promise.allSettled([
       ddb.send(new GetCommand({ TableName: 'hung', Key: { pk: 'x', sk: 'y' } })),
       sqs.send(new SendMessageCommand({ QueueUrl: stack.stages.live.ordersQueueUrl, MessageBody: '{}' })),
-      ses.send(new SendEmailCommand({ Source: 'a@example.com', Destination: { ToAddresses: ['b@example.com'] }, Message: { Subject: { Data: 's' }, Body: { Text: { Data: 't' } } } })),
+      ses.send(
+        new SendEmailCommand({
+          Source: 'a@example.com',
+          Destination: { ToAddresses: ['b@example.com'] },
+          Message: { Subject: { Data: 's' }, Body: { Text: { Data: 't' } } },
+        }),
+      ),
     ]);
 
     // Assess

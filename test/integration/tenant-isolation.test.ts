@@ -22,7 +22,16 @@ beforeAll(async () => {
       segments: [{ key: 'theirs', name: 'Theirs', default: true }],
       affiliates: [{ slug: 'olga', name: 'Olga', email: 'olga@example.com', tier: 'platinum', status: 'active' }],
       affiliate_requests: [{ key: 'theirs', affiliate: { slug: 'zed', name: 'Zed', email: OTHER_EMAIL } }],
-      orders: [{ key: 'theirs', order_no: 'T-1', affiliate_slug: 'olga', currency_code: 'EUR', total_shipping_value: 100, order_rows: [{ product_name: 'Kayak', price_value: 100, quantity: 1 }] }],
+      orders: [
+        {
+          key: 'theirs',
+          order_no: 'T-1',
+          affiliate_slug: 'olga',
+          currency_code: 'EUR',
+          total_shipping_value: 100,
+          order_rows: [{ product_name: 'Kayak', price_value: 100, quantity: 1 }],
+        },
+      ],
     }),
   ]);
   acme = seeded.acme as SeededMerchant;
@@ -59,15 +68,25 @@ const ROWS: Row[] = [
   { route: 'orders-get', method: 'get', path: order, unchanged: orderAsBefore },
   { route: 'orders-update', method: 'patch', path: order, body: { total_shipping_value: 1 }, unchanged: orderAsBefore },
   { route: 'orders-cancel', method: 'post', path: () => `${order()}/cancel`, unchanged: orderAsBefore },
-  { route: 'affiliates-get', method: 'get', path: () => '/api/v2/affiliates/olga', unchanged: visibleToOwner(() => '/api/v2/affiliates/olga') },
+  {
+    route: 'affiliates-get',
+    method: 'get',
+    path: () => '/api/v2/affiliates/olga',
+    unchanged: visibleToOwner(() => '/api/v2/affiliates/olga'),
+  },
   { route: 'tiers-get', method: 'get', path: () => '/api/v2/tiers/platinum', unchanged: visibleToOwner(() => '/api/v2/tiers/platinum') },
-  { route: 'segments-get', method: 'get', path: () => `/api/v2/segments/${other.segments.theirs}`, unchanged: visibleToOwner(() => `/api/v2/segments/${other.segments.theirs}`) },
+  {
+    route: 'segments-get',
+    method: 'get',
+    path: () => `/api/v2/segments/${other.segments.theirs}`,
+    unchanged: visibleToOwner(() => `/api/v2/segments/${other.segments.theirs}`),
+  },
   { route: 'affiliate-requests-get', method: 'get', path: request, unchanged: requestStillPending },
   { route: 'affiliate-requests-accept', method: 'post', path: () => `${request()}/accept`, unchanged: requestStillPending },
   { route: 'affiliate-requests-decline', method: 'post', path: () => `${request()}/decline`, unchanged: requestStillPending },
 ];
 
-describe('another merchant\'s item', () => {
+describe("another merchant's item", () => {
   it.each(ROWS.map((row): [string, Row] => [row.route, row]))('%s answers 404 and leaves it as it was', async (_, row) => {
     // Prepare
     const client = api('live', acme.tokens.live);
@@ -77,7 +96,12 @@ describe('another merchant\'s item', () => {
 
     // Assess
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ success: false, data: null, errors: { message: ['Not Found'] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+    expect(res.body).toEqual({
+      success: false,
+      data: null,
+      errors: { message: ['Not Found'] },
+      meta: { trace_id: expect.stringMatching(TRACE_ID) },
+    });
     await row.unchanged();
   });
 });

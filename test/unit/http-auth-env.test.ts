@@ -6,9 +6,9 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { apiEvent, invoke, expectV2Error } from './support/api';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { orderBody, stubAuth, stubOrderCreate, TOKENS, TRACE_ID, type TokenStub } from './support/fixtures';
+import { orderBody, stubAuth, stubOrderCreate, TOKENS, type TokenStub, TRACE_ID } from './support/fixtures';
 
 const TOKEN_LOOKUP = { KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk' };
 
@@ -59,7 +59,10 @@ describe('on the sandbox stage', () => {
     const { createLegacy } = await importFresh({ STAGE: 'sandbox' });
 
     // Act
-    const response = await invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }));
+    const response = await invoke(
+      createLegacy,
+      apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }),
+    );
 
     // Assess
     expect(response.statusCode).toBe(403);

@@ -1,13 +1,25 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { handler as getOrderHandler } from '#functions/orders/get';
 import { handler as listOrders } from '#functions/orders/list';
-import { apiEvent, invoke, expectV2Error } from './support/api';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, ORDER_UUID, orderBody, sha256, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
+import {
+  MERCHANT,
+  MERCHANT_KEY,
+  MERCHANT_PK,
+  ORDER_UUID,
+  orderBody,
+  sha256,
+  storedOrder,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+  TRACE_ID,
+} from './support/fixtures';
 
 beforeEach(() => {
   resetAwsMocks();

@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { ApiError } from '#shared/errors';
 import { type Schemas, validateInput } from '#shared/http/validate';
 import { uuidParams } from '#shared/schemas/common';
@@ -27,7 +27,10 @@ describe('the validation step', () => {
     // Assess
     expect(input.params).toEqual({ uuid: ORDER_UUID });
     expect(input.query).toEqual({ per_page: 15, page: 2 });
-    expect(input.body).toMatchObject({ order_no: 'A-1001', order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }] });
+    expect(input.body).toMatchObject({
+      order_no: 'A-1001',
+      order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }],
+    });
     expect((input.body as { order_rows: object[] }).order_rows[0]).not.toHaveProperty('ignored');
   });
 
@@ -50,7 +53,10 @@ describe('the validation step', () => {
 
   it('reports query and body problems together in one 422', async () => {
     // Act
-    const outcome = run({ query: orderListQuery, body: orderUpdateBody }, { query: { per_page: '0' }, jsonBody: { total_shipping_value: 'ten' } });
+    const outcome = run(
+      { query: orderListQuery, body: orderUpdateBody },
+      { query: { per_page: '0' }, jsonBody: { total_shipping_value: 'ten' } },
+    );
 
     // Assess
     await expect(outcome).rejects.toMatchObject({
@@ -67,7 +73,10 @@ describe('the validation step', () => {
     const outcome = run({ body: orderUpdateBody });
 
     // Assess
-    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { total_shipping_value: ['The total shipping value field is required.'] } });
+    await expect(outcome).rejects.toMatchObject({
+      statusCode: 422,
+      errors: { total_shipping_value: ['The total shipping value field is required.'] },
+    });
   });
 
   it('leaves parts without a schema undefined', async () => {

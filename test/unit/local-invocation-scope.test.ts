@@ -1,6 +1,6 @@
-import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lambdaContext } from '#local/apigw';
 import { enableInvocationScopes, invokeScoped } from '#local/invocation-scope';

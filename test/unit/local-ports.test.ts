@@ -42,7 +42,7 @@ describe('recorded local ports', () => {
     expect(ports.live).toBe(3000);
   });
 
-  it('removes its own file at exit and leaves another process\'s file alone', () => {
+  it("removes its own file at exit and leaves another process's file alone", () => {
     const own = tempFile();
     const other = tempFile();
     writePortsFile(PORTS, own);

@@ -8,9 +8,9 @@ import { handler as cancelHandler } from '#functions/orders/cancel';
 import { handler as createHandler } from '#functions/orders/create';
 import { handler as createLegacyHandler } from '#functions/orders/create-legacy';
 import { handler as outboxRelay } from '#functions/outbox/relay';
+import type { OrderItem } from '#shared/db/entities/order';
 import { applyOrderChanges, type CommissionLedger } from '#shared/domain/commissions';
 import { cancelOrder, createOrder } from '#shared/domain/orders';
-import type { OrderItem } from '#shared/db/entities/order';
 import { deliverNotification } from '#shared/mail/send';
 import { metrics } from '#shared/metrics';
 import { apiEvent, invoke, lambdaContext } from './support/api';
@@ -115,7 +115,11 @@ describe('commissions', () => {
 
   it('reports a reversal as a negative amount and counts no new commission', async () => {
     // Prepare
-    vi.mocked(applyOrderChanges).mockResolvedValueOnce({ outcome: 'applied', ledger, booked: [{ type: 'reversal', amount: -2500, at, version: 2 }] });
+    vi.mocked(applyOrderChanges).mockResolvedValueOnce({
+      outcome: 'applied',
+      ledger,
+      booked: [{ type: 'reversal', amount: -2500, at, version: 2 }],
+    });
 
     // Act
     await processCommissions({ Records: [message('m-1')] } as unknown as SQSEvent, lambdaContext() as never);
@@ -132,7 +136,10 @@ describe('e-mails', () => {
   it('counts an e-mail SES took as sent and one it refused as failed', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({});
-    sesMock.on(SendEmailCommand).resolvesOnce({ MessageId: 'm-1' }).rejectsOnce(Object.assign(new Error('Throttling'), { name: 'Throttling' }));
+    sesMock
+      .on(SendEmailCommand)
+      .resolvesOnce({ MessageId: 'm-1' })
+      .rejectsOnce(Object.assign(new Error('Throttling'), { name: 'Throttling' }));
 
     // Act
     await deliverNotification(key, mail, { notification: 'invite', uuid: '1' });
@@ -161,7 +168,8 @@ describe('outbox', () => {
 
     // Assess
     expect(points()).toEqual(['OutboxOldestAgeSeconds=120 Seconds', 'OutboxOldestAgeSeconds=0 Seconds']);
-    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')?.args[0].input;
+    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')
+      ?.args[0].input;
     expect(ageQuery).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'OUTBOX' }, Limit: 1 });
   });
 });
@@ -186,7 +194,11 @@ describe('the EMF line', () => {
     expect(lines).toHaveLength(1);
     const emf = JSON.parse(lines[0]!);
     expect(emf._aws.CloudWatchMetrics).toEqual([
-      { Namespace: 'AffiliateMerchantApi', Dimensions: [['service', 'stage', 'currency']], Metrics: [{ Name: 'CommissionAmount', Unit: 'None' }] },
+      {
+        Namespace: 'AffiliateMerchantApi',
+        Dimensions: [['service', 'stage', 'currency']],
+        Metrics: [{ Name: 'CommissionAmount', Unit: 'None' }],
+      },
     ]);
     expect(emf).toMatchObject({ service: 'merchant-api', stage: 'sandbox', currency: 'EUR', CommissionAmount: 2500 });
   });

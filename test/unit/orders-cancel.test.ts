@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '#functions/orders/cancel';
-import { apiEvent, invoke, expectV2Error } from './support/api';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -12,7 +12,8 @@ const cancel = (uuid = ORDER_UUID) => invoke(cancelOrder, apiEvent('orders-cance
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
 
 /** The order as it was, in the AttributeValue form DynamoDB returns with a failed condition. */
-const oldItem = (extra: Record<string, string> = {}) => marshall(storedOrder({ created_at: '2026-01-10T10:00:00.000Z', updated_at: '2026-01-10T10:00:00.000Z', ...extra }));
+const oldItem = (extra: Record<string, string> = {}) =>
+  marshall(storedOrder({ created_at: '2026-01-10T10:00:00.000Z', updated_at: '2026-01-10T10:00:00.000Z', ...extra }));
 
 beforeEach(() => {
   resetAwsMocks();
@@ -29,7 +30,12 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
   it('cancels with one conditional UpdateItem (version bump and outbox entry included), answers 200 with cancelled_at set, and sends order.cancelled', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({
-      Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', updated_at: '2026-03-31T12:34:56.789Z', version: 3, published_version: 2 }),
+      Attributes: storedOrder({
+        cancelled_at: '2026-03-31T12:34:56.789Z',
+        updated_at: '2026-03-31T12:34:56.789Z',
+        version: 3,
+        published_version: 2,
+      }),
     });
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
@@ -51,12 +57,18 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
       MessageBody: JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 3 }),
     });
-    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, { Key: ORDER_KEY, ConditionExpression: expect.stringContaining('version = :v'), ExpressionAttributeValues: { ':v': 3 } });
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, {
+      Key: ORDER_KEY,
+      ConditionExpression: expect.stringContaining('version = :v'),
+      ExpressionAttributeValues: { ':v': 3 },
+    });
   });
 
   it('still answers 200 when the queue refuses the event: the outbox entry stays for the relay', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    ddbMock
+      .on(UpdateCommand)
+      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
     sqsMock.on(SendMessageCommand).rejects(new Error('QueueDoesNotExist'));
 
     // Act
@@ -69,7 +81,9 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
 
   it('puts every rule in the condition, with the cutoff one calendar month back (Mar 31 -> Feb 28)', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    ddbMock
+      .on(UpdateCommand)
+      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as getOrder } from '#functions/orders/get';
-import { apiEvent, invoke, expectV2Error } from './support/api';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '#shared/db/query';
 import * as z from 'zod/mini';
+import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { itemKey, merchantPk, parseStored } from './base';
 

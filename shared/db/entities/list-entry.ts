@@ -1,14 +1,15 @@
+import type { ListIndex } from '#shared/db/pages';
 import { GSI1, GSI3 } from '#shared/db/table-def';
 import { merchantPk, padSeq } from './base';
 import type { ListName } from './counter';
-import type { ListIndex } from '#shared/db/pages';
 
 /**
  * The index entries of sequenced lists: an item of list L in bucket B sits in the index partition
  * `M#<merchant>#<L>#<B>` at its padded sequence number. Lists use gsi1; an item listed under a
  * second key too (an affiliate, by tier) uses gsi3 for it. Only this module spells those attributes.
  */
-export const listPartition = (merchantId: string, list: ListName, bucket: string) => `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
+export const listPartition = (merchantId: string, list: ListName, bucket: string) =>
+  `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
 
 export const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
 export const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };

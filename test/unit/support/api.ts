@@ -2,10 +2,11 @@
  * API Gateway REST (Lambda proxy) events and a Lambda context, as the deployed stage sends them,
  * so handlers can be invoked directly.
  */
-import { lambdaContext as localLambdaContext, proxyEvent } from '#local/apigw';
+
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { expect } from 'vitest';
-import { routeById, type RouteId } from '#functions/routes';
+import { type RouteId, routeById } from '#functions/routes';
+import { lambdaContext as localLambdaContext, proxyEvent } from '#local/apigw';
 import { TRACE_ID } from './trace-id';
 
 export type EventOptions = {
