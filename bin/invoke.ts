@@ -63,12 +63,13 @@ function forSandbox(input: unknown): unknown {
     requestContext?: { stage?: string };
   };
   if (!apiEvent || typeof apiEvent !== 'object' || !apiEvent.requestContext) return input;
-  for (const [name, value] of Object.entries(apiEvent.headers ?? {})) {
-    if (name.toLowerCase() === 'authorization' && liveTokens.has(value)) apiEvent.headers![name] = sandboxToken;
+  const { headers, multiValueHeaders } = apiEvent;
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (headers && name.toLowerCase() === 'authorization' && liveTokens.has(value)) headers[name] = sandboxToken;
   }
-  for (const [name, values] of Object.entries(apiEvent.multiValueHeaders ?? {})) {
-    if (name.toLowerCase() === 'authorization')
-      apiEvent.multiValueHeaders![name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
+  for (const [name, values] of Object.entries(multiValueHeaders ?? {})) {
+    if (multiValueHeaders && name.toLowerCase() === 'authorization')
+      multiValueHeaders[name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
   }
   apiEvent.requestContext.stage = 'sandbox';
   return apiEvent;
@@ -83,18 +84,20 @@ const endpoints = {
   ses: `http://127.0.0.1:${ports.ses}`,
 };
 const table = tableNameForStage(stage);
-let queues: { ordersQueueUrl: string; dlqUrl: string };
-try {
-  await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(new DescribeTableCommand({ TableName: table }));
-  const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
-  const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
-  queues = { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
-} catch (error) {
-  fail(
-    `The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`,
-  );
-}
-Object.assign(process.env, stageEnvironment(stage, { table, ...queues! }, endpoints));
+const reachQueues = async (): Promise<{ ordersQueueUrl: string; dlqUrl: string }> => {
+  try {
+    await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(new DescribeTableCommand({ TableName: table }));
+    const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
+    const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '';
+    return { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
+  } catch (error) {
+    return fail(
+      `The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`,
+    );
+  }
+};
+const queues = await reachQueues();
+Object.assign(process.env, stageEnvironment(stage, { table, ...queues }, endpoints));
 
 if (stage === 'sandbox') event = forSandbox(event);
 

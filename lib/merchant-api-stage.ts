@@ -21,7 +21,7 @@ export const constructIdOf = (functionId: string) =>
   functionId
     .split(/[^a-zA-Z0-9]+/)
     .filter(Boolean)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
 
 /**

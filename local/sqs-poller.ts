@@ -19,7 +19,7 @@ import { invokeScoped } from './invocation-scope';
  *   DLQ after the queue's maxReceiveCount.
  */
 
-export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export type SqsPollerOptions = {
   client: SQSClient;
@@ -86,7 +86,7 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
 /** Which messages to delete after the handler ran, by the event source mapping's rules. */
 export const messagesToDelete = (
   records: SQSRecord[],
-  outcome: { response: SQSBatchResponse | void } | { error: unknown },
+  outcome: { response: SQSBatchResponse | undefined } | { error: unknown },
 ): SQSRecord[] => {
   if ('error' in outcome) return [];
   const failures = outcome.response?.batchItemFailures ?? [];
@@ -129,7 +129,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
     const eventSourceARN = await arn();
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
-    let outcome: { response: SQSBatchResponse | void } | { error: unknown };
+    let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
     try {
       const context = lambdaContext(functionName);
       outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };

@@ -46,8 +46,8 @@ export const daemonAddress = (value = process.env.AWS_XRAY_DAEMON_ADDRESS): { ho
       ?.split(/\s+/)
       .find((part) => part.startsWith('udp:'))
       ?.slice(4) ?? value?.split(/\s+/)[0];
-  const match = udp?.match(/^(.+):(\d+)$/);
-  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+  const [, host, port] = udp?.match(/^(.+):(\d+)$/) ?? [];
+  return host ? { host, port: Number(port) } : undefined;
 };
 
 let socket: Socket | undefined;
