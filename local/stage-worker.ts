@@ -43,8 +43,9 @@ const server = createApiServer({
 
 // The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
 type ScheduledHandler = (event: unknown, context: Context) => Promise<unknown>;
+const allWorkers: readonly WorkerDef[] = workers;
 const scheduled = await Promise.all(
-  (workers as readonly WorkerDef[])
+  allWorkers
     .filter((worker) => worker.trigger.kind === 'schedule')
     .map(async (worker) => ({ id: worker.id, handler: await importHandler<ScheduledHandler>(worker.handler), running: false })),
 );

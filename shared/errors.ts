@@ -48,3 +48,15 @@ export const errorName = (error: unknown): string =>
 
 /** Whatever was thrown, as an Error: for log lines and messages. */
 export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/** The HTTP status an AWS service answered with (undefined for an error raised before any answer). */
+export const httpStatusOf = (error: unknown): number | undefined => {
+  const metadata = typeof error === 'object' && error !== null && '$metadata' in error ? error.$metadata : undefined;
+  return typeof metadata === 'object' && metadata !== null && 'httpStatusCode' in metadata && typeof metadata.httpStatusCode === 'number'
+    ? metadata.httpStatusCode
+    : undefined;
+};
+
+/** Whether an AWS SDK client raised this after a service call (it carries `$metadata`), not locally before one. */
+export const cameFromService = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && '$metadata' in error && error.$metadata !== undefined;

@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config';
 import { ddb, TABLE_NAME } from '#shared/db/client';
 import type { Key } from '#shared/db/entities/base';
-import { errorName } from '#shared/errors';
+import { cameFromService, errorName, httpStatusOf } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { countMetric, METRIC } from '#shared/metrics';
 import { isoNow } from '#shared/time';
@@ -28,13 +28,15 @@ const TEXT_FIELDS = ['to', 'replyTo', 'subject', 'text', 'html'] as const;
  * failure all the same).
  */
 export const sendMail = async (message: MailMessage): Promise<void> => {
-  const malformed = TEXT_FIELDS.find((field) => typeof message[field] === 'string' && !(message[field] as string).isWellFormed());
+  const malformed = TEXT_FIELDS.find((field) => {
+    const text = message[field];
+    return typeof text === 'string' && !text.isWellFormed();
+  });
   if (malformed) throw new MalformedMessageError(`the ${malformed} is not well-formed Unicode`);
   try {
     await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
   } catch (error) {
-    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error)))
-      renewSesClient();
+    if (!cameFromService(error) && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error))) renewSesClient();
     throw error;
   }
 };
@@ -42,7 +44,7 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
 /** What a log line may say about an SES failure: never its message, which can quote addresses. */
 export const mailErrorSummary = (error: unknown) => ({
   error_name: errorName(error) || 'Error',
-  http_status: (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode,
+  http_status: httpStatusOf(error),
 });
 
 /**
