@@ -21,8 +21,8 @@ export type MerchantFunctionProps = {
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
 /**
- * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts),
- * Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
+ * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed
+ * defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts), Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
  * that starts with nothing but writing to that log group. The grant helpers add exactly what the
  * function's access allows.
  */

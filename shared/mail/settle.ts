@@ -29,8 +29,8 @@ export const retryDelaySeconds = (attempts: number) => Math.min(FIRST_RETRY_SECO
 /**
  * Failures that cannot change by trying again: the message could not be built or encoded in this
  * process (text that is not well-formed Unicode: MalformedMessage, or the SDK's URIError; an item
- * whose merchant is gone), or SES refused this message as such. Everything else (throttling, timeouts, 5xx, network, account-level refusals)
- * is transient.
+ * whose merchant is gone), or SES refused this message as such. Everything else (throttling,
+ * timeouts, 5xx, network, account-level refusals) is transient.
  */
 const LOCAL_ERRORS = ['MalformedMessage', 'MerchantNotFound', 'URIError', 'TypeError', 'RangeError', 'SyntaxError'];
 const PERMANENT_ERRORS = new Set([...LOCAL_ERRORS, 'MessageRejected', 'InvalidParameterValue', 'ValidationError']);
