@@ -1,3 +1,5 @@
+import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
+
 /**
  * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer
  * on the orders queue. Data only, like routes.ts; the CDK stack and the local stage process are
@@ -8,7 +10,13 @@
  */
 
 /** A DynamoDB action, as IAM names it. */
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
@@ -85,7 +93,7 @@ export const workers = [
     // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume', deadLetter: true },
-    timeoutSeconds: 10,
+    timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
   },
 ] as const satisfies readonly WorkerDef[];
 
@@ -94,14 +102,7 @@ export type WorkerId = (typeof workers)[number]['id'];
 export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'orders-queue' }> };
 
 /** The workers fed by the orders queue (the commission consumer). */
-export const queueWorkers = (): QueueWorkerDef[] =>
-  (workers as readonly WorkerDef[]).filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
-
-/**
- * The orders queue's settings, shared by the CDK stack and the local stack: redrive to the DLQ
- * after 5 receives; visibility six times the consumer's timeout (AWS's advice for an event source).
- */
-export const ordersQueueSettings = () => ({
-  maxReceiveCount: 5,
-  visibilityTimeoutSeconds: (queueWorkers()[0]?.timeoutSeconds ?? 30) * 6,
-});
+export const queueWorkers = (): QueueWorkerDef[] => {
+  const all: readonly WorkerDef[] = workers;
+  return all.filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
+};

@@ -1,8 +1,8 @@
-import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { GSI1, GSI2, GSI3 } from '../shared/db/table-def';
+import { GSI1, GSI2, GSI3 } from '#shared/db/table-def';
 
 /**
  * What the operator commands do against a deployed stage, action by action (bin/seed.ts,
@@ -58,9 +58,21 @@ export class OperatorPolicy extends Construct {
       description: `Affiliate merchant API (${props.stage}): what npm run seed and npm run admin need against this stage`,
       statements: [
         new PolicyStatement({ sid: 'Table', actions: [...OPERATOR_ACCESS.table], resources: [props.table.tableArn] }),
-        new PolicyStatement({ sid: 'TokenLookup', actions: [...OPERATOR_ACCESS.gsi1], resources: [`${props.table.tableArn}/index/${GSI1.indexName}`] }),
-        new PolicyStatement({ sid: 'TierLists', actions: [...OPERATOR_ACCESS.gsi3], resources: [`${props.table.tableArn}/index/${GSI3.indexName}`] }),
-        new PolicyStatement({ sid: 'OwedMail', actions: [...OPERATOR_ACCESS.gsi2], resources: [`${props.table.tableArn}/index/${GSI2.indexName}`] }),
+        new PolicyStatement({
+          sid: 'TokenLookup',
+          actions: [...OPERATOR_ACCESS.gsi1],
+          resources: [`${props.table.tableArn}/index/${GSI1.indexName}`],
+        }),
+        new PolicyStatement({
+          sid: 'TierLists',
+          actions: [...OPERATOR_ACCESS.gsi3],
+          resources: [`${props.table.tableArn}/index/${GSI3.indexName}`],
+        }),
+        new PolicyStatement({
+          sid: 'OwedMail',
+          actions: [...OPERATOR_ACCESS.gsi2],
+          resources: [`${props.table.tableArn}/index/${GSI2.indexName}`],
+        }),
         new PolicyStatement({
           sid: 'ResendMail',
           actions: [...OPERATOR_ACCESS.mail],
@@ -68,7 +80,11 @@ export class OperatorPolicy extends Construct {
           conditions: { StringEquals: { 'ses:FromAddress': props.mailFrom } },
         }),
         new PolicyStatement({ sid: 'RedriveFromDlq', actions: [...OPERATOR_ACCESS.dlq], resources: [props.dlq.queueArn] }),
-        new PolicyStatement({ sid: 'RedriveToOrdersQueue', actions: [...OPERATOR_ACCESS.ordersQueue], resources: [props.ordersQueue.queueArn] }),
+        new PolicyStatement({
+          sid: 'RedriveToOrdersQueue',
+          actions: [...OPERATOR_ACCESS.ordersQueue],
+          resources: [props.ordersQueue.queueArn],
+        }),
       ],
     });
   }

@@ -1,8 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { functionTable } from '../../shared/db/client';
-import { repairMarkedCounts } from '../../shared/db/entities/count-repair';
-import { logger } from '../../shared/logger';
+import { functionTable } from '#shared/db/client';
+import { repairMarkedCounts } from '#shared/db/entities/count-repair';
+import { logger } from '#shared/logger';
 
 /** Marks younger than this are left alone: the list index may not hold the newest writes yet. */
 const OLDER_THAN_SECONDS = Number(process.env.RECOUNT_MIN_AGE_SECONDS ?? '60');

@@ -1,5 +1,5 @@
-import { BLOCK_SIZE, readBlockCounts, type ListName } from './entities/counter';
 import { padSeq } from './entities/base';
+import { BLOCK_SIZE, type ListName, readBlockCounts } from './entities/counter';
 import { queryItems } from './query';
 import type { TableRef } from './table-def';
 

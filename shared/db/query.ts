@@ -5,7 +5,11 @@ import type { TableRef } from './table-def';
  * The items of one Query, continued past DynamoDB's 1 MB pages until there are no more or
  * `limit` items were read. Every multi-page read of the table goes through here (never a Scan).
  */
-export const queryItems = async ({ ddb, table }: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>, limit = Number.POSITIVE_INFINITY): Promise<Record<string, unknown>[]> => {
+export const queryItems = async (
+  { ddb, table }: TableRef,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -47,7 +51,10 @@ export const queryKeyPrefix = async (
 };
 
 /** How many items one Query matches (Select COUNT, continued past 1 MB pages): no item is returned. */
-export const countQueryItems = async ({ ddb, table }: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>): Promise<number> => {
+export const countQueryItems = async (
+  { ddb, table }: TableRef,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>,
+): Promise<number> => {
   let count = 0;
   let startKey: Record<string, unknown> | undefined;
   do {

@@ -5,7 +5,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { blockCountKey, markForRecount } from '../../shared/db/entities/counter';
+import { blockCountKey, markForRecount } from '#shared/db/entities/counter';
 import { api, eventually, merchantFixture, seedOne, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
 

@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recountBlock, repairMarkedCounts } from '../../shared/db/entities/count-repair';
-import { applyCountChanges, CountNotKept } from '../../shared/db/entities/counter';
-import type { TableRef } from '../../shared/db/table-def';
+import { recountBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
+import { applyCountChanges, CountNotKept } from '#shared/db/entities/counter';
+import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
 
 const db: TableRef = { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), table: 'unit-table' };
@@ -113,12 +113,18 @@ describe('recounting a block from the list index', () => {
     await recountBlock(db, MERCHANT, 'affiliates', 'tier:gold', 0);
 
     // Assess
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'gsi3', ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#affiliates#tier%3Agold' }) });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi3',
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#affiliates#tier%3Agold' }),
+    });
   });
 
   it('counts again instead of overwriting when an ADD lands between its read and its write', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: BLOCK_2 }).resolvesOnce({ Item: { n: 7 } }).resolves({ Item: { n: 8 } });
+    ddbMock
+      .on(GetCommand, { Key: BLOCK_2 })
+      .resolvesOnce({ Item: { n: 7 } })
+      .resolves({ Item: { n: 8 } });
     ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolvesOnce({ Count: 9 }).resolves({ Count: 10 });
     ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
 
@@ -145,7 +151,9 @@ describe('recounting a block from the list index', () => {
 
   it('repairs every marked block of every merchant found on the outbox index, oldest first', async () => {
     // Prepare
-    ddbMock.on(QueryCommand, { IndexName: 'gsi2' }).resolves({ Items: [BLOCK_2, { pk: 'M#m-2#COUNTS', sk: 'affiliate_requests#pending#00000000' }] });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi2' })
+      .resolves({ Items: [BLOCK_2, { pk: 'M#m-2#COUNTS', sk: 'affiliate_requests#pending#00000000' }] });
     ddbMock.on(GetCommand).resolves({ Item: { n: 3, marked_at: '2026-11-23T00:00:00.000Z' } });
     ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 3 });
     ddbMock.on(UpdateCommand).resolves({});
@@ -158,6 +166,9 @@ describe('recounting a block from the list index', () => {
       { list: 'orders', bucket: 'all', block: 2, before: 3, after: 3 },
       { list: 'affiliate_requests', bucket: 'pending', block: 0, before: 3, after: 3 },
     ]);
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'gsi2', ExpressionAttributeValues: expect.objectContaining({ ':pk': 'RECOUNT' }) });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi2',
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'RECOUNT' }),
+    });
   });
 });

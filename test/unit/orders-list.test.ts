@@ -1,9 +1,19 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as listOrders } from '../../functions/orders/list';
-import { apiEvent, invoke, type EventOptions } from './support/api';
+import { handler as listOrders } from '#functions/orders/list';
+import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
-import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';
+import {
+  COUNTS_PK,
+  MERCHANT_KEY,
+  ORDERS_LIST_PK,
+  sha256,
+  storedOrder,
+  stubAuth,
+  stubBlockCounts,
+  TOKENS,
+  TRACE_ID,
+} from './support/fixtures';
 
 const ORDERS_RANGE = '#pk = :pk AND #sk <= :top';
 const COUNTS_QUERY = 'pk = :pk AND sk BETWEEN :from AND :to';
@@ -24,7 +34,10 @@ const storeOrders = (seqs: number[]) => {
   stubBlockCounts('orders#all', blocks);
   ddbMock.on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE }).callsFake(async (input: QueryCommandInput) => {
     const top = Number(input.ExpressionAttributeValues?.[':top']);
-    const items = seqs.filter((seq) => seq <= top).sort((a, b) => b - a).slice(0, input.Limit);
+    const items = seqs
+      .filter((seq) => seq <= top)
+      .sort((a, b) => b - a)
+      .slice(0, input.Limit);
     return { Items: items.map(orderOf) };
   });
 };
@@ -95,7 +108,11 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(response.statusCode).toBe(200);
     expect(recordedCalls()).toEqual(expectedCalls('000000000255', 90 + 15));
-    expect(orderNos(response.body)).toEqual(range(1, 10).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(1, 10)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
   });
 
   it('finds the block of a later page from the counts alone and, the block being full, starts the Query at the page itself', async () => {
@@ -108,7 +125,11 @@ describe('GET /api/v2/orders', () => {
 
     // Assess
     expect(recordedCalls()).toEqual(expectedCalls('000000000465', 15));
-    expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(451, 465)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
     expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
   });
 
@@ -121,7 +142,11 @@ describe('GET /api/v2/orders', () => {
 
     // Assess
     expect(recordedCalls()).toEqual(expectedCalls('000000000511', 46 + 15));
-    expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(451, 465)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
     expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 599 });
   });
 
@@ -140,7 +165,11 @@ describe('GET /api/v2/orders', () => {
     expect(indexQueries()).toHaveLength(1);
     expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000100' }, Limit: 100 });
     expect(orderNos(first.body)[0]).toBe('A-600');
-    expect(orderNos(last.body)).toEqual(range(1, 100).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(last.body)).toEqual(
+      range(1, 100)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
   });
 
   it('honours per_page in the limit', async () => {
@@ -154,7 +183,11 @@ describe('GET /api/v2/orders', () => {
       ExpressionAttributeValues: { ':pk': ORDERS_LIST_PK, ':top': '000000000255' },
       Limit: 50,
     });
-    expect(orderNos(response.body)).toEqual(range(51, 75).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(51, 75)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
     expect(response.body.meta.pagination).toMatchObject({ current_page: 2, per_page: 25, last_page: 4, total: 100 });
   });
 
@@ -222,7 +255,15 @@ describe('GET /api/v2/orders', () => {
         total_shipping_value: 495,
         currency: { code: 'EUR', name: 'Euro' },
         order_rows: [
-          { uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a', product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: 1 },
+          {
+            uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+            product_sku: 'TENT-2P',
+            product_name: 'Tent',
+            segment_slug: null,
+            price_value: 19900,
+            tax_value: null,
+            quantity: 1,
+          },
         ],
         customer: { name: 'Dan Customer', email: 'dan@example.com' },
         cancelled_at: null,
@@ -273,8 +314,7 @@ describe('GET /api/v2/orders', () => {
     const response = await list({ query });
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual(errors);
+    expectV2Error(response, 422, errors);
     expect(ddbMock).not.toHaveReceivedCommandWith(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
     expect(indexQueries()).toHaveLength(0);
   });

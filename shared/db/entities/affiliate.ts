@@ -1,11 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 import type { CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry, ALL_BUCKET } from './list-entry';
+import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
 
 /**
  * An affiliate of the merchant: `AFFILIATE#<slug>` (slugs are stored lowercase). Listed twice:
@@ -40,7 +40,16 @@ const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined
 /** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
   merchantId: string,
-  affiliate: { slug: string; seq: number; name: string; email: string; status?: AffiliateStatus; tier?: string | null; accepted_at?: string | null; created_at?: string },
+  affiliate: {
+    slug: string;
+    seq: number;
+    name: string;
+    email: string;
+    status?: AffiliateStatus;
+    tier?: string | null;
+    accepted_at?: string | null;
+    created_at?: string;
+  },
   now = isoNow(),
 ) => {
   const status = affiliate.status ?? 'active';
@@ -72,7 +81,12 @@ export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'ti
   ];
 };
 
-export const getAffiliate = async ({ ddb, table }: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> => {
+export const getAffiliate = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  slug: string,
+  consistent = false,
+): Promise<AffiliateItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateKey(merchantId, slug), ConsistentRead: consistent }));
   return parseStoredOptional('affiliate', affiliateSchema, Item);
 };

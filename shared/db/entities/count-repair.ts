@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { countQueryItems, queryItems } from '../query';
-import type { TableRef } from '../table-def';
+import { countQueryItems, queryItems } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
 import { merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
-import { BLOCK_SIZE, blockCountKey, countsPartition, parseBlockCountSk, readSequences, type ListName } from './counter';
+import { BLOCK_SIZE, blockCountKey, countsPartition, type ListName, parseBlockCountSk, readSequences } from './counter';
 import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
 import { OUTBOX_REMOVE, outboxPage } from './outbox';
 
@@ -27,7 +27,11 @@ const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: st
     IndexName: index.indexName,
     KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
     ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-    ExpressionAttributeValues: { ':pk': listPartition(merchantId, list, bucket), ':first': padSeq(block * BLOCK_SIZE), ':last': padSeq((block + 1) * BLOCK_SIZE - 1) },
+    ExpressionAttributeValues: {
+      ':pk': listPartition(merchantId, list, bucket),
+      ':first': padSeq(block * BLOCK_SIZE),
+      ':last': padSeq((block + 1) * BLOCK_SIZE - 1),
+    },
   });
 };
 
@@ -39,10 +43,18 @@ const RECOUNT_ATTEMPTS = 5;
  * rather than overwrite. The RECOUNT entry is removed with the same write, unless it was renewed.
  * Undefined when the block kept changing through every attempt (it stays marked).
  */
-export const recountBlock = async (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number): Promise<Recount | undefined> => {
+export const recountBlock = async (
+  db: TableRef,
+  merchantId: string,
+  list: ListName,
+  bucket: string,
+  block: number,
+): Promise<Recount | undefined> => {
   const key = blockCountKey(merchantId, list, bucket, block);
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
-    const { Item } = await db.ddb.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at' }));
+    const { Item } = await db.ddb.send(
+      new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at' }),
+    );
     const state = parseStoredOptional('list count', countState, Item);
     const after = await countBlock(db, merchantId, list, bucket, block);
     const before = state?.n;
@@ -114,7 +126,11 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
  */
 export const recountMerchant = async (db: TableRef, merchantId: string, tierBuckets: readonly string[]): Promise<Recount[]> => {
   const [countItems, lastSeq] = await Promise.all([
-    queryItems(db, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': countsPartition(merchantId) }, ProjectionExpression: 'sk' }),
+    queryItems(db, {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': countsPartition(merchantId) },
+      ProjectionExpression: 'sk',
+    }),
     readSequences(db, merchantId),
   ]);
   const buckets = new Map<string, { list: ListName; bucket: string }>();

@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryKeyPrefix } from '../query';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
-import { isoNow } from '../../time';
-import { itemKey, merchantPk, parseStored, type Key } from './base';
+import { queryKeyPrefix } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, merchantPk, parseStored } from './base';
 import { OUTBOX_SET_KEEPING_SINCE, outboxSetValues } from './outbox';
 
 /**

@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { GSI2, type TableRef } from '../table-def';
-import { parseStored, type Key } from './base';
+import { GSI2, type TableRef } from '#shared/db/table-def';
+import { type Key, parseStored } from './base';
 
 /**
  * Outbox entries: owed work, as a sparse entry on gsi2 of the item that owes it, written in the

@@ -1,5 +1,5 @@
-import { queryKeyPrefix } from '../query';
-import type { TableRef } from '../table-def';
+import { queryKeyPrefix } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
 import { merchantPk } from './base';
 
 /**
