@@ -12,6 +12,7 @@
  *   redrive                                       (the orders DLQ back to the orders queue)
  *   commission           --merchant <id> --order <uuid>   (the order's commission ledger; exactly
  *                        {order_uuid, status, net_amount, currency_code, entries}, no `stage`)
+ *   recount              --merchant <id>          (every list count of the merchant, from the list indexes)
  *
  * Target: the running local stack (the ports of the running `npm start` from its ports file, each
  * overridden by DYNAMODB_PORT, SES_PORT, SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
@@ -19,8 +20,9 @@
  * permissions a deployed stage needs are its `OperatorPolicyArn` output (lib/operator-policy.ts).
  */
 import { parseArgs } from 'node:util';
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '#local/aws-env';
+import { runningStackPorts } from '#local/ports';
 import {
   AdminError,
   applyForProgram,
@@ -28,22 +30,19 @@ import {
   linkPayment,
   markInviteUsed,
   mintToken,
+  type NotificationRelay,
+  recountLists,
   redriveDeadLetters,
   resendNotifications,
   revokeToken,
-  stageOfToken,
-  type Mailer,
-} from '../shared/admin/operations';
-import { parseStage, requireEnv, type Stage } from '../shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage } from '../shared/db/table-def';
-import { sendEmailInput } from '../shared/mail/messages';
-import { OPERATOR_CLIENT_CONFIG } from '../shared/sdk-timeouts';
-import { localClientConfig } from '../local/emulators';
-import { runningStackPorts } from '../local/ports';
-import { LOCAL_MAIL_DEFAULTS } from '../local/stack';
-import { resolveStore } from './target';
+} from '#shared/admin/operations';
+import { parseStage, requireEnv, type Stage } from '#shared/config';
+import { ordersDlqNameForStage, ordersQueueNameForStage } from '#shared/db/table-def';
+import { stageOfToken } from '#shared/tokens';
+import { resolveStore, useFunctionEnv } from './target';
 
-const USAGE = 'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission [options] [--stage live|sandbox]';
+const USAGE =
+  'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission|recount [options] [--stage live|sandbox]';
 
 /**
  * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
@@ -53,7 +52,6 @@ const authCacheTtlSeconds = () => {
   const value = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30');
   return Number.isFinite(value) && value >= 0 ? value : 30;
 };
-
 
 const required = (values: Record<string, unknown>, name: string): string => {
   const value = values[name];
@@ -75,17 +73,20 @@ const redriveTarget = async (stage: Stage) => {
   return { sqs, dlqUrl: await url(ordersDlqNameForStage(stage)), ordersQueueUrl: await url(ordersQueueNameForStage(stage)) };
 };
 
-/** SES for resend-notifications: the local emulator unless a deployed table is targeted. */
-const mailer = (): Mailer => {
-  const local = !process.env.SEED_TABLE_NAME;
-  if (local) {
+/**
+ * The notification relay (shared/mail/relay.ts) for resend-notifications, loaded with the
+ * environment a function of the target stage has: its table, and SES (the local emulator unless a
+ * deployed table is targeted; MAIL_FROM and INVITE_LINK_BASE_URL from the environment).
+ */
+const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
+  useFunctionEnv(stage);
+  if (!process.env.SEED_TABLE_NAME) {
     process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${runningStackPorts().ses}`;
     for (const [name, value] of Object.entries(LOCAL_MAIL_DEFAULTS)) process.env[name] ??= value;
   }
-  const from = requireEnv('MAIL_FROM');
-  const linkBase = requireEnv('INVITE_LINK_BASE_URL');
-  const ses = new SESClient(OPERATOR_CLIENT_CONFIG);
-  return { linkBase, send: async (message) => void (await ses.send(new SendEmailCommand(sendEmailInput(message, from)))) };
+  requireEnv('MAIL_FROM');
+  requireEnv('INVITE_LINK_BASE_URL');
+  return (await import('#shared/mail/relay')).relayPendingNotifications;
 };
 
 const run = async (): Promise<Record<string, unknown>> => {
@@ -114,7 +115,8 @@ const run = async (): Promise<Record<string, unknown>> => {
   switch (command) {
     case 'mint-token': {
       const stage = stageOf();
-      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing') throw new AdminError('--kind must be live or testing');
+      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
+        throw new AdminError('--kind must be live or testing');
       const result = await mintToken(resolveStore(stage), stage, {
         merchantId: required(values, 'merchant'),
         kind: values.kind,
@@ -138,24 +140,46 @@ const run = async (): Promise<Record<string, unknown>> => {
     }
     case 'apply': {
       const stage = stageOf();
-      const options = { merchantId: required(values, 'merchant'), slug: required(values, 'slug'), name: required(values, 'name'), email: required(values, 'email') };
+      const options = {
+        merchantId: required(values, 'merchant'),
+        slug: required(values, 'slug'),
+        name: required(values, 'name'),
+        email: required(values, 'email'),
+      };
       return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
     }
     case 'mark-invite-used': {
       const stage = stageOf();
-      return { stage, ...(await markInviteUsed(resolveStore(stage), { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') })) };
+      return {
+        stage,
+        ...(await markInviteUsed(resolveStore(stage), {
+          merchantId: required(values, 'merchant'),
+          inviteUuid: required(values, 'invite'),
+        })),
+      };
     }
     case 'link-payment': {
       const stage = stageOf();
-      const options = { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order'), paymentId: required(values, 'payment') };
+      const options = {
+        merchantId: required(values, 'merchant'),
+        orderUuid: required(values, 'order'),
+        paymentId: required(values, 'payment'),
+      };
       return { stage, ...(await linkPayment(resolveStore(stage), options)) };
     }
     case 'resend-notifications': {
       const stage = stageOf();
       const olderThanSeconds = Number(values['older-than']);
-      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0) throw new AdminError('--older-than must be a number of seconds, 0 or more');
+      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
+        throw new AdminError('--older-than must be a number of seconds, 0 or more');
       const store = resolveStore(stage);
-      return { stage, ...(await resendNotifications(store, mailer(), { merchantId: required(values, 'merchant'), olderThanSeconds })) };
+      return {
+        stage,
+        ...(await resendNotifications(store, await notificationRelay(stage), {
+          merchantId: required(values, 'merchant'),
+          olderThanSeconds,
+        })),
+      };
     }
     case 'redrive': {
       const stage = stageOf();
@@ -164,6 +188,10 @@ const run = async (): Promise<Record<string, unknown>> => {
     case 'commission': {
       const stage = stageOf();
       return commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') });
+    }
+    case 'recount': {
+      const stage = stageOf();
+      return { stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) };
     }
     default:
       throw new AdminError(`unknown command ${command}; ${USAGE}`);

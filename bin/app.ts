@@ -4,8 +4,8 @@
  * destination (-c alarmEmail or -c alarmTopicArn) on every command, else one line and exit 1.
  */
 import { App } from 'aws-cdk-lib';
-import { buildApp } from '../lib/app';
-import { ContextError } from '../lib/config';
+import { buildApp } from '#lib/app';
+import { ContextError } from '#lib/config';
 
 const app = new App();
 try {

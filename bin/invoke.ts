@@ -13,15 +13,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { functionSpecs } from '../lib/function-specs';
-import { lambdaContext } from '../local/apigw';
-import { localClientConfig, useLocalAwsEnv } from '../local/emulators';
-import { importHandler } from '../local/handlers';
-import { DEMO } from '../local/demo';
-import { runningStackPorts } from '../local/ports';
-import { stageEnvironment } from '../local/stack';
-import { parseStage } from '../shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../shared/db/table-def';
+import { functionSpecs } from '#lib/function-specs';
+import { lambdaContext } from '#local/apigw';
+import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
+import { DEMO } from '#local/demo';
+import { importHandler } from '#local/handlers';
+import { runningStackPorts } from '#local/ports';
+import { stageEnvironment } from '#local/stack';
+import { parseStage } from '#shared/config';
+import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { asError } from '#shared/errors';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -45,7 +46,7 @@ let event: unknown;
 try {
   event = JSON.parse(readFileSync(eventFile, 'utf8'));
 } catch (error) {
-  fail(`Cannot read the event ${eventFile}: ${(error as Error).message}`);
+  fail(`Cannot read the event ${eventFile}: ${asError(error).message}`);
 }
 
 /**
@@ -56,13 +57,19 @@ try {
 function forSandbox(input: unknown): unknown {
   const liveTokens = new Set<string>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
   const sandboxToken = `Bearer ${DEMO.tokens.sandbox}`;
-  const apiEvent = input as { headers?: Record<string, string> | null; multiValueHeaders?: Record<string, string[]> | null; requestContext?: { stage?: string } };
+  const apiEvent = input as {
+    headers?: Record<string, string> | null;
+    multiValueHeaders?: Record<string, string[]> | null;
+    requestContext?: { stage?: string };
+  };
   if (!apiEvent || typeof apiEvent !== 'object' || !apiEvent.requestContext) return input;
-  for (const [name, value] of Object.entries(apiEvent.headers ?? {})) {
-    if (name.toLowerCase() === 'authorization' && liveTokens.has(value)) apiEvent.headers![name] = sandboxToken;
+  const { headers, multiValueHeaders } = apiEvent;
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (headers && name.toLowerCase() === 'authorization' && liveTokens.has(value)) headers[name] = sandboxToken;
   }
-  for (const [name, values] of Object.entries(apiEvent.multiValueHeaders ?? {})) {
-    if (name.toLowerCase() === 'authorization') apiEvent.multiValueHeaders![name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
+  for (const [name, values] of Object.entries(multiValueHeaders ?? {})) {
+    if (multiValueHeaders && name.toLowerCase() === 'authorization')
+      multiValueHeaders[name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
   }
   apiEvent.requestContext.stage = 'sandbox';
   return apiEvent;
@@ -71,18 +78,26 @@ function forSandbox(input: unknown): unknown {
 // The running local stack: its endpoints, the stage's table and the queue URLs as the emulator gives them.
 useLocalAwsEnv();
 const ports = runningStackPorts();
-const endpoints = { dynamodb: `http://127.0.0.1:${ports.dynamodb}`, sqs: `http://127.0.0.1:${ports.sqs}`, ses: `http://127.0.0.1:${ports.ses}` };
+const endpoints = {
+  dynamodb: `http://127.0.0.1:${ports.dynamodb}`,
+  sqs: `http://127.0.0.1:${ports.sqs}`,
+  ses: `http://127.0.0.1:${ports.ses}`,
+};
 const table = tableNameForStage(stage);
-let queues: { ordersQueueUrl: string; dlqUrl: string };
-try {
-  await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(new DescribeTableCommand({ TableName: table }));
-  const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
-  const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
-  queues = { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
-} catch (error) {
-  fail(`The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${(error as Error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`);
-}
-Object.assign(process.env, stageEnvironment(stage, { table, ...queues! }, endpoints));
+const reachQueues = async (): Promise<{ ordersQueueUrl: string; dlqUrl: string }> => {
+  try {
+    await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(new DescribeTableCommand({ TableName: table }));
+    const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
+    const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '';
+    return { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
+  } catch (error) {
+    return fail(
+      `The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`,
+    );
+  }
+};
+const queues = await reachQueues();
+Object.assign(process.env, stageEnvironment(stage, { table, ...queues }, endpoints));
 
 if (stage === 'sandbox') event = forSandbox(event);
 
@@ -107,7 +122,9 @@ const parseBody = (body: unknown) => {
 
 if (spec.kind === 'route') {
   const response = result as { statusCode: number; headers?: Record<string, unknown>; body?: string };
-  console.log(JSON.stringify({ statusCode: response.statusCode, headers: response.headers ?? {}, body: parseBody(response.body) }, null, 2));
+  console.log(
+    JSON.stringify({ statusCode: response.statusCode, headers: response.headers ?? {}, body: parseBody(response.body) }, null, 2),
+  );
   process.exit(response.statusCode >= 500 ? 1 : 0);
 } else {
   console.log(JSON.stringify(result ?? null, null, 2));

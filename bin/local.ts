@@ -4,10 +4,11 @@
  *   npm start -- --in-memory   a fresh, throw-away run
  */
 import { resolve } from 'node:path';
-import { MissingJavaError } from '../local/emulators';
-import { DEMO } from '../local/demo';
-import { portsFromEnv, removePortsFile, writePortsFile } from '../local/ports';
-import { LOCAL_DATA_DIR, startLocalStack } from '../local/stack';
+import { DEMO } from '#local/demo';
+import { MissingJavaError } from '#local/emulators';
+import { portsFromEnv, removePortsFile, writePortsFile } from '#local/ports';
+import { LOCAL_DATA_DIR, startLocalStack } from '#local/stack';
+import { asError } from '#shared/errors';
 
 const inMemory = process.argv.includes('--in-memory');
 const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
@@ -61,7 +62,7 @@ Ctrl-C stops everything.
   if (error instanceof MissingJavaError) {
     console.error(error.message);
   } else {
-    console.error(`Could not start the local stack: ${(error as Error).message}`);
+    console.error(`Could not start the local stack: ${asError(error).message}`);
   }
   process.exit(1);
 }

@@ -7,9 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseFixture } from '../shared/admin/fixture';
-import { seedFixture } from '../shared/admin/seed';
-import { parseStage } from '../shared/config';
+import { parseFixture } from '#shared/admin/fixture';
+import { seedFixture } from '#shared/admin/seed';
+import { parseStage } from '#shared/config';
+import { asError } from '#shared/errors';
 import { resolveStore } from './target';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { stage: { type: 'string', default: 'live' } } });
@@ -22,6 +23,6 @@ try {
   const result = await seedFixture(resolveStore(stage), stage, fixture);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } catch (error) {
-  console.error(`seed failed: ${(error as Error).message}`);
+  console.error(`seed failed: ${asError(error).message}`);
   process.exit(1);
 }

@@ -1,8 +1,8 @@
-import { useLocalAwsEnv } from '../local/emulators';
-import { runningStackPorts } from '../local/ports';
-import { createStore, type Store } from '../shared/admin/store';
-import type { Stage } from '../shared/config';
-import { tableNameForStage } from '../shared/db/table-def';
+import { useLocalAwsEnv } from '#local/aws-env';
+import { runningStackPorts } from '#local/ports';
+import { createStore, type Store } from '#shared/admin/store';
+import type { Stage } from '#shared/config';
+import { tableNameForStage } from '#shared/db/table-def';
 
 /**
  * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is
@@ -15,4 +15,18 @@ export const resolveStore = (stage: Stage): Store => {
   useLocalAwsEnv();
   const endpoint = `http://127.0.0.1:${runningStackPorts().dynamodb}`;
   return createStore(tableNameForStage(stage), endpoint);
+};
+
+/**
+ * Gives this process the environment a function of `stage` has (STAGE, TABLE_NAME and, locally,
+ * the DynamoDB endpoint), so that function code (the notification relay) runs against the same
+ * target as resolveStore. Call before importing that code: it reads its environment at import.
+ */
+export const useFunctionEnv = (stage: Stage) => {
+  process.env.STAGE = stage;
+  process.env.TABLE_NAME = process.env.SEED_TABLE_NAME || tableNameForStage(stage);
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  if (process.env.SEED_TABLE_NAME) return;
+  useLocalAwsEnv();
+  process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${runningStackPorts().dynamodb}`;
 };

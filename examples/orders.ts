@@ -24,9 +24,18 @@ const env = (name: string, fallback?: string) => {
 const failed = (what: string, error: { errors: Record<string, string[]> } | undefined, status: number) =>
   new Error(`${what}: HTTP ${status} ${JSON.stringify(error?.errors ?? {})}`);
 
-export const run = async (options: { baseUrl: string; token: string; affiliateSlug: string; currency: string; log?: (line: string) => void }) => {
+export const run = async (options: {
+  baseUrl: string;
+  token: string;
+  affiliateSlug: string;
+  currency: string;
+  log?: (line: string) => void;
+}) => {
   const log = options.log ?? console.log;
-  const client = createClient<paths>({ baseUrl: options.baseUrl, headers: { Authorization: `Bearer ${options.token}`, Accept: 'application/json' } });
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: { Authorization: `Bearer ${options.token}`, Accept: 'application/json' },
+  });
 
   // 1. Create an order. The Idempotency-Key makes a retry of this very call safe.
   const created = await client.POST('/api/v2/orders/create', {

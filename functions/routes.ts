@@ -1,4 +1,4 @@
-import type { EnvelopeKind } from '../shared/http/envelope';
+import type { ApiRoute } from '#shared/http/route';
 import type { TableAction } from './workers';
 
 /**
@@ -25,48 +25,171 @@ export type Access = {
   mail?: boolean;
 };
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
-
-export type RouteDef = {
-  id: string;
-  method: HttpMethod;
+/** A route: what the request chain needs (shared/http/route.ts), where it is and what it may touch. */
+export type RouteDef = ApiRoute & {
   path: string;
   /** Handler module, relative to the repository root; it exports `handler`. */
   handler: string;
-  envelope: EnvelopeKind;
   access: Access;
-  /** Creates orders: a live token needs permission to place live orders. */
-  placesOrders?: boolean;
 };
 
 export const routes = [
-  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', handler: 'functions/orders/create-legacy.ts', envelope: 'legacy', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true }, placesOrders: true },
-  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', handler: 'functions/orders/create.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true }, placesOrders: true },
-  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', handler: 'functions/orders/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
-  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
-  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', handler: 'functions/orders/update.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'], queue: true } },
-  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', handler: 'functions/orders/cancel.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'], queue: true } },
-  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', handler: 'functions/affiliates/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'], indexes: ['gsi3'] } },
-  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', handler: 'functions/affiliates/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
-  { id: 'invites-create', method: 'POST', path: '/api/v2/affiliates/invite', handler: 'functions/invites/create.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], mail: true } },
-  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', handler: 'functions/invites/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query', 'dynamodb:BatchGetItem'] } },
-  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', handler: 'functions/affiliate-requests/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
-  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', handler: 'functions/affiliate-requests/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
-  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', handler: 'functions/affiliate-requests/accept.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], mail: true } },
-  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', handler: 'functions/affiliate-requests/decline.ts', envelope: 'v2', access: { table: ['dynamodb:UpdateItem'], mail: true } },
-  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', handler: 'functions/tiers/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
-  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', handler: 'functions/tiers/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem'] } },
-  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', handler: 'functions/segments/list.ts', envelope: 'v2', access: { table: ['dynamodb:Query'] } },
-  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', handler: 'functions/segments/get.ts', envelope: 'v2', access: { table: ['dynamodb:GetItem', 'dynamodb:Query'] } },
+  {
+    id: 'orders-create-legacy',
+    method: 'POST',
+    path: '/api/orders/create',
+    handler: 'functions/orders/create-legacy.ts',
+    envelope: 'legacy',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true },
+    placesOrders: true,
+  },
+  {
+    id: 'orders-create',
+    method: 'POST',
+    path: '/api/v2/orders/create',
+    handler: 'functions/orders/create.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true },
+    placesOrders: true,
+  },
+  {
+    id: 'orders-list',
+    method: 'GET',
+    path: '/api/v2/orders',
+    handler: 'functions/orders/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'] },
+  },
+  {
+    id: 'orders-get',
+    method: 'GET',
+    path: '/api/v2/orders/{uuid}',
+    handler: 'functions/orders/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'orders-update',
+    method: 'PATCH',
+    path: '/api/v2/orders/{uuid}',
+    handler: 'functions/orders/update.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:UpdateItem'], queue: true },
+  },
+  {
+    id: 'orders-cancel',
+    method: 'POST',
+    path: '/api/v2/orders/{uuid}/cancel',
+    handler: 'functions/orders/cancel.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:UpdateItem'], queue: true },
+  },
+  {
+    id: 'affiliates-list',
+    method: 'GET',
+    path: '/api/v2/affiliates',
+    handler: 'functions/affiliates/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'], indexes: ['gsi3'] },
+  },
+  {
+    id: 'affiliates-get',
+    method: 'GET',
+    path: '/api/v2/affiliates/{slug}',
+    handler: 'functions/affiliates/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'invites-create',
+    method: 'POST',
+    path: '/api/v2/affiliates/invite',
+    handler: 'functions/invites/create.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], mail: true },
+  },
+  {
+    id: 'invites-list',
+    method: 'GET',
+    path: '/api/v2/affiliates/invites',
+    handler: 'functions/invites/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+  },
+  {
+    id: 'affiliate-requests-list',
+    method: 'GET',
+    path: '/api/v2/affiliate-requests',
+    handler: 'functions/affiliate-requests/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'] },
+  },
+  {
+    id: 'affiliate-requests-get',
+    method: 'GET',
+    path: '/api/v2/affiliate-requests/{uuid}',
+    handler: 'functions/affiliate-requests/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'affiliate-requests-accept',
+    method: 'POST',
+    path: '/api/v2/affiliate-requests/{uuid}/accept',
+    handler: 'functions/affiliate-requests/accept.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], mail: true },
+  },
+  {
+    id: 'affiliate-requests-decline',
+    method: 'POST',
+    path: '/api/v2/affiliate-requests/{uuid}/decline',
+    handler: 'functions/affiliate-requests/decline.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:UpdateItem'], mail: true },
+  },
+  {
+    id: 'tiers-list',
+    method: 'GET',
+    path: '/api/v2/tiers',
+    handler: 'functions/tiers/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'] },
+  },
+  {
+    id: 'tiers-get',
+    method: 'GET',
+    path: '/api/v2/tiers/{slug}',
+    handler: 'functions/tiers/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'segments-list',
+    method: 'GET',
+    path: '/api/v2/segments',
+    handler: 'functions/segments/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'] },
+  },
+  {
+    id: 'segments-get',
+    method: 'GET',
+    path: '/api/v2/segments/{uuid}',
+    handler: 'functions/segments/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:Query'] },
+  },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];
+type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 
-/** Every POST route accepts an optional `Idempotency-Key` header (shared/middleware/idempotency.ts). */
-export const acceptsIdempotencyKey = (route: Pick<RouteDef, 'method'>): boolean => route.method === 'POST';
-
-export const routeById = (id: RouteId): RouteDef => {
-  const route = routes.find((candidate) => candidate.id === id);
-  if (!route) throw new Error(`Unknown route ${id}`);
-  return route;
+/** The manifest entry of one route, with its literal method: a handler is built from it (apiHandler / postApiHandler). */
+export const route = <Id extends RouteId>(id: Id): RouteOf<Id> => {
+  const found = routes.find((candidate): candidate is RouteOf<Id> => candidate.id === id);
+  if (!found) throw new Error(`Unknown route ${id}`);
+  return found;
 };
+
+export const routeById = (id: RouteId): RouteDef => route(id);

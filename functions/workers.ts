@@ -1,3 +1,5 @@
+import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
+
 /**
  * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer
  * on the orders queue. Data only, like routes.ts; the CDK stack and the local stage process are
@@ -8,13 +10,19 @@
  */
 
 /** A DynamoDB action, as IAM names it. */
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem';
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
   table: readonly TableAction[];
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
-  indexes?: readonly ('gsi1' | 'gsi2')[];
+  indexes?: readonly ('gsi1' | 'gsi2' | 'gsi3')[];
   /** The orders queue: send to it, or consume it (through its event source mapping). */
   queue?: 'send' | 'consume';
   /** May send e-mail through SES as the configured sender. */
@@ -67,6 +75,17 @@ export const workers = [
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
   },
   {
+    id: 'count-repair',
+    handler: 'functions/counts/repair.ts',
+    description: 'Recounts list blocks whose count update failed or was retried (RECOUNT entries on gsi2).',
+    trigger: { kind: 'schedule', everyMinutes: 5 },
+    // Query the sparse index for marks, GetItem the count, Query (Select COUNT) the block on the
+    // list's index (gsi1, or gsi3 for a tier's affiliates), conditional UpdateItem of the count.
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi1', 'gsi2', 'gsi3'] },
+    timeoutSeconds: 50,
+    environment: { RECOUNT_MIN_AGE_SECONDS: '60' },
+  },
+  {
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
@@ -74,7 +93,7 @@ export const workers = [
     // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume', deadLetter: true },
-    timeoutSeconds: 10,
+    timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
   },
 ] as const satisfies readonly WorkerDef[];
 
@@ -83,14 +102,7 @@ export type WorkerId = (typeof workers)[number]['id'];
 export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'orders-queue' }> };
 
 /** The workers fed by the orders queue (the commission consumer). */
-export const queueWorkers = (): QueueWorkerDef[] =>
-  (workers as readonly WorkerDef[]).filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
-
-/**
- * The orders queue's settings, shared by the CDK stack and the local stack: redrive to the DLQ
- * after 5 receives; visibility six times the consumer's timeout (AWS's advice for an event source).
- */
-export const ordersQueueSettings = () => ({
-  maxReceiveCount: 5,
-  visibilityTimeoutSeconds: (queueWorkers()[0]?.timeoutSeconds ?? 30) * 6,
-});
+export const queueWorkers = (): QueueWorkerDef[] => {
+  const all: readonly WorkerDef[] = workers;
+  return all.filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
+};

@@ -1,20 +1,20 @@
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
-import { METRIC } from '../shared/metric-names';
-import type { ApiFunction } from './api-function';
+import type { Stage } from '#shared/config';
+import { METRIC } from '#shared/metric-names';
+import type { MerchantFunction } from './merchant-function';
 import { businessMetric } from './observability';
 
 export type MerchantAlarmsProps = {
   stageName: Stage;
   api: RestApi;
-  functions: ApiFunction[];
+  functions: MerchantFunction[];
   queue: Queue;
   dlq: Queue;
   latencyP99Ms: number;
@@ -76,28 +76,65 @@ export class MerchantAlarms extends Construct {
     };
     const fiveMinutes = Duration.minutes(5);
 
-    alarm('Api5xxRate', `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stageName} API requests answered 5xx in 5 minutes`,
-      props.api.metricServerError({ statistic: 'Average', period: fiveMinutes }), API_5XX_RATE_THRESHOLD);
-    alarm('ApiLatencyP99', `${props.stageName} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
-      props.api.metricLatency({ statistic: 'p99', period: fiveMinutes }), props.latencyP99Ms, { evaluationPeriods: 3, datapointsToAlarm: 2 });
+    alarm(
+      'Api5xxRate',
+      `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stageName} API requests answered 5xx in 5 minutes`,
+      props.api.metricServerError({ statistic: 'Average', period: fiveMinutes }),
+      API_5XX_RATE_THRESHOLD,
+    );
+    alarm(
+      'ApiLatencyP99',
+      `${props.stageName} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
+      props.api.metricLatency({ statistic: 'p99', period: fiveMinutes }),
+      props.latencyP99Ms,
+      { evaluationPeriods: 3, datapointsToAlarm: 2 },
+    );
 
     for (const fn of props.functions) {
       const name = fn.node.id;
-      alarm(`${name}Errors`, `${fn.spec.id} (${props.stageName}): invocation errors (crash, timeout, init failure)`,
-        fn.fn.metricErrors({ statistic: 'Sum', period: fiveMinutes }), 1, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
-      alarm(`${name}Throttles`, `${fn.spec.id} (${props.stageName}): throttled invocations`,
-        fn.fn.metricThrottles({ statistic: 'Sum', period: fiveMinutes }), 1, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
+      alarm(
+        `${name}Errors`,
+        `${fn.spec.id} (${props.stageName}): invocation errors (crash, timeout, init failure)`,
+        fn.fn.metricErrors({ statistic: 'Sum', period: fiveMinutes }),
+        1,
+        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      );
+      alarm(
+        `${name}Throttles`,
+        `${fn.spec.id} (${props.stageName}): throttled invocations`,
+        fn.fn.metricThrottles({ statistic: 'Sum', period: fiveMinutes }),
+        1,
+        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      );
     }
 
-    alarm('DlqDepth', `${props.stageName}: order messages in the dead-letter queue (commission processing failed 5 times)`,
-      props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }), 0);
-    alarm('QueueAge', `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
-      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }), QUEUE_AGE_THRESHOLD_SECONDS);
+    alarm(
+      'DlqDepth',
+      `${props.stageName}: order messages in the dead-letter queue (commission processing failed 5 times)`,
+      props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      0,
+    );
+    alarm(
+      'QueueAge',
+      `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
+      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }),
+      QUEUE_AGE_THRESHOLD_SECONDS,
+    );
 
-    alarm('EmailsFailed', `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; the notification relay retries them)`,
-      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', fiveMinutes), EMAILS_FAILED_THRESHOLD, { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD });
+    alarm(
+      'EmailsFailed',
+      `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; the notification relay retries them)`,
+      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', fiveMinutes),
+      EMAILS_FAILED_THRESHOLD,
+      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+    );
     // Missing data breaches: the relay reports the age on every run, so silence means it stopped.
-    alarm('OutboxAge', `${props.stageName}: an accepted order has waited more than ${OUTBOX_AGE_THRESHOLD_SECONDS / 60} minutes for its queue send (outbox relay failing or not running)`,
-      businessMetric(props.stageName, METRIC.outboxOldestAgeSeconds, 'Maximum', fiveMinutes), OUTBOX_AGE_THRESHOLD_SECONDS, { missing: TreatMissingData.BREACHING });
+    alarm(
+      'OutboxAge',
+      `${props.stageName}: an accepted order has waited more than ${OUTBOX_AGE_THRESHOLD_SECONDS / 60} minutes for its queue send (outbox relay failing or not running)`,
+      businessMetric(props.stageName, METRIC.outboxOldestAgeSeconds, 'Maximum', fiveMinutes),
+      OUTBOX_AGE_THRESHOLD_SECONDS,
+      { missing: TreatMissingData.BREACHING },
+    );
   }
 }

@@ -1,6 +1,6 @@
-import { Aspects, type App } from 'aws-cdk-lib';
+import { type App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { STAGES, type Stage } from '../shared/config';
+import { STAGES, type Stage } from '#shared/config';
 import { readStageConfig } from './config';
 import { MerchantApiStage } from './merchant-api-stage';
 

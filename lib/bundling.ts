@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
+import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions } from 'esbuild';
-import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 
 /**
  * How every function is bundled, in one place: the stack (NodejsFunction) and
@@ -25,7 +25,8 @@ export const ROOT = resolve(import.meta.dirname, '..');
 
 export const NODE_TARGET = 'node22';
 
-export const REQUIRE_SHIM_BANNER = "import { createRequire as __cjsRequire } from 'node:module'; const require = __cjsRequire(import.meta.url);";
+export const REQUIRE_SHIM_BANNER =
+  "import { createRequire as __cjsRequire } from 'node:module'; const require = __cjsRequire(import.meta.url);";
 
 export const ESBUILD_ALIASES: Record<string, string> = {
   '@aws-sdk/credential-provider-node': resolve(ROOT, 'lib/bundle-shims/credential-provider-env.ts'),

@@ -1,7 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import type { Stage } from '../shared/config';
-import { RATE_LIMIT } from '../shared/rate-limit';
+import type { Stage } from '#shared/config';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
  * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`). A key may be set for
@@ -65,7 +65,10 @@ export const DEFAULT_INVITE_LINK_BASE_URL = 'https://dashboard.example.com/invit
  */
 export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 5;
 
-const STAGE_DEFAULTS: Record<Stage, { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }> = {
+const STAGE_DEFAULTS: Record<
+  Stage,
+  { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }
+> = {
   live: { rateLimit: 100, burstLimit: 200, logRetentionDays: 90, ownsApiGatewayAccount: true, requireAlarmDestination: true },
   sandbox: { rateLimit: 20, burstLimit: 40, logRetentionDays: 14, ownsApiGatewayAccount: false, requireAlarmDestination: false },
 };
@@ -90,7 +93,8 @@ export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
     const value = raw(key);
     if (value === undefined || value === null || value === '') return fallback;
     const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < min) throw new ContextError(`Context ${key} must be a number >= ${min}, got ${JSON.stringify(value)}`);
+    if (!Number.isFinite(parsed) || parsed < min)
+      throw new ContextError(`Context ${key} must be a number >= ${min}, got ${JSON.stringify(value)}`);
     return parsed;
   };
   const flag = (key: string, fallback: boolean): boolean => {
@@ -104,12 +108,15 @@ export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
   const mailFrom = text('mailFrom', DEFAULT_MAIL_FROM, true) as string;
   if (!EMAIL.test(mailFrom)) throw new ContextError(`Context mailFrom must be an e-mail address, got ${JSON.stringify(mailFrom)}`);
   const alarmEmail = text('alarmEmail', undefined);
-  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) throw new ContextError(`Context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail))
+    throw new ContextError(`Context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
   const alarmTopicArn = text('alarmTopicArn', undefined);
-  if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn)) throw new ContextError(`Context alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
+  if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn))
+    throw new ContextError(`Context alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
   if (defaults.requireAlarmDestination && !alarmEmail && !alarmTopicArn) throw new ContextError(missingAlarmDestination(stage));
   const logRetention = number('logRetentionDays', defaults.logRetentionDays);
-  if (!RETENTIONS.has(logRetention)) throw new ContextError(`Context logRetentionDays must be one of CloudWatch's values (${[...RETENTIONS].join(', ')})`);
+  if (!RETENTIONS.has(logRetention))
+    throw new ContextError(`Context logRetentionDays must be one of CloudWatch's values (${[...RETENTIONS].join(', ')})`);
   return {
     stage,
     mailFrom,

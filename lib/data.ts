@@ -2,9 +2,16 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ordersQueueSettings } from '../functions/workers';
-import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
+import type { Stage } from '#shared/config';
+import {
+  GLOBAL_INDEXES,
+  ORDERS_QUEUE_SETTINGS,
+  ordersDlqNameForStage,
+  ordersQueueNameForStage,
+  TABLE_KEYS,
+  TTL_ATTRIBUTE,
+  tableNameForStage,
+} from '#shared/db/table-def';
 
 export type MerchantDataProps = {
   stage: Stage;
@@ -50,7 +57,7 @@ export class MerchantData extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    const settings = ordersQueueSettings();
+    const settings = ORDERS_QUEUE_SETTINGS;
     this.queue = new Queue(this, 'OrdersQueue', {
       queueName: ordersQueueNameForStage(props.stage),
       encryption: QueueEncryption.SQS_MANAGED,

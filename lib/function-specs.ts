@@ -1,6 +1,7 @@
-import { acceptsIdempotencyKey, routes, type Access, type RouteDef } from '../functions/routes';
-import { workers, type TableAction, type WorkerAccess, type WorkerDef } from '../functions/workers';
-import { GSI1 } from '../shared/db/table-def';
+import { type Access, type RouteDef, routes } from '#functions/routes';
+import { type TableAction, type WorkerAccess, type WorkerDef, workers } from '#functions/workers';
+import { GSI1 } from '#shared/db/table-def';
+import { acceptsIdempotencyKey } from '#shared/http/route';
 
 /**
  * Every deployed function, derived from the two manifests (functions/routes.ts and
@@ -32,7 +33,14 @@ export type FunctionSpec = {
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
 /** The order IAM actions are listed in (policies and tests compare them as sets). */
-const TABLE_ACTION_ORDER: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+const TABLE_ACTION_ORDER: readonly TableAction[] = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:ConditionCheckItem',
+];
 
 const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION_ORDER.filter((action) => actions.includes(action));
 

@@ -1,18 +1,23 @@
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { NagSuppressions } from 'cdk-nag';
-import type { MerchantApiStage } from './merchant-api-stage';
+import type { MerchantFunction } from './merchant-function';
+
+/** What the suppressions are about: the stage's functions and its REST API. */
+export type NagSubject = { functions: readonly MerchantFunction[]; api: RestApi };
 
 /**
  * Every cdk-nag finding this app accepts, each with its reason. Suppressions are as narrow as
  * cdk-nag allows (the resource, and `appliesTo` for wildcard findings).
  */
-export const suppressStageFindings = (stack: MerchantApiStage) => {
-  for (const fn of stack.functions) {
+export const suppressStageFindings = ({ functions, api }: NagSubject) => {
+  for (const fn of functions) {
     NagSuppressions.addResourceSuppressions(
       fn.role,
       [
         {
           id: 'AwsSolutions-IAM5',
-          reason: 'X-Ray tracing (required by the issue) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement of the role names its resource.',
+          reason:
+            'X-Ray tracing (required by the issue) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement of the role names its resource.',
           appliesTo: ['Resource::*'],
         },
       ],
@@ -21,25 +26,29 @@ export const suppressStageFindings = (stack: MerchantApiStage) => {
     NagSuppressions.addResourceSuppressions(fn.fn, [
       {
         id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 (LTS) is the runtime the project targets and tests locally (issue 4); Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/api-function.ts.',
+        reason:
+          'Node.js 22 (LTS) is the runtime the project targets and tests locally (issue 4); Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/merchant-function.ts.',
       },
     ]);
   }
 
   NagSuppressions.addResourceSuppressions(
-    stack.restApi.api,
+    api,
     [
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'Requests are validated in each function by the zod schema of its route, which must answer 422 with Laravel-style messages keyed by field (contract); API Gateway request validation would answer 400 in its own format first.',
+        reason:
+          'Requests are validated in each function by the zod schema of its route, which must answer 422 with Laravel-style messages keyed by field (contract); API Gateway request validation would answer 400 in its own format first.',
       },
       {
         id: 'AwsSolutions-APIG4',
-        reason: 'Every route requires a bearer token, checked in the function (shared auth middleware): the contract needs 401/403 in the route\'s own envelope (V2 or legacy) and the token kind decides live vs sandbox; a Lambda authorizer would add a hop and change those responses.',
+        reason:
+          "Every route requires a bearer token, checked in the function (shared auth middleware): the contract needs 401/403 in the route's own envelope (V2 or legacy) and the token kind decides live vs sandbox; a Lambda authorizer would add a hop and change those responses.",
       },
       {
         id: 'AwsSolutions-IAM4',
-        reason: 'The account-level role API Gateway uses to write execution logs (APIG6): AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for exactly this service role, which must create API-Gateway-Execution-Logs_* groups whose names are only known at deploy time.',
+        reason:
+          'The account-level role API Gateway uses to write execution logs (APIG6): AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for exactly this service role, which must create API-Gateway-Execution-Logs_* groups whose names are only known at deploy time.',
         appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs'],
       },
       {

@@ -1,21 +1,21 @@
 import { Aws, Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type Alarm,
   AlarmStatusWidget,
   Dashboard,
   GraphWidget,
+  type IMetric,
   MathExpression,
   Metric,
   TextWidget,
-  type Alarm,
-  type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { Stage } from '../shared/config';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '../shared/metric-names';
-import type { ApiFunction } from './api-function';
+import type { Stage } from '#shared/config';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '#shared/metric-names';
+import type { MerchantFunction } from './merchant-function';
 import { WAF_IP_RULE, WAF_TOKEN_RULE } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -39,7 +39,7 @@ export type MerchantDashboardProps = {
   stage: Stage;
   api: RestApi;
   webAcl: CfnWebACL;
-  functions: ApiFunction[];
+  functions: MerchantFunction[];
   queue: Queue;
   dlq: Queue;
   alarms: Alarm[];
@@ -74,28 +74,59 @@ export class MerchantDashboard extends Construct {
       dashboardName: `affiliate-merchant-api-${stage}`,
       defaultInterval: Duration.hours(3),
       widgets: [
-        [new TextWidget({ markdown: `# Affiliate merchant API: ${stage}\nAPI, functions, queue and business metrics of the ${stage} stage. Alarms notify the stage's SNS topic.`, width: 24, height: 2 })],
+        [
+          new TextWidget({
+            markdown: `# Affiliate merchant API: ${stage}\nAPI, functions, queue and business metrics of the ${stage} stage. Alarms notify the stage's SNS topic.`,
+            width: 24,
+            height: 2,
+          }),
+        ],
         [
           new GraphWidget({
             title: 'API requests, 4xx and 5xx (5 min sums)',
-            left: [api.metricCount({ ...sum, label: 'requests' }), api.metricClientError({ ...sum, label: '4xx' }), api.metricServerError({ ...sum, label: '5xx' })],
+            left: [
+              api.metricCount({ ...sum, label: 'requests' }),
+              api.metricClientError({ ...sum, label: '4xx' }),
+              api.metricServerError({ ...sum, label: '5xx' }),
+            ],
             ...wide,
           }),
           new GraphWidget({
             title: 'API latency (ms)',
-            left: [api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }), api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' })],
+            left: [
+              api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }),
+              api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' }),
+            ],
             ...wide,
           }),
         ],
         [
-          new GraphWidget({ title: 'Rate limits: requests blocked by AWS WAF (429)', left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)], ...wide }),
+          new GraphWidget({
+            title: 'Rate limits: requests blocked by AWS WAF (429)',
+            left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)],
+            ...wide,
+          }),
           new GraphWidget({
             title: 'Orders queue and DLQ',
             left: [
-              props.queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: 'orders queue: visible' }),
-              props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: 'DLQ: visible' }),
+              props.queue.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'orders queue: visible',
+              }),
+              props.dlq.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'DLQ: visible',
+              }),
             ],
-            right: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(1), label: 'oldest message age (s)' })],
+            right: [
+              props.queue.metricApproximateAgeOfOldestMessage({
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'oldest message age (s)',
+              }),
+            ],
             ...wide,
           }),
         ],
@@ -106,7 +137,11 @@ export class MerchantDashboard extends Construct {
         [
           new GraphWidget({
             title: 'Orders and commissions',
-            left: [business(METRIC.ordersAccepted, 'orders accepted'), business(METRIC.ordersCancelled, 'orders cancelled'), business(METRIC.commissionsRecorded, 'commissions recorded')],
+            left: [
+              business(METRIC.ordersAccepted, 'orders accepted'),
+              business(METRIC.ordersCancelled, 'orders cancelled'),
+              business(METRIC.commissionsRecorded, 'commissions recorded'),
+            ],
             right: [commissionAmountByCurrency(stage)],
             ...wide,
           }),

@@ -1,8 +1,8 @@
-import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { GSI1, GSI2 } from '../shared/db/table-def';
+import { GSI1, GSI2, GSI3 } from '#shared/db/table-def';
 
 /**
  * What the operator commands do against a deployed stage, action by action (bin/seed.ts,
@@ -13,17 +13,19 @@ export const OPERATOR_ACCESS = {
   table: [
     // mint-token, apply, mark-invite-used, link-payment, resend-notifications: read the merchant / item first.
     'dynamodb:GetItem',
-    // apply: the block counts of the pending list.
+    // apply: the block counts of the pending list; recount: the count items and sequence counters.
     'dynamodb:Query',
     // seed: the merchant (guarded); mint-token, apply: the new item.
     'dynamodb:PutItem',
-    // revoke-token, mark-invite-used, link-payment, resend-notifications; seed and apply: sequence counters, block counts, the invite e-mail projection.
+    // revoke-token, mark-invite-used, link-payment, resend-notifications, recount; seed and apply: sequence counters, block counts, the invite e-mail projection.
     'dynamodb:UpdateItem',
     // seed: every other item in batches of 25.
     'dynamodb:BatchWriteItem',
   ],
-  /** revoke-token finds the token by its hash; apply pages the pending requests of a slug. */
+  /** revoke-token finds the token by its hash; apply pages the pending requests of a slug; recount counts the lists' blocks. */
   gsi1: ['dynamodb:Query'],
+  /** recount counts the blocks of each tier's affiliates list. */
+  gsi3: ['dynamodb:Query'],
   /** resend-notifications finds the owed (NOTIFY) and parked (PARKED) e-mails on the outbox index. */
   gsi2: ['dynamodb:Query'],
   /** resend-notifications, as the configured sender only. */
@@ -56,8 +58,21 @@ export class OperatorPolicy extends Construct {
       description: `Affiliate merchant API (${props.stage}): what npm run seed and npm run admin need against this stage`,
       statements: [
         new PolicyStatement({ sid: 'Table', actions: [...OPERATOR_ACCESS.table], resources: [props.table.tableArn] }),
-        new PolicyStatement({ sid: 'TokenLookup', actions: [...OPERATOR_ACCESS.gsi1], resources: [`${props.table.tableArn}/index/${GSI1.indexName}`] }),
-        new PolicyStatement({ sid: 'OwedMail', actions: [...OPERATOR_ACCESS.gsi2], resources: [`${props.table.tableArn}/index/${GSI2.indexName}`] }),
+        new PolicyStatement({
+          sid: 'TokenLookup',
+          actions: [...OPERATOR_ACCESS.gsi1],
+          resources: [`${props.table.tableArn}/index/${GSI1.indexName}`],
+        }),
+        new PolicyStatement({
+          sid: 'TierLists',
+          actions: [...OPERATOR_ACCESS.gsi3],
+          resources: [`${props.table.tableArn}/index/${GSI3.indexName}`],
+        }),
+        new PolicyStatement({
+          sid: 'OwedMail',
+          actions: [...OPERATOR_ACCESS.gsi2],
+          resources: [`${props.table.tableArn}/index/${GSI2.indexName}`],
+        }),
         new PolicyStatement({
           sid: 'ResendMail',
           actions: [...OPERATOR_ACCESS.mail],
@@ -65,7 +80,11 @@ export class OperatorPolicy extends Construct {
           conditions: { StringEquals: { 'ses:FromAddress': props.mailFrom } },
         }),
         new PolicyStatement({ sid: 'RedriveFromDlq', actions: [...OPERATOR_ACCESS.dlq], resources: [props.dlq.queueArn] }),
-        new PolicyStatement({ sid: 'RedriveToOrdersQueue', actions: [...OPERATOR_ACCESS.ordersQueue], resources: [props.ordersQueue.queueArn] }),
+        new PolicyStatement({
+          sid: 'RedriveToOrdersQueue',
+          actions: [...OPERATOR_ACCESS.ordersQueue],
+          resources: [props.ordersQueue.queueArn],
+        }),
       ],
     });
   }

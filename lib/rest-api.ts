@@ -13,9 +13,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { RouteDef } from '../functions/routes';
-import type { Stage } from '../shared/config';
-import { RATE_LIMIT } from '../shared/rate-limit';
+import type { RouteDef } from '#functions/routes';
+import type { Stage } from '#shared/config';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 export type MerchantRestApiProps = {
   stage: Stage;
@@ -42,7 +42,12 @@ export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
  * name the request: it keeps the `<date part>:api:<suffix>` form with fixed parts, and the request
  * is found in the access log by its status 429 and waf fields.
  */
-export const WAF_BLOCK_BODY = JSON.stringify({ success: false, data: null, errors: { message: ['Too Many Attempts.'] }, meta: { trace_id: 'waf:api:rate-limited' } });
+export const WAF_BLOCK_BODY = JSON.stringify({
+  success: false,
+  data: null,
+  errors: { message: ['Too Many Attempts.'] },
+  meta: { trace_id: 'waf:api:rate-limited' },
+});
 
 /**
  * The trace id of a response API Gateway makes itself. Gateway response templates allow only
@@ -111,19 +116,32 @@ export class MerchantRestApi extends Construct {
       },
     });
 
-    const gatewayResponse = (id: string, type: ResponseType, statusCode: string | undefined, message: string, headers: Record<string, string> = {}) =>
+    const gatewayResponse = (
+      id: string,
+      type: ResponseType,
+      statusCode: string | undefined,
+      message: string,
+      headers: Record<string, string> = {},
+    ) =>
       this.api.addGatewayResponse(id, {
         type,
         statusCode,
-        responseHeaders: { 'Content-Type': "'application/json'", ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`])) },
+        responseHeaders: {
+          'Content-Type': "'application/json'",
+          ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`])),
+        },
         templates: { 'application/json': v2Error(message) },
       });
     // REST APIs answer an unknown path or method with 403 "Missing Authentication Token".
     gatewayResponse('NotFound', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', '"Not Found"');
-    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', '"Too Many Attempts."', { 'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS) });
+    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', '"Too Many Attempts."', {
+      'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS),
+    });
     // The WebACL's rules answer with their own custom response (below), which takes precedence;
     // this covers a block without one, e.g. a rule an operator adds in the console.
-    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', '"Too Many Attempts."', { 'Retry-After': String(WAF_RETRY_AFTER_SECONDS) });
+    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', '"Too Many Attempts."', {
+      'Retry-After': String(WAF_RETRY_AFTER_SECONDS),
+    });
     // Anything else API Gateway answers itself keeps its status, in the V2 envelope.
     gatewayResponse('Default4xx', ResponseType.DEFAULT_4XX, undefined, '$context.error.messageString');
     gatewayResponse('Default5xx', ResponseType.DEFAULT_5XX, undefined, '"Server Error"');

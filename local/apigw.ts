@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { RouteDef } from '../functions/routes';
+import type { RouteDef } from '#functions/routes';
 
 /**
  * API Gateway (REST API, Lambda proxy integration) emulation: matches a request to a route of the
@@ -136,9 +136,20 @@ export const proxyEvent = (request: ProxyRequest): APIGatewayProxyEvent => {
       extendedRequestId: request.extendedRequestId ?? randomUUID().replace(/-/g, '').slice(0, 16),
       httpMethod: request.route.method,
       identity: {
-        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
-        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
-        cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: request.sourceIp, user: null, userArn: null,
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.sourceIp,
+        user: null,
+        userArn: null,
         userAgent,
       },
       path: request.contextPath ?? request.path,

@@ -1,5 +1,5 @@
-import type { Stage } from '../shared/config';
-import type { Fixture } from '../shared/admin/fixture';
+import type { Fixture } from '#shared/admin/fixture';
+import type { Stage } from '#shared/config';
 
 /**
  * The demo merchant seeded on first `npm start`. Its ids and tokens are fixed so that the sample
@@ -39,16 +39,40 @@ export const demoFixture = (stage: Stage): Fixture => ({
         { slug: 'silver', name: 'Silver', description: 'Growing partners' },
       ],
       segments: [
-        { key: 'default', uuid: DEMO.segmentUuid, name: 'Default', description: 'Everything else', default: true, rates: { gold: 10, silver: 7.5 } },
-        { key: 'shoes', name: 'Shoes', description: 'Footwear', slugs: ['shoes', 'boots'], skus: ['SKU-1'], rates: { gold: 12.5, silver: 9 } },
+        {
+          key: 'default',
+          uuid: DEMO.segmentUuid,
+          name: 'Default',
+          description: 'Everything else',
+          default: true,
+          rates: { gold: 10, silver: 7.5 },
+        },
+        {
+          key: 'shoes',
+          name: 'Shoes',
+          description: 'Footwear',
+          slugs: ['shoes', 'boots'],
+          skus: ['SKU-1'],
+          rates: { gold: 12.5, silver: 9 },
+        },
       ],
       affiliates: [
         { slug: 'alice', name: 'Alice Adams', email: 'alice@example.com', tier: 'gold', status: 'active' },
         { slug: 'ivan', name: 'Ivan Idle', email: 'ivan@example.com', status: 'inactive' },
       ],
       affiliate_requests: [
-        { key: 'bob', uuid: DEMO.pendingRequestUuid, status: 'pending', affiliate: { slug: 'bob', name: 'Bob Brown', email: 'bob@example.com' } },
-        { key: 'dora', uuid: DEMO.secondPendingRequestUuid, status: 'pending', affiliate: { slug: 'dora', name: 'Dora Diaz', email: 'dora@example.com' } },
+        {
+          key: 'bob',
+          uuid: DEMO.pendingRequestUuid,
+          status: 'pending',
+          affiliate: { slug: 'bob', name: 'Bob Brown', email: 'bob@example.com' },
+        },
+        {
+          key: 'dora',
+          uuid: DEMO.secondPendingRequestUuid,
+          status: 'pending',
+          affiliate: { slug: 'dora', name: 'Dora Diaz', email: 'dora@example.com' },
+        },
       ],
       invites: [{ key: 'used', uuid: DEMO.inviteUuid, email: 'carol@example.com', link_used_at: '2026-10-01T00:00:00Z' }],
       orders: [

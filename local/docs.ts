@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 
 /**
@@ -61,7 +61,9 @@ const asset = (name: string) => {
 };
 
 const reply = (response: ServerResponse, status: number, contentType: string, body: string | Buffer) => {
-  response.writeHead(status, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-cache' }).end(body);
+  response
+    .writeHead(status, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-cache' })
+    .end(body);
 };
 
 /** The document as this stage serves it: the local stage first among the servers. */

@@ -1,29 +1,20 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
+import { asError } from '#shared/errors';
+import { localClientConfig } from './aws-env';
 
 const require = createRequire(import.meta.url);
 
-/** Credentials and region the emulators accept; no AWS account is involved. */
-export const LOCAL_AWS_ENV = {
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-} as const;
-
-/** For this process's own SDK clients (seed, stack set-up): fake credentials, no version nag. */
-export const useLocalAwsEnv = () => {
-  for (const [name, value] of Object.entries(LOCAL_AWS_ENV)) process.env[name] ??= value;
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-};
-
 export class MissingJavaError extends Error {
   constructor() {
-    super('DynamoDB Local needs Java 17 or newer: install it with `sudo apt-get install -y openjdk-17-jre-headless` (or any JRE 17+ on your PATH) and run npm start again.');
+    super(
+      'DynamoDB Local needs Java 17 or newer: install it with `sudo apt-get install -y openjdk-17-jre-headless` (or any JRE 17+ on your PATH) and run npm start again.',
+    );
   }
 }
 
@@ -44,7 +35,7 @@ const waitFor = async (what: string, probe: () => Promise<unknown>, child?: Chil
       await probe();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what} did not start within ${timeoutMs} ms: ${(error as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${timeoutMs} ms: ${asError(error).message}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -71,7 +62,8 @@ const dynamoDbLocalHome = () => {
 /**
  * DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined, bound to
  * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
- * option and would listen on every interface), with telemetry off.
+ * option and would listen on every interface), with a connection backlog that takes a burst, and
+ * telemetry off.
  */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();
@@ -94,6 +86,10 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     ],
     { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // A JVM outlives its parent unless told: when this process exits, however it gets there, so does it.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let stderr = '';
   child.stdout?.resume();
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
@@ -103,7 +99,7 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({ Limit: 1 })), child);
   } catch (error) {
     child.kill();
-    throw new Error(`${(error as Error).message}\n${stderr}`);
+    throw new Error(`${asError(error).message}\n${stderr}`);
   }
   let stopping = false;
   return {
@@ -140,9 +136,3 @@ export const startSesEmulator = async (port: number): Promise<Emulator> => {
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 };
-
-export const localClientConfig = {
-  region: LOCAL_AWS_ENV.AWS_REGION,
-  credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-};
-

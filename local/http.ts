@@ -1,12 +1,12 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { RouteDef } from '../functions/routes';
-import { MESSAGES } from '../shared/http/errors';
-import { v2Body, type EnvelopeKind } from '../shared/http/envelope';
-import { newTraceId } from '../shared/http/trace';
-import { serveDocs } from './docs';
+import type { RouteDef } from '#functions/routes';
+import { MESSAGES } from '#shared/errors';
+import { type EnvelopeKind, v2Body } from '#shared/http/envelope';
+import { newTraceId } from '#shared/http/trace';
 import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, matchRoute } from './apigw';
+import { serveDocs } from './docs';
 import type { RateLimiter } from './rate-limit';
 
 /**

@@ -28,7 +28,7 @@ class LocalInvokeStore {
     store[key] = value;
   };
   run = <T>(context: Store, fn: () => T): T => this.#als.run(context, fn);
-  getRequestId = () => (this.get<string>(REQUEST_ID) ?? '-');
+  getRequestId = () => this.get<string>(REQUEST_ID) ?? '-';
   getXRayTraceId = () => this.get<string>(X_RAY_TRACE_ID);
   getTenantId = () => this.get<string>(TENANT_ID);
   getTraceparent = () => undefined;

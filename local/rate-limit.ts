@@ -1,4 +1,4 @@
-import { RATE_LIMIT } from '../shared/rate-limit';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
  * The per-merchant rate limit of the deployed WAF rule (keyed on the Authorization header), for the

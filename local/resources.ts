@@ -1,15 +1,33 @@
-import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { ordersQueueSettings } from '../functions/workers';
-import type { Stage } from '../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, TABLE_KEYS, tableNameForStage, TTL_ATTRIBUTE } from '../shared/db/table-def';
-import { localClientConfig } from './emulators';
+import type { Stage } from '#shared/config';
+import {
+  GLOBAL_INDEXES,
+  ORDERS_QUEUE_SETTINGS,
+  ordersDlqNameForStage,
+  ordersQueueNameForStage,
+  TABLE_KEYS,
+  TTL_ATTRIBUTE,
+  tableNameForStage,
+} from '#shared/db/table-def';
+import { localClientConfig } from './aws-env';
 
 /** The stage's table, created from the same definition the CDK stack uses (idempotent). */
 export const ensureTable = async (endpoint: string, stage: Stage): Promise<string> => {
   const client = new DynamoDBClient({ endpoint, ...localClientConfig });
   const TableName = tableNameForStage(stage);
-  const attributes = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...GLOBAL_INDEXES.flatMap((index) => [index.partitionKey, index.sortKey])];
+  const attributes = [
+    TABLE_KEYS.partitionKey,
+    TABLE_KEYS.sortKey,
+    ...GLOBAL_INDEXES.flatMap((index) => [index.partitionKey, index.sortKey]),
+  ];
   try {
     await client.send(
       new CreateTableCommand({
@@ -49,7 +67,7 @@ export const ensureQueues = async (endpoint: string, stage: Stage): Promise<Stag
   const client = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, ...localClientConfig });
   const { QueueUrl: dlqUrl } = await client.send(new CreateQueueCommand({ QueueName: ordersDlqNameForStage(stage) }));
   const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
-  const settings = ordersQueueSettings();
+  const settings = ORDERS_QUEUE_SETTINGS;
   const { QueueUrl: ordersQueueUrl } = await client.send(
     new CreateQueueCommand({
       QueueName: ordersQueueNameForStage(stage),

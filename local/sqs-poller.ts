@@ -1,5 +1,12 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { invokeScoped } from './invocation-scope';
 
@@ -12,7 +19,7 @@ import { invokeScoped } from './invocation-scope';
  *   DLQ after the queue's maxReceiveCount.
  */
 
-export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export type SqsPollerOptions = {
   client: SQSClient;
@@ -77,7 +84,10 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
 };
 
 /** Which messages to delete after the handler ran, by the event source mapping's rules. */
-export const messagesToDelete = (records: SQSRecord[], outcome: { response: SQSBatchResponse | void } | { error: unknown }): SQSRecord[] => {
+export const messagesToDelete = (
+  records: SQSRecord[],
+  outcome: { response: SQSBatchResponse | undefined } | { error: unknown },
+): SQSRecord[] => {
   if ('error' in outcome) return [];
   const failures = outcome.response?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
@@ -119,12 +129,12 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
     const eventSourceARN = await arn();
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
-    let outcome: { response: SQSBatchResponse | void } | { error: unknown };
+    let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
     try {
       const context = lambdaContext(functionName);
       outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
     } catch (error) {
-      onError(new Error(`handler failed, the whole batch will be retried: ${(error as Error).message}`));
+      onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
       outcome = { error };
     }
     const toDelete = messagesToDelete(records, outcome);
@@ -135,10 +145,15 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
           Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
         }),
       );
-      for (const failure of result.Failed ?? []) onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
+      for (const failure of result.Failed ?? [])
+        onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
     }
     const deleted = new Set(toDelete.map((record) => record.messageId));
-    return { received: records.length, deleted: toDelete.length, failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId) };
+    return {
+      received: records.length,
+      deleted: toDelete.length,
+      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
+    };
   };
 
   const run = async () => {
@@ -147,7 +162,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
         await pollOnce();
       } catch (error) {
         if (stopping) break;
-        onError(error as Error);
+        onError(asError(error));
         await new Promise((resolve) => setTimeout(resolve, 2000));
       }
     }

@@ -1,11 +1,12 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { resolve } from 'node:path';
-import { STAGES, type Stage } from '../shared/config';
-import { seedFixture, type SeedResult } from '../shared/admin/seed';
-import { createStore, type Store } from '../shared/admin/store';
-import { getMerchant } from '../shared/db/entities/merchant';
+import { type SeedResult, seedFixture } from '#shared/admin/seed';
+import { createStore, type Store } from '#shared/admin/store';
+import { STAGES, type Stage } from '#shared/config';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, useLocalAwsEnv } from './aws-env';
 import { DEMO, demoFixture } from './demo';
-import { LOCAL_AWS_ENV, useLocalAwsEnv, startDynamoDbLocal, startSesEmulator, startSqsEmulator, type Emulator } from './emulators';
+import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
 
@@ -49,10 +50,6 @@ export type LocalStack = {
 };
 
 /** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
-export const LOCAL_MAIL_DEFAULTS = {
-  MAIL_FROM: 'affiliates@merchant-api.local',
-  INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations',
-} as const;
 
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
 export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'store'>, endpoints: LocalStack['endpoints']) => ({
@@ -119,7 +116,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const dynamodb = await startDynamoDbLocal(ports.dynamodb, options.dataDir);
     started.push(dynamodb);
     dynamodb.onUnexpectedExit?.((code, signal) => {
-      if (!stopping) onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
+      if (!stopping)
+        onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
     });
     const sqs = await startSqsEmulator(ports.sqs);
     started.push(sqs);
@@ -148,7 +146,9 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         const now = Date.now();
         const recent = [...restarts.filter((time) => time > now - 60_000), now];
         if (recent.length > MAX_RESTARTS_PER_MINUTE) {
-          onFatal(`The ${stage} stage process died ${recent.length} times within a minute (last: ${signal ?? `code ${code}`}); not restarting it.`);
+          onFatal(
+            `The ${stage} stage process died ${recent.length} times within a minute (last: ${signal ?? `code ${code}`}); not restarting it.`,
+          );
           return;
         }
         onRestart(`The ${stage} stage process exited (${signal ?? `code ${code}`}); restarting it on port ${ports[stage]}.`);

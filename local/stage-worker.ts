@@ -6,9 +6,10 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { routes } from '../functions/routes';
-import { queueWorkers, workers, type WorkerDef } from '../functions/workers';
-import { currentStage, requireEnv } from '../shared/config';
+import { routes } from '#functions/routes';
+import { queueWorkers, type WorkerDef, workers } from '#functions/workers';
+import { currentStage, requireEnv } from '#shared/config';
+import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { importHandler } from './handlers';
 import { createApiServer } from './http';
@@ -42,8 +43,9 @@ const server = createApiServer({
 
 // The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
 type ScheduledHandler = (event: unknown, context: Context) => Promise<unknown>;
+const allWorkers: readonly WorkerDef[] = workers;
 const scheduled = await Promise.all(
-  (workers as readonly WorkerDef[])
+  allWorkers
     .filter((worker) => worker.trigger.kind === 'schedule')
     .map(async (worker) => ({ id: worker.id, handler: await importHandler<ScheduledHandler>(worker.handler), running: false })),
 );
@@ -53,7 +55,7 @@ const relayTimer = setInterval(() => {
     job.running = true;
     const context = lambdaContext(job.id);
     invokeScoped(context, () => job.handler({}, context))
-      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${(error as Error).message}`))
+      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${asError(error).message}`))
       .finally(() => (job.running = false));
   }
 }, relayIntervalMs);

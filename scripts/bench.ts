@@ -13,10 +13,10 @@
  * 5. the issue's targets, measured value and PASS/MISS.
  */
 import http from 'node:http';
-import { seedFixture } from '../shared/admin/seed';
-import type { Fixture } from '../shared/admin/fixture';
-import { freePorts } from '../local/ports';
-import { startLocalStack, type LocalStack } from '../local/stack';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import type { Fixture } from '#shared/admin/fixture';
+import { seedFixture } from '#shared/admin/seed';
 
 type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];
@@ -246,12 +246,20 @@ const benchCreates = async (stack: LocalStack) => {
     const latencies = replies.map((reply) => reply.ms);
     if (created !== size) {
       all201 = false;
-      burstFailures.push(`${size}: ${[...byStatus].filter(([status]) => status !== '201').map(([status, n]) => `${n} x ${status}`).join(', ')}`);
+      burstFailures.push(
+        `${size}: ${[...byStatus]
+          .filter(([status]) => status !== '201')
+          .map(([status, n]) => `${n} x ${status}`)
+          .join(', ')}`,
+      );
     }
     if (size === 200) burst200 = { rate: burstRate, ratio: burstRate / sequentialRate, p99: percentile(latencies, 99) };
     rows.push([
       size,
-      [...byStatus].sort().map(([status, n]) => `${n} x ${status}`).join(', '),
+      [...byStatus]
+        .sort()
+        .map(([status, n]) => `${n} x ${status}`)
+        .join(', '),
       seconds(wall),
       rate(burstRate),
       ms(percentile(latencies, 50)),
@@ -259,7 +267,11 @@ const benchCreates = async (stack: LocalStack) => {
       ratio(burstRate / sequentialRate),
     ]);
   }
-  table('Bursts of concurrent creates (one merchant, one affiliate)', ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'], rows);
+  table(
+    'Bursts of concurrent creates (one merchant, one affiliate)',
+    ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
+    rows,
+  );
 
   // Every answer that was not a 201 should have left no order behind: compare what the list holds.
   await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -272,8 +284,16 @@ const benchCreates = async (stack: LocalStack) => {
   );
 
   summary.push(
-    { target: 'every create 201 at every burst up to 500', measured: all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '), pass: all201 },
-    { target: 'burst-200 throughput ≥ 1.5x sequential', measured: `${ratio(burst200.ratio)} (${rate(burst200.rate)} vs ${rate(sequentialRate)} orders/s)`, pass: burst200.ratio >= 1.5 },
+    {
+      target: 'every create 201 at every burst up to 500',
+      measured: all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '),
+      pass: all201,
+    },
+    {
+      target: 'burst-200 throughput ≥ 1.5x sequential',
+      measured: `${ratio(burst200.ratio)} (${rate(burst200.rate)} vs ${rate(sequentialRate)} orders/s)`,
+      pass: burst200.ratio >= 1.5,
+    },
     { target: 'p99 at 200 concurrent < 3 s', measured: ms(burst200.p99), pass: burst200.p99 < 3000 },
   );
 };
@@ -309,9 +329,11 @@ const benchLists = async (stack: LocalStack) => {
     '/api/v2/tiers',
     '/api/v2/segments',
   ];
-  const pageUrl = (path: string, page: number) => `${stack.stages.live.url}${path}${path.includes('?') ? '&' : '?'}per_page=${PER_PAGE}&page=${page}`;
+  const pageUrl = (path: string, page: number) =>
+    `${stack.stages.live.url}${path}${path.includes('?') ? '&' : '?'}per_page=${PER_PAGE}&page=${page}`;
   const lastPageOf = (body: unknown) => {
-    const pagination = (body as { meta?: { pagination?: { last_page?: number; total_pages?: number; total?: number } } } | undefined)?.meta?.pagination;
+    const pagination = (body as { meta?: { pagination?: { last_page?: number; total_pages?: number; total?: number } } } | undefined)?.meta
+      ?.pagination;
     return { last: pagination?.last_page ?? pagination?.total_pages ?? 1, total: pagination?.total };
   };
   /** Large and small requests alternate, so that load from other jobs on the machine hits both alike. */
@@ -334,7 +356,10 @@ const benchLists = async (stack: LocalStack) => {
   const rows: (string | number)[][] = [];
   let worst = { ratio: 0, where: '' };
   for (const path of lists) {
-    const first = { large: await request(pageUrl(path, 1), tokens.large, 'GET'), small: await request(pageUrl(path, 1), tokens.small, 'GET') };
+    const first = {
+      large: await request(pageUrl(path, 1), tokens.large, 'GET'),
+      small: await request(pageUrl(path, 1), tokens.small, 'GET'),
+    };
     const shape = { large: lastPageOf(first.large.body), small: lastPageOf(first.small.body) };
     for (const which of ['first', 'last'] as const) {
       const largePage = which === 'first' ? 1 : shape.large.last;
@@ -343,7 +368,10 @@ const benchLists = async (stack: LocalStack) => {
       const pageRatio = largeFigure.p50 / smallFigure.p50;
       const comparable = Number.isFinite(pageRatio) ? pageRatio : Infinity;
       if (comparable > worst.ratio) worst = { ratio: comparable, where: `${path} ${which} page` };
-      const statuses = largeFigure.statuses === '200' && smallFigure.statuses === '200' ? '200' : `large ${largeFigure.statuses}, small ${smallFigure.statuses}`;
+      const statuses =
+        largeFigure.statuses === '200' && smallFigure.statuses === '200'
+          ? '200'
+          : `large ${largeFigure.statuses}, small ${smallFigure.statuses}`;
       rows.push([
         `\`${path}\``,
         which === 'first' ? '1' : `last (${largePage} / ${smallPage})`,
@@ -360,10 +388,18 @@ const benchLists = async (stack: LocalStack) => {
     ['list', 'page (large / small)', 'total (large)', 'large p50', 'small p50', 'large/small', 'status'],
     rows,
   );
-  summary.push({ target: 'every list page within 3x of a one-of-each merchant', measured: `worst ${ratio(worst.ratio)} (${worst.where})`, pass: worst.ratio < 3 });
+  summary.push({
+    target: 'every list page within 3x of a one-of-each merchant',
+    measured: `worst ${ratio(worst.ratio)} (${worst.where})`,
+    pass: worst.ratio < 3,
+  });
 };
 
-const stack = await startLocalStack({ ports: await freePorts(), seedDemo: false, workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' } });
+const stack = await startLocalStack({
+  ports: await freePorts(),
+  seedDemo: false,
+  workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+});
 try {
   console.log(`## npm run bench (scale ${scale}; ${new Date().toISOString()})`);
   try {

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { functionSpecs } from '../lib/function-specs';
+import { functionSpecs } from '#lib/function-specs';
 import { bundleFunction, importBundle } from './bundles';
 
 const LIMIT_BYTES = 400 * 1024;
@@ -48,20 +48,28 @@ try {
   console.log('-'.repeat(header.length));
   for (const row of rows) {
     const timing = row.error ? `FAILED: ${row.error}` : row.ms !== undefined ? `${row.ms.toFixed(0)} ms` : '';
-    console.log(`${row.id.padEnd(width)}  ${row.kind.padEnd(6)}  ${kb(row.bytes).padStart(10)}  ${kb(row.gzipBytes).padStart(9)}  ${timing}`);
+    console.log(
+      `${row.id.padEnd(width)}  ${row.kind.padEnd(6)}  ${kb(row.bytes).padStart(10)}  ${kb(row.gzipBytes).padStart(9)}  ${timing}`,
+    );
   }
   console.log('-'.repeat(header.length));
   const heaviest = rows[0];
   const total = rows.reduce((sum, row) => sum + row.bytes, 0);
-  console.log(`${rows.length} functions, ${kb(total)} in all; heaviest: ${heaviest?.id} at ${kb(heaviest?.bytes ?? 0)} (limit ${kb(LIMIT_BYTES)})`);
+  console.log(
+    `${rows.length} functions, ${kb(total)} in all; heaviest: ${heaviest?.id} at ${kb(heaviest?.bytes ?? 0)} (limit ${kb(LIMIT_BYTES)})`,
+  );
   const timed = rows.flatMap((row) => (row.ms === undefined ? [] : [row.ms]));
   if (timed.length > 0) {
-    console.log(`import: ${Math.min(...timed).toFixed(0)}-${Math.max(...timed).toFixed(0)} ms, median ${median(timed).toFixed(0)} ms (Node ${process.versions.node} on this machine; Lambda's arm64 init differs)`);
+    console.log(
+      `import: ${Math.min(...timed).toFixed(0)}-${Math.max(...timed).toFixed(0)} ms, median ${median(timed).toFixed(0)} ms (Node ${process.versions.node} on this machine; Lambda's arm64 init differs)`,
+    );
   }
 
   const failed = rows.filter((row) => row.error);
   if (failed.length > 0) {
-    console.error(`\n${failed.length} bundle(s) cannot initialise with the environment the stack gives them: ${failed.map((row) => row.id).join(', ')}`);
+    console.error(
+      `\n${failed.length} bundle(s) cannot initialise with the environment the stack gives them: ${failed.map((row) => row.id).join(', ')}`,
+    );
     process.exitCode = 1;
   }
   if ((heaviest?.bytes ?? 0) >= LIMIT_BYTES) {

@@ -5,8 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { esbuildOptions } from '../lib/bundling';
-import { functionEnvironment, type FunctionSpec } from '../lib/function-specs';
+import { esbuildOptions } from '#lib/bundling';
+import { type FunctionSpec, functionEnvironment } from '#lib/function-specs';
+import { asError } from '#shared/errors';
 
 /**
  * Bundles functions exactly as the stack does (lib/bundling.ts) and imports a bundle in a fresh
@@ -62,8 +63,12 @@ export const importBundle = async (bundle: Bundle): Promise<ImportResult> => {
     });
     return { ok: true, ms: Number(stdout.trim()) };
   } catch (error) {
-    const output = (error as { stderr?: string }).stderr ?? (error as Error).message;
-    const reason = output.split('\n').find((line) => /^\w*Error\b/.test(line.trim()))?.trim() ?? 'import failed';
+    const output = (error as { stderr?: string }).stderr ?? asError(error).message;
+    const reason =
+      output
+        .split('\n')
+        .find((line) => /^\w*Error\b/.test(line.trim()))
+        ?.trim() ?? 'import failed';
     return { ok: false, error: reason.slice(0, 200) };
   }
 };

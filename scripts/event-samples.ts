@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import type { HttpMethod } from '../functions/routes';
-import { proxyEvent } from '../local/apigw';
-import { DEMO } from '../local/demo';
-import { ordersQueueNameForStage } from '../shared/db/table-def';
+import { proxyEvent } from '#local/apigw';
+import { DEMO } from '#local/demo';
+import { ordersQueueNameForStage } from '#shared/db/table-def';
+import type { HttpMethod } from '#shared/http/route';
 
 /**
  * The sample events in events/, one per function, built from this table by
@@ -44,8 +44,21 @@ export const ROUTE_SAMPLES: RouteSample[] = [
   { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
   { id: 'orders-list', method: 'GET', path: '/api/v2/orders', query: { page: '1', per_page: '15' }, expectedStatus: 200 },
   { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
-  { id: 'orders-update', method: 'PATCH', path: '/api/v2/orders/{uuid}', pathParameters: { uuid: DEMO.orderUuid }, body: { total_shipping_value: 595 }, expectedStatus: 200 },
-  { id: 'orders-cancel', method: 'POST', path: '/api/v2/orders/{uuid}/cancel', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  {
+    id: 'orders-update',
+    method: 'PATCH',
+    path: '/api/v2/orders/{uuid}',
+    pathParameters: { uuid: DEMO.orderUuid },
+    body: { total_shipping_value: 595 },
+    expectedStatus: 200,
+  },
+  {
+    id: 'orders-cancel',
+    method: 'POST',
+    path: '/api/v2/orders/{uuid}/cancel',
+    pathParameters: { uuid: DEMO.orderUuid },
+    expectedStatus: 200,
+  },
   { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
   { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', pathParameters: { slug: 'alice' }, expectedStatus: 200 },
   {
@@ -55,11 +68,41 @@ export const ROUTE_SAMPLES: RouteSample[] = [
     body: { email: 'frank.affiliate@example.com', sender_email: 'owner@acme.example', content: 'Join the Acme Outdoor partner program!' },
     expectedStatus: 200,
   },
-  { id: 'invites-list', method: 'GET', path: '/api/v2/affiliates/invites', query: { per_page: '15', email: 'example.com' }, expectedStatus: 200 },
-  { id: 'affiliate-requests-list', method: 'GET', path: '/api/v2/affiliate-requests', query: { status: 'pending', per_page: '15', page: '1' }, expectedStatus: 200 },
-  { id: 'affiliate-requests-get', method: 'GET', path: '/api/v2/affiliate-requests/{uuid}', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
-  { id: 'affiliate-requests-accept', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/accept', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
-  { id: 'affiliate-requests-decline', method: 'POST', path: '/api/v2/affiliate-requests/{uuid}/decline', pathParameters: { uuid: DEMO.secondPendingRequestUuid }, expectedStatus: 200 },
+  {
+    id: 'invites-list',
+    method: 'GET',
+    path: '/api/v2/affiliates/invites',
+    query: { per_page: '15', email: 'example.com' },
+    expectedStatus: 200,
+  },
+  {
+    id: 'affiliate-requests-list',
+    method: 'GET',
+    path: '/api/v2/affiliate-requests',
+    query: { status: 'pending', per_page: '15', page: '1' },
+    expectedStatus: 200,
+  },
+  {
+    id: 'affiliate-requests-get',
+    method: 'GET',
+    path: '/api/v2/affiliate-requests/{uuid}',
+    pathParameters: { uuid: DEMO.pendingRequestUuid },
+    expectedStatus: 200,
+  },
+  {
+    id: 'affiliate-requests-accept',
+    method: 'POST',
+    path: '/api/v2/affiliate-requests/{uuid}/accept',
+    pathParameters: { uuid: DEMO.pendingRequestUuid },
+    expectedStatus: 200,
+  },
+  {
+    id: 'affiliate-requests-decline',
+    method: 'POST',
+    path: '/api/v2/affiliate-requests/{uuid}/decline',
+    pathParameters: { uuid: DEMO.secondPendingRequestUuid },
+    expectedStatus: 200,
+  },
   { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', query: { per_page: '15' }, expectedStatus: 200 },
   { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
   { id: 'segments-list', method: 'GET', path: '/api/v2/segments', query: { per_page: '15' }, expectedStatus: 200 },
@@ -134,7 +177,9 @@ export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
           ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5),
         },
         messageAttributes: {},
-        md5OfBody: createHash('md5').update(JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid })).digest('hex'),
+        md5OfBody: createHash('md5')
+          .update(JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }))
+          .digest('hex'),
         eventSource: 'aws:sqs',
         eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${ordersQueueNameForStage('live')}`,
         awsRegion: 'us-east-1',

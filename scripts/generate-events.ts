@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { routes } from '../functions/routes';
+import { routes } from '#functions/routes';
 import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from './event-samples';
 
 const EVENTS_DIR = resolve(import.meta.dirname, '..', 'events');

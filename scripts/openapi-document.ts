@@ -1,11 +1,18 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
-import { acceptsIdempotencyKey, routes, type RouteDef, type RouteId } from '../functions/routes';
-import type { Schemas } from '../shared/middleware/validate';
-import { slugParams, uuidParams } from '../shared/schemas/common';
-import { orderCreateBody, orderListQuery, orderUpdateBody } from '../shared/schemas/order';
-import { affiliateListQuery, affiliateRequestListQuery, inviteCreateBody, inviteListQuery, programListQuery } from '../shared/schemas/program';
-import * as R from '../shared/schemas/responses';
+import { type RouteDef, type RouteId, routes } from '#functions/routes';
+import { acceptsIdempotencyKey } from '#shared/http/route';
+import type { Schemas } from '#shared/http/validate';
+import { slugParams, uuidParams } from '#shared/schemas/common';
+import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
+import {
+  affiliateListQuery,
+  affiliateRequestListQuery,
+  inviteCreateBody,
+  inviteListQuery,
+  programListQuery,
+} from '#shared/schemas/program';
+import * as R from '#shared/schemas/responses';
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
@@ -40,7 +47,7 @@ export const operations = {
     request: { body: orderCreateBody },
     status: 201,
     data: R.createdOrderResponse,
-    refusals: 'a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account\'s',
+    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
   'orders-create': {
     tag: 'Orders',
@@ -48,7 +55,7 @@ export const operations = {
     request: { body: orderCreateBody },
     status: 201,
     data: obj({ order: R.createdOrderResponse }),
-    refusals: 'a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account\'s',
+    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
   'orders-list': {
     tag: 'Orders',
@@ -59,7 +66,13 @@ export const operations = {
     data: obj({ orders: z.array(R.orderResponse) }),
     pagination: 'laravel',
   },
-  'orders-get': { tag: 'Orders', summary: 'Get an order', request: { params: uuidParams }, status: 200, data: obj({ order: R.orderResponse }) },
+  'orders-get': {
+    tag: 'Orders',
+    summary: 'Get an order',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ order: R.orderResponse }),
+  },
   'orders-update': {
     tag: 'Orders',
     summary: 'Update the shipping value of an order',
@@ -85,7 +98,13 @@ export const operations = {
     data: obj({ affiliates: z.array(R.affiliateResponse) }),
     pagination: 'laravel',
   },
-  'affiliates-get': { tag: 'Affiliates', summary: 'Get an affiliate', request: { params: slugParams }, status: 200, data: obj({ affiliate: R.affiliateResponse }) },
+  'affiliates-get': {
+    tag: 'Affiliates',
+    summary: 'Get an affiliate',
+    request: { params: slugParams },
+    status: 200,
+    data: obj({ affiliate: R.affiliateResponse }),
+  },
   'invites-create': {
     tag: 'Invites',
     summary: 'Invite an affiliate',
@@ -137,7 +156,14 @@ export const operations = {
     data: obj({ affiliate_request: R.affiliateRequestResponse }),
     refusals: 'the request is already decided',
   },
-  'tiers-list': { tag: 'Tiers', summary: 'List tiers', request: { query: programListQuery }, status: 200, data: obj({ tiers: z.array(R.tierResponse) }), pagination: 'laravel' },
+  'tiers-list': {
+    tag: 'Tiers',
+    summary: 'List tiers',
+    request: { query: programListQuery },
+    status: 200,
+    data: obj({ tiers: z.array(R.tierResponse) }),
+    pagination: 'laravel',
+  },
   'tiers-get': { tag: 'Tiers', summary: 'Get a tier', request: { params: slugParams }, status: 200, data: obj({ tier: R.tierResponse }) },
   'segments-list': {
     tag: 'Segments',
@@ -235,7 +261,11 @@ const json = (schema: Json) => ({ 'application/json': { schema } });
 
 const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
 
-const errorResponse = (description: string, schema: Json, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: json(schema) });
+const errorResponse = (description: string, schema: Json, headers?: Json) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: json(schema),
+});
 
 /** The failures of one route, per status, in its envelope. */
 const failures = (route: RouteDef, operation: Operation) => {
@@ -248,16 +278,23 @@ const failures = (route: RouteDef, operation: Operation) => {
   const post = acceptsIdempotencyKey(route);
   const out: Record<string, Json> = {};
   if (hasParams) out['400'] = errorResponse('A path parameter is not valid percent-encoding.', gateway);
-  out['401'] = errorResponse('The bearer token is missing, unknown or revoked (`Unauthenticated.`).', legacy ? ref('LegacyUnauthenticated') : failure);
+  out['401'] = errorResponse(
+    'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
+    legacy ? ref('LegacyUnauthenticated') : failure,
+  );
   out['403'] = errorResponse(
     route.placesOrders
-      ? 'A token of the other stage\'s kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders.'
-      : 'A token of the other stage\'s kind (testing on live, live on sandbox).',
+      ? "A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders."
+      : "A token of the other stage's kind (testing on live, live on sandbox).",
     failure,
   );
   if (hasParams) out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure);
   if (post) {
-    out['409'] = errorResponse('A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.', failure, RETRY_AFTER);
+    out['409'] = errorResponse(
+      'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.',
+      failure,
+      RETRY_AFTER,
+    );
   }
   if (route.method !== 'GET') {
     out['413'] = errorResponse('The body is larger than 10 MB.', gateway);
@@ -271,8 +308,16 @@ const failures = (route: RouteDef, operation: Operation) => {
     ].filter(Boolean);
     out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure);
   }
-  out['429'] = errorResponse('Rate limited (per token, per client IP, or the stage\'s throttle): retry after Retry-After seconds.', gateway, RETRY_AFTER);
-  out['503'] = errorResponse('A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.', failure, RETRY_AFTER);
+  out['429'] = errorResponse(
+    "Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds.",
+    gateway,
+    RETRY_AFTER,
+  );
+  out['503'] = errorResponse(
+    'A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.',
+    failure,
+    RETRY_AFTER,
+  );
   return out;
 };
 
@@ -304,7 +349,8 @@ export const buildOpenApiDocument = () => {
   const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
   const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
   const bodyName = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
-  const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as Json);
+  const inputs = (schema: $ZodType) =>
+    stripSchemaKeyword(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as Json);
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
@@ -331,7 +377,11 @@ export const buildOpenApiDocument = () => {
       parameters: parameters(route, operation, inputs),
       ...(bodyRef ? { requestBody: { required: true, content: json(ref(bodyRef)) } } : {}),
       responses: {
-        [String(operation.status)]: { description: operation.status === 201 ? 'Created' : 'OK', ...successHeaders, content: json(ref(successName(route.id))) },
+        [String(operation.status)]: {
+          description: operation.status === 201 ? 'Created' : 'OK',
+          ...successHeaders,
+          content: json(ref(successName(route.id))),
+        },
         ...failureResponses,
       },
     };
@@ -355,20 +405,26 @@ export const buildOpenApiDocument = () => {
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
         description: 'Live: the `ApiUrl` output of the affiliate-merchant-api-live stack (live tokens).',
-        variables: { apiId: { default: 'your-live-api-id', description: 'The REST API id of the live stack.' }, region: { default: 'eu-west-1' } },
+        variables: {
+          apiId: { default: 'your-live-api-id', description: 'The REST API id of the live stack.' },
+          region: { default: 'eu-west-1' },
+        },
       },
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
         description: 'Sandbox: the `ApiUrl` output of the affiliate-merchant-api-sandbox stack (testing tokens).',
-        variables: { apiId: { default: 'your-sandbox-api-id', description: 'The REST API id of the sandbox stack.' }, region: { default: 'eu-west-1' } },
+        variables: {
+          apiId: { default: 'your-sandbox-api-id', description: 'The REST API id of the sandbox stack.' },
+          region: { default: 'eu-west-1' },
+        },
       },
     ],
     security: [{ bearerToken: [] }],
     tags: [
-      { name: 'Orders', description: 'Orders placed through the merchant\'s shop; each one earns its affiliate a commission.' },
-      { name: 'Affiliates', description: 'The merchant\'s affiliates.' },
+      { name: 'Orders', description: "Orders placed through the merchant's shop; each one earns its affiliate a commission." },
+      { name: 'Affiliates', description: "The merchant's affiliates." },
       { name: 'Invites', description: 'Invitations e-mailed to prospective affiliates.' },
-      { name: 'Affiliate requests', description: 'Requests to join the merchant\'s program.' },
+      { name: 'Affiliate requests', description: "Requests to join the merchant's program." },
       { name: 'Tiers', description: 'Commission tiers.' },
       { name: 'Segments', description: 'Product segments and their rate per tier.' },
     ],

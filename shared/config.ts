@@ -11,12 +11,8 @@ export const requireEnv = (name: string): string => {
 };
 
 export type Stage = 'live' | 'sandbox';
-export type TokenKind = 'live' | 'testing';
 
 export const STAGES: readonly Stage[] = ['live', 'sandbox'];
-
-/** The token kind each stage accepts: live tokens on live, testing tokens on sandbox. */
-export const tokenKindOfStage = (stage: Stage): TokenKind => (stage === 'live' ? 'live' : 'testing');
 
 export const parseStage = (value: string | undefined): Stage => {
   if (value === 'live' || value === 'sandbox') return value;

@@ -38,7 +38,9 @@ const UNITS: Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitN
 
 /** Publishes data points now, in one EMF line; `dimensions` are added to the default ones. */
 export const emitMetrics = (points: Partial<Record<MetricName, number>>, dimensions: Record<string, string> = {}): void => {
-  const entries = Object.entries(points).filter((entry): entry is [MetricName, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1]));
+  const entries = Object.entries(points).filter(
+    (entry): entry is [MetricName, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1]),
+  );
   if (entries.length === 0) return;
   if (Object.keys(dimensions).length > 0) metrics.addDimensions(dimensions);
   for (const [name, value] of entries) metrics.addMetric(name, UNITS[name], value);

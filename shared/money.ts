@@ -44,10 +44,14 @@ export const rowCommission = (priceValue: unknown, quantity: unknown, rate: unkn
 
 /** The exact sum of amounts, refused if it leaves the safe range. */
 export const sumExact = (values: readonly number[], what = 'total amount'): number =>
-  toSafeNumber(values.reduce((sum, value) => sum + exactInteger(value, what), 0n), what);
+  toSafeNumber(
+    values.reduce((sum, value) => sum + exactInteger(value, what), 0n),
+    what,
+  );
 
 const signedSafe = (value: unknown, what: string): bigint => {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new AmountNotComputableError(`${what} ${String(value)} is not a safe integer`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value))
+    throw new AmountNotComputableError(`${what} ${String(value)} is not a safe integer`);
   return BigInt(value);
 };
 

@@ -25,7 +25,11 @@
 
 type Timeouts = { connectionTimeout: number; requestTimeout: number; throwOnRequestTimeout: true };
 
-const timeouts = (connectionTimeout: number, requestTimeout: number): Timeouts => ({ connectionTimeout, requestTimeout, throwOnRequestTimeout: true });
+const timeouts = (connectionTimeout: number, requestTimeout: number): Timeouts => ({
+  connectionTimeout,
+  requestTimeout,
+  throwOnRequestTimeout: true,
+});
 
 export const FUNCTION_CLIENT_CONFIG = {
   dynamodb: { requestHandler: timeouts(1_000, 2_000), maxAttempts: 3 },

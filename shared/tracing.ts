@@ -22,7 +22,11 @@ import { getXrayTraceDataFromEnv } from '@aws-lambda-powertools/commons/utils/en
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };
 
-type SdkError = Error & { $fault?: 'client' | 'server'; $metadata?: { httpStatusCode?: number; requestId?: string; attempts?: number }; $retryable?: { throttling?: boolean } };
+type SdkError = Error & {
+  $fault?: 'client' | 'server';
+  $metadata?: { httpStatusCode?: number; requestId?: string; attempts?: number };
+  $retryable?: { throttling?: boolean };
+};
 
 type Metadata = { httpStatusCode?: number; requestId?: string; attempts?: number };
 
@@ -31,13 +35,19 @@ type Middleware = (
   context: { clientName?: string; commandName?: string },
 ) => (args: { input: Record<string, unknown>; request: unknown }) => Promise<{ output: { $metadata?: Metadata } }>;
 
-type TraceableClient = { middlewareStack: { add: (middleware: Middleware, options: { step: 'build'; name: string; tags?: string[] }) => void } };
+type TraceableClient = {
+  middlewareStack: { add: (middleware: Middleware, options: { step: 'build'; name: string; tags?: string[] }) => void };
+};
 
 /** The daemon's UDP address: `host:port`, or `udp:host:port tcp:host:port` (Lambda sets it). */
 export const daemonAddress = (value = process.env.AWS_XRAY_DAEMON_ADDRESS): { host: string; port: number } | undefined => {
-  const udp = value?.split(/\s+/).find((part) => part.startsWith('udp:'))?.slice(4) ?? value?.split(/\s+/)[0];
-  const match = udp?.match(/^(.+):(\d+)$/);
-  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+  const udp =
+    value
+      ?.split(/\s+/)
+      .find((part) => part.startsWith('udp:'))
+      ?.slice(4) ?? value?.split(/\s+/)[0];
+  const [, host, port] = udp?.match(/^(.+):(\d+)$/) ?? [];
+  return host ? { host, port: Number(port) } : undefined;
 };
 
 let socket: Socket | undefined;
@@ -60,7 +70,9 @@ const seconds = (ms: number) => ms / 1000;
 
 /** What the SDK retries as throttling: the service's throttling errors, or HTTP 429. */
 const isThrottle = (error: SdkError, status: number | undefined) =>
-  status === 429 || error.$retryable?.throttling === true || /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests/.test(error.name);
+  status === 429 ||
+  error.$retryable?.throttling === true ||
+  /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests/.test(error.name);
 
 export const TRACING_MIDDLEWARE_NAME = 'merchantApiXRaySubsegments';
 
@@ -94,7 +106,11 @@ const middleware: Middleware = (next, context) => async (args) => {
       ...(status ? { http: { response: { status } } } : {}),
       ...(failure
         ? {
-            ...(isThrottle(failure, status) ? { throttle: true, error: true } : failure.$fault === 'client' ? { error: true } : { fault: true }),
+            ...(isThrottle(failure, status)
+              ? { throttle: true, error: true }
+              : failure.$fault === 'client'
+                ? { error: true }
+                : { fault: true }),
             // The error's name only: SES messages can quote addresses.
             cause: { exceptions: [{ id: randomBytes(8).toString('hex'), type: failure.name, remote: true }] },
           }
@@ -113,6 +129,10 @@ const middleware: Middleware = (next, context) => async (args) => {
 
 /** Adds the X-Ray subsegment middleware to an SDK v3 client (once); returns the client. */
 export const traceAwsClient = <T extends object>(client: T): T => {
-  (client as unknown as TraceableClient).middlewareStack.add(middleware, { step: 'build', name: TRACING_MIDDLEWARE_NAME, tags: ['TRACING'] });
+  (client as unknown as TraceableClient).middlewareStack.add(middleware, {
+    step: 'build',
+    name: TRACING_MIDDLEWARE_NAME,
+    tags: ['TRACING'],
+  });
   return client;
 };

@@ -1,7 +1,8 @@
-import { postApiHandler } from '../../shared/http/post-api-handler';
-import { declineAffiliateRequest, toAffiliateRequestResponse } from '../../shared/domain/affiliate-request-decisions';
-import { uuidParams } from '../../shared/schemas/common';
+import { route } from '#functions/routes';
+import { declineAffiliateRequest, toAffiliateRequestResponse } from '#shared/domain/affiliate-request-decisions';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import { uuidParams } from '#shared/schemas/common';
 
-export const handler = postApiHandler('affiliate-requests-decline', { params: uuidParams }, async ({ merchant, params }) => ({
+export const handler = postApiHandler(route('affiliate-requests-decline'), { params: uuidParams }, async ({ merchant, params }) => ({
   data: { affiliate_request: toAffiliateRequestResponse(await declineAffiliateRequest(merchant, params.uuid)) },
 }));

@@ -1,12 +1,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { applyOrderChanges, UnprocessableMessageError } from '../../shared/domain/commissions';
-import { parseOrderEvent } from '../../shared/domain/order-events';
-import { logger } from '../../shared/logger';
-import { AmountNotComputableError } from '../../shared/money';
-import { countMetric, emitMetrics, METRIC } from '../../shared/metrics';
-import { sendToDeadLetterQueue } from '../../shared/queue/dead-letter';
+import { applyOrderChanges, PermanentMessageError } from '#shared/domain/commissions';
+import { parseOrderEvent } from '#shared/domain/order-events';
+import { asError, errorName } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
+import { AmountNotComputableError } from '#shared/money';
+import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 
 const FUNCTION_ID = 'commissions-process';
 
@@ -25,27 +26,32 @@ const FUNCTION_ID = 'commissions-process';
  * - transient (anything else: throttling, timeouts, a DynamoDB outage): reported in
  *   batchItemFailures, so SQS redelivers only those, and moves them to the DLQ after 5 receives.
  */
-export const isPermanentFailure = (error: unknown) => error instanceof UnprocessableMessageError || error instanceof AmountNotComputableError;
+export const isPermanentFailure = (error: unknown) => error instanceof PermanentMessageError || error instanceof AmountNotComputableError;
 
 const processRecord = async (record: SQSRecord) => {
   const message = parseOrderEvent(record.body);
-  if (!message) throw new UnprocessableMessageError('Not an order event message');
+  if (!message) throw new PermanentMessageError('Not an order event message');
   const { outcome, ledger, booked } = await applyOrderChanges(message.merchant_id, message.order_uuid);
   if (booked.some((entry) => entry.type === 'accrual')) countMetric(METRIC.commissionsRecorded);
   if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {
     emitMetrics({ [METRIC.commissionAmount]: booked.reduce((sum, entry) => sum + entry.amount, 0) }, { currency: ledger.currency_code });
   }
-  logger.info(outcome === 'applied' ? 'Commission ledger brought up to the order' : 'Duplicate or late message: the ledger already reflects the order', {
-    message_id: record.messageId,
-    merchant_id: message.merchant_id,
-    order_uuid: message.order_uuid,
-    event: message.type,
-    event_version: message.version,
-    applied_version: ledger?.applied_version,
-    status: ledger?.status,
-    net_amount: ledger?.net_amount,
-    booked: booked.map((entry) => entry.type),
-  });
+  logger.info(
+    outcome === 'applied'
+      ? 'Commission ledger brought up to the order'
+      : 'Duplicate or late message: the ledger already reflects the order',
+    {
+      message_id: record.messageId,
+      merchant_id: message.merchant_id,
+      order_uuid: message.order_uuid,
+      event: message.type,
+      event_version: message.version,
+      applied_version: ledger?.applied_version,
+      status: ledger?.status,
+      net_amount: ledger?.net_amount,
+      booked: booked.map((entry) => entry.type),
+    },
+  );
   return outcome;
 };
 
@@ -67,19 +73,22 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   } catch (dlqError) {
     logger.error('Message can never succeed, but the dead-letter queue refused it; SQS will redeliver it', {
       ...about,
-      dead_letter_error: { name: (dlqError as Error).name, message: (dlqError as Error).message },
+      dead_letter_error: { name: errorName(dlqError), message: asError(dlqError).message },
     });
     return false;
   }
 };
 
-const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
-
 export const handler = middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
     const results = await Promise.allSettled(event.Records.map(processRecord));
-    const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [{ record: event.Records[index] as SQSRecord, error: asError(result.reason) }] : []));
+    const failed = event.Records.flatMap((record, index) => {
+      const result = results[index];
+      return result?.status === 'rejected' ? [{ record, error: asError(result.reason) }] : [];
+    });
     const acknowledged = await Promise.all(failed.map(({ record, error }) => settleFailure(record, error)));
-    return { batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })) };
+    return {
+      batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })),
+    };
   });

@@ -1,8 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { logger } from '../../shared/logger';
-import { relayPendingNotifications } from '../../shared/mail/relay';
+import { logger } from '#shared/logger';
+import { relayPendingNotifications } from '#shared/mail/relay';
 
 /** Owed e-mails due less than this long ago are left to the request that owes them. */
 const OLDER_THAN_SECONDS = Number(process.env.NOTIFICATION_MIN_AGE_SECONDS ?? '60');

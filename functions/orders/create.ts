@@ -1,10 +1,11 @@
-import { postApiHandler } from '../../shared/http/post-api-handler';
-import { createOrder } from '../../shared/domain/orders';
-import { countMetric, METRIC } from '../../shared/metrics';
-import { publishOrderEvents } from '../../shared/queue/orders';
-import { orderCreateBody } from '../../shared/schemas/order';
+import { route } from '#functions/routes';
+import { createOrder } from '#shared/domain/orders';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import { countMetric, METRIC } from '#shared/metrics';
+import { publishOrderEvents } from '#shared/queue/orders';
+import { orderCreateBody } from '#shared/schemas/order';
 
-export const handler = postApiHandler('orders-create', { body: orderCreateBody }, async ({ merchant, body }) => {
+export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body }) => {
   const order = await createOrder(merchant, body);
   countMetric(METRIC.ordersAccepted);
   await publishOrderEvents(merchant.id, order);

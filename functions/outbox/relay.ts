@@ -1,10 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { functionTable } from '../../shared/db/client';
-import { oldestOutboxEntry } from '../../shared/db/entities/outbox';
-import { logger } from '../../shared/logger';
-import { emitMetrics, METRIC } from '../../shared/metrics';
-import { relayPendingOrders } from '../../shared/queue/orders';
+import { functionTable } from '#shared/db/client';
+import { oldestOutboxEntry } from '#shared/db/entities/outbox';
+import { logger } from '#shared/logger';
+import { emitMetrics, METRIC } from '#shared/metrics';
+import { relayPendingOrders } from '#shared/queue/orders';
 
 /** Orders whose outbox entry is younger than this are left to the creating request's fast path. */
 const OLDER_THAN_SECONDS = Number(process.env.OUTBOX_MIN_AGE_SECONDS ?? '30');

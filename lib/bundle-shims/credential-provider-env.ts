@@ -14,7 +14,9 @@ export const defaultProvider = (_init?: unknown) => async (): Promise<Credential
   const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey) {
-    throw new Error('No AWS credentials in the environment (this bundle reads only AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN)');
+    throw new Error(
+      'No AWS credentials in the environment (this bundle reads only AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN)',
+    );
   }
   const sessionToken = process.env.AWS_SESSION_TOKEN;
   const expiration = process.env.AWS_CREDENTIAL_EXPIRATION;

@@ -1,7 +1,11 @@
 import java.lang.reflect.Field;
 
 /**
- * Starts DynamoDB Local listening on one address only (127.0.0.1 unless -Ddynamodb.local.host=...).
+ * Starts DynamoDB Local listening on one address only (127.0.0.1 unless -Ddynamodb.local.host=...),
+ * with a connection backlog of 1024 (-Ddynamodb.local.backlog=...) instead of Java's default 50: a
+ * burst of new connections from the stage processes (hundreds of concurrent requests in
+ * `npm run bench`) otherwise overflows it, the kernel drops the SYNs, and the clients' retransmit
+ * after 1 s exceeds the functions' 1 s connect timeout.
  *
  * DynamoDBLocal.jar has no option for the listen address: its Jetty server listens on every
  * interface, without authentication. This launcher builds the server exactly as the jar's own
@@ -17,6 +21,7 @@ public final class LoopbackDynamoDbLocal {
 
   public static void main(String[] args) throws Exception {
     String host = System.getProperty("dynamodb.local.host", "127.0.0.1");
+    int backlog = Integer.parseInt(System.getProperty("dynamodb.local.backlog", "1024"));
     Class<?> runner = Class.forName("software.amazon.dynamodb.services.local.main.ServerRunner");
     Object proxy = runner.getMethod("createServerFromCommandLineArgs", String[].class).invoke(null, (Object) args);
     Field field = proxy.getClass().getDeclaredField("server");
@@ -24,7 +29,10 @@ public final class LoopbackDynamoDbLocal {
     Object jetty = field.get(proxy);
     Object[] connectors = (Object[]) jetty.getClass().getMethod("getConnectors").invoke(jetty);
     if (connectors.length == 0) throw new IllegalStateException("DynamoDB Local has no connector to bind");
-    for (Object connector : connectors) connector.getClass().getMethod("setHost", String.class).invoke(connector, host);
+    for (Object connector : connectors) {
+      connector.getClass().getMethod("setHost", String.class).invoke(connector, host);
+      connector.getClass().getMethod("setAcceptQueueSize", int.class).invoke(connector, backlog);
+    }
     proxy.getClass().getMethod("start").invoke(proxy);
   }
 }

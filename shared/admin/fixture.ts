@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { MAX_SEGMENTS } from '../db/entities/segment';
-import { MAX_TIERS } from '../db/entities/tier';
-import { orderCreateBody } from '../schemas/order';
+import { MAX_SEGMENTS } from '#shared/db/entities/segment';
+import { MAX_TIERS } from '#shared/db/entities/tier';
+import { orderCreateBody } from '#shared/schemas/order';
 
 /** The seed fixture format of DESIGN.md. Besides it, optional fixed ids/values (used by the demo). */
 const isoTimestamp = z.iso.datetime({ offset: true });
@@ -31,19 +31,21 @@ export const fixtureSchema = z.object({
           .check(z.maxLength(MAX_TIERS)),
       ),
       segments: z.optional(
-        z.array(
-          z.object({
-            key: z.string(),
-            uuid: z.optional(z.uuid()),
-            name: z.string(),
-            description: z.optional(z.string()),
-            default: z.optional(z.boolean()),
-            type: z.optional(z.literal('percentage')),
-            slugs: z.optional(z.array(z.string())),
-            skus: z.optional(z.array(z.string())),
-            rates: z.optional(z.record(z.string(), z.number())),
-          }),
-        ).check(z.maxLength(MAX_SEGMENTS)),
+        z
+          .array(
+            z.object({
+              key: z.string(),
+              uuid: z.optional(z.uuid()),
+              name: z.string(),
+              description: z.optional(z.string()),
+              default: z.optional(z.boolean()),
+              type: z.optional(z.literal('percentage')),
+              slugs: z.optional(z.array(z.string())),
+              skus: z.optional(z.array(z.string())),
+              rates: z.optional(z.record(z.string(), z.number())),
+            }),
+          )
+          .check(z.maxLength(MAX_SEGMENTS)),
       ),
       affiliates: z.optional(
         z.array(

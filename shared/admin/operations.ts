@@ -3,28 +3,28 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  StartMessageMoveTaskCommand,
   type SQSClient,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { tokenKindOfStage, type Stage, type TokenKind } from '../config';
-import { getAffiliate } from '../db/entities/affiliate';
-import { getCommissionLedger } from '../db/entities/commission';
-import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { merchantIdOf } from '../db/entities/base';
-import { getInvite, inviteKey, parseInvite } from '../db/entities/invite';
-import { getMerchant } from '../db/entities/merchant';
-import { outboxEntries } from '../db/entities/outbox';
-import { getOrder, orderKey } from '../db/entities/order';
-import { findToken, revokeTokenRecord, tokenRecord } from '../db/entities/token';
-import { readPage } from '../db/pages';
-import { hashToken, kindOfToken } from '../db/tokens';
-import { toAffiliateRequestResponse, toInviteResponse } from '../domain/program-model';
-import { notificationFor, type MailMessage } from '../mail/messages';
-import { mailFailure, notificationOutcomeUpdate, type Outcome } from '../mail/settle';
-import { isoNow } from '../time';
+import type { Stage } from '#shared/config';
+import { getAffiliate, tierBucket } from '#shared/db/entities/affiliate';
+import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { getCommissionLedger } from '#shared/db/entities/commission';
+import { recountMerchant } from '#shared/db/entities/count-repair';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { getInvite, inviteKey, parseInvite } from '#shared/db/entities/invite';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { getOrder, orderKey } from '#shared/db/entities/order';
+import { allTiers } from '#shared/db/entities/tier';
+import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
+import { readPage } from '#shared/db/pages';
+import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
+import { errorName } from '#shared/errors';
+import type { RelayOptions, RelayResult } from '#shared/mail/relay';
+import { isoNow } from '#shared/time';
+import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { Store } from './store';
 
 /**
@@ -36,7 +36,7 @@ export class AdminError extends Error {
   override name = 'AdminError';
 }
 
-const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown) => errorName(error) === 'ConditionalCheckFailedException';
 
 const requireMerchant = async (store: Store, merchantId: string) => {
   const merchant = await getMerchant(store, merchantId, true);
@@ -59,12 +59,6 @@ export const mintToken = async (
   });
   await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
-};
-
-/** The stage whose API accepts a token of this kind (where revoke-token looks by default). */
-export const stageOfToken = (token: string): Stage | undefined => {
-  const kind = kindOfToken(token);
-  return kind === undefined ? undefined : kind === 'live' ? 'live' : 'sandbox';
 };
 
 /**
@@ -101,7 +95,11 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
   if (affiliate?.status === 'active') throw new AdminError(`${slug} is already an active affiliate of merchant ${options.merchantId}`);
   const pending = await pendingRequestOf(store, options.merchantId, slug);
   if (pending) throw new AdminError(`${slug} already has a pending request (${pending})`);
-  const item = affiliateRequestRecord(options.merchantId, { seq: await takeSequence(store, options.merchantId, 'affiliate_requests'), status: 'pending', affiliate: { slug, name, email } });
+  const item = affiliateRequestRecord(options.merchantId, {
+    seq: await takeSequence(store, options.merchantId, 'affiliate_requests'),
+    status: 'pending',
+    affiliate: { slug, name, email },
+  });
   await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   await applyCountChanges(store, options.merchantId, [requestCountChange(item, 'pending', 1)]);
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
@@ -158,12 +156,16 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
         TableName: store.table,
         Key: key,
         UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
         ExpressionAttributeValues: { ':payment': options.paymentId, ':now': isoNow() },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return { merchant_id: options.merchantId, order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId } };
+    return {
+      merchant_id: options.merchantId,
+      order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId },
+    };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const order = await getOrder(store, options.merchantId, options.orderUuid, true);
@@ -179,7 +181,8 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
  */
 export const commissionOfOrder = async (store: Store, options: { merchantId: string; orderUuid: string }) => {
   const { ledger } = await getCommissionLedger(store, options.merchantId, options.orderUuid, true);
-  if (!ledger) throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
+  if (!ledger)
+    throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
   return {
     order_uuid: ledger.order_uuid,
     status: ledger.status,
@@ -189,40 +192,27 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
   };
 };
 
-export type Mailer = { linkBase: string; send: (message: MailMessage) => Promise<void> };
+/** The notification relay (shared/mail/relay.ts), run against the target stage: bin/admin.ts loads it with that stage's environment. */
+export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 
 /**
- * The retry for affiliate-program e-mails: sends every e-mail the merchant's invites and decided
- * requests still owe (their NOTIFY outbox entries older than `olderThanSeconds`, so a request's own
- * send in flight is not doubled) and settles each like the API does.
+ * The retry for affiliate-program e-mails: runs the notification relay for one merchant, parked
+ * e-mails included, over its owed e-mails older than `olderThanSeconds` (so a request's own send
+ * in flight is not doubled). Each is sent and settled exactly as the scheduled relay does it.
  */
-export const resendNotifications = async (store: Store, mailer: Mailer, options: { merchantId: string; olderThanSeconds: number }) => {
-  const merchant = await requireMerchant(store, options.merchantId);
-  const owed = [
-    ...(await outboxEntries(store, 'NOTIFY', options.olderThanSeconds, 1000)),
-    ...(await outboxEntries(store, 'PARKED', 0, 1000)),
-  ].filter((key) => merchantIdOf(key.pk) === options.merchantId);
-  const result = { merchant_id: options.merchantId, sent: 0, failed: 0 };
-  for (const key of owed) {
-    const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: key, ConsistentRead: true }));
-    const message = Item?.notification_pending_at ? notificationFor(Item, merchant.name, mailer.linkBase) : undefined;
-    if (!Item || !message) continue;
-    let outcome: Outcome = { sent: true };
-    try {
-      await mailer.send(message);
-      result.sent++;
-    } catch (error) {
-      outcome = { sent: false, failure: mailFailure(error) };
-      result.failed++;
-    }
-    // The same retry/park policy as the API and the relay (shared/mail/settle.ts); a parked e-mail that is sent here is settled.
-    const previousAttempts = typeof Item.notification_attempts === 'number' ? Item.notification_attempts : 0;
-    const { update } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
-    await store.ddb.send(new UpdateCommand({ TableName: store.table, ...update })).catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error; // settled meanwhile (the relay sent it)
-    });
-  }
-  return result;
+export const resendNotifications = async (
+  store: Store,
+  relay: NotificationRelay,
+  options: { merchantId: string; olderThanSeconds: number },
+) => {
+  await requireMerchant(store, options.merchantId);
+  const result = await relay({
+    merchantId: options.merchantId,
+    olderThanSeconds: options.olderThanSeconds,
+    includeParked: true,
+    maxItems: 1000,
+  });
+  return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
 /** Where `redrive` moves messages: the stage's orders DLQ back to its orders queue. */
@@ -230,7 +220,7 @@ export type RedriveTarget = { sqs: SQSClient; dlqUrl: string; ordersQueueUrl: st
 
 /** What an SQS endpoint without message-move tasks (the fauxqs emulator) answers StartMessageMoveTask with. */
 const isUnsupportedAction = (error: unknown) =>
-  ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes((error as Error | undefined)?.name ?? '');
+  ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes(errorName(error));
 
 /** Messages moved per receive in the fallback (SQS's batch maximum). */
 const REDRIVE_BATCH = 10;
@@ -247,7 +237,8 @@ const REDRIVE_BATCH = 10;
  */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] }))).Attributes ?? {};
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] })))
+      .Attributes ?? {};
   const [dlq, orders] = await Promise.all([attributes(dlqUrl), attributes(ordersQueueUrl)]);
   if (!dlq.QueueArn || !orders.QueueArn) throw new AdminError('SQS did not return the queue ARNs');
   try {
@@ -259,23 +250,61 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
   let moved = 0;
   for (;;) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: REDRIVE_BATCH, WaitTimeSeconds: 0, VisibilityTimeout: 30, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: REDRIVE_BATCH,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 30,
+        MessageAttributeNames: ['All'],
+      }),
     );
     if (Messages.length === 0) break;
     const batch = Messages.map((message, index) => ({ id: String(index), message }));
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: ordersQueueUrl,
-        Entries: batch.map(({ id, message }) => ({ Id: id, MessageBody: message.Body ?? '', MessageAttributes: message.MessageAttributes })),
+        Entries: batch.map(({ id, message }) => ({
+          Id: id,
+          MessageBody: message.Body ?? '',
+          MessageAttributes: message.MessageAttributes,
+        })),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((entry) => entry.Id));
     const done = batch.filter(({ id }) => ok.has(id));
     if (done.length > 0) {
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: dlqUrl,
+          Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })),
+        }),
+      );
     }
     moved += done.length;
-    if (done.length < batch.length) throw new AdminError(`moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`);
+    if (done.length < batch.length)
+      throw new AdminError(
+        `moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
+      );
   }
   return { method: 'receive-send-delete' as const, moved };
+};
+
+/**
+ * Recounts every block count of a merchant's lists from the list indexes (`admin recount`): the
+ * repair for a count that could be neither kept nor marked for the count-repair worker. Prints
+ * what it checked and every block it corrected.
+ */
+export const recountLists = async (store: Store, merchantId: string) => {
+  await requireMerchant(store, merchantId);
+  const tiers = await allTiers(store, merchantId);
+  const recounts = await recountMerchant(
+    store,
+    merchantId,
+    tiers.map((tier) => tierBucket(tier.slug)),
+  );
+  return {
+    merchant_id: merchantId,
+    blocks_checked: recounts.length,
+    corrected: recounts.filter(({ before, after }) => before !== after),
+  };
 };

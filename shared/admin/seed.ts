@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { type Stage, tokenKindOfStage } from '../config';
-import { affiliateCountChanges, affiliateRecord } from '../db/entities/affiliate';
-import { affiliateRequestRecord, requestCountChange } from '../db/entities/affiliate-request';
-import { applyCountChanges, takeSequence, type CountChange } from '../db/entities/counter';
-import { customerKey } from '../db/entities/customer';
-import { addToEmailProjection, inviteCountChange, inviteRecord } from '../db/entities/invite';
-import { inviteEmailRecord } from '../db/entities/invite-email';
-import { putNewMerchant } from '../db/entities/merchant';
-import { buildOrder, orderCountChange, orderRecord } from '../db/entities/order';
-import { orderNoRecord } from '../db/entities/order-no';
-import { segmentRecord } from '../db/entities/segment';
-import { tierRecord } from '../db/entities/tier';
-import { tokenRecord } from '../db/entities/token';
-import { userRecord } from '../db/entities/user';
-import { isoNow, toIso } from '../time';
+import type { Stage } from '#shared/config';
+import { affiliateCountChanges, affiliateRecord } from '#shared/db/entities/affiliate';
+import { affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { applyCountChanges, type CountChange, takeSequence } from '#shared/db/entities/counter';
+import { customerKey } from '#shared/db/entities/customer';
+import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
+import { inviteEmailRecord } from '#shared/db/entities/invite-email';
+import { putNewMerchant } from '#shared/db/entities/merchant';
+import { buildOrder, orderCountChange, orderRecord } from '#shared/db/entities/order';
+import { orderNoRecord } from '#shared/db/entities/order-no';
+import { segmentRecord } from '#shared/db/entities/segment';
+import { tierRecord } from '#shared/db/entities/tier';
+import { tokenRecord } from '#shared/db/entities/token';
+import { userRecord } from '#shared/db/entities/user';
+import { isoNow, toIso } from '#shared/time';
+import { tokenKindOfStage } from '#shared/tokens';
 import type { Fixture } from './fixture';
 import { putAll, type Store } from './store';
 
@@ -76,25 +77,43 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   }
   for (const tier of tiers) items.push(tierRecord(id, tier, now));
   const segments = [...(merchant.segments ?? [])];
-  if (!segments.some((segment) => segment.default)) segments.unshift({ key: 'default', name: 'Default', description: 'Rows without a matching segment slug', default: true });
+  if (!segments.some((segment) => segment.default))
+    segments.unshift({ key: 'default', name: 'Default', description: 'Rows without a matching segment slug', default: true });
   for (const segment of segments) {
     const item = segmentRecord(id, segment, now);
     result.segments[segment.key] = item.uuid;
     items.push(item);
   }
 
-  const affiliates = oldestFirst(merchant.affiliates ?? [], () => now, (affiliate) => affiliate.slug.toLowerCase());
+  const affiliates = oldestFirst(
+    merchant.affiliates ?? [],
+    () => now,
+    (affiliate) => affiliate.slug.toLowerCase(),
+  );
   const slugs = new Set(affiliates.map((affiliate) => affiliate.slug.toLowerCase()));
   if (slugs.size < affiliates.length) throw problem('an affiliate slug is used twice');
   let seq = await sequences(store, id, 'affiliates', affiliates.length);
   for (const affiliate of affiliates) {
-    const item = affiliateRecord(id, { ...affiliate, seq: seq++, tier: affiliate.tier ?? defaultTier, accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined }, now);
+    const item = affiliateRecord(
+      id,
+      {
+        ...affiliate,
+        seq: seq++,
+        tier: affiliate.tier ?? defaultTier,
+        accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined,
+      },
+      now,
+    );
     items.push(item);
     counts.push(...affiliateCountChanges(item));
   }
 
   const requests = oldestFirst(
-    (merchant.affiliate_requests ?? []).map((request) => ({ ...request, uuid: request.uuid ?? randomUUID(), requested_at: request.requested_at ? toIso(request.requested_at) : now })),
+    (merchant.affiliate_requests ?? []).map((request) => ({
+      ...request,
+      uuid: request.uuid ?? randomUUID(),
+      requested_at: request.requested_at ? toIso(request.requested_at) : now,
+    })),
     (request) => request.requested_at,
     (request) => request.uuid,
   );
@@ -122,12 +141,17 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   });
 
   // Orders oldest first, so the sequence follows creation time; not queued: this is history.
-  const orders = oldestFirst(merchant.orders ?? [], (order) => (order.created_at ? toIso(order.created_at) : now), (order) => order.key);
+  const orders = oldestFirst(
+    merchant.orders ?? [],
+    (order) => (order.created_at ? toIso(order.created_at) : now),
+    (order) => order.key,
+  );
   if (new Set(orders.map((order) => order.order_no)).size < orders.length) throw problem('an order_no is used twice');
   const customers = new Map<string, Record<string, unknown>>();
   seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
-    if (!slugs.has(order.affiliate_slug.toLowerCase())) throw problem(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
+    if (!slugs.has(order.affiliate_slug.toLowerCase()))
+      throw problem(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
     const item = buildOrder(order, {
       uuid: order.uuid,
       seq: seq++,
@@ -139,7 +163,14 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     counts.push(orderCountChange(item));
     if (item.customer && !customers.has(item.customer.email.toLowerCase())) {
       const email = item.customer.email.toLowerCase();
-      customers.set(email, { ...customerKey(id, email), type: 'customer', email, name: item.customer.name, created_at: item.created_at, updated_at: item.created_at });
+      customers.set(email, {
+        ...customerKey(id, email),
+        type: 'customer',
+        email,
+        name: item.customer.name,
+        created_at: item.created_at,
+        updated_at: item.created_at,
+      });
     }
     result.orders[order.key] = item.uuid;
   }

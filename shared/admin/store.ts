@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../db/table-def';
-import { OPERATOR_CLIENT_CONFIG } from '../sdk-timeouts';
+import type { TableRef } from '#shared/db/table-def';
+import { OPERATOR_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 
 /**
  * Where the operator tools (seed, admin CLI, local runtime) write: any stage's table, given

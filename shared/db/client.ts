@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { requireEnv } from '../config';
-import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
-import { traceAwsClient } from '../tracing';
+import { requireEnv } from '#shared/config';
+import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
+import { traceAwsClient } from '#shared/tracing';
 import type { TableRef } from './table-def';
 
 /** Module-scope client and table name: built once per container, reused by every invocation. */

@@ -1,4 +1,4 @@
-import type { TokenKind } from '../config';
+import type { TokenKind } from '#shared/tokens';
 import { functionTable } from './client';
 import { getMerchant, type Merchant } from './entities/merchant';
 import { findToken } from './entities/token';

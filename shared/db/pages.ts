@@ -1,5 +1,5 @@
-import { BLOCK_SIZE, readBlockCounts, type ListName } from './entities/counter';
 import { padSeq } from './entities/base';
+import { BLOCK_SIZE, type ListName, readBlockCounts } from './entities/counter';
 import { queryItems } from './query';
 import type { TableRef } from './table-def';
 
@@ -26,7 +26,10 @@ export type ListSpec<T> = {
  *
  * 1. the block counts of the shown buckets (one Query per bucket, size / 256 small items) give the
  *    exact total and the block in which the page's first item lies;
- * 2. one Query per bucket on the list's index, from the top of that block downwards, with
+ * 2. one Query per bucket on the list's index, downwards from the page's first item when the block
+ *    is full (the shown buckets hold every sequence number of the block, as for orders, invites
+ *    and all affiliates below the newest block: the item `skip` places down the block is then the
+ *    number `skip` below its top), else from the top of the block with
  *    Limit = (items of the page that lie in higher positions of the block) + per_page, so at most
  *    255 + per_page items per bucket;
  * 3. the buckets' results merged by sequence number, the page cut out.
@@ -50,12 +53,16 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
     if (before + n > offset) break;
     before += n;
   }
-  const skip = offset - before;
-  const wanted = skip + request.per_page;
-  const top = padSeq((startBlock + 1) * BLOCK_SIZE - 1);
+  const blockTop = (startBlock + 1) * BLOCK_SIZE - 1;
+  const inBlock = offset - before;
+  // Sequence numbers start at 1: block 0 holds 255 of them, every other block 256.
+  const full = blocks.get(startBlock) === (startBlock === 0 ? BLOCK_SIZE - 1 : BLOCK_SIZE);
+  const [top, skip] = full ? [blockTop - inBlock, 0] : [blockTop, inBlock];
 
   const fetched = await Promise.all(
-    spec.buckets.map((bucket) => queryDownFrom(db, spec.index, spec.partitionOf(bucket), top, wanted).then((items) => items.map(spec.parse))),
+    spec.buckets.map((bucket) =>
+      queryDownFrom(db, spec.index, spec.partitionOf(bucket), padSeq(top), skip + request.per_page).then((items) => items.map(spec.parse)),
+    ),
   );
   const merged = fetched.flat().sort((a, b) => spec.seqOf(b) - spec.seqOf(a));
   return { total, items: merged.slice(skip, skip + request.per_page) };

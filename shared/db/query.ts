@@ -5,7 +5,11 @@ import type { TableRef } from './table-def';
  * The items of one Query, continued past DynamoDB's 1 MB pages until there are no more or
  * `limit` items were read. Every multi-page read of the table goes through here (never a Scan).
  */
-export const queryItems = async ({ ddb, table }: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>, limit = Number.POSITIVE_INFINITY): Promise<Record<string, unknown>[]> => {
+export const queryItems = async (
+  { ddb, table }: TableRef,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -21,4 +25,42 @@ export const queryItems = async ({ ddb, table }: TableRef, input: Omit<QueryComm
     startKey = page.LastEvaluatedKey;
   } while (startKey && items.length < limit);
   return items;
+};
+
+/**
+ * Every item of partition `pk` whose sort key begins with `prefix`, as a key range rather than
+ * `begins_with`: DynamoDB seeks either way, but DynamoDB Local answers `begins_with` by reading the
+ * whole partition (86.9 ms vs 6.9 ms for 3 items beside 60,000 others, README "Benchmarks"). The
+ * range ends at the prefix with its last character incremented, which holds every key with the
+ * prefix; the one key that could equal that bound without the prefix is dropped here.
+ */
+export const queryKeyPrefix = async (
+  db: TableRef,
+  pk: string,
+  prefix: string,
+  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames'> = {},
+): Promise<Record<string, unknown>[]> => {
+  const last = prefix.codePointAt(prefix.length - 1) ?? 0;
+  const bound = `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`;
+  const items = await queryItems(db, {
+    ...input,
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
+  });
+  return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
+};
+
+/** How many items one Query matches (Select COUNT, continued past 1 MB pages): no item is returned. */
+export const countQueryItems = async (
+  { ddb, table }: TableRef,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>,
+): Promise<number> => {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(new QueryCommand({ ...input, TableName: table, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
 };

@@ -1,4 +1,4 @@
-import { busy } from '../http/errors';
+import { busy, errorName } from '#shared/errors';
 
 /**
  * The one conflict/back-off helper of every write path (create, cancel, update, invite, accept,
@@ -9,10 +9,16 @@ import { busy } from '../http/errors';
  * DynamoDB Local never produces these: the unit tests do, with aws-sdk-client-mock.
  */
 export const isTransactionConflict = (error: unknown): boolean => {
-  const name = (error as { name?: string } | undefined)?.name;
+  const name = errorName(error);
   if (name === 'TransactionConflictException') return true;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] } | undefined)?.CancellationReasons;
-  return name === 'TransactionCanceledException' && (reasons ?? []).some((reason) => reason.Code === 'TransactionConflict');
+  const reasons =
+    typeof error === 'object' && error !== null && 'CancellationReasons' in error && Array.isArray(error.CancellationReasons)
+      ? error.CancellationReasons
+      : [];
+  return (
+    name === 'TransactionCanceledException' &&
+    reasons.some((reason) => typeof reason === 'object' && reason !== null && reason.Code === 'TransactionConflict')
+  );
 };
 
 export const WRITE_ATTEMPTS = 6;

@@ -29,6 +29,18 @@ export const tableNameForStage = (stage: string): string => `affiliate-merchant-
 export const ordersQueueNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders`;
 export const ordersDlqNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders-dlq`;
 
+/** The commission consumer's timeout (functions/workers.ts): the orders queue's visibility follows from it. */
+export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
+
+/**
+ * The orders queue's settings, shared by the CDK stack and the local stack: redrive to the DLQ
+ * after 5 receives; visibility six times the consumer's timeout (AWS's advice for an event source).
+ */
+export const ORDERS_QUEUE_SETTINGS = {
+  maxReceiveCount: 5,
+  visibilityTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS * 6,
+} as const;
+
 /**
  * A table to work on and the client to reach it. Functions use their own (shared/db/client.ts
  * `functionTable`); operator tools (seed, admin) name the stage's table explicitly.

@@ -1,24 +1,24 @@
-import { functionTable } from '../db/client';
-import { affiliateCountChanges, affiliateKey, affiliateRecord, type AffiliateItem } from '../db/entities/affiliate';
+import { functionTable } from '#shared/db/client';
+import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord } from '#shared/db/entities/affiliate';
 import {
+  type AffiliateRequestItem,
+  type AffiliateRequestStatus,
   affiliateRequestKey,
   decideRequest,
   decideRequestPart,
   getAffiliateRequest,
   RequestDecisionRefused,
   requestCountChange,
-  type AffiliateRequestItem,
-  type AffiliateRequestStatus,
-} from '../db/entities/affiliate-request';
-import { applyCountChanges, takeSequence, type CountChange } from '../db/entities/counter';
-import type { Merchant } from '../db/merchants';
-import { isTransactionConflict, withConflictRetry, WRITE_ATTEMPTS } from '../db/retry';
-import { TransactionRefused, transactWrite, type TransactPart } from '../db/transact';
-import { busy, notFound, ruleRefused } from '../http/errors';
-import { logger } from '../logger';
-import { requestDecisionMessage } from '../mail/messages';
-import { deliverNotification } from '../mail/send';
-import { isoNow } from '../time';
+} from '#shared/db/entities/affiliate-request';
+import { applyCountChanges, type CountChange, takeSequence } from '#shared/db/entities/counter';
+import type { Merchant } from '#shared/db/merchants';
+import { isTransactionConflict, WRITE_ATTEMPTS, withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, type TransactPart, transactWrite } from '#shared/db/transact';
+import { asError, busy, notFound, ruleRefused } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { requestDecisionMessage } from '#shared/mail/messages';
+import { deliverNotification } from '#shared/mail/send';
+import { isoNow } from '#shared/time';
 import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
 
@@ -48,7 +48,11 @@ const affiliateChange = async (
   const joining = { ...request.affiliate, status: 'active' as const, accepted_at: now };
   switch (change.kind) {
     case 'create': {
-      const item = affiliateRecord(merchant.id, { ...joining, seq: await takeSequence(functionTable, merchant.id, 'affiliates'), tier: merchant.defaultTier }, now);
+      const item = affiliateRecord(
+        merchant.id,
+        { ...joining, seq: await takeSequence(functionTable, merchant.id, 'affiliates'), tier: merchant.defaultTier },
+        now,
+      );
       return { part: { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, counts: affiliateCountChanges(item) };
     }
     case 'reactivate': {
@@ -87,7 +91,7 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
   try {
     await applyCountChanges(functionTable, merchant.id, counts);
   } catch (error) {
-    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: error as Error });
+    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) });
   }
   await deliverNotification(affiliateRequestKey(merchant.id, request.uuid), requestDecisionMessage(request, merchant.name), {
     notification: `affiliate_request_${request.status}`,
@@ -120,8 +124,18 @@ export const acceptAffiliateRequest = async (merchant: Merchant, uuid: string): 
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
       continue;
     }
-    const accepted: AffiliateRequestItem = { ...request, status: 'accepted', decided_at: now, updated_at: now, notification_pending_at: now };
-    await settle(merchant, accepted, [requestCountChange(request, 'pending', -1), requestCountChange(request, 'accepted', 1), ...affiliate.counts]);
+    const accepted: AffiliateRequestItem = {
+      ...request,
+      status: 'accepted',
+      decided_at: now,
+      updated_at: now,
+      notification_pending_at: now,
+    };
+    await settle(merchant, accepted, [
+      requestCountChange(request, 'pending', -1),
+      requestCountChange(request, 'accepted', 1),
+      ...affiliate.counts,
+    ]);
     return accepted;
   }
   throw busy();

@@ -1,8 +1,13 @@
-import { functionTable } from '../db/client';
-import { affiliateRequestList, getAffiliateRequest as readRequest, type AffiliateRequestItem, type AffiliateRequestStatus } from '../db/entities/affiliate-request';
-import { readPage } from '../db/pages';
-import { notFound } from '../http/errors';
-import type { PageQuery } from '../http/pagination';
+import { functionTable } from '#shared/db/client';
+import {
+  type AffiliateRequestItem,
+  type AffiliateRequestStatus,
+  affiliateRequestList,
+  getAffiliateRequest as readRequest,
+} from '#shared/db/entities/affiliate-request';
+import { readPage } from '#shared/db/pages';
+import { notFound } from '#shared/errors';
+import type { PageQuery } from '#shared/page-window';
 
 /**
  * Affiliate-request reads. Accept and decline (which e-mail) live in affiliate-request-decisions.ts,

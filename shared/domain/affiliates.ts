@@ -1,8 +1,8 @@
-import { functionTable } from '../db/client';
-import { affiliateList, getAffiliate as readAffiliate, type AffiliateItem } from '../db/entities/affiliate';
-import { readPage } from '../db/pages';
-import { notFound } from '../http/errors';
-import type { PageQuery } from '../http/pagination';
+import { functionTable } from '#shared/db/client';
+import { type AffiliateItem, affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
+import { readPage } from '#shared/db/pages';
+import { notFound } from '#shared/errors';
+import type { PageQuery } from '#shared/page-window';
 import { toAffiliateResponse } from './program-model';
 import { findTier, tiersBySlug } from './tiers';
 

@@ -1,10 +1,16 @@
-import { functionTable } from '../db/client';
-import { getAffiliate, type AffiliateItem } from '../db/entities/affiliate';
-import { getCommissionLedger, putCommissionLedger, type CommissionLedger, type CommissionRow, type LedgerEntry } from '../db/entities/commission';
-import { getOrder, type OrderItem } from '../db/entities/order';
-import { allSegments, type SegmentItem } from '../db/entities/segment';
-import { netExact, rowCommission, sumExact } from '../money';
-import { isoNow } from '../time';
+import { functionTable } from '#shared/db/client';
+import { type AffiliateItem, getAffiliate } from '#shared/db/entities/affiliate';
+import {
+  type CommissionLedger,
+  type CommissionRow,
+  getCommissionLedger,
+  type LedgerEntry,
+  putCommissionLedger,
+} from '#shared/db/entities/commission';
+import { getOrder, type OrderItem } from '#shared/db/entities/order';
+import { allSegments, type SegmentItem } from '#shared/db/entities/segment';
+import { netExact, rowCommission, sumExact } from '#shared/money';
+import { isoNow } from '#shared/time';
 import { eventTypeOf, versionOf } from './order-events';
 
 /**
@@ -17,7 +23,7 @@ import { eventTypeOf, versionOf } from './order-events';
  * computeCommission gives a cancelled order zero amounts and `void`.
  */
 
-export type { CommissionLedger, CommissionRow, LedgerEntry } from '../db/entities/commission';
+export type { CommissionLedger, CommissionRow, LedgerEntry } from '#shared/db/entities/commission';
 
 export type CommissionItem = {
   type: 'commission';
@@ -73,9 +79,13 @@ export const computeCommission = (
   };
 };
 
-/** A message that can never succeed (unknown order): retrying does not help, the DLQ keeps it. */
-export class UnprocessableMessageError extends Error {
-  override name = 'UnprocessableMessageError';
+/**
+ * A message that cannot succeed as it stands (an unknown order): redelivering it only burns
+ * receives, so the consumer moves it to the DLQ at once; `npm run admin -- redrive` retries it
+ * once the cause is fixed.
+ */
+export class PermanentMessageError extends Error {
+  override name = 'PermanentMessageError';
 }
 
 type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'cancelled_at' | 'version'>;
@@ -142,7 +152,8 @@ export const advanceLedger = (
 };
 
 /** Whether bringing this ledger up to date books an accrual (then the commission must be computed). */
-const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) => (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
+const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) =>
+  (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
 
 export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: CommissionLedger | undefined; booked: LedgerEntry[] };
 
@@ -163,11 +174,14 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
       getOrder(functionTable, merchantId, orderUuid, true),
       getCommissionLedger(functionTable, merchantId, orderUuid, true),
     ]);
-    if (!order) throw new UnprocessableMessageError(`Order ${orderUuid} does not exist`);
+    if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: CommissionItem | undefined;
     if (accrualDue(ledger, order)) {
-      const [segments, affiliate] = await Promise.all([allSegments(functionTable, merchantId), getAffiliate(functionTable, merchantId, order.affiliate_slug)]);
+      const [segments, affiliate] = await Promise.all([
+        allSegments(functionTable, merchantId),
+        getAffiliate(functionTable, merchantId, order.affiliate_slug),
+      ]);
       accrual = computeCommission(order, segments, affiliate);
     }
     const next = advanceLedger(ledger, order, accrual);

@@ -1,18 +1,25 @@
-import { functionTable } from '../db/client';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { addToEmailProjection, inviteCountChange, inviteKey, inviteRecord, putInvitePart, type InviteItem } from '../db/entities/invite';
-import { inviteEmailTaken, putInviteEmailPart } from '../db/entities/invite-email';
-import { owedNotification } from '../db/entities/notification';
-import { getUser } from '../db/entities/user';
-import type { Merchant } from '../db/merchants';
-import { withConflictRetry } from '../db/retry';
-import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, type FieldErrors } from '../http/errors';
-import { logger } from '../logger';
-import { invitationMessage } from '../mail/messages';
-import { deliverNotification, INVITE_LINK_BASE_URL } from '../mail/send';
-import type { InviteCreateInput } from '../schemas/program';
-import { isoNow } from '../time';
+import { functionTable } from '#shared/db/client';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import {
+  addToEmailProjection,
+  type InviteItem,
+  inviteCountChange,
+  inviteKey,
+  inviteRecord,
+  putInvitePart,
+} from '#shared/db/entities/invite';
+import { inviteEmailTaken, putInviteEmailPart } from '#shared/db/entities/invite-email';
+import { owedNotification } from '#shared/db/entities/notification';
+import { getUser } from '#shared/db/entities/user';
+import type { Merchant } from '#shared/db/merchants';
+import { withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, transactWrite } from '#shared/db/transact';
+import { asError, type FieldErrors, invalid } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { invitationMessage } from '#shared/mail/messages';
+import { deliverNotification, INVITE_LINK_BASE_URL } from '#shared/mail/send';
+import type { InviteCreateInput } from '#shared/schemas/program';
+import { isoNow } from '#shared/time';
 
 export { toInviteResponse } from './program-model';
 
@@ -41,16 +48,25 @@ export const createInvite = async (merchant: Merchant, input: InviteCreateInput)
 
   const now = isoNow();
   const seq = await takeSequence(db, merchant.id, 'invites');
-  const invite = { ...inviteRecord(merchant.id, { seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now), ...owedNotification(now) };
+  const invite = {
+    ...inviteRecord(merchant.id, { seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now),
+    ...owedNotification(now),
+  };
   try {
-    await withConflictRetry(() => transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }));
+    await withConflictRetry(() =>
+      transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }),
+    );
   } catch (error) {
     if (error instanceof TransactionRefused && error.refusedBy('guard')) throw invalid({ email: [INVITE_MESSAGES.emailTaken] });
     throw error;
   }
-  const settled = await Promise.allSettled([applyCountChanges(db, merchant.id, [inviteCountChange(invite)]), addToEmailProjection(db, merchant.id, [invite])]);
+  const settled = await Promise.allSettled([
+    applyCountChanges(db, merchant.id, [inviteCountChange(invite)]),
+    addToEmailProjection(db, merchant.id, [invite]),
+  ]);
   for (const result of settled) {
-    if (result.status === 'rejected') logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: result.reason as Error });
+    if (result.status === 'rejected')
+      logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: asError(result.reason) });
   }
 
   await deliverNotification(inviteKey(merchant.id, invite.uuid), invitationMessage(invite, merchant.name, INVITE_LINK_BASE_URL), {

@@ -1,7 +1,7 @@
-import { functionTable } from '../db/client';
-import { findInvitesByEmail, inviteList, type InviteItem } from '../db/entities/invite';
-import { readPage } from '../db/pages';
-import type { PageQuery } from '../http/pagination';
+import { functionTable } from '#shared/db/client';
+import { findInvitesByEmail, type InviteItem, inviteList } from '#shared/db/entities/invite';
+import { readPage } from '#shared/db/pages';
+import type { PageQuery } from '#shared/page-window';
 
 /**
  * Invitation reads. Creating one (which e-mails) lives in invite-affiliate.ts, so that the read
@@ -13,7 +13,10 @@ export { toInviteResponse } from './program-model';
  * One page of the merchant's invitations, newest first; with `email`, those whose address contains
  * it (case-insensitive: addresses are stored lowercase), read from the e-mail projection.
  */
-export const listInvites = async (merchantId: string, query: PageQuery & { email?: string | null }): Promise<{ total: number; invites: InviteItem[] }> => {
+export const listInvites = async (
+  merchantId: string,
+  query: PageQuery & { email?: string | null },
+): Promise<{ total: number; invites: InviteItem[] }> => {
   const { total, items } = query.email
     ? await findInvitesByEmail(functionTable, merchantId, query.email.toLowerCase(), query)
     : await readPage(functionTable, inviteList(merchantId), query);

@@ -62,5 +62,10 @@ export const parseOrderEvent = (body: string): (Omit<OrderEventMessage, 'version
   if (typeof message.order_uuid !== 'string' || message.order_uuid === '') return undefined;
   const version = message.version;
   if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version) && version >= 1)) return undefined;
-  return { type: message.type, merchant_id: message.merchant_id, order_uuid: message.order_uuid, ...(version === undefined ? {} : { version }) };
+  return {
+    type: message.type,
+    merchant_id: message.merchant_id,
+    order_uuid: message.order_uuid,
+    ...(version === undefined ? {} : { version }),
+  };
 };

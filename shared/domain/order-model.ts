@@ -1,4 +1,4 @@
-import type { OrderItem } from '../db/entities/order';
+import type { OrderItem } from '#shared/db/entities/order';
 import { currencyName } from './currency';
 
 /** The order's messages and its API presentation (the stored shape is db/entities/order.ts). */

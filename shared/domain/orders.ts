@@ -1,23 +1,32 @@
-import { functionTable } from '../db/client';
-import { getAffiliate } from '../db/entities/affiliate';
-import { applyCountChanges, takeSequence } from '../db/entities/counter';
-import { upsertCustomer } from '../db/entities/customer';
-import { buildOrder, getOrder as readOrder, orderCountChange, orderList, OrderUpdateRefused, putOrderPart, updateOrder, type OrderItem } from '../db/entities/order';
-import { orderNoTaken, putOrderNoPart } from '../db/entities/order-no';
-import type { Merchant } from '../db/merchants';
-import { readPage } from '../db/pages';
-import { withConflictRetry } from '../db/retry';
-import { TransactionRefused, transactWrite } from '../db/transact';
-import { invalid, notFound, ruleRefused, type FieldErrors } from '../http/errors';
-import type { PageQuery } from '../http/pagination';
-import { logger } from '../logger';
-import type { OrderCreateInput } from '../schemas/order';
-import { isoNow, oneMonthBefore } from '../time';
+import { functionTable } from '#shared/db/client';
+import { getAffiliate } from '#shared/db/entities/affiliate';
+import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { upsertCustomer } from '#shared/db/entities/customer';
+import {
+  buildOrder,
+  type OrderItem,
+  OrderUpdateRefused,
+  orderCountChange,
+  orderList,
+  putOrderPart,
+  getOrder as readOrder,
+  updateOrder,
+} from '#shared/db/entities/order';
+import { orderNoTaken, putOrderNoPart } from '#shared/db/entities/order-no';
+import type { Merchant } from '#shared/db/merchants';
+import { readPage } from '#shared/db/pages';
+import { withConflictRetry } from '#shared/db/retry';
+import { TransactionRefused, transactWrite } from '#shared/db/transact';
+import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
+import { logger } from '#shared/logger';
+import type { PageQuery } from '#shared/page-window';
+import type { OrderCreateInput } from '#shared/schemas/order';
+import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
 import { ORDER_MESSAGES } from './order-model';
 
+export type { OrderItem } from '#shared/db/entities/order';
 export { ORDER_MESSAGES, toOrderResponse } from './order-model';
-export type { OrderItem } from '../db/entities/order';
 
 const checkCurrency = (merchant: Merchant, code: string) => {
   if (!isKnownCurrency(code)) throw invalid({ currency_code: [ORDER_MESSAGES.currencyInvalid] });
@@ -43,7 +52,10 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 export const createOrder = async (merchant: Merchant, input: OrderCreateInput): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
-  const [affiliate, taken] = await Promise.all([getAffiliate(db, merchant.id, input.affiliate_slug, true), orderNoTaken(db, merchant.id, input.order_no)]);
+  const [affiliate, taken] = await Promise.all([
+    getAffiliate(db, merchant.id, input.affiliate_slug, true),
+    orderNoTaken(db, merchant.id, input.order_no),
+  ]);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
   if (taken) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
@@ -52,7 +64,10 @@ export const createOrder = async (merchant: Merchant, input: OrderCreateInput): 
   const order = buildOrder(input, { seq: await takeSequence(db, merchant.id, 'orders') });
   try {
     await withConflictRetry(() =>
-      transactWrite(db, { order: putOrderPart(merchant.id, order, { queued: true }), orderNo: putOrderNoPart(merchant.id, order.order_no, order.uuid) }),
+      transactWrite(db, {
+        order: putOrderPart(merchant.id, order, { queued: true }),
+        orderNo: putOrderNoPart(merchant.id, order.order_no, order.uuid),
+      }),
     );
   } catch (error) {
     if (error instanceof TransactionRefused && error.refusedBy('orderNo')) throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
@@ -63,7 +78,8 @@ export const createOrder = async (merchant: Merchant, input: OrderCreateInput): 
     order.customer ? upsertCustomer(db, merchant.id, order.customer, order.created_at) : Promise.resolve(),
   ]);
   for (const result of settled) {
-    if (result.status === 'rejected') logger.error('Order committed; a follow-up write failed', { order_uuid: order.uuid, error: result.reason as Error });
+    if (result.status === 'rejected')
+      logger.error('Order committed; a follow-up write failed', { order_uuid: order.uuid, error: result.reason as Error });
   }
   return order;
 };
@@ -103,7 +119,11 @@ export const updateShipping = (merchantId: string, uuid: string, totalShippingVa
   changeOrder(
     merchantId,
     uuid,
-    { set: 'total_shipping_value = :value, updated_at = :now', condition: 'attribute_not_exists(cancelled_at)', values: { ':value': totalShippingValue, ':now': isoNow() } },
+    {
+      set: 'total_shipping_value = :value, updated_at = :now',
+      condition: 'attribute_not_exists(cancelled_at)',
+      values: { ':value': totalShippingValue, ':now': isoNow() },
+    },
     () => ruleRefused(ORDER_MESSAGES.cancelledNotUpdatable),
   );
 
@@ -121,5 +141,11 @@ export const cancelOrder = (merchantId: string, uuid: string, now: Date = new Da
       values: { ':now': now.toISOString(), ':cutoff': oneMonthBefore(now).toISOString() },
     },
     (old) =>
-      ruleRefused(old.cancelled_at ? ORDER_MESSAGES.alreadyCancelled : old.payment_id ? ORDER_MESSAGES.linkedToPayment : ORDER_MESSAGES.tooOldToCancel),
+      ruleRefused(
+        old.cancelled_at
+          ? ORDER_MESSAGES.alreadyCancelled
+          : old.payment_id
+            ? ORDER_MESSAGES.linkedToPayment
+            : ORDER_MESSAGES.tooOldToCancel,
+      ),
   );

@@ -1,8 +1,8 @@
-import type { AffiliateItem } from '../db/entities/affiliate';
-import type { AffiliateRequestItem, AffiliateRequestStatus } from '../db/entities/affiliate-request';
-import type { InviteItem } from '../db/entities/invite';
-import type { SegmentItem } from '../db/entities/segment';
-import type { TierItem } from '../db/entities/tier';
+import type { AffiliateItem } from '#shared/db/entities/affiliate';
+import type { AffiliateRequestItem, AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import type { InviteItem } from '#shared/db/entities/invite';
+import type { SegmentItem } from '#shared/db/entities/segment';
+import type { TierItem } from '#shared/db/entities/tier';
 
 /**
  * The affiliate-program resources as the API shows them (the stored shapes are the entities in
@@ -105,7 +105,6 @@ export const toInviteResponse = (invite: InviteItem) => ({
   updated_at: invite.updated_at,
 });
 
-
 // ---------------------------------------------------------------------------------------------
 // Transitions without I/O
 // ---------------------------------------------------------------------------------------------
@@ -117,10 +116,7 @@ export const toInviteResponse = (invite: InviteItem) => ({
  *   one, the default tier), sequence number and created_at kept;
  * - already active: unchanged (the request is still accepted; nothing about the affiliate moves).
  */
-export type AffiliateOnAccept =
-  | { kind: 'create' }
-  | { kind: 'reactivate'; existing: AffiliateItem }
-  | { kind: 'unchanged' };
+export type AffiliateOnAccept = { kind: 'create' } | { kind: 'reactivate'; existing: AffiliateItem } | { kind: 'unchanged' };
 
 export const affiliateOnAccept = (existing: AffiliateItem | undefined): AffiliateOnAccept => {
   if (!existing) return { kind: 'create' };

@@ -1,8 +1,8 @@
-import { functionTable } from '../db/client';
-import { allSegments, getSegment, type SegmentItem } from '../db/entities/segment';
-import type { TierItem } from '../db/entities/tier';
-import { notFound } from '../http/errors';
-import { slicePage, type PageQuery } from '../http/pagination';
+import { functionTable } from '#shared/db/client';
+import { allSegments, getSegment, type SegmentItem } from '#shared/db/entities/segment';
+import type { TierItem } from '#shared/db/entities/tier';
+import { notFound } from '#shared/errors';
+import { type PageQuery, slicePage } from '#shared/page-window';
 import { allTiers } from './tiers';
 
 /** List order: the default segment first (it catches every unmatched row), then by name, then uuid. */

@@ -1,23 +1,18 @@
-import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { $ZodType, output } from 'zod/v4/core';
-import { acceptsIdempotencyKey, routeById, type RouteId } from '../../functions/routes';
-import type { Credential } from '../db/merchants';
-import { logger } from '../logger';
-import { authenticate } from '../middleware/auth';
-import { envelope } from '../middleware/envelope';
-import { jsonBody } from '../middleware/json-body';
-import { traceId } from '../middleware/trace';
-import type { ApiContext, ApiMiddleware, Reply } from '../middleware/types';
-import { validate, type Schemas } from '../middleware/validate';
+import type { Credential } from '#shared/db/merchants';
+import { logger } from '#shared/logger';
+import { type AuthenticatedContext, authentication } from './auth';
+import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
+import { jsonBody } from './json-body';
+import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute } from './route';
+import { traceId } from './trace';
+import type { ApiContext, ApiMiddleware } from './types';
+import { type Input, type Schemas, validation } from './validate';
 
-type Out<T> = T extends $ZodType ? output<T> : undefined;
-
-export type ApiRequest<S extends Schemas> = {
-  body: Out<S['body']>;
-  query: Out<S['query']>;
-  params: Out<S['params']>;
+/** What a route's handler receives: its validated input, who is calling, and the request's links. */
+export type ApiRequest<S extends Schemas> = Input<S> & {
   merchant: Credential['merchant'];
   token: Credential['token'];
   traceId: string;
@@ -25,65 +20,69 @@ export type ApiRequest<S extends Schemas> = {
   link: { url: string; rawQuery: Record<string, string> };
 };
 
+export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
+
 const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] => {
   const header = (name: string) => Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
   const proto = header('x-forwarded-proto') ?? 'https';
   const host = header('host') ?? 'localhost';
-  const rawQuery = Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const rawQuery = Object.fromEntries(
+    Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   return { url: `${proto}://${host}${event.requestContext?.path ?? event.path}`, rawQuery };
 };
 
-/** The two halves of Idempotency-Key handling (shared/middleware/idempotency.ts). */
-export type IdempotencyMiddlewares = { claimKey: ApiMiddleware; recordResponse: ApiMiddleware };
-
-export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
+/** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
+export type IdempotencyHandling = {
+  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext>;
+  recordResponse: ApiMiddleware;
+};
 
 /**
- * The shared middy chain, then the route's own logic:
- * trace id -> envelope + errors -> auth -> JSON body -> validation -> handler.
- * (Auth runs before the body is parsed, so an unauthenticated caller learns nothing else.)
+ * The one request chain of every route, built middleware-first and handler-last, so TypeScript
+ * infers what each step adds to the context (middy's `use` types): the handler reads the
+ * credential and the input as the route's schemas output it, with no cast and no check.
  *
- * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after auth
- * (it belongs to the merchant) and before the body is parsed, so a malformed or invalid body's
- * 422 is stored and replayed too; the response is recorded outside the envelope, so what is
- * stored is the final HTTP response, errors included:
- * trace id -> [record response] -> envelope -> auth -> [claim key] -> JSON body -> validation -> handler.
+ *   trace id -> [record response] -> error envelope -> authentication -> [claim key] -> JSON body -> validation -> handler
+ *
+ * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
+ * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
+ * caller learns nothing else.
+ *
+ * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after
+ * authentication (it belongs to the merchant) and before the body is parsed, so a malformed or
+ * invalid body's 422 is stored and replayed too; the response is recorded outside the error
+ * envelope, so what is stored is the final HTTP response, errors included.
  */
-export const buildApiHandler = <S extends Schemas>(routeId: RouteId, schemas: S, handle: Handle<S>, idempotency?: IdempotencyMiddlewares) => {
-  const route = routeById(routeId);
+export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, handle: Handle<S>, idempotency?: IdempotencyHandling) => {
+  // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
   if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
-    throw new Error(`${routeId}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`);
+    throw new Error(
+      `${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`,
+    );
   }
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
-    .use(envelope(route.envelope))
-    .use(authenticate({ placesOrders: route.placesOrders }))
+    .use(errorEnvelope(route.envelope))
+    .use(authentication({ placesOrders: route.placesOrders }))
     .use(idempotency ? [idempotency.claimKey] : [])
     .use(jsonBody())
-    .use(validate(schemas))
+    .use(validation(schemas))
     .handler(async (event, context) => {
-      const { credential, input } = context;
-      if (!credential || !input) throw new Error('middleware chain did not run');
-      const reply = await handle({
-        body: input.body as Out<S['body']>,
-        query: input.query as Out<S['query']>,
-        params: input.params as Out<S['params']>,
-        merchant: credential.merchant,
-        token: credential.token,
-        traceId: context.traceId,
-        link: requestLink(event),
-      });
-      return reply as unknown as APIGatewayProxyResult;
+      const { credential, input, traceId } = context;
+      const reply = await handle({ ...input, merchant: credential.merchant, token: credential.token, traceId, link: requestLink(event) });
+      return envelopeResponse(route.envelope, traceId, reply);
     });
   // The schemas the route validates with, for the test that holds the OpenAPI document to them.
   return Object.assign(handler, { schemas });
 };
 
 /**
- * A GET or PATCH route's Lambda handler. POST routes use postApiHandler
- * (shared/http/post-api-handler.ts), which adds Idempotency-Key: a separate module, so that the
- * read-only functions do not bundle its writes.
+ * A GET or PATCH route's Lambda handler, built from its manifest entry (functions/routes.ts).
+ * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
+ * separate module, so that the read-only functions do not bundle its writes.
  */
-export const apiHandler = <S extends Schemas>(routeId: RouteId, schemas: S, handle: Handle<S>) => buildApiHandler(routeId, schemas, handle);
+export const apiHandler = <S extends Schemas>(route: ReadOrPatchRoute, schemas: S, handle: Handle<S>) =>
+  buildApiHandler(route, schemas, handle);

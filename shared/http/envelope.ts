@@ -1,4 +1,7 @@
-import { MESSAGES, type FieldErrors } from './errors';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError, busy, errorName, type FieldErrors, MESSAGES } from '#shared/errors';
+import { logger } from '#shared/logger';
+import type { ApiMiddleware } from './types';
 
 /** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';
@@ -22,10 +25,10 @@ export type InvitePagination = {
 
 export type Meta = { pagination?: LaravelPagination | InvitePagination };
 
-export const v2Body = (
-  traceId: string,
-  outcome: { data: unknown; meta?: Meta } | { errors: FieldErrors },
-) =>
+/** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
+export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };
+
+export const v2Body = (traceId: string, outcome: { data: unknown; meta?: Meta } | { errors: FieldErrors }) =>
   'errors' in outcome
     ? { success: false, data: null, errors: outcome.errors, meta: { trace_id: traceId } }
     : { success: true, data: outcome.data, errors: null, meta: { ...outcome.meta, trace_id: traceId } };
@@ -38,4 +41,64 @@ export const legacyFailureBody = (statusCode: number, errors: FieldErrors) => {
   if (statusCode === 401) return { message: MESSAGES.unauthenticated };
   if (statusCode === 422) return { success: false, message: MESSAGES.invalidData, data: { errors } };
   return { success: false, message: first, data: [] };
+};
+
+const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', ...(statusCode === 503 ? { 'retry-after': '1' } : {}), ...headers },
+  body: JSON.stringify(body),
+});
+
+/** A handler's Reply in the route's envelope. */
+export const envelopeResponse = (kind: EnvelopeKind, traceId: string, reply: Reply): APIGatewayProxyResult => {
+  const statusCode = reply.statusCode ?? 200;
+  return kind === 'v2'
+    ? json(statusCode, v2Body(traceId, { data: reply.data, meta: reply.meta }))
+    : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
+};
+
+/**
+ * A dependency that did not answer in time or asked us to slow down (the SDK's TimeoutError after
+ * its retries, DynamoDB or SQS throttling, a 5xx of the service): nothing about the request is
+ * wrong and a retry may well pass, so the client gets 503 with Retry-After, not a 500.
+ */
+const TRANSIENT_ERRORS = new Set([
+  'TimeoutError',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+export const isTransientDependencyError = (error: unknown): boolean => TRANSIENT_ERRORS.has(errorName(error));
+
+/**
+ * Turns any error of the request into a failure in the route's envelope. An ApiError exposes its
+ * status and messages; a transient dependency error is a 503; anything else is logged with the
+ * trace id and answered with a generic 500.
+ */
+export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
+  const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
+    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
+
+  return {
+    // Sets the response without returning it: a returned value would end middy's onError stack
+    // here, and the middlewares outside this one (the idempotency record, the logger) must still
+    // see the final response.
+    onError: (request) => {
+      const error = request.error ?? new Error('unknown error');
+      if (error instanceof ApiError) {
+        request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
+        return;
+      }
+      if (isTransientDependencyError(error)) {
+        logger.error('A dependency timed out or throttled; answered 503', error);
+        const refusal = busy();
+        request.response = failure(request.context.traceId, refusal.statusCode, refusal.errors);
+        return;
+      }
+      logger.error('Unhandled error', error);
+      request.response = failure(request.context.traceId ?? 'unknown', 500, { message: [MESSAGES.serverError] });
+    },
+  };
 };

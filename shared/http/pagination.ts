@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { lastPage, type PageQuery } from '#shared/page-window';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; see README). */
@@ -14,18 +15,14 @@ const positiveInt = (max?: number) =>
 
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
-  per_page: z.pipe(positiveInt(MAX_PER_PAGE), z.transform((value) => value ?? DEFAULT_PER_PAGE)),
-  page: z.pipe(positiveInt(), z.transform((value) => value ?? 1)),
-};
-
-export type PageQuery = { per_page: number; page: number };
-
-export const lastPage = (total: number, perPage: number) => Math.max(1, Math.ceil(total / perPage));
-
-/** Where page `page` starts and how many items it holds, for a list of `total` items. */
-export const pageWindow = (total: number, { page, per_page }: PageQuery) => {
-  const offset = (page - 1) * per_page;
-  return { offset, count: Math.max(0, Math.min(per_page, total - offset)) };
+  per_page: z.pipe(
+    positiveInt(MAX_PER_PAGE),
+    z.transform((value) => value ?? DEFAULT_PER_PAGE),
+  ),
+  page: z.pipe(
+    positiveInt(),
+    z.transform((value) => value ?? 1),
+  ),
 };
 
 /** The request's own URL with `page` replaced, the way Laravel builds next/prev links. */
@@ -58,9 +55,3 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
   current_page: query.page,
   total_pages: lastPage(total, query.per_page),
 });
-
-/** One page of a list that was read whole (small per-merchant lists: tiers, segments, ...). */
-export const slicePage = <T>(items: readonly T[], query: PageQuery): T[] => {
-  const { offset, count } = pageWindow(items.length, query);
-  return items.slice(offset, offset + count);
-};

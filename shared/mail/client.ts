@@ -1,7 +1,7 @@
 import { SESClient } from '@aws-sdk/client-ses';
-import { requireEnv } from '../config';
-import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
-import { traceAwsClient } from '../tracing';
+import { requireEnv } from '#shared/config';
+import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
+import { traceAwsClient } from '#shared/tracing';
 
 /** The verified SES identity every e-mail is sent from. */
 export const MAIL_FROM = requireEnv('MAIL_FROM');

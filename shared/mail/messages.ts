@@ -1,6 +1,6 @@
 import type { SendEmailCommandInput } from '@aws-sdk/client-ses';
-import { parseAffiliateRequest, type AffiliateRequestItem } from '../db/entities/affiliate-request';
-import { parseInvite, type InviteItem } from '../db/entities/invite';
+import { type AffiliateRequestItem, parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
+import { type InviteItem, parseInvite } from '#shared/db/entities/invite';
 
 /**
  * The affiliate-program e-mails, composed without I/O: the API (shared/mail/send.ts) and the admin
@@ -46,9 +46,7 @@ export const requestDecisionMessage = (request: Pick<AffiliateRequestItem, 'stat
     : [`Hello ${request.affiliate.name},`, `${merchantName} has declined your request to join its affiliate program.`];
   return {
     to: request.affiliate.email,
-    subject: accepted
-      ? `${merchantName} accepted your affiliate request`
-      : `${merchantName} declined your affiliate request`,
+    subject: accepted ? `${merchantName} accepted your affiliate request` : `${merchantName} declined your affiliate request`,
     text: `${paragraphs.join('\n\n')}\n`,
     html: htmlOf(paragraphs),
   };

@@ -1,10 +1,11 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, functionTable, TABLE_NAME } from '../db/client';
-import { merchantIdOf, type Key } from '../db/entities/base';
-import { getMerchant } from '../db/entities/merchant';
-import { OUTBOX_REMOVE, outboxPage } from '../db/entities/outbox';
-import { logger } from '../logger';
-import { notificationFor, type MailMessage } from './messages';
+import { ddb, functionTable, TABLE_NAME } from '#shared/db/client';
+import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '#shared/db/entities/outbox';
+import { errorName } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { type MailMessage, notificationFor } from './messages';
 import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 
 /** An owing item as stored: notificationFor parses it by its type. */
@@ -19,6 +20,18 @@ class MerchantNotFound extends Error {
   override name = 'MerchantNotFound';
 }
 
+export type RelayOptions = {
+  /** Owed e-mails due less than this long ago are left to the request that owes them. */
+  olderThanSeconds?: number;
+  maxItems?: number;
+  /** Epoch ms after which no new e-mail is started. */
+  deadline?: number;
+  /** Only this merchant's owed e-mails (the operator's resend-notifications). */
+  merchantId?: string;
+  /** Parked e-mails too (given up after too many failures): the operator's resend-notifications sends them again. */
+  includeParked?: boolean;
+};
+
 /**
  * The notification relay: sends every e-mail an invite or affiliate request still owes because
  * SES failed when the request was answered. Owed e-mails are entries on the sparse outbox index
@@ -29,23 +42,39 @@ class MerchantNotFound extends Error {
  * affects that e-mail, which is rescheduled with backoff or, after a bounded number of tries,
  * parked with its reason; the run goes on with the next one. Bounded by `maxItems` and by
  * `deadline` (epoch ms: the function's remaining time); what is left is due on the next run.
+ *
+ * The scheduled function (functions/notifications/relay.ts) and the operator's
+ * `npm run admin -- resend-notifications` (one merchant, parked e-mails included) both run this.
  */
-export const relayPendingNotifications = async ({ olderThanSeconds = 60, maxItems = 250, deadline = Number.POSITIVE_INFINITY } = {}): Promise<RelayResult> => {
+export const relayPendingNotifications = async ({
+  olderThanSeconds = 60,
+  maxItems = 250,
+  deadline = Number.POSITIVE_INFINITY,
+  merchantId,
+  includeParked = false,
+}: RelayOptions = {}): Promise<RelayResult> => {
   const merchantNames = new Map<string, string | undefined>();
   const result: RelayResult = { sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0 };
   let seen = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    if (Date.now() >= deadline) break;
-    const page = await outboxPage(functionTable, 'NOTIFY', olderThanSeconds, PAGE_SIZE, startKey);
-    for (const key of page.keys) {
-      if (seen >= maxItems || Date.now() >= deadline) return result;
-      seen++;
-      const outcome = await relayOne(key, merchantNames);
-      result[outcome]++;
-    }
-    startKey = page.next;
-  } while (startKey && seen < maxItems);
+  const passes: [OutboxKind, number][] = [
+    ['NOTIFY', olderThanSeconds],
+    ...(includeParked ? [['PARKED', 0] satisfies [OutboxKind, number]] : []),
+  ];
+  for (const [kind, olderThan] of passes) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      if (Date.now() >= deadline) return result;
+      const page = await outboxPage(functionTable, kind, olderThan, PAGE_SIZE, startKey);
+      for (const key of page.keys) {
+        if (merchantId !== undefined && merchantIdOf(key.pk) !== merchantId) continue;
+        if (seen >= maxItems || Date.now() >= deadline) return result;
+        seen++;
+        const outcome = await relayOne(key, merchantNames);
+        result[outcome]++;
+      }
+      startKey = page.next;
+    } while (startKey && seen < maxItems);
+  }
   return result;
 };
 
@@ -59,14 +88,21 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
     if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(functionTable, merchantId))?.name);
     merchantName = merchantNames.get(merchantId);
   } catch (error) {
-    logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: (error as Error).name });
+    logger.warn('Could not read an owed e-mail; it stays due for the next run', { sk: key.sk, error_name: errorName(error) });
     return 'skipped';
   }
   if (!item?.notification_pending_at) {
     // Nothing is owed any more (settled meanwhile): drop the entry.
     await ddb
-      .send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`, ConditionExpression: 'attribute_not_exists(notification_pending_at)' }))
-      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: (error as Error).name }));
+      .send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: key,
+          UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`,
+          ConditionExpression: 'attribute_not_exists(notification_pending_at)',
+        }),
+      )
+      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }));
     return 'dropped';
   }
   const owed = item;

@@ -1,19 +1,18 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { requireEnv } from '../config';
-import { ddb, TABLE_NAME } from '../db/client';
-import type { Key } from '../db/entities/base';
-import { logger } from '../logger';
-import { countMetric, METRIC } from '../metrics';
-import { isoNow } from '../time';
+import { requireEnv } from '#shared/config';
+import { ddb, TABLE_NAME } from '#shared/db/client';
+import type { Key } from '#shared/db/entities/base';
+import { cameFromService, errorName, httpStatusOf } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { countMetric, METRIC } from '#shared/metrics';
+import { isoNow } from '#shared/time';
 import { MAIL_FROM, renewSesClient, ses } from './client';
-import { invitationLink, sendEmailInput, type MailMessage } from './messages';
+import { type MailMessage, sendEmailInput } from './messages';
 import { mailFailure, notificationOutcomeUpdate, type Outcome, type Settled } from './settle';
 
 /** Where an invitation link points (the dashboard's invitation page). Read at init: fail fast. */
 export const INVITE_LINK_BASE_URL = requireEnv('INVITE_LINK_BASE_URL');
-
-export const inviteLink = (inviteUuid: string) => invitationLink(INVITE_LINK_BASE_URL, inviteUuid);
 
 /** A message that can never be sent as it is (its text is not well-formed Unicode). */
 export class MalformedMessageError extends Error {
@@ -29,20 +28,23 @@ const TEXT_FIELDS = ['to', 'replyTo', 'subject', 'text', 'html'] as const;
  * failure all the same).
  */
 export const sendMail = async (message: MailMessage): Promise<void> => {
-  const malformed = TEXT_FIELDS.find((field) => typeof message[field] === 'string' && !(message[field] as string).isWellFormed());
+  const malformed = TEXT_FIELDS.find((field) => {
+    const text = message[field];
+    return typeof text === 'string' && !text.isWellFormed();
+  });
   if (malformed) throw new MalformedMessageError(`the ${malformed} is not well-formed Unicode`);
   try {
     await ses.send(new SendEmailCommand(sendEmailInput(message, MAIL_FROM)));
   } catch (error) {
-    if ((error as { $metadata?: unknown }).$metadata === undefined && ['URIError', 'TypeError', 'RangeError'].includes((error as Error).name)) renewSesClient();
+    if (!cameFromService(error) && ['URIError', 'TypeError', 'RangeError'].includes(errorName(error))) renewSesClient();
     throw error;
   }
 };
 
 /** What a log line may say about an SES failure: never its message, which can quote addresses. */
 export const mailErrorSummary = (error: unknown) => ({
-  error_name: (error as Error | undefined)?.name ?? 'Error',
-  http_status: (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode,
+  error_name: errorName(error) || 'Error',
+  http_status: httpStatusOf(error),
 });
 
 /**
@@ -60,8 +62,8 @@ export const settleNotification = async (
   try {
     await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...update }));
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
-    logger.warn('Could not record the notification outcome', { ...about, settled, error_name: (error as Error).name });
+    if (errorName(error) === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
+    logger.warn('Could not record the notification outcome', { ...about, settled, error_name: errorName(error) });
     return settled;
   }
   if (settled === 'parked') {
@@ -107,5 +109,8 @@ export const tryNotification = async (
  * reports it; a failed send is logged (trace id, item uuid; no address) and recorded on the item,
  * and the notification relay retries it. Returns whether SES took the message.
  */
-export const deliverNotification = async (key: Key, message: MailMessage, about: { notification: string; uuid: string }): Promise<boolean> =>
-  (await tryNotification(key, message, about)) === 'sent';
+export const deliverNotification = async (
+  key: Key,
+  message: MailMessage,
+  about: { notification: string; uuid: string },
+): Promise<boolean> => (await tryNotification(key, message, about)) === 'sent';

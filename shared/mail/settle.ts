@@ -1,5 +1,6 @@
-import type { Key } from '../db/entities/base';
-import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '../db/entities/outbox';
+import type { Key } from '#shared/db/entities/base';
+import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '#shared/db/entities/outbox';
+import { asError, errorName, httpStatusOf } from '#shared/errors';
 
 /**
  * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
@@ -28,8 +29,8 @@ export const retryDelaySeconds = (attempts: number) => Math.min(FIRST_RETRY_SECO
 /**
  * Failures that cannot change by trying again: the message could not be built or encoded in this
  * process (text that is not well-formed Unicode: MalformedMessage, or the SDK's URIError; an item
- * whose merchant is gone), or SES refused this message as such. Everything else (throttling, timeouts, 5xx, network, account-level refusals)
- * is transient.
+ * whose merchant is gone), or SES refused this message as such. Everything else (throttling,
+ * timeouts, 5xx, network, account-level refusals) is transient.
  */
 const LOCAL_ERRORS = ['MalformedMessage', 'MerchantNotFound', 'URIError', 'TypeError', 'RangeError', 'SyntaxError'];
 const PERMANENT_ERRORS = new Set([...LOCAL_ERRORS, 'MessageRejected', 'InvalidParameterValue', 'ValidationError']);
@@ -42,30 +43,37 @@ export type MailFailure = { permanent: boolean; reason: string };
  * which names no address ("MalformedMessage: the text is not well-formed Unicode").
  */
 export const mailFailure = (error: unknown): MailFailure => {
-  const name = (error as Error | undefined)?.name ?? 'Error';
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  const name = errorName(error) || 'Error';
+  const status = httpStatusOf(error);
   const local = status === undefined && LOCAL_ERRORS.includes(name);
-  const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${String((error as Error).message).slice(0, 200)}` : '';
+  const detail = status !== undefined ? ` (HTTP ${status})` : local ? `: ${asError(error).message.slice(0, 200)}` : '';
   return { permanent: PERMANENT_ERRORS.has(name), reason: `${name}${detail}` };
 };
 
 export type Outcome = { sent: true } | { sent: false; failure: MailFailure };
 export type Settled = 'sent' | 'retry' | 'parked';
 
+/** What a try's outcome amounts to, and the UpdateItem (without the table) that records it. */
+export type SettleUpdate = {
+  settled: Settled;
+  attempts?: number;
+  due?: string;
+  update: { Key: Key; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> };
+};
+
 /**
  * The UpdateItem that records a try's outcome on the owing item, and what it amounts to.
  * `previousAttempts` is the item's `notification_attempts` before this try (0 for a new debt).
  * Conditional on the debt still being there: a debt settled meanwhile is left alone.
  */
-export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: string, previousAttempts = 0) => {
+export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: string, previousAttempts = 0): SettleUpdate => {
   const condition = 'attribute_exists(pk) AND attribute_exists(notification_pending_at)';
   if (outcome.sent) {
     return {
-      settled: 'sent' as Settled,
+      settled: 'sent',
       update: {
         Key: key,
-        UpdateExpression:
-          `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
+        UpdateExpression: `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':now': now },
       },
@@ -76,12 +84,11 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
   const failed = { ':now': now, ':error': outcome.failure.reason, ':attempts': attempts };
   if (park) {
     return {
-      settled: 'parked' as Settled,
+      settled: 'parked',
       attempts,
       update: {
         Key: key,
-        UpdateExpression:
-          `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
+        UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ...failed, ...outboxSetValues('PARKED', now) },
       },
@@ -90,12 +97,11 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
   const delaySeconds = outcome.failure.permanent ? 0 : retryDelaySeconds(attempts);
   const due = new Date(Date.parse(now) + delaySeconds * 1000).toISOString();
   return {
-    settled: 'retry' as Settled,
+    settled: 'retry',
     attempts,
     update: {
       Key: key,
-      UpdateExpression:
-        `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
+      UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
       ConditionExpression: condition,
       ExpressionAttributeValues: { ...failed, ...outboxSetValues('NOTIFY', due) },
     },

@@ -1,4 +1,4 @@
-import { requireEnv } from '../config';
+import { requireEnv } from '#shared/config';
 
 export { sqs } from './sqs-client';
 

@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { requireEnv } from '../config';
+import { requireEnv } from '#shared/config';
 import { sqs } from './sqs-client';
 
 /** The orders queue's dead-letter queue, for the consumer. Read at init: fail fast. */

@@ -1,13 +1,14 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { functionTable } from '../db/client';
-import { merchantIdOf } from '../db/entities/base';
-import { getOrder, markOrderPublished, orderUuidOf, type OrderItem } from '../db/entities/order';
-import { outboxEntries } from '../db/entities/outbox';
-import { orderEventMessage, unpublishedVersions, type OrderEventMessage } from '../domain/order-events';
-import { logger } from '../logger';
+import { functionTable } from '#shared/db/client';
+import { merchantIdOf } from '#shared/db/entities/base';
+import { getOrder, markOrderPublished, type OrderItem, orderUuidOf } from '#shared/db/entities/order';
+import { outboxEntries } from '#shared/db/entities/outbox';
+import { type OrderEventMessage, orderEventMessage, unpublishedVersions } from '#shared/domain/order-events';
+import { asError } from '#shared/errors';
+import { logger } from '#shared/logger';
 import { ORDERS_QUEUE_URL, sqs } from './client';
 
-export { orderEventMessage, type OrderEventMessage } from '../domain/order-events';
+export { type OrderEventMessage, orderEventMessage } from '#shared/domain/order-events';
 
 /**
  * How long a request spends, after its commit, on sending its order's events and marking them
@@ -43,16 +44,22 @@ export const publishOrderEvents = async (merchantId: string, order: PublishableO
   try {
     for (const version of versions) {
       const body = JSON.stringify(orderEventMessage(merchantId, order.uuid, order, version));
-      await withinBudget(sqs.send(new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: body }), { abortSignal: signal }), signal);
+      await withinBudget(
+        sqs.send(new SendMessageCommand({ QueueUrl: ORDERS_QUEUE_URL, MessageBody: body }), { abortSignal: signal }),
+        signal,
+      );
     }
   } catch (error) {
-    logger.warn('Orders queue unavailable; the outbox relay will send this order event', { order_uuid: order.uuid, error: error as Error });
+    logger.warn('Orders queue unavailable; the outbox relay will send this order event', { order_uuid: order.uuid, error: asError(error) });
     return false;
   }
   try {
     await withinBudget(markOrderPublished(functionTable, merchantId, order.uuid, last, signal), signal);
   } catch (error) {
-    logger.warn('Could not mark the order event published; the relay will send a duplicate the processor ignores', { order_uuid: order.uuid, error: error as Error });
+    logger.warn('Could not mark the order event published; the relay will send a duplicate the processor ignores', {
+      order_uuid: order.uuid,
+      error: asError(error),
+    });
   }
   return true;
 };
@@ -82,7 +89,9 @@ export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 2
       }),
     );
     const pending: Pending[] = orders.flatMap(({ merchantId, uuid, order }) =>
-      order ? unpublishedVersions(order).map((version) => ({ merchantId, uuid, message: orderEventMessage(merchantId, uuid, order, version) })) : [],
+      order
+        ? unpublishedVersions(order).map((version) => ({ merchantId, uuid, message: orderEventMessage(merchantId, uuid, order, version) }))
+        : [],
     );
     const idOf = (entry: { merchantId: string; uuid: string }) => `${entry.merchantId}/${entry.uuid}`;
     const refused = new Set<string>();
@@ -90,7 +99,8 @@ export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 2
     // (already published meanwhile) is settled at its current version, which removes its entry.
     const publishedUpTo = new Map<string, { merchantId: string; uuid: string; version: number }>();
     for (const { merchantId, uuid, order } of orders) {
-      if (order && unpublishedVersions(order).length === 0) publishedUpTo.set(idOf({ merchantId, uuid }), { merchantId, uuid, version: order.version ?? 1 });
+      if (order && unpublishedVersions(order).length === 0)
+        publishedUpTo.set(idOf({ merchantId, uuid }), { merchantId, uuid, version: order.version ?? 1 });
     }
     for (let start = 0; start < pending.length; start += SQS_BATCH) {
       const chunk = pending.slice(start, start + SQS_BATCH).filter((entry) => !refused.has(idOf(entry)));
@@ -104,11 +114,14 @@ export const relayPendingOrders = async ({ olderThanSeconds = 30, maxBatches = 2
       const ok = new Set((result.Successful ?? []).map((entry) => entry.Id));
       chunk.forEach((entry, index) => {
         if (!ok.has(String(index))) refused.add(idOf(entry));
-        else if (!refused.has(idOf(entry))) publishedUpTo.set(idOf(entry), { merchantId: entry.merchantId, uuid: entry.uuid, version: entry.message.version });
+        else if (!refused.has(idOf(entry)))
+          publishedUpTo.set(idOf(entry), { merchantId: entry.merchantId, uuid: entry.uuid, version: entry.message.version });
       });
       sent += ok.size;
     }
-    await Promise.all([...publishedUpTo.values()].map(({ merchantId, uuid, version }) => markOrderPublished(functionTable, merchantId, uuid, version)));
+    await Promise.all(
+      [...publishedUpTo.values()].map(({ merchantId, uuid, version }) => markOrderPublished(functionTable, merchantId, uuid, version)),
+    );
     if (refused.size > 0) break; // the queue is refusing some: try again on the next run
   }
   return sent;

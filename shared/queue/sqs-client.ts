@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { FUNCTION_CLIENT_CONFIG } from '../sdk-timeouts';
-import { traceAwsClient } from '../tracing';
+import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
+import { traceAwsClient } from '#shared/tracing';
 
 /**
  * The functions' SQS client, without any queue URL: client.ts adds the orders queue (senders),

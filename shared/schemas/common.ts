@@ -28,7 +28,14 @@ export const requiredString = (max = 255) => text().check(z.trim(), z.minLength(
 
 /** Optional strings accept null and '' (Laravel turns empty strings into null). */
 export const optionalString = (max = 255) =>
-  z.optional(z.nullable(z.pipe(text().check(z.trim(), z.maxLength(max)), z.transform((value) => (value === '' ? null : value)))));
+  z.optional(
+    z.nullable(
+      z.pipe(
+        text().check(z.trim(), z.maxLength(max)),
+        z.transform((value) => (value === '' ? null : value)),
+      ),
+    ),
+  );
 
 /**
  * An integer in [min, max]. The bounds are checked before integrality, so a number past the

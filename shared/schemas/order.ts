@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '../http/pagination';
+import { pageQueryShape } from '#shared/http/pagination';
 import { boundedInt, emailAddress, optionalString, requiredString, text } from './common';
 
 /** Rows per order: at least 1 (spec); at most 200 (our cap, keeps an order item well under 400 KB). */

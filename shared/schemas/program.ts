@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import type { AffiliateRequestStatus } from '../domain/program-model';
-import { pageQueryShape } from '../http/pagination';
+import type { AffiliateRequestStatus } from '#shared/domain/program-model';
+import { pageQueryShape } from '#shared/http/pagination';
 import { emailAddress, optionalString, text } from './common';
 
 /** Tiers and segments: only the page parameters. */

@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
-import type { InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '../http/envelope';
-import type { toOrderResponse } from '../domain/order-model';
+import type { toOrderResponse } from '#shared/domain/order-model';
 import type {
   toAcceptedRequestResponse,
   toAffiliateRequestResponse,
@@ -9,7 +8,8 @@ import type {
   toSegmentDetailResponse,
   toSegmentResponse,
   toTierResponse,
-} from '../domain/program-model';
+} from '#shared/domain/program-model';
+import type { InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
 
 /**
  * The response payloads, written once: the OpenAPI document (scripts/openapi.ts) is generated from
@@ -183,9 +183,17 @@ export const legacySuccess = <T extends z.ZodMiniType>(data: T) => z.strictObjec
 /** Legacy 401. */
 export const legacyUnauthenticated = z.strictObject({ message: z.string() });
 /** Legacy 422: the field messages under `data.errors`. */
-export const legacyInvalid = z.strictObject({ success: z.literal(false), message: z.string(), data: z.strictObject({ errors: fieldErrorsSchema }) });
+export const legacyInvalid = z.strictObject({
+  success: z.literal(false),
+  message: z.string(),
+  data: z.strictObject({ errors: fieldErrorsSchema }),
+});
 /** Every other legacy failure: the first message, `data` an empty array. */
-export const legacyRefused = z.strictObject({ success: z.literal(false), message: z.string(), data: z.array(z.never()).check(z.maxLength(0)) });
+export const legacyRefused = z.strictObject({
+  success: z.literal(false),
+  message: z.string(),
+  data: z.array(z.never()).check(z.maxLength(0)),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Compile-time: what the code builds is what is documented, both ways (type imports only). The

@@ -1,4 +1,4 @@
-import type { FieldErrors } from '../http/errors';
+import type { FieldErrors } from '#shared/errors';
 
 /**
  * zod issues -> Laravel-style messages (the original service's style):
@@ -19,7 +19,11 @@ type Issue = {
 };
 
 /** Laravel's displayable attribute: the key with underscores as spaces (`__proto__` shows as `proto`). */
-export const attributeName = (key: string): string => key.replace(/_+/g, ' ').replace(/ ?\. ?/g, '.').trim();
+export const attributeName = (key: string): string =>
+  key
+    .replace(/_+/g, ' ')
+    .replace(/ ?\. ?/g, '.')
+    .trim();
 
 /**
  * Field names, query keys and paths come from the client, so no lookup here may reach an
@@ -28,7 +32,10 @@ export const attributeName = (key: string): string => key.replace(/_+/g, ' ').re
  */
 const valueAt = (input: unknown, path: PropertyKey[]): unknown =>
   path.reduce<unknown>(
-    (value, segment) => (value !== null && typeof value === 'object' && Object.hasOwn(value, segment) ? (value as Record<PropertyKey, unknown>)[segment] : undefined),
+    (value, segment) =>
+      value !== null && typeof value === 'object' && Object.hasOwn(value, segment)
+        ? (value as Record<PropertyKey, unknown>)[segment]
+        : undefined,
     input,
   );
 
@@ -57,12 +64,19 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
     case 'too_small':
       if (issue.origin === 'string') {
         if (isMissing(value)) return `The ${attr} field is required.`;
-        return issue.exact ? `The ${attr} field must be ${issue.minimum} characters.` : `The ${attr} field must be at least ${issue.minimum} characters.`;
+        return issue.exact
+          ? `The ${attr} field must be ${issue.minimum} characters.`
+          : `The ${attr} field must be at least ${issue.minimum} characters.`;
       }
       if (issue.origin === 'array') return `The ${attr} field must have at least ${issue.minimum} items.`;
-      return issue.inclusive ? `The ${attr} field must be at least ${issue.minimum}.` : `The ${attr} field must be greater than ${issue.minimum}.`;
+      return issue.inclusive
+        ? `The ${attr} field must be at least ${issue.minimum}.`
+        : `The ${attr} field must be greater than ${issue.minimum}.`;
     case 'too_big':
-      if (issue.origin === 'string') return issue.exact ? `The ${attr} field must be ${issue.maximum} characters.` : `The ${attr} field must not be greater than ${issue.maximum} characters.`;
+      if (issue.origin === 'string')
+        return issue.exact
+          ? `The ${attr} field must be ${issue.maximum} characters.`
+          : `The ${attr} field must not be greater than ${issue.maximum} characters.`;
       if (issue.origin === 'array') return `The ${attr} field must not have more than ${issue.maximum} items.`;
       return `The ${attr} field must not be greater than ${issue.maximum}.`;
     case 'invalid_format':

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { functionSpecs } from '../../lib/function-specs';
-import { bundleFunction, importBundle, type Bundle } from '../../scripts/bundles';
+import { functionSpecs } from '#lib/function-specs';
+import { type Bundle, bundleFunction, importBundle } from '#scripts/bundles';
 
 /**
  * Real bundles, built as the stack builds them, each imported in a fresh process with exactly the

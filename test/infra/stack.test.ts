@@ -1,18 +1,19 @@
+import type { CfnResource } from 'aws-cdk-lib';
 import { App, Token } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '#functions/routes';
+import { workers } from '#functions/workers';
+import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '#lib/alarms';
+import { buildApp } from '#lib/app';
+import { missingAlarmDestination } from '#lib/config';
+import type { MerchantApiStage } from '#lib/merchant-api-stage';
+import { STAGES, type Stage } from '#shared/config';
+import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { acceptsIdempotencyKey } from '#shared/http/route';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/metric-names';
+import { RATE_LIMIT } from '#shared/rate-limit';
 import cdkJson from '../../cdk.json';
-import { acceptsIdempotencyKey, routes } from '../../functions/routes';
-import { workers } from '../../functions/workers';
-import { buildApp } from '../../lib/app';
-import type { MerchantApiStage } from '../../lib/merchant-api-stage';
-import { missingAlarmDestination } from '../../lib/config';
-import { STAGES, type Stage } from '../../shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '../../shared/db/table-def';
-import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '../../lib/alarms';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metric-names';
-import { RATE_LIMIT } from '../../shared/rate-limit';
 
 /**
  * The deployed shape, asserted on the synthesized templates of both stages. The app is built and
@@ -39,7 +40,8 @@ beforeAll(() => {
 const logicalId = (stack: MerchantApiStage, construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as CfnResource);
 
-const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+const ofType = (resources: Record<string, Resource>, type: string) =>
+  Object.entries(resources).filter(([, resource]) => resource.Type === type);
 
 const functionOf = (stage: Stage, id: string) => {
   const fn = synth[stage].stack.functions.find((candidate) => candidate.spec.id === id);
@@ -72,7 +74,8 @@ const describeResource = (stage: Stage, resource: any, ownLogGroup: string): str
   }
   const join = resource?.['Fn::Join']?.[1];
   if (Array.isArray(join)) {
-    if (join[0]?.['Fn::GetAtt']?.[0] === table && typeof join[1] === 'string' && join[1].startsWith('/index/')) return `index:${join[1].slice('/index/'.length)}`;
+    if (join[0]?.['Fn::GetAtt']?.[0] === table && typeof join[1] === 'string' && join[1].startsWith('/index/'))
+      return `index:${join[1].slice('/index/'.length)}`;
     const text = join.filter((part: unknown) => typeof part === 'string').join('');
     if (text.includes(':ses:') && text.endsWith(`:identity/${MAIL_FROM}`)) return 'ses-identity';
   }
@@ -98,8 +101,19 @@ const grantsOf = (stage: Stage, id: string): { grants: Set<string>; statements: 
   return { grants, statements, role: resources[roleId] as Resource };
 };
 
-const BASE_GRANTS = ['logs:CreateLogStream on own-log-group', 'logs:PutLogEvents on own-log-group', 'xray:PutTelemetryRecords on *', 'xray:PutTraceSegments on *'];
-const CONSUME_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
+const BASE_GRANTS = [
+  'logs:CreateLogStream on own-log-group',
+  'logs:PutLogEvents on own-log-group',
+  'xray:PutTelemetryRecords on *',
+  'xray:PutTraceSegments on *',
+];
+const CONSUME_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+];
 
 /**
  * What the manifest allows, written out independently of lib/function-specs.ts: the route's own
@@ -122,7 +136,13 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
 };
 
 const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
-  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; queue?: 'send' | 'consume'; mail?: boolean; deadLetter?: boolean };
+  const access = worker.access as {
+    table: readonly string[];
+    indexes?: readonly string[];
+    queue?: 'send' | 'consume';
+    mail?: boolean;
+    deadLetter?: boolean;
+  };
   return new Set([
     ...BASE_GRANTS,
     ...access.table.map((action) => `${action} on table`),
@@ -146,7 +166,12 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const { resources, stack } = synth[stage];
     for (const fn of stack.functions) {
       const props = (resources[logicalId(stack, fn.fn)] as Resource).Properties;
-      expect(props).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler', TracingConfig: { Mode: 'Active' } });
+      expect(props).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
+      });
       expect(props.LoggingConfig.LogGroup).toEqual({ Ref: logicalId(stack, fn.logGroup) });
       expect((resources[logicalId(stack, fn.logGroup)] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
     }
@@ -158,7 +183,10 @@ describe.each(STAGES)('the %s stack', (stage) => {
     expect(methods).toHaveLength(routes.length);
     const integrated = new Set<string>();
     for (const route of routes) {
-      const matching = methods.filter(([, method]) => method.Properties.HttpMethod === route.method && resourcePath(resources, method.Properties.ResourceId) === route.path);
+      const matching = methods.filter(
+        ([, method]) =>
+          method.Properties.HttpMethod === route.method && resourcePath(resources, method.Properties.ResourceId) === route.path,
+      );
       expect(matching, `${route.method} ${route.path}`).toHaveLength(1);
       const [, method] = matching[0]!;
       expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
@@ -177,10 +205,24 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect(role.Properties.ManagedPolicyArns, route.id).toBeUndefined();
       const actions = [...grants].map((grant) => grant.split(' ')[0]);
       if (route.method === 'GET') {
-        expect(actions.filter((action) => action!.startsWith('dynamodb:') && !['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].includes(action!)), route.id).toEqual([]);
+        expect(
+          actions.filter(
+            (action) =>
+              action!.startsWith('dynamodb:') && !['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].includes(action!),
+          ),
+          route.id,
+        ).toEqual([]);
       }
-      if (!('queue' in route.access)) expect(actions.filter((action) => action!.startsWith('sqs:')), route.id).toEqual([]);
-      if (!('mail' in route.access)) expect(actions.filter((action) => action!.startsWith('ses:')), route.id).toEqual([]);
+      if (!('queue' in route.access))
+        expect(
+          actions.filter((action) => action!.startsWith('sqs:')),
+          route.id,
+        ).toEqual([]);
+      if (!('mail' in route.access))
+        expect(
+          actions.filter((action) => action!.startsWith('ses:')),
+          route.id,
+        ).toEqual([]);
     }
     for (const worker of workers) {
       const { grants, role } = grantsOf(stage, worker.id);
@@ -201,10 +243,16 @@ describe.each(STAGES)('the %s stack', (stage) => {
 
   it('lets every POST function claim and record idempotency keys (GetItem, PutItem, UpdateItem on the table)', () => {
     const posts = routes.filter((route) => acceptsIdempotencyKey(route));
-    expect(posts.map((route) => route.id).sort()).toEqual(routes.filter((route) => route.method === 'POST').map((route) => route.id).sort());
+    expect(posts.map((route) => route.id).sort()).toEqual(
+      routes
+        .filter((route) => route.method === 'POST')
+        .map((route) => route.id)
+        .sort(),
+    );
     for (const route of posts) {
       const { grants } = grantsOf(stage, route.id);
-      for (const action of ['GetItem', 'PutItem', 'UpdateItem']) expect(grants.has(`dynamodb:${action} on table`), `${route.id} ${action}`).toBe(true);
+      for (const action of ['GetItem', 'PutItem', 'UpdateItem'])
+        expect(grants.has(`dynamodb:${action} on table`), `${route.id} ${action}`).toBe(true);
     }
   });
 
@@ -216,7 +264,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
 
   it('lets the mailers send only as the configured sender address', () => {
     for (const route of routes.filter((candidate) => 'mail' in candidate.access)) {
-      const ses = grantsOf(stage, route.id).statements.filter((statement) => [statement.Action].flat().some((action: string) => action.startsWith('ses:')));
+      const ses = grantsOf(stage, route.id).statements.filter((statement) =>
+        [statement.Action].flat().some((action: string) => action.startsWith('ses:')),
+      );
       expect(ses).toHaveLength(1);
       expect(ses[0].Condition).toEqual({ StringEquals: { 'ses:FromAddress': MAIL_FROM } });
     }
@@ -225,7 +275,12 @@ describe.each(STAGES)('the %s stack', (stage) => {
   it('gives orders-update and orders-cancel one conditional UpdateItem beyond authentication (cancel, a POST: also its Idempotency-Key records); no ConditionCheckItem', () => {
     const dynamo = (id: string) => [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:')).sort();
     expect(dynamo('orders-update')).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
-    expect(dynamo('orders-cancel')).toEqual(['dynamodb:GetItem on table', 'dynamodb:PutItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
+    expect(dynamo('orders-cancel')).toEqual([
+      'dynamodb:GetItem on table',
+      'dynamodb:PutItem on table',
+      'dynamodb:Query on index:gsi1',
+      'dynamodb:UpdateItem on table',
+    ]);
   });
 
   it('gives each function exactly the environment its imports need', () => {
@@ -268,7 +323,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
     for (const target of [queue, dlq]) {
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: target }],
-        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        PolicyDocument: {
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        },
       });
     }
   });
@@ -319,9 +376,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
       StageName: stage,
       TracingEnabled: true,
       AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
-      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue(), LoggingLevel: 'ERROR' })],
+      MethodSettings: [
+        Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue(), LoggingLevel: 'ERROR' }),
+      ],
     });
-    const notFound = template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: 'MISSING_AUTHENTICATION_TOKEN' } });
+    const notFound = template.findResources('AWS::ApiGateway::GatewayResponse', {
+      Properties: { ResponseType: 'MISSING_AUTHENTICATION_TOKEN' },
+    });
     const [response] = Object.values(notFound) as Resource[];
     expect(response?.Properties.StatusCode).toBe('404');
     expect(JSON.parse(response?.Properties.ResponseTemplates['application/json'])).toEqual({
@@ -332,14 +393,19 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     expect(webAcl?.Properties.Scope).toBe('REGIONAL');
-    expect((webAcl?.Properties.Rules as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
+    expect(((webAcl?.Properties.Rules ?? []) as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [stack.getLogicalId(stack.restApi.webAcl), 'Arn'] },
-      ResourceArn: { 'Fn::Join': ['', Match.arrayWith([{ Ref: stack.getLogicalId(stack.restApi.api.deploymentStage.node.defaultChild as CfnResource) }])] },
+      ResourceArn: {
+        'Fn::Join': [
+          '',
+          Match.arrayWith([{ Ref: stack.getLogicalId(stack.restApi.api.deploymentStage.node.defaultChild as CfnResource) }]),
+        ],
+      },
     });
   });
 
-  it('alarms on API 5xx rate, p99 latency, each function\'s errors and throttles, and DLQ depth', () => {
+  it("alarms on API 5xx rate, p99 latency, each function's errors and throttles, and DLQ depth", () => {
     const { template, stack } = synth[stage];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
     const find = (predicate: (props: Record<string, any>) => boolean) => alarms.filter((alarm) => predicate(alarm.Properties));
@@ -348,7 +414,10 @@ describe.each(STAGES)('the %s stack', (stage) => {
     for (const fn of stack.functions) {
       const dimension = [{ Name: 'FunctionName', Value: { Ref: logicalId(stack, fn.fn) } }];
       for (const metric of ['Errors', 'Throttles']) {
-        expect(find((props) => props.MetricName === metric && JSON.stringify(props.Dimensions) === JSON.stringify(dimension)), `${fn.spec.id} ${metric}`).toHaveLength(1);
+        expect(
+          find((props) => props.MetricName === metric && JSON.stringify(props.Dimensions) === JSON.stringify(dimension)),
+          `${fn.spec.id} ${metric}`,
+        ).toHaveLength(1);
       }
     }
     const dlqAlarm = find((props) => props.MetricName === 'ApproximateNumberOfMessagesVisible');
@@ -383,22 +452,35 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const { template } = synth[stage];
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
-    for (const rule of webAcl?.Properties.Rules as any[]) {
+    for (const rule of (webAcl?.Properties.Rules ?? []) as any[]) {
       const response = rule.Action.Block.CustomResponse;
-      expect(response, rule.Name).toMatchObject({ ResponseCode: 429, ResponseHeaders: [{ Name: 'Retry-After', Value: expect.stringMatching(/^\d+$/) }] });
+      expect(response, rule.Name).toMatchObject({
+        ResponseCode: 429,
+        ResponseHeaders: [{ Name: 'Retry-After', Value: expect.stringMatching(/^\d+$/) }],
+      });
       const body = bodies[response.CustomResponseBodyKey];
       expect(body?.ContentType).toBe('APPLICATION_JSON');
-      expect(JSON.parse(body!.Content)).toEqual({ success: false, data: null, errors: { message: ['Too Many Attempts.'] }, meta: { trace_id: expect.stringMatching(/^[^:]+:api:[^:]+$/) } });
+      expect(JSON.parse(body!.Content)).toEqual({
+        success: false,
+        data: null,
+        errors: { message: ['Too Many Attempts.'] },
+        meta: { trace_id: expect.stringMatching(/^[^:]+:api:[^:]+$/) },
+      });
     }
   });
 
   it('answers stage throttling (and any other WAF block) with 429, Retry-After and the V2 envelope', () => {
     const { template } = synth[stage];
     for (const type of ['THROTTLED', 'WAF_FILTERED']) {
-      const [response] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } })) as Resource[];
+      const [response] = Object.values(
+        template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }),
+      ) as Resource[];
       expect(response?.Properties, type).toMatchObject({
         StatusCode: '429',
-        ResponseParameters: { 'gatewayresponse.header.Retry-After': expect.stringMatching(/^'\d+'$/), 'gatewayresponse.header.Content-Type': "'application/json'" },
+        ResponseParameters: {
+          'gatewayresponse.header.Retry-After': expect.stringMatching(/^'\d+'$/),
+          'gatewayresponse.header.Content-Type': "'application/json'",
+        },
       });
       expect(JSON.parse(response?.Properties.ResponseTemplates['application/json'])).toEqual({
         success: false,
@@ -415,7 +497,19 @@ describe.each(STAGES)('the %s stack', (stage) => {
     expect(dashboards).toHaveLength(1);
     expect(dashboards[0]?.Properties.DashboardName).toBe(`affiliate-merchant-api-${stage}`);
     const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
-    for (const needle of ['"AWS/ApiGateway', '4XXError', '5XXError', 'Latency', '"AWS/Lambda', 'Errors', 'Throttles', 'ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'AWS/WAFV2', 'BlockedRequests']) {
+    for (const needle of [
+      '"AWS/ApiGateway',
+      '4XXError',
+      '5XXError',
+      'Latency',
+      '"AWS/Lambda',
+      'Errors',
+      'Throttles',
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateAgeOfOldestMessage',
+      'AWS/WAFV2',
+      'BlockedRequests',
+    ]) {
       expect(body, needle).toContain(needle);
     }
     for (const name of Object.values(METRIC)) expect(body, name).toContain(name);
@@ -423,13 +517,23 @@ describe.each(STAGES)('the %s stack', (stage) => {
     for (const queue of [stack.data.queue, stack.data.dlq]) expect(body).toContain(logicalId(stack, queue));
   });
 
-  it('alarms on failed e-mails and on a stale outbox entry, from the functions\' EMF metrics', () => {
+  it("alarms on failed e-mails and on a stale outbox entry, from the functions' EMF metrics", () => {
     const { template } = synth[stage];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-    const business = (name: string) => alarms.filter((alarm) => alarm.Properties.Namespace === METRICS_NAMESPACE && alarm.Properties.MetricName === name);
-    const dimensions = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: stage }];
+    const business = (name: string) =>
+      alarms.filter((alarm) => alarm.Properties.Namespace === METRICS_NAMESPACE && alarm.Properties.MetricName === name);
+    const dimensions = [
+      { Name: 'service', Value: METRICS_SERVICE },
+      { Name: 'stage', Value: stage },
+    ];
     const [emails] = business(METRIC.emailsFailed);
-    expect(emails?.Properties).toMatchObject({ Statistic: 'Sum', Period: 300, Threshold: EMAILS_FAILED_THRESHOLD, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Dimensions: dimensions });
+    expect(emails?.Properties).toMatchObject({
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: EMAILS_FAILED_THRESHOLD,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Dimensions: dimensions,
+    });
     const [outbox] = business(METRIC.outboxOldestAgeSeconds);
     expect(outbox?.Properties).toMatchObject({
       Statistic: 'Maximum',
@@ -441,7 +545,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
-  it('sends every alarm to the stage\'s topic, which the alarm e-mail is subscribed to', () => {
+  it("sends every alarm to the stage's topic, which the alarm e-mail is subscribed to", () => {
     const { template, stack } = synth[stage];
     const topic = { Ref: logicalId(stack, stack.alarms.topic) };
     for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[]) {
@@ -450,12 +554,12 @@ describe.each(STAGES)('the %s stack', (stage) => {
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: ALARM_EMAIL, TopicArn: topic });
   });
 
-  it('outputs an operator policy with exactly what seed and admin need: no more, and Query on gsi1 included', () => {
+  it('outputs an operator policy with exactly what seed and admin need: no more, and Query on gsi1 and gsi3 included', () => {
     const { template, stack } = synth[stage];
     const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')) as Resource[];
     expect(policies).toHaveLength(1);
     const grants = new Set<string>();
-    for (const statement of policies[0]?.Properties.PolicyDocument.Statement as any[]) {
+    for (const statement of (policies[0]?.Properties.PolicyDocument.Statement ?? []) as any[]) {
       expect(statement.Effect).toBe('Allow');
       for (const action of [statement.Action].flat()) {
         for (const resource of [statement.Resource].flat()) grants.add(`${action} on ${describeResource(stage, resource, '')}`);
@@ -469,8 +573,11 @@ describe.each(STAGES)('the %s stack', (stage) => {
         ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'BatchWriteItem'].map((action) => `dynamodb:${action} on table`),
         'dynamodb:Query on index:gsi1',
         'dynamodb:Query on index:gsi2',
+        'dynamodb:Query on index:gsi3',
         'ses:SendEmail on ses-identity',
-        ...['GetQueueUrl', 'GetQueueAttributes', 'StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage'].map((action) => `sqs:${action} on dlq`),
+        ...['GetQueueUrl', 'GetQueueAttributes', 'StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage'].map(
+          (action) => `sqs:${action} on dlq`,
+        ),
         ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on orders-queue`),
       ].sort(),
     );
@@ -482,7 +589,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const annotations = Annotations.fromStack(stack);
     expect(annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
     expect(annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
-    const suppressions = Object.values(resources).flatMap((resource) => (resource.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string }[]);
+    const suppressions = Object.values(resources).flatMap(
+      (resource) => (resource.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string }[],
+    );
     expect(suppressions.length).toBeGreaterThan(0);
     for (const suppression of suppressions) expect(suppression.reason.length, suppression.id).toBeGreaterThan(40);
   });
@@ -493,8 +602,12 @@ describe.each(STAGES)('the %s stack', (stage) => {
  * the templates are the same, the function code is a placeholder), so they stay quick.
  */
 describe('the app', () => {
-  const build = (context: Record<string, unknown>) => buildApp(new App({ context: { ...BASE_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }));
-  const errorsOf = (stack: MerchantApiStage) => Annotations.fromStack(stack).findError('*', Match.anyValue()).map((message) => String(message.entry.data));
+  const build = (context: Record<string, unknown>) =>
+    buildApp(new App({ context: { ...BASE_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }));
+  const errorsOf = (stack: MerchantApiStage) =>
+    Annotations.fromStack(stack)
+      .findError('*', Match.anyValue())
+      .map((message) => String(message.entry.data));
 
   it('refuses to synthesize the live stage without an alarm destination, in one line; the sandbox may omit it', () => {
     expect(() => build({})).toThrow(missingAlarmDestination('live'));

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { inviteKey } from '../../shared/db/entities/invite';
-import { owedNotificationUpdate } from '../../shared/db/entities/notification';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { inviteKey } from '#shared/db/entities/invite';
+import { owedNotificationUpdate } from '#shared/db/entities/notification';
 import { api, eventually, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 import { mailsTo, runAdmin, uniqueEmail } from './program-helpers';
 
@@ -24,7 +24,13 @@ describe('mint-token and revoke-token', () => {
   it('mints a working token, printed once as JSON; once revoked it gets 401', async () => {
     const minted = await runAdmin('mint-token', '--merchant', merchant.id);
     expect(minted.code).toBe(0);
-    expect(minted.json).toEqual({ stage: 'live', merchant_id: merchant.id, token: expect.stringMatching(/^live_[A-Za-z0-9_-]{32,}$/), kind: 'live', can_place_live_orders: true });
+    expect(minted.json).toEqual({
+      stage: 'live',
+      merchant_id: merchant.id,
+      token: expect.stringMatching(/^live_[A-Za-z0-9_-]{32,}$/),
+      kind: 'live',
+      can_place_live_orders: true,
+    });
     const client = api('live', minted.json.token);
     expect((await client.get('/api/v2/tiers')).status).toBe(200);
 
@@ -64,12 +70,23 @@ describe('apply', () => {
     const email = uniqueEmail('pat');
     const applied = await runAdmin('apply', '--merchant', merchant.id, '--slug', 'Pat', '--name', 'Pat Applicant', '--email', email);
     expect(applied.code).toBe(0);
-    expect(applied.json.affiliate_request).toEqual({ uuid: expect.any(String), affiliate: { name: 'Pat Applicant', slug: 'pat' }, status: 'pending', requested_at: expect.any(String) });
+    expect(applied.json.affiliate_request).toEqual({
+      uuid: expect.any(String),
+      affiliate: { name: 'Pat Applicant', slug: 'pat' },
+      status: 'pending',
+      requested_at: expect.any(String),
+    });
     const listed = await api('live', merchant.tokens.live).get('/api/v2/affiliate-requests');
     expect(listed.body.data).toContainEqual(applied.json.affiliate_request);
 
-    expectRefused(await runAdmin('apply', '--merchant', merchant.id, '--slug', 'pat', '--name', 'Pat', '--email', email), /already has a pending request/);
-    expectRefused(await runAdmin('apply', '--merchant', merchant.id, '--slug', 'alice', '--name', 'A', '--email', uniqueEmail()), /already an active affiliate/);
+    expectRefused(
+      await runAdmin('apply', '--merchant', merchant.id, '--slug', 'pat', '--name', 'Pat', '--email', email),
+      /already has a pending request/,
+    );
+    expectRefused(
+      await runAdmin('apply', '--merchant', merchant.id, '--slug', 'alice', '--name', 'A', '--email', uniqueEmail()),
+      /already an active affiliate/,
+    );
     expectRefused(await runAdmin('apply', '--merchant', merchant.id, '--slug', 'x', '--name', 'X', '--email', 'not-an-email'), /email/);
   });
 });
@@ -90,7 +107,10 @@ describe('mark-invite-used', () => {
 
     const again = await runAdmin('mark-invite-used', '--merchant', merchant.id, '--invite', uuid);
     expect(again.json).toMatchObject({ invite: { link_used_at: marked.json.invite.link_used_at }, already_used: true });
-    expectRefused(await runAdmin('mark-invite-used', '--merchant', merchant.id, '--invite', '00000000-0000-4000-8000-000000000000'), /not found/);
+    expectRefused(
+      await runAdmin('mark-invite-used', '--merchant', merchant.id, '--invite', '00000000-0000-4000-8000-000000000000'),
+      /not found/,
+    );
   });
 });
 
@@ -101,13 +121,23 @@ describe('link-payment', () => {
     const uuid = created.body.data.order.uuid;
     const linked = await runAdmin('link-payment', '--merchant', merchant.id, '--order', uuid, '--payment', 'pay_42');
     expect(linked.code).toBe(0);
-    expect(linked.json).toEqual({ stage: 'live', merchant_id: merchant.id, order: { uuid, order_no: created.body.data.order.order_no, payment_id: 'pay_42' } });
+    expect(linked.json).toEqual({
+      stage: 'live',
+      merchant_id: merchant.id,
+      order: { uuid, order_no: created.body.data.order.order_no, payment_id: 'pay_42' },
+    });
 
     const cancel = await client.post(`/api/v2/orders/${uuid}/cancel`);
     expect(cancel.status).toBe(422);
     expect(cancel.body.errors).toEqual({ message: ['The order is linked to a payment and cannot be cancelled.'] });
-    expectRefused(await runAdmin('link-payment', '--merchant', merchant.id, '--order', uuid, '--payment', 'pay_other'), /already linked to another payment/);
-    expectRefused(await runAdmin('link-payment', '--merchant', merchant.id, '--order', '00000000-0000-4000-8000-000000000000', '--payment', 'p'), /not found/);
+    expectRefused(
+      await runAdmin('link-payment', '--merchant', merchant.id, '--order', uuid, '--payment', 'pay_other'),
+      /already linked to another payment/,
+    );
+    expectRefused(
+      await runAdmin('link-payment', '--merchant', merchant.id, '--order', '00000000-0000-4000-8000-000000000000', '--payment', 'p'),
+      /not found/,
+    );
   });
 });
 

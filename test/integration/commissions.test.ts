@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { CreateQueueCommand, DeleteMessageBatchCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueWorkers } from '../../functions/workers';
-import { lambdaContext } from '../../local/apigw';
-import { stageEnvironment } from '../../local/stack';
-import { createSqsPoller, messagesToDelete, toSqsRecord, type SqsHandler } from '../../local/sqs-poller';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { merchantPk } from '../../shared/db/entities/base';
-import { commissionKey } from '../../shared/db/entities/commission';
-import { orderKey } from '../../shared/db/entities/order';
+import { queueWorkers } from '#functions/workers';
+import { lambdaContext } from '#local/apigw';
+import { createSqsPoller, messagesToDelete, type SqsHandler, toSqsRecord } from '#local/sqs-poller';
+import { stageEnvironment } from '#local/stack';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { merchantPk } from '#shared/db/entities/base';
+import { commissionKey } from '#shared/db/entities/commission';
+import { orderKey } from '#shared/db/entities/order';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 
 /**
@@ -43,7 +50,11 @@ const commissionsOf = async (merchantId: string) => {
 
 const sqsEvent = (bodies: unknown[]): SQSEvent => ({
   Records: bodies.map((body, index) =>
-    toSqsRecord({ MessageId: `direct-${index}`, ReceiptHandle: `handle-${index}`, Body: typeof body === 'string' ? body : JSON.stringify(body) }, 'arn:aws:sqs:us-east-1:000000000000:direct', 'us-east-1'),
+    toSqsRecord(
+      { MessageId: `direct-${index}`, ReceiptHandle: `handle-${index}`, Body: typeof body === 'string' ? body : JSON.stringify(body) },
+      'arn:aws:sqs:us-east-1:000000000000:direct',
+      'us-east-1',
+    ),
   ),
 });
 
@@ -58,15 +69,22 @@ beforeAll(async () => {
   const queue = await sqsClient.send(
     new CreateQueueCommand({
       QueueName: name,
-      Attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '50' }) },
+      Attributes: {
+        VisibilityTimeout: '1',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: '50' }),
+      },
     }),
   );
   testQueueUrl = queue.QueueUrl as string;
 
-  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: testDlqUrl }, stack.endpoints), {
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-  });
-  handler = ((await import('../../functions/commissions/process')) as { handler: SqsHandler }).handler;
+  Object.assign(
+    process.env,
+    stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: testDlqUrl }, stack.endpoints),
+    {
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+  );
+  handler = ((await import('#functions/commissions/process')) as { handler: SqsHandler }).handler;
 
   merchant = await seedOne(
     merchantFixture({
@@ -101,7 +119,10 @@ beforeAll(async () => {
       { product_name: 'Tent', price_value: 19900, quantity: 1 },
     ],
   });
-  orders.sam = await create({ affiliate_slug: 'sam', order_rows: [{ product_name: 'Trainers', segment_slug: 'SHOES', price_value: 5999, quantity: 3 }] });
+  orders.sam = await create({
+    affiliate_slug: 'sam',
+    order_rows: [{ product_name: 'Trainers', segment_slug: 'SHOES', price_value: 5999, quantity: 3 }],
+  });
   orders.nora = await create({ affiliate_slug: 'nora', order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }] });
   orders.cancelled = await create({ affiliate_slug: 'alice', order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }] });
   expect((await client.post(`/api/v2/orders/${orders.cancelled}/cancel`)).status).toBe(200);
@@ -115,14 +136,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   process.env = savedEnv;
-  for (const url of [testQueueUrl, testDlqUrl]) if (url) await sqsClient.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
+  for (const url of [testQueueUrl, testDlqUrl])
+    if (url) await sqsClient.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
 });
 
 /** Everything on the test's DLQ: body and the consumer's dead-letter attributes. */
 const deadLetters = async () => {
   const found: { body: string; attributes: Record<string, string | undefined> }[] = [];
   for (;;) {
-    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: testDlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'] }));
+    const { Messages = [] } = await sqsClient.send(
+      new ReceiveMessageCommand({ QueueUrl: testDlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'] }),
+    );
     if (Messages.length === 0) return found;
     for (const message of Messages) {
       found.push({
@@ -130,7 +154,12 @@ const deadLetters = async () => {
         attributes: Object.fromEntries(Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, value.StringValue])),
       });
     }
-    await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: testDlqUrl, Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })) }));
+    await sqsClient.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: testDlqUrl,
+        Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+      }),
+    );
   }
 };
 
@@ -139,16 +168,30 @@ describe('the commission consumer', () => {
     const acceptedMessages = messages.filter((message) => message.type === 'order.accepted');
     expect(acceptedMessages.map((message) => message.order_uuid).sort()).toEqual(Object.values(orders).sort());
     expect(acceptedMessages.every((message) => message.version === 1)).toBe(true);
-    expect(messages.filter((message) => message.type !== 'order.accepted')).toEqual([{ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: orders.cancelled, version: 2 }]);
+    expect(messages.filter((message) => message.type !== 'order.accepted')).toEqual([
+      { type: 'order.cancelled', merchant_id: merchant.id, order_uuid: orders.cancelled, version: 2 },
+    ]);
   });
 
   it('keeps one ledger per order from the polled queue, counts a duplicate once, and moves messages that can never succeed to the DLQ at once', async () => {
     const alice = messages.find((message) => message.order_uuid === orders.alice)!;
     const unknownOrder = JSON.stringify({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() });
     const bodies = [...messages.map((message) => JSON.stringify(message)), JSON.stringify(alice), unknownOrder, 'not json'];
-    await sqsClient.send(new SendMessageBatchCommand({ QueueUrl: testQueueUrl, Entries: bodies.map((MessageBody, index) => ({ Id: String(index), MessageBody })) }));
+    await sqsClient.send(
+      new SendMessageBatchCommand({
+        QueueUrl: testQueueUrl,
+        Entries: bodies.map((MessageBody, index) => ({ Id: String(index), MessageBody })),
+      }),
+    );
 
-    const poller = createSqsPoller({ client: sqsClient, queueUrl: testQueueUrl, handler, functionName: consumer!.id, batchSize: 3, waitTimeSeconds: 0 });
+    const poller = createSqsPoller({
+      client: sqsClient,
+      queueUrl: testQueueUrl,
+      handler,
+      functionName: consumer!.id,
+      batchSize: 3,
+      waitTimeSeconds: 0,
+    });
     // Small batches, so the duplicate may land in another batch than its original.
     let deleted = 0;
     for (let round = 0; round < 20 && deleted < bodies.length; round++) deleted += (await poller.pollOnce()).deleted;
@@ -172,7 +215,11 @@ describe('the commission consumer', () => {
         expect.objectContaining({ rate: 10, base_value: 19900, amount: 1990 }),
       ],
     });
-    expect(byOrder[orders.sam]).toMatchObject({ tier_slug: 'silver', net_amount: Math.round((5999 * 3 * 9) / 100), rows: [expect.objectContaining({ rate: 9 })] });
+    expect(byOrder[orders.sam]).toMatchObject({
+      tier_slug: 'silver',
+      net_amount: Math.round((5999 * 3 * 9) / 100),
+      rows: [expect.objectContaining({ rate: 9 })],
+    });
     // nora joined without a tier: the default tier (bronze), which no segment rates
     expect(byOrder[orders.nora]).toMatchObject({ tier_slug: 'bronze', net_amount: 0 });
     // cancelled before any of its events was processed: void from the start, nothing accrued or reversed
@@ -183,7 +230,7 @@ describe('the commission consumer', () => {
     expect(dead.map((message) => message.body).sort()).toEqual([unknownOrder, 'not json'].sort());
     expect(dead.find((message) => message.body === 'not json')?.attributes).toMatchObject({
       dead_letter_reason: 'Not an order event message',
-      dead_letter_error: 'UnprocessableMessageError',
+      dead_letter_error: 'PermanentMessageError',
       dead_letter_source: 'commissions-process',
       original_receive_count: '1',
     });
@@ -205,7 +252,17 @@ describe('the commission consumer', () => {
       affiliate_slug: 'alice',
       total_shipping_value: 0,
       currency_code: 'EUR',
-      order_rows: [{ uuid: randomUUID(), product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }],
+      order_rows: [
+        {
+          uuid: randomUUID(),
+          product_sku: null,
+          product_name: 'Tent',
+          segment_slug: null,
+          price_value: 19900,
+          tax_value: null,
+          quantity: Number.MAX_SAFE_INTEGER,
+        },
+      ],
       customer: null,
       created_at: new Date().toISOString(),
       updated_at: new Date().toISOString(),
@@ -213,14 +270,20 @@ describe('the commission consumer', () => {
     await store.ddb.send(new PutCommand({ TableName: store.table, Item: poison }));
 
     // Act
-    const response = (await handler(sqsEvent([{ type: 'order.accepted', merchant_id: merchant.id, order_uuid: poisonUuid }]), lambdaContext(consumer!.id))) as SQSBatchResponse;
+    const response = (await handler(
+      sqsEvent([{ type: 'order.accepted', merchant_id: merchant.id, order_uuid: poisonUuid }]),
+      lambdaContext(consumer!.id),
+    )) as SQSBatchResponse;
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     const dead = await deadLetters();
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0]!.body)).toMatchObject({ order_uuid: poisonUuid });
-    expect(dead[0]!.attributes).toMatchObject({ dead_letter_error: 'AmountNotComputableError', dead_letter_reason: expect.stringMatching(/quantity|2\^53/) });
+    expect(dead[0]!.attributes).toMatchObject({
+      dead_letter_error: 'AmountNotComputableError',
+      dead_letter_reason: expect.stringMatching(/quantity|2\^53/),
+    });
     expect((await commissionsOf(merchant.id)).filter((record) => record.order_uuid === poisonUuid)).toEqual([]);
   });
 
@@ -246,7 +309,11 @@ describe('the commission consumer', () => {
   });
 
   it('acknowledges every message of a batch whose failures are all permanent (they are on the DLQ)', async () => {
-    const event = sqsEvent([messages[0], { type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() }, { type: 'something.else' }]);
+    const event = sqsEvent([
+      messages[0],
+      { type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() },
+      { type: 'something.else' },
+    ]);
     const response = (await handler(event, lambdaContext(consumer!.id))) as SQSBatchResponse;
     expect(response.batchItemFailures).toEqual([]);
     expect(await deadLetters()).toHaveLength(2);
@@ -255,7 +322,9 @@ describe('the commission consumer', () => {
   it('deletes like the event source mapping: none when the handler throws or names an unknown message', () => {
     const { Records } = sqsEvent(['a', 'b']);
     expect(messagesToDelete(Records, { response: undefined }).map((record) => record.messageId)).toEqual(['direct-0', 'direct-1']);
-    expect(messagesToDelete(Records, { response: { batchItemFailures: [{ itemIdentifier: 'direct-1' }] } }).map((record) => record.messageId)).toEqual(['direct-0']);
+    expect(
+      messagesToDelete(Records, { response: { batchItemFailures: [{ itemIdentifier: 'direct-1' }] } }).map((record) => record.messageId),
+    ).toEqual(['direct-0']);
     expect(messagesToDelete(Records, { response: { batchItemFailures: [{ itemIdentifier: 'unknown' }] } })).toEqual([]);
     expect(messagesToDelete(Records, { error: new Error('boom') })).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { OPENAPI_PATH } from '../../scripts/openapi';
+import { OPENAPI_PATH } from '#scripts/openapi';
 
 /**
  * Every response the integration suite receives through `api()` (helpers.ts) is checked against
@@ -32,7 +32,8 @@ const rebase = (value: unknown): unknown => {
 
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats.default(ajv);
-for (const [name, schema] of Object.entries(document.components.schemas as Json)) ajv.addSchema(rebase(schema) as Json, `${SCHEMA_BASE}${name}`);
+for (const [name, schema] of Object.entries(document.components.schemas as Json))
+  ajv.addSchema(rebase(schema) as Json, `${SCHEMA_BASE}${name}`);
 
 const compiled = new Map<unknown, ValidateFunction>();
 const validatorFor = (schema: Json) => {
@@ -56,7 +57,13 @@ const templates: Template[] = Object.entries(document.paths as Json)
   .flatMap(([path, methods]) =>
     Object.entries(methods as Json).map(([method, operation]) => {
       const segments = path.split('/').filter(Boolean);
-      return { method: method.toUpperCase(), path, segments, literals: segments.filter((segment) => !segment.startsWith('{')).length, operation: operation as Json };
+      return {
+        method: method.toUpperCase(),
+        path,
+        segments,
+        literals: segments.filter((segment) => !segment.startsWith('{')).length,
+        operation: operation as Json,
+      };
     }),
   )
   // API Gateway prefers literal segments over {params}.
@@ -84,7 +91,9 @@ export const assertDocumented = (method: string, target: string, response: { sta
   const where = `${method} ${target} (${template.operation.operationId as string}) answered ${response.status}`;
   const documented = (template.operation.responses as Json)[String(response.status)] as Json | undefined;
   if (!documented) {
-    throw new ContractViolation(`${where}: the document has no ${response.status} for this operation (${Object.keys(template.operation.responses as Json).join(', ')})`);
+    throw new ContractViolation(
+      `${where}: the document has no ${response.status} for this operation (${Object.keys(template.operation.responses as Json).join(', ')})`,
+    );
   }
   const problems: string[] = [];
   for (const [name, headerRef] of Object.entries((documented.headers ?? {}) as Json)) {
@@ -107,5 +116,8 @@ export const assertDocumented = (method: string, target: string, response: { sta
       if (!validate(response.body)) problems.push(`body: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
     }
   }
-  if (problems.length > 0) throw new ContractViolation(`${where}, not as documented:\n- ${problems.join('\n- ')}\nbody: ${JSON.stringify(response.body)?.slice(0, 2000)}`);
+  if (problems.length > 0)
+    throw new ContractViolation(
+      `${where}, not as documented:\n- ${problems.join('\n- ')}\nbody: ${JSON.stringify(response.body)?.slice(0, 2000)}`,
+    );
 };

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { takeSequence } from '../../shared/db/entities/counter';
-import { getOrder } from '../../shared/db/entities/order';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { takeSequence } from '#shared/db/entities/counter';
+import { getOrder } from '#shared/db/entities/order';
 import { api, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 
 const store = storeFor('live');
@@ -63,7 +63,11 @@ const orderPages = (token: string, perPage: number) =>
   walk<string>(async (page) => {
     const res = await api('live', token).get(`/api/v2/orders?per_page=${perPage}&page=${page}`);
     expect(res.status).toBe(200);
-    return { items: res.body.data.orders.map((order: { uuid: string }) => order.uuid), total: res.body.meta.pagination.total, lastPage: res.body.meta.pagination.last_page };
+    return {
+      items: res.body.data.orders.map((order: { uuid: string }) => order.uuid),
+      total: res.body.meta.pagination.total,
+      lastPage: res.body.meta.pagination.last_page,
+    };
   });
 
 describe('order creates for one merchant and one affiliate', () => {
@@ -74,7 +78,9 @@ describe('order creates for one merchant and one affiliate', () => {
     const client = api('live', merchant.tokens.live);
 
     // Act
-    const results = await Promise.all(Array.from({ length: 100 }, (_, index) => client.post('/api/v2/orders/create', orderBody({ order_no: `B-${index}` }))));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => client.post('/api/v2/orders/create', orderBody({ order_no: `B-${index}` }))),
+    );
 
     // Assess
     expect(results.map((res) => res.status)).toEqual(Array<number>(100).fill(201));
@@ -116,7 +122,9 @@ describe('order creates for one merchant and one affiliate', () => {
     const history = [historyOrder('h0', '2026-01-01T00:00:00.000Z'), historyOrder('h1', '2026-01-02T00:00:00.000Z')];
     const merchant = await seedOne(merchantFixture({ key: 'gap', orders: history }));
     const client = api('live', merchant.tokens.live);
-    const race = await Promise.all(Array.from({ length: 10 }, () => client.post('/api/v2/orders/create', orderBody({ order_no: 'SAME-1' }))));
+    const race = await Promise.all(
+      Array.from({ length: 10 }, () => client.post('/api/v2/orders/create', orderBody({ order_no: 'SAME-1' }))),
+    );
     await takeSequence(store, merchant.id, 'orders');
 
     // Act
@@ -136,7 +144,9 @@ describe('order creates for one merchant and one affiliate', () => {
     expectExactPages(walked, 3, expected);
     // The hole is real: the counter has handed out more numbers than there are orders, and the
     // listed orders' numbers skip at least one, yet every page above is full.
-    const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: { pk: `M#${merchant.id}`, sk: 'COUNTER#orders' }, ConsistentRead: true }));
+    const { Item } = await store.ddb.send(
+      new GetCommand({ TableName: store.table, Key: { pk: `M#${merchant.id}`, sk: 'COUNTER#orders' }, ConsistentRead: true }),
+    );
     expect(Item?.seq).toBeGreaterThan(expected.length);
     const seqs = await sequenceNumbers(merchant.id, expected);
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
@@ -158,7 +168,13 @@ describe('affiliate lists', () => {
           { slug: 'silver', name: 'Silver' },
         ],
         // Not in slug order: the seed orders them itself.
-        affiliates: [...slugs].reverse().map((slug) => ({ slug, name: slug.toUpperCase(), email: `${slug}@example.com`, tier: tierOf(slugs.indexOf(slug)), status: 'active' as const })),
+        affiliates: [...slugs].reverse().map((slug) => ({
+          slug,
+          name: slug.toUpperCase(),
+          email: `${slug}@example.com`,
+          tier: tierOf(slugs.indexOf(slug)),
+          status: 'active' as const,
+        })),
       }),
     );
   });
@@ -167,7 +183,11 @@ describe('affiliate lists', () => {
     walk<string>(async (page) => {
       const res = await api('live', merchant.tokens.live).get(`/api/v2/affiliates?per_page=${perPage}&page=${page}${query}`);
       expect(res.status).toBe(200);
-      return { items: res.body.data.affiliates.map((affiliate: { slug: string }) => affiliate.slug), total: res.body.meta.pagination.total, lastPage: res.body.meta.pagination.last_page };
+      return {
+        items: res.body.data.affiliates.map((affiliate: { slug: string }) => affiliate.slug),
+        total: res.body.meta.pagination.total,
+        lastPage: res.body.meta.pagination.last_page,
+      };
     });
 
   // Seeded together, so equal created_at: newest first is then slug order, as the seed writes them.
@@ -226,9 +246,15 @@ describe('affiliate request lists', () => {
 
   const requestPages = (status: string | undefined, perPage: number) =>
     walk<string>(async (page) => {
-      const res = await api('live', merchant.tokens.live).get(`/api/v2/affiliate-requests?per_page=${perPage}&page=${page}${status ? `&status=${status}` : ''}`);
+      const res = await api('live', merchant.tokens.live).get(
+        `/api/v2/affiliate-requests?per_page=${perPage}&page=${page}${status ? `&status=${status}` : ''}`,
+      );
       expect(res.status).toBe(200);
-      return { items: res.body.data.map((request: { uuid: string }) => request.uuid), total: res.body.meta.pagination.total, lastPage: res.body.meta.pagination.last_page };
+      return {
+        items: res.body.data.map((request: { uuid: string }) => request.uuid),
+        total: res.body.meta.pagination.total,
+        lastPage: res.body.meta.pagination.last_page,
+      };
     });
 
   it.each([
@@ -247,7 +273,9 @@ describe('affiliate request lists', () => {
   it('moves a decided request from one status list to the other, keeping both exact', async () => {
     // Prepare
     const client = api('live', merchant.tokens.live);
-    const pending = requests.filter((request) => request.status === 'pending').map((request) => merchant.affiliate_requests[request.key] as string);
+    const pending = requests
+      .filter((request) => request.status === 'pending')
+      .map((request) => merchant.affiliate_requests[request.key] as string);
     const target = pending[3] as string;
 
     // Act
@@ -255,7 +283,11 @@ describe('affiliate request lists', () => {
 
     // Assess
     const stillPending = await requestPages('pending', 4);
-    expectExactPages(stillPending, 4, expectedFor(['pending']).filter((uuid) => uuid !== target));
+    expectExactPages(
+      stillPending,
+      4,
+      expectedFor(['pending']).filter((uuid) => uuid !== target),
+    );
     const decided = (await requestPages('declined,pending', 5)).pages.flat();
     expect(decided).toEqual(expectedFor(['pending', 'declined']));
   });
@@ -264,7 +296,10 @@ describe('affiliate request lists', () => {
 describe('invite lists', () => {
   let merchant: SeededMerchant;
   const tag = randomUUID().slice(0, 8);
-  const emails = Array.from({ length: 25 }, (_, index) => `guest-${String(index).padStart(2, '0')}.${tag}@${index % 2 === 0 ? 'alpha' : 'beta'}.example`);
+  const emails = Array.from(
+    { length: 25 },
+    (_, index) => `guest-${String(index).padStart(2, '0')}.${tag}@${index % 2 === 0 ? 'alpha' : 'beta'}.example`,
+  );
 
   beforeAll(async () => {
     merchant = await seedOne(merchantFixture({ key: 'invites25', invites: emails.map((email, index) => ({ key: `i${index}`, email })) }));
@@ -272,11 +307,17 @@ describe('invite lists', () => {
 
   const invitePages = (email: string | undefined, perPage: number) =>
     walk<string>(async (page) => {
-      const res = await api('live', merchant.tokens.live).get(`/api/v2/affiliates/invites?per_page=${perPage}&page=${page}${email ? `&email=${encodeURIComponent(email)}` : ''}`);
+      const res = await api('live', merchant.tokens.live).get(
+        `/api/v2/affiliates/invites?per_page=${perPage}&page=${page}${email ? `&email=${encodeURIComponent(email)}` : ''}`,
+      );
       expect(res.status).toBe(200);
       const pagination = res.body.meta.pagination;
       expect(pagination.count).toBe(res.body.data.length);
-      return { items: res.body.data.map((invite: { uuid: string }) => invite.uuid), total: pagination.total, lastPage: pagination.total_pages };
+      return {
+        items: res.body.data.map((invite: { uuid: string }) => invite.uuid),
+        total: pagination.total,
+        lastPage: pagination.total_pages,
+      };
     });
 
   /** Seeded together: newest first is the order the seed wrote them in (uuid order). */
@@ -292,7 +333,11 @@ describe('invite lists', () => {
     const walked = await invitePages(undefined, 6);
 
     // Assess
-    expectExactPages(walked, 6, seededOrder(() => true));
+    expectExactPages(
+      walked,
+      6,
+      seededOrder(() => true),
+    );
   });
 
   it('pages exactly through the invites whose address contains the email filter, in any casing', async () => {

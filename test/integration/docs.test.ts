@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPENAPI_PATH } from '../../scripts/openapi';
+import { OPENAPI_PATH } from '#scripts/openapi';
 import { stack } from './helpers';
 
 /**
@@ -15,9 +15,14 @@ import { stack } from './helpers';
 type PageGlobal = { document: { querySelectorAll(selector: string): { length: number } } };
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>>; servers: unknown[] };
+const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
+  paths: Record<string, Record<string, { operationId: string }>>;
+  servers: unknown[];
+};
 const documented = Object.entries(committed.paths)
-  .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`))
+  .flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`),
+  )
   .sort();
 
 describe.each(['live', 'sandbox'] as const)('the %s stage serves its contract', (stage) => {
@@ -33,7 +38,10 @@ describe.each(['live', 'sandbox'] as const)('the %s stage serves its contract', 
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(body.paths).toEqual(committed.paths);
-    expect(body.servers).toEqual([{ url: stack.stages[stage].url, description: `This local ${stage} stage (npm start).` }, ...committed.servers]);
+    expect(body.servers).toEqual([
+      { url: stack.stages[stage].url, description: `This local ${stage} stage (npm start).` },
+      ...committed.servers,
+    ]);
   });
 
   it('answers GET /docs without a token with a page whose scripts and styles it serves itself', async () => {
@@ -58,7 +66,11 @@ describe('the API reference page in a headless browser', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
   });
 
   afterAll(async () => {
@@ -75,7 +87,11 @@ describe('the API reference page in a headless browser', () => {
 
     // Act
     await page.goto(`${stack.stages.live.url}/docs`, { waitUntil: 'networkidle0' });
-    await page.waitForFunction((count: number) => (globalThis as unknown as PageGlobal).document.querySelectorAll('.opblock').length >= count, { timeout: 20_000 }, documented.length);
+    await page.waitForFunction(
+      (count: number) => (globalThis as unknown as PageGlobal).document.querySelectorAll('.opblock').length >= count,
+      { timeout: 20_000 },
+      documented.length,
+    );
     const shown = await page.$$eval('.opblock', (blocks) =>
       blocks.map((block) => {
         const method = block.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '';

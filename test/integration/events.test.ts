@@ -3,15 +3,15 @@ import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes';
-import { functionSpecs } from '../../lib/function-specs';
-import { buildEvent, lambdaContext } from '../../local/apigw';
-import { DEMO, demoFixture } from '../../local/demo';
-import { importHandler } from '../../local/handlers';
-import { stageEnvironment } from '../../local/stack';
-import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '../../scripts/event-samples';
-import { seedFixture } from '../../shared/admin/seed';
-import { merchantKey } from '../../shared/db/entities/merchant';
+import { routes } from '#functions/routes';
+import { functionSpecs } from '#lib/function-specs';
+import { buildEvent, lambdaContext } from '#local/apigw';
+import { DEMO, demoFixture } from '#local/demo';
+import { importHandler } from '#local/handlers';
+import { stageEnvironment } from '#local/stack';
+import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '#scripts/event-samples';
+import { seedFixture } from '#shared/admin/seed';
+import { merchantKey } from '#shared/db/entities/merchant';
 import { stack, storeFor } from './helpers';
 
 /**
@@ -27,9 +27,13 @@ const savedEnv = { ...process.env };
 
 beforeAll(async () => {
   const live = stack.stages.live;
-  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), {
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
-  });
+  Object.assign(
+    process.env,
+    stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints),
+    {
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+    },
+  );
   const store = storeFor('live');
   const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: merchantKey(DEMO.merchantId) }));
   if (!Item) await seedFixture(store, 'live', demoFixture('live'));
@@ -55,9 +59,15 @@ describe('the sample events', () => {
     const events = sampleEvents();
     for (const spec of functionSpecs()) expect(Object.keys(events), 'a sample per function').toContain(spec.id);
     const files = readdirSync(EVENTS_DIR).filter((file) => file.endsWith('.json'));
-    expect(files.sort()).toEqual(Object.keys(events).map((id) => `${id}.json`).sort());
+    expect(files.sort()).toEqual(
+      Object.keys(events)
+        .map((id) => `${id}.json`)
+        .sort(),
+    );
     for (const [id, event] of Object.entries(events)) {
-      expect(readFileSync(resolve(EVENTS_DIR, `${id}.json`), 'utf8'), `events/${id}.json is stale: run npm run events`).toBe(eventFileContent(event));
+      expect(readFileSync(resolve(EVENTS_DIR, `${id}.json`), 'utf8'), `events/${id}.json is stale: run npm run events`).toBe(
+        eventFileContent(event),
+      );
     }
   });
 
@@ -70,7 +80,14 @@ describe('the sample events', () => {
       socket: { remoteAddress: '127.0.0.1', localPort: 3000 },
       httpVersion: '1.1',
     } as unknown as IncomingMessage;
-    const built = buildEvent({ request, url: new URL('http://127.0.0.1:3000/api/v2/orders?page=1'), route: routes.find((route) => route.id === sample.id)!, params: {}, body: '', stage: 'live' });
+    const built = buildEvent({
+      request,
+      url: new URL('http://127.0.0.1:3000/api/v2/orders?page=1'),
+      route: routes.find((route) => route.id === sample.id)!,
+      params: {},
+      body: '',
+      stage: 'live',
+    });
     const shape = (value: Record<string, unknown>) => Object.keys(JSON.parse(JSON.stringify(value))).sort();
     expect(shape(fileEvent)).toEqual(shape(built as unknown as Record<string, unknown>));
     expect(shape(fileEvent.requestContext)).toEqual(shape(built.requestContext as unknown as Record<string, unknown>));
@@ -94,7 +111,13 @@ describe('the sample events', () => {
 
   it('notification-relay: runs on events/notification-relay.json', async () => {
     const worker = functionSpecs().find((spec) => spec.id === 'notification-relay')!;
-    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ sent: expect.any(Number), retry: 0, parked: 0, dropped: expect.any(Number), skipped: 0 });
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({
+      sent: expect.any(Number),
+      retry: 0,
+      parked: 0,
+      dropped: expect.any(Number),
+      skipped: 0,
+    });
   });
 
   it('outbox-relay: runs on events/outbox-relay.json', async () => {

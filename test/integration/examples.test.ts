@@ -14,7 +14,8 @@ describe('the typed client example', () => {
     // Prepare
     const merchant = await seedOne();
     const client = api('live', merchant.tokens.live);
-    for (const orderNo of ['OLDER-1', 'OLDER-2']) expect((await client.post('/api/v2/orders/create', orderBody({ order_no: orderNo }))).status).toBe(201);
+    for (const orderNo of ['OLDER-1', 'OLDER-2'])
+      expect((await client.post('/api/v2/orders/create', orderBody({ order_no: orderNo }))).status).toBe(201);
 
     // Act
     const { stdout } = await promisify(execFile)(TSX, ['examples/orders.ts'], {

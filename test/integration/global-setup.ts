@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { freePorts } from '../../local/ports';
-import { startLocalStack } from '../../local/stack';
+import { freePorts } from '#local/ports';
+import { startLocalStack } from '#local/stack';
 import type { StackInfo } from './stack-info';
 
 /**
@@ -13,13 +13,30 @@ import type { StackInfo } from './stack-info';
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack({
     ports: await freePorts(),
-    workerEnv: { AUTH_CACHE_TTL_SECONDS: '0', RELAY_INTERVAL_MS: '300', OUTBOX_MIN_AGE_SECONDS: '1', NOTIFICATION_MIN_AGE_SECONDS: '2', POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+    workerEnv: {
+      AUTH_CACHE_TTL_SECONDS: '0',
+      RELAY_INTERVAL_MS: '300',
+      OUTBOX_MIN_AGE_SECONDS: '1',
+      NOTIFICATION_MIN_AGE_SECONDS: '2',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      CONSUMER_POLL: 'off',
+    },
   });
   const info: StackInfo = {
     endpoints: stack.endpoints,
     stages: {
-      live: { url: stack.stages.live.url, table: stack.stages.live.table, ordersQueueUrl: stack.stages.live.ordersQueueUrl, dlqUrl: stack.stages.live.dlqUrl },
-      sandbox: { url: stack.stages.sandbox.url, table: stack.stages.sandbox.table, ordersQueueUrl: stack.stages.sandbox.ordersQueueUrl, dlqUrl: stack.stages.sandbox.dlqUrl },
+      live: {
+        url: stack.stages.live.url,
+        table: stack.stages.live.table,
+        ordersQueueUrl: stack.stages.live.ordersQueueUrl,
+        dlqUrl: stack.stages.live.dlqUrl,
+      },
+      sandbox: {
+        url: stack.stages.sandbox.url,
+        table: stack.stages.sandbox.table,
+        ordersQueueUrl: stack.stages.sandbox.ordersQueueUrl,
+        dlqUrl: stack.stages.sandbox.dlqUrl,
+      },
     },
   };
   project.provide('stack', info);

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
-import type { Fixture } from '../../shared/admin/fixture';
-import { parseFixture } from '../../shared/admin/fixture';
-import { seedFixture, type SeededMerchant } from '../../shared/admin/seed';
-import { createStore, type Store } from '../../shared/admin/store';
-import type { Stage } from '../../shared/config';
-import { localClientConfig, useLocalAwsEnv } from '../../local/emulators';
+import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
+import type { Fixture } from '#shared/admin/fixture';
+import { parseFixture } from '#shared/admin/fixture';
+import { type SeededMerchant, seedFixture } from '#shared/admin/seed';
+import { createStore, type Store } from '#shared/admin/store';
+import type { Stage } from '#shared/config';
 import { assertDocumented } from './contract';
 import './stack-info';
 
@@ -55,7 +55,11 @@ export const api = (stage: Stage, token?: string) => {
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined || raw !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await fetch(`${stack.stages[stage].url}${path}`, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+    const response = await fetch(`${stack.stages[stage].url}${path}`, {
+      method,
+      headers,
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
     const text = await response.text();
     const result = { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
     assertDocumented(method, path, result);
@@ -77,10 +81,17 @@ export const sqsClient = new SQSClient({ endpoint: stack.endpoints.sqs, useQueue
 export const drainQueue = async (queueUrl: string): Promise<any[]> => {
   const bodies: any[] = [];
   for (;;) {
-    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const { Messages = [] } = await sqsClient.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     if (Messages.length === 0) return bodies;
     bodies.push(...Messages.map((message) => JSON.parse(message.Body ?? 'null')));
-    await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })) }));
+    await sqsClient.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+      }),
+    );
   }
 };
 

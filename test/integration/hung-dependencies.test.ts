@@ -4,10 +4,10 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { lambdaContext } from '../../local/apigw';
-import { stageEnvironment } from '../../local/stack';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { apiEvent } from '../unit/support/api';
+import { lambdaContext } from '#local/apigw';
+import { stageEnvironment } from '#local/stack';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { apiEvent } from '#test/unit/support/api';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 
 /**
@@ -27,7 +27,12 @@ let merchant: SeededMerchant;
 
 const liveEnvironment = (overrides: Record<string, string>) => {
   const live = stack.stages.live;
-  return { ...stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), POWERTOOLS_LOG_LEVEL: 'SILENT', AUTH_CACHE_TTL_SECONDS: '0', ...overrides };
+  return {
+    ...stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints),
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    AUTH_CACHE_TTL_SECONDS: '0',
+    ...overrides,
+  };
 };
 
 beforeAll(async () => {
@@ -52,7 +57,7 @@ describe('with a hung SQS', () => {
     await drainQueue(stack.stages.live.ordersQueueUrl);
     Object.assign(process.env, liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl }));
     vi.resetModules();
-    const { handler } = (await import('../../functions/orders/create')) as unknown as { handler: ApiHandler };
+    const { handler } = (await import('#functions/orders/create')) as unknown as { handler: ApiHandler };
     const body = orderBody();
 
     // Act
@@ -81,17 +86,26 @@ describe('with a hung SQS', () => {
 describe('every function SDK client', () => {
   it('gives up on a hung endpoint with a TimeoutError instead of waiting for it (DynamoDB, SQS, SES)', async () => {
     // Prepare: fresh client modules, every endpoint the hung server
-    Object.assign(process.env, liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl, AWS_ENDPOINT_URL_DYNAMODB: hungUrl, AWS_ENDPOINT_URL_SES: hungUrl }));
+    Object.assign(
+      process.env,
+      liveEnvironment({ AWS_ENDPOINT_URL_SQS: hungUrl, AWS_ENDPOINT_URL_DYNAMODB: hungUrl, AWS_ENDPOINT_URL_SES: hungUrl }),
+    );
     vi.resetModules();
-    const { ddb } = await import('../../shared/db/client');
-    const { sqs } = await import('../../shared/queue/sqs-client');
-    const { ses } = await import('../../shared/mail/client');
+    const { ddb } = await import('#shared/db/client');
+    const { sqs } = await import('#shared/queue/sqs-client');
+    const { ses } = await import('#shared/mail/client');
 
     // Act
     const outcomes = await Promise.allSettled([
       ddb.send(new GetCommand({ TableName: 'hung', Key: { pk: 'x', sk: 'y' } })),
       sqs.send(new SendMessageCommand({ QueueUrl: stack.stages.live.ordersQueueUrl, MessageBody: '{}' })),
-      ses.send(new SendEmailCommand({ Source: 'a@example.com', Destination: { ToAddresses: ['b@example.com'] }, Message: { Subject: { Data: 's' }, Body: { Text: { Data: 't' } } } })),
+      ses.send(
+        new SendEmailCommand({
+          Source: 'a@example.com',
+          Destination: { ToAddresses: ['b@example.com'] },
+          Message: { Subject: { Data: 's' }, Body: { Text: { Data: 't' } } },
+        }),
+      ),
     ]);
 
     // Assess

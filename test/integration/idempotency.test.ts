@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readBlockCounts } from '../../shared/db/entities/counter';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import type { Stage } from '../../shared/config';
-import { requestFingerprint } from '../../shared/http/request-fingerprint';
-import { apiEvent } from '../unit/support/api';
+import type { SeededMerchant } from '#shared/admin/seed';
+import type { Stage } from '#shared/config';
+import { readBlockCounts } from '#shared/db/entities/counter';
+import { requestFingerprint } from '#shared/http/request-fingerprint';
+import { apiEvent } from '#test/unit/support/api';
 import { merchantFixture, orderBody, seed, stack, storeFor, TRACE_ID } from './helpers';
 
 /**
@@ -18,7 +18,10 @@ let other: SeededMerchant;
 
 beforeAll(async () => {
   const seeded = await seed([
-    merchantFixture({ key: 'acme', affiliate_requests: [{ key: 'bob', affiliate: { slug: 'bob', name: 'Bob', email: `bob-${randomUUID()}@example.com` } }] }),
+    merchantFixture({
+      key: 'acme',
+      affiliate_requests: [{ key: 'bob', affiliate: { slug: 'bob', name: 'Bob', email: `bob-${randomUUID()}@example.com` } }],
+    }),
     merchantFixture({ key: 'other' }),
   ]);
   acme = seeded.acme as SeededMerchant;
@@ -28,8 +31,20 @@ beforeAll(async () => {
 type Answer = { status: number; raw: string; body: any; headers: Headers };
 
 /** One HTTP request with an optional Idempotency-Key; the body exactly as the server sent it. */
-const send = async (options: { token: string | undefined; method?: string; path: string; body?: unknown; raw?: string; key?: string; stage?: Stage }): Promise<Answer> => {
-  const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${options.token}`, 'Content-Type': 'application/json' };
+const send = async (options: {
+  token: string | undefined;
+  method?: string;
+  path: string;
+  body?: unknown;
+  raw?: string;
+  key?: string;
+  stage?: Stage;
+}): Promise<Answer> => {
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Authorization: `Bearer ${options.token}`,
+    'Content-Type': 'application/json',
+  };
   if (options.key !== undefined) headers['Idempotency-Key'] = options.key;
   const response = await fetch(`${stack.stages[options.stage ?? 'live'].url}${options.path}`, {
     method: options.method ?? 'POST',
@@ -40,7 +55,8 @@ const send = async (options: { token: string | undefined; method?: string; path:
   return { status: response.status, raw, body: raw ? JSON.parse(raw) : undefined, headers: response.headers };
 };
 
-const create = (key: string | undefined, body: unknown, token: string | undefined = acme.tokens.live) => send({ token, path: '/api/v2/orders/create', body, key });
+const create = (key: string | undefined, body: unknown, token: string | undefined = acme.tokens.live) =>
+  send({ token, path: '/api/v2/orders/create', body, key });
 const createLegacy = (key: string | undefined, body: unknown) => send({ token: acme.tokens.live, path: '/api/orders/create', body, key });
 
 const live = storeFor('live');
@@ -48,7 +64,8 @@ const recordKey = (merchantId: string, key: string) => ({ pk: `M#${merchantId}`,
 const readRecord = async (merchantId: string, key: string) =>
   (await live.ddb.send(new GetCommand({ TableName: live.table, Key: recordKey(merchantId, key), ConsistentRead: true }))).Item;
 /** Committed orders of the merchant: the order list's block counts (added before the create answers). */
-const ordersCount = async (merchantId: string) => [...(await readBlockCounts(live, merchantId, 'orders', 'all')).values()].reduce((sum, n) => sum + n, 0);
+const ordersCount = async (merchantId: string) =>
+  [...(await readBlockCounts(live, merchantId, 'orders', 'all')).values()].reduce((sum, n) => sum + n, 0);
 
 /** The fingerprint the function computes for this request (method, path, raw body). */
 const fingerprintOf = (routeId: 'orders-create' | 'orders-create-legacy', body: unknown) => requestFingerprint(apiEvent(routeId, { body }));
@@ -108,7 +125,12 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     expect(created.filter((answer) => answer.headers.get('idempotent-replayed') === null)).toHaveLength(1);
     for (const answer of created) expect(answer.raw).toBe(retry.raw);
     for (const answer of conflicts) {
-      expect(answer.body).toEqual({ success: false, data: null, errors: { message: ['A request with this idempotency key is still being processed.'] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+      expect(answer.body).toEqual({
+        success: false,
+        data: null,
+        errors: { message: ['A request with this idempotency key is still being processed.'] },
+        meta: { trace_id: expect.stringMatching(TRACE_ID) },
+      });
       expect(answer.headers.get('retry-after')).toBe('1');
     }
   });
@@ -124,7 +146,12 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
 
     // Assess
     expect(reuse.status).toBe(422);
-    expect(reuse.body).toEqual({ success: false, data: null, errors: { message: ['The idempotency key has already been used with a different request.'] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+    expect(reuse.body).toEqual({
+      success: false,
+      data: null,
+      errors: { message: ['The idempotency key has already been used with a different request.'] },
+      meta: { trace_id: expect.stringMatching(TRACE_ID) },
+    });
     expect(reuse.headers.get('idempotent-replayed')).toBeNull();
     expect(await ordersCount(acme.id)).toBe(countBefore);
   });
@@ -151,7 +178,12 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
 
     // Assess
     expect(answer.status).toBe(422);
-    expect(answer.body).toEqual({ success: false, data: null, errors: { idempotency_key: [message] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+    expect(answer.body).toEqual({
+      success: false,
+      data: null,
+      errors: { idempotency_key: [message] },
+      meta: { trace_id: expect.stringMatching(TRACE_ID) },
+    });
   });
 
   it('accepts a key of 255 characters', async () => {
@@ -200,7 +232,14 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     // Prepare
     const key = randomUUID();
     await create(key, orderBody());
-    await live.ddb.send(new UpdateCommand({ TableName: live.table, Key: recordKey(acme.id, key), UpdateExpression: 'SET expires_at = :past', ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 } }));
+    await live.ddb.send(
+      new UpdateCommand({
+        TableName: live.table,
+        Key: recordKey(acme.id, key),
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+      }),
+    );
 
     // Act
     const reused = await create(key, orderBody());
@@ -282,7 +321,14 @@ describe('Idempotency-Key on the legacy POST /api/orders/create', () => {
     await live.ddb.send(
       new PutCommand({
         TableName: live.table,
-        Item: { ...recordKey(acme.id, busyKey), status: 'in_progress', fingerprint: fingerprintOf('orders-create-legacy', body), claim_id: 'c', in_flight_until: Date.now() + 60_000, expires_at: Math.floor(Date.now() / 1000) + 60 },
+        Item: {
+          ...recordKey(acme.id, busyKey),
+          status: 'in_progress',
+          fingerprint: fingerprintOf('orders-create-legacy', body),
+          claim_id: 'c',
+          in_flight_until: Date.now() + 60_000,
+          expires_at: Math.floor(Date.now() / 1000) + 60,
+        },
       }),
     );
 
@@ -293,9 +339,17 @@ describe('Idempotency-Key on the legacy POST /api/orders/create', () => {
 
     // Assess
     expect(reused.status).toBe(422);
-    expect(reused.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { message: ['The idempotency key has already been used with a different request.'] } } });
+    expect(reused.body).toEqual({
+      success: false,
+      message: 'The given data was invalid.',
+      data: { errors: { message: ['The idempotency key has already been used with a different request.'] } },
+    });
     expect(bad.status).toBe(422);
-    expect(bad.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { idempotency_key: ['The idempotency key field is required.'] } } });
+    expect(bad.body).toEqual({
+      success: false,
+      message: 'The given data was invalid.',
+      data: { errors: { idempotency_key: ['The idempotency key field is required.'] } },
+    });
     expect(busy.status).toBe(409);
     expect(busy.body).toEqual({ success: false, message: 'A request with this idempotency key is still being processed.', data: [] });
   });
@@ -362,7 +416,9 @@ describe('Idempotency-Key on the other POST routes', () => {
     // Assess
     expect(answer.status).toBe(201);
     const sandboxTable = storeFor('sandbox');
-    const { Item } = await sandboxTable.ddb.send(new GetCommand({ TableName: sandboxTable.table, Key: recordKey(sandbox.id, key), ConsistentRead: true }));
+    const { Item } = await sandboxTable.ddb.send(
+      new GetCommand({ TableName: sandboxTable.table, Key: recordKey(sandbox.id, key), ConsistentRead: true }),
+    );
     expect(Item).toMatchObject({ status: 'completed', response_body: answer.raw });
     expect(await readRecord(sandbox.id, key)).toBeUndefined();
   });

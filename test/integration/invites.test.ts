@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, merchantFixture, seed, TRACE_ID } from './helpers';
 import { INVITE_LINK_BASE_URL, MAIL_FROM, mailsTo, uniqueEmail } from './program-helpers';
 
@@ -30,11 +30,23 @@ const invite = (body: Record<string, unknown>) => live().post('/api/v2/affiliate
 describe('POST /api/v2/affiliates/invite', () => {
   it('creates the invite (200, data.invite) and e-mails the invitee with the content and the link', async () => {
     const email = uniqueEmail('dave');
-    const res = await invite({ email: email.toUpperCase(), sender_email: 'OWNER@merchant.example', content: 'Hi Dave,\nwe would love to work with you.' });
+    const res = await invite({
+      email: email.toUpperCase(),
+      sender_email: 'OWNER@merchant.example',
+      content: 'Hi Dave,\nwe would love to work with you.',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      data: { invite: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), email, link_used_at: null, created_at: expect.any(String), updated_at: expect.any(String) } },
+      data: {
+        invite: {
+          uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          email,
+          link_used_at: null,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
+      },
       errors: null,
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
@@ -61,7 +73,9 @@ describe('POST /api/v2/affiliates/invite', () => {
   it('lets another merchant invite the same address', async () => {
     const email = uniqueEmail('shared');
     expect((await invite({ email, sender_email: SENDER })).status).toBe(200);
-    expect((await api('live', other.tokens.live).post('/api/v2/affiliates/invite', { email, sender_email: 'boss@other.example' })).status).toBe(200);
+    expect(
+      (await api('live', other.tokens.live).post('/api/v2/affiliates/invite', { email, sender_email: 'boss@other.example' })).status,
+    ).toBe(200);
   });
 
   it('answers 422 on sender_email when the sender is not a user of the merchant', async () => {
@@ -105,7 +119,7 @@ describe('POST /api/v2/affiliates/invite', () => {
 });
 
 describe('GET /api/v2/affiliates/invites', () => {
-  it('lists the merchant\'s invites newest first; data is the array, pagination in the invites form', async () => {
+  it("lists the merchant's invites newest first; data is the array, pagination in the invites form", async () => {
     const fresh = await seed([merchantFixture({ key: 'lister', invites: [{ key: 'old', email: uniqueEmail('old') }] })]);
     const lister = fresh.lister as SeededMerchant;
     const client = api('live', lister.tokens.live);
@@ -116,7 +130,13 @@ describe('GET /api/v2/affiliates/invites', () => {
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body.data)).toBe(true);
     expect(res.body.data.map((item: { email: string }) => item.email)[0]).toBe(newer);
-    expect(res.body.data[1]).toEqual({ uuid: lister.invites.old, email: expect.stringMatching(/^old\./), link_used_at: null, created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(res.body.data[1]).toEqual({
+      uuid: lister.invites.old,
+      email: expect.stringMatching(/^old\./),
+      link_used_at: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     expect(res.body.meta.pagination).toEqual({ total: 2, count: 2, per_page: 15, current_page: 1, total_pages: 1 });
 
     const page2 = await client.get('/api/v2/affiliates/invites?per_page=1&page=2');
@@ -127,11 +147,19 @@ describe('GET /api/v2/affiliates/invites', () => {
   it('filters by a partial, case-insensitive e-mail match and shows link_used_at', async () => {
     const res = await live().get(`/api/v2/affiliates/invites?email=${encodeURIComponent(CAROL.slice(0, 10).toUpperCase())}`);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual([{ uuid: acme.invites.used, email: CAROL, link_used_at: '2026-10-01T00:00:00.000Z', created_at: expect.any(String), updated_at: expect.any(String) }]);
+    expect(res.body.data).toEqual([
+      {
+        uuid: acme.invites.used,
+        email: CAROL,
+        link_used_at: '2026-10-01T00:00:00.000Z',
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    ]);
     expect(res.body.meta.pagination).toMatchObject({ total: 1, count: 1 });
   });
 
-  it('never lists another merchant\'s invites', async () => {
+  it("never lists another merchant's invites", async () => {
     const res = await live().get('/api/v2/affiliates/invites?per_page=100');
     expect(res.body.data.map((item: { uuid: string }) => item.uuid)).not.toContain(other.invites.theirs);
     expect(res.body.data.map((item: { uuid: string }) => item.uuid)).toContain(acme.invites.used);

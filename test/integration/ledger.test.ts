@@ -1,13 +1,13 @@
 import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueWorkers } from '../../functions/workers';
-import { lambdaContext } from '../../local/apigw';
-import { ensureQueues } from '../../local/resources';
-import { stageEnvironment } from '../../local/stack';
-import { toSqsRecord, type SqsHandler } from '../../local/sqs-poller';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { getCommissionLedger } from '../../shared/db/entities/commission';
+import { queueWorkers } from '#functions/workers';
+import { lambdaContext } from '#local/apigw';
+import { ensureQueues } from '#local/resources';
+import { type SqsHandler, toSqsRecord } from '#local/sqs-poller';
+import { stageEnvironment } from '#local/stack';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { getCommissionLedger } from '#shared/db/entities/commission';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
 
@@ -39,7 +39,11 @@ let delivery = 0;
 const deliver = async (...events: Event[]) => {
   const event: SQSEvent = {
     Records: events.map((body) =>
-      toSqsRecord({ MessageId: `ledger-${++delivery}`, ReceiptHandle: `h-${delivery}`, Body: JSON.stringify(body) }, 'arn:aws:sqs:us-east-1:000000000000:direct', 'us-east-1'),
+      toSqsRecord(
+        { MessageId: `ledger-${++delivery}`, ReceiptHandle: `h-${delivery}`, Body: JSON.stringify(body) },
+        'arn:aws:sqs:us-east-1:000000000000:direct',
+        'us-east-1',
+      ),
     ),
   };
   const response = (await handler(event, lambdaContext(consumer!.id))) as SQSBatchResponse;
@@ -54,17 +58,24 @@ const ledgerOf = async (orderUuid: string) => {
 };
 
 const create = async () => {
-  const response = await client().post('/api/v2/orders/create', orderBody({ order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }] }));
+  const response = await client().post(
+    '/api/v2/orders/create',
+    orderBody({ order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }] }),
+  );
   expect(response.status).toBe(201);
   return response.body.data.order.uuid as string;
 };
 
 beforeAll(async () => {
   const live = stack.stages.live;
-  Object.assign(process.env, stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints), {
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-  });
-  handler = ((await import('../../functions/commissions/process')) as { handler: SqsHandler }).handler;
+  Object.assign(
+    process.env,
+    stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints),
+    {
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+  );
+  handler = ((await import('#functions/commissions/process')) as { handler: SqsHandler }).handler;
   merchant = await seedOne(
     merchantFixture({
       key: 'ledger',
@@ -85,7 +96,11 @@ describe('the commission ledger', () => {
     // Prepare: accepted and processed
     const uuid = await create();
     await deliver(...(await eventsOf(uuid, 1)));
-    expect((await getCommissionLedger(storeFor('live'), merchant.id, uuid, true)).ledger).toMatchObject({ status: 'pending', net_amount: 1990, applied_version: 1 });
+    expect((await getCommissionLedger(storeFor('live'), merchant.id, uuid, true)).ledger).toMatchObject({
+      status: 'pending',
+      net_amount: 1990,
+      applied_version: 1,
+    });
 
     // Act: PATCH, then cancel, each processed
     expect((await client().patch(`/api/v2/orders/${uuid}`, { total_shipping_value: 995 })).status).toBe(200);
@@ -156,7 +171,11 @@ describe('the commission ledger', () => {
       await new Promise((resolve) => setTimeout(resolve, 1500)); // more relay runs: no second copy
       expect((await drainQueue(queueUrl())).filter((event) => event.order_uuid === uuid)).toEqual([]);
       await deliver(cancelled!);
-      expect(await ledgerOf(uuid)).toMatchObject({ status: 'void', net_amount: 0, entries: [expect.objectContaining({ type: 'accrual' }), expect.objectContaining({ type: 'reversal', amount: -1990 })] });
+      expect(await ledgerOf(uuid)).toMatchObject({
+        status: 'void',
+        net_amount: 0,
+        entries: [expect.objectContaining({ type: 'accrual' }), expect.objectContaining({ type: 'reversal', amount: -1990 })],
+      });
     } finally {
       if (!recreated) await ensureQueues(stack.endpoints.sqs, 'live');
     }

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../local/ports';
-import { stageEnvironment, startWorker } from '../../local/stack';
+import { freePort } from '#local/ports';
+import { stageEnvironment, startWorker } from '#local/stack';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
@@ -29,7 +29,9 @@ const rawRequest = (stage: 'live' | 'sandbox', bytes: string, options: { hangUpA
 const parseRaw = (raw: string) => {
   const [head = '', body = ''] = raw.split('\r\n\r\n');
   const [statusLine = '', ...headerLines] = head.split('\r\n');
-  const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
 };
 
@@ -86,8 +88,14 @@ describe('local API server under malformed requests', () => {
   });
 
   it('survives a client that hangs up in the middle of the body', async () => {
-    await rawRequest('live', 'POST /api/v2/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{', { hangUpAfterWrite: true });
-    await rawRequest('live', 'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{', { hangUpAfterWrite: true });
+    await rawRequest(
+      'live',
+      'POST /api/v2/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      { hangUpAfterWrite: true },
+    );
+    await rawRequest('live', 'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{', {
+      hangUpAfterWrite: true,
+    });
 
     await stillServes('live');
   });
@@ -103,7 +111,10 @@ describe('local API server under malformed requests', () => {
   });
 
   it('answers broken framing on the legacy route with 400 in the legacy envelope', async () => {
-    const raw = await rawRequest('live', 'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}');
+    const raw = await rawRequest(
+      'live',
+      'POST /api/orders/create HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}',
+    );
 
     const response = parseRaw(raw);
     expect(response.status).toBe(400);
@@ -143,19 +154,22 @@ const connects = (host: string, port: number) =>
   });
 
 describe('local emulators', () => {
-  it.skipIf(!externalAddress).each(['dynamodb', 'sqs', 'ses'] as const)('the %s emulator listens on the loopback interface only', async (name) => {
-    const port = Number(new URL(stack.endpoints[name]).port);
+  it.skipIf(!externalAddress).each(['dynamodb', 'sqs', 'ses'] as const)(
+    'the %s emulator listens on the loopback interface only',
+    async (name) => {
+      const port = Number(new URL(stack.endpoints[name]).port);
 
-    const fromLoopback = await connects('127.0.0.1', port);
-    const fromOutside = await connects(externalAddress as string, port);
+      const fromLoopback = await connects('127.0.0.1', port);
+      const fromOutside = await connects(externalAddress as string, port);
 
-    expect(fromLoopback).toBe(true);
-    expect(fromOutside).toBe(false);
-  });
+      expect(fromLoopback).toBe(true);
+      expect(fromOutside).toBe(false);
+    },
+  );
 });
 
 describe('local per-merchant rate limit', () => {
-  it('answers 429 with Retry-After in the route\'s envelope once a token used its 5-minute budget, and only for that token', async () => {
+  it("answers 429 with Retry-After in the route's envelope once a token used its 5-minute budget, and only for that token", async () => {
     const busy = await seedOne();
     const quiet = await seedOne();
     const port = await freePort();
@@ -167,13 +181,18 @@ describe('local per-merchant rate limit', () => {
       RELAY_INTERVAL_MS: '3600000',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     });
-    const get = (path: string, token: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    const get = (path: string, token: string) =>
+      fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: `Bearer ${token}` } });
     try {
       const allowed = [];
       for (let index = 0; index < 3; index += 1) allowed.push((await get('/api/v2/tiers', busy.tokens.live!)).status);
 
       const throttled = await get('/api/v2/tiers', busy.tokens.live!);
-      const throttledLegacy = await fetch(`http://127.0.0.1:${port}/api/orders/create`, { method: 'POST', headers: { Authorization: `Bearer ${busy.tokens.live!}` }, body: '{}' });
+      const throttledLegacy = await fetch(`http://127.0.0.1:${port}/api/orders/create`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${busy.tokens.live!}` },
+        body: '{}',
+      });
       const other = await get('/api/v2/tiers', quiet.tokens.live!);
 
       expect(allowed).toEqual([200, 200, 200]);

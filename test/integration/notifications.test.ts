@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { putAll } from '../../shared/admin/store';
-import { affiliateRequestKey, affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { inviteKey, inviteRecord } from '../../shared/db/entities/invite';
-import { inviteEmailRecord } from '../../shared/db/entities/invite-email';
-import { owedNotification } from '../../shared/db/entities/notification';
-import { MAX_PERMANENT_ATTEMPTS } from '../../shared/mail/settle';
+import { putAll } from '#shared/admin/store';
+import { affiliateRequestKey, affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { inviteKey, inviteRecord } from '#shared/db/entities/invite';
+import { inviteEmailRecord } from '#shared/db/entities/invite-email';
+import { owedNotification } from '#shared/db/entities/notification';
+import { MAX_PERMANENT_ATTEMPTS } from '#shared/mail/settle';
 import { api, eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
 
 /**
@@ -22,9 +22,20 @@ describe('the notification relay', () => {
     const owedSince = new Date(Date.now() - 60_000).toISOString();
     const inviteEmail = `invitee-${randomUUID()}@example.com`;
     const applicantEmail = `applicant-${randomUUID()}@example.com`;
-    const invite = { ...inviteRecord(merchant.id, { seq: 1, email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' }, owedSince), ...owedNotification(owedSince) };
+    const invite = {
+      ...inviteRecord(
+        merchant.id,
+        { seq: 1, email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' },
+        owedSince,
+      ),
+      ...owedNotification(owedSince),
+    };
     const request = {
-      ...affiliateRequestRecord(merchant.id, { seq: 1, status: 'accepted', affiliate: { slug: `ap-${randomUUID().slice(0, 8)}`, name: 'Applicant', email: applicantEmail } }, owedSince),
+      ...affiliateRequestRecord(
+        merchant.id,
+        { seq: 1, status: 'accepted', affiliate: { slug: `ap-${randomUUID().slice(0, 8)}`, name: 'Applicant', email: applicantEmail } },
+        owedSince,
+      ),
       ...owedNotification(owedSince),
     };
     await putAll(store, [invite, inviteEmailRecord(merchant.id, inviteEmail, invite.uuid), request]);
@@ -58,9 +69,24 @@ describe('the notification relay', () => {
     const validEmail = `valid-${randomUUID()}@example.com`;
     const poisonSince = new Date(Date.now() - 120_000).toISOString();
     const validSince = new Date(Date.now() - 60_000).toISOString();
-    const poison = { ...inviteRecord(merchant.id, { seq: 1, email: poisonEmail, sender_email: 'owner@merchant.example', content: 'Join \ud800 us' }, poisonSince), ...owedNotification(poisonSince) };
-    const valid = { ...inviteRecord(merchant.id, { seq: 1, email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince), ...owedNotification(validSince) };
-    await putAll(store, [poison, inviteEmailRecord(merchant.id, poisonEmail, poison.uuid), valid, inviteEmailRecord(merchant.id, validEmail, valid.uuid)]);
+    const poison = {
+      ...inviteRecord(
+        merchant.id,
+        { seq: 1, email: poisonEmail, sender_email: 'owner@merchant.example', content: 'Join \ud800 us' },
+        poisonSince,
+      ),
+      ...owedNotification(poisonSince),
+    };
+    const valid = {
+      ...inviteRecord(merchant.id, { seq: 1, email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince),
+      ...owedNotification(validSince),
+    };
+    await putAll(store, [
+      poison,
+      inviteEmailRecord(merchant.id, poisonEmail, poison.uuid),
+      valid,
+      inviteEmailRecord(merchant.id, validEmail, valid.uuid),
+    ]);
 
     // Act: the relay's next runs
     const parked = await eventually(async () => {

@@ -1,7 +1,7 @@
 import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SeededMerchant } from '../../shared/admin/seed';
-import { ensureQueues } from '../../local/resources';
+import { ensureQueues } from '#local/resources';
+import type { SeededMerchant } from '#shared/admin/seed';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack } from './helpers';
 
 let merchant: SeededMerchant;
@@ -28,7 +28,8 @@ describe('the orders queue', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const messages = await drainQueue(queueUrl());
     expect(messages.map((message) => message.order_uuid).sort()).toEqual([...accepted].sort());
-    for (const message of messages) expect(message).toEqual({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: expect.any(String), version: 1 });
+    for (const message of messages)
+      expect(message).toEqual({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: expect.any(String), version: 1 });
   });
 
   it('delivers an order accepted while SQS fails once SQS works again', async () => {

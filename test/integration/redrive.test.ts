@@ -16,7 +16,11 @@ const { dlqUrl, ordersQueueUrl } = stack.stages.sandbox;
 
 const runRedrive = (...args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, SQS_PORT: new URL(stack.endpoints.sqs).port, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SQS_PORT: new URL(stack.endpoints.sqs).port,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
     delete env.SEED_TABLE_NAME;
     execFile(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'redrive', ...args], { cwd: ROOT, env }, (error, stdout, stderr) =>
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -29,7 +33,7 @@ beforeAll(async () => {
 });
 
 describe('admin redrive', () => {
-  it('moves every message of the stage\'s DLQ back to its orders queue, bodies unchanged, and empties the DLQ', async () => {
+  it("moves every message of the stage's DLQ back to its orders queue, bodies unchanged, and empties the DLQ", async () => {
     // Prepare: what the consumer gave up on, 12 messages (more than one receive batch).
     const bodies = Array.from({ length: 12 }, () => ({ type: 'order.accepted', merchant_id: randomUUID(), order_uuid: randomUUID() }));
     for (const body of bodies) await sqsClient.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: JSON.stringify(body) }));

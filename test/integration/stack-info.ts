@@ -1,4 +1,4 @@
-import type { Stage } from '../../shared/config';
+import type { Stage } from '#shared/config';
 
 export type StackInfo = {
   endpoints: { dynamodb: string; sqs: string; ses: string };

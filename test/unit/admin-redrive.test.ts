@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AdminError, redriveDeadLetters } from '../../shared/admin/operations';
+import { AdminError, redriveDeadLetters } from '#shared/admin/operations';
 
 /**
  * `npm run admin -- redrive`: the message-move task on AWS (here, against the mocked SDK), and the
@@ -25,14 +25,27 @@ const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:affiliate-merchant-api-liv
 const target = () => ({ sqs: new SQSClient({ region: 'eu-west-1' }), dlqUrl: DLQ_URL, ordersQueueUrl: QUEUE_URL });
 
 const unknownAction = () =>
-  new SQSServiceException({ name: 'InvalidAction', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Unknown action: StartMessageMoveTask' });
+  new SQSServiceException({
+    name: 'InvalidAction',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+    message: 'Unknown action: StartMessageMoveTask',
+  });
 
-const deadLetter = (id: string) => ({ MessageId: id, ReceiptHandle: `rh-${id}`, Body: JSON.stringify({ type: 'order.accepted', merchant_id: 'm', order_uuid: id }) });
+const deadLetter = (id: string) => ({
+  MessageId: id,
+  ReceiptHandle: `rh-${id}`,
+  Body: JSON.stringify({ type: 'order.accepted', merchant_id: 'm', order_uuid: id }),
+});
 
 beforeEach(() => {
   sqsMock.reset();
-  sqsMock.on(GetQueueAttributesCommand, { QueueUrl: DLQ_URL }).resolves({ Attributes: { QueueArn: DLQ_ARN, ApproximateNumberOfMessages: '3' } });
-  sqsMock.on(GetQueueAttributesCommand, { QueueUrl: QUEUE_URL }).resolves({ Attributes: { QueueArn: QUEUE_ARN, ApproximateNumberOfMessages: '0' } });
+  sqsMock
+    .on(GetQueueAttributesCommand, { QueueUrl: DLQ_URL })
+    .resolves({ Attributes: { QueueArn: DLQ_ARN, ApproximateNumberOfMessages: '3' } });
+  sqsMock
+    .on(GetQueueAttributesCommand, { QueueUrl: QUEUE_URL })
+    .resolves({ Attributes: { QueueArn: QUEUE_ARN, ApproximateNumberOfMessages: '0' } });
 });
 
 describe('redriveDeadLetters', () => {
@@ -57,7 +70,10 @@ describe('redriveDeadLetters', () => {
       .resolvesOnce({ Messages: [deadLetter('a'), deadLetter('b')] })
       .resolvesOnce({ Messages: [deadLetter('c')] })
       .resolves({ Messages: [] });
-    sqsMock.on(SendMessageBatchCommand).callsFake(async (input) => ({ Successful: input.Entries.map((entry: { Id: string }) => ({ Id: entry.Id, MessageId: `new-${entry.Id}` })), Failed: [] }));
+    sqsMock.on(SendMessageBatchCommand).callsFake(async (input) => ({
+      Successful: input.Entries.map((entry: { Id: string }) => ({ Id: entry.Id, MessageId: `new-${entry.Id}` })),
+      Failed: [],
+    }));
     sqsMock.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
 
     // Act
@@ -75,8 +91,14 @@ describe('redriveDeadLetters', () => {
   it('keeps in the DLQ a message the orders queue refused, and says so', async () => {
     // Prepare
     sqsMock.on(StartMessageMoveTaskCommand).rejects(unknownAction());
-    sqsMock.on(ReceiveMessageCommand).resolvesOnce({ Messages: [deadLetter('a'), deadLetter('b')] }).resolves({ Messages: [] });
-    sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [{ Id: '0', MessageId: 'x', MD5OfMessageBody: '' }], Failed: [{ Id: '1', Code: 'InternalError', SenderFault: false }] });
+    sqsMock
+      .on(ReceiveMessageCommand)
+      .resolvesOnce({ Messages: [deadLetter('a'), deadLetter('b')] })
+      .resolves({ Messages: [] });
+    sqsMock.on(SendMessageBatchCommand).resolves({
+      Successful: [{ Id: '0', MessageId: 'x', MD5OfMessageBody: '' }],
+      Failed: [{ Id: '1', Code: 'InternalError', SenderFault: false }],
+    });
     sqsMock.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
 
     // Act
@@ -90,7 +112,11 @@ describe('redriveDeadLetters', () => {
 
   it('does not fall back on any other error, e.g. a missing permission', async () => {
     // Prepare
-    sqsMock.on(StartMessageMoveTaskCommand).rejects(new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'not allowed' }));
+    sqsMock
+      .on(StartMessageMoveTaskCommand)
+      .rejects(
+        new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'not allowed' }),
+      );
 
     // Act
     const run = redriveDeadLetters(target());

@@ -2,11 +2,11 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler } from '../../functions/commissions/process';
-import { advanceLedger, applyOrderChanges, computeCommission, LEDGER_ATTEMPTS, segmentForRow } from '../../shared/domain/commissions';
-import { parseOrderEvent } from '../../shared/domain/order-events';
-import type { OrderItem } from '../../shared/db/entities/order';
-import type { SegmentItem } from '../../shared/domain/program-model';
+import { handler } from '#functions/commissions/process';
+import type { OrderItem } from '#shared/db/entities/order';
+import { advanceLedger, applyOrderChanges, computeCommission, LEDGER_ATTEMPTS, segmentForRow } from '#shared/domain/commissions';
+import { parseOrderEvent } from '#shared/domain/order-events';
+import type { SegmentItem } from '#shared/domain/program-model';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedAffiliate } from './support/fixtures';
@@ -67,7 +67,13 @@ describe('computeCommission', () => {
       { row_uuid: 'row-1', segment_uuid: 'seg-shoes', rate: 12.5, base_value: 20000, amount: 2500 },
       { row_uuid: 'row-2', segment_uuid: 'seg-default', rate: 10, base_value: 19999, amount: 2000 },
     ]);
-    expect(commission).toMatchObject({ total_amount: 4500, status: 'pending', tier_slug: 'gold', currency_code: 'EUR', created_at: '2026-03-10T09:00:00.000Z' });
+    expect(commission).toMatchObject({
+      total_amount: 4500,
+      status: 'pending',
+      tier_slug: 'gold',
+      currency_code: 'EUR',
+      created_at: '2026-03-10T09:00:00.000Z',
+    });
   });
 
   it('pays 0 for a tier the segment has no rate for, or an affiliate without a tier', () => {
@@ -77,16 +83,28 @@ describe('computeCommission', () => {
   });
 
   it('voids a cancelled order', () => {
-    expect(computeCommission(order({ cancelled_at: '2026-03-10T08:30:00.000Z' }), SEGMENTS, { tier_slug: 'gold' })).toMatchObject({ status: 'void', total_amount: 0 });
+    expect(computeCommission(order({ cancelled_at: '2026-03-10T08:30:00.000Z' }), SEGMENTS, { tier_slug: 'gold' })).toMatchObject({
+      status: 'void',
+      total_amount: 0,
+    });
   });
 });
 
 describe('parseOrderEvent', () => {
   it('accepts the three order events, with their version (optional for messages queued before versions)', () => {
     for (const type of ['order.accepted', 'order.shipping_updated', 'order.cancelled']) {
-      expect(parseOrderEvent(JSON.stringify({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2, extra: 1 }))).toEqual({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2 });
+      expect(parseOrderEvent(JSON.stringify({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2, extra: 1 }))).toEqual({
+        type,
+        merchant_id: MERCHANT,
+        order_uuid: ORDER,
+        version: 2,
+      });
     }
-    expect(parseOrderEvent(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER }))).toEqual({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER });
+    expect(parseOrderEvent(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER }))).toEqual({
+      type: 'order.accepted',
+      merchant_id: MERCHANT,
+      order_uuid: ORDER,
+    });
   });
 
   it('refuses anything else', () => {
@@ -115,7 +133,15 @@ describe('advanceLedger (the ledger transitions)', () => {
 
     // Assess
     expect(booked).toEqual([{ type: 'accrual', amount: 4500, at: NOW, version: 1 }]);
-    expect(ledger).toMatchObject({ order_uuid: ORDER, status: 'pending', net_amount: 4500, currency_code: 'EUR', applied_version: 1, tier_slug: 'gold', created_at: NOW });
+    expect(ledger).toMatchObject({
+      order_uuid: ORDER,
+      status: 'pending',
+      net_amount: 4500,
+      currency_code: 'EUR',
+      applied_version: 1,
+      tier_slug: 'gold',
+      created_at: NOW,
+    });
     expect(ledger.rows).toHaveLength(2);
   });
 
@@ -159,8 +185,17 @@ describe('advanceLedger (the ledger transitions)', () => {
     const cancelled = advanceLedger(ledger, order({ version: 4, cancelled_at: CANCELLED_AT }), undefined, LATER).ledger;
 
     // Assess
-    expect(ledger.entries.map((entry) => [entry.type, entry.version])).toEqual([['accrual', 1], ['shipping_change', 2], ['shipping_change', 3]]);
-    expect(cancelled.entries.map((entry) => [entry.type, entry.amount])).toEqual([['accrual', 4500], ['shipping_change', 0], ['shipping_change', 0], ['reversal', -4500]]);
+    expect(ledger.entries.map((entry) => [entry.type, entry.version])).toEqual([
+      ['accrual', 1],
+      ['shipping_change', 2],
+      ['shipping_change', 3],
+    ]);
+    expect(cancelled.entries.map((entry) => [entry.type, entry.amount])).toEqual([
+      ['accrual', 4500],
+      ['shipping_change', 0],
+      ['shipping_change', 0],
+      ['reversal', -4500],
+    ]);
     expect(cancelled).toMatchObject({ status: 'void', net_amount: 0, applied_version: 4 });
   });
 });
@@ -213,7 +248,10 @@ describe('applyOrderChanges', () => {
 
     // Assess
     expect(ledger).toMatchObject({ status: 'void', net_amount: 0, applied_version: 2 });
-    expect(ledgerPuts()[0]).toMatchObject({ ConditionExpression: 'applied_version = :applied', ExpressionAttributeValues: { ':applied': 1 } });
+    expect(ledgerPuts()[0]).toMatchObject({
+      ConditionExpression: 'applied_version = :applied',
+      ExpressionAttributeValues: { ':applied': 1 },
+    });
     // No accrual due: the rates are not read again.
     expect(ddbMock).not.toHaveReceivedCommand(QueryCommand);
   });
@@ -269,7 +307,10 @@ describe('applyOrderChanges', () => {
     const { ledger } = await applyOrderChanges(MERCHANT, ORDER);
 
     // Assess
-    expect(ledger?.entries.map((entry) => [entry.type, entry.amount])).toEqual([['accrual', 4500], ['reversal', -4500]]);
+    expect(ledger?.entries.map((entry) => [entry.type, entry.amount])).toEqual([
+      ['accrual', 4500],
+      ['reversal', -4500],
+    ]);
     expect(ledgerPuts()[0]?.ConditionExpression).toBe('attribute_exists(pk) AND attribute_not_exists(applied_version)');
   });
 
@@ -279,7 +320,12 @@ describe('applyOrderChanges', () => {
 });
 
 const DLQ_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders-dlq';
-const record = (messageId: string, body: string) => ({ messageId, body, receiptHandle: messageId, attributes: { ApproximateReceiveCount: '1' } });
+const record = (messageId: string, body: string) => ({
+  messageId,
+  body,
+  receiptHandle: messageId,
+  attributes: { ApproximateReceiveCount: '1' },
+});
 const accepted = (orderUuid: string) => JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: orderUuid });
 const UNKNOWN_ORDER = '00000000-0000-4000-8000-0000000000ff';
 const POISON_ORDER = '00000000-0000-4000-8000-0000000000ee';
@@ -290,7 +336,20 @@ describe('the consumer handler', () => {
     ddbMock.on(GetCommand).resolves({});
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${ORDER}` } }).resolves({ Item: order() });
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: `ORDER#${POISON_ORDER}` } }).resolves({
-      Item: order({ uuid: POISON_ORDER, order_rows: [{ uuid: 'row-1', product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }] }),
+      Item: order({
+        uuid: POISON_ORDER,
+        order_rows: [
+          {
+            uuid: 'row-1',
+            product_sku: null,
+            product_name: 'Tent',
+            segment_slug: null,
+            price_value: 19900,
+            tax_value: null,
+            quantity: Number.MAX_SAFE_INTEGER,
+          },
+        ],
+      }),
     });
     ddbMock.on(GetCommand, { Key: { pk: `M#${MERCHANT}`, sk: 'AFFILIATE#alice' } }).resolves(AFFILIATE);
     ddbMock.on(QueryCommand).resolves({ Items: storedSegments });
@@ -300,7 +359,14 @@ describe('the consumer handler', () => {
 
   it('moves messages that can never succeed to the DLQ at once, with the reason, and acknowledges them', async () => {
     // Prepare
-    const event = { Records: [record('good', accepted(ORDER)), record('malformed', '{'), record('unknown-order', accepted(UNKNOWN_ORDER)), record('poison', accepted(POISON_ORDER))] };
+    const event = {
+      Records: [
+        record('good', accepted(ORDER)),
+        record('malformed', '{'),
+        record('unknown-order', accepted(UNKNOWN_ORDER)),
+        record('poison', accepted(POISON_ORDER)),
+      ],
+    };
 
     // Act
     const response = await handler(event as never, lambdaContext('commissions-process'));
@@ -314,7 +380,7 @@ describe('the consumer handler', () => {
       MessageBody: '{',
       MessageAttributes: {
         dead_letter_reason: { DataType: 'String', StringValue: 'Not an order event message' },
-        dead_letter_error: { DataType: 'String', StringValue: 'UnprocessableMessageError' },
+        dead_letter_error: { DataType: 'String', StringValue: 'PermanentMessageError' },
         dead_letter_source: { DataType: 'String', StringValue: 'commissions-process' },
         original_receive_count: { DataType: 'String', StringValue: '1' },
       },
@@ -343,7 +409,10 @@ describe('the consumer handler', () => {
     sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('timed out'), { name: 'TimeoutError' }));
 
     // Act
-    const response = await handler({ Records: [record('good', accepted(ORDER)), record('malformed', 'not json')] } as never, lambdaContext('commissions-process'));
+    const response = await handler(
+      { Records: [record('good', accepted(ORDER)), record('malformed', 'not json')] } as never,
+      lambdaContext('commissions-process'),
+    );
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'malformed' }] });

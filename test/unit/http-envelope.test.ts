@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { legacyFailureBody, legacySuccessBody, v2Body } from '../../shared/http/envelope';
-import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '../../shared/http/errors';
+import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '#shared/errors';
+import { legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 
 const TRACE = '2026-03-01T10:00:00Z:api:0badc0de';
 
 describe('v2Body', () => {
   it('on success carries data, null errors and the trace id beside any other meta', () => {
     // Act
-    const body = v2Body(TRACE, { data: { orders: [] }, meta: { pagination: { total: 0, count: 0, per_page: 15, current_page: 1, total_pages: 1 } } });
+    const body = v2Body(TRACE, {
+      data: { orders: [] },
+      meta: { pagination: { total: 0, count: 0, per_page: 15, current_page: 1, total_pages: 1 } },
+    });
 
     // Assess
     expect(body).toEqual({
@@ -54,7 +57,11 @@ describe('legacy envelope', () => {
   });
 
   it('403 and other statuses carry the first message and data []', () => {
-    expect(legacyFailureBody(403, { message: [MESSAGES.noLiveOrders] })).toEqual({ success: false, message: MESSAGES.noLiveOrders, data: [] });
+    expect(legacyFailureBody(403, { message: [MESSAGES.noLiveOrders] })).toEqual({
+      success: false,
+      message: MESSAGES.noLiveOrders,
+      data: [],
+    });
     expect(legacyFailureBody(500, {})).toEqual({ success: false, message: 'Server Error', data: [] });
   });
 });

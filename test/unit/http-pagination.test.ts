@@ -1,6 +1,7 @@
-import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PER_PAGE, invitePagination, lastPage, laravelPagination, MAX_PER_PAGE, pageQueryShape, pageWindow, slicePage } from '../../shared/http/pagination';
+import * as z from 'zod/mini';
+import { DEFAULT_PER_PAGE, invitePagination, laravelPagination, MAX_PER_PAGE, pageQueryShape } from '#shared/http/pagination';
+import { lastPage, pageWindow, slicePage } from '#shared/page-window';
 
 const link = { url: 'https://api.example.com/live/api/v2/orders', rawQuery: {} as Record<string, string> };
 
@@ -59,7 +60,11 @@ describe('laravelPagination', () => {
 
   it('on a middle page links both ways, keeping the other query fields and replacing page', () => {
     // Act
-    const pagination = laravelPagination(40, { page: 2, per_page: 15 }, { ...link, rawQuery: { per_page: '15', page: '2', tier_slug: 'gold & silver' } });
+    const pagination = laravelPagination(
+      40,
+      { page: 2, per_page: 15 },
+      { ...link, rawQuery: { per_page: '15', page: '2', tier_slug: 'gold & silver' } },
+    );
 
     // Assess
     expect(pagination.next_page_url).toBe('https://api.example.com/live/api/v2/orders?per_page=15&page=3&tier_slug=gold+%26+silver');
@@ -91,7 +96,13 @@ describe('laravelPagination', () => {
 
 describe('invitePagination', () => {
   it('reports total, count on this page, per_page, current_page and total_pages', () => {
-    expect(invitePagination(31, 1, { page: 4, per_page: 10 })).toEqual({ total: 31, count: 1, per_page: 10, current_page: 4, total_pages: 4 });
+    expect(invitePagination(31, 1, { page: 4, per_page: 10 })).toEqual({
+      total: 31,
+      count: 1,
+      per_page: 10,
+      current_page: 4,
+      total_pages: 4,
+    });
   });
 
   it('has one page when there is nothing', () => {

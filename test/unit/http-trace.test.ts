@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newTraceId, TRACE_ID_PATTERN } from '../../shared/http/trace';
+import { newTraceId, TRACE_ID_PATTERN } from '#shared/http/trace';
 
 describe('newTraceId', () => {
   it('is the UTC date-time to the second, ":api:", and 8 hex characters', () => {

@@ -3,14 +3,14 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type Updat
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { handler as getOrder } from '../../functions/orders/get';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { logger } from '../../shared/logger';
-import { requestFingerprint } from '../../shared/http/request-fingerprint';
-import { apiEvent, invoke, type EventOptions } from './support/api';
+import { handler as cancelOrder } from '#functions/orders/cancel';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as getOrder } from '#functions/orders/get';
+import { handler as updateOrder } from '#functions/orders/update';
+import { requestFingerprint } from '#shared/http/request-fingerprint';
+import { logger } from '#shared/logger';
+import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -21,9 +21,15 @@ const DAY = 24 * 60 * 60;
 const createEvent = (options: EventOptions = {}) =>
   apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), ...options, headers: { 'Idempotency-Key': KEY, ...options.headers } });
 const legacyEvent = (options: EventOptions = {}) =>
-  apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), ...options, headers: { 'Idempotency-Key': KEY, ...options.headers } });
+  apiEvent('orders-create-legacy', {
+    token: TOKENS.live,
+    body: orderBody(),
+    ...options,
+    headers: { 'Idempotency-Key': KEY, ...options.headers },
+  });
 
-const idempotencyPuts = () => ddbMock.commandCalls(PutCommand).filter((call) => String(call.args[0].input.Item?.sk).startsWith('IDEMPOTENCY#'));
+const idempotencyPuts = () =>
+  ddbMock.commandCalls(PutCommand).filter((call) => String(call.args[0].input.Item?.sk).startsWith('IDEMPOTENCY#'));
 const idempotencyUpdates = () =>
   ddbMock
     .commandCalls(UpdateCommand)
@@ -31,7 +37,11 @@ const idempotencyUpdates = () =>
     .filter((input) => String(input.Key?.sk).startsWith('IDEMPOTENCY#'));
 
 /** A record as DynamoDB hands it back on a failed condition (AttributeValue form). */
-const completedRecord = (event: APIGatewayProxyEvent, response: { status: number; body: string }, overrides: Record<string, unknown> = {}) =>
+const completedRecord = (
+  event: APIGatewayProxyEvent,
+  response: { status: number; body: string },
+  overrides: Record<string, unknown> = {},
+) =>
   marshall({
     ...RECORD_KEY,
     type: 'idempotency',
@@ -57,7 +67,8 @@ const inProgressRecord = (event: APIGatewayProxyEvent, overrides: Record<string,
     ...overrides,
   });
 
-const STORED_V2_BODY = '{"success":true,"data":{"order":{"uuid":"3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d","order_no":"A-1001"}},"errors":null,"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
+const STORED_V2_BODY =
+  '{"success":true,"data":{"order":{"uuid":"3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d","order_no":"A-1001"}},"errors":null,"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
 
 beforeEach(() => {
   resetAwsMocks();
@@ -134,7 +145,10 @@ describe('the first request with a key', () => {
     const key = 'k'.repeat(255);
 
     // Act
-    const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), headers: { 'idempotency-key': key } }));
+    const response = await invoke(
+      createV2,
+      apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), headers: { 'idempotency-key': key } }),
+    );
 
     // Assess
     expect(response.statusCode).toBe(201);
@@ -156,8 +170,7 @@ describe('the first request with a key', () => {
     const response = await invoke(createV2, createEvent({ rawBody: '{"order_no":' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The request body must be valid JSON.'] });
+    expectV2Error(response, 422, { message: ['The request body must be valid JSON.'] });
     expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
   });
 
@@ -169,8 +182,7 @@ describe('the first request with a key', () => {
     const response = await invoke(createV2, createEvent());
 
     // Assess
-    expect(response.statusCode).toBe(500);
-    expect(response.body.errors).toEqual({ message: ['Server Error'] });
+    expectV2Error(response, 500, { message: ['Server Error'] });
     const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
     const updates = idempotencyUpdates();
     expect(updates).toHaveLength(1);
@@ -228,7 +240,8 @@ describe('a retry with the same key', () => {
   it('replays a stored 4xx with its status', async () => {
     // Prepare
     const event = createEvent();
-    const stored = '{"success":false,"data":null,"errors":{"order_no":["The order no has already been taken."]},"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
+    const stored =
+      '{"success":false,"data":null,"errors":{"order_no":["The order no has already been taken."]},"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
     ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 422, body: stored })));
 
     // Act
@@ -259,7 +272,17 @@ describe('a retry with the same key', () => {
     // Prepare
     const event = createEvent();
     ddbMock.on(PutCommand).rejects(conditionFailed());
-    ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({ Item: { ...RECORD_KEY, status: 'completed', fingerprint: requestFingerprint(event), response_status: 201, response_headers: { 'content-type': 'application/json' }, response_body: STORED_V2_BODY, expires_at: Math.floor(Date.now() / 1000) + 60 } });
+    ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
+      Item: {
+        ...RECORD_KEY,
+        status: 'completed',
+        fingerprint: requestFingerprint(event),
+        response_status: 201,
+        response_headers: { 'content-type': 'application/json' },
+        response_body: STORED_V2_BODY,
+        expires_at: Math.floor(Date.now() / 1000) + 60,
+      },
+    });
 
     // Act
     const response = await invoke(createV2, event);
@@ -275,7 +298,14 @@ describe('a retry with the same key', () => {
     const event = createEvent();
     ddbMock.on(PutCommand).rejectsOnce(conditionFailed()).resolves({});
     ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
-      Item: { ...RECORD_KEY, status: 'completed', fingerprint: requestFingerprint(event), response_status: 201, response_body: STORED_V2_BODY, expires_at: Math.floor(Date.now() / 1000) - 1 },
+      Item: {
+        ...RECORD_KEY,
+        status: 'completed',
+        fingerprint: requestFingerprint(event),
+        response_status: 201,
+        response_body: STORED_V2_BODY,
+        expires_at: Math.floor(Date.now() / 1000) - 1,
+      },
     });
 
     // Act
@@ -327,7 +357,10 @@ describe('a retry with the same key', () => {
 describe('the same key with a different request', () => {
   it.each([
     ['another body', createEvent({ body: orderBody({ order_no: 'A-2002' }) })],
-    ['another path', apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': KEY } })],
+    [
+      'another path',
+      apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': KEY } }),
+    ],
   ])('is 422 with errors.message (%s), even while the first is in flight, and changes nothing', async (_, event) => {
     // Prepare
     ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(createEvent())));
@@ -336,8 +369,7 @@ describe('the same key with a different request', () => {
     const response = await invoke(event.httpMethod === 'POST' && event.path.endsWith('/cancel') ? cancelOrder : createV2, event);
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The idempotency key has already been used with a different request.'] });
+    expectV2Error(response, 422, { message: ['The idempotency key has already been used with a different request.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
@@ -352,7 +384,11 @@ describe('the same key with a different request', () => {
 
     // Assess
     expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { message: ['The idempotency key has already been used with a different request.'] } } });
+    expect(response.body).toEqual({
+      success: false,
+      message: 'The given data was invalid.',
+      data: { errors: { message: ['The idempotency key has already been used with a different request.'] } },
+    });
   });
 });
 
@@ -365,8 +401,7 @@ describe('a bad key', () => {
     const response = await invoke(createV2, createEvent({ headers: { 'Idempotency-Key': key } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ idempotency_key: [message] });
+    expectV2Error(response, 422, { idempotency_key: [message] });
     expect(idempotencyPuts()).toHaveLength(0);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
   });
@@ -377,7 +412,11 @@ describe('a bad key', () => {
 
     // Assess
     expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({ success: false, message: 'The given data was invalid.', data: { errors: { idempotency_key: ['The idempotency key field is required.'] } } });
+    expect(response.body).toEqual({
+      success: false,
+      message: 'The given data was invalid.',
+      data: { errors: { idempotency_key: ['The idempotency key field is required.'] } },
+    });
   });
 
   it('comes after authentication: an unauthenticated caller gets 401 and learns nothing else', async () => {
@@ -392,8 +431,27 @@ describe('a bad key', () => {
 
 describe('routes other than POST', () => {
   it.each([
-    ['GET', () => invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': '' } }))],
-    ['PATCH', () => invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 100 }, headers: { 'Idempotency-Key': KEY } }))],
+    [
+      'GET',
+      () =>
+        invoke(
+          getOrder,
+          apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, headers: { 'Idempotency-Key': '' } }),
+        ),
+    ],
+    [
+      'PATCH',
+      () =>
+        invoke(
+          updateOrder,
+          apiEvent('orders-update', {
+            token: TOKENS.live,
+            pathParameters: { uuid: ORDER_UUID },
+            body: { total_shipping_value: 100 },
+            headers: { 'Idempotency-Key': KEY },
+          }),
+        ),
+    ],
   ])('ignore the header (%s)', async (_, call) => {
     // Act
     const response = await call();
@@ -424,12 +482,16 @@ describe('requestFingerprint', () => {
 describe('the route manifest decides which routes take the header', () => {
   it('refuses to build a POST route without Idempotency-Key handling, or another route with it', async () => {
     // Prepare
-    const { apiHandler } = await import('../../shared/http/api-handler');
-    const { postApiHandler } = await import('../../shared/http/post-api-handler');
+    const { apiHandler } = await import('#shared/http/api-handler');
+    const { postApiHandler } = await import('#shared/http/post-api-handler');
     const handle = async () => ({ data: null });
 
-    // Act / Assess
-    expect(() => apiHandler('orders-create', {}, handle)).toThrow('orders-create: a POST route is built with postApiHandler');
-    expect(() => postApiHandler('orders-get', {}, handle)).toThrow('orders-get: only POST routes take Idempotency-Key');
+    const { route } = await import('#functions/routes');
+
+    // Act / Assess: a type error first (tsc checks the expectations), and refused at run time for plain JavaScript callers
+    // @ts-expect-error a POST route is built with postApiHandler
+    expect(() => apiHandler(route('orders-create'), {}, handle)).toThrow('orders-create: a POST route is built with postApiHandler');
+    // @ts-expect-error only POST routes take Idempotency-Key
+    expect(() => postApiHandler(route('orders-get'), {}, handle)).toThrow('orders-get: only POST routes take Idempotency-Key');
   });
 });

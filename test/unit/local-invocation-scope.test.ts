@@ -1,9 +1,9 @@
-import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { lambdaContext } from '../../local/apigw';
-import { enableInvocationScopes, invokeScoped } from '../../local/invocation-scope';
+import { lambdaContext } from '#local/apigw';
+import { enableInvocationScopes, invokeScoped } from '#local/invocation-scope';
 
 /**
  * Every handler of a local stage shares one Powertools Logger; each invocation must still log under

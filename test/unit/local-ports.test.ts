@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { removePortsFile, runningStackPorts, writePortsFile } from '../../local/ports';
+import { removePortsFile, runningStackPorts, writePortsFile } from '#local/ports';
 
 /** `npm start` records its ports so that `npm run invoke` finds it without the port env. */
 
@@ -42,7 +42,7 @@ describe('recorded local ports', () => {
     expect(ports.live).toBe(3000);
   });
 
-  it('removes its own file at exit and leaves another process\'s file alone', () => {
+  it("removes its own file at exit and leaves another process's file alone", () => {
     const own = tempFile();
     const other = tempFile();
     writePortsFile(PORTS, own);

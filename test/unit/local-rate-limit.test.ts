@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, rateLimitFromEnv, RATE_WINDOW_MS } from '../../local/rate-limit';
-import { RATE_LIMIT } from '../../shared/rate-limit';
+import { createRateLimiter, RATE_WINDOW_MS, rateLimitFromEnv } from '#local/rate-limit';
+import { RATE_LIMIT } from '#shared/rate-limit';
 
 /** The local stand-in for the WAF per-merchant rule: N requests per Authorization value per 5 minutes. */
 describe('local rate limiter', () => {
@@ -35,7 +35,7 @@ describe('local rate limiter', () => {
     expect(later).toBeUndefined();
   });
 
-  it('uses the WAF rule\'s limit unless RATE_LIMIT_PER_5_MIN says otherwise, and refuses a bad override', () => {
+  it("uses the WAF rule's limit unless RATE_LIMIT_PER_5_MIN says otherwise, and refuses a bad override", () => {
     expect(rateLimitFromEnv({})).toBe(RATE_LIMIT.requestsPer5Minutes);
     expect(rateLimitFromEnv({ RATE_LIMIT_PER_5_MIN: '5' })).toBe(5);
     expect(() => rateLimitFromEnv({ RATE_LIMIT_PER_5_MIN: 'lots' })).toThrow(/positive integer/);

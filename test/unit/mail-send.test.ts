@@ -1,10 +1,10 @@
-import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import * as mailClient from '../../shared/mail/client';
-import type { MailMessage } from '../../shared/mail/messages';
-import { deliverNotification, MalformedMessageError, sendMail } from '../../shared/mail/send';
+import * as mailClient from '#shared/mail/client';
+import type { MailMessage } from '#shared/mail/messages';
+import { deliverNotification, MalformedMessageError, sendMail } from '#shared/mail/send';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
 const sesMock = mockClient(SESClient);
@@ -44,7 +44,9 @@ describe('sendMail', () => {
 
   it('keeps the client after an answer from SES (a failure with an HTTP status)', async () => {
     // Prepare
-    sesMock.on(SendEmailCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }));
+    sesMock
+      .on(SendEmailCommand)
+      .rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }));
     const before = mailClient.ses;
 
     // Act
@@ -63,7 +65,11 @@ describe('deliverNotification', () => {
     // Assess
     expect(sent).toBe(false);
     const update = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(update?.ExpressionAttributeValues).toMatchObject({ ':error': 'MalformedMessage: the text is not well-formed Unicode', ':attempts': 1, ':outboxKind': 'NOTIFY' });
+    expect(update?.ExpressionAttributeValues).toMatchObject({
+      ':error': 'MalformedMessage: the text is not well-formed Unicode',
+      ':attempts': 1,
+      ':outboxKind': 'NOTIFY',
+    });
     expect(update?.ExpressionAttributeValues?.[':outboxSince']).toBe(update?.ExpressionAttributeValues?.[':now']);
   });
 });

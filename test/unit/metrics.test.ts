@@ -3,16 +3,16 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as processCommissions } from '../../functions/commissions/process';
-import { handler as cancelHandler } from '../../functions/orders/cancel';
-import { handler as createHandler } from '../../functions/orders/create';
-import { handler as createLegacyHandler } from '../../functions/orders/create-legacy';
-import { handler as outboxRelay } from '../../functions/outbox/relay';
-import { applyOrderChanges, type CommissionLedger } from '../../shared/domain/commissions';
-import { cancelOrder, createOrder } from '../../shared/domain/orders';
-import type { OrderItem } from '../../shared/db/entities/order';
-import { deliverNotification } from '../../shared/mail/send';
-import { metrics } from '../../shared/metrics';
+import { handler as processCommissions } from '#functions/commissions/process';
+import { handler as cancelHandler } from '#functions/orders/cancel';
+import { handler as createHandler } from '#functions/orders/create';
+import { handler as createLegacyHandler } from '#functions/orders/create-legacy';
+import { handler as outboxRelay } from '#functions/outbox/relay';
+import type { OrderItem } from '#shared/db/entities/order';
+import { applyOrderChanges, type CommissionLedger } from '#shared/domain/commissions';
+import { cancelOrder, createOrder } from '#shared/domain/orders';
+import { deliverNotification } from '#shared/mail/send';
+import { metrics } from '#shared/metrics';
 import { apiEvent, invoke, lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from './support/fixtures';
@@ -22,13 +22,13 @@ import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from '
  * reads. The data layer is stubbed at the domain functions, so these tests say what is counted
  * when, whatever the writes behind it are.
  */
-vi.mock('../../shared/domain/orders', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../../shared/domain/orders')>()),
+vi.mock('#shared/domain/orders', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('#shared/domain/orders')>()),
   createOrder: vi.fn(),
   cancelOrder: vi.fn(),
 }));
-vi.mock('../../shared/domain/commissions', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../../shared/domain/commissions')>()),
+vi.mock('#shared/domain/commissions', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('#shared/domain/commissions')>()),
   applyOrderChanges: vi.fn(),
 }));
 
@@ -115,7 +115,11 @@ describe('commissions', () => {
 
   it('reports a reversal as a negative amount and counts no new commission', async () => {
     // Prepare
-    vi.mocked(applyOrderChanges).mockResolvedValueOnce({ outcome: 'applied', ledger, booked: [{ type: 'reversal', amount: -2500, at, version: 2 }] });
+    vi.mocked(applyOrderChanges).mockResolvedValueOnce({
+      outcome: 'applied',
+      ledger,
+      booked: [{ type: 'reversal', amount: -2500, at, version: 2 }],
+    });
 
     // Act
     await processCommissions({ Records: [message('m-1')] } as unknown as SQSEvent, lambdaContext() as never);
@@ -132,7 +136,10 @@ describe('e-mails', () => {
   it('counts an e-mail SES took as sent and one it refused as failed', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({});
-    sesMock.on(SendEmailCommand).resolvesOnce({ MessageId: 'm-1' }).rejectsOnce(Object.assign(new Error('Throttling'), { name: 'Throttling' }));
+    sesMock
+      .on(SendEmailCommand)
+      .resolvesOnce({ MessageId: 'm-1' })
+      .rejectsOnce(Object.assign(new Error('Throttling'), { name: 'Throttling' }));
 
     // Act
     await deliverNotification(key, mail, { notification: 'invite', uuid: '1' });
@@ -161,7 +168,8 @@ describe('outbox', () => {
 
     // Assess
     expect(points()).toEqual(['OutboxOldestAgeSeconds=120 Seconds', 'OutboxOldestAgeSeconds=0 Seconds']);
-    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')?.args[0].input;
+    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')
+      ?.args[0].input;
     expect(ageQuery).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'OUTBOX' }, Limit: 1 });
   });
 });
@@ -172,7 +180,7 @@ describe('the EMF line', () => {
     vi.resetModules();
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     vi.stubEnv('STAGE', 'sandbox');
-    const fresh = await import('../../shared/metrics');
+    const fresh = await import('#shared/metrics');
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
@@ -186,7 +194,11 @@ describe('the EMF line', () => {
     expect(lines).toHaveLength(1);
     const emf = JSON.parse(lines[0]!);
     expect(emf._aws.CloudWatchMetrics).toEqual([
-      { Namespace: 'AffiliateMerchantApi', Dimensions: [['service', 'stage', 'currency']], Metrics: [{ Name: 'CommissionAmount', Unit: 'None' }] },
+      {
+        Namespace: 'AffiliateMerchantApi',
+        Dimensions: [['service', 'stage', 'currency']],
+        Metrics: [{ Name: 'CommissionAmount', Unit: 'None' }],
+      },
     ]);
     expect(emf).toMatchObject({ service: 'merchant-api', stage: 'sandbox', currency: 'EUR', CommissionAmount: 2500 });
   });

@@ -2,9 +2,9 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as relayHandler } from '../../functions/notifications/relay';
-import { relayPendingNotifications } from '../../shared/mail/relay';
-import { mailFailure, MAX_ATTEMPTS, MAX_PERMANENT_ATTEMPTS, notificationOutcomeUpdate, retryDelaySeconds } from '../../shared/mail/settle';
+import { handler as relayHandler } from '#functions/notifications/relay';
+import { relayPendingNotifications } from '#shared/mail/relay';
+import { MAX_ATTEMPTS, MAX_PERMANENT_ATTEMPTS, mailFailure, notificationOutcomeUpdate, retryDelaySeconds } from '#shared/mail/settle';
 import { lambdaContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
@@ -35,14 +35,18 @@ const indexPages = (...pages: ReturnType<typeof inviteKey>[][]) => {
   let query = ddbMock.on(QueryCommand, { IndexName: 'gsi2' });
   pages.forEach((page, index) => {
     const last = page[page.length - 1];
-    query = query.resolvesOnce({ Items: page, ...(index < pages.length - 1 && last ? { LastEvaluatedKey: { ...last, gsi2pk: 'NOTIFY', gsi2sk: NOW } } : {}) });
+    query = query.resolvesOnce({
+      Items: page,
+      ...(index < pages.length - 1 && last ? { LastEvaluatedKey: { ...last, gsi2pk: 'NOTIFY', gsi2sk: NOW } } : {}),
+    });
   });
   query.resolves({ Items: [] });
 };
 const stored = (...items: ReturnType<typeof owedInvite>[]) => {
   for (const item of items) ddbMock.on(GetCommand, { Key: { pk: item.pk, sk: item.sk } }).resolves({ Item: item });
 };
-const updateFor = (n: number) => ddbMock.commandCalls(UpdateCommand).find((call) => call.args[0].input.Key?.sk === inviteKey(n).sk)?.args[0].input;
+const updateFor = (n: number) =>
+  ddbMock.commandCalls(UpdateCommand).find((call) => call.args[0].input.Key?.sk === inviteKey(n).sk)?.args[0].input;
 const sentTo = () => sesMock.commandCalls(SendEmailCommand).map((call) => call.args[0].input.Destination?.ToAddresses?.[0]);
 const uriError = () => new URIError('URI malformed');
 
@@ -75,7 +79,8 @@ describe('relayPendingNotifications', () => {
     expect(query?.ExpressionAttributeValues).toEqual({ ':pk': 'NOTIFY', ':cutoff': '2026-03-01T11:59:00.000Z' });
     expect(sentTo()).toEqual(['invitee-1@example.com']);
     expect(updateFor(1)).toMatchObject({
-      UpdateExpression: 'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk',
+      UpdateExpression:
+        'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk',
       ConditionExpression: 'attribute_exists(pk) AND attribute_exists(notification_pending_at)',
     });
   });
@@ -93,8 +98,15 @@ describe('relayPendingNotifications', () => {
     expect(result).toEqual({ sent: 2, retry: 1, parked: 0, dropped: 0, skipped: 0 });
     expect(sentTo()).toEqual(['invitee-1@example.com', 'invitee-2@example.com', 'invitee-3@example.com']);
     expect(updateFor(1)).toMatchObject({
-      UpdateExpression: 'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :outboxKind, gsi2sk = :outboxSince REMOVE notification_parked_at',
-      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': 1, ':outboxKind': 'NOTIFY', ':outboxSince': NOW },
+      UpdateExpression:
+        'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :outboxKind, gsi2sk = :outboxSince REMOVE notification_parked_at',
+      ExpressionAttributeValues: {
+        ':now': NOW,
+        ':error': 'URIError: URI malformed',
+        ':attempts': 1,
+        ':outboxKind': 'NOTIFY',
+        ':outboxSince': NOW,
+      },
     });
   });
 
@@ -128,7 +140,10 @@ describe('relayPendingNotifications', () => {
     // Assess
     expect(result).toMatchObject({ sent: 1, retry: 1 });
     const update = ddbMock.commandCalls(UpdateCommand).find((call) => call.args[0].input.Key?.pk === orphan.pk)?.args[0].input;
-    expect(update?.ExpressionAttributeValues).toMatchObject({ ':error': 'MerchantNotFound: the merchant of this item does not exist', ':attempts': 1 });
+    expect(update?.ExpressionAttributeValues).toMatchObject({
+      ':error': 'MerchantNotFound: the merchant of this item does not exist',
+      ':attempts': 1,
+    });
   });
 
   it(`parks an e-mail whose failure cannot change on its ${MAX_PERMANENT_ATTEMPTS}rd try: reason kept, entry off the index`, async () => {
@@ -145,7 +160,12 @@ describe('relayPendingNotifications', () => {
     expect(updateFor(1)).toMatchObject({
       UpdateExpression:
         'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, gsi2pk = :outboxKind, gsi2sk = :outboxSince',
-      ExpressionAttributeValues: { ':now': NOW, ':error': 'URIError: URI malformed', ':attempts': MAX_PERMANENT_ATTEMPTS, ':outboxKind': 'PARKED' },
+      ExpressionAttributeValues: {
+        ':now': NOW,
+        ':error': 'URIError: URI malformed',
+        ':attempts': MAX_PERMANENT_ATTEMPTS,
+        ':outboxKind': 'PARKED',
+      },
     });
   });
 
@@ -153,14 +173,20 @@ describe('relayPendingNotifications', () => {
     // Prepare
     indexPages([inviteKey(1), inviteKey(2)]);
     stored(owedInvite(1, { notification_attempts: 3 }), owedInvite(2, { notification_attempts: MAX_ATTEMPTS - 1 }));
-    sesMock.on(SendEmailCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }));
+    sesMock
+      .on(SendEmailCommand)
+      .rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }));
 
     // Act
     const result = await relayPendingNotifications();
 
     // Assess
     expect(result).toMatchObject({ retry: 1, parked: 1 });
-    expect(updateFor(1)?.ExpressionAttributeValues).toMatchObject({ ':attempts': 4, ':error': 'Throttling (HTTP 400)', ':outboxSince': '2026-03-01T12:08:00.000Z' });
+    expect(updateFor(1)?.ExpressionAttributeValues).toMatchObject({
+      ':attempts': 4,
+      ':error': 'Throttling (HTTP 400)',
+      ':outboxSince': '2026-03-01T12:08:00.000Z',
+    });
     expect(updateFor(2)?.UpdateExpression).toContain('notification_parked_at = :now, gsi2pk = :outboxKind');
     expect(updateFor(2)?.ExpressionAttributeValues).toMatchObject({ ':outboxKind': 'PARKED' });
   });
@@ -207,7 +233,10 @@ describe('relayPendingNotifications', () => {
     // Assess
     expect(result).toMatchObject({ sent: 0, dropped: 1 });
     expect(sesMock.commandCalls(SendEmailCommand)).toHaveLength(0);
-    expect(updateFor(1)).toMatchObject({ UpdateExpression: 'REMOVE gsi2pk, gsi2sk', ConditionExpression: 'attribute_not_exists(notification_pending_at)' });
+    expect(updateFor(1)).toMatchObject({
+      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+      ConditionExpression: 'attribute_not_exists(notification_pending_at)',
+    });
   });
 
   it('runs as the scheduled function with a deadline inside its remaining time', async () => {
@@ -229,18 +258,30 @@ describe('the retry policy', () => {
   });
 
   it('classifies failures without quoting SES messages (they can contain addresses)', () => {
-    expect(mailFailure(Object.assign(new Error('Email address is not verified: bob@x.example'), { name: 'MessageRejected', $metadata: { httpStatusCode: 400 } }))).toEqual({
+    expect(
+      mailFailure(
+        Object.assign(new Error('Email address is not verified: bob@x.example'), {
+          name: 'MessageRejected',
+          $metadata: { httpStatusCode: 400 },
+        }),
+      ),
+    ).toEqual({
       permanent: true,
       reason: 'MessageRejected (HTTP 400)',
     });
     expect(mailFailure(uriError())).toEqual({ permanent: true, reason: 'URIError: URI malformed' });
     expect(mailFailure(Object.assign(new Error('x'), { name: 'TimeoutError' }))).toEqual({ permanent: false, reason: 'TimeoutError' });
-    expect(mailFailure(Object.assign(new Error('x'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }))).toEqual({ permanent: false, reason: 'ServiceUnavailable (HTTP 503)' });
+    expect(mailFailure(Object.assign(new Error('x'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }))).toEqual({
+      permanent: false,
+      reason: 'ServiceUnavailable (HTTP 503)',
+    });
   });
 
   it('sends a parked e-mail again only when asked (the resend clears the parking)', () => {
     const { settled, update } = notificationOutcomeUpdate(inviteKey(1), { sent: true }, NOW, MAX_ATTEMPTS);
     expect(settled).toBe('sent');
-    expect(update.UpdateExpression).toContain('REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at');
+    expect(update.UpdateExpression).toContain(
+      'REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at',
+    );
   });
 });

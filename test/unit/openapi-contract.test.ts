@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { assertDocumented, ContractViolation } from '../integration/contract';
+import { assertDocumented, ContractViolation } from '#test/integration/contract';
 
 /** The integration suite's response check (test/integration/contract.ts) refuses what the document does not say. */
 
 const TRACE = '2026-11-23T02:00:00Z:api:0123abcd';
 const json = (extra: Record<string, string> = {}) => new Headers({ 'content-type': 'application/json', ...extra });
-const tier = { name: 'Gold', slug: 'gold', description: 'Top', created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:00.000Z' };
+const tier = {
+  name: 'Gold',
+  slug: 'gold',
+  description: 'Top',
+  created_at: '2026-11-22T10:00:00.000Z',
+  updated_at: '2026-11-22T10:00:00.000Z',
+};
 const ok = (data: unknown) => ({ success: true, data, errors: null, meta: { trace_id: TRACE } });
 const failure = (message: string) => ({ success: false, data: null, errors: { message: [message] }, meta: { trace_id: TRACE } });
 

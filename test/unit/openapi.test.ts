@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes';
-import { RECORD_TTL_SECONDS } from '../../shared/db/entities/idempotency';
-import { MAX_KEY_LENGTH, REPLAYED_HEADER } from '../../shared/middleware/idempotency';
-import { buildOpenApiDocument, IDEMPOTENCY_FACTS, operations } from '../../scripts/openapi-document';
-import { CLIENT_TYPES_PATH, clientTypes, OPENAPI_PATH, serializeOpenApi } from '../../scripts/openapi';
+import { routes } from '#functions/routes';
+import { CLIENT_TYPES_PATH, clientTypes, OPENAPI_PATH, serializeOpenApi } from '#scripts/openapi';
+import { buildOpenApiDocument, IDEMPOTENCY_FACTS, operations } from '#scripts/openapi-document';
+import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
+import { MAX_KEY_LENGTH, REPLAYED_HEADER } from '#shared/http/idempotency';
 
 describe('openapi.json', () => {
   it('is what `npm run openapi` generates from the code (run it after changing a route or a schema)', () => {
@@ -42,19 +42,22 @@ describe('openapi.json', () => {
     expect(found.sort()).toEqual(routes.map((route) => `${route.method} ${route.path} ${route.id}`).sort());
   });
 
-  it.each(routes.map((route) => [route.id, route.handler] as const))('documents the request schemas %s validates with', async (id, handlerPath) => {
-    // Prepare
-    const module = (await import(/* @vite-ignore */ `../../${handlerPath}`)) as { handler: { schemas: Record<string, unknown> } };
+  it.each(routes.map((route) => [route.id, route.handler] as const))(
+    'documents the request schemas %s validates with',
+    async (id, handlerPath) => {
+      // Prepare
+      const module = (await import(/* @vite-ignore */ `../../${handlerPath}`)) as { handler: { schemas: Record<string, unknown> } };
 
-    // Act
-    const validated = module.handler.schemas;
+      // Act
+      const validated = module.handler.schemas;
 
-    // Assess
-    expect(Object.keys(validated).sort()).toEqual(Object.keys(operations[id].request).sort());
-    for (const part of ['body', 'query', 'params'] as const) {
-      expect(validated[part], part).toBe((operations[id].request as Record<string, unknown>)[part]);
-    }
-  });
+      // Assess
+      expect(Object.keys(validated).sort()).toEqual(Object.keys(operations[id].request).sort());
+      for (const part of ['body', 'query', 'params'] as const) {
+        expect(validated[part], part).toBe((operations[id].request as Record<string, unknown>)[part]);
+      }
+    },
+  );
 
   it('states the Idempotency-Key facts the middleware enforces', () => {
     // Prepare

@@ -1,10 +1,10 @@
-import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { computeCommission } from '../../shared/domain/commissions';
-import type { OrderItem } from '../../shared/db/entities/order';
-import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '../../shared/money';
-import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '../../shared/schemas/order';
-import { laravelErrors } from '../../shared/validation/messages';
+import * as z from 'zod/mini';
+import type { OrderItem } from '#shared/db/entities/order';
+import { computeCommission } from '#shared/domain/commissions';
+import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '#shared/money';
+import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
 /**
@@ -56,7 +56,10 @@ describe('the order limits', () => {
     // Act
     const atBounds = errorsFor(
       orderCreateBody,
-      orderBody({ total_shipping_value: MAX_MONEY_VALUE, order_rows: [row({ price_value: MAX_MONEY_VALUE, tax_value: MAX_MONEY_VALUE, quantity: MAX_QUANTITY })] }),
+      orderBody({
+        total_shipping_value: MAX_MONEY_VALUE,
+        order_rows: [row({ price_value: MAX_MONEY_VALUE, tax_value: MAX_MONEY_VALUE, quantity: MAX_QUANTITY })],
+      }),
     );
     const fraction = errorsFor(orderCreateBody, orderBody({ order_rows: [row({ quantity: 1.5 })] }));
 
@@ -106,7 +109,17 @@ describe('computeCommission', () => {
     affiliate_slug: 'alice',
     total_shipping_value: 0,
     currency_code: 'EUR',
-    order_rows: [{ uuid: 'row-1', product_sku: null, product_name: 'Tent', segment_slug: null, price_value: 19_900, tax_value: null, quantity: Number.MAX_SAFE_INTEGER }],
+    order_rows: [
+      {
+        uuid: 'row-1',
+        product_sku: null,
+        product_name: 'Tent',
+        segment_slug: null,
+        price_value: 19_900,
+        tax_value: null,
+        quantity: Number.MAX_SAFE_INTEGER,
+      },
+    ],
     customer: null,
     created_at: '2026-03-10T08:00:00.000Z',
     updated_at: '2026-03-10T08:00:00.000Z',
@@ -119,7 +132,9 @@ describe('computeCommission', () => {
 
   it('reads a tier rate as an own key only: a tier named constructor has no rate', () => {
     // Act
-    const commission = computeCommission({ ...poison, order_rows: [{ ...poison.order_rows[0]!, quantity: 1 }] }, segments, { tier_slug: 'constructor' });
+    const commission = computeCommission({ ...poison, order_rows: [{ ...poison.order_rows[0]!, quantity: 1 }] }, segments, {
+      tier_slug: 'constructor',
+    });
 
     // Assess
     expect(commission.rows[0]).toMatchObject({ rate: 0, amount: 0 });

@@ -2,8 +2,8 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { apiEvent, invoke } from './support/api';
+import { handler as cancelOrder } from '#functions/orders/cancel';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -12,7 +12,8 @@ const cancel = (uuid = ORDER_UUID) => invoke(cancelOrder, apiEvent('orders-cance
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
 
 /** The order as it was, in the AttributeValue form DynamoDB returns with a failed condition. */
-const oldItem = (extra: Record<string, string> = {}) => marshall(storedOrder({ created_at: '2026-01-10T10:00:00.000Z', updated_at: '2026-01-10T10:00:00.000Z', ...extra }));
+const oldItem = (extra: Record<string, string> = {}) =>
+  marshall(storedOrder({ created_at: '2026-01-10T10:00:00.000Z', updated_at: '2026-01-10T10:00:00.000Z', ...extra }));
 
 beforeEach(() => {
   resetAwsMocks();
@@ -29,7 +30,12 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
   it('cancels with one conditional UpdateItem (version bump and outbox entry included), answers 200 with cancelled_at set, and sends order.cancelled', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({
-      Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', updated_at: '2026-03-31T12:34:56.789Z', version: 3, published_version: 2 }),
+      Attributes: storedOrder({
+        cancelled_at: '2026-03-31T12:34:56.789Z',
+        updated_at: '2026-03-31T12:34:56.789Z',
+        version: 3,
+        published_version: 2,
+      }),
     });
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
@@ -51,12 +57,18 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
       MessageBody: JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 3 }),
     });
-    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, { Key: ORDER_KEY, ConditionExpression: expect.stringContaining('version = :v'), ExpressionAttributeValues: { ':v': 3 } });
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, {
+      Key: ORDER_KEY,
+      ConditionExpression: expect.stringContaining('version = :v'),
+      ExpressionAttributeValues: { ':v': 3 },
+    });
   });
 
   it('still answers 200 when the queue refuses the event: the outbox entry stays for the relay', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    ddbMock
+      .on(UpdateCommand)
+      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
     sqsMock.on(SendMessageCommand).rejects(new Error('QueueDoesNotExist'));
 
     // Act
@@ -69,7 +81,9 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
 
   it('puts every rule in the condition, with the cutoff one calendar month back (Mar 31 -> Feb 28)', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
+    ddbMock
+      .on(UpdateCommand)
+      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
@@ -98,8 +112,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body).toEqual({ success: false, data: null, errors: { message: ['Not Found'] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } });
+    expectV2Error(response, 404, { message: ['Not Found'] });
   });
 
   it('answers 422 "already cancelled" when the old item has cancelled_at (even if also paid and old)', async () => {
@@ -110,8 +123,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is already cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is already cancelled.'] });
   });
 
   it('answers 422 "linked to a payment" when the old item has a payment_id', async () => {
@@ -122,8 +134,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is linked to a payment and cannot be cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is linked to a payment and cannot be cancelled.'] });
   });
 
   it('answers 422 "older than one month" when the old item is neither cancelled nor paid', async () => {
@@ -134,8 +145,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The order is older than one month and can no longer be cancelled.'] });
+    expectV2Error(response, 422, { message: ['The order is older than one month and can no longer be cancelled.'] });
   });
 
   it('answers 404 to a non-UUID path without writing', async () => {
@@ -155,8 +165,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     const response = await cancel();
 
     // Assess
-    expect(response.statusCode).toBe(500);
-    expect(response.body.errors).toEqual({ message: ['Server Error'] });
+    expectV2Error(response, 500, { message: ['Server Error'] });
     expect(response.raw).not.toContain('arn:aws');
   });
 });

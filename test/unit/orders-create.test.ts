@@ -1,10 +1,10 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { logger } from '../../shared/logger';
-import { apiEvent, invoke } from './support/api';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { logger } from '#shared/logger';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
 import {
   AFFILIATE_KEY,
@@ -35,10 +35,13 @@ const postLegacy = (body: unknown) => invoke(createLegacy, apiEvent('orders-crea
 const transactItems = (call = 0) => ddbMock.commandCalls(TransactWriteCommand)[call]?.args[0].input.TransactItems ?? [];
 
 /** Every table call, in the order they were made. */
-const tableCalls = () => ddbMock.calls().map((call) => ({ command: call.args[0].constructor.name, input: call.args[0].input as Record<string, unknown> }));
+const tableCalls = () =>
+  ddbMock.calls().map((call) => ({ command: call.args[0].constructor.name, input: call.args[0].input as Record<string, unknown> }));
 /** Position of the first call of `command` whose Key is `key` (any key when none is given). */
 const positionOf = (command: string, key?: { pk: string; sk: string }) =>
-  tableCalls().findIndex((call) => call.command === command && (key === undefined || JSON.stringify(call.input.Key) === JSON.stringify(key)));
+  tableCalls().findIndex(
+    (call) => call.command === command && (key === undefined || JSON.stringify(call.input.Key) === JSON.stringify(key)),
+  );
 
 /** The UpdateItem calls on `key`. */
 const updatesOf = (key: { pk: string; sk: string }) => ddbMock.commandCalls(UpdateCommand, { Key: key });
@@ -103,8 +106,24 @@ describe('POST /api/v2/orders/create', () => {
         total_shipping_value: 495,
         currency_code: 'EUR',
         order_rows: [
-          { uuid: expect.stringMatching(UUID), product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: 'outdoor', price_value: 19900, tax_value: 3781, quantity: 1 },
-          { uuid: expect.stringMatching(UUID), product_sku: null, product_name: 'Tent pegs', segment_slug: null, price_value: 500, tax_value: null, quantity: 4 },
+          {
+            uuid: expect.stringMatching(UUID),
+            product_sku: 'TENT-2P',
+            product_name: 'Tent',
+            segment_slug: 'outdoor',
+            price_value: 19900,
+            tax_value: 3781,
+            quantity: 1,
+          },
+          {
+            uuid: expect.stringMatching(UUID),
+            product_sku: null,
+            product_name: 'Tent pegs',
+            segment_slug: null,
+            price_value: 500,
+            tax_value: null,
+            quantity: 4,
+          },
         ],
         customer: { name: 'Dan Customer', email: 'Dan@Example.com' },
         created_at: expect.stringMatching(ISO),
@@ -125,7 +144,9 @@ describe('POST /api/v2/orders/create', () => {
     await postV2(orderBody());
 
     // Assess
-    const keys = transactItems().map((item) => item.Put?.Item?.sk ?? item.Update?.Key?.sk ?? item.ConditionCheck?.Key?.sk ?? item.Delete?.Key?.sk);
+    const keys = transactItems().map(
+      (item) => item.Put?.Item?.sk ?? item.Update?.Key?.sk ?? item.ConditionCheck?.Key?.sk ?? item.Delete?.Key?.sk,
+    );
     expect(keys).toEqual([expect.stringMatching(/^ORDER#/), 'ORDER_NO#A-1001']);
     expect(transactItems().every((item) => item.Put?.Item?.pk === MERCHANT_PK)).toBe(true);
     expect(JSON.stringify(transactItems())).not.toMatch(/COUNTER#|"MERCHANT"|AFFILIATE#|CUSTOMER#|#COUNTS|orders_count/);
@@ -220,7 +241,10 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(logged).toHaveBeenCalledTimes(2);
-    expect(logged).toHaveBeenCalledWith('Order committed; a follow-up write failed', expect.objectContaining({ order_uuid: response.body.data.order.uuid }));
+    expect(logged).toHaveBeenCalledWith(
+      'Order committed; a follow-up write failed',
+      expect.objectContaining({ order_uuid: response.body.data.order.uuid }),
+    );
     expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
   });
 
@@ -258,7 +282,9 @@ describe('POST /api/v2/orders/create', () => {
     expect(response.statusCode).toBe(201);
     expect(transactItems()).toHaveLength(2);
     expect(transactItems()[0]?.Put?.Item).toMatchObject({ customer: null });
-    expect(ddbMock.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.sk).startsWith('CUSTOMER#'))).toHaveLength(0);
+    expect(ddbMock.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.sk).startsWith('CUSTOMER#'))).toHaveLength(
+      0,
+    );
   });
 
   it('puts an order.accepted message naming the order and its version 1 on the orders queue, then marks it published and clears the outbox entry', async () => {
@@ -295,7 +321,12 @@ describe('POST /api/v2/orders/create', () => {
 
   it('still answers 201 when the queue times out (a hung SQS), and leaves the outbox entry for the relay', async () => {
     // Prepare: what the SDK throws once its request timeout (shared/sdk-timeouts.ts) expires
-    sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout'), { name: 'TimeoutError', code: 'ETIMEDOUT' }));
+    sqsMock.on(SendMessageCommand).rejects(
+      Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout'), {
+        name: 'TimeoutError',
+        code: 'ETIMEDOUT',
+      }),
+    );
 
     // Act
     const v2 = await postV2(orderBody());
@@ -309,7 +340,9 @@ describe('POST /api/v2/orders/create', () => {
 
   it('still answers 201 when the queue has the message but the outbox entry cannot be cleared', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' }).rejects(new Error('ProvisionedThroughputExceededException'));
+    ddbMock
+      .on(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' })
+      .rejects(new Error('ProvisionedThroughputExceededException'));
 
     // Act
     const response = await postV2(orderBody());
@@ -331,13 +364,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { affiliate_slug: ['The selected affiliate slug is invalid.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -351,8 +378,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_no: ['The order no has already been taken.'] });
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -382,13 +408,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody());
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { order_no: ['The order no has already been taken.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     // The sequence number was taken, but it is never counted: the lists show no gap.
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
@@ -427,8 +447,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ currency_code: 'USD' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ currency_code: ['The currency code must match the merchant account currency (EUR).'] });
+    expectV2Error(response, 422, { currency_code: ['The currency code must match the merchant account currency (EUR).'] });
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -440,8 +459,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ currency_code: 'ZZZ' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ currency_code: ['The selected currency code is invalid.'] });
+    expectV2Error(response, 422, { currency_code: ['The selected currency code is invalid.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -479,8 +497,7 @@ describe('POST /api/v2/orders/create', () => {
     const response = await postV2(orderBody({ order_rows: [] }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_rows: ['The order rows field must have at least 1 items.'] });
+    expectV2Error(response, 422, { order_rows: ['The order rows field must have at least 1 items.'] });
   });
 
   it('reads only its own merchant: the merchant item is read by authentication alone', async () => {
@@ -489,7 +506,10 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(ddbMock.commandCalls(GetCommand, { Key: MERCHANT_KEY })).toHaveLength(1);
-    const keys = ddbMock.calls().map((call) => (call.args[0].input as { Key?: { pk: string } }).Key?.pk).filter((pk) => pk !== undefined);
+    const keys = ddbMock
+      .calls()
+      .map((call) => (call.args[0].input as { Key?: { pk: string } }).Key?.pk)
+      .filter((pk) => pk !== undefined);
     expect(keys.every((pk) => pk === MERCHANT_PK || pk === COUNTS_PK)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currencyName, isKnownCurrency } from '../../shared/domain/currency';
+import { currencyName, isKnownCurrency } from '#shared/domain/currency';
 
 describe('isKnownCurrency', () => {
   it.each(['EUR', 'USD', 'SEK', 'JPY', 'eur', 'Usd'])('knows %s, in any casing', (code) => {

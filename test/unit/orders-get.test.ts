@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as getOrder } from '../../functions/orders/get';
-import { apiEvent, invoke } from './support/api';
+import { handler as getOrder } from '#functions/orders/get';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -46,13 +46,7 @@ describe('GET /api/v2/orders/{uuid}', () => {
     const response = await get(ORDER_UUID);
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['Not Found'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 404, { message: ['Not Found'] });
   });
 
   it.each(['not-a-uuid', '123', `${ORDER_UUID}x`])('answers 404 to the non-UUID path %s without reading any order', async (uuid) => {
@@ -60,8 +54,7 @@ describe('GET /api/v2/orders/{uuid}', () => {
     const response = await get(uuid);
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body.errors).toEqual({ message: ['Not Found'] });
+    expectV2Error(response, 404, { message: ['Not Found'] });
     expect(ddbMock.commandCalls(GetCommand).map((call) => call.args[0].input.Key?.sk)).toEqual(['MERCHANT']);
   });
 });

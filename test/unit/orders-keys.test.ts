@@ -1,21 +1,21 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { affiliateKey, affiliateRecord } from '../../shared/db/entities/affiliate';
-import { affiliateRequestKey, affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { merchantIdOf, merchantPk, padSeq } from '../../shared/db/entities/base';
-import { commissionKey } from '../../shared/db/entities/commission';
-import { customerKey } from '../../shared/db/entities/customer';
-import { inviteKey, inviteRecord } from '../../shared/db/entities/invite';
-import { inviteEmailKey } from '../../shared/db/entities/invite-email';
-import { listPartition, primaryListEntry, secondaryListEntry } from '../../shared/db/entities/list-entry';
-import { merchantKey } from '../../shared/db/entities/merchant';
-import { orderKey, orderUuidOf } from '../../shared/db/entities/order';
-import { orderNoKey } from '../../shared/db/entities/order-no';
-import { outboxEntry } from '../../shared/db/entities/outbox';
-import { segmentKey } from '../../shared/db/entities/segment';
-import { tierKey } from '../../shared/db/entities/tier';
-import { tokenKey, tokenRecord } from '../../shared/db/entities/token';
-import { userKey } from '../../shared/db/entities/user';
+import { affiliateKey, affiliateRecord } from '#shared/db/entities/affiliate';
+import { affiliateRequestKey, affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { merchantIdOf, merchantPk, padSeq } from '#shared/db/entities/base';
+import { commissionKey } from '#shared/db/entities/commission';
+import { customerKey } from '#shared/db/entities/customer';
+import { inviteKey, inviteRecord } from '#shared/db/entities/invite';
+import { inviteEmailKey } from '#shared/db/entities/invite-email';
+import { listPartition, primaryListEntry, secondaryListEntry } from '#shared/db/entities/list-entry';
+import { merchantKey } from '#shared/db/entities/merchant';
+import { orderKey, orderUuidOf } from '#shared/db/entities/order';
+import { orderNoKey } from '#shared/db/entities/order-no';
+import { outboxEntry } from '#shared/db/entities/outbox';
+import { segmentKey } from '#shared/db/entities/segment';
+import { tierKey } from '#shared/db/entities/tier';
+import { tokenKey, tokenRecord } from '#shared/db/entities/token';
+import { userKey } from '#shared/db/entities/user';
 
 const MERCHANT_ID = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
 const NOW = '2026-03-01T10:00:00.000Z';
@@ -102,7 +102,10 @@ describe('index keys', () => {
   it('place an item of a list in its merchant list partition on gsi1, at its padded sequence number', () => {
     expect(primaryListEntry(MERCHANT_ID, 'orders', 'all', 7)).toEqual({ gsi1pk: `M#${MERCHANT_ID}#orders#all`, gsi1sk: '000000000007' });
     expect(listPartition(MERCHANT_ID, 'affiliate_requests', 'pending')).toBe(`M#${MERCHANT_ID}#affiliate_requests#pending`);
-    expect(secondaryListEntry(MERCHANT_ID, 'affiliates', 'tier:gold', 3)).toEqual({ gsi3pk: `M#${MERCHANT_ID}#affiliates#tier%3Agold`, gsi3sk: '000000000003' });
+    expect(secondaryListEntry(MERCHANT_ID, 'affiliates', 'tier:gold', 3)).toEqual({
+      gsi3pk: `M#${MERCHANT_ID}#affiliates#tier%3Agold`,
+      gsi3sk: '000000000003',
+    });
   });
 
   it('encode bucket names from data (tier slugs), so one bucket can never reach into another', () => {
@@ -115,14 +118,23 @@ describe('index keys', () => {
     const none = affiliateRecord(MERCHANT_ID, { slug: 'bob', seq: 6, name: 'Bob', email: 'b@x.example', tier: null }, NOW);
 
     // Assess
-    expect(gold).toMatchObject({ gsi1pk: `M#${MERCHANT_ID}#affiliates#all`, gsi1sk: '000000000005', gsi3pk: `M#${MERCHANT_ID}#affiliates#tier%3Agold`, gsi3sk: '000000000005' });
+    expect(gold).toMatchObject({
+      gsi1pk: `M#${MERCHANT_ID}#affiliates#all`,
+      gsi1sk: '000000000005',
+      gsi3pk: `M#${MERCHANT_ID}#affiliates#tier%3Agold`,
+      gsi3sk: '000000000005',
+    });
     expect(none).toMatchObject({ gsi1pk: `M#${MERCHANT_ID}#affiliates#all`, gsi1sk: '000000000006' });
     expect(none).not.toHaveProperty('gsi3pk');
   });
 
   it('list a request under its status and an invite in `all`', () => {
     // Act
-    const request = affiliateRequestRecord(MERCHANT_ID, { seq: 9, status: 'declined', affiliate: { slug: 'bob', name: 'Bob', email: 'b@x.example' } }, NOW);
+    const request = affiliateRequestRecord(
+      MERCHANT_ID,
+      { seq: 9, status: 'declined', affiliate: { slug: 'bob', name: 'Bob', email: 'b@x.example' } },
+      NOW,
+    );
     const invite = inviteRecord(MERCHANT_ID, { seq: 4, email: 'c@x.example' }, NOW);
 
     // Assess

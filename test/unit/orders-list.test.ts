@@ -1,12 +1,22 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as listOrders } from '../../functions/orders/list';
-import { apiEvent, invoke, type EventOptions } from './support/api';
+import { handler as listOrders } from '#functions/orders/list';
+import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
-import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, stubBlockCounts, TOKENS, TRACE_ID } from './support/fixtures';
+import {
+  COUNTS_PK,
+  MERCHANT_KEY,
+  ORDERS_LIST_PK,
+  sha256,
+  storedOrder,
+  stubAuth,
+  stubBlockCounts,
+  TOKENS,
+  TRACE_ID,
+} from './support/fixtures';
 
 const ORDERS_RANGE = '#pk = :pk AND #sk <= :top';
-const COUNTS_QUERY = 'pk = :pk AND begins_with(sk, :prefix)';
+const COUNTS_QUERY = 'pk = :pk AND sk BETWEEN :from AND :to';
 
 const list = (options: EventOptions = {}) => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, ...options }));
 
@@ -24,7 +34,10 @@ const storeOrders = (seqs: number[]) => {
   stubBlockCounts('orders#all', blocks);
   ddbMock.on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE }).callsFake(async (input: QueryCommandInput) => {
     const top = Number(input.ExpressionAttributeValues?.[':top']);
-    const items = seqs.filter((seq) => seq <= top).sort((a, b) => b - a).slice(0, input.Limit);
+    const items = seqs
+      .filter((seq) => seq <= top)
+      .sort((a, b) => b - a)
+      .slice(0, input.Limit);
     return { Items: items.map(orderOf) };
   });
 };
@@ -47,7 +60,7 @@ const expectedCalls = (top: string, limit: number) => [
     input: {
       TableName: 'unit-table',
       KeyConditionExpression: COUNTS_QUERY,
-      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':prefix': 'orders#all#' },
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#', ':to': 'orders#all$' },
       ProjectionExpression: 'sk, n',
     },
   },
@@ -95,23 +108,49 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(response.statusCode).toBe(200);
     expect(recordedCalls()).toEqual(expectedCalls('000000000255', 90 + 15));
-    expect(orderNos(response.body)).toEqual(range(1, 10).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(1, 10)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
   });
 
-  it('finds the block of a later page from the counts alone and starts the Query at the top of that block', async () => {
+  it('finds the block of a later page from the counts alone and, the block being full, starts the Query at the page itself', async () => {
     // Prepare: 600 orders over three blocks (1-255, 256-511, 512-600).
     storeOrders(range(1, 600));
 
-    // Act: page 10 starts at the 136th newest order (offset 135): 89 in block 2, so 46 into block 1.
+    // Act: page 10 starts at the 136th newest order (offset 135): 89 in block 2, so 46 into block 1,
+    // which holds all of 256-511: the page starts at 511 - 46 = 465.
+    const response = await list({ query: { page: '10' } });
+
+    // Assess
+    expect(recordedCalls()).toEqual(expectedCalls('000000000465', 15));
+    expect(orderNos(response.body)).toEqual(
+      range(451, 465)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
+  });
+
+  it('starts at the top of a block with a gap (an unused sequence number) and skips the newer orders of that block', async () => {
+    // Prepare: as above, but sequence number 300 was never used (a create lost its order_no race).
+    storeOrders(range(1, 600).filter((seq) => seq !== 300));
+
+    // Act: offset 135 is 46 into block 1, which holds 255 orders (the gap lies below the page).
     const response = await list({ query: { page: '10' } });
 
     // Assess
     expect(recordedCalls()).toEqual(expectedCalls('000000000511', 46 + 15));
-    expect(orderNos(response.body)).toEqual(range(451, 465).reverse().map((seq) => `A-${seq}`));
-    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 600 });
+    expect(orderNos(response.body)).toEqual(
+      range(451, 465)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
+    expect(response.body.meta.pagination).toMatchObject({ current_page: 10, last_page: 40, total: 599 });
   });
 
-  it('reads the last page of a large list with the same calls as its first page', async () => {
+  it('reads the last page of a large list with the same calls as its first page, and no more items', async () => {
     // Prepare
     storeOrders(range(1, 600));
 
@@ -124,9 +163,13 @@ describe('GET /api/v2/orders', () => {
     // Assess
     expect(recordedCalls().map((call) => call.command)).toEqual(callsOfFirst);
     expect(indexQueries()).toHaveLength(1);
-    expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000255' }, Limit: 155 + 100 });
+    expect(indexQueries()[0]?.args[0].input).toMatchObject({ ExpressionAttributeValues: { ':top': '000000000100' }, Limit: 100 });
     expect(orderNos(first.body)[0]).toBe('A-600');
-    expect(orderNos(last.body)).toEqual(range(1, 100).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(last.body)).toEqual(
+      range(1, 100)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
   });
 
   it('honours per_page in the limit', async () => {
@@ -140,7 +183,11 @@ describe('GET /api/v2/orders', () => {
       ExpressionAttributeValues: { ':pk': ORDERS_LIST_PK, ':top': '000000000255' },
       Limit: 50,
     });
-    expect(orderNos(response.body)).toEqual(range(51, 75).reverse().map((seq) => `A-${seq}`));
+    expect(orderNos(response.body)).toEqual(
+      range(51, 75)
+        .reverse()
+        .map((seq) => `A-${seq}`),
+    );
     expect(response.body.meta.pagination).toMatchObject({ current_page: 2, per_page: 25, last_page: 4, total: 100 });
   });
 
@@ -208,7 +255,15 @@ describe('GET /api/v2/orders', () => {
         total_shipping_value: 495,
         currency: { code: 'EUR', name: 'Euro' },
         order_rows: [
-          { uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a', product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: 1 },
+          {
+            uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+            product_sku: 'TENT-2P',
+            product_name: 'Tent',
+            segment_slug: null,
+            price_value: 19900,
+            tax_value: null,
+            quantity: 1,
+          },
         ],
         customer: { name: 'Dan Customer', email: 'dan@example.com' },
         cancelled_at: null,
@@ -259,8 +314,7 @@ describe('GET /api/v2/orders', () => {
     const response = await list({ query });
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual(errors);
+    expectV2Error(response, 422, errors);
     expect(ddbMock).not.toHaveReceivedCommandWith(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
     expect(indexQueries()).toHaveLength(0);
   });

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '../../shared/db/entities/order';
-import { putOrderNoPart } from '../../shared/db/entities/order-no';
-import { ORDER_MESSAGES, toOrderResponse } from '../../shared/domain/order-model';
-import { orderCreateBody } from '../../shared/schemas/order';
 import * as z from 'zod/mini';
+import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '#shared/db/entities/order';
+import { putOrderNoPart } from '#shared/db/entities/order-no';
+import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
+import { orderCreateBody } from '#shared/schemas/order';
 import { orderBody, UUID } from './support/fixtures';
 
 const NOW = '2026-03-10T09:00:00.000Z';
@@ -32,8 +32,24 @@ describe('buildOrder', () => {
       total_shipping_value: 495,
       currency_code: 'EUR',
       order_rows: [
-        { uuid: expect.stringMatching(UUID), product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: 'outdoor', price_value: 19900, tax_value: 3781, quantity: 1 },
-        { uuid: expect.stringMatching(UUID), product_sku: null, product_name: 'Tent pegs', segment_slug: null, price_value: 500, tax_value: null, quantity: 4 },
+        {
+          uuid: expect.stringMatching(UUID),
+          product_sku: 'TENT-2P',
+          product_name: 'Tent',
+          segment_slug: 'outdoor',
+          price_value: 19900,
+          tax_value: 3781,
+          quantity: 1,
+        },
+        {
+          uuid: expect.stringMatching(UUID),
+          product_sku: null,
+          product_name: 'Tent pegs',
+          segment_slug: null,
+          price_value: 500,
+          tax_value: null,
+          quantity: 4,
+        },
       ],
       customer: { name: null, email: 'dan@example.com' },
       created_at: NOW,
@@ -96,14 +112,32 @@ describe('toOrderResponse', () => {
 
   it('does not expose storage attributes of the stored item', () => {
     // Prepare
-    const stored = { ...buildOrder(input(), { seq: 3, payment_id: 'pay_9' }), pk: 'M#x', sk: 'ORDER#y', gsi1pk: 'M#x#ORDERS', gsi2pk: 'OUTBOX', type: 'order' };
+    const stored = {
+      ...buildOrder(input(), { seq: 3, payment_id: 'pay_9' }),
+      pk: 'M#x',
+      sk: 'ORDER#y',
+      gsi1pk: 'M#x#ORDERS',
+      gsi2pk: 'OUTBOX',
+      type: 'order',
+    };
 
     // Act
     const response = toOrderResponse(stored);
 
     // Assess
     expect(Object.keys(response).sort()).toEqual(
-      ['cancelled_at', 'created_at', 'currency', 'customer', 'affiliate_slug', 'order_no', 'order_rows', 'total_shipping_value', 'updated_at', 'uuid'].sort(),
+      [
+        'cancelled_at',
+        'created_at',
+        'currency',
+        'customer',
+        'affiliate_slug',
+        'order_no',
+        'order_rows',
+        'total_shipping_value',
+        'updated_at',
+        'uuid',
+      ].sort(),
     );
   });
 });
@@ -118,7 +152,14 @@ describe('the order entity', () => {
     // Assess
     expect(part).toEqual({
       Put: {
-        Item: expect.objectContaining({ pk: 'M#m', sk: 'ORDER#11111111-2222-4333-8444-555555555555', gsi1pk: 'M#m#orders#all', gsi1sk: '000000000008', type: 'order', seq: 8 }),
+        Item: expect.objectContaining({
+          pk: 'M#m',
+          sk: 'ORDER#11111111-2222-4333-8444-555555555555',
+          gsi1pk: 'M#m#orders#all',
+          gsi1sk: '000000000008',
+          type: 'order',
+          seq: 8,
+        }),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     });
@@ -126,7 +167,10 @@ describe('the order entity', () => {
 
   it('puts the order_no guard naming its order, on the condition that the order_no is free', () => {
     expect(putOrderNoPart('m', 'A-1001', 'u-1')).toEqual({
-      Put: { Item: { pk: 'M#m', sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: 'u-1' }, ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: {
+        Item: { pk: 'M#m', sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: 'u-1' },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoNow, oneMonthBefore, toIso } from '../../shared/time';
+import { isoNow, oneMonthBefore, toIso } from '#shared/time';
 
 const before = (iso: string) => oneMonthBefore(new Date(iso)).toISOString();
 

@@ -2,8 +2,8 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { apiEvent, invoke } from './support/api';
+import { handler as updateOrder } from '#functions/orders/update';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -20,7 +20,9 @@ beforeEach(() => {
 describe('PATCH /api/v2/orders/{uuid}', () => {
   it('replaces total_shipping_value with one conditional UpdateItem that bumps the version and writes the outbox entry, and answers 200 with the full order', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', version: 2, published_version: 1 }) });
+    ddbMock.on(UpdateCommand).resolves({
+      Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', version: 2, published_version: 1 }),
+    });
     sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
@@ -28,7 +30,12 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
 
     // Assess
     expect(response.statusCode).toBe(200);
-    expect(response.body.data.order).toMatchObject({ uuid: ORDER_UUID, total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', cancelled_at: null });
+    expect(response.body.data.order).toMatchObject({
+      uuid: ORDER_UUID,
+      total_shipping_value: 1250,
+      updated_at: '2026-03-05T09:00:00.000Z',
+      cancelled_at: null,
+    });
     expect(response.body.data.order).not.toHaveProperty('version');
     expect(response.body.meta.trace_id).toMatch(TRACE_ID);
     expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 1, {
@@ -36,15 +43,30 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
       Key: ORDER_KEY,
       UpdateExpression:
         'SET total_shipping_value = :value, updated_at = :now, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
-      ExpressionAttributeValues: { ':value': 1250, ':now': expect.any(String), ':one': 1, ':outboxKind': 'OUTBOX', ':outboxSince': expect.any(String) },
+      ExpressionAttributeValues: {
+        ':value': 1250,
+        ':now': expect.any(String),
+        ':one': 1,
+        ':outboxKind': 'OUTBOX',
+        ':outboxSince': expect.any(String),
+      },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     // The fast path: the version's event, then published_version = 2 and the entry removed.
     expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
-      MessageBody: JSON.stringify({ type: 'order.shipping_updated', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 2 }),
+      MessageBody: JSON.stringify({
+        type: 'order.shipping_updated',
+        merchant_id: MERCHANT_PK.slice(2),
+        order_uuid: ORDER_UUID,
+        version: 2,
+      }),
     });
-    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, { Key: ORDER_KEY, UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk', ExpressionAttributeValues: { ':v': 2 } });
+    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, {
+      Key: ORDER_KEY,
+      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
+      ExpressionAttributeValues: { ':v': 2 },
+    });
     const condition = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression;
     expect(condition).toContain('attribute_exists(pk)');
     expect(condition).toContain('attribute_not_exists(cancelled_at)');
@@ -72,8 +94,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch({ total_shipping_value: 10 });
 
     // Assess
-    expect(response.statusCode).toBe(404);
-    expect(response.body.errors).toEqual({ message: ['Not Found'] });
+    expectV2Error(response, 404, { message: ['Not Found'] });
   });
 
   it('answers 422 with errors.message when the order is cancelled', async () => {
@@ -84,13 +105,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch({ total_shipping_value: 10 });
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['The order is cancelled and can no longer be updated.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { message: ['The order is cancelled and can no longer be updated.'] });
   });
 
   it('answers 422 "prohibited" for any field besides total_shipping_value, without writing', async () => {
@@ -116,8 +131,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await patch(body);
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ total_shipping_value: [message] });
+    expectV2Error(response, 422, { total_shipping_value: [message] });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
 
@@ -126,8 +140,7 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const response = await invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ total_shipping_value: ['The total shipping value field is required.'] });
+    expectV2Error(response, 422, { total_shipping_value: ['The total shipping value field is required.'] });
   });
 
   it('answers 404 to a non-UUID path before validating the body or writing', async () => {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { routes } from '../../functions/routes';
+import { routes } from '#functions/routes';
 
 /**
  * The deployed stack gives MAIL_FROM and INVITE_LINK_BASE_URL only to functions whose access says
@@ -34,6 +34,8 @@ describe('affiliate-program function environment', () => {
   });
 
   it.each(mailing.map((route) => [route.id, route.handler]))('%s fails at init without INVITE_LINK_BASE_URL', async (_id, handler) => {
-    await expect(importWithout(handler, ['INVITE_LINK_BASE_URL'])).rejects.toThrow('Missing required environment variable INVITE_LINK_BASE_URL');
+    await expect(importWithout(handler, ['INVITE_LINK_BASE_URL'])).rejects.toThrow(
+      'Missing required environment variable INVITE_LINK_BASE_URL',
+    );
   });
 });

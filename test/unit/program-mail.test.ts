@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { inviteRecord } from '../../shared/db/entities/invite';
-import { invitationLink, invitationMessage, notificationFor, requestDecisionMessage, sendEmailInput } from '../../shared/mail/messages';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { inviteRecord } from '#shared/db/entities/invite';
+import { invitationLink, invitationMessage, notificationFor, requestDecisionMessage, sendEmailInput } from '#shared/mail/messages';
 
 const M = 'merchant-1';
 const BASE = 'https://dashboard.example/invitations/';
 
 describe('invitation e-mail', () => {
-  const invite = inviteRecord(M, { seq: 1, email: 'New@Example.com', sender_email: 'owner@acme.example', content: 'Join <us>!\nWe pay well.' });
+  const invite = inviteRecord(M, {
+    seq: 1,
+    email: 'New@Example.com',
+    sender_email: 'owner@acme.example',
+    content: 'Join <us>!\nWe pay well.',
+  });
 
   it('goes to the invitee, replies to the sender, and carries the merchant name, the content and the link', () => {
     const message = invitationMessage(invite, 'Acme & Co', BASE);
@@ -49,18 +54,26 @@ describe('decision e-mails', () => {
 
   it('owes nothing for a pending request', () => {
     expect(notificationFor(affiliateRequestRecord(M, { seq: 1, affiliate }), 'Acme', BASE)).toBeUndefined();
-    expect(notificationFor(affiliateRequestRecord(M, { seq: 2, affiliate, status: 'declined' }), 'Acme', BASE)?.subject).toContain('declined');
+    expect(notificationFor(affiliateRequestRecord(M, { seq: 2, affiliate, status: 'declined' }), 'Acme', BASE)?.subject).toContain(
+      'declined',
+    );
   });
 });
 
 describe('sendEmailInput', () => {
   it('sends from MAIL_FROM with text and HTML bodies', () => {
-    const input = sendEmailInput({ to: 'a@b.example', replyTo: 'r@b.example', subject: 'S', text: 'T', html: '<p>H</p>' }, 'from@x.example');
+    const input = sendEmailInput(
+      { to: 'a@b.example', replyTo: 'r@b.example', subject: 'S', text: 'T', html: '<p>H</p>' },
+      'from@x.example',
+    );
     expect(input).toEqual({
       Source: 'from@x.example',
       Destination: { ToAddresses: ['a@b.example'] },
       ReplyToAddresses: ['r@b.example'],
-      Message: { Subject: { Data: 'S', Charset: 'UTF-8' }, Body: { Text: { Data: 'T', Charset: 'UTF-8' }, Html: { Data: '<p>H</p>', Charset: 'UTF-8' } } },
+      Message: {
+        Subject: { Data: 'S', Charset: 'UTF-8' },
+        Body: { Text: { Data: 'T', Charset: 'UTF-8' }, Html: { Data: '<p>H</p>', Charset: 'UTF-8' } },
+      },
     });
   });
 });

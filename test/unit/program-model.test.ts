@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { affiliateRecord } from '../../shared/db/entities/affiliate';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { segmentRecord } from '../../shared/db/entities/segment';
-import { tierRecord } from '../../shared/db/entities/tier';
+import { affiliateRecord } from '#shared/db/entities/affiliate';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { segmentRecord } from '#shared/db/entities/segment';
+import { tierRecord } from '#shared/db/entities/tier';
 import {
   affiliateOnAccept,
   formatVisualRate,
@@ -11,7 +11,7 @@ import {
   toAffiliateResponse,
   toSegmentDetailResponse,
   toSegmentResponse,
-} from '../../shared/domain/program-model';
+} from '#shared/domain/program-model';
 
 const M = 'merchant-1';
 const NOW = '2026-03-01T10:00:00.000Z';
@@ -53,13 +53,29 @@ describe('affiliate and request presenters', () => {
   it('shows the tier as {name, slug}, or null', () => {
     const gold = tierRecord(M, { slug: 'gold', name: 'Gold' }, NOW);
     const alice = affiliateRecord(M, { slug: 'Alice', seq: 1, name: 'Alice', email: 'A@x.example', tier: 'gold' }, NOW);
-    expect(toAffiliateResponse(alice, gold)).toEqual({ name: 'Alice', slug: 'alice', status: 'active', tier: { name: 'Gold', slug: 'gold' }, accepted_at: NOW, created_at: NOW });
+    expect(toAffiliateResponse(alice, gold)).toEqual({
+      name: 'Alice',
+      slug: 'alice',
+      status: 'active',
+      tier: { name: 'Gold', slug: 'gold' },
+      accepted_at: NOW,
+      created_at: NOW,
+    });
     expect(toAffiliateResponse(alice, undefined).tier).toBeNull();
   });
 
   it('reports an accepted request as accepted, except in the accept response (active)', () => {
-    const request = affiliateRequestRecord(M, { seq: 1, status: 'accepted', affiliate: { slug: 'bob', name: 'Bob', email: 'bob@x.example' } }, NOW);
-    expect(toAffiliateRequestResponse(request)).toEqual({ uuid: request.uuid, affiliate: { name: 'Bob', slug: 'bob' }, status: 'accepted', requested_at: NOW });
+    const request = affiliateRequestRecord(
+      M,
+      { seq: 1, status: 'accepted', affiliate: { slug: 'bob', name: 'Bob', email: 'bob@x.example' } },
+      NOW,
+    );
+    expect(toAffiliateRequestResponse(request)).toEqual({
+      uuid: request.uuid,
+      affiliate: { name: 'Bob', slug: 'bob' },
+      status: 'accepted',
+      requested_at: NOW,
+    });
     expect(toAcceptedRequestResponse(request).status).toBe('active');
   });
 });
@@ -71,7 +87,11 @@ describe('affiliateOnAccept', () => {
 
   it('reactivates an inactive affiliate, handing back the item as read', () => {
     // Prepare
-    const existing = affiliateRecord(M, { slug: 'bob', seq: 4, name: 'Bob', email: 'bob@x.example', status: 'inactive', tier: 'gold' }, NOW);
+    const existing = affiliateRecord(
+      M,
+      { slug: 'bob', seq: 4, name: 'Bob', email: 'bob@x.example', status: 'inactive', tier: 'gold' },
+      NOW,
+    );
 
     // Act
     const change = affiliateOnAccept(existing);

@@ -1,13 +1,13 @@
-import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { affiliateRequestRecord } from '../../shared/db/entities/affiliate-request';
-import { acceptAffiliateRequest, declineAffiliateRequest } from '../../shared/domain/affiliate-request-decisions';
-import { createInvite } from '../../shared/domain/invite-affiliate';
-import { ApiError } from '../../shared/http/errors';
-import { logger } from '../../shared/logger';
+import { affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { acceptAffiliateRequest, declineAffiliateRequest } from '#shared/domain/affiliate-request-decisions';
+import { createInvite } from '#shared/domain/invite-affiliate';
+import { ApiError } from '#shared/errors';
+import { logger } from '#shared/logger';
 import { conditionFailed, ddbMock, transactionCanceled } from './support/aws';
 
 /**
@@ -20,7 +20,11 @@ const sesMock = mockClient(SESClient);
 const MERCHANT = { id: 'm-1', name: 'Acme', currency: 'EUR', defaultTier: 'bronze' };
 const PK = `M#${MERCHANT.id}`;
 const COUNTS_PK = `${PK}#COUNTS`;
-const pending = affiliateRequestRecord(MERCHANT.id, { seq: 5, affiliate: { slug: 'bob', name: 'Bob', email: 'bob@x.example' } }, '2026-03-01T00:00:00.000Z');
+const pending = affiliateRequestRecord(
+  MERCHANT.id,
+  { seq: 5, affiliate: { slug: 'bob', name: 'Bob', email: 'bob@x.example' } },
+  '2026-03-01T00:00:00.000Z',
+);
 const REQUEST_KEY = { pk: PK, sk: `AREQ#${pending.uuid}` };
 const AFFILIATE_KEY = { pk: PK, sk: 'AFFILIATE#bob' };
 const sesDown = Object.assign(new Error('Email address is not verified: bob@x.example'), { name: 'MessageRejected' });
@@ -74,10 +78,11 @@ describe('decline', () => {
       ExpressionAttributeValues: { ':decision': 'declined', ':listPk': `${PK}#affiliate_requests#declined`, ':outboxKind': 'NOTIFY' },
     });
     expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :owedAt, gsi2pk = :outboxKind, gsi2sk = :outboxSince');
-    expect(sesMock).toHaveReceivedCommandWith(SendEmailCommand, { Destination: { ToAddresses: ['bob@x.example'] }, Source: 'affiliates@unit.test' });
-    expect(settlements(REQUEST_KEY)).toEqual([
-      expect.objectContaining({ UpdateExpression: SENT_UPDATE }),
-    ]);
+    expect(sesMock).toHaveReceivedCommandWith(SendEmailCommand, {
+      Destination: { ToAddresses: ['bob@x.example'] },
+      Source: 'affiliates@unit.test',
+    });
+    expect(settlements(REQUEST_KEY)).toEqual([expect.objectContaining({ UpdateExpression: SENT_UPDATE })]);
   });
 
   it('moves the request from the pending list to the declined list once committed', async () => {
@@ -109,13 +114,18 @@ describe('decline', () => {
 
   it('answers 422 and changes no count when the request was decided already', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand, { Key: REQUEST_KEY, ReturnValues: 'ALL_NEW' }).rejects(conditionFailed(marshall({ ...pending, status: 'accepted' })));
+    ddbMock
+      .on(UpdateCommand, { Key: REQUEST_KEY, ReturnValues: 'ALL_NEW' })
+      .rejects(conditionFailed(marshall({ ...pending, status: 'accepted' })));
 
     // Act
     const outcome = declineAffiliateRequest(MERCHANT, pending.uuid);
 
     // Assess
-    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { message: ['The affiliate request has already been accepted.'] } });
+    await expect(outcome).rejects.toMatchObject({
+      statusCode: 422,
+      errors: { message: ['The affiliate request has already been accepted.'] },
+    });
     expect(countChanges()).toEqual({});
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
   });
@@ -158,7 +168,10 @@ describe('accept', () => {
       ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
       ExpressionAttributeValues: { ':decision': 'accepted', ':listPk': `${PK}#affiliate_requests#accepted` },
     });
-    expect(items[1]?.Put).toMatchObject({ ConditionExpression: 'attribute_not_exists(pk)', Item: { ...AFFILIATE_KEY, status: 'active', accepted_at: accepted.decided_at } });
+    expect(items[1]?.Put).toMatchObject({
+      ConditionExpression: 'attribute_not_exists(pk)',
+      Item: { ...AFFILIATE_KEY, status: 'active', accepted_at: accepted.decided_at },
+    });
     expect(sesMock).toHaveReceivedCommandTimes(SendEmailCommand, 1);
     expect(settlements(REQUEST_KEY)).toHaveLength(1);
   });
@@ -220,7 +233,15 @@ describe('accept', () => {
     expect(transactItems()[1]?.Put).toMatchObject({
       ConditionExpression: '#status <> :active AND updated_at = :seen',
       ExpressionAttributeValues: { ':active': 'active', ':seen': '2026-02-01T00:00:00.000Z' },
-      Item: { name: 'Bob', email: 'bob@x.example', status: 'active', seq: 3, tier_slug: 'gold', created_at: '2026-01-01T00:00:00.000Z', accepted_at: accepted.decided_at },
+      Item: {
+        name: 'Bob',
+        email: 'bob@x.example',
+        status: 'active',
+        seq: 3,
+        tier_slug: 'gold',
+        created_at: '2026-01-01T00:00:00.000Z',
+        accepted_at: accepted.decided_at,
+      },
     });
     expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: PK, sk: 'COUNTER#affiliates' } });
     expect(countChanges()).toEqual({ 'affiliate_requests#pending#00000000': -1, 'affiliate_requests#accepted#00000000': 1 });
@@ -229,7 +250,18 @@ describe('accept', () => {
   it('condition-checks an affiliate that is already active and leaves it as it is', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: AFFILIATE_KEY }).resolves({
-      Item: { ...AFFILIATE_KEY, slug: 'bob', seq: 3, name: 'Bob', email: 'bob@x.example', status: 'active', tier_slug: null, accepted_at: null, created_at: 'x', updated_at: 'x' },
+      Item: {
+        ...AFFILIATE_KEY,
+        slug: 'bob',
+        seq: 3,
+        name: 'Bob',
+        email: 'bob@x.example',
+        status: 'active',
+        tier_slug: null,
+        accepted_at: null,
+        created_at: 'x',
+        updated_at: 'x',
+      },
     });
 
     // Act
@@ -271,7 +303,10 @@ describe('accept', () => {
     const outcome = acceptAffiliateRequest(MERCHANT, pending.uuid);
 
     // Assess
-    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { message: ['The affiliate request has already been declined.'] } });
+    await expect(outcome).rejects.toMatchObject({
+      statusCode: 422,
+      errors: { message: ['The affiliate request has already been declined.'] },
+    });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
@@ -279,14 +314,20 @@ describe('accept', () => {
 
   it('answers 422 when the request part is refused because a decline committed first (read again, by name)', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: REQUEST_KEY }).resolvesOnce({ Item: pending }).resolves({ Item: { ...pending, status: 'declined' } });
+    ddbMock
+      .on(GetCommand, { Key: REQUEST_KEY })
+      .resolvesOnce({ Item: pending })
+      .resolves({ Item: { ...pending, status: 'declined' } });
     ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
 
     // Act
     const outcome = acceptAffiliateRequest(MERCHANT, pending.uuid);
 
     // Assess
-    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { message: ['The affiliate request has already been declined.'] } });
+    await expect(outcome).rejects.toMatchObject({
+      statusCode: 422,
+      errors: { message: ['The affiliate request has already been declined.'] },
+    });
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(countChanges()).toEqual({});
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
@@ -312,7 +353,9 @@ describe('invite', () => {
   const GUARD_KEY = { pk: PK, sk: 'INVITE_EMAIL#new@x.example' };
 
   beforeEach(() => {
-    ddbMock.on(GetCommand, { Key: USER_KEY }).resolves({ Item: { ...USER_KEY, type: 'user', email: input.sender_email, name: 'Olivia Owner' } });
+    ddbMock
+      .on(GetCommand, { Key: USER_KEY })
+      .resolves({ Item: { ...USER_KEY, type: 'user', email: input.sender_email, name: 'Olivia Owner' } });
     ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({});
     ddbMock.on(UpdateCommand, { Key: { pk: PK, sk: 'COUNTER#invites' } }).resolves({ Attributes: { seq: 7 } });
     ddbMock.on(TransactWriteCommand).resolves({});
@@ -328,9 +371,21 @@ describe('invite', () => {
     expect(items).toHaveLength(2);
     expect(items[0]?.Put).toMatchObject({
       ConditionExpression: 'attribute_not_exists(pk)',
-      Item: { pk: PK, sk: `INVITE#${invite.uuid}`, gsi1pk: `${PK}#invites#all`, gsi1sk: '000000000007', gsi2pk: 'NOTIFY', seq: 7, email: 'new@x.example' },
+      Item: {
+        pk: PK,
+        sk: `INVITE#${invite.uuid}`,
+        gsi1pk: `${PK}#invites#all`,
+        gsi1sk: '000000000007',
+        gsi2pk: 'NOTIFY',
+        seq: 7,
+        email: 'new@x.example',
+      },
     });
-    expect(items[1]?.Put).toEqual({ TableName: 'unit-table', Item: { ...GUARD_KEY, type: 'invite_email', invite_uuid: invite.uuid }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(items[1]?.Put).toEqual({
+      TableName: 'unit-table',
+      Item: { ...GUARD_KEY, type: 'invite_email', invite_uuid: invite.uuid },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     expect(countChanges()).toEqual({ 'invites#all#00000000': 1 });
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       Key: { pk: `${PK}#INVITE_EMAILS`, sk: '00000000' },
@@ -383,7 +438,10 @@ describe('invite', () => {
 
     // Assess
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
-    expect(sesMock).toHaveReceivedCommandExactlyOnceWith(SendEmailCommand, { Destination: { ToAddresses: ['new@x.example'] }, ReplyToAddresses: ['owner@acme.example'] });
+    expect(sesMock).toHaveReceivedCommandExactlyOnceWith(SendEmailCommand, {
+      Destination: { ToAddresses: ['new@x.example'] },
+      ReplyToAddresses: ['owner@acme.example'],
+    });
     expect(invite.notification_pending_at).toBe(invite.created_at);
   });
 });

@@ -1,11 +1,11 @@
-import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as relayHandler } from '../../functions/outbox/relay';
-import { logger } from '../../shared/logger';
-import { sqs } from '../../shared/queue/client';
-import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '../../shared/queue/orders';
+import { handler as relayHandler } from '#functions/outbox/relay';
+import { logger } from '#shared/logger';
+import { sqs } from '#shared/queue/client';
+import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '#shared/queue/orders';
 import { lambdaContext } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedOrder } from './support/fixtures';
@@ -43,10 +43,12 @@ const removedKeys = () => ddbMock.commandCalls(UpdateCommand).map((call) => call
 
 /** The order each outbox entry points at, as stored: accepted, nothing published yet. */
 const storeOrders = (entries: { pk: string; sk: string }[], extra: Record<string, unknown> = { version: 1, published_version: 0 }) => {
-  for (const { pk, sk } of entries) ddbMock.on(GetCommand, { Key: { pk, sk } }).resolves({ Item: { ...storedOrder({ uuid: sk.slice(6), ...extra }), pk, sk } });
+  for (const { pk, sk } of entries)
+    ddbMock.on(GetCommand, { Key: { pk, sk } }).resolves({ Item: { ...storedOrder({ uuid: sk.slice(6), ...extra }), pk, sk } });
 };
 
-const accepted = (merchantId: string, uuid: string) => JSON.stringify({ type: 'order.accepted', merchant_id: merchantId, order_uuid: uuid, version: 1 });
+const accepted = (merchantId: string, uuid: string) =>
+  JSON.stringify({ type: 'order.accepted', merchant_id: merchantId, order_uuid: uuid, version: 1 });
 const NEW_ORDER = { uuid: 'o-1', version: 1, published_version: 0 };
 
 beforeEach(() => {
@@ -64,7 +66,12 @@ afterEach(() => {
 
 describe('orderEventMessage', () => {
   it('names the order, its merchant and the version, and takes the kind of the version from the order', () => {
-    expect(orderEventMessage('m-1', 'o-1', { version: 1 }, 1)).toEqual({ type: 'order.accepted', merchant_id: 'm-1', order_uuid: 'o-1', version: 1 });
+    expect(orderEventMessage('m-1', 'o-1', { version: 1 }, 1)).toEqual({
+      type: 'order.accepted',
+      merchant_id: 'm-1',
+      order_uuid: 'o-1',
+      version: 1,
+    });
     expect(orderEventMessage('m-1', 'o-1', { version: 3 }, 2).type).toBe('order.shipping_updated');
     expect(orderEventMessage('m-1', 'o-1', { version: 3, cancelled_at: NOW }, 2).type).toBe('order.shipping_updated');
     expect(orderEventMessage('m-1', 'o-1', { version: 3, cancelled_at: NOW }, 3).type).toBe('order.cancelled');
@@ -115,7 +122,10 @@ describe('publishOrderEvents (fast path)', () => {
       { type: 'order.shipping_updated', merchant_id: MERCHANT_A, order_uuid: 'o-1', version: 3 },
       { type: 'order.cancelled', merchant_id: MERCHANT_A, order_uuid: 'o-1', version: 4 },
     ]);
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { ExpressionAttributeValues: { ':v': 4 }, ConditionExpression: expect.stringContaining('AND version = :v') });
+    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
+      ExpressionAttributeValues: { ':v': 4 },
+      ConditionExpression: expect.stringContaining('AND version = :v'),
+    });
   });
 
   it('moves published_version up without clearing the entry when the order changed again meanwhile', async () => {
@@ -187,7 +197,10 @@ describe('publishOrderEvents against a hung dependency (issue 13, defect 5)', ()
     // Assess
     expect(published).toBe(false);
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
-    expect(warned).toHaveBeenCalledWith(expect.stringContaining('outbox relay'), expect.objectContaining({ error: expect.objectContaining({ name: 'TimeoutError' }) }));
+    expect(warned).toHaveBeenCalledWith(
+      expect.stringContaining('outbox relay'),
+      expect.objectContaining({ error: expect.objectContaining({ name: 'TimeoutError' }) }),
+    );
   });
 
   it('gives up on clearing an outbox entry that never answers, and still reports the message as sent', async () => {
@@ -242,7 +255,9 @@ describe('relayPendingOrders', () => {
     await relayPendingOrders();
 
     // Assess
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { ExpressionAttributeValues: { ':pk': 'OUTBOX', ':cutoff': '2026-03-10T08:59:30.000Z' } });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      ExpressionAttributeValues: { ':pk': 'OUTBOX', ':cutoff': '2026-03-10T08:59:30.000Z' },
+    });
   });
 
   it('sends nothing when the outbox is empty', async () => {
@@ -278,14 +293,20 @@ describe('relayPendingOrders', () => {
       ],
     });
     expect(removedKeys()).toEqual(ENTRIES.map(({ pk, sk }) => ({ pk, sk })));
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk', ExpressionAttributeValues: { ':v': 1 } });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
+      ExpressionAttributeValues: { ':v': 1 },
+    });
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: ENTRIES[0]?.pk, sk: ENTRIES[0]?.sk }, ConsistentRead: true });
   });
 
   it('sends every unpublished version of an order (the changes made while SQS was down) and marks the last', async () => {
     // Prepare: accepted and published, then PATCHed and cancelled while the queue was down
     const entry = ENTRIES[0]!;
-    ddbMock.on(QueryCommand).resolvesOnce({ Items: [entry] }).resolves({ Items: [] });
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [entry] })
+      .resolves({ Items: [] });
     storeOrders([entry], { version: 3, published_version: 1, cancelled_at: '2026-03-10T08:55:00.000Z' });
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
@@ -299,7 +320,10 @@ describe('relayPendingOrders', () => {
       { type: 'order.shipping_updated', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000a', version: 2 },
       { type: 'order.cancelled', merchant_id: MERCHANT_A, order_uuid: '00000000-0000-4000-8000-00000000000a', version: 3 },
     ]);
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { Key: { pk: entry.pk, sk: entry.sk }, ExpressionAttributeValues: { ':v': 3 } });
+    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, {
+      Key: { pk: entry.pk, sk: entry.sk },
+      ExpressionAttributeValues: { ':v': 3 },
+    });
   });
 
   it('marks only the versions before the first one SQS refused', async () => {
@@ -349,7 +373,9 @@ describe('relayPendingOrders', () => {
 
   it('keeps going batch after batch while SQS accepts, up to maxBatches', async () => {
     // Prepare: the outbox never runs dry.
-    const ten = Array.from({ length: 10 }, (_, index) => outboxEntry(MERCHANT_A, `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`));
+    const ten = Array.from({ length: 10 }, (_, index) =>
+      outboxEntry(MERCHANT_A, `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`),
+    );
     ddbMock.on(QueryCommand).resolves({ Items: ten });
     storeOrders(ten);
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
@@ -368,7 +394,10 @@ describe('relayPendingOrders', () => {
 describe('the outbox relay function', () => {
   it('relays pending orders and reports how many it sent', async () => {
     // Prepare
-    ddbMock.on(QueryCommand).resolvesOnce({ Items: ENTRIES.slice(0, 2) }).resolves({ Items: [] });
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: ENTRIES.slice(0, 2) })
+      .resolves({ Items: [] });
     storeOrders(ENTRIES.slice(0, 2));
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
@@ -377,6 +406,9 @@ describe('the outbox relay function', () => {
 
     // Assess
     expect(result).toEqual({ sent: 2 });
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'OUTBOX', ':cutoff': '2026-03-10T08:59:30.000Z' } });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi2',
+      ExpressionAttributeValues: { ':pk': 'OUTBOX', ':cutoff': '2026-03-10T08:59:30.000Z' },
+    });
   });
 });

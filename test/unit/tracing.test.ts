@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { daemonAddress, traceAwsClient } from '../../shared/tracing';
+import { daemonAddress, traceAwsClient } from '#shared/tracing';
 
 /**
  * The X-Ray subsegments of SDK calls (shared/tracing.ts), against a real UDP socket standing in for
@@ -56,7 +56,10 @@ afterEach(() => {
   answer = { status: 200, body: {} };
 });
 
-const client = () => traceAwsClient(new DynamoDBClient({ endpoint, region: 'eu-west-1', maxAttempts: 1, credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' } }));
+const client = () =>
+  traceAwsClient(
+    new DynamoDBClient({ endpoint, region: 'eu-west-1', maxAttempts: 1, credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' } }),
+  );
 
 /** The subsegment document of the next datagram (header line, then the document). */
 const nextSubsegment = () =>
@@ -104,7 +107,13 @@ describe('traceAwsClient', () => {
   it('marks a refused call as an error with the exception name only, and still throws it', async () => {
     // Prepare
     sampledInvocation();
-    answer = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed for alice@example.com' } };
+    answer = {
+      status: 400,
+      body: {
+        __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+        message: 'The conditional request failed for alice@example.com',
+      },
+    };
     const received = nextSubsegment();
 
     // Act
@@ -113,7 +122,11 @@ describe('traceAwsClient', () => {
     // Assess
     await expect(call).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     const subsegment = await received;
-    expect(subsegment).toMatchObject({ error: true, http: { response: { status: 400 } }, cause: { exceptions: [{ type: 'ConditionalCheckFailedException', remote: true }] } });
+    expect(subsegment).toMatchObject({
+      error: true,
+      http: { response: { status: 400 } },
+      cause: { exceptions: [{ type: 'ConditionalCheckFailedException', remote: true }] },
+    });
     expect(subsegment).not.toHaveProperty('fault');
     expect(JSON.stringify(subsegment)).not.toContain('alice@example.com');
   });
@@ -125,7 +138,9 @@ describe('traceAwsClient', () => {
     const faulted = nextSubsegment();
 
     // Act
-    await client().send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } })).catch(() => undefined);
+    await client()
+      .send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } }))
+      .catch(() => undefined);
 
     // Assess
     expect(await faulted).toMatchObject({ fault: true, http: { response: { status: 500 } } });
@@ -135,7 +150,9 @@ describe('traceAwsClient', () => {
     const throttled = nextSubsegment();
 
     // Act
-    await client().send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } })).catch(() => undefined);
+    await client()
+      .send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } }))
+      .catch(() => undefined);
 
     // Assess
     expect(await throttled).toMatchObject({ throttle: true, error: true });

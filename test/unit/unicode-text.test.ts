@@ -1,16 +1,16 @@
-import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import * as z from 'zod/mini';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as getAffiliate } from '../../functions/affiliates/get';
-import { handler as createInvite } from '../../functions/invites/create';
-import { handler as createOrder } from '../../functions/orders/create';
-import * as commonSchemas from '../../shared/schemas/common';
-import * as orderSchemas from '../../shared/schemas/order';
-import * as programSchemas from '../../shared/schemas/program';
-import { laravelErrors } from '../../shared/validation/messages';
-import { apiEvent, invoke } from './support/api';
+import * as z from 'zod/mini';
+import { handler as getAffiliate } from '#functions/affiliates/get';
+import { handler as createInvite } from '#functions/invites/create';
+import { handler as createOrder } from '#functions/orders/create';
+import * as commonSchemas from '#shared/schemas/common';
+import * as orderSchemas from '#shared/schemas/order';
+import * as programSchemas from '#shared/schemas/program';
+import { laravelErrors } from '#shared/validation/messages';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { orderBody, stubAuth, TOKENS } from './support/fixtures';
 
@@ -61,7 +61,13 @@ const cases = objectSchemas.flatMap(([name, schema]) => stringPaths(schema).map(
 describe('every text field of every request schema', () => {
   it('is found by the walk (the walk itself works)', () => {
     expect(cases.map(([name, key]) => `${name}:${key}`)).toEqual(
-      expect.arrayContaining(['orderCreateBody:order_rows.0.product_name', 'orderCreateBody:customer.email', 'inviteCreateBody:content', 'slugParams:slug', 'affiliateRequestListQuery:status']),
+      expect.arrayContaining([
+        'orderCreateBody:order_rows.0.product_name',
+        'orderCreateBody:customer.email',
+        'inviteCreateBody:content',
+        'slugParams:slug',
+        'affiliateRequestListQuery:status',
+      ]),
     );
   });
 
@@ -79,7 +85,11 @@ describe('every text field of every request schema', () => {
 
   it('keeps well-formed text, astral characters (paired surrogates) included', () => {
     // Act
-    const result = z.safeParse(programSchemas.inviteCreateBody, { email: 'erin@example.com', sender_email: 'owner@acme.example', content: 'Welcome 🏕️, Zoë! 山' });
+    const result = z.safeParse(programSchemas.inviteCreateBody, {
+      email: 'erin@example.com',
+      sender_email: 'owner@acme.example',
+      content: 'Welcome 🏕️, Zoë! 山',
+    });
 
     // Assess
     expect(result).toMatchObject({ success: true, data: { content: 'Welcome 🏕️, Zoë! 山' } });
@@ -99,12 +109,14 @@ describe('the endpoints', () => {
     // Act
     const response = await invoke(
       createInvite,
-      apiEvent('invites-create', { token: TOKENS.live, rawBody: '{"email":"erin@example.com","sender_email":"owner@acme.example","content":"\\ud800"}' }),
+      apiEvent('invites-create', {
+        token: TOKENS.live,
+        rawBody: '{"email":"erin@example.com","sender_email":"owner@acme.example","content":"\\ud800"}',
+      }),
     );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ content: ['The content field must be a valid UTF-8 string.'] });
+    expectV2Error(response, 422, { content: ['The content field must be a valid UTF-8 string.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
   });
@@ -117,8 +129,7 @@ describe('the endpoints', () => {
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ 'order_rows.0.product_name': ['The order rows.0.product name field must be a valid UTF-8 string.'] });
+    expectV2Error(response, 422, { 'order_rows.0.product_name': ['The order rows.0.product name field must be a valid UTF-8 string.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 

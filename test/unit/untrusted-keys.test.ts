@@ -1,16 +1,16 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod/mini';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as listAffiliateRequests } from '../../functions/affiliate-requests/list';
-import { handler as createOrder } from '../../functions/orders/create';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as listOrders } from '../../functions/orders/list';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { handler as createInvite } from '../../functions/invites/create';
-import { orderUpdateBody } from '../../shared/schemas/order';
-import { laravelErrors } from '../../shared/validation/messages';
-import { apiEvent, invoke } from './support/api';
+import * as z from 'zod/mini';
+import { handler as listAffiliateRequests } from '#functions/affiliate-requests/list';
+import { handler as createInvite } from '#functions/invites/create';
+import { handler as createOrder } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as listOrders } from '#functions/orders/list';
+import { handler as updateOrder } from '#functions/orders/update';
+import { orderUpdateBody } from '#shared/schemas/order';
+import { laravelErrors } from '#shared/validation/messages';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrderCreate, TOKENS } from './support/fixtures';
 
@@ -22,7 +22,8 @@ import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrde
 const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
 
 /** A JSON object text with `key` as an own key (JSON.stringify of a literal cannot make `__proto__` one). */
-const jsonWith = (base: Record<string, unknown>, key: string, value: unknown) => `${JSON.stringify(base).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value)}}`;
+const jsonWith = (base: Record<string, unknown>, key: string, value: unknown) =>
+  `${JSON.stringify(base).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value)}}`;
 
 beforeEach(() => {
   resetAwsMocks();
@@ -38,12 +39,15 @@ describe('PATCH /api/v2/orders/{uuid} with a prototype-named key', () => {
     // Act
     const response = await invoke(
       updateOrder,
-      apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, rawBody: jsonWith({ total_shipping_value: 5 }, key, 1) }),
+      apiEvent('orders-update', {
+        token: TOKENS.live,
+        pathParameters: { uuid: ORDER_UUID },
+        rawBody: jsonWith({ total_shipping_value: 5 }, key, 1),
+      }),
     );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ [key]: [`The ${key === '__proto__' ? 'proto' : key} field is prohibited.`] });
+    expectV2Error(response, 422, { [key]: [`The ${key === '__proto__' ? 'proto' : key} field is prohibited.`] });
     expect(Object.keys(response.body.errors)).toEqual([key]);
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
@@ -52,14 +56,20 @@ describe('PATCH /api/v2/orders/{uuid} with a prototype-named key', () => {
     // Act
     const response = await invoke(
       updateOrder,
-      apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, rawBody: jsonWith({ total_shipping_value: -1 }, '__proto__', { x: 1 }) }),
+      apiEvent('orders-update', {
+        token: TOKENS.live,
+        pathParameters: { uuid: ORDER_UUID },
+        rawBody: jsonWith({ total_shipping_value: -1 }, '__proto__', { x: 1 }),
+      }),
     );
 
     // Assess
     expect(response.statusCode).toBe(422);
     expect(Object.keys(response.body.errors)).toEqual(['total_shipping_value', '__proto__']);
     expect(response.body.errors).toEqual(
-      JSON.parse('{"total_shipping_value":["The total shipping value field must be at least 0."],"__proto__":["The proto field is prohibited."]}'),
+      JSON.parse(
+        '{"total_shipping_value":["The total shipping value field must be at least 0."],"__proto__":["The proto field is prohibited."]}',
+      ),
     );
   });
 });
@@ -83,14 +93,16 @@ describe('order creation with prototype-named keys', () => {
 
   it('never reads a required field through a prototype-named key: a customer whose e-mail sits under __proto__ has none', async () => {
     // Prepare
-    const raw = JSON.stringify({ ...orderBody(), customer: 'CUSTOMER' }).replace('"CUSTOMER"', '{"name":"Dan","__proto__":{"email":"dan@example.com"}}');
+    const raw = JSON.stringify({ ...orderBody(), customer: 'CUSTOMER' }).replace(
+      '"CUSTOMER"',
+      '{"name":"Dan","__proto__":{"email":"dan@example.com"}}',
+    );
 
     // Act
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ 'customer.email': ['The customer.email field is required.'] });
+    expectV2Error(response, 422, { 'customer.email': ['The customer.email field is required.'] });
   });
 
   it('reports a missing field of a body that also carries hasOwnProperty and constructor', async () => {
@@ -102,8 +114,7 @@ describe('order creation with prototype-named keys', () => {
     const response = await invoke(createOrder, apiEvent('orders-create', { token: TOKENS.live, rawBody: raw }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ order_no: ['The order no field is required.'] });
+    expectV2Error(response, 422, { order_no: ['The order no field is required.'] });
   });
 });
 
@@ -113,18 +124,22 @@ const jsonWithObject = (base: Record<string, unknown>, key: string, value: unkno
 describe('invite creation with prototype-named keys', () => {
   it.each(PROTOTYPE_KEYS)('names the missing e-mail, not %s', async (key) => {
     // Act
-    const response = await invoke(createInvite, apiEvent('invites-create', { token: TOKENS.live, rawBody: jsonWith({ sender_email: 'owner@acme.example' }, key, 'x') }));
+    const response = await invoke(
+      createInvite,
+      apiEvent('invites-create', { token: TOKENS.live, rawBody: jsonWith({ sender_email: 'owner@acme.example' }, key, 'x') }),
+    );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ email: ['The email field is required.'] });
+    expectV2Error(response, 422, { email: ['The email field is required.'] });
   });
 });
 
 describe('list queries with prototype-named parameters', () => {
   beforeEach(() => {
     stubBlockCounts('orders#all', { 0: 3 });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk AND #sk <= :top' }).resolves({ Items: [storedOrder({ seq: 3 })] });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk AND #sk <= :top' })
+      .resolves({ Items: [storedOrder({ seq: 3 })] });
   });
 
   it('ignores them and keeps them in the pagination links', async () => {
@@ -144,11 +159,20 @@ describe('list queries with prototype-named parameters', () => {
 
   it('still reports a bad page next to them', async () => {
     // Act
-    const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, query: Object.fromEntries([['__proto__', 'x'], ['constructor', 'y'], ['page', 'zero']]) }));
+    const response = await invoke(
+      listOrders,
+      apiEvent('orders-list', {
+        token: TOKENS.live,
+        query: Object.fromEntries([
+          ['__proto__', 'x'],
+          ['constructor', 'y'],
+          ['page', 'zero'],
+        ]),
+      }),
+    );
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ page: ['The page field must be an integer.'] });
+    expectV2Error(response, 422, { page: ['The page field must be an integer.'] });
   });
 
   it.each(PROTOTYPE_KEYS)('refuses %s as an affiliate-request status', async (status) => {
@@ -156,8 +180,7 @@ describe('list queries with prototype-named parameters', () => {
     const response = await invoke(listAffiliateRequests, apiEvent('affiliate-requests-list', { token: TOKENS.live, query: { status } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ status: ['The selected status is invalid.'] });
+    expectV2Error(response, 422, { status: ['The selected status is invalid.'] });
   });
 });
 

@@ -1,7 +1,7 @@
-import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { attributeName, laravelErrors } from '../../shared/validation/messages';
-import { orderCreateBody, orderUpdateBody } from '../../shared/schemas/order';
+import * as z from 'zod/mini';
+import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { attributeName, laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
 /** The Laravel-style errors for `input` against `schema`, through real zod issues. */
@@ -49,11 +49,15 @@ describe('laravelErrors', () => {
   });
 
   it('says a fractional number "must be an integer"', () => {
-    expect(errorsFor(orderUpdateBody, { total_shipping_value: 9.99 })).toEqual({ total_shipping_value: ['The total shipping value field must be an integer.'] });
+    expect(errorsFor(orderUpdateBody, { total_shipping_value: 9.99 })).toEqual({
+      total_shipping_value: ['The total shipping value field must be an integer.'],
+    });
   });
 
   it('says a boolean field "must be true or false"', () => {
-    expect(errorsFor(z.object({ is_active: z.boolean() }), { is_active: 'yes' })).toEqual({ is_active: ['The is active field must be true or false.'] });
+    expect(errorsFor(z.object({ is_active: z.boolean() }), { is_active: 'yes' })).toEqual({
+      is_active: ['The is active field must be true or false.'],
+    });
   });
 
   it('gives numeric minimums (min), exclusive minimums (gt) and maximums', () => {
@@ -103,7 +107,9 @@ describe('laravelErrors', () => {
   });
 
   it('says another failed format "format is invalid"', () => {
-    expect(errorsFor(z.object({ slug: z.string().check(z.regex(/^[a-z]+$/)) }), { slug: 'A!' })).toEqual({ slug: ['The slug field format is invalid.'] });
+    expect(errorsFor(z.object({ slug: z.string().check(z.regex(/^[a-z]+$/)) }), { slug: 'A!' })).toEqual({
+      slug: ['The slug field format is invalid.'],
+    });
   });
 
   it('says a value outside an enum is "The selected ... is invalid.", and a missing one is required', () => {
@@ -118,7 +124,10 @@ describe('laravelErrors', () => {
   it('gives array size limits', () => {
     // Act
     const tooFew = errorsFor(orderCreateBody, { ...orderBody(), order_rows: [] });
-    const tooMany = errorsFor(orderCreateBody, { ...orderBody(), order_rows: Array.from({ length: 201 }, () => ({ product_name: 'Peg', price_value: 1, quantity: 1 })) });
+    const tooMany = errorsFor(orderCreateBody, {
+      ...orderBody(),
+      order_rows: Array.from({ length: 201 }, () => ({ product_name: 'Peg', price_value: 1, quantity: 1 })),
+    });
 
     // Assess
     expect(tooFew).toEqual({ order_rows: ['The order rows field must have at least 1 items.'] });
@@ -128,7 +137,9 @@ describe('laravelErrors', () => {
   it('says each unrecognized key of a strict object "is prohibited", nested paths included', () => {
     // Act
     const top = errorsFor(orderUpdateBody, { total_shipping_value: 1, order_no: 'A-2', currency_code: 'USD' });
-    const nested = errorsFor(z.object({ customer: z.strictObject({ email: z.string() }) }), { customer: { email: 'a@b.co', vip_level: 3 } });
+    const nested = errorsFor(z.object({ customer: z.strictObject({ email: z.string() }) }), {
+      customer: { email: 'a@b.co', vip_level: 3 },
+    });
 
     // Assess
     expect(top).toEqual({ order_no: ['The order no field is prohibited.'], currency_code: ['The currency code field is prohibited.'] });
@@ -149,7 +160,9 @@ describe('laravelErrors', () => {
 
   it('fills :attribute into a custom message', () => {
     // Prepare
-    const schema = z.object({ order_no: z.string().check(z.refine((value) => !value.includes(' '), 'The :attribute must not contain spaces.')) });
+    const schema = z.object({
+      order_no: z.string().check(z.refine((value) => !value.includes(' '), 'The :attribute must not contain spaces.')),
+    });
 
     // Act / Assess
     expect(errorsFor(schema, { order_no: 'A 1' })).toEqual({ order_no: ['The order no must not contain spaces.'] });
@@ -165,7 +178,10 @@ describe('laravelErrors', () => {
 
   it('trims strings first, as Laravel does: whitespace-only is missing and padding is dropped', () => {
     // Act
-    const errors = errorsFor(orderCreateBody, orderBody({ order_no: '   ', order_rows: [{ product_name: ' ', price_value: 1, quantity: 1 }] }));
+    const errors = errorsFor(
+      orderCreateBody,
+      orderBody({ order_no: '   ', order_rows: [{ product_name: ' ', price_value: 1, quantity: 1 }] }),
+    );
     const parsed = z.safeParse(orderCreateBody, orderBody({ order_no: '  A-1 ', affiliate_slug: ' alice ' }));
 
     // Assess
@@ -176,6 +192,8 @@ describe('laravelErrors', () => {
   });
 
   it('says a string sent for an integer field "must be an integer"', () => {
-    expect(errorsFor(orderUpdateBody, { total_shipping_value: 'abc' })).toEqual({ total_shipping_value: ['The total shipping value field must be an integer.'] });
+    expect(errorsFor(orderUpdateBody, { total_shipping_value: 'abc' })).toEqual({
+      total_shipping_value: ['The total shipping value field must be an integer.'],
+    });
   });
 });

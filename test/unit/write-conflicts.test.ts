@@ -8,22 +8,33 @@
  * message, e-mail) happens.
  */
 import type { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as acceptRequest } from '../../functions/affiliate-requests/accept';
-import { handler as declineRequest } from '../../functions/affiliate-requests/decline';
-import { handler as createInvite } from '../../functions/invites/create';
-import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { WRITE_ATTEMPTS } from '../../shared/db/retry';
-import { apiEvent, invoke, type ApiResponse } from './support/api';
+import { handler as acceptRequest } from '#functions/affiliate-requests/accept';
+import { handler as declineRequest } from '#functions/affiliate-requests/decline';
+import { handler as createInvite } from '#functions/invites/create';
+import { handler as cancelOrder } from '#functions/orders/cancel';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as updateOrder } from '#functions/orders/update';
+import { WRITE_ATTEMPTS } from '#shared/db/retry';
+import { type ApiResponse, apiEvent, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled, transactionConflict } from './support/aws';
-import { COUNTS_PK, MERCHANT_PK, ORDER_COUNTER_KEY, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
+import {
+  COUNTS_PK,
+  MERCHANT_PK,
+  ORDER_COUNTER_KEY,
+  ORDER_UUID,
+  orderBody,
+  storedOrder,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+  TRACE_ID,
+} from './support/fixtures';
 
 const sesMock = mockClient(SESClient);
 
@@ -90,7 +101,11 @@ const PATHS: WritePath[] = [
     route: 'POST /api/v2/orders/{uuid}/cancel',
     conflicts: ITEM_CONFLICTS,
     prepare: () => undefined,
-    write: { command: UpdateCommand, input: { Key: ORDER_KEY }, success: { Attributes: storedOrder({ cancelled_at: '2026-03-02T10:00:00.000Z', version: 2, published_version: 2 }) } },
+    write: {
+      command: UpdateCommand,
+      input: { Key: ORDER_KEY },
+      success: { Attributes: storedOrder({ cancelled_at: '2026-03-02T10:00:00.000Z', version: 2, published_version: 2 }) },
+    },
     act: () => invoke(cancelOrder, apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } })),
     status: 200,
     envelope: 'v2',
@@ -99,8 +114,16 @@ const PATHS: WritePath[] = [
     route: 'PATCH /api/v2/orders/{uuid}',
     conflicts: ITEM_CONFLICTS,
     prepare: () => undefined,
-    write: { command: UpdateCommand, input: { Key: ORDER_KEY }, success: { Attributes: storedOrder({ total_shipping_value: 995, version: 2, published_version: 2 }) } },
-    act: () => invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 995 } })),
+    write: {
+      command: UpdateCommand,
+      input: { Key: ORDER_KEY },
+      success: { Attributes: storedOrder({ total_shipping_value: 995, version: 2, published_version: 2 }) },
+    },
+    act: () =>
+      invoke(
+        updateOrder,
+        apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 995 } }),
+      ),
     status: 200,
     envelope: 'v2',
   },
@@ -109,13 +132,21 @@ const PATHS: WritePath[] = [
     conflicts: TRANSACTION_CONFLICTS,
     prepare: () => {
       const userKey = { pk: MERCHANT_PK, sk: 'USER#owner@acme.example' };
-      ddbMock.on(GetCommand, { Key: userKey }).resolves({ Item: { ...userKey, type: 'user', email: 'owner@acme.example', name: 'Olivia' } });
+      ddbMock
+        .on(GetCommand, { Key: userKey })
+        .resolves({ Item: { ...userKey, type: 'user', email: 'owner@acme.example', name: 'Olivia' } });
       ddbMock.on(UpdateCommand).resolves({});
       ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'COUNTER#invites' } }).resolves({ Attributes: { seq: 9 } });
     },
     write: { command: TransactWriteCommand, success: {} },
     act: () =>
-      invoke(createInvite, apiEvent('invites-create', { token: TOKENS.live, body: { email: 'erin@example.com', sender_email: 'owner@acme.example', content: 'Join us' } })),
+      invoke(
+        createInvite,
+        apiEvent('invites-create', {
+          token: TOKENS.live,
+          body: { email: 'erin@example.com', sender_email: 'owner@acme.example', content: 'Join us' },
+        }),
+      ),
     status: 200,
     envelope: 'v2',
   },
@@ -141,7 +172,8 @@ const PATHS: WritePath[] = [
       input: { Key: REQUEST_KEY, ReturnValues: 'ALL_NEW' },
       success: { Attributes: { ...pendingRequest, status: 'declined', decided_at: '2026-03-02T10:00:00.000Z' } },
     },
-    act: () => invoke(declineRequest, apiEvent('affiliate-requests-decline', { token: TOKENS.live, pathParameters: { uuid: REQUEST_UUID } })),
+    act: () =>
+      invoke(declineRequest, apiEvent('affiliate-requests-decline', { token: TOKENS.live, pathParameters: { uuid: REQUEST_UUID } })),
     status: 200,
     envelope: 'v2',
   },

@@ -3,13 +3,13 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
-import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import { GSI1 } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 import type { CountChange } from './counter';
-import { GSI1 } from '../table-def';
 import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 
@@ -38,7 +38,13 @@ export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => par
 
 export const affiliateRequestRecord = (
   merchantId: string,
-  request: { uuid?: string; seq: number; status?: AffiliateRequestStatus; affiliate: { slug: string; name: string; email: string }; requested_at?: string },
+  request: {
+    uuid?: string;
+    seq: number;
+    status?: AffiliateRequestStatus;
+    affiliate: { slug: string; name: string; email: string };
+    requested_at?: string;
+  },
   now = isoNow(),
 ) => {
   const uuid = request.uuid ?? randomUUID();
@@ -57,15 +63,26 @@ export const affiliateRequestRecord = (
   };
 };
 
-export const requestCountChange = (request: Pick<AffiliateRequestItem, 'seq'>, status: AffiliateRequestStatus, delta: number): CountChange => ({
+export const requestCountChange = (
+  request: Pick<AffiliateRequestItem, 'seq'>,
+  status: AffiliateRequestStatus,
+  delta: number,
+): CountChange => ({
   list: 'affiliate_requests',
   bucket: status,
   seq: request.seq,
   delta,
 });
 
-export const getAffiliateRequest = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<AffiliateRequestItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateRequestKey(merchantId, uuid), ConsistentRead: consistent }));
+export const getAffiliateRequest = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  consistent = false,
+): Promise<AffiliateRequestItem | undefined> => {
+  const { Item } = await ddb.send(
+    new GetCommand({ TableName: table, Key: affiliateRequestKey(merchantId, uuid), ConsistentRead: consistent }),
+  );
   return parseStoredOptional('affiliate request', requestSchema, Item);
 };
 
@@ -92,7 +109,13 @@ const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' |
     UpdateExpression: `SET #status = :decision, decided_at = :now, updated_at = :now, #listPk = :listPk, ${owed.set}`,
     ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
     ExpressionAttributeNames: { '#status': 'status', '#listPk': GSI1.partitionKey },
-    ExpressionAttributeValues: { ':decision': decision, ':now': now, ':pending': 'pending', ':listPk': listPartition(merchantId, 'affiliate_requests', decision), ...owed.values },
+    ExpressionAttributeValues: {
+      ':decision': decision,
+      ':now': now,
+      ':pending': 'pending',
+      ':listPk': listPartition(merchantId, 'affiliate_requests', decision),
+      ...owed.values,
+    },
   };
 };
 
@@ -118,7 +141,12 @@ export const decideRequest = async (
 ): Promise<AffiliateRequestItem> => {
   try {
     const { Attributes } = await ddb.send(
-      new UpdateCommand({ TableName: table, ...decisionUpdate(merchantId, uuid, decision, now), ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      new UpdateCommand({
+        TableName: table,
+        ...decisionUpdate(merchantId, uuid, decision, now),
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
     );
     return parseAffiliateRequest(Attributes);
   } catch (error) {

@@ -1,11 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 import type { CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
+import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
 
 /**
  * An affiliate of the merchant: `AFFILIATE#<slug>` (slugs are stored lowercase). Listed twice:
@@ -32,22 +32,32 @@ export type AffiliateItem = z.output<typeof affiliateSchema>;
 
 export const parseAffiliate = (raw: unknown): AffiliateItem => parseStored('affiliate', affiliateSchema, raw);
 
-const ALL = 'all';
-/** Bucket of a tier's list (never equal to `all`); an affiliate without a tier is in none. */
-const tierBucket = (tierSlug: string | null) => (tierSlug === null ? undefined : `tier:${tierSlug}`);
+/** Bucket of a tier's list (never equal to `all`). */
+export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;
+/** An affiliate without a tier is in no tier bucket. */
+const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined : tierBucket(tierSlug));
 
 /** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
   merchantId: string,
-  affiliate: { slug: string; seq: number; name: string; email: string; status?: AffiliateStatus; tier?: string | null; accepted_at?: string | null; created_at?: string },
+  affiliate: {
+    slug: string;
+    seq: number;
+    name: string;
+    email: string;
+    status?: AffiliateStatus;
+    tier?: string | null;
+    accepted_at?: string | null;
+    created_at?: string;
+  },
   now = isoNow(),
 ) => {
   const status = affiliate.status ?? 'active';
   const tier = affiliate.tier?.toLowerCase() ?? null;
-  const bucket = tierBucket(tier);
+  const bucket = tierBucketOf(tier);
   return {
     ...affiliateKey(merchantId, affiliate.slug),
-    ...primaryListEntry(merchantId, 'affiliates', ALL, affiliate.seq),
+    ...primaryListEntry(merchantId, 'affiliates', ALL_BUCKET, affiliate.seq),
     ...(bucket === undefined ? {} : secondaryListEntry(merchantId, 'affiliates', bucket, affiliate.seq)),
     type: 'affiliate',
     slug: affiliate.slug.toLowerCase(),
@@ -64,14 +74,19 @@ export const affiliateRecord = (
 
 /** What a new affiliate adds to the list counts. */
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
-  const bucket = tierBucket(affiliate.tier_slug);
+  const bucket = tierBucketOf(affiliate.tier_slug);
   return [
-    { list: 'affiliates', bucket: ALL, seq: affiliate.seq, delta: 1 },
+    { list: 'affiliates', bucket: ALL_BUCKET, seq: affiliate.seq, delta: 1 },
     ...(bucket === undefined ? [] : [{ list: 'affiliates' as const, bucket, seq: affiliate.seq, delta: 1 }]),
   ];
 };
 
-export const getAffiliate = async ({ ddb, table }: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> => {
+export const getAffiliate = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  slug: string,
+  consistent = false,
+): Promise<AffiliateItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateKey(merchantId, slug), ConsistentRead: consistent }));
   return parseStoredOptional('affiliate', affiliateSchema, Item);
 };
@@ -82,7 +97,7 @@ export const affiliateList = (merchantId: string, tierSlug?: string | null): Lis
   return {
     merchantId,
     list: 'affiliates',
-    buckets: [byTier ? `tier:${tierSlug.toLowerCase()}` : ALL],
+    buckets: [byTier ? tierBucket(tierSlug) : ALL_BUCKET],
     index: byTier ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX,
     partitionOf: (bucket) => listPartition(merchantId, 'affiliates', bucket),
     parse: parseAffiliate,

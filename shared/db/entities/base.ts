@@ -1,5 +1,5 @@
-import type { $ZodType, output } from 'zod/v4/core';
 import * as z from 'zod/mini';
+import type { $ZodType, output } from 'zod/v4/core';
 
 /**
  * What every entity module builds on. An entity module owns one stored item type: its key and

@@ -1,5 +1,5 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import type { Key } from './base';
 
 /** BatchGetItem of up to 100 keys, retrying unprocessed keys; results in no particular order. */

@@ -1,8 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
-import { itemKey, nullableString, parseStored, type Key } from './base';
+import type { TableRef } from '#shared/db/table-def';
+import { itemKey, type Key, nullableString, parseStored } from './base';
 
 /**
  * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
@@ -18,7 +18,13 @@ export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
 const entrySchema = z.object({ type: z.enum(LEDGER_ENTRY_TYPES), amount: z.number(), at: z.string(), version: z.number() });
 export type LedgerEntry = z.output<typeof entrySchema>;
 
-const rowSchema = z.object({ row_uuid: z.string(), segment_uuid: nullableString(), rate: z.number(), base_value: z.number(), amount: z.number() });
+const rowSchema = z.object({
+  row_uuid: z.string(),
+  segment_uuid: nullableString(),
+  rate: z.number(),
+  base_value: z.number(),
+  amount: z.number(),
+});
 export type CommissionRow = z.output<typeof rowSchema>;
 
 const ledgerSchema = z.object({
@@ -39,7 +45,10 @@ const ledgerSchema = z.object({
   total_amount: z.optional(z.number()),
 });
 
-export type CommissionLedger = Omit<z.output<typeof ledgerSchema>, 'entries' | 'net_amount' | 'applied_version' | 'updated_at' | 'total_amount'> & {
+export type CommissionLedger = Omit<
+  z.output<typeof ledgerSchema>,
+  'entries' | 'net_amount' | 'applied_version' | 'updated_at' | 'total_amount'
+> & {
   entries: LedgerEntry[];
   net_amount: number;
   applied_version: number;
@@ -59,11 +68,14 @@ export const getCommissionLedger = async (
   orderUuid: string,
   consistent = false,
 ): Promise<{ ledger: CommissionLedger | undefined; stamp: LedgerStamp }> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }));
+  const { Item } = await ddb.send(
+    new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }),
+  );
   if (!Item) return { ledger: undefined, stamp: { kind: 'absent' } };
   const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, Item);
   if (entries === undefined || applied_version === undefined) {
-    const accrued = stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
+    const accrued =
+      stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
     const ledger = { ...stored, entries: accrued, net_amount: accrued[0]?.amount ?? 0, applied_version: 1, updated_at: stored.created_at };
     return { ledger, stamp: { kind: 'before-ledger' } };
   }
@@ -81,7 +93,12 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
  * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
  * false when it changed meanwhile (another delivery applied it first: read again).
  */
-export const putCommissionLedger = async ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp): Promise<boolean> => {
+export const putCommissionLedger = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  ledger: CommissionLedger,
+  stamp: LedgerStamp,
+): Promise<boolean> => {
   try {
     await ddb.send(
       new PutCommand({

@@ -1,8 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '../query';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
-import { itemKey, merchantPk, parseStored } from './base';
+import { queryKeyPrefix } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, merchantPk, parseStored } from './base';
+import { OUTBOX_SET_KEEPING_SINCE, outboxSetValues } from './outbox';
 
 /**
  * Counters of a merchant's lists, all kept with atomic `ADD` (which never conflicts and never
@@ -24,6 +26,19 @@ export const BLOCK_SIZE = 256;
 
 const sequenceKey = (merchantId: string, list: ListName) => itemKey(merchantId, `COUNTER#${list}`);
 
+const sequenceItem = z.object({ sk: z.string(), seq: z.number() });
+
+/** The last sequence number each list of a merchant has handed out. One Query of a few items. */
+export const readSequences = async (db: TableRef, merchantId: string): Promise<Map<ListName, number>> => {
+  const items = await queryKeyPrefix(db, merchantPk(merchantId), 'COUNTER#');
+  const sequences = new Map<ListName, number>();
+  for (const raw of items) {
+    const { sk, seq } = parseStored('counter', sequenceItem, raw);
+    sequences.set(sk.slice('COUNTER#'.length) as ListName, seq);
+  }
+  return sequences;
+};
+
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
 export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string, list: ListName, count = 1): Promise<number> => {
   const { Attributes } = await ddb.send(
@@ -40,39 +55,87 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
   return last - count + 1;
 };
 
-const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
 /** Bucket names come from data (tier slugs): encoded so that one can never prefix another. */
 const bucketPrefix = (list: ListName, bucket: string) => `${list}#${encodeURIComponent(bucket)}#`;
 export const blockOf = (seq: number) => Math.floor(seq / BLOCK_SIZE);
 
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
 
+export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
+export const blockCountKey = (merchantId: string, list: ListName, bucket: string, block: number): Key => ({
+  pk: countsPartition(merchantId),
+  sk: `${bucketPrefix(list, bucket)}${String(block).padStart(8, '0')}`,
+});
+/** The (list, bucket, block) a count item's sort key names. */
+export const parseBlockCountSk = (sk: string): { list: ListName; bucket: string; block: number } => {
+  const [list = '', bucket = '', block = ''] = sk.split('#');
+  return { list: list as ListName, bucket: decodeURIComponent(bucket), block: Number(block) };
+};
+
 /**
  * Applies count changes, summed per block: one UpdateItem (ADD) per block touched. Called after
  * the write that made the change committed; safe to run concurrently with any other request.
+ *
+ * `ADD` is not idempotent: an attempt that timed out may have been applied, and the SDK's retry
+ * would then apply it twice; one that failed leaves the count one short. Either way the block is
+ * marked for an exact recount (count-repair.ts) instead of being trusted. What reaches the caller
+ * is only a block that could be neither counted nor marked: an error naming it, for the log.
  */
-export const applyCountChanges = async ({ ddb, table }: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
-  const sums = new Map<string, number>();
+export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
+  const sums = new Map<string, { key: Key; delta: number }>();
   for (const change of changes) {
-    const sk = `${bucketPrefix(change.list, change.bucket)}${String(blockOf(change.seq)).padStart(8, '0')}`;
-    sums.set(sk, (sums.get(sk) ?? 0) + change.delta);
+    const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
+    sums.set(key.sk, { key, delta: (sums.get(key.sk)?.delta ?? 0) + change.delta });
   }
-  await Promise.all(
-    [...sums]
-      .filter(([, delta]) => delta !== 0)
-      .map(([sk, delta]) =>
-        ddb.send(
-          new UpdateCommand({
-            TableName: table,
-            Key: { pk: countsPartition(merchantId), sk },
-            UpdateExpression: 'ADD n :delta SET #type = :type',
-            ExpressionAttributeNames: { '#type': 'type' },
-            ExpressionAttributeValues: { ':delta': delta, ':type': 'list_count' },
-          }),
-        ),
-      ),
+  const unsure = await Promise.all(
+    [...sums.values()]
+      .filter(({ delta }) => delta !== 0)
+      .map(async ({ key, delta }) => {
+        try {
+          const { $metadata } = await db.ddb.send(
+            new UpdateCommand({
+              TableName: db.table,
+              Key: key,
+              UpdateExpression: 'ADD n :delta SET #type = :type',
+              ExpressionAttributeNames: { '#type': 'type' },
+              ExpressionAttributeValues: { ':delta': delta, ':type': 'list_count' },
+            }),
+          );
+          return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
+        } catch {
+          return key;
+        }
+      }),
   );
+  const toMark = unsure.filter((key): key is Key => key !== undefined);
+  const marked = await Promise.allSettled(toMark.map((key) => markForRecount(db, key)));
+  const lost = toMark.filter((_, index) => marked[index]?.status === 'rejected');
+  if (lost.length > 0) throw new CountNotKept(lost);
 };
+
+/** A block count that may be wrong and could not be marked for recount (`npm run admin -- recount`). */
+export class CountNotKept extends Error {
+  constructor(readonly keys: readonly Key[]) {
+    super(`List counts not kept and not marked for recount: ${keys.map((key) => `${key.pk} ${key.sk}`).join(', ')}`);
+    this.name = 'CountNotKept';
+  }
+}
+
+/**
+ * Puts a RECOUNT entry (gsi2, see outbox.ts) on a block's count item: the count-repair worker
+ * recounts it from the list index. One UpdateItem that never conflicts; the entry keeps its first
+ * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
+ */
+export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow()) =>
+  ddb.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: key,
+      UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${OUTBOX_SET_KEEPING_SINCE}`,
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...outboxSetValues('RECOUNT', now) },
+    }),
+  );
 
 const countItem = z.object({ sk: z.string(), n: z.number() });
 
@@ -82,11 +145,7 @@ const countItem = z.object({ sk: z.string(), n: z.number() });
  */
 export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = bucketPrefix(list, bucket);
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': countsPartition(merchantId), ':prefix': prefix },
-    ProjectionExpression: 'sk, n',
-  });
+  const items = await queryKeyPrefix(db, countsPartition(merchantId), prefix, { ProjectionExpression: 'sk, n' });
   const counts = new Map<number, number>();
   for (const raw of items) {
     const { sk, n } = parseStored('list count', countItem, raw);

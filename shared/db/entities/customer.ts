@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../table-def';
+import type { TableRef } from '#shared/db/table-def';
 import { itemKey, type Key } from './base';
 
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
@@ -9,7 +9,12 @@ export const customerKey = (merchantId: string, email: string): Key => itemKey(m
  * Looks up or creates the customer: one idempotent UpdateItem (if_not_exists), outside any
  * transaction, because every order of one customer writes this item (a hot item, DESIGN.md).
  */
-export const upsertCustomer = ({ ddb, table }: TableRef, merchantId: string, customer: { name: string | null; email: string }, now: string) =>
+export const upsertCustomer = (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  customer: { name: string | null; email: string },
+  now: string,
+) =>
   ddb.send(
     new UpdateCommand({
       TableName: table,

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, TABLE_NAME } from '../client';
-import { TTL_ATTRIBUTE } from '../table-def';
+import { ddb, TABLE_NAME } from '#shared/db/client';
+import { TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { itemKey, type Key } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
@@ -77,7 +77,12 @@ const CLAIM_ATTEMPTS = 3;
  * Claims `key` for this request, or answers the live record that holds it. The record keeps
  * `fingerprint` (what the request was) for 24 hours; the claim lasts `leaseMs`.
  */
-export const claimKey = async (request: { merchantId: string; key: string; fingerprint: string; leaseMs: number }): Promise<ClaimOutcome> => {
+export const claimKey = async (request: {
+  merchantId: string;
+  key: string;
+  fingerprint: string;
+  leaseMs: number;
+}): Promise<ClaimOutcome> => {
   const { merchantId, key, fingerprint, leaseMs } = request;
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
@@ -96,7 +101,8 @@ export const claimKey = async (request: { merchantId: string; key: string; finge
             [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
             created_at: new Date(nowMs).toISOString(),
           },
-          ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs)',
+          ConditionExpression:
+            'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs)',
           ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
           ExpressionAttributeValues: { ':nowSeconds': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': IN_PROGRESS },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
 import { itemKey, type Key } from './base';
 
 /** Guard item: one invitation per e-mail address and merchant. Put in the invite's transaction. */

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '../query';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
-import { itemKey, merchantPk, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { ListSpec } from '#shared/db/pages';
+import { queryItems } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 import { batchGet } from './batch';
 import { blockOf, type CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
@@ -36,17 +36,23 @@ export type InviteItem = z.output<typeof inviteSchema>;
 
 export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', inviteSchema, raw);
 
-const ALL = 'all';
-
 export const inviteRecord = (
   merchantId: string,
-  invite: { uuid?: string; seq: number; email: string; sender_email?: string | null; content?: string | null; link_used_at?: string | null; created_at?: string },
+  invite: {
+    uuid?: string;
+    seq: number;
+    email: string;
+    sender_email?: string | null;
+    content?: string | null;
+    link_used_at?: string | null;
+    created_at?: string;
+  },
   now = isoNow(),
 ) => {
   const uuid = invite.uuid ?? randomUUID();
   return {
     ...inviteKey(merchantId, uuid),
-    ...primaryListEntry(merchantId, 'invites', ALL, invite.seq),
+    ...primaryListEntry(merchantId, 'invites', ALL_BUCKET, invite.seq),
     type: 'invite',
     uuid,
     seq: invite.seq,
@@ -59,11 +65,23 @@ export const inviteRecord = (
   };
 };
 
-export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPart => ({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPart => ({
+  Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
+});
 
-export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({ list: 'invites', bucket: ALL, seq: invite.seq, delta: 1 });
+export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({
+  list: 'invites',
+  bucket: ALL_BUCKET,
+  seq: invite.seq,
+  delta: 1,
+});
 
-export const getInvite = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> => {
+export const getInvite = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  consistent = false,
+): Promise<InviteItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: inviteKey(merchantId, uuid), ConsistentRead: consistent }));
   return parseStoredOptional('invite', inviteSchema, Item);
 };
@@ -72,7 +90,7 @@ export const getInvite = async ({ ddb, table }: TableRef, merchantId: string, uu
 export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
   merchantId,
   list: 'invites',
-  buckets: [ALL],
+  buckets: [ALL_BUCKET],
   index: PRIMARY_LIST_INDEX,
   partitionOf: (bucket) => listPartition(merchantId, 'invites', bucket),
   parse: parseInvite,
@@ -82,10 +100,17 @@ export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
 // --- the e-mail projection -------------------------------------------------------------------
 
 const emailsPartition = (merchantId: string) => `${merchantPk(merchantId)}#INVITE_EMAILS`;
-const emailBlockKey = (merchantId: string, seq: number): Key => ({ pk: emailsPartition(merchantId), sk: String(blockOf(seq)).padStart(8, '0') });
+const emailBlockKey = (merchantId: string, seq: number): Key => ({
+  pk: emailsPartition(merchantId),
+  sk: String(blockOf(seq)).padStart(8, '0'),
+});
 
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
-export const addToEmailProjection = async ({ ddb, table }: TableRef, merchantId: string, invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[]) => {
+export const addToEmailProjection = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[],
+) => {
   const chunks = new Map<string, Pick<InviteItem, 'seq' | 'uuid' | 'email'>[]>();
   for (const invite of invites) {
     const chunk = `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`;
@@ -103,7 +128,9 @@ export const addToEmailProjection = async ({ ddb, table }: TableRef, merchantId:
         new UpdateCommand({
           TableName: table,
           Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
-          UpdateExpression: `SET ${Object.keys(names).map((name) => `${name} = ${name.replace('#', ':')}`).join(', ')}`,
+          UpdateExpression: `SET ${Object.keys(names)
+            .map((name) => `${name} = ${name.replace('#', ':')}`)
+            .join(', ')}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
@@ -125,7 +152,10 @@ export const findInvitesByEmail = async (
   request: { page: number; per_page: number },
 ): Promise<{ total: number; items: InviteItem[] }> => {
   const matches: { seq: number; uuid: string }[] = [];
-  const blocks = await queryItems(db, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) } });
+  const blocks = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) },
+  });
   for (const block of blocks) {
     for (const [name, value] of Object.entries(block)) {
       if (!name.startsWith('s') || typeof value !== 'string') continue;
@@ -136,7 +166,14 @@ export const findInvitesByEmail = async (
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);
-  const items = selected.length === 0 ? [] : (await batchGet(db, selected.map((match) => inviteKey(merchantId, match.uuid)))).map(parseInvite);
+  const items =
+    selected.length === 0
+      ? []
+      : (
+          await batchGet(
+            db,
+            selected.map((match) => inviteKey(merchantId, match.uuid)),
+          )
+        ).map(parseInvite);
   return { total: matches.length, items: items.sort((a, b) => b.seq - a.seq) };
 };
-

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { TableRef } from '../table-def';
-import { itemKey, parseStoredOptional, type Key } from './base';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, parseStoredOptional } from './base';
 
 /** The merchant account: `MERCHANT` in its own partition. */
 export const merchantKey = (merchantId: string): Key => itemKey(merchantId, 'MERCHANT');

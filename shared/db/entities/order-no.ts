@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
 import { itemKey, type Key } from './base';
 
 /** Guard item: order_no is unique per merchant. Put in the same transaction as the order. */

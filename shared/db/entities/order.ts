@@ -3,14 +3,14 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
-import type { OrderCreateInput } from '../../schemas/order';
-import { isoNow } from '../../time';
-import type { ListSpec } from '../pages';
-import type { TableRef } from '../table-def';
-import type { TransactPart } from '../transact';
-import { itemKey, nullableString, parseStored, parseStoredOptional, type Key } from './base';
+import type { ListSpec } from '#shared/db/pages';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
+import type { OrderCreateInput } from '#shared/schemas/order';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 import type { CountChange } from './counter';
-import { PRIMARY_LIST_INDEX, primaryListEntry, listPartition } from './list-entry';
+import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
@@ -82,15 +82,13 @@ export const buildOrder = (
   };
 };
 
-const ORDERS_BUCKET = 'all';
-
 /**
  * The stored item: keys, list entry, and (for an order still to be queued) its outbox entry with
  * nothing published yet; an order that is not queued (seeded history) has published its version.
  */
 export const orderRecord = (merchantId: string, order: OrderItem, options: { queued: boolean }) => ({
   ...orderKey(merchantId, order.uuid),
-  ...primaryListEntry(merchantId, 'orders', ORDERS_BUCKET, order.seq),
+  ...primaryListEntry(merchantId, 'orders', ALL_BUCKET, order.seq),
   ...(options.queued ? outboxEntry('OUTBOX', order.created_at) : {}),
   type: 'order',
   ...order,
@@ -103,9 +101,19 @@ export const putOrderPart = (merchantId: string, order: OrderItem, options: { qu
 });
 
 /** What a committed create adds to the list counts. */
-export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({ list: 'orders', bucket: ORDERS_BUCKET, seq: order.seq, delta: 1 });
+export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({
+  list: 'orders',
+  bucket: ALL_BUCKET,
+  seq: order.seq,
+  delta: 1,
+});
 
-export const getOrder = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> => {
+export const getOrder = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  consistent = false,
+): Promise<OrderItem | undefined> => {
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: orderKey(merchantId, uuid), ConsistentRead: consistent }));
   return parseStoredOptional('order', orderSchema, Item);
 };
@@ -114,7 +122,7 @@ export const getOrder = async ({ ddb, table }: TableRef, merchantId: string, uui
 export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
   merchantId,
   list: 'orders',
-  buckets: [ORDERS_BUCKET],
+  buckets: [ALL_BUCKET],
   index: PRIMARY_LIST_INDEX,
   partitionOf: (bucket) => listPartition(merchantId, 'orders', bucket),
   parse: parseOrder,

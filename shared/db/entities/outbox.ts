@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { GSI2, type TableRef } from '../table-def';
-import { parseStored, type Key } from './base';
+import { GSI2, type TableRef } from '#shared/db/table-def';
+import { type Key, parseStored } from './base';
 
 /**
  * Outbox entries: owed work, as a sparse entry on gsi2 of the item that owes it, written in the
@@ -9,10 +9,12 @@ import { parseStored, type Key } from './base';
  * - `OUTBOX`: an order whose queue message has not been confirmed sent (outbox relay);
  * - `NOTIFY`: an invite or affiliate request whose e-mail has not gone out (notification relay);
  * - `PARKED`: such an e-mail that failed too often: no relay retries it, `npm run admin --
- *   resend-notifications` finds it here.
+ *   resend-notifications` finds it here;
+ * - `RECOUNT`: a list's block count that may be off (its `ADD` failed or was retried): the
+ *   count-repair worker recounts the block from the list index (count-repair.ts).
  * Only this module spells the gsi2 attributes.
  */
-export type OutboxKind = 'OUTBOX' | 'NOTIFY' | 'PARKED';
+export type OutboxKind = 'OUTBOX' | 'NOTIFY' | 'PARKED' | 'RECOUNT';
 
 export const outboxEntry = (kind: OutboxKind, since: string) => ({ [GSI2.partitionKey]: kind, [GSI2.sortKey]: since });
 

@@ -1,5 +1,5 @@
-import { queryItems } from '../query';
-import type { TableRef } from '../table-def';
+import { queryKeyPrefix } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
 import { merchantPk } from './base';
 
 /**
@@ -8,7 +8,4 @@ import { merchantPk } from './base';
  * capped (tiers, segments, users): their whole list is a bounded read. Never a Scan.
  */
 export const queryMerchantPrefix = (db: TableRef, merchantId: string, prefix: string): Promise<unknown[]> =>
-  queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': merchantPk(merchantId), ':prefix': prefix },
-  });
+  queryKeyPrefix(db, merchantPk(merchantId), prefix);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { TableRef } from '../table-def';
-import { itemKey, parseStored, parseStoredOptional, type Key } from './base';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, parseStored, parseStoredOptional } from './base';
 import { queryMerchantPrefix } from './prefix-query';
 
 /** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
@@ -28,7 +28,15 @@ export type SegmentItem = z.output<typeof segmentSchema>;
 
 export const segmentRecord = (
   merchantId: string,
-  segment: { uuid?: string; name: string; description?: string | null; slugs?: string[]; skus?: string[]; rates?: Record<string, number>; default?: boolean },
+  segment: {
+    uuid?: string;
+    name: string;
+    description?: string | null;
+    slugs?: string[];
+    skus?: string[];
+    rates?: Record<string, number>;
+    default?: boolean;
+  },
   now = isoNow(),
 ) => {
   const uuid = segment.uuid ?? randomUUID();

@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isoNow } from '../../time';
-import type { TableRef } from '../table-def';
-import { itemKey, parseStored, parseStoredOptional, type Key } from './base';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { itemKey, type Key, parseStored, parseStoredOptional } from './base';
 import { queryMerchantPrefix } from './prefix-query';
 
 /** A commission tier: `TIER#<slug>` (lowercase). At most MAX_TIERS per merchant, so the list is a bounded read. */
@@ -10,7 +10,13 @@ const SK_PREFIX = 'TIER#';
 export const MAX_TIERS = 100;
 export const tierKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `${SK_PREFIX}${slug.toLowerCase()}`);
 
-const tierSchema = z.object({ slug: z.string(), name: z.string(), description: z.string(), created_at: z.string(), updated_at: z.string() });
+const tierSchema = z.object({
+  slug: z.string(),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 export type TierItem = z.output<typeof tierSchema>;
 
 export const tierRecord = (merchantId: string, tier: { slug: string; name: string; description?: string | null }, now = isoNow()) => ({

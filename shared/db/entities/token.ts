@@ -1,10 +1,10 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TokenKind } from '../../config';
-import { isoNow } from '../../time';
-import { GSI1, type TableRef } from '../table-def';
-import { generateToken, hashToken } from '../tokens';
-import { itemKey, parseStoredOptional, type Key } from './base';
+import { GSI1, type TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import type { TokenKind } from '#shared/tokens';
+import { generateToken, hashToken } from '#shared/tokens';
+import { itemKey, type Key, parseStoredOptional } from './base';
 
 /**
  * An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on
@@ -25,7 +25,10 @@ const tokenSchema = z.object({
 export type TokenRecord = z.output<typeof tokenSchema>;
 
 /** A new token's item; returns the token string too (the only time it exists in clear). */
-export const tokenRecord = (merchantId: string, token: { kind: TokenKind; can_place_live_orders?: boolean; value?: string; label?: string }) => {
+export const tokenRecord = (
+  merchantId: string,
+  token: { kind: TokenKind; can_place_live_orders?: boolean; value?: string; label?: string },
+) => {
   const value = token.value ?? generateToken(token.kind);
   const hash = hashToken(value);
   return {

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { TableRef } from '../table-def';
-import { itemKey, nullableString, parseStoredOptional, type Key } from './base';
+import type { TableRef } from '#shared/db/table-def';
+import { itemKey, type Key, nullableString, parseStoredOptional } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
 export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);

@@ -2,9 +2,12 @@
  * API Gateway REST (Lambda proxy) events and a Lambda context, as the deployed stage sends them,
  * so handlers can be invoked directly.
  */
-import { lambdaContext as localLambdaContext, proxyEvent } from '../../../local/apigw';
+
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { routeById, type RouteId } from '../../../functions/routes';
+import { expect } from 'vitest';
+import { type RouteId, routeById } from '#functions/routes';
+import { lambdaContext as localLambdaContext, proxyEvent } from '#local/apigw';
+import { TRACE_ID } from './trace-id';
 
 export type EventOptions = {
   /** The bearer token; null sends no Authorization header. */
@@ -67,7 +70,7 @@ type ApiLambda = (event: APIGatewayProxyEvent, context: never) => Promise<unknow
 export type ApiResponse = {
   statusCode: number;
   headers: APIGatewayProxyResult['headers'];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read JSON bodies freely
+  /** The parsed JSON body: `any`, so tests read it freely. */
   body: any;
   /** The body as sent, for checks that nothing leaked. */
   raw: string;
@@ -77,4 +80,15 @@ export type ApiResponse = {
 export const invoke = async (handler: ApiLambda, event: APIGatewayProxyEvent): Promise<ApiResponse> => {
   const result = (await handler(event, lambdaContext() as never)) as APIGatewayProxyResult;
   return { statusCode: result.statusCode, headers: result.headers, body: JSON.parse(result.body), raw: result.body };
+};
+
+/**
+ * Asserts a V2 failure: the status and the whole envelope, `errors` keyed by field (or `message`),
+ * with a trace id of the API's form.
+ */
+export const expectV2Error = (response: ApiResponse, statusCode: number, errors: Record<string, string[]>) => {
+  expect({ statusCode: response.statusCode, body: response.body }).toEqual({
+    statusCode,
+    body: { success: false, data: null, errors, meta: { trace_id: expect.stringMatching(TRACE_ID) } },
+  });
 };

@@ -3,7 +3,12 @@
  * (toHaveReceivedCommandWith, ...). Importing this module is enough to get both.
  */
 import 'aws-sdk-client-mock-vitest/extend';
-import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';

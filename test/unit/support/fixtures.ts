@@ -4,7 +4,7 @@
  * Keys are written out literally on purpose: the tests check the key layout, not reuse it.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type QueryCommandInput, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
 
 export const MERCHANT = { id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b', name: 'Acme Outdoor', currency: 'EUR' } as const;
@@ -141,7 +141,9 @@ export const storedAffiliate = (overrides: Record<string, unknown> = {}) => {
  * other UpdateItem (block count, customer, outbox entry) and the transaction.
  */
 export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
-  ddbMock.on(GetCommand, { Key: AFFILIATE_KEY }).resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
+  ddbMock
+    .on(GetCommand, { Key: AFFILIATE_KEY })
+    .resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
   ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({});
   ddbMock.on(UpdateCommand, { Key: ORDER_COUNTER_KEY }).resolves({ Attributes: { seq: options.seq ?? 42 } });
@@ -152,7 +154,7 @@ export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<stri
  * `blocks` maps a block number (sequence number / 256) to how many items of the bucket it holds.
  */
 export const stubBlockCounts = (listBucket: string, blocks: Record<number, number>) => {
-  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':prefix': `${listBucket}#` } }).resolves({
+  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': `${listBucket}#` } }).resolves({
     Items: Object.entries(blocks).map(([block, n]) => ({ sk: `${listBucket}#${String(block).padStart(8, '0')}`, n })),
   });
 };
@@ -176,7 +178,15 @@ export const storedOrder = (overrides: Record<string, unknown> = {}) => {
     total_shipping_value: 495,
     currency_code: 'EUR',
     order_rows: [
-      { uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a', product_sku: 'TENT-2P', product_name: 'Tent', segment_slug: null, price_value: 19900, tax_value: null, quantity: 1 },
+      {
+        uuid: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+        product_sku: 'TENT-2P',
+        product_name: 'Tent',
+        segment_slug: null,
+        price_value: 19900,
+        tax_value: null,
+        quantity: 1,
+      },
     ],
     customer: { name: 'Dan Customer', email: 'dan@example.com' },
     created_at: '2026-03-01T10:00:00.000Z',
@@ -185,5 +195,5 @@ export const storedOrder = (overrides: Record<string, unknown> = {}) => {
   };
 };
 
-export const TRACE_ID = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z:api:[0-9a-f]{8}$/;
+export { TRACE_ID } from './trace-id';
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/http/errors';
-import { jsonBody } from '../../shared/middleware/json-body';
+import { ApiError } from '#shared/errors';
+import { parseJsonBody } from '#shared/http/json-body';
 import { apiEvent } from './support/api';
-import { middyRequest } from './support/middy';
 
-const run = async (options: Parameters<typeof apiEvent>[1]) => {
-  const request = middyRequest(apiEvent('orders-create', options));
-  await jsonBody().before?.(request);
-  return request.context.jsonBody;
-};
+const run = async (options: Parameters<typeof apiEvent>[1]) => parseJsonBody(apiEvent('orders-create', options));
 
-describe('jsonBody middleware', () => {
+describe('the JSON body step', () => {
   it('parses a JSON body into the context', async () => {
     // Act
     const parsed = await run({ rawBody: '{"order_no":"A-1","order_rows":[{"quantity":2}]}' });

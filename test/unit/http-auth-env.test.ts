@@ -6,9 +6,9 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { apiEvent, invoke } from './support/api';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { orderBody, stubAuth, stubOrderCreate, TOKENS, TRACE_ID, type TokenStub } from './support/fixtures';
+import { orderBody, stubAuth, stubOrderCreate, TOKENS, type TokenStub } from './support/fixtures';
 
 const TOKEN_LOOKUP = { KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk' };
 
@@ -16,9 +16,9 @@ const importFresh = async (env: Record<string, string>) => {
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   vi.resetModules();
   const [create, legacy, list] = await Promise.all([
-    import('../../functions/orders/create'),
-    import('../../functions/orders/create-legacy'),
-    import('../../functions/orders/list'),
+    import('#functions/orders/create'),
+    import('#functions/orders/create-legacy'),
+    import('#functions/orders/list'),
   ]);
   return { createV2: create.handler, createLegacy: legacy.handler, listOrders: list.handler };
 };
@@ -49,13 +49,7 @@ describe('on the sandbox stage', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['A live token cannot be used on the sandbox API.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 403, { message: ['A live token cannot be used on the sandbox API.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -65,7 +59,10 @@ describe('on the sandbox stage', () => {
     const { createLegacy } = await importFresh({ STAGE: 'sandbox' });
 
     // Act
-    const response = await invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }));
+    const response = await invoke(
+      createLegacy,
+      apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody(), stage: 'sandbox' }),
+    );
 
     // Assess
     expect(response.statusCode).toBe(403);

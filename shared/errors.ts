@@ -41,3 +41,22 @@ export const busy = () => messageError(503, 'The service is busy. Please retry t
 /** Validation failed (422 keyed by field name). */
 export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });
+
+/** The name of whatever was thrown ('' when it has none): AWS SDK errors are told apart by name. */
+export const errorName = (error: unknown): string =>
+  typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : '';
+
+/** Whatever was thrown, as an Error: for log lines and messages. */
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/** The HTTP status an AWS service answered with (undefined for an error raised before any answer). */
+export const httpStatusOf = (error: unknown): number | undefined => {
+  const metadata = typeof error === 'object' && error !== null && '$metadata' in error ? error.$metadata : undefined;
+  return typeof metadata === 'object' && metadata !== null && 'httpStatusCode' in metadata && typeof metadata.httpStatusCode === 'number'
+    ? metadata.httpStatusCode
+    : undefined;
+};
+
+/** Whether an AWS SDK client raised this after a service call (it carries `$metadata`), not locally before one. */
+export const cameFromService = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && '$metadata' in error && error.$metadata !== undefined;

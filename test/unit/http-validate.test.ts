@@ -1,21 +1,18 @@
-import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../shared/http/errors';
-import { validate } from '../../shared/middleware/validate';
-import { uuidParams } from '../../shared/schemas/common';
-import { orderCreateBody, orderListQuery, orderUpdateBody } from '../../shared/schemas/order';
+import * as z from 'zod/mini';
+import { ApiError } from '#shared/errors';
+import { type Schemas, validateInput } from '#shared/http/validate';
+import { uuidParams } from '#shared/schemas/common';
+import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import { apiEvent, type EventOptions } from './support/api';
 import { ORDER_UUID, orderBody } from './support/fixtures';
-import { middyRequest } from './support/middy';
 
-const run = async (schemas: Parameters<typeof validate>[0], options: EventOptions & { jsonBody?: unknown } = {}) => {
+const run = async (schemas: Schemas, options: EventOptions & { jsonBody?: unknown } = {}) => {
   const { jsonBody, ...eventOptions } = options;
-  const request = middyRequest(apiEvent('orders-update', eventOptions), { jsonBody });
-  await validate(schemas).before?.(request);
-  return request.context.input;
+  return validateInput(schemas, apiEvent('orders-update', eventOptions), jsonBody);
 };
 
-describe('validate middleware', () => {
+describe('the validation step', () => {
   it('puts the parsed params, query and body in the context, with defaults and transforms applied', async () => {
     // Act
     const input = await run(
@@ -28,10 +25,13 @@ describe('validate middleware', () => {
     );
 
     // Assess
-    expect(input?.params).toEqual({ uuid: ORDER_UUID });
-    expect(input?.query).toEqual({ per_page: 15, page: 2 });
-    expect(input?.body).toMatchObject({ order_no: 'A-1001', order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }] });
-    expect((input?.body as { order_rows: object[] }).order_rows[0]).not.toHaveProperty('ignored');
+    expect(input.params).toEqual({ uuid: ORDER_UUID });
+    expect(input.query).toEqual({ per_page: 15, page: 2 });
+    expect(input.body).toMatchObject({
+      order_no: 'A-1001',
+      order_rows: [{ product_name: 'Tent', product_sku: null, price_value: 1, quantity: 1 }],
+    });
+    expect((input.body as { order_rows: object[] }).order_rows[0]).not.toHaveProperty('ignored');
   });
 
   it('answers 404 for path parameters of the wrong shape, before looking at the body', async () => {
@@ -53,7 +53,10 @@ describe('validate middleware', () => {
 
   it('reports query and body problems together in one 422', async () => {
     // Act
-    const outcome = run({ query: orderListQuery, body: orderUpdateBody }, { query: { per_page: '0' }, jsonBody: { total_shipping_value: 'ten' } });
+    const outcome = run(
+      { query: orderListQuery, body: orderUpdateBody },
+      { query: { per_page: '0' }, jsonBody: { total_shipping_value: 'ten' } },
+    );
 
     // Assess
     await expect(outcome).rejects.toMatchObject({
@@ -70,7 +73,10 @@ describe('validate middleware', () => {
     const outcome = run({ body: orderUpdateBody });
 
     // Assess
-    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { total_shipping_value: ['The total shipping value field is required.'] } });
+    await expect(outcome).rejects.toMatchObject({
+      statusCode: 422,
+      errors: { total_shipping_value: ['The total shipping value field is required.'] },
+    });
   });
 
   it('leaves parts without a schema undefined', async () => {

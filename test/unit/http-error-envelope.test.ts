@@ -1,14 +1,14 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handler as cancelOrder } from '../../functions/orders/cancel';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { handler as getOrder } from '../../functions/orders/get';
-import { handler as listOrders } from '../../functions/orders/list';
-import { handler as updateOrder } from '../../functions/orders/update';
-import { logger } from '../../shared/logger';
-import { apiEvent, invoke } from './support/api';
+import { handler as cancelOrder } from '#functions/orders/cancel';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as getOrder } from '#functions/orders/get';
+import { handler as listOrders } from '#functions/orders/list';
+import { handler as updateOrder } from '#functions/orders/update';
+import { logger } from '#shared/logger';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
@@ -75,7 +75,11 @@ describe('unexpected errors', () => {
       // Assess
       expect(v2.statusCode).toBe(503);
       expect(v2.headers).toMatchObject({ 'retry-after': '1' });
-      expect(v2.body).toMatchObject({ success: false, data: null, errors: { message: ['The service is busy. Please retry the request.'] } });
+      expect(v2.body).toMatchObject({
+        success: false,
+        data: null,
+        errors: { message: ['The service is busy. Please retry the request.'] },
+      });
       expect(legacy.statusCode).toBe(503);
       expect(legacy.body).toEqual({ success: false, message: 'The service is busy. Please retry the request.', data: [] });
       expect(v2.raw).not.toContain(INTERNALS);
@@ -102,13 +106,7 @@ describe('malformed JSON', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, rawBody: '{"order_no": "A-1",' }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['The request body must be valid JSON.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 422, { message: ['The request body must be valid JSON.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -130,15 +128,18 @@ describe('malformed JSON', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: [orderBody()] }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(response.body.errors).toEqual({ message: ['The request body must be a JSON object.'] });
+    expectV2Error(response, 422, { message: ['The request body must be a JSON object.'] });
   });
 
   it('a base64-encoded body (binary media types) is decoded before parsing', async () => {
     // Act
     const response = await invoke(
       createV2,
-      apiEvent('orders-create', { token: TOKENS.live, rawBody: Buffer.from(JSON.stringify(orderBody())).toString('base64'), isBase64Encoded: true }),
+      apiEvent('orders-create', {
+        token: TOKENS.live,
+        rawBody: Buffer.from(JSON.stringify(orderBody())).toString('base64'),
+        isBase64Encoded: true,
+      }),
     );
 
     // Assess
@@ -152,7 +153,11 @@ describe('meta.trace_id', () => {
     '201 create': () => invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() })),
     '200 list': () => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live })),
     '200 get': () => invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } })),
-    '200 update': () => invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 1 } })),
+    '200 update': () =>
+      invoke(
+        updateOrder,
+        apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, body: { total_shipping_value: 1 } }),
+      ),
     '200 cancel': () => invoke(cancelOrder, apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } })),
     '401': () => invoke(listOrders, apiEvent('orders-list', { token: null })),
     '403': () => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.testing })),

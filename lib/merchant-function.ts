@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { cdkBundling, ROOT } from './bundling';
 import type { FunctionSpec } from './function-specs';
 
-export type ApiFunctionProps = {
+export type MerchantFunctionProps = {
   spec: FunctionSpec;
   environment: Record<string, string>;
   logRetention: RetentionDays;
@@ -21,18 +21,18 @@ export type ApiFunctionProps = {
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
 /**
- * One function with the fixed defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts),
- * Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
+ * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed
+ * defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts), Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
  * that starts with nothing but writing to that log group. The grant helpers add exactly what the
  * function's access allows.
  */
-export class ApiFunction extends Construct {
+export class MerchantFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly spec: FunctionSpec;
 
-  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+  constructor(scope: Construct, id: string, props: MerchantFunctionProps) {
     super(scope, id);
     const { spec } = props;
     this.spec = spec;
@@ -63,7 +63,8 @@ export class ApiFunction extends Construct {
   /** GetItem/Query/... on the table, Query on the indexes the access names: nothing more. */
   grantTable(table: ITable) {
     const { access } = this.spec;
-    if (access.table.length > 0) this.role.addToPrincipalPolicy(new PolicyStatement({ actions: access.table, resources: [table.tableArn] }));
+    if (access.table.length > 0)
+      this.role.addToPrincipalPolicy(new PolicyStatement({ actions: access.table, resources: [table.tableArn] }));
     for (const [index, actions] of Object.entries(access.indexes)) {
       this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [`${table.tableArn}/index/${index}`] }));
     }
@@ -77,7 +78,11 @@ export class ApiFunction extends Construct {
   /** ses:SendEmail on the sender identity only, and only with the configured From address. */
   grantSendMail(identityArn: string, fromAddress: string) {
     this.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['ses:SendEmail'], resources: [identityArn], conditions: { StringEquals: { 'ses:FromAddress': fromAddress } } }),
+      new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [identityArn],
+        conditions: { StringEquals: { 'ses:FromAddress': fromAddress } },
+      }),
     );
   }
 }

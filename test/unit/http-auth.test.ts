@@ -1,20 +1,24 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler as createLegacy } from '../../functions/orders/create-legacy';
-import { handler as createV2 } from '../../functions/orders/create';
-import { handler as getOrderHandler } from '../../functions/orders/get';
-import { handler as listOrders } from '../../functions/orders/list';
-import { apiEvent, invoke } from './support/api';
+import { handler as createV2 } from '#functions/orders/create';
+import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { handler as getOrderHandler } from '#functions/orders/get';
+import { handler as listOrders } from '#functions/orders/list';
+import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT, MERCHANT_KEY, MERCHANT_PK, ORDER_UUID, orderBody, sha256, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
-
-const v2Unauthenticated = {
-  success: false,
-  data: null,
-  errors: { message: ['Unauthenticated.'] },
-  meta: { trace_id: expect.stringMatching(TRACE_ID) },
-};
+import {
+  MERCHANT,
+  MERCHANT_KEY,
+  MERCHANT_PK,
+  ORDER_UUID,
+  orderBody,
+  sha256,
+  storedOrder,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+} from './support/fixtures';
 
 beforeEach(() => {
   resetAwsMocks();
@@ -59,8 +63,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: null, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -83,8 +86,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: null, headers: { Authorization: header } }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -93,8 +95,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.unknown }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
     expect(ddbMock).not.toHaveReceivedCommand(GetCommand);
   });
@@ -104,8 +105,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.revoked, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
     expect(ddbMock).not.toHaveReceivedCommand(GetCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
@@ -124,8 +124,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(listOrders, apiEvent('orders-list', { token: TOKENS.orphan }));
 
     // Assess
-    expect(response.statusCode).toBe(401);
-    expect(response.body).toEqual(v2Unauthenticated);
+    expectV2Error(response, 401, { message: ['Unauthenticated.'] });
   });
 
   it('answers 403 to a testing token on the live API before any table read', async () => {
@@ -133,13 +132,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.testing, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toEqual({
-      success: false,
-      data: null,
-      errors: { message: ['A testing token cannot be used on the live API.'] },
-      meta: { trace_id: expect.stringMatching(TRACE_ID) },
-    });
+    expectV2Error(response, 403, { message: ['A testing token cannot be used on the live API.'] });
     expect(ddbMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -158,8 +151,7 @@ describe('bearer token authentication', () => {
     const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.noLiveOrders, body: orderBody() }));
 
     // Assess
-    expect(response.statusCode).toBe(403);
-    expect(response.body.errors).toEqual({ message: ['This token is not allowed to place live orders.'] });
+    expectV2Error(response, 403, { message: ['This token is not allowed to place live orders.'] });
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });

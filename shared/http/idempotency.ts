@@ -1,8 +1,10 @@
+import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/entities/idempotency';
-import { ApiError, invalidField } from '../http/errors';
-import { requestFingerprint } from '../http/request-fingerprint';
-import { logger } from '../logger';
+import { claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
+import { ApiError, invalidField } from '#shared/errors';
+import { logger } from '#shared/logger';
+import type { AuthenticatedContext } from './auth';
+import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware } from './types';
 
 /**
@@ -11,9 +13,9 @@ import type { ApiMiddleware } from './types';
  * while the stored response must be the final HTTP response (so it is recorded outside the
  * envelope):
  *
- *   trace -> idempotentResponse -> envelope -> auth -> idempotencyKey -> JSON body -> validate -> handler
+ *   trace id -> idempotentResponse -> error envelope -> authentication -> idempotencyKey -> JSON body -> validation -> handler
  *
- * - idempotencyKey (before): no header, nothing happens. A bad key is 422 `idempotency_key`.
+ * - idempotencyKey (before, after authentication): no header, nothing happens. A bad key is 422 `idempotency_key`.
  *   Otherwise it claims the key for this merchant; if another request holds it: a different
  *   request (method, path, body) is 422, one still in flight is 409 with Retry-After, a finished
  *   one is answered with its stored response (same status and body, `Idempotent-Replayed: true`)
@@ -61,18 +63,18 @@ const replay = (stored: StoredResponse): APIGatewayProxyResult => ({
   body: stored.body,
 });
 
-/** Validates and claims the key (after auth: it needs the merchant), or answers for it. */
-export const idempotencyKey = (): ApiMiddleware => ({
+/**
+ * Validates and claims the key for the authenticated merchant (so it runs after authentication),
+ * or answers for it: a finished request with this key gets its stored response, and nothing else runs.
+ */
+export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
   before: async (request) => {
     const { event, context } = request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return undefined;
     checkKey(key);
-    const merchantId = context.credential?.merchant.id;
-    if (!merchantId) throw new Error('idempotencyKey must run after authentication');
-
     const fingerprint = requestFingerprint(event);
-    const outcome = await claimKey({ merchantId, key, fingerprint, leaseMs: leaseMs(context) });
+    const outcome = await claimKey({ merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) });
     if (outcome.claimed) {
       context.idempotency = outcome.claim;
       return undefined;
@@ -107,7 +109,7 @@ export const idempotentResponse = (): ApiMiddleware => {
       if (!(await completeKey(claim, stored))) logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
       // The client still gets its answer; the key stays in flight until its lease ends.
-      logger.error('Could not record the idempotent response', error as Error);
+      logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
   return {

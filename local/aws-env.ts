@@ -1,0 +1,30 @@
+/**
+ * What a client needs to reach the local stack, and nothing that starts it: the operator commands
+ * (bin/admin.ts, bin/seed.ts through bin/target.ts), bin/invoke.ts and the tests import this, never
+ * local/emulators.ts or local/stack.ts.
+ */
+
+/** Credentials and region the emulators accept; no AWS account is involved. */
+export const LOCAL_AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+} as const;
+
+/** For this process's own SDK clients (seed, stack set-up): fake credentials, no version nag. */
+export const useLocalAwsEnv = () => {
+  for (const [name, value] of Object.entries(LOCAL_AWS_ENV)) process.env[name] ??= value;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+};
+
+/** Region and credentials for an SDK client of the emulators. */
+export const localClientConfig = {
+  region: LOCAL_AWS_ENV.AWS_REGION,
+  credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+};
+
+/** The mail settings of the local stages, unless MAIL_FROM / INVITE_LINK_BASE_URL are set. */
+export const LOCAL_MAIL_DEFAULTS = {
+  MAIL_FROM: 'affiliates@merchant-api.local',
+  INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations',
+} as const;

@@ -1,0 +1,151 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { countQueryItems, queryItems } from '#shared/db/query';
+import type { TableRef } from '#shared/db/table-def';
+import { merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
+import { BLOCK_SIZE, blockCountKey, countsPartition, type ListName, parseBlockCountSk, readSequences } from './counter';
+import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
+import { OUTBOX_REMOVE, outboxPage } from './outbox';
+
+/**
+ * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
+ * (counter.ts); when that `ADD` failed or was retried, its block carries a RECOUNT entry and is
+ * recounted here from the truth, the list index itself: the items of the bucket's index partition
+ * between the block's first and last sequence number (Select COUNT, at most BLOCK_SIZE items).
+ * A recount is idempotent, so running it twice, or on a block that was right, changes nothing.
+ */
+
+const countState = z.object({ n: z.optional(z.number()), marked_at: z.optional(z.string()) });
+
+export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
+
+/** What a block's count should be: the items of its bucket's index partition within the block. */
+const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) => {
+  const index = listIndexOf(list, bucket);
+  return countQueryItems(db, {
+    IndexName: index.indexName,
+    KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
+    ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+    ExpressionAttributeValues: {
+      ':pk': listPartition(merchantId, list, bucket),
+      ':first': padSeq(block * BLOCK_SIZE),
+      ':last': padSeq((block + 1) * BLOCK_SIZE - 1),
+    },
+  });
+};
+
+const RECOUNT_ATTEMPTS = 5;
+
+/**
+ * Sets one block's count to what its index holds. The write is conditional on the count (and the
+ * mark) read before counting, so an `ADD` or a new mark that lands meanwhile makes it count again
+ * rather than overwrite. The RECOUNT entry is removed with the same write, unless it was renewed.
+ * Undefined when the block kept changing through every attempt (it stays marked).
+ */
+export const recountBlock = async (
+  db: TableRef,
+  merchantId: string,
+  list: ListName,
+  bucket: string,
+  block: number,
+): Promise<Recount | undefined> => {
+  const key = blockCountKey(merchantId, list, bucket, block);
+  for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
+    const { Item } = await db.ddb.send(
+      new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at' }),
+    );
+    const state = parseStoredOptional('list count', countState, Item);
+    const after = await countBlock(db, merchantId, list, bucket, block);
+    const before = state?.n;
+    if (state === undefined && after === 0) return { list, bucket, block, before: 0, after };
+    try {
+      await db.ddb.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key,
+          UpdateExpression: `SET n = :after, #type = :type REMOVE marked_at, ${OUTBOX_REMOVE}`,
+          ConditionExpression: [
+            before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
+            state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
+          ].join(' AND '),
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: {
+            ':after': after,
+            ':type': 'list_count',
+            ...(before === undefined ? {} : { ':before': before }),
+            ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
+          },
+        }),
+      );
+      return { list, bucket, block, before: before ?? 0, after };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+  return undefined;
+};
+
+/**
+ * Recounts every block marked RECOUNT at least `olderThanSeconds` ago (the list index is
+ * eventually consistent: a mark that old is past any write still on its way to the index), across
+ * merchants, oldest first; one page of `limit` marks per call of the index, at most `maxPages`.
+ */
+export const repairMarkedCounts = async (db: TableRef, { olderThanSeconds = 60, limit = 25, maxPages = 20 } = {}): Promise<Recount[]> => {
+  const done: Recount[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const { keys, next } = await outboxPage(db, 'RECOUNT', olderThanSeconds, limit, startKey);
+    for (const key of keys) {
+      const merchantId = merchantIdOf(key.pk);
+      const { list, bucket, block } = parseBlockCountSk(key.sk);
+      const result = await recountBlock(db, merchantId, list, bucket, block);
+      if (result) done.push(result);
+    }
+    if (!next) break;
+    startKey = next;
+  }
+  return done;
+};
+
+/** The buckets every merchant has, whether or not a count item exists for them yet. */
+const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
+  { list: 'orders', bucket: ALL_BUCKET },
+  { list: 'invites', bucket: ALL_BUCKET },
+  { list: 'affiliates', bucket: ALL_BUCKET },
+  { list: 'affiliate_requests', bucket: 'pending' },
+  { list: 'affiliate_requests', bucket: 'accepted' },
+  { list: 'affiliate_requests', bucket: 'declined' },
+];
+
+/**
+ * Recounts every block of every list of one merchant (`npm run admin -- recount`): the operator's
+ * repair when a count could be neither kept nor marked. Buckets: the fixed ones, the affiliates'
+ * tiers (`tierBuckets`) and any other that has a count item; blocks: 0 up to the list's sequence.
+ * Reads every index item of the merchant's lists once: an operator command, not a request path.
+ */
+export const recountMerchant = async (db: TableRef, merchantId: string, tierBuckets: readonly string[]): Promise<Recount[]> => {
+  const [countItems, lastSeq] = await Promise.all([
+    queryItems(db, {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': countsPartition(merchantId) },
+      ProjectionExpression: 'sk',
+    }),
+    readSequences(db, merchantId),
+  ]);
+  const buckets = new Map<string, { list: ListName; bucket: string }>();
+  const add = (entry: { list: ListName; bucket: string }) => buckets.set(`${entry.list}#${entry.bucket}`, entry);
+  FIXED_BUCKETS.forEach(add);
+  for (const bucket of tierBuckets) add({ list: 'affiliates', bucket });
+  for (const raw of countItems) add(parseBlockCountSk(parseStored('list count', z.object({ sk: z.string() }), raw).sk));
+
+  const results: Recount[] = [];
+  for (const { list, bucket } of buckets.values()) {
+    const blocks = Math.floor((lastSeq.get(list) ?? 0) / BLOCK_SIZE) + 1;
+    for (let block = 0; block < blocks; block++) {
+      const result = await recountBlock(db, merchantId, list, bucket, block);
+      if (result) results.push(result);
+    }
+  }
+  return results;
+};

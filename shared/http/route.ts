@@ -1,0 +1,22 @@
+import type { EnvelopeKind } from './envelope';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+/**
+ * What the request chain needs of a route: the route manifest's entries (functions/routes.ts) are
+ * these and more, so a handler is built from its manifest entry and shared/ never imports functions/.
+ */
+export type ApiRoute = {
+  id: string;
+  method: HttpMethod;
+  envelope: EnvelopeKind;
+  /** Creates orders: a live token needs permission to place live orders. */
+  placesOrders?: boolean;
+};
+
+/** Every POST route accepts an optional `Idempotency-Key` header (shared/http/idempotency.ts). */
+export const acceptsIdempotencyKey = (route: Pick<ApiRoute, 'method'>): boolean => route.method === 'POST';
+
+/** Routes built with apiHandler (no Idempotency-Key) and with postApiHandler. */
+export type ReadOrPatchRoute = ApiRoute & { method: 'GET' | 'PATCH' };
+export type PostRoute = ApiRoute & { method: 'POST' };

@@ -1,0 +1,13 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Claim } from '#shared/db/entities/idempotency';
+
+/** The Lambda context as the request chain sees it: the trace id middleware sets `traceId` first. */
+export type ApiContext = Context & {
+  traceId: string;
+  /** Set while this request holds its Idempotency-Key (shared/http/idempotency.ts). */
+  idempotency?: Claim;
+};
+
+/** A middy middleware of the request chain (trace id, error envelope, idempotent response). */
+export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>;

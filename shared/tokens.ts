@@ -1,0 +1,30 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Stage } from './config';
+
+/**
+ * The token kind, in one place: a token string says its kind in a prefix (`live_` / `test_`)
+ * followed by 40 random URL-safe characters, and each stage accepts one kind (live tokens on the
+ * live stage, testing tokens on sandbox). Only the SHA-256 hash of a token is stored.
+ */
+export type TokenKind = 'live' | 'testing';
+
+export const TOKEN_PREFIX: Record<TokenKind, string> = { live: 'live_', testing: 'test_' };
+
+export const kindOfToken = (token: string): TokenKind | undefined =>
+  token.startsWith(TOKEN_PREFIX.live) ? 'live' : token.startsWith(TOKEN_PREFIX.testing) ? 'testing' : undefined;
+
+/** The token kind each stage accepts. */
+export const tokenKindOfStage = (stage: Stage): TokenKind => (stage === 'live' ? 'live' : 'testing');
+
+/** The inverse: the stage whose API accepts a token of this kind. */
+export const stageOfTokenKind = (kind: TokenKind): Stage => (kind === 'live' ? 'live' : 'sandbox');
+
+/** The stage whose API accepts this token (undefined when it is not a token). */
+export const stageOfToken = (token: string): Stage | undefined => {
+  const kind = kindOfToken(token);
+  return kind === undefined ? undefined : stageOfTokenKind(kind);
+};
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+export const generateToken = (kind: TokenKind): string => `${TOKEN_PREFIX[kind]}${randomBytes(30).toString('base64url')}`;

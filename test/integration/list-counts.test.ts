@@ -1,0 +1,94 @@
+/**
+ * List block counts that drifted (an `ADD` that failed after its commit, or was applied twice by a
+ * retry) are recounted from the list indexes: by the count-repair worker for a marked block, by
+ * `npm run admin -- recount` for a whole merchant. Against DynamoDB Local and the running stage.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { blockCountKey, markForRecount } from '#shared/db/entities/counter';
+import { api, eventually, merchantFixture, seedOne, storeFor } from './helpers';
+import { runAdmin } from './program-helpers';
+
+const store = storeFor('live');
+
+const history = (count: number) =>
+  Array.from({ length: count }, (_, index) => ({
+    key: `o${index}`,
+    created_at: `2026-01-${String(index + 1).padStart(2, '0')}T00:00:00.000Z`,
+    order_no: `C-${index}`,
+    affiliate_slug: 'alice',
+    currency_code: 'EUR',
+    total_shipping_value: 0,
+    order_rows: [{ product_name: 'Tent', price_value: 100, quantity: 1 }],
+  }));
+
+/** Adds `delta` to a block count behind the API's back: what a twice-applied or lost ADD leaves. */
+const driftCount = (merchantId: string, list: 'orders' | 'affiliates', bucket: string, delta: number) =>
+  store.ddb.send(
+    new UpdateCommand({
+      TableName: store.table,
+      Key: blockCountKey(merchantId, list, bucket, 0),
+      UpdateExpression: 'ADD n :delta',
+      ExpressionAttributeValues: { ':delta': delta },
+    }),
+  );
+
+describe('list counts that drifted', () => {
+  it('are recounted by the count-repair worker once their block is marked: total and pages exact again', async () => {
+    // Prepare: 5 orders, a count 2 too high, its block marked two minutes ago.
+    const merchant = await seedOne(merchantFixture({ key: 'drift', orders: history(5) }));
+    const client = api('live', merchant.tokens.live);
+    await driftCount(merchant.id, 'orders', 'all', 2);
+    expect((await client.get('/api/v2/orders?per_page=5')).body.meta.pagination.total).toBe(7);
+
+    // Act
+    await markForRecount(store, blockCountKey(merchant.id, 'orders', 'all', 0), new Date(Date.now() - 120_000).toISOString());
+
+    // Assess
+    const total = await eventually(async () => {
+      const { body } = await client.get('/api/v2/orders?per_page=5');
+      return body.meta.pagination.total === 5 ? body.meta.pagination.total : undefined;
+    }, 20_000);
+    expect(total).toBe(5);
+    const lastPage = await client.get('/api/v2/orders?per_page=2&page=3');
+    expect(lastPage.body.data.orders.map((order: { order_no: string }) => order.order_no)).toEqual(['C-0']);
+  });
+
+  it('are recounted, every list of the merchant, by `admin recount`, which prints what it corrected', async () => {
+    // Prepare: 3 orders with a count 1 short, and the gold tier's list (alice, and ivan by the
+    // merchant's default tier) 4 too high.
+    const merchant = await seedOne(merchantFixture({ key: 'recount', orders: history(3) }));
+    await driftCount(merchant.id, 'orders', 'all', -1);
+    await driftCount(merchant.id, 'affiliates', 'tier:gold', 4);
+
+    // Act
+    const result = await runAdmin('recount', '--merchant', merchant.id);
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.json).toEqual({
+      stage: 'live',
+      merchant_id: merchant.id,
+      blocks_checked: expect.any(Number),
+      corrected: expect.arrayContaining([
+        { list: 'orders', bucket: 'all', block: 0, before: 2, after: 3 },
+        { list: 'affiliates', bucket: 'tier:gold', block: 0, before: 6, after: 2 },
+      ]),
+    });
+    expect(result.json.corrected).toHaveLength(2);
+    const client = api('live', merchant.tokens.live);
+    expect((await client.get('/api/v2/orders')).body.meta.pagination.total).toBe(3);
+    expect((await client.get('/api/v2/affiliates?tier_slug=gold')).body.meta.pagination.total).toBe(2);
+    expect((await runAdmin('recount', '--merchant', merchant.id)).json.corrected).toEqual([]);
+  });
+
+  it('refuses to recount an unknown merchant: exit 1, one line on stderr', async () => {
+    // Act
+    const result = await runAdmin('recount', '--merchant', 'no-such-merchant');
+
+    // Assess
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/merchant/);
+  });
+});

@@ -1,0 +1,174 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { recountBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
+import { applyCountChanges, CountNotKept } from '#shared/db/entities/counter';
+import type { TableRef } from '#shared/db/table-def';
+import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
+
+const db: TableRef = { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), table: 'unit-table' };
+const MERCHANT = 'm-1';
+const COUNTS_PK = 'M#m-1#COUNTS';
+const BLOCK_2 = { pk: COUNTS_PK, sk: 'orders#all#00000002' };
+const ORDER_513 = { list: 'orders', bucket: 'all', seq: 513, delta: 1 } as const;
+
+const updatesOf = (key: { pk: string; sk: string }) =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => call.args[0].input as UpdateCommandInput)
+    .filter((input) => input.Key?.pk === key.pk && input.Key?.sk === key.sk);
+const isMark = (input: UpdateCommandInput) => String(input.UpdateExpression).includes('marked_at = :now');
+
+beforeEach(() => resetAwsMocks());
+
+describe('keeping a block count after a committed change', () => {
+  it('adds the change to its block and marks nothing when the first attempt succeeds', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ $metadata: { attempts: 1 } });
+
+    // Act
+    await applyCountChanges(db, MERCHANT, [ORDER_513]);
+
+    // Assess
+    const updates = updatesOf(BLOCK_2);
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({ UpdateExpression: 'ADD n :delta SET #type = :type', ExpressionAttributeValues: { ':delta': 1 } });
+  });
+
+  it('marks the block for recount when the ADD needed a retry, because a timed-out attempt may have been applied too', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ $metadata: { attempts: 2 } });
+
+    // Act
+    await applyCountChanges(db, MERCHANT, [ORDER_513]);
+
+    // Assess
+    const mark = updatesOf(BLOCK_2).find(isMark);
+    expect(mark).toMatchObject({ ExpressionAttributeValues: { ':outboxKind': 'RECOUNT', ':zero': 0 } });
+  });
+
+  it('marks the block for recount when the ADD failed, and reports nothing to the caller', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
+      if (!isMark(input)) throw Object.assign(new Error('Request timed out'), { name: 'TimeoutError' });
+      return { $metadata: { attempts: 1 } };
+    });
+
+    // Act
+    const kept = applyCountChanges(db, MERCHANT, [ORDER_513]);
+
+    // Assess
+    await expect(kept).resolves.toBeUndefined();
+    expect(updatesOf(BLOCK_2).filter(isMark)).toHaveLength(1);
+  });
+
+  it('names the block it could neither count nor mark, for the log and `admin recount`', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+
+    // Act
+    const kept = applyCountChanges(db, MERCHANT, [ORDER_513]);
+
+    // Assess
+    await expect(kept).rejects.toBeInstanceOf(CountNotKept);
+    await expect(kept).rejects.toThrow('M#m-1#COUNTS orders#all#00000002');
+  });
+});
+
+describe('recounting a block from the list index', () => {
+  const stubBlock = (state: Record<string, unknown> | undefined, indexCount: number) => {
+    ddbMock.on(GetCommand, { Key: BLOCK_2 }).resolves({ Item: state });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: indexCount });
+  };
+
+  it('sets the count to what the index holds in the block, only if nothing changed meanwhile, and removes the mark', async () => {
+    // Prepare
+    stubBlock({ n: 7, marked_at: '2026-11-23T00:00:00.000Z' }, 9);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess
+    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 7, after: 9 });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi1',
+      Select: 'COUNT',
+      ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
+    });
+    expect(updatesOf(BLOCK_2)[0]).toMatchObject({
+      UpdateExpression: 'SET n = :after, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
+      ConditionExpression: 'n = :before AND marked_at = :markedAt',
+      ExpressionAttributeValues: { ':after': 9, ':before': 7, ':markedAt': '2026-11-23T00:00:00.000Z' },
+    });
+  });
+
+  it('counts a tier bucket of the affiliates on the tier index (gsi3)', async () => {
+    // Prepare
+    ddbMock.on(GetCommand).resolves({ Item: { n: 1 } });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi3' }).resolves({ Count: 1 });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    await recountBlock(db, MERCHANT, 'affiliates', 'tier:gold', 0);
+
+    // Assess
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi3',
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#affiliates#tier%3Agold' }),
+    });
+  });
+
+  it('counts again instead of overwriting when an ADD lands between its read and its write', async () => {
+    // Prepare
+    ddbMock
+      .on(GetCommand, { Key: BLOCK_2 })
+      .resolvesOnce({ Item: { n: 7 } })
+      .resolves({ Item: { n: 8 } });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolvesOnce({ Count: 9 }).resolves({ Count: 10 });
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess
+    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 8, after: 10 });
+    expect(updatesOf(BLOCK_2)).toHaveLength(2);
+  });
+
+  it('leaves a block that kept changing through every attempt marked, for the next run', async () => {
+    // Prepare
+    stubBlock({ n: 7, marked_at: '2026-11-23T00:00:00.000Z' }, 9);
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess
+    expect(result).toBeUndefined();
+    expect(updatesOf(BLOCK_2).every((input) => input.ConditionExpression === 'n = :before AND marked_at = :markedAt')).toBe(true);
+  });
+
+  it('repairs every marked block of every merchant found on the outbox index, oldest first', async () => {
+    // Prepare
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi2' })
+      .resolves({ Items: [BLOCK_2, { pk: 'M#m-2#COUNTS', sk: 'affiliate_requests#pending#00000000' }] });
+    ddbMock.on(GetCommand).resolves({ Item: { n: 3, marked_at: '2026-11-23T00:00:00.000Z' } });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 3 });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const results = await repairMarkedCounts(db, { olderThanSeconds: 60 });
+
+    // Assess
+    expect(results).toEqual([
+      { list: 'orders', bucket: 'all', block: 2, before: 3, after: 3 },
+      { list: 'affiliate_requests', bucket: 'pending', block: 0, before: 3, after: 3 },
+    ]);
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi2',
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'RECOUNT' }),
+    });
+  });
+});
