@@ -163,6 +163,20 @@ export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live
 };
 
 /** The worker samples: an SQS batch naming the demo order, and the relay's scheduled event. */
+
+/** What EventBridge sends a scheduled worker (rule names as the stack's construct ids make them). */
+const scheduledEvent = (id: string, rule: string): ScheduledEvent => ({
+  version: '0',
+  id: stableUuid(`${id}:event`),
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '000000000000',
+  time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  region: 'us-east-1',
+  resources: [`arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-${rule}`],
+  detail: {},
+});
+
 export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
   'commissions-process': {
     Records: [
@@ -186,28 +200,9 @@ export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
       },
     ],
   },
-  'outbox-relay': {
-    version: '0',
-    id: stableUuid('outbox-relay:event'),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    account: '000000000000',
-    time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    region: 'us-east-1',
-    resources: ['arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-OutboxRelaySchedule'],
-    detail: {},
-  },
-  'notification-relay': {
-    version: '0',
-    id: stableUuid('notification-relay:event'),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    account: '000000000000',
-    time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    region: 'us-east-1',
-    resources: ['arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-NotificationRelaySchedule'],
-    detail: {},
-  },
+  'outbox-relay': scheduledEvent('outbox-relay', 'OutboxRelaySchedule'),
+  'notification-relay': scheduledEvent('notification-relay', 'NotificationRelaySchedule'),
+  'count-repair': scheduledEvent('count-repair', 'CountRepairSchedule'),
 };
 
 /** Every sample event by function id (file name: events/<id>.json). */
