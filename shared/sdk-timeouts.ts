@@ -23,12 +23,31 @@
  * the region, and write in batches: more patient, still bounded.
  */
 
-type Timeouts = { connectionTimeout: number; requestTimeout: number; throwOnRequestTimeout: true };
+/**
+ * The SDK caps a client at 50 sockets, and its connection timer starts when the request is made,
+ * not when a socket is free: a call queued behind 50 others fails "did not establish a connection
+ * within 1000 ms" without ever trying. A Lambda environment serves one invocation at a time and
+ * never comes near 50; one process serving many invocations at once (`npm start`, where a stage's
+ * functions share one process and its clients) does: 500 concurrent creates were 9 x 503 from
+ * exactly this. So the cap is far above anything one invocation uses, and only a dependency that
+ * really does not answer times out.
+ */
+const MAX_SOCKETS = 1_000;
 
-const timeouts = (connectionTimeout: number, requestTimeout: number): Timeouts => ({
+type HandlerConfig = {
+  connectionTimeout: number;
+  requestTimeout: number;
+  throwOnRequestTimeout: true;
+  httpAgent: { maxSockets: number };
+  httpsAgent: { maxSockets: number };
+};
+
+const timeouts = (connectionTimeout: number, requestTimeout: number): HandlerConfig => ({
   connectionTimeout,
   requestTimeout,
   throwOnRequestTimeout: true,
+  httpAgent: { maxSockets: MAX_SOCKETS },
+  httpsAgent: { maxSockets: MAX_SOCKETS },
 });
 
 export const FUNCTION_CLIENT_CONFIG = {
