@@ -67,6 +67,7 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
   OUTBOX_MIN_AGE_SECONDS: '5',
   NOTIFICATION_MIN_AGE_SECONDS: '10',
+  RECOUNT_MIN_AGE_SECONDS: '10',
 });
 
 /** One stage's process (local/stage-worker.ts) serving on `port`; resolves once it listens. */
