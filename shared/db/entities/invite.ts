@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
-import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 import { batchGet } from './batch';
-import { blockOf, type CountChange } from './counter';
+import { BLOCK_SIZE, blockOf, type CountChange, readBlockCounts } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
@@ -139,10 +138,80 @@ export const addToEmailProjection = async (
   );
 };
 
+type ProjectionEntry = { seq: number; uuid: string; email: string };
+const projectionItem = z.looseObject({ sk: z.string() });
+
+/** The entries of one projection item (`s<seq>` = `<uuid>:<email>`). */
+const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => {
+  const entries: ProjectionEntry[] = [];
+  for (const [name, value] of Object.entries(item)) {
+    if (!/^s\d+$/.test(name) || typeof value !== 'string') continue; // not `sk` or `pk`
+    const separator = value.indexOf(':');
+    entries.push({ seq: Number(name.slice(1)), uuid: value.slice(0, separator), email: value.slice(separator + 1) });
+  }
+  return entries;
+};
+
+/**
+ * The projection blocks this container has read, per merchant, with the invite list's block count
+ * at that moment. An address never changes once invited, and every invite adds 1 to its block's
+ * count, so a block is trusted only while its count is what it was when read AND it held exactly
+ * that many entries: a new invite changes the count (re-read); an entry not yet written, or one
+ * whose count update failed, makes the two differ (re-read every time until the projection write
+ * lands or the count-repair worker recounts the block). Bounded: past MAX_CACHED_MERCHANTS the
+ * least recently used merchant is dropped.
+ */
+type CachedBlock = { count: number; entries: ProjectionEntry[] };
+const projectionCache = new Map<string, Map<number, CachedBlock>>();
+const MAX_CACHED_MERCHANTS = 50;
+
+const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
+  const blocks = projectionCache.get(merchantId) ?? new Map<number, CachedBlock>();
+  projectionCache.delete(merchantId);
+  projectionCache.set(merchantId, blocks);
+  const oldest = projectionCache.keys().next().value;
+  if (projectionCache.size > MAX_CACHED_MERCHANTS && oldest !== undefined) projectionCache.delete(oldest);
+  return blocks;
+};
+
+/** BatchGetItem takes at most 100 keys. */
+const BATCH_GET_MAX = 100;
+
+/**
+ * The merchant's whole e-mail projection, as of the invite list's block counts: the counts (one
+ * Query, size / 256 small items, as every list page reads them), then only the projection blocks
+ * this container has not read yet or whose entries no longer match their count (BatchGetItem). A
+ * cold container reads every block once: O(size) bytes, about 60 per invite; a warm one reads the
+ * blocks that changed, usually the newest one or none.
+ */
+const readEmailProjection = async (db: TableRef, merchantId: string): Promise<ProjectionEntry[]> => {
+  const counts = await readBlockCounts(db, merchantId, 'invites', ALL_BUCKET);
+  const blocks = cachedBlocks(merchantId);
+  for (const block of blocks.keys()) if (!counts.has(block)) blocks.delete(block);
+  const trusted = (block: number, n: number) => {
+    const cached = blocks.get(block);
+    return cached !== undefined && cached.count === n && cached.entries.length === n;
+  };
+  const stale = [...counts].filter(([block, n]) => !trusted(block, n));
+  for (let start = 0; start < stale.length; start += BATCH_GET_MAX) {
+    const chunk = stale.slice(start, start + BATCH_GET_MAX);
+    for (const [block, count] of chunk) blocks.set(block, { count, entries: [] });
+    const items = await batchGet(
+      db,
+      chunk.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
+    );
+    for (const raw of items) {
+      const item = parseStored('invite e-mail projection', projectionItem, raw);
+      const block = Number(item.sk);
+      blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
+    }
+  }
+  return [...blocks.values()].flatMap((block) => block.entries);
+};
+
 /**
  * One page of the invitations whose address contains `needle` (lowercase), newest first: the
- * whole projection is read (ceil(size / 256) items of about 60 bytes per invite: one Query page up
- * to ~15,000 invites, O(size) bytes), matched in memory, and the page's invites fetched with one
+ * projection (readEmailProjection) matched in memory, and the page's invites fetched with one
  * BatchGetItem (at most per_page keys).
  */
 export const findInvitesByEmail = async (
@@ -151,18 +220,7 @@ export const findInvitesByEmail = async (
   needle: string,
   request: { page: number; per_page: number },
 ): Promise<{ total: number; items: InviteItem[] }> => {
-  const matches: { seq: number; uuid: string }[] = [];
-  const blocks = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': emailsPartition(merchantId) },
-  });
-  for (const block of blocks) {
-    for (const [name, value] of Object.entries(block)) {
-      if (!name.startsWith('s') || typeof value !== 'string') continue;
-      const separator = value.indexOf(':');
-      if (value.slice(separator + 1).includes(needle)) matches.push({ seq: Number(name.slice(1)), uuid: value.slice(0, separator) });
-    }
-  }
+  const matches = (await readEmailProjection(db, merchantId)).filter((entry) => entry.email.includes(needle));
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);
