@@ -444,11 +444,11 @@ export interface components {
             };
             slugs: string[];
             skus: string[];
-            tiers: components["schemas"]["SegmentTierRate"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            tiers: components["schemas"]["SegmentTierRate"][];
         };
         SegmentTierRate: {
             name: string;

@@ -75,17 +75,8 @@ export const segmentResponse = z.strictObject({
 
 export const segmentTierRate = z.strictObject({ name: z.string(), slug: z.string(), rate: z.number(), visual_rate: z.string() });
 
-export const segmentDetailResponse = z.strictObject({
-  uuid: z.uuid(),
-  name: z.string(),
-  description: z.string(),
-  type: segmentType,
-  slugs: z.array(z.string()),
-  skus: z.array(z.string()),
-  tiers: z.array(segmentTierRate),
-  created_at: timestamp(),
-  updated_at: timestamp(),
-});
+/** One segment as GET segments/{uuid} answers it: the list's shape plus the rate of each tier. */
+export const segmentDetailResponse = z.extend(segmentResponse, { tiers: z.array(segmentTierRate) });
 
 export const affiliateResponse = z.strictObject({
   name: z.string(),
