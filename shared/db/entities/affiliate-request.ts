@@ -19,13 +19,13 @@ import { notificationState, owedNotificationUpdate } from './notification';
  */
 export const affiliateRequestKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `AREQ#${uuid}`);
 
-export type AffiliateRequestStatus = 'pending' | 'accepted' | 'declined';
-export const REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending', 'accepted', 'declined'];
+export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const;
+export type AffiliateRequestStatus = (typeof REQUEST_STATUSES)[number];
 
 const requestSchema = z.looseObject({
   uuid: z.string(),
   seq: z.number(),
-  status: z.enum(['pending', 'accepted', 'declined']),
+  status: z.enum(REQUEST_STATUSES),
   affiliate: z.object({ slug: z.string(), name: z.string(), email: z.string() }),
   requested_at: z.string(),
   decided_at: nullableString(),

@@ -3,6 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { countQueryItems, queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
+import { REQUEST_STATUSES } from './affiliate-request';
 import { merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
 import { BLOCK_SIZE, blockCountKey, countsPartition, type ListName, parseBlockCountSk, readSequences } from './counter';
 import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
@@ -113,9 +114,7 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
   { list: 'orders', bucket: ALL_BUCKET },
   { list: 'invites', bucket: ALL_BUCKET },
   { list: 'affiliates', bucket: ALL_BUCKET },
-  { list: 'affiliate_requests', bucket: 'pending' },
-  { list: 'affiliate_requests', bucket: 'accepted' },
-  { list: 'affiliate_requests', bucket: 'declined' },
+  ...REQUEST_STATUSES.map((status) => ({ list: 'affiliate_requests' as const, bucket: status })),
 ];
 
 /**

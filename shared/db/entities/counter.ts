@@ -20,21 +20,23 @@ import { OUTBOX_SET_KEEPING_SINCE, outboxSetValues } from './outbox';
  * A sequence number whose create failed after it was taken (lost an order_no race) is simply never
  * counted: the lists have no visible gap, and totals come from the counts, not from the counter.
  */
-export type ListName = 'orders' | 'affiliates' | 'affiliate_requests' | 'invites';
+const listName = z.enum(['orders', 'affiliates', 'affiliate_requests', 'invites']);
+export type ListName = z.output<typeof listName>;
 
 export const BLOCK_SIZE = 256;
 
-const sequenceKey = (merchantId: string, list: ListName) => itemKey(merchantId, `COUNTER#${list}`);
+const SEQUENCE_PREFIX = 'COUNTER#';
+const sequenceKey = (merchantId: string, list: ListName) => itemKey(merchantId, `${SEQUENCE_PREFIX}${list}`);
 
 const sequenceItem = z.object({ sk: z.string(), seq: z.number() });
 
 /** The last sequence number each list of a merchant has handed out. One Query of a few items. */
 export const readSequences = async (db: TableRef, merchantId: string): Promise<Map<ListName, number>> => {
-  const items = await queryKeyPrefix(db, merchantPk(merchantId), 'COUNTER#');
+  const items = await queryKeyPrefix(db, merchantPk(merchantId), SEQUENCE_PREFIX);
   const sequences = new Map<ListName, number>();
   for (const raw of items) {
     const { sk, seq } = parseStored('counter', sequenceItem, raw);
-    sequences.set(sk.slice('COUNTER#'.length) as ListName, seq);
+    sequences.set(parseStored('counter', listName, sk.slice(SEQUENCE_PREFIX.length)), seq);
   }
   return sequences;
 };
@@ -58,18 +60,20 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
 /** Bucket names come from data (tier slugs): encoded so that one can never prefix another. */
 const bucketPrefix = (list: ListName, bucket: string) => `${list}#${encodeURIComponent(bucket)}#`;
 export const blockOf = (seq: number) => Math.floor(seq / BLOCK_SIZE);
+/** A block number as sort keys spell it: fixed width, so key order is block order. */
+export const padBlock = (block: number) => String(block).padStart(8, '0');
 
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
 
 export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
 export const blockCountKey = (merchantId: string, list: ListName, bucket: string, block: number): Key => ({
   pk: countsPartition(merchantId),
-  sk: `${bucketPrefix(list, bucket)}${String(block).padStart(8, '0')}`,
+  sk: `${bucketPrefix(list, bucket)}${padBlock(block)}`,
 });
 /** The (list, bucket, block) a count item's sort key names. */
 export const parseBlockCountSk = (sk: string): { list: ListName; bucket: string; block: number } => {
   const [list = '', bucket = '', block = ''] = sk.split('#');
-  return { list: list as ListName, bucket: decodeURIComponent(bucket), block: Number(block) };
+  return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket), block: Number(block) };
 };
 
 /**

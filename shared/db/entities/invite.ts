@@ -7,7 +7,7 @@ import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 import { batchGet } from './batch';
-import { BLOCK_SIZE, blockOf, type CountChange, readBlockCounts } from './counter';
+import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
@@ -101,7 +101,7 @@ export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
 const emailsPartition = (merchantId: string) => `${merchantPk(merchantId)}#INVITE_EMAILS`;
 const emailBlockKey = (merchantId: string, seq: number): Key => ({
   pk: emailsPartition(merchantId),
-  sk: String(blockOf(seq)).padStart(8, '0'),
+  sk: padBlock(blockOf(seq)),
 });
 
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
