@@ -1,29 +1,31 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './table-def';
 
+type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+
+/** The pages of one Query, following LastEvaluatedKey; `limit()` gives the next page's Limit, if any. */
+async function* queryPages({ ddb, table }: TableRef, input: QueryInput, limit: () => number | undefined = () => undefined) {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const Limit = limit();
+    const page = await ddb.send(
+      new QueryCommand({ ...input, TableName: table, ...(Limit === undefined ? {} : { Limit }), ExclusiveStartKey: startKey }),
+    );
+    yield page;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
 /**
  * The items of one Query, continued past DynamoDB's 1 MB pages until there are no more or
  * `limit` items were read. Every multi-page read of the table goes through here (never a Scan).
  */
-export const queryItems = async (
-  { ddb, table }: TableRef,
-  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
-  limit = Number.POSITIVE_INFINITY,
-): Promise<Record<string, unknown>[]> => {
+export const queryItems = async (db: TableRef, input: QueryInput, limit = Number.POSITIVE_INFINITY): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        ...input,
-        TableName: table,
-        ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
-        ExclusiveStartKey: startKey,
-      }),
-    );
+  for await (const page of queryPages(db, input, () => (Number.isFinite(limit) ? limit - items.length : undefined))) {
     items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && items.length < limit);
+    if (items.length >= limit) break;
+  }
   return items;
 };
 
@@ -51,16 +53,8 @@ export const queryKeyPrefix = async (
 };
 
 /** How many items one Query matches (Select COUNT, continued past 1 MB pages): no item is returned. */
-export const countQueryItems = async (
-  { ddb, table }: TableRef,
-  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>,
-): Promise<number> => {
+export const countQueryItems = async (db: TableRef, input: Omit<QueryInput, 'Select'>): Promise<number> => {
   let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(new QueryCommand({ ...input, TableName: table, Select: 'COUNT', ExclusiveStartKey: startKey }));
-    count += page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  for await (const page of queryPages(db, { ...input, Select: 'COUNT' })) count += page.Count ?? 0;
   return count;
 };
