@@ -63,7 +63,8 @@ const dynamoDbLocalHome = () => {
  * DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined, bound to
  * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
  * option and would listen on every interface), with a connection backlog that takes a burst, and
- * telemetry off.
+ * telemetry off. The JVM uses the serial collector: on a small machine G1's concurrent threads
+ * compete with the stage processes for the cores (README, "Benchmarks").
  */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();
@@ -73,6 +74,7 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
   const child = spawn(
     'java',
     [
+      '-XX:+UseSerialGC',
       `-Djava.library.path=${resolve(home, 'DynamoDBLocal_lib')}`,
       `-Ddynamodb.local.host=${EMULATOR_HOST}`,
       '-cp',
