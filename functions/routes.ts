@@ -1,3 +1,4 @@
+import { GSI3 } from '#shared/db/table-def';
 import type { ApiRoute } from '#shared/http/route';
 import type { TableAction } from './workers';
 
@@ -18,7 +19,7 @@ export type Access = {
    */
   table: readonly TableAction[];
   /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier). */
-  indexes?: readonly 'gsi3'[];
+  indexes?: readonly (typeof GSI3.indexName)[];
   /** May send to the stage's orders queue. */
   queue?: boolean;
   /** May send e-mail through SES as the configured sender. */
@@ -90,7 +91,7 @@ export const routes = [
     path: '/api/v2/affiliates',
     handler: 'functions/affiliates/list.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:Query'], indexes: ['gsi3'] },
+    access: { table: ['dynamodb:Query'], indexes: [GSI3.indexName] },
   },
   {
     id: 'affiliates-get',

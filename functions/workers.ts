@@ -1,4 +1,4 @@
-import { ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
+import { GSI1, GSI2, GSI3, type IndexName, ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 
 /**
  * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer
@@ -22,7 +22,7 @@ export type WorkerAccess = {
   /** DynamoDB actions on the base table. */
   table: readonly TableAction[];
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
-  indexes?: readonly ('gsi1' | 'gsi2' | 'gsi3')[];
+  indexes?: readonly IndexName[];
   /** The orders queue: send to it, or consume it (through its event source mapping). */
   queue?: 'send' | 'consume';
   /** May send e-mail through SES as the configured sender. */
@@ -59,8 +59,8 @@ export const workers = [
     description: 'Re-sends order events whose queue send failed (outbox entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse outbox index, GetItem the order (its versions), send one message per
-    // unpublished version, mark them published (UpdateItem published_version, REMOVE gsi2pk, gsi2sk).
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], queue: 'send' },
+    // unpublished version, mark them published (UpdateItem published_version, clear the outbox entry).
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
   },
@@ -70,7 +70,7 @@ export const workers = [
     description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse index, GetItem the owing item and its merchant, send, settle (UpdateItem).
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'], mail: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
   },
@@ -81,7 +81,7 @@ export const workers = [
     trigger: { kind: 'schedule', everyMinutes: 5 },
     // Query the sparse index for marks, GetItem the count, Query (Select COUNT) the block on the
     // list's index (gsi1, or gsi3 for a tier's affiliates), conditional UpdateItem of the count.
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi1', 'gsi2', 'gsi3'] },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI1.indexName, GSI2.indexName, GSI3.indexName] },
     timeoutSeconds: 50,
     environment: { RECOUNT_MIN_AGE_SECONDS: '60' },
   },

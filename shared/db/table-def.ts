@@ -19,6 +19,8 @@ export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3s
 
 export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 
+export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];
+
 /**
  * The table's TTL attribute (epoch seconds). Only idempotency records carry it. DynamoDB deletes
  * expired items lazily (and DynamoDB Local never does), so readers treat an expired item as absent.
