@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { functionTable } from '#shared/db/client';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
 import { ApiError, invalidField } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -74,7 +75,12 @@ export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGateway
     if (key === undefined) return undefined;
     checkKey(key);
     const fingerprint = requestFingerprint(event);
-    const outcome = await claimKey({ merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) });
+    const outcome = await claimKey(functionTable, {
+      merchantId: context.credential.merchant.id,
+      key,
+      fingerprint,
+      leaseMs: leaseMs(context),
+    });
     if (outcome.claimed) {
       context.idempotency = outcome.claim;
       return undefined;
@@ -98,7 +104,7 @@ export const idempotentResponse = (): ApiMiddleware => {
     request.context.idempotency = undefined;
     try {
       if (!response || response.statusCode >= 500) {
-        await releaseKey(claim);
+        await releaseKey(functionTable, claim);
         return;
       }
       const stored: StoredResponse = {
@@ -106,7 +112,8 @@ export const idempotentResponse = (): ApiMiddleware => {
         headers: Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)])),
         body: response.body,
       };
-      if (!(await completeKey(claim, stored))) logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
+      if (!(await completeKey(functionTable, claim, stored)))
+        logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
       // The client still gets its answer; the key stays in flight until its lease ends.
       logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));

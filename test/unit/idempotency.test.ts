@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '#functions/orders/cancel';
@@ -298,14 +298,7 @@ describe('a retry with the same key', () => {
     const event = createEvent();
     ddbMock.on(PutCommand).rejectsOnce(conditionFailed()).resolves({});
     ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
-      Item: {
-        ...RECORD_KEY,
-        status: 'completed',
-        fingerprint: requestFingerprint(event),
-        response_status: 201,
-        response_body: STORED_V2_BODY,
-        expires_at: Math.floor(Date.now() / 1000) - 1,
-      },
+      Item: unmarshall(completedRecord(event, { status: 201, body: STORED_V2_BODY }, { expires_at: Math.floor(Date.now() / 1000) - 1 })),
     });
 
     // Act

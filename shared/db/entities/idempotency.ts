@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, TABLE_NAME } from '#shared/db/client';
-import { TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { itemKey, type Key } from './base';
+import * as z from 'zod/mini';
+import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import { itemKey, type Key, parseStoredOptional } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -47,26 +47,45 @@ export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; r
 export const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
   record.expiresAt > Math.floor(nowMs / 1000) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
 
-const toRecord = (item: Record<string, unknown> | undefined): IdempotencyRecord | undefined => {
+/** The stored record: an `in_progress` claim or a `completed` response. */
+const recordSchema = z.discriminatedUnion('status', [
+  z.looseObject({
+    status: z.literal(IN_PROGRESS),
+    fingerprint: z.string(),
+    [TTL_ATTRIBUTE]: z.number(),
+    in_flight_until: z.number(),
+  }),
+  z.looseObject({
+    status: z.literal(COMPLETED),
+    fingerprint: z.string(),
+    [TTL_ATTRIBUTE]: z.number(),
+    response_status: z.number(),
+    response_headers: z.record(z.string(), z.string()),
+    response_body: z.string(),
+  }),
+]);
+
+const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
+  const item = parseStoredOptional('idempotency', recordSchema, raw);
   if (!item) return undefined;
-  const base = { fingerprint: String(item.fingerprint), expiresAt: Number(item[TTL_ATTRIBUTE]) };
-  if (item.status === COMPLETED) {
-    return {
-      ...base,
-      status: COMPLETED,
-      response: {
-        statusCode: Number(item.response_status),
-        headers: (item.response_headers ?? {}) as Record<string, string>,
-        body: String(item.response_body),
-      },
-    };
-  }
-  return { ...base, status: IN_PROGRESS, inFlightUntil: Number(item.in_flight_until ?? 0) };
+  const base = { fingerprint: item.fingerprint, expiresAt: item[TTL_ATTRIBUTE] };
+  return item.status === COMPLETED
+    ? {
+        ...base,
+        status: COMPLETED,
+        response: { statusCode: item.response_status, headers: item.response_headers, body: item.response_body },
+      }
+    : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until };
 };
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
-export const readRecord = async (merchantId: string, key: string, nowMs = Date.now()): Promise<IdempotencyRecord | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: idempotencyKey(merchantId, key), ConsistentRead: true }));
+export const readRecord = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  key: string,
+  nowMs = Date.now(),
+): Promise<IdempotencyRecord | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: idempotencyKey(merchantId, key), ConsistentRead: true }));
   const record = toRecord(Item);
   return record && isLive(record, nowMs) ? record : undefined;
 };
@@ -77,12 +96,11 @@ const CLAIM_ATTEMPTS = 3;
  * Claims `key` for this request, or answers the live record that holds it. The record keeps
  * `fingerprint` (what the request was) for 24 hours; the claim lasts `leaseMs`.
  */
-export const claimKey = async (request: {
-  merchantId: string;
-  key: string;
-  fingerprint: string;
-  leaseMs: number;
-}): Promise<ClaimOutcome> => {
+export const claimKey = async (
+  db: TableRef,
+  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number },
+): Promise<ClaimOutcome> => {
+  const { ddb, table } = db;
   const { merchantId, key, fingerprint, leaseMs } = request;
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
@@ -90,7 +108,7 @@ export const claimKey = async (request: {
     try {
       await ddb.send(
         new PutCommand({
-          TableName: TABLE_NAME,
+          TableName: table,
           Item: {
             ...idempotencyKey(merchantId, key),
             type: 'idempotency',
@@ -112,7 +130,7 @@ export const claimKey = async (request: {
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // The record that made the condition fail; the document client leaves it marshalled.
-      const held = error.Item ? toRecord(unmarshall(error.Item)) : await readRecord(merchantId, key);
+      const held = error.Item ? toRecord(unmarshall(error.Item)) : await readRecord(db, merchantId, key);
       if (held && isLive(held)) return { claimed: false, record: held };
       // It expired or was released between the write and the read: try again.
       if (attempt >= CLAIM_ATTEMPTS) throw new Error(`Could not claim idempotency key after ${attempt} attempts`, { cause: error });
@@ -130,12 +148,12 @@ const ownClaim = (claim: Claim) => ({
  * Stores the final response of the claimed request; it is replayed for 24 hours from now. False
  * when the claim was lost (its lease ran out and another request took the key over).
  */
-export const completeKey = async (claim: Claim, response: StoredResponse): Promise<boolean> => {
+export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
   try {
     await ddb.send(
       new UpdateCommand({
-        TableName: TABLE_NAME,
+        TableName: table,
         ...ownClaim(claim),
         UpdateExpression:
           'SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, completed_at = :now, #expires = :expires REMOVE in_flight_until',
@@ -163,11 +181,11 @@ export const completeKey = async (claim: Claim, response: StoredResponse): Promi
  * Gives the key up without storing a response (the request failed with a 5xx): the lease ends
  * now, so the next request with the key runs again. Uses UpdateItem (no DeleteItem in the roles).
  */
-export const releaseKey = async (claim: Claim): Promise<void> => {
+export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim): Promise<void> => {
   try {
     await ddb.send(
       new UpdateCommand({
-        TableName: TABLE_NAME,
+        TableName: table,
         ...ownClaim(claim),
         UpdateExpression: 'SET in_flight_until = :released',
         ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 },
