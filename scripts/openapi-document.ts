@@ -196,7 +196,7 @@ const PARAMETER_DOCS: Record<string, string> = {
 type Json = Record<string, any>;
 
 /**
- * Idempotency-Key facts (shared/middleware/idempotency.ts, shared/db/entities/idempotency.ts). Not
+ * Idempotency-Key facts (shared/http/idempotency.ts, shared/db/entities/idempotency.ts). Not
  * imported: those modules build a DynamoDB client at load, which needs a stage's environment;
  * test/unit/openapi.test.ts checks these equal theirs.
  */

@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 /**
  * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift.
  *
- * - pk/sk: every merchant item lives under `M#<merchantId>` (see keys.ts).
+ * - pk/sk: every merchant item lives under `M#<merchantId>` (see entities/base.ts).
  * - gsi1: generic lookup index: token hash -> token; every sequenced list of a merchant (orders,
  *   affiliates, affiliate requests per status, invites) by sequence number (see db/pages.ts).
  * - gsi3: second list index, for items listed under two keys (affiliates per tier).
