@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
+import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
 import { slugParams, uuidParams } from '#shared/schemas/common';
@@ -196,11 +197,11 @@ const PARAMETER_DOCS: Record<string, string> = {
 type Json = Record<string, any>;
 
 /**
- * Idempotency-Key facts (shared/http/idempotency.ts, shared/db/entities/idempotency.ts). Not
- * imported: those modules build a DynamoDB client at load, which needs a stage's environment;
- * test/unit/openapi.test.ts checks these equal theirs.
+ * Idempotency-Key facts. The key's length limit and the replay header are written out, not
+ * imported: shared/http/idempotency.ts builds a DynamoDB client at load, which needs a stage's
+ * environment; test/unit/openapi.test.ts checks they equal its own.
  */
-export const IDEMPOTENCY_FACTS = { maxKeyLength: 255, replayedHeader: 'idempotent-replayed', recordTtlHours: 24 };
+export const IDEMPOTENCY_FACTS = { maxKeyLength: 255, replayedHeader: 'idempotent-replayed', recordTtlHours: RECORD_TTL_SECONDS / 3600 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
