@@ -18,7 +18,7 @@ import { lambdaContext } from '#local/apigw';
 import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
 import { DEMO } from '#local/demo';
 import { importHandler } from '#local/handlers';
-import { runningStackPorts } from '#local/ports';
+import { runningDynamoDbEndpoint, runningStackPorts } from '#local/ports';
 import { stageEnvironment } from '#local/stack';
 import { parseStage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
@@ -79,7 +79,7 @@ function forSandbox(input: unknown): unknown {
 useLocalAwsEnv();
 const ports = runningStackPorts();
 const endpoints = {
-  dynamodb: `http://127.0.0.1:${ports.dynamodb}`,
+  dynamodb: runningDynamoDbEndpoint(),
   sqs: `http://127.0.0.1:${ports.sqs}`,
   ses: `http://127.0.0.1:${ports.ses}`,
 };

@@ -1,16 +1,60 @@
-/**
- * `npm start`: the whole API locally, no AWS account needed.
- *   npm start                  data kept in .local/dynamodb-v2 across restarts
- *   npm start -- --in-memory   a fresh, throw-away run
- */
+/** `npm start`: the whole API locally, no AWS account needed (`npm start -- --help`). */
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { DEMO } from '#local/demo';
 import { MissingJavaError } from '#local/emulators';
+import { FaultSpecError } from '#local/faults';
 import { portsFromEnv, removePortsFile, writePortsFile } from '#local/ports';
 import { LOCAL_DATA_DIR, startLocalStack } from '#local/stack';
 import { asError } from '#shared/errors';
 
-const inMemory = process.argv.includes('--in-memory');
+const USAGE = `Usage: npm start [-- OPTIONS]
+
+Starts DynamoDB Local, the SQS and SES emulators and both stages of the API on this machine.
+
+Options:
+  --in-memory                 a fresh, throw-away run (default: data kept in .local/${LOCAL_DATA_DIR})
+  --faults SPEC               inject faults into the functions' AWS calls, e.g.
+                              "dynamodb:throttle=5%,dynamodb.write:lost=2%,sqs:refuse=5%" (docs/correctness.md)
+  --faults-seed N             repeat the same fault draws
+  --dynamodb-endpoint URL     use a DynamoDB that already runs (creating the stages' tables if missing)
+                              instead of starting DynamoDB Local
+  -h, --help                  this text
+
+Ports: PORT (live, 3000), SANDBOX_PORT (3001), SES_PORT (8005), DYNAMODB_PORT (8000), SQS_PORT (4566).`;
+
+const usageError = (message: string): never => {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+};
+
+const { values: args } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        'in-memory': { type: 'boolean', default: false },
+        faults: { type: 'string' },
+        'faults-seed': { type: 'string' },
+        'dynamodb-endpoint': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return usageError(asError(error).message);
+  }
+})();
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const faultsSeed = args['faults-seed'] === undefined ? undefined : Number(args['faults-seed']);
+if (faultsSeed !== undefined && !Number.isInteger(faultsSeed))
+  usageError(`--faults-seed must be a whole number, got ${args['faults-seed']}`);
+const dynamodbEndpoint = args['dynamodb-endpoint'];
+if (dynamodbEndpoint !== undefined && !URL.canParse(dynamodbEndpoint))
+  usageError(`--dynamodb-endpoint must be a URL, got ${dynamodbEndpoint}`);
+
+const inMemory = args['in-memory'];
 const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
 
 try {
@@ -19,15 +63,18 @@ try {
     ports: portsFromEnv(),
     dataDir,
     seedDemo: true,
+    faults: args.faults,
+    faultsSeed,
+    dynamodbEndpoint,
     onRestart: (message) => console.error(message),
     onFatal: (message) => fatal?.(message),
   });
   // For `npm run invoke` and other tools on this machine: where this stack listens (.local/ports.json).
-  writePortsFile(stack.ports);
+  writePortsFile(stack.ports, undefined, dynamodbEndpoint);
   process.on('exit', () => removePortsFile());
   const seededNow = Object.keys(stack.demo).length > 0;
   console.log(`
-Affiliate Program Merchant API — local stack (${inMemory ? 'in memory' : `data in ${dataDir}`})
+Affiliate Program Merchant API — local stack (${dynamodbEndpoint ? `DynamoDB at ${dynamodbEndpoint}` : inMemory ? 'in memory' : `data in ${dataDir}`})
   live API      ${stack.stages.live.url}
   sandbox API   ${stack.stages.sandbox.url}
   SES inbox     ${stack.endpoints.ses}
@@ -38,7 +85,7 @@ Demo merchant ${DEMO.merchantId} (${seededNow ? 'seeded now' : 'already seeded'}
   live token, no live orders    ${DEMO.tokens.liveNoOrders}
   sandbox (testing) token       ${DEMO.tokens.sandbox}
 
-Try: curl -s ${stack.stages.live.url}/api/v2/orders -H 'Authorization: Bearer ${DEMO.tokens.live}' -H 'Accept: application/json'
+${args.faults ? `Faults injected into the functions' AWS calls: ${args.faults}${faultsSeed === undefined ? '' : ` (seed ${faultsSeed})`}\n` : ''}Try: curl -s ${stack.stages.live.url}/api/v2/orders -H 'Authorization: Bearer ${DEMO.tokens.live}' -H 'Accept: application/json'
 Ctrl-C stops everything.
 `);
   let stopping = false;
@@ -59,7 +106,7 @@ Ctrl-C stops everything.
     void stack.stop().finally(() => process.exit(1));
   };
 } catch (error) {
-  if (error instanceof MissingJavaError) {
+  if (error instanceof MissingJavaError || error instanceof FaultSpecError) {
     console.error(error.message);
   } else {
     console.error(`Could not start the local stack: ${asError(error).message}`);

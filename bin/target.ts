@@ -1,5 +1,5 @@
 import { useLocalAwsEnv } from '#local/aws-env';
-import { runningStackPorts } from '#local/ports';
+import { runningDynamoDbEndpoint } from '#local/ports';
 import { createStore, type Store } from '#shared/admin/store';
 import type { Stage } from '#shared/config';
 import { tableNameForStage } from '#shared/db/table-def';
@@ -7,13 +7,13 @@ import { tableNameForStage } from '#shared/db/table-def';
 /**
  * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is
  * set (AWS credentials and region from the environment), else the local stack's table of `stage`
- * (the running `npm start`'s DynamoDB port from its ports file; DYNAMODB_PORT overrides it).
+ * (the running `npm start`'s DynamoDB, from its ports file; DYNAMODB_PORT overrides it).
  */
 export const resolveStore = (stage: Stage): Store => {
   const deployed = process.env.SEED_TABLE_NAME;
   if (deployed) return createStore(deployed);
   useLocalAwsEnv();
-  const endpoint = `http://127.0.0.1:${runningStackPorts().dynamodb}`;
+  const endpoint = runningDynamoDbEndpoint();
   return createStore(tableNameForStage(stage), endpoint);
 };
 
@@ -28,5 +28,5 @@ export const useFunctionEnv = (stage: Stage) => {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   if (process.env.SEED_TABLE_NAME) return;
   useLocalAwsEnv();
-  process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${runningStackPorts().dynamodb}`;
+  process.env.AWS_ENDPOINT_URL_DYNAMODB ??= runningDynamoDbEndpoint();
 };

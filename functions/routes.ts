@@ -34,6 +34,9 @@ export type RouteDef = ApiRoute & {
   access: Access;
 };
 
+/** Every API function's Lambda timeout, well inside API Gateway's 29 s. */
+export const ROUTE_TIMEOUT_SECONDS = 10;
+
 export const routes = [
   {
     id: 'orders-create-legacy',

@@ -59,7 +59,8 @@ export const workers = [
     description: 'Re-sends order events whose queue send failed (outbox entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse outbox index, GetItem the order (its versions), send one message per
-    // unpublished version, mark them published (UpdateItem published_version, clear the outbox entry).
+    // unpublished version, mark them published (UpdateItem published_version, clear the outbox entry);
+    // the list block of an order whose create did not finish is marked for recount (UpdateItem).
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], queue: 'send' },
     timeoutSeconds: 50,
     environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
@@ -69,7 +70,8 @@ export const workers = [
     handler: 'functions/notifications/relay.ts',
     description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
-    // Query the sparse index, GetItem the owing item and its merchant, send, settle (UpdateItem).
+    // Query the sparse index, GetItem the owing item and its merchant (and an accepted request's
+    // affiliate), mark the count blocks of the unfinished request for recount, send, settle (UpdateItem).
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },

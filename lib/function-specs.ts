@@ -1,4 +1,4 @@
-import { type Access, type RouteDef, routes } from '#functions/routes';
+import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
 import { type TableAction, type WorkerAccess, type WorkerDef, workers } from '#functions/workers';
 import { GSI1 } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
@@ -83,7 +83,7 @@ export const functionSpecs = (): FunctionSpec[] => [
       handler: route.handler,
       description: `${route.method} ${route.path}`,
       access: routeAccess(route),
-      timeoutSeconds: 10,
+      timeoutSeconds: ROUTE_TIMEOUT_SECONDS,
       memoryMb: 256,
     }),
   ),

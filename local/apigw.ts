@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { RouteDef } from '#functions/routes';
+import { ROUTE_TIMEOUT_SECONDS, type RouteDef } from '#functions/routes';
 
 /**
  * API Gateway (REST API, Lambda proxy integration) emulation: matches a request to a route of the
@@ -200,8 +200,8 @@ export const buildEvent = (options: {
 };
 
 /** A Lambda context like the one the runtime passes (enough for middy and Powertools). */
-export const lambdaContext = (functionName: string): Context => {
-  const deadline = Date.now() + 29_000;
+export const lambdaContext = (functionName: string, timeoutSeconds = ROUTE_TIMEOUT_SECONDS): Context => {
+  const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: true,
     functionName,

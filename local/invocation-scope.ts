@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
+import type { FaultRule } from './faults';
 
 /**
  * One local process runs many handlers at once (every route of a stage, the relays, the commission
@@ -16,6 +17,10 @@ type Store = Record<string | symbol, unknown>;
 const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
 const X_RAY_TRACE_ID = Symbol.for('_AWS_LAMBDA_X_RAY_TRACE_ID');
 const TENANT_ID = Symbol.for('_AWS_LAMBDA_TENANT_ID');
+/** Local only: ends the invocation as if its environment died (the `stop` fault, local/faults.ts). */
+const STOP = Symbol('localStopInvocation');
+/** Local only: the fault rules a test's request brought for this invocation. */
+const FAULT_RULES = Symbol('localFaultRules');
 
 class LocalInvokeStore {
   readonly #als = new AsyncLocalStorage<Store>();
@@ -49,6 +54,31 @@ export const enableInvocationScopes = () => {
   store = global.awslambda.InvokeStore as LocalInvokeStore;
 };
 
-/** Runs one invocation in its own scope (a no-op wrapper until enableInvocationScopes). */
-export const invokeScoped = <T>(context: Pick<Context, 'awsRequestId'>, fn: () => Promise<T>): Promise<T> =>
-  store ? store.run({ [REQUEST_ID]: context.awsRequestId }, fn) : fn();
+/** An invocation ended by the `stop` fault: API Gateway answers such a crash with 502. */
+export class InvocationStopped extends Error {
+  override name = 'InvocationStopped';
+}
+
+/**
+ * Runs one invocation in its own scope (a no-op wrapper until enableInvocationScopes). The scope
+ * carries the invocation's own fault rules, if any, and a way to stop it: the invocation then
+ * rejects with InvocationStopped at once, while what it was doing is left hanging, never resumed.
+ */
+export const invokeScoped = <T>(context: Pick<Context, 'awsRequestId'>, fn: () => Promise<T>, faultRules?: FaultRule[]): Promise<T> => {
+  if (!store) return fn();
+  const scope = store;
+  return new Promise<T>((resolve, reject) => {
+    const stop = (reason: string) => reject(new InvocationStopped(reason));
+    scope.run({ [REQUEST_ID]: context.awsRequestId, [STOP]: stop, [FAULT_RULES]: faultRules }, fn).then(resolve, reject);
+  });
+};
+
+/** Stops the current invocation (see invokeScoped); false when there is none to stop. */
+export const stopCurrentInvocation = (reason: string): boolean => {
+  const stop = store?.get<(reason: string) => void>(STOP);
+  stop?.(reason);
+  return stop !== undefined;
+};
+
+/** The current invocation's own fault rules, as invokeScoped was given them. */
+export const currentFaultRules = (): FaultRule[] | undefined => store?.get<FaultRule[]>(FAULT_RULES);

@@ -47,9 +47,10 @@ export const freePorts = async (): Promise<Ports> => ({
  */
 export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 
-export const writePortsFile = (ports: Ports, file = PORTS_FILE) => {
+/** `dynamodbEndpoint`: the DynamoDB the stack uses when it did not start its own (`--dynamodb-endpoint`). */
+export const writePortsFile = (ports: Ports, file = PORTS_FILE, dynamodbEndpoint?: string) => {
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ pid: process.pid, ports }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ pid: process.pid, ports, ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}) }, null, 2)}\n`);
 };
 
 export const removePortsFile = (file = PORTS_FILE) => {
@@ -70,15 +71,21 @@ const alive = (pid: number) => {
   }
 };
 
+type Recorded = { ports?: Partial<Ports>; dynamodbEndpoint?: string };
+
+/** What the running `npm start` recorded (undefined when none runs). */
+const readRecorded = (file: string): Recorded | undefined => {
+  try {
+    const content = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number } & Recorded;
+    return typeof content.pid === 'number' && alive(content.pid) ? content : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** The ports of the running `npm start` (from PORTS_FILE), each overridden by its env variable. */
 export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolean } => {
-  let recorded: Partial<Ports> | undefined;
-  try {
-    const content = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number; ports?: Partial<Ports> };
-    if (typeof content.pid === 'number' && alive(content.pid)) recorded = content.ports;
-  } catch {
-    recorded = undefined;
-  }
+  const recorded = readRecorded(file)?.ports;
   const defaults = portsFromEnv();
   const fromEnv = (name: string, key: keyof Ports) =>
     process.env[name] !== undefined && process.env[name] !== '' ? defaults[key] : (recorded?.[key] ?? defaults[key]);
@@ -90,4 +97,13 @@ export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolea
     sqs: fromEnv('SQS_PORT', 'sqs'),
     recorded: recorded !== undefined,
   };
+};
+
+/**
+ * The DynamoDB endpoint of the running `npm start`: the one it was given with
+ * `--dynamodb-endpoint`, else its DynamoDB Local's port; DYNAMODB_PORT overrides both.
+ */
+export const runningDynamoDbEndpoint = (file = PORTS_FILE): string => {
+  const given = process.env.DYNAMODB_PORT ? undefined : readRecorded(file)?.dynamodbEndpoint;
+  return given ?? `http://127.0.0.1:${runningStackPorts(file).dynamodb}`;
 };

@@ -7,6 +7,7 @@ import { getMerchant } from '#shared/db/entities/merchant';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, useLocalAwsEnv } from './aws-env';
 import { DEMO, demoFixture } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
+import { parseFaultSpec } from './faults';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
 
@@ -33,7 +34,32 @@ export type LocalStackOptions = {
   onFatal?: (message: string) => void;
   /** A stage process died and was restarted (default: printed). */
   onRestart?: (message: string) => void;
+  /** Faults injected into the functions' AWS SDK clients (a SPEC of local/faults.ts). */
+  faults?: string;
+  /** Seed of the fault draws, for a repeatable run. */
+  faultsSeed?: number;
+  /** Let a request bring its own fault rules in the x-local-faults header (the integration tests). */
+  faultsHeader?: boolean;
+  /** A DynamoDB that already runs (DynamoDB Local of a team, anything that speaks its protocol): no DynamoDB Local is started. */
+  dynamodbEndpoint?: string;
 };
+
+/** How often each fault rule fired in a stage process ({} when it does not answer within a second). */
+const askFaultTally = (child: ChildProcess | undefined) =>
+  new Promise<Record<string, number>>((resolvePromise) => {
+    if (!child?.connected) return resolvePromise({});
+    const timer = setTimeout(() => finish({}), 1_000);
+    const onMessage = (message: unknown) => {
+      if (typeof message === 'object' && message !== null && 'faultTally' in message) finish(message.faultTally as Record<string, number>);
+    };
+    const finish = (tally: Record<string, number>) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolvePromise(tally);
+    };
+    child.on('message', onMessage);
+    child.send('fault-tally');
+  });
 
 /** A stage process dying more often than this within a minute is not restarted again. */
 export const MAX_RESTARTS_PER_MINUTE = 5;
@@ -46,6 +72,8 @@ export type LocalStack = {
   stages: Record<Stage, StageInfo>;
   /** The demo seed's result per stage, when it was seeded by this start. */
   demo: Partial<Record<Stage, SeedResult>>;
+  /** How often each fault rule fired so far, per stage. */
+  faultTally: () => Promise<Record<Stage, Record<string, number>>>;
   stop: () => Promise<void>;
 };
 
@@ -96,6 +124,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
   useLocalAwsEnv();
   const started: Emulator[] = [];
   const workers: ChildProcess[] = [];
+  const workersByStage = new Map<Stage, ChildProcess>();
   const onFatal = options.onFatal ?? ((message: string) => console.error(message));
   const onRestart = options.onRestart ?? ((message: string) => console.error(message));
   let stopping = false;
@@ -114,12 +143,17 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     await Promise.allSettled(started.reverse().map((emulator) => emulator.stop()));
   };
   try {
-    const dynamodb = await startDynamoDbLocal(ports.dynamodb, options.dataDir);
-    started.push(dynamodb);
-    dynamodb.onUnexpectedExit?.((code, signal) => {
-      if (!stopping)
-        onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
-    });
+    const faults = parseFaultSpec(options.faults ?? '');
+    const dynamodb = options.dynamodbEndpoint
+      ? { endpoint: options.dynamodbEndpoint }
+      : await startDynamoDbLocal(ports.dynamodb, options.dataDir);
+    if ('stop' in dynamodb) {
+      started.push(dynamodb);
+      dynamodb.onUnexpectedExit?.((code, signal) => {
+        if (!stopping)
+          onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
+      });
+    }
     const sqs = await startSqsEmulator(ports.sqs);
     started.push(sqs);
     const ses = await startSesEmulator(ports.ses);
@@ -160,6 +194,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
               return;
             }
             workers.push(replacement);
+            workersByStage.set(stage, replacement);
             supervise(stage, env, replacement, recent);
           },
           (error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`),
@@ -168,13 +203,24 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     };
     await Promise.all(
       STAGES.map(async (stage) => {
-        const env = { ...stageEnvironment(stage, stages[stage], endpoints), ...options.workerEnv };
+        const env = {
+          ...stageEnvironment(stage, stages[stage], endpoints),
+          ...(faults.length > 0 ? { LOCAL_FAULTS: options.faults ?? '' } : {}),
+          ...(options.faultsSeed !== undefined ? { LOCAL_FAULTS_SEED: String(options.faultsSeed) } : {}),
+          ...(options.faultsHeader ? { LOCAL_FAULTS_HEADER: 'on' } : {}),
+          ...options.workerEnv,
+        };
         const child = await startWorker(stage, ports[stage], env);
         workers.push(child);
+        workersByStage.set(stage, child);
         supervise(stage, env, child, []);
       }),
     );
-    return { ports, endpoints, stages, demo, stop };
+    const faultTally = async () => {
+      const tallies = await Promise.all(STAGES.map((stage) => askFaultTally(workersByStage.get(stage))));
+      return Object.fromEntries(STAGES.map((stage, index) => [stage, tallies[index] ?? {}])) as Record<Stage, Record<string, number>>;
+    };
+    return { ports, endpoints, stages, demo, faultTally, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -11,9 +11,10 @@ import { queueWorkers, type WorkerDef, workers } from '#functions/workers';
 import { currentStage, requireEnv } from '#shared/config';
 import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
+import { FaultSpecError, faultSpecRefused, faultsFromEnv } from './faults';
 import { importHandler } from './handlers';
 import { createApiServer } from './http';
-import { enableInvocationScopes, invokeScoped } from './invocation-scope';
+import { enableInvocationScopes, InvocationStopped, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
 
@@ -27,8 +28,10 @@ const relayIntervalMs = Number(process.env.RELAY_INTERVAL_MS ?? '5000');
 process.on('unhandledRejection', (error) => console.error(`[${stage}] unhandled rejection:`, error));
 process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught exception:`, error));
 
-// Before any handler module loads: each invocation keeps its own Lambda context in the logger.
+// Before any handler module loads: each invocation keeps its own Lambda context in the logger,
+// and the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts).
 enableInvocationScopes();
+const faults = faultsFromEnv();
 
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));
@@ -36,9 +39,15 @@ for (const route of routes) handlers.set(route.id, await importHandler<ApiHandle
 const server = createApiServer({
   stage,
   routes,
-  invoke: (route, event, context) => invokeScoped(context, () => (handlers.get(route.id) as ApiHandler)(event, context)),
+  invoke: (route, event, context) => {
+    const requestFaults = faults.takeRequestRules(event);
+    if (requestFaults instanceof FaultSpecError) return Promise.resolve(faultSpecRefused(requestFaults));
+    return invokeScoped(context, () => (handlers.get(route.id) as ApiHandler)(event, context), requestFaults);
+  },
   rateLimiter: createRateLimiter(rateLimitFromEnv()),
-  onError: (error) => console.error(`[${stage}]`, error),
+  onError: (error) => {
+    if (!(error instanceof InvocationStopped)) console.error(`[${stage}]`, error);
+  },
 });
 
 // The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
@@ -47,13 +56,18 @@ const allWorkers: readonly WorkerDef[] = workers;
 const scheduled = await Promise.all(
   allWorkers
     .filter((worker) => worker.trigger.kind === 'schedule')
-    .map(async (worker) => ({ id: worker.id, handler: await importHandler<ScheduledHandler>(worker.handler), running: false })),
+    .map(async (worker) => ({
+      id: worker.id,
+      timeoutSeconds: worker.timeoutSeconds,
+      handler: await importHandler<ScheduledHandler>(worker.handler),
+      running: false,
+    })),
 );
 const relayTimer = setInterval(() => {
   for (const job of scheduled) {
     if (job.running) continue;
     job.running = true;
-    const context = lambdaContext(job.id);
+    const context = lambdaContext(job.id, job.timeoutSeconds);
     invokeScoped(context, () => job.handler({}, context))
       .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${asError(error).message}`))
       .finally(() => (job.running = false));
@@ -76,6 +90,11 @@ const consumer =
 consumer?.start();
 
 server.listen(port, '127.0.0.1', () => process.send?.({ ready: true, stage, port }));
+
+// The local stack asks how often each fault fired (the soak prints it).
+process.on('message', (message) => {
+  if (message === 'fault-tally') process.send?.({ faultTally: Object.fromEntries(faults.tally) });
+});
 
 const shutdown = () => {
   clearInterval(relayTimer);

@@ -31,6 +31,16 @@ export const MESSAGES = {
   noLiveOrders: 'This token is not allowed to place live orders.',
 } as const;
 
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Idempotency-Key answers: a malformed header is 400, a key reused for another request 422, one still in flight 409. */
+export const IDEMPOTENCY_MESSAGES = {
+  required: 'The idempotency key field is required.',
+  tooLong: `The idempotency key field must not be greater than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
+  reused: 'The idempotency key has already been used with a different request.',
+  inFlight: 'A request with this idempotency key is still being processed.',
+} as const;
+
 export const unauthenticated = () => messageError(401, MESSAGES.unauthenticated);
 export const forbidden = (message: string) => messageError(403, message);
 export const notFound = () => messageError(404, MESSAGES.notFound);
@@ -38,6 +48,8 @@ export const notFound = () => messageError(404, MESSAGES.notFound);
 export const ruleRefused = (message: string) => messageError(422, message);
 /** Too much contention to commit in time: the client should retry (503, Retry-After). */
 export const busy = () => messageError(503, 'The service is busy. Please retry the request.');
+/** An Idempotency-Key reused for a different request (422). */
+export const keyReused = () => messageError(422, IDEMPOTENCY_MESSAGES.reused);
 /** Validation failed (422 keyed by field name). */
 export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { getXrayTraceDataFromEnv } from '@aws-lambda-powertools/commons/utils/env';
+import { HttpRequest } from '@smithy/core/transport';
+import type { BuildMiddleware, MetadataBearer, MiddlewareStack, ResponseMetadata } from '@smithy/types';
+import { classifyDependencyError } from '#shared/dependency-errors';
 
 /**
  * X-Ray subsegments for the AWS SDK calls a function makes (DynamoDB, SQS, SES), so a trace shows
@@ -22,22 +25,10 @@ import { getXrayTraceDataFromEnv } from '@aws-lambda-powertools/commons/utils/en
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };
 
-type SdkError = Error & {
-  $fault?: 'client' | 'server';
-  $metadata?: { httpStatusCode?: number; requestId?: string; attempts?: number };
-  $retryable?: { throttling?: boolean };
-};
+type SdkError = Error & { $fault?: 'client' | 'server'; $metadata?: ResponseMetadata };
 
-type Metadata = { httpStatusCode?: number; requestId?: string; attempts?: number };
-
-type Middleware = (
-  next: (args: { input: Record<string, unknown>; request: unknown }) => Promise<{ output: { $metadata?: Metadata } }>,
-  context: { clientName?: string; commandName?: string },
-) => (args: { input: Record<string, unknown>; request: unknown }) => Promise<{ output: { $metadata?: Metadata } }>;
-
-type TraceableClient = {
-  middlewareStack: { add: (middleware: Middleware, options: { step: 'build'; name: string; tags?: string[] }) => void };
-};
+/** Any SDK v3 client: its middleware stack takes a build-step middleware for every command. */
+export type SdkClient = { middlewareStack: Pick<MiddlewareStack<object, MetadataBearer>, 'add'> };
 
 /** The daemon's UDP address: `host:port`, or `udp:host:port tcp:host:port` (Lambda sets it). */
 export const daemonAddress = (value = process.env.AWS_XRAY_DAEMON_ADDRESS): { host: string; port: number } | undefined => {
@@ -68,22 +59,18 @@ const serviceName = (clientName = 'AWS') => clientName.replace(/Client$/, '').re
 
 const seconds = (ms: number) => ms / 1000;
 
-/** What the SDK retries as throttling: the service's throttling errors, or HTTP 429. */
-const isThrottle = (error: SdkError, status: number | undefined) =>
-  status === 429 ||
-  error.$retryable?.throttling === true ||
-  /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests/.test(error.name);
+/** Throttling as the SDK's retry strategy and DynamoDB's transaction cancellations say it. */
+const isThrottle = (error: SdkError, status: number | undefined) => status === 429 || classifyDependencyError(error) === 'throttled';
 
 export const TRACING_MIDDLEWARE_NAME = 'merchantApiXRaySubsegments';
 
-const middleware: Middleware = (next, context) => async (args) => {
+const middleware: BuildMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
   const trace = getXrayTraceDataFromEnv() as TraceData | undefined;
   if (!trace?.Root || !trace.Parent || trace.Sampled !== '1' || !daemonAddress()) return next(args);
   const id = randomBytes(8).toString('hex');
-  const headers = (args.request as { headers?: Record<string, string> } | undefined)?.headers;
-  if (headers) headers['X-Amzn-Trace-Id'] = `Root=${trace.Root};Parent=${id};Sampled=1`;
+  if (HttpRequest.isInstance(args.request)) args.request.headers['X-Amzn-Trace-Id'] = `Root=${trace.Root};Parent=${id};Sampled=1`;
   const started = Date.now();
-  const subsegment = (metadata: Metadata | undefined, failure?: SdkError) => {
+  const subsegment = (metadata: ResponseMetadata | undefined, failure?: SdkError) => {
     const status = metadata?.httpStatusCode;
     const input = args.input;
     send({
@@ -100,8 +87,8 @@ const middleware: Middleware = (next, context) => async (args) => {
         region: process.env.AWS_REGION,
         request_id: metadata?.requestId,
         retries: Math.max(0, (metadata?.attempts ?? 1) - 1),
-        ...(typeof input.TableName === 'string' ? { table_name: input.TableName } : {}),
-        ...(typeof input.QueueUrl === 'string' ? { queue_url: input.QueueUrl } : {}),
+        ...('TableName' in input && typeof input.TableName === 'string' ? { table_name: input.TableName } : {}),
+        ...('QueueUrl' in input && typeof input.QueueUrl === 'string' ? { queue_url: input.QueueUrl } : {}),
       },
       ...(status ? { http: { response: { status } } } : {}),
       ...(failure
@@ -128,8 +115,8 @@ const middleware: Middleware = (next, context) => async (args) => {
 };
 
 /** Adds the X-Ray subsegment middleware to an SDK v3 client (once); returns the client. */
-export const traceAwsClient = <T extends object>(client: T): T => {
-  (client as unknown as TraceableClient).middlewareStack.add(middleware, {
+export const traceAwsClient = <T extends SdkClient>(client: T): T => {
+  client.middlewareStack.add(middleware, {
     step: 'build',
     name: TRACING_MIDDLEWARE_NAME,
     tags: ['TRACING'],

@@ -6,8 +6,8 @@ import { publishOrderEvents } from '#shared/queue/orders';
 import { uuidParams } from '#shared/schemas/common';
 
 /** The cancel writes its order.cancelled event on the outbox; the fast path sends it at once. */
-export const handler = postApiHandler(route('orders-cancel'), { params: uuidParams }, async ({ merchant, params }) => {
-  const order = await cancelOrder(merchant.id, params.uuid);
+export const handler = postApiHandler(route('orders-cancel'), { params: uuidParams }, async ({ merchant, params, identity }) => {
+  const order = await cancelOrder(merchant.id, params.uuid, identity);
   countMetric(METRIC.ordersCancelled);
   await publishOrderEvents(merchant.id, order);
   return { data: { order: toOrderResponse(order) } };

@@ -9,8 +9,8 @@ import { orderUpdateBody } from '#shared/schemas/order';
 export const handler = apiHandler(
   route('orders-update'),
   { params: uuidParams, body: orderUpdateBody },
-  async ({ merchant, params, body }) => {
-    const order = await updateShipping(merchant.id, params.uuid, body.total_shipping_value);
+  async ({ merchant, params, body, identity }) => {
+    const order = await updateShipping(merchant.id, params.uuid, body.total_shipping_value, identity);
     await publishOrderEvents(merchant.id, order);
     return { data: { order: toOrderResponse(order) } };
   },

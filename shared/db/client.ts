@@ -1,14 +1,14 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { instrumentClient } from '#shared/aws-clients';
 import { requireEnv } from '#shared/config';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
-import { traceAwsClient } from '#shared/tracing';
 import type { TableRef } from './table-def';
 
 /** Module-scope client and table name: built once per container, reused by every invocation. */
 export const TABLE_NAME = requireEnv('TABLE_NAME');
 
-export const ddb = DynamoDBDocumentClient.from(traceAwsClient(new DynamoDBClient(FUNCTION_CLIENT_CONFIG.dynamodb)), {
+export const ddb = DynamoDBDocumentClient.from(instrumentClient('dynamodb', new DynamoDBClient(FUNCTION_CLIENT_CONFIG.dynamodb)), {
   marshallOptions: { removeUndefinedValues: true },
 });
 

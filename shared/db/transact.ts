@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { classifyDependencyError } from '#shared/dependency-errors';
 import type { TableRef } from './table-def';
 
 type Item = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -42,16 +43,15 @@ const withTable = (table: string, part: TransactPart): Item => {
 /**
  * TransactWriteItems over named parts. A cancellation caused by conditions becomes a
  * TransactionRefused naming the parts; one caused by a conflicting transaction (or anything else)
- * is rethrown as is, for withConflictRetry (retry.ts) to retry.
+ * is rethrown as is, for withWriteRetry (retry.ts) to retry.
  */
 export const transactWrite = async ({ ddb, table }: TableRef, parts: Readonly<Record<string, TransactPart>>): Promise<void> => {
   const names = Object.keys(parts);
   try {
     await ddb.send(new TransactWriteCommand({ TransactItems: names.map((name) => withTable(table, parts[name] as TransactPart)) }));
   } catch (error) {
-    if (!(error instanceof TransactionCanceledException)) throw error;
+    if (!(error instanceof TransactionCanceledException) || classifyDependencyError(error) !== 'refused') throw error;
     const reasons = error.CancellationReasons ?? [];
-    if (reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;
     const failed = names.filter((_, index) => reasons[index]?.Code === 'ConditionalCheckFailed');
     if (failed.length === 0) throw error;
     const oldItems: Record<string, Record<string, unknown>> = {};

@@ -10,14 +10,16 @@ import {
   RequestDecisionRefused,
   requestCountChange,
 } from '#shared/db/entities/affiliate-request';
-import { applyCountChanges, type CountChange, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, type CountChange, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
 import type { Merchant } from '#shared/db/merchants';
-import { isTransactionConflict, WRITE_ATTEMPTS, withConflictRetry } from '#shared/db/retry';
+import { backOff, WRITE_ATTEMPTS, withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused, type TransactPart, transactWrite } from '#shared/db/transact';
+import { isRetryableWriteFailure } from '#shared/dependency-errors';
 import { asError, busy, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requestDecisionMessage } from '#shared/mail/messages';
 import { deliverNotification } from '#shared/mail/send';
+import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { isoNow } from '#shared/time';
 import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
@@ -87,12 +89,19 @@ const affiliateChange = async (
   }
 };
 
-const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[]) => {
+/**
+ * After a decision committed: its count changes, then the affiliate's e-mail. `recovered`: the
+ * decision was this request's own, applied by an attempt whose answer was lost; whether its counts
+ * were applied is unknown, so their blocks are marked for an exact recount instead, and whether
+ * its e-mail went out too: one still owed goes with the notification relay, never twice.
+ */
+const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
   try {
-    await applyCountChanges(functionTable, merchant.id, counts);
+    await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts);
   } catch (error) {
     logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) });
   }
+  if (recovered) return;
   await deliverNotification(affiliateRequestKey(merchant.id, request.uuid), requestDecisionMessage(request, merchant.name), {
     notification: `affiliate_request_${request.status}`,
     uuid: request.uuid,
@@ -107,21 +116,29 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
  * race re-reads: a request that stopped being pending is a 422, one that vanished a 404; past the
  * attempts, 503. Then the affiliate is e-mailed (never undoing the accept).
  */
-export const acceptAffiliateRequest = async (merchant: Merchant, uuid: string): Promise<AffiliateRequestItem> => {
+export const acceptAffiliateRequest = async (
+  merchant: Merchant,
+  uuid: string,
+  identity: RequestIdentity = requestIdentity(merchant.id, undefined),
+): Promise<AffiliateRequestItem> => {
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const request = await getAffiliateRequest(functionTable, merchant.id, uuid, true);
     if (!request) throw notFound();
+    if (request.status === 'accepted' && request.last_write_id === identity.writeId) return recoverAccept(merchant, request);
     if (request.status !== 'pending') throw notPending(request.status);
     const existing = await findAffiliate(merchant.id, request.affiliate.slug, true);
     const now = isoNow();
     const affiliate = await affiliateChange(merchant, request, existing, now);
     try {
-      await transactWrite(functionTable, { request: decideRequestPart(merchant.id, uuid, 'accepted', now), affiliate: affiliate.part });
+      await transactWrite(functionTable, {
+        request: decideRequestPart(merchant.id, uuid, 'accepted', now, identity.writeId),
+        affiliate: affiliate.part,
+      });
     } catch (error) {
-      // Whatever condition failed (request decided meanwhile, affiliate changed) or conflicted,
-      // the next round's fresh reads decide: 404, 422 or another try.
-      if (!(error instanceof TransactionRefused) && !isTransactionConflict(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+      // Whatever condition failed (request decided meanwhile, affiliate changed), conflicted or was
+      // throttled, the next round's fresh reads decide: 404, 422 or another try.
+      if (!(error instanceof TransactionRefused) && !isRetryableWriteFailure(error)) throw error;
+      await backOff(attempt);
       continue;
     }
     const accepted: AffiliateRequestItem = {
@@ -141,19 +158,44 @@ export const acceptAffiliateRequest = async (merchant: Merchant, uuid: string): 
   throw busy();
 };
 
+/** This request's own accept, applied by an attempt whose answer was lost: answered again, its count blocks marked for recount. */
+const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem): Promise<AffiliateRequestItem> => {
+  const affiliate = await findAffiliate(merchant.id, request.affiliate.slug, true);
+  await settle(
+    merchant,
+    request,
+    [
+      requestCountChange(request, 'pending', -1),
+      requestCountChange(request, 'accepted', 1),
+      ...(affiliate ? affiliateCountChanges(affiliate) : []),
+    ],
+    true,
+  );
+  return request;
+};
+
 /**
  * Declines a pending request: one conditional UpdateItem (pending -> declined, retried on
- * conflict); its old image explains a refusal (404 when missing, 422 when already decided). Then
- * the affiliate is e-mailed. The request stays listable with status=declined.
+ * conflict or throttling); its old image explains a refusal (404 when missing, 422 when already
+ * decided, success when it was this request's own decline, applied by an attempt whose answer was
+ * lost). Then the affiliate is e-mailed. The request stays listable with status=declined.
  */
-export const declineAffiliateRequest = async (merchant: Merchant, uuid: string): Promise<AffiliateRequestItem> => {
+export const declineAffiliateRequest = async (
+  merchant: Merchant,
+  uuid: string,
+  identity: RequestIdentity = requestIdentity(merchant.id, undefined),
+): Promise<AffiliateRequestItem> => {
   let declined: AffiliateRequestItem;
+  let recovered = false;
   try {
-    declined = await withConflictRetry(() => decideRequest(functionTable, merchant.id, uuid, 'declined', isoNow()));
+    declined = await withWriteRetry(() => decideRequest(functionTable, merchant.id, uuid, 'declined', isoNow(), identity.writeId));
   } catch (error) {
     if (!(error instanceof RequestDecisionRefused)) throw error;
-    throw error.request ? notPending(error.request.status) : notFound();
+    if (error.request?.status !== 'declined' || error.request.last_write_id !== identity.writeId)
+      throw error.request ? notPending(error.request.status) : notFound();
+    declined = error.request;
+    recovered = true;
   }
-  await settle(merchant, declined, [requestCountChange(declined, 'pending', -1), requestCountChange(declined, 'declined', 1)]);
+  await settle(merchant, declined, [requestCountChange(declined, 'pending', -1), requestCountChange(declined, 'declined', 1)], recovered);
   return declined;
 };

@@ -1,27 +1,55 @@
 import { functionTable } from '#shared/db/client';
-import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
 import {
   addToEmailProjection,
+  getInvite,
   type InviteItem,
   inviteCountChange,
   inviteKey,
   inviteRecord,
   putInvitePart,
 } from '#shared/db/entities/invite';
-import { inviteEmailTaken, putInviteEmailPart } from '#shared/db/entities/invite-email';
+import { inviteEmailHolder, inviteHolderOf, putInviteEmailPart } from '#shared/db/entities/invite-email';
 import { owedNotification } from '#shared/db/entities/notification';
 import { getUser } from '#shared/db/entities/user';
 import type { Merchant } from '#shared/db/merchants';
-import { withConflictRetry } from '#shared/db/retry';
+import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { asError, type FieldErrors, invalid } from '#shared/errors';
+import { asError, type FieldErrors, invalid, keyReused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { invitationMessage } from '#shared/mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '#shared/mail/send';
+import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import type { InviteCreateInput } from '#shared/schemas/program';
 import { isoNow } from '#shared/time';
 
 export { toInviteResponse } from './program-model';
+
+/** The invite's follow-ups after its commit (the count change given, and the e-mail projection): logged when they fail, never thrown. */
+const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>) => {
+  const settled = await Promise.allSettled([counted, addToEmailProjection(functionTable, merchant.id, [invite])]);
+  for (const result of settled) {
+    if (result.status === 'rejected')
+      logger.error('Invite committed; a follow-up write failed', {
+        merchant_id: merchant.id,
+        uuid: invite.uuid,
+        error: asError(result.reason),
+      });
+  }
+};
+
+/**
+ * A retry of an invite whose commit was applied (its answer lost): the same invite, answered as
+ * the first time. Its count block is marked for recount (whether the first attempt counted it is
+ * unknown); an e-mail it still owes goes out with the notification relay.
+ */
+const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCreateInput): Promise<InviteItem> => {
+  const invite = await getInvite(functionTable, merchant.id, uuid, true);
+  if (!invite) throw new Error(`Invite ${uuid} refused its create as existing, and cannot be read`);
+  if (invite.email.toLowerCase() !== input.email.toLowerCase()) throw keyReused();
+  await settleInvite(merchant, invite, markCountsForRecount(functionTable, merchant.id, [inviteCountChange(invite)]));
+  return invite;
+};
 
 export const INVITE_MESSAGES = {
   emailTaken: 'The email has already been taken.',
@@ -38,36 +66,39 @@ export const INVITE_MESSAGES = {
  * After the commit: +1 on the list's block count and the address in the e-mail projection
  * (idempotent; a failure is logged), then the e-mail (a failed send never undoes the invite).
  */
-export const createInvite = async (merchant: Merchant, input: InviteCreateInput): Promise<InviteItem> => {
+export const createInvite = async (
+  merchant: Merchant,
+  input: InviteCreateInput,
+  identity: RequestIdentity = requestIdentity(merchant.id, undefined),
+): Promise<InviteItem> => {
   const db = functionTable;
-  const [sender, taken] = await Promise.all([getUser(db, merchant.id, input.sender_email), inviteEmailTaken(db, merchant.id, input.email)]);
+  const uuid = identity.newUuid('invite');
+  const [sender, holder] = await Promise.all([
+    getUser(db, merchant.id, input.sender_email),
+    inviteEmailHolder(db, merchant.id, input.email),
+  ]);
+  if (holder === uuid) return recoverInvite(merchant, uuid, input);
   const errors: FieldErrors = {};
-  if (taken) errors.email = [INVITE_MESSAGES.emailTaken];
+  if (holder !== undefined) errors.email = [INVITE_MESSAGES.emailTaken];
   if (!sender) errors.sender_email = [INVITE_MESSAGES.senderInvalid];
   if (Object.keys(errors).length > 0 || !sender) throw invalid(errors);
 
   const now = isoNow();
   const seq = await takeSequence(db, merchant.id, 'invites');
   const invite = {
-    ...inviteRecord(merchant.id, { seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now),
+    ...inviteRecord(merchant.id, { uuid, seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now),
     ...owedNotification(now),
   };
   try {
-    await withConflictRetry(() =>
+    await withWriteRetry(() =>
       transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }),
     );
   } catch (error) {
-    if (error instanceof TransactionRefused && error.refusedBy('guard')) throw invalid({ email: [INVITE_MESSAGES.emailTaken] });
-    throw error;
+    if (!(error instanceof TransactionRefused)) throw error;
+    if (error.refusedBy('invite') || inviteHolderOf(error.oldItems.guard) === uuid) return recoverInvite(merchant, uuid, input);
+    throw invalid({ email: [INVITE_MESSAGES.emailTaken] });
   }
-  const settled = await Promise.allSettled([
-    applyCountChanges(db, merchant.id, [inviteCountChange(invite)]),
-    addToEmailProjection(db, merchant.id, [invite]),
-  ]);
-  for (const result of settled) {
-    if (result.status === 'rejected')
-      logger.error('Invite committed; a follow-up write failed', { uuid: invite.uuid, error: asError(result.reason) });
-  }
+  await settleInvite(merchant, invite, applyCountChanges(db, merchant.id, [inviteCountChange(invite)]));
 
   await deliverNotification(inviteKey(merchant.id, invite.uuid), invitationMessage(invite, merchant.name, INVITE_LINK_BASE_URL), {
     notification: 'invitation',

@@ -1,25 +1,27 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
-import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, markForRecount, takeSequence } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import {
   buildOrder,
   type OrderItem,
   OrderUpdateRefused,
   orderCountChange,
+  orderCountKey,
   orderList,
   putOrderPart,
   getOrder as readOrder,
   updateOrder,
 } from '#shared/db/entities/order';
-import { orderNoTaken, putOrderNoPart } from '#shared/db/entities/order-no';
+import { holderOf, orderNoHolder, putOrderNoPart } from '#shared/db/entities/order-no';
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
-import { withConflictRetry } from '#shared/db/retry';
+import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, keyReused, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
+import type { RequestIdentity } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
@@ -42,45 +44,75 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * 2. the order's sequence number from the merchant's order counter: one atomic ADD, never a conflict;
  * 3. ONE transaction of what belongs to this request only: the order (with its outbox entry) and
  *    its order_no guard (attribute_not_exists: of racing creates with one order_no exactly one
- *    commits, the others get 422). A conflict on the guard is retried, then 503;
+ *    commits, the others get 422). A conflict or throttling is retried, then 503;
  * 4. after the commit, in parallel and idempotently: +1 on the order list's block count, and the
  *    customer's upsert. The order is durable by then: a failure here is logged, never a 500.
+ *
+ * The order's uuid comes from the request's identity: a create whose commit was applied but whose
+ * answer was lost finds its own order on the retry (the guard or the order refuses with our uuid)
+ * and answers it again, instead of "taken" (see recoverOrder).
  *
  * A create that loses the order_no race leaves its sequence number unused; the list counts only
  * committed orders, so pages show no gap and the total stays exact.
  */
-export const createOrder = async (merchant: Merchant, input: OrderCreateInput): Promise<OrderItem> => {
+export const createOrder = async (merchant: Merchant, input: OrderCreateInput, identity: RequestIdentity): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
-  const [affiliate, taken] = await Promise.all([
+  const uuid = identity.newUuid('order');
+  const [affiliate, holder] = await Promise.all([
     getAffiliate(db, merchant.id, input.affiliate_slug, true),
-    orderNoTaken(db, merchant.id, input.order_no),
+    orderNoHolder(db, merchant.id, input.order_no),
   ]);
+  if (holder === uuid) return recoverOrder(merchant, uuid, input);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
-  if (taken) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
+  if (holder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
   if (Object.keys(errors).length > 0) throw invalid(errors);
 
-  const order = buildOrder(input, { seq: await takeSequence(db, merchant.id, 'orders') });
+  const order = buildOrder(input, { uuid, seq: await takeSequence(db, merchant.id, 'orders') });
   try {
-    await withConflictRetry(() =>
+    await withWriteRetry(() =>
       transactWrite(db, {
         order: putOrderPart(merchant.id, order, { queued: true }),
         orderNo: putOrderNoPart(merchant.id, order.order_no, order.uuid),
       }),
     );
   } catch (error) {
-    if (error instanceof TransactionRefused && error.refusedBy('orderNo')) throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
-    throw error;
+    if (!(error instanceof TransactionRefused)) throw error;
+    if (error.refusedBy('order') || holderOf(error.oldItems.orderNo) === uuid) return recoverOrder(merchant, uuid, input);
+    throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
+  await settleCreate(merchant, order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
+  return order;
+};
+
+/** The create's follow-ups after its commit (the count change given, and the customer's upsert): logged when they fail, never thrown. */
+const settleCreate = async (merchant: Merchant, order: OrderItem, counted: Promise<void>) => {
   const settled = await Promise.allSettled([
-    applyCountChanges(db, merchant.id, [orderCountChange(order)]),
-    order.customer ? upsertCustomer(db, merchant.id, order.customer, order.created_at) : Promise.resolve(),
+    counted,
+    order.customer ? upsertCustomer(functionTable, merchant.id, order.customer, order.created_at) : Promise.resolve(),
   ]);
   for (const result of settled) {
     if (result.status === 'rejected')
       logger.error('Order committed; a follow-up write failed', { order_uuid: order.uuid, error: result.reason as Error });
   }
+};
+
+/**
+ * A retry of a create whose order was committed (its answer lost): the same order, answered as
+ * the first time. Whether the first attempt counted it is unknown, so its list block is marked for
+ * an exact recount instead of counted again; the customer's upsert is idempotent. A different
+ * order under the same Idempotency-Key is the key's reuse (422), as when its record is kept.
+ */
+const recoverOrder = async (merchant: Merchant, uuid: string, input: OrderCreateInput): Promise<OrderItem> => {
+  const order = await readOrder(functionTable, merchant.id, uuid, true);
+  if (!order) throw new Error(`Order ${uuid} refused its create as existing, and cannot be read`);
+  if (order.order_no !== input.order_no) throw keyReused();
+  await settleCreate(
+    merchant,
+    order,
+    markForRecount(functionTable, orderCountKey(merchant.id, order)).then(() => undefined),
+  );
   return order;
 };
 
@@ -104,18 +136,21 @@ const changeOrder = async (
   merchantId: string,
   uuid: string,
   update: Parameters<typeof updateOrder>[3],
+  identity: RequestIdentity,
   explain: (old: OrderItem) => Error,
 ): Promise<OrderItem> => {
   try {
-    return await withConflictRetry(() => updateOrder(functionTable, merchantId, uuid, update));
+    return await withWriteRetry(() => updateOrder(functionTable, merchantId, uuid, update, identity.writeId));
   } catch (error) {
     if (!(error instanceof OrderUpdateRefused)) throw error;
+    // This request's own change, applied by an attempt whose answer was lost.
+    if (error.order?.last_write_id === identity.writeId) return error.order;
     throw error.order ? explain(error.order) : notFound();
   }
 };
 
 /** Replaces total_shipping_value, and nothing else, on an order that is not cancelled. */
-export const updateShipping = (merchantId: string, uuid: string, totalShippingValue: number) =>
+export const updateShipping = (merchantId: string, uuid: string, totalShippingValue: number, identity: RequestIdentity) =>
   changeOrder(
     merchantId,
     uuid,
@@ -124,6 +159,7 @@ export const updateShipping = (merchantId: string, uuid: string, totalShippingVa
       condition: 'attribute_not_exists(cancelled_at)',
       values: { ':value': totalShippingValue, ':now': isoNow() },
     },
+    identity,
     () => ruleRefused(ORDER_MESSAGES.cancelledNotUpdatable),
   );
 
@@ -131,7 +167,7 @@ export const updateShipping = (merchantId: string, uuid: string, totalShippingVa
  * Cancels an order. Every rule is a condition on the write, so of concurrent cancels exactly one
  * succeeds; a refusal names the first rule the order breaks.
  */
-export const cancelOrder = (merchantId: string, uuid: string, now: Date = new Date()) =>
+export const cancelOrder = (merchantId: string, uuid: string, identity: RequestIdentity, now: Date = new Date()) =>
   changeOrder(
     merchantId,
     uuid,
@@ -140,6 +176,7 @@ export const cancelOrder = (merchantId: string, uuid: string, now: Date = new Da
       condition: 'attribute_not_exists(cancelled_at) AND attribute_not_exists(payment_id) AND created_at >= :cutoff',
       values: { ':now': now.toISOString(), ':cutoff': oneMonthBefore(now).toISOString() },
     },
+    identity,
     (old) =>
       ruleRefused(
         old.cancelled_at

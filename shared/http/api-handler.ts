@@ -3,6 +3,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Credential } from '#shared/db/merchants';
 import { logger } from '#shared/logger';
+import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { jsonBody } from './json-body';
@@ -18,6 +19,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   traceId: string;
   /** The request URL without its query, and the raw query: for pagination links. */
   link: { url: string; rawQuery: Record<string, string> };
+  /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
+  identity: RequestIdentity;
 };
 
 export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
@@ -72,7 +75,14 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
     .use(validation(schemas))
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
-      const reply = await handle({ ...input, merchant: credential.merchant, token: credential.token, traceId, link: requestLink(event) });
+      const reply = await handle({
+        ...input,
+        merchant: credential.merchant,
+        token: credential.token,
+        traceId,
+        link: requestLink(event),
+        identity: requestIdentity(credential.merchant.id, context.idempotency),
+      });
       return envelopeResponse(route.envelope, traceId, reply);
     });
   // The schemas the route validates with, for the test that holds the OpenAPI document to them.

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, busy, errorName, type FieldErrors, MESSAGES } from '#shared/errors';
+import { isPassingDependencyFailure } from '#shared/dependency-errors';
+import { ApiError, busy, type FieldErrors, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { ApiMiddleware } from './types';
 
@@ -40,6 +41,8 @@ export const legacyFailureBody = (statusCode: number, errors: FieldErrors) => {
   const first = Object.values(errors)[0]?.[0] ?? MESSAGES.serverError;
   if (statusCode === 401) return { message: MESSAGES.unauthenticated };
   if (statusCode === 422) return { success: false, message: MESSAGES.invalidData, data: { errors } };
+  // A malformed header (400) names its field, as a validation failure does.
+  if (statusCode === 400) return { success: false, message: first, data: { errors } };
   return { success: false, message: first, data: [] };
 };
 
@@ -58,24 +61,10 @@ export const envelopeResponse = (kind: EnvelopeKind, traceId: string, reply: Rep
 };
 
 /**
- * A dependency that did not answer in time or asked us to slow down (the SDK's TimeoutError after
- * its retries, DynamoDB or SQS throttling, a 5xx of the service): nothing about the request is
- * wrong and a retry may well pass, so the client gets 503 with Retry-After, not a 500.
- */
-const TRANSIENT_ERRORS = new Set([
-  'TimeoutError',
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-]);
-export const isTransientDependencyError = (error: unknown): boolean => TRANSIENT_ERRORS.has(errorName(error));
-
-/**
  * Turns any error of the request into a failure in the route's envelope. An ApiError exposes its
- * status and messages; a transient dependency error is a 503; anything else is logged with the
- * trace id and answered with a generic 500.
+ * status and messages; a dependency failure that passes by itself (shared/dependency-errors.ts:
+ * no answer in time, a refused connection, throttling, a conflict) is a 503 with Retry-After;
+ * anything else is logged with the trace id and answered with a generic 500.
  */
 export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
   const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
@@ -91,8 +80,8 @@ export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
         request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
         return;
       }
-      if (isTransientDependencyError(error)) {
-        logger.error('A dependency timed out or throttled; answered 503', error);
+      if (isPassingDependencyFailure(error)) {
+        logger.error('A dependency was unavailable, throttled or in conflict; answered 503', error);
         const refusal = busy();
         request.response = failure(request.context.traceId, refusal.statusCode, refusal.errors);
         return;

@@ -2,7 +2,8 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
 import { claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
-import { ApiError, invalidField } from '#shared/errors';
+import { withWriteRetry } from '#shared/db/retry';
+import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import { requestFingerprint } from './request-fingerprint';
@@ -16,7 +17,7 @@ import type { ApiMiddleware } from './types';
  *
  *   trace id -> idempotentResponse -> error envelope -> authentication -> idempotencyKey -> JSON body -> validation -> handler
  *
- * - idempotencyKey (before, after authentication): no header, nothing happens. A bad key is 422 `idempotency_key`.
+ * - idempotencyKey (before, after authentication): no header, nothing happens. A malformed key is 400 `idempotency_key`.
  *   Otherwise it claims the key for this merchant; if another request holds it: a different
  *   request (method, path, body) is 422, one still in flight is 409 with Retry-After, a finished
  *   one is answered with its stored response (same status and body, `Idempotent-Replayed: true`)
@@ -27,16 +28,13 @@ import type { ApiMiddleware } from './types';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
-export const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH = MAX_IDEMPOTENCY_KEY_LENGTH;
 
-export const IDEMPOTENCY_MESSAGES = {
-  required: 'The idempotency key field is required.',
-  tooLong: `The idempotency key field must not be greater than ${MAX_KEY_LENGTH} characters.`,
-  reused: 'The idempotency key has already been used with a different request.',
-  inFlight: 'A request with this idempotency key is still being processed.',
-} as const;
-
-/** Seconds a client should wait before retrying a request whose key is still in flight. */
+/**
+ * Seconds a client should wait before retrying a request whose key is still in flight. Most such
+ * requests finish within a second; one whose function died holds the key until its lease runs out
+ * (the function's timeout plus a margin), and a retry then takes it over.
+ */
 const RETRY_AFTER_SECONDS = 1;
 
 /**
@@ -54,8 +52,9 @@ export const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefine
 
 const checkKey = (key: string) => {
   const length = [...key].length;
-  if (length === 0) throw invalidField('idempotency_key', IDEMPOTENCY_MESSAGES.required);
-  if (length > MAX_KEY_LENGTH) throw invalidField('idempotency_key', IDEMPOTENCY_MESSAGES.tooLong);
+  // A malformed header is a bad request (400), as the IETF draft answers it.
+  if (length === 0) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.required] });
+  if (length > MAX_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
 };
 
 const replay = (stored: StoredResponse): APIGatewayProxyResult => ({
@@ -75,18 +74,15 @@ export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGateway
     if (key === undefined) return undefined;
     checkKey(key);
     const fingerprint = requestFingerprint(event);
-    const outcome = await claimKey(functionTable, {
-      merchantId: context.credential.merchant.id,
-      key,
-      fingerprint,
-      leaseMs: leaseMs(context),
-    });
+    const outcome = await withWriteRetry(() =>
+      claimKey(functionTable, { merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) }),
+    );
     if (outcome.claimed) {
       context.idempotency = outcome.claim;
       return undefined;
     }
     const { record } = outcome;
-    if (record.fingerprint !== fingerprint) throw new ApiError(422, { message: [IDEMPOTENCY_MESSAGES.reused] });
+    if (record.fingerprint !== fingerprint) throw keyReused();
     if (record.status === 'in_progress') {
       throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
@@ -104,7 +100,7 @@ export const idempotentResponse = (): ApiMiddleware => {
     request.context.idempotency = undefined;
     try {
       if (!response || response.statusCode >= 500) {
-        await releaseKey(functionTable, claim);
+        await withWriteRetry(() => releaseKey(functionTable, claim));
         return;
       }
       const stored: StoredResponse = {
@@ -112,7 +108,8 @@ export const idempotentResponse = (): ApiMiddleware => {
         headers: Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)])),
         body: response.body,
       };
-      if (!(await completeKey(functionTable, claim, stored)))
+      // Retried like every write: a throttled or conflicted record would make the next retry run the request again.
+      if (!(await withWriteRetry(() => completeKey(functionTable, claim, stored))))
         logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
       // The client still gets its answer; the key stays in flight until its lease ends.

@@ -1,12 +1,12 @@
 import { SESClient } from '@aws-sdk/client-ses';
+import { instrumentClient } from '#shared/aws-clients';
 import { requireEnv } from '#shared/config';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
-import { traceAwsClient } from '#shared/tracing';
 
 /** The verified SES identity every e-mail is sent from. */
 export const MAIL_FROM = requireEnv('MAIL_FROM');
 
-const newClient = () => traceAwsClient(new SESClient(FUNCTION_CLIENT_CONFIG.ses));
+const newClient = () => instrumentClient('ses', new SESClient(FUNCTION_CLIENT_CONFIG.ses));
 
 /** With the functions' timeouts (shared/sdk-timeouts.ts): a hung SES fails the send, never the request. */
 export let ses = newClient();

@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { instrumentClient } from '#shared/aws-clients';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
-import { traceAwsClient } from '#shared/tracing';
 
 /**
  * The functions' SQS client, without any queue URL: client.ts adds the orders queue (senders),
@@ -10,4 +10,4 @@ import { traceAwsClient } from '#shared/tracing';
  * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
  * names that need not resolve. Timeouts: shared/sdk-timeouts.ts.
  */
-export const sqs = traceAwsClient(new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false }));
+export const sqs = instrumentClient('sqs', new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false }));

@@ -5,6 +5,8 @@ import type { StackInfo } from './stack-info';
 
 /**
  * Starts one local stack for the whole integration run: in memory, on free ports, without the demo.
+ * A request may bring its own injected faults (the x-local-faults header, local/faults.ts), so a
+ * test faults exactly the calls it means to and no other test sees them.
  * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and the
  * outbox relay runs often so the SQS-outage test is quick. The commission consumer does not poll
  * (CONSUMER_POLL=off): the queue tests count the messages themselves, and the commission tests
@@ -13,11 +15,13 @@ import type { StackInfo } from './stack-info';
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack({
     ports: await freePorts(),
+    faultsHeader: true,
     workerEnv: {
       AUTH_CACHE_TTL_SECONDS: '0',
       RELAY_INTERVAL_MS: '300',
       OUTBOX_MIN_AGE_SECONDS: '1',
       NOTIFICATION_MIN_AGE_SECONDS: '2',
+      RECOUNT_MIN_AGE_SECONDS: '2',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       CONSUMER_POLL: 'off',
     },

@@ -172,12 +172,12 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
   it.each([
     ['empty', '', 'The idempotency key field is required.'],
     ['longer than 255 characters', 'k'.repeat(256), 'The idempotency key field must not be greater than 255 characters.'],
-  ])('answers 422 keyed idempotency_key to a key that is %s', async (_, key, message) => {
+  ])('answers 400 keyed idempotency_key to a key that is %s (a malformed header)', async (_, key, message) => {
     // Act
     const answer = await create(key, orderBody());
 
     // Assess
-    expect(answer.status).toBe(422);
+    expect(answer.status).toBe(400);
     expect(answer.body).toEqual({
       success: false,
       data: null,
@@ -344,10 +344,10 @@ describe('Idempotency-Key on the legacy POST /api/orders/create', () => {
       message: 'The given data was invalid.',
       data: { errors: { message: ['The idempotency key has already been used with a different request.'] } },
     });
-    expect(bad.status).toBe(422);
+    expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
       success: false,
-      message: 'The given data was invalid.',
+      message: 'The idempotency key field is required.',
       data: { errors: { idempotency_key: ['The idempotency key field is required.'] } },
     });
     expect(busy.status).toBe(409);

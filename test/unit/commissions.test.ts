@@ -7,7 +7,7 @@ import type { OrderItem } from '#shared/db/entities/order';
 import { advanceLedger, applyOrderChanges, computeCommission, LEDGER_ATTEMPTS, segmentForRow } from '#shared/domain/commissions';
 import { parseOrderEvent } from '#shared/domain/order-events';
 import type { SegmentItem } from '#shared/domain/program-model';
-import { lambdaContext } from './support/api';
+import { workerContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedAffiliate } from './support/fixtures';
 
@@ -369,7 +369,7 @@ describe('the consumer handler', () => {
     };
 
     // Act
-    const response = await handler(event as never, lambdaContext('commissions-process'));
+    const response = await handler(event as never, workerContext('commissions-process'));
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
@@ -397,7 +397,7 @@ describe('the consumer handler', () => {
     ddbMock.on(PutCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ProvisionedThroughputExceededException' }));
 
     // Act
-    const response = await handler({ Records: [record('throttled', accepted(ORDER))] } as never, lambdaContext('commissions-process'));
+    const response = await handler({ Records: [record('throttled', accepted(ORDER))] } as never, workerContext('commissions-process'));
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'throttled' }] });
@@ -411,7 +411,7 @@ describe('the consumer handler', () => {
     // Act
     const response = await handler(
       { Records: [record('good', accepted(ORDER)), record('malformed', 'not json')] } as never,
-      lambdaContext('commissions-process'),
+      workerContext('commissions-process'),
     );
 
     // Assess

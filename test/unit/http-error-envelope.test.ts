@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '#functions/orders/cancel';
 import { handler as createV2 } from '#functions/orders/create';
@@ -9,7 +9,7 @@ import { handler as listOrders } from '#functions/orders/list';
 import { handler as updateOrder } from '#functions/orders/update';
 import { logger } from '#shared/logger';
 import { apiEvent, expectV2Error, invoke } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { connectionRefused, ddbMock, resetAwsMocks, serviceUnavailable, sqsMock } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
@@ -85,6 +85,41 @@ describe('unexpected errors', () => {
       expect(v2.raw).not.toContain(INTERNALS);
     },
   );
+
+  it.each([
+    ['a refused connection (a plain Error with code ECONNREFUSED)', connectionRefused],
+    ['a 503 answer of the service', () => serviceUnavailable(503)],
+    ['a 500 InternalServerError', () => serviceUnavailable(500)],
+  ])('are a 503 with Retry-After, not a 500, when DynamoDB is unavailable (%s), in either envelope', async (_label, failure) => {
+    // Prepare
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).rejects(failure());
+    ddbMock.on(TransactWriteCommand).rejects(failure());
+
+    // Act
+    const v2 = await invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
+    const legacy = await invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expectV2Error(v2, 503, { message: ['The service is busy. Please retry the request.'] });
+    expect(v2.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
+    expect(legacy.statusCode).toBe(503);
+    expect(legacy.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
+    expect(legacy.body).toEqual({ success: false, message: 'The service is busy. Please retry the request.', data: [] });
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+  });
+
+  it('are a 503 when authentication cannot reach DynamoDB (ECONNREFUSED), not a 401 or a 500', async () => {
+    // Prepare
+    ddbMock.on(QueryCommand).rejects(connectionRefused());
+
+    // Act
+    const response = await invoke(getOrder, apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID } }));
+
+    // Assess
+    expectV2Error(response, 503, { message: ['The service is busy. Please retry the request.'] });
+    expect(response.headers).toMatchObject({ 'retry-after': '1' });
+  });
 
   it('are logged with their details for the operator', async () => {
     // Prepare

@@ -1,5 +1,12 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -114,9 +121,9 @@ describe('the first request with a key', () => {
     expect(input.Item).toMatchObject({ ...RECORD_KEY, status: 'in_progress', fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(input.Item!.expires_at).toBeGreaterThanOrEqual(Math.floor(before / 1000) + DAY);
     expect(input.Item!.expires_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + DAY);
-    // The local context gives the invocation 29 s; the lease adds a margin on top of what is left.
-    expect(input.Item!.in_flight_until).toBeGreaterThan(before + 29_000);
-    expect(input.Item!.in_flight_until).toBeLessThanOrEqual(Date.now() + 29_000 + 10_000);
+    // The local context gives the invocation the routes' 10 s; the lease adds a margin on top of what is left.
+    expect(input.Item!.in_flight_until).toBeGreaterThan(before + 10_000);
+    expect(input.Item!.in_flight_until).toBeLessThanOrEqual(Date.now() + 10_000 + 10_000);
     expect(input.ConditionExpression).toContain('attribute_not_exists(pk)');
     expect(input.ConditionExpression).toContain('in_flight_until < :nowMs');
   });
@@ -385,31 +392,120 @@ describe('the same key with a different request', () => {
   });
 });
 
+describe('claiming a key', () => {
+  it('requires the same request (fingerprint) to take over a record whose lease ran out', async () => {
+    // Act
+    const event = createEvent();
+    await invoke(createV2, event);
+
+    // Assess
+    const input = idempotencyPuts()[0]!.args[0].input;
+    expect(input.ConditionExpression).toBe(
+      'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
+    );
+    expect(input.ExpressionAttributeValues).toMatchObject({ ':fingerprint': requestFingerprint(event), ':inProgress': 'in_progress' });
+    expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
+  });
+
+  it('holds the key when its claim is refused by its own applied attempt (the old image has its claim id): the request runs, not 409', async () => {
+    // Prepare: the SDK retried a claim whose first attempt was applied but whose answer was lost.
+    ddbMock.on(PutCommand).callsFake(async (input: PutCommandInput) => {
+      throw conditionFailed(marshall(input.Item ?? {}));
+    });
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.headers).not.toHaveProperty('idempotent-replayed');
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(idempotencyPuts()).toHaveLength(1);
+    const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
+    const [update] = idempotencyUpdates();
+    expect(update!.ExpressionAttributeValues).toMatchObject({ ':claimId': claimId, ':statusCode': 201, ':body': response.raw });
+  });
+
+  it.each([
+    ['released (its request failed with a 5xx)', { in_flight_until: 0 }],
+    ['dead (its lease ran out)', { in_flight_until: Date.now() - 1 }],
+  ])('answers 422 reused to another request while the record of the key is %s within its 24 hours, and runs nothing', async (_, state) => {
+    // Prepare
+    const first = createEvent();
+    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(first, state)));
+
+    // Act
+    const response = await invoke(createV2, createEvent({ body: orderBody({ order_no: 'A-2002' }) }));
+
+    // Assess
+    expectV2Error(response, 422, { message: ['The idempotency key has already been used with a different request.'] });
+    expect(idempotencyPuts()).toHaveLength(1);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+
+  it('lets a retry of the same request take over a released record: it claims again and runs', async () => {
+    // Prepare: released between the claim's write and its read of the record.
+    const event = createEvent();
+    ddbMock
+      .on(PutCommand)
+      .rejectsOnce(conditionFailed(inProgressRecord(event, { in_flight_until: 0 })))
+      .resolves({});
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(idempotencyPuts()).toHaveLength(2);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 201 });
+  });
+
+  it('answers 503 with Retry-After, not 500, when the key cannot be claimed in 3 attempts, and runs nothing', async () => {
+    // Prepare: every attempt is refused, and the record is gone (expired, released) by the time it is read.
+    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({});
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expectV2Error(response, 503, { message: ['The service is busy. Please retry the request.'] });
+    expect(response.headers).toMatchObject({ 'retry-after': '1' });
+    expect(idempotencyPuts()).toHaveLength(3);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+});
+
 describe('a bad key', () => {
   it.each([
     ['empty', '', 'The idempotency key field is required.'],
     ['256 characters', 'k'.repeat(256), 'The idempotency key field must not be greater than 255 characters.'],
-  ])('(%s) is 422 keyed idempotency_key, and nothing is claimed or created', async (_, key, message) => {
+  ])('(%s) is 400 keyed idempotency_key, and nothing is claimed or created', async (_, key, message) => {
     // Act
     const response = await invoke(createV2, createEvent({ headers: { 'Idempotency-Key': key } }));
 
     // Assess
-    expectV2Error(response, 422, { idempotency_key: [message] });
+    expectV2Error(response, 400, { idempotency_key: [message] });
     expect(idempotencyPuts()).toHaveLength(0);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
   });
 
-  it('is 422 in the legacy envelope on the legacy route', async () => {
+  it('is 400 in the legacy envelope on the legacy route', async () => {
     // Act
     const response = await invoke(createLegacy, legacyEvent({ headers: { 'Idempotency-Key': '' } }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
+    expect(response.statusCode).toBe(400);
     expect(response.body).toEqual({
       success: false,
-      message: 'The given data was invalid.',
+      message: 'The idempotency key field is required.',
       data: { errors: { idempotency_key: ['The idempotency key field is required.'] } },
     });
+    expect(idempotencyPuts()).toHaveLength(0);
+    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
   });
 
   it('comes after authentication: an unauthenticated caller gets 401 and learns nothing else', async () => {

@@ -13,7 +13,7 @@ import { applyOrderChanges, type CommissionLedger } from '#shared/domain/commiss
 import { cancelOrder, createOrder } from '#shared/domain/orders';
 import { deliverNotification } from '#shared/mail/send';
 import { metrics } from '#shared/metrics';
-import { apiEvent, invoke, lambdaContext } from './support/api';
+import { apiEvent, invoke, workerContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, ORDER_UUID, orderBody, storedOrder, stubAuth, TOKENS } from './support/fixtures';
 
@@ -106,7 +106,10 @@ describe('commissions', () => {
     vi.spyOn(metrics, 'addDimensions');
 
     // Act
-    await processCommissions({ Records: [message('m-1'), message('m-2')] } as unknown as SQSEvent, lambdaContext() as never);
+    await processCommissions(
+      { Records: [message('m-1'), message('m-2')] } as unknown as SQSEvent,
+      workerContext('commissions-process') as never,
+    );
 
     // Assess
     expect(points()).toEqual(['CommissionsRecorded=1 Count', 'CommissionAmount=2500 None']);
@@ -122,7 +125,7 @@ describe('commissions', () => {
     });
 
     // Act
-    await processCommissions({ Records: [message('m-1')] } as unknown as SQSEvent, lambdaContext() as never);
+    await processCommissions({ Records: [message('m-1')] } as unknown as SQSEvent, workerContext('commissions-process') as never);
 
     // Assess
     expect(points()).toEqual(['CommissionAmount=-2500 None']);
@@ -163,8 +166,8 @@ describe('outbox', () => {
       .resolvesOnce({ Items: [] });
 
     // Act
-    await outboxRelay({}, lambdaContext() as never);
-    await outboxRelay({}, lambdaContext() as never);
+    await outboxRelay({}, workerContext('outbox-relay') as never);
+    await outboxRelay({}, workerContext('outbox-relay') as never);
 
     // Assess
     expect(points()).toEqual(['OutboxOldestAgeSeconds=120 Seconds', 'OutboxOldestAgeSeconds=0 Seconds']);

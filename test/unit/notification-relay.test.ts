@@ -3,9 +3,10 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as relayHandler } from '#functions/notifications/relay';
+import { logger } from '#shared/logger';
 import { relayPendingNotifications } from '#shared/mail/relay';
 import { MAX_ATTEMPTS, MAX_PERMANENT_ATTEMPTS, mailFailure, notificationOutcomeUpdate, retryDelaySeconds } from '#shared/mail/settle';
-import { lambdaContext } from './support/api';
+import { workerContext } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
 
 const sesMock = mockClient(SESClient);
@@ -62,6 +63,7 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 describe('relayPendingNotifications', () => {
@@ -245,10 +247,73 @@ describe('relayPendingNotifications', () => {
     stored(owedInvite(1));
 
     // Act
-    const result = await relayHandler({}, lambdaContext('notification-relay'));
+    const result = await relayHandler({}, workerContext('notification-relay'));
 
     // Assess
     expect(result).toMatchObject({ sent: 1 });
+  });
+});
+
+describe('relayPendingNotifications and the list counts', () => {
+  const recountMarks = () =>
+    ddbMock
+      .commandCalls(UpdateCommand)
+      .map((call) => call.args[0].input)
+      .filter((input) => input.ExpressionAttributeValues?.[':outboxKind'] === 'RECOUNT')
+      .map((input) => input.Key);
+  const inviteBlock = (block: number) => ({ pk: `M#${MERCHANT}#COUNTS`, sk: `invites#all#${String(block).padStart(8, '0')}` });
+
+  it.each([
+    ['was never tried (the request stopped after its commit)', undefined],
+    ['failed once in the request', 1],
+  ])('marks the list block of an invite whose e-mail %s for recount, then sends it', async (_label, attempts) => {
+    // Prepare
+    indexPages([inviteKey(1)]);
+    stored(owedInvite(1, { seq: 513, ...(attempts === undefined ? {} : { notification_attempts: attempts }) }));
+
+    // Act
+    const result = await relayPendingNotifications();
+
+    // Assess
+    expect(result).toMatchObject({ sent: 1 });
+    expect(recountMarks()).toEqual([inviteBlock(2)]);
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: inviteBlock(2),
+      UpdateExpression:
+        'ADD n :zero SET #type = :type, marked_at = :now, gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+    });
+  });
+
+  it('marks nothing for an e-mail the relay itself already tried (its request had finished long before)', async () => {
+    // Prepare
+    indexPages([inviteKey(1)]);
+    stored(owedInvite(1, { notification_attempts: 2 }));
+
+    // Act
+    const result = await relayPendingNotifications();
+
+    // Assess
+    expect(result).toMatchObject({ sent: 1 });
+    expect(recountMarks()).toEqual([]);
+  });
+
+  it('still sends the e-mail when the mark fails, and logs it', async () => {
+    // Prepare
+    indexPages([inviteKey(1)]);
+    stored(owedInvite(1));
+    ddbMock.on(UpdateCommand, { Key: inviteBlock(0) }).rejects(new Error('mark failed'));
+    const warned = vi.spyOn(logger, 'warn');
+
+    // Act
+    const result = await relayPendingNotifications();
+
+    // Assess
+    expect(result).toMatchObject({ sent: 1 });
+    expect(sentTo()).toEqual(['invitee-1@example.com']);
+    expect(warned).toHaveBeenCalledWith('Could not mark the counts of an unfinished request for recount', {
+      sk: inviteKey(1).sk,
+      error_name: 'Error',
+    });
   });
 });
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as cancelOrder } from '#functions/orders/cancel';
 import { apiEvent, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID, UUID } from './support/fixtures';
 
 const cancel = (uuid = ORDER_UUID) => invoke(cancelOrder, apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid } }));
 
@@ -50,7 +50,7 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
       TableName: 'unit-table',
       Key: ORDER_KEY,
       UpdateExpression:
-        'SET cancelled_at = :now, updated_at = :now, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+        'SET cancelled_at = :now, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
@@ -95,9 +95,12 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     expect(input?.ConditionExpression).toContain('attribute_not_exists(cancelled_at)');
     expect(input?.ConditionExpression).toContain('attribute_not_exists(payment_id)');
     expect(input?.ConditionExpression).toContain('created_at >= :cutoff');
+    // A write this request already applied (its answer lost) is never applied twice.
+    expect(input?.ConditionExpression).toContain('(attribute_not_exists(last_write_id) OR last_write_id <> :writeId)');
     expect(input?.ExpressionAttributeValues).toEqual({
       ':now': '2026-03-31T12:34:56.789Z',
       ':cutoff': '2026-02-28T12:34:56.789Z',
+      ':writeId': expect.stringMatching(UUID),
       ':one': 1,
       ':outboxKind': 'OUTBOX',
       ':outboxSince': '2026-03-31T12:34:56.789Z',

@@ -27,6 +27,8 @@ const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders'
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const GUARD_KEY = { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001' };
 const CUSTOMER_KEY = { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' };
+/** The order that holds order_no A-1001 when a test says it is taken (another request's). */
+const OTHER_ORDER_UUID = '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9';
 
 const postV2 = (body: unknown) => invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body }));
 const postLegacy = (body: unknown) => invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body }));
@@ -136,6 +138,8 @@ describe('POST /api/v2/orders/create', () => {
       TableName: 'unit-table',
       Item: { ...GUARD_KEY, type: 'order_no', order_uuid: uuid },
       ConditionExpression: 'attribute_not_exists(pk)',
+      // A refused guard names its holder: a retry of this very create recognises its own order.
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
@@ -152,13 +156,13 @@ describe('POST /api/v2/orders/create', () => {
     expect(JSON.stringify(transactItems())).not.toMatch(/COUNTER#|"MERCHANT"|AFFILIATE#|CUSTOMER#|#COUNTS|orders_count/);
   });
 
-  it('reads the affiliate (consistently) and the order_no guard, then takes the sequence number with one atomic ADD, then commits', async () => {
+  it('reads the affiliate (consistently) and the holder of the order_no guard, then takes the sequence number with one atomic ADD, then commits', async () => {
     // Act
     await postV2(orderBody());
 
     // Assess
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: AFFILIATE_KEY, ConsistentRead: true });
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: GUARD_KEY, ProjectionExpression: 'pk' });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: GUARD_KEY, ProjectionExpression: 'order_uuid' });
     expect(updatesOf(ORDER_COUNTER_KEY)).toHaveLength(1);
     expect(updatesOf(ORDER_COUNTER_KEY)[0]?.args[0].input).toEqual({
       TableName: 'unit-table',
@@ -372,7 +376,7 @@ describe('POST /api/v2/orders/create', () => {
 
   it('answers 422 on order_no when the guard already exists; no sequence number is taken and nothing is written', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
 
     // Act
     const response = await postV2(orderBody());
@@ -387,7 +391,7 @@ describe('POST /api/v2/orders/create', () => {
   it('names both fields when the affiliate is invalid and the order_no is taken', async () => {
     // Prepare
     stubOrderCreate({ affiliate: null });
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
 
     // Act
     const response = await postV2(orderBody());
@@ -415,8 +419,9 @@ describe('POST /api/v2/orders/create', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('does not take a refusal of the order part for an order_no problem: 500, nothing counted', async () => {
-    // Prepare: an order uuid that exists already is a defect, not the client's fault.
+  it('does not take a refusal of the order part for an order_no problem: it reads its own order, and when that is missing answers 500, nothing counted', async () => {
+    // Prepare: the order part refuses only when an order of this uuid exists (an applied attempt of
+    // this very create); one that cannot then be read is a defect, not the client's fault.
     ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
 
     // Act
@@ -425,7 +430,10 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(500);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    const orderKey = { pk: MERCHANT_PK, sk: transactItems()[0]?.Put?.Item?.sk };
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: orderKey, ConsistentRead: true });
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('does not retry a failure that is not a conflict: 500, nothing counted or queued', async () => {
@@ -547,7 +555,7 @@ describe('POST /api/orders/create (legacy)', () => {
 
   it('answers 422 with data.errors when order_no is taken', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
 
     // Act
     const response = await postLegacy(orderBody());

@@ -165,11 +165,12 @@ describe('the order entity', () => {
     });
   });
 
-  it('puts the order_no guard naming its order, on the condition that the order_no is free', () => {
+  it('puts the order_no guard naming its order, on the condition that the order_no is free; a refusal hands back the holder', () => {
     expect(putOrderNoPart('m', 'A-1001', 'u-1')).toEqual({
       Put: {
         Item: { pk: 'M#m', sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: 'u-1' },
         ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
   });

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as updateOrder } from '#functions/orders/update';
 import { apiEvent, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
-import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
+import { MERCHANT_PK, ORDER_UUID, storedOrder, stubAuth, TOKENS, TRACE_ID, UUID } from './support/fixtures';
 
 const patch = (body: unknown, uuid = ORDER_UUID) =>
   invoke(updateOrder, apiEvent('orders-update', { token: TOKENS.live, pathParameters: { uuid }, body }));
@@ -42,10 +42,11 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
       TableName: 'unit-table',
       Key: ORDER_KEY,
       UpdateExpression:
-        'SET total_shipping_value = :value, updated_at = :now, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+        'SET total_shipping_value = :value, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
       ExpressionAttributeValues: {
         ':value': 1250,
         ':now': expect.any(String),
+        ':writeId': expect.stringMatching(UUID),
         ':one': 1,
         ':outboxKind': 'OUTBOX',
         ':outboxSince': expect.any(String),
@@ -70,6 +71,8 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     const condition = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression;
     expect(condition).toContain('attribute_exists(pk)');
     expect(condition).toContain('attribute_not_exists(cancelled_at)');
+    // A write this request already applied (its answer lost) is never applied twice.
+    expect(condition).toContain('(attribute_not_exists(last_write_id) OR last_write_id <> :writeId)');
     // Read-free: the condition decides, no GetItem of the order first.
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY });
   });

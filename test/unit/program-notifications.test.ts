@@ -385,6 +385,8 @@ describe('invite', () => {
       TableName: 'unit-table',
       Item: { ...GUARD_KEY, type: 'invite_email', invite_uuid: invite.uuid },
       ConditionExpression: 'attribute_not_exists(pk)',
+      // A refused guard names its holder: a retry of this very invite recognises its own.
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(countChanges()).toEqual({ 'invites#all#00000000': 1 });
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
@@ -398,7 +400,7 @@ describe('invite', () => {
 
   it('answers 422 naming every failing field, and takes no sequence number, when the address is invited and the sender unknown', async () => {
     // Prepare
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: GUARD_KEY });
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { invite_uuid: '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9' } });
     ddbMock.on(GetCommand, { Key: USER_KEY }).resolves({});
 
     // Act

@@ -6,7 +6,7 @@ import { handler as relayHandler } from '#functions/outbox/relay';
 import { logger } from '#shared/logger';
 import { sqs } from '#shared/queue/client';
 import { orderEventMessage, publishOrderEvents, relayPendingOrders } from '#shared/queue/orders';
-import { lambdaContext } from './support/api';
+import { workerContext } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedOrder } from './support/fixtures';
 
@@ -39,7 +39,21 @@ const batchAnswer = (accepted?: string[]) => async (input: SendMessageBatchComma
   };
 };
 
-const removedKeys = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
+const PUBLISHED = 'SET published_version = :v REMOVE gsi2pk, gsi2sk';
+/** The orders whose outbox entry was cleared (published_version set), in call order. */
+const removedKeys = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .filter((call) => call.args[0].input.UpdateExpression === PUBLISHED)
+    .map((call) => call.args[0].input.Key);
+/** The block counts marked for recount (a RECOUNT entry on gsi2), in call order. */
+const recountMarks = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .filter((call) => call.args[0].input.ExpressionAttributeValues?.[':outboxKind'] === 'RECOUNT')
+    .map((call) => call.args[0].input.Key);
+/** The order list's first block count of a merchant (sequence numbers 0-255). */
+const firstOrderBlock = (merchantId: string) => ({ pk: `M#${merchantId}#COUNTS`, sk: 'orders#all#00000000' });
 
 /** The order each outbox entry points at, as stored: accepted, nothing published yet. */
 const storeOrders = (entries: { pk: string; sk: string }[], extra: Record<string, unknown> = { version: 1, published_version: 0 }) => {
@@ -297,6 +311,9 @@ describe('relayPendingOrders', () => {
       UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
       ExpressionAttributeValues: { ':v': 1 },
     });
+    // Nothing of these creates was ever published: each may have stopped before counting its order.
+    // One mark per block: merchant A's two orders share theirs.
+    expect(recountMarks()).toEqual([firstOrderBlock(MERCHANT_A), firstOrderBlock(MERCHANT_B)]);
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: ENTRIES[0]?.pk, sk: ENTRIES[0]?.sk }, ConsistentRead: true });
   });
 
@@ -337,7 +354,9 @@ describe('relayPendingOrders', () => {
     await relayPendingOrders();
 
     // Assess: version 1 went, 2 did not; 3 went but waits for 2 (it is sent again next run)
-    expect(ddbMock).toHaveReceivedCommandExactlyOnceWith(UpdateCommand, { ExpressionAttributeValues: { ':v': 1 } });
+    expect(removedKeys()).toEqual([{ pk: entry.pk, sk: entry.sk }]);
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: PUBLISHED, ExpressionAttributeValues: { ':v': 1 } });
+    expect(recountMarks()).toEqual([firstOrderBlock(MERCHANT_A)]);
   });
 
   it('clears only the entries SQS accepted and stops the run on a partial failure', async () => {
@@ -367,7 +386,10 @@ describe('relayPendingOrders', () => {
 
     // Assess
     expect(sent).toBe(0);
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(removedKeys()).toEqual([]);
+    // The marks come before the send: an unfinished create is recounted whatever SQS says.
+    expect(recountMarks()).toHaveLength(2);
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 2);
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
   });
 
@@ -387,7 +409,75 @@ describe('relayPendingOrders', () => {
     expect(sent).toBe(30);
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 3);
     expect(sqsMock).toHaveReceivedCommandTimes(SendMessageBatchCommand, 3);
-    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 30);
+    expect(removedKeys()).toHaveLength(30);
+    // One mark a batch: its ten orders share a block.
+    expect(recountMarks()).toHaveLength(3);
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 33);
+  });
+});
+
+describe('relayPendingOrders and the list counts', () => {
+  it('marks the block of an order whose first event was never published (a create that may have stopped before counting it) for recount', async () => {
+    // Prepare
+    const entry = ENTRIES[0]!;
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [entry] })
+      .resolves({ Items: [] });
+    storeOrders([entry], { version: 1, published_version: 0, seq: 700 });
+    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+
+    // Act
+    await relayPendingOrders();
+
+    // Assess
+    expect(recountMarks()).toEqual([{ pk: `M#${MERCHANT_A}#COUNTS`, sk: 'orders#all#00000002' }]);
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      TableName: 'unit-table',
+      Key: { pk: `M#${MERCHANT_A}#COUNTS`, sk: 'orders#all#00000002' },
+      UpdateExpression:
+        'ADD n :zero SET #type = :type, marked_at = :now, gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': NOW, ':outboxKind': 'RECOUNT', ':outboxSince': NOW },
+    });
+  });
+
+  it('marks nothing for an order whose create finished (its first event was published)', async () => {
+    // Prepare
+    const entry = ENTRIES[0]!;
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [entry] })
+      .resolves({ Items: [] });
+    storeOrders([entry], { version: 2, published_version: 1 });
+    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+
+    // Act
+    const sent = await relayPendingOrders();
+
+    // Assess
+    expect(sent).toBe(1);
+    expect(recountMarks()).toEqual([]);
+  });
+
+  it('still relays the events when a mark fails, and logs it', async () => {
+    // Prepare
+    const entry = ENTRIES[0]!;
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [entry] })
+      .resolves({ Items: [] });
+    storeOrders([entry]);
+    ddbMock.on(UpdateCommand, { Key: firstOrderBlock(MERCHANT_A) }).rejects(new Error('mark failed'));
+    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+    const warned = vi.spyOn(logger, 'warn');
+
+    // Act
+    const sent = await relayPendingOrders();
+
+    // Assess
+    expect(sent).toBe(1);
+    expect(removedKeys()).toEqual([{ pk: entry.pk, sk: entry.sk }]);
+    expect(warned).toHaveBeenCalledWith('Could not mark an unfinished create for recount', { error: expect.any(Error) });
   });
 });
 
@@ -402,7 +492,7 @@ describe('the outbox relay function', () => {
     sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
 
     // Act
-    const result = await relayHandler({}, lambdaContext('outbox-relay'));
+    const result = await relayHandler({}, workerContext('outbox-relay'));
 
     // Assess
     expect(result).toEqual({ sent: 2 });

@@ -1,13 +1,16 @@
 /**
- * Issue 9, point 6: in DynamoDB two transactions that touch one item at the same time cancel each
- * other (TransactionCanceledException with a `TransactionConflict` reason), and a single-item write
- * that meets a running transaction on its item gets TransactionConflictException. DynamoDB Local
- * produces neither, so they are injected here. On every write path such a conflict is retried with
- * back-off and succeeds once it passes; past the retry budget the client gets 503 with Retry-After
- * in the route's envelope, never a 500, and nothing that follows a commit (list counts, queue
- * message, e-mail) happens.
+ * In DynamoDB two transactions that touch one item at the same time cancel each other
+ * (TransactionCanceledException with a `TransactionConflict` reason), and a single-item write that
+ * meets a running transaction on its item gets TransactionConflictException. A write over the
+ * capacity of its table, index or partition is throttled: a transaction is cancelled with a
+ * `ThrottlingError` or `ProvisionedThroughputExceeded` reason (which the SDK does not retry), a
+ * single-item write gets ProvisionedThroughputExceededException or ThrottlingException. DynamoDB
+ * Local produces none of these, so they are injected here. On every write path such a failure is
+ * retried with back-off and succeeds once it passes; past the retry budget the client gets 503 with
+ * Retry-After in the route's envelope, never a 500, and nothing that follows a commit (list counts,
+ * queue message, e-mail) happens. A DynamoDB that cannot be reached or does not answer is not
+ * retried by the write path (the SDK did): 503 at once.
  */
-import type { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -22,7 +25,18 @@ import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { handler as updateOrder } from '#functions/orders/update';
 import { WRITE_ATTEMPTS } from '#shared/db/retry';
 import { type ApiResponse, apiEvent, invoke } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled, transactionConflict } from './support/aws';
+import {
+  connectionRefused,
+  ddbMock,
+  provisionedThroughputExceeded,
+  resetAwsMocks,
+  serviceUnavailable,
+  sqsMock,
+  throttling,
+  timedOut,
+  transactionCanceled,
+  transactionConflict,
+} from './support/aws';
 import {
   COUNTS_PK,
   MERCHANT_PK,
@@ -57,14 +71,32 @@ const pendingRequest = {
   updated_at: '2026-03-01T10:00:00.000Z',
 };
 
-type Conflict = () => TransactionCanceledException | TransactionConflictException;
+type Conflict = () => Error;
 
-/** A transaction can be cancelled by a conflict, or meet one as an exception; a single-item write only the latter. */
+/**
+ * A transaction can be cancelled by a conflict or by throttling, or meet either as an exception;
+ * a single-item write only the exceptions.
+ */
 const TRANSACTION_CONFLICTS: [string, Conflict][] = [
   ['a TransactionConflict cancellation', () => transactionCanceled('None', 'TransactionConflict')],
   ['a TransactionConflictException', transactionConflict],
+  ['a ThrottlingError cancellation', () => transactionCanceled('ThrottlingError', 'None')],
+  ['a ProvisionedThroughputExceeded cancellation', () => transactionCanceled('None', 'ProvisionedThroughputExceeded')],
+  ['a ProvisionedThroughputExceededException', provisionedThroughputExceeded],
+  ['a ThrottlingException', throttling],
 ];
-const ITEM_CONFLICTS: [string, Conflict][] = [['a TransactionConflictException', transactionConflict]];
+const ITEM_CONFLICTS: [string, Conflict][] = [
+  ['a TransactionConflictException', transactionConflict],
+  ['a ProvisionedThroughputExceededException', provisionedThroughputExceeded],
+  ['a ThrottlingException', throttling],
+];
+
+/** DynamoDB out of reach or silent, after the SDK's own retries: the write may or may not have been applied. */
+const UNAVAILABLE: [string, Conflict][] = [
+  ['a refused connection (ECONNREFUSED)', connectionRefused],
+  ['a TimeoutError', timedOut],
+  ['a 500 InternalServerError', () => serviceUnavailable(500)],
+];
 
 type WritePath = {
   route: string;
@@ -223,7 +255,7 @@ afterEach(() => {
 
 describe.each(PATHS)('$route', (path) => {
   describe.each(path.conflicts)('meeting %s', (_kind, conflict) => {
-    it('retries with growing back-off and succeeds once the conflict has passed', async () => {
+    it('retries with growing back-off and succeeds once it has passed', async () => {
       // Prepare
       path.prepare();
       conflictOn(path, conflict, 2);
@@ -257,6 +289,32 @@ describe.each(PATHS)('$route', (path) => {
           : { success: false, message: BUSY, data: [] },
       );
       expect(attempts).toHaveLength(WRITE_ATTEMPTS);
+      expect(countWrites()).toHaveLength(0);
+      expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+      expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
+    });
+  });
+});
+
+describe.each(PATHS)('$route', (path) => {
+  describe.each(UNAVAILABLE)('meeting %s', (_kind, failure) => {
+    it("answers 503 with Retry-After in the route's envelope after its one attempt, never a 500, and does nothing that follows a commit", async () => {
+      // Prepare
+      path.prepare();
+      conflictOn(path, failure);
+
+      // Act
+      const response = await actThroughBackOff(path);
+
+      // Assess
+      expect(response.statusCode).toBe(503);
+      expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
+      expect(response.body).toEqual(
+        path.envelope === 'v2'
+          ? { success: false, data: null, errors: { message: [BUSY] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } }
+          : { success: false, message: BUSY, data: [] },
+      );
+      expect(attempts).toHaveLength(1);
       expect(countWrites()).toHaveLength(0);
       expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
       expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);

@@ -30,6 +30,8 @@ const requestSchema = z.looseObject({
   requested_at: z.string(),
   decided_at: nullableString(),
   updated_at: z.string(),
+  /** The write id of the request that decided it (shared/request-identity.ts). */
+  last_write_id: z.optional(z.string()),
   ...notificationState,
 });
 export type AffiliateRequestItem = z.output<typeof requestSchema>;
@@ -102,16 +104,18 @@ export const affiliateRequestList = (merchantId: string, statuses: readonly Affi
  * so that of a concurrent accept and decline exactly one commits. It moves the request to its new
  * status's list (same sequence number) and records the e-mail the decision owes.
  */
-const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string) => {
+/** The decision, stamped with the deciding request's write id (a retry recognises its own applied decision). */
+const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
   const owed = owedNotificationUpdate(now);
   return {
     Key: affiliateRequestKey(merchantId, uuid),
-    UpdateExpression: `SET #status = :decision, decided_at = :now, updated_at = :now, #listPk = :listPk, ${owed.set}`,
+    UpdateExpression: `SET #status = :decision, decided_at = :now, updated_at = :now, #listPk = :listPk, last_write_id = :writeId, ${owed.set}`,
     ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
     ExpressionAttributeNames: { '#status': 'status', '#listPk': GSI1.partitionKey },
     ExpressionAttributeValues: {
       ':decision': decision,
       ':now': now,
+      ':writeId': writeId,
       ':pending': 'pending',
       ':listPk': listPartition(merchantId, 'affiliate_requests', decision),
       ...owed.values,
@@ -120,8 +124,14 @@ const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' |
 };
 
 /** The request's part of the accept transaction. */
-export const decideRequestPart = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string): TransactPart => ({
-  Update: decisionUpdate(merchantId, uuid, decision, now),
+export const decideRequestPart = (
+  merchantId: string,
+  uuid: string,
+  decision: 'accepted' | 'declined',
+  now: string,
+  writeId: string,
+): TransactPart => ({
+  Update: decisionUpdate(merchantId, uuid, decision, now, writeId),
 });
 
 export class RequestDecisionRefused extends Error {
@@ -138,12 +148,13 @@ export const decideRequest = async (
   uuid: string,
   decision: 'accepted' | 'declined',
   now: string,
+  writeId: string,
 ): Promise<AffiliateRequestItem> => {
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
         TableName: table,
-        ...decisionUpdate(merchantId, uuid, decision, now),
+        ...decisionUpdate(merchantId, uuid, decision, now, writeId),
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

@@ -117,6 +117,20 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
   if (lost.length > 0) throw new CountNotKept(lost);
 };
 
+/**
+ * Marks for an exact recount every block the given changes touch, without applying them: for a
+ * write that committed while it is unknown whether its count changes were applied (a retry that
+ * finds its own applied write, a relay that finishes a request that stopped after its commit).
+ */
+export const markCountsForRecount = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
+  const keys = new Map<string, Key>();
+  for (const change of changes) {
+    const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
+    keys.set(`${key.pk} ${key.sk}`, key);
+  }
+  await Promise.all([...keys.values()].map((key) => markForRecount(db, key)));
+};
+
 /** A block count that may be wrong and could not be marked for recount (`npm run admin -- recount`). */
 export class CountNotKept extends Error {
   constructor(readonly keys: readonly Key[]) {

@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import { busy } from '#shared/errors';
 import { itemKey, type Key, parseStoredOptional } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
@@ -35,17 +36,21 @@ const COMPLETED = 'completed';
 export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string };
 
 export type IdempotencyRecord =
-  | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number }
+  | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
   | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
 
 /** The right to run the request, held by the invocation that wrote the `in_progress` record. */
-export type Claim = { merchantId: string; key: string; claimId: string };
+/** `fingerprint`: what the request is (method, path, body), so that what it creates is named after the request, not the key alone. */
+export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
 export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
 
-/** A record that no longer counts: past its 24 hours, or in progress with its lease run out. */
+/** A record past its 24 hours: as if there were none. */
+const isExpired = (record: IdempotencyRecord, nowMs = Date.now()): boolean => record.expiresAt <= Math.floor(nowMs / 1000);
+
+/** A record that still answers for its key: within its 24 hours, and not in progress with its lease run out. */
 export const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
-  record.expiresAt > Math.floor(nowMs / 1000) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
+  !isExpired(record, nowMs) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
 
 /** The stored record: an `in_progress` claim or a `completed` response. */
 const recordSchema = z.discriminatedUnion('status', [
@@ -54,6 +59,7 @@ const recordSchema = z.discriminatedUnion('status', [
     fingerprint: z.string(),
     [TTL_ATTRIBUTE]: z.number(),
     in_flight_until: z.number(),
+    claim_id: z.optional(z.string()),
   }),
   z.looseObject({
     status: z.literal(COMPLETED),
@@ -75,7 +81,7 @@ const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
         status: COMPLETED,
         response: { statusCode: item.response_status, headers: item.response_headers, body: item.response_body },
       }
-    : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until };
+    : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until, claimId: item.claim_id };
 };
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
@@ -94,7 +100,12 @@ const CLAIM_ATTEMPTS = 3;
 
 /**
  * Claims `key` for this request, or answers the live record that holds it. The record keeps
- * `fingerprint` (what the request was) for 24 hours; the claim lasts `leaseMs`.
+ * `fingerprint` (what the request was) for 24 hours, whatever became of the request: a key whose
+ * request failed (released) or died (lease run out) may be taken over by a retry of the same
+ * request only. The claim lasts `leaseMs`.
+ *
+ * The claim is a conditional PutItem: when an attempt of it was applied but its answer lost, the
+ * SDK's retry is refused by our own claim, which the old image (ALL_OLD) shows by its claim id.
  */
 export const claimKey = async (
   db: TableRef,
@@ -104,7 +115,7 @@ export const claimKey = async (
   const { merchantId, key, fingerprint, leaseMs } = request;
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
-    const claim: Claim = { merchantId, key, claimId: randomUUID() };
+    const claim: Claim = { merchantId, key, claimId: randomUUID(), fingerprint };
     try {
       await ddb.send(
         new PutCommand({
@@ -120,9 +131,14 @@ export const claimKey = async (
             created_at: new Date(nowMs).toISOString(),
           },
           ConditionExpression:
-            'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs)',
+            'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
           ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
-          ExpressionAttributeValues: { ':nowSeconds': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': IN_PROGRESS },
+          ExpressionAttributeValues: {
+            ':nowSeconds': Math.floor(nowMs / 1000),
+            ':nowMs': nowMs,
+            ':inProgress': IN_PROGRESS,
+            ':fingerprint': fingerprint,
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
@@ -131,9 +147,10 @@ export const claimKey = async (
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // The record that made the condition fail; the document client leaves it marshalled.
       const held = error.Item ? toRecord(unmarshall(error.Item)) : await readRecord(db, merchantId, key);
-      if (held && isLive(held)) return { claimed: false, record: held };
-      // It expired or was released between the write and the read: try again.
-      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`Could not claim idempotency key after ${attempt} attempts`, { cause: error });
+      if (held?.status === IN_PROGRESS && held.claimId === claim.claimId) return { claimed: true, claim };
+      if (held && (isLive(held) || (held.fingerprint !== fingerprint && !isExpired(held)))) return { claimed: false, record: held };
+      // It expired or was released between the write and the read: try again, then give up for now.
+      if (attempt >= CLAIM_ATTEMPTS) throw busy();
     }
   }
 };

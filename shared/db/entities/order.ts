@@ -9,7 +9,7 @@ import type { TransactPart } from '#shared/db/transact';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
-import type { CountChange } from './counter';
+import { blockCountKey, blockOf, type CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
@@ -45,6 +45,8 @@ const orderSchema = z.object({
   version: z.optional(z.number()),
   /** The highest version whose event the orders queue has; the outbox entry exists while it is below `version`. */
   published_version: z.optional(z.number()),
+  /** The write id of the request that wrote the order last (shared/request-identity.ts). */
+  last_write_id: z.optional(z.string()),
 });
 
 export type OrderItem = z.output<typeof orderSchema>;
@@ -95,10 +97,14 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { que
   published_version: options.queued ? 0 : (order.version ?? 1),
 });
 
-/** The order's part of its create transaction. */
+/** The order's part of its create transaction; refused only when an order of this uuid exists (a retry's own). */
 export const putOrderPart = (merchantId: string, order: OrderItem, options: { queued: boolean }): TransactPart => ({
   Put: { Item: orderRecord(merchantId, order, options), ConditionExpression: 'attribute_not_exists(pk)' },
 });
+
+/** The block count item an order is counted in. */
+export const orderCountKey = (merchantId: string, order: Pick<OrderItem, 'seq'>): Key =>
+  blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(order.seq));
 
 /** What a committed create adds to the list counts. */
 export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({
@@ -145,25 +151,28 @@ export class OrderUpdateRefused extends Error {
 const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one)';
 
 /**
- * One conditional UpdateItem on an existing order, which also bumps its version and writes its
- * outbox entry (see VERSION_BUMP); returns the order as updated. When the condition fails, the
- * item as it was (ALL_OLD) comes back in the OrderUpdateRefused, so the caller says which rule
- * failed without a second read.
+ * One conditional UpdateItem on an existing order, which also bumps its version, writes its
+ * outbox entry (see VERSION_BUMP) and stamps the request's write id; returns the order as updated.
+ * A write id the order already carries is refused, so a retry of an applied change (its answer
+ * lost) never applies it twice. When the condition fails, the item as it was (ALL_OLD) comes back
+ * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed
+ * without a second read.
  */
 export const updateOrder = async (
   { ddb, table }: TableRef,
   merchantId: string,
   uuid: string,
   update: { set: string; condition: string; values: Record<string, unknown> },
+  writeId: string,
 ): Promise<OrderItem> => {
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: orderKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}, ${VERSION_BUMP}, ${OUTBOX_SET_KEEPING_SINCE}`,
-        ConditionExpression: `attribute_exists(pk) AND ${update.condition}`,
-        ExpressionAttributeValues: { ...update.values, ':one': 1, ...outboxSetValues('OUTBOX', isoNow()) },
+        UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}, ${OUTBOX_SET_KEEPING_SINCE}`,
+        ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
+        ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1, ...outboxSetValues('OUTBOX', isoNow()) },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

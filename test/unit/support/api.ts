@@ -6,6 +6,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { expect } from 'vitest';
 import { type RouteId, routeById } from '#functions/routes';
+import { type WorkerId, workers } from '#functions/workers';
 import { lambdaContext as localLambdaContext, proxyEvent } from '#local/apigw';
 import { TRACE_ID } from './trace-id';
 
@@ -61,8 +62,15 @@ export const apiEvent = (routeId: RouteId, options: EventOptions = {}): APIGatew
   });
 };
 
-/** The same Lambda context the local runtime passes. */
+/** The same Lambda context the local runtime passes to an API function (the routes' timeout). */
 export const lambdaContext = (functionName = 'unit-function'): Context => localLambdaContext(functionName);
+
+/** The Lambda context of a worker: its own name and timeout (functions/workers.ts), as the local runtime passes it. */
+export const workerContext = (id: WorkerId): Context => {
+  const worker = workers.find((candidate) => candidate.id === id);
+  if (!worker) throw new Error(`No worker ${id}`);
+  return localLambdaContext(worker.id, worker.timeoutSeconds);
+};
 
 /** Any of our middy handlers (their context type is the chain's own, hence `never`). */
 type ApiLambda = (event: APIGatewayProxyEvent, context: never) => Promise<unknown>;

@@ -6,6 +6,9 @@ import 'aws-sdk-client-mock-vitest/extend';
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
+  DynamoDBServiceException,
+  ProvisionedThroughputExceededException,
+  ThrottlingException,
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
@@ -21,7 +24,8 @@ export const resetAwsMocks = () => {
   sqsMock.reset();
 };
 
-type Code = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict';
+/** The reason codes DynamoDB gives a part of a cancelled transaction (the ones the code under test meets). */
+type Code = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict' | 'ThrottlingError' | 'ProvisionedThroughputExceeded';
 
 /**
  * What DynamoDB throws when a TransactWriteItems is cancelled. DynamoDB gives one reason per item,
@@ -49,3 +53,36 @@ export const conditionFailed = (item?: Record<string, AttributeValue>) =>
  */
 export const transactionConflict = () =>
   new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+
+/**
+ * What DynamoDB throws when a single-item write goes over the provisioned capacity of its table,
+ * index or partition (the SDK retries it, then hands it over).
+ */
+export const provisionedThroughputExceeded = () =>
+  new ProvisionedThroughputExceededException({
+    message: 'The level of configured provisioned throughput for the table was exceeded.',
+    $metadata: { httpStatusCode: 400, attempts: 3 },
+  });
+
+/** What DynamoDB (on-demand) throws when a request goes over the table's or the account's throughput. */
+export const throttling = () =>
+  new ThrottlingException({
+    message: 'Throughput exceeds the current capacity of your table or index.',
+    $metadata: { httpStatusCode: 400 },
+  });
+
+/** What the SDK's node HTTP handler throws when nothing listens at the endpoint (a plain Node error). */
+export const connectionRefused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect' });
+
+/** What the SDK throws when no answer came within its request timeout (the call may have been applied). */
+export const timedOut = () => Object.assign(new Error('Connection timed out after 2000 ms'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+
+/** A 5xx answer of the service. */
+export const serviceUnavailable = (httpStatusCode = 503) =>
+  new DynamoDBServiceException({
+    name: httpStatusCode === 500 ? 'InternalServerError' : 'ServiceUnavailable',
+    $fault: 'server',
+    $metadata: { httpStatusCode },
+    message: 'Service unavailable',
+  });

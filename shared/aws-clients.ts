@@ -1,0 +1,24 @@
+import { type SdkClient, traceAwsClient } from '#shared/tracing';
+
+/** The AWS services the functions call. */
+export type AwsService = 'dynamodb' | 'sqs' | 'ses';
+
+type ClientHook = (client: SdkClient, service: AwsService) => void;
+
+const hooks: ClientHook[] = [];
+
+/**
+ * Lets the process that hosts the functions add middleware to every client they build (the local
+ * stack's fault injection, local/faults.ts). Register before the function modules load; nothing
+ * registers in Lambda.
+ */
+export const onClientCreated = (hook: ClientHook): void => {
+  hooks.push(hook);
+};
+
+/** Every SDK client of the functions is built through here: X-Ray subsegments, then the hooks. */
+export const instrumentClient = <T extends SdkClient>(service: AwsService, client: T): T => {
+  traceAwsClient(client);
+  for (const hook of hooks) hook(client, service);
+  return client;
+};

@@ -1,0 +1,35 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+/**
+ * Who made a write, so that a retry recognises a write of its own that was applied although its
+ * answer was lost (a timeout after the commit, a function stopped right after it): DynamoDB
+ * applies such writes, and the retry must answer the original result, not "taken" or "already
+ * cancelled" (docs/correctness.md).
+ *
+ * A request with an Idempotency-Key is the same request on every retry: what it creates gets a
+ * uuid derived from the merchant, the key and the request's fingerprint (so the same key used for
+ * another request after its record expired names something else), and what it changes is stamped
+ * with a write id derived the same way. A request without a key gets random ones, which still
+ * recognise the retries inside the request (the SDK's own, and the write paths' back-off).
+ */
+const derivedUuid = (merchantId: string, purpose: string, key: string): string => {
+  const hash = createHash('sha256').update(`${merchantId}\u0000${purpose}\u0000${key}`).digest();
+  // A name-based UUID: version 5's nibble and the RFC 9562 variant.
+  hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;
+  hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+export type RequestIdentity = {
+  /** The uuid of the resource this request creates (an order, an invite). */
+  newUuid: (purpose: 'order' | 'invite') => string;
+  /** The id this request stamps on every item it changes (`last_write_id`). */
+  writeId: string;
+};
+
+export const requestIdentity = (merchantId: string, claim: { key: string; fingerprint: string } | undefined): RequestIdentity => {
+  if (claim === undefined) return { newUuid: () => randomUUID(), writeId: randomUUID() };
+  const name = `${claim.key}\u0000${claim.fingerprint}`;
+  return { newUuid: (purpose) => derivedUuid(merchantId, purpose, name), writeId: derivedUuid(merchantId, 'write', name) };
+};
