@@ -1,0 +1,189 @@
+/**
+ * `npm run soak [-- --ops 2000 --faults none ...]`: the check of issue "Correct on DynamoDB as it
+ * really behaves". Not a timed test: it prints figures and the violations it found, and exits 1
+ * when there is any.
+ *
+ * 1. starts a fresh in-memory local stack on free ports (both stages, commission consumer on,
+ *    relays and count repair every 500 ms on marks 2 s old) with faults injected into the stage
+ *    processes' AWS clients (default: 5 % throttling, 2 % lost answers after an applied write,
+ *    1 % transaction conflicts, 5 % SQS refusals, 0.5 % functions stopped after a write);
+ * 2. seeds M merchants per stage (scripts/soak/fixtures.ts);
+ * 3. runs the mixed workload (scripts/soak/workload.ts): V2 and legacy creates (half with an
+ *    Idempotency-Key, a few with a taken order_no), PATCHes, cancels, invites, accepts and
+ *    declines, gets and lists, deliberate replays of keyed requests and probes with another
+ *    merchant's ids; the client retries 503, 502, 409, 429 and its own timeouts like a good
+ *    merchant platform (scripts/soak/client.ts), and records every attempt;
+ * 4. waits until the queue, the outbox relay and the count repair have nothing left to do
+ *    (scripts/soak/settle.ts), bounded;
+ * 5. reads the truth from the tables through the unfaulted operator store and every list through
+ *    the API (scripts/soak/truth.ts), checks each invariant (scripts/soak/checks.ts) and prints the
+ *    figures and the table of invariants (scripts/soak/report.ts).
+ *
+ * `runSoak(options)` does all of it and returns the results, for a test that wants the checks.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseFaultSpec } from '#local/faults';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { STAGES, type Stage } from '#shared/config';
+import { checkInvariants } from './soak/checks';
+import { closeClient } from './soak/client';
+import { type SoakMerchant, seedMerchants } from './soak/fixtures';
+import type { Op } from './soak/ops';
+import { DEFAULT_OPTIONS, parseArgs, type SoakOptions, USAGE, UsageError } from './soak/options';
+import { createModel, DECISION_SHARE } from './soak/plan';
+import { printReport, type SoakResult, tallyOps } from './soak/report';
+import { createSqsClient, settle } from './soak/settle';
+import { type MerchantTruth, readTruth } from './soak/truth';
+import { runWorkload } from './soak/workload';
+
+export type { InvariantResult } from './soak/checks';
+export { DEFAULT_FAULTS, DEFAULT_OPTIONS, type SoakOptions } from './soak/options';
+export { printReport, type SoakResult } from './soak/report';
+
+/**
+ * The stage processes' environment: relays and count repair often, on young marks, so that the
+ * run settles in seconds rather than minutes; no rate limit (the soak is about correctness, and
+ * one merchant may well send more than the WAF's 6,000 requests per 5 minutes); function logs
+ * off unless --verbose (with faults on, every injected failure is logged).
+ */
+const workerEnv = (options: SoakOptions): Record<string, string> => ({
+  POWERTOOLS_LOG_LEVEL: options.verbose ? 'ERROR' : 'SILENT',
+  RELAY_INTERVAL_MS: '500',
+  OUTBOX_MIN_AGE_SECONDS: '2',
+  NOTIFICATION_MIN_AGE_SECONDS: '2',
+  RECOUNT_MIN_AGE_SECONDS: '2',
+  RATE_LIMIT_PER_5_MIN: '100000000',
+});
+
+/** Enough pending requests that every accept and decline of the plan finds one. */
+const pendingRequestsFor = (options: SoakOptions) => Math.ceil((options.ops / (2 * options.merchants)) * DECISION_SHARE * 1.5) + 5;
+
+const seconds = (since: number) => (performance.now() - since) / 1000;
+
+const stderrLog = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Progress on stderr at every tenth of the plan. */
+const progressLog = (log: (line: string) => void, start: number) => {
+  let lastTenth = 0;
+  return (done: number, total: number) => {
+    const tenth = Math.floor((done / total) * 10);
+    if (tenth > lastTenth) {
+      lastTenth = tenth;
+      log(`soak: ${done}/${total} operations, ${seconds(start).toFixed(0)} s`);
+    }
+  };
+};
+
+/** What `beforeChecks` gets: the stack, the merchants and the op log, to change before the truth is read. */
+export type SoakHookContext = { stack: LocalStack; merchants: SoakMerchant[]; ops: Op[] };
+
+export type SoakHooks = {
+  /** Progress lines (default: stderr). */
+  log?: (line: string) => void;
+  /**
+   * Runs after the run settled, before the truth is read: a test can break something here (a
+   * count, a ledger, an answer in the log) and expect the checks to find it.
+   */
+  beforeChecks?: (context: SoakHookContext) => Promise<void>;
+};
+
+/** Runs the whole soak on a stack of its own and returns the figures and the invariants. */
+export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks = {}): Promise<SoakResult> => {
+  const log = hooks.log ?? stderrLog;
+  const options: SoakOptions = { ...DEFAULT_OPTIONS, ...input };
+  const faults = parseFaultSpec(options.faults).length > 0 ? options.faults : undefined;
+  const started = performance.now();
+  let restarts = 0;
+  log(`soak: starting the local stack (faults: ${faults ?? 'none'})`);
+  const stack: LocalStack = await startLocalStack({
+    ports: await freePorts(),
+    seedDemo: false,
+    faults,
+    faultsSeed: options.seed,
+    workerEnv: workerEnv(options),
+    onRestart: (message) => {
+      restarts++;
+      log(`soak: ${message}`);
+    },
+  });
+  const sqs = createSqsClient(stack);
+  try {
+    const merchants = (
+      await Promise.all(
+        STAGES.map((stage) =>
+          seedMerchants(stage, stack.stages[stage].store, stack.stages[stage].url, options.merchants, pendingRequestsFor(options)),
+        ),
+      )
+    ).flat();
+    const models = merchants.map(createModel);
+
+    log(`soak: ${options.ops} operations on ${merchants.length} merchants, ${options.concurrency} at a time`);
+    const workloadStart = performance.now();
+    const ops = await runWorkload(
+      models,
+      { ops: options.ops, concurrency: options.concurrency, seed: options.seed, deadline: Date.now() + options.maxSeconds * 1000 },
+      progressLog(log, workloadStart),
+    );
+    const workloadSeconds = seconds(workloadStart);
+
+    log(`soak: waiting for the queue, the relays and the count repair (at most ${options.settleSeconds} s)`);
+    const settled = await settle(stack, sqs, options.settleSeconds);
+
+    await hooks.beforeChecks?.({ stack, merchants, ops });
+    log('soak: reading the tables and every list');
+    const finalReads: Op[] = [];
+    const truths: MerchantTruth[] = [];
+    for (const merchant of merchants) truths.push(await readTruth(merchant, (op) => finalReads.push(op)));
+
+    const invariants = checkInvariants([...ops, ...finalReads], truths);
+    const tally = tallyOps(ops, finalReads);
+    const faultTally = await stack.faultTally();
+    if (restarts > 0) log(`soak: the stage processes were restarted ${restarts} times`);
+    return {
+      options,
+      invariants,
+      violations: invariants.reduce((sum, invariant) => sum + invariant.violations.length, 0),
+      figures: {
+        faults: faults ?? 'none',
+        merchantsPerStage: options.merchants,
+        concurrency: options.concurrency,
+        seed: options.seed,
+        ops: ops.length,
+        attempts: tally.attempts,
+        retries: tally.retries,
+        finalReads: tally.finalReads,
+        workloadSeconds,
+        settle: settled,
+        totalSeconds: seconds(started),
+        statuses: tally.statuses,
+        kinds: tally.kinds,
+        faultTally: faultTally as Record<Stage, Record<string, number>>,
+      },
+    };
+  } finally {
+    sqs.destroy();
+    closeClient();
+    await stack.stop();
+  }
+};
+
+const main = async () => {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+    parseFaultSpec(parsed.options.faults);
+  } catch (error) {
+    console.error(error instanceof UsageError || (error as Error).name === 'FaultSpecError' ? (error as Error).message : error);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    console.log(USAGE);
+    return;
+  }
+  const result = await runSoak(parsed.options);
+  printReport(result);
+  process.exitCode = result.violations > 0 ? 1 : 0;
+};
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

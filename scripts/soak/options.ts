@@ -1,0 +1,132 @@
+/**
+ * The soak's options: defaults, and the command line that sets them (`npm run soak -- --help`).
+ */
+
+/** The faults the soak runs with unless told otherwise (local/faults.ts reads the SPEC). */
+export const DEFAULT_FAULTS =
+  'dynamodb:throttle=5%,dynamodb.write:lost=2%,dynamodb.write:conflict=1%,sqs:refuse=5%,dynamodb.write:stop=0.5%';
+
+export type SoakOptions = {
+  /** Logical operations of the workload, across both stages (retries and the final reads come on top). */
+  ops: number;
+  /** Merchants per stage. */
+  merchants: number;
+  /** Operations in flight at once. */
+  concurrency: number;
+  /** Fault SPEC for the stage processes; 'none' runs without faults. */
+  faults: string;
+  /**
+   * Seed of the workload's PRNG (choices, bodies, values) and of the stage processes' fault draws:
+   * the same seed gives the same plan, not the same interleaving (so not quite the same faults).
+   */
+  seed: number;
+  /** The workload stops issuing operations after this many seconds, whatever `ops` says. */
+  maxSeconds: number;
+  /** How long to wait, at most, for the queue, the relays and the count repair to settle before checking. */
+  settleSeconds: number;
+  /** Let the functions' ERROR logs through (off by default: with faults on they log every injected failure). */
+  verbose: boolean;
+  /** Print the first violations of each invariant (up to this many). */
+  showViolations: number;
+};
+
+export const DEFAULT_OPTIONS: SoakOptions = {
+  ops: 20_000,
+  merchants: 4,
+  concurrency: 16,
+  faults: DEFAULT_FAULTS,
+  seed: 1,
+  maxSeconds: 3600,
+  settleSeconds: 150,
+  verbose: false,
+  showViolations: 5,
+};
+
+export const USAGE = `npm run soak -- [options]
+
+Runs a mixed workload against a fresh in-memory local stack (both stages) with faults injected
+into the stage processes' AWS clients, then checks the invariants of "Correct on DynamoDB as it
+really behaves" against the stored data and prints, per invariant, the violations found.
+Exit code 1 when any violation is found.
+
+  --ops N            logical operations, both stages together (default ${DEFAULT_OPTIONS.ops})
+  --merchants M      merchants per stage (default ${DEFAULT_OPTIONS.merchants})
+  --concurrency C    operations in flight (default ${DEFAULT_OPTIONS.concurrency})
+  --faults SPEC      fault rules, or 'none' (default ${DEFAULT_FAULTS})
+  --seed S           seed of the workload's PRNG and of the fault draws (default ${DEFAULT_OPTIONS.seed})
+  --max-seconds T    stop issuing operations after T seconds (default ${DEFAULT_OPTIONS.maxSeconds})
+  --settle-seconds T wait at most T seconds for queue, relays and count repair (default ${DEFAULT_OPTIONS.settleSeconds})
+  --show N           print up to N violations per invariant (default ${DEFAULT_OPTIONS.showViolations})
+  --verbose          let the functions' ERROR logs through
+  --help             this text`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const positiveInteger = (flag: string, value: string | undefined) => {
+  const number = Number(value);
+  if (value === undefined || !Number.isInteger(number) || number < 1) throw new UsageError(`${flag} takes a positive integer`);
+  return number;
+};
+
+const nonNegativeInteger = (flag: string, value: string | undefined) => {
+  const number = Number(value);
+  if (value === undefined || !Number.isInteger(number) || number < 0) throw new UsageError(`${flag} takes a non-negative integer`);
+  return number;
+};
+
+/** Parses the command line; `help: true` when --help was given. */
+export const parseArgs = (argv: readonly string[]): { options: SoakOptions; help: boolean } => {
+  const options = { ...DEFAULT_OPTIONS };
+  let help = false;
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index];
+    const value = argv[index + 1];
+    switch (flag) {
+      case '--help':
+      case '-h':
+        help = true;
+        break;
+      case '--verbose':
+        options.verbose = true;
+        break;
+      case '--ops':
+        options.ops = positiveInteger(flag, value);
+        index++;
+        break;
+      case '--merchants':
+        options.merchants = positiveInteger(flag, value);
+        index++;
+        break;
+      case '--concurrency':
+        options.concurrency = positiveInteger(flag, value);
+        index++;
+        break;
+      case '--seed':
+        options.seed = nonNegativeInteger(flag, value);
+        index++;
+        break;
+      case '--max-seconds':
+        options.maxSeconds = positiveInteger(flag, value);
+        index++;
+        break;
+      case '--settle-seconds':
+        options.settleSeconds = nonNegativeInteger(flag, value);
+        index++;
+        break;
+      case '--show':
+        options.showViolations = nonNegativeInteger(flag, value);
+        index++;
+        break;
+      case '--faults':
+        if (value === undefined || value.trim() === '') throw new UsageError("--faults takes a SPEC, or 'none'");
+        options.faults = value.trim();
+        index++;
+        break;
+      default:
+        throw new UsageError(`unknown option ${flag} (see --help)`);
+    }
+  }
+  return { options, help };
+};

@@ -1,0 +1,157 @@
+import type { Stage } from '#shared/config';
+import type { InvariantResult } from './checks';
+import { finalStatus, hadAmbiguousAttempt, type Op } from './ops';
+import type { SoakOptions } from './options';
+import type { SettleResult } from './settle';
+
+/**
+ * The soak's figures and the invariant table, as markdown (like scripts/bench.ts), so a run can
+ * be pasted into the docs as it is printed.
+ */
+
+export type SoakFigures = {
+  faults: string;
+  merchantsPerStage: number;
+  concurrency: number;
+  seed: number;
+  /** Logical operations of the workload (the final reads not included). */
+  ops: number;
+  /** HTTP attempts of those operations. */
+  attempts: number;
+  /** Attempts beyond the first of each operation. */
+  retries: number;
+  /** HTTP requests of the final list reads. */
+  finalReads: number;
+  workloadSeconds: number;
+  settle: SettleResult;
+  totalSeconds: number;
+  /** Attempts by status, workload and final reads together. */
+  statuses: Record<string, number>;
+  /**
+   * Per operation kind: how many, their final statuses, how many were retried, and how many were
+   * finally told something else than a correct service answers, without an ambiguous attempt
+   * before (after one, an unkeyed retry may rightly be told 422: the first attempt was applied).
+   */
+  kinds: Record<string, { ops: number; finals: Record<string, number>; retried: number; unexpected: number }>;
+  /** How often each fault rule fired, per stage ({} when the stack could not say). */
+  faultTally: Record<Stage, Record<string, number>>;
+};
+
+export type SoakResult = { options: SoakOptions; figures: SoakFigures; invariants: InvariantResult[]; violations: number };
+
+const count = (value: number) => value.toLocaleString('en-US');
+const increment = (into: Record<string, number>, key: string) => {
+  into[key] = (into[key] ?? 0) + 1;
+};
+
+/** Figures that follow from the op log alone. */
+export const tallyOps = (workload: readonly Op[], finalReads: readonly Op[]) => {
+  const statuses: Record<string, number> = {};
+  const kinds: SoakFigures['kinds'] = {};
+  for (const op of [...workload, ...finalReads]) for (const attempt of op.attempts) increment(statuses, String(attempt.status));
+  for (const op of workload) {
+    const kind = kinds[op.kind] ?? { ops: 0, finals: {}, retried: 0, unexpected: 0 };
+    kinds[op.kind] = kind;
+    kind.ops++;
+    const status = finalStatus(op);
+    increment(kind.finals, String(status));
+    if (op.attempts.length > 1) kind.retried++;
+    if (status !== op.expect && !hadAmbiguousAttempt(op)) kind.unexpected++;
+  }
+  const attempts = workload.reduce((sum, op) => sum + op.attempts.length, 0);
+  return {
+    statuses,
+    kinds,
+    attempts,
+    retries: attempts - workload.length,
+    finalReads: finalReads.reduce((sum, op) => sum + op.attempts.length, 0),
+  };
+};
+
+const table = (title: string, head: string[], rows: (string | number)[][]) => {
+  console.log(`\n### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+};
+
+const byCount = (record: Record<string, number>) =>
+  Object.entries(record)
+    .sort(([, a], [, b]) => b - a)
+    .map(([key, n]) => `${count(n)} x ${key}`)
+    .join(', ');
+
+export const printReport = (result: SoakResult) => {
+  const { figures, invariants, options } = result;
+  console.log(`## npm run soak (${new Date().toISOString()})`);
+  table(
+    'Run',
+    ['faults', 'merchants', 'concurrency', 'seed', 'operations', 'HTTP attempts', 'retries', 'workload', 'ops/s', 'settle', 'total'],
+    [
+      [
+        `\`${figures.faults}\``,
+        `${figures.merchantsPerStage} per stage`,
+        figures.concurrency,
+        figures.seed,
+        `${count(figures.ops)} of ${count(options.ops)}`,
+        count(figures.attempts),
+        count(figures.retries),
+        `${figures.workloadSeconds.toFixed(1)} s`,
+        (figures.ops / figures.workloadSeconds).toFixed(1),
+        `${figures.settle.seconds.toFixed(1)} s${figures.settle.settled ? '' : ' (NOT settled)'}`,
+        `${figures.totalSeconds.toFixed(1)} s`,
+      ],
+    ],
+  );
+  table(
+    'Statuses of every HTTP attempt (workload and final reads)',
+    ['status', 'attempts'],
+    Object.entries(figures.statuses)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([status, n]) => [status, count(n)]),
+  );
+  table(
+    'Operations by kind (final status after retries)',
+    ['kind', 'operations', 'final statuses', 'retried', 'other than expected, with no ambiguous attempt'],
+    Object.entries(figures.kinds)
+      .sort(([, a], [, b]) => b.ops - a.ops)
+      .map(([kind, figure]) => [kind, count(figure.ops), byCount(figure.finals), count(figure.retried), figure.unexpected]),
+  );
+  const rules = [...new Set(Object.values(figures.faultTally).flatMap((tally) => Object.keys(tally)))];
+  if (rules.length > 0)
+    table(
+      'Faults injected (stage processes)',
+      ['rule', 'live', 'sandbox'],
+      rules.map((rule) => [`\`${rule}\``, count(figures.faultTally.live[rule] ?? 0), count(figures.faultTally.sandbox[rule] ?? 0)]),
+    );
+  table(
+    'Left owed after settling',
+    ['stage', 'queue messages', 'dead letters', 'outbox', 'recount marks', 'e-mails owed'],
+    Object.entries(figures.settle.backlog).map(([stage, backlog]) => [
+      stage,
+      backlog.messages,
+      backlog.deadLetters,
+      backlog.outbox,
+      backlog.recount,
+      backlog.notify,
+    ]),
+  );
+  table(
+    'Invariants',
+    ['invariant', 'checked', 'violations', 'noted (not violations)'],
+    invariants.map((invariant) => [
+      invariant.title,
+      count(invariant.checked),
+      invariant.violations.length === 0 ? '0' : `**${count(invariant.violations.length)}**`,
+      byCount(Object.fromEntries(invariant.notes)) || '-',
+    ]),
+  );
+  for (const invariant of invariants) {
+    if (invariant.violations.length === 0 || options.showViolations === 0) continue;
+    console.log(
+      `\n#### ${invariant.id}: first ${Math.min(options.showViolations, invariant.violations.length)} of ${invariant.violations.length}\n`,
+    );
+    for (const violation of invariant.violations.slice(0, options.showViolations)) console.log(`- ${violation}`);
+  }
+  console.log(`\n${result.violations === 0 ? 'No violations.' : `${count(result.violations)} violations.`}`);
+};
