@@ -10,6 +10,7 @@ import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator }
 import { parseFaultSpec } from './faults';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
+import type { CallRecord } from './write-recorder';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -44,22 +45,32 @@ export type LocalStackOptions = {
   dynamodbEndpoint?: string;
 };
 
-/** How often each fault rule fired in a stage process ({} when it does not answer within a second). */
-const askFaultTally = (child: ChildProcess | undefined) =>
-  new Promise<Record<string, number>>((resolvePromise) => {
-    if (!child?.connected) return resolvePromise({});
-    const timer = setTimeout(() => finish({}), 1_000);
+/**
+ * Asks a stage process for something it keeps (`request`: the message it answers, with its answer
+ * under `field`); `fallback` when it is gone or does not answer within `timeoutMs`.
+ */
+const askStage = <T>(child: ChildProcess | undefined, request: string, field: string, fallback: T, timeoutMs: number) =>
+  new Promise<T>((resolvePromise) => {
+    if (!child?.connected) return resolvePromise(fallback);
+    const timer = setTimeout(() => finish(fallback), timeoutMs);
     const onMessage = (message: unknown) => {
-      if (typeof message === 'object' && message !== null && 'faultTally' in message) finish(message.faultTally as Record<string, number>);
+      if (typeof message === 'object' && message !== null && field in message) finish((message as Record<string, T>)[field] ?? fallback);
     };
-    const finish = (tally: Record<string, number>) => {
+    const finish = (answer: T) => {
       clearTimeout(timer);
       child.off('message', onMessage);
-      resolvePromise(tally);
+      resolvePromise(answer);
     };
     child.on('message', onMessage);
-    child.send('fault-tally');
+    child.send(request);
   });
+
+/** How often each fault rule fired in a stage process. */
+const askFaultTally = (child: ChildProcess | undefined) => askStage<Record<string, number>>(child, 'fault-tally', 'faultTally', {}, 1_000);
+
+/** The calls a stage process recorded since it was last asked (local/write-recorder.ts; [] when recording is off). */
+const askWriteRecord = async (child: ChildProcess | undefined) =>
+  (await askStage<{ records: CallRecord[] }>(child, 'write-record', 'writeRecord', { records: [] }, 10_000)).records;
 
 /** A stage process dying more often than this within a minute is not restarted again. */
 export const MAX_RESTARTS_PER_MINUTE = 5;
@@ -74,6 +85,8 @@ export type LocalStack = {
   demo: Partial<Record<Stage, SeedResult>>;
   /** How often each fault rule fired so far, per stage. */
   faultTally: () => Promise<Record<Stage, Record<string, number>>>;
+  /** Every AWS call the functions made since the last ask, per stage (workerEnv LOCAL_RECORD_WRITES=on; local/write-recorder.ts). */
+  writeRecord: () => Promise<Record<Stage, CallRecord[]>>;
   stop: () => Promise<void>;
 };
 
@@ -220,7 +233,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       const tallies = await Promise.all(STAGES.map((stage) => askFaultTally(workersByStage.get(stage))));
       return Object.fromEntries(STAGES.map((stage, index) => [stage, tallies[index] ?? {}])) as Record<Stage, Record<string, number>>;
     };
-    return { ports, endpoints, stages, demo, faultTally, stop };
+    const writeRecord = async () => {
+      const records = await Promise.all(STAGES.map((stage) => askWriteRecord(workersByStage.get(stage))));
+      return Object.fromEntries(STAGES.map((stage, index) => [stage, records[index] ?? []])) as Record<Stage, CallRecord[]>;
+    };
+    return { ports, endpoints, stages, demo, faultTally, writeRecord, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -17,6 +17,7 @@ import { createApiServer } from './http';
 import { enableInvocationScopes, InvocationStopped, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
+import { recordWritesFromEnv } from './write-recorder';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -32,6 +33,8 @@ process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught ex
 // and the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts).
 enableInvocationScopes();
 const faults = faultsFromEnv();
+// The bench's partition heat section records every call (LOCAL_RECORD_WRITES=on, local/write-recorder.ts).
+recordWritesFromEnv();
 
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));

@@ -16,6 +16,7 @@
 import http from 'node:http';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
+import { benchHeat } from '#scripts/bench/heat';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { outboxEntries } from '#shared/db/entities/outbox';
@@ -445,3 +446,6 @@ try {
   agent.destroy();
   await stack.stop();
 }
+
+// Partition heat and the cost of a create, on a stack of its own that records every call (scripts/bench/heat.ts).
+await benchHeat();

@@ -1,0 +1,447 @@
+import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { type AwsService, onClientCreated } from '#shared/aws-clients';
+import { logger } from '#shared/logger';
+
+/**
+ * The write recorder of the local stage processes (LOCAL_RECORD_WRITES=on, set by the bench's
+ * partition heat section through `startLocalStack({ workerEnv })`): an AWS SDK middleware, installed
+ * like the fault middleware (local/faults.ts), that records every call the functions make:
+ *
+ * - DynamoDB: the operation, its round trips (1 + the SDK's retries, `$metadata.attempts`), every
+ *   written item with the table partition key it writes (`pk`, its `sk` too) and every index
+ *   partition the write reaches: the index key the item gets or loses (a Put: the item's
+ *   attributes, and the ones of the item it replaces; an Update: the index key attributes its
+ *   UpdateExpression sets or removes, values from ExpressionAttributeValues; a TransactWriteItems
+ *   each part; a BatchWriteItem each request), plus the ALL-projection indexes (gsi1, gsi3) of an
+ *   item that sits on them, which any change of the item rewrites. What an item sits on is learned
+ *   from the writes this process saw (items seeded from outside are not known: an index write to
+ *   them is reported as `?`).
+ * - Capacity: every request asks for `ReturnConsumedCapacity: 'INDEXES'` (DynamoDB Local answers it,
+ *   table and each index apart). Where a call writes several items (a transaction), its units per
+ *   table/index are shared out by the items' estimated sizes. A call answered without capacity (an
+ *   error) gets the estimate: 1 WCU per started KB per table/index write, x2 in a transaction.
+ * - Reads: the read capacity and the partition read (GetItem key, Query key condition).
+ * - SQS and SES: the operation and the number of messages.
+ *
+ * Each record carries the function (the Lambda context the function's logger receives from
+ * Powertools' injectLambdaContext, which every handler of this project uses) and its invocation.
+ * The stage process answers the IPC message 'write-record' with `{ writeRecord: { records } }`
+ * and forgets what it sent; 'write-record-reset' forgets without sending. The records are the
+ * bench's (scripts/bench/heat.ts); nothing of this runs in Lambda.
+ */
+
+export const RECORD_WRITES_ENV = 'LOCAL_RECORD_WRITES';
+export const INDEXES = ['gsi1', 'gsi2', 'gsi3'] as const;
+export type IndexName = (typeof INDEXES)[number];
+/** Indexes that project every attribute, so that any change of an item on them rewrites its index entry. */
+const ALL_PROJECTION: readonly IndexName[] = ['gsi1', 'gsi3'];
+export type Where = 'table' | IndexName;
+
+/** One partition written by one item write. */
+export type PartitionWrite = {
+  where: Where;
+  /** The partition key value (`?` when the item's index key is not known to this process). */
+  key: string;
+  /** The item's sort key (table writes only): the item inside the partition. */
+  sk?: string;
+  /** Write units: measured (the call's ConsumedCapacity, shared out by item size) or estimated. */
+  wcu: number;
+  /** An index entry removed (the item lost its key), rather than written. */
+  removed?: boolean;
+};
+
+export type CallRecord = {
+  service: AwsService;
+  operation: string;
+  /** The function (its Lambda context's name) or `(outside an invocation)`. */
+  fn: string;
+  /** The invocation (awsRequestId), to group the calls of one request. */
+  invocation: string;
+  /** Round trips: 1 + the SDK's retries. */
+  attempts: number;
+  ok: boolean;
+  error?: string;
+  /** DynamoDB: what the call wrote, one entry per partition reached. */
+  writes?: PartitionWrite[];
+  /** DynamoDB: units from the call's ConsumedCapacity (true) or estimated (false). */
+  measured?: boolean;
+  wcu?: number;
+  rcu?: number;
+  /** DynamoDB reads: the partitions read (`gsi1:M#…`, `table:M#…`). */
+  reads?: string[];
+  /** SQS/SES: messages sent (SendMessageBatch counts its entries). */
+  messages?: number;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Values: the document client's plain values, or AttributeValues of the low-level client.
+type Attrs = Record<string, unknown>;
+const plain = (value: unknown): unknown => {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const entries = Object.entries(value as Attrs);
+    if (entries.length === 1) {
+      const [type, inner] = entries[0] as [string, unknown];
+      if (type === 'S' || type === 'N') return inner;
+    }
+  }
+  return value;
+};
+const str = (value: unknown): string | undefined => {
+  const unwrapped = plain(value);
+  return typeof unwrapped === 'string' || typeof unwrapped === 'number' ? String(unwrapped) : undefined;
+};
+
+/** DynamoDB's item size rule, near enough: attribute names plus values, as UTF-8 (numbers ~ their digits). */
+const sizeOf = (value: unknown): number => {
+  if (value === null || value === undefined) return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value).length;
+  if (typeof value === 'boolean') return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (Array.isArray(value)) return 3 + value.reduce((sum: number, item) => sum + 1 + sizeOf(item), 0);
+  if (value instanceof Set) return [...value].reduce((sum: number, item) => sum + sizeOf(item), 0);
+  if (typeof value === 'object')
+    return 3 + Object.entries(value as Attrs).reduce((sum, [name, item]) => sum + Buffer.byteLength(name) + sizeOf(item), 0);
+  return 1;
+};
+const kb = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+// ---------------------------------------------------------------------------------------------
+// What this process knows of each item: its index keys and size, from the writes it saw.
+type Known = { index: Partial<Record<IndexName, string>>; bytes: number };
+const known = new Map<string, Known>();
+const itemId = (key: Attrs) => `${str(key.pk)}\u0000${str(key.sk)}`;
+
+type ItemWrite = {
+  pk: string;
+  sk: string;
+  bytes: number;
+  /** Index partitions written (new key, or the same key rewritten) and removed (old key). */
+  index: { where: IndexName; key: string; removed?: boolean }[];
+  after: Known | undefined;
+};
+
+const putWrite = (item: Attrs): ItemWrite => {
+  const before = known.get(itemId(item));
+  const after: Known = { index: {}, bytes: sizeOf(item) };
+  const index: ItemWrite['index'] = [];
+  for (const where of INDEXES) {
+    const now = str(item[`${where}pk`]);
+    const was = before?.index[where];
+    if (now !== undefined) after.index[where] = now;
+    if (was !== undefined && was !== now) index.push({ where, key: was, removed: true });
+    if (now !== undefined) index.push({ where, key: now });
+  }
+  return { pk: str(item.pk) ?? '?', sk: str(item.sk) ?? '?', bytes: after.bytes, index, after };
+};
+
+/** Top-level comma split (if_not_exists(a, b) keeps its comma). */
+const splitTop = (text: string): string[] => {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === '(') depth++;
+    else if (char === ')') depth--;
+    else if (char === ',' && depth === 0) {
+      parts.push(text.slice(start, index));
+      start = index + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((part) => part.trim()).filter(Boolean);
+};
+
+/** The clauses of an UpdateExpression: SET/REMOVE/ADD/DELETE -> their comma-separated actions. */
+const clauses = (expression: string): Record<string, string[]> => {
+  const result: Record<string, string[]> = {};
+  const pattern = /\b(SET|REMOVE|ADD|DELETE)\b/gi;
+  const marks = [...expression.matchAll(pattern)].map((match) => ({ word: (match[1] ?? '').toUpperCase(), at: match.index ?? 0 }));
+  marks.forEach((mark, index) => {
+    const end = marks[index + 1]?.at ?? expression.length;
+    result[mark.word] = [...(result[mark.word] ?? []), ...splitTop(expression.slice(mark.at + mark.word.length, end))];
+  });
+  return result;
+};
+
+const updateWrite = (update: Attrs): ItemWrite => {
+  const key = (update.Key ?? {}) as Attrs;
+  const names = (update.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (update.ExpressionAttributeValues ?? {}) as Attrs;
+  const resolveName = (path: string) => names[path.trim()] ?? path.trim();
+  const before = known.get(itemId(key));
+  const after: Known = { index: { ...before?.index }, bytes: Math.max(before?.bytes ?? 0, sizeOf(key) + sizeOf(values)) };
+  const actions = clauses(String(update.UpdateExpression ?? ''));
+  const changed = new Map<IndexName, string | undefined>();
+  for (const action of actions.SET ?? []) {
+    const [path, value = ''] = action.split(/=(.*)/s).map((part) => part.trim());
+    const attribute = resolveName(path ?? '');
+    const where = INDEXES.find((name) => `${name}pk` === attribute);
+    if (!where) continue;
+    const placeholder = value.match(/:[A-Za-z0-9_]+/)?.[0];
+    changed.set(where, str(placeholder ? values[placeholder] : undefined) ?? '?');
+  }
+  for (const path of actions.REMOVE ?? []) {
+    const where = INDEXES.find((name) => `${name}pk` === resolveName(path));
+    if (where) changed.set(where, undefined);
+  }
+  const index: ItemWrite['index'] = [];
+  for (const where of INDEXES) {
+    const was = before?.index[where];
+    if (changed.has(where)) {
+      const now = changed.get(where);
+      if (was !== undefined && was !== now) index.push({ where, key: was, removed: true });
+      if (now !== undefined) {
+        index.push({ where, key: now });
+        after.index[where] = now;
+      } else delete after.index[where];
+    } else if (ALL_PROJECTION.includes(where) && was !== undefined) {
+      // Any change of an item on an ALL-projection index rewrites its entry there.
+      index.push({ where, key: was });
+    }
+  }
+  return { pk: str(key.pk) ?? '?', sk: str(key.sk) ?? '?', bytes: after.bytes, index, after };
+};
+
+const deleteWrite = (key: Attrs): ItemWrite => {
+  const before = known.get(itemId(key));
+  const index = INDEXES.flatMap((where) => {
+    const was = before?.index[where];
+    return was === undefined ? [] : [{ where, key: was, removed: true }];
+  });
+  return { pk: str(key.pk) ?? '?', sk: str(key.sk) ?? '?', bytes: before?.bytes ?? sizeOf(key), index, after: undefined };
+};
+
+/** The items a write call writes (ConditionCheck parts write nothing, but a transaction pays for them). */
+const itemWrites = (operation: string, input: Attrs): { writes: ItemWrite[]; transaction: boolean } => {
+  switch (operation) {
+    case 'PutItem':
+      return { writes: [putWrite((input.Item ?? {}) as Attrs)], transaction: false };
+    case 'UpdateItem':
+      return { writes: [updateWrite(input)], transaction: false };
+    case 'DeleteItem':
+      return { writes: [deleteWrite((input.Key ?? {}) as Attrs)], transaction: false };
+    case 'TransactWriteItems':
+      return {
+        transaction: true,
+        writes: ((input.TransactItems ?? []) as Attrs[]).flatMap((part) => {
+          if (part.Put) return [putWrite(((part.Put as Attrs).Item ?? {}) as Attrs)];
+          if (part.Update) return [updateWrite(part.Update as Attrs)];
+          if (part.Delete) return [deleteWrite(((part.Delete as Attrs).Key ?? {}) as Attrs)];
+          return [];
+        }),
+      };
+    case 'BatchWriteItem':
+      return {
+        transaction: false,
+        writes: Object.values((input.RequestItems ?? {}) as Record<string, Attrs[]>).flatMap((requests) =>
+          requests.flatMap((request) => {
+            if (request.PutRequest) return [putWrite(((request.PutRequest as Attrs).Item ?? {}) as Attrs)];
+            if (request.DeleteRequest) return [deleteWrite(((request.DeleteRequest as Attrs).Key ?? {}) as Attrs)];
+            return [];
+          }),
+        ),
+      };
+    default:
+      return { writes: [], transaction: false };
+  }
+};
+
+/** The partition a read reads: GetItem's key, a Query's key condition (its first equality). */
+const readPartitions = (operation: string, input: Attrs): string[] => {
+  if (operation === 'GetItem') return [`table:${str((input.Key as Attrs | undefined)?.pk) ?? '?'}`];
+  if (operation === 'Query') {
+    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const values = (input.ExpressionAttributeValues ?? {}) as Attrs;
+    const match = String(input.KeyConditionExpression ?? '').match(/([#A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/);
+    const where = typeof input.IndexName === 'string' ? input.IndexName : 'table';
+    const attribute = match ? (names[match[1] ?? ''] ?? match[1]) : '?';
+    return [
+      `${where}:${attribute === `${where === 'table' ? '' : where}pk` || attribute === 'pk' ? '' : `${attribute}=`}${str(values[match?.[2] ?? '']) ?? '?'}`,
+    ];
+  }
+  if (operation === 'BatchGetItem')
+    return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Attrs[] }>).flatMap((request) =>
+      (request.Keys ?? []).map((key) => `table:${str(key.pk) ?? '?'}`),
+    );
+  if (operation === 'TransactGetItems')
+    return ((input.TransactItems ?? []) as Attrs[]).map(
+      (part) => `table:${str(((part.Get as Attrs | undefined)?.Key as Attrs | undefined)?.pk) ?? '?'}`,
+    );
+  return [];
+};
+
+type Capacity = {
+  CapacityUnits?: number;
+  ReadCapacityUnits?: number;
+  WriteCapacityUnits?: number;
+  Table?: { CapacityUnits?: number };
+  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+};
+
+const units = (capacity: Capacity[]): { total: number; byWhere: Partial<Record<Where, number>> } => {
+  const byWhere: Partial<Record<Where, number>> = {};
+  let total = 0;
+  for (const entry of capacity) {
+    total += entry.CapacityUnits ?? 0;
+    if (entry.Table?.CapacityUnits !== undefined) byWhere.table = (byWhere.table ?? 0) + entry.Table.CapacityUnits;
+    for (const [name, index] of Object.entries(entry.GlobalSecondaryIndexes ?? {}))
+      if (INDEXES.includes(name as IndexName)) byWhere[name as IndexName] = (byWhere[name as IndexName] ?? 0) + (index.CapacityUnits ?? 0);
+  }
+  return { total, byWhere };
+};
+
+/** Partition writes of a call, with units measured (shared out by size) or estimated. */
+const partitionWrites = (
+  writes: ItemWrite[],
+  transaction: boolean,
+  measured: Partial<Record<Where, number>> | undefined,
+): PartitionWrite[] => {
+  const factor = transaction ? 2 : 1;
+  const entries: (PartitionWrite & { bytes: number })[] = [];
+  for (const write of writes) {
+    entries.push({ where: 'table', key: write.pk, sk: write.sk, wcu: kb(write.bytes) * factor, bytes: write.bytes });
+    for (const index of write.index)
+      entries.push({
+        where: index.where,
+        key: index.key,
+        // An index entry removed costs 1 unit; a written one its (projected) size.
+        wcu: (index.removed || index.where === 'gsi2' ? 1 : kb(write.bytes)) * factor,
+        bytes: index.removed || index.where === 'gsi2' ? 1 : write.bytes,
+        ...(index.removed ? { removed: true } : {}),
+      });
+  }
+  if (measured) {
+    for (const where of ['table', ...INDEXES] as Where[]) {
+      const total = measured[where];
+      const mine = entries.filter((entry) => entry.where === where);
+      if (total === undefined) {
+        // No units named for this index: nothing was written there (e.g. an attribute not projected).
+        for (const entry of mine) entries.splice(entries.indexOf(entry), 1);
+        continue;
+      }
+      if (mine.length === 0) {
+        if (total > 0) entries.push({ where, key: '?', wcu: total, bytes: 0 });
+        continue;
+      }
+      const bytes = mine.reduce((sum, entry) => sum + Math.max(1, entry.bytes), 0);
+      for (const entry of mine) entry.wcu = (total * Math.max(1, entry.bytes)) / bytes;
+    }
+  }
+  return entries.map(({ bytes: _bytes, ...entry }) => entry);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Which function and invocation a call belongs to.
+const FUNCTION_NAME = Symbol('localRecordedFunction');
+type InvokeStoreLike = {
+  hasContext: () => boolean;
+  get: <T>(key: string | symbol) => T | undefined;
+  set: (key: string | symbol, value: unknown) => void;
+  getRequestId: () => string;
+};
+const invokeStore = () => (globalThis as { awslambda?: { InvokeStore?: InvokeStoreLike } }).awslambda?.InvokeStore;
+const currentFunction = () => {
+  const store = invokeStore();
+  if (!store?.hasContext()) return { fn: '(outside an invocation)', invocation: '-' };
+  return { fn: store.get<string>(FUNCTION_NAME) ?? '(before the logger had its context)', invocation: store.getRequestId() };
+};
+
+/** Every handler gives its Lambda context to the shared logger (injectLambdaContext): note its name in the invocation's scope. */
+const noteFunctionNames = () => {
+  const original = logger.addContext.bind(logger);
+  logger.addContext = (context) => {
+    const store = invokeStore();
+    if (store?.hasContext()) store.set(FUNCTION_NAME, context.functionName);
+    original(context);
+  };
+};
+
+// ---------------------------------------------------------------------------------------------
+const SQS_MESSAGES = (operation: string, input: Attrs) =>
+  operation === 'SendMessageBatch' ? ((input.Entries ?? []) as unknown[]).length : operation.startsWith('Send') ? 1 : 0;
+
+const errorName = (error: unknown) => (error instanceof Error ? error.name : String(error));
+
+const recorderMiddleware =
+  (service: AwsService, records: CallRecord[]): InitializeMiddleware<object, MetadataBearer> =>
+  (next, context) =>
+  async (args) => {
+    const operation = (context.commandName ?? '').replace(/Command$/, '');
+    const input = args.input as Attrs;
+    const { fn, invocation } = currentFunction();
+    if (service !== 'dynamodb') {
+      const base = { service, operation, fn, invocation, messages: SQS_MESSAGES(operation, input) };
+      try {
+        const output = await next(args);
+        records.push({ ...base, attempts: output.output.$metadata?.attempts ?? 1, ok: true });
+        return output;
+      } catch (error) {
+        records.push({ ...base, attempts: (error as MetadataBearer).$metadata?.attempts ?? 1, ok: false, error: errorName(error) });
+        throw error;
+      }
+    }
+    input.ReturnConsumedCapacity ??= 'INDEXES';
+    const { writes, transaction } = itemWrites(operation, input);
+    const reads = readPartitions(operation, input);
+    const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
+    const record = (ok: boolean, attempts: number, capacity: Capacity[] | undefined, error?: unknown): CallRecord => {
+      const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
+      const partitions = isWrite ? partitionWrites(writes, transaction, measured?.byWhere) : undefined;
+      const estimatedWcu = partitions?.reduce((sum, entry) => sum + entry.wcu, 0) ?? 0;
+      return {
+        service,
+        operation,
+        fn,
+        invocation,
+        attempts,
+        ok,
+        ...(error === undefined ? {} : { error: errorName(error) }),
+        measured: measured !== undefined,
+        ...(isWrite
+          ? { writes: partitions, wcu: measured ? measured.total : estimatedWcu }
+          : // A read without an answer (an error) is estimated at 1 unit.
+            { reads, rcu: measured ? measured.total : 1 }),
+      };
+    };
+    try {
+      const output = await next(args);
+      const result = output.output as MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[] };
+      const capacity = result.ConsumedCapacity === undefined ? undefined : [result.ConsumedCapacity].flat();
+      records.push(record(true, result.$metadata?.attempts ?? 1, capacity));
+      for (const write of writes) {
+        const id = `${write.pk}\u0000${write.sk}`;
+        if (write.after) known.set(id, write.after);
+        else known.delete(id);
+      }
+      return output;
+    } catch (error) {
+      // A refused write (its condition failed) still costs its units; the item did not change.
+      records.push(record(false, (error as MetadataBearer).$metadata?.attempts ?? 1, undefined, error));
+      throw error;
+    }
+  };
+
+/**
+ * Installs the recorder on every client the functions build from now on when LOCAL_RECORD_WRITES
+ * is `on`, and answers the stack's 'write-record' IPC message. Call before the handlers load.
+ */
+export const recordWritesFromEnv = (env = process.env) => {
+  if (env[RECORD_WRITES_ENV] !== 'on') return undefined;
+  let records: CallRecord[] = [];
+  noteFunctionNames();
+  onClientCreated((client, service) => {
+    // `records` is read when a command runs, so a drained record starts afresh.
+    const middleware: InitializeMiddleware<object, MetadataBearer> = (next, context) => recorderMiddleware(service, records)(next, context);
+    client.middlewareStack.add(middleware, { step: 'initialize', priority: 'high', name: 'localWriteRecorder' });
+  });
+  process.on('message', (message) => {
+    if (message === 'write-record') {
+      const sent = records;
+      records = [];
+      process.send?.({ writeRecord: { records: sent } });
+    } else if (message === 'write-record-reset') records = [];
+  });
+  return { records: () => records };
+};

@@ -1,0 +1,631 @@
+/**
+ * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
+ * the functions recorded (local/write-recorder.ts, LOCAL_RECORD_WRITES=on). `npm run bench` runs it
+ * as its last section; alone:
+ *
+ *   npx tsx scripts/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
+ *
+ * It seeds N merchants (one live token, one affiliate each), warms up (2 creates per merchant,
+ * not recorded), then sends M creates per merchant, interleaved so every merchant is loaded alike
+ * (half of them with an Idempotency-Key), and `--cancels` cancels per merchant; waits until the
+ * outbox relay and the commission consumer are done; then prints, from the record:
+ *
+ * 1. what a create costs: DynamoDB round trips, partition writes, write and read units and SQS
+ *    sends per create on the request path (with and without Idempotency-Key), per cancel, and per
+ *    create for each worker (commission consumer, outbox relay, count repair);
+ * 2. the partition heat table: every write by partition key (table items and index partitions),
+ *    keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
+ *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
+ *    which the hottest keys reach DynamoDB's per-partition limit of 1,000 WCU/s;
+ * 3. the cost per million orders at list prices, from those figures.
+ *
+ * Write units are DynamoDB Local's ConsumedCapacity (ReturnConsumedCapacity INDEXES), shared out
+ * by item size where one call writes several items; the record says when a call had to be estimated.
+ * Asserts nothing; prints markdown.
+ */
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import type { CallRecord, PartitionWrite } from '#local/write-recorder';
+import type { Fixture } from '#shared/admin/fixture';
+import { seedFixture } from '#shared/admin/seed';
+
+// ---------------------------------------------------------------------------------------------
+// DynamoDB's limits and AWS list prices (us-east-1, on-demand / pay per request), as of
+// 2026-11-23 (the figures published since DynamoDB's on-demand price cut of 2024-11-01; checked
+// against aws.amazon.com/{api-gateway,lambda,dynamodb,sqs}/pricing). Documented in
+// docs/data-model-heat.md: change both together.
+/** Write units per second one partition takes (DynamoDB's per-partition write limit). */
+export const PARTITION_WCU_PER_SECOND = 1_000;
+/** Read units per second one partition takes. */
+export const PARTITION_RCU_PER_SECOND = 3_000;
+export const PRICES = {
+  date: '2026-11-23',
+  region: 'us-east-1',
+  /** API Gateway REST API, per million requests (first 333 million a month). */
+  apiGatewayRestPerMillion: 3.5,
+  /** Lambda requests, per million. */
+  lambdaRequestsPerMillion: 0.2,
+  /** Lambda duration, arm64, per GB-second (first 6 billion GB-s a month). */
+  lambdaArmPerGbSecond: 0.0000133334,
+  /** DynamoDB on-demand, per million write request units (standard table class). */
+  dynamodbWriteUnitsPerMillion: 0.625,
+  /** DynamoDB on-demand, per million read request units. */
+  dynamodbReadUnitsPerMillion: 0.125,
+  /** SQS standard queue, per million requests (each 64 KB chunk of a payload is one request). */
+  sqsRequestsPerMillion: 0.4,
+} as const;
+/** The functions' configured memory (lib/function-specs.ts) and architecture. */
+const LAMBDA_MEMORY_MB = 256;
+
+// ---------------------------------------------------------------------------------------------
+export type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
+export const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+const WARMUP_CREATES_PER_MERCHANT = 2;
+/** Sequential creates after the warm-up (not recorded): their mean latency is the Lambda duration of the cost line. */
+const SEQUENTIAL_CREATES = 40;
+
+const USAGE = `Usage: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+
+Partition heat and the cost of a create on a fresh local stack (its own emulators, free ports):
+N merchants (default ${HEAT_DEFAULTS.merchants}) each get M creates (default ${HEAT_DEFAULTS.creates}; half with an
+Idempotency-Key), C in flight (default ${HEAT_DEFAULTS.concurrency}), and K cancels each (default ${HEAT_DEFAULTS.cancels}).
+Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables.`;
+
+// ---------------------------------------------------------------------------------------------
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+type Reply = { status: number | 'error'; ms: number; body?: unknown };
+
+const post = (url: string, token: string, body: unknown, idempotencyKey?: string) =>
+  new Promise<Reply>((resolve) => {
+    const start = performance.now();
+    const payload = JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        timeout: 60_000,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(payload),
+          ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 'error', ms: performance.now() - start, body: parsed });
+        });
+        res.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
+    req.write(payload);
+    req.end();
+  });
+
+/** Runs `jobs` with at most `concurrency` in flight. */
+const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {
+  const results: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
+      while (next < jobs.length) {
+        const index = next++;
+        results[index] = await (jobs[index] as () => Promise<T>)();
+      }
+    }),
+  );
+  return results;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+const table = (title: string, head: string[], rows: (string | number)[][]) => {
+  console.log(`\n### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+};
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(2)} %` : 'n/a');
+const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
+const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
+
+// ---------------------------------------------------------------------------------------------
+const merchantFixture = (index: number): Fixture['merchants'][number] => ({
+  key: `heat-${index}`,
+  name: `Heat merchant ${index}`,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
+});
+
+const createBody = (orderNo: string, buyer: number) => ({
+  affiliate_slug: 'alice',
+  order_no: orderNo,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Heat Buyer', email: `buyer-${buyer % 50}@example.com` },
+  order_rows: [
+    { product_sku: 'SKU-1', product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
+    { product_name: 'Pegs', price_value: 990, quantity: 2 },
+  ],
+});
+
+type Merchant = { id: string; token: string };
+
+/** Drains the record until the workers have been quiet (no writes, no sends) for `quietMs`; at most `maxMs`. */
+const settle = async (stack: LocalStack, into: CallRecord[], { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+  const start = Date.now();
+  let lastActivity = Date.now();
+  while (Date.now() - start < maxMs) {
+    await sleep(1_000);
+    const fresh = (await stack.writeRecord()).live;
+    into.push(...fresh);
+    if (fresh.some((call) => (call.writes?.length ?? 0) > 0 || (call.messages ?? 0) > 0)) lastActivity = Date.now();
+    if (Date.now() - lastActivity >= quietMs) return (Date.now() - start) / 1000;
+  }
+  return (Date.now() - start) / 1000;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Analysis.
+const REQUEST_PATH = new Set(['orders-create', 'orders-cancel']);
+
+type Totals = {
+  invocations: number;
+  calls: number;
+  roundTrips: number;
+  writes: number;
+  wcu: number;
+  rcu: number;
+  sqs: number;
+  ses: number;
+  estimated: number;
+};
+const totalsOf = (calls: CallRecord[]): Totals => {
+  const dynamo = calls.filter((call) => call.service === 'dynamodb');
+  return {
+    invocations: new Set(calls.map((call) => call.invocation)).size,
+    calls: dynamo.length,
+    roundTrips: dynamo.reduce((sum, call) => sum + call.attempts, 0),
+    writes: dynamo.reduce((sum, call) => sum + (call.writes?.length ?? 0), 0),
+    wcu: dynamo.reduce((sum, call) => sum + (call.wcu ?? 0), 0),
+    rcu: dynamo.reduce((sum, call) => sum + (call.rcu ?? 0), 0),
+    sqs: calls.filter((call) => call.service === 'sqs').reduce((sum, call) => sum + call.attempts, 0),
+    ses: calls.filter((call) => call.service === 'ses').reduce((sum, call) => sum + call.attempts, 0),
+    estimated: dynamo.filter((call) => !call.measured).length,
+  };
+};
+
+/** A key as the table shows it: merchant ids, uuids, sequence and block numbers, e-mails and order numbers replaced. */
+const normalise = (text: string, merchantIds: string[]) => {
+  let out = text;
+  for (const id of merchantIds) if (out.includes(id)) out = out.split(id).join('<merchant>');
+  return out
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')
+    .replace(/[^#\s]+@[^#\s]+/g, '<email>')
+    .replace(/HEAT-[A-Za-z0-9-]+/g, '<order_no>')
+    .replace(/heat-[a-z0-9]+-\d+/g, '<idempotency-key>')
+    .replace(/\d{4,}/g, '<n>');
+};
+
+type KeyHeat = {
+  unit: string;
+  where: PartitionWrite['where'];
+  label: string;
+  merchant?: string;
+  writes: number;
+  wcu: number;
+  splits: string;
+};
+
+/**
+ * Heat units: a table item (pk + sk: an item is never split, so it caps at one partition's rate),
+ * a table partition as a whole (DynamoDB splits it for heat by sort key: shown for its share), and an
+ * index partition (gsi1's sort key is a sequence and gsi2's a time: monotonic, so never split).
+ */
+const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
+  const units = new Map<string, KeyHeat>();
+  const merchantOf = (key: string) => merchantIds.find((id) => key.includes(id));
+  const add = (unit: string, where: PartitionWrite['where'], raw: string, wcu: number, splits: string) => {
+    const entry = units.get(unit) ?? {
+      unit,
+      where,
+      label: normalise(raw, merchantIds),
+      merchant: merchantOf(raw),
+      writes: 0,
+      wcu: 0,
+      splits,
+    };
+    entry.writes += 1;
+    entry.wcu += wcu;
+    units.set(unit, entry);
+  };
+  let total = 0;
+  for (const call of calls)
+    for (const write of call.writes ?? []) {
+      total += 1;
+      if (write.where === 'table') {
+        add(`item:${write.key}\u0000${write.sk}`, 'table', `${write.key} / ${write.sk}`, write.wcu, 'no (one item)');
+        add(`partition:${write.key}`, 'table', `${write.key} (whole partition)`, write.wcu, 'yes (by sort key)');
+      } else add(`${write.where}:${write.key}`, write.where, write.key, write.wcu, 'no (monotonic sort key)');
+    }
+  return { units: [...units.values()], total };
+};
+
+export const benchHeat = async (options: Partial<HeatOptions> = {}) => {
+  const opts = { ...HEAT_DEFAULTS, ...options };
+  console.log(
+    `\n## Partition heat and the cost of a create (${opts.merchants} merchants x ${opts.creates} creates, ${opts.concurrency} in flight, ${opts.cancels} cancel(s) each; ${new Date().toISOString()})`,
+  );
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({
+      ports: await freePorts(),
+      seedDemo: false,
+      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', RELAY_INTERVAL_MS: '1000', RECOUNT_MIN_AGE_SECONDS: '5' },
+    });
+    const seeded = await seedFixture(stack.stages.live.store, 'live', {
+      merchants: Array.from({ length: opts.merchants }, (_, index) => merchantFixture(index)),
+    });
+    const merchants: Merchant[] = Array.from({ length: opts.merchants }, (_, index) => {
+      const merchant = seeded.merchants[`heat-${index}`];
+      return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
+    });
+    const merchantIds = merchants.map((merchant) => merchant.id);
+    const createUrl = `${stack.stages.live.url}/api/v2/orders/create`;
+    const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+    let serial = 0;
+    const create = (merchant: Merchant, withKey: boolean) => () => {
+      const number = serial++;
+      return post(
+        createUrl,
+        merchant.token,
+        // A merchant's orders go to a new customer each round (50 in turn), not all to one.
+        createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
+        withKey ? `heat-${run}-${number}` : undefined,
+      ).then((reply) => ({ ...reply, merchant, withKey }));
+    };
+
+    // Warm-up (auth caches, the emulator's JIT, each merchant's first block): not recorded.
+    await pool(
+      Array.from({ length: WARMUP_CREATES_PER_MERCHANT * opts.merchants }, (_, index) =>
+        create(merchants[index % opts.merchants] as Merchant, index % 2 === 0),
+      ),
+      opts.concurrency,
+    );
+    // A Lambda serves one invocation at a time: the create's duration is taken from sequential creates.
+    const sequential: Reply[] = [];
+    for (let index = 0; index < SEQUENTIAL_CREATES; index++)
+      sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
+    const timedCreates = sequential.filter((reply) => reply.status === 201);
+    const createMs = timedCreates.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timedCreates.length);
+    await settle(stack, [], { quietMs: 2_000, maxMs: 30_000 });
+    await stack.writeRecord();
+
+    // The measured run: creates interleaved over the merchants, then the cancels.
+    const records: CallRecord[] = [];
+    const startedAt = performance.now();
+    const creates = await pool(
+      Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
+        create(merchants[index % opts.merchants] as Merchant, Math.floor(index / opts.merchants) % 2 === 0),
+      ),
+      opts.concurrency,
+    );
+    const createWall = (performance.now() - startedAt) / 1000;
+    const created = creates.filter((reply) => reply.status === 201);
+    const toCancel = merchants.flatMap((merchant) =>
+      created
+        .filter((reply) => reply.merchant === merchant)
+        .slice(0, opts.cancels)
+        .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
+    );
+    const cancels = await pool(
+      toCancel.map(
+        ({ merchant, uuid }) =>
+          () =>
+            post(`${stack?.stages.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
+      ),
+      opts.concurrency,
+    );
+    const settleSeconds = await settle(stack, records);
+    const windowSeconds = (performance.now() - startedAt) / 1000;
+    const sandboxCalls = (await stack.writeRecord()).sandbox.length;
+
+    // ------------------------------------------------------------------------------------------
+    const createCount = created.length;
+    const statusCount = (replies: Reply[]) => {
+      const byStatus = new Map<string, number>();
+      for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
+      return [...byStatus]
+        .sort()
+        .map(([status, n]) => `${n} x ${status}`)
+        .join(', ');
+    };
+    const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, createCount);
+    const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
+    const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
+    console.log(
+      `\nCreates: ${statusCount(creates)} in ${createWall.toFixed(1)} s (${fixed(createCount / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${timedCreates.length} sequential creates before the run: mean ${fixed(createMs, 1)} ms). Cancels: ${statusCount(cancels)}. Workers settled ${settleSeconds.toFixed(0)} s after the last request. Calls recorded: ${records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
+    );
+
+    // What a create costs, per function.
+    const byInvocation = new Map<string, CallRecord[]>();
+    for (const call of records) byInvocation.set(call.invocation, [...(byInvocation.get(call.invocation) ?? []), call]);
+    const createInvocations = [...byInvocation.values()].filter((calls) => calls[0]?.fn === 'orders-create');
+    const withKey = createInvocations.filter((calls) =>
+      calls.some((call) => call.writes?.some((write) => write.sk?.startsWith('IDEMPOTENCY#'))),
+    );
+    const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
+    const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string) => {
+      const totals = totalsOf(invocations.flat());
+      return [
+        label,
+        `${whole(per)} ${unit}`,
+        fixed(totals.calls / per),
+        fixed(totals.roundTrips / per),
+        fixed(totals.writes / per),
+        fixed(totals.wcu / per),
+        fixed(totals.rcu / per),
+        fixed(totals.sqs / per),
+        totals.estimated === 0 ? 'measured' : `${totals.estimated} of ${totals.calls} calls estimated`,
+      ];
+    };
+    const functions = [...new Set(records.map((call) => call.fn))].sort();
+    const workerFns = functions.filter((fn) => !REQUEST_PATH.has(fn));
+    const rows = [
+      perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates'),
+      perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates'),
+      perInvocation('create (request path), as sent (half with a key)', createInvocations, createInvocations.length, 'creates'),
+      perInvocation(
+        'cancel (request path)',
+        [...byInvocation.values()].filter((calls) => calls[0]?.fn === 'orders-cancel'),
+        cancels.filter((reply) => reply.status === 200).length,
+        'cancels',
+      ),
+      ...workerFns.map((fn) =>
+        perInvocation(
+          `${fn} (worker), per create`,
+          [...byInvocation.values()].filter((calls) => calls[0]?.fn === fn),
+          createCount,
+          'creates',
+        ),
+      ),
+      perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
+    ];
+    table(
+      "What a create costs (today's design; DynamoDB calls, round trips incl. SDK retries, partition writes, write/read units, SQS requests)",
+      ['path', 'over', 'DynamoDB calls', 'round trips', 'partition writes', 'WCU', 'RCU', 'SQS requests', 'units'],
+      rows,
+    );
+    const operations = new Map<string, number>();
+    for (const call of createInvocations.flat())
+      operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
+    console.log(
+      `\nCalls of a create (request path, per create): ${[...operations]
+        .sort((a, b) => b[1] - a[1])
+        .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
+        .join(', ')}.`,
+    );
+
+    // Partition heat.
+    const { units, total } = heatOf(records, merchantIds);
+    const createsOf = (unit: KeyHeat) =>
+      unit.merchant ? created.filter((reply) => reply.merchant.id === unit.merchant).length : createCount;
+    type Group = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
+    const groups = new Map<string, Group>();
+    for (const unit of units) {
+      const id = `${unit.where}\u0000${unit.label}`;
+      const group = groups.get(id);
+      if (!group)
+        groups.set(id, {
+          where: unit.where,
+          label: unit.label,
+          shared: unit.merchant === undefined,
+          keys: 1,
+          top: unit,
+          splits: unit.splits,
+        });
+      else {
+        group.keys += 1;
+        if (unit.writes > group.top.writes) group.top = unit;
+      }
+    }
+    const ranked = [...groups.values()].sort((a, b) => b.top.writes - a.top.writes);
+    const heatRows = ranked
+      .filter(
+        (group) =>
+          !group.label.endsWith('(whole partition)') || group === ranked.find((other) => other.label.endsWith('(whole partition)')),
+      )
+      .slice(0, 10)
+      .map((group) => {
+        const perCreate = createsOf(group.top);
+        return [
+          `\`${group.label}\``,
+          group.where,
+          group.shared ? '**yes**' : 'no (one merchant)',
+          whole(group.keys),
+          whole(group.top.writes),
+          percent(group.top.writes / total),
+          fixed(group.top.writes / perCreate),
+          fixed(group.top.wcu / perCreate),
+          group.splits,
+          group.splits.startsWith('yes')
+            ? 'n/a (splits)'
+            : `${whole(PARTITION_WCU_PER_SECOND / (group.top.wcu / perCreate))} ${group.shared ? 'for the whole service' : 'per merchant'}`,
+        ];
+      });
+    table(
+      `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(createCount)} creates over ${opts.merchants} merchants, cancels and workers included)`,
+      [
+        'key (normalised)',
+        'where',
+        'shared by all merchants',
+        'keys like it',
+        'writes (hottest one)',
+        'share of all writes',
+        'writes per create on it',
+        'WCU per create on it',
+        'split for heat',
+        'creates/s at 1,000 WCU/s on it',
+      ],
+      heatRows,
+    );
+
+    // The goal and the ceilings.
+    const unsplittable = units.filter((unit) => !unit.splits.startsWith('yes'));
+    const hottest = [...units].sort((a, b) => b.writes - a.writes)[0];
+    const hottestMerchantKey = unsplittable
+      .filter((unit) => unit.merchant !== undefined)
+      .sort((a, b) => b.wcu / createsOf(b) - a.wcu / createsOf(a))[0];
+    const hottestShared = unsplittable.filter((unit) => unit.merchant === undefined).sort((a, b) => b.wcu - a.wcu)[0];
+    const merchantWcuPerCreate = hottestMerchantKey ? hottestMerchantKey.wcu / createsOf(hottestMerchantKey) : NaN;
+    const sharedWcuPerCreate = hottestShared ? hottestShared.wcu / createCount : NaN;
+    const summaryRows: (string | number)[][] = [
+      [
+        'largest share of all writes taken by one key',
+        hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
+        `about 1/${opts.merchants} = ${percent(1 / opts.merchants)}`,
+      ],
+      [
+        'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
+        hottestMerchantKey
+          ? `${whole(PARTITION_WCU_PER_SECOND / merchantWcuPerCreate)} creates/s (\`${hottestMerchantKey.label}\`, ${hottestMerchantKey.where}: ${fixed(merchantWcuPerCreate)} WCU per create)`
+          : 'n/a',
+        'the documented per-merchant ceiling',
+      ],
+      [
+        'service-wide creates/s at which the hottest shared key reaches 1,000 WCU/s',
+        hottestShared
+          ? `${whole(PARTITION_WCU_PER_SECOND / sharedWcuPerCreate)} creates/s (\`${hottestShared.label}\`, ${hottestShared.where}: ${fixed(sharedWcuPerCreate)} WCU per create)`
+          : 'none: no key is shared by all merchants',
+        'no shared key (no service-wide cap)',
+      ],
+    ];
+    // Reads: the hottest read partition shared by all merchants (3,000 RCU/s a partition).
+    const readHeat = new Map<string, number>();
+    for (const call of records)
+      for (const key of call.reads ?? [])
+        readHeat.set(key, (readHeat.get(key) ?? 0) + (call.rcu ?? 0) / Math.max(1, call.reads?.length ?? 1));
+    const sharedReads = [...readHeat].filter(([key]) => !merchantIds.some((id) => key.includes(id))).sort((a, b) => b[1] - a[1]);
+    const [sharedReadKey, sharedRead] = sharedReads[0] ?? [undefined, 0];
+    summaryRows.push([
+      'hottest read partition shared by all merchants',
+      sharedReadKey
+        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (the relays' polls: per tick, not per create)`
+        : 'none',
+      `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
+    ]);
+    table(
+      "Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)",
+      ['measure', 'measured', 'goal / limit'],
+      summaryRows,
+    );
+
+    // Cost per million orders.
+    const requestPath = totalsOf(createInvocations.flat());
+    const workers = totalsOf(records.filter((call) => !REQUEST_PATH.has(call.fn)));
+    const consumerInvocations = new Set(records.filter((call) => call.fn === 'commissions-process').map((call) => call.invocation)).size;
+    const perOrder = {
+      wcu: (requestPath.wcu + workers.wcu) / createCount,
+      rcu: (requestPath.rcu + workers.rcu) / createCount,
+      // Sends measured; the event source mapping's receive and delete (1 + 1 per batch) estimated from the consumer's invocations.
+      sqs: (requestPath.sqs + workers.sqs + 2 * consumerInvocations) / createCount,
+      consumerInvocations: consumerInvocations / createCount,
+    };
+    const gbSeconds = (LAMBDA_MEMORY_MB / 1024) * (createMs / 1000);
+    const million = 1_000_000;
+    const cost = {
+      apiGateway: PRICES.apiGatewayRestPerMillion,
+      lambda:
+        PRICES.lambdaRequestsPerMillion * (1 + perOrder.consumerInvocations) +
+        million * gbSeconds * (1 + perOrder.consumerInvocations) * PRICES.lambdaArmPerGbSecond,
+      dynamodbWrites: perOrder.wcu * PRICES.dynamodbWriteUnitsPerMillion,
+      dynamodbReads: perOrder.rcu * PRICES.dynamodbReadUnitsPerMillion,
+      sqs: perOrder.sqs * PRICES.sqsRequestsPerMillion,
+    };
+    const costTotal = Object.values(cost).reduce((sum, value) => sum + value, 0);
+    table(
+      `Cost per million orders at list prices (${PRICES.region}, ${PRICES.date}; docs/data-model-heat.md), from this run's figures`,
+      ['item', 'per order (measured)', 'price', 'per million orders'],
+      [
+        ['API Gateway REST API', '1 request', `$${PRICES.apiGatewayRestPerMillion} / million`, dollars(cost.apiGateway)],
+        [
+          `Lambda arm64 ${LAMBDA_MEMORY_MB} MB`,
+          `1 create of ${fixed(createMs, 1)} ms (mean of ${timedCreates.length} sequential, measured locally) + ${fixed(perOrder.consumerInvocations)} consumer invocations (taken as long as a create: not timed)`,
+          `$${PRICES.lambdaArmPerGbSecond} / GB-s + $${PRICES.lambdaRequestsPerMillion} / million`,
+          dollars(cost.lambda),
+        ],
+        [
+          'DynamoDB on-demand writes',
+          `${fixed(perOrder.wcu)} WRU`,
+          `$${PRICES.dynamodbWriteUnitsPerMillion} / million`,
+          dollars(cost.dynamodbWrites),
+        ],
+        [
+          'DynamoDB on-demand reads',
+          `${fixed(perOrder.rcu)} RRU`,
+          `$${PRICES.dynamodbReadUnitsPerMillion} / million`,
+          dollars(cost.dynamodbReads),
+        ],
+        [
+          'SQS standard',
+          `${fixed(perOrder.sqs)} requests (sends measured; receive + delete per consumer batch)`,
+          `$${PRICES.sqsRequestsPerMillion} / million`,
+          dollars(cost.sqs),
+        ],
+        ['**total**', '', '', `**${dollars(costTotal)}**`],
+      ],
+    );
+    return { createCount, total, perOrder, costTotal };
+  } catch (error) {
+    console.log(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    return undefined;
+  } finally {
+    agent.destroy();
+    await stack?.stop();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Alone: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const numberArg = (name: keyof HeatOptions) => {
+    const index = args.indexOf(`--${name}`);
+    if (index < 0) return HEAT_DEFAULTS[name];
+    const value = Number(args[index + 1]);
+    if (!Number.isInteger(value) || value < (name === 'cancels' ? 0 : 1)) {
+      console.error(`--${name} takes a ${name === 'cancels' ? 'non-negative' : 'positive'} integer\n\n${USAGE}`);
+      process.exit(2);
+    }
+    return value;
+  };
+  await benchHeat({
+    merchants: numberArg('merchants'),
+    creates: numberArg('creates'),
+    concurrency: numberArg('concurrency'),
+    cancels: numberArg('cancels'),
+  });
+  process.exit(0);
+}
