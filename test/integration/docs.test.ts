@@ -1,20 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_PATH } from '#scripts/openapi';
+import { findChromium } from './browser';
 import { stack } from './helpers';
 
 /**
  * Every local stage serves the contract without a token: GET /openapi.json, and the API reference
  * at /docs (Swagger UI from node_modules), which a real headless Chromium renders with every
- * operation of the document on it. The browser is Debian's `chromium` (`.ci/run` installs it);
- * CHROMIUM_PATH points elsewhere.
+ * operation of the document on it. The browser is CHROMIUM_PATH, a system Chromium, or the one the
+ * `@sparticuz/chromium` dev dependency ships (./browser.ts).
  */
 
 /** The page's `document`, in the functions that run in the browser (tsconfig has no DOM lib). */
 type PageGlobal = { document: { querySelectorAll(selector: string): { length: number } } };
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
   paths: Record<string, Record<string, { operationId: string }>>;
   servers: unknown[];
@@ -65,9 +65,9 @@ describe('the API reference page in a headless browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
+    const { executablePath } = await findChromium();
     browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
     });
