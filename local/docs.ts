@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { DEMO } from './demo';
 
 /**
  * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token.
@@ -46,6 +47,7 @@ const INIT = `window.ui = SwaggerUIBundle({
   docExpansion: 'list',
   deepLinking: true,
   displayOperationId: true,
+  persistAuthorization: true,
   validatorUrl: null,
 });
 `;
@@ -66,11 +68,20 @@ const reply = (response: ServerResponse, status: number, contentType: string, bo
     .end(body);
 };
 
-/** The document as this stage serves it: the local stage first among the servers. */
+/**
+ * The document as this stage serves it: this stage first among the servers, in place of the
+ * committed document's templated local server (http://127.0.0.1:{port}), so "Try it out" calls it.
+ */
 export const localDocument = (stage: string, host: string | undefined) => {
-  const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as { servers: unknown[] };
+  const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as {
+    servers: { url: string }[];
+    components: { securitySchemes: { bearerToken: { description: string } } };
+  };
   const local = host ? [{ url: `http://${host}`, description: `This local ${stage} stage (npm start).` }] : [];
-  return { ...document, servers: [...local, ...document.servers] };
+  const { bearerToken } = document.components.securitySchemes;
+  const demoToken = stage === 'sandbox' ? DEMO.tokens.sandbox : DEMO.tokens.live;
+  bearerToken.description = `${bearerToken.description} On this local stage the demo merchant's token is \`${demoToken}\`.`;
+  return { ...document, servers: [...local, ...document.servers.filter((server) => server.url !== 'http://127.0.0.1:{port}')] };
 };
 
 export const DOCS_PATHS = ['/openapi.json', '/docs', '/docs/'] as const;
