@@ -277,9 +277,6 @@ const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
 
 const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
 
-/** The committed document's local server; a local stage serves the document with itself in its place (local/docs.ts). */
-export const LOCAL_SERVER_DESCRIPTION = 'The local stack (`npm start`)';
-
 /** One example per name, in a media type's `examples`. */
 const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
 
@@ -509,24 +506,25 @@ export const buildOpenApiDocument = () => {
     servers: [
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
-        description: 'Live: the `ApiUrl` output of the affiliate-merchant-api-live stack (live tokens).',
+        description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
         variables: {
-          apiId: { default: 'your-live-api-id', description: 'The REST API id of the live stack.' },
+          apiId: { default: 'your-live-api-id' },
           region: { default: 'eu-west-1' },
         },
       },
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
-        description: 'Sandbox: the `ApiUrl` output of the affiliate-merchant-api-sandbox stack (testing tokens).',
+        description:
+          'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
         variables: {
-          apiId: { default: 'your-sandbox-api-id', description: 'The REST API id of the sandbox stack.' },
+          apiId: { default: 'your-sandbox-api-id' },
           region: { default: 'eu-west-1' },
         },
       },
       {
         url: 'http://127.0.0.1:{port}',
-        description: `${LOCAL_SERVER_DESCRIPTION}: live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
-        variables: { port: { default: '3000', description: 'The local stage: 3000 live, 3001 sandbox, unless moved.' } },
+        description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
+        variables: { port: { default: '3000' } },
       },
     ],
     security: [{ bearerToken: [] }],
