@@ -84,11 +84,37 @@ export const localDocument = (stage: string, host: string | undefined) => {
   return { ...document, servers: [...local, ...document.servers.filter((server) => server.url !== 'http://127.0.0.1:{port}')] };
 };
 
-export const DOCS_PATHS = ['/openapi.json', '/docs', '/docs/'] as const;
+const INVITATION_PATH = /^\/invitations\/([0-9a-f-]{36})$/;
 
-/** Answers the contract's paths; false for any other request (the API's own routes). */
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * The local stand-in for the merchant dashboard's invitation page: the invitation e-mails of the
+ * local stages link to http://localhost:3000/invitations/<uuid> (LOCAL_MAIL_DEFAULTS), and this
+ * answers there instead of a 404, saying what the deployed link opens and how to mark it used.
+ */
+const invitationPage = (uuid: string) => `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Invitation ${escapeHtml(uuid)} (local)</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto; line-height: 1.5">
+  <h1>Invitation link (local stand-in)</h1>
+  <p>This is where an invited affiliate lands. Deployed, the link opens the merchant dashboard's
+  invitation page (<code>inviteLinkBaseUrl</code>), which is not part of this API.</p>
+  <p>Invitation <code>${escapeHtml(uuid)}</code>. To record that the link was used, as the dashboard does:</p>
+  <pre>npm run --silent admin -- mark-invite-used --merchant &lt;merchant id&gt; --invite ${escapeHtml(uuid)}</pre>
+  <p>The invitation's <code>link_used_at</code> is then set in <code>GET /api/v2/affiliates/invites</code>.</p>
+</body>
+</html>
+`;
+
+/** Answers the contract's paths and the local invitation page; false for any other request (the API's own routes). */
 export const serveDocs = (request: IncomingMessage, path: string, response: ServerResponse, stage: string): boolean => {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const invitation = INVITATION_PATH.exec(path);
+  if (invitation) {
+    reply(response, 200, 'text/html; charset=utf-8', invitationPage(invitation[1] as string));
+    return true;
+  }
   if (path === '/openapi.json') {
     reply(response, 200, 'application/json', JSON.stringify(localDocument(stage, request.headers.host)));
     return true;
