@@ -161,7 +161,7 @@ const order = (prefix: string, index: number, affiliateSlug: string): Order => (
   ],
 });
 
-/** One merchant that only has orders (and the one affiliate they name): the seed figure of the issue. */
+/** One merchant that only has orders (and the one affiliate they name): the seeding figure. */
 const ordersOnlyMerchant = (): FixtureMerchant => ({
   key: 'orders-only',
   name: 'Orders only',
