@@ -53,7 +53,10 @@ const COMMANDS = {
     options: '--merchant <id> --order <uuid>',
     does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
   },
-  recount: { options: '--merchant <id>', does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.' },
+  recount: {
+    options: '--merchant <id>',
+    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.',
+  },
 } as const satisfies Record<string, { options: string; does: string }>;
 
 type Command = keyof typeof COMMANDS;

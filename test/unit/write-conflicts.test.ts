@@ -1,5 +1,5 @@
 /**
- * Issue 9, point 6: in DynamoDB two transactions that touch one item at the same time cancel each
+ * In DynamoDB two transactions that touch one item at the same time cancel each
  * other (TransactionCanceledException with a `TransactionConflict` reason), and a single-item write
  * that meets a running transaction on its item gets TransactionConflictException. DynamoDB Local
  * produces neither, so they are injected here. On every write path such a conflict is retried with
