@@ -8,8 +8,8 @@ import { DEMO } from './demo';
  * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token.
  * The page is Swagger UI, served from the swagger-ui-dist package in node_modules (no CDN: these
  * machines are offline). The document is the committed openapi.json with this stage as its first
- * server, so "Try it out" calls the local stage; the deployed stages do not serve it (README,
- * "The contract").
+ * server, so "Try it out" calls the local stage; the deployed stages do not serve it (docs/openapi.md).
+ * It also answers the local invitation link (invitationPage).
  */
 
 const require = createRequire(import.meta.url);
