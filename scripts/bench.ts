@@ -26,7 +26,7 @@ const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
 seeding, the cost of page 1 vs the last page of every list, and each function bundle's cold start.
-At --scale 1 (the default; about 3 minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
+At --scale 1 (the default; several minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
 seeds a tenth of the list sizes and only prints. --out FILE writes the report there instead.`;
 
 const { values: options } = parseArgs({
