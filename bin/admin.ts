@@ -1,23 +1,7 @@
 /**
  * `npm run admin -- <command> [options] [--stage live|sandbox]`: what the merchant dashboard and
  * the payment side do outside this API. Prints one JSON object on stdout; on failure one line on
- * stderr and exit code 1.
- *
- *   mint-token           --merchant <id> [--kind live|testing] [--no-live-orders] [--label <text>]
- *   revoke-token         --token <token>          (stage defaults to the one that accepts the token's kind)
- *   apply                --merchant <id> --slug <slug> --name <name> --email <email>
- *   mark-invite-used     --merchant <id> --invite <uuid>
- *   link-payment         --merchant <id> --order <uuid> --payment <id>
- *   resend-notifications --merchant <id> [--older-than <seconds>]   (default 60)
- *   redrive                                       (the orders DLQ back to the orders queue)
- *   commission           --merchant <id> --order <uuid>   (the order's commission ledger; exactly
- *                        {order_uuid, status, net_amount, currency_code, entries}, no `stage`)
- *   recount              --merchant <id>          (every list count of the merchant, from the list indexes)
- *
- * Target: the running local stack (the ports of the running `npm start` from its ports file, each
- * overridden by DYNAMODB_PORT, SES_PORT, SQS_PORT), or a deployed stage when SEED_TABLE_NAME is set (AWS credentials, region,
- * MAIL_FROM and INVITE_LINK_BASE_URL from the environment), exactly like `npm run seed`. The
- * permissions a deployed stage needs are its `OperatorPolicyArn` output (lib/operator-policy.ts).
+ * stderr and exit code 1. `--help` lists the commands, `<command> --help` explains one (COMMANDS).
  */
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -41,8 +25,64 @@ import { ordersDlqNameForStage, ordersQueueNameForStage } from '#shared/db/table
 import { stageOfToken } from '#shared/tokens';
 import { resolveStore, useFunctionEnv } from './target';
 
-const USAGE =
-  'usage: npm run admin -- mint-token|revoke-token|apply|mark-invite-used|link-payment|resend-notifications|redrive|commission|recount [options] [--stage live|sandbox]';
+/** Every command: its options and what it does, for `--help` (and the README's operator tools). */
+const COMMANDS = {
+  'mint-token': {
+    options: '--merchant <id> [--kind live|testing] [--no-live-orders] [--label <text>]',
+    does: 'Creates an API token for the merchant and prints it (once: only its hash is stored).',
+  },
+  'revoke-token': {
+    options: '--token <token>',
+    does: "Revokes a token; warm functions may accept it for up to AUTH_CACHE_TTL_SECONDS more. The stage defaults to the one that takes the token's kind.",
+  },
+  apply: {
+    options: '--merchant <id> --slug <slug> --name <name> --email <email>',
+    does: 'Files a pending affiliate request, as an affiliate applying to the program would.',
+  },
+  'mark-invite-used': { options: '--merchant <id> --invite <uuid>', does: "Sets the invitation's link_used_at, as the dashboard does." },
+  'link-payment': {
+    options: '--merchant <id> --order <uuid> --payment <id>',
+    does: 'Links an order to a payment: it can no longer be cancelled.',
+  },
+  'resend-notifications': {
+    options: '--merchant <id> [--older-than <seconds>]',
+    does: 'Sends the e-mails owed for longer than --older-than (default 60), parked ones included.',
+  },
+  redrive: { options: '', does: "Moves the orders DLQ's messages back to the orders queue (after fixing what made them fail)." },
+  commission: {
+    options: '--merchant <id> --order <uuid>',
+    does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
+  },
+  recount: {
+    options: '--merchant <id>',
+    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.',
+  },
+} as const satisfies Record<string, { options: string; does: string }>;
+
+type Command = keyof typeof COMMANDS;
+const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMANDS, name);
+
+const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
+(AWS credentials and region from the environment; resend-notifications also MAIL_FROM and
+INVITE_LINK_BASE_URL). A deployed stage's operator permissions are its OperatorPolicyArn output.
+Prints one JSON object on stdout; a failure is one line on stderr and exit code 1.`;
+
+const USAGE = `usage: npm run --silent admin -- <command> [options] [--stage live|sandbox]
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, { does }]) => `  ${name.padEnd(21)}${does}`)
+  .join('\n')}
+
+\`npm run --silent admin -- <command> --help\` shows a command's options.
+${TARGET}`;
+
+const commandUsage = (name: Command) =>
+  `usage: npm run --silent admin -- ${name} ${COMMANDS[name].options}${COMMANDS[name].options ? ' ' : ''}[--stage live|sandbox]
+
+${COMMANDS[name].does}
+
+${TARGET}`;
 
 /**
  * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
@@ -106,10 +146,15 @@ const run = async (): Promise<Record<string, unknown>> => {
       order: { type: 'string' },
       payment: { type: 'string' },
       'older-than': { type: 'string', default: '60' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const [command, ...extra] = positionals;
-  if (!command || extra.length > 0) throw new AdminError(USAGE);
+  if (values.help) {
+    console.log(isCommand(command) ? commandUsage(command) : USAGE);
+    process.exit(0);
+  }
+  if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   const stageOf = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));
 
   switch (command) {
@@ -194,7 +239,7 @@ const run = async (): Promise<Record<string, unknown>> => {
       return { stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) };
     }
     default:
-      throw new AdminError(`unknown command ${command}; ${USAGE}`);
+      throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
   }
 };
 

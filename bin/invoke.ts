@@ -38,6 +38,15 @@ const positional = args.filter((arg, index) => !arg.startsWith('--') && (stageFl
 const [id, eventArg] = positional;
 const specs = functionSpecs();
 const usage = `usage: npm run invoke -- <function-id> [event-file] [--stage live|sandbox]\nfunctions: ${specs.map((spec) => spec.id).join(', ')}`;
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(`${usage}
+
+Invokes one function's handler in this process against the running local stack (npm start), with
+the stage's environment, and prints {statusCode, headers, body} (a worker: its return value). The
+event defaults to events/<function-id>.json; --stage sandbox swaps the demo's live token for its
+sandbox token. Exit code 1 on a 5xx or a thrown error.`);
+  process.exit(0);
+}
 if (!id) fail(usage);
 const spec = specs.find((candidate) => candidate.id === id) ?? fail(`Unknown function "${id}".\n${usage}`);
 

@@ -13,11 +13,27 @@ import { parseStage } from '#shared/config';
 import { asError } from '#shared/errors';
 import { resolveStore } from './target';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { stage: { type: 'string', default: 'live' } } });
+const USAGE = `usage: npm run --silent seed -- FILE [--stage live|sandbox]
+
+Loads a fixture (format: docs/architecture.md, "Fixtures"; a complete one: examples/fixture.json)
+into the stage's table and prints one JSON object with the ids and tokens it created, and nothing
+else, on stdout. A bad fixture is reported on stderr with the path of each problem (exit code 1).
+
+Target: the running local stack (npm start; DYNAMODB_PORT overrides its recorded port), or a
+deployed table when SEED_TABLE_NAME is set (AWS credentials and region from the environment).`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { stage: { type: 'string', default: 'live' }, help: { type: 'boolean', short: 'h', default: false } },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 try {
   const file = positionals[0];
-  if (!file) throw new Error('usage: npm run seed -- FILE [--stage live|sandbox]');
+  if (!file) throw new Error(USAGE.split('\n')[0]);
   const stage = parseStage(values.stage);
   const fixture = parseFixture(JSON.parse(readFileSync(file, 'utf8')));
   const result = await seedFixture(resolveStore(stage), stage, fixture);

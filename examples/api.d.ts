@@ -475,7 +475,7 @@ export interface components {
         FieldErrors: {
             [key: string]: string[];
         };
-        Error: {
+        Failure: {
             /** @constant */
             success: false;
             data: null;
@@ -484,7 +484,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        GatewayError: {
+        GatewayFailure: {
             /** @constant */
             success: false;
             data: null;
@@ -510,13 +510,13 @@ export interface components {
             message: string;
             data: unknown[];
         };
-        OrdersCreateLegacyResponse: {
+        OrdersCreateLegacyEnvelope: {
             /** @constant */
             success: true;
             message: string;
             data: components["schemas"]["CreatedOrder"];
         };
-        OrdersCreateResponse: {
+        OrdersCreateEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -527,7 +527,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        OrdersListResponse: {
+        OrdersListEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -539,7 +539,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        OrdersGetResponse: {
+        OrdersGetEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -550,7 +550,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        OrdersUpdateResponse: {
+        OrdersUpdateEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -561,7 +561,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        OrdersCancelResponse: {
+        OrdersCancelEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -572,7 +572,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliatesListResponse: {
+        AffiliatesListEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -584,7 +584,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliatesGetResponse: {
+        AffiliatesGetEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -595,7 +595,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        InvitesCreateResponse: {
+        InvitesCreateEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -606,7 +606,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        InvitesListResponse: {
+        InvitesListEnvelope: {
             /** @constant */
             success: true;
             data: components["schemas"]["Invite"][];
@@ -616,7 +616,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliateRequestsListResponse: {
+        AffiliateRequestsListEnvelope: {
             /** @constant */
             success: true;
             data: components["schemas"]["AffiliateRequest"][];
@@ -626,7 +626,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliateRequestsGetResponse: {
+        AffiliateRequestsGetEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -637,7 +637,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliateRequestsAcceptResponse: {
+        AffiliateRequestsAcceptEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -648,7 +648,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        AffiliateRequestsDeclineResponse: {
+        AffiliateRequestsDeclineEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -659,7 +659,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        TiersListResponse: {
+        TiersListEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -671,7 +671,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        TiersGetResponse: {
+        TiersGetEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -682,7 +682,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        SegmentsListResponse: {
+        SegmentsListEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -694,7 +694,7 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
-        SegmentsGetResponse: {
+        SegmentsGetEnvelope: {
             /** @constant */
             success: true;
             data: {
@@ -763,6 +763,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "affiliate_slug": "alice",
+                 *       "order_no": "WEB-10001",
+                 *       "total_shipping_value": 495,
+                 *       "currency_code": "EUR",
+                 *       "customer": {
+                 *         "name": "Dan Doe",
+                 *         "email": "dan@example.com"
+                 *       },
+                 *       "order_rows": [
+                 *         {
+                 *           "product_sku": "TENT-2P",
+                 *           "product_name": "Trail tent, 2 persons",
+                 *           "price_value": 19900,
+                 *           "tax_value": 3781,
+                 *           "quantity": 1
+                 *         },
+                 *         {
+                 *           "product_sku": "BOOT-42",
+                 *           "product_name": "Hiking boots",
+                 *           "segment_slug": "shoes",
+                 *           "price_value": 12900,
+                 *           "tax_value": 2451,
+                 *           "quantity": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderCreate"];
             };
         };
@@ -774,7 +803,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersCreateLegacyResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Order created successfully.",
+                     *       "data": {
+                     *         "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *         "order_no": "WEB-10001"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersCreateLegacyEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegacyInvalid"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -811,10 +859,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["LegacyRefused"];
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -831,7 +879,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["LegacyRefused"];
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -858,6 +906,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "affiliate_slug": "alice",
+                 *       "order_no": "WEB-10001",
+                 *       "total_shipping_value": 495,
+                 *       "currency_code": "EUR",
+                 *       "customer": {
+                 *         "name": "Dan Doe",
+                 *         "email": "dan@example.com"
+                 *       },
+                 *       "order_rows": [
+                 *         {
+                 *           "product_sku": "TENT-2P",
+                 *           "product_name": "Trail tent, 2 persons",
+                 *           "price_value": 19900,
+                 *           "tax_value": 3781,
+                 *           "quantity": 1
+                 *         },
+                 *         {
+                 *           "product_sku": "BOOT-42",
+                 *           "product_name": "Hiking boots",
+                 *           "segment_slug": "shoes",
+                 *           "price_value": 12900,
+                 *           "tax_value": 2451,
+                 *           "quantity": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderCreate"];
             };
         };
@@ -869,7 +946,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersCreateResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "order": {
+                     *           "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *           "order_no": "WEB-10001"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersCreateEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -878,7 +979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders. */
@@ -887,7 +988,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
@@ -897,7 +998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -906,17 +1007,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -926,7 +1027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -936,7 +1037,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -944,9 +1045,15 @@ export interface operations {
     "orders-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
             };
             header?: never;
@@ -961,7 +1068,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "orders": [
+                     *           {
+                     *             "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *             "order_no": "WEB-10001",
+                     *             "affiliate_slug": "alice",
+                     *             "total_shipping_value": 495,
+                     *             "currency": {
+                     *               "code": "EUR",
+                     *               "name": "Euro"
+                     *             },
+                     *             "order_rows": [
+                     *               {
+                     *                 "uuid": "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b",
+                     *                 "product_sku": "TENT-2P",
+                     *                 "product_name": "Trail tent, 2 persons",
+                     *                 "segment_slug": null,
+                     *                 "price_value": 19900,
+                     *                 "tax_value": 3781,
+                     *                 "quantity": 1
+                     *               },
+                     *               {
+                     *                 "uuid": "d4e5f607-1829-43a4-b5c6-d7e8f90a1b2c",
+                     *                 "product_sku": "BOOT-42",
+                     *                 "product_name": "Hiking boots",
+                     *                 "segment_slug": "shoes",
+                     *                 "price_value": 12900,
+                     *                 "tax_value": 2451,
+                     *                 "quantity": 2
+                     *               }
+                     *             ],
+                     *             "customer": {
+                     *               "name": "Dan Doe",
+                     *               "email": "dan@example.com"
+                     *             },
+                     *             "cancelled_at": null,
+                     *             "created_at": "2026-11-23T10:15:30.512Z",
+                     *             "updated_at": "2026-11-23T10:15:30.512Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 3,
+                     *           "per_page": 15,
+                     *           "total": 42,
+                     *           "next_page_url": "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live/api/v2/orders?per_page=15&page=2",
+                     *           "prev_page_url": null
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -970,7 +1135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -979,7 +1144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -988,7 +1153,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -998,7 +1163,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1008,7 +1173,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1018,7 +1183,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b
+                 */
                 uuid: string;
             };
             cookie?: never;
@@ -1031,7 +1199,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersGetResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "order": {
+                     *           "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *           "order_no": "WEB-10001",
+                     *           "affiliate_slug": "alice",
+                     *           "total_shipping_value": 495,
+                     *           "currency": {
+                     *             "code": "EUR",
+                     *             "name": "Euro"
+                     *           },
+                     *           "order_rows": [
+                     *             {
+                     *               "uuid": "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b",
+                     *               "product_sku": "TENT-2P",
+                     *               "product_name": "Trail tent, 2 persons",
+                     *               "segment_slug": null,
+                     *               "price_value": 19900,
+                     *               "tax_value": 3781,
+                     *               "quantity": 1
+                     *             },
+                     *             {
+                     *               "uuid": "d4e5f607-1829-43a4-b5c6-d7e8f90a1b2c",
+                     *               "product_sku": "BOOT-42",
+                     *               "product_name": "Hiking boots",
+                     *               "segment_slug": "shoes",
+                     *               "price_value": 12900,
+                     *               "tax_value": 2451,
+                     *               "quantity": 2
+                     *             }
+                     *           ],
+                     *           "customer": {
+                     *             "name": "Dan Doe",
+                     *             "email": "dan@example.com"
+                     *           },
+                     *           "cancelled_at": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersGetEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -1040,7 +1256,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1049,7 +1265,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1058,7 +1274,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1067,7 +1283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1077,7 +1293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1087,7 +1303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1097,13 +1313,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b
+                 */
                 uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "total_shipping_value": 795
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderUpdate"];
             };
         };
@@ -1114,7 +1338,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersUpdateResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "order": {
+                     *           "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *           "order_no": "WEB-10001",
+                     *           "affiliate_slug": "alice",
+                     *           "total_shipping_value": 795,
+                     *           "currency": {
+                     *             "code": "EUR",
+                     *             "name": "Euro"
+                     *           },
+                     *           "order_rows": [
+                     *             {
+                     *               "uuid": "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b",
+                     *               "product_sku": "TENT-2P",
+                     *               "product_name": "Trail tent, 2 persons",
+                     *               "segment_slug": null,
+                     *               "price_value": 19900,
+                     *               "tax_value": 3781,
+                     *               "quantity": 1
+                     *             },
+                     *             {
+                     *               "uuid": "d4e5f607-1829-43a4-b5c6-d7e8f90a1b2c",
+                     *               "product_sku": "BOOT-42",
+                     *               "product_name": "Hiking boots",
+                     *               "segment_slug": "shoes",
+                     *               "price_value": 12900,
+                     *               "tax_value": 2451,
+                     *               "quantity": 2
+                     *             }
+                     *           ],
+                     *           "customer": {
+                     *             "name": "Dan Doe",
+                     *             "email": "dan@example.com"
+                     *           },
+                     *           "cancelled_at": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersUpdateEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -1123,7 +1395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1132,7 +1404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1141,7 +1413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1150,7 +1422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -1159,7 +1431,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); a business rule refuses it (`message`): the order is cancelled. */
@@ -1168,7 +1440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1178,7 +1450,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1188,7 +1460,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1201,12 +1473,20 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b
+                 */
                 uuid: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -1215,16 +1495,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrdersCancelResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "order": {
+                     *           "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *           "order_no": "WEB-10001",
+                     *           "affiliate_slug": "alice",
+                     *           "total_shipping_value": 495,
+                     *           "currency": {
+                     *             "code": "EUR",
+                     *             "name": "Euro"
+                     *           },
+                     *           "order_rows": [
+                     *             {
+                     *               "uuid": "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b",
+                     *               "product_sku": "TENT-2P",
+                     *               "product_name": "Trail tent, 2 persons",
+                     *               "segment_slug": null,
+                     *               "price_value": 19900,
+                     *               "tax_value": 3781,
+                     *               "quantity": 1
+                     *             },
+                     *             {
+                     *               "uuid": "d4e5f607-1829-43a4-b5c6-d7e8f90a1b2c",
+                     *               "product_sku": "BOOT-42",
+                     *               "product_name": "Hiking boots",
+                     *               "segment_slug": "shoes",
+                     *               "price_value": 12900,
+                     *               "tax_value": 2451,
+                     *               "quantity": 2
+                     *             }
+                     *           ],
+                     *           "customer": {
+                     *             "name": "Dan Doe",
+                     *             "email": "dan@example.com"
+                     *           },
+                     *           "cancelled_at": "2026-11-23T10:15:30.512Z",
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrdersCancelEnvelope"];
                 };
             };
-            /** @description A path parameter is not valid percent-encoding. */
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1233,7 +1561,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1242,7 +1570,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1252,7 +1580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
@@ -1262,7 +1590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -1271,17 +1599,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): the order is already cancelled, older than one month, or linked to a payment. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the order is already cancelled, older than one month, or linked to a payment. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1291,7 +1619,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1301,7 +1629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1309,11 +1637,20 @@ export interface operations {
     "affiliates-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
-                /** @description Only the affiliates of this tier (an unknown slug: an empty page). */
+                /**
+                 * @description Only the affiliates of this tier (an unknown slug: an empty page).
+                 * @example gold
+                 */
                 tier_slug?: string | null;
             };
             header?: never;
@@ -1328,7 +1665,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliatesListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliates": [
+                     *           {
+                     *             "name": "Alice Adams",
+                     *             "slug": "alice",
+                     *             "status": "active",
+                     *             "tier": {
+                     *               "name": "Gold",
+                     *               "slug": "gold"
+                     *             },
+                     *             "accepted_at": "2026-11-02T08:41:07.118Z",
+                     *             "created_at": "2026-11-02T08:41:07.118Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 1,
+                     *           "per_page": 15,
+                     *           "total": 1,
+                     *           "next_page_url": null,
+                     *           "prev_page_url": null
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliatesListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1337,7 +1706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1346,7 +1715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -1355,7 +1724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1365,7 +1734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1375,7 +1744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1385,7 +1754,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource slug. */
+                /**
+                 * @description The resource slug.
+                 * @example alice
+                 */
                 slug: string;
             };
             cookie?: never;
@@ -1398,7 +1770,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliatesGetResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate": {
+                     *           "name": "Alice Adams",
+                     *           "slug": "alice",
+                     *           "status": "active",
+                     *           "tier": {
+                     *             "name": "Gold",
+                     *             "slug": "gold"
+                     *           },
+                     *           "accepted_at": "2026-11-02T08:41:07.118Z",
+                     *           "created_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliatesGetEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -1407,7 +1801,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1416,7 +1810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1425,7 +1819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1434,7 +1828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1444,7 +1838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1454,7 +1848,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1471,6 +1865,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "erin@example.com",
+                 *       "sender_email": "owner@acme.example",
+                 *       "content": "Join our outdoor partner program!"
+                 *     }
+                 */
                 "application/json": components["schemas"]["InviteCreate"];
             };
         };
@@ -1482,7 +1883,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvitesCreateResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "invite": {
+                     *           "uuid": "a05d4c6e-7081-4293-8e1f-4a5b6c7d8e9f",
+                     *           "email": "erin@example.com",
+                     *           "link_used_at": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitesCreateEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1491,7 +1919,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1500,7 +1928,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
@@ -1510,7 +1938,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -1519,17 +1947,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): the address is already invited, the sender is not a user of the merchant. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the address is already invited, the sender is not a user of the merchant. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1539,7 +1967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1549,7 +1977,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1557,11 +1985,20 @@ export interface operations {
     "invites-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
-                /** @description A partial, case-insensitive match on the invited address. */
+                /**
+                 * @description A partial, case-insensitive match on the invited address.
+                 * @example example.com
+                 */
                 email?: string | null;
             };
             header?: never;
@@ -1576,7 +2013,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvitesListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "uuid": "a05d4c6e-7081-4293-8e1f-4a5b6c7d8e9f",
+                     *           "email": "erin@example.com",
+                     *           "link_used_at": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       ],
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "total": 1,
+                     *           "count": 1,
+                     *           "per_page": 15,
+                     *           "current_page": 1,
+                     *           "total_pages": 1
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitesListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1585,7 +2047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1594,7 +2056,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -1603,7 +2065,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1613,7 +2075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1623,7 +2085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1631,11 +2093,20 @@ export interface operations {
     "affiliate-requests-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
-                /** @description One status or several separated by commas, among `pending`, `accepted`, `declined`; default `pending`. */
+                /**
+                 * @description One status or several separated by commas, among `pending`, `accepted`, `declined`; default `pending`.
+                 * @example pending
+                 */
                 status?: string;
             };
             header?: never;
@@ -1650,7 +2121,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliateRequestsListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "uuid": "8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d",
+                     *           "affiliate": {
+                     *             "name": "Bob Brown",
+                     *             "slug": "bob"
+                     *           },
+                     *           "status": "pending",
+                     *           "requested_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       ],
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 1,
+                     *           "per_page": 15,
+                     *           "total": 2,
+                     *           "next_page_url": null,
+                     *           "prev_page_url": null
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliateRequestsListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1659,7 +2158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1668,7 +2167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -1677,7 +2176,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1687,7 +2186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1697,7 +2196,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1707,7 +2206,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d
+                 */
                 uuid: string;
             };
             cookie?: never;
@@ -1720,7 +2222,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliateRequestsGetResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_request": {
+                     *           "uuid": "8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d",
+                     *           "affiliate": {
+                     *             "name": "Bob Brown",
+                     *             "slug": "bob"
+                     *           },
+                     *           "status": "pending",
+                     *           "requested_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliateRequestsGetEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -1729,7 +2251,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1738,7 +2260,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1747,7 +2269,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1756,7 +2278,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1766,7 +2288,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1776,7 +2298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1789,12 +2311,20 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d
+                 */
                 uuid: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -1803,16 +2333,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliateRequestsAcceptResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_request": {
+                     *           "uuid": "8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d",
+                     *           "affiliate": {
+                     *             "name": "Bob Brown",
+                     *             "slug": "bob"
+                     *           },
+                     *           "status": "active",
+                     *           "requested_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliateRequestsAcceptEnvelope"];
                 };
             };
-            /** @description A path parameter is not valid percent-encoding. */
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1821,7 +2371,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1830,7 +2380,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1840,7 +2390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
@@ -1850,7 +2400,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -1859,17 +2409,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1879,7 +2429,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1889,7 +2439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -1902,12 +2452,20 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 9e4c3b5d-6f70-4182-9d0e-3f4a5b6c7d8e
+                 */
                 uuid: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -1916,16 +2474,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AffiliateRequestsDeclineResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_request": {
+                     *           "uuid": "9e4c3b5d-6f70-4182-9d0e-3f4a5b6c7d8e",
+                     *           "affiliate": {
+                     *             "name": "Bob Brown",
+                     *             "slug": "bob"
+                     *           },
+                     *           "status": "declined",
+                     *           "requested_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AffiliateRequestsDeclineEnvelope"];
                 };
             };
-            /** @description A path parameter is not valid percent-encoding. */
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -1934,7 +2512,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -1943,7 +2521,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -1953,7 +2531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
@@ -1963,7 +2541,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description The body is larger than 10 MB. */
@@ -1972,17 +2550,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
             422: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -1992,7 +2570,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -2002,7 +2580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -2010,9 +2588,15 @@ export interface operations {
     "tiers-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
             };
             header?: never;
@@ -2027,7 +2611,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TiersListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "tiers": [
+                     *           {
+                     *             "name": "Gold",
+                     *             "slug": "gold",
+                     *             "description": "Top partners",
+                     *             "created_at": "2026-11-02T08:41:07.118Z",
+                     *             "updated_at": "2026-11-02T08:41:07.118Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 1,
+                     *           "per_page": 15,
+                     *           "total": 1,
+                     *           "next_page_url": null,
+                     *           "prev_page_url": null
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TiersListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -2036,7 +2648,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -2045,7 +2657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -2054,7 +2666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -2064,7 +2676,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -2074,7 +2686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -2084,7 +2696,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource slug. */
+                /**
+                 * @description The resource slug.
+                 * @example gold
+                 */
                 slug: string;
             };
             cookie?: never;
@@ -2097,7 +2712,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TiersGetResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "tier": {
+                     *           "name": "Gold",
+                     *           "slug": "gold",
+                     *           "description": "Top partners",
+                     *           "created_at": "2026-11-02T08:41:07.118Z",
+                     *           "updated_at": "2026-11-02T08:41:07.118Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TiersGetEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -2106,7 +2739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -2115,7 +2748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -2124,7 +2757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -2133,7 +2766,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -2143,7 +2776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -2153,7 +2786,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -2161,9 +2794,15 @@ export interface operations {
     "segments-list": {
         parameters: {
             query?: {
-                /** @description Items per page (default 15, at most 100). An empty value means the default. */
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
                 per_page?: number;
-                /** @description The page, from 1 (default 1). A page past the last is empty. */
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
                 page?: number;
             };
             header?: never;
@@ -2178,7 +2817,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SegmentsListResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "segments": [
+                     *           {
+                     *             "uuid": "7c2a1f3b-4d5e-4f60-9b8c-1d2e3f4a5b6c",
+                     *             "name": "Shoes",
+                     *             "description": "Footwear",
+                     *             "type": {
+                     *               "name": "Percentage",
+                     *               "slug": "percentage"
+                     *             },
+                     *             "slugs": [
+                     *               "shoes",
+                     *               "boots"
+                     *             ],
+                     *             "skus": [
+                     *               "BOOT-42"
+                     *             ],
+                     *             "created_at": "2026-11-02T08:41:07.118Z",
+                     *             "updated_at": "2026-11-02T08:41:07.118Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 1,
+                     *           "per_page": 15,
+                     *           "total": 1,
+                     *           "next_page_url": null,
+                     *           "prev_page_url": null
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SegmentsListEnvelope"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -2187,7 +2865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -2196,7 +2874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -2205,7 +2883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -2215,7 +2893,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -2225,7 +2903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -2235,7 +2913,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The resource UUID. A value that is not a UUID names no resource: 404. */
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example 7c2a1f3b-4d5e-4f60-9b8c-1d2e3f4a5b6c
+                 */
                 uuid: string;
             };
             cookie?: never;
@@ -2248,7 +2929,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SegmentsGetResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "segment": {
+                     *           "uuid": "7c2a1f3b-4d5e-4f60-9b8c-1d2e3f4a5b6c",
+                     *           "name": "Shoes",
+                     *           "description": "Footwear",
+                     *           "type": {
+                     *             "name": "Percentage",
+                     *             "slug": "percentage"
+                     *           },
+                     *           "slugs": [
+                     *             "shoes",
+                     *             "boots"
+                     *           ],
+                     *           "skus": [
+                     *             "BOOT-42"
+                     *           ],
+                     *           "created_at": "2026-11-02T08:41:07.118Z",
+                     *           "updated_at": "2026-11-02T08:41:07.118Z",
+                     *           "tiers": [
+                     *             {
+                     *               "name": "Gold",
+                     *               "slug": "gold",
+                     *               "rate": 12.5,
+                     *               "visual_rate": "12.5%"
+                     *             },
+                     *             {
+                     *               "name": "Silver",
+                     *               "slug": "silver",
+                     *               "rate": 9,
+                     *               "visual_rate": "9%"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SegmentsGetEnvelope"];
                 };
             };
             /** @description A path parameter is not valid percent-encoding. */
@@ -2257,7 +2981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
@@ -2266,7 +2990,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description A token of the other stage's kind (testing on live, live on sandbox). */
@@ -2275,7 +2999,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description No such resource for this merchant (`Not Found`). */
@@ -2284,7 +3008,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
             /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
@@ -2294,7 +3018,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayError"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -2304,7 +3028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };

@@ -14,10 +14,32 @@ import type { components, paths } from './api';
 
 type Order = components['schemas']['Order'];
 
-const env = (name: string, fallback?: string) => {
-  const value = process.env[name] ?? fallback;
-  if (!value) throw new Error(`Set ${name}`);
-  return value;
+/** What each variable is, for the one line a missing one gets. */
+const VARIABLES = {
+  API_URL: 'the API base address (default http://127.0.0.1:3000, the local live stage)',
+  API_TOKEN: "a merchant token of that stage (npm start prints the demo's: live_DEMO-…)",
+  AFFILIATE_SLUG: 'an active affiliate of the merchant (default alice)',
+  CURRENCY: "the merchant's currency (default EUR)",
+} as const;
+
+/** The variables, or one line naming the first that is missing and exit code 1: no stack trace. */
+const variables = (defaults: Partial<Record<keyof typeof VARIABLES, string>>) => {
+  const values = {} as Record<keyof typeof VARIABLES, string>;
+  for (const name of Object.keys(VARIABLES) as (keyof typeof VARIABLES)[]) {
+    const value = process.env[name] || defaults[name];
+    if (!value) {
+      console.error(`examples/orders.ts: set ${name}, ${VARIABLES[name]}`);
+      process.exit(1);
+    }
+    values[name] = value;
+  }
+  return values;
+};
+
+/** One line for any failure, the cause of a network error included ("fetch failed: connect ECONNREFUSED ..."). */
+const oneLine = (error: unknown) => {
+  const { message, cause } = error as Error & { cause?: { message?: string } };
+  return cause?.message ? `${message}: ${cause.message}` : message;
 };
 
 /** The first error message of a failure envelope. */
@@ -73,13 +95,11 @@ export const run = async (options: {
 };
 
 if (process.argv[1] && import.meta.filename === (await import('node:path')).resolve(process.argv[1])) {
-  run({
-    baseUrl: env('API_URL', 'http://127.0.0.1:3000'),
-    token: env('API_TOKEN'),
-    affiliateSlug: env('AFFILIATE_SLUG', 'alice'),
-    currency: env('CURRENCY', 'EUR'),
-  }).catch((error: unknown) => {
-    console.error((error as Error).message);
-    process.exitCode = 1;
-  });
+  const vars = variables({ API_URL: 'http://127.0.0.1:3000', AFFILIATE_SLUG: 'alice', CURRENCY: 'EUR' });
+  run({ baseUrl: vars.API_URL, token: vars.API_TOKEN, affiliateSlug: vars.AFFILIATE_SLUG, currency: vars.CURRENCY }).catch(
+    (error: unknown) => {
+      console.error(`examples/orders.ts: ${oneLine(error)}`);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -27,7 +27,7 @@ export const suppressStageFindings = ({ functions, api }: NagSubject) => {
       {
         id: 'AwsSolutions-L1',
         reason:
-          'Node.js 22 (LTS) is the runtime the project targets and tests locally (issue 4); Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/merchant-function.ts.',
+          'Node.js 22 (LTS) is the runtime the project targets; Lambda supports it until 2027. Moving on is one constant, FUNCTION_RUNTIME in lib/merchant-function.ts.',
       },
     ]);
   }

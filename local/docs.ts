@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { DEMO } from './demo';
 
 /**
  * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token.
  * The page is Swagger UI, served from the swagger-ui-dist package in node_modules (no CDN: these
  * machines are offline). The document is the committed openapi.json with this stage as its first
- * server, so "Try it out" calls the local stage; the deployed stages do not serve it (README,
- * "The contract").
+ * server, so "Try it out" calls the local stage; the deployed stages do not serve it (docs/openapi.md).
+ * It also answers the local invitation link (invitationPage).
  */
 
 const require = createRequire(import.meta.url);
@@ -46,6 +47,7 @@ const INIT = `window.ui = SwaggerUIBundle({
   docExpansion: 'list',
   deepLinking: true,
   displayOperationId: true,
+  persistAuthorization: true,
   validatorUrl: null,
 });
 `;
@@ -66,18 +68,53 @@ const reply = (response: ServerResponse, status: number, contentType: string, bo
     .end(body);
 };
 
-/** The document as this stage serves it: the local stage first among the servers. */
+/**
+ * The document as this stage serves it: this stage first among the servers, in place of the
+ * committed document's templated local server (http://127.0.0.1:{port}), so "Try it out" calls it.
+ */
 export const localDocument = (stage: string, host: string | undefined) => {
-  const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as { servers: unknown[] };
+  const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as {
+    servers: { url: string }[];
+    components: { securitySchemes: { bearerToken: { description: string } } };
+  };
   const local = host ? [{ url: `http://${host}`, description: `This local ${stage} stage (npm start).` }] : [];
-  return { ...document, servers: [...local, ...document.servers] };
+  const { bearerToken } = document.components.securitySchemes;
+  const demoToken = stage === 'sandbox' ? DEMO.tokens.sandbox : DEMO.tokens.live;
+  bearerToken.description = `${bearerToken.description} On this local stage the demo merchant's token is \`${demoToken}\`.`;
+  return { ...document, servers: [...local, ...document.servers.filter((server) => server.url !== 'http://127.0.0.1:{port}')] };
 };
 
-export const DOCS_PATHS = ['/openapi.json', '/docs', '/docs/'] as const;
+const INVITATION_PATH = /^\/invitations\/([0-9a-f-]{36})$/;
 
-/** Answers the contract's paths; false for any other request (the API's own routes). */
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * The local stand-in for the merchant dashboard's invitation page: the invitation e-mails of the
+ * local stages link to http://localhost:3000/invitations/<uuid> (LOCAL_MAIL_DEFAULTS), and this
+ * answers there instead of a 404, saying what the deployed link opens and how to mark it used.
+ */
+const invitationPage = (uuid: string) => `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Invitation ${escapeHtml(uuid)} (local)</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto; line-height: 1.5">
+  <h1>Invitation link (local stand-in)</h1>
+  <p>This is where an invited affiliate lands. Deployed, the link opens the merchant dashboard's
+  invitation page (<code>inviteLinkBaseUrl</code>), which is not part of this API.</p>
+  <p>Invitation <code>${escapeHtml(uuid)}</code>. To record that the link was used, as the dashboard does:</p>
+  <pre>npm run --silent admin -- mark-invite-used --merchant &lt;merchant id&gt; --invite ${escapeHtml(uuid)}</pre>
+  <p>The invitation's <code>link_used_at</code> is then set in <code>GET /api/v2/affiliates/invites</code>.</p>
+</body>
+</html>
+`;
+
+/** Answers the contract's paths and the local invitation page; false for any other request (the API's own routes). */
 export const serveDocs = (request: IncomingMessage, path: string, response: ServerResponse, stage: string): boolean => {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const invitation = INVITATION_PATH.exec(path);
+  if (invitation) {
+    reply(response, 200, 'text/html; charset=utf-8', invitationPage(invitation[1] as string));
+    return true;
+  }
   if (path === '/openapi.json') {
     reply(response, 200, 'application/json', JSON.stringify(localDocument(stage, request.headers.host)));
     return true;

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
-/** The local stack's ports: defaults, overridable by env (README). */
+/** The local stack's ports: defaults, overridable by env (docs/architecture.md, "Local shape"). */
 export type Ports = { live: number; sandbox: number; ses: number; dynamodb: number; sqs: number };
 
 const envPort = (name: string, fallback: number) => {

@@ -1,35 +1,48 @@
 /**
- * `npm run bench [-- --scale 0.1]`: the figures of issue 9, measured against a fresh in-memory local
- * stack on free ports and printed as markdown tables. It asserts nothing and exits 0 whatever the
- * figures are (tests assert behaviour; this only measures). `--scale` multiplies the seeded list
- * sizes (default 1: 50,000 affiliates, 20,000 requests, invites and orders) for quick runs.
- *
- * 1. after 1,000 warm-up creates (WARMUP_CREATES), sequential order creates (one merchant, one
- *    affiliate): orders/s, p50, p99;
- * 2. bursts of 10 … 500 concurrent creates for that merchant and affiliate: count by status,
- *    orders/s (201s / wall time), p50, p99, and the ratio to the sequential rate;
- * 3. seed time of a merchant with 20,000 orders, and of a large merchant (50,000 affiliates over
- *    3 tiers, 20,000 requests, 20,000 invites, 20,000 orders);
- * 4. p50 of page 1 and of the last page (per_page=15) of every list, large vs one-of-each merchant;
- * 5. the issue's targets, measured value and PASS/MISS.
+ * `npm run bench`: measures the service on a fresh in-memory local stack on free ports and writes
+ * the figures, with the machine and date they came from, to docs/benchmarks.md (at --scale 1;
+ * other scales only print). It asserts nothing and exits 0 whatever the figures are (tests assert
+ * behaviour; this only measures). What it measures and why: BENCH_INTRO below.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { functionSpecs } from '#lib/function-specs';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { benchHeat } from '#scripts/bench/heat';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { outboxEntries } from '#shared/db/entities/outbox';
+import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
 type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];
 
-const scaleArg = process.argv.indexOf('--scale');
-const scale = scaleArg >= 0 ? Number(process.argv[scaleArg + 1]) : 1;
+const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
+
+Starts its own in-memory local stack on free ports (a running npm start is not touched) and
+measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
+seeding, the cost of page 1 vs the last page of every list, and each function bundle's cold start.
+At --scale 1 (the default; several minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
+seeds a tenth of the list sizes and only prints. --out FILE writes the report there instead.`;
+
+const { values: options } = parseArgs({
+  options: { scale: { type: 'string', default: '1' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+});
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const scale = Number(options.scale);
 if (!Number.isFinite(scale) || scale <= 0) {
   console.error('--scale takes a positive number, e.g. --scale 0.1');
   process.exit(2);
 }
+const REPORT_PATH = options.out ?? (scale === 1 ? resolve(import.meta.dirname, '..', 'docs', 'benchmarks.md') : undefined);
 const sized = (count: number) => Math.max(1, Math.round(count * scale));
 const SIZES = { affiliates: sized(50_000), requests: sized(20_000), invites: sized(20_000), orders: sized(20_000) };
 const SEQUENTIAL = 200;
@@ -101,11 +114,18 @@ const rate = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/
 const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
 const count = (value: number) => value.toLocaleString('en-US');
 
+/** The report, as it is printed: written to REPORT_PATH at the end. */
+const report: string[] = [];
+const print = (line: string) => {
+  console.log(line);
+  report.push(line);
+};
+
 const table = (title: string, head: string[], rows: (string | number)[][]) => {
-  console.log(`\n### ${title}\n`);
-  console.log(`| ${head.join(' | ')} |`);
-  console.log(`|${head.map(() => '---').join('|')}|`);
-  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+  print(`\n## ${title}\n`);
+  print(`| ${head.join(' | ')} |`);
+  print(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) print(`| ${row.join(' | ')} |`);
 };
 
 const timed = async <T>(fn: () => Promise<T>) => {
@@ -142,7 +162,7 @@ const order = (prefix: string, index: number, affiliateSlug: string): Order => (
   ],
 });
 
-/** One merchant that only has orders (and the one affiliate they name): the seed figure of the issue. */
+/** One merchant that only has orders (and the one affiliate they name): the seeding figure. */
 const ordersOnlyMerchant = (): FixtureMerchant => ({
   key: 'orders-only',
   name: 'Orders only',
@@ -419,33 +439,133 @@ const benchLists = async (stack: LocalStack) => {
   });
 };
 
+/** Each function bundle's size and cold start (scripts/bundles.ts), median of BUNDLE_RUNS imports. */
+const BUNDLE_RUNS = 5;
+const benchBundles = async () => {
+  const outDir = mkdtempSync(join(tmpdir(), 'merchant-api-bench-bundles-'));
+  try {
+    const rows: (string | number)[][] = [];
+    const bundles = (await Promise.all(functionSpecs().map((spec) => bundleFunction(spec, outDir)))).sort((a, b) => b.bytes - a.bytes);
+    let worst = 0;
+    for (const bundle of bundles) {
+      const results = [];
+      for (let index = 0; index < BUNDLE_RUNS; index++) results.push(await importBundle(bundle));
+      const ok = results.flatMap((result) => (result.ok ? [result] : []));
+      const cpu = percentile(
+        ok.map((result) => result.importCpuMs),
+        50,
+      );
+      worst = Math.max(worst, cpu);
+      rows.push([
+        bundle.spec.id,
+        `${(bundle.bytes / 1024).toFixed(1)} KB`,
+        `${(bundle.gzipBytes / 1024).toFixed(1)} KB`,
+        ms(cpu),
+        ms(
+          percentile(
+            ok.map((result) => result.ms),
+            50,
+          ),
+        ),
+        ms(
+          percentile(
+            ok.map((result) => result.initMs),
+            50,
+          ),
+        ),
+      ]);
+    }
+    table(
+      `Function bundles: size and cold start (median of ${BUNDLE_RUNS} imports in a fresh process)`,
+      ['function', 'minified', 'gzipped', 'import CPU', 'import', 'init from process start'],
+      rows,
+    );
+    summary.push({
+      target: `every function's import CPU within the cold-start budget (${COLD_START_BUDGET.importCpuMs} ms)`,
+      measured: `worst ${ms(worst)}`,
+      pass: worst <= COLD_START_BUDGET.importCpuMs,
+    });
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+};
+
+const git = (...args: string[]) => {
+  try {
+    return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+};
+
+/** What each part measures and the targets, written at the head of the report. */
+const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the design they test):
+
+- **Creates**: after ${count(WARMUP_CREATES)} warm-up creates (DynamoDB Local is a JVM that compiles its hot paths over its first
+  thousand or so requests; DynamoDB has no such warm-up), ${SEQUENTIAL} sequential \`POST /api/v2/orders/create\` for one
+  merchant and one affiliate, then bursts of ${BURSTS.join(', ')} truly concurrent creates for that merchant and affiliate
+  (keep-alive agent without a socket cap): statuses, orders/s (201s / wall time), p50, p99, ratio to the sequential rate.
+- **Stored vs answered**: the merchant's list total against the 201s it answered, right after the bursts and once the
+  count-repair worker has recounted every marked block.
+- **Seeding**: \`seedFixture\` of a merchant with only orders, and of a large program.
+- **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
+  with one of each, requests alternating so that other load on the machine hits both alike.
+- **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
+
+Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
+the machine below; the ratios are what the targets are about.`;
+
 const stack = await startLocalStack({
   ports: await freePorts(),
   seedDemo: false,
   // Marks are recounted once 5 s old (60 s deployed): the bench waits for them, not a minute.
   workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', RECOUNT_MIN_AGE_SECONDS: '5' },
 });
+const startedAt = new Date();
+const loadAtStart = loadavg()[0] ?? 0;
 try {
-  console.log(`## npm run bench (scale ${scale}; ${new Date().toISOString()})`);
+  const commit = git('rev-parse', '--short', 'HEAD');
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  print('# Benchmarks');
+  print('');
+  print(`Generated by \`npm run bench\` (scale ${scale}); do not edit by hand: run it again.`);
+  print('');
+  print(`- date: ${startedAt.toISOString()}`);
+  print(`- commit: ${commit || 'unknown'}${dirty ? ' (with uncommitted changes)' : ''}`);
+  print(
+    `- machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB memory, Linux ${release()}`,
+  );
+  print(`- Node.js ${process.versions.node} (${process.arch}); load average at start ${loadAtStart.toFixed(1)}`);
+  print('');
+  print(BENCH_INTRO);
   try {
     await benchCreates(stack);
   } catch (error) {
-    console.log(`\ncreate benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    print(`\ncreate benchmark failed: ${(error as Error).stack ?? String(error)}`);
   }
   try {
     await benchLists(stack);
   } catch (error) {
-    console.log(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    print(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
   }
-  table(
-    'Targets of issue 9',
-    ['target', 'measured', 'result'],
-    summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
-  );
 } finally {
   agent.destroy();
   await stack.stop();
 }
-
+try {
+  await benchBundles();
+} catch (error) {
+  print(`\nbundle benchmark failed: ${(error as Error).stack ?? String(error)}`);
+}
 // Partition heat and the cost of a create, on a stack of its own that records every call (scripts/bench/heat.ts).
-await benchHeat();
+await benchHeat({ print });
+table(
+  'Targets',
+  ['target', 'measured', 'result'],
+  summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
+);
+print(`\nTook ${((Date.now() - startedAt.getTime()) / 60_000).toFixed(1)} min; load average at the end ${(loadavg()[0] ?? 0).toFixed(1)}.`);
+if (REPORT_PATH) {
+  writeFileSync(REPORT_PATH, `${report.join('\n')}\n`);
+  console.log(`\nwrote ${REPORT_PATH}`);
+}

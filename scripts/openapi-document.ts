@@ -2,6 +2,8 @@ import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
+import type { FieldErrors } from '#shared/errors';
+import { type LaravelPagination, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
 import { slugParams, uuidParams } from '#shared/schemas/common';
@@ -14,13 +16,23 @@ import {
   programListQuery,
 } from '#shared/schemas/program';
 import * as R from '#shared/schemas/responses';
+import {
+  commonFailures,
+  EXAMPLE_GATEWAY_TRACE_ID,
+  EXAMPLE_TRACE_ID,
+  exampleRegistry,
+  MESSAGES_ELSEWHERE,
+  type OperationExamples,
+  operationExamples,
+} from './openapi-examples';
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
  * methods, envelopes, which routes take Idempotency-Key or place orders), the request schemas the
  * handlers validate with (shared/schemas/*; test/unit/openapi.test.ts checks each handler uses
  * exactly the ones listed here) and the response schemas (shared/schemas/responses.ts, which the
- * presenters are typed against). Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ * presenters are typed against), with the examples of scripts/openapi-examples.ts. Written by
+ * `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
 type Operation = {
@@ -208,7 +220,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** zod schemas to JSON Schema 2020-12, sharing one registry so named schemas become $refs. */
 const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') => {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id, ...exampleRegistry.get(schema) });
   const { schemas } = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
     io,
@@ -240,8 +252,8 @@ const SHARED_OUTPUT: Record<string, $ZodType> = {
   InvitePagination: R.invitePaginationSchema,
   TraceId: R.traceIdSchema,
   FieldErrors: R.fieldErrorsSchema,
-  Error: R.v2Failure,
-  GatewayError: R.gatewayFailure,
+  Failure: R.v2Failure,
+  GatewayFailure: R.gatewayFailure,
   LegacyUnauthenticated: R.legacyUnauthenticated,
   LegacyInvalid: R.legacyInvalid,
   LegacyRefused: R.legacyRefused,
@@ -253,88 +265,176 @@ const SHARED_INPUT: Record<string, $ZodType> = {
   InviteCreate: inviteCreateBody,
 };
 
-const successName = (id: RouteId) => `${pascal(id)}Response`;
+/**
+ * Envelope schemas are named `<Operation>Envelope`: client generators name their own types
+ * `<Operation>Response`, `<Operation>Error` and `<Operation>Data`, and a schema of that name makes
+ * them number one of the two (`OrdersCreateResponse2`).
+ */
+const successName = (id: RouteId) => `${pascal(id)}Envelope`;
 
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
   route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination);
 
-const json = (schema: Json) => ({ 'application/json': { schema } });
-
 const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
 
-const errorResponse = (description: string, schema: Json, headers?: Json) => ({
+/** One example per name, in a media type's `examples`. */
+const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
+
+const errorResponse = (description: string, schema: Json, examples: Json, headers?: Json) => ({
   description,
   ...(headers ? { headers } : {}),
-  content: json(schema),
+  content: { 'application/json': { schema, ...examples } },
 });
 
-/** The failures of one route, per status, in its envelope. */
-const failures = (route: RouteDef, operation: Operation) => {
+/** The bodies of the examples, in the route's envelope, as shared/http/envelope.ts builds them. */
+const v2FailureBody = (errors: FieldErrors, traceId = EXAMPLE_TRACE_ID) => v2Body(traceId, { errors });
+const failureBody = (legacy: boolean, status: number, errors: FieldErrors) =>
+  legacy ? legacyFailureBody(status, errors) : v2FailureBody(errors);
+const gatewayBody = (errors: FieldErrors) => v2FailureBody(errors, EXAMPLE_GATEWAY_TRACE_ID);
+
+/** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
+const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
   const legacy = route.envelope === 'legacy';
-  const failure = legacy ? ref('LegacyRefused') : ref('Error');
+  const failure = legacy ? ref('LegacyRefused') : ref('Failure');
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
-  const gateway = legacy ? { anyOf: [ref('GatewayError'), ref('LegacyRefused')] } : ref('GatewayError');
+  const gateway = legacy ? { anyOf: [ref('GatewayFailure'), ref('LegacyRefused')] } : ref('GatewayFailure');
   const hasParams = operation.request.params !== undefined;
   const hasInput = operation.request.body !== undefined || operation.request.query !== undefined;
   const post = acceptsIdempotencyKey(route);
+  const one = (summary: string, value: unknown) => named({ example: { summary, value } });
   const out: Record<string, Json> = {};
-  if (hasParams) out['400'] = errorResponse('A path parameter is not valid percent-encoding.', gateway);
+  const badRequests: Record<string, { summary: string; value: unknown }> = {};
+  if (hasParams) {
+    const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
+    badRequests.bad_percent_encoding = {
+      summary: 'Bad percent-encoding',
+      value: gatewayBody({ message: [MESSAGES_ELSEWHERE.badPercentEncoding(parameter)] }),
+    };
+  }
+  if (post) {
+    badRequests.idempotency_key_malformed = {
+      summary: 'Idempotency-Key empty or too long',
+      value: failureBody(legacy, 400, commonFailures.idempotencyKeyMalformed),
+    };
+  }
+  if (hasParams || post) {
+    const keyFailure = legacy ? ref('LegacyInvalid') : failure;
+    out['400'] = errorResponse(
+      [
+        hasParams ? 'a path parameter is not valid percent-encoding' : undefined,
+        post ? 'the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`)' : undefined,
+      ]
+        .filter(Boolean)
+        .join('; or ')
+        .replace(/^./, (first) => first.toUpperCase())
+        .concat('.'),
+      hasParams && post ? { anyOf: [gateway, keyFailure] } : post ? keyFailure : gateway,
+      named(badRequests),
+    );
+  }
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
     legacy ? ref('LegacyUnauthenticated') : failure,
+    one('No valid token', failureBody(legacy, 401, commonFailures.unauthenticated)),
   );
   out['403'] = errorResponse(
     route.placesOrders
       ? "A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders."
       : "A token of the other stage's kind (testing on live, live on sandbox).",
     failure,
+    named({
+      testing_token_on_live: { summary: 'A testing token on the live API', value: failureBody(legacy, 403, commonFailures.wrongTokenKind) },
+      live_token_on_sandbox: {
+        summary: 'A live token on the sandbox API',
+        value: failureBody(legacy, 403, commonFailures.wrongTokenKindSandbox),
+      },
+      ...(route.placesOrders
+        ? {
+            no_live_orders: {
+              summary: 'A token not allowed to place live orders',
+              value: failureBody(legacy, 403, commonFailures.noLiveOrders),
+            },
+          }
+        : {}),
+    }),
   );
-  if (hasParams) out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure);
+  if (hasParams) {
+    out['404'] = errorResponse(
+      'No such resource for this merchant (`Not Found`).',
+      failure,
+      one('Missing or owned by another merchant', failureBody(legacy, 404, commonFailures.notFound)),
+    );
+  }
   if (post) {
     out['409'] = errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.',
       failure,
+      one('Same key still in flight', failureBody(legacy, 409, commonFailures.idempotencyInFlight)),
       RETRY_AFTER,
     );
   }
   if (route.method !== 'GET') {
-    out['413'] = errorResponse('The body is larger than 10 MB.', gateway);
+    out['413'] = errorResponse('The body is larger than 10 MB.', gateway, one('Body too large', gatewayBody(commonFailures.bodyTooLarge)));
   }
   if (hasInput || post || operation.refusals) {
     const causes = [
       operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
+      !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
       operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
-      post ? 'the Idempotency-Key is empty or too long (`idempotency_key`), or was used with a different request (`message`)' : undefined,
+      post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
       operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
     ].filter(Boolean);
-    out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure);
+    const cases: Record<string, { summary: string; value: unknown }> = {};
+    if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
+    if (route.method !== 'GET')
+      cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
+    for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
+      cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
+    }
+    if (post)
+      cases.idempotency_key_reused = {
+        summary: 'Key used with another request',
+        value: failureBody(legacy, 422, commonFailures.idempotencyReused),
+      };
+    out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure, named(cases));
   }
   out['429'] = errorResponse(
     "Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds.",
     gateway,
+    one('Rate limited', gatewayBody(commonFailures.tooManyAttempts)),
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
     'A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.',
     failure,
+    one('Busy', failureBody(legacy, 503, commonFailures.busy)),
     RETRY_AFTER,
   );
   return out;
 };
 
-const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => {
+/**
+ * Path parameters are plain strings: the API answers 404 for any value that names no resource (a
+ * malformed UUID, an over-long slug), so the document must not promise a format check (a
+ * validating proxy would answer 400 where the API answers 404).
+ */
+const PATH_PARAMETER_SCHEMA = { type: 'string' };
+
+const parameters = (route: RouteDef, operation: Operation, examples: OperationExamples, inputs: (schema: $ZodType) => Json): Json[] => {
   const list: Json[] = [];
   const add = (location: 'path' | 'query', schema: $ZodType | undefined) => {
     if (!schema) return;
     const object = inputs(schema);
     const required = new Set<string>(object.required ?? []);
     for (const [name, property] of Object.entries(object.properties ?? {})) {
+      const example = examples.parameters?.[name];
       list.push({
         name,
         in: location,
         required: location === 'path' || required.has(name),
         ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
-        schema: property,
+        schema: location === 'path' ? PATH_PARAMETER_SCHEMA : property,
+        ...(example === undefined ? {} : { example }),
       });
     }
   };
@@ -342,6 +442,22 @@ const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $Zod
   add('query', operation.request.query);
   if (acceptsIdempotencyKey(route)) list.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return list;
+};
+
+/** The success body of an operation's example, in the route's envelope. */
+const successExample = (route: RouteDef, examples: OperationExamples) =>
+  route.envelope === 'legacy'
+    ? legacySuccessBody(MESSAGES_ELSEWHERE.legacyOrderCreated, examples.data)
+    : v2Body(EXAMPLE_TRACE_ID, {
+        data: examples.data,
+        meta: examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {},
+      });
+
+/** A POST without a body schema still takes (and ignores) a body, up to the 10 MB limit. */
+const IGNORED_BODY = {
+  required: false,
+  description: 'No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413).',
+  content: { 'application/json': { schema: {} } },
 };
 
 export const buildOpenApiDocument = () => {
@@ -356,9 +472,10 @@ export const buildOpenApiDocument = () => {
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
     const operation = ops[route.id];
+    const examples = operationExamples[route.id];
     const post = acceptsIdempotencyKey(route);
     const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
-    const failureResponses = failures(route, operation);
+    const failureResponses = failures(route, operation, examples);
     if (post) {
       // What is answered after the key is claimed, below 500, is stored and may be replayed.
       for (const [status, response] of Object.entries(failureResponses)) {
@@ -368,6 +485,11 @@ export const buildOpenApiDocument = () => {
     const body = operation.request.body;
     const bodyRef = body ? bodyName.get(body) : undefined;
     if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
+    const requestBody = bodyRef
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example: examples.body } } } }
+      : route.method === 'POST'
+        ? { requestBody: IGNORED_BODY }
+        : {};
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = {
       operationId: route.id,
@@ -375,13 +497,13 @@ export const buildOpenApiDocument = () => {
       summary: operation.summary,
       ...(operation.description ? { description: operation.description } : {}),
       ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
-      parameters: parameters(route, operation, inputs),
-      ...(bodyRef ? { requestBody: { required: true, content: json(ref(bodyRef)) } } : {}),
+      parameters: parameters(route, operation, examples, inputs),
+      ...requestBody,
       responses: {
         [String(operation.status)]: {
           description: operation.status === 201 ? 'Created' : 'OK',
           ...successHeaders,
-          content: json(ref(successName(route.id))),
+          content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, examples) } },
         },
         ...failureResponses,
       },
@@ -405,19 +527,25 @@ export const buildOpenApiDocument = () => {
     servers: [
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
-        description: 'Live: the `ApiUrl` output of the affiliate-merchant-api-live stack (live tokens).',
+        description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
         variables: {
-          apiId: { default: 'your-live-api-id', description: 'The REST API id of the live stack.' },
+          apiId: { default: 'your-live-api-id' },
           region: { default: 'eu-west-1' },
         },
       },
       {
         url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
-        description: 'Sandbox: the `ApiUrl` output of the affiliate-merchant-api-sandbox stack (testing tokens).',
+        description:
+          'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
         variables: {
-          apiId: { default: 'your-sandbox-api-id', description: 'The REST API id of the sandbox stack.' },
+          apiId: { default: 'your-sandbox-api-id' },
           region: { default: 'eu-west-1' },
         },
+      },
+      {
+        url: 'http://127.0.0.1:{port}',
+        description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
+        variables: { port: { default: '3000' } },
       },
     ],
     security: [{ bearerToken: [] }],

@@ -134,11 +134,14 @@ const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------------
+/** Where the section's lines go: the console alone, or the bench's report too. */
+let print = (line: string) => console.log(line);
+
 const table = (title: string, head: string[], rows: (string | number)[][]) => {
-  console.log(`\n### ${title}\n`);
-  console.log(`| ${head.join(' | ')} |`);
-  console.log(`|${head.map(() => '---').join('|')}|`);
-  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+  print(`\n### ${title}\n`);
+  print(`| ${head.join(' | ')} |`);
+  print(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) print(`| ${row.join(' | ')} |`);
 };
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(2)} %` : 'n/a');
@@ -268,9 +271,10 @@ const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   return { units: [...units.values()], total };
 };
 
-export const benchHeat = async (options: Partial<HeatOptions> = {}) => {
+export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line: string) => void } = {}) => {
+  if (options.print) print = options.print;
   const opts = { ...HEAT_DEFAULTS, ...options };
-  console.log(
+  print(
     `\n## Partition heat and the cost of a create (${opts.merchants} merchants x ${opts.creates} creates, ${opts.concurrency} in flight, ${opts.cancels} cancel(s) each; ${new Date().toISOString()})`,
   );
   let stack: LocalStack | undefined;
@@ -360,7 +364,7 @@ export const benchHeat = async (options: Partial<HeatOptions> = {}) => {
     const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, createCount);
     const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
     const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
-    console.log(
+    print(
       `\nCreates: ${statusCount(creates)} in ${createWall.toFixed(1)} s (${fixed(createCount / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${timedCreates.length} sequential creates before the run: mean ${fixed(createMs, 1)} ms). Cancels: ${statusCount(cancels)}. Workers settled ${settleSeconds.toFixed(0)} s after the last request. Calls recorded: ${records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
     );
 
@@ -416,7 +420,7 @@ export const benchHeat = async (options: Partial<HeatOptions> = {}) => {
     const operations = new Map<string, number>();
     for (const call of createInvocations.flat())
       operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
-    console.log(
+    print(
       `\nCalls of a create (request path, per create): ${[...operations]
         .sort((a, b) => b[1] - a[1])
         .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
@@ -594,7 +598,7 @@ export const benchHeat = async (options: Partial<HeatOptions> = {}) => {
     );
     return { createCount, total, perOrder, costTotal };
   } catch (error) {
-    console.log(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
     return undefined;
   } finally {
     agent.destroy();
@@ -608,7 +612,7 @@ const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileUR
 if (isMain) {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(USAGE);
+    print(USAGE);
     process.exit(0);
   }
   const numberArg = (name: keyof HeatOptions) => {

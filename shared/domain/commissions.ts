@@ -58,7 +58,7 @@ export const computeCommission = (
   const void_ = Boolean(order.cancelled_at);
   const rows = order.order_rows.map((row): CommissionRow => {
     const segment = segmentForRow(segments, row.segment_slug);
-    // Issue 13: rates are looked up as own keys only (a tier slug is data), and computed exactly
+    // Rates are looked up as own keys only (a tier slug is data), and computed exactly
     // (shared/money.ts); an amount that cannot be computed exactly throws AmountNotComputableError.
     const rate = (tier !== null && segment && Object.hasOwn(segment.rates, tier) ? segment.rates[tier] : undefined) ?? 0;
     const { base, amount } = rowCommission(row.price_value, row.quantity, rate);

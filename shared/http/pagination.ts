@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { lastPage, type PageQuery } from '#shared/page-window';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
-/** per_page is capped (the spec leaves the maximum open; see README). */
+/** per_page is capped (the spec leaves the maximum open; docs/design-notes.md, "Pagination"). */
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
 

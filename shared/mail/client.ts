@@ -15,7 +15,7 @@ export let ses = newClient();
  * A fresh client, after a send failed inside the SDK before anything reached SES. The SES query
  * serializer keeps its buffer between calls, and a value it cannot encode (a lone surrogate:
  * URIError) leaves half a request in it, which then corrupts the NEXT e-mail sent on that client
- * (HTTP 400): one bad e-mail made the following good one fail too (issue 13, defect 4).
+ * (HTTP 400): one bad e-mail made the following good one fail too.
  */
 export const renewSesClient = () => {
   ses.destroy();

@@ -3,7 +3,7 @@ import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '#shared/db/entities/
 import { asError, errorName, httpStatusOf } from '#shared/errors';
 
 /**
- * What becomes of an owed e-mail after a try (README, "E-mail after durable state"). Pure: the API,
+ * What becomes of an owed e-mail after a try (docs/design-notes.md, "Affiliate program"). Pure: the API,
  * the notification relay and the admin CLI's resend all settle through notificationOutcomeUpdate,
  * so one policy decides retries and parking everywhere.
  *

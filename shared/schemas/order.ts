@@ -6,7 +6,7 @@ import { boundedInt, emailAddress, optionalString, requiredString, text } from '
 export const MAX_ORDER_ROWS = 200;
 
 /**
- * The limits of an order's numbers (README, "Limits"). Money is an integer in the currency's minor
+ * The limits of an order's numbers (docs/design-notes.md, "Limits"). Money is an integer in the currency's minor
  * unit (cents for EUR), so MAX_MONEY_VALUE is 100,000,000.00 EUR, 10,000,000,000 JPY or
  * 100,000,000.00 IDR. The bounds make every number the service derives from a valid order an
  * exact JavaScript number, i.e. an integer <= Number.MAX_SAFE_INTEGER = 2^53 - 1 (about 9.007e15):

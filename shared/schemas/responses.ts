@@ -10,6 +10,7 @@ import type {
   toTierResponse,
 } from '#shared/domain/program-model';
 import type { InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
 /**
  * The response payloads, written once: the OpenAPI document (scripts/openapi.ts) is generated from
@@ -22,6 +23,9 @@ import type { InvitePagination, LaravelPagination, legacySuccessBody, v2Body } f
  */
 
 const timestamp = () => z.iso.datetime();
+/** Amounts and counts within the limits the requests are held to, so a mock server never invents a negative price. */
+const money = () => z.int().check(z.minimum(0), z.maximum(MAX_MONEY_VALUE));
+const count = (min: 0 | 1) => z.int().check(z.minimum(min));
 const nullableTimestamp = () => z.nullable(timestamp());
 
 export const currencyResponse = z.strictObject({ code: z.string(), name: z.string() });
@@ -31,16 +35,16 @@ export const orderRowResponse = z.strictObject({
   product_sku: z.nullable(z.string()),
   product_name: z.string(),
   segment_slug: z.nullable(z.string()),
-  price_value: z.int(),
-  tax_value: z.nullable(z.int()),
-  quantity: z.int(),
+  price_value: money(),
+  tax_value: z.nullable(money()),
+  quantity: z.int().check(z.minimum(1), z.maximum(MAX_QUANTITY)),
 });
 
 export const orderResponse = z.strictObject({
   uuid: z.uuid(),
   order_no: z.string(),
   affiliate_slug: z.string(),
-  total_shipping_value: z.int(),
+  total_shipping_value: money(),
   currency: currencyResponse,
   order_rows: z.array(orderRowResponse),
   customer: z.nullable(z.strictObject({ name: z.nullable(z.string()), email: z.string() })),
@@ -73,7 +77,12 @@ export const segmentResponse = z.strictObject({
   updated_at: timestamp(),
 });
 
-export const segmentTierRate = z.strictObject({ name: z.string(), slug: z.string(), rate: z.number(), visual_rate: z.string() });
+export const segmentTierRate = z.strictObject({
+  name: z.string(),
+  slug: z.string(),
+  rate: z.number().check(z.minimum(0), z.maximum(100)),
+  visual_rate: z.string(),
+});
 
 /** One segment as GET segments/{uuid} answers it: the list's shape plus the rate of each tier. */
 export const segmentDetailResponse = z.extend(segmentResponse, { tiers: z.array(segmentTierRate) });
@@ -117,20 +126,20 @@ export const inviteResponse = z.strictObject({
 // ---------------------------------------------------------------------------------------------
 
 export const laravelPaginationSchema = z.strictObject({
-  current_page: z.int(),
-  last_page: z.int(),
-  per_page: z.int(),
-  total: z.int(),
+  current_page: count(1),
+  last_page: count(1),
+  per_page: count(1),
+  total: count(0),
   next_page_url: z.nullable(z.url()),
   prev_page_url: z.nullable(z.url()),
 });
 
 export const invitePaginationSchema = z.strictObject({
-  total: z.int(),
-  count: z.int(),
-  per_page: z.int(),
-  current_page: z.int(),
-  total_pages: z.int(),
+  total: count(0),
+  count: count(0),
+  per_page: count(1),
+  current_page: count(1),
+  total_pages: count(1),
 });
 
 /** `<UTC date-time>:api:<8 hex>` (shared/http/trace.ts). */

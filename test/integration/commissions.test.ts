@@ -240,7 +240,7 @@ describe('the commission consumer', () => {
   });
 
   it('dead-letters an order whose amounts cannot be computed exactly (stored before the limits), with the reason', async () => {
-    // Prepare: the poison order of issue 13, written straight to the table (the API refuses it now)
+    // Prepare: an order with a quantity past the limits, written straight to the table (the API refuses it now)
     const store = storeFor('live');
     const poisonUuid = randomUUID();
     const poison = {
@@ -287,7 +287,7 @@ describe('the commission consumer', () => {
     expect((await commissionsOf(merchant.id)).filter((record) => record.order_uuid === poisonUuid)).toEqual([]);
   });
 
-  it('refuses the poison quantity of issue 13 at the API: 422, nothing queued', async () => {
+  it('refuses a quantity past the limit at the API: 422, nothing queued', async () => {
     // Act
     const response = await api('live', merchant.tokens.live).post(
       '/api/v2/orders/create',

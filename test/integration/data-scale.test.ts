@@ -1,5 +1,5 @@
 /**
- * Issue 9: a merchant of any size. Concurrent creates for one merchant and one affiliate all
+ * A merchant of any size. Concurrent creates for one merchant and one affiliate all
  * commit, order_no stays unique under a race, and every list pages exactly (full pages, exact
  * totals, no duplicates, newest first), also across a sequence number that a lost race left
  * unused. Runs against the real local stack; nothing here is timed.

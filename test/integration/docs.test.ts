@@ -1,23 +1,36 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO, demoFixture } from '#local/demo';
 import { OPENAPI_PATH } from '#scripts/openapi';
-import { stack } from './helpers';
+import { seedFixture } from '#shared/admin/seed';
+import { merchantKey } from '#shared/db/entities/merchant';
+import { findChromium } from './browser';
+import { api, stack, storeFor } from './helpers';
 
 /**
  * Every local stage serves the contract without a token: GET /openapi.json, and the API reference
  * at /docs (Swagger UI from node_modules), which a real headless Chromium renders with every
- * operation of the document on it. The browser is Debian's `chromium` (`.ci/run` installs it);
- * CHROMIUM_PATH points elsewhere.
+ * operation of the document on it. The browser is CHROMIUM_PATH, a system Chromium, or the one the
+ * `@sparticuz/chromium` dev dependency ships (./browser.ts).
  */
 
 /** The page's `document`, in the functions that run in the browser (tsconfig has no DOM lib). */
 type PageGlobal = { document: { querySelectorAll(selector: string): { length: number } } };
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+type Json = Record<string, any>;
+
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
-  paths: Record<string, Record<string, { operationId: string }>>;
-  servers: unknown[];
+  paths: Record<string, Record<string, Json & { operationId: string }>>;
+  servers: { url: string }[];
+};
+
+/** The demo merchant of `npm start`, which the document's request examples name. */
+const seedDemo = async () => {
+  const store = storeFor('live');
+  const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: merchantKey(DEMO.merchantId) }));
+  if (!Item) await seedFixture(store, 'live', demoFixture('live'));
 };
 const documented = Object.entries(committed.paths)
   .flatMap(([path, methods]) =>
@@ -40,7 +53,7 @@ describe.each(['live', 'sandbox'] as const)('the %s stage serves its contract', 
     expect(body.paths).toEqual(committed.paths);
     expect(body.servers).toEqual([
       { url: stack.stages[stage].url, description: `This local ${stage} stage (npm start).` },
-      ...committed.servers,
+      ...committed.servers.filter((server) => server.url !== 'http://127.0.0.1:{port}'),
     ]);
   });
 
@@ -65,9 +78,10 @@ describe('the API reference page in a headless browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
+    await seedDemo();
+    const { executablePath } = await findChromium();
     browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
     });
@@ -105,5 +119,60 @@ describe('the API reference page in a headless browser', () => {
     // Assess
     expect(shown.sort()).toEqual(documented);
     expect(outside).toEqual([]);
+  });
+
+  it('creates an order on the first "Try it out" of POST /api/v2/orders/create with the demo token (201)', async () => {
+    // Prepare
+    const page = await browser.newPage();
+    await page.goto(`${stack.stages.live.url}/docs`, { waitUntil: 'networkidle0' });
+    await page.click('.btn.authorize');
+    await page.type('.modal-ux input', DEMO.tokens.live);
+    await page.click('.modal-ux .auth-btn-wrapper .authorize');
+    await page.click('.modal-ux .btn-done');
+    const operation = '#operations-Orders-orders-create';
+    await page.click(`${operation} .opblock-summary-control`);
+    await page.waitForSelector(`${operation} .try-out__btn`);
+    await page.click(`${operation} .try-out__btn`);
+    await page.waitForSelector(`${operation} .execute`);
+
+    // Act
+    await page.click(`${operation} .execute`);
+    await page.waitForSelector(`${operation} .live-responses-table tr.response .response-col_status`, { timeout: 20_000 });
+    const status = await page.$eval(`${operation} .live-responses-table tr.response .response-col_status`, (cell) =>
+      cell.textContent?.trim(),
+    );
+    await page.close();
+
+    // Assess
+    expect(status).toBe('201');
+  });
+});
+
+describe('the examples of the document, sent to the local stage with the demo token', () => {
+  beforeAll(seedDemo);
+
+  it.each(
+    Object.entries(committed.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([method]) => method === 'get')
+        .map(([, operation]) => [operation.operationId, path, operation] as const),
+    ),
+  )('GET %s with its example parameters answers its documented success', async (_id, path, operation) => {
+    // Prepare
+    const parameters = operation.parameters as Json[];
+    const url = parameters
+      .filter((parameter) => parameter.in === 'path')
+      .reduce((built, parameter) => built.replace(`{${parameter.name}}`, encodeURIComponent(parameter.example)), path);
+    const query = new URLSearchParams(
+      parameters
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter): [string, string] => [parameter.name, String(parameter.example)]),
+    );
+
+    // Act
+    const response = await api('live', DEMO.tokens.live).get(`${url}?${query}`);
+
+    // Assess
+    expect(response.status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { freePorts } from '#local/ports';
 import { startLocalStack } from '#local/stack';
+import { type ContractProxy, startContractProxy } from './contract-proxy';
 import type { StackInfo } from './stack-info';
 
 /**
@@ -43,6 +44,24 @@ export default async function setup(project: TestProject) {
       },
     },
   };
+  const proxies: ContractProxy[] = [];
+  const prism = process.env.CONTRACT_PROXY;
+  if (prism) {
+    for (const stage of ['live', 'sandbox'] as const) {
+      const proxy = await startContractProxy(prism, info.stages[stage].url, stage);
+      proxies.push(proxy);
+      info.stages[stage].url = proxy.url;
+    }
+  }
   project.provide('stack', info);
-  return () => stack.stop();
+  return async () => {
+    const reports = await Promise.all(proxies.map((proxy) => proxy.stop()));
+    await stack.stop();
+    if (prism) {
+      const responses = reports.reduce((sum, report) => sum + report.responses, 0);
+      const violations = reports.flatMap((report) => report.violations);
+      console.log(`contract proxy (prism): ${responses} responses, ${violations.length} response violations`);
+      if (violations.length > 0) throw new Error(`response violations:\n${violations.join('\n')}`);
+    }
+  };
 }

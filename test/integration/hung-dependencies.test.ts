@@ -11,7 +11,7 @@ import { apiEvent } from '#test/unit/support/api';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 
 /**
- * Issue 13, defect 5: a dependency that accepts connections and never answers (an emulator
+ * A dependency that accepts connections and never answers (an emulator
  * stopped, not refusing). Here a TCP server that accepts and stays silent stands in for it.
  * The create handler runs in this process with the live stage's environment except that SQS is
  * the hung server; DynamoDB is the stack's real one, so the order is really committed, and the

@@ -12,7 +12,7 @@ import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsCl
 import { runAdmin } from './program-helpers';
 
 /**
- * Issue 10, part 1: every change of an order reaches the commission processor, which keeps one
+ * Every change of an order reaches the commission processor, which keeps one
  * ledger per order. The stack's consumer is off (CONSUMER_POLL=off): the test takes the order
  * events off the live queue and hands them to the consumer's handler itself, in the order it
  * chooses (out of order, twice), as SQS may deliver them.

@@ -7,7 +7,7 @@ import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
  * The local API Gateway emulation answers every request, however malformed, in the route's
- * envelope, and no request brings a stage's server down (issue 13, defect 1).
+ * envelope, and no request brings a stage's server down.
  */
 
 const portOf = (stage: 'live' | 'sandbox') => Number(new URL(stack.stages[stage].url).port);

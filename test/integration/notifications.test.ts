@@ -61,8 +61,8 @@ describe('the notification relay', () => {
   });
 
   it('isolates a poison e-mail: the valid one owed after it is sent, the poison one is parked with its reason after a bounded number of tries', async () => {
-    // Prepare: an invite whose content is a lone surrogate, stored before the API refused such text
-    // (issue 13, defect 4), owed before a valid one
+    // Prepare: an invite whose content is a lone surrogate, stored before the API refused such text,
+    // owed before a valid one
     const merchant = await seedOne(merchantFixture({ key: 'poison' }));
     const store = storeFor('live');
     const poisonEmail = `poison-${randomUUID()}@example.com`;

@@ -7,8 +7,8 @@ import { enableInvocationScopes, invokeScoped } from '#local/invocation-scope';
 
 /**
  * Every handler of a local stage shares one Powertools Logger; each invocation must still log under
- * its own function name, even while other invocations run (issue 13, defect 7: commission lines
- * were tagged `orders-create-legacy`).
+ * its own function name, even while other invocations run (commission lines
+ * must never be tagged with the name of a route that happened to run alongside).
  */
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));

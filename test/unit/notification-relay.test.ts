@@ -88,7 +88,7 @@ describe('relayPendingNotifications', () => {
   });
 
   it('isolates failures: an e-mail that fails does not stop or delay the ones after it', async () => {
-    // Prepare: the first owed e-mail fails on every try (the lone surrogate of issue 13)
+    // Prepare: the first owed e-mail fails on every try (a lone surrogate)
     indexPages([inviteKey(1), inviteKey(2), inviteKey(3)]);
     stored(owedInvite(1, { content: 'bad' }), owedInvite(2), owedInvite(3));
     sesMock.on(SendEmailCommand, { Destination: { ToAddresses: ['invitee-1@example.com'] } }).rejects(uriError());

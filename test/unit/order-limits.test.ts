@@ -8,8 +8,8 @@ import { laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
 /**
- * Issue 13, defect 3: quantity 9007199254740991 was accepted and then overflowed the commission
- * step on every delivery. Money and quantities have upper bounds that keep every number the
+ * A quantity of 9007199254740991 must never be accepted: it would overflow the commission step
+ * on every delivery. Money and quantities have upper bounds that keep every number the
  * service derives from an order exact; the commission's one larger intermediate is BigInt.
  */
 const errorsFor = (schema: z.ZodMiniType, input: unknown) => {

@@ -197,7 +197,7 @@ describe('publishOrderEvents (fast path)', () => {
   });
 });
 
-describe('publishOrderEvents against a hung dependency (issue 13, defect 5)', () => {
+describe('publishOrderEvents against a hung dependency', () => {
   const never = () => new Promise<never>(() => undefined);
 
   it('gives up on a queue that never answers once the publish budget is spent, keeping the outbox entry', async () => {

@@ -17,7 +17,7 @@ import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrde
 /**
  * Keys named like Object.prototype members (`constructor`, `__proto__`, `toString`,
  * `hasOwnProperty`) are ordinary data to the API: a prohibited one is reported like any other, an
- * unknown one is ignored, and none reaches an inherited property or a prototype (issue 13, defect 2).
+ * unknown one is ignored, and none reaches an inherited property or a prototype.
  */
 const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
 

@@ -1,0 +1,318 @@
+import * as z from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
+import type { RouteId } from '#functions/routes';
+import { DEMO } from '#local/demo';
+import { ORDER_MESSAGES } from '#shared/domain/order-model';
+import { ApiError, busy, type FieldErrors, IDEMPOTENCY_MESSAGES, keyReused, MESSAGES, notFound, unauthenticated } from '#shared/errors';
+import { parseJsonBody } from '#shared/http/json-body';
+import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
+import {
+  affiliateListQuery,
+  affiliateRequestListQuery,
+  inviteCreateBody,
+  inviteListQuery,
+  programListQuery,
+} from '#shared/schemas/program';
+import * as R from '#shared/schemas/responses';
+import { laravelErrors } from '#shared/validation/messages';
+
+/**
+ * The examples of openapi.json: realistic payloads registered as zod metadata on the schemas they
+ * illustrate (the generator merges this registry into its own), and per operation the request and
+ * the answers, success and failure, in the route's envelope. The request examples use the demo
+ * merchant of `npm start`, so "Try it out" on the local /docs page succeeds with the demo token.
+ * Every error message is one the code answers: imported, produced by running the real validation
+ * on a bad input, or (for modules that need a stage's environment at load) written here and checked
+ * against the code by test/unit/openapi.test.ts.
+ */
+
+export const EXAMPLE_TRACE_ID = '2026-11-23T10:15:30Z:api:3f9a2c1b';
+/** A trace id as API Gateway writes it in its own answers (lib/rest-api.ts). */
+export const EXAMPLE_GATEWAY_TRACE_ID = '23/Nov/2026:10:15:30 +0000:api:5e0c7d4a-2b1f-4c3e-9a8d-6f7e8d9c0b1a';
+const AT = '2026-11-23T10:15:30.512Z';
+const EARLIER = '2026-11-02T08:41:07.118Z';
+const LIVE_URL = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live';
+
+/** Messages answered by modules that need a stage's environment at load; the unit test compares them. */
+export const MESSAGES_ELSEWHERE = {
+  /** shared/domain/invite-affiliate.ts INVITE_MESSAGES */
+  inviteEmailTaken: 'The email has already been taken.',
+  inviteSenderInvalid: 'The selected sender email is invalid.',
+  /** shared/domain/affiliate-request-decisions.ts REQUEST_MESSAGES */
+  requestAlreadyAccepted: 'The affiliate request has already been accepted.',
+  requestAlreadyDeclined: 'The affiliate request has already been declined.',
+  /** local/http.ts, lib/rest-api.ts (WAF and throttling) */
+  tooManyAttempts: 'Too Many Attempts.',
+  /** local/http.ts */
+  bodyTooLarge: 'The request body is larger than 10 MB.',
+  /** functions/orders/create-legacy.ts */
+  legacyOrderCreated: 'Order created successfully.',
+  /** local/apigw.ts MalformedPathParameterError */
+  badPercentEncoding: (parameter: string) => `The ${parameter} path parameter is not valid percent-encoding.`,
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Payloads
+// ---------------------------------------------------------------------------------------------
+
+const orderCreate = {
+  affiliate_slug: 'alice',
+  order_no: 'WEB-10001',
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  order_rows: [
+    { product_sku: 'TENT-2P', product_name: 'Trail tent, 2 persons', price_value: 19900, tax_value: 3781, quantity: 1 },
+    { product_sku: 'BOOT-42', product_name: 'Hiking boots', segment_slug: 'shoes', price_value: 12900, tax_value: 2451, quantity: 2 },
+  ],
+};
+const orderUpdate = { total_shipping_value: 795 };
+const inviteCreate = { email: 'erin@example.com', sender_email: 'owner@acme.example', content: 'Join our outdoor partner program!' };
+
+const currency = { code: 'EUR', name: 'Euro' };
+const orderRow = {
+  uuid: 'c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b',
+  product_sku: 'TENT-2P',
+  product_name: 'Trail tent, 2 persons',
+  segment_slug: null,
+  price_value: 19900,
+  tax_value: 3781,
+  quantity: 1,
+};
+const order = {
+  uuid: DEMO.orderUuid,
+  order_no: 'WEB-10001',
+  affiliate_slug: 'alice',
+  total_shipping_value: 495,
+  currency,
+  order_rows: [
+    orderRow,
+    {
+      uuid: 'd4e5f607-1829-43a4-b5c6-d7e8f90a1b2c',
+      product_sku: 'BOOT-42',
+      product_name: 'Hiking boots',
+      segment_slug: 'shoes',
+      price_value: 12900,
+      tax_value: 2451,
+      quantity: 2,
+    },
+  ],
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  cancelled_at: null,
+  created_at: AT,
+  updated_at: AT,
+};
+const cancelledOrder = { ...order, cancelled_at: AT };
+const createdOrder = { uuid: DEMO.orderUuid, order_no: 'WEB-10001' };
+const tier = { name: 'Gold', slug: 'gold', description: 'Top partners', created_at: EARLIER, updated_at: EARLIER };
+const segment = {
+  uuid: DEMO.segmentUuid,
+  name: 'Shoes',
+  description: 'Footwear',
+  type: { name: 'Percentage', slug: 'percentage' },
+  slugs: ['shoes', 'boots'],
+  skus: ['BOOT-42'],
+  created_at: EARLIER,
+  updated_at: EARLIER,
+};
+const segmentTierRate = { name: 'Gold', slug: 'gold', rate: 12.5, visual_rate: '12.5%' };
+const segmentDetail = { ...segment, tiers: [segmentTierRate, { name: 'Silver', slug: 'silver', rate: 9, visual_rate: '9%' }] };
+const affiliate = {
+  name: 'Alice Adams',
+  slug: 'alice',
+  status: 'active',
+  tier: { name: 'Gold', slug: 'gold' },
+  accepted_at: EARLIER,
+  created_at: EARLIER,
+};
+const affiliateRequest = {
+  uuid: DEMO.pendingRequestUuid,
+  affiliate: { name: 'Bob Brown', slug: 'bob' },
+  status: 'pending',
+  requested_at: EARLIER,
+};
+const invite = { uuid: DEMO.inviteUuid, email: 'erin@example.com', link_used_at: null, created_at: AT, updated_at: AT };
+const pagination = (path: string, total: number) => ({
+  current_page: 1,
+  last_page: Math.max(1, Math.ceil(total / 15)),
+  per_page: 15,
+  total,
+  next_page_url: total > 15 ? `${LIVE_URL}${path}?per_page=15&page=2` : null,
+  prev_page_url: null,
+});
+const invitePagination = { total: 1, count: 1, per_page: 15, current_page: 1, total_pages: 1 };
+
+/** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
+export const exampleRegistry = z.registry<{ examples: unknown[] }>();
+const payloadExamples: [$ZodType, unknown][] = [
+  [orderCreateBody, orderCreate],
+  [orderUpdateBody, orderUpdate],
+  [inviteCreateBody, inviteCreate],
+  [R.orderResponse, order],
+  [R.orderRowResponse, orderRow],
+  [R.currencyResponse, currency],
+  [R.createdOrderResponse, createdOrder],
+  [R.tierResponse, tier],
+  [R.segmentResponse, segment],
+  [R.segmentDetailResponse, segmentDetail],
+  [R.segmentTierRate, segmentTierRate],
+  [R.affiliateResponse, affiliate],
+  [R.affiliateRequestResponse, affiliateRequest],
+  [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
+  [R.inviteResponse, invite],
+  [R.laravelPaginationSchema, pagination('/api/v2/orders', 42)],
+  [R.invitePaginationSchema, invitePagination],
+  [R.traceIdSchema, EXAMPLE_TRACE_ID],
+  [R.fieldErrorsSchema, { order_no: ['The order no field is required.'] }],
+];
+for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
+
+// ---------------------------------------------------------------------------------------------
+// Per operation
+// ---------------------------------------------------------------------------------------------
+
+/** What the validation answers for an input: the real messages, run through the real schema. */
+const validationErrors = (schema: $ZodType, input: unknown): FieldErrors => {
+  const result = z.safeParse(schema, input);
+  if (result.success) throw new Error(`the invalid example ${JSON.stringify(input)} is valid`);
+  return laravelErrors(result.error.issues, input);
+};
+
+export type OperationExamples = {
+  /** The envelope's `data` of the success answer, and its pagination for a list. */
+  data: unknown;
+  pagination?: unknown;
+  /** Path and query parameter values (path values name the demo merchant's resources). */
+  parameters?: Record<string, string | number>;
+  body?: unknown;
+  /** An input the validation refuses, and what it answers (422 keyed by field). */
+  invalid?: FieldErrors;
+  /** A business rule's refusals (422 with `message`, or keyed by the field), by example name. */
+  refusals?: Record<string, FieldErrors>;
+};
+
+const pageParameters = { per_page: 15, page: 1 };
+const badPage = (schema: $ZodType) => validationErrors(schema, { per_page: '500', page: '0' });
+const badOrder = validationErrors(orderCreateBody, {
+  affiliate_slug: 'alice',
+  order_no: '',
+  total_shipping_value: -1,
+  currency_code: 'EURO',
+  order_rows: [{ product_name: 'Trail tent', price_value: 19900, quantity: 0 }],
+});
+const orderRefusals = {
+  order_no_taken: { order_no: [ORDER_MESSAGES.orderNoTaken] },
+  affiliate_invalid: { affiliate_slug: [ORDER_MESSAGES.affiliateInvalid] },
+  currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
+};
+const decisionRefusals = {
+  already_accepted: { message: [MESSAGES_ELSEWHERE.requestAlreadyAccepted] },
+  already_declined: { message: [MESSAGES_ELSEWHERE.requestAlreadyDeclined] },
+};
+
+export const operationExamples: Record<RouteId, OperationExamples> = {
+  'orders-create-legacy': { data: createdOrder, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
+  'orders-create': { data: { order: createdOrder }, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
+  'orders-list': {
+    data: { orders: [order] },
+    pagination: pagination('/api/v2/orders', 42),
+    parameters: pageParameters,
+    invalid: badPage(orderListQuery),
+  },
+  'orders-get': { data: { order }, parameters: { uuid: DEMO.orderUuid } },
+  'orders-update': {
+    data: { order: { ...order, total_shipping_value: 795 } },
+    parameters: { uuid: DEMO.orderUuid },
+    body: orderUpdate,
+    invalid: validationErrors(orderUpdateBody, { total_shipping_value: '7.95', order_no: 'WEB-10002' }),
+    refusals: { cancelled: { message: [ORDER_MESSAGES.cancelledNotUpdatable] } },
+  },
+  'orders-cancel': {
+    data: { order: cancelledOrder },
+    parameters: { uuid: DEMO.orderUuid },
+    refusals: {
+      already_cancelled: { message: [ORDER_MESSAGES.alreadyCancelled] },
+      too_old: { message: [ORDER_MESSAGES.tooOldToCancel] },
+      linked_to_payment: { message: [ORDER_MESSAGES.linkedToPayment] },
+    },
+  },
+  'affiliates-list': {
+    data: { affiliates: [affiliate] },
+    pagination: pagination('/api/v2/affiliates', 1),
+    parameters: { ...pageParameters, tier_slug: 'gold' },
+    invalid: badPage(affiliateListQuery),
+  },
+  'affiliates-get': { data: { affiliate }, parameters: { slug: 'alice' } },
+  'invites-create': {
+    data: { invite },
+    body: inviteCreate,
+    invalid: validationErrors(inviteCreateBody, { email: 'erin.example.com', sender_email: '' }),
+    refusals: {
+      email_taken: { email: [MESSAGES_ELSEWHERE.inviteEmailTaken] },
+      sender_invalid: { sender_email: [MESSAGES_ELSEWHERE.inviteSenderInvalid] },
+    },
+  },
+  'invites-list': {
+    data: [invite],
+    pagination: invitePagination,
+    parameters: { ...pageParameters, email: 'example.com' },
+    invalid: badPage(inviteListQuery),
+  },
+  'affiliate-requests-list': {
+    data: [affiliateRequest],
+    pagination: pagination('/api/v2/affiliate-requests', 2),
+    parameters: { status: 'pending', ...pageParameters },
+    invalid: validationErrors(affiliateRequestListQuery, { status: 'approved' }),
+  },
+  'affiliate-requests-get': { data: { affiliate_request: affiliateRequest }, parameters: { uuid: DEMO.pendingRequestUuid } },
+  'affiliate-requests-accept': {
+    data: { affiliate_request: { ...affiliateRequest, status: 'active' } },
+    parameters: { uuid: DEMO.pendingRequestUuid },
+    refusals: decisionRefusals,
+  },
+  'affiliate-requests-decline': {
+    data: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
+    parameters: { uuid: DEMO.secondPendingRequestUuid },
+    refusals: decisionRefusals,
+  },
+  'tiers-list': {
+    data: { tiers: [tier] },
+    pagination: pagination('/api/v2/tiers', 1),
+    parameters: pageParameters,
+    invalid: badPage(programListQuery),
+  },
+  'tiers-get': { data: { tier }, parameters: { slug: 'gold' } },
+  'segments-list': {
+    data: { segments: [segment] },
+    pagination: pagination('/api/v2/segments', 1),
+    parameters: pageParameters,
+    invalid: badPage(programListQuery),
+  },
+  'segments-get': { data: { segment: segmentDetail }, parameters: { uuid: DEMO.segmentUuid } },
+};
+
+/** What the JSON body step answers for a body that is not JSON. */
+const malformedJson = (): FieldErrors => {
+  try {
+    parseJsonBody({ body: '{"order_no": ', isBase64Encoded: false });
+  } catch (error) {
+    if (error instanceof ApiError) return error.errors;
+  }
+  throw new Error('a malformed body was accepted');
+};
+
+/** The failures every route shares, by status: the real answers of the code. */
+export const commonFailures = {
+  unauthenticated: unauthenticated().errors,
+  malformedJson: malformedJson(),
+  notFound: notFound().errors,
+  busy: busy().errors,
+  wrongTokenKind: { message: [MESSAGES.wrongTokenKind.live] },
+  wrongTokenKindSandbox: { message: [MESSAGES.wrongTokenKind.sandbox] },
+  noLiveOrders: { message: [MESSAGES.noLiveOrders] },
+  tooManyAttempts: { message: [MESSAGES_ELSEWHERE.tooManyAttempts] },
+  bodyTooLarge: { message: [MESSAGES_ELSEWHERE.bodyTooLarge] },
+  idempotencyReused: keyReused().errors,
+  idempotencyInFlight: { message: [IDEMPOTENCY_MESSAGES.inFlight] },
+  idempotencyKeyMalformed: { idempotency_key: [IDEMPOTENCY_MESSAGES.required] },
+} satisfies Record<string, FieldErrors>;

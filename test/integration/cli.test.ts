@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LOCAL_MAIL_DEFAULTS } from '#local/aws-env';
+import { api, stack } from './helpers';
+
+/**
+ * What a newcomer runs first: every command line tool explains itself with --help, the shipped
+ * fixture seeds either stage with tokens that stage accepts, the example client names a missing
+ * variable in one line, and the local invitation link answers.
+ */
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+type Run = { code: number; stdout: string; stderr: string };
+const tsx = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  new Promise<Run>((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', ...args],
+      { cwd: ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+
+const ADMIN_COMMANDS = [
+  'mint-token',
+  'revoke-token',
+  'apply',
+  'mark-invite-used',
+  'link-payment',
+  'resend-notifications',
+  'redrive',
+  'commission',
+  'recount',
+];
+
+describe('--help', () => {
+  it.each([
+    ['seed', ['bin/seed.ts', '--help']],
+    ['invoke', ['bin/invoke.ts', '--help']],
+    ['bench', ['scripts/bench.ts', '--help']],
+    ['bundle-size', ['scripts/bundle-size.ts', '--help']],
+    ['admin', ['bin/admin.ts', '--help']],
+  ])('npm run %s -- --help prints its usage and exits 0', async (_name, args) => {
+    // Act
+    const run = await tsx(args);
+
+    // Assess
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^usage: npm run/);
+  });
+
+  it('npm run admin -- --help lists every command, and each command explains its options', async () => {
+    // Act
+    const overview = await tsx(['bin/admin.ts', '--help']);
+    const each = await Promise.all(ADMIN_COMMANDS.map((command) => tsx(['bin/admin.ts', command, '--help'])));
+
+    // Assess
+    for (const command of ADMIN_COMMANDS) expect(overview.stdout).toContain(`  ${command} `);
+    each.forEach((run, index) => {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.split('\n')[0]).toContain(`admin -- ${ADMIN_COMMANDS[index]}`);
+    });
+  });
+});
+
+describe('examples/fixture.json', () => {
+  it.each(['live', 'sandbox'] as const)('seeds the %s stage with tokens that stage accepts', async (stage) => {
+    // Act
+    const run = await tsx(['bin/seed.ts', 'examples/fixture.json', '--stage', stage], {
+      DYNAMODB_PORT: new URL(stack.endpoints.dynamodb).port,
+      SEED_TABLE_NAME: '',
+    });
+    const seeded = JSON.parse(run.stdout) as { merchants: { acme: { tokens: { main: string } } } };
+    const orders = await api(stage, seeded.merchants.acme.tokens.main).get('/api/v2/orders');
+
+    // Assess
+    expect(run.code, run.stderr).toBe(0);
+    expect(orders.status).toBe(200);
+    expect(orders.body.data.orders.map((order: { order_no: string }) => order.order_no)).toEqual(['A-1']);
+  });
+});
+
+describe('examples/orders.ts', () => {
+  it('names a missing variable in one line on stderr and exits 1', async () => {
+    // Act
+    const run = await tsx(['examples/orders.ts'], { API_TOKEN: '' });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^examples\/orders\.ts: set API_TOKEN, /)]);
+  });
+});
+
+describe('the local invitation link', () => {
+  it('answers with a page that names the invitation, where the e-mails of the local stages link', async () => {
+    // Prepare
+    const uuid = '0b7c1e2d-3f4a-4b5c-8d6e-7f8091a2b3c4';
+    const link = new URL(`${LOCAL_MAIL_DEFAULTS.INVITE_LINK_BASE_URL}/${uuid}`);
+
+    // Act
+    const response = await fetch(`${stack.stages.live.url}${link.pathname}`);
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(await response.text()).toContain(uuid);
+  });
+});
