@@ -64,7 +64,7 @@ const dynamoDbLocalHome = () => {
  * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
  * option and would listen on every interface), with a connection backlog that takes a burst, and
  * telemetry off. The JVM uses the serial collector: on a small machine G1's concurrent threads
- * compete with the stage processes for the cores (README, "Benchmarks").
+ * compete with the stage processes for the cores (docs/design-notes.md, "Performance on the local emulators").
  */
 export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
   const version = javaVersion();

@@ -1,8 +1,8 @@
 /**
- * Connection and request timeouts of every AWS SDK client (README, "Timeouts"). The SDK sets none
- * by default, so a dependency that accepts the connection and never answers (an emulator stopped
- * with SIGSTOP, a network black hole) held a request until API Gateway gave up after 29 s, with
- * a 500 for an order that had been saved (issue 13, defect 5).
+ * Connection and request timeouts of every AWS SDK client (docs/design-notes.md, "Timeouts"). The
+ * SDK sets none by default, so a dependency that accepts the connection and never answers (an
+ * emulator stopped with SIGSTOP, a network black hole) would hold a request until API Gateway gave
+ * up after 29 s, with a 500 for an order that had been saved.
  *
  * `connectionTimeout`: TCP (and TLS) connect. `requestTimeout` with `throwOnRequestTimeout`: the
  * whole attempt, from sending to the last byte of the answer (without `throwOnRequestTimeout`
@@ -28,8 +28,8 @@
  * not when a socket is free: a call queued behind 50 others fails "did not establish a connection
  * within 1000 ms" without ever trying. A Lambda environment serves one invocation at a time and
  * never comes near 50; one process serving many invocations at once (`npm start`, where a stage's
- * functions share one process and its clients) does: 500 concurrent creates were 9 x 503 from
- * exactly this. So the cap is far above anything one invocation uses, and only a dependency that
+ * functions share one process and its clients) does, and its calls failed for no fault of the
+ * dependency. So the cap is far above anything one invocation uses, and only a dependency that
  * really does not answer times out.
  */
 const MAX_SOCKETS = 1_000;
