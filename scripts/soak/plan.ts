@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { seededRandom } from '#local/faults';
 import type { Request } from './client';
 import { INVITE_NEEDLE, type SoakMerchant } from './fixtures';
 import { emptySeen, finalStatus, type Op, type OpKind } from './ops';
@@ -48,18 +49,9 @@ export const createModel = (merchant: SoakMerchant): MerchantModel => ({
 });
 
 // ---------------------------------------------------------------------------------------------
-// The seeded PRNG (mulberry32): the plan's choices and bodies.
+// The seeded PRNG (the faults' own): the plan's choices and bodies.
 export type Rng = () => number;
-export const createRng = (seed: number): Rng => {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
+export const createRng = (seed: number): Rng => seededRandom(seed);
 const int = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
 const pick = <T>(rng: Rng, items: readonly T[]): T | undefined => items[Math.floor(rng() * items.length)];
 const chance = (rng: Rng, p: number) => rng() < p;

@@ -13,7 +13,7 @@ import {
   getOrder as readOrder,
   updateOrder,
 } from '#shared/db/entities/order';
-import { holderOf, orderNoHolder, putOrderNoPart } from '#shared/db/entities/order-no';
+import { orderNoHolder, orderNoHolderOf, putOrderNoPart } from '#shared/db/entities/order-no';
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
@@ -79,7 +79,7 @@ export const createOrder = async (merchant: Merchant, input: OrderCreateInput, i
     );
   } catch (error) {
     if (!(error instanceof TransactionRefused)) throw error;
-    if (error.refusedBy('order') || holderOf(error.oldItems.orderNo) === uuid) return recoverOrder(merchant, uuid, input);
+    if (error.refusedBy('order') || orderNoHolderOf(error.oldItems.orderNo) === uuid) return recoverOrder(merchant, uuid, input);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
   await settleCreate(merchant, order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));

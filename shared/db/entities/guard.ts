@@ -1,0 +1,37 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import type { TableRef } from '#shared/db/table-def';
+import type { TransactPart } from '#shared/db/transact';
+import { type Key, parseStoredOptional } from './base';
+
+/**
+ * A uniqueness guard (an order_no, an invited address): one item per merchant and value, naming
+ * the item that holds the value, put with attribute_not_exists in the same transaction as that
+ * item. When its part is refused, the guard as it was comes back (ALL_OLD), so the writer tells
+ * "taken by another" from "taken by my own applied attempt" (shared/request-identity.ts).
+ */
+export const uniquenessGuard = (options: { type: string; holderField: string; key: (merchantId: string, value: string) => Key }) => {
+  const { type, holderField, key } = options;
+  const schema = z.object({ [holderField]: z.string() });
+  const holderIn = (raw: unknown): string | undefined => parseStoredOptional(type, schema, raw)?.[holderField];
+  const record = (merchantId: string, value: string, holder: string) => ({ ...key(merchantId, value), type, [holderField]: holder });
+  return {
+    key,
+    record,
+    /** The guard's part of its holder's create transaction. */
+    putPart: (merchantId: string, value: string, holder: string): TransactPart => ({
+      Put: {
+        Item: record(merchantId, value, holder),
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    }),
+    /** Who holds the value now (a read before the create: the guard still decides races). */
+    holder: async ({ ddb, table }: TableRef, merchantId: string, value: string): Promise<string | undefined> => {
+      const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key(merchantId, value), ProjectionExpression: holderField }));
+      return holderIn(Item);
+    },
+    /** The holder named by a refused guard's old image. */
+    holderOf: (oldGuard: Record<string, unknown> | undefined): string | undefined => holderIn(oldGuard),
+  };
+};
