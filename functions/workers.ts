@@ -71,7 +71,8 @@ export const workers = [
     description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
     trigger: { kind: 'schedule', everyMinutes: 1 },
     // Query the sparse index, GetItem the owing item and its merchant (and an accepted request's
-    // affiliate), mark the count blocks of the unfinished request for recount, send, settle (UpdateItem).
+    // affiliate), finish the unfinished request (recount marks, an invite's e-mail projection entry:
+    // UpdateItem), send, settle (UpdateItem).
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], mail: true },
     timeoutSeconds: 50,
     environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },

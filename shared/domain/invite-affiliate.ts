@@ -25,8 +25,12 @@ import { isoNow } from '#shared/time';
 
 export { toInviteResponse } from './program-model';
 
-/** The invite's follow-ups after its commit (the count change given, and the e-mail projection): logged when they fail, never thrown. */
-const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>) => {
+/**
+ * The invite's follow-ups after its commit (the count change given, and the e-mail projection):
+ * logged when they fail, never thrown. Whether all of them were done: when not, the invitation
+ * e-mail is left owed, and the notification relay that sends it redoes them (shared/mail/relay.ts).
+ */
+const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>): Promise<boolean> => {
   const settled = await Promise.allSettled([counted, addToEmailProjection(functionTable, merchant.id, [invite])]);
   for (const result of settled) {
     if (result.status === 'rejected')
@@ -36,6 +40,7 @@ const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Pro
         error: asError(result.reason),
       });
   }
+  return settled.every((result) => result.status === 'fulfilled');
 };
 
 /**
@@ -98,8 +103,7 @@ export const createInvite = async (
     if (error.refusedBy('invite') || inviteHolderOf(error.oldItems.guard) === uuid) return recoverInvite(merchant, uuid, input);
     throw invalid({ email: [INVITE_MESSAGES.emailTaken] });
   }
-  await settleInvite(merchant, invite, applyCountChanges(db, merchant.id, [inviteCountChange(invite)]));
-
+  if (!(await settleInvite(merchant, invite, applyCountChanges(db, merchant.id, [inviteCountChange(invite)])))) return invite;
   await deliverNotification(inviteKey(merchant.id, invite.uuid), invitationMessage(invite, merchant.name, INVITE_LINK_BASE_URL), {
     notification: 'invitation',
     uuid: invite.uuid,

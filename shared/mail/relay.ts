@@ -4,7 +4,7 @@ import { affiliateCountChanges, getAffiliate } from '#shared/db/entities/affilia
 import { parseAffiliateRequest, requestCountChange } from '#shared/db/entities/affiliate-request';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { type CountChange, markCountsForRecount } from '#shared/db/entities/counter';
-import { inviteCountChange, parseInvite } from '#shared/db/entities/invite';
+import { addToEmailProjection, inviteCountChange, parseInvite } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '#shared/db/entities/outbox';
 import { errorName } from '#shared/errors';
@@ -118,20 +118,25 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
   };
   const previousAttempts = typeof owed.notification_attempts === 'number' ? owed.notification_attempts : 0;
   const about = { notification: 'relay', uuid: String(owed.uuid) };
-  if (previousAttempts <= 1) await markCountsOfUnfinished(merchantIdOf(key.pk), owed);
+  if (previousAttempts <= 1) await finishUnfinished(merchantIdOf(key.pk), owed);
   return tryNotification(key, build, about, previousAttempts);
 };
 
 /**
  * An e-mail the relay sends first (or second) belongs to a request that did not finish: SES
- * failed, or the function stopped after its commit, before its count changes perhaps. Which one is
- * unknown, so the blocks the write counted in are marked for an exact recount (count-repair.ts).
- * Never throws: a mark that fails is logged and the e-mail still goes out.
+ * failed, a follow-up write failed, or the function stopped after its commit. Which one is
+ * unknown, so the blocks the write counted in are marked for an exact recount (count-repair.ts)
+ * and an invite's address is put in the e-mail projection again (an idempotent SET). Never
+ * throws: what fails is logged and the e-mail still goes out.
  */
-const markCountsOfUnfinished = async (merchantId: string, owed: OwedItem) => {
+const finishUnfinished = async (merchantId: string, owed: OwedItem) => {
   try {
     const changes: CountChange[] = [];
-    if (owed.type === 'invite') changes.push(inviteCountChange(parseInvite(owed)));
+    if (owed.type === 'invite') {
+      const invite = parseInvite(owed);
+      changes.push(inviteCountChange(invite));
+      await addToEmailProjection(functionTable, merchantId, [invite]);
+    }
     if (owed.type === 'affiliate_request') {
       const request = parseAffiliateRequest(owed);
       changes.push(requestCountChange(request, 'pending', -1), requestCountChange(request, request.status, 1));
@@ -141,6 +146,6 @@ const markCountsOfUnfinished = async (merchantId: string, owed: OwedItem) => {
     }
     await markCountsForRecount(functionTable, merchantId, changes);
   } catch (error) {
-    logger.warn('Could not mark the counts of an unfinished request for recount', { sk: String(owed.sk), error_name: errorName(error) });
+    logger.warn('Could not finish the follow-ups of an unfinished request', { sk: String(owed.sk), error_name: errorName(error) });
   }
 };

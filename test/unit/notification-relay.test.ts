@@ -284,6 +284,25 @@ describe('relayPendingNotifications and the list counts', () => {
     });
   });
 
+  it("puts an unfinished invite's address in the e-mail projection again (an idempotent SET), then sends it", async () => {
+    // Prepare
+    indexPages([inviteKey(1)]);
+    const owed = owedInvite(1, { seq: 513 });
+    stored(owed);
+
+    // Act
+    const result = await relayPendingNotifications();
+
+    // Assess
+    expect(result).toMatchObject({ sent: 1 });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: { pk: `M#${MERCHANT}#INVITE_EMAILS`, sk: '00000002' },
+      UpdateExpression: 'SET #s0 = :s0',
+      ExpressionAttributeNames: { '#s0': 's513' },
+      ExpressionAttributeValues: { ':s0': `${owed.uuid}:${owed.email}` },
+    });
+  });
+
   it('marks nothing for an e-mail the relay itself already tried (its request had finished long before)', async () => {
     // Prepare
     indexPages([inviteKey(1)]);
@@ -310,7 +329,7 @@ describe('relayPendingNotifications and the list counts', () => {
     // Assess
     expect(result).toMatchObject({ sent: 1 });
     expect(sentTo()).toEqual(['invitee-1@example.com']);
-    expect(warned).toHaveBeenCalledWith('Could not mark the counts of an unfinished request for recount', {
+    expect(warned).toHaveBeenCalledWith('Could not finish the follow-ups of an unfinished request', {
       sk: inviteKey(1).sk,
       error_name: 'Error',
     });

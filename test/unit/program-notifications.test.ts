@@ -398,6 +398,19 @@ describe('invite', () => {
     expect(sesMock).toHaveReceivedCommandTimes(SendEmailCommand, 1);
   });
 
+  it('leaves the e-mail owed for the relay when a follow-up write failed (the relay redoes the follow-ups first)', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand, { Key: { pk: `${PK}#INVITE_EMAILS`, sk: '00000000' } }).rejects(new Error('projection write failed'));
+
+    // Act
+    const invite = await createInvite(MERCHANT, input);
+
+    // Assess
+    expect(invite.email).toBe('new@x.example');
+    expect(sesMock).toHaveReceivedCommandTimes(SendEmailCommand, 0);
+    expect(transactItems()[0]?.Put).toMatchObject({ Item: { gsi2pk: 'NOTIFY' } });
+  });
+
   it('answers 422 naming every failing field, and takes no sequence number, when the address is invited and the sender unknown', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { invite_uuid: '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9' } });
