@@ -1,13 +1,12 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
-import { applyCountChanges, markForRecount, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import {
   buildOrder,
   type OrderItem,
   OrderUpdateRefused,
   orderCountChange,
-  orderCountKey,
   orderList,
   putOrderPart,
   getOrder as readOrder,
@@ -108,11 +107,7 @@ const recoverOrder = async (merchant: Merchant, uuid: string, input: OrderCreate
   const order = await readOrder(functionTable, merchant.id, uuid, true);
   if (!order) throw new Error(`Order ${uuid} refused its create as existing, and cannot be read`);
   if (order.order_no !== input.order_no) throw keyReused();
-  await settleCreate(
-    merchant,
-    order,
-    markForRecount(functionTable, orderCountKey(merchant.id, order)).then(() => undefined),
-  );
+  await settleCreate(merchant, order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
   return order;
 };
 

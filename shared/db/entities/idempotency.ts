@@ -39,8 +39,10 @@ export type IdempotencyRecord =
   | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
   | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
 
-/** The right to run the request, held by the invocation that wrote the `in_progress` record. */
-/** `fingerprint`: what the request is (method, path, body), so that what it creates is named after the request, not the key alone. */
+/**
+ * The right to run the request, held by the invocation that wrote the `in_progress` record, with
+ * the request's fingerprint (what it creates is named after the request, not the key alone).
+ */
 export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
 export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };

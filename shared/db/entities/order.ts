@@ -9,7 +9,7 @@ import type { TransactPart } from '#shared/db/transact';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
-import { blockCountKey, blockOf, type CountChange } from './counter';
+import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
@@ -101,10 +101,6 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { que
 export const putOrderPart = (merchantId: string, order: OrderItem, options: { queued: boolean }): TransactPart => ({
   Put: { Item: orderRecord(merchantId, order, options), ConditionExpression: 'attribute_not_exists(pk)' },
 });
-
-/** The block count item an order is counted in. */
-export const orderCountKey = (merchantId: string, order: Pick<OrderItem, 'seq'>): Key =>
-  blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(order.seq));
 
 /** What a committed create adds to the list counts. */
 export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({
