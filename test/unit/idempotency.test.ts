@@ -18,7 +18,7 @@ import { handler as updateOrder } from '#functions/orders/update';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { logger } from '#shared/logger';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
-import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { conditionFailed, ddbMock, provisionedThroughputExceeded, resetAwsMocks, sqsMock, transactionConflict } from './support/aws';
 import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
 
 const KEY = 'b1f8c2e4-7d3a-4f5e-9c1b-0a2d4e6f8a0c';
@@ -196,6 +196,23 @@ describe('the first request with a key', () => {
     expect(updates[0]!.UpdateExpression).toBe('SET in_flight_until = :released');
     expect(updates[0]!.ExpressionAttributeValues).toEqual({ ':claimId': claimId, ':inProgress': 'in_progress', ':released': 0 });
     expect(updates[0]!.ExpressionAttributeValues).not.toHaveProperty(':body');
+  });
+
+  it.each([
+    ['throttled', provisionedThroughputExceeded],
+    ['in conflict with a transaction', transactionConflict],
+  ])('stores the response although its first completion was %s (retried), so a retry is replayed, not run again', async (_, failure) => {
+    // Prepare
+    ddbMock.on(UpdateCommand, { Key: RECORD_KEY }).rejectsOnce(failure()).resolves({});
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    const completions = idempotencyUpdates().filter((update) => update.ExpressionAttributeValues?.[':completed'] === 'completed');
+    expect(completions).toHaveLength(2);
+    expect(completions[1]?.ExpressionAttributeValues).toMatchObject({ ':statusCode': 201, ':body': response.raw });
   });
 
   it('still answers when the response cannot be stored, and logs why', async () => {
