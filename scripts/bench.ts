@@ -63,7 +63,12 @@ const PER_PAGE = 15;
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 type Reply = { status: number | 'error'; ms: number; body?: unknown };
 
-const request = (url: string, token: string, method: 'GET' | 'POST', body?: unknown) =>
+/**
+ * One request. A kept-alive socket the server closed just as it was reused fails with ECONNRESET
+ * before the request reached the server (Node's documented keep-alive race): that one is sent again
+ * on a fresh socket; any other failure is an `error` reply.
+ */
+const request = (url: string, token: string, method: 'GET' | 'POST', body?: unknown, resent = false): Promise<Reply> =>
   new Promise<Reply>((resolve) => {
     const start = performance.now();
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -96,7 +101,10 @@ const request = (url: string, token: string, method: 'GET' | 'POST', body?: unkn
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (!resent && req.reusedSocket && error.code === 'ECONNRESET') resolve(request(url, token, method, body, true));
+      else resolve({ status: 'error', ms: performance.now() - start });
+    });
     if (payload !== undefined) req.write(payload);
     req.end();
   });
