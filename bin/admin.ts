@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { LOCAL_MAIL_DEFAULTS, localClientConfig } from '#local/aws-env';
+import { LOCAL_MAIL_DEFAULTS, localClientConfig, localInviteLinkBase } from '#local/aws-env';
 import { runningStackPorts } from '#local/ports';
 import {
   AdminError,
@@ -122,6 +122,7 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
   useFunctionEnv(stage);
   if (!process.env.SEED_TABLE_NAME) {
     process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${runningStackPorts().ses}`;
+    process.env.INVITE_LINK_BASE_URL ??= localInviteLinkBase(runningStackPorts().live);
     for (const [name, value] of Object.entries(LOCAL_MAIL_DEFAULTS)) process.env[name] ??= value;
   }
   requireEnv('MAIL_FROM');

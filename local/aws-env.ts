@@ -23,8 +23,11 @@ export const localClientConfig = {
   credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
 };
 
-/** The mail settings of the local stages, unless MAIL_FROM / INVITE_LINK_BASE_URL are set. */
+/** Where the local invitation e-mails link: the landing page of the live stage on its port (local/docs.ts). */
+export const localInviteLinkBase = (livePort: number) => `http://localhost:${livePort}/invitations`;
+
+/** The mail settings of the local stages, unless MAIL_FROM / INVITE_LINK_BASE_URL are set (the live stage on its default port). */
 export const LOCAL_MAIL_DEFAULTS = {
   MAIL_FROM: 'affiliates@merchant-api.local',
-  INVITE_LINK_BASE_URL: 'http://localhost:3000/invitations',
+  INVITE_LINK_BASE_URL: localInviteLinkBase(3000),
 } as const;

@@ -90,7 +90,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${cha
 
 /**
  * The local stand-in for the merchant dashboard's invitation page: the invitation e-mails of the
- * local stages link to http://localhost:3000/invitations/<uuid> (LOCAL_MAIL_DEFAULTS), and this
+ * local stages link to http://localhost:<live port>/invitations/<uuid> (localInviteLinkBase), and this
  * answers there instead of a 404, saying what the deployed link opens and how to mark it used.
  */
 const invitationPage = (uuid: string) => `<!doctype html>

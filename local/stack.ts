@@ -4,7 +4,7 @@ import { type SeedResult, seedFixture } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { getMerchant } from '#shared/db/entities/merchant';
-import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, useLocalAwsEnv } from './aws-env';
+import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, demoFixture } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
 import { parseFaultSpec } from './faults';
@@ -218,6 +218,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       STAGES.map(async (stage) => {
         const env = {
           ...stageEnvironment(stage, stages[stage], endpoints),
+          INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? localInviteLinkBase(ports.live),
           ...(faults.length > 0 ? { LOCAL_FAULTS: options.faults ?? '' } : {}),
           ...(options.faultsSeed !== undefined ? { LOCAL_FAULTS_SEED: String(options.faultsSeed) } : {}),
           ...(options.faultsHeader ? { LOCAL_FAULTS_HEADER: 'on' } : {}),

@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { LOCAL_MAIL_DEFAULTS, localInviteLinkBase } from '#local/aws-env';
 import { sentEmails, stack } from './helpers';
 
 /** What the local stack gives its functions when the environment does not say (local/stack.ts). */
-export const MAIL_FROM = process.env.MAIL_FROM ?? 'affiliates@merchant-api.local';
-export const INVITE_LINK_BASE_URL = process.env.INVITE_LINK_BASE_URL ?? 'http://localhost:3000/invitations';
+export const MAIL_FROM = process.env.MAIL_FROM ?? LOCAL_MAIL_DEFAULTS.MAIL_FROM;
+/** The local invitation e-mails link to the live stage's own port (its landing page). */
+export const INVITE_LINK_BASE_URL = process.env.INVITE_LINK_BASE_URL ?? localInviteLinkBase(Number(new URL(stack.stages.live.url).port));
 
 /** An address no other test uses, so the shared SES store can be searched by recipient. */
 export const uniqueEmail = (name = 'someone') => `${name}.${randomUUID().slice(0, 8)}@example.com`;
