@@ -31,8 +31,11 @@ import {
   ORDER_COUNTER_KEY,
   ORDER_UUID,
   orderBody,
+  REQUEST_KEY,
+  REQUEST_UUID,
   storedAffiliate,
   storedOrder,
+  storedPendingRequest,
   stubAuth,
   stubOrderCreate,
   TOKENS,
@@ -361,23 +364,8 @@ describe('an order update refused by its own applied write', () => {
 
 describe('an invite, accept or decline refused by its own applied write', () => {
   const ANOTHER_WRITE_ID = '7f6e5d4c-3b2a-4190-8fed-cba987654321';
-  const REQUEST_UUID = '8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d';
-  const REQUEST_KEY = { pk: MERCHANT_PK, sk: `AREQ#${REQUEST_UUID}` };
   const countBlock = (listAndBucket: string) => ({ pk: COUNTS_PK, sk: `${listAndBucket}#00000000` });
-  const request = (overrides: Record<string, unknown>) => ({
-    ...REQUEST_KEY,
-    gsi1pk: `${MERCHANT_PK}#affiliate_requests#pending`,
-    gsi1sk: '000000000004',
-    type: 'affiliate_request',
-    uuid: REQUEST_UUID,
-    seq: 4,
-    status: 'pending',
-    affiliate: { slug: 'bob', name: 'Bob', email: 'bob@example.com' },
-    requested_at: '2026-03-01T10:00:00.000Z',
-    decided_at: null,
-    updated_at: '2026-03-01T10:00:00.000Z',
-    ...overrides,
-  });
+  const request = storedPendingRequest;
   const decided = (status: 'accepted' | 'declined', lastWriteId: string) =>
     request({
       gsi1pk: `${MERCHANT_PK}#affiliate_requests#${status}`,

@@ -43,7 +43,10 @@ import {
   ORDER_COUNTER_KEY,
   ORDER_UUID,
   orderBody,
+  REQUEST_KEY,
+  REQUEST_UUID,
   storedOrder,
+  storedPendingRequest,
   stubAuth,
   stubOrderCreate,
   TOKENS,
@@ -52,23 +55,20 @@ import {
 
 const sesMock = mockClient(SESClient);
 
-const REQUEST_UUID = '8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d';
-const REQUEST_KEY = { pk: MERCHANT_PK, sk: `AREQ#${REQUEST_UUID}` };
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
 const BUSY = 'The service is busy. Please retry the request.';
 
-const pendingRequest = {
-  ...REQUEST_KEY,
-  gsi1pk: `${MERCHANT_PK}#affiliate_requests#pending`,
-  gsi1sk: '000000000004',
-  type: 'affiliate_request',
-  uuid: REQUEST_UUID,
-  seq: 4,
-  status: 'pending',
-  affiliate: { slug: 'bob', name: 'Bob', email: 'bob@example.com' },
-  requested_at: '2026-03-01T10:00:00.000Z',
-  decided_at: null,
-  updated_at: '2026-03-01T10:00:00.000Z',
+const pendingRequest = storedPendingRequest();
+
+/** 503 with Retry-After, the busy message in the route's envelope. */
+const expectBusy = (response: ApiResponse, envelope: 'v2' | 'legacy') => {
+  expect(response.statusCode).toBe(503);
+  expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
+  expect(response.body).toEqual(
+    envelope === 'v2'
+      ? { success: false, data: null, errors: { message: [BUSY] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } }
+      : { success: false, message: BUSY, data: [] },
+  );
 };
 
 type Conflict = () => Error;
@@ -281,13 +281,7 @@ describe.each(PATHS)('$route', (path) => {
       const response = await actThroughBackOff(path);
 
       // Assess
-      expect(response.statusCode).toBe(503);
-      expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
-      expect(response.body).toEqual(
-        path.envelope === 'v2'
-          ? { success: false, data: null, errors: { message: [BUSY] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } }
-          : { success: false, message: BUSY, data: [] },
-      );
+      expectBusy(response, path.envelope);
       expect(attempts).toHaveLength(WRITE_ATTEMPTS);
       expect(countWrites()).toHaveLength(0);
       expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
@@ -307,13 +301,7 @@ describe.each(PATHS)('$route', (path) => {
       const response = await actThroughBackOff(path);
 
       // Assess
-      expect(response.statusCode).toBe(503);
-      expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '1' });
-      expect(response.body).toEqual(
-        path.envelope === 'v2'
-          ? { success: false, data: null, errors: { message: [BUSY] }, meta: { trace_id: expect.stringMatching(TRACE_ID) } }
-          : { success: false, message: BUSY, data: [] },
-      );
+      expectBusy(response, path.envelope);
       expect(attempts).toHaveLength(1);
       expect(countWrites()).toHaveLength(0);
       expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);

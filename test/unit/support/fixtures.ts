@@ -195,5 +195,24 @@ export const storedOrder = (overrides: Record<string, unknown> = {}) => {
   };
 };
 
+export const REQUEST_UUID = '8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d';
+export const REQUEST_KEY = { pk: MERCHANT_PK, sk: `AREQ#${REQUEST_UUID}` };
+
+/** A pending affiliate request as the table stores it. */
+export const storedPendingRequest = (overrides: Record<string, unknown> = {}) => ({
+  ...REQUEST_KEY,
+  gsi1pk: `${MERCHANT_PK}#affiliate_requests#pending`,
+  gsi1sk: '000000000004',
+  type: 'affiliate_request',
+  uuid: REQUEST_UUID,
+  seq: 4,
+  status: 'pending',
+  affiliate: { slug: 'bob', name: 'Bob', email: 'bob@example.com' },
+  requested_at: '2026-03-01T10:00:00.000Z',
+  decided_at: null,
+  updated_at: '2026-03-01T10:00:00.000Z',
+  ...overrides,
+});
+
 export { TRACE_ID } from './trace-id';
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
