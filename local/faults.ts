@@ -234,7 +234,8 @@ export const FAULTS_HEADER = 'x-local-faults';
  * The faults of this stage process, from its environment: LOCAL_FAULTS (a SPEC), LOCAL_FAULTS_SEED
  * (repeatable draws) and LOCAL_FAULTS_HEADER=on (a request may bring its own rules in the
  * x-local-faults header: the integration tests' way to fault one request of a shared stack).
- * Installs the middleware on every client the functions build from now on.
+ * Installs the middleware on every client the functions build from now on, and answers the local
+ * stack's 'fault-tally' question.
  */
 export const faultsFromEnv = (env = process.env) => {
   const seed = env.LOCAL_FAULTS_SEED ? Number(env.LOCAL_FAULTS_SEED) : undefined;
@@ -248,8 +249,11 @@ export const faultsFromEnv = (env = process.env) => {
       }),
     );
   }
+  // The local stack asks how often each rule fired (LocalStack.faultTally; the soak prints it).
+  process.on('message', (message) => {
+    if (message === 'fault-tally') process.send?.({ faultTally: Object.fromEntries(injector.tally) });
+  });
   return {
-    tally: injector.tally,
     /** The request's own rules (removing the header from the event), a FaultSpecError, or undefined. */
     takeRequestRules: (event: APIGatewayProxyEvent): FaultRule[] | FaultSpecError | undefined => {
       const name = Object.keys(event.headers ?? {}).find((header) => header.toLowerCase() === FAULTS_HEADER);

@@ -94,11 +94,6 @@ consumer?.start();
 
 server.listen(port, '127.0.0.1', () => process.send?.({ ready: true, stage, port }));
 
-// The local stack asks how often each fault fired (the soak prints it).
-process.on('message', (message) => {
-  if (message === 'fault-tally') process.send?.({ faultTally: Object.fromEntries(faults.tally) });
-});
-
 const shutdown = () => {
   clearInterval(relayTimer);
   void consumer?.stop();
