@@ -6,9 +6,9 @@ import {
   affiliateRequestKey,
   decideRequest,
   decideRequestPart,
+  decisionCountChanges,
   getAffiliateRequest,
   RequestDecisionRefused,
-  requestCountChange,
 } from '#shared/db/entities/affiliate-request';
 import { applyCountChanges, type CountChange, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
 import type { Merchant } from '#shared/db/merchants';
@@ -148,11 +148,7 @@ export const acceptAffiliateRequest = async (
       updated_at: now,
       notification_pending_at: now,
     };
-    await settle(merchant, accepted, [
-      requestCountChange(request, 'pending', -1),
-      requestCountChange(request, 'accepted', 1),
-      ...affiliate.counts,
-    ]);
+    await settle(merchant, accepted, [...decisionCountChanges(accepted), ...affiliate.counts]);
     return accepted;
   }
   throw busy();
@@ -161,16 +157,7 @@ export const acceptAffiliateRequest = async (
 /** This request's own accept, applied by an attempt whose answer was lost: answered again, its count blocks marked for recount. */
 const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem): Promise<AffiliateRequestItem> => {
   const affiliate = await findAffiliate(merchant.id, request.affiliate.slug, true);
-  await settle(
-    merchant,
-    request,
-    [
-      requestCountChange(request, 'pending', -1),
-      requestCountChange(request, 'accepted', 1),
-      ...(affiliate ? affiliateCountChanges(affiliate) : []),
-    ],
-    true,
-  );
+  await settle(merchant, request, [...decisionCountChanges(request), ...(affiliate ? affiliateCountChanges(affiliate) : [])], true);
   return request;
 };
 
@@ -196,6 +183,6 @@ export const declineAffiliateRequest = async (
     declined = error.request;
     recovered = true;
   }
-  await settle(merchant, declined, [requestCountChange(declined, 'pending', -1), requestCountChange(declined, 'declined', 1)], recovered);
+  await settle(merchant, declined, decisionCountChanges(declined), recovered);
   return declined;
 };

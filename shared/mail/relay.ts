@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, functionTable, TABLE_NAME } from '#shared/db/client';
 import { affiliateCountChanges, getAffiliate } from '#shared/db/entities/affiliate';
-import { parseAffiliateRequest, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { decisionCountChanges, parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { type CountChange, markCountsForRecount } from '#shared/db/entities/counter';
 import { addToEmailProjection, inviteCountChange, parseInvite } from '#shared/db/entities/invite';
@@ -139,7 +139,7 @@ const finishUnfinished = async (merchantId: string, owed: OwedItem) => {
     }
     if (owed.type === 'affiliate_request') {
       const request = parseAffiliateRequest(owed);
-      changes.push(requestCountChange(request, 'pending', -1), requestCountChange(request, request.status, 1));
+      changes.push(...decisionCountChanges(request));
       const affiliate =
         request.status === 'accepted' ? await getAffiliate(functionTable, merchantId, request.affiliate.slug, true) : undefined;
       if (affiliate) changes.push(...affiliateCountChanges(affiliate));

@@ -76,6 +76,12 @@ export const requestCountChange = (
   delta,
 });
 
+/** What a decision moves in the counts: the request from `pending` to the status it was decided to. */
+export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' | 'status'>): CountChange[] => [
+  requestCountChange(decided, 'pending', -1),
+  requestCountChange(decided, decided.status, 1),
+];
+
 export const getAffiliateRequest = async (
   { ddb, table }: TableRef,
   merchantId: string,
