@@ -36,14 +36,13 @@ import { currentFaultRules, stopCurrentInvocation } from './invocation-scope';
  */
 
 export const SERVICES: readonly AwsService[] = ['dynamodb', 'sqs', 'ses'];
-type Service = AwsService;
 export const FAULTS = ['throttle', 'conflict', 'lost', 'refuse', 'unavailable', 'hang', 'stop'] as const;
 export type Fault = (typeof FAULTS)[number];
 
 export type FaultRule = {
   /** As written, for messages and the tally. */
   text: string;
-  service: Service;
+  service: AwsService;
   /** An operation name, `write`, or undefined for every operation. */
   operation?: string;
   fault: Fault;
@@ -92,7 +91,7 @@ export const parseFaultSpec = (spec: string): FaultRule[] => {
 /** Operations that only read; every other operation of a service counts as a write. */
 const READ_OPERATION = /^(Get|BatchGet|TransactGet|Query|Scan|Describe|List|Receive)/;
 
-const matches = (rule: FaultRule, service: Service, operation: string) =>
+const matches = (rule: FaultRule, service: AwsService, operation: string) =>
   rule.service === service &&
   (rule.operation === undefined || rule.operation === operation || (rule.operation === 'write' && !READ_OPERATION.test(operation)));
 
@@ -130,7 +129,7 @@ const transactionParts = (input: object) =>
   'TransactItems' in input && Array.isArray(input.TransactItems) ? input.TransactItems.length : 1;
 
 /** The error AWS answers for `fault` on `operation` of `service` (for the faults that are answers). */
-const serviceError = (service: Service, operation: string, fault: 'throttle' | 'conflict' | 'unavailable', input: object): Error => {
+const serviceError = (service: AwsService, operation: string, fault: 'throttle' | 'conflict' | 'unavailable', input: object): Error => {
   const coin = Math.random() < 0.5;
   if (fault === 'unavailable')
     return new ServiceException({
@@ -190,7 +189,7 @@ export const createInjector = (spec: string, seed?: number): FaultInjector => ({
  */
 export const injectFaults = (
   client: SdkClient,
-  service: Service,
+  service: AwsService,
   injector: FaultInjector,
   options: { requestTimeoutMs: number; rulesOf?: () => FaultRule[] | undefined },
 ): void => {
