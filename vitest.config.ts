@@ -13,6 +13,8 @@ const unitEnv = {
   TABLE_NAME: 'unit-table',
   ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders',
   ORDERS_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders-dlq',
+  FOLLOW_UPS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-follow-ups',
+  PARKED_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-parked',
   MAIL_FROM: 'affiliates@unit.test',
   INVITE_LINK_BASE_URL: 'https://dashboard.unit.test/invitations',
   AUTH_CACHE_TTL_SECONDS: '0',

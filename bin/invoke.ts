@@ -21,7 +21,7 @@ import { importHandler } from '#local/handlers';
 import { runningDynamoDbEndpoint, runningStackPorts } from '#local/ports';
 import { stageEnvironment } from '#local/stack';
 import { parseStage } from '#shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { QUEUE_IDS, type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -93,20 +93,26 @@ const endpoints = {
   ses: `http://127.0.0.1:${ports.ses}`,
 };
 const table = tableNameForStage(stage);
-const reachQueues = async (): Promise<{ ordersQueueUrl: string; dlqUrl: string }> => {
+const reachStage = async () => {
   try {
-    await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(new DescribeTableCommand({ TableName: table }));
+    const { Table } = await new DynamoDBClient({ endpoint: endpoints.dynamodb, ...localClientConfig }).send(
+      new DescribeTableCommand({ TableName: table }),
+    );
     const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
-    const queueUrl = async (QueueName: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '';
-    return { ordersQueueUrl: await queueUrl(ordersQueueNameForStage(stage)), dlqUrl: await queueUrl(ordersDlqNameForStage(stage)) };
+    const urls = await Promise.all(
+      QUEUE_IDS.map(
+        async (queue) => (await sqs.send(new GetQueueUrlCommand({ QueueName: queueNameForStage(stage, queue) }))).QueueUrl ?? '',
+      ),
+    );
+    const queueUrls = Object.fromEntries(QUEUE_IDS.map((queue, index) => [queue, urls[index] ?? ''])) as Record<QueueId, string>;
+    return { table, streamArn: Table?.LatestStreamArn ?? '', queueUrls, ordersQueueUrl: queueUrls.orders, dlqUrl: queueUrls['orders-dlq'] };
   } catch (error) {
     return fail(
       `The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`,
     );
   }
 };
-const queues = await reachQueues();
-Object.assign(process.env, stageEnvironment(stage, { table, ...queues }, endpoints));
+Object.assign(process.env, stageEnvironment(stage, await reachStage(), endpoints));
 
 if (stage === 'sandbox') event = forSandbox(event);
 

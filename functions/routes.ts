@@ -20,8 +20,6 @@ export type Access = {
   table: readonly TableAction[];
   /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier). */
   indexes?: readonly (typeof GSI3.indexName)[];
-  /** May send to the stage's orders queue. */
-  queue?: boolean;
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
 };
@@ -44,7 +42,7 @@ export const routes = [
     path: '/api/orders/create',
     handler: 'functions/orders/create-legacy.ts',
     envelope: 'legacy',
-    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
   },
   {
@@ -53,7 +51,7 @@ export const routes = [
     path: '/api/v2/orders/create',
     handler: 'functions/orders/create.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], queue: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
   },
   {
@@ -78,7 +76,7 @@ export const routes = [
     path: '/api/v2/orders/{uuid}',
     handler: 'functions/orders/update.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:UpdateItem'], queue: true },
+    access: { table: ['dynamodb:UpdateItem'] },
   },
   {
     id: 'orders-cancel',
@@ -86,7 +84,7 @@ export const routes = [
     path: '/api/v2/orders/{uuid}/cancel',
     handler: 'functions/orders/cancel.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:UpdateItem'], queue: true },
+    access: { table: ['dynamodb:UpdateItem'] },
   },
   {
     id: 'affiliates-list',

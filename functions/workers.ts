@@ -1,9 +1,9 @@
-import { GSI1, GSI2, GSI3, type IndexName, ORDERS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
+import { GSI1, GSI3, type IndexName, ORDERS_CONSUMER_TIMEOUT_SECONDS, type QueueId } from '#shared/db/table-def';
 
 /**
- * The functions that answer no HTTP route: the scheduled outbox relay and the commission consumer
- * on the orders queue. Data only, like routes.ts; the CDK stack and the local stage process are
- * both built from it.
+ * The functions that answer no HTTP route: the change feed on the table's stream, and the
+ * consumers of the orders and follow-ups queues. Data only, like routes.ts; the CDK stack and the
+ * local stage process are both built from it.
  *
  * Their access is spelled out action by action (they do not fit the routes' read/write levels):
  * the stack grants exactly these actions and nothing else.
@@ -23,22 +23,29 @@ export type WorkerAccess = {
   table: readonly TableAction[];
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
   indexes?: readonly IndexName[];
-  /** The orders queue: send to it, or consume it (through its event source mapping). */
-  queue?: 'send' | 'consume';
+  /** The queues it sends to (their URLs come in its environment, see table-def.ts QUEUES). */
+  sends?: readonly QueueId[];
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
-  /**
-   * May send to the orders queue's dead-letter queue (ORDERS_DLQ_URL): a consumer that moves a
-   * message that can never succeed there at once, with its reason, instead of burning receives.
-   */
-  deadLetter?: boolean;
 };
 
 export type WorkerTrigger =
-  /** EventBridge schedule in AWS, a timer in `npm start`. */
-  | { kind: 'schedule'; everyMinutes: number }
-  /** SQS event source mapping on the orders queue (ReportBatchItemFailures), a poller in `npm start`. */
-  | { kind: 'orders-queue'; batchSize: number; maxBatchingWindowSeconds: number; maxConcurrency: number };
+  /** An SQS event source mapping (ReportBatchItemFailures) in AWS, local/sqs-poller.ts in `npm start`. */
+  | { kind: 'queue'; queue: QueueId; batchSize: number; maxBatchingWindowSeconds: number; maxConcurrency: number }
+  /**
+   * The table's stream through a DynamoDB event source mapping in AWS (ReportBatchItemFailures,
+   * bisect on error, the given retries, a batch given up on reported to `onFailure`),
+   * local/stream-poller.ts in `npm start`.
+   */
+  | {
+      kind: 'table-stream';
+      batchSize: number;
+      maxBatchingWindowSeconds: number;
+      retryAttempts: number;
+      maxRecordAgeSeconds: number;
+      parallelizationFactor: number;
+      onFailure: QueueId;
+    };
 
 export type WorkerDef = {
   id: string;
@@ -48,64 +55,74 @@ export type WorkerDef = {
   trigger: WorkerTrigger;
   access: WorkerAccess;
   timeoutSeconds: number;
-  /** Extra environment besides what its access implies (STAGE, TABLE_NAME, ORDERS_QUEUE_URL). */
+  /** Extra environment besides what its access implies (STAGE, TABLE_NAME, the queues it sends to). */
   environment?: Record<string, string>;
 };
 
+/** How long a follow-up waits at least: a request's own e-mail try, and the list index, settle first. */
+export const FOLLOW_UP_MIN_DELAY_SECONDS = 60;
+
 export const workers = [
   {
-    id: 'outbox-relay',
-    handler: 'functions/outbox/relay.ts',
-    description: 'Re-sends order events whose queue send failed (outbox entries on gsi2).',
-    trigger: { kind: 'schedule', everyMinutes: 1 },
-    // Query the sparse outbox index, GetItem the order (its versions), send one message per
-    // unpublished version, mark them published (UpdateItem published_version, clear the outbox entry);
-    // the list block of an order whose create did not finish is marked for recount (UpdateItem).
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], queue: 'send' },
-    timeoutSeconds: 50,
-    environment: { OUTBOX_MIN_AGE_SECONDS: '30' },
+    id: 'change-feed',
+    handler: 'functions/changes/feed.ts',
+    description: 'Reacts to every write on the table stream: order events to the orders queue, customer upserts, follow-ups.',
+    // A poison record is parked by the handler itself; retries are bounded by the stream's 24 h only,
+    // so a queue refusing for hours delays the feed (IteratorAge alarm) but loses nothing.
+    trigger: {
+      kind: 'table-stream',
+      batchSize: 100,
+      maxBatchingWindowSeconds: 1,
+      retryAttempts: 10_000,
+      maxRecordAgeSeconds: 24 * 60 * 60,
+      parallelizationFactor: 1,
+      onFailure: 'parked',
+    },
+    // UpdateItem: the customer's upsert. Sends: order events, follow-ups, poison records to parked.
+    access: { table: ['dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'parked'] },
+    timeoutSeconds: 30,
+    environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
   },
   {
-    id: 'notification-relay',
-    handler: 'functions/notifications/relay.ts',
-    description: 'Sends invitation and affiliate-request e-mails SES failed to send (NOTIFY entries on gsi2).',
-    trigger: { kind: 'schedule', everyMinutes: 1 },
-    // Query the sparse index, GetItem the owing item and its merchant (and an accepted request's
-    // affiliate), finish the unfinished request (recount marks, an invite's e-mail projection entry:
-    // UpdateItem), send, settle (UpdateItem).
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI2.indexName], mail: true },
-    timeoutSeconds: 50,
-    environment: { NOTIFICATION_MIN_AGE_SECONDS: '60' },
-  },
-  {
-    id: 'count-repair',
-    handler: 'functions/counts/repair.ts',
-    description: 'Recounts list blocks whose count update failed or was retried (RECOUNT entries on gsi2).',
-    trigger: { kind: 'schedule', everyMinutes: 5 },
-    // Query the sparse index for marks, GetItem the count, Query (Select COUNT) the block on the
-    // list's index (gsi1, or gsi3 for a tier's affiliates), conditional UpdateItem of the count.
-    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: [GSI1.indexName, GSI2.indexName, GSI3.indexName] },
-    timeoutSeconds: 50,
-    environment: { RECOUNT_MIN_AGE_SECONDS: '60' },
+    id: 'follow-ups',
+    handler: 'functions/follow-ups/process.ts',
+    description: 'Does owed work when it is due: sends an owed e-mail, recounts a list block marked for recount.',
+    trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
+    // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
+    // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
+    // (UpdateItem). Recount: GetItem the count, Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
+    // Sends: a follow-up due later than SQS can delay, again.
+    access: {
+      table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      indexes: [GSI1.indexName, GSI3.indexName],
+      sends: ['follow-ups'],
+      mail: true,
+    },
+    timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
   },
   {
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
-    trigger: { kind: 'orders-queue', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
+    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
     // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
-    access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], queue: 'consume', deadLetter: true },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },
     timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
   },
 ] as const satisfies readonly WorkerDef[];
 
 export type WorkerId = (typeof workers)[number]['id'];
 
-export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'orders-queue' }> };
+export type QueueWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'queue' }> };
+export type StreamWorkerDef = WorkerDef & { trigger: Extract<WorkerTrigger, { kind: 'table-stream' }> };
 
-/** The workers fed by the orders queue (the commission consumer). */
-export const queueWorkers = (): QueueWorkerDef[] => {
-  const all: readonly WorkerDef[] = workers;
-  return all.filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'orders-queue');
-};
+const allWorkers: readonly WorkerDef[] = workers;
+
+/** The workers fed by a queue (the commission consumer, the follow-ups). */
+export const queueWorkers = (): QueueWorkerDef[] =>
+  allWorkers.filter((worker): worker is QueueWorkerDef => worker.trigger.kind === 'queue');
+
+/** The workers fed by the table's stream (the change feed). */
+export const streamWorkers = (): StreamWorkerDef[] =>
+  allWorkers.filter((worker): worker is StreamWorkerDef => worker.trigger.kind === 'table-stream');

@@ -17,6 +17,10 @@ export type MerchantAlarmsProps = {
   functions: MerchantFunction[];
   queue: Queue;
   dlq: Queue;
+  /** What nothing retries any more (table-def.ts QUEUES `parked`). */
+  parked: Queue;
+  /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
+  changeFeed: MerchantFunction;
   latencyP99Ms: number;
   /** Subscribed to the stage's topic. */
   alarmEmail: string | undefined;
@@ -29,17 +33,17 @@ export const API_5XX_RATE_THRESHOLD = 0.05;
 /** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 /**
- * An accepted order still waiting for its queue send after a relay run, older than this: the
- * relay (every minute, for entries older than 30 s) has failed for several runs in a row.
+ * The change feed this far behind the table's stream (its IteratorAge): a queue has refused its
+ * sends for several minutes, or it is failing; records are kept 24 hours, so nothing is lost yet.
  */
-export const OUTBOX_AGE_THRESHOLD_SECONDS = 5 * 60;
-/** Failed affiliate-program e-mails in 5 minutes (each is retried by the relay; any failure is worth a look). */
+export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
+/** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;
 
 /**
  * The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set): API 5xx
  * rate and p99 latency, each function's errors and throttles, any message in the DLQ, a stalled
- * orders queue, failed e-mails, and an outbox entry the relay cannot send.
+ * orders queue, failed e-mails, anything parked, and a change feed falling behind its stream.
  */
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
@@ -123,18 +127,22 @@ export class MerchantAlarms extends Construct {
 
     alarm(
       'EmailsFailed',
-      `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; the notification relay retries them)`,
+      `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
       businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', fiveMinutes),
       EMAILS_FAILED_THRESHOLD,
       { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
-    // Missing data breaches: the relay reports the age on every run, so silence means it stopped.
     alarm(
-      'OutboxAge',
-      `${props.stageName}: an accepted order has waited more than ${OUTBOX_AGE_THRESHOLD_SECONDS / 60} minutes for its queue send (outbox relay failing or not running)`,
-      businessMetric(props.stageName, METRIC.outboxOldestAgeSeconds, 'Maximum', fiveMinutes),
-      OUTBOX_AGE_THRESHOLD_SECONDS,
-      { missing: TreatMissingData.BREACHING },
+      'ParkedDepth',
+      `${props.stageName}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
+      props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      0,
+    );
+    alarm(
+      'ChangeFeedBehind',
+      `${props.stageName}: the change feed is more than ${FEED_BEHIND_THRESHOLD_SECONDS / 60} minutes behind the table's stream (order events and follow-ups wait)`,
+      props.changeFeed.fn.metric('IteratorAge', { statistic: 'Maximum', period: fiveMinutes }),
+      FEED_BEHIND_THRESHOLD_SECONDS * 1000,
     );
   }
 }

@@ -1,17 +1,29 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
 import {
   GLOBAL_INDEXES,
   ORDERS_QUEUE_SETTINGS,
-  ordersDlqNameForStage,
-  ordersQueueNameForStage,
+  QUEUE_IDS,
+  QUEUES,
+  type QueueId,
+  queueNameForStage,
+  STREAM_VIEW_TYPE,
   TABLE_KEYS,
   TTL_ATTRIBUTE,
   tableNameForStage,
 } from '#shared/db/table-def';
+
+/** `orders-dlq` -> `OrdersDlq`: the construct id of a queue (the orders queue keeps its id `OrdersQueue`). */
+const constructIdOfQueue = (id: QueueId) =>
+  id === 'orders'
+    ? 'OrdersQueue'
+    : id
+        .split('-')
+        .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+        .join('');
 
 export type MerchantDataProps = {
   stage: Stage;
@@ -20,11 +32,13 @@ export type MerchantDataProps = {
 };
 
 /**
- * The stage's state: the single table (built from shared/db/table-def.ts, like the local one) and
- * the orders queue with its dead-letter queue (settings shared with the local stack).
+ * The stage's state: the single table with its stream (built from shared/db/table-def.ts, like the
+ * local one) and the queues of table-def.ts QUEUES (settings shared with the local stack).
  */
 export class MerchantData extends Construct {
   readonly table: Table;
+  readonly queues: Record<QueueId, Queue>;
+  /** The orders queue and its DLQ (shorthands). */
   readonly queue: Queue;
   readonly dlq: Queue;
 
@@ -41,6 +55,8 @@ export class MerchantData extends Construct {
       removalPolicy: props.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       // Idempotency records expire after 24 hours; DynamoDB deletes them lazily.
       timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The change feed (shared/changes/feed.ts) needs each item before and after a write.
+      stream: StreamViewType[STREAM_VIEW_TYPE],
     });
     for (const index of GLOBAL_INDEXES) {
       this.table.addGlobalSecondaryIndex({
@@ -51,20 +67,27 @@ export class MerchantData extends Construct {
       });
     }
 
-    this.dlq = new Queue(this, 'OrdersDlq', {
-      queueName: ordersDlqNameForStage(props.stage),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    const settings = ORDERS_QUEUE_SETTINGS;
-    this.queue = new Queue(this, 'OrdersQueue', {
-      queueName: ordersQueueNameForStage(props.stage),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.dlq, maxReceiveCount: settings.maxReceiveCount },
-    });
+    const queues: Partial<Record<QueueId, Queue>> = {};
+    // Dead-letter queues first (they have no redrive), then the queues that redrive to them.
+    const ordered = [...QUEUE_IDS].sort((a, b) => Number(QUEUES[a].redrivesTo !== undefined) - Number(QUEUES[b].redrivesTo !== undefined));
+    for (const id of ordered) {
+      const redrivesTo = QUEUES[id].redrivesTo;
+      const target = redrivesTo === undefined ? undefined : queues[redrivesTo];
+      queues[id] = new Queue(this, constructIdOfQueue(id), {
+        queueName: queueNameForStage(props.stage, id),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        ...(target
+          ? {
+              visibilityTimeout: Duration.seconds(ORDERS_QUEUE_SETTINGS.visibilityTimeoutSeconds),
+              retentionPeriod: Duration.days(4),
+              deadLetterQueue: { queue: target, maxReceiveCount: ORDERS_QUEUE_SETTINGS.maxReceiveCount },
+            }
+          : { retentionPeriod: Duration.days(14) }),
+      });
+    }
+    this.queues = queues as Record<QueueId, Queue>;
+    this.queue = this.queues.orders;
+    this.dlq = this.queues['orders-dlq'];
   }
 }

@@ -1,6 +1,6 @@
 import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
 import { type TableAction, type WorkerAccess, type WorkerDef, workers } from '#functions/workers';
-import { GSI1 } from '#shared/db/table-def';
+import { GSI1, QUEUES, type QueueId } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
 /**
@@ -15,12 +15,14 @@ export type FunctionAccess = {
   table: string[];
   /** DynamoDB actions per secondary index. */
   indexes: Record<string, string[]>;
-  /** send: SendMessage to the orders queue; consume: the event source mapping's actions. */
-  queue: 'send' | 'consume' | undefined;
+  /** sqs:SendMessage on these queues (table-def.ts QUEUES). */
+  sends: readonly QueueId[];
+  /** The queue its SQS event source mapping consumes (the mapping's actions on that queue only). */
+  consumes: QueueId | undefined;
+  /** Reads the table's stream through its DynamoDB event source mapping. */
+  stream: boolean;
   /** ses:SendEmail as the configured sender identity. */
   mail: boolean;
-  /** sqs:SendMessage on the orders queue's DLQ (the consumer's permanent failures). */
-  deadLetter: boolean;
 };
 
 export type FunctionSpec = {
@@ -46,8 +48,8 @@ const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION
 
 /**
  * What authentication needs in every route: GetItem of the merchant on the table, Query of the
- * token by its hash on gsi1 (which also serves the order sequence). gsi2 is the outbox index,
- * for the relays only.
+ * token by its hash on gsi1 (which also serves the order sequence). gsi2 (owed work) is for the
+ * operator tools only.
  */
 export const AUTH_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem'];
 
@@ -60,18 +62,20 @@ export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }
   return {
     table: tableActions([...AUTH_TABLE_ACTIONS, ...(acceptsIdempotencyKey(route) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table]),
     indexes: Object.fromEntries([GSI1.indexName, ...(access.indexes ?? [])].map((index) => [index, ['dynamodb:Query']])),
-    queue: access.queue ? 'send' : undefined,
+    sends: [],
+    consumes: undefined,
+    stream: false,
     mail: access.mail ?? false,
-    deadLetter: false,
   };
 };
 
-export const workerAccess = (access: WorkerAccess): FunctionAccess => ({
-  table: tableActions(access.table),
-  indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
-  queue: access.queue,
-  mail: access.mail ?? false,
-  deadLetter: access.deadLetter ?? false,
+export const workerAccess = (worker: Pick<WorkerDef, 'access' | 'trigger'>): FunctionAccess => ({
+  table: tableActions(worker.access.table),
+  indexes: Object.fromEntries((worker.access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
+  sends: worker.access.sends ?? [],
+  consumes: worker.trigger.kind === 'queue' ? worker.trigger.queue : undefined,
+  stream: worker.trigger.kind === 'table-stream',
+  mail: worker.access.mail ?? false,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [
@@ -94,7 +98,7 @@ export const functionSpecs = (): FunctionSpec[] => [
       id: worker.id,
       handler: worker.handler,
       description: worker.description,
-      access: workerAccess(worker.access),
+      access: workerAccess(worker),
       timeoutSeconds: worker.timeoutSeconds,
       memoryMb: 256,
     }),
@@ -105,23 +109,22 @@ export const functionSpecs = (): FunctionSpec[] => [
 export type EnvironmentValues = {
   STAGE: string;
   TABLE_NAME: string;
-  ORDERS_QUEUE_URL: string;
-  ORDERS_DLQ_URL: string;
+  /** Each queue's URL, by queue id. */
+  queueUrls: Record<QueueId, string>;
   MAIL_FROM: string;
   INVITE_LINK_BASE_URL: string;
   AUTH_CACHE_TTL_SECONDS: string;
 };
 
 /**
- * Exactly the variables a function's imports read (shared/queue/client.ts, shared/queue/dead-letter.ts
- * and shared/mail/client.ts require theirs at import, so a function gets them only when its access
- * says it sends, dead-letters or mails).
+ * Exactly the variables a function's imports read (shared/queue/*.ts and shared/mail/client.ts
+ * require theirs at import, so a function gets a queue's URL only when its access says it sends
+ * there, and the mail settings only when it mails).
  */
 export const functionEnvironment = (spec: FunctionSpec, values: EnvironmentValues): Record<string, string> => ({
   STAGE: values.STAGE,
   TABLE_NAME: values.TABLE_NAME,
-  ...(spec.access.queue === 'send' ? { ORDERS_QUEUE_URL: values.ORDERS_QUEUE_URL } : {}),
-  ...(spec.access.deadLetter ? { ORDERS_DLQ_URL: values.ORDERS_DLQ_URL } : {}),
+  ...Object.fromEntries(spec.access.sends.map((queue) => [QUEUES[queue].envVar, values.queueUrls[queue]])),
   ...(spec.access.mail ? { MAIL_FROM: values.MAIL_FROM, INVITE_LINK_BASE_URL: values.INVITE_LINK_BASE_URL } : {}),
   ...(spec.kind === 'route' ? { AUTH_CACHE_TTL_SECONDS: values.AUTH_CACHE_TTL_SECONDS } : {}),
   ...(spec.kind === 'worker' ? (spec.worker.environment ?? {}) : {}),

@@ -1,9 +1,9 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
+import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
 import { MerchantData } from './data';
@@ -13,6 +13,13 @@ import { suppressStageFindings } from './nag';
 import { MerchantDashboard } from './observability';
 import { OperatorPolicy } from './operator-policy';
 import { MerchantRestApi } from './rest-api';
+
+/** The change feed's function (its IteratorAge is alarmed and graphed). */
+const changeFeedOf = (functions: readonly MerchantFunction[]): MerchantFunction => {
+  const fn = functions.find((candidate) => candidate.spec.id === 'change-feed');
+  if (!fn) throw new Error('functions/workers.ts has no change-feed worker');
+  return fn;
+};
 
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
 
@@ -54,7 +61,7 @@ export class MerchantApiStage extends Stack {
 
     const specs = functionSpecs();
     this.data = new MerchantData(this, 'Data', { stage, retainData: config.retainData });
-    const { table, queue, dlq } = this.data;
+    const { table, queue, dlq, queues } = this.data;
 
     this.restApi = new MerchantRestApi(this, 'Http', {
       stage,
@@ -69,8 +76,7 @@ export class MerchantApiStage extends Stack {
     const environmentValues = {
       STAGE: stage,
       TABLE_NAME: table.tableName,
-      ORDERS_QUEUE_URL: queue.queueUrl,
-      ORDERS_DLQ_URL: dlq.queueUrl,
+      queueUrls: Object.fromEntries(QUEUE_IDS.map((id) => [id, queues[id].queueUrl])) as Record<(typeof QUEUE_IDS)[number], string>,
       MAIL_FROM: config.mailFrom,
       INVITE_LINK_BASE_URL: config.inviteLinkBaseUrl,
       AUTH_CACHE_TTL_SECONDS: String(config.authCacheTtlSeconds),
@@ -84,23 +90,31 @@ export class MerchantApiStage extends Stack {
         removalPolicy,
       });
       fn.grantTable(table);
-      if (spec.access.queue === 'send') fn.grantQueueSend(queue);
-      if (spec.access.deadLetter) fn.grantQueueSend(dlq);
+      for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
       if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
       if (spec.kind === 'route') {
         this.restApi.addRoute(spec.route, fn.fn);
-      } else if (spec.worker.trigger.kind === 'schedule') {
-        new Rule(this, `${constructIdOf(spec.id)}Schedule`, {
-          description: `Runs ${spec.id} every ${spec.worker.trigger.everyMinutes} minute(s)`,
-          schedule: Schedule.rate(Duration.minutes(spec.worker.trigger.everyMinutes)),
-          // The next run is a minute away: no retries, no stale events.
-          targets: [new LambdaFunction(fn.fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
-        });
+      } else if (spec.worker.trigger.kind === 'table-stream') {
+        const trigger = spec.worker.trigger;
+        // Grants the stream read actions (DescribeStream/GetRecords/GetShardIterator/ListStreams) on this table's stream only.
+        fn.fn.addEventSource(
+          new DynamoEventSource(table, {
+            startingPosition: StartingPosition.TRIM_HORIZON,
+            batchSize: trigger.batchSize,
+            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+            bisectBatchOnError: true,
+            retryAttempts: trigger.retryAttempts,
+            maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
+            parallelizationFactor: trigger.parallelizationFactor,
+            reportBatchItemFailures: true,
+            onFailure: new SqsDlq(queues[trigger.onFailure]),
+          }),
+        );
       } else {
         const trigger = spec.worker.trigger;
         // Grants the consume actions (Receive/Delete/ChangeMessageVisibility/GetQueueAttributes/GetQueueUrl) on this queue only.
         fn.fn.addEventSource(
-          new SqsEventSource(queue, {
+          new SqsEventSource(queues[trigger.queue], {
             batchSize: trigger.batchSize,
             maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
             maxConcurrency: trigger.maxConcurrency,
@@ -117,6 +131,8 @@ export class MerchantApiStage extends Stack {
       functions: this.functions,
       queue,
       dlq,
+      parked: queues.parked,
+      changeFeed: changeFeedOf(this.functions),
       latencyP99Ms: config.latencyP99Ms,
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
@@ -128,6 +144,8 @@ export class MerchantApiStage extends Stack {
       functions: this.functions,
       queue,
       dlq,
+      parked: queues.parked,
+      changeFeed: changeFeedOf(this.functions),
       alarms: this.alarms.alarms,
     });
     this.operatorPolicy = new OperatorPolicy(this, 'Operator', {
@@ -146,6 +164,11 @@ export class MerchantApiStage extends Stack {
     });
     new CfnOutput(this, 'OrdersQueueUrl', { value: queue.queueUrl });
     new CfnOutput(this, 'OrdersDlqUrl', { value: dlq.queueUrl });
+    new CfnOutput(this, 'FollowUpsQueueUrl', { value: queues['follow-ups'].queueUrl });
+    new CfnOutput(this, 'ParkedQueueUrl', {
+      description: 'What nothing retries any more (alarmed): read it when ParkedDepth fires',
+      value: queues.parked.queueUrl,
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
     new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
     new CfnOutput(this, 'DashboardName', {

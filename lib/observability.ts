@@ -41,6 +41,8 @@ export type MerchantDashboardProps = {
   webAcl: CfnWebACL;
   functions: MerchantFunction[];
   queue: Queue;
+  parked: Queue;
+  changeFeed: MerchantFunction;
   dlq: Queue;
   alarms: Alarm[];
 };
@@ -146,9 +148,20 @@ export class MerchantDashboard extends Construct {
             ...wide,
           }),
           new GraphWidget({
-            title: 'E-mails and outbox',
+            title: 'E-mails and the change feed',
             left: [business(METRIC.emailsSent, 'e-mails sent'), business(METRIC.emailsFailed, 'e-mails failed')],
-            right: [business(METRIC.outboxOldestAgeSeconds, 'oldest outbox entry (s)', 'Maximum')],
+            right: [
+              props.changeFeed.fn.metric('IteratorAge', {
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'change feed behind its stream (ms)',
+              }),
+              props.parked.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'parked: visible',
+              }),
+            ],
             ...wide,
           }),
         ],

@@ -26,7 +26,7 @@ export const OPERATOR_ACCESS = {
   gsi1: ['dynamodb:Query'],
   /** recount counts the blocks of each tier's affiliates list. */
   gsi3: ['dynamodb:Query'],
-  /** resend-notifications finds the owed (NOTIFY) and parked (PARKED) e-mails on the outbox index. */
+  /** resend-notifications finds a merchant's owed (NOTIFY) and parked (PARKED) e-mails on gsi2 (owed-work.ts). */
   gsi2: ['dynamodb:Query'],
   /** resend-notifications, as the configured sender only. */
   mail: ['ses:SendEmail'],

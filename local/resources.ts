@@ -4,6 +4,7 @@ import {
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -11,16 +12,19 @@ import type { Stage } from '#shared/config';
 import {
   GLOBAL_INDEXES,
   ORDERS_QUEUE_SETTINGS,
-  ordersDlqNameForStage,
-  ordersQueueNameForStage,
+  QUEUE_IDS,
+  QUEUES,
+  type QueueId,
+  queueNameForStage,
+  STREAM_VIEW_TYPE,
   TABLE_KEYS,
   TTL_ATTRIBUTE,
   tableNameForStage,
 } from '#shared/db/table-def';
 import { localClientConfig } from './aws-env';
 
-/** The stage's table, created from the same definition the CDK stack uses (idempotent). */
-export const ensureTable = async (endpoint: string, stage: Stage): Promise<string> => {
+/** The stage's table with its stream, created from the same definition the CDK stack uses (idempotent); its name and stream ARN. */
+export const ensureTable = async (endpoint: string, stage: Stage): Promise<{ table: string; streamArn: string }> => {
   const client = new DynamoDBClient({ endpoint, ...localClientConfig });
   const TableName = tableNameForStage(stage);
   const attributes = [
@@ -46,37 +50,60 @@ export const ensureTable = async (endpoint: string, stage: Stage): Promise<strin
           ],
           Projection: { ProjectionType: index.projection },
         })),
+        StreamSpecification: { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE },
       }),
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  await client.send(new DescribeTableCommand({ TableName }));
+  let { Table } = await client.send(new DescribeTableCommand({ TableName }));
+  // A table kept from before the change feed (npm start keeps its data) gets its stream now.
+  if (!Table?.StreamSpecification?.StreamEnabled) {
+    await client.send(
+      new UpdateTableCommand({ TableName, StreamSpecification: { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE } }),
+    );
+    ({ Table } = await client.send(new DescribeTableCommand({ TableName })));
+  }
+  const streamArn = Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`DynamoDB gave table ${TableName} no stream`);
   // The deployed table's TTL setting (DynamoDB Local records it but never deletes anything).
   const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName }));
   if (TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
     await client.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
   }
-  return TableName;
+  return { table: TableName, streamArn };
 };
 
-export type StageQueues = { ordersQueueUrl: string; dlqUrl: string };
+export type StageQueues = {
+  /** Every queue of the stage, by id (table-def.ts QUEUES). */
+  queueUrls: Record<QueueId, string>;
+  /** Shorthands: the orders queue and its DLQ. */
+  ordersQueueUrl: string;
+  dlqUrl: string;
+};
 
-/** The stage's orders queue and its dead-letter queue, with the deployed settings. */
+/** The stage's queues, with the deployed settings: dead-letter queues first, then the queues that redrive to them. */
 export const ensureQueues = async (endpoint: string, stage: Stage): Promise<StageQueues> => {
   const client = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, ...localClientConfig });
-  const { QueueUrl: dlqUrl } = await client.send(new CreateQueueCommand({ QueueName: ordersDlqNameForStage(stage) }));
-  const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
-  const settings = ORDERS_QUEUE_SETTINGS;
-  const { QueueUrl: ordersQueueUrl } = await client.send(
-    new CreateQueueCommand({
-      QueueName: ordersQueueNameForStage(stage),
-      Attributes: {
-        VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: String(settings.maxReceiveCount) }),
-      },
-    }),
-  );
-  if (!ordersQueueUrl || !dlqUrl) throw new Error('SQS emulator returned no queue URL');
-  return { ordersQueueUrl, dlqUrl };
+  const urls: Partial<Record<QueueId, string>> = {};
+  const ordered = [...QUEUE_IDS].sort((a, b) => Number(QUEUES[a].redrivesTo !== undefined) - Number(QUEUES[b].redrivesTo !== undefined));
+  for (const id of ordered) {
+    const redrivesTo = QUEUES[id].redrivesTo;
+    let attributes: Record<string, string> = {};
+    if (redrivesTo !== undefined) {
+      const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: urls[redrivesTo], AttributeNames: ['QueueArn'] }));
+      attributes = {
+        VisibilityTimeout: String(ORDERS_QUEUE_SETTINGS.visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: Attributes?.QueueArn,
+          maxReceiveCount: String(ORDERS_QUEUE_SETTINGS.maxReceiveCount),
+        }),
+      };
+    }
+    const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: queueNameForStage(stage, id), Attributes: attributes }));
+    if (!QueueUrl) throw new Error('SQS emulator returned no queue URL');
+    urls[id] = QueueUrl;
+  }
+  const queueUrls = urls as Record<QueueId, string>;
+  return { queueUrls, ordersQueueUrl: queueUrls.orders, dlqUrl: queueUrls['orders-dlq'] };
 };

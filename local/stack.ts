@@ -4,6 +4,7 @@ import { type SeedResult, seedFixture } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { getMerchant } from '#shared/db/entities/merchant';
+import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, demoFixture } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
@@ -75,7 +76,7 @@ const askWriteRecord = async (child: ChildProcess | undefined) =>
 /** A stage process dying more often than this within a minute is not restarted again. */
 export const MAX_RESTARTS_PER_MINUTE = 5;
 
-export type StageInfo = StageQueues & { table: string; url: string; store: Store };
+export type StageInfo = StageQueues & { table: string; streamArn: string; url: string; store: Store };
 
 export type LocalStack = {
   ports: Ports;
@@ -93,7 +94,11 @@ export type LocalStack = {
 /** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
 
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
-export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'store'>, endpoints: LocalStack['endpoints']) => ({
+export const stageEnvironment = (
+  stage: Stage,
+  info: Pick<StageInfo, 'table' | 'streamArn' | 'queueUrls'>,
+  endpoints: LocalStack['endpoints'],
+) => ({
   ...LOCAL_AWS_ENV,
   AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
   AWS_ENDPOINT_URL_SQS: endpoints.sqs,
@@ -101,14 +106,13 @@ export const stageEnvironment = (stage: Stage, info: Omit<StageInfo, 'url' | 'st
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   STAGE: stage,
   TABLE_NAME: info.table,
-  ORDERS_QUEUE_URL: info.ordersQueueUrl,
-  ORDERS_DLQ_URL: info.dlqUrl,
+  TABLE_STREAM_ARN: info.streamArn,
+  ...Object.fromEntries(QUEUE_IDS.map((queue) => [QUEUES[queue].envVar, info.queueUrls[queue]])),
   MAIL_FROM: process.env.MAIL_FROM ?? LOCAL_MAIL_DEFAULTS.MAIL_FROM,
   INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? LOCAL_MAIL_DEFAULTS.INVITE_LINK_BASE_URL,
   POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
-  OUTBOX_MIN_AGE_SECONDS: '5',
-  NOTIFICATION_MIN_AGE_SECONDS: '10',
-  RECOUNT_MIN_AGE_SECONDS: '10',
+  // Locally a follow-up waits 10 s, not the deployed 60 s (functions/workers.ts).
+  FOLLOW_UP_MIN_DELAY_SECONDS: '10',
 });
 
 /** One stage's process (local/stage-worker.ts) serving on `port`; resolves once it listens. */
@@ -176,14 +180,14 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const stages = {} as Record<Stage, StageInfo>;
     const demo: LocalStack['demo'] = {};
     for (const stage of STAGES) {
-      const table = await ensureTable(endpoints.dynamodb, stage);
+      const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
       const queues = await ensureQueues(endpoints.sqs, stage);
       const store = createStore(table, endpoints.dynamodb);
       if (options.seedDemo) {
         const seeded = await seedDemoIfMissing(store, stage);
         if (seeded) demo[stage] = seeded;
       }
-      stages[stage] = { table, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };
+      stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };
     }
     // Supervision: a stage process that dies is started again (one line says so).
     const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
@@ -222,6 +226,10 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
           ...(faults.length > 0 ? { LOCAL_FAULTS: options.faults ?? '' } : {}),
           ...(options.faultsSeed !== undefined ? { LOCAL_FAULTS_SEED: String(options.faultsSeed) } : {}),
           ...(options.faultsHeader ? { LOCAL_FAULTS_HEADER: 'on' } : {}),
+          // Kept data keeps its stream: where the change feed stopped, so a restart does not replay it all.
+          ...(options.dataDir && !options.dynamodbEndpoint
+            ? { LOCAL_STREAM_CHECKPOINTS: resolve(options.dataDir, `stream-checkpoints-${stage}.json`) }
+            : {}),
           ...options.workerEnv,
         };
         const child = await startWorker(stage, ports[stage], env);

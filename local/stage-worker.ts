@@ -1,14 +1,17 @@
 /**
- * One stage of the local stack, in its own process with that stage's environment (table, queue,
+ * One stage of the local stack, in its own process with that stage's environment (table, queues,
  * STAGE), the way each deployed stage has its own functions. Serves the route manifest over HTTP
- * through the very handlers that are deployed, runs the scheduled workers (outbox and notification relays), and runs the
- * commission consumer on the stage's orders queue (CONSUMER_POLL=off turns the consumer off).
+ * through the very handlers that are deployed, runs the change feed on the table's stream
+ * (STREAM_POLL=off turns it off) and the queue consumers on their queues (CONSUMER_POLL=off turns
+ * the commission consumer off).
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { routes } from '#functions/routes';
-import { queueWorkers, type WorkerDef, workers } from '#functions/workers';
+import { queueWorkers, streamWorkers } from '#functions/workers';
 import { currentStage, requireEnv } from '#shared/config';
+import { QUEUES } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { FaultSpecError, faultSpecRefused, faultsFromEnv } from './faults';
@@ -17,13 +20,13 @@ import { createApiServer } from './http';
 import { enableInvocationScopes, InvocationStopped, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
+import { createStreamPoller, fileCheckpoints, type StreamHandler } from './stream-poller';
 import { recordWritesFromEnv } from './write-recorder';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const stage = currentStage();
 const port = Number(process.env.LOCAL_HTTP_PORT);
-const relayIntervalMs = Number(process.env.RELAY_INTERVAL_MS ?? '5000');
 
 // Nothing a request does may end this process: whatever escapes is logged and the stage serves on.
 process.on('unhandledRejection', (error) => console.error(`[${stage}] unhandled rejection:`, error));
@@ -53,50 +56,56 @@ const server = createApiServer({
   },
 });
 
-// The scheduled workers (outbox and notification relays), on a timer instead of EventBridge.
-type ScheduledHandler = (event: unknown, context: Context) => Promise<unknown>;
-const allWorkers: readonly WorkerDef[] = workers;
-const scheduled = await Promise.all(
-  allWorkers
-    .filter((worker) => worker.trigger.kind === 'schedule')
-    .map(async (worker) => ({
-      id: worker.id,
-      timeoutSeconds: worker.timeoutSeconds,
-      handler: await importHandler<ScheduledHandler>(worker.handler),
-      running: false,
-    })),
+// The queue consumers, fed the way their SQS event source mappings feed them in AWS.
+const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+const consumers = await Promise.all(
+  queueWorkers()
+    .filter((worker) => worker.trigger.queue !== 'orders' || (process.env.CONSUMER_POLL ?? 'on') !== 'off')
+    .map(async (worker) =>
+      createSqsPoller({
+        client: sqs,
+        queueUrl: requireEnv(QUEUES[worker.trigger.queue].envVar),
+        handler: await importHandler<SqsHandler>(worker.handler),
+        functionName: worker.id,
+        batchSize: worker.trigger.batchSize,
+        onError: (error) => console.error(`[${stage}] ${worker.id}: ${error.message}`),
+      }),
+    ),
 );
-const relayTimer = setInterval(() => {
-  for (const job of scheduled) {
-    if (job.running) continue;
-    job.running = true;
-    const context = lambdaContext(job.id, job.timeoutSeconds);
-    invokeScoped(context, () => job.handler({}, context))
-      .catch((error: unknown) => console.error(`[${stage}] ${job.id}: ${asError(error).message}`))
-      .finally(() => (job.running = false));
-  }
-}, relayIntervalMs);
+for (const consumer of consumers) consumer.start();
 
-// The commission consumer, fed the way its SQS event source mapping feeds it in AWS.
-const [consumerDef] = queueWorkers();
-const consumer =
-  consumerDef && (process.env.CONSUMER_POLL ?? 'on') !== 'off'
-    ? createSqsPoller({
-        client: new SQSClient({ useQueueUrlAsEndpoint: false }),
-        queueUrl: requireEnv('ORDERS_QUEUE_URL'),
-        handler: await importHandler<SqsHandler>(consumerDef.handler),
-        functionName: consumerDef.id,
-        batchSize: consumerDef.trigger.batchSize,
-        onError: (error) => console.error(`[${stage}] ${consumerDef.id}: ${error.message}`),
-      })
-    : undefined;
-consumer?.start();
+// The change feed, fed from DynamoDB Local's stream the way its DynamoDB event source mapping feeds it in AWS.
+const checkpointFile = process.env.LOCAL_STREAM_CHECKPOINTS;
+const feeds = await Promise.all(
+  streamWorkers()
+    .filter(() => (process.env.STREAM_POLL ?? 'on') !== 'off')
+    .map(async (worker) =>
+      createStreamPoller({
+        client: new DynamoDBStreamsClient({ endpoint: requireEnv('AWS_ENDPOINT_URL_DYNAMODB') }),
+        streamArn: requireEnv('TABLE_STREAM_ARN'),
+        handler: await importHandler<StreamHandler>(worker.handler),
+        functionName: worker.id,
+        timeoutSeconds: worker.timeoutSeconds,
+        batchSize: worker.trigger.batchSize,
+        maxRetryAttempts: worker.trigger.retryAttempts,
+        bisectOnError: true,
+        ...(checkpointFile ? { checkpoints: fileCheckpoints(checkpointFile) } : {}),
+        // As Lambda does with an on-failure destination: the batch's description goes to the queue.
+        onBatchDiscarded: async (record) => {
+          await sqs.send(
+            new SendMessageCommand({ QueueUrl: requireEnv(QUEUES[worker.trigger.onFailure].envVar), MessageBody: JSON.stringify(record) }),
+          );
+        },
+        onError: (error) => console.error(`[${stage}] ${worker.id}: ${error.message}`),
+      }),
+    ),
+);
+for (const feed of feeds) feed.start();
 
 server.listen(port, '127.0.0.1', () => process.send?.({ ready: true, stage, port }));
 
 const shutdown = () => {
-  clearInterval(relayTimer);
-  void consumer?.stop();
+  for (const poller of [...consumers, ...feeds]) void poller.stop();
   server.close(() => process.exit(0));
   setTimeout(() => process.exit(0), 2000).unref();
 };

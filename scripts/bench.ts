@@ -16,7 +16,7 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import { benchHeat } from '#scripts/bench/heat';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
-import { outboxEntries } from '#shared/db/entities/outbox';
+import { workEntries } from '#shared/db/entities/owed-work';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
 type FixtureMerchant = Fixture['merchants'][number];
@@ -240,6 +240,7 @@ const summary: Summary[] = [];
 const benchCreates = async (stack: LocalStack) => {
   const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [creatorMerchant()] });
   const token = seeded.merchants.creates?.tokens.live ?? '';
+  const merchantId = seeded.merchants.creates?.id ?? '';
   const url = `${stack.stages.live.url}/api/v2/orders/create`;
   let serial = 0;
   const run = process.pid;
@@ -315,8 +316,8 @@ const benchCreates = async (stack: LocalStack) => {
   );
 
   // Every answer that was not a 201 should have left no order behind: compare what the list holds,
-  // right after the bursts and once the count-repair worker has recounted every block whose count
-  // update failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
+  // right after the bursts and once the follow-ups have recounted every block whose count update
+  // failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
   const listTotal = async () => {
     const stored = await request(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token, 'GET');
     const total = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
@@ -325,7 +326,10 @@ const benchCreates = async (stack: LocalStack) => {
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const totalAtOnce = await listTotal();
   const repairStart = performance.now();
-  while ((await outboxEntries(stack.stages.live.store, 'RECOUNT', 0, 1)).length > 0 && performance.now() - repairStart < 180_000) {
+  while (
+    (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0 &&
+    performance.now() - repairStart < 180_000
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   const repairSeconds = (performance.now() - repairStart) / 1000;
@@ -527,7 +531,7 @@ const stack = await startLocalStack({
   ports: await freePorts(),
   seedDemo: false,
   // Marks are recounted once 5 s old (60 s deployed): the bench waits for them, not a minute.
-  workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', RECOUNT_MIN_AGE_SECONDS: '5' },
+  workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
 });
 const startedAt = new Date();
 const loadAtStart = loadavg()[0] ?? 0;

@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { esbuildOptions } from '#lib/bundling';
 import { type FunctionSpec, functionEnvironment } from '#lib/function-specs';
+import { QUEUE_IDS, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 
 /**
@@ -38,8 +39,9 @@ export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => 
   ...functionEnvironment(spec, {
     STAGE: 'live',
     TABLE_NAME: 'affiliate-merchant-api-live',
-    ORDERS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/affiliate-merchant-api-live-orders',
-    ORDERS_DLQ_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/affiliate-merchant-api-live-orders-dlq',
+    queueUrls: Object.fromEntries(
+      QUEUE_IDS.map((queue) => [queue, `https://sqs.eu-west-1.amazonaws.com/000000000000/${queueNameForStage('live', queue)}`]),
+    ) as Record<QueueId, string>,
     MAIL_FROM: 'affiliates@example.com',
     INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
     AUTH_CACHE_TTL_SECONDS: '30',

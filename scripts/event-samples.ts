@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { APIGatewayProxyEvent, ScheduledEvent, SQSEvent } from 'aws-lambda';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { proxyEvent } from '#local/apigw';
 import { DEMO } from '#local/demo';
-import { ordersQueueNameForStage } from '#shared/db/table-def';
+import { blockCountKey } from '#shared/db/entities/counter';
+import { orderRecord } from '#shared/db/entities/order';
+import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
 import type { HttpMethod } from '#shared/http/route';
 
 /**
@@ -162,47 +165,106 @@ export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live
   });
 };
 
-/** The worker samples: an SQS batch naming the demo order, and the relay's scheduled event. */
+/** One SQS record with `body`, as the event source mapping of `queue` delivers it. */
+const sqsRecord = (id: string, queue: QueueId, body: unknown): SQSRecord => {
+  const text = JSON.stringify(body);
+  return {
+    messageId: stableUuid(`${id}:message`),
+    receiptHandle: 'sample-receipt-handle',
+    body: text,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(REQUEST_TIME_EPOCH),
+      SenderId: '000000000000',
+      ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5),
+    },
+    messageAttributes: {},
+    md5OfBody: createHash('md5').update(text).digest('hex'),
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueNameForStage('live', queue)}`,
+    awsRegion: 'us-east-1',
+  };
+};
 
-/** What EventBridge sends a scheduled worker (rule names as the stack's construct ids make them). */
-const scheduledEvent = (id: string, rule: string): ScheduledEvent => ({
-  version: '0',
-  id: stableUuid(`${id}:event`),
-  'detail-type': 'Scheduled Event',
-  source: 'aws.events',
-  account: '000000000000',
-  time: new Date(REQUEST_TIME_EPOCH).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  region: 'us-east-1',
-  resources: [`arn:aws:events:us-east-1:000000000000:rule/affiliate-merchant-api-live-${rule}`],
-  detail: {},
-});
+/** A new order of the demo merchant, as the table stores it (what the change feed sees created). */
+const STREAM_ORDER_UUID = stableUuid('change-feed:order');
+const streamOrder = () => {
+  const input = order('DEMO-STREAM-1');
+  const createdAt = new Date(REQUEST_TIME_EPOCH).toISOString();
+  return orderRecord(
+    DEMO.merchantId,
+    {
+      uuid: STREAM_ORDER_UUID,
+      seq: 1_000_000,
+      order_no: input.order_no,
+      affiliate_slug: input.affiliate_slug,
+      total_shipping_value: input.total_shipping_value,
+      currency_code: input.currency_code,
+      order_rows: input.order_rows.map((row, index) => ({
+        uuid: stableUuid(`change-feed:row:${index}`),
+        product_sku: row.product_sku,
+        product_name: row.product_name,
+        segment_slug: row.segment_slug ?? null,
+        price_value: row.price_value,
+        tax_value: row.tax_value,
+        quantity: row.quantity,
+      })),
+      customer: input.customer,
+      created_at: createdAt,
+      updated_at: createdAt,
+      version: 1,
+    },
+    { history: false },
+  );
+};
 
-export const WORKER_EVENTS: Record<string, SQSEvent | ScheduledEvent> = {
-  'commissions-process': {
+/**
+ * The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order (its
+ * order.accepted event goes to the orders queue, its customer is upserted).
+ */
+const changeFeedEvent = (): DynamoDBStreamEvent => {
+  const item = streamOrder();
+  const image = marshall(item, { removeUndefinedValues: true });
+  const streamArn = `arn:aws:dynamodb:us-east-1:000000000000:table/${tableNameForStage('live')}/stream/2026-11-22T09:00:00.000`;
+  return {
     Records: [
       {
-        messageId: stableUuid('commissions-process:message'),
-        receiptHandle: 'sample-receipt-handle',
-        body: JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
-        attributes: {
-          ApproximateReceiveCount: '1',
-          SentTimestamp: String(REQUEST_TIME_EPOCH),
-          SenderId: '000000000000',
-          ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5),
-        },
-        messageAttributes: {},
-        md5OfBody: createHash('md5')
-          .update(JSON.stringify({ type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }))
-          .digest('hex'),
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${ordersQueueNameForStage('live')}`,
+        eventID: createHash('sha256').update('change-feed:event').digest('hex').slice(0, 32),
+        eventName: 'INSERT',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
         awsRegion: 'us-east-1',
+        dynamodb: {
+          ApproximateCreationDateTime: REQUEST_TIME_EPOCH / 1000,
+          Keys: marshall({ pk: item.pk, sk: item.sk }) as never,
+          NewImage: image as never,
+          SequenceNumber: '100000000000000000001',
+          SizeBytes: JSON.stringify(image).length,
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+        eventSourceARN: streamArn,
       },
     ],
+  };
+};
+
+/** The worker samples: the change feed's stream batch, and an SQS batch for each queue consumer. */
+export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
+  'change-feed': changeFeedEvent(),
+  'commissions-process': {
+    Records: [
+      sqsRecord('commissions-process', 'orders', { type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
+    ],
   },
-  'outbox-relay': scheduledEvent('outbox-relay', 'OutboxRelaySchedule'),
-  'notification-relay': scheduledEvent('notification-relay', 'NotificationRelaySchedule'),
-  'count-repair': scheduledEvent('count-repair', 'CountRepairSchedule'),
+  'follow-ups': {
+    Records: [
+      sqsRecord('follow-ups', 'follow-ups', {
+        kind: 'recount',
+        key: blockCountKey(DEMO.merchantId, 'orders', 'all', 0),
+        due: new Date(REQUEST_TIME_EPOCH).toISOString(),
+      }),
+    ],
+  },
 };
 
 /** Every sample event by function id (file name: events/<id>.json). */

@@ -13,7 +13,7 @@
  *    declines, gets and lists, deliberate replays of keyed requests and probes with another
  *    merchant's ids; the client retries 503, 502, 409, 429 and its own timeouts like a good
  *    merchant platform (scripts/soak/client.ts), and records every attempt;
- * 4. waits until the queue, the outbox relay and the count repair have nothing left to do
+ * 4. waits until the change feed, the queues and the follow-ups (e-mails, recounts) have nothing left to do
  *    (scripts/soak/settle.ts), bounded;
  * 5. reads the truth from the tables through the unfaulted operator store and every list through
  *    the API (scripts/soak/truth.ts), checks each invariant (scripts/soak/checks.ts) and prints the
@@ -42,17 +42,14 @@ export { DEFAULT_FAULTS, DEFAULT_OPTIONS, type SoakOptions } from './soak/option
 export { printReport, type SoakResult } from './soak/report';
 
 /**
- * The stage processes' environment: relays and count repair often, on young marks, so that the
+ * The stage processes' environment: follow-ups (owed e-mails, recounts) after 2 s, so that the
  * run settles in seconds rather than minutes; no rate limit (the soak is about correctness, and
  * one merchant may well send more than the WAF's 6,000 requests per 5 minutes); function logs
  * off unless --verbose (with faults on, every injected failure is logged).
  */
 const workerEnv = (options: SoakOptions): Record<string, string> => ({
   POWERTOOLS_LOG_LEVEL: options.verbose ? 'ERROR' : 'SILENT',
-  RELAY_INTERVAL_MS: '500',
-  OUTBOX_MIN_AGE_SECONDS: '2',
-  NOTIFICATION_MIN_AGE_SECONDS: '2',
-  RECOUNT_MIN_AGE_SECONDS: '2',
+  FOLLOW_UP_MIN_DELAY_SECONDS: '2',
   RATE_LIMIT_PER_5_MIN: '100000000',
 });
 
@@ -127,8 +124,9 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
     );
     const workloadSeconds = seconds(workloadStart);
 
-    log(`soak: waiting for the queue, the relays and the count repair (at most ${options.settleSeconds} s)`);
-    const settled = await settle(stack, sqs, options.settleSeconds);
+    log(`soak: waiting for the change feed, the queues and the follow-ups (at most ${options.settleSeconds} s)`);
+    const merchantIds = Object.fromEntries(STAGES.map((stage) => [stage, merchants.filter((m) => m.stage === stage).map((m) => m.id)]));
+    const settled = await settle(stack, sqs, merchantIds as Record<Stage, string[]>, options.settleSeconds);
 
     await hooks.beforeChecks?.({ stack, merchants, ops });
     log('soak: reading the tables and every list');

@@ -19,7 +19,6 @@ export const METRIC = {
   emailsSent: 'EmailsSent',
   emailsFailed: 'EmailsFailed',
   /** Age of the oldest accepted order still waiting for its queue send, after a relay run (0 when none). */
-  outboxOldestAgeSeconds: 'OutboxOldestAgeSeconds',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

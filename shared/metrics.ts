@@ -33,7 +33,6 @@ const UNITS: Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitN
   [METRIC.commissionAmount]: MetricUnit.NoUnit,
   [METRIC.emailsSent]: MetricUnit.Count,
   [METRIC.emailsFailed]: MetricUnit.Count,
-  [METRIC.outboxOldestAgeSeconds]: MetricUnit.Seconds,
 };
 
 /** Publishes data points now, in one EMF line; `dimensions` are added to the default ones. */

@@ -7,9 +7,11 @@ import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
 import { AmountNotComputableError } from '#shared/money';
+import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 
 const FUNCTION_ID = 'commissions-process';
+const ORDERS_DLQ_URL = requireQueueUrl('orders-dlq');
 
 /**
  * The commission consumer on the orders queue (SQS event source with ReportBatchItemFailures in
@@ -67,7 +69,11 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
     return false;
   }
   try {
-    await sendToDeadLetterQueue(record, { error: error.name, message: error.message, source: FUNCTION_ID });
+    await sendToDeadLetterQueue(
+      ORDERS_DLQ_URL,
+      { body: record.body, id: record.messageId, receiveCount: record.attributes?.ApproximateReceiveCount },
+      { error: error.name, message: error.message, source: FUNCTION_ID },
+    );
     logger.error('Message can never succeed: moved to the dead-letter queue', { ...about, dead_letter_reason: error.message });
     return true;
   } catch (dlqError) {

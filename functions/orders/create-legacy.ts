@@ -2,13 +2,11 @@ import { route } from '#functions/routes';
 import { createOrder } from '#shared/domain/orders';
 import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
-import { publishOrderEvents } from '#shared/queue/orders';
 import { orderCreateBody } from '#shared/schemas/order';
 
 /** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
 export const handler = postApiHandler(route('orders-create-legacy'), { body: orderCreateBody }, async ({ merchant, body, identity }) => {
   const order = await createOrder(merchant, body, identity);
   countMetric(METRIC.ordersAccepted);
-  await publishOrderEvents(merchant.id, order);
   return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
 });

@@ -2,12 +2,10 @@ import { route } from '#functions/routes';
 import { createOrder } from '#shared/domain/orders';
 import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
-import { publishOrderEvents } from '#shared/queue/orders';
 import { orderCreateBody } from '#shared/schemas/order';
 
 export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body, identity }) => {
   const order = await createOrder(merchant, body, identity);
   countMetric(METRIC.ordersAccepted);
-  await publishOrderEvents(merchant.id, order);
   return { statusCode: 201, data: { order: { uuid: order.uuid, order_no: order.order_no } } };
 });

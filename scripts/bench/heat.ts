@@ -8,11 +8,11 @@
  * It seeds N merchants (one live token, one affiliate each), warms up (2 creates per merchant,
  * not recorded), then sends M creates per merchant, interleaved so every merchant is loaded alike
  * (half of them with an Idempotency-Key), and `--cancels` cancels per merchant; waits until the
- * outbox relay and the commission consumer are done; then prints, from the record:
+ * change feed, the follow-ups and the commission consumer are done; then prints, from the record:
  *
  * 1. what a create costs: DynamoDB round trips, partition writes, write and read units and SQS
  *    sends per create on the request path (with and without Idempotency-Key), per cancel, and per
- *    create for each worker (commission consumer, outbox relay, count repair);
+ *    create for each worker (change feed, commission consumer, follow-ups);
  * 2. the partition heat table: every write by partition key (table items and index partitions),
  *    keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
  *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
@@ -282,7 +282,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     stack = await startLocalStack({
       ports: await freePorts(),
       seedDemo: false,
-      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', RELAY_INTERVAL_MS: '1000', RECOUNT_MIN_AGE_SECONDS: '5' },
+      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
     });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
       merchants: Array.from({ length: opts.merchants }, (_, index) => merchantFixture(index)),
@@ -413,7 +413,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
     ];
     table(
-      "What a create costs (today's design; DynamoDB calls, round trips incl. SDK retries, partition writes, write/read units, SQS requests)",
+      'What a create costs (DynamoDB calls, round trips incl. SDK retries, partition writes, write/read units, SQS requests)',
       ['path', 'over', 'DynamoDB calls', 'round trips', 'partition writes', 'WCU', 'RCU', 'SQS requests', 'units'],
       rows,
     );
@@ -531,7 +531,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     summaryRows.push([
       'hottest read partition shared by all merchants',
       sharedReadKey
-        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (the relays' polls: per tick, not per create)`
+        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
         : 'none',
       `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
     ]);

@@ -126,12 +126,13 @@ export const printReport = (result: SoakResult) => {
     );
   table(
     'Left owed after settling',
-    ['stage', 'queue messages', 'dead letters', 'outbox', 'recount marks', 'e-mails owed'],
+    ['stage', 'queue messages', 'dead letters', 'follow-ups', 'parked', 'recount marks', 'e-mails owed'],
     Object.entries(figures.settle.backlog).map(([stage, backlog]) => [
       stage,
       backlog.messages,
       backlog.deadLetters,
-      backlog.outbox,
+      backlog.followUps,
+      backlog.parked,
       backlog.recount,
       backlog.notify,
     ]),

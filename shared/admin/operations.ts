@@ -198,7 +198,7 @@ export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 /**
  * The retry for affiliate-program e-mails: runs the notification relay for one merchant, parked
  * e-mails included, over its owed e-mails older than `olderThanSeconds` (so a request's own send
- * in flight is not doubled). Each is sent and settled exactly as the scheduled relay does it.
+ * in flight is not doubled). Each is sent and settled exactly as its follow-up would.
  */
 export const resendNotifications = async (
   store: Store,

@@ -140,7 +140,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     return item;
   });
 
-  // Orders oldest first, so the sequence follows creation time; not queued: this is history.
+  // Orders oldest first, so the sequence follows creation time; history: the change feed announces none of them.
   const orders = oldestFirst(
     merchant.orders ?? [],
     (order) => (order.created_at ? toIso(order.created_at) : now),
@@ -159,7 +159,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
       cancelled_at: order.cancelled_at ? toIso(order.cancelled_at) : undefined,
       payment_id: order.payment_id,
     });
-    items.push(orderRecord(id, item, { queued: false }), orderNoRecord(id, item.order_no, item.uuid));
+    items.push(orderRecord(id, item, { history: true }), orderNoRecord(id, item.order_no, item.uuid));
     counts.push(orderCountChange(item));
     if (item.customer && !customers.has(item.customer.email.toLowerCase())) {
       const email = item.customer.email.toLowerCase();

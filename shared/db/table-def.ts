@@ -7,8 +7,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * - gsi1: generic lookup index: token hash -> token; every sequenced list of a merchant (orders,
  *   affiliates, affiliate requests per status, invites) by sequence number (see db/pages.ts).
  * - gsi3: second list index, for items listed under two keys (affiliates per tier).
- * - gsi2: sparse outbox index of owed work: `OUTBOX` orders not yet confirmed on the orders queue,
- *   `NOTIFY` invites and affiliate requests whose e-mail has not gone out yet.
+ * - gsi2: sparse index of owed work, one partition per merchant and kind (entities/owed-work.ts).
+ * - the stream (new and old images) feeds the change feed (shared/changes/feed.ts).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
@@ -28,15 +28,40 @@ export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];
 export const TTL_ATTRIBUTE = 'expires_at';
 
 export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;
-export const ordersQueueNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders`;
-export const ordersDlqNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}-orders-dlq`;
 
-/** The commission consumer's timeout (functions/workers.ts): the orders queue's visibility follows from it. */
+/** The table's stream: what the change feed needs to tell what a write changed. */
+export const STREAM_VIEW_TYPE = 'NEW_AND_OLD_IMAGES';
+
+/**
+ * The stage's queues, by id: the environment variable that hands a function its URL, and where
+ * each redrives. Shared by the CDK stack, the local stack and the function manifests.
+ * - `orders`: order events for the commission consumer (from the change feed);
+ * - `orders-dlq`: order events that failed 5 times, or can never succeed (`npm run admin -- redrive`);
+ * - `follow-ups`: owed work (e-mails, recounts), delayed until due (from the change feed);
+ * - `parked`: what nothing retries any more: follow-ups that failed 5 times, change-feed records
+ *   that cannot be read, and the stream batches Lambda gave up on (alarmed).
+ */
+export const QUEUES = {
+  orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq' },
+  'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
+  'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked' },
+  parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
+} as const satisfies Record<string, { envVar: string; redrivesTo: string | undefined }>;
+
+export type QueueId = keyof typeof QUEUES;
+export const QUEUE_IDS = Object.keys(QUEUES) as QueueId[];
+
+export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
+export const ordersQueueNameForStage = (stage: string): string => queueNameForStage(stage, 'orders');
+export const ordersDlqNameForStage = (stage: string): string => queueNameForStage(stage, 'orders-dlq');
+
+/** The queue consumers' timeout (functions/workers.ts): the consumed queues' visibility follows from it. */
 export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
 
 /**
- * The orders queue's settings, shared by the CDK stack and the local stack: redrive to the DLQ
- * after 5 receives; visibility six times the consumer's timeout (AWS's advice for an event source).
+ * The settings of a consumed queue (orders, follow-ups), shared by the CDK stack and the local
+ * stack: redrive after 5 receives; visibility six times the consumer's timeout (AWS's advice for
+ * an event source).
  */
 export const ORDERS_QUEUE_SETTINGS = {
   maxReceiveCount: 5,

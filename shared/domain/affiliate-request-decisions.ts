@@ -93,7 +93,7 @@ const affiliateChange = async (
  * After a decision committed: its count changes, then the affiliate's e-mail. `recovered`: the
  * decision was this request's own, applied by an attempt whose answer was lost; whether its counts
  * were applied is unknown, so their blocks are marked for an exact recount instead, and whether
- * its e-mail went out too: one still owed goes with the notification relay, never twice.
+ * its e-mail went out too: one still owed goes with its follow-up, never twice.
  */
 const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
   try {

@@ -28,7 +28,7 @@ export { toInviteResponse } from './program-model';
 /**
  * The invite's follow-ups after its commit (the count change given, and the e-mail projection):
  * logged when they fail, never thrown. Whether all of them were done: when not, the invitation
- * e-mail is left owed, and the notification relay that sends it redoes them (shared/mail/relay.ts).
+ * e-mail is left owed, and the follow-up that sends it redoes them (shared/mail/relay.ts).
  */
 const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>): Promise<boolean> => {
   const settled = await Promise.allSettled([counted, addToEmailProjection(functionTable, merchant.id, [invite])]);
@@ -90,10 +90,12 @@ export const createInvite = async (
 
   const now = isoNow();
   const seq = await takeSequence(db, merchant.id, 'invites');
-  const invite = {
-    ...inviteRecord(merchant.id, { uuid, seq, email: input.email, sender_email: sender.email, content: input.content ?? null }, now),
-    ...owedNotification(now),
-  };
+  const record = inviteRecord(
+    merchant.id,
+    { uuid, seq, email: input.email, sender_email: sender.email, content: input.content ?? null },
+    now,
+  );
+  const invite = { ...record, ...owedNotification(record, now) };
   try {
     await withWriteRetry(() =>
       transactWrite(db, { invite: putInvitePart(invite), guard: putInviteEmailPart(merchant.id, invite.email, invite.uuid) }),

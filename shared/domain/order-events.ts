@@ -1,8 +1,11 @@
+import type { OrderItem } from '#shared/db/entities/order';
+import { toOrderResponse } from './order-model';
+
 /**
- * The order events on the orders queue. Every change of an order increments its `version`
- * (create = 1; PATCH and cancel add 1 in their conditional UpdateItem) and owes one event per
- * version. A message names only the merchant, the order and the version; the commission consumer
- * reads the order itself, so a late, repeated or out-of-order message never carries stale data.
+ * The order events of the change feed (shared/changes/feed.ts). Every change of an order
+ * increments its `version` (create = 1; PATCH and cancel add 1 in their conditional UpdateItem),
+ * and the table's stream carries each version once, in order per order: the feed turns it into
+ * one event on the orders queue (the commission consumer) and, later, to the merchant's webhooks.
  *
  * The kind of each version follows from the order's rules, so the order need not store it:
  * version 1 is the acceptance; a cancelled order can no longer change, so its last version is the
@@ -11,10 +14,27 @@
 export const ORDER_EVENT_TYPES = ['order.accepted', 'order.shipping_updated', 'order.cancelled'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
-export type OrderEventMessage = { type: OrderEventType; merchant_id: string; order_uuid: string; version: number };
+/**
+ * One change, as the feed publishes it, shaped for Standard Webhooks (`id`, `type`, `timestamp`,
+ * `data`) and for the commission consumer, which needs only `merchant_id`, `order_uuid` and
+ * `version` and reads the order itself, so a late, repeated or out-of-order event never carries
+ * stale data into a ledger.
+ * - `id`: the same for every delivery of this version of this order (receivers deduplicate on it);
+ * - `timestamp`: when the change was made (the order's updated_at as of this version);
+ * - `data.order`: the order as `GET /api/v2/orders/{uuid}` showed it right after the change.
+ */
+export type OrderEventMessage = {
+  id: string;
+  type: OrderEventType;
+  timestamp: string;
+  merchant_id: string;
+  order_uuid: string;
+  version: number;
+  data: { order: ReturnType<typeof toOrderResponse> };
+};
 
 /** What the versioning needs of an order (a stored order without `version` predates it: version 1). */
-export type VersionedOrder = { version?: number | undefined; published_version?: number | undefined; cancelled_at?: string | undefined };
+export type VersionedOrder = { version?: number | undefined; cancelled_at?: string | undefined };
 
 export const versionOf = (order: VersionedOrder): number => order.version ?? 1;
 
@@ -25,30 +45,30 @@ export const eventTypeOf = (order: VersionedOrder, version: number): OrderEventT
   return 'order.shipping_updated';
 };
 
-export const orderEventMessage = (merchantId: string, orderUuid: string, order: VersionedOrder, version: number): OrderEventMessage => ({
-  type: eventTypeOf(order, version),
-  merchant_id: merchantId,
-  order_uuid: orderUuid,
-  version,
-});
-
-/**
- * The versions whose events are still owed: published_version + 1 .. version. A stored order
- * without `published_version` that is on the outbox has published nothing yet.
- */
-export const unpublishedVersions = (order: VersionedOrder): number[] => {
-  const versions: number[] = [];
-  for (let version = (order.published_version ?? 0) + 1; version <= versionOf(order); version++) versions.push(version);
-  return versions;
+/** The event of an order's current version (the order as that version left it). */
+export const orderEventMessage = (merchantId: string, order: OrderItem): OrderEventMessage => {
+  const version = versionOf(order);
+  return {
+    id: `evt_${order.uuid}_v${version}`,
+    type: eventTypeOf(order, version),
+    timestamp: order.updated_at,
+    merchant_id: merchantId,
+    order_uuid: order.uuid,
+    version,
+    data: { order: toOrderResponse(order) },
+  };
 };
 
 const isOrderEventType = (value: unknown): value is OrderEventType => ORDER_EVENT_TYPES.includes(value as OrderEventType);
 
 /**
- * The queue message, or undefined when the body is not an order event. `version` is optional on
- * input: a message queued before versions existed (a DLQ redrive) still names its order.
+ * What the commission consumer needs of a queue message, or undefined when the body is not an
+ * order event. Only `type`, `merchant_id` and `order_uuid` are required: a message queued before
+ * versions and change events existed (a DLQ redrive) still names its order.
  */
-export const parseOrderEvent = (body: string): (Omit<OrderEventMessage, 'version'> & { version?: number }) | undefined => {
+export const parseOrderEvent = (
+  body: string,
+): (Pick<OrderEventMessage, 'type' | 'merchant_id' | 'order_uuid'> & { version?: number }) | undefined => {
   let value: unknown;
   try {
     value = JSON.parse(body);

@@ -1,7 +1,6 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
 import { applyCountChanges, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
-import { upsertCustomer } from '#shared/db/entities/customer';
 import {
   buildOrder,
   type OrderItem,
@@ -41,11 +40,13 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * 1. reads, in parallel: the affiliate (consistent: it must be active) and the order_no guard (a
  *    taken order_no is refused before a sequence number is spent);
  * 2. the order's sequence number from the merchant's order counter: one atomic ADD, never a conflict;
- * 3. ONE transaction of what belongs to this request only: the order (with its outbox entry) and
- *    its order_no guard (attribute_not_exists: of racing creates with one order_no exactly one
+ * 3. ONE transaction of what belongs to this request only: the order and its order_no guard (attribute_not_exists: of racing creates with one order_no exactly one
  *    commits, the others get 422). A conflict or throttling is retried, then 503;
- * 4. after the commit, in parallel and idempotently: +1 on the order list's block count, and the
- *    customer's upsert. The order is durable by then: a failure here is logged, never a 500.
+ * 4. after the commit: +1 on the order list's block count. The order is durable by then: a failure
+ *    here is logged (and the block marked for recount), never a 500.
+ *
+ * Everything that reacts to the new order (its order.accepted event for commissions, the
+ * customer's upsert) is done by the change feed from the table's stream (shared/changes).
  *
  * The order's uuid comes from the request's identity: a create whose commit was applied but whose
  * answer was lost finds its own order on the retry (the guard or the order refuses with our uuid)
@@ -66,48 +67,68 @@ export const createOrder = async (merchant: Merchant, input: OrderCreateInput, i
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
   if (holder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
+  if (holder !== undefined) await recountIfRecent(merchant.id, holder);
   if (Object.keys(errors).length > 0) throw invalid(errors);
 
   const order = buildOrder(input, { uuid, seq: await takeSequence(db, merchant.id, 'orders') });
   try {
     await withWriteRetry(() =>
       transactWrite(db, {
-        order: putOrderPart(merchant.id, order, { queued: true }),
+        order: putOrderPart(merchant.id, order),
         orderNo: putOrderNoPart(merchant.id, order.order_no, order.uuid),
       }),
     );
   } catch (error) {
     if (!(error instanceof TransactionRefused)) throw error;
-    if (error.refusedBy('order') || orderNoHolderOf(error.oldItems.orderNo) === uuid) return recoverOrder(merchant, uuid, input);
+    const taken = orderNoHolderOf(error.oldItems.orderNo);
+    if (error.refusedBy('order') || taken === uuid) return recoverOrder(merchant, uuid, input);
+    if (taken !== undefined) await recountIfRecent(merchant.id, taken);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
-  await settleCreate(merchant, order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
+  await settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
   return order;
 };
 
-/** The create's follow-ups after its commit (the count change given, and the customer's upsert): logged when they fail, never thrown. */
-const settleCreate = async (merchant: Merchant, order: OrderItem, counted: Promise<void>) => {
-  const settled = await Promise.allSettled([
-    counted,
-    order.customer ? upsertCustomer(functionTable, merchant.id, order.customer, order.created_at) : Promise.resolve(),
-  ]);
-  for (const result of settled) {
-    if (result.status === 'rejected')
-      logger.error('Order committed; a follow-up write failed', { order_uuid: order.uuid, error: result.reason as Error });
+/** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
+const settleCreate = async (order: OrderItem, counted: Promise<void>) => {
+  try {
+    await counted;
+  } catch (error) {
+    logger.error('Order committed; its list count could not be kept', { order_uuid: order.uuid, error: error as Error });
+  }
+};
+
+/** How long after its create an order's count may still be missing (its request stopped after the commit). */
+const RECENT_CREATE_SECONDS = 60 * 60;
+
+/**
+ * An order_no taken by a recent order: most likely this is the platform's retry of a create whose
+ * answer was lost, and that create may have stopped between its commit and its count (without an
+ * Idempotency-Key the retry cannot tell, and answers 422 as the spec says). So the holder's list
+ * block is marked for an exact recount (one GetItem and one UpdateItem, on this path only). Logged,
+ * never thrown: the 422 stands either way.
+ */
+const recountIfRecent = async (merchantId: string, holderUuid: string) => {
+  try {
+    const holder = await readOrder(functionTable, merchantId, holderUuid);
+    if (holder && Date.now() - Date.parse(holder.created_at) < RECENT_CREATE_SECONDS * 1000)
+      await markCountsForRecount(functionTable, merchantId, [orderCountChange(holder)]);
+  } catch (error) {
+    logger.warn('Could not mark the block of a recent order whose order_no was sent again for recount', { error: error as Error });
   }
 };
 
 /**
  * A retry of a create whose order was committed (its answer lost): the same order, answered as
  * the first time. Whether the first attempt counted it is unknown, so its list block is marked for
- * an exact recount instead of counted again; the customer's upsert is idempotent. A different
+ * an exact recount instead of counted again. A different
  * order under the same Idempotency-Key is the key's reuse (422), as when its record is kept.
  */
 const recoverOrder = async (merchant: Merchant, uuid: string, input: OrderCreateInput): Promise<OrderItem> => {
   const order = await readOrder(functionTable, merchant.id, uuid, true);
   if (!order) throw new Error(`Order ${uuid} refused its create as existing, and cannot be read`);
   if (order.order_no !== input.order_no) throw keyReused();
-  await settleCreate(merchant, order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
+  await settleCreate(order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
   return order;
 };
 

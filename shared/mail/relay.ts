@@ -6,7 +6,7 @@ import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { type CountChange, markCountsForRecount } from '#shared/db/entities/counter';
 import { addToEmailProjection, inviteCountChange, parseInvite } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
-import { OUTBOX_REMOVE, type OutboxKind, outboxPage } from '#shared/db/entities/outbox';
+import { WORK_REMOVE, type WorkKind, workDueOf, workPage } from '#shared/db/entities/owed-work';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { type MailMessage, notificationFor } from './messages';
@@ -15,9 +15,14 @@ import { INVITE_LINK_BASE_URL, tryNotification } from './send';
 /** An owing item as stored: notificationFor parses it by its type. */
 type OwedItem = Record<string, unknown>;
 
-export type RelayResult = { sent: number; retry: number; parked: number; dropped: number; skipped: number };
+export type RelayResult = { sent: number; retry: number; parked: number; dropped: number; skipped: number; early: number };
+
+const emptyResult = (): RelayResult => ({ sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0, early: 0 });
 
 const PAGE_SIZE = 25;
+
+/** A follow-up may arrive this much before its e-mail's due time and still send it (clocks and delays are not exact). */
+const DUE_SLACK_MS = 5_000;
 
 /** A failure of the owing item itself (its merchant is gone): counts as a permanent failed try. */
 class MerchantNotFound extends Error {
@@ -25,55 +30,50 @@ class MerchantNotFound extends Error {
 }
 
 export type RelayOptions = {
+  /** The merchant whose owed e-mails are sent. */
+  merchantId: string;
   /** Owed e-mails due less than this long ago are left to the request that owes them. */
   olderThanSeconds?: number;
   maxItems?: number;
   /** Epoch ms after which no new e-mail is started. */
   deadline?: number;
-  /** Only this merchant's owed e-mails (the operator's resend-notifications). */
-  merchantId?: string;
-  /** Parked e-mails too (given up after too many failures): the operator's resend-notifications sends them again. */
+  /** Parked e-mails too (given up after too many failures). */
   includeParked?: boolean;
 };
 
 /**
- * The notification relay: sends every e-mail an invite or affiliate request still owes because
- * SES failed when the request was answered. Owed e-mails are entries on the sparse outbox index
- * (`NOTIFY`, written with the state change); an entry's sort key is when it is due (owed since,
- * or its next retry), and entries due less than `olderThanSeconds` ago are left alone.
+ * Sends one merchant's owed e-mails at once: the operator's `npm run admin -- resend-notifications`
+ * (parked ones included). In the running service each owed e-mail is tried on its own, when it is
+ * due, by the follow-up the change feed schedules (relayOwedNotification).
  *
  * Each e-mail is tried and settled on its own (settle.ts): a failure, even an exception, only
  * affects that e-mail, which is rescheduled with backoff or, after a bounded number of tries,
  * parked with its reason; the run goes on with the next one. Bounded by `maxItems` and by
- * `deadline` (epoch ms: the function's remaining time); what is left is due on the next run.
- *
- * The scheduled function (functions/notifications/relay.ts) and the operator's
- * `npm run admin -- resend-notifications` (one merchant, parked e-mails included) both run this.
+ * `deadline` (epoch ms).
  */
 export const relayPendingNotifications = async ({
+  merchantId,
   olderThanSeconds = 60,
   maxItems = 250,
   deadline = Number.POSITIVE_INFINITY,
-  merchantId,
   includeParked = false,
-}: RelayOptions = {}): Promise<RelayResult> => {
+}: RelayOptions): Promise<RelayResult> => {
   const merchantNames = new Map<string, string | undefined>();
-  const result: RelayResult = { sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0 };
+  const result = emptyResult();
   let seen = 0;
-  const passes: [OutboxKind, number][] = [
+  const passes: [WorkKind, number][] = [
     ['NOTIFY', olderThanSeconds],
-    ...(includeParked ? [['PARKED', 0] satisfies [OutboxKind, number]] : []),
+    ...(includeParked ? [['PARKED', 0] satisfies [WorkKind, number]] : []),
   ];
   for (const [kind, olderThan] of passes) {
     let startKey: Record<string, unknown> | undefined;
     do {
       if (Date.now() >= deadline) return result;
-      const page = await outboxPage(functionTable, kind, olderThan, PAGE_SIZE, startKey);
+      const page = await workPage(functionTable, merchantId, kind, olderThan, PAGE_SIZE, startKey);
       for (const key of page.keys) {
-        if (merchantId !== undefined && merchantIdOf(key.pk) !== merchantId) continue;
         if (seen >= maxItems || Date.now() >= deadline) return result;
         seen++;
-        const outcome = await relayOne(key, merchantNames);
+        const outcome = await relayOne(key, merchantNames, { dueOnly: false });
         result[outcome]++;
       }
       startKey = page.next;
@@ -82,8 +82,20 @@ export const relayPendingNotifications = async ({
   return result;
 };
 
+/**
+ * The follow-up of an owed e-mail (scheduled by the change feed for when it is due): sends it if
+ * it is still owed and due, else leaves it (settled meanwhile: dropped; rescheduled later: the
+ * write that moved it scheduled its own follow-up). Never throws; `skipped` means it could not
+ * even be read and should be tried again.
+ */
+export const relayOwedNotification = (key: Key): Promise<keyof RelayResult> => relayOne(key, new Map(), { dueOnly: true });
+
 /** Tries one owed e-mail. Never throws: what cannot even be tried (a read failed) is skipped until the next run. */
-const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>): Promise<keyof RelayResult> => {
+const relayOne = async (
+  key: Key,
+  merchantNames: Map<string, string | undefined>,
+  { dueOnly }: { dueOnly: boolean },
+): Promise<keyof RelayResult> => {
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
   try {
@@ -102,13 +114,17 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
         new UpdateCommand({
           TableName: TABLE_NAME,
           Key: key,
-          UpdateExpression: `REMOVE ${OUTBOX_REMOVE}`,
+          UpdateExpression: `REMOVE ${WORK_REMOVE}`,
           ConditionExpression: 'attribute_not_exists(notification_pending_at)',
         }),
       )
       .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }));
     return 'dropped';
   }
+  const due = workDueOf(item);
+  // A follow-up for an e-mail parked or rescheduled since: the later write scheduled its own (or nothing, when parked).
+  if (dueOnly && (item.notification_parked_at !== undefined || (due !== undefined && Date.parse(due) > Date.now() + DUE_SLACK_MS)))
+    return 'early';
   const owed = item;
   const build = (): MailMessage => {
     if (!merchantName) throw new MerchantNotFound('the merchant of this item does not exist');
@@ -123,7 +139,7 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
 };
 
 /**
- * An e-mail the relay sends first (or second) belongs to a request that did not finish: SES
+ * An e-mail a follow-up sends first (or second) belongs to a request that did not finish: SES
  * failed, a follow-up write failed, or the function stopped after its commit. Which one is
  * unknown, so the blocks the write counted in are marked for an exact recount (count-repair.ts)
  * and an invite's address is put in the e-mail projection again (an idempotent SET). Never

@@ -50,7 +50,7 @@ export const mailErrorSummary = (error: unknown) => ({
 /**
  * Records a try's outcome on the owing item (settle.ts decides: sent, retry later, or parked).
  * Never throws: the e-mail went (or did not); if only the bookkeeping fails, the entry stays due
- * and the relay tries again (worst case an e-mail is sent twice, never zero times).
+ * and its follow-up tries again (worst case an e-mail is sent twice, never zero times).
  */
 export const settleNotification = async (
   key: Key,
@@ -92,7 +92,7 @@ export const tryNotification = async (
     await sendMail(typeof message === 'function' ? message() : message);
   } catch (error) {
     outcome = { sent: false, failure: mailFailure(error) };
-    logger.error('Notification e-mail not sent; the notification relay retries it', {
+    logger.error('Notification e-mail not sent; its follow-up retries it', {
       ...about,
       ...mailErrorSummary(error),
       attempt: previousAttempts + 1,
@@ -107,7 +107,7 @@ export const tryNotification = async (
  * Sends the e-mail an item owes, AFTER the write that made it owe it (and set its
  * `notification_pending_at`) has committed. Never throws: the state change is done and the API
  * reports it; a failed send is logged (trace id, item uuid; no address) and recorded on the item,
- * and the notification relay retries it. Returns whether SES took the message.
+ * and its follow-up (scheduled by the change feed) retries it. Returns whether SES took the message.
  */
 export const deliverNotification = async (
   key: Key,

@@ -1,22 +1,22 @@
 import type { Key } from '#shared/db/entities/base';
-import { OUTBOX_REMOVE, OUTBOX_SET, outboxSetValues } from '#shared/db/entities/outbox';
+import { WORK_REMOVE, WORK_SET, workSetValues } from '#shared/db/entities/owed-work';
 import { asError, errorName, httpStatusOf } from '#shared/errors';
 
 /**
  * What becomes of an owed e-mail after a try (docs/design-notes.md, "Affiliate program"). Pure: the API,
- * the notification relay and the admin CLI's resend all settle through notificationOutcomeUpdate,
+ * the follow-ups and the admin CLI's resend all settle through notificationOutcomeUpdate,
  * so one policy decides retries and parking everywhere.
  *
  * Every failed try counts (`notification_attempts`) and records when and why
  * (`notification_failed_at`, `notification_error`). The entry then either
- * - waits on the NOTIFY outbox index until its retry is due (its entry's time = due time), so it never sits in
+ * - waits on its merchant's NOTIFY entries (owed-work.ts) until its retry is due (its entry's time = due time), so it never sits in
  *   front of the e-mails owed after it: a transient failure backs off (1 minute, doubling, capped
- *   at 1 hour); a permanent one is simply due again on the relay's next run; or
- * - is parked (`notification_parked_at`, its entry moved to the PARKED index, which no relay reads): after
+ *   at 1 hour); a permanent one is simply due again at once (its next follow-up); or
+ * - is parked (`notification_parked_at`, its entry moved to PARKED, which nothing retries): after
  *   MAX_PERMANENT_ATTEMPTS tries that failed for a reason that cannot change (the message cannot
  *   be encoded, SES rejects it as invalid), or after MAX_ATTEMPTS tries of any kind (about 14 hours
  *   of a transient outage). A parked e-mail keeps `notification_pending_at`, so
- *   `npm run admin -- resend-notifications` still finds (PARKED entries) and sends it once the cause is fixed.
+ *   `npm run admin -- resend-notifications` still finds (its merchant's PARKED entries) and sends it once the cause is fixed.
  */
 export const MAX_PERMANENT_ATTEMPTS = 3;
 export const MAX_ATTEMPTS = 20;
@@ -73,7 +73,7 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       settled: 'sent',
       update: {
         Key: key,
-        UpdateExpression: `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${OUTBOX_REMOVE}`,
+        UpdateExpression: `SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, ${WORK_REMOVE}`,
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':now': now },
       },
@@ -88,9 +88,9 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
       attempts,
       update: {
         Key: key,
-        UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${OUTBOX_SET}`,
+        UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, notification_parked_at = :now, ${WORK_SET}`,
         ConditionExpression: condition,
-        ExpressionAttributeValues: { ...failed, ...outboxSetValues('PARKED', now) },
+        ExpressionAttributeValues: { ...failed, ...workSetValues(key, 'PARKED', now) },
       },
     };
   }
@@ -101,9 +101,9 @@ export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: strin
     attempts,
     update: {
       Key: key,
-      UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${OUTBOX_SET} REMOVE notification_parked_at`,
+      UpdateExpression: `SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, ${WORK_SET} REMOVE notification_parked_at`,
       ConditionExpression: condition,
-      ExpressionAttributeValues: { ...failed, ...outboxSetValues('NOTIFY', due) },
+      ExpressionAttributeValues: { ...failed, ...workSetValues(key, 'NOTIFY', due) },
     },
   };
 };

@@ -1,6 +1,7 @@
 import { requireEnv } from '#shared/config';
+import { QUEUES, type QueueId } from '#shared/db/table-def';
 
 export { sqs } from './sqs-client';
 
-/** The stage's orders queue, for the functions that send to it. Read at init: fail fast. */
-export const ORDERS_QUEUE_URL = requireEnv('ORDERS_QUEUE_URL');
+/** A queue's URL from the function's environment (lib/function-specs.ts gives it to the senders only). Call at init: fail fast. */
+export const requireQueueUrl = (queue: QueueId): string => requireEnv(QUEUES[queue].envVar);

@@ -56,7 +56,7 @@ describe('every deployed bundle', () => {
     const { access } = bundle.spec;
     const granted = new Set([
       ...access.table,
-      ...(access.queue === 'send' || access.deadLetter ? ['sqs:SendMessage'] : []),
+      ...(access.sends.length > 0 ? ['sqs:SendMessage'] : []),
       ...(access.mail ? ['ses:SendEmail'] : []),
     ]);
     const code = readFileSync(bundle.file, 'utf8');

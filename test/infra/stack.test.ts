@@ -4,12 +4,20 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { workers } from '#functions/workers';
-import { EMAILS_FAILED_THRESHOLD, OUTBOX_AGE_THRESHOLD_SECONDS } from '#lib/alarms';
+import { EMAILS_FAILED_THRESHOLD, FEED_BEHIND_THRESHOLD_SECONDS } from '#lib/alarms';
 import { buildApp } from '#lib/app';
 import { missingAlarmDestination } from '#lib/config';
 import type { MerchantApiStage } from '#lib/merchant-api-stage';
 import { STAGES, type Stage } from '#shared/config';
-import { GLOBAL_INDEXES, ordersDlqNameForStage, ordersQueueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import {
+  GLOBAL_INDEXES,
+  ordersDlqNameForStage,
+  ordersQueueNameForStage,
+  QUEUE_IDS,
+  QUEUES,
+  type QueueId,
+  tableNameForStage,
+} from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/metric-names';
 import { RATE_LIMIT } from '#shared/rate-limit';
@@ -61,14 +69,12 @@ const resourcePath = (resources: Record<string, Resource>, ref: any): string => 
 const describeResource = (stage: Stage, resource: any, ownLogGroup: string): string => {
   const { stack } = synth[stage];
   const table = logicalId(stack, stack.data.table);
-  const queue = logicalId(stack, stack.data.queue);
-  const dlq = logicalId(stack, stack.data.dlq);
+  const queues = new Map(QUEUE_IDS.map((id) => [logicalId(stack, stack.data.queues[id]), `queue:${id}`]));
   if (resource === '*') return '*';
   const getAtt = resource?.['Fn::GetAtt'];
   if (getAtt) {
-    if (getAtt[0] === table) return 'table';
-    if (getAtt[0] === queue) return 'orders-queue';
-    if (getAtt[0] === dlq) return 'dlq';
+    if (getAtt[0] === table) return getAtt[1] === 'StreamArn' ? 'table-stream' : 'table';
+    if (queues.has(getAtt[0])) return queues.get(getAtt[0]) as string;
     if (getAtt[0] === ownLogGroup) return 'own-log-group';
     return `other:${getAtt[0]}`;
   }
@@ -107,6 +113,7 @@ const BASE_GRANTS = [
   'xray:PutTelemetryRecords on *',
   'xray:PutTraceSegments on *',
 ];
+const STREAM_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
 const CONSUME_ACTIONS = [
   'sqs:ReceiveMessage',
   'sqs:DeleteMessage',
@@ -121,7 +128,7 @@ const CONSUME_ACTIONS = [
  * on POST routes the Idempotency-Key records' GetItem, PutItem, UpdateItem.
  */
 const expectedRouteGrants = (route: (typeof routes)[number]) => {
-  const access = route.access as { table: readonly string[]; indexes?: readonly string[]; queue?: boolean; mail?: boolean };
+  const access = route.access as { table: readonly string[]; indexes?: readonly string[]; mail?: boolean };
   return new Set([
     ...BASE_GRANTS,
     'dynamodb:GetItem on table',
@@ -130,26 +137,30 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
     'dynamodb:Query on index:gsi1',
     // gsi3: affiliates by tier (the tier_slug filter of the affiliates list)
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
-    ...(access.queue ? ['sqs:SendMessage on orders-queue'] : []),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);
 };
 
 const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
-  const access = worker.access as {
-    table: readonly string[];
-    indexes?: readonly string[];
-    queue?: 'send' | 'consume';
-    mail?: boolean;
-    deadLetter?: boolean;
-  };
+  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; sends?: readonly QueueId[]; mail?: boolean };
+  const trigger = worker.trigger as { kind: string; queue?: QueueId; onFailure?: QueueId };
   return new Set([
     ...BASE_GRANTS,
     ...access.table.map((action) => `${action} on table`),
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
-    ...(access.queue === 'send' ? ['sqs:SendMessage on orders-queue'] : []),
-    ...(access.queue === 'consume' ? CONSUME_ACTIONS.map((action) => `${action} on orders-queue`) : []),
-    ...(access.deadLetter ? ['sqs:SendMessage on dlq'] : []),
+    ...(access.sends ?? []).map((queue) => `sqs:SendMessage on queue:${queue}`),
+    ...(trigger.kind === 'queue' ? CONSUME_ACTIONS.map((action) => `${action} on queue:${trigger.queue}`) : []),
+    // The stream's event source mapping reads the stream; its on-failure destination is sent to by Lambda as the function.
+    ...(trigger.kind === 'table-stream'
+      ? [...STREAM_ACTIONS.map((action) => `${action} on table-stream`), 'dynamodb:ListStreams on *']
+      : []),
+    ...(trigger.kind === 'table-stream'
+      ? [
+          `sqs:SendMessage on queue:${trigger.onFailure}`,
+          `sqs:GetQueueAttributes on queue:${trigger.onFailure}`,
+          `sqs:GetQueueUrl on queue:${trigger.onFailure}`,
+        ]
+      : []),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);
 };
@@ -289,8 +300,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       const variables = (resources[logicalId(stack, fn.fn)] as Resource).Properties.Environment.Variables as Record<string, unknown>;
       const expected = ['STAGE', 'TABLE_NAME'];
       const { spec } = fn;
-      if (spec.access.queue === 'send') expected.push('ORDERS_QUEUE_URL');
-      if (spec.access.deadLetter) expected.push('ORDERS_DLQ_URL');
+      for (const queue of spec.access.sends) expected.push(QUEUES[queue].envVar);
       if (spec.access.mail) expected.push('MAIL_FROM', 'INVITE_LINK_BASE_URL');
       if (spec.kind === 'route') expected.push('AUTH_CACHE_TTL_SECONDS');
       if (spec.kind === 'worker') expected.push(...Object.keys(spec.worker.environment ?? {}));
@@ -312,15 +322,15 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
     const consumer = functionOf(stage, 'commissions-process');
     expect(queueProps.VisibilityTimeout).toBeGreaterThanOrEqual(consumer.spec.timeoutSeconds * 6);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', workers.length);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
       FunctionName: { Ref: logicalId(stack, consumer.fn) },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
     });
-    // Both queues refuse plain HTTP.
-    for (const target of [queue, dlq]) {
+    // Every queue refuses plain HTTP.
+    for (const target of QUEUE_IDS.map((id) => logicalId(stack, stack.data.queues[id]))) {
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: target }],
         PolicyDocument: {
@@ -330,11 +340,34 @@ describe.each(STAGES)('the %s stack', (stage) => {
     }
   });
 
-  it('runs the outbox relay on an EventBridge schedule every minute', () => {
-    const { template, stack } = synth[stage];
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(1 minute)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack, functionOf(stage, 'outbox-relay').fn), 'Arn'] } })],
+  it('feeds the change feed from the table stream (new and old images): bisecting, retrying up to the 24 h the stream keeps, reporting the failed record, parking a batch given up on', () => {
+    const { template, resources, stack } = synth[stage];
+    const table = logicalId(stack, stack.data.table);
+    expect((resources[table] as Resource).Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [table, 'StreamArn'] },
+      FunctionName: { Ref: logicalId(stack, functionOf(stage, 'change-feed').fn) },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10_000,
+      MaximumRecordAgeInSeconds: 24 * 60 * 60,
+      ParallelizationFactor: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack, stack.data.queues.parked), 'Arn'] } } },
+    });
+  });
+
+  it('feeds the follow-ups worker from the follow-ups queue, which parks a follow-up after 5 receives', () => {
+    const { template, resources, stack } = synth[stage];
+    const followUps = logicalId(stack, stack.data.queues['follow-ups']);
+    expect((resources[followUps] as Resource).Properties).toMatchObject({
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack, stack.data.queues.parked), 'Arn'] }, maxReceiveCount: 5 },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [followUps, 'Arn'] },
+      FunctionName: { Ref: logicalId(stack, functionOf(stage, 'follow-ups').fn) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
   });
 
@@ -420,7 +453,11 @@ describe.each(STAGES)('the %s stack', (stage) => {
         ).toHaveLength(1);
       }
     }
-    const dlqAlarm = find((props) => props.MetricName === 'ApproximateNumberOfMessagesVisible');
+    const dlqAlarm = find(
+      (props) =>
+        props.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+        props.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] === logicalId(stack, stack.data.dlq),
+    );
     expect(dlqAlarm).toHaveLength(1);
     expect(dlqAlarm[0]?.Properties).toMatchObject({
       Threshold: 0,
@@ -517,7 +554,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     for (const queue of [stack.data.queue, stack.data.dlq]) expect(body).toContain(logicalId(stack, queue));
   });
 
-  it("alarms on failed e-mails and on a stale outbox entry, from the functions' EMF metrics", () => {
+  it("alarms on failed e-mails (the functions' EMF metrics), on a change feed behind its stream, and on anything parked", () => {
     const { template } = synth[stage];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
     const business = (name: string) =>
@@ -534,15 +571,25 @@ describe.each(STAGES)('the %s stack', (stage) => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       Dimensions: dimensions,
     });
-    const [outbox] = business(METRIC.outboxOldestAgeSeconds);
-    expect(outbox?.Properties).toMatchObject({
+    const lambdaAlarm = (name: string, functionId: string) =>
+      alarms.find(
+        (alarm) =>
+          alarm.Properties.Namespace === 'AWS/Lambda' &&
+          alarm.Properties.MetricName === name &&
+          alarm.Properties.Dimensions?.[0]?.Value?.Ref === logicalId(synth[stage].stack, functionOf(stage, functionId).fn),
+      );
+    expect(lambdaAlarm('IteratorAge', 'change-feed')?.Properties).toMatchObject({
       Statistic: 'Maximum',
-      Threshold: OUTBOX_AGE_THRESHOLD_SECONDS,
+      Threshold: FEED_BEHIND_THRESHOLD_SECONDS * 1000,
       ComparisonOperator: 'GreaterThanThreshold',
-      // The relay reports on every run: silence means it stopped.
-      TreatMissingData: 'breaching',
-      Dimensions: dimensions,
     });
+    const parked = alarms.find(
+      (alarm) =>
+        alarm.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+        alarm.Properties.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] ===
+          logicalId(synth[stage].stack, synth[stage].stack.data.queues.parked),
+    );
+    expect(parked?.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it("sends every alarm to the stage's topic, which the alarm e-mail is subscribed to", () => {
@@ -576,9 +623,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
         'dynamodb:Query on index:gsi3',
         'ses:SendEmail on ses-identity',
         ...['GetQueueUrl', 'GetQueueAttributes', 'StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage'].map(
-          (action) => `sqs:${action} on dlq`,
+          (action) => `sqs:${action} on queue:orders-dlq`,
         ),
-        ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on orders-queue`),
+        ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on queue:orders`),
       ].sort(),
     );
     template.hasOutput('OperatorPolicyArn', { Value: { Ref: logicalId(stack, stack.operatorPolicy.policy as any) } });

@@ -149,11 +149,12 @@ describe('resend-notifications', () => {
     expect(await mailsTo(email)).toHaveLength(1);
     // What a failed send leaves behind: the invite still owes its e-mail (marker and NOTIFY entry).
     const store = storeFor('live');
-    const owed = owedNotificationUpdate(new Date(Date.now() - 120_000).toISOString());
+    const key = inviteKey(merchant.id, created.body.data.invite.uuid);
+    const owed = owedNotificationUpdate(key, new Date(Date.now() - 120_000).toISOString());
     await store.ddb.send(
       new UpdateCommand({
         TableName: store.table,
-        Key: inviteKey(merchant.id, created.body.data.invite.uuid),
+        Key: key,
         UpdateExpression: `SET ${owed.set}`,
         ExpressionAttributeValues: owed.values,
       }),
@@ -161,7 +162,7 @@ describe('resend-notifications', () => {
 
     const resent = await runAdmin('resend-notifications', '--merchant', merchant.id);
     expect(resent.code).toBe(0);
-    // The stack's notification relay works on the same owed e-mails: one of the two sends it, once.
+    // The stack's follow-up of that write works on the same owed e-mail: one of the two sends it, once.
     expect(resent.json).toMatchObject({ stage: 'live', merchant_id: merchant.id, failed: 0 });
     const mails = await eventually(async () => ((await mailsTo(email)).length >= 2 ? mailsTo(email) : undefined), 10_000);
     expect(mails).toHaveLength(2);

@@ -57,7 +57,7 @@ const ordersTotalAndItems = async () => {
   return { total: first.body.meta.pagination.total as number, items };
 };
 
-/** Waits until the list total equals its items again (the relay and the count repair run every few seconds locally). */
+/** Waits until the list total equals its items again (the follow-ups recount marked blocks a few seconds after the mark, locally). */
 const countsAgree = () =>
   eventually(async () => {
     const { total, items } = await ordersTotalAndItems();

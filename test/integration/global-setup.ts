@@ -8,8 +8,8 @@ import type { StackInfo } from './stack-info';
  * Starts one local stack for the whole integration run: in memory, on free ports, without the demo.
  * A request may bring its own injected faults (the x-local-faults header, local/faults.ts), so a
  * test faults exactly the calls it means to and no other test sees them.
- * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and the
- * outbox relay runs often so the SQS-outage test is quick. The commission consumer does not poll
+ * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and
+ * follow-ups (owed e-mails, recounts) wait 2 s instead of 10. The commission consumer does not poll
  * (CONSUMER_POLL=off): the queue tests count the messages themselves, and the commission tests
  * run the consumer on their own.
  */
@@ -19,10 +19,7 @@ export default async function setup(project: TestProject) {
     faultsHeader: true,
     workerEnv: {
       AUTH_CACHE_TTL_SECONDS: '0',
-      RELAY_INTERVAL_MS: '300',
-      OUTBOX_MIN_AGE_SECONDS: '1',
-      NOTIFICATION_MIN_AGE_SECONDS: '2',
-      RECOUNT_MIN_AGE_SECONDS: '2',
+      FOLLOW_UP_MIN_DELAY_SECONDS: '2',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       CONSUMER_POLL: 'off',
     },
@@ -33,12 +30,16 @@ export default async function setup(project: TestProject) {
       live: {
         url: stack.stages.live.url,
         table: stack.stages.live.table,
+        streamArn: stack.stages.live.streamArn,
+        queueUrls: stack.stages.live.queueUrls,
         ordersQueueUrl: stack.stages.live.ordersQueueUrl,
         dlqUrl: stack.stages.live.dlqUrl,
       },
       sandbox: {
         url: stack.stages.sandbox.url,
         table: stack.stages.sandbox.table,
+        streamArn: stack.stages.sandbox.streamArn,
+        queueUrls: stack.stages.sandbox.queueUrls,
         ordersQueueUrl: stack.stages.sandbox.ordersQueueUrl,
         dlqUrl: stack.stages.sandbox.dlqUrl,
       },

@@ -68,13 +68,9 @@ const create = async () => {
 
 beforeAll(async () => {
   const live = stack.stages.live;
-  Object.assign(
-    process.env,
-    stageEnvironment('live', { table: live.table, ordersQueueUrl: live.ordersQueueUrl, dlqUrl: live.dlqUrl }, stack.endpoints),
-    {
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-    },
-  );
+  Object.assign(process.env, stageEnvironment('live', live, stack.endpoints), {
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+  });
   handler = ((await import('#functions/commissions/process')) as { handler: SqsHandler }).handler;
   merchant = await seedOne(
     merchantFixture({
@@ -105,11 +101,11 @@ describe('the commission ledger', () => {
     // Act: PATCH, then cancel, each processed
     expect((await client().patch(`/api/v2/orders/${uuid}`, { total_shipping_value: 995 })).status).toBe(200);
     const [shipping] = await eventsOf(uuid, 1);
-    expect(shipping).toEqual({ type: 'order.shipping_updated', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
+    expect(shipping).toMatchObject({ type: 'order.shipping_updated', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
     await deliver(shipping!);
     expect((await client().post(`/api/v2/orders/${uuid}/cancel`)).status).toBe(200);
     const [cancelled] = await eventsOf(uuid, 1);
-    expect(cancelled).toEqual({ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: uuid, version: 3 });
+    expect(cancelled).toMatchObject({ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: uuid, version: 3 });
     await deliver(cancelled!);
 
     // Assess
@@ -153,22 +149,22 @@ describe('the commission ledger', () => {
     expect(ledger.entries).toHaveLength(1);
   }, 60_000);
 
-  it('delivers a cancel made while SQS is down through the relay once SQS is back', async () => {
+  it('delivers a cancel made while SQS is down through the change feed once SQS is back', async () => {
     // Prepare: accepted and processed, then the queue disappears
     const uuid = await create();
     await deliver(...(await eventsOf(uuid, 1)));
     await sqsClient.send(new DeleteQueueCommand({ QueueUrl: queueUrl() }));
     let recreated = false;
     try {
-      // Act: the cancel succeeds; its event waits in the outbox
+      // Act: the cancel succeeds; its event waits on the table's stream
       expect((await client().post(`/api/v2/orders/${uuid}/cancel`)).status).toBe(200);
       await ensureQueues(stack.endpoints.sqs, 'live');
       recreated = true;
 
-      // Assess: the relay sends it, once
+      // Assess: the change feed sends it, once
       const [cancelled] = await eventsOf(uuid, 1);
-      expect(cancelled).toEqual({ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
-      await new Promise((resolve) => setTimeout(resolve, 1500)); // more relay runs: no second copy
+      expect(cancelled).toMatchObject({ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // more stream reads: no second copy
       expect((await drainQueue(queueUrl())).filter((event) => event.order_uuid === uuid)).toEqual([]);
       await deliver(cancelled!);
       expect(await ledgerOf(uuid)).toMatchObject({

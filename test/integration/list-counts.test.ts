@@ -1,6 +1,6 @@
 /**
  * List block counts that drifted (an `ADD` that failed after its commit, or was applied twice by a
- * retry) are recounted from the list indexes: by the count-repair worker for a marked block, by
+ * retry) are recounted from the list indexes: by a follow-up of the change feed for a marked block, by
  * `npm run admin -- recount` for a whole merchant. Against DynamoDB Local and the running stage.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -34,7 +34,7 @@ const driftCount = (merchantId: string, list: 'orders' | 'affiliates', bucket: s
   );
 
 describe('list counts that drifted', () => {
-  it('are recounted by the count-repair worker once their block is marked: total and pages exact again', async () => {
+  it('are recounted by a follow-up once their block is marked: total and pages exact again', async () => {
     // Prepare: 5 orders, a count 2 too high, its block marked two minutes ago.
     const merchant = await seedOne(merchantFixture({ key: 'drift', orders: history(5) }));
     const client = api('live', merchant.tokens.live);

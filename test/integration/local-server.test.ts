@@ -175,10 +175,10 @@ describe('local per-merchant rate limit', () => {
     const port = await freePort();
     const info = stack.stages.live;
     const worker = await startWorker('live', port, {
-      ...stageEnvironment('live', { table: info.table, ordersQueueUrl: info.ordersQueueUrl, dlqUrl: info.dlqUrl }, stack.endpoints),
+      ...stageEnvironment('live', info, stack.endpoints),
       RATE_LIMIT_PER_5_MIN: '3',
       CONSUMER_POLL: 'off',
-      RELAY_INTERVAL_MS: '3600000',
+      STREAM_POLL: 'off',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     });
     const get = (path: string, token: string) =>

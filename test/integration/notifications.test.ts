@@ -9,12 +9,16 @@ import { owedNotification } from '#shared/db/entities/notification';
 import { MAX_PERMANENT_ATTEMPTS } from '#shared/mail/settle';
 import { api, eventually, merchantFixture, seedOne, sentEmails, storeFor } from './helpers';
 
+/** An item as a request leaves it when SES failed: owing its e-mail since `since`. */
+const owing = <T extends { pk: string; sk: string }>(item: T, since: string) => ({ ...item, ...owedNotification(item, since) });
+
 /**
  * An e-mail SES failed to send when the request was answered leaves its item owing it
- * (notification_pending_at + a NOTIFY entry on gsi2, written with the state change). The
- * notification relay, which `npm start` runs on a timer like EventBridge does in AWS, sends it.
+ * (notification_pending_at + a NOTIFY entry in its merchant's partition of gsi2, written with the
+ * state change). The change feed sees that write on the table's stream and schedules a follow-up,
+ * which sends the e-mail when it is due (after 2 s in the test stack).
  */
-describe('the notification relay', () => {
+describe('owed e-mails (change feed and follow-ups)', () => {
   it('sends the e-mails invites and decided requests still owe, once, and settles them', async () => {
     // Prepare: items left owing their e-mail a minute ago, as after an SES outage
     const merchant = await seedOne(merchantFixture({ key: 'notify', name: 'Relay Outdoor' }));
@@ -22,30 +26,26 @@ describe('the notification relay', () => {
     const owedSince = new Date(Date.now() - 60_000).toISOString();
     const inviteEmail = `invitee-${randomUUID()}@example.com`;
     const applicantEmail = `applicant-${randomUUID()}@example.com`;
-    const invite = {
-      ...inviteRecord(
-        merchant.id,
-        { seq: 1, email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' },
-        owedSince,
-      ),
-      ...owedNotification(owedSince),
-    };
-    const request = {
-      ...affiliateRequestRecord(
+    const invite = owing(
+      inviteRecord(merchant.id, { seq: 1, email: inviteEmail, sender_email: 'owner@merchant.example', content: 'Come along' }, owedSince),
+      owedSince,
+    );
+    const request = owing(
+      affiliateRequestRecord(
         merchant.id,
         { seq: 1, status: 'accepted', affiliate: { slug: `ap-${randomUUID().slice(0, 8)}`, name: 'Applicant', email: applicantEmail } },
         owedSince,
       ),
-      ...owedNotification(owedSince),
-    };
+      owedSince,
+    );
     await putAll(store, [invite, inviteEmailRecord(merchant.id, inviteEmail, invite.uuid), request]);
 
-    // Act: wait for the relay's next runs
+    // Act: wait for the follow-ups
     const mails = await eventually(async () => {
       const emails = (await sentEmails()).filter((email) => [inviteEmail, applicantEmail].includes(email.destination.to[0] ?? ''));
       return emails.length >= 2 ? emails : undefined;
     }, 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // a few more relay runs: nothing is sent twice
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // past another follow-up delay: nothing is sent twice
 
     // Assess
     const again = (await sentEmails()).filter((email) => [inviteEmail, applicantEmail].includes(email.destination.to[0] ?? ''));
@@ -69,18 +69,18 @@ describe('the notification relay', () => {
     const validEmail = `valid-${randomUUID()}@example.com`;
     const poisonSince = new Date(Date.now() - 120_000).toISOString();
     const validSince = new Date(Date.now() - 60_000).toISOString();
-    const poison = {
-      ...inviteRecord(
+    const poison = owing(
+      inviteRecord(
         merchant.id,
         { seq: 1, email: poisonEmail, sender_email: 'owner@merchant.example', content: 'Join \ud800 us' },
         poisonSince,
       ),
-      ...owedNotification(poisonSince),
-    };
-    const valid = {
-      ...inviteRecord(merchant.id, { seq: 1, email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince),
-      ...owedNotification(validSince),
-    };
+      poisonSince,
+    );
+    const valid = owing(
+      inviteRecord(merchant.id, { seq: 1, email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince),
+      validSince,
+    );
     await putAll(store, [
       poison,
       inviteEmailRecord(merchant.id, poisonEmail, poison.uuid),
@@ -88,7 +88,7 @@ describe('the notification relay', () => {
       inviteEmailRecord(merchant.id, validEmail, valid.uuid),
     ]);
 
-    // Act: the relay's next runs
+    // Act: the follow-ups, one per try
     const parked = await eventually(async () => {
       const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: inviteKey(merchant.id, poison.uuid) }));
       return Item?.notification_parked_at ? Item : undefined;
@@ -108,8 +108,8 @@ describe('the notification relay', () => {
       notification_error: 'MalformedMessage: the text is not well-formed Unicode',
       notification_parked_at: expect.any(String),
     });
-    // off the NOTIFY index (no relay retries it), on the PARKED one that resend-notifications reads
-    expect(parked).toMatchObject({ gsi2pk: 'PARKED' });
+    // off its merchant's NOTIFY entries (nothing retries it), on its PARKED ones that resend-notifications reads
+    expect(parked).toMatchObject({ gsi2pk: `M#${merchant.id}#PARKED` });
   });
 
   it('refuses such an invite at the API now: 422 naming the field, nothing stored, no e-mail', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
-import { api, drainQueue, merchantFixture, orderBody, seed, seedOne, stack, TRACE_ID } from './helpers';
+import { api, drainQueue, eventually, merchantFixture, orderBody, seed, seedOne, stack, TRACE_ID } from './helpers';
 
 const monthsAgo = (months: number, extraDays = 0) => {
   const date = new Date();
@@ -401,7 +401,12 @@ describe('stages', () => {
     const uuid = created.body.data.order.uuid;
     expect((await api('sandbox', sandboxMerchant.tokens.test).get(`/api/v2/orders/${uuid}`)).status).toBe(200);
     expect((await api('live', acme.tokens.live).get(`/api/v2/orders/${uuid}`)).status).toBe(404);
-    expect((await drainQueue(stack.stages.sandbox.ordersQueueUrl)).map((message) => message.order_uuid)).toEqual([uuid]);
+    // The sandbox stage's change feed announces it on the sandbox queue, within a moment; the live queue never sees it.
+    const announced = await eventually(async () => {
+      const drained = await drainQueue(stack.stages.sandbox.ordersQueueUrl);
+      return drained.length > 0 ? drained : undefined;
+    });
+    expect(announced.map((message) => message.order_uuid)).toEqual([uuid]);
     expect(await drainQueue(stack.stages.live.ordersQueueUrl)).toEqual([]);
   });
 });

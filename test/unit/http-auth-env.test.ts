@@ -3,11 +3,10 @@
  * AUTH_CACHE_TTL_SECONDS): each test stubs the env, resets the module registry and imports the
  * handler afresh.
  */
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { apiEvent, expectV2Error, invoke } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { ddbMock, resetAwsMocks } from './support/aws';
 import { orderBody, stubAuth, stubOrderCreate, TOKENS, type TokenStub } from './support/fixtures';
 
 const TOKEN_LOOKUP = { KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk' };
@@ -31,7 +30,6 @@ const SANDBOX_TOKENS: TokenStub[] = [
 
 beforeEach(() => {
   resetAwsMocks();
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 afterEach(() => {

@@ -1,4 +1,3 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as createV2 } from '#functions/orders/create';
@@ -25,7 +24,6 @@ beforeEach(() => {
   stubAuth();
   stubOrderCreate();
   ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` } }).resolves({ Item: storedOrder() });
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 describe('bearer token authentication', () => {

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recountBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
+import { recountBlock, recountMarkedBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
 import { applyCountChanges, CountNotKept } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
@@ -44,7 +44,13 @@ describe('keeping a block count after a committed change', () => {
 
     // Assess
     const mark = updatesOf(BLOCK_2).find(isMark);
-    expect(mark).toMatchObject({ ExpressionAttributeValues: { ':outboxKind': 'RECOUNT', ':zero': 0 } });
+    // The mark is an entry in the merchant's own RECOUNT partition of gsi2, due when marked.
+    expect(mark).toMatchObject({
+      UpdateExpression:
+        'ADD n :zero SET #type = :type, marked_at = :now, gsi2pk = :workPartition, gsi2sk = if_not_exists(gsi2sk, :workSince)',
+      ExpressionAttributeValues: { ':workPartition': 'M#m-1#RECOUNT', ':zero': 0 },
+    });
+    expect(mark?.ExpressionAttributeValues?.[':workSince']).toBe(mark?.ExpressionAttributeValues?.[':now']);
   });
 
   it('marks the block for recount when the ADD failed, and reports nothing to the caller', async () => {
@@ -136,7 +142,7 @@ describe('recounting a block from the list index', () => {
     expect(updatesOf(BLOCK_2)).toHaveLength(2);
   });
 
-  it('leaves a block that kept changing through every attempt marked, for the next run', async () => {
+  it('leaves a block that kept changing through every attempt marked, for its follow-up to try again', async () => {
     // Prepare
     stubBlock({ n: 7, marked_at: '2026-11-23T00:00:00.000Z' }, 9);
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
@@ -149,17 +155,34 @@ describe('recounting a block from the list index', () => {
     expect(updatesOf(BLOCK_2).every((input) => input.ConditionExpression === 'n = :before AND marked_at = :markedAt')).toBe(true);
   });
 
-  it('repairs every marked block of every merchant found on the outbox index, oldest first', async () => {
+  it('recounts the block a marked count item names (a RECOUNT follow-up carries only its key)', async () => {
+    // Prepare
+    stubBlock({ n: 7, marked_at: '2026-11-23T00:00:00.000Z' }, 9);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountMarkedBlock(db, BLOCK_2);
+
+    // Assess
+    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 7, after: 9 });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi1',
+      ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
+    });
+    expect(updatesOf(BLOCK_2)[0]?.UpdateExpression).toBe('SET n = :after, #type = :type REMOVE marked_at, gsi2pk, gsi2sk');
+  });
+
+  it('repairs every marked block of one merchant found in its RECOUNT partition of gsi2, oldest first', async () => {
     // Prepare
     ddbMock
       .on(QueryCommand, { IndexName: 'gsi2' })
-      .resolves({ Items: [BLOCK_2, { pk: 'M#m-2#COUNTS', sk: 'affiliate_requests#pending#00000000' }] });
+      .resolves({ Items: [BLOCK_2, { pk: BLOCK_2.pk, sk: 'affiliate_requests#pending#00000000' }] });
     ddbMock.on(GetCommand).resolves({ Item: { n: 3, marked_at: '2026-11-23T00:00:00.000Z' } });
     ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 3 });
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act
-    const results = await repairMarkedCounts(db, { olderThanSeconds: 60 });
+    const results = await repairMarkedCounts(db, MERCHANT, { olderThanSeconds: 60 });
 
     // Assess
     expect(results).toEqual([
@@ -168,7 +191,7 @@ describe('recounting a block from the list index', () => {
     ]);
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi2',
-      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'RECOUNT' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#RECOUNT' }),
     });
   });
 });

@@ -46,7 +46,7 @@ describe('local invocation scopes', () => {
       const context = lambdaContext(name);
       return invokeScoped(context, () => handler({}, context));
     };
-    await Promise.all([run('commissions-process'), run('orders-create-legacy'), run('outbox-relay')]);
+    await Promise.all([run('commissions-process'), run('orders-create-legacy'), run('follow-ups')]);
 
     const lines = loggedFunctionNames(write);
     write.mockRestore();

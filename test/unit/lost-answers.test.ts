@@ -7,7 +7,6 @@
  * order; a request without a key still recognises the SDK's retries of its own write.
  */
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
@@ -68,17 +67,17 @@ const CREATES = [
 /** The order list's block count item of a block (256 sequence numbers each). */
 const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
-/** The first attempt's order, committed and published (its answer to the client was lost): seq 300 sits in block 1. */
+/** The first attempt's order, committed (its answer to the client was lost): seq 300 sits in block 1. */
 const committedOrder = (uuid: string, overrides: Record<string, unknown> = {}) =>
-  storedOrder({ uuid, seq: 300, order_no: 'A-1001', version: 1, published_version: 1, ...overrides });
+  storedOrder({ uuid, seq: 300, order_no: 'A-1001', version: 1, ...overrides });
 
 const updateInputs = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input as UpdateCommandInput);
 /** The block count changes (ADD n :delta), as key -> delta. */
 const countAdds = () => updateInputs().filter((input) => input.ExpressionAttributeValues?.[':delta'] !== undefined);
-/** The block counts marked for an exact recount (a RECOUNT entry on gsi2). */
+/** The block counts marked for an exact recount (an entry in the merchant's RECOUNT partition of gsi2). */
 const recountMarks = () =>
   updateInputs()
-    .filter((input) => input.ExpressionAttributeValues?.[':outboxKind'] === 'RECOUNT')
+    .filter((input) => input.ExpressionAttributeValues?.[':workPartition'] === `${MERCHANT_PK}#RECOUNT`)
     .map((input) => input.Key);
 /** What the request stored as its idempotent response. */
 const storedResponse = () => {
@@ -93,7 +92,6 @@ beforeEach(() => {
   stubAuth();
   stubOrderCreate({ seq: 42 });
   ddbMock.on(PutCommand).resolves({});
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 afterEach(() => {
@@ -126,11 +124,13 @@ describe('a keyed order create whose first attempt committed but whose answer wa
         TableName: 'unit-table',
         Key: orderBlockKey(1),
         UpdateExpression:
-          'ADD n :zero SET #type = :type, marked_at = :now, gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+          'ADD n :zero SET #type = :type, marked_at = :now, gsi2pk = :workPartition, gsi2sk = if_not_exists(gsi2sk, :workSince)',
+        ExpressionAttributeValues: expect.objectContaining({ ':workPartition': `${MERCHANT_PK}#RECOUNT` }),
       });
-      expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(1);
-      // Its event went out with the first attempt.
-      expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+      // The first attempt's write reached the table's stream: the change feed announces the order and
+      // upserts its customer from it, so the retry does neither.
+      expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(0);
+      expect(sqsMock).not.toHaveReceivedAnyCommand();
       expect(storedResponse()).toEqual({ statusCode: 201, body: response.raw });
     });
   });
@@ -153,7 +153,9 @@ describe('a keyed order create whose first attempt committed but whose answer wa
     expect(countAdds()).toEqual([]);
     // The stored order's block (seq 300), not the block of the number this attempt took (42).
     expect(recountMarks()).toEqual([orderBlockKey(1)]);
-    expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(1);
+    // Not upserted by the request: the change feed does it from the first attempt's write.
+    expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(0);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
     expect(storedResponse()).toEqual({ statusCode: 201, body: response.raw });
   });
 
@@ -217,7 +219,7 @@ describe('a keyed order create whose first attempt committed but whose answer wa
     expect(countAdds()).toEqual([]);
     expect(recountMarks()).toEqual([]);
     expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(0);
-    expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 });
 
@@ -265,7 +267,6 @@ describe('an order update refused by its own applied write', () => {
         cancelled_at: '2026-03-02T10:00:00.000Z',
         updated_at: '2026-03-02T10:00:00.000Z',
         version: 2,
-        published_version: 2,
         last_write_id: lastWriteId,
       }),
     );
@@ -288,8 +289,8 @@ describe('an order update refused by its own applied write', () => {
     const [write] = ddbMock.commandCalls(UpdateCommand, { Key: ORDER_KEY });
     expect(write?.args[0].input.ExpressionAttributeValues?.[':writeId']).toBe(writeId);
     expect(writeId).toMatch(DERIVED_UUID);
-    // Its event went out with the first attempt.
-    expect(sqsMock).not.toHaveReceivedCommand(SendMessageCommand);
+    // Nothing to SQS: the change feed announces order.cancelled from the first attempt's write.
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
     expect(storedResponse()).toEqual({ statusCode: 200, body: response.raw });
   });
 
@@ -328,7 +329,6 @@ describe('an order update refused by its own applied write', () => {
           storedOrder({
             total_shipping_value: 995,
             version: 2,
-            published_version: 2,
             last_write_id: input.ExpressionAttributeValues?.[':writeId'],
           }),
         ),
@@ -429,7 +429,7 @@ describe('an invite, accept or decline refused by its own applied write', () => 
     expect(recountMarks()).toEqual([countBlock('invites#all')]);
     // The e-mail projection is idempotent: written again.
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: `${MERCHANT_PK}#INVITE_EMAILS`, sk: '00000000' } });
-    // An e-mail it still owes goes out with the notification relay.
+    // An e-mail it still owes goes out with its follow-up (the change feed scheduled it from the first attempt's write).
     expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
     expect(storedResponse()).toEqual({ statusCode: 200, body: response.raw });
   });

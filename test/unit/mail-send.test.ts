@@ -58,7 +58,7 @@ describe('sendMail', () => {
 });
 
 describe('deliverNotification', () => {
-  it('records a malformed message as a permanent failed try, due again on the next relay run', async () => {
+  it("records a malformed message as a permanent failed try, due again at once in its merchant's NOTIFY partition", async () => {
     // Act
     const sent = await deliverNotification(KEY, message('\udfff'), { notification: 'invite', uuid: 'i-1' });
 
@@ -68,8 +68,8 @@ describe('deliverNotification', () => {
     expect(update?.ExpressionAttributeValues).toMatchObject({
       ':error': 'MalformedMessage: the text is not well-formed Unicode',
       ':attempts': 1,
-      ':outboxKind': 'NOTIFY',
+      ':workPartition': 'M#m-1#NOTIFY',
     });
-    expect(update?.ExpressionAttributeValues?.[':outboxSince']).toBe(update?.ExpressionAttributeValues?.[':now']);
+    expect(update?.ExpressionAttributeValues?.[':workSince']).toBe(update?.ExpressionAttributeValues?.[':now']);
   });
 });

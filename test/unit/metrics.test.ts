@@ -7,7 +7,6 @@ import { handler as processCommissions } from '#functions/commissions/process';
 import { handler as cancelHandler } from '#functions/orders/cancel';
 import { handler as createHandler } from '#functions/orders/create';
 import { handler as createLegacyHandler } from '#functions/orders/create-legacy';
-import { handler as outboxRelay } from '#functions/outbox/relay';
 import type { OrderItem } from '#shared/db/entities/order';
 import { applyOrderChanges, type CommissionLedger } from '#shared/domain/commissions';
 import { cancelOrder, createOrder } from '#shared/domain/orders';
@@ -150,30 +149,6 @@ describe('e-mails', () => {
 
     // Assess
     expect(points()).toEqual(['EmailsSent=1 Count', 'EmailsFailed=1 Count']);
-  });
-});
-
-describe('outbox', () => {
-  it('reports the age of the oldest entry still waiting after each relay run, 0 when none', async () => {
-    // Prepare
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(new Date('2026-03-31T12:00:00.000Z'));
-    // Nothing old enough for the relay; the oldest entry waits since two minutes.
-    ddbMock.on(QueryCommand, { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :cutoff' }).resolves({ Items: [] });
-    ddbMock
-      .on(QueryCommand, { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk' })
-      .resolvesOnce({ Items: [{ pk: 'M#1', sk: 'ORDER#1', gsi2pk: 'OUTBOX', gsi2sk: '2026-03-31T11:58:00.000Z' }] })
-      .resolvesOnce({ Items: [] });
-
-    // Act
-    await outboxRelay({}, workerContext('outbox-relay') as never);
-    await outboxRelay({}, workerContext('outbox-relay') as never);
-
-    // Assess
-    expect(points()).toEqual(['OutboxOldestAgeSeconds=120 Seconds', 'OutboxOldestAgeSeconds=0 Seconds']);
-    const ageQuery = ddbMock.commandCalls(QueryCommand).find((call) => call.args[0].input.KeyConditionExpression === 'gsi2pk = :pk')
-      ?.args[0].input;
-    expect(ageQuery).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'OUTBOX' }, Limit: 1 });
   });
 });
 

@@ -1,4 +1,3 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -27,17 +26,15 @@ afterEach(() => {
 });
 
 describe('POST /api/v2/orders/{uuid}/cancel', () => {
-  it('cancels with one conditional UpdateItem (version bump and outbox entry included), answers 200 with cancelled_at set, and sends order.cancelled', async () => {
+  it('cancels with one conditional UpdateItem (version bump, no gsi2 entry), answers 200 with cancelled_at set, and sends nothing to SQS', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({
       Attributes: storedOrder({
         cancelled_at: '2026-03-31T12:34:56.789Z',
         updated_at: '2026-03-31T12:34:56.789Z',
         version: 3,
-        published_version: 2,
       }),
     });
-    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
     const response = await cancel();
@@ -50,26 +47,19 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
       TableName: 'unit-table',
       Key: ORDER_KEY,
       UpdateExpression:
-        'SET cancelled_at = :now, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+        'SET cancelled_at = :now, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one',
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
-      MessageBody: JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT_PK.slice(2), order_uuid: ORDER_UUID, version: 3 }),
-    });
-    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, {
-      Key: ORDER_KEY,
-      ConditionExpression: expect.stringContaining('version = :v'),
-      ExpressionAttributeValues: { ':v': 3 },
-    });
+    // Nothing after the write: no published mark, nothing to SQS (the change feed announces order.cancelled).
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('still answers 200 when the queue refuses the event: the outbox entry stays for the relay', async () => {
+  it('still answers 200 when SQS is down: the request path never calls it', async () => {
     // Prepare
-    ddbMock
-      .on(UpdateCommand)
-      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
-    sqsMock.on(SendMessageCommand).rejects(new Error('QueueDoesNotExist'));
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2 }) });
+    sqsMock.onAnyCommand().rejects(new Error('QueueDoesNotExist'));
 
     // Act
     const response = await cancel();
@@ -77,14 +67,12 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
     // Assess
     expect(response.statusCode).toBe(200);
     expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('puts every rule in the condition, with the cutoff one calendar month back (Mar 31 -> Feb 28)', async () => {
     // Prepare
-    ddbMock
-      .on(UpdateCommand)
-      .resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2, published_version: 1 }) });
-    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ cancelled_at: '2026-03-31T12:34:56.789Z', version: 2 }) });
 
     // Act
     await cancel();
@@ -102,8 +90,6 @@ describe('POST /api/v2/orders/{uuid}/cancel', () => {
       ':cutoff': '2026-02-28T12:34:56.789Z',
       ':writeId': expect.stringMatching(UUID),
       ':one': 1,
-      ':outboxKind': 'OUTBOX',
-      ':outboxSince': '2026-03-31T12:34:56.789Z',
     });
   });
 

@@ -1,10 +1,13 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as changeFeed } from '#functions/changes/feed';
 import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { logger } from '#shared/logger';
-import { apiEvent, expectV2Error, invoke } from './support/api';
+import { apiEvent, expectV2Error, invoke, workerContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
 import {
   AFFILIATE_KEY,
@@ -16,6 +19,7 @@ import {
   ORDERS_LIST_PK,
   orderBody,
   storedAffiliate,
+  storedOrder,
   stubAuth,
   stubOrderCreate,
   TOKENS,
@@ -51,11 +55,41 @@ const updatesOf = (key: { pk: string; sk: string }) => ddbMock.commandCalls(Upda
 /** The order list's block count item of a sequence number (256 numbers per block). */
 const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
+/** The UpdateItems that mark a block for recount (a RECOUNT entry on gsi2), by key. */
+const recountMarks = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => call.args[0].input)
+    .filter((input) => input.ExpressionAttributeValues?.[':workPartition'] === `${MERCHANT_PK}#RECOUNT`)
+    .map((input) => input.Key);
+
+/** The stream record DynamoDB writes for the creation of `item` (new image only), as Lambda delivers it. */
+const insertEvent = (item: Record<string, unknown>): DynamoDBStreamEvent => ({
+  Records: [
+    {
+      eventID: 'event-1',
+      eventName: 'INSERT',
+      eventSource: 'aws:dynamodb',
+      dynamodb: {
+        Keys: marshall({ pk: item.pk, sk: item.sk }) as never,
+        NewImage: marshall(item, { removeUndefinedValues: true }) as never,
+        SequenceNumber: '000000000000000000001',
+        StreamViewType: 'NEW_AND_OLD_IMAGES',
+      },
+    },
+  ],
+});
+
+/** SQS takes every entry of a batch. */
+const acceptAll = async (input: SendMessageBatchCommandInput) => ({
+  Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id as string, MessageId: `msg-${entry.Id}`, MD5OfMessageBody: 'x' })),
+  Failed: [],
+});
+
 beforeEach(() => {
   resetAwsMocks();
   stubAuth();
   stubOrderCreate({ seq: 42 });
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 afterEach(() => {
@@ -79,7 +113,7 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
-  it('writes ONE transaction holding only the order (with its outbox entry) and its order_no guard', async () => {
+  it('writes ONE transaction holding only the order (with no gsi2 entry: nothing is owed after it) and its order_no guard', async () => {
     // Act
     const response = await postV2(orderBody());
 
@@ -98,8 +132,6 @@ describe('POST /api/v2/orders/create', () => {
         sk: `ORDER#${uuid}`,
         gsi1pk: ORDERS_LIST_PK,
         gsi1sk: '000000000042',
-        gsi2pk: 'OUTBOX',
-        gsi2sk: expect.stringMatching(ISO),
         type: 'order',
         uuid,
         seq: 42,
@@ -131,9 +163,10 @@ describe('POST /api/v2/orders/create', () => {
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
         version: 1,
-        published_version: 0,
       },
     });
+    expect(order?.Put?.Item).not.toHaveProperty('gsi2pk');
+    expect(order?.Put?.Item).not.toHaveProperty('published_version');
     expect(guard?.Put).toEqual({
       TableName: 'unit-table',
       Item: { ...GUARD_KEY, type: 'order_no', order_uuid: uuid },
@@ -191,7 +224,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(sequence).toBeLessThan(commit);
   });
 
-  it('after the commit, adds the order to its list block count and upserts the customer (lowercased e-mail)', async () => {
+  it('after the commit, adds the order to its list block count and does not upsert the customer: the change feed does', async () => {
     // Act
     const response = await postV2(orderBody());
 
@@ -205,6 +238,30 @@ describe('POST /api/v2/orders/create', () => {
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':delta': 1, ':type': 'list_count' },
     });
+    const commit = positionOf('TransactWriteCommand');
+    expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
+    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
+    // The only UpdateItems are the sequence number and the block count.
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY, orderBlockKey(0)]);
+  });
+
+  it('commits an order from which the change feed announces order.accepted (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
+    // Prepare: the create commits; the table's stream then carries the order it put.
+    const response = await postV2(orderBody());
+    const committed = transactItems()[0]?.Put?.Item as Record<string, unknown>;
+    sqsMock.on(SendMessageBatchCommand).callsFake(acceptAll);
+
+    // Act
+    const fed = await changeFeed(insertEvent(committed), workerContext('change-feed'));
+
+    // Assess
+    const uuid = response.body.data.order.uuid as string;
+    expect(fed).toEqual({ batchItemFailures: [] });
+    const sent = sqsMock.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries ?? []);
+    expect(sqsMock).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: QUEUE_URL });
+    expect(sent.map((entry) => JSON.parse(entry.MessageBody ?? ''))).toEqual([
+      expect.objectContaining({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 }),
+    ]);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
     const customer = updatesOf(CUSTOMER_KEY)[0]?.args[0].input;
     expect(customer).toMatchObject({
@@ -215,9 +272,6 @@ describe('POST /api/v2/orders/create', () => {
     expect(customer?.UpdateExpression).toContain('email = if_not_exists(email, :email)');
     expect(customer?.UpdateExpression).toContain('#name = if_not_exists(#name, :name)');
     expect(customer).not.toHaveProperty('ConditionExpression');
-    const commit = positionOf('TransactWriteCommand');
-    expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
-    expect(positionOf('UpdateCommand', CUSTOMER_KEY)).toBeGreaterThan(commit);
   });
 
   it('counts an order in the block of 256 sequence numbers its own number falls in', async () => {
@@ -233,10 +287,9 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock.commandCalls(UpdateCommand).filter((call) => call.args[0].input.Key?.pk === COUNTS_PK)).toHaveLength(1);
   });
 
-  it('still answers 201 when a follow-up write (block count, customer) fails after the commit, and logs it', async () => {
-    // Prepare
+  it('still answers 201 when its block count can be neither kept nor marked for recount after the commit, and logs it', async () => {
+    // Prepare: the ADD and the recount mark of the block both fail.
     ddbMock.on(UpdateCommand, { Key: orderBlockKey(0) }).rejects(new Error('ProvisionedThroughputExceededException'));
-    ddbMock.on(UpdateCommand, { Key: CUSTOMER_KEY }).rejects(new Error('ProvisionedThroughputExceededException'));
     const logged = vi.spyOn(logger, 'error');
 
     // Act
@@ -244,12 +297,13 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(logged).toHaveBeenCalledTimes(2);
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(2);
+    expect(logged).toHaveBeenCalledTimes(1);
     expect(logged).toHaveBeenCalledWith(
-      'Order committed; a follow-up write failed',
+      'Order committed; its list count could not be kept',
       expect.objectContaining({ order_uuid: response.body.data.order.uuid }),
     );
-    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('stores the affiliate slug in lowercase and the currency code in uppercase', async () => {
@@ -291,46 +345,30 @@ describe('POST /api/v2/orders/create', () => {
     );
   });
 
-  it('puts an order.accepted message naming the order and its version 1 on the orders queue, then marks it published and clears the outbox entry', async () => {
+  it('sends nothing to SQS and never writes the order again after its commit (no published mark): the change feed announces order.accepted', async () => {
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     const uuid = response.body.data.order.uuid as string;
-    expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, { QueueUrl: QUEUE_URL });
-    const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
-    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 });
-    expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${uuid}` })).toHaveLength(1);
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
-      TableName: 'unit-table',
-      Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` },
-      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
-      ExpressionAttributeValues: { ':v': 1 },
-    });
-  });
-
-  it('still answers 201 when the queue is down, and leaves the outbox entry for the relay', async () => {
-    // Prepare
-    sqsMock.on(SendMessageCommand).rejects(new Error('connect ETIMEDOUT'));
-
-    // Act
-    const response = await postV2(orderBody());
-
-    // Assess
     expect(response.statusCode).toBe(201);
-    expect(response.body.success).toBe(true);
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ gsi2pk: 'OUTBOX', gsi2sk: expect.stringMatching(ISO) });
-    expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${response.body.data.order.uuid}` })).toHaveLength(0);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
+    expect(updatesOf({ pk: MERCHANT_PK, sk: `ORDER#${uuid}` })).toHaveLength(0);
+    expect(
+      ddbMock.commandCalls(UpdateCommand).some((call) => /published_version|gsi2/.test(String(call.args[0].input.UpdateExpression))),
+    ).toBe(false);
   });
 
-  it('still answers 201 when the queue times out (a hung SQS), and leaves the outbox entry for the relay', async () => {
-    // Prepare: what the SDK throws once its request timeout (shared/sdk-timeouts.ts) expires
-    sqsMock.on(SendMessageCommand).rejects(
-      Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout'), {
-        name: 'TimeoutError',
-        code: 'ETIMEDOUT',
-      }),
-    );
+  it.each([
+    ['down', new Error('connect ETIMEDOUT')],
+    // What the SDK throws once its request timeout (shared/sdk-timeouts.ts) expires.
+    [
+      'hung',
+      Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout'), { name: 'TimeoutError', code: 'ETIMEDOUT' }),
+    ],
+  ])('answers 201 on both routes when SQS is %s: the request path never calls it', async (_label, error) => {
+    // Prepare
+    sqsMock.onAnyCommand().rejects(error);
 
     // Act
     const v2 = await postV2(orderBody());
@@ -338,23 +376,9 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(v2.statusCode).toBe(201);
+    expect(v2.body.success).toBe(true);
     expect(legacy.statusCode).toBe(201);
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
-  });
-
-  it('still answers 201 when the queue has the message but the outbox entry cannot be cleared', async () => {
-    // Prepare
-    ddbMock
-      .on(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' })
-      .rejects(new Error('ProvisionedThroughputExceededException'));
-
-    // Act
-    const response = await postV2(orderBody());
-
-    // Assess
-    expect(response.statusCode).toBe(201);
-    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it.each([
@@ -386,6 +410,42 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
+  });
+
+  it("answers 422 on order_no held by an order created within the hour, and marks that order's block for recount (its create may have stopped before counting it)", async () => {
+    // Prepare: the holder was created a minute ago, with sequence number 300 (block 1).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-03-01T10:01:00.000Z'));
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
+    ddbMock
+      .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
+      .resolves({ Item: storedOrder({ uuid: OTHER_ORDER_UUID, seq: 300, order_no: 'A-1001', created_at: '2026-03-01T10:00:00.000Z' }) });
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
+    expect(recountMarks()).toEqual([orderBlockKey(1)]);
+    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: ORDER_COUNTER_KEY });
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  it('answers 422 on order_no held by an older order without marking anything', async () => {
+    // Prepare: the holder was created two hours ago.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-03-01T12:00:00.000Z'));
+    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
+    ddbMock
+      .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
+      .resolves({ Item: storedOrder({ uuid: OTHER_ORDER_UUID, seq: 300, order_no: 'A-1001', created_at: '2026-03-01T10:00:00.000Z' }) });
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
   });
 
   it('names both fields when the affiliate is invalid and the order_no is taken', async () => {
@@ -536,7 +596,7 @@ describe('POST /api/orders/create (legacy)', () => {
     });
   });
 
-  it('writes the same transaction, follow-ups and message as V2', async () => {
+  it('writes the same transaction and block count as V2, upserts no customer and sends nothing to SQS', async () => {
     // Act
     const response = await postLegacy(orderBody({ affiliate_slug: 'Alice' }));
 
@@ -544,13 +604,13 @@ describe('POST /api/orders/create (legacy)', () => {
     const uuid = response.body.data.uuid as string;
     const items = transactItems();
     expect(items.map((item) => Object.keys(item)[0])).toEqual(['Put', 'Put']);
-    expect(items[0]?.Put?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, gsi2pk: 'OUTBOX', affiliate_slug: 'alice' });
+    expect(items[0]?.Put?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, affiliate_slug: 'alice', version: 1 });
+    expect(items[0]?.Put?.Item).not.toHaveProperty('gsi2pk');
     expect(items[1]?.Put?.Item).toEqual({ ...GUARD_KEY, type: 'order_no', order_uuid: uuid });
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
     expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
-    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
-    const message = JSON.parse(sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '');
-    expect(message).toEqual({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 });
+    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('answers 422 with data.errors when order_no is taken', async () => {
@@ -618,9 +678,9 @@ describe('POST /api/orders/create (legacy)', () => {
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('still answers 201 when the queue is down', async () => {
+  it('still answers 201 when the queue is down: the request path never calls it', async () => {
     // Prepare
-    sqsMock.on(SendMessageCommand).rejects(new Error('connect ECONNREFUSED'));
+    sqsMock.onAnyCommand().rejects(new Error('connect ECONNREFUSED'));
 
     // Act
     const response = await postLegacy(orderBody());
@@ -628,7 +688,7 @@ describe('POST /api/orders/create (legacy)', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(response.body.success).toBe(true);
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk' });
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('answers a failure that is not an ApiError with a generic legacy 500', async () => {

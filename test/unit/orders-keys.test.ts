@@ -11,7 +11,7 @@ import { listPartition, primaryListEntry, secondaryListEntry } from '#shared/db/
 import { merchantKey } from '#shared/db/entities/merchant';
 import { orderKey, orderUuidOf } from '#shared/db/entities/order';
 import { orderNoKey } from '#shared/db/entities/order-no';
-import { outboxEntry } from '#shared/db/entities/outbox';
+import { workEntry } from '#shared/db/entities/owed-work';
 import { segmentKey } from '#shared/db/entities/segment';
 import { tierKey } from '#shared/db/entities/tier';
 import { tokenKey, tokenRecord } from '#shared/db/entities/token';
@@ -142,9 +142,15 @@ describe('index keys', () => {
     expect(invite).toMatchObject({ gsi1pk: `M#${MERCHANT_ID}#invites#all`, gsi1sk: '000000000004' });
   });
 
-  it('mark a pending outbox entry on gsi2 by its acceptance time', () => {
-    expect(outboxEntry('OUTBOX', '2026-03-01T10:00:00.000Z')).toEqual({ gsi2pk: 'OUTBOX', gsi2sk: '2026-03-01T10:00:00.000Z' });
-    expect(outboxEntry('NOTIFY', '2026-03-01T10:00:00.000Z')).toEqual({ gsi2pk: 'NOTIFY', gsi2sk: '2026-03-01T10:00:00.000Z' });
+  it("put owed work on gsi2 in the item's own merchant's partition of its kind, by its due time (no key shared by merchants)", () => {
+    expect(workEntry({ pk: `M#${MERCHANT_ID}`, sk: 'INVITE#x' }, 'NOTIFY', '2026-03-01T10:00:00.000Z')).toEqual({
+      gsi2pk: `M#${MERCHANT_ID}#NOTIFY`,
+      gsi2sk: '2026-03-01T10:00:00.000Z',
+    });
+    expect(workEntry({ pk: `M#${MERCHANT_ID}#COUNTS`, sk: 'orders#all#00000000' }, 'RECOUNT', '2026-03-01T10:00:00.000Z')).toEqual({
+      gsi2pk: `M#${MERCHANT_ID}#RECOUNT`,
+      gsi2sk: '2026-03-01T10:00:00.000Z',
+    });
   });
 });
 
@@ -154,7 +160,7 @@ describe('reading keys back', () => {
   });
 
   it('merchantIdOf refuses a key that is not a merchant partition', () => {
-    expect(() => merchantIdOf('OUTBOX')).toThrow(/Not a merchant partition key/);
+    expect(() => merchantIdOf('TOKEN#0f1e2d3c')).toThrow(/Not a merchant partition key/);
   });
 
   it('orderUuidOf strips the sort-key prefix', () => {

@@ -117,8 +117,10 @@ describe('toOrderResponse', () => {
       pk: 'M#x',
       sk: 'ORDER#y',
       gsi1pk: 'M#x#ORDERS',
-      gsi2pk: 'OUTBOX',
       type: 'order',
+      version: 2,
+      history: true,
+      last_write_id: 'w-1',
     };
 
     // Act
@@ -145,9 +147,9 @@ describe('toOrderResponse', () => {
 describe('the order entity', () => {
   const order = () => buildOrder(input(), { seq: 8, uuid: '11111111-2222-4333-8444-555555555555' });
 
-  it('puts the order with its keys and list entry, on the condition that the uuid is new', () => {
+  it('puts the order with its keys and list entry (no gsi2 entry: it owes nothing), on the condition that the uuid is new', () => {
     // Act
-    const part = putOrderPart('m', order(), { queued: true });
+    const part = putOrderPart('m', order());
 
     // Assess
     expect(part).toEqual({
@@ -163,6 +165,11 @@ describe('the order entity', () => {
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     });
+    const item = 'Put' in part ? part.Put.Item : undefined;
+    expect(item).not.toHaveProperty('gsi2pk');
+    expect(item).not.toHaveProperty('gsi2sk');
+    expect(item).not.toHaveProperty('published_version');
+    expect(item).not.toHaveProperty('history');
   });
 
   it('puts the order_no guard naming its order, on the condition that the order_no is free; a refusal hands back the holder', () => {
@@ -175,15 +182,15 @@ describe('the order entity', () => {
     });
   });
 
-  it('marks the order pending in the outbox only when asked', () => {
+  it('marks an imported order as history (the change feed announces none), and a created one not', () => {
     // Act
-    const pending = orderRecord('m', order(), { queued: true });
-    const settled = orderRecord('m', order(), { queued: false });
+    const created = orderRecord('m', order(), { history: false });
+    const imported = orderRecord('m', order(), { history: true });
 
     // Assess
-    expect(pending).toMatchObject({ gsi2pk: 'OUTBOX', gsi2sk: NOW });
-    expect(settled).not.toHaveProperty('gsi2pk');
-    expect(settled).not.toHaveProperty('gsi2sk');
+    expect(created).not.toHaveProperty('history');
+    expect(imported).toMatchObject({ history: true });
+    expect(created).not.toHaveProperty('gsi2pk');
   });
 
   it('counts a committed order +1 in the `all` bucket of the orders list at its sequence number', () => {
@@ -195,17 +202,17 @@ describe('the order entity', () => {
     const built = order();
 
     // Act
-    const parsed = parseOrder(orderRecord('m', built, { queued: true }));
+    const parsed = parseOrder(orderRecord('m', built, { history: false }));
 
-    // Assess: a queued order has published none of its versions yet
-    expect(parsed).toEqual({ ...built, published_version: 0 });
+    // Assess
+    expect(parsed).toEqual(built);
     expect(parsed.seq).toBe(8);
-    expect(parseOrder(orderRecord('m', built, { queued: false })).published_version).toBe(1);
+    expect(parseOrder(orderRecord('m', built, { history: true })).history).toBe(true);
   });
 
   it('refuses a stored item without the order shape, naming the fields', () => {
     // Prepare
-    const { seq: _seq, ...withoutSeq } = orderRecord('m', order(), { queued: false });
+    const { seq: _seq, ...withoutSeq } = orderRecord('m', order(), { history: true });
 
     // Act
     const parse = () => parseOrder({ ...withoutSeq, total_shipping_value: '495' });

@@ -1,4 +1,3 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -18,12 +17,11 @@ beforeEach(() => {
 });
 
 describe('PATCH /api/v2/orders/{uuid}', () => {
-  it('replaces total_shipping_value with one conditional UpdateItem that bumps the version and writes the outbox entry, and answers 200 with the full order', async () => {
+  it('replaces total_shipping_value with one conditional UpdateItem that bumps the version (no gsi2 entry), and answers 200 with the full order', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({
-      Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', version: 2, published_version: 1 }),
+      Attributes: storedOrder({ total_shipping_value: 1250, updated_at: '2026-03-05T09:00:00.000Z', version: 2 }),
     });
-    sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 
     // Act
     const response = await patch({ total_shipping_value: 1250 });
@@ -42,32 +40,19 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
       TableName: 'unit-table',
       Key: ORDER_KEY,
       UpdateExpression:
-        'SET total_shipping_value = :value, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one), gsi2pk = :outboxKind, gsi2sk = if_not_exists(gsi2sk, :outboxSince)',
+        'SET total_shipping_value = :value, updated_at = :now, last_write_id = :writeId, version = if_not_exists(version, :one) + :one',
       ExpressionAttributeValues: {
         ':value': 1250,
         ':now': expect.any(String),
         ':writeId': expect.stringMatching(UUID),
         ':one': 1,
-        ':outboxKind': 'OUTBOX',
-        ':outboxSince': expect.any(String),
       },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    // The fast path: the version's event, then published_version = 2 and the entry removed.
-    expect(sqsMock).toHaveReceivedCommandExactlyOnceWith(SendMessageCommand, {
-      MessageBody: JSON.stringify({
-        type: 'order.shipping_updated',
-        merchant_id: MERCHANT_PK.slice(2),
-        order_uuid: ORDER_UUID,
-        version: 2,
-      }),
-    });
-    expect(ddbMock).toHaveReceivedNthCommandWith(UpdateCommand, 2, {
-      Key: ORDER_KEY,
-      UpdateExpression: 'SET published_version = :v REMOVE gsi2pk, gsi2sk',
-      ExpressionAttributeValues: { ':v': 2 },
-    });
+    // Nothing after the write: no published mark, nothing to SQS (the change feed announces the new version).
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
     const condition = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression;
     expect(condition).toContain('attribute_exists(pk)');
     expect(condition).toContain('attribute_not_exists(cancelled_at)');
@@ -75,6 +60,19 @@ describe('PATCH /api/v2/orders/{uuid}', () => {
     expect(condition).toContain('(attribute_not_exists(last_write_id) OR last_write_id <> :writeId)');
     // Read-free: the condition decides, no GetItem of the order first.
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY });
+  });
+
+  it('still answers 200 when SQS is down: the request path never calls it', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 1250, version: 2 }) });
+    sqsMock.onAnyCommand().rejects(new Error('connect ECONNREFUSED'));
+
+    // Act
+    const response = await patch({ total_shipping_value: 1250 });
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('accepts a shipping value of 0', async () => {

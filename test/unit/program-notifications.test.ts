@@ -33,7 +33,7 @@ const sesDown = Object.assign(new Error('Email address is not verified: bob@x.ex
 const SENT_UPDATE =
   'SET notified_at = :now REMOVE notification_pending_at, notification_failed_at, notification_error, notification_attempts, notification_parked_at, gsi2pk, gsi2sk';
 const RETRY_UPDATE =
-  'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :outboxKind, gsi2sk = :outboxSince REMOVE notification_parked_at';
+  'SET notification_failed_at = :now, notification_error = :error, notification_attempts = :attempts, gsi2pk = :workPartition, gsi2sk = :workSince REMOVE notification_parked_at';
 
 const updates = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 /** The UpdateItems that settle the owed e-mail of an item (sent or failed). */
@@ -75,9 +75,14 @@ describe('decline', () => {
     expect(updates()[0]).toMatchObject({
       Key: REQUEST_KEY,
       ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
-      ExpressionAttributeValues: { ':decision': 'declined', ':listPk': `${PK}#affiliate_requests#declined`, ':outboxKind': 'NOTIFY' },
+      // The owed e-mail is an entry in the merchant's own NOTIFY partition of gsi2.
+      ExpressionAttributeValues: {
+        ':decision': 'declined',
+        ':listPk': `${PK}#affiliate_requests#declined`,
+        ':workPartition': `${PK}#NOTIFY`,
+      },
     });
-    expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :owedAt, gsi2pk = :outboxKind, gsi2sk = :outboxSince');
+    expect(updates()[0]?.UpdateExpression).toContain('notification_pending_at = :owedAt, gsi2pk = :workPartition, gsi2sk = :workSince');
     expect(sesMock).toHaveReceivedCommandWith(SendEmailCommand, {
       Destination: { ToAddresses: ['bob@x.example'] },
       Source: 'affiliates@unit.test',
@@ -376,7 +381,8 @@ describe('invite', () => {
         sk: `INVITE#${invite.uuid}`,
         gsi1pk: `${PK}#invites#all`,
         gsi1sk: '000000000007',
-        gsi2pk: 'NOTIFY',
+        gsi2pk: `${PK}#NOTIFY`,
+        gsi2sk: invite.notification_pending_at,
         seq: 7,
         email: 'new@x.example',
       },
@@ -398,7 +404,7 @@ describe('invite', () => {
     expect(sesMock).toHaveReceivedCommandTimes(SendEmailCommand, 1);
   });
 
-  it('leaves the e-mail owed for the relay when a follow-up write failed (the relay redoes the follow-ups first)', async () => {
+  it('leaves the e-mail owed for its follow-up when a write after the commit failed (the follow-up redoes those writes first)', async () => {
     // Prepare
     ddbMock.on(UpdateCommand, { Key: { pk: `${PK}#INVITE_EMAILS`, sk: '00000000' } }).rejects(new Error('projection write failed'));
 
@@ -408,7 +414,8 @@ describe('invite', () => {
     // Assess
     expect(invite.email).toBe('new@x.example');
     expect(sesMock).toHaveReceivedCommandTimes(SendEmailCommand, 0);
-    expect(transactItems()[0]?.Put).toMatchObject({ Item: { gsi2pk: 'NOTIFY' } });
+    expect(transactItems()[0]?.Put).toMatchObject({ Item: { gsi2pk: `${PK}#NOTIFY`, notification_pending_at: invite.created_at } });
+    expect(settlements({ pk: PK, sk: `INVITE#${invite.uuid}` })).toEqual([]);
   });
 
   it('answers 422 naming every failing field, and takes no sequence number, when the address is invited and the sender unknown', async () => {

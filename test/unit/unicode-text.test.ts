@@ -16,7 +16,7 @@ import { orderBody, stubAuth, TOKENS } from './support/fixtures';
 
 /**
  * JSON may carry a lone surrogate ("\ud800"): a string no UTF-8 encoder takes, so it failed later
- * (SES on every relay run). Every text field of every body, query and path is
+ * (SES on every retry of its e-mail). Every text field of every body, query and path is
  * checked at the door instead.
  */
 const LONE_SURROGATES = ['\ud800', 'abc\udfff', '\udc00\ud800'];

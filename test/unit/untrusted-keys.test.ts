@@ -1,4 +1,3 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
@@ -11,7 +10,7 @@ import { handler as updateOrder } from '#functions/orders/update';
 import { orderUpdateBody } from '#shared/schemas/order';
 import { laravelErrors } from '#shared/validation/messages';
 import { apiEvent, expectV2Error, invoke } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { ddbMock, resetAwsMocks } from './support/aws';
 import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrderCreate, TOKENS } from './support/fixtures';
 
 /**
@@ -31,7 +30,6 @@ beforeEach(() => {
   stubOrderCreate();
   ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 5 }) });
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
 });
 
 describe('PATCH /api/v2/orders/{uuid} with a prototype-named key', () => {

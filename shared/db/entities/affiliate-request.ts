@@ -112,9 +112,10 @@ export const affiliateRequestList = (merchantId: string, statuses: readonly Affi
  */
 /** The decision, stamped with the deciding request's write id (a retry recognises its own applied decision). */
 const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
-  const owed = owedNotificationUpdate(now);
+  const key = affiliateRequestKey(merchantId, uuid);
+  const owed = owedNotificationUpdate(key, now);
   return {
-    Key: affiliateRequestKey(merchantId, uuid),
+    Key: key,
     UpdateExpression: `SET #status = :decision, decided_at = :now, updated_at = :now, #listPk = :listPk, last_write_id = :writeId, ${owed.set}`,
     ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
     ExpressionAttributeNames: { '#status': 'status', '#listPk': GSI1.partitionKey },

@@ -4,10 +4,10 @@ import * as z from 'zod/mini';
 import { countQueryItems, queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
+import { type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
 import { BLOCK_SIZE, blockCountKey, countsPartition, type ListName, parseBlockCountSk, readSequences } from './counter';
 import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
-import { OUTBOX_REMOVE, outboxPage } from './outbox';
+import { WORK_REMOVE, workPage } from './owed-work';
 
 /**
  * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
@@ -65,7 +65,7 @@ export const recountBlock = async (
         new UpdateCommand({
           TableName: db.table,
           Key: key,
-          UpdateExpression: `SET n = :after, #type = :type REMOVE marked_at, ${OUTBOX_REMOVE}`,
+          UpdateExpression: `SET n = :after, #type = :type REMOVE marked_at, ${WORK_REMOVE}`,
           ConditionExpression: [
             before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
             state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
@@ -87,20 +87,29 @@ export const recountBlock = async (
   return undefined;
 };
 
+/** Recounts the block whose count item has `key` (a RECOUNT follow-up of the change feed). */
+export const recountMarkedBlock = (db: TableRef, key: Key): Promise<Recount | undefined> => {
+  const { list, bucket, block } = parseBlockCountSk(key.sk);
+  return recountBlock(db, merchantIdOf(key.pk), list, bucket, block);
+};
+
 /**
- * Recounts every block marked RECOUNT at least `olderThanSeconds` ago (the list index is
- * eventually consistent: a mark that old is past any write still on its way to the index), across
- * merchants, oldest first; one page of `limit` marks per call of the index, at most `maxPages`.
+ * Recounts every block of one merchant marked RECOUNT at least `olderThanSeconds` ago (the list
+ * index is eventually consistent: a mark that old is past any write still on its way to the
+ * index), oldest first; one page of `limit` marks per Query, at most `maxPages`. The change feed
+ * does this mark by mark; operator tools and the bench use it to drain a merchant's marks at once.
  */
-export const repairMarkedCounts = async (db: TableRef, { olderThanSeconds = 60, limit = 25, maxPages = 20 } = {}): Promise<Recount[]> => {
+export const repairMarkedCounts = async (
+  db: TableRef,
+  merchantId: string,
+  { olderThanSeconds = 60, limit = 25, maxPages = 20 } = {},
+): Promise<Recount[]> => {
   const done: Recount[] = [];
   let startKey: Record<string, unknown> | undefined;
   for (let page = 0; page < maxPages; page++) {
-    const { keys, next } = await outboxPage(db, 'RECOUNT', olderThanSeconds, limit, startKey);
+    const { keys, next } = await workPage(db, merchantId, 'RECOUNT', olderThanSeconds, limit, startKey);
     for (const key of keys) {
-      const merchantId = merchantIdOf(key.pk);
-      const { list, bucket, block } = parseBlockCountSk(key.sk);
-      const result = await recountBlock(db, merchantId, list, bucket, block);
+      const result = await recountMarkedBlock(db, key);
       if (result) done.push(result);
     }
     if (!next) break;

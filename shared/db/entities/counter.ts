@@ -4,7 +4,7 @@ import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, parseStored } from './base';
-import { OUTBOX_SET_KEEPING_SINCE, outboxSetValues } from './outbox';
+import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
 /**
  * Counters of a merchant's lists, all kept with atomic `ADD` (which never conflicts and never
@@ -120,7 +120,7 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
 /**
  * Marks for an exact recount every block the given changes touch, without applying them: for a
  * write that committed while it is unknown whether its count changes were applied (a retry that
- * finds its own applied write, a relay that finishes a request that stopped after its commit).
+ * finds its own applied write, a follow-up that finishes a request that stopped after its commit).
  */
 export const markCountsForRecount = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   const keys = new Map<string, Key>();
@@ -140,8 +140,8 @@ export class CountNotKept extends Error {
 }
 
 /**
- * Puts a RECOUNT entry (gsi2, see outbox.ts) on a block's count item: the count-repair worker
- * recounts it from the list index. One UpdateItem that never conflicts; the entry keeps its first
+ * Puts a RECOUNT entry (owed-work.ts) on a block's count item: the change feed schedules its
+ * recount from the list index (count-repair.ts). One UpdateItem that never conflicts; the entry keeps its first
  * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
  */
 export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow()) =>
@@ -149,9 +149,9 @@ export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow(
     new UpdateCommand({
       TableName: table,
       Key: key,
-      UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${OUTBOX_SET_KEEPING_SINCE}`,
+      UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
       ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...outboxSetValues('RECOUNT', now) },
+      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
     }),
   );
 

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { OUTBOX_SET, outboxEntry, outboxSetValues } from './outbox';
+import type { Key } from './base';
+import { WORK_SET, workEntry, workSetValues } from './owed-work';
 
 /**
  * The e-mail an item owes its recipient (invitation, accept/decline notice), kept on the item that
@@ -12,11 +13,11 @@ export const notificationState = {
   notified_at: z.optional(z.string()),
 };
 
-/** What an item that owes an e-mail carries: the marker and its NOTIFY outbox entry. */
-export const owedNotification = (now: string) => ({ notification_pending_at: now, ...outboxEntry('NOTIFY', now) });
+/** What the item of `key` carries when it owes an e-mail: the marker and its NOTIFY entry (owed-work.ts). */
+export const owedNotification = (key: Key, now: string) => ({ notification_pending_at: now, ...workEntry(key, 'NOTIFY', now) });
 
 /** The same, as update-expression parts (for an item that changes state by UpdateItem). */
-export const owedNotificationUpdate = (now: string) => ({
-  set: `notification_pending_at = :owedAt, ${OUTBOX_SET}`,
-  values: { ':owedAt': now, ...outboxSetValues('NOTIFY', now) },
+export const owedNotificationUpdate = (key: Key, now: string) => ({
+  set: `notification_pending_at = :owedAt, ${WORK_SET}`,
+  values: { ':owedAt': now, ...workSetValues(key, 'NOTIFY', now) },
 });

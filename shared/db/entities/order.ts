@@ -11,7 +11,6 @@ import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
-import { OUTBOX_REMOVE, OUTBOX_SET_KEEPING_SINCE, outboxEntry, outboxSetValues } from './outbox';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
 const SK_PREFIX = 'ORDER#';
@@ -43,8 +42,8 @@ const orderSchema = z.object({
   payment_id: z.optional(z.string()),
   /** Incremented by every change (create = 1); absent on orders stored before versions: 1. */
   version: z.optional(z.number()),
-  /** The highest version whose event the orders queue has; the outbox entry exists while it is below `version`. */
-  published_version: z.optional(z.number()),
+  /** Imported history (the seed): its creation is not a change anyone reacts to (the change feed skips it). */
+  history: z.optional(z.boolean()),
   /** The write id of the request that wrote the order last (shared/request-identity.ts). */
   last_write_id: z.optional(z.string()),
 });
@@ -84,22 +83,21 @@ export const buildOrder = (
   };
 };
 
-/**
- * The stored item: keys, list entry, and (for an order still to be queued) its outbox entry with
- * nothing published yet; an order that is not queued (seeded history) has published its version.
- */
-export const orderRecord = (merchantId: string, order: OrderItem, options: { queued: boolean }) => ({
+/** The stored item: keys, list entry, the order; `history` for an imported order (the seed), which announces nothing. */
+export const orderRecord = (merchantId: string, order: OrderItem, options: { history: boolean }) => ({
   ...orderKey(merchantId, order.uuid),
   ...primaryListEntry(merchantId, 'orders', ALL_BUCKET, order.seq),
-  ...(options.queued ? outboxEntry('OUTBOX', order.created_at) : {}),
   type: 'order',
   ...order,
-  published_version: options.queued ? 0 : (order.version ?? 1),
+  ...(options.history ? { history: true } : {}),
 });
 
+/** Whether a stored item is an order (a change-feed image of any item). */
+export const isOrderItem = (item: Record<string, unknown>): boolean => item.type === 'order';
+
 /** The order's part of its create transaction; refused only when an order of this uuid exists (a retry's own). */
-export const putOrderPart = (merchantId: string, order: OrderItem, options: { queued: boolean }): TransactPart => ({
-  Put: { Item: orderRecord(merchantId, order, options), ConditionExpression: 'attribute_not_exists(pk)' },
+export const putOrderPart = (merchantId: string, order: OrderItem): TransactPart => ({
+  Put: { Item: orderRecord(merchantId, order, { history: false }), ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
 /** What a committed create adds to the list counts. */
@@ -140,15 +138,14 @@ export class OrderUpdateRefused extends Error {
 }
 
 /**
- * Every change adds 1 to the version and owes its event: the same UpdateItem puts the order on
- * the outbox (an entry already there keeps its older time, so the relay's age counts from the
- * oldest unpublished version). An order stored before versions counts as version 1, published.
+ * Every change adds 1 to the version: the table's stream carries the new version to the change
+ * feed, which announces it. An order stored before versions counts as version 1.
  */
-const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one, published_version = if_not_exists(published_version, :one)';
+const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
 
 /**
- * One conditional UpdateItem on an existing order, which also bumps its version, writes its
- * outbox entry (see VERSION_BUMP) and stamps the request's write id; returns the order as updated.
+ * One conditional UpdateItem on an existing order, which also bumps its version (see
+ * VERSION_BUMP) and stamps the request's write id; returns the order as updated.
  * A write id the order already carries is refused, so a retry of an applied change (its answer
  * lost) never applies it twice. When the condition fails, the item as it was (ALL_OLD) comes back
  * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed
@@ -166,9 +163,9 @@ export const updateOrder = async (
       new UpdateCommand({
         TableName: table,
         Key: orderKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}, ${OUTBOX_SET_KEEPING_SINCE}`,
+        UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
         ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
-        ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1, ...outboxSetValues('OUTBOX', isoNow()) },
+        ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -178,63 +175,5 @@ export const updateOrder = async (
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     // The document client does not unmarshall exceptions: the old item arrives in wire format.
     throw new OrderUpdateRefused(error.Item ? parseOrder(unmarshall(error.Item)) : undefined);
-  }
-};
-
-/** What marking an order's events as published did (see markOrderPublished). */
-export type PublishMark = 'cleared' | 'advanced' | 'unchanged';
-
-/** Only upward: the order exists and has published less than (or, for the full clear, exactly) :v. */
-const PUBLISHED_BELOW = 'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version < :v)';
-const PUBLISHED_AT_MOST = 'attribute_exists(pk) AND (attribute_not_exists(published_version) OR published_version <= :v)';
-
-/**
- * Records that the queue has every event up to `version`, only upward: when `version` is the
- * order's current one, published_version is set and the outbox entry removed in one conditional
- * UpdateItem; when the order changed meanwhile, only published_version moves up (its entry stays
- * for the newer versions). Anything else (already published further) changes nothing.
- */
-export const markOrderPublished = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  uuid: string,
-  version: number,
-  abortSignal?: AbortSignal,
-): Promise<PublishMark> => {
-  const key = orderKey(merchantId, uuid);
-  const current = version === 1 ? '(attribute_not_exists(version) OR version = :v)' : 'version = :v';
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: `SET published_version = :v REMOVE ${OUTBOX_REMOVE}`,
-        ConditionExpression: `${PUBLISHED_AT_MOST} AND ${current}`,
-        ExpressionAttributeValues: { ':v': version },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-      { abortSignal },
-    );
-    return 'cleared';
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const old = error.Item ? parseOrder(unmarshall(error.Item)) : undefined;
-    if (!old || (old.version ?? 1) <= version || (old.published_version ?? 0) >= version) return 'unchanged';
-  }
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET published_version = :v',
-        ConditionExpression: PUBLISHED_BELOW,
-        ExpressionAttributeValues: { ':v': version },
-      }),
-      { abortSignal },
-    );
-    return 'advanced';
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return 'unchanged';
-    throw error;
   }
 };

@@ -138,7 +138,7 @@ export const storedAffiliate = (overrides: Record<string, unknown> = {}) => {
 /**
  * Stubs what an order create reads and writes besides authentication: the affiliate `alice`
  * (active unless given), the order counter (its ADD hands back `seq`), and success for every
- * other UpdateItem (block count, customer, outbox entry) and the transaction.
+ * other UpdateItem (block count, recount mark) and the transaction.
  */
 export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
   ddbMock

@@ -1,0 +1,67 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { functionTable } from '#shared/db/client';
+import { recountMarkedBlock } from '#shared/db/entities/count-repair';
+import { asError } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { relayOwedNotification } from '#shared/mail/relay';
+import { type FollowUp, parseFollowUp, sendFollowUps } from '#shared/queue/follow-ups';
+
+/** A follow-up whose work cannot be done now: SQS redelivers it (and parks it after 5 receives). */
+class NotDoneYet extends Error {
+  override name = 'NotDoneYet';
+}
+
+/**
+ * One follow-up, if its work is still owed:
+ * - an owed e-mail is sent and settled (shared/mail/relay.ts); one due later than SQS could delay
+ *   the message is scheduled again; one settled, parked or rescheduled since is left alone;
+ * - a block marked for recount is recounted from its list index (count-repair.ts), unless it
+ *   keeps changing under the recount, which is then tried again.
+ */
+const followUp = async (work: FollowUp): Promise<string> => {
+  if (work.kind === 'recount') {
+    const recount = await recountMarkedBlock(functionTable, work.key);
+    if (!recount) throw new NotDoneYet('the block kept changing under its recount');
+    return `recounted ${recount.before} -> ${recount.after}`;
+  }
+  const outcome = await relayOwedNotification(work.key);
+  if (outcome === 'skipped') throw new NotDoneYet('the owed e-mail could not be read');
+  if (outcome === 'early' && Date.parse(work.due) > Date.now()) {
+    const [sent] = await sendFollowUps([work], 0);
+    if (!sent) throw new NotDoneYet('the follow-up of an e-mail due later could not be scheduled again');
+  }
+  return outcome;
+};
+
+const processRecord = async (record: SQSRecord) => {
+  const work = parseFollowUp(record.body);
+  // Not a follow-up: nothing can ever do it; logged, acknowledged.
+  if (!work) return logger.error('Not a follow-up message: dropped', { message_id: record.messageId });
+  const outcome = await followUp(work);
+  logger.info('Follow-up done', { kind: work.kind, sk: work.key.sk, outcome });
+};
+
+/**
+ * The follow-ups worker, on the follow-ups queue (SQS event source with ReportBatchItemFailures in
+ * AWS, local/sqs-poller.ts in `npm start`). The change feed puts a follow-up there, delayed until
+ * due, for every write that sets or moves an item's owed work; each is done on its own, and one
+ * that fails is redelivered by SQS and, after 5 receives, parked on the parked queue (alarmed).
+ */
+export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .handler(async (event) => {
+    const results = await Promise.allSettled(event.Records.map(processRecord));
+    const failed = event.Records.filter((record, index) => {
+      const result = results[index];
+      if (result?.status !== 'rejected') return false;
+      logger.warn('Follow-up not done; SQS will redeliver it', {
+        message_id: record.messageId,
+        receive_count: record.attributes?.ApproximateReceiveCount,
+        error: { name: asError(result.reason).name, message: asError(result.reason).message },
+      });
+      return true;
+    });
+    return { batchItemFailures: failed.map((record) => ({ itemIdentifier: record.messageId })) };
+  });

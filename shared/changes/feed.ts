@@ -1,0 +1,71 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import { isOrderItem, parseOrder } from '#shared/db/entities/order';
+import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
+import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
+import type { FollowUp } from '#shared/queue/follow-ups';
+
+/**
+ * The change feed: what the rest of the service does in reaction to a write, derived from the
+ * table's stream (one record per write, with the item before and after it, in order per item).
+ * Pure: `reactionsTo` reads one record; functions/changes/feed.ts carries the reactions out. Each
+ * reaction is idempotent, because the stream is read at least once (a batch that fails is read
+ * again from its first failed record):
+ * - `orderEvent`: a new version of an order (created, shipping changed, cancelled): its event on
+ *   the orders queue (the commission consumer applies each version once; webhooks read the same
+ *   events). An imported order (`history`, the seed) announces nothing on creation.
+ * - `customer`: a new order names a customer: the customer's upsert (if_not_exists, idempotent),
+ *   off the request path since every order of one customer writes that item.
+ * - `followUp`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
+ *   count marked for recount): a follow-up on the delayed follow-ups queue, for when it is due.
+ */
+export type Reactions = {
+  orderEvent?: OrderEventMessage;
+  customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
+  followUp?: FollowUp;
+};
+
+type Image = Record<string, unknown>;
+
+/** Lambda's stream images are DynamoDB JSON, the same wire format the SDK unmarshalls. */
+const imageOf = (image: unknown): Image | undefined =>
+  image === undefined ? undefined : unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: false });
+
+const keyOf = (item: Image): Key => ({ pk: String(item.pk), sk: String(item.sk) });
+
+const orderReactions = (before: Image | undefined, after: Image): Reactions => {
+  const order = parseOrder(after);
+  const merchantId = merchantIdOf(keyOf(after).pk);
+  const created = before === undefined;
+  if (created && order.history) return {};
+  const reactions: Reactions = {};
+  if (created || versionOf(order) > versionOf(parseOrder(before))) reactions.orderEvent = orderEventMessage(merchantId, order);
+  if (created && order.customer) reactions.customer = { merchantId, customer: order.customer, at: order.created_at };
+  return reactions;
+};
+
+const followUpOf = (before: Image | undefined, after: Image): FollowUp | undefined => {
+  const kind = workKindOf(after);
+  const due = workDueOf(after);
+  if (due === undefined) return undefined;
+  if (kind === 'NOTIFY') {
+    const moved = before === undefined || workKindOf(before) !== 'NOTIFY' || workDueOf(before) !== due;
+    return moved ? { kind: 'notify', key: keyOf(after), due } : undefined;
+  }
+  if (kind === 'RECOUNT' && typeof after.marked_at === 'string' && after.marked_at !== before?.marked_at) {
+    return { kind: 'recount', key: keyOf(after), due: after.marked_at };
+  }
+  return undefined;
+};
+
+/** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
+export const reactionsTo = (record: DynamoDBRecord): Reactions => {
+  const after = imageOf(record.dynamodb?.NewImage);
+  if (record.eventName === 'REMOVE' || after === undefined) return {};
+  const before = imageOf(record.dynamodb?.OldImage);
+  const reactions = isOrderItem(after) ? orderReactions(before, after) : {};
+  const followUp = followUpOf(before, after);
+  return followUp ? { ...reactions, followUp } : reactions;
+};

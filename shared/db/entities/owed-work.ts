@@ -1,0 +1,88 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { GSI2, type TableRef } from '#shared/db/table-def';
+import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
+
+/**
+ * Owed work: a sparse entry on gsi2 of the item that owes it, written in the same write as the
+ * change that owes it and removed once the work is done. The index partition is the merchant's
+ * own (`M#<merchant>#<kind>`), so no key is shared by merchants; the sort key is when the work is
+ * due. Nothing polls these partitions: the change feed (shared/changes) sees the write that sets
+ * an entry and schedules its follow-up; operator tools and the soak read them per merchant.
+ * - `NOTIFY`: an invite or affiliate request whose e-mail has not gone out (due: its next try);
+ * - `PARKED`: such an e-mail that failed too often: nothing retries it,
+ *   `npm run admin -- resend-notifications` finds it here;
+ * - `RECOUNT`: a list's block count that may be off (its `ADD` failed or was retried): the
+ *   follow-up recounts the block from the list index (count-repair.ts).
+ * Only this module spells the gsi2 attributes.
+ */
+export type WorkKind = 'NOTIFY' | 'PARKED' | 'RECOUNT';
+
+export const workPartition = (merchantId: string, kind: WorkKind) => `${merchantPk(merchantId)}#${kind}`;
+
+/** The entry of an item of `key`'s merchant. */
+export const workEntry = (key: Key, kind: WorkKind, since: string) => ({
+  [GSI2.partitionKey]: workPartition(merchantIdOf(key.pk), kind),
+  [GSI2.sortKey]: since,
+});
+
+/** Update-expression parts that set (with the values of workSetValues) or remove an item's entry. */
+export const WORK_SET = `${GSI2.partitionKey} = :workPartition, ${GSI2.sortKey} = :workSince`;
+export const workSetValues = (key: Key, kind: WorkKind, since: string) => ({
+  ':workPartition': workPartition(merchantIdOf(key.pk), kind),
+  ':workSince': since,
+});
+/** Like WORK_SET, but an entry already there keeps its (older) time. */
+export const WORK_SET_KEEPING_SINCE = `${GSI2.partitionKey} = :workPartition, ${GSI2.sortKey} = if_not_exists(${GSI2.sortKey}, :workSince)`;
+export const WORK_REMOVE = `${GSI2.partitionKey}, ${GSI2.sortKey}`;
+
+/** The kind of owed work an item's entry names, from its stored attributes (a change-feed image). */
+export const workKindOf = (item: Record<string, unknown>): WorkKind | undefined => {
+  const partition = item[GSI2.partitionKey];
+  if (typeof partition !== 'string') return undefined;
+  const kind = partition.slice(partition.lastIndexOf('#') + 1);
+  return kind === 'NOTIFY' || kind === 'PARKED' || kind === 'RECOUNT' ? kind : undefined;
+};
+
+/** When an item's owed work is due, from its stored attributes. */
+export const workDueOf = (item: Record<string, unknown>): string | undefined => {
+  const due = item[GSI2.sortKey];
+  return typeof due === 'string' ? due : undefined;
+};
+
+const entryKey = z.object({ pk: z.string(), sk: z.string() });
+
+/**
+ * One page of the keys of a merchant's items with an entry of `kind` due at least
+ * `olderThanSeconds` ago, oldest first, continuing after `startKey`. One Query on the sparse index.
+ */
+export const workPage = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  kind: WorkKind,
+  olderThanSeconds: number,
+  limit: number,
+  startKey?: Record<string, unknown>,
+): Promise<{ keys: Key[]; next: Record<string, unknown> | undefined }> => {
+  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
+  const { Items = [], LastEvaluatedKey } = await ddb.send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: GSI2.indexName,
+      KeyConditionExpression: `${GSI2.partitionKey} = :pk AND ${GSI2.sortKey} <= :cutoff`,
+      ExpressionAttributeValues: { ':pk': workPartition(merchantId, kind), ':cutoff': cutoff },
+      Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    }),
+  );
+  return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
+};
+
+/** The first `limit` keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago. */
+export const workEntries = async (
+  db: TableRef,
+  merchantId: string,
+  kind: WorkKind,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<Key[]> => (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;

@@ -1,0 +1,42 @@
+import type { Key } from '#shared/db/entities/base';
+import { requireQueueUrl } from './client';
+import { sendMessages } from './send-batch';
+
+/** The stage's follow-ups queue (delayed owed work). Read at init: fail fast. */
+const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
+
+/**
+ * A follow-up: owed work on one item, looked at when it is due. The change feed schedules one for
+ * every write that sets or moves an item's owed-work entry (owed-work.ts); the follow-ups worker
+ * does the work if it is still owed then.
+ * - `notify`: an owed e-mail (invite, affiliate request);
+ * - `recount`: a list block's count marked for an exact recount.
+ */
+export type FollowUp = { kind: 'notify' | 'recount'; key: Key; due: string };
+
+/** SQS delays a message by at most 15 minutes; a later follow-up is re-sent when it arrives early. */
+export const MAX_DELAY_SECONDS = 900;
+
+/** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
+export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(minDelaySeconds, Math.ceil((Date.parse(due) - now) / 1000)));
+
+/** Sends follow-ups, each delayed until it is due (at least `minDelaySeconds`); returns for each whether SQS took it. */
+export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: number): Promise<boolean[]> =>
+  sendMessages(
+    FOLLOW_UPS_QUEUE_URL,
+    followUps.map((followUp) => ({ body: JSON.stringify(followUp), delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds) })),
+  );
+
+/** The follow-up a message carries, or undefined when the body is not one. */
+export const parseFollowUp = (body: string): FollowUp | undefined => {
+  try {
+    const value = JSON.parse(body) as Partial<FollowUp> | null;
+    if (value?.kind !== 'notify' && value?.kind !== 'recount') return undefined;
+    const { key, due } = value;
+    if (typeof key?.pk !== 'string' || typeof key.sk !== 'string' || typeof due !== 'string') return undefined;
+    return { kind: value.kind, key: { pk: key.pk, sk: key.sk }, due };
+  } catch {
+    return undefined;
+  }
+};
