@@ -1,0 +1,653 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import {
+  type _Record,
+  type AttributeValue,
+  DescribeStreamCommand,
+  type DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type Shard,
+} from '@aws-sdk/client-dynamodb-streams';
+import type {
+  Context,
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  AttributeValue as LambdaAttributeValue,
+  StreamRecord,
+} from 'aws-lambda';
+import { asError } from '#shared/errors';
+import { lambdaContext } from './apigw';
+import { invokeScoped } from './invocation-scope';
+
+/**
+ * Local stand-in for Lambda's DynamoDB Streams event source mapping, as local/sqs-poller.ts is for
+ * the SQS one: reads a table's stream (DynamoDB Local serves the DynamoDB Streams API on its own
+ * endpoint), hands each batch to the same handler as a DynamoDBStreamEvent, and keeps the
+ * mapping's checkpoint, retries, bisection and on-failure destination.
+ *
+ * ```ts
+ * const poller = createStreamPoller({
+ *   client: new DynamoDBStreamsClient({ endpoint }),
+ *   streamArn,                                   // DescribeTable's LatestStreamArn
+ *   handler,                                     // the function's own handler
+ *   functionName: 'stream-consumer',
+ *   batchSize: 100, maxRetryAttempts: 10, bisectOnError: true,
+ *   onBatchDiscarded: (record) => sendToQueue(JSON.stringify(record)),   // the on-failure destination
+ *   checkpoints: fileCheckpoints('.local/<data dir>/stream-consumer.checkpoints.json'),
+ * });
+ * poller.start();  // ...  await poller.stop();
+ * ```
+ * `pollOnce()` runs one round (what start() repeats), for tests. Calls are serialized: a pollOnce
+ * during start() waits for the round in progress. The poller reads one stream ARN: a table whose
+ * stream is disabled and enabled again has a new one (its old shards close), so make a new poller.
+ *
+ * What the event source mapping does, and this does too (Lambda Developer Guide, "Using AWS Lambda
+ * with Amazon DynamoDB" with-ddb.html, "Configuring partial batch response" services-ddb-batchfailurereporting.html,
+ * "Retain discarded records" services-dynamodb-errors.html, "Lambda parameters for DynamoDB event
+ * source mappings" services-ddb-params.html; DynamoDB Developer Guide Streams.html; DynamoDB Streams API reference):
+ * - Shards. Every shard is read in order, one batch at a time, shards side by side; a child shard
+ *   (DescribeStream's ParentShardId) is read only once its parent is read to its end ("an
+ *   application must always process a parent shard before it processes a child shard"). A GetRecords
+ *   without NextShardIterator ends a shard (closed, all read); the shard list is read again then, and
+ *   every 10 s, to find new shards. A parent no longer listed (past the 24-hour retention) holds nothing back.
+ * - Polling. Each shard is polled every `pollIntervalMs` (Lambda: "a base rate of 4 times per
+ *   second"), at once again after a batch that moved the checkpoint. A batch is what one GetRecords
+ *   returns, up to `batchSize` (BatchSize, default 100; GetRecords returns at most 1,000 records)
+ *   and no batching window (MaximumBatchingWindowInSeconds 0, the default).
+ * - Records have Lambda's shape: eventID, eventName, eventVersion ('1.1' from the stream),
+ *   eventSource 'aws:dynamodb', awsRegion, eventSourceARN (the stream ARN), and `dynamodb` with
+ *   ApproximateCreationDateTime in epoch seconds (StreamRecord: "rounded down to the closest second"),
+ *   Keys / NewImage / OldImage in DynamoDB JSON ({ S: ... }, binary as base64 strings, as in
+ *   Lambda's JSON), SequenceNumber, SizeBytes, StreamViewType; userIdentity for a TTL delete.
+ * - Success. "Lambda checkpoints to the highest sequence number of a batch only when the batch is
+ *   a complete success": a handler that returns nothing, null, {}, or an empty or null
+ *   batchItemFailures.
+ * - Function error. A handler that throws fails the whole batch, and so does a batchItemFailures
+ *   entry whose itemIdentifier is empty, null or misspelled ("Lambda treats a batch as a complete
+ *   failure" for those); here also one that is no sequence number of the batch, as sqs-poller does
+ *   with a message id that is not in its batch (the guide does not say what Lambda does with it).
+ * - Partial failure (ReportBatchItemFailures). "If the batchItemFailures array contains multiple
+ *   items, Lambda uses the record with the lowest sequence number as the checkpoint. Lambda then
+ *   retries all records starting from that checkpoint": the records before the lowest reported one
+ *   are checkpointed, the rest is retried. Without bisection, that retry counts toward the retry
+ *   attempts (the same batch sent again, from the checkpoint); with `reportBatchItemFailures: false`
+ *   the response is ignored, as Lambda does when FunctionResponseTypes lacks it.
+ * - Bisection (BisectBatchOnFunctionError). "If your invocation fails and BisectBatchOnFunctionError
+ *   is turned on, the batch is bisected regardless of your ReportBatchItemFailures setting", and
+ *   "Splitting a batch does not count towards the retry quota": a failed batch of two records or
+ *   more is split in two halves, the first half is invoked, then the second; each half is a new
+ *   batch (no retry counted) and may be split again, down to single records, which are retried.
+ *   "When a partial batch success response is received and both BisectBatchOnFunctionError and
+ *   ReportBatchItemFailures are turned on, the batch is bisected at the returned sequence number and
+ *   Lambda retries only the remaining records": the remaining records are a new batch too, so a bad
+ *   record ends up alone and is the only one given up.
+ * - Retries (MaximumRetryAttempts; `maxRetryAttempts`, default 10 here, -1 for Lambda's own default:
+ *   until the records expire). Retries are counted per batch, i.e. per set of records sent again.
+ *   The retried batch holds the same records (it is not refilled with newer ones).
+ * - Giving up. After its last retry, a batch is handed to `onBatchDiscarded` as the record Lambda
+ *   sends an on-failure destination (the "Example invocation record" of services-dynamodb-errors:
+ *   requestContext { requestId, functionArn, condition 'RetryAttemptsExhausted', approximateInvokeCount },
+ *   responseContext { statusCode 200, executedVersion '$LATEST', functionError 'Unhandled' when it threw },
+ *   version '1.0', timestamp, DDBStreamBatchInfo { shardId, start/endSequenceNumber,
+ *   approximateArrivalOfFirst/LastRecord, batchSize, streamArn }), then the checkpoint moves past it
+ *   and "Lambda discards the records and continues processing batches from the stream". The records
+ *   stay readable in the stream, the destination has their place. If onBatchDiscarded throws, the
+ *   checkpoint stays and the record is handed over again on the next poll (nothing skipped silently).
+ * - Iterators. A shard iterator expires 15 minutes after GetShardIterator (ExpiredIteratorException):
+ *   it is opened again AFTER_SEQUENCE_NUMBER of the last record read. A restart resumes
+ *   AFTER_SEQUENCE_NUMBER of the shard's checkpoint (`checkpoints`), or at TRIM_HORIZON without one;
+ *   records past the retention (TrimmedDataAccessException) are skipped to TRIM_HORIZON, with onError.
+ *
+ * Not reproduced: MaximumRecordAgeInSeconds (no RecordAgeExceeded), ParallelizationFactor (always
+ * 1), filters, tumbling windows, StartingPosition LATEST (always TRIM_HORIZON without a checkpoint),
+ * and the consolidation of several given-up batches into one destination record that AWS may do
+ * with bisection (CloudFormation's BisectBatchOnFunctionError note: "The BatchSize could be greater
+ * than 1"): here every given-up batch is its own record.
+ *
+ * DynamoDB Local, seen against DynamoDB Streams: awsRegion and the ARNs say `ddblocal` (the records
+ * get `region` instead, as Lambda gives the table's region); ApproximateCreationDateTime is rounded
+ * down to the minute, not the second; a table's stream has one shard, open until the stream is
+ * disabled (no rollover seen in short runs; DynamoDB Streams splits and rolls shards over, hence the
+ * lineage handling); iterators do expire after 15 minutes (ExpiredIteratorException, checked with an
+ * iterator stamped 16 minutes back); GetShardIterator with a sequence number that is not in the
+ * shard fails with InternalFailure (HTTP 500), not a ValidationException.
+ */
+
+/** The function's handler: it may return a partial batch response, or nothing (a complete success). */
+export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
+
+/** Where each shard's processing stands: the last sequence number done with (processed or given up). */
+export type Checkpoints = {
+  get: (shardId: string) => Promise<string | undefined>;
+  set: (shardId: string, sequenceNumber: string) => Promise<void>;
+};
+
+/** What Lambda sends the on-failure destination of a DynamoDB stream mapping when it gives a batch up. */
+export type OnFailureRecord = {
+  requestContext: {
+    requestId: string;
+    functionArn: string;
+    condition: 'RetryAttemptsExhausted';
+    approximateInvokeCount: number;
+  };
+  responseContext: { statusCode: number; executedVersion: string; functionError?: string };
+  version: '1.0';
+  /** When the batch was given up (ISO 8601, milliseconds). */
+  timestamp: string;
+  DDBStreamBatchInfo: {
+    shardId: string;
+    startSequenceNumber: string;
+    endSequenceNumber: string;
+    /** ApproximateCreationDateTime of the first record, ISO 8601 to the second (2019-11-14T00:13:19Z). */
+    approximateArrivalOfFirstRecord: string;
+    approximateArrivalOfLastRecord: string;
+    batchSize: number;
+    streamArn: string;
+  };
+};
+
+export type StreamPollerOptions = {
+  client: DynamoDBStreamsClient;
+  /** The stream's ARN (DescribeTable's LatestStreamArn). */
+  streamArn: string;
+  handler: StreamHandler;
+  /** The function's name, for its Lambda context. */
+  functionName: string;
+  /** The function's timeout, for context.getRemainingTimeInMillis (default: lambdaContext's). */
+  timeoutSeconds?: number;
+  /** BatchSize (default 100); one GetRecords returns 1,000 records at most. */
+  batchSize?: number;
+  /** MaximumRetryAttempts (default 10); -1 retries until the records expire, as Lambda's default does. */
+  maxRetryAttempts?: number;
+  /** BisectBatchOnFunctionError (default true). */
+  bisectOnError?: boolean;
+  /** FunctionResponseTypes includes ReportBatchItemFailures (default true): batchItemFailures are read. */
+  reportBatchItemFailures?: boolean;
+  /** How often each shard is polled when it had nothing (default 250 ms: Lambda polls 4 times a second). */
+  pollIntervalMs?: number;
+  /** The records' awsRegion (default AWS_REGION, else us-east-1). */
+  region?: string;
+  /** The on-failure destination: gets a given-up batch's record; the checkpoint moves past it once this resolves. */
+  onBatchDiscarded: (record: OnFailureRecord) => Promise<void>;
+  /** Where each shard resumes after a restart (default: in memory, so a new poller starts at TRIM_HORIZON). */
+  checkpoints?: Checkpoints;
+  /** Handler failures (the batch is retried or split) and read errors (the loop backs off and carries on). */
+  onError?: (error: Error) => void;
+};
+
+export type StreamPollResult = {
+  /** Handler invocations in this round (one batch per shard at most). */
+  invocations: number;
+  /** Records handed to the handler, over those invocations. */
+  records: number;
+  /** Records the checkpoints moved past: processed, or given up. */
+  checkpointed: number;
+  /** Records given up in this round (their batches went to onBatchDiscarded). */
+  discarded: number;
+};
+
+export type StreamPoller = {
+  /** One round: the shard list when due, then one GetRecords / invoke / checkpoint step per readable shard. */
+  pollOnce: () => Promise<StreamPollResult>;
+  /** Polls until stop(). */
+  start: () => void;
+  /** Ends the loop after the round in progress (a running handler is not interrupted). */
+  stop: () => Promise<void>;
+};
+
+/** In-memory checkpoints, the default: a new poller starts every shard at TRIM_HORIZON. */
+export const memoryCheckpoints = (): Checkpoints => {
+  const sequenceNumbers = new Map<string, string>();
+  return {
+    get: async (shardId) => sequenceNumbers.get(shardId),
+    set: async (shardId, sequenceNumber) => {
+      sequenceNumbers.set(shardId, sequenceNumber);
+    },
+  };
+};
+
+/**
+ * Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), for `npm start`, whose DynamoDB
+ * Local keeps the table and its stream on disk: a restart resumes where it stopped instead of
+ * replaying the stream. One file per poller. Each set rewrites the file (a temporary file renamed
+ * over it, so a crash leaves the old or the new one, never half of one); writes keep their order.
+ */
+export const fileCheckpoints = (path: string): Checkpoints => {
+  let loaded: Promise<Record<string, string>> | undefined;
+  let writes: Promise<void> = Promise.resolve();
+  const parse = (text: string): Record<string, string> => {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((seq) => typeof seq !== 'string'))
+      throw new Error('expected { "<shardId>": "<sequenceNumber>" }');
+    return { ...(value as Record<string, string>) };
+  };
+  const load = () => {
+    loaded ??= readFile(path, 'utf8').then(
+      (text) => {
+        try {
+          return parse(text);
+        } catch (error) {
+          throw new Error(`stream checkpoints in ${path} are unreadable (${asError(error).message}): fix or delete the file`);
+        }
+      },
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return {};
+        throw error;
+      },
+    );
+    // A failed load is tried again on the next call (the file may have been fixed).
+    loaded.catch(() => (loaded = undefined));
+    return loaded;
+  };
+  return {
+    get: async (shardId) => (await load())[shardId],
+    set: async (shardId, sequenceNumber) => {
+      const sequenceNumbers = await load();
+      sequenceNumbers[shardId] = sequenceNumber;
+      const text = `${JSON.stringify(sequenceNumbers, null, 2)}\n`;
+      const write = writes.then(async () => {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(`${path}.tmp`, text);
+        await rename(`${path}.tmp`, path);
+      });
+      writes = write.catch(() => undefined);
+      await write;
+    },
+  };
+};
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
+/** An attribute value as Lambda's JSON has it: the SDK's Uint8Array binaries become base64 strings. */
+export const toLambdaAttributeValue = (value: AttributeValue): LambdaAttributeValue => {
+  if (value.S !== undefined) return { S: value.S };
+  if (value.N !== undefined) return { N: value.N };
+  if (value.B !== undefined) return { B: base64(value.B) };
+  if (value.SS !== undefined) return { SS: value.SS };
+  if (value.NS !== undefined) return { NS: value.NS };
+  if (value.BS !== undefined) return { BS: value.BS.map(base64) };
+  if (value.M !== undefined) return { M: toLambdaImage(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(toLambdaAttributeValue) };
+  if (value.NULL !== undefined) return { NULL: value.NULL };
+  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
+  throw new Error(`unknown attribute value type ${Object.keys(value).join(', ')}`);
+};
+
+const toLambdaImage = (image: Record<string, AttributeValue>): Record<string, LambdaAttributeValue> =>
+  Object.fromEntries(Object.entries(image).map(([name, value]) => [name, toLambdaAttributeValue(value)]));
+
+const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** The record shape Lambda's DynamoDB integration sends (field order as in Lambda's events). */
+export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsRegion: string): DynamoDBRecord => {
+  const change = record.dynamodb ?? {};
+  const dynamodb: StreamRecord = {};
+  if (change.ApproximateCreationDateTime) dynamodb.ApproximateCreationDateTime = epochSeconds(change.ApproximateCreationDateTime);
+  if (change.Keys) dynamodb.Keys = toLambdaImage(change.Keys);
+  if (change.NewImage) dynamodb.NewImage = toLambdaImage(change.NewImage);
+  if (change.OldImage) dynamodb.OldImage = toLambdaImage(change.OldImage);
+  if (change.SequenceNumber !== undefined) dynamodb.SequenceNumber = change.SequenceNumber;
+  if (change.SizeBytes !== undefined) dynamodb.SizeBytes = change.SizeBytes;
+  if (change.StreamViewType) dynamodb.StreamViewType = change.StreamViewType;
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName,
+    eventVersion: record.eventVersion ?? '1.1',
+    eventSource: record.eventSource ?? 'aws:dynamodb',
+    awsRegion,
+    dynamodb,
+    eventSourceARN,
+    ...(record.userIdentity ? { userIdentity: { type: record.userIdentity.Type, principalId: record.userIdentity.PrincipalId } } : {}),
+  };
+};
+
+/** What an invocation gave: the handler's answer as it came (not trusted to be well formed), or what it threw. */
+export type InvocationOutcome = { response: unknown } | { error: unknown };
+
+/**
+ * How the event source mapping reads an invocation's outcome: a success, a failure of the whole
+ * batch, or a partial success whose records before `failedFrom` (the lowest reported sequence
+ * number, a position > 0 in the batch) are done. A partial failure at the first record is a failure.
+ */
+export type BatchVerdict = { kind: 'success' } | { kind: 'failed' } | { kind: 'partial'; failedFrom: number };
+
+export const batchVerdict = (records: DynamoDBRecord[], outcome: InvocationOutcome, reportBatchItemFailures = true): BatchVerdict => {
+  if ('error' in outcome) return { kind: 'failed' };
+  const { response } = outcome;
+  if (!reportBatchItemFailures || typeof response !== 'object' || response === null) return { kind: 'success' };
+  const failures: unknown = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  if (failures === undefined || failures === null || (Array.isArray(failures) && failures.length === 0)) return { kind: 'success' };
+  if (!Array.isArray(failures)) return { kind: 'failed' };
+  const positions = new Map(records.map((record, index) => [record.dynamodb?.SequenceNumber, index]));
+  let failedFrom = records.length;
+  for (const failure of failures) {
+    const id: unknown =
+      typeof failure === 'object' && failure !== null ? (failure as { itemIdentifier?: unknown }).itemIdentifier : undefined;
+    const position = typeof id === 'string' && id !== '' ? positions.get(id) : undefined;
+    if (position === undefined) return { kind: 'failed' };
+    failedFrom = Math.min(failedFrom, position);
+  }
+  return failedFrom === 0 ? { kind: 'failed' } : { kind: 'partial', failedFrom };
+};
+
+type Batch = {
+  records: _Record[];
+  /** How many times these very records were sent again (a split starts a new batch at 0). */
+  retries: number;
+  /** Its last invocation, for the on-failure record. */
+  lastInvocation?: { requestId: string; functionArn: string; functionError?: string };
+  /** Given up: the record for onBatchDiscarded, until it has taken it. */
+  discarded?: OnFailureRecord;
+};
+
+type ShardState = {
+  shardId: string;
+  parentShardId?: string;
+  /** Loaded from `checkpoints` on the shard's first poll. */
+  started: boolean;
+  /** The last sequence number read (at or past the checkpoint): an expired iterator opens again after it. */
+  readUpTo?: string;
+  iterator?: string;
+  /** GetRecords gave no NextShardIterator: the shard is closed and read to its end. */
+  exhausted: boolean;
+  /** Read and not yet done with: the batch in progress first, then the other halves of its splits, in order. */
+  pending: Batch[];
+};
+
+const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0;
+
+const sequenceNumberOf = (record: _Record | undefined) => record?.dynamodb?.SequenceNumber ?? '';
+
+const isoSeconds = (date: Date | undefined) => (date ?? new Date(0)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const errorName = (error: unknown) => (typeof error === 'object' && error !== null && 'name' in error ? String(error.name) : '');
+
+/** GetRecords returns 1,000 records at most. */
+const GET_RECORDS_LIMIT = 1000;
+/** How often the shard list is read again when no shard ended (new shards appear when others close). */
+const SHARD_LIST_REFRESH_MS = 10_000;
+/** The loop's pause after a failed round. */
+const ERROR_BACKOFF_MS = 2000;
+
+const emptyResult = (): StreamPollResult => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
+
+export const createStreamPoller = (options: StreamPollerOptions): StreamPoller => {
+  const { client, streamArn, handler, functionName, onBatchDiscarded } = options;
+  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
+  const maxRetryAttempts = options.maxRetryAttempts ?? 10;
+  const bisectOnError = options.bisectOnError ?? true;
+  const reportBatchItemFailures = options.reportBatchItemFailures ?? true;
+  const pollIntervalMs = options.pollIntervalMs ?? 250;
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const checkpoints = options.checkpoints ?? memoryCheckpoints();
+  const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
+
+  const shards = new Map<string, ShardState>();
+  let shardsListedAt = Number.NEGATIVE_INFINITY;
+  let listShardsAgain = true;
+
+  const listShards = async () => {
+    const listed: Shard[] = [];
+    let exclusiveStartShardId: string | undefined;
+    do {
+      const { StreamDescription } = await client.send(
+        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+      );
+      listed.push(...(StreamDescription?.Shards ?? []));
+      exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
+    } while (exclusiveStartShardId);
+    const ids = new Set(listed.map((shard) => shard.ShardId));
+    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
+    for (const { ShardId, ParentShardId } of listed) {
+      if (ShardId && !shards.has(ShardId))
+        shards.set(ShardId, { shardId: ShardId, parentShardId: ParentShardId, started: false, exhausted: false, pending: [] });
+    }
+    shardsListedAt = Date.now();
+    listShardsAgain = false;
+  };
+
+  /** Readable: not done, and its parent (if still known) read to its end. */
+  const isReadable = (shard: ShardState) => {
+    if (isDone(shard)) return false;
+    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
+    return !parent || isDone(parent);
+  };
+
+  const openIterator = async (shard: ShardState): Promise<string> => {
+    if (shard.readUpTo) {
+      try {
+        const { ShardIterator } = await client.send(
+          new GetShardIteratorCommand({
+            StreamArn: streamArn,
+            ShardId: shard.shardId,
+            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+            SequenceNumber: shard.readUpTo,
+          }),
+        );
+        if (ShardIterator) return ShardIterator;
+      } catch (error) {
+        if (errorName(error) !== 'TrimmedDataAccessException') throw error;
+        onError(
+          new Error(
+            `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
+          ),
+        );
+      }
+    }
+    const { ShardIterator } = await client.send(
+      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+    );
+    if (!ShardIterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
+    return ShardIterator;
+  };
+
+  /** The next records of a shard; an expired iterator is opened again once. */
+  const read = async (shard: ShardState): Promise<_Record[]> => {
+    for (let attempt = 0; attempt < 2 && !shard.exhausted; attempt++) {
+      shard.iterator ??= await openIterator(shard);
+      try {
+        const { Records = [], NextShardIterator } = await client.send(
+          new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: batchSize }),
+        );
+        shard.iterator = NextShardIterator;
+        if (!NextShardIterator) shard.exhausted = true;
+        const last = sequenceNumberOf(Records.at(-1));
+        if (last) shard.readUpTo = last;
+        return Records;
+      } catch (error) {
+        if (errorName(error) !== 'ExpiredIteratorException' && errorName(error) !== 'TrimmedDataAccessException') throw error;
+        shard.iterator = undefined;
+      }
+    }
+    return [];
+  };
+
+  const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
+    const sequenceNumber = sequenceNumberOf(record);
+    if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
+  };
+
+  const onFailureRecord = (shard: ShardState, batch: Batch): OnFailureRecord => {
+    const first = batch.records[0];
+    const last = batch.records.at(-1);
+    const { lastInvocation } = batch;
+    return {
+      requestContext: {
+        requestId: lastInvocation?.requestId ?? '',
+        functionArn: lastInvocation?.functionArn ?? lambdaContext(functionName).invokedFunctionArn,
+        condition: 'RetryAttemptsExhausted',
+        approximateInvokeCount: batch.retries + 1,
+      },
+      responseContext: {
+        statusCode: 200,
+        executedVersion: '$LATEST',
+        ...(lastInvocation?.functionError ? { functionError: lastInvocation.functionError } : {}),
+      },
+      version: '1.0',
+      timestamp: new Date().toISOString(),
+      DDBStreamBatchInfo: {
+        shardId: shard.shardId,
+        startSequenceNumber: sequenceNumberOf(first),
+        endSequenceNumber: sequenceNumberOf(last),
+        approximateArrivalOfFirstRecord: isoSeconds(first?.dynamodb?.ApproximateCreationDateTime),
+        approximateArrivalOfLastRecord: isoSeconds(last?.dynamodb?.ApproximateCreationDateTime),
+        batchSize: batch.records.length,
+        streamArn,
+      },
+    };
+  };
+
+  /** Hands a given-up batch (pending[0]) to the destination, then moves past it; returns the records skipped. */
+  const discard = async (shard: ShardState, batch: Batch & { discarded: OnFailureRecord }) => {
+    await onBatchDiscarded(batch.discarded);
+    shard.pending.shift();
+    await checkpoint(shard, batch.records.at(-1));
+    return batch.records.length;
+  };
+
+  /** The failed batch (pending[0]) is sent again, or given up after its last retry; returns the records given up. */
+  const retryOrDiscard = async (shard: ShardState, batch: Batch) => {
+    if (maxRetryAttempts < 0 || batch.retries < maxRetryAttempts) {
+      shard.pending[0] = { ...batch, retries: batch.retries + 1 };
+      return 0;
+    }
+    const discarded = { ...batch, discarded: onFailureRecord(shard, batch) };
+    shard.pending[0] = discarded;
+    return discard(shard, discarded);
+  };
+
+  /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
+  const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
+    const result = emptyResult();
+    if (!shard.started) {
+      shard.readUpTo = await checkpoints.get(shard.shardId);
+      shard.started = true;
+    }
+    let batch = shard.pending[0];
+    if (!batch) {
+      const records = await read(shard);
+      if (records.length === 0) return result;
+      batch = { records, retries: 0 };
+      shard.pending.push(batch);
+    }
+    if (batch.discarded) {
+      const discarded = await discard(shard, { ...batch, discarded: batch.discarded });
+      return { ...result, checkpointed: discarded, discarded };
+    }
+
+    const event: DynamoDBStreamEvent = { Records: batch.records.map((record) => toDynamoDBRecord(record, streamArn, region)) };
+    const context = lambdaContext(functionName, options.timeoutSeconds);
+    let outcome: InvocationOutcome;
+    try {
+      outcome = { response: await invokeScoped<unknown>(context, () => handler(event, context)) };
+    } catch (error) {
+      onError(new Error(`handler failed on ${event.Records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
+      outcome = { error };
+    }
+    result.invocations = 1;
+    result.records = event.Records.length;
+    batch = {
+      ...batch,
+      lastInvocation: {
+        requestId: context.awsRequestId,
+        functionArn: context.invokedFunctionArn,
+        ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
+      },
+    };
+    shard.pending[0] = batch;
+
+    const verdict = batchVerdict(event.Records, outcome, reportBatchItemFailures);
+    if (verdict.kind === 'success') {
+      shard.pending.shift();
+      await checkpoint(shard, batch.records.at(-1));
+      result.checkpointed = batch.records.length;
+    } else if (verdict.kind === 'partial') {
+      // The records before the lowest reported one are done; the rest is retried from the checkpoint:
+      // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
+      const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
+      shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0 } : rest;
+      await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
+      result.checkpointed = verdict.failedFrom;
+      if (!bisectOnError) result.discarded = await retryOrDiscard(shard, rest);
+    } else if (bisectOnError && batch.records.length > 1) {
+      const half = Math.ceil(batch.records.length / 2);
+      shard.pending.splice(0, 1, { records: batch.records.slice(0, half), retries: 0 }, { records: batch.records.slice(half), retries: 0 });
+    } else {
+      result.discarded = await retryOrDiscard(shard, batch);
+    }
+    result.checkpointed += result.discarded;
+    return result;
+  };
+
+  const round = async (): Promise<StreamPollResult> => {
+    if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
+    const readable = [...shards.values()].filter(isReadable);
+    const outcomes = await Promise.allSettled(readable.map(pollShard));
+    // A shard read to its end lets its children go: list the shards again on the next round.
+    if (readable.some(isDone)) listShardsAgain = true;
+    const total = emptyResult();
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') continue;
+      total.invocations += outcome.value.invocations;
+      total.records += outcome.value.records;
+      total.checkpointed += outcome.value.checkpointed;
+      total.discarded += outcome.value.discarded;
+    }
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw asError(failed.reason);
+    return total;
+  };
+
+  let rounds: Promise<unknown> = Promise.resolve();
+  const pollOnce = () => {
+    const next = rounds.then(round);
+    rounds = next.catch(() => undefined);
+    return next;
+  };
+
+  let loop: Promise<void> | undefined;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+      wake = done;
+    });
+
+  const run = async () => {
+    while (!stopping) {
+      let delay = pollIntervalMs;
+      try {
+        // After a batch that moved a checkpoint, straight on to the next one.
+        if ((await pollOnce()).checkpointed > 0) delay = 0;
+      } catch (error) {
+        if (stopping) break;
+        onError(asError(error));
+        delay = ERROR_BACKOFF_MS;
+      }
+      if (!stopping && delay > 0) await pause(delay);
+    }
+  };
+
+  return {
+    pollOnce,
+    start: () => {
+      if (loop) return;
+      stopping = false;
+      loop = run();
+    },
+    stop: async () => {
+      stopping = true;
+      wake?.();
+      await loop;
+      loop = undefined;
+    },
+  };
+};
