@@ -60,7 +60,7 @@ const expectedCalls = (top: string, limit: number) => [
     input: {
       TableName: 'unit-table',
       KeyConditionExpression: COUNTS_QUERY,
-      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#', ':to': 'orders#all$' },
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000000', ':to': 'orders#all#99999999' },
       ProjectionExpression: 'sk, n',
     },
   },

@@ -154,7 +154,7 @@ export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<stri
  * `blocks` maps a block number (sequence number / 256) to how many items of the bucket it holds.
  */
 export const stubBlockCounts = (listBucket: string, blocks: Record<number, number>) => {
-  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': `${listBucket}#` } }).resolves({
+  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': `${listBucket}#00000000` } }).resolves({
     Items: Object.entries(blocks).map(([block, n]) => ({ sk: `${listBucket}#${String(block).padStart(8, '0')}`, n })),
   });
 };
