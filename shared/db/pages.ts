@@ -28,7 +28,7 @@ const NEWEST_BLOCKS = GROUP_SIZE;
  * page and any list size. The counts (counter.ts) are per block of 256 sequence numbers and, for
  * groups of 64 blocks (16,384 sequence numbers), one group total each. Per shown bucket:
  *
- * 1. in parallel, the bucket's group totals (one Query: size / 16,384 small items, 61 at a million)
+ * 1. in parallel, the bucket's group totals (one Query: size / 16,384 small items, 62 at a million)
  *    and its newest 64 block counts (one Query, highest first, Limit 64). Every group whose blocks
  *    were all read (the newest always; all of them for a list of at most 64 blocks) is counted
  *    from its blocks: exact at once after each write. Older groups are counted from their group
@@ -49,8 +49,9 @@ const NEWEST_BLOCKS = GROUP_SIZE;
  *
  * So a page reads, per bucket, at most 64 + 64 block count items, size / 16,384 group totals and
  * 255 + per_page index items (per_page when the block is full), whatever the page: at a million
- * orders about 190 small count items (a few KB, 1 to 2 read units) instead of 3,900. The group
- * totals are the one part that grows with the list, 64 times slower than the blocks did.
+ * orders at most 190 small count items in three Queries (3 read units) instead of 3,900 in one
+ * (45 read units). The group totals are the one part that grows with the list, 64 times slower
+ * than the blocks did (measured: docs/data-model-heat.md, "Page cost at any size").
  *
  * Counts are adjusted right after each committed change, so a page read in the same moment as a
  * create can be one item off for that moment (like the eventually consistent index itself).
