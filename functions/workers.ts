@@ -66,7 +66,7 @@ export const workers = [
   {
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
-    description: 'Reacts to every write on the table stream: order events to the orders queue, customer upserts, follow-ups.',
+    description: 'Reacts to every write on the table stream: order events to the orders queue, customer upserts, follow-ups, group totals.',
     // A poison record is parked by the handler itself; retries are bounded by the stream's 24 h only,
     // so a queue refusing for hours delays the feed (IteratorAge alarm) but loses nothing.
     trigger: {
@@ -78,8 +78,9 @@ export const workers = [
       parallelizationFactor: 1,
       onFailure: 'parked',
     },
-    // UpdateItem: the customer's upsert. Sends: order events, follow-ups, poison records to parked.
-    access: { table: ['dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'parked'] },
+    // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).
+    // Sends: order events, follow-ups, poison records to parked.
+    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'parked'] },
     timeoutSeconds: 30,
     environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
   },

@@ -14,6 +14,7 @@ import { functionSpecs } from '#lib/function-specs';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { benchHeat } from '#scripts/bench/heat';
+import { benchPageCost } from '#scripts/bench/page-cost';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
@@ -23,18 +24,37 @@ type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];
 
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
+       npm run bench -- --orders N
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
 seeding, the cost of page 1 vs the last page of every list, and each function bundle's cold start.
 At --scale 1 (the default; several minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
-seeds a tenth of the list sizes and only prints. --out FILE writes the report there instead.`;
+seeds a tenth of the list sizes and only prints. --out FILE writes the report there instead.
+
+--orders N measures only the read units of a page of the order list at 20,000 and at N orders
+(pages 1, middle and last, per_page 25 and 100) and prints them; N = 1,000,000 seeds for 10+
+minutes (scripts/bench/page-cost.ts).`;
 
 const { values: options } = parseArgs({
-  options: { scale: { type: 'string', default: '1' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  options: {
+    scale: { type: 'string', default: '1' },
+    out: { type: 'string' },
+    orders: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
 });
 if (options.help) {
   console.log(USAGE);
+  process.exit(0);
+}
+if (options.orders !== undefined) {
+  const orders = Number(options.orders);
+  if (!Number.isInteger(orders) || orders < 1) {
+    console.error('--orders takes a positive integer, e.g. --orders 1000000');
+    process.exit(2);
+  }
+  await benchPageCost({ orders, print: console.log });
   process.exit(0);
 }
 const scale = Number(options.scale);

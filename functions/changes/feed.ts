@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type Reactions, reactionsTo } from '#shared/changes/feed';
 import { functionTable } from '#shared/db/client';
+import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -70,12 +71,28 @@ const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promi
     ),
   );
 
+/** Refreshes the group totals of the changed blocks, once per merchant and group; a merchant's refresh that fails fails all its blocks. */
+const refreshGroups = async (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> => {
+  const byMerchant = new Map<string, NonNullable<Reactions['countBlock']>['block'][]>();
+  for (const { merchantId, block } of changed) byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), block]);
+  const failed = new Set<string>();
+  await Promise.all(
+    [...byMerchant].map(([merchantId, blocks]) =>
+      refreshGroupTotals(functionTable, merchantId, blocks).catch((error: unknown) => {
+        logger.warn('Group totals not refreshed; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
+        failed.add(merchantId);
+      }),
+    ),
+  );
+  return changed.map(({ merchantId }) => !failed.has(merchantId));
+};
+
 /**
  * The change feed (shared/changes/feed.ts), on the table's stream: a DynamoDB event source
  * mapping with ReportBatchItemFailures in AWS, local/stream-poller.ts in `npm start`.
  *
  * A batch's reactions are carried out together (queue sends in batches of 10, upserts in
- * parallel); if any failed, the first record with a failed reaction is reported, so the mapping
+ * parallel, one group-total refresh per merchant and group); if any failed, the first record with a failed reaction is reported, so the mapping
  * reads the batch again from there: records before it are done, the rest are redone, which every
  * reaction allows (idempotent). Nothing is lost while a queue refuses: the stream keeps a record
  * 24 hours, and the mapping retries (bisecting) until then; the IteratorAge alarm says the feed is
@@ -104,6 +121,7 @@ export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
             (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS),
           ),
           carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
+          carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
         ])
       ).flat(),
     ];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Stage } from '#shared/config';
 import { affiliateCountChanges, affiliateRecord } from '#shared/db/entities/affiliate';
 import { affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
-import { applyCountChanges, type CountChange, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, blockOf, type CountChange, refreshGroupTotals, takeSequence } from '#shared/db/entities/counter';
 import { customerKey } from '#shared/db/entities/customer';
 import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailRecord } from '#shared/db/entities/invite-email';
@@ -50,7 +50,8 @@ const sequences = async (store: Store, merchantId: string, list: Parameters<type
  * builds it, and written with BatchWriteItem in parallel chunks (no per-item transaction: the
  * merchant is new, so the fixture's own uniqueness, checked here, is all there is to guard).
  * Sequence numbers come from the same counters as the API's creates, and the list counts are
- * added once at the end.
+ * added once at the end, then their group totals (counter.ts) refreshed, so that the lists'
+ * older groups are exact at once, whether or not a stream consumer runs.
  */
 const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
   const id = merchant.id ?? randomUUID();
@@ -178,6 +179,11 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 
   await putAll(store, items);
   await Promise.all([applyCountChanges(store, id, counts), addToEmailProjection(store, id, inviteItems)]);
+  await refreshGroupTotals(
+    store,
+    id,
+    counts.map((change) => ({ ...change, block: blockOf(change.seq) })),
+  );
   return result;
 };
 

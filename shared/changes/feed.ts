@@ -2,6 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import { type BlockRef, parseBlockCountSk } from '#shared/db/entities/counter';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
@@ -20,11 +21,15 @@ import type { FollowUp } from '#shared/queue/follow-ups';
  *   off the request path since every order of one customer writes that item.
  * - `followUp`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
  *   count marked for recount): a follow-up on the delayed follow-ups queue, for when it is due.
+ * - `countBlock`: a list's block count changed (its version moved): the total of its group of
+ *   blocks is refreshed from the blocks (counter.ts refreshGroupTotals, idempotent and order-safe),
+ *   so pages of any size read a bounded number of count items.
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
   customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
   followUp?: FollowUp;
+  countBlock?: { merchantId: string; block: BlockRef };
 };
 
 type Image = Record<string, unknown>;
@@ -60,12 +65,20 @@ const followUpOf = (before: Image | undefined, after: Image): FollowUp | undefin
   return undefined;
 };
 
+/** A block count whose version moved (a group total item has its own type and is never one). */
+const countBlockOf = (before: Image | undefined, after: Image): Reactions['countBlock'] => {
+  if (after.type !== 'list_count' || after.v === before?.v) return undefined;
+  const { pk, sk } = keyOf(after);
+  return { merchantId: merchantIdOf(pk), block: parseBlockCountSk(sk) };
+};
+
 /** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
 export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
   if (record.eventName === 'REMOVE' || after === undefined) return {};
   const before = imageOf(record.dynamodb?.OldImage);
-  const reactions = isOrderItem(after) ? orderReactions(before, after) : {};
+  const reactions: Reactions = isOrderItem(after) ? orderReactions(before, after) : {};
   const followUp = followUpOf(before, after);
-  return followUp ? { ...reactions, followUp } : reactions;
+  const countBlock = countBlockOf(before, after);
+  return { ...reactions, ...(followUp ? { followUp } : {}), ...(countBlock ? { countBlock } : {}) };
 };

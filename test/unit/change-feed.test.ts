@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -176,6 +176,22 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     expect(counted).toBeUndefined();
   });
 
+  it('refreshes the group total of a block count whose version moved, and of nothing else', () => {
+    // Prepare
+    const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000070', type: 'list_count', n: 4, v: 4 };
+    const group = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#G#00000001', type: 'list_group_total', n: 300, vs: 310 };
+
+    // Act
+    const counted = reactionsTo(record('MODIFY', { ...block, n: 5, v: 5 }, block)).countBlock;
+    const marked = reactionsTo(record('MODIFY', { ...block, marked_at: 'T' }, block)).countBlock;
+    const total = reactionsTo(record('MODIFY', { ...group, n: 301, vs: 311 }, group)).countBlock;
+
+    // Assess
+    expect(counted).toEqual({ merchantId: MERCHANT.id, block: { list: 'orders', bucket: 'all', block: 70 } });
+    expect(marked).toBeUndefined();
+    expect(total).toBeUndefined();
+  });
+
   it('ignores removed items', () => {
     expect(reactionsTo(record('REMOVE', undefined, storedOrder()))).toEqual({});
   });
@@ -226,6 +242,30 @@ describe('the change-feed function', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: withCustomer.dynamodb?.SequenceNumber }] });
+  });
+
+  it('refreshes each changed group once per batch (a consistent Query of its blocks, a conditional UpdateItem)', async () => {
+    // Prepare: two changes in one block, one in another block of the same group
+    const block = (n: number, v: number, sk = 'orders#all#00000000') => ({ pk: `${MERCHANT_PK}#COUNTS`, sk, type: 'list_count', n, v });
+    ddbMock.on(QueryCommand).resolves({ Items: [block(2, 2), block(1, 1, 'orders#all#00000001')] });
+
+    // Act
+    const result = await runFeed(
+      streamEvent(
+        record('MODIFY', block(1, 1), block(0, 0)),
+        record('MODIFY', block(2, 2), block(1, 1)),
+        record('INSERT', block(1, 1, 'orders#all#00000001')),
+      ),
+    );
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { ConsistentRead: true });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#G#00000000' },
+      ExpressionAttributeValues: expect.objectContaining({ ':n': 3, ':vs': 3 }),
+    });
   });
 
   it('delays each follow-up until it is due, at least the configured minimum', async () => {

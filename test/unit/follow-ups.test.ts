@@ -116,7 +116,7 @@ describe('the follow-ups function', () => {
     });
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       Key: BLOCK_KEY,
-      UpdateExpression: 'SET n = :after, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
+      UpdateExpression: 'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
       ConditionExpression: 'n = :before AND marked_at = :markedAt',
       ExpressionAttributeValues: expect.objectContaining({ ':after': 9, ':before': 7 }),
     });

@@ -19,7 +19,7 @@ const uuidOf = (seq: number) => `00000000-0000-4000-8000-${String(seq).padStart(
  */
 const stubMerchant = (merchant: string, state: { counts: Record<number, number>; projection: Invite[]; invites: Invite[] }) => {
   ddbMock
-    .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `M#${merchant}#COUNTS`, ':from': 'invites#all#' } })
+    .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `M#${merchant}#COUNTS`, ':from': 'invites#all#00000000' } })
     .callsFake(async () => ({
       Items: Object.entries(state.counts).map(([block, n]) => ({ sk: `invites#all#${String(block).padStart(8, '0')}`, n })),
     }));

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recountBlock, recountMarkedBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
-import { applyCountChanges, CountNotKept } from '#shared/db/entities/counter';
+import { applyCountChanges, CountNotKept, refreshGroupTotals } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
 
@@ -22,7 +22,7 @@ const isMark = (input: UpdateCommandInput) => String(input.UpdateExpression).inc
 beforeEach(() => resetAwsMocks());
 
 describe('keeping a block count after a committed change', () => {
-  it('adds the change to its block and marks nothing when the first attempt succeeds', async () => {
+  it('adds the change to its block, and 1 to its version, and marks nothing when the first attempt succeeds', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).resolves({ $metadata: { attempts: 1 } });
 
@@ -32,7 +32,10 @@ describe('keeping a block count after a committed change', () => {
     // Assess
     const updates = updatesOf(BLOCK_2);
     expect(updates).toHaveLength(1);
-    expect(updates[0]).toMatchObject({ UpdateExpression: 'ADD n :delta SET #type = :type', ExpressionAttributeValues: { ':delta': 1 } });
+    expect(updates[0]).toMatchObject({
+      UpdateExpression: 'ADD n :delta, v :one SET #type = :type',
+      ExpressionAttributeValues: { ':delta': 1, ':one': 1 },
+    });
   });
 
   it('marks the block for recount when the ADD needed a retry, because a timed-out attempt may have been applied too', async () => {
@@ -87,7 +90,7 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: indexCount });
   };
 
-  it('sets the count to what the index holds in the block, only if nothing changed meanwhile, and removes the mark', async () => {
+  it('sets the count to what the index holds in the block, only if nothing changed meanwhile, adds 1 to its version and removes the mark', async () => {
     // Prepare
     stubBlock({ n: 7, marked_at: '2026-11-23T00:00:00.000Z' }, 9);
     ddbMock.on(UpdateCommand).resolves({});
@@ -103,9 +106,9 @@ describe('recounting a block from the list index', () => {
       ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
     });
     expect(updatesOf(BLOCK_2)[0]).toMatchObject({
-      UpdateExpression: 'SET n = :after, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
+      UpdateExpression: 'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
       ConditionExpression: 'n = :before AND marked_at = :markedAt',
-      ExpressionAttributeValues: { ':after': 9, ':before': 7, ':markedAt': '2026-11-23T00:00:00.000Z' },
+      ExpressionAttributeValues: { ':after': 9, ':before': 7, ':markedAt': '2026-11-23T00:00:00.000Z', ':zero': 0, ':one': 1 },
     });
   });
 
@@ -169,7 +172,9 @@ describe('recounting a block from the list index', () => {
       IndexName: 'gsi1',
       ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
     });
-    expect(updatesOf(BLOCK_2)[0]?.UpdateExpression).toBe('SET n = :after, #type = :type REMOVE marked_at, gsi2pk, gsi2sk');
+    expect(updatesOf(BLOCK_2)[0]?.UpdateExpression).toBe(
+      'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
+    );
   });
 
   it('repairs every marked block of one merchant found in its RECOUNT partition of gsi2, oldest first', async () => {
@@ -193,5 +198,92 @@ describe('recounting a block from the list index', () => {
       IndexName: 'gsi2',
       ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#RECOUNT' }),
     });
+  });
+});
+
+describe('refreshing group totals (64 blocks each) from their block counts', () => {
+  const GROUP_1 = { pk: COUNTS_PK, sk: 'orders#all#G#00000001' };
+  /** The block items of blocks 64-127 (group 1) as a consistent Query answers them. */
+  const stubGroupBlocks = (blocks: { n: number; v?: number }[]) =>
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000064', ':to': 'orders#all#00000127' } })
+      .resolves({ Items: blocks });
+
+  it('reads each group touched once, consistently, and writes its sum of counts and of versions, only over a lower vs', async () => {
+    // Prepare
+    stubGroupBlocks([
+      { n: 256, v: 3 },
+      { n: 200, v: 9 },
+      { n: 0 }, // a block only marked for recount once: no version yet
+    ]);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const refreshed = await refreshGroupTotals(db, MERCHANT, [
+      { list: 'orders', bucket: 'all', block: 64 },
+      { list: 'orders', bucket: 'all', block: 100 },
+      { list: 'orders', bucket: 'all', block: 127 },
+    ]);
+
+    // Assess
+    expect(refreshed).toEqual([{ list: 'orders', bucket: 'all', group: 1, n: 456, vs: 12, written: true }]);
+    const reads = ddbMock.commandCalls(QueryCommand);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]?.args[0].input).toMatchObject({
+      ConsistentRead: true,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    });
+    expect(updatesOf(GROUP_1)).toEqual([
+      expect.objectContaining({
+        UpdateExpression: 'SET n = :n, vs = :vs, #type = :type',
+        ConditionExpression: 'attribute_not_exists(vs) OR vs < :vs',
+        ExpressionAttributeValues: { ':n': 456, ':vs': 12, ':type': 'list_group_total' },
+      }),
+    ]);
+  });
+
+  it('leaves a newer state in place: a refused write (a higher or equal vs stored) is no error', async () => {
+    // Prepare: this refresh read an older state (vs 12) than the one already written by another.
+    stubGroupBlocks([{ n: 456, v: 12 }]);
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+
+    // Act
+    const refreshed = refreshGroupTotals(db, MERCHANT, [{ list: 'orders', bucket: 'all', block: 70 }]);
+
+    // Assess
+    await expect(refreshed).resolves.toEqual([{ list: 'orders', bucket: 'all', group: 1, n: 456, vs: 12, written: false }]);
+    expect(updatesOf(GROUP_1)).toHaveLength(1);
+  });
+
+  it('writes no total for a group without any block item', async () => {
+    // Prepare
+    stubGroupBlocks([]);
+
+    // Act
+    const refreshed = await refreshGroupTotals(db, MERCHANT, [{ list: 'orders', bucket: 'all', block: 64 }]);
+
+    // Assess
+    expect(refreshed).toEqual([]);
+    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('throws what is not a refusal, after trying every group', async () => {
+    // Prepare
+    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 1, v: 1 }] });
+    ddbMock
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }))
+      .on(UpdateCommand, { Key: { pk: COUNTS_PK, sk: 'affiliate_requests#pending#G#00000000' } })
+      .resolves({});
+
+    // Act
+    const refreshed = refreshGroupTotals(db, MERCHANT, [
+      { list: 'orders', bucket: 'all', block: 64 },
+      { list: 'affiliate_requests', bucket: 'pending', block: 3 },
+    ]);
+
+    // Assess
+    await expect(refreshed).rejects.toThrow('Rate exceeded');
+    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as listOrders } from '#functions/orders/list';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
+import { blockItems, stubCountsPartition } from './support/counts';
 import {
   COUNTS_PK,
   MERCHANT_KEY,
@@ -42,7 +43,10 @@ const storeOrders = (seqs: number[]) => {
   });
 };
 
-/** Every table call of one list request, in order: the two of authentication, then the list's own. */
+/**
+ * Every table call of one list request, in order: the two of authentication, then the list's own:
+ * its newest 64 block counts and its group totals, then one range on gsi1.
+ */
 const expectedCalls = (top: string, limit: number) => [
   {
     command: 'QueryCommand',
@@ -60,7 +64,18 @@ const expectedCalls = (top: string, limit: number) => [
     input: {
       TableName: 'unit-table',
       KeyConditionExpression: COUNTS_QUERY,
-      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#', ':to': 'orders#all$' },
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000000', ':to': 'orders#all#99999999' },
+      ProjectionExpression: 'sk, n',
+      ScanIndexForward: false,
+      Limit: 64,
+    },
+  },
+  {
+    command: 'QueryCommand',
+    input: {
+      TableName: 'unit-table',
+      KeyConditionExpression: COUNTS_QUERY,
+      ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#G#00000000', ':to': 'orders#all#G#99999999' },
       ProjectionExpression: 'sk, n',
     },
   },
@@ -336,21 +351,25 @@ describe('GET /api/v2/orders', () => {
     expect(indexQueries()[1]?.args[0].input).toMatchObject({ ExclusiveStartKey: { pk: 'x', sk: 'y' }, Limit: 5 });
   });
 
-  it('continues the block-count Query past a 1 MB page so the total is exact', async () => {
-    // Prepare
-    ddbMock
-      .on(QueryCommand, { KeyConditionExpression: COUNTS_QUERY })
-      .resolvesOnce({ Items: [{ sk: 'orders#all#00000000', n: 60 }], LastEvaluatedKey: { pk: COUNTS_PK, sk: 'orders#all#00000000' } })
-      .resolvesOnce({ Items: [{ sk: 'orders#all#00000001', n: 40 }] });
+  it('continues the group-total Query past a 1 MB page so the total is exact', async () => {
+    // Prepare: groups 0 and 1 (blocks 0-127) full and counted by their totals; group 2 (blocks
+    // 128-191) full and counted from its blocks; DynamoDB answering one item per response.
+    const newestGroup = Object.fromEntries(range(128, 191).map((block) => [block, 256]));
+    const items = [
+      ...blockItems('orders#all', newestGroup),
+      { sk: 'orders#all#G#00000000', n: 16_383 },
+      { sk: 'orders#all#G#00000001', n: 16_384 },
+    ];
+    stubCountsPartition(COUNTS_PK, () => items, 1);
 
     // Act
     const response = await list();
 
     // Assess
-    expect(response.body.meta.pagination.total).toBe(100);
-    const countQueries = ddbMock.commandCalls(QueryCommand, { KeyConditionExpression: COUNTS_QUERY });
-    expect(countQueries).toHaveLength(2);
-    expect(countQueries[1]?.args[0].input.ExclusiveStartKey).toEqual({ pk: COUNTS_PK, sk: 'orders#all#00000000' });
+    expect(response.body.meta.pagination.total).toBe(16_383 + 16_384 + 64 * 256);
+    const groupQueries = ddbMock.commandCalls(QueryCommand, { ExpressionAttributeValues: { ':from': 'orders#all#G#00000000' } });
+    expect(groupQueries).toHaveLength(2);
+    expect(groupQueries[1]?.args[0].input.ExclusiveStartKey).toEqual({ pk: COUNTS_PK, sk: 'orders#all#G#00000000' });
   });
 
   it('treats an empty per_page or page as not given (Laravel turns "" into null)', async () => {

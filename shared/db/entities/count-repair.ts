@@ -5,7 +5,16 @@ import { countQueryItems, queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
 import { type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
-import { BLOCK_SIZE, blockCountKey, countsPartition, type ListName, parseBlockCountSk, readSequences } from './counter';
+import {
+  BLOCK_SIZE,
+  blockCountKey,
+  countsPartition,
+  type ListName,
+  parseBlockCountSk,
+  parseCountBucketSk,
+  readSequences,
+  refreshGroupTotals,
+} from './counter';
 import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
 import { WORK_REMOVE, workPage } from './owed-work';
 
@@ -42,7 +51,9 @@ const RECOUNT_ATTEMPTS = 5;
  * Sets one block's count to what its index holds. The write is conditional on the count (and the
  * mark) read before counting, so an `ADD` or a new mark that lands meanwhile makes it count again
  * rather than overwrite. The RECOUNT entry is removed with the same write, unless it was renewed.
- * Undefined when the block kept changing through every attempt (it stays marked).
+ * The write adds 1 to the block's version (counter.ts), whether or not the count changed: the
+ * stream consumer then refreshes the block's group total. Undefined when the block kept changing
+ * through every attempt (it stays marked).
  */
 export const recountBlock = async (
   db: TableRef,
@@ -65,7 +76,7 @@ export const recountBlock = async (
         new UpdateCommand({
           TableName: db.table,
           Key: key,
-          UpdateExpression: `SET n = :after, #type = :type REMOVE marked_at, ${WORK_REMOVE}`,
+          UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, ${WORK_REMOVE}`,
           ConditionExpression: [
             before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
             state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
@@ -73,6 +84,8 @@ export const recountBlock = async (
           ExpressionAttributeNames: { '#type': 'type' },
           ExpressionAttributeValues: {
             ':after': after,
+            ':zero': 0,
+            ':one': 1,
             ':type': 'list_count',
             ...(before === undefined ? {} : { ':before': before }),
             ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
@@ -130,7 +143,9 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
  * Recounts every block of every list of one merchant (`npm run admin -- recount`): the operator's
  * repair when a count could be neither kept nor marked. Buckets: the fixed ones, the affiliates'
  * tiers (`tierBuckets`) and any other that has a count item; blocks: 0 up to the list's sequence.
- * Reads every index item of the merchant's lists once: an operator command, not a request path.
+ * Then refreshes the total of every group of those blocks, so the pages' older groups are exact
+ * too (and a merchant whose counts predate group totals gets them). Reads every index item of the
+ * merchant's lists once: an operator command, not a request path.
  */
 export const recountMerchant = async (db: TableRef, merchantId: string, tierBuckets: readonly string[]): Promise<Recount[]> => {
   const [countItems, lastSeq] = await Promise.all([
@@ -145,7 +160,7 @@ export const recountMerchant = async (db: TableRef, merchantId: string, tierBuck
   const add = (entry: { list: ListName; bucket: string }) => buckets.set(`${entry.list}#${entry.bucket}`, entry);
   FIXED_BUCKETS.forEach(add);
   for (const bucket of tierBuckets) add({ list: 'affiliates', bucket });
-  for (const raw of countItems) add(parseBlockCountSk(parseStored('list count', z.object({ sk: z.string() }), raw).sk));
+  for (const raw of countItems) add(parseCountBucketSk(parseStored('list count', z.object({ sk: z.string() }), raw).sk));
 
   const results: Recount[] = [];
   for (const { list, bucket } of buckets.values()) {
@@ -155,5 +170,6 @@ export const recountMerchant = async (db: TableRef, merchantId: string, tierBuck
       if (result) results.push(result);
     }
   }
+  await refreshGroupTotals(db, merchantId, results);
   return results;
 };

@@ -1,9 +1,10 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { queryKeyPrefix } from '#shared/db/query';
+import { queryItems, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantPk, parseStored } from './base';
+import { itemKey, type Key, merchantPk, parseStored, StoredItemError } from './base';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
 /**
@@ -13,9 +14,18 @@ import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
  * - a sequence counter per list (`COUNTER#<list>`): each item of the list takes the next number
  *   when it is created, so list order is creation order and an item's place never moves;
  * - a count item per (list, bucket, block of BLOCK_SIZE sequence numbers), under the merchant's
- *   `#COUNTS` partition: how many items of that block are in the bucket (a status, a tier, `all`).
- *   Every write that adds an item to a bucket or moves it between buckets adds +1/-1 here after it
- *   committed, so page N can find its block from the counts alone (see pages.ts).
+ *   `#COUNTS` partition: how many items of that block are in the bucket (a status, a tier, `all`)
+ *   in `n`, and a version `v` that grows by one with every change of `n`. Every write that adds an
+ *   item to a bucket or moves it between buckets adds +1/-1 here after it committed, so page N can
+ *   find its block from the counts alone (see pages.ts);
+ * - a group total per (list, bucket, group of GROUP_SIZE consecutive blocks), in the same
+ *   partition: the sum of the group's block counts (`n`) and of their versions (`vs`), written by
+ *   `refreshGroupTotals` after the blocks changed (the table's stream consumer, the seed, the
+ *   recount). A page reads the group totals of the older groups instead of every block count.
+ *
+ * Sort keys: a block `<list>#<bucket>#<8-digit block>`, a group `<list>#<bucket>#G#<8-digit group>`.
+ * `G` sorts after every digit, so a block range (`…#00000000` to `…#99999999`) never holds a group
+ * total and a group range (`…#G#00000000` to `…#G#99999999`) never holds a block.
  *
  * A sequence number whose create failed after it was taken (lost an order_no race) is simply never
  * counted: the lists have no visible gap, and totals come from the counts, not from the counter.
@@ -60,25 +70,52 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
 /** Bucket names come from data (tier slugs): encoded so that one can never prefix another. */
 const bucketPrefix = (list: ListName, bucket: string) => `${list}#${encodeURIComponent(bucket)}#`;
 export const blockOf = (seq: number) => Math.floor(seq / BLOCK_SIZE);
-/** A block number as sort keys spell it: fixed width, so key order is block order. */
+/** A block (or group) number as sort keys spell it: fixed width, so key order is number order. */
 export const padBlock = (block: number) => String(block).padStart(8, '0');
+/** The highest block (or group) number a sort key can spell. */
+const LAST_NUMBER = 99_999_999;
+
+/** Consecutive blocks summed by one group total: 16,384 sequence numbers. */
+export const GROUP_SIZE = 64;
+export const groupOf = (block: number) => Math.floor(block / GROUP_SIZE);
+/** What sets a group total's sort key apart from a block's (after the bucket prefix): sorts after every digit. */
+const GROUP_MARK = 'G#';
 
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
+/** One block count item: its bucket and block. */
+export type BlockRef = { list: ListName; bucket: string; block: number };
 
 export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
+const blockCountSk = (list: ListName, bucket: string, block: number) => `${bucketPrefix(list, bucket)}${padBlock(block)}`;
 export const blockCountKey = (merchantId: string, list: ListName, bucket: string, block: number): Key => ({
   pk: countsPartition(merchantId),
-  sk: `${bucketPrefix(list, bucket)}${padBlock(block)}`,
+  sk: blockCountSk(list, bucket, block),
 });
-/** The (list, bucket, block) a count item's sort key names. */
-export const parseBlockCountSk = (sk: string): { list: ListName; bucket: string; block: number } => {
-  const [list = '', bucket = '', block = ''] = sk.split('#');
+const groupTotalSk = (list: ListName, bucket: string, group: number) => `${bucketPrefix(list, bucket)}${GROUP_MARK}${padBlock(group)}`;
+export const groupTotalKey = (merchantId: string, list: ListName, bucket: string, group: number): Key => ({
+  pk: countsPartition(merchantId),
+  sk: groupTotalSk(list, bucket, group),
+});
+
+/** The (list, bucket, block) a block count item's sort key names; a group total's key is refused. */
+export const parseBlockCountSk = (sk: string): BlockRef => {
+  const [list = '', bucket = '', block = '', ...rest] = sk.split('#');
+  if (rest.length > 0 || !/^\d{8}$/.test(block)) throw new StoredItemError(`Not a block count sort key: ${sk}`);
   return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket), block: Number(block) };
 };
 
+/** The (list, bucket) of any item of the `#COUNTS` partition: a block count or a group total. */
+export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string } => {
+  const [list = '', bucket = ''] = sk.split('#');
+  return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket) };
+};
+
 /**
- * Applies count changes, summed per block: one UpdateItem (ADD) per block touched. Called after
- * the write that made the change committed; safe to run concurrently with any other request.
+ * Applies count changes, summed per block: one UpdateItem (ADD) per block touched, which also
+ * adds 1 to the block's version `v` (what orders the states a group total is refreshed from).
+ * Called after the write that made the change committed; safe to run concurrently with any other
+ * request. Group totals are not touched here: the stream consumer refreshes them
+ * (`refreshGroupTotals`), and a page counts the newest group from its blocks anyway.
  *
  * `ADD` is not idempotent: an attempt that timed out may have been applied, and the SDK's retry
  * would then apply it twice; one that failed leaves the count one short. Either way the block is
@@ -100,9 +137,9 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
             new UpdateCommand({
               TableName: db.table,
               Key: key,
-              UpdateExpression: 'ADD n :delta SET #type = :type',
+              UpdateExpression: 'ADD n :delta, v :one SET #type = :type',
               ExpressionAttributeNames: { '#type': 'type' },
-              ExpressionAttributeValues: { ':delta': delta, ':type': 'list_count' },
+              ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count' },
             }),
           );
           return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
@@ -143,6 +180,7 @@ export class CountNotKept extends Error {
  * Puts a RECOUNT entry (owed-work.ts) on a block's count item: the change feed schedules its
  * recount from the list index (count-repair.ts). One UpdateItem that never conflicts; the entry keeps its first
  * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
+ * `n` and `v` stay as they are (`ADD n :zero` only creates the item): a mark changes no total.
  */
 export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow()) =>
   ddb.send(
@@ -155,19 +193,167 @@ export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow(
     }),
   );
 
-const countItem = z.object({ sk: z.string(), n: z.number() });
+const blockItem = z.object({ sk: z.string(), n: z.number() });
+
+/** The block count items of one bucket, as block number and count. */
+export type BlockCount = { block: number; n: number };
+
+/**
+ * The block count items of one bucket from block `from` to block `to`, lowest first or (newest)
+ * highest first, at most `limit` of them: one Query on a key range that holds no group total,
+ * continued past 1 MB (about 30,000 blocks) when no limit stops it first.
+ */
+export const readBlockRange = async (
+  db: TableRef,
+  merchantId: string,
+  list: ListName,
+  bucket: string,
+  { from = 0, to = LAST_NUMBER, newestFirst = false, limit }: { from?: number; to?: number; newestFirst?: boolean; limit?: number } = {},
+): Promise<BlockCount[]> => {
+  const prefix = bucketPrefix(list, bucket);
+  const items = await queryItems(
+    db,
+    {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': countsPartition(merchantId),
+        ':from': blockCountSk(list, bucket, from),
+        ':to': blockCountSk(list, bucket, to),
+      },
+      ProjectionExpression: 'sk, n',
+      ...(newestFirst ? { ScanIndexForward: false } : {}),
+    },
+    limit,
+  );
+  return items.map((raw) => {
+    const { sk, n } = parseStored('list count', blockItem, raw);
+    return { block: Number(sk.slice(prefix.length)), n };
+  });
+};
 
 /**
  * The block counts of one bucket: block number -> items. One Query (continued past 1 MB, which
- * takes about 30,000 blocks, i.e. 7.5 million items); size / BLOCK_SIZE small items at most.
+ * takes about 30,000 blocks, i.e. 7.5 million items); size / BLOCK_SIZE small items. What a whole
+ * bucket needs (the invite e-mail projection); a page reads `readBlockRange` and group totals.
  */
 export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
-  const prefix = bucketPrefix(list, bucket);
-  const items = await queryKeyPrefix(db, countsPartition(merchantId), prefix, { ProjectionExpression: 'sk, n' });
   const counts = new Map<number, number>();
-  for (const raw of items) {
-    const { sk, n } = parseStored('list count', countItem, raw);
-    if (n > 0) counts.set(Number(sk.slice(prefix.length)), n);
-  }
+  for (const { block, n } of await readBlockRange(db, merchantId, list, bucket)) if (n > 0) counts.set(block, n);
   return counts;
+};
+
+/**
+ * The group totals of one bucket: group number -> items. One Query of size / (GROUP_SIZE *
+ * BLOCK_SIZE) small items (61 at a million items). As fresh as the last refresh of each group.
+ */
+export const readGroupTotals = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
+  const prefix = `${bucketPrefix(list, bucket)}${GROUP_MARK}`;
+  const items = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: {
+      ':pk': countsPartition(merchantId),
+      ':from': groupTotalSk(list, bucket, 0),
+      ':to': groupTotalSk(list, bucket, LAST_NUMBER),
+    },
+    ProjectionExpression: 'sk, n',
+  });
+  const totals = new Map<number, number>();
+  for (const raw of items) {
+    const { sk, n } = parseStored('list group total', blockItem, raw);
+    totals.set(Number(sk.slice(prefix.length)), n);
+  }
+  return totals;
+};
+
+const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.number()) });
+
+export type GroupRefresh = { list: ListName; bucket: string; group: number; n: number; vs: number; written: boolean };
+
+/** How many groups `refreshGroupTotals` refreshes at once. */
+const REFRESH_CONCURRENCY = 8;
+
+/**
+ * Sets the total of every group the given blocks lie in to what the group's block counts hold
+ * now: per group, one Query of its block items (ConsistentRead, at most GROUP_SIZE small items)
+ * and one conditional UpdateItem of `n` (their sum) and `vs` (the sum of their versions).
+ *
+ * Idempotent and order-safe, so it may run any number of times, concurrently, in any order (the
+ * stream consumer calls it for every changed block, batched per group; the seed and the recount
+ * call it too). A block's version only grows and grows with every change of its count, so `vs`
+ * only grows with the group's state; the write is refused when the stored `vs` is not lower (a
+ * newer state, or this very one, is already there: not an error, `written: false`). A Query is
+ * not a snapshot: with writes landing meanwhile it may see some blocks before and others after
+ * them, but each block it reads is at most as new as after the last write, so that state's `vs`
+ * is never higher than the last one's, and equal only if it is the last state itself: a refresh
+ * that starts after the last change of a group always leaves the exact total.
+ *
+ * A group without any block item has no total (nothing is written). Errors other than the
+ * refusal are thrown, after every group was tried.
+ */
+export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
+  const groups = new Map<string, { list: ListName; bucket: string; group: number }>();
+  for (const { list, bucket, block } of blocks) {
+    const group = groupOf(block);
+    groups.set(groupTotalSk(list, bucket, group), { list, bucket, group });
+  }
+  const pending = [...groups.values()];
+  const results: GroupRefresh[] = [];
+  const errors: unknown[] = [];
+  const lane = async () => {
+    for (let next = pending.shift(); next; next = pending.shift()) {
+      try {
+        const result = await refreshGroupTotal(db, merchantId, next.list, next.bucket, next.group);
+        if (result) results.push(result);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: REFRESH_CONCURRENCY }, lane));
+  if (errors.length > 0) throw errors[0];
+  return results;
+};
+
+const refreshGroupTotal = async (
+  db: TableRef,
+  merchantId: string,
+  list: ListName,
+  bucket: string,
+  group: number,
+): Promise<GroupRefresh | undefined> => {
+  const first = group * GROUP_SIZE;
+  const items = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: {
+      ':pk': countsPartition(merchantId),
+      ':from': blockCountSk(list, bucket, first),
+      ':to': blockCountSk(list, bucket, first + GROUP_SIZE - 1),
+    },
+    ProjectionExpression: 'n, v',
+    ConsistentRead: true,
+  });
+  if (items.length === 0) return undefined;
+  let n = 0;
+  let vs = 0;
+  for (const raw of items) {
+    const block = parseStored('list count', versionedBlock, raw);
+    n += block.n ?? 0;
+    vs += block.v ?? 0;
+  }
+  try {
+    await db.ddb.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: groupTotalKey(merchantId, list, bucket, group),
+        UpdateExpression: 'SET n = :n, vs = :vs, #type = :type',
+        ConditionExpression: 'attribute_not_exists(vs) OR vs < :vs',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':n': n, ':vs': vs, ':type': 'list_group_total' },
+      }),
+    );
+    return { list, bucket, group, n, vs, written: true };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return { list, bucket, group, n, vs, written: false };
+    throw error;
+  }
 };

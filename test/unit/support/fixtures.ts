@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, QueryCommand, type QueryCommandInput, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
+import { blockItems, groupItems, stubCountsPartition } from './counts';
 
 export const MERCHANT = { id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b', name: 'Acme Outdoor', currency: 'EUR' } as const;
 export const OTHER_MERCHANT_ID = 'a0a0a0a0-b1b1-4c2c-8d3d-e4e4e4e4e4e4';
@@ -150,13 +151,13 @@ export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<stri
 };
 
 /**
- * Stubs the block counts of one list bucket (Query on the merchant's COUNTS partition):
- * `blocks` maps a block number (sequence number / 256) to how many items of the bucket it holds.
+ * Stubs the counts of one list bucket (Queries on the merchant's COUNTS partition, support/counts.ts):
+ * `blocks` maps a block number (sequence number / 256) to how many items of the bucket it holds;
+ * the group totals (64 blocks each) are what a refresh would have written from them.
  */
 export const stubBlockCounts = (listBucket: string, blocks: Record<number, number>) => {
-  ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': `${listBucket}#` } }).resolves({
-    Items: Object.entries(blocks).map(([block, n]) => ({ sk: `${listBucket}#${String(block).padStart(8, '0')}`, n })),
-  });
+  const items = [...blockItems(listBucket, blocks), ...groupItems(listBucket, blocks)];
+  stubCountsPartition(COUNTS_PK, () => items);
 };
 
 export const ORDER_UUID = '3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d';

@@ -1,0 +1,225 @@
+/**
+ * What one page of the order list costs in DynamoDB read units at 20,000 orders and at N orders:
+ * `npm run bench -- --orders N` (only this; the rest of the bench does not run). The requirement:
+ * a page costs the same at any size, the total included (docs/data-model-heat.md, "Page cost at
+ * any size").
+ *
+ * 1. Starts a fresh in-memory local stack on free ports, as the bench does (its stage processes
+ *    idle: nothing here goes through HTTP).
+ * 2. Seeds two merchants, 20,000 orders and N orders, fast: the order items (with their gsi1 list
+ *    entries) and order_no guards with BatchWriteItem in parallel, built by the entities the API
+ *    and the seed use (buildOrder, orderRecord, orderNoRecord), then per 16,384 orders (one group)
+ *    their block counts (applyCountChanges) and group totals (refreshGroupTotals): the state the
+ *    API's creates and the stream consumer leave. No customers, no affiliates: a page does not read them.
+ * 3. Measures, in this process, `readPage(orderList(merchant))` (what GET /api/v2/orders runs after
+ *    authentication) against the emulator through a client whose middleware asks every call for
+ *    `ReturnConsumedCapacity: 'TOTAL'` and sums what DynamoDB Local answers: page 1, a middle page
+ *    and the last page, per_page 25 and 100. Each page is checked (total, items, order) as well.
+ * 4. Prints the calls and read units of each page, the ratio N vs 20,000, and the same figures for
+ *    the algorithm before group totals (every block count of the bucket, then the same index range:
+ *    its index part is the one measured here, its count part is `readBlockCounts`, measured too).
+ *
+ * DynamoDB Local charges a Query like DynamoDB: the size of the items it read, in 4 KB units,
+ * halved for an eventually consistent read; the partition and its size do not enter into it.
+ */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { localClientConfig } from '#local/aws-env';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { putAll, type Store } from '#shared/admin/store';
+import {
+  applyCountChanges,
+  BLOCK_SIZE,
+  blockOf,
+  GROUP_SIZE,
+  readBlockCounts,
+  refreshGroupTotals,
+  takeSequence,
+} from '#shared/db/entities/counter';
+import { putNewMerchant } from '#shared/db/entities/merchant';
+import { buildOrder, orderCountChange, orderList, orderRecord } from '#shared/db/entities/order';
+import { orderNoRecord } from '#shared/db/entities/order-no';
+import { readPage } from '#shared/db/pages';
+
+export const BASELINE_ORDERS = 20_000;
+const PER_PAGES = [25, 100] as const;
+/** Orders written per step: one group of block counts, so each step refreshes the group it filled. */
+const STEP = GROUP_SIZE * BLOCK_SIZE;
+const BASE_TIME = Date.parse('2025-01-01T00:00:00Z');
+
+type Print = (line: string) => void;
+
+/** An order as the bench's fixtures have it (two rows, a customer), created `index` seconds after BASE_TIME. */
+const orderInput = (prefix: string, index: number) => ({
+  order_no: `${prefix}-${index}`,
+  affiliate_slug: 'alice',
+  currency_code: 'EUR',
+  total_shipping_value: 495,
+  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
+  order_rows: [
+    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
+    { product_name: 'Pegs', price_value: 990, quantity: 2 },
+  ],
+});
+
+/** Seeds one merchant with `count` orders (sequence 1..count), printing progress; returns its id. */
+const seedOrders = async (store: Store, key: string, count: number, print: Print): Promise<string> => {
+  const id = randomUUID();
+  await putNewMerchant(store, { id, name: `Page cost ${key}`, currency: 'EUR', defaultTier: 'gold' });
+  const first = await takeSequence(store, id, 'orders', count);
+  const start = performance.now();
+  let lastPrint = start;
+  for (let done = 0; done < count; ) {
+    const size = Math.min(STEP, count - done);
+    const orders = Array.from({ length: size }, (_, index) =>
+      buildOrder(orderInput(key, done + index), {
+        seq: first + done + index,
+        created_at: new Date(BASE_TIME + (done + index) * 1000).toISOString(),
+      }),
+    );
+    await putAll(
+      store,
+      orders.flatMap((order) => [orderRecord(id, order, { history: true }), orderNoRecord(id, order.order_no, order.uuid)]),
+    );
+    const changes = orders.map(orderCountChange);
+    await applyCountChanges(store, id, changes);
+    await refreshGroupTotals(
+      store,
+      id,
+      changes.map((change) => ({ ...change, block: blockOf(change.seq) })),
+    );
+    done += size;
+    const now = performance.now();
+    if (now - lastPrint > 15_000 || done === count) {
+      lastPrint = now;
+      const rate = done / ((now - start) / 1000);
+      const left = (count - done) / rate;
+      console.log(
+        `  ${key}: ${done.toLocaleString('en-US')} / ${count.toLocaleString('en-US')} orders, ${rate.toFixed(0)} orders/s${done < count ? `, about ${(left / 60).toFixed(1)} min left` : ''}`,
+      );
+    }
+  }
+  print(`- seeded ${count.toLocaleString('en-US')} orders in ${((performance.now() - start) / 1000).toFixed(0)} s`);
+  return id;
+};
+
+type Call = { command: string; index: string | undefined; units: number };
+
+/** A client of the emulator that asks every call for its consumed capacity and records it. */
+const meteredStore = (endpoint: string, table: string) => {
+  const calls: Call[] = [];
+  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
+  const meter: InitializeMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
+    const input = args.input as { ReturnConsumedCapacity?: string; IndexName?: string };
+    input.ReturnConsumedCapacity = 'TOTAL';
+    const result = await next(args);
+    const capacity = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
+    calls.push({ command: context.commandName ?? '?', index: input.IndexName, units: capacity?.CapacityUnits ?? Number.NaN });
+    return result;
+  };
+  client.middlewareStack.add(meter, { step: 'initialize', name: 'pageCostMeter', priority: 'high' });
+  const store: Store = { ddb: DynamoDBDocumentClient.from(client), table };
+  /** The calls `run` made. */
+  const measure = async <T>(run: (store: Store) => Promise<T>) => {
+    calls.length = 0;
+    const value = await run(store);
+    return { value, calls: [...calls] };
+  };
+  return measure;
+};
+
+const sum = (calls: readonly Call[]) => calls.reduce((total, call) => total + call.units, 0);
+
+type Row = {
+  orders: number;
+  page: string;
+  perPage: number;
+  calls: number;
+  rcu: number;
+  countRcu: number;
+  beforeCalls: number;
+  beforeRcu: number;
+  ok: boolean;
+};
+
+/** Measures page 1, the middle page and the last page of one merchant's order list. */
+const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchantId: string, orders: number): Promise<Row[]> => {
+  const rows: Row[] = [];
+  // Before group totals, a page read every block count of the bucket (one Query, continued past 1 MB).
+  const allBlocks = await measure((store) => readBlockCounts(store, merchantId, 'orders', 'all'));
+  for (const perPage of PER_PAGES) {
+    const last = Math.ceil(orders / perPage);
+    for (const [label, page] of [
+      ['1', 1],
+      [`middle (${Math.ceil(last / 2)})`, Math.ceil(last / 2)],
+      [`last (${last})`, last],
+    ] as const) {
+      const { value, calls } = await measure((store) => readPage(store, orderList(merchantId), { page, per_page: perPage }));
+      // Orders are dense: page p holds sequence numbers orders - (p-1)*perPage down to 1 at most.
+      const top = orders - (page - 1) * perPage;
+      const expected = Array.from({ length: Math.min(perPage, top) }, (_, index) => top - index);
+      const ok = value.total === orders && JSON.stringify(value.items.map((order) => order.seq)) === JSON.stringify(expected);
+      const indexCalls = calls.filter((call) => call.index !== undefined);
+      rows.push({
+        orders,
+        page: label,
+        perPage,
+        calls: calls.length,
+        rcu: sum(calls),
+        countRcu: sum(calls.filter((call) => call.index === undefined)),
+        beforeCalls: allBlocks.calls.length + indexCalls.length,
+        beforeRcu: sum(allBlocks.calls) + sum(indexCalls),
+        ok,
+      });
+    }
+  }
+  return rows;
+};
+
+const fixed = (value: number) => (Number.isFinite(value) ? (Number.isInteger(value) ? String(value) : value.toFixed(1)) : 'n/a');
+const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
+
+/** `npm run bench -- --orders N`: seeds, measures, prints a markdown table. */
+export const benchPageCost = async ({ orders, print }: { orders: number; print: Print }) => {
+  const startedAt = Date.now();
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({
+      ports: await freePorts(),
+      seedDemo: false,
+      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+    });
+    const live = stack.stages.live;
+    print(`\n## Page cost at ${BASELINE_ORDERS.toLocaleString('en-US')} and ${orders.toLocaleString('en-US')} orders\n`);
+    const baseline = await seedOrders(live.store, 'P20K', BASELINE_ORDERS, print);
+    const large = await seedOrders(live.store, 'PN', orders, print);
+    const measure = meteredStore(stack.endpoints.dynamodb, live.table);
+    const baseRows = await measureMerchant(measure, baseline, BASELINE_ORDERS);
+    const largeRows = await measureMerchant(measure, large, orders);
+    const baseOf = (row: Row) =>
+      baseRows.find((base) => base.perPage === row.perPage && base.page.split(' ')[0] === row.page.split(' ')[0]);
+    print('');
+    print(
+      '| orders | page | per_page | DynamoDB calls | RCU | of which counts | RCU vs 20,000 | before: calls | before: RCU | before: vs 20,000 | page checked |',
+    );
+    print('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const row of [...baseRows, ...largeRows]) {
+      const base = baseOf(row);
+      print(
+        `| ${row.orders.toLocaleString('en-US')} | ${row.page} | ${row.perPage} | ${row.calls} | ${fixed(row.rcu)} | ${fixed(row.countRcu)} | ${base ? ratio(row.rcu / base.rcu) : 'n/a'} | ${row.beforeCalls} | ${fixed(row.beforeRcu)} | ${base ? ratio(row.beforeRcu / base.beforeRcu) : 'n/a'} | ${row.ok ? 'exact' : '**WRONG**'} |`,
+      );
+    }
+    const worst = Math.max(...largeRows.map((row) => row.rcu / (baseOf(row)?.rcu ?? Number.NaN)));
+    print('');
+    print(
+      `Worst ratio at ${orders.toLocaleString('en-US')} vs ${BASELINE_ORDERS.toLocaleString('en-US')} orders: ${ratio(worst)} (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}). ` +
+        `Took ${((Date.now() - startedAt) / 60_000).toFixed(1)} min.`,
+    );
+    return { baseRows, largeRows, worst };
+  } finally {
+    await stack?.stop();
+  }
+};
