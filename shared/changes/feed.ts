@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
-import { type BlockRef, parseBlockCountSk } from '#shared/db/entities/counter';
+import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
@@ -21,6 +21,10 @@ import type { FollowUp } from '#shared/queue/follow-ups';
  *   off the request path since every order of one customer writes that item.
  * - `followUp`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
  *   count marked for recount): a follow-up on the delayed follow-ups queue, for when it is due.
+ *   Also, when the orders' sequence counter moves past a block, a recount of that block once
+ *   every create that took a number in it is over (the follow-up's delay is longer than a
+ *   request's timeout): a create that stopped between its commit and its count, and was never
+ *   retried, is counted then at the latest, without racing a create still in flight.
  * - `countBlock`: a list's block count changed (its version moved): the total of its group of
  *   blocks is refreshed from the blocks (counter.ts refreshGroupTotals, idempotent and order-safe),
  *   so pages of any size read a bounded number of count items.
@@ -29,6 +33,7 @@ export type Reactions = {
   orderEvent?: OrderEventMessage;
   customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
   followUp?: FollowUp;
+  closedBlocks?: FollowUp[];
   countBlock?: { merchantId: string; block: BlockRef };
 };
 
@@ -80,5 +85,11 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const reactions: Reactions = isOrderItem(after) ? orderReactions(before, after) : {};
   const followUp = followUpOf(before, after);
   const countBlock = countBlockOf(before, after);
-  return { ...reactions, ...(followUp ? { followUp } : {}), ...(countBlock ? { countBlock } : {}) };
+  const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: new Date().toISOString() }));
+  return {
+    ...reactions,
+    ...(followUp ? { followUp } : {}),
+    ...(closed.length > 0 ? { closedBlocks: closed } : {}),
+    ...(countBlock ? { countBlock } : {}),
+  };
 };

@@ -192,6 +192,23 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     expect(total).toBeUndefined();
   });
 
+  it('recounts each order block the sequence counter moved past, and nothing while it stays in a block', () => {
+    // Prepare
+    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 254 };
+
+    // Act
+    const within = reactionsTo(record('MODIFY', { ...counter, seq: 255 }, counter)).closedBlocks;
+    const past = reactionsTo(record('MODIFY', { ...counter, seq: 256 }, { ...counter, seq: 255 })).closedBlocks;
+    const invites = reactionsTo(
+      record('MODIFY', { ...counter, sk: 'COUNTER#invites', seq: 256 }, { ...counter, sk: 'COUNTER#invites', seq: 255 }),
+    );
+
+    // Assess
+    expect(within).toBeUndefined();
+    expect(past).toEqual([{ kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000000' }, due: expect.any(String) }]);
+    expect(invites.closedBlocks).toBeUndefined();
+  });
+
   it('ignores removed items', () => {
     expect(reactionsTo(record('REMOVE', undefined, storedOrder()))).toEqual({});
   });

@@ -4,7 +4,8 @@ import * as z from 'zod/mini';
 import { queryItems, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantPk, parseStored, StoredItemError } from './base';
+import { itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
+import { ALL_BUCKET } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
 /**
@@ -49,6 +50,21 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
     sequences.set(parseStored('counter', listName, sk.slice(SEQUENCE_PREFIX.length)), seq);
   }
   return sequences;
+};
+
+/**
+ * The order blocks a write of the orders' sequence counter closed: every block the counter moved
+ * past (from its old to its new value). Once no create can still count into a block, its count
+ * can be recounted without racing one (the change feed schedules that, counter images in, keys out).
+ */
+export const closedOrderBlocks = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): Key[] => {
+  if (after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders` || typeof after.pk !== 'string') return [];
+  const from = blockOf(typeof before?.seq === 'number' ? before.seq : 0);
+  const to = blockOf(typeof after.seq === 'number' ? after.seq : 0);
+  const merchantId = merchantIdOf(after.pk);
+  const closed: Key[] = [];
+  for (let block = from; block < to; block++) closed.push(blockCountKey(merchantId, 'orders', ALL_BUCKET, block));
+  return closed;
 };
 
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
