@@ -135,7 +135,9 @@ const relayOne = async (
   const previousAttempts = typeof owed.notification_attempts === 'number' ? owed.notification_attempts : 0;
   const about = { notification: 'relay', uuid: String(owed.uuid) };
   if (previousAttempts <= 1) await finishUnfinished(merchantIdOf(key.pk), owed);
-  return tryNotification(key, build, about, previousAttempts);
+  const settled = await tryNotification(key, build, about, previousAttempts);
+  // Its outcome could not be recorded: still owed as before, so tried again like one that could not be read.
+  return settled === 'unsettled' ? 'skipped' : settled;
 };
 
 /**

@@ -47,24 +47,28 @@ export const mailErrorSummary = (error: unknown) => ({
   http_status: httpStatusOf(error),
 });
 
+/** A try's outcome as recorded, or `unsettled`: the record itself failed, so the e-mail is still owed as before. */
+export type SettleResult = Settled | 'unsettled';
+
 /**
  * Records a try's outcome on the owing item (settle.ts decides: sent, retry later, or parked).
- * Never throws: the e-mail went (or did not); if only the bookkeeping fails, the entry stays due
- * and its follow-up tries again (worst case an e-mail is sent twice, never zero times).
+ * Never throws: the e-mail went (or did not). If only the bookkeeping fails, nothing on the item
+ * changed, so no new follow-up is scheduled for it: `unsettled` tells the follow-up that tried it
+ * to fail, so SQS delivers it again (worst case an e-mail is sent twice, never zero times).
  */
 export const settleNotification = async (
   key: Key,
   outcome: Outcome,
   about: { notification: string; uuid: string },
   previousAttempts = 0,
-): Promise<Settled> => {
+): Promise<SettleResult> => {
   const { settled, update, ...rest } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
   try {
     await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...update }));
   } catch (error) {
     if (errorName(error) === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
     logger.warn('Could not record the notification outcome', { ...about, settled, error_name: errorName(error) });
-    return settled;
+    return 'unsettled';
   }
   if (settled === 'parked') {
     logger.error('Notification e-mail parked: it failed too often and is no longer retried (resend-notifications sends it)', {
@@ -86,7 +90,7 @@ export const tryNotification = async (
   message: MailMessage | (() => MailMessage),
   about: { notification: string; uuid: string },
   previousAttempts = 0,
-): Promise<Settled> => {
+): Promise<SettleResult> => {
   let outcome: Outcome = { sent: true };
   try {
     await sendMail(typeof message === 'function' ? message() : message);

@@ -158,6 +158,21 @@ describe('the follow-ups function', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
+  it('reports a notify follow-up whose failed send could not be recorded either in batchItemFailures: the item did not change, so no new follow-up comes', async () => {
+    // Prepare: SES refuses, then the write that would reschedule the e-mail is throttled
+    ddbMock.on(GetCommand, { Key: INVITE_KEY }).resolves({ Item: owedInvite(inSeconds(-1)) });
+    sesMock
+      .on(SendEmailCommand)
+      .rejects(Object.assign(new Error('unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }));
+    ddbMock.on(UpdateCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
+
+    // Act
+    const result = await run(record('notify-unsettled', { kind: 'notify', key: INVITE_KEY, due: inSeconds(-1) }));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'notify-unsettled' }] });
+  });
+
   it('sends a notify follow-up that arrived before its due time (SQS delays 15 minutes at most) to the follow-ups queue again, delayed until due', async () => {
     // Prepare: due in 10 minutes (a retry backed off for longer than SQS could delay it).
     const due = inSeconds(600);

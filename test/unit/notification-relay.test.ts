@@ -289,8 +289,8 @@ describe("relayPendingNotifications (one merchant's owed e-mails at once: the op
     // Act
     const result = await relayPendingNotifications({ merchantId: MERCHANT });
 
-    // Assess
-    expect(result.sent).toBe(2);
+    // Assess: the first was sent but its outcome not recorded (still owed: skipped, tried again)
+    expect(result).toMatchObject({ sent: 1, skipped: 1 });
     const queries = indexQueries();
     expect(queries).toHaveLength(2);
     expect(queries.map((query) => query.ExpressionAttributeValues?.[':pk'])).toEqual([NOTIFY, NOTIFY]);
