@@ -37,7 +37,7 @@ export const DEFAULT_OPTIONS: SoakOptions = {
   faults: DEFAULT_FAULTS,
   seed: 1,
   maxSeconds: 3600,
-  settleSeconds: 150,
+  settleSeconds: 400,
   verbose: false,
   showViolations: 5,
 };
@@ -55,7 +55,7 @@ Exit code 1 when any violation is found.
   --faults SPEC      fault rules, or 'none' (default ${DEFAULT_FAULTS})
   --seed S           seed of the workload's PRNG and of the fault draws (default ${DEFAULT_OPTIONS.seed})
   --max-seconds T    stop issuing operations after T seconds (default ${DEFAULT_OPTIONS.maxSeconds})
-  --settle-seconds T wait at most T seconds for queue, relays and count repair (default ${DEFAULT_OPTIONS.settleSeconds})
+  --settle-seconds T wait at most T seconds for the change feed, the queues and the follow-ups (default ${DEFAULT_OPTIONS.settleSeconds})
   --show N           print up to N violations per invariant (default ${DEFAULT_OPTIONS.showViolations})
   --verbose          let the functions' ERROR logs through
   --help             this text`;
