@@ -1,5 +1,5 @@
 import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
-import { type TableAction, type WorkerAccess, type WorkerDef, workers } from '#functions/workers';
+import { type TableAction, type WorkerDef, workers } from '#functions/workers';
 import { GSI1, QUEUES, type QueueId } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 

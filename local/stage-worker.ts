@@ -7,13 +7,11 @@
  */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '#functions/routes';
 import { queueWorkers, streamWorkers } from '#functions/workers';
 import { currentStage, requireEnv } from '#shared/config';
 import { QUEUES } from '#shared/db/table-def';
-import { asError } from '#shared/errors';
-import { lambdaContext } from './apigw';
 import { FaultSpecError, faultSpecRefused, faultsFromEnv } from './faults';
 import { importHandler } from './handlers';
 import { createApiServer } from './http';

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '#functions/changes/feed';
 import { reactionsTo } from '#shared/changes/feed';
 import { workerContext } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { batchMessagesSentTo, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './support/fixtures';
 
 const ORDERS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
@@ -44,26 +44,9 @@ const record = (
 const streamEvent = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
 const runFeed = (event: DynamoDBStreamEvent) => handler(event, workerContext('change-feed'));
 
-/** SQS accepts the entries whose Id is in `accepted` (all by default) and refuses the rest. */
-const batchAnswer = (accepted?: string[]) => async (input: SendMessageBatchCommandInput) => {
-  const ids = (input.Entries ?? []).map((entry) => entry.Id as string);
-  const ok = accepted ?? ids;
-  return {
-    Successful: ids.filter((id) => ok.includes(id)).map((id) => ({ Id: id, MessageId: `msg-${id}`, MD5OfMessageBody: 'x' })),
-    Failed: ids.filter((id) => !ok.includes(id)).map((id) => ({ Id: id, Code: 'InternalError', SenderFault: false })),
-  };
-};
-
-const sentTo = (queueUrl: string) =>
-  sqsMock
-    .commandCalls(SendMessageBatchCommand)
-    .filter((call) => call.args[0].input.QueueUrl === queueUrl)
-    .flatMap((call) => call.args[0].input.Entries ?? [])
-    .map((entry) => ({ body: JSON.parse(entry.MessageBody ?? '{}'), delay: entry.DelaySeconds }));
-
 beforeEach(() => {
   resetAwsMocks();
-  sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+  sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'parked-1' });
   ddbMock.on(UpdateCommand).resolves({});
 });
@@ -225,7 +208,7 @@ describe('the change-feed function', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(sentTo(ORDERS_QUEUE).map(({ body }) => [body.order_uuid, body.type])).toEqual([
+    expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => [body.order_uuid, body.type])).toEqual([
       [first.uuid, 'order.accepted'],
       [second.uuid, 'order.accepted'],
     ]);
@@ -235,7 +218,7 @@ describe('the change-feed function', () => {
 
   it('reports the first record whose event SQS refused, so the stream is read again from there (nothing lost)', async () => {
     // Prepare
-    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer(['0', '2']));
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer(['0', '2']));
     const records = [0, 1, 2].map((index) =>
       record('INSERT', storedOrder({ uuid: `00000000-0000-4000-8000-00000000000${index}`, customer: null })),
     );
@@ -294,7 +277,7 @@ describe('the change-feed function', () => {
     await runFeed(streamEvent(record('MODIFY', owed, storedPendingRequest())));
 
     // Assess
-    const [followUp] = sentTo(FOLLOW_UPS_QUEUE);
+    const [followUp] = batchMessagesSentTo(FOLLOW_UPS_QUEUE);
     expect(followUp?.body).toEqual({ kind: 'notify', key: { pk: MERCHANT_PK, sk: owed.sk }, due });
     expect(followUp?.delay).toBeGreaterThanOrEqual(299);
     expect(followUp?.delay).toBeLessThanOrEqual(300);
@@ -315,7 +298,7 @@ describe('the change-feed function', () => {
       MessageBody: JSON.stringify(poison),
       MessageAttributes: expect.objectContaining({ dead_letter_source: { DataType: 'String', StringValue: 'change-feed' } }),
     });
-    expect(sentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toEqual(['00000000-0000-4000-8000-00000000000e']);
+    expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toEqual(['00000000-0000-4000-8000-00000000000e']);
   });
 
   it('reports a record it cannot read when the parked queue refuses it too', async () => {

@@ -1,5 +1,5 @@
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/follow-ups/process';
 import { logger } from '#shared/logger';
 import { workerContext } from './support/api';
-import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
+import { batchMessagesSentTo, conditionFailed, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_KEY, MERCHANT_PK } from './support/fixtures';
 
 const sesMock = mockClient(SESClient);
@@ -61,22 +61,8 @@ const record = (messageId: string, body: unknown): SQSRecord => ({
 });
 const run = (...records: SQSRecord[]) => handler({ Records: records } satisfies SQSEvent, workerContext('follow-ups'));
 
-/** SQS accepts the entries whose Id is in `accepted` (all by default) and refuses the rest. */
-const batchAnswer = (accepted?: string[]) => async (input: SendMessageBatchCommandInput) => {
-  const ids = (input.Entries ?? []).map((entry) => entry.Id as string);
-  const ok = accepted ?? ids;
-  return {
-    Successful: ids.filter((id) => ok.includes(id)).map((id) => ({ Id: id, MessageId: `msg-${id}`, MD5OfMessageBody: 'x' })),
-    Failed: ids.filter((id) => !ok.includes(id)).map((id) => ({ Id: id, Code: 'InternalError', SenderFault: false })),
-  };
-};
 /** The follow-ups sent (again) to the follow-ups queue: body and delay. */
-const requeued = () =>
-  sqsMock
-    .commandCalls(SendMessageBatchCommand)
-    .filter((call) => call.args[0].input.QueueUrl === FOLLOW_UPS_QUEUE)
-    .flatMap((call) => call.args[0].input.Entries ?? [])
-    .map((entry) => ({ body: JSON.parse(entry.MessageBody ?? '{}'), delay: entry.DelaySeconds }));
+const requeued = () => batchMessagesSentTo(FOLLOW_UPS_QUEUE);
 
 beforeEach(() => {
   resetAwsMocks();
@@ -90,7 +76,7 @@ beforeEach(() => {
     .resolves({ Item: { ...MERCHANT_KEY, type: 'merchant', name: MERCHANT.name, currency: 'EUR' } });
   ddbMock.on(UpdateCommand).resolves({});
   sesMock.on(SendEmailCommand).resolves({ MessageId: 'e-1' });
-  sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer());
+  sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
 });
 
 afterEach(() => {
@@ -205,7 +191,7 @@ describe('the follow-ups function', () => {
     // Prepare
     const due = inSeconds(600);
     ddbMock.on(GetCommand, { Key: INVITE_KEY }).resolves({ Item: owedInvite(due) });
-    sqsMock.on(SendMessageBatchCommand).callsFake(batchAnswer([]));
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer([]));
 
     // Act
     const result = await run(record('notify-1', { kind: 'notify', key: INVITE_KEY, due }));

@@ -12,7 +12,7 @@ import {
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 
@@ -86,3 +86,21 @@ export const serviceUnavailable = (httpStatusCode = 503) =>
     $metadata: { httpStatusCode },
     message: 'Service unavailable',
   });
+
+/** An SQS SendMessageBatch answer that accepts the entries whose Id is in `accepted` (all by default) and refuses the rest. */
+export const sqsBatchAnswer = (accepted?: string[]) => async (input: SendMessageBatchCommandInput) => {
+  const ids = (input.Entries ?? []).map((entry) => entry.Id as string);
+  const ok = accepted ?? ids;
+  return {
+    Successful: ids.filter((id) => ok.includes(id)).map((id) => ({ Id: id, MessageId: `msg-${id}`, MD5OfMessageBody: 'x' })),
+    Failed: ids.filter((id) => !ok.includes(id)).map((id) => ({ Id: id, Code: 'InternalError', SenderFault: false })),
+  };
+};
+
+/** Every message sent to `queueUrl` by SendMessageBatch, in order: its parsed body and its delay. */
+export const batchMessagesSentTo = (queueUrl: string) =>
+  sqsMock
+    .commandCalls(SendMessageBatchCommand)
+    .filter((call) => call.args[0].input.QueueUrl === queueUrl)
+    .flatMap((call) => call.args[0].input.Entries ?? [])
+    .map((entry) => ({ body: JSON.parse(entry.MessageBody ?? '{}'), delay: entry.DelaySeconds }));
