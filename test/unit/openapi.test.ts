@@ -10,7 +10,6 @@ import { MESSAGES_ELSEWHERE } from '#scripts/openapi-examples';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import { REQUEST_MESSAGES } from '#shared/domain/affiliate-request-decisions';
 import { INVITE_MESSAGES } from '#shared/domain/invite-affiliate';
-import { IDEMPOTENCY_MESSAGES } from '#shared/errors';
 import { MAX_KEY_LENGTH, REPLAYED_HEADER } from '#shared/http/idempotency';
 
 type Json = Record<string, any>;
