@@ -9,7 +9,7 @@ import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
-import { sendFollowUps } from '#shared/queue/follow-ups';
+import { type FollowUp, sendFollowUps } from '#shared/queue/follow-ups';
 import { sendOrderEvents } from '#shared/queue/orders';
 
 const FUNCTION_ID = 'change-feed';
@@ -57,6 +57,13 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promis
       }
     }),
   );
+
+/** Sends every record's follow-ups in one go; a record's are done when SQS took all of them. */
+const sendFollowUpLists = async (lists: FollowUp[][]): Promise<boolean[]> => {
+  const sent = await sendFollowUps(lists.flat(), FOLLOW_UP_MIN_DELAY_SECONDS);
+  let next = 0;
+  return lists.map((list) => sent.slice(next, (next += list.length)).every(Boolean));
+};
 
 const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> =>
   Promise.all(
@@ -115,11 +122,7 @@ export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
       ...(
         await Promise.all([
           carryOut(planned, (reactions) => reactions.orderEvent, sendOrderEvents),
-          carryOut(
-            planned,
-            (reactions) => reactions.followUp,
-            (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS),
-          ),
+          carryOut(planned, (reactions) => reactions.followUps, sendFollowUpLists),
           carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
           carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
         ])

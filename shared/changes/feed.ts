@@ -19,7 +19,7 @@ import type { FollowUp } from '#shared/queue/follow-ups';
  *   events). An imported order (`history`, the seed) announces nothing on creation.
  * - `customer`: a new order names a customer: the customer's upsert (if_not_exists, idempotent),
  *   off the request path since every order of one customer writes that item.
- * - `followUp`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
+ * - `followUps`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
  *   count marked for recount): a follow-up on the delayed follow-ups queue, for when it is due.
  *   Also, when the orders' sequence counter moves past a block, a recount of that block once
  *   every create that took a number in it is over (the follow-up's delay is longer than a
@@ -32,8 +32,7 @@ import type { FollowUp } from '#shared/queue/follow-ups';
 export type Reactions = {
   orderEvent?: OrderEventMessage;
   customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
-  followUp?: FollowUp;
-  closedBlocks?: FollowUp[];
+  followUps?: FollowUp[];
   countBlock?: { merchantId: string; block: BlockRef };
 };
 
@@ -83,13 +82,11 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   if (record.eventName === 'REMOVE' || after === undefined) return {};
   const before = imageOf(record.dynamodb?.OldImage);
   const reactions: Reactions = isOrderItem(after) ? orderReactions(before, after) : {};
-  const followUp = followUpOf(before, after);
+  const owed = followUpOf(before, after);
+  // A closed block is due when the counter moved past it; the follow-up's delay does the waiting.
+  const movedAt = new Date((record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();
+  const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: movedAt }));
+  const followUps = owed ? [owed, ...closed] : closed;
   const countBlock = countBlockOf(before, after);
-  const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: new Date().toISOString() }));
-  return {
-    ...reactions,
-    ...(followUp ? { followUp } : {}),
-    ...(closed.length > 0 ? { closedBlocks: closed } : {}),
-    ...(countBlock ? { countBlock } : {}),
-  };
+  return { ...reactions, ...(followUps.length > 0 ? { followUps } : {}), ...(countBlock ? { countBlock } : {}) };
 };

@@ -128,10 +128,10 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     const sent = storedPendingRequest({ notified_at: 'T3' });
 
     // Act
-    const first = reactionsTo(record('MODIFY', owed, storedPendingRequest())).followUp;
-    const moved = reactionsTo(record('MODIFY', retry, owed)).followUp;
-    const unmoved = reactionsTo(record('MODIFY', { ...retry, updated_at: 'later' }, retry)).followUp;
-    const none = [reactionsTo(record('MODIFY', parked, retry)).followUp, reactionsTo(record('MODIFY', sent, retry)).followUp];
+    const [first] = reactionsTo(record('MODIFY', owed, storedPendingRequest())).followUps ?? [];
+    const [moved] = reactionsTo(record('MODIFY', retry, owed)).followUps ?? [];
+    const unmoved = reactionsTo(record('MODIFY', { ...retry, updated_at: 'later' }, retry)).followUps;
+    const none = [reactionsTo(record('MODIFY', parked, retry)).followUps, reactionsTo(record('MODIFY', sent, retry)).followUps];
 
     // Assess
     expect(first).toEqual({ kind: 'notify', key: { pk: MERCHANT_PK, sk: owed.sk }, due: '2026-03-01T10:00:00.000Z' });
@@ -151,8 +151,8 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     };
 
     // Act
-    const mark = reactionsTo(record('MODIFY', marked, block)).followUp;
-    const counted = reactionsTo(record('MODIFY', { ...marked, n: 5 }, marked)).followUp;
+    const [mark] = reactionsTo(record('MODIFY', marked, block)).followUps ?? [];
+    const counted = reactionsTo(record('MODIFY', { ...marked, n: 5 }, marked)).followUps;
 
     // Assess
     expect(mark).toEqual({ kind: 'recount', key: { pk: block.pk, sk: block.sk }, due: '2026-03-01T10:00:00.000Z' });
@@ -180,8 +180,8 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 254 };
 
     // Act
-    const within = reactionsTo(record('MODIFY', { ...counter, seq: 255 }, counter)).closedBlocks;
-    const past = reactionsTo(record('MODIFY', { ...counter, seq: 256 }, { ...counter, seq: 255 })).closedBlocks;
+    const within = reactionsTo(record('MODIFY', { ...counter, seq: 255 }, counter)).followUps;
+    const past = reactionsTo(record('MODIFY', { ...counter, seq: 256 }, { ...counter, seq: 255 })).followUps;
     const invites = reactionsTo(
       record('MODIFY', { ...counter, sk: 'COUNTER#invites', seq: 256 }, { ...counter, sk: 'COUNTER#invites', seq: 255 }),
     );
@@ -189,7 +189,7 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     // Assess
     expect(within).toBeUndefined();
     expect(past).toEqual([{ kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000000' }, due: expect.any(String) }]);
-    expect(invites.closedBlocks).toBeUndefined();
+    expect(invites.followUps).toBeUndefined();
   });
 
   it('ignores removed items', () => {
@@ -266,6 +266,20 @@ describe('the change-feed function', () => {
       Key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#G#00000000' },
       ExpressionAttributeValues: expect.objectContaining({ ':n': 3, ':vs': 3 }),
     });
+  });
+
+  it("sends the recount of an order block the sequence counter moved past to the follow-ups queue, delayed by the minimum (longer than a request's timeout)", async () => {
+    // Prepare
+    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 255 };
+
+    // Act
+    const result = await runFeed(streamEvent(record('MODIFY', { ...counter, seq: 256 }, counter)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(batchMessagesSentTo(FOLLOW_UPS_QUEUE)).toEqual([
+      { body: { kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000000' }, due: expect.any(String) }, delay: 60 },
+    ]);
   });
 
   it('delays each follow-up until it is due, at least the configured minimum', async () => {
