@@ -6,7 +6,7 @@ import type { Stage } from '#shared/config';
 import {
   GLOBAL_INDEXES,
   ORDERS_QUEUE_SETTINGS,
-  QUEUE_IDS,
+  QUEUE_CREATION_ORDER,
   QUEUES,
   type QueueId,
   queueNameForStage,
@@ -68,9 +68,7 @@ export class MerchantData extends Construct {
     }
 
     const queues: Partial<Record<QueueId, Queue>> = {};
-    // Dead-letter queues first (they have no redrive), then the queues that redrive to them.
-    const ordered = [...QUEUE_IDS].sort((a, b) => Number(QUEUES[a].redrivesTo !== undefined) - Number(QUEUES[b].redrivesTo !== undefined));
-    for (const id of ordered) {
+    for (const id of QUEUE_CREATION_ORDER) {
       const redrivesTo = QUEUES[id].redrivesTo;
       const target = redrivesTo === undefined ? undefined : queues[redrivesTo];
       queues[id] = new Queue(this, constructIdOfQueue(id), {

@@ -12,7 +12,7 @@ import type { Stage } from '#shared/config';
 import {
   GLOBAL_INDEXES,
   ORDERS_QUEUE_SETTINGS,
-  QUEUE_IDS,
+  QUEUE_CREATION_ORDER,
   QUEUES,
   type QueueId,
   queueNameForStage,
@@ -86,8 +86,7 @@ export type StageQueues = {
 export const ensureQueues = async (endpoint: string, stage: Stage): Promise<StageQueues> => {
   const client = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, ...localClientConfig });
   const urls: Partial<Record<QueueId, string>> = {};
-  const ordered = [...QUEUE_IDS].sort((a, b) => Number(QUEUES[a].redrivesTo !== undefined) - Number(QUEUES[b].redrivesTo !== undefined));
-  for (const id of ordered) {
+  for (const id of QUEUE_CREATION_ORDER) {
     const redrivesTo = QUEUES[id].redrivesTo;
     let attributes: Record<string, string> = {};
     if (redrivesTo !== undefined) {

@@ -51,6 +51,12 @@ export const QUEUES = {
 export type QueueId = keyof typeof QUEUES;
 export const QUEUE_IDS = Object.keys(QUEUES) as QueueId[];
 
+/** The queues in the order they can be created: dead-letter queues first, then the queues that redrive to them. */
+export const QUEUE_CREATION_ORDER: readonly QueueId[] = [
+  ...QUEUE_IDS.filter((id) => QUEUES[id].redrivesTo === undefined),
+  ...QUEUE_IDS.filter((id) => QUEUES[id].redrivesTo !== undefined),
+];
+
 export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
 export const ordersQueueNameForStage = (stage: string): string => queueNameForStage(stage, 'orders');
 export const ordersDlqNameForStage = (stage: string): string => queueNameForStage(stage, 'orders-dlq');
