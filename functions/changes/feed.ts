@@ -61,8 +61,13 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promis
 /** Sends every record's follow-ups in one go; a record's are done when SQS took all of them. */
 const sendFollowUpLists = async (lists: FollowUp[][]): Promise<boolean[]> => {
   const sent = await sendFollowUps(lists.flat(), FOLLOW_UP_MIN_DELAY_SECONDS);
-  let next = 0;
-  return lists.map((list) => sent.slice(next, (next += list.length)).every(Boolean));
+  const done: boolean[] = [];
+  let start = 0;
+  for (const list of lists) {
+    done.push(sent.slice(start, start + list.length).every(Boolean));
+    start += list.length;
+  }
+  return done;
 };
 
 const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> =>
