@@ -412,14 +412,19 @@ describe('POST /api/v2/orders/create', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it("answers 422 on order_no held by an order created within the hour, and marks that order's block for recount (its create may have stopped before counting it)", async () => {
-    // Prepare: the holder was created a minute ago, with sequence number 300 (block 1).
+  /** The order_no is held by another order (sequence number 300, created 2026-03-01T10:00), read at `now`. */
+  const orderNoHeldSince = (now: string) => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(new Date('2026-03-01T10:01:00.000Z'));
+    vi.setSystemTime(new Date(now));
     ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
     ddbMock
       .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
       .resolves({ Item: storedOrder({ uuid: OTHER_ORDER_UUID, seq: 300, order_no: 'A-1001', created_at: '2026-03-01T10:00:00.000Z' }) });
+  };
+
+  it("answers 422 on order_no held by an order created within the hour, and marks that order's block for recount (its create may have stopped before counting it)", async () => {
+    // Prepare: the holder was created a minute ago, with sequence number 300 (block 1).
+    orderNoHeldSince('2026-03-01T10:01:00.000Z');
 
     // Act
     const response = await postV2(orderBody());
@@ -433,12 +438,7 @@ describe('POST /api/v2/orders/create', () => {
 
   it('answers 422 on order_no held by an older order without marking anything', async () => {
     // Prepare: the holder was created two hours ago.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(new Date('2026-03-01T12:00:00.000Z'));
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
-    ddbMock
-      .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
-      .resolves({ Item: storedOrder({ uuid: OTHER_ORDER_UUID, seq: 300, order_no: 'A-1001', created_at: '2026-03-01T10:00:00.000Z' }) });
+    orderNoHeldSince('2026-03-01T12:00:00.000Z');
 
     // Act
     const response = await postV2(orderBody());
