@@ -220,7 +220,7 @@ const streamOrder = () => {
 
 /**
  * The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order (its
- * order.accepted event goes to the orders queue, its customer is upserted).
+ * order.created event goes to the orders queue, its customer is upserted).
  */
 const changeFeedEvent = (): DynamoDBStreamEvent => {
   const item = streamOrder();
@@ -253,7 +253,7 @@ export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
   'change-feed': changeFeedEvent(),
   'commissions-process': {
     Records: [
-      sqsRecord('commissions-process', 'orders', { type: 'order.accepted', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
+      sqsRecord('commissions-process', 'orders', { type: 'order.created', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
     ],
   },
   'follow-ups': {

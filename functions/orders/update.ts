@@ -4,7 +4,7 @@ import { apiHandler } from '#shared/http/api-handler';
 import { uuidParams } from '#shared/schemas/common';
 import { orderUpdateBody } from '#shared/schemas/order';
 
-/** The update bumps the order's version; the change feed announces order.shipping_updated from the table's stream. */
+/** The update bumps the order's version; the change feed announces order.updated from the table's stream. */
 export const handler = apiHandler(
   route('orders-update'),
   { params: uuidParams, body: orderUpdateBody },

@@ -119,13 +119,13 @@ export const advanceLedger = (
   };
   for (let version = (ledger?.applied_version ?? 0) + 1; version <= current; version++) {
     const type = eventTypeOf(order, version);
-    if (type === 'order.accepted') {
+    if (type === 'order.created') {
       if (order.cancelled_at !== undefined) continue;
       if (!accrual) throw new Error('advanceLedger: an accrual is due but no commission was computed');
       rows = accrual.rows;
       tier = accrual.tier_slug;
       book('accrual', accrual.total_amount, version);
-    } else if (type === 'order.shipping_updated') {
+    } else if (type === 'order.updated') {
       book('shipping_change', 0, version);
     } else {
       if (entries.some((entry) => entry.type === 'accrual')) book('reversal', -netExact(entries.map((entry) => entry.amount)), version);

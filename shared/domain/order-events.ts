@@ -11,7 +11,7 @@ import { toOrderResponse } from './order-model';
  * version 1 is the acceptance; a cancelled order can no longer change, so its last version is the
  * cancellation; every other version is a shipping change (PATCH changes nothing else).
  */
-export const ORDER_EVENT_TYPES = ['order.accepted', 'order.shipping_updated', 'order.cancelled'] as const;
+export const ORDER_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /**
@@ -40,9 +40,9 @@ export const versionOf = (order: VersionedOrder): number => order.version ?? 1;
 
 /** The kind of change that made `version` of this order. */
 export const eventTypeOf = (order: VersionedOrder, version: number): OrderEventType => {
-  if (version <= 1) return 'order.accepted';
+  if (version <= 1) return 'order.created';
   if (order.cancelled_at !== undefined && version === versionOf(order)) return 'order.cancelled';
-  return 'order.shipping_updated';
+  return 'order.updated';
 };
 
 /** The event of an order's current version (the order as that version left it). */
@@ -59,7 +59,11 @@ export const orderEventMessage = (merchantId: string, order: OrderItem): OrderEv
   };
 };
 
-const isOrderEventType = (value: unknown): value is OrderEventType => ORDER_EVENT_TYPES.includes(value as OrderEventType);
+/** The names the first order events had: a message queued under them (a DLQ redrive) is still read. */
+const FORMER_TYPE_NAMES: Record<string, OrderEventType> = { 'order.accepted': 'order.created', 'order.shipping_updated': 'order.updated' };
+
+const orderEventTypeOf = (value: unknown): OrderEventType | undefined =>
+  typeof value !== 'string' ? undefined : ORDER_EVENT_TYPES.find((type) => type === value) ?? FORMER_TYPE_NAMES[value];
 
 /**
  * What the commission consumer needs of a queue message, or undefined when the body is not an
@@ -77,13 +81,14 @@ export const parseOrderEvent = (
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const message = value as Record<string, unknown>;
-  if (!isOrderEventType(message.type)) return undefined;
+  const type = orderEventTypeOf(message.type);
+  if (type === undefined) return undefined;
   if (typeof message.merchant_id !== 'string' || message.merchant_id === '') return undefined;
   if (typeof message.order_uuid !== 'string' || message.order_uuid === '') return undefined;
   const version = message.version;
   if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version) && version >= 1)) return undefined;
   return {
-    type: message.type,
+    type,
     merchant_id: message.merchant_id,
     order_uuid: message.order_uuid,
     ...(version === undefined ? {} : { version }),

@@ -45,7 +45,7 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * 4. after the commit: +1 on the order list's block count. The order is durable by then: a failure
  *    here is logged (and the block marked for recount), never a 500.
  *
- * Everything that reacts to the new order (its order.accepted event for commissions, the
+ * Everything that reacts to the new order (its order.created event for commissions, the
  * customer's upsert) is done by the change feed from the table's stream (shared/changes).
  *
  * The order's uuid comes from the request's identity: a create whose commit was applied but whose

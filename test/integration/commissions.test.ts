@@ -21,7 +21,7 @@ import { orderKey } from '#shared/db/entities/order';
 import { api, drainQueue, eventually, merchantFixture, orderBody, seedOne, sqsClient, stack, storeFor } from './helpers';
 
 /**
- * The commission consumer for real: orders created over HTTP put their order.accepted messages on
+ * The commission consumer for real: orders created over HTTP put their order.created messages on
  * the live queue; the test moves them (plus a duplicate and two bad messages) to a queue of its own
  * and runs the handler through the local poller, as the event source mapping would; the handler's
  * DLQ (ORDERS_DLQ_URL) is the test's own too. The shared
@@ -164,18 +164,18 @@ const deadLetters = async () => {
 };
 
 describe('the commission consumer', () => {
-  it('gets exactly one order.accepted message (version 1) per created order, and one order.cancelled (version 2) for the cancel', () => {
-    const acceptedMessages = messages.filter((message) => message.type === 'order.accepted');
+  it('gets exactly one order.created message (version 1) per created order, and one order.cancelled (version 2) for the cancel', () => {
+    const acceptedMessages = messages.filter((message) => message.type === 'order.created');
     expect(acceptedMessages.map((message) => message.order_uuid).sort()).toEqual(Object.values(orders).sort());
     expect(acceptedMessages.every((message) => message.version === 1)).toBe(true);
-    expect(messages.filter((message) => message.type !== 'order.accepted')).toEqual([
+    expect(messages.filter((message) => message.type !== 'order.created')).toEqual([
       expect.objectContaining({ type: 'order.cancelled', merchant_id: merchant.id, order_uuid: orders.cancelled, version: 2 }),
     ]);
   });
 
   it('keeps one ledger per order from the polled queue, counts a duplicate once, and moves messages that can never succeed to the DLQ at once', async () => {
     const alice = messages.find((message) => message.order_uuid === orders.alice)!;
-    const unknownOrder = JSON.stringify({ type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() });
+    const unknownOrder = JSON.stringify({ type: 'order.created', merchant_id: merchant.id, order_uuid: randomUUID() });
     const bodies = [...messages.map((message) => JSON.stringify(message)), JSON.stringify(alice), unknownOrder, 'not json'];
     await sqsClient.send(
       new SendMessageBatchCommand({
@@ -271,7 +271,7 @@ describe('the commission consumer', () => {
 
     // Act
     const response = (await handler(
-      sqsEvent([{ type: 'order.accepted', merchant_id: merchant.id, order_uuid: poisonUuid }]),
+      sqsEvent([{ type: 'order.created', merchant_id: merchant.id, order_uuid: poisonUuid }]),
       lambdaContext(consumer!.id),
     )) as SQSBatchResponse;
 
@@ -311,7 +311,7 @@ describe('the commission consumer', () => {
   it('acknowledges every message of a batch whose failures are all permanent (they are on the DLQ)', async () => {
     const event = sqsEvent([
       messages[0],
-      { type: 'order.accepted', merchant_id: merchant.id, order_uuid: randomUUID() },
+      { type: 'order.created', merchant_id: merchant.id, order_uuid: randomUUID() },
       { type: 'something.else' },
     ]);
     const response = (await handler(event, lambdaContext(consumer!.id))) as SQSBatchResponse;

@@ -101,7 +101,7 @@ describe('the commission ledger', () => {
     // Act: PATCH, then cancel, each processed
     expect((await client().patch(`/api/v2/orders/${uuid}`, { total_shipping_value: 995 })).status).toBe(200);
     const [shipping] = await eventsOf(uuid, 1);
-    expect(shipping).toMatchObject({ type: 'order.shipping_updated', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
+    expect(shipping).toMatchObject({ type: 'order.updated', merchant_id: merchant.id, order_uuid: uuid, version: 2 });
     await deliver(shipping!);
     expect((await client().post(`/api/v2/orders/${uuid}/cancel`)).status).toBe(200);
     const [cancelled] = await eventsOf(uuid, 1);
@@ -123,7 +123,7 @@ describe('the commission ledger', () => {
     const uuid = await create();
     expect((await client().post(`/api/v2/orders/${uuid}/cancel`)).status).toBe(200);
     const events = await eventsOf(uuid, 2);
-    const accepted = events.find((event) => event.type === 'order.accepted')!;
+    const accepted = events.find((event) => event.type === 'order.created')!;
     const cancelled = events.find((event) => event.type === 'order.cancelled')!;
 
     // Act: the cancel first, then the accept

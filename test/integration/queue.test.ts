@@ -36,7 +36,7 @@ describe('the orders queue', () => {
     for (const message of messages)
       expect(message).toMatchObject({
         id: `evt_${message.order_uuid}_v1`,
-        type: 'order.accepted',
+        type: 'order.created',
         timestamp: expect.any(String),
         merchant_id: merchant.id,
         order_uuid: expect.any(String),

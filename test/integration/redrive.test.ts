@@ -35,7 +35,7 @@ beforeAll(async () => {
 describe('admin redrive', () => {
   it("moves every message of the stage's DLQ back to its orders queue, bodies unchanged, and empties the DLQ", async () => {
     // Prepare: what the consumer gave up on, 12 messages (more than one receive batch).
-    const bodies = Array.from({ length: 12 }, () => ({ type: 'order.accepted', merchant_id: randomUUID(), order_uuid: randomUUID() }));
+    const bodies = Array.from({ length: 12 }, () => ({ type: 'order.created', merchant_id: randomUUID(), order_uuid: randomUUID() }));
     for (const body of bodies) await sqsClient.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: JSON.stringify(body) }));
 
     // Act

@@ -35,7 +35,7 @@ const unknownAction = () =>
 const deadLetter = (id: string) => ({
   MessageId: id,
   ReceiptHandle: `rh-${id}`,
-  Body: JSON.stringify({ type: 'order.accepted', merchant_id: 'm', order_uuid: id }),
+  Body: JSON.stringify({ type: 'order.created', merchant_id: 'm', order_uuid: id }),
 });
 
 beforeEach(() => {

@@ -52,7 +52,7 @@ beforeEach(() => {
 });
 
 describe('reactionsTo (what a write means to the rest of the service)', () => {
-  it('announces a new order as order.accepted, with a stable id, its time and the order as the API shows it', () => {
+  it('announces a new order as order.created, with a stable id, its time and the order as the API shows it', () => {
     // Prepare
     const order = storedOrder({ version: 1 });
 
@@ -62,7 +62,7 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     // Assess
     expect(orderEvent).toMatchObject({
       id: `evt_${order.uuid}_v1`,
-      type: 'order.accepted',
+      type: 'order.created',
       timestamp: order.updated_at,
       merchant_id: MERCHANT.id,
       order_uuid: order.uuid,
@@ -82,7 +82,7 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     const cancel = reactionsTo(record('MODIFY', cancelled, shipped)).orderEvent;
 
     // Assess
-    expect(shipping).toMatchObject({ type: 'order.shipping_updated', version: 2, timestamp: '2026-03-02T10:00:00.000Z' });
+    expect(shipping).toMatchObject({ type: 'order.updated', version: 2, timestamp: '2026-03-02T10:00:00.000Z' });
     expect(cancel).toMatchObject({ type: 'order.cancelled', version: 3, id: `evt_${cancelled.uuid}_v3` });
   });
 
@@ -209,8 +209,8 @@ describe('the change-feed function', () => {
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
     expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => [body.order_uuid, body.type])).toEqual([
-      [first.uuid, 'order.accepted'],
-      [second.uuid, 'order.accepted'],
+      [first.uuid, 'order.created'],
+      [second.uuid, 'order.created'],
     ]);
     expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' } });

@@ -92,7 +92,7 @@ describe('computeCommission', () => {
 
 describe('parseOrderEvent', () => {
   it('accepts the three order events, with their version (optional for messages queued before versions)', () => {
-    for (const type of ['order.accepted', 'order.shipping_updated', 'order.cancelled']) {
+    for (const type of ['order.created', 'order.updated', 'order.cancelled']) {
       expect(parseOrderEvent(JSON.stringify({ type, merchant_id: MERCHANT, order_uuid: ORDER, version: 2, extra: 1 }))).toEqual({
         type,
         merchant_id: MERCHANT,
@@ -100,11 +100,22 @@ describe('parseOrderEvent', () => {
         version: 2,
       });
     }
-    expect(parseOrderEvent(JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: ORDER }))).toEqual({
-      type: 'order.accepted',
+    expect(parseOrderEvent(JSON.stringify({ type: 'order.created', merchant_id: MERCHANT, order_uuid: ORDER }))).toEqual({
+      type: 'order.created',
       merchant_id: MERCHANT,
       order_uuid: ORDER,
     });
+  });
+
+  it('reads a message queued under the former names (order.accepted, order.shipping_updated) as its current type', () => {
+    const former = [
+      { type: 'order.accepted', current: 'order.created' },
+      { type: 'order.shipping_updated', current: 'order.updated' },
+    ];
+
+    const read = former.map(({ type }) => parseOrderEvent(JSON.stringify({ type, merchant_id: MERCHANT, order_uuid: ORDER }))?.type);
+
+    expect(read).toEqual(former.map(({ current }) => current));
   });
 
   it('refuses anything else', () => {
@@ -113,7 +124,7 @@ describe('parseOrderEvent', () => {
       'null',
       '[]',
       JSON.stringify({ type: 'order.deleted', merchant_id: MERCHANT, order_uuid: ORDER }),
-      JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT }),
+      JSON.stringify({ type: 'order.created', merchant_id: MERCHANT }),
       JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: 0 }),
       JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: '2' }),
     ];
@@ -257,7 +268,7 @@ describe('applyOrderChanges', () => {
   });
 
   it('changes nothing for a redelivered or late message: the ledger already reflects the order version', async () => {
-    // Prepare: the ledger is at version 2 (cancelled), and the order.accepted of version 1 arrives late
+    // Prepare: the ledger is at version 2 (cancelled), and the order.created of version 1 arrives late
     ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: storedLedger({ version: 2, cancelled_at: CANCELLED_AT }) });
     ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 2, cancelled_at: CANCELLED_AT }) });
 
@@ -326,7 +337,7 @@ const record = (messageId: string, body: string) => ({
   receiptHandle: messageId,
   attributes: { ApproximateReceiveCount: '1' },
 });
-const accepted = (orderUuid: string) => JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT, order_uuid: orderUuid });
+const accepted = (orderUuid: string) => JSON.stringify({ type: 'order.created', merchant_id: MERCHANT, order_uuid: orderUuid });
 const UNKNOWN_ORDER = '00000000-0000-4000-8000-0000000000ff';
 const POISON_ORDER = '00000000-0000-4000-8000-0000000000ee';
 

@@ -236,7 +236,7 @@ describe('the follow-ups function', () => {
 
   it.each([
     ['not JSON', 'not json'],
-    ['another kind of message', { type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: 'o-1' }],
+    ['another kind of message', { type: 'order.created', merchant_id: MERCHANT.id, order_uuid: 'o-1' }],
     ['a follow-up without a key', { kind: 'notify', due: NOW }],
     ['a follow-up of an unknown kind', { kind: 'webhook', key: INVITE_KEY, due: NOW }],
   ])('drops and acknowledges a message that is not a follow-up (%s), and logs it', async (_label, body) => {

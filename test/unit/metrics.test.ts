@@ -90,7 +90,7 @@ describe('orders', () => {
 describe('commissions', () => {
   const message = (id: string) => ({
     messageId: id,
-    body: JSON.stringify({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: ORDER_UUID }),
+    body: JSON.stringify({ type: 'order.created', merchant_id: MERCHANT.id, order_uuid: ORDER_UUID }),
     attributes: { ApproximateReceiveCount: '1' },
   });
   const ledger = { currency_code: 'EUR', applied_version: 1 } as CommissionLedger;

@@ -245,7 +245,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY, orderBlockKey(0)]);
   });
 
-  it('commits an order from which the change feed announces order.accepted (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
+  it('commits an order from which the change feed announces order.created (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
     // Prepare: the create commits; the table's stream then carries the order it put.
     const response = await postV2(orderBody());
     const committed = transactItems()[0]?.Put?.Item as Record<string, unknown>;
@@ -260,7 +260,7 @@ describe('POST /api/v2/orders/create', () => {
     const sent = sqsMock.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries ?? []);
     expect(sqsMock).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: QUEUE_URL });
     expect(sent.map((entry) => JSON.parse(entry.MessageBody ?? ''))).toEqual([
-      expect.objectContaining({ type: 'order.accepted', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 }),
+      expect.objectContaining({ type: 'order.created', merchant_id: MERCHANT.id, order_uuid: uuid, version: 1 }),
     ]);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(1);
     const customer = updatesOf(CUSTOMER_KEY)[0]?.args[0].input;
@@ -345,7 +345,7 @@ describe('POST /api/v2/orders/create', () => {
     );
   });
 
-  it('sends nothing to SQS and never writes the order again after its commit (no published mark): the change feed announces order.accepted', async () => {
+  it('sends nothing to SQS and never writes the order again after its commit (no published mark): the change feed announces order.created', async () => {
     // Act
     const response = await postV2(orderBody());
 
