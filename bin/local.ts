@@ -78,6 +78,7 @@ Affiliate Program Merchant API — local stack (${dynamodbEndpoint ? `DynamoDB a
   live API      ${stack.stages.live.url}
   sandbox API   ${stack.stages.sandbox.url}
   SES inbox     ${stack.endpoints.ses}
+  webhook inbox ${stack.stages.live.url}/webhook-inbox   (webhooks may target http://127.0.0.1 and localhost here, https only when deployed)
   DynamoDB      ${stack.endpoints.dynamodb}   SQS ${stack.endpoints.sqs}
 
 Demo merchant ${DEMO.merchantId} (${seededNow ? 'seeded now' : 'already seeded'}):

@@ -318,8 +318,378 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["webhooks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is delivered to it; `data` is null.
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.
+         */
+        patch: operations["webhooks-update"];
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.
+         */
+        post: operations["webhooks-rotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.
+         */
+        post: operations["webhooks-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept 15 days. Pass `meta.pagination.next_cursor` as `cursor` for the next page.
+         */
+        get: operations["webhooks-deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}/deliveries/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a delivery
+         * @description Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).
+         */
+        post: operations["webhooks-resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhooks/{uuid}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back), oldest first, up to 1,000 per call: when `next_since` is set, call again with it.
+         */
+        post: operations["webhooks-recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.created event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-order-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.updated event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-order-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order.cancelled event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-order-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "commission.accrued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The commission.accrued event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-commission-accrued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "commission.reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The commission.reversed event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-commission-reversed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "affiliate_request.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The affiliate_request.created event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-affiliate-request-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "affiliate_request.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The affiliate_request.accepted event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-affiliate-request-accepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "affiliate_request.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The affiliate_request.declined event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-affiliate-request-declined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The invite.sent event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-invite-sent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The invite.accepted event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-invite-accepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook.test event
+         * @description Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook-webhook-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Order: {
@@ -470,6 +840,197 @@ export interface components {
             per_page: number;
             current_page: number;
             total_pages: number;
+        };
+        CursorPagination: {
+            per_page: number;
+            next_cursor: string | null;
+        };
+        Webhook: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: ("order.created" | "order.updated" | "order.cancelled" | "commission.accrued" | "commission.reversed" | "affiliate_request.created" | "affiliate_request.accepted" | "affiliate_request.declined" | "invite.sent" | "invite.accepted")[];
+            enabled: boolean;
+            disabled_reason: string | null;
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CreatedWebhook: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: ("order.created" | "order.updated" | "order.cancelled" | "commission.accrued" | "commission.reversed" | "affiliate_request.created" | "affiliate_request.accepted" | "affiliate_request.declined" | "invite.sent" | "invite.accepted")[];
+            enabled: boolean;
+            disabled_reason: string | null;
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            secret: string;
+        };
+        RotatedWebhook: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: ("order.created" | "order.updated" | "order.cancelled" | "commission.accrued" | "commission.reversed" | "affiliate_request.created" | "affiliate_request.accepted" | "affiliate_request.declined" | "invite.sent" | "invite.accepted")[];
+            enabled: boolean;
+            disabled_reason: string | null;
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            secret: string;
+            previous_secret_expires_at: string | null;
+        };
+        WebhookDelivery: {
+            event_id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempt: number;
+            response_status: number | null;
+            latency_ms: number | null;
+            response_body: string | null;
+            error: string | null;
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            last_attempt_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        QueuedDelivery: {
+            event_id: string;
+            event_type: string;
+        };
+        Recovery: {
+            /** Format: date-time */
+            since: string;
+            queued: number;
+            next_since: string | null;
+        };
+        Commission: {
+            /** Format: uuid */
+            order_uuid: string;
+            order_no: string;
+            affiliate_slug: string;
+            tier_slug: string | null;
+            currency_code: string;
+            amount: number;
+            net_amount: number;
+            order_version: number;
+            /** Format: date-time */
+            booked_at: string;
+        };
+        OrderCreatedEvent: {
+            /** @constant */
+            type: "order.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        OrderUpdatedEvent: {
+            /** @constant */
+            type: "order.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        OrderCancelledEvent: {
+            /** @constant */
+            type: "order.cancelled";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        CommissionAccruedEvent: {
+            /** @constant */
+            type: "commission.accrued";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                commission: components["schemas"]["Commission"];
+            };
+        };
+        CommissionReversedEvent: {
+            /** @constant */
+            type: "commission.reversed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                commission: components["schemas"]["Commission"];
+            };
+        };
+        AffiliateRequestCreatedEvent: {
+            /** @constant */
+            type: "affiliate_request.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        };
+        AffiliateRequestAcceptedEvent: {
+            /** @constant */
+            type: "affiliate_request.accepted";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        };
+        AffiliateRequestDeclinedEvent: {
+            /** @constant */
+            type: "affiliate_request.declined";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        };
+        InviteSentEvent: {
+            /** @constant */
+            type: "invite.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                invite: components["schemas"]["Invite"];
+            };
+        };
+        InviteAcceptedEvent: {
+            /** @constant */
+            type: "invite.accepted";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                invite: components["schemas"]["Invite"];
+            };
+        };
+        WebhookTestEvent: {
+            /** @constant */
+            type: "webhook.test";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                webhook: {
+                    /** Format: uuid */
+                    uuid: string;
+                };
+                message: string;
+            };
         };
         TraceId: string;
         FieldErrors: {
@@ -705,6 +1266,115 @@ export interface components {
                 trace_id: components["schemas"]["TraceId"];
             };
         };
+        WebhooksCreateEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                webhook: components["schemas"]["CreatedWebhook"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksListEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                webhooks: components["schemas"]["Webhook"][];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksGetEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                webhook: components["schemas"]["Webhook"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksUpdateEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                webhook: components["schemas"]["Webhook"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksDeleteEnvelope: {
+            /** @constant */
+            success: true;
+            data: null;
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksRotateSecretEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                webhook: components["schemas"]["RotatedWebhook"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksTestEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                delivery: components["schemas"]["QueuedDelivery"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksDeliveriesEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                deliveries: components["schemas"]["WebhookDelivery"][];
+            };
+            errors: null;
+            meta: {
+                pagination: components["schemas"]["CursorPagination"];
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksResendEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                delivery: components["schemas"]["QueuedDelivery"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        WebhooksRecoverEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                recovery: components["schemas"]["Recovery"];
+            };
+            errors: null;
+            meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
         OrderCreate: {
             affiliate_slug: string;
             order_no: string;
@@ -733,6 +1403,22 @@ export interface components {
             /** Format: email */
             sender_email: string;
             content?: string | null;
+        };
+        WebhookCreate: {
+            url: string;
+            events?: ("order.created" | "order.updated" | "order.cancelled" | "commission.accrued" | "commission.reversed" | "affiliate_request.created" | "affiliate_request.accepted" | "affiliate_request.declined" | "invite.sent" | "invite.accepted")[];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        WebhookUpdate: {
+            url?: string;
+            events?: ("order.created" | "order.updated" | "order.cancelled" | "commission.accrued" | "commission.reversed" | "affiliate_request.created" | "affiliate_request.accepted" | "affiliate_request.declined" | "invite.sent" | "invite.accepted")[];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        WebhookRecover: {
+            /** Format: date-time */
+            since?: string;
         };
     };
     responses: never;
@@ -3030,6 +3716,1664 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
+            };
+        };
+    };
+    "webhooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhooks": [
+                     *           {
+                     *             "uuid": "b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0",
+                     *             "url": "https://shop.example.com/hooks/affiliates",
+                     *             "events": [
+                     *               "order.created",
+                     *               "commission.accrued"
+                     *             ],
+                     *             "description": "Shop back office",
+                     *             "enabled": true,
+                     *             "disabled_reason": null,
+                     *             "failing_since": null,
+                     *             "created_at": "2026-11-23T10:15:30.512Z",
+                     *             "updated_at": "2026-11-23T10:15:30.512Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksListEnvelope"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example.com/hooks/affiliates",
+                 *       "events": [
+                 *         "order.created",
+                 *         "commission.accrued"
+                 *       ],
+                 *       "description": "Shop back office"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "uuid": "b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0",
+                     *           "url": "https://shop.example.com/hooks/affiliates",
+                     *           "events": [
+                     *             "order.created",
+                     *             "commission.accrued"
+                     *           ],
+                     *           "description": "Shop back office",
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "failing_since": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z",
+                     *           "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksCreateEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the merchant has 20 endpoints already. */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "uuid": "b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0",
+                     *           "url": "https://shop.example.com/hooks/affiliates",
+                     *           "events": [
+                     *             "order.created",
+                     *             "commission.accrued"
+                     *           ],
+                     *           "description": "Shop back office",
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "failing_since": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksGetEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksDeleteEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "uuid": "b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0",
+                     *           "url": "https://shop.example.com/hooks/affiliates",
+                     *           "events": [
+                     *             "order.created",
+                     *             "commission.accrued"
+                     *           ],
+                     *           "description": "Shop back office",
+                     *           "enabled": false,
+                     *           "disabled_reason": null,
+                     *           "failing_since": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksUpdateEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "uuid": "b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0",
+                     *           "url": "https://shop.example.com/hooks/affiliates",
+                     *           "events": [
+                     *             "order.created",
+                     *             "commission.accrued"
+                     *           ],
+                     *           "description": "Shop back office",
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "failing_since": null,
+                     *           "created_at": "2026-11-23T10:15:30.512Z",
+                     *           "updated_at": "2026-11-23T10:15:30.512Z",
+                     *           "secret": "whsec_Q2hhbmdlZCBzZWNyZXQgZm9yIHRoZSBkZW1v",
+                     *           "previous_secret_expires_at": "2026-11-24T10:15:30.512Z"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksRotateSecretEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-test": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "delivery": {
+                     *           "event_id": "evt_test_4f1c2b3a-5d6e-4f70-8a9b-0c1d2e3f4a5b",
+                     *           "event_type": "webhook.test"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksTestEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-deliveries": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
+                per_page?: number;
+                /** @description The `meta.pagination.next_cursor` of the previous page; absent for the first page. */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deliveries": [
+                     *           {
+                     *             "event_id": "evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1",
+                     *             "event_type": "order.created",
+                     *             "status": "succeeded",
+                     *             "attempt": 1,
+                     *             "response_status": 200,
+                     *             "latency_ms": 84,
+                     *             "response_body": "{\"received\":true}",
+                     *             "error": null,
+                     *             "next_attempt_at": null,
+                     *             "last_attempt_at": "2026-11-23T10:15:30.512Z",
+                     *             "created_at": "2026-11-23T10:15:30.512Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "per_page": 15,
+                     *           "next_cursor": "2026-11-23T10:15:30.512Z#evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1"
+                     *         },
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksDeliveriesEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Refused: a query parameter fails validation (keyed by parameter name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-resend": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+                /**
+                 * @description The event id of the delivery (`event_id`, the `webhook-id` header of its requests).
+                 * @example evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "delivery": {
+                     *           "event_id": "evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1",
+                     *           "event_type": "order.created"
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksResendEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhooks-recover": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource UUID. A value that is not a UUID names no resource: 404.
+                 * @example b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-02T08:41:07.118Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecover"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "recovery": {
+                     *           "since": "2026-11-02T08:41:07.118Z",
+                     *           "queued": 3,
+                     *           "next_since": null
+                     *         }
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksRecoverEnvelope"];
+                };
+            };
+            /** @description A path parameter is not valid percent-encoding; or the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["Failure"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description No such resource for this merchant (`Not Found`). */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is larger than 10 MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "webhook-order-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-commission-accrued": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommissionAccruedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-commission-reversed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommissionReversedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-affiliate-request-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AffiliateRequestCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-affiliate-request-accepted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AffiliateRequestAcceptedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-affiliate-request-declined": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AffiliateRequestDeclinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-invite-sent": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-invite-accepted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteAcceptedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-webhook-test": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every delivery of this event (deduplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

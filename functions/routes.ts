@@ -1,4 +1,4 @@
-import { GSI3 } from '#shared/db/table-def';
+import { GSI3, type QueueId } from '#shared/db/table-def';
 import type { ApiRoute } from '#shared/http/route';
 import type { TableAction } from './workers';
 
@@ -22,6 +22,10 @@ export type Access = {
   indexes?: readonly (typeof GSI3.indexName)[];
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
+  /** The queues it sends to (webhook test, resend, recover). */
+  sends?: readonly QueueId[];
+  /** May read the stage's webhook key (Secrets Manager), to seal webhook secrets. */
+  webhookSecrets?: boolean;
 };
 
 /** A route: what the request chain needs (shared/http/route.ts), where it is and what it may touch. */
@@ -181,6 +185,89 @@ export const routes = [
     handler: 'functions/segments/get.ts',
     envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query'] },
+  },
+  {
+    id: 'webhooks-create',
+    method: 'POST',
+    path: '/api/v2/webhooks',
+    handler: 'functions/webhooks/create.ts',
+    envelope: 'v2',
+    // One transaction: Put the endpoint, Update the merchant's endpoint count.
+    access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
+  },
+  {
+    id: 'webhooks-list',
+    method: 'GET',
+    path: '/api/v2/webhooks',
+    handler: 'functions/webhooks/list.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:Query'] },
+  },
+  {
+    id: 'webhooks-get',
+    method: 'GET',
+    path: '/api/v2/webhooks/{uuid}',
+    handler: 'functions/webhooks/get.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'webhooks-update',
+    method: 'PATCH',
+    path: '/api/v2/webhooks/{uuid}',
+    handler: 'functions/webhooks/update.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+  },
+  {
+    id: 'webhooks-delete',
+    method: 'DELETE',
+    path: '/api/v2/webhooks/{uuid}',
+    handler: 'functions/webhooks/delete.ts',
+    envelope: 'v2',
+    // One transaction: Delete the endpoint, Update the merchant's endpoint count.
+    access: { table: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'] },
+  },
+  {
+    id: 'webhooks-rotate-secret',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/rotate-secret',
+    handler: 'functions/webhooks/rotate-secret.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
+  },
+  {
+    id: 'webhooks-test',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/test',
+    handler: 'functions/webhooks/test.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
+  },
+  {
+    id: 'webhooks-deliveries',
+    method: 'GET',
+    path: '/api/v2/webhooks/{uuid}/deliveries',
+    handler: 'functions/webhooks/deliveries.ts',
+    envelope: 'v2',
+    // The deliveries are listed on gsi1 (every route may Query it).
+    access: { table: ['dynamodb:GetItem'] },
+  },
+  {
+    id: 'webhooks-resend',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
+    handler: 'functions/webhooks/resend.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
+  },
+  {
+    id: 'webhooks-recover',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/recover',
+    handler: 'functions/webhooks/recover.ts',
+    envelope: 'v2',
+    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
   },
 ] as const satisfies readonly RouteDef[];
 

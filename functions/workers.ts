@@ -1,4 +1,11 @@
-import { GSI1, GSI3, type IndexName, ORDERS_CONSUMER_TIMEOUT_SECONDS, type QueueId } from '#shared/db/table-def';
+import {
+  GSI1,
+  GSI3,
+  type IndexName,
+  ORDERS_CONSUMER_TIMEOUT_SECONDS,
+  type QueueId,
+  WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+} from '#shared/db/table-def';
 
 /**
  * The functions that answer no HTTP route: the change feed on the table's stream, and the
@@ -16,6 +23,7 @@ export type TableAction =
   | 'dynamodb:Query'
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
   | 'dynamodb:ConditionCheckItem';
 
 export type WorkerAccess = {
@@ -27,6 +35,8 @@ export type WorkerAccess = {
   sends?: readonly QueueId[];
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
+  /** May read the stage's webhook key (Secrets Manager), to seal or open webhook secrets. */
+  webhookSecrets?: boolean;
 };
 
 export type WorkerTrigger =
@@ -66,7 +76,8 @@ export const workers = [
   {
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
-    description: 'Reacts to every write on the table stream: order events to the orders queue, customer upserts, follow-ups, group totals.',
+    description:
+      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, customer upserts, follow-ups, group totals.',
     // A poison record is parked by the handler itself; retries are bounded by the stream's 24 h only,
     // so a queue refusing for hours delays the feed (IteratorAge alarm) but loses nothing.
     trigger: {
@@ -79,8 +90,8 @@ export const workers = [
       onFailure: 'parked',
     },
     // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).
-    // Sends: order events, follow-ups, poison records to parked.
-    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'parked'] },
+    // Query: also the merchant's webhook endpoints. Sends: order events, follow-ups, webhook deliveries, poison records to parked.
+    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'webhooks', 'parked'] },
     timeoutSeconds: 30,
     environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
   },
@@ -110,6 +121,22 @@ export const workers = [
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },
     timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
+  },
+  {
+    id: 'webhooks-deliver',
+    handler: 'functions/webhooks/deliver.ts',
+    description: 'Delivers webhook events: one signed POST per message, retried on the Standard Webhooks schedule.',
+    // Each message of a batch is delivered at once (a slow endpoint holds one of them, at most 15 s).
+    trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 20 },
+    // GetItem the endpoint (and a merchant's users by Query for a notice), UpdateItem its slots, streak and
+    // the delivery record. Sends: retries and waits to the webhooks queue. Mail: the failing/disabled notices.
+    access: {
+      table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      sends: ['webhooks'],
+      mail: true,
+      webhookSecrets: true,
+    },
+    timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
   },
 ] as const satisfies readonly WorkerDef[];
 

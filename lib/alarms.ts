@@ -19,6 +19,8 @@ export type MerchantAlarmsProps = {
   dlq: Queue;
   /** What nothing retries any more (table-def.ts QUEUES `parked`). */
   parked: Queue;
+  /** Webhook delivery messages the deliverer failed on 5 times. */
+  webhooksDlq: Queue;
   /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
   changeFeed: MerchantFunction;
   latencyP99Ms: number;
@@ -39,11 +41,13 @@ export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
 /** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;
+/** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
+export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
 
 /**
  * The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set): API 5xx
  * rate and p99 latency, each function's errors and throttles, any message in the DLQ, a stalled
- * orders queue, failed e-mails, anything parked, and a change feed falling behind its stream.
+ * orders queue, failed e-mails, anything parked, webhook deliveries dead-lettered or endpoints disabled in numbers, and a change feed falling behind its stream.
  */
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
@@ -137,6 +141,19 @@ export class MerchantAlarms extends Construct {
       `${props.stageName}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
       props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
+    );
+    alarm(
+      'WebhooksDlqDepth',
+      `${props.stageName}: webhook delivery messages in the dead-letter queue (the deliverer's table or queue work failed 5 times)`,
+      props.webhooksDlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      0,
+    );
+    alarm(
+      'WebhookEndpointsDisabled',
+      `${props.stageName}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
+      businessMetric(props.stageName, METRIC.webhookEndpointsDisabled, 'Sum', fiveMinutes),
+      WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
+      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
     alarm(
       'ChangeFeedBehind',

@@ -4,8 +4,8 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
 import {
+  consumedQueueSettings,
   GLOBAL_INDEXES,
-  ORDERS_QUEUE_SETTINGS,
   QUEUE_CREATION_ORDER,
   QUEUES,
   type QueueId,
@@ -77,9 +77,9 @@ export class MerchantData extends Construct {
         enforceSSL: true,
         ...(target
           ? {
-              visibilityTimeout: Duration.seconds(ORDERS_QUEUE_SETTINGS.visibilityTimeoutSeconds),
+              visibilityTimeout: Duration.seconds(consumedQueueSettings(id).visibilityTimeoutSeconds),
               retentionPeriod: Duration.days(4),
-              deadLetterQueue: { queue: target, maxReceiveCount: ORDERS_QUEUE_SETTINGS.maxReceiveCount },
+              deadLetterQueue: { queue: target, maxReceiveCount: consumedQueueSettings(id).maxReceiveCount },
             }
           : { retentionPeriod: Duration.days(14) }),
       });

@@ -23,6 +23,8 @@ export type FunctionAccess = {
   stream: boolean;
   /** ses:SendEmail as the configured sender identity. */
   mail: boolean;
+  /** secretsmanager:GetSecretValue on the stage's webhook key. */
+  webhookSecrets: boolean;
 };
 
 export type FunctionSpec = {
@@ -41,6 +43,7 @@ const TABLE_ACTION_ORDER: readonly TableAction[] = [
   'dynamodb:Query',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',
 ];
 
@@ -62,10 +65,11 @@ export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }
   return {
     table: tableActions([...AUTH_TABLE_ACTIONS, ...(acceptsIdempotencyKey(route) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table]),
     indexes: Object.fromEntries([GSI1.indexName, ...(access.indexes ?? [])].map((index) => [index, ['dynamodb:Query']])),
-    sends: [],
+    sends: access.sends ?? [],
     consumes: undefined,
     stream: false,
     mail: access.mail ?? false,
+    webhookSecrets: access.webhookSecrets ?? false,
   };
 };
 
@@ -76,6 +80,7 @@ export const workerAccess = (worker: Pick<WorkerDef, 'access' | 'trigger'>): Fun
   consumes: worker.trigger.kind === 'queue' ? worker.trigger.queue : undefined,
   stream: worker.trigger.kind === 'table-stream',
   mail: worker.access.mail ?? false,
+  webhookSecrets: worker.access.webhookSecrets ?? false,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [
@@ -114,6 +119,8 @@ export type EnvironmentValues = {
   MAIL_FROM: string;
   INVITE_LINK_BASE_URL: string;
   AUTH_CACHE_TTL_SECONDS: string;
+  /** The Secrets Manager secret of the stage's webhook key (`npm start` gives WEBHOOK_SECRET_KEY instead). */
+  WEBHOOK_KEY_SECRET_ARN: string;
 };
 
 /**
@@ -126,6 +133,7 @@ export const functionEnvironment = (spec: FunctionSpec, values: EnvironmentValue
   TABLE_NAME: values.TABLE_NAME,
   ...Object.fromEntries(spec.access.sends.map((queue) => [QUEUES[queue].envVar, values.queueUrls[queue]])),
   ...(spec.access.mail ? { MAIL_FROM: values.MAIL_FROM, INVITE_LINK_BASE_URL: values.INVITE_LINK_BASE_URL } : {}),
+  ...(spec.access.webhookSecrets ? { WEBHOOK_KEY_SECRET_ARN: values.WEBHOOK_KEY_SECRET_ARN } : {}),
   ...(spec.kind === 'route' ? { AUTH_CACHE_TTL_SECONDS: values.AUTH_CACHE_TTL_SECONDS } : {}),
   ...(spec.kind === 'worker' ? (spec.worker.environment ?? {}) : {}),
 });

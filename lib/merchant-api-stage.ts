@@ -1,6 +1,7 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
 import { QUEUE_IDS } from '#shared/db/table-def';
@@ -72,6 +73,12 @@ export class MerchantApiStage extends Stack {
       removalPolicy,
     });
 
+    // The key that seals merchants' webhook secrets (shared/webhooks/secret-box.ts); readable only by the functions that seal or open them.
+    const webhookKey = new Secret(this, 'WebhookKey', {
+      description: `Affiliate merchant API (${stage}): the key that seals webhook signing secrets`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
     const sesIdentityArn = this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.sesIdentity });
     const environmentValues = {
       STAGE: stage,
@@ -80,6 +87,7 @@ export class MerchantApiStage extends Stack {
       MAIL_FROM: config.mailFrom,
       INVITE_LINK_BASE_URL: config.inviteLinkBaseUrl,
       AUTH_CACHE_TTL_SECONDS: String(config.authCacheTtlSeconds),
+      WEBHOOK_KEY_SECRET_ARN: webhookKey.secretArn,
     };
 
     this.functions = specs.map((spec: FunctionSpec) => {
@@ -92,6 +100,7 @@ export class MerchantApiStage extends Stack {
       fn.grantTable(table);
       for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
       if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
+      if (spec.access.webhookSecrets) fn.grantWebhookKey(webhookKey);
       if (spec.kind === 'route') {
         this.restApi.addRoute(spec.route, fn.fn);
       } else if (spec.worker.trigger.kind === 'table-stream') {
@@ -132,6 +141,7 @@ export class MerchantApiStage extends Stack {
       queue,
       dlq,
       parked: queues.parked,
+      webhooksDlq: queues['webhooks-dlq'],
       changeFeed: changeFeedOf(this.functions),
       latencyP99Ms: config.latencyP99Ms,
       alarmEmail: config.alarmEmail,
@@ -145,6 +155,7 @@ export class MerchantApiStage extends Stack {
       queue,
       dlq,
       parked: queues.parked,
+      webhooksDlq: queues['webhooks-dlq'],
       changeFeed: changeFeedOf(this.functions),
       alarms: this.alarms.alarms,
     });
@@ -169,6 +180,10 @@ export class MerchantApiStage extends Stack {
       description: 'What nothing retries any more (alarmed): read it when ParkedDepth fires',
       value: queues.parked.queueUrl,
     });
+    new CfnOutput(this, 'WebhooksDlqUrl', {
+      description: 'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
+      value: queues['webhooks-dlq'].queueUrl,
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
     new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
     new CfnOutput(this, 'DashboardName', {
@@ -180,6 +195,6 @@ export class MerchantApiStage extends Stack {
       value: this.operatorPolicy.policy.managedPolicyArn,
     });
 
-    suppressStageFindings({ functions: this.functions, api: this.restApi.api });
+    suppressStageFindings({ functions: this.functions, api: this.restApi.api, webhookKey });
   }
 }

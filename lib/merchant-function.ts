@@ -5,6 +5,7 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { cdkBundling, ROOT } from './bundling';
@@ -73,6 +74,11 @@ export class MerchantFunction extends Construct {
   /** sqs:SendMessage (which also authorizes SendMessageBatch) on this one queue only (the orders queue, or its DLQ). */
   grantQueueSend(queue: IQueue) {
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
+  }
+
+  /** secretsmanager:GetSecretValue on the stage's webhook key only. */
+  grantWebhookKey(secret: ISecret) {
+    secret.grantRead(this.role);
   }
 
   /** ses:SendEmail on the sender identity only, and only with the configured From address. */

@@ -1,15 +1,23 @@
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { MerchantFunction } from './merchant-function';
 
-/** What the suppressions are about: the stage's functions and its REST API. */
-export type NagSubject = { functions: readonly MerchantFunction[]; api: RestApi };
+/** What the suppressions are about: the stage's functions, its REST API and its webhook key. */
+export type NagSubject = { functions: readonly MerchantFunction[]; api: RestApi; webhookKey: Secret };
 
 /**
  * Every cdk-nag finding this app accepts, each with its reason. Suppressions are as narrow as
  * cdk-nag allows (the resource, and `appliesTo` for wildcard findings).
  */
-export const suppressStageFindings = ({ functions, api }: NagSubject) => {
+export const suppressStageFindings = ({ functions, api, webhookKey }: NagSubject) => {
+  NagSuppressions.addResourceSuppressions(webhookKey, [
+    {
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The webhook key seals secrets stored in the table; rotating it would make every sealed secret unreadable. Merchants rotate their own signing secrets (POST /api/v2/webhooks/{uuid}/rotate-secret); re-sealing under a new key is an operator procedure (docs/operations.md).',
+    },
+  ]);
   for (const fn of functions) {
     NagSuppressions.addResourceSuppressions(
       fn.role,

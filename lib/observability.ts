@@ -42,6 +42,8 @@ export type MerchantDashboardProps = {
   functions: MerchantFunction[];
   queue: Queue;
   parked: Queue;
+  /** Webhook delivery messages the deliverer failed on 5 times. */
+  webhooksDlq: Queue;
   changeFeed: MerchantFunction;
   dlq: Queue;
   alarms: Alarm[];
@@ -163,6 +165,26 @@ export class MerchantDashboard extends Construct {
               }),
             ],
             ...wide,
+          }),
+        ],
+        [
+          new GraphWidget({
+            title: 'Webhook deliveries',
+            left: [
+              business(METRIC.webhookDeliveries, 'delivered (2xx)'),
+              business(METRIC.webhookFailures, 'failed attempts'),
+              business(METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
+            ],
+            right: [
+              business(METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
+              props.webhooksDlq.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: Duration.minutes(1),
+                label: 'webhooks DLQ: visible',
+              }),
+            ],
+            width: 24,
+            height: 6,
           }),
         ],
         [new AlarmStatusWidget({ title: 'Alarms', alarms: props.alarms, width: 24, height: 6 })],

@@ -1,5 +1,13 @@
 import type { Fixture } from '#shared/admin/fixture';
+import { type SeedResult, seedFixture } from '#shared/admin/seed';
+import type { Store } from '#shared/admin/store';
 import type { Stage } from '#shared/config';
+import { recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
+import { putWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
+import type { TableRef } from '#shared/db/table-def';
+import { isoNow } from '#shared/time';
+import { sealSecret } from '#shared/webhooks/secret-box';
+import { LOCAL_WEBHOOK_KEY } from './aws-env';
 
 /**
  * The demo merchant seeded on first `npm start`. Its ids and tokens are fixed so that the sample
@@ -17,7 +25,54 @@ export const DEMO = {
   pendingRequestUuid: '8d3b2a4c-5e6f-4071-8c9d-2e3f4a5b6c7d',
   secondPendingRequestUuid: '9e4c3b5d-6f70-4182-9d0e-3f4a5b6c7d8e',
   inviteUuid: 'a05d4c6e-7081-4293-8e1f-4a5b6c7d8e9f',
+  /** A webhook endpoint pointing at the stage's own webhook inbox (local/webhook-inbox.ts), and its secret. */
+  webhookUuid: 'b16e5d7f-8192-43a4-9f20-5b6c7d8e9fa0',
+  webhookSecret: 'whsec_RGVtbyB3ZWJob29rIHNlY3JldCwgbG9jYWwgb25seSE=',
 } as const;
+
+/** The demo order's first event, delivered once to the demo endpoint (so a resend has something to resend). */
+export const DEMO_DELIVERY_EVENT_ID = `evt_${DEMO.orderUuid}_v1`;
+
+/** Seeds the demo merchant (fixture) and its webhook endpoint into a fresh stage table; `port` is the stage's. */
+export const seedDemo = async (store: Store, stage: Stage, port: number): Promise<SeedResult> => {
+  const seeded = await seedFixture(store, stage, demoFixture(stage));
+  await seedDemoWebhook(store, port);
+  return seeded;
+};
+
+/**
+ * Gives the demo merchant its webhook endpoint (at this stage's inbox, every event) and one
+ * delivery on record. Not part of the fixture format: an endpoint's secret is sealed, not seeded.
+ */
+export const seedDemoWebhook = async (db: TableRef, port: number) => {
+  const now = isoNow();
+  const endpoint = {
+    uuid: DEMO.webhookUuid,
+    url: `http://127.0.0.1:${port}/webhook-inbox/demo`,
+    description: 'The local webhook inbox (npm start)',
+    events: [],
+    enabled: true,
+    secret_box: await sealSecret(DEMO.webhookSecret, DEMO.merchantId, DEMO.webhookUuid, LOCAL_WEBHOOK_KEY),
+  };
+  await putWebhookEndpoint(db, DEMO.merchantId, endpoint, now);
+  const event = { id: DEMO_DELIVERY_EVENT_ID, type: 'order.created', timestamp: now, data: { order: { uuid: DEMO.orderUuid } } };
+  await recordWebhookDelivery(
+    db,
+    DEMO.merchantId,
+    DEMO.webhookUuid,
+    { ...event, json: JSON.stringify(event) },
+    {
+      attempt: 1,
+      at: now,
+      status: 'succeeded',
+      response_status: 200,
+      latency_ms: 3,
+      response_body: '{"received":true}',
+      error: null,
+      next_attempt_at: null,
+    },
+  );
+};
 
 export const demoFixture = (stage: Stage): Fixture => ({
   merchants: [

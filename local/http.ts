@@ -22,6 +22,8 @@ export type ApiServerOptions = {
   routes: readonly RouteDef[];
   invoke: RouteInvoker;
   rateLimiter?: RateLimiter;
+  /** Local-only pages besides the API (the webhook inbox): true when it answered the request. */
+  pages?: (request: IncomingMessage, url: URL, response: ServerResponse) => Promise<boolean>;
   /** Unexpected per-request failures (a handler that throws); the server carries on. */
   onError?: (error: unknown) => void;
 };
@@ -106,6 +108,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       request.resume();
       return;
     }
+    if (options.pages && (await options.pages(request, url, response))) return;
 
     // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
     const authorization = request.headers.authorization;

@@ -10,8 +10,8 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Stage } from '#shared/config';
 import {
+  consumedQueueSettings,
   GLOBAL_INDEXES,
-  ORDERS_QUEUE_SETTINGS,
   QUEUE_CREATION_ORDER,
   QUEUES,
   type QueueId,
@@ -92,10 +92,10 @@ export const ensureQueues = async (endpoint: string, stage: Stage): Promise<Stag
     if (redrivesTo !== undefined) {
       const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: urls[redrivesTo], AttributeNames: ['QueueArn'] }));
       attributes = {
-        VisibilityTimeout: String(ORDERS_QUEUE_SETTINGS.visibilityTimeoutSeconds),
+        VisibilityTimeout: String(consumedQueueSettings(id).visibilityTimeoutSeconds),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: Attributes?.QueueArn,
-          maxReceiveCount: String(ORDERS_QUEUE_SETTINGS.maxReceiveCount),
+          maxReceiveCount: String(consumedQueueSettings(id).maxReceiveCount),
         }),
       };
     }

@@ -31,6 +31,8 @@ export type SqsPollerOptions = {
   /** Long-poll wait per ReceiveMessage (the event source mapping uses 20 s). */
   waitTimeSeconds?: number;
   region?: string;
+  /** Receive loops running at once (the event source mapping's concurrent batches); default 1. */
+  concurrency?: number;
   /** Receive, handler and delete errors; the loop backs off and carries on. */
   onError?: (error: Error) => void;
 };
@@ -102,8 +104,8 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
   let queueArn: string | undefined;
-  let abort: AbortController | undefined;
-  let loop: Promise<void> | undefined;
+  const aborts = new Set<AbortController>();
+  let loop: Promise<unknown> | undefined;
   let stopping = false;
 
   const arn = async () => {
@@ -115,17 +117,20 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   };
 
   const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> => {
-    abort = new AbortController();
-    const { Messages = [] } = await client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: batchSize,
-        WaitTimeSeconds: waitTimeSeconds,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-      { abortSignal: abort.signal },
-    );
+    const abort = new AbortController();
+    aborts.add(abort);
+    const { Messages = [] } = await client
+      .send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: batchSize,
+          WaitTimeSeconds: waitTimeSeconds,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+        { abortSignal: abort.signal },
+      )
+      .finally(() => aborts.delete(abort));
     if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
     const eventSourceARN = await arn();
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
@@ -173,11 +178,11 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     start: () => {
       if (loop) return;
       stopping = false;
-      loop = run();
+      loop = Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, run));
     },
     stop: async () => {
       stopping = true;
-      abort?.abort();
+      for (const abort of aborts) abort.abort();
       await loop;
       loop = undefined;
     },

@@ -5,8 +5,8 @@ import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
-import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
-import { DEMO, demoFixture } from './demo';
+import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
+import { DEMO, seedDemo } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
 import { parseFaultSpec } from './faults';
 import type { Ports } from './ports';
@@ -113,6 +113,9 @@ export const stageEnvironment = (
   POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
   // Locally a follow-up waits 10 s, not the deployed 60 s (functions/workers.ts).
   FOLLOW_UP_MIN_DELAY_SECONDS: '10',
+  // Webhooks may target http://localhost (the local webhook inbox among others): the banner says so.
+  WEBHOOKS_ALLOW_LOCAL_TARGETS: 'true',
+  WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? LOCAL_WEBHOOK_KEY,
 });
 
 /** One stage's process (local/stage-worker.ts) serving on `port`; resolves once it listens. */
@@ -127,9 +130,9 @@ export const startWorker = (stage: Stage, port: number, env: Record<string, stri
     child.once('exit', (code) => reject(new Error(`${stage} stage process exited with code ${code}`)));
   });
 
-const seedDemoIfMissing = async (store: Store, stage: Stage): Promise<SeedResult | undefined> => {
+const seedDemoIfMissing = async (store: Store, stage: Stage, port: number): Promise<SeedResult | undefined> => {
   if (await getMerchant(store, DEMO.merchantId, true)) return undefined;
-  return seedFixture(store, stage, demoFixture(stage));
+  return seedDemo(store, stage, port);
 };
 
 /**
@@ -184,7 +187,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       const queues = await ensureQueues(endpoints.sqs, stage);
       const store = createStore(table, endpoints.dynamodb);
       if (options.seedDemo) {
-        const seeded = await seedDemoIfMissing(store, stage);
+        const seeded = await seedDemoIfMissing(store, stage, ports[stage]);
         if (seeded) demo[stage] = seeded;
       }
       stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };

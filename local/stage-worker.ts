@@ -40,6 +40,9 @@ recordWritesFromEnv();
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));
 
+// Loaded after the faults are installed, like the handlers: it uses the functions' DynamoDB client.
+const { serveWebhookInbox } = await import('./webhook-inbox');
+
 const server = createApiServer({
   stage,
   routes,
@@ -49,12 +52,15 @@ const server = createApiServer({
     return invokeScoped(context, () => (handlers.get(route.id) as ApiHandler)(event, context), requestFaults);
   },
   rateLimiter: createRateLimiter(rateLimitFromEnv()),
+  pages: serveWebhookInbox,
   onError: (error) => {
     if (!(error instanceof InvocationStopped)) console.error(`[${stage}]`, error);
   },
 });
 
-// The queue consumers, fed the way their SQS event source mappings feed them in AWS.
+// The queue consumers, fed the way their SQS event source mappings feed them in AWS, with up to
+// LOCAL_MAX_CONCURRENCY batches at once (a laptop, not a Lambda fleet).
+const LOCAL_MAX_CONCURRENCY = 4;
 const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
 const consumers = await Promise.all(
   queueWorkers()
@@ -66,6 +72,10 @@ const consumers = await Promise.all(
         handler: await importHandler<SqsHandler>(worker.handler),
         functionName: worker.id,
         batchSize: worker.trigger.batchSize,
+        concurrency: Math.min(worker.trigger.maxConcurrency, LOCAL_MAX_CONCURRENCY),
+        // The SQS emulator does not hand a waiting receive a message whose delay ends meanwhile: short
+        // waits keep a webhook retry from arriving up to 20 s late.
+        ...(worker.trigger.queue === 'webhooks' ? { waitTimeSeconds: 1 } : {}),
         onError: (error) => console.error(`[${stage}] ${worker.id}: ${error.message}`),
       }),
     ),

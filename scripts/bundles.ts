@@ -45,6 +45,7 @@ export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => 
     MAIL_FROM: 'affiliates@example.com',
     INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
     AUTH_CACHE_TTL_SECONDS: '30',
+    WEBHOOK_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:000000000000:secret:webhook-key',
   }),
 });
 

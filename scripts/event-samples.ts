@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { proxyEvent } from '#local/apigw';
-import { DEMO } from '#local/demo';
+import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { blockCountKey } from '#shared/db/entities/counter';
 import { orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
@@ -110,6 +110,71 @@ export const ROUTE_SAMPLES: RouteSample[] = [
   { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
   { id: 'segments-list', method: 'GET', path: '/api/v2/segments', query: { per_page: '15' }, expectedStatus: 200 },
   { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
+  {
+    id: 'webhooks-create',
+    method: 'POST',
+    path: '/api/v2/webhooks',
+    body: {
+      url: 'https://shop.example.com/hooks/affiliates',
+      events: ['order.created', 'commission.accrued'],
+      description: 'Shop back office',
+    },
+    expectedStatus: 201,
+  },
+  { id: 'webhooks-list', method: 'GET', path: '/api/v2/webhooks', expectedStatus: 200 },
+  { id: 'webhooks-get', method: 'GET', path: '/api/v2/webhooks/{uuid}', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+  {
+    id: 'webhooks-update',
+    method: 'PATCH',
+    path: '/api/v2/webhooks/{uuid}',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    body: { description: 'The local webhook inbox, every event' },
+    expectedStatus: 200,
+  },
+  {
+    id: 'webhooks-rotate-secret',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/rotate-secret',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    expectedStatus: 200,
+  },
+  {
+    id: 'webhooks-test',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/test',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    expectedStatus: 202,
+  },
+  {
+    id: 'webhooks-deliveries',
+    method: 'GET',
+    path: '/api/v2/webhooks/{uuid}/deliveries',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    query: { per_page: '15' },
+    expectedStatus: 200,
+  },
+  {
+    id: 'webhooks-resend',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
+    pathParameters: { uuid: DEMO.webhookUuid, id: DEMO_DELIVERY_EVENT_ID },
+    expectedStatus: 202,
+  },
+  {
+    id: 'webhooks-recover',
+    method: 'POST',
+    path: '/api/v2/webhooks/{uuid}/recover',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    body: {},
+    expectedStatus: 202,
+  },
+  {
+    id: 'webhooks-delete',
+    method: 'DELETE',
+    path: '/api/v2/webhooks/{uuid}',
+    pathParameters: { uuid: DEMO.webhookUuid },
+    expectedStatus: 200,
+  },
 ];
 
 /** The local live stage, as `npm start` serves it. */
@@ -254,6 +319,21 @@ export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
   'commissions-process': {
     Records: [
       sqsRecord('commissions-process', 'orders', { type: 'order.created', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
+    ],
+  },
+  'webhooks-deliver': {
+    Records: [
+      sqsRecord('webhooks-deliver', 'webhooks', {
+        merchant_id: DEMO.merchantId,
+        endpoint_uuid: DEMO.webhookUuid,
+        event: {
+          id: 'evt_test_sample',
+          type: 'webhook.test',
+          timestamp: new Date(REQUEST_TIME_EPOCH).toISOString(),
+          data: { webhook: { uuid: DEMO.webhookUuid }, message: 'This is a test event from the Affiliate Program Merchant API.' },
+        },
+        attempt: 1,
+      }),
     ],
   },
   'follow-ups': {

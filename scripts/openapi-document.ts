@@ -16,6 +16,7 @@ import {
   programListQuery,
 } from '#shared/schemas/program';
 import * as R from '#shared/schemas/responses';
+import { deliveryParams, webhookCreateBody, webhookDeliveriesQuery, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
@@ -38,11 +39,11 @@ import {
 type Operation = {
   summary: string;
   description?: string;
-  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments';
+  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks';
   /** Exactly the schemas the handler validates with. */
   request: Schemas;
   /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   data: z.ZodMiniType;
   pagination?: R.PaginationKind;
   /** 422 for a business rule besides validation (named in the description). */
@@ -194,6 +195,93 @@ export const operations = {
     status: 200,
     data: obj({ segment: R.segmentDetailResponse }),
   },
+  'webhooks-create': {
+    tag: 'Webhooks',
+    summary: 'Create a webhook endpoint',
+    description:
+      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.',
+    request: { body: webhookCreateBody },
+    status: 201,
+    data: obj({ webhook: R.createdWebhookResponse }),
+    refusals: 'the merchant has 20 endpoints already',
+  },
+  'webhooks-list': {
+    tag: 'Webhooks',
+    summary: 'List webhook endpoints',
+    description: 'Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.',
+    request: {},
+    status: 200,
+    data: obj({ webhooks: z.array(R.webhookResponse) }),
+  },
+  'webhooks-get': {
+    tag: 'Webhooks',
+    summary: 'Get a webhook endpoint',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ webhook: R.webhookResponse }),
+  },
+  'webhooks-update': {
+    tag: 'Webhooks',
+    summary: 'Update a webhook endpoint',
+    description:
+      'Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.',
+    request: { params: uuidParams, body: webhookUpdateBody },
+    status: 200,
+    data: obj({ webhook: R.webhookResponse }),
+  },
+  'webhooks-delete': {
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint',
+    description: 'Nothing more is delivered to it; `data` is null.',
+    request: { params: uuidParams },
+    status: 200,
+    data: z.null(),
+  },
+  'webhooks-rotate-secret': {
+    tag: 'Webhooks',
+    summary: "Rotate a webhook endpoint's signing secret",
+    description:
+      'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
+    request: { params: uuidParams },
+    status: 200,
+    data: obj({ webhook: R.rotatedWebhookResponse }),
+  },
+  'webhooks-test': {
+    tag: 'Webhooks',
+    summary: 'Send a test event',
+    description:
+      'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
+    request: { params: uuidParams },
+    status: 202,
+    data: obj({ delivery: R.queuedDeliveryResponse }),
+  },
+  'webhooks-deliveries': {
+    tag: 'Webhooks',
+    summary: "List a webhook endpoint's deliveries",
+    description:
+      'Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept 15 days. Pass `meta.pagination.next_cursor` as `cursor` for the next page.',
+    request: { params: uuidParams, query: webhookDeliveriesQuery },
+    status: 200,
+    data: obj({ deliveries: z.array(R.webhookDeliveryResponse) }),
+    pagination: 'cursor',
+  },
+  'webhooks-resend': {
+    tag: 'Webhooks',
+    summary: 'Resend a delivery',
+    description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
+    request: { params: deliveryParams },
+    status: 202,
+    data: obj({ delivery: R.queuedDeliveryResponse }),
+  },
+  'webhooks-recover': {
+    tag: 'Webhooks',
+    summary: 'Recover failed deliveries',
+    description:
+      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back), oldest first, up to 1,000 per call: when `next_since` is set, call again with it.',
+    request: { params: uuidParams, body: webhookRecoverBody },
+    status: 202,
+    data: obj({ recovery: R.recoveryResponse }),
+  },
 } satisfies Record<RouteId, Operation>;
 
 const PARAMETER_DOCS: Record<string, string> = {
@@ -204,6 +292,8 @@ const PARAMETER_DOCS: Record<string, string> = {
   tier_slug: 'Only the affiliates of this tier (an unknown slug: an empty page).',
   email: 'A partial, case-insensitive match on the invited address.',
   status: 'One status or several separated by commas, among `pending`, `accepted`, `declined`; default `pending`.',
+  cursor: 'The `meta.pagination.next_cursor` of the previous page; absent for the first page.',
+  id: 'The event id of the delivery (`event_id`, the `webhook-id` header of its requests).',
 };
 
 type Json = Record<string, any>;
@@ -232,6 +322,45 @@ const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') =>
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
+/** `affiliate_request.created` -> `AffiliateRequestCreatedEvent`. */
+const eventSchemaName = (type: string) => `${type.replace(/(^|[._])(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase())}Event`;
+
+/**
+ * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
+ * event type, with its payload and the Standard Webhooks headers.
+ */
+const webhookHeader = (name: string, description: string) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+const outgoingWebhooks = () =>
+  Object.fromEntries(
+    Object.keys(R.webhookEventPayloads).map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook-${type.replace(/[._]/g, '-')}`,
+          summary: `The ${type} event`,
+          description:
+            'Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.',
+          parameters: [
+            webhookHeader('webhook-id', 'The event id: the same on every delivery of this event (deduplicate on it).'),
+            webhookHeader('webhook-timestamp', 'When this delivery was signed, in Unix seconds.'),
+            webhookHeader(
+              'webhook-signature',
+              '`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated.',
+            ),
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: ref(eventSchemaName(type)) } } },
+          responses: { '200': { description: 'Any 2xx: received.' }, '410': { description: 'Gone: the endpoint is disabled at once.' } },
+        },
+      },
+    ]),
+  );
+
 const pascal = (id: string) => id.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
 
 /** The shared payloads, named in components (the envelopes per operation are named after it). */
@@ -250,6 +379,15 @@ const SHARED_OUTPUT: Record<string, $ZodType> = {
   SegmentTierRate: R.segmentTierRate,
   Pagination: R.laravelPaginationSchema,
   InvitePagination: R.invitePaginationSchema,
+  CursorPagination: R.cursorPaginationSchema,
+  Webhook: R.webhookResponse,
+  CreatedWebhook: R.createdWebhookResponse,
+  RotatedWebhook: R.rotatedWebhookResponse,
+  WebhookDelivery: R.webhookDeliveryResponse,
+  QueuedDelivery: R.queuedDeliveryResponse,
+  Recovery: R.recoveryResponse,
+  Commission: R.commissionEventData,
+  ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), schema])),
   TraceId: R.traceIdSchema,
   FieldErrors: R.fieldErrorsSchema,
   Failure: R.v2Failure,
@@ -263,6 +401,9 @@ const SHARED_INPUT: Record<string, $ZodType> = {
   OrderCreate: orderCreateBody,
   OrderUpdate: orderUpdateBody,
   InviteCreate: inviteCreateBody,
+  WebhookCreate: webhookCreateBody,
+  WebhookUpdate: webhookUpdateBody,
+  WebhookRecover: webhookRecoverBody,
 };
 
 /**
@@ -501,7 +642,7 @@ export const buildOpenApiDocument = () => {
       ...requestBody,
       responses: {
         [String(operation.status)]: {
-          description: operation.status === 201 ? 'Created' : 'OK',
+          description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
           ...successHeaders,
           content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, examples) } },
         },
@@ -556,8 +697,10 @@ export const buildOpenApiDocument = () => {
       { name: 'Affiliate requests', description: "Requests to join the merchant's program." },
       { name: 'Tiers', description: 'Commission tiers.' },
       { name: 'Segments', description: 'Product segments and their rate per tier.' },
+      { name: 'Webhooks', description: "Endpoints that receive the merchant's events, signed per Standard Webhooks (see `webhooks`)." },
     ],
     paths,
+    webhooks: outgoingWebhooks(),
     components: {
       securitySchemes: {
         bearerToken: { type: 'http', scheme: 'bearer', description: 'A merchant API token: `live_…` on live, `test_…` on the sandbox.' },

@@ -14,6 +14,13 @@ import {
   programListQuery,
 } from '#shared/schemas/program';
 import * as R from '#shared/schemas/responses';
+import {
+  WEBHOOK_MESSAGES,
+  webhookCreateBody,
+  webhookDeliveriesQuery,
+  webhookRecoverBody,
+  webhookUpdateBody,
+} from '#shared/schemas/webhooks';
 import { laravelErrors } from '#shared/validation/messages';
 
 /**
@@ -31,6 +38,7 @@ export const EXAMPLE_TRACE_ID = '2026-11-23T10:15:30Z:api:3f9a2c1b';
 export const EXAMPLE_GATEWAY_TRACE_ID = '23/Nov/2026:10:15:30 +0000:api:5e0c7d4a-2b1f-4c3e-9a8d-6f7e8d9c0b1a';
 const AT = '2026-11-23T10:15:30.512Z';
 const EARLIER = '2026-11-02T08:41:07.118Z';
+const LATER = '2026-11-24T10:15:30.512Z';
 const LIVE_URL = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live';
 
 /** Messages answered by modules that need a stage's environment at load; the unit test compares them. */
@@ -142,6 +150,53 @@ const pagination = (path: string, total: number) => ({
 });
 const invitePagination = { total: 1, count: 1, per_page: 15, current_page: 1, total_pages: 1 };
 
+/** The demo merchant's endpoint (local/demo.ts seedDemoWebhook). */
+const WEBHOOK_UUID = DEMO.webhookUuid;
+const webhookCreate = {
+  url: 'https://shop.example.com/hooks/affiliates',
+  events: ['order.created', 'commission.accrued'],
+  description: 'Shop back office',
+};
+const webhook = {
+  uuid: WEBHOOK_UUID,
+  ...webhookCreate,
+  enabled: true,
+  disabled_reason: null,
+  failing_since: null,
+  created_at: AT,
+  updated_at: AT,
+};
+const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const createdWebhook = { ...webhook, secret: EXAMPLE_SECRET };
+const rotatedWebhook = { ...createdWebhook, secret: 'whsec_Q2hhbmdlZCBzZWNyZXQgZm9yIHRoZSBkZW1v', previous_secret_expires_at: LATER };
+const delivery = {
+  event_id: `evt_${DEMO.orderUuid}_v1`,
+  event_type: 'order.created',
+  status: 'succeeded',
+  attempt: 1,
+  response_status: 200,
+  latency_ms: 84,
+  response_body: '{"received":true}',
+  error: null,
+  next_attempt_at: null,
+  last_attempt_at: AT,
+  created_at: AT,
+};
+const queuedDelivery = { event_id: 'evt_test_4f1c2b3a-5d6e-4f70-8a9b-0c1d2e3f4a5b', event_type: 'webhook.test' };
+const recovery = { since: EARLIER, queued: 3, next_since: null };
+const cursorPagination = { per_page: 15, next_cursor: `${AT}#evt_${DEMO.orderUuid}_v1` };
+const commission = {
+  order_uuid: DEMO.orderUuid,
+  order_no: 'WEB-10001',
+  affiliate_slug: 'alice',
+  tier_slug: 'gold',
+  currency_code: 'EUR',
+  amount: 2388,
+  net_amount: 2388,
+  order_version: 1,
+  booked_at: AT,
+};
+
 /** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
 export const exampleRegistry = z.registry<{ examples: unknown[] }>();
 const payloadExamples: [$ZodType, unknown][] = [
@@ -163,6 +218,17 @@ const payloadExamples: [$ZodType, unknown][] = [
   [R.laravelPaginationSchema, pagination('/api/v2/orders', 42)],
   [R.invitePaginationSchema, invitePagination],
   [R.traceIdSchema, EXAMPLE_TRACE_ID],
+  [webhookCreateBody, webhookCreate],
+  [webhookUpdateBody, { enabled: true }],
+  [webhookRecoverBody, { since: EARLIER }],
+  [R.webhookResponse, webhook],
+  [R.createdWebhookResponse, createdWebhook],
+  [R.rotatedWebhookResponse, rotatedWebhook],
+  [R.webhookDeliveryResponse, delivery],
+  [R.queuedDeliveryResponse, queuedDelivery],
+  [R.recoveryResponse, recovery],
+  [R.cursorPaginationSchema, cursorPagination],
+  [R.commissionEventData, commission],
   [R.fieldErrorsSchema, { order_no: ['The order no field is required.'] }],
 ];
 for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
@@ -210,7 +276,42 @@ const decisionRefusals = {
   already_declined: { message: [MESSAGES_ELSEWHERE.requestAlreadyDeclined] },
 };
 
+const webhookParameters = { uuid: WEBHOOK_UUID };
+
 export const operationExamples: Record<RouteId, OperationExamples> = {
+  'webhooks-create': {
+    data: { webhook: createdWebhook },
+    body: webhookCreate,
+    invalid: validationErrors(webhookCreateBody, { url: 'http://shop.example.com/hooks', events: ['order.deleted'] }),
+    refusals: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
+  },
+  'webhooks-list': { data: { webhooks: [webhook] } },
+  'webhooks-get': { data: { webhook }, parameters: webhookParameters },
+  'webhooks-update': {
+    data: { webhook: { ...webhook, enabled: false } },
+    parameters: webhookParameters,
+    body: { enabled: false },
+    invalid: validationErrors(webhookUpdateBody, { enabled: 'no' }),
+  },
+  'webhooks-delete': { data: null, parameters: webhookParameters },
+  'webhooks-rotate-secret': { data: { webhook: rotatedWebhook }, parameters: webhookParameters },
+  'webhooks-test': { data: { delivery: queuedDelivery }, parameters: webhookParameters },
+  'webhooks-deliveries': {
+    data: { deliveries: [delivery] },
+    pagination: cursorPagination,
+    parameters: { ...webhookParameters, per_page: 15 },
+    invalid: validationErrors(webhookDeliveriesQuery, { per_page: '500' }),
+  },
+  'webhooks-resend': {
+    data: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
+    parameters: { ...webhookParameters, id: delivery.event_id },
+  },
+  'webhooks-recover': {
+    data: { recovery },
+    parameters: webhookParameters,
+    body: { since: EARLIER },
+    invalid: validationErrors(webhookRecoverBody, { since: '2020-01-01T00:00:00Z' }),
+  },
   'orders-create-legacy': { data: createdOrder, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
   'orders-create': { data: { order: createdOrder }, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
   'orders-list': {

@@ -18,6 +18,13 @@ export const METRIC = {
   /** An affiliate-program e-mail SES accepted / refused. */
   emailsSent: 'EmailsSent',
   emailsFailed: 'EmailsFailed',
+  /** A webhook delivery attempt the receiver answered with a 2xx / anything else (or no answer). */
+  webhookDeliveries: 'WebhookDeliveries',
+  webhookFailures: 'WebhookFailures',
+  /** Milliseconds from sending a webhook delivery to its answer (or its failure). */
+  webhookLatency: 'WebhookLatency',
+  /** The service disabled a webhook endpoint (410 Gone, a failure streak). */
+  webhookEndpointsDisabled: 'WebhookEndpointsDisabled',
   /** Age of the oldest accepted order still waiting for its queue send, after a relay run (0 when none). */
 } as const;
 

@@ -33,6 +33,10 @@ const UNITS: Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitN
   [METRIC.commissionAmount]: MetricUnit.NoUnit,
   [METRIC.emailsSent]: MetricUnit.Count,
   [METRIC.emailsFailed]: MetricUnit.Count,
+  [METRIC.webhookDeliveries]: MetricUnit.Count,
+  [METRIC.webhookFailures]: MetricUnit.Count,
+  [METRIC.webhookLatency]: MetricUnit.Milliseconds,
+  [METRIC.webhookEndpointsDisabled]: MetricUnit.Count,
 };
 
 /** Publishes data points now, in one EMF line; `dimensions` are added to the default ones. */

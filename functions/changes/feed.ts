@@ -11,6 +11,9 @@ import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 import { type FollowUp, sendFollowUps } from '#shared/queue/follow-ups';
 import { sendOrderEvents } from '#shared/queue/orders';
+import { sendLists } from '#shared/queue/send-batch';
+import { sendDeliveries } from '#shared/queue/webhooks';
+import { fanOutWebhookEvents } from '#shared/webhooks/fan-out';
 
 const FUNCTION_ID = 'change-feed';
 const PARKED_QUEUE_URL = requireQueueUrl('parked');
@@ -59,16 +62,8 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promis
   );
 
 /** Sends every record's follow-ups in one go; a record's are done when SQS took all of them. */
-const sendFollowUpLists = async (lists: FollowUp[][]): Promise<boolean[]> => {
-  const sent = await sendFollowUps(lists.flat(), FOLLOW_UP_MIN_DELAY_SECONDS);
-  const done: boolean[] = [];
-  let start = 0;
-  for (const list of lists) {
-    done.push(sent.slice(start, start + list.length).every(Boolean));
-    start += list.length;
-  }
-  return done;
-};
+const sendFollowUpLists = (lists: FollowUp[][]): Promise<boolean[]> =>
+  sendLists(lists, (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS));
 
 const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> =>
   Promise.all(
@@ -130,6 +125,11 @@ export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
           carryOut(planned, (reactions) => reactions.followUps, sendFollowUpLists),
           carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
           carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
+          carryOut(
+            planned,
+            (reactions) => reactions.webhookEvents,
+            (records) => fanOutWebhookEvents(functionTable, records, sendDeliveries),
+          ),
         ])
       ).flat(),
     ];

@@ -7,6 +7,8 @@ import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
 import type { FollowUp } from '#shared/queue/follow-ups';
+import { itemWebhookEvents, orderWebhookEvent } from '#shared/webhooks/events';
+import type { MerchantEvents } from '#shared/webhooks/fan-out';
 
 /**
  * The change feed: what the rest of the service does in reaction to a write, derived from the
@@ -28,12 +30,16 @@ import type { FollowUp } from '#shared/queue/follow-ups';
  * - `countBlock`: a list's block count changed (its version moved): the total of its group of
  *   blocks is refreshed from the blocks (counter.ts refreshGroupTotals, idempotent and order-safe),
  *   so pages of any size read a bounded number of count items.
+ * - `webhookEvents`: the merchant's webhook events of this write (shared/webhooks/events.ts: an
+ *   order event, a commission booked, a request created or decided, an invitation sent or used),
+ *   fanned out to the endpoints that subscribe (shared/webhooks/fan-out.ts).
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
   customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
   followUps?: FollowUp[];
   countBlock?: { merchantId: string; block: BlockRef };
+  webhookEvents?: MerchantEvents;
 };
 
 type Image = Record<string, unknown>;
@@ -50,9 +56,18 @@ const orderReactions = (before: Image | undefined, after: Image): Reactions => {
   const created = before === undefined;
   if (created && order.history) return {};
   const reactions: Reactions = {};
-  if (created || versionOf(order) > versionOf(parseOrder(before))) reactions.orderEvent = orderEventMessage(merchantId, order);
+  if (created || versionOf(order) > versionOf(parseOrder(before))) {
+    reactions.orderEvent = orderEventMessage(merchantId, order);
+    reactions.webhookEvents = { merchantId, events: [orderWebhookEvent(reactions.orderEvent)] };
+  }
   if (created && order.customer) reactions.customer = { merchantId, customer: order.customer, at: order.created_at };
   return reactions;
+};
+
+/** The webhook events of a write of any other item (none for most). */
+const itemReactions = (before: Image | undefined, after: Image): Reactions => {
+  const events = itemWebhookEvents(before, after);
+  return events.length === 0 ? {} : { webhookEvents: { merchantId: merchantIdOf(keyOf(after).pk), events } };
 };
 
 const followUpOf = (before: Image | undefined, after: Image): FollowUp | undefined => {
@@ -81,7 +96,7 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
   if (record.eventName === 'REMOVE' || after === undefined) return {};
   const before = imageOf(record.dynamodb?.OldImage);
-  const reactions: Reactions = isOrderItem(after) ? orderReactions(before, after) : {};
+  const reactions: Reactions = isOrderItem(after) ? orderReactions(before, after) : itemReactions(before, after);
   const owed = followUpOf(before, after);
   // A closed block is due when the counter moved past it; the follow-up's delay does the waiting.
   const movedAt = new Date((record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();

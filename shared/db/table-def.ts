@@ -39,13 +39,17 @@ export const STREAM_VIEW_TYPE = 'NEW_AND_OLD_IMAGES';
  * - `orders-dlq`: order events that failed 5 times, or can never succeed (`npm run admin -- redrive`);
  * - `follow-ups`: owed work (e-mails, recounts), delayed until due (from the change feed);
  * - `parked`: what nothing retries any more: follow-ups that failed 5 times, change-feed records
- *   that cannot be read, and the stream batches Lambda gave up on (alarmed).
+ *   that cannot be read, and the stream batches Lambda gave up on (alarmed);
+ * - `webhooks`: one message per webhook delivery attempt (from the change feed, test, resend,
+ *   recover), delayed for retries; `webhooks-dlq` keeps what the deliverer could not handle.
  */
 export const QUEUES = {
   orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq' },
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
   'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked' },
   parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
+  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', redrivesTo: 'webhooks-dlq' },
+  'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
 } as const satisfies Record<string, { envVar: string; redrivesTo: string | undefined }>;
 
 export type QueueId = keyof typeof QUEUES;
@@ -63,16 +67,18 @@ export const ordersDlqNameForStage = (stage: string): string => queueNameForStag
 
 /** The queue consumers' timeout (functions/workers.ts): the consumed queues' visibility follows from it. */
 export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
+/** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
+export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
 
 /**
- * The settings of a consumed queue (orders, follow-ups), shared by the CDK stack and the local
- * stack: redrive after 5 receives; visibility six times the consumer's timeout (AWS's advice for
+ * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local
+ * stack: redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for
  * an event source).
  */
-export const ORDERS_QUEUE_SETTINGS = {
+export const consumedQueueSettings = (queue: QueueId) => ({
   maxReceiveCount: 5,
-  visibilityTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS * 6,
-} as const;
+  visibilityTimeoutSeconds: (queue.startsWith('webhooks') ? WEBHOOKS_CONSUMER_TIMEOUT_SECONDS : ORDERS_CONSUMER_TIMEOUT_SECONDS) * 6,
+});
 
 /**
  * A table to work on and the client to reach it. Functions use their own (shared/db/client.ts

@@ -63,7 +63,7 @@ export const orderEventMessage = (merchantId: string, order: OrderItem): OrderEv
 const FORMER_TYPE_NAMES: Record<string, OrderEventType> = { 'order.accepted': 'order.created', 'order.shipping_updated': 'order.updated' };
 
 const orderEventTypeOf = (value: unknown): OrderEventType | undefined =>
-  typeof value !== 'string' ? undefined : ORDER_EVENT_TYPES.find((type) => type === value) ?? FORMER_TYPE_NAMES[value];
+  typeof value !== 'string' ? undefined : (ORDER_EVENT_TYPES.find((type) => type === value) ?? FORMER_TYPE_NAMES[value]);
 
 /**
  * What the commission consumer needs of a queue message, or undefined when the body is not an

@@ -90,7 +90,7 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
 };
 
 /**
- * A GET or PATCH route's Lambda handler, built from its manifest entry (functions/routes.ts).
+ * A GET, PATCH or DELETE route's Lambda handler, built from its manifest entry (functions/routes.ts).
  * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
  * separate module, so that the read-only functions do not bundle its writes.
  */

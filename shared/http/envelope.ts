@@ -24,7 +24,10 @@ export type InvitePagination = {
   total_pages: number;
 };
 
-export type Meta = { pagination?: LaravelPagination | InvitePagination };
+/** A list read by position (webhook deliveries): pass `next_cursor` as `cursor` for the next page; null on the last. */
+export type CursorPagination = { per_page: number; next_cursor: string | null };
+
+export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination };
 
 /** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
 export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };

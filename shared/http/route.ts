@@ -1,6 +1,6 @@
 import type { EnvelopeKind } from './envelope';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * What the request chain needs of a route: the route manifest's entries (functions/routes.ts) are
@@ -18,5 +18,5 @@ export type ApiRoute = {
 export const acceptsIdempotencyKey = (route: Pick<ApiRoute, 'method'>): boolean => route.method === 'POST';
 
 /** Routes built with apiHandler (no Idempotency-Key) and with postApiHandler. */
-export type ReadOrPatchRoute = ApiRoute & { method: 'GET' | 'PATCH' };
+export type ReadOrPatchRoute = ApiRoute & { method: 'GET' | 'PATCH' | 'DELETE' };
 export type PostRoute = ApiRoute & { method: 'POST' };

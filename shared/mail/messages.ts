@@ -8,11 +8,11 @@ import { type InviteItem, parseInvite } from '#shared/db/entities/invite';
  */
 export type MailMessage = { to: string; replyTo?: string; subject: string; text: string; html: string };
 
-const escapeHtml = (value: string) =>
+export const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] as string);
 
 /** Plain-text paragraphs -> HTML paragraphs, escaped (merchant content is user input). */
-const htmlOf = (paragraphs: readonly string[], trustedTail = '') =>
+export const htmlOf = (paragraphs: readonly string[], trustedTail = '') =>
   `<!doctype html><html><body>${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph).replace(/\r?\n/g, '<br>')}</p>`).join('')}${trustedTail}</body></html>`;
 
 /** The invitation link: the dashboard's invitation page for this invite. */

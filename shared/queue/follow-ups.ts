@@ -1,6 +1,6 @@
 import type { Key } from '#shared/db/entities/base';
 import { requireQueueUrl } from './client';
-import { sendMessages } from './send-batch';
+import { MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
 /** The stage's follow-ups queue (delayed owed work). Read at init: fail fast. */
 const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
@@ -14,8 +14,7 @@ const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
  */
 export type FollowUp = { kind: 'notify' | 'recount'; key: Key; due: string };
 
-/** SQS delays a message by at most 15 minutes; a later follow-up is re-sent when it arrives early. */
-export const MAX_DELAY_SECONDS = 900;
+export { MAX_DELAY_SECONDS };
 
 /** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
 export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>

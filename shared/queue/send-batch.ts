@@ -1,6 +1,9 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { sqs } from './sqs-client';
 
+/** SQS delays a message by at most 15 minutes; a later one is re-sent when it arrives early. */
+export const MAX_DELAY_SECONDS = 900;
+
 /** SQS takes at most 10 messages per batch. */
 const SQS_BATCH = 10;
 
@@ -34,4 +37,19 @@ export const sendMessages = async (queueUrl: string, messages: readonly Outgoing
     }),
   );
   return results.flat();
+};
+
+/**
+ * Sends several lists of messages in one go (`send` takes them flat); a list is done when every
+ * one of its messages was taken. The change feed sends each record's messages this way.
+ */
+export const sendLists = async <T>(lists: readonly (readonly T[])[], send: (flat: T[]) => Promise<boolean[]>): Promise<boolean[]> => {
+  const sent = await send(lists.flat());
+  const done: boolean[] = [];
+  let start = 0;
+  for (const list of lists) {
+    done.push(sent.slice(start, start + list.length).every(Boolean));
+    start += list.length;
+  }
+  return done;
 };

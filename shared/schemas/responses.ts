@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DELIVERY_STATUSES } from '#shared/db/entities/webhook-delivery';
 import type { toOrderResponse } from '#shared/domain/order-model';
 import type {
   toAcceptedRequestResponse,
@@ -9,7 +10,9 @@ import type {
   toSegmentResponse,
   toTierResponse,
 } from '#shared/domain/program-model';
-import type { InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhooks';
+import type { CursorPagination, InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
 /**
@@ -148,7 +151,12 @@ export const traceIdSchema = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:
 /** Field name (or `message` for the request as a whole) to its messages. */
 export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 
-export type PaginationKind = 'laravel' | 'invites';
+/** A list read by position: `next_cursor` is the next page's `cursor`, null on the last page. */
+export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
+
+export type PaginationKind = 'laravel' | 'invites' | 'cursor';
+
+const PAGINATION_SCHEMAS = { laravel: laravelPaginationSchema, invites: invitePaginationSchema, cursor: cursorPaginationSchema };
 
 export const v2Success = <T extends z.ZodMiniType>(data: T, pagination?: PaginationKind) =>
   z.strictObject({
@@ -156,7 +164,7 @@ export const v2Success = <T extends z.ZodMiniType>(data: T, pagination?: Paginat
     data,
     errors: z.null(),
     meta: pagination
-      ? z.strictObject({ pagination: pagination === 'laravel' ? laravelPaginationSchema : invitePaginationSchema, trace_id: traceIdSchema })
+      ? z.strictObject({ pagination: PAGINATION_SCHEMAS[pagination], trace_id: traceIdSchema })
       : z.strictObject({ trace_id: traceIdSchema }),
   });
 
@@ -196,6 +204,96 @@ export const legacyRefused = z.strictObject({
 });
 
 // ---------------------------------------------------------------------------------------------
+// Webhooks: the endpoints API and the events it delivers
+// ---------------------------------------------------------------------------------------------
+
+export const webhookResponse = z.strictObject({
+  uuid: z.uuid(),
+  url: z.string(),
+  description: z.nullable(z.string()),
+  /** The event types delivered; empty: every type. */
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+  enabled: z.boolean(),
+  /** Why the service disabled it (410 Gone, a failure streak); null otherwise. */
+  disabled_reason: z.nullable(z.string()),
+  /** When the current streak of failed deliveries began; null when the last delivery succeeded. */
+  failing_since: nullableTimestamp(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+});
+
+/** On create: the signing secret, shown this once. */
+export const createdWebhookResponse = z.strictObject({
+  ...webhookResponse.shape,
+  secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)),
+});
+
+/** On rotation: the new secret, shown this once, and until when the previous one still signs beside it. */
+export const rotatedWebhookResponse = z.strictObject({
+  ...createdWebhookResponse.shape,
+  previous_secret_expires_at: nullableTimestamp(),
+});
+
+export const webhookDeliveryResponse = z.strictObject({
+  event_id: z.string(),
+  event_type: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  /** The attempt last made (1 for the first). */
+  attempt: count(1),
+  /** The receiver's status code; null when it did not answer (timeout, refused connection or address). */
+  response_status: z.nullable(z.int()),
+  latency_ms: z.nullable(z.number()),
+  /** The first 1 KB of the receiver's answer. */
+  response_body: z.nullable(z.string()),
+  error: z.nullable(z.string()),
+  next_attempt_at: nullableTimestamp(),
+  last_attempt_at: timestamp(),
+  created_at: timestamp(),
+});
+
+/** A delivery queued by test or resend. */
+export const queuedDeliveryResponse = z.strictObject({ event_id: z.string(), event_type: z.string() });
+
+export const recoveryResponse = z.strictObject({
+  since: timestamp(),
+  queued: count(0),
+  /** Set when more failed deliveries remain: recover again from here. */
+  next_since: nullableTimestamp(),
+});
+
+export const commissionEventData = z.strictObject({
+  order_uuid: z.uuid(),
+  order_no: z.string(),
+  affiliate_slug: z.string(),
+  tier_slug: z.nullable(z.string()),
+  currency_code: z.string(),
+  /** This entry's amount in minor units: positive for an accrual, negative for a reversal. */
+  amount: z.number(),
+  /** The ledger's net after this entry. */
+  net_amount: z.number(),
+  order_version: count(1),
+  booked_at: timestamp(),
+});
+
+const eventOf = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
+  z.strictObject({ type: z.literal(type), timestamp: timestamp(), data });
+
+/** Every event's payload (the body of a delivery; its id is the `webhook-id` header), by type. */
+export const webhookEventPayloads = {
+  'order.created': eventOf('order.created', z.strictObject({ order: orderResponse })),
+  'order.updated': eventOf('order.updated', z.strictObject({ order: orderResponse })),
+  'order.cancelled': eventOf('order.cancelled', z.strictObject({ order: orderResponse })),
+  'commission.accrued': eventOf('commission.accrued', z.strictObject({ commission: commissionEventData })),
+  'commission.reversed': eventOf('commission.reversed', z.strictObject({ commission: commissionEventData })),
+  'affiliate_request.created': eventOf('affiliate_request.created', z.strictObject({ affiliate_request: affiliateRequestResponse })),
+  'affiliate_request.accepted': eventOf('affiliate_request.accepted', z.strictObject({ affiliate_request: affiliateRequestResponse })),
+  'affiliate_request.declined': eventOf('affiliate_request.declined', z.strictObject({ affiliate_request: affiliateRequestResponse })),
+  'invite.sent': eventOf('invite.sent', z.strictObject({ invite: inviteResponse })),
+  'invite.accepted': eventOf('invite.accepted', z.strictObject({ invite: inviteResponse })),
+  [TEST_EVENT_TYPE]: eventOf(TEST_EVENT_TYPE, z.strictObject({ webhook: z.strictObject({ uuid: z.uuid() }), message: z.string() })),
+} as const;
+
+// ---------------------------------------------------------------------------------------------
 // Compile-time: what the code builds is what is documented, both ways (type imports only). The
 // legacy failures (typed `success: boolean` by legacyFailureBody) are checked at run time only, by
 // the integration suite's response validation.
@@ -217,6 +315,12 @@ export type ResponseShapesMatch = [
   Check<Same<ReturnType<typeof toInviteResponse>, Output<typeof inviteResponse>>>,
   Check<Same<LaravelPagination, Output<typeof laravelPaginationSchema>>>,
   Check<Same<InvitePagination, Output<typeof invitePaginationSchema>>>,
+  Check<Same<CursorPagination, Output<typeof cursorPaginationSchema>>>,
+  // `events` is stored as strings (validated against the types on the way in).
+  Check<Same<Omit<ReturnType<typeof toWebhookResponse>, 'events'>, Omit<Output<typeof webhookResponse>, 'events'>>>,
+  Check<Same<Omit<ReturnType<typeof toDeliveryResponse>, 'status'>, Omit<Output<typeof webhookDeliveryResponse>, 'status'>>>,
+  Check<Same<ReturnType<typeof toCommissionEventData>['commission'], Output<typeof commissionEventData>>>,
+  Check<Same<keyof typeof webhookEventPayloads, (typeof WEBHOOK_EVENT_TYPES)[number] | typeof TEST_EVENT_TYPE>>,
   Check<Same<ReturnType<typeof v2Body>['success'], boolean>>,
   Check<Same<keyof ReturnType<typeof v2Body>, keyof Output<typeof v2Failure>>>,
   Check<Same<keyof ReturnType<typeof legacySuccessBody>, keyof Output<ReturnType<typeof legacySuccess>>>>,

@@ -1,4 +1,4 @@
-import { promises as dns, type LookupAddress } from 'node:dns';
+import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -70,7 +70,8 @@ export function addressRefusal(address: string, policy: TargetPolicy): string | 
   if (policy.allowLocal && LOOPBACK[family].some(({ list }) => list.check(bare, family))) return undefined;
   const hit = BLOCKED[family].find(({ list }) => list.check(bare, family));
   if (!hit) return undefined;
-  if (hit.reason.includes('instance metadata')) return `Webhook target ${address} is the cloud instance metadata address and cannot be reached.`;
+  if (hit.reason.includes('instance metadata'))
+    return `Webhook target ${address} is the cloud instance metadata address and cannot be reached.`;
   return `Webhook target ${address} is in ${hit.reason} and cannot be reached.`;
 }
 
@@ -87,7 +88,8 @@ export function urlRefusal(url: string, policy: TargetPolicy): string | undefine
   const host = parsed.hostname;
   if (parsed.protocol === 'http:') {
     if (!policy.allowLocal) return 'The webhook URL must use https.';
-    if (!LOCAL_HTTP_HOSTS.has(host)) return 'The webhook URL must use https (plain http is only allowed for localhost when running locally).';
+    if (!LOCAL_HTTP_HOSTS.has(host))
+      return 'The webhook URL must use https (plain http is only allowed for localhost when running locally).';
   } else if (parsed.protocol !== 'https:') {
     return 'The webhook URL must use https.';
   }
@@ -109,10 +111,11 @@ export function checkedLookup(policy: TargetPolicy, resolve: Resolve = defaultRe
           const refusal = addressRefusal(address, policy);
           if (refusal) return callback(Object.assign(new Error(refusal), { code: 'EADDRREFUSED_POLICY' }), '', 0);
         }
-        const wanted = options.family === 4 || options.family === 6 ? resolved.filter((entry) => entry.family === options.family) : resolved;
+        const wanted =
+          options.family === 4 || options.family === 6 ? resolved.filter((entry) => entry.family === options.family) : resolved;
         const first = wanted[0];
         if (!first) return callback(Object.assign(new Error(`No address found for ${hostname}.`), { code: 'ENOTFOUND' }), '', 0);
-        if (options.all) return callback(null, wanted as LookupAddress[]);
+        if (options.all) return callback(null, wanted);
         callback(null, first.address, first.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

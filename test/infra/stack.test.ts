@@ -1,6 +1,7 @@
 import type { CfnResource } from 'aws-cdk-lib';
 import { App, Token } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { workers } from '#functions/workers';
@@ -65,12 +66,19 @@ const resourcePath = (resources: Record<string, Resource>, ref: any): string => 
   return `${parent?.Ref ? resourcePath(resources, parent) : ''}/${resource.Properties.PathPart}`;
 };
 
+/** The stage's webhook key (Secrets Manager). */
+const webhookKeyOf = (stack: MerchantApiStage) => stack.node.findChild('WebhookKey') as Secret;
+
+/** Reading the webhook key: what grantRead gives. */
+const WEBHOOK_KEY_GRANTS = ['secretsmanager:DescribeSecret on webhook-key', 'secretsmanager:GetSecretValue on webhook-key'];
+
 /** Describes an IAM resource as the kind of thing it is, so policies compare readably. */
 const describeResource = (stage: Stage, resource: any, ownLogGroup: string): string => {
   const { stack } = synth[stage];
   const table = logicalId(stack, stack.data.table);
   const queues = new Map(QUEUE_IDS.map((id) => [logicalId(stack, stack.data.queues[id]), `queue:${id}`]));
   if (resource === '*') return '*';
+  if (resource?.Ref !== undefined && resource.Ref === logicalId(stack, webhookKeyOf(stack))) return 'webhook-key';
   const getAtt = resource?.['Fn::GetAtt'];
   if (getAtt) {
     if (getAtt[0] === table) return getAtt[1] === 'StreamArn' ? 'table-stream' : 'table';
@@ -128,8 +136,16 @@ const CONSUME_ACTIONS = [
  * on POST routes the Idempotency-Key records' GetItem, PutItem, UpdateItem.
  */
 const expectedRouteGrants = (route: (typeof routes)[number]) => {
-  const access = route.access as { table: readonly string[]; indexes?: readonly string[]; mail?: boolean };
+  const access = route.access as {
+    table: readonly string[];
+    indexes?: readonly string[];
+    mail?: boolean;
+    sends?: readonly QueueId[];
+    webhookSecrets?: boolean;
+  };
   return new Set([
+    ...(access.sends ?? []).map((queue) => `sqs:SendMessage on queue:${queue}`),
+    ...(access.webhookSecrets ? WEBHOOK_KEY_GRANTS : []),
     ...BASE_GRANTS,
     'dynamodb:GetItem on table',
     ...(route.method === 'POST' ? ['dynamodb:PutItem on table', 'dynamodb:UpdateItem on table'] : []),
@@ -142,9 +158,16 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
 };
 
 const expectedWorkerGrants = (worker: (typeof workers)[number]) => {
-  const access = worker.access as { table: readonly string[]; indexes?: readonly string[]; sends?: readonly QueueId[]; mail?: boolean };
+  const access = worker.access as {
+    table: readonly string[];
+    indexes?: readonly string[];
+    sends?: readonly QueueId[];
+    mail?: boolean;
+    webhookSecrets?: boolean;
+  };
   const trigger = worker.trigger as { kind: string; queue?: QueueId; onFailure?: QueueId };
   return new Set([
+    ...(access.webhookSecrets ? WEBHOOK_KEY_GRANTS : []),
     ...BASE_GRANTS,
     ...access.table.map((action) => `${action} on table`),
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
@@ -224,7 +247,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
           route.id,
         ).toEqual([]);
       }
-      if (!('queue' in route.access))
+      if (!('sends' in route.access))
         expect(
           actions.filter((action) => action!.startsWith('sqs:')),
           route.id,
@@ -302,6 +325,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       const { spec } = fn;
       for (const queue of spec.access.sends) expected.push(QUEUES[queue].envVar);
       if (spec.access.mail) expected.push('MAIL_FROM', 'INVITE_LINK_BASE_URL');
+      if (spec.access.webhookSecrets) expected.push('WEBHOOK_KEY_SECRET_ARN');
       if (spec.kind === 'route') expected.push('AUTH_CACHE_TTL_SECONDS');
       if (spec.kind === 'worker') expected.push(...Object.keys(spec.worker.environment ?? {}));
       expect(Object.keys(variables).sort(), spec.id).toEqual(expected.sort());
@@ -369,6 +393,32 @@ describe.each(STAGES)('the %s stack', (stage) => {
       FunctionName: { Ref: logicalId(stack, functionOf(stage, 'follow-ups').fn) },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+  });
+
+  it('feeds the webhook deliverer from the webhooks queue (DLQ after 5 receives, alarmed), 20 batches at most at once', () => {
+    const { template, resources, stack } = synth[stage];
+    const webhooks = logicalId(stack, stack.data.queues.webhooks);
+    const dlq = logicalId(stack, stack.data.queues['webhooks-dlq']);
+    expect((resources[webhooks] as Resource).Properties).toMatchObject({
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
+      VisibilityTimeout: 180,
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [webhooks, 'Arn'] },
+      FunctionName: { Ref: logicalId(stack, functionOf(stage, 'webhooks-deliver').fn) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 20 },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }],
+    });
+  });
+
+  it('lets only the functions that seal or open webhook secrets read the webhook key', () => {
+    const readers = synth[stage].stack.functions.filter((fn) => grantsOf(stage, fn.spec.id).grants.has(WEBHOOK_KEY_GRANTS[1] as string));
+    expect(readers.map((fn) => fn.spec.id).sort()).toEqual(['webhooks-create', 'webhooks-deliver', 'webhooks-rotate-secret']);
   });
 
   it('builds the table from the shared definition: on demand, PITR, encrypted, protected on live', () => {

@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, demoFixture } from '#local/demo';
+import { DEMO, seedDemo as seedDemoInto } from '#local/demo';
 import { OPENAPI_PATH } from '#scripts/openapi';
-import { seedFixture } from '#shared/admin/seed';
 import { merchantKey } from '#shared/db/entities/merchant';
 import { findChromium } from './browser';
 import { api, stack, storeFor } from './helpers';
@@ -23,6 +22,7 @@ type Json = Record<string, any>;
 
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
   paths: Record<string, Record<string, Json & { operationId: string }>>;
+  webhooks: Record<string, Record<string, Json & { operationId: string }>>;
   servers: { url: string }[];
 };
 
@@ -30,9 +30,10 @@ const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
 const seedDemo = async () => {
   const store = storeFor('live');
   const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: merchantKey(DEMO.merchantId) }));
-  if (!Item) await seedFixture(store, 'live', demoFixture('live'));
+  if (!Item) await seedDemoInto(store, 'live', Number(new URL(stack.stages.live.url).port));
 };
-const documented = Object.entries(committed.paths)
+/** Every operation and every webhook (OpenAPI 3.1 `webhooks`, which the page lists too), as the page shows them. */
+const documented = [...Object.entries(committed.paths), ...Object.entries(committed.webhooks)]
   .flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`),
   )
@@ -91,7 +92,7 @@ describe('the API reference page in a headless browser', () => {
     await browser?.close();
   });
 
-  it('shows every operation of the document, with its method, path and operation id', async () => {
+  it('shows every operation and webhook of the document, with its method, path and operation id', async () => {
     // Prepare
     const page = await browser.newPage();
     const outside: string[] = [];

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { functionSpecs } from '#lib/function-specs';
 import { buildEvent, lambdaContext } from '#local/apigw';
-import { DEMO, demoFixture } from '#local/demo';
+import { DEMO, seedDemo } from '#local/demo';
 import { importHandler } from '#local/handlers';
 import { stageEnvironment } from '#local/stack';
 import { eventFileContent, ROUTE_SAMPLES, sampleEvents } from '#scripts/event-samples';
@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   const store = storeFor('live');
   const { Item } = await store.ddb.send(new GetCommand({ TableName: store.table, Key: merchantKey(DEMO.merchantId) }));
-  if (!Item) await seedFixture(store, 'live', demoFixture('live'));
+  if (!Item) await seedDemo(store, 'live', Number(new URL(live.url).port));
 });
 
 afterAll(() => {
@@ -107,6 +107,11 @@ describe('the sample events', () => {
 
   it('change-feed: reacts to events/change-feed.json (a new order) without failures', async () => {
     const worker = functionSpecs().find((spec) => spec.id === 'change-feed')!;
+    expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ batchItemFailures: [] });
+  });
+
+  it('webhooks-deliver: takes events/webhooks-deliver.json (a test event) without failures', async () => {
+    const worker = functionSpecs().find((spec) => spec.id === 'webhooks-deliver')!;
     expect(await invoke(worker.handler, worker.id, readEvent(worker.id))).toEqual({ batchItemFailures: [] });
   });
 

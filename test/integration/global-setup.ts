@@ -11,7 +11,7 @@ import type { StackInfo } from './stack-info';
  * Credentials are not cached (AUTH_CACHE_TTL_SECONDS=0) so revocation is visible at once, and
  * follow-ups (owed e-mails, recounts) wait 2 s instead of 10. The commission consumer does not poll
  * (CONSUMER_POLL=off): the queue tests count the messages themselves, and the commission tests
- * run the consumer on their own.
+ * run the consumer on their own. Webhook retries and timeouts are compressed to seconds.
  */
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack({
@@ -22,6 +22,9 @@ export default async function setup(project: TestProject) {
       FOLLOW_UP_MIN_DELAY_SECONDS: '2',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       CONSUMER_POLL: 'off',
+      // Webhook retries after 0, 1, 1, ... s instead of hours, and a 1.5 s delivery timeout (tests only).
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1,1,1,1,1,1,1,1,1',
+      WEBHOOK_DELIVERY_TIMEOUT_MS: '1500',
     },
   });
   const info: StackInfo = {

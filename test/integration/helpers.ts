@@ -69,6 +69,7 @@ export const api = (stage: Stage, token?: string) => {
     get: (path: string) => request('GET', path),
     post: (path: string, body?: unknown) => request('POST', path, body),
     patch: (path: string, body?: unknown) => request('PATCH', path, body),
+    delete: (path: string) => request('DELETE', path),
     raw: (method: string, path: string, raw: string) => request(method, path, undefined, raw),
   };
 };

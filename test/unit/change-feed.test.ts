@@ -12,6 +12,24 @@ import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './supp
 const ORDERS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
 const FOLLOW_UPS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-follow-ups';
 const PARKED_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-parked';
+const WEBHOOKS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks';
+
+/** A stored webhook endpoint of the merchant. */
+const endpoint = (uuid: string, overrides: Record<string, unknown> = {}) => ({
+  pk: MERCHANT_PK,
+  sk: `WEBHOOK#${uuid}`,
+  type: 'webhook_endpoint',
+  uuid,
+  url: 'https://hooks.example.com/in',
+  description: null,
+  events: [],
+  enabled: true,
+  disabled_reason: null,
+  secret_box: 'v1.sealed',
+  created_at: '2026-03-01T10:00:00.000Z',
+  updated_at: '2026-03-01T10:00:00.000Z',
+  ...overrides,
+});
 
 let sequence = 100;
 /** A stream record as Lambda delivers it: images in DynamoDB JSON. */
@@ -49,6 +67,7 @@ beforeEach(() => {
   sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'parked-1' });
   ddbMock.on(UpdateCommand).resolves({});
+  ddbMock.on(QueryCommand).resolves({ Items: [] });
 });
 
 describe('reactionsTo (what a write means to the rest of the service)', () => {
@@ -192,6 +211,56 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     expect(invites.followUps).toBeUndefined();
   });
 
+  it('derives the webhook events of other items: a request decided, an invitation sent and then used, a commission booked', () => {
+    // Prepare
+    const pending = storedPendingRequest();
+    const invite = { pk: MERCHANT_PK, sk: 'INVITE#i1', type: 'invite', uuid: 'i1', seq: 1, email: 'erin@example.com', sender_email: null };
+    const sent = { ...invite, content: null, link_used_at: null, created_at: 'T0', updated_at: 'T0', notified_at: 'T1' };
+    const ledger = {
+      pk: MERCHANT_PK,
+      sk: 'COMMISSION#o1',
+      type: 'commission',
+      order_uuid: 'o1',
+      order_no: 'A-1',
+      affiliate_slug: 'alice',
+      tier_slug: null,
+      currency_code: 'EUR',
+      status: 'pending',
+      rows: [],
+      created_at: 'T0',
+      applied_version: 1,
+      net_amount: 500,
+      entries: [{ type: 'accrual', amount: 500, at: 'T0', version: 1 }],
+    };
+
+    // Act
+    const decided = reactionsTo(record('MODIFY', { ...pending, status: 'accepted', decided_at: 'T2' }, pending)).webhookEvents;
+    const invited = reactionsTo(record('MODIFY', sent, { ...sent, notified_at: undefined })).webhookEvents;
+    const used = reactionsTo(record('MODIFY', { ...sent, link_used_at: 'T3' }, sent)).webhookEvents;
+    const reversed = {
+      ...ledger,
+      applied_version: 2,
+      net_amount: 0,
+      entries: [...ledger.entries, { type: 'reversal', amount: -500, at: 'T4', version: 2 }],
+    };
+    const booked = reactionsTo(record('MODIFY', reversed, ledger)).webhookEvents;
+
+    // Assess
+    expect(decided?.events.map(({ id, type }) => [id, type])).toEqual([
+      [`evt_areq_${pending.uuid}_accepted`, 'affiliate_request.accepted'],
+    ]);
+    expect(invited?.events.map(({ type, timestamp }) => [type, timestamp])).toEqual([['invite.sent', 'T1']]);
+    expect(used?.events.map(({ type, timestamp }) => [type, timestamp])).toEqual([['invite.accepted', 'T3']]);
+    expect(booked?.events).toEqual([
+      expect.objectContaining({
+        id: 'evt_commission_o1_reversal_v2',
+        type: 'commission.reversed',
+        data: { commission: expect.objectContaining({ amount: -500, net_amount: 0 }) },
+      }),
+    ]);
+    expect(decided?.merchantId).toBe(MERCHANT.id);
+  });
+
   it('ignores removed items', () => {
     expect(reactionsTo(record('REMOVE', undefined, storedOrder()))).toEqual({});
   });
@@ -214,6 +283,38 @@ describe('the change-feed function', () => {
     ]);
     expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' } });
+  });
+
+  it("sends each order event to every enabled endpoint that subscribes to it, reading the merchant's endpoints once", async () => {
+    // Prepare
+    const all = endpoint('e-all');
+    const cancelsOnly = endpoint('e-cancels', { events: ['order.cancelled'] });
+    const disabled = endpoint('e-off', { enabled: false });
+    ddbMock.on(QueryCommand).resolves({ Items: [all, cancelsOnly, disabled] });
+    const orders = ['0a', '0b'].map((tail) => storedOrder({ uuid: `00000000-0000-4000-8000-0000000000${tail}`, customer: null }));
+
+    // Act
+    const result = await runFeed(streamEvent(...orders.map((order) => record('INSERT', order))));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(batchMessagesSentTo(WEBHOOKS_QUEUE).map(({ body }) => [body.endpoint_uuid, body.event.id, body.attempt])).toEqual(
+      orders.map((order) => ['e-all', `evt_${order.uuid}_v1`, 1]),
+    );
+    expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
+  });
+
+  it("reports a record whose merchant's webhook endpoints could not be read, so it is read again", async () => {
+    // Prepare
+    ddbMock.on(QueryCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
+    const order = record('INSERT', storedOrder({ customer: null }));
+
+    // Act
+    const result = await runFeed(streamEvent(order));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: order.dynamodb?.SequenceNumber }] });
+    expect(batchMessagesSentTo(ORDERS_QUEUE)).toHaveLength(1);
   });
 
   it('reports the first record whose event SQS refused, so the stream is read again from there (nothing lost)', async () => {

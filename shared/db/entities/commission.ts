@@ -59,9 +59,25 @@ export type CommissionLedger = Omit<
 export type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
 
 /**
- * Reads the order's ledger. A record written before the ledger existed (status and total of the
- * accepted order) reads as that accrual applied at version 1.
+ * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
+ * ledger existed (status and total of the accepted order) reads as that accrual applied at version 1.
  */
+const readLedger = (item: unknown): { ledger: CommissionLedger; stamp: LedgerStamp } => {
+  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, item);
+  if (entries === undefined || applied_version === undefined) {
+    const accrued =
+      stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
+    const ledger = { ...stored, entries: accrued, net_amount: accrued[0]?.amount ?? 0, applied_version: 1, updated_at: stored.created_at };
+    return { ledger, stamp: { kind: 'before-ledger' } };
+  }
+  const ledger = { ...stored, entries, net_amount: net_amount ?? 0, applied_version, updated_at: updated_at ?? stored.created_at };
+  return { ledger, stamp: { kind: 'applied', version: applied_version } };
+};
+
+/** A ledger as the table's stream carries it (the change feed's webhook events read its entries). */
+export const parseCommissionLedgerImage = (image: unknown): CommissionLedger => readLedger(image).ledger;
+
+/** Reads the order's ledger. */
 export const getCommissionLedger = async (
   { ddb, table }: TableRef,
   merchantId: string,
@@ -71,16 +87,7 @@ export const getCommissionLedger = async (
   const { Item } = await ddb.send(
     new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }),
   );
-  if (!Item) return { ledger: undefined, stamp: { kind: 'absent' } };
-  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, Item);
-  if (entries === undefined || applied_version === undefined) {
-    const accrued =
-      stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
-    const ledger = { ...stored, entries: accrued, net_amount: accrued[0]?.amount ?? 0, applied_version: 1, updated_at: stored.created_at };
-    return { ledger, stamp: { kind: 'before-ledger' } };
-  }
-  const ledger = { ...stored, entries, net_amount: net_amount ?? 0, applied_version, updated_at: updated_at ?? stored.created_at };
-  return { ledger, stamp: { kind: 'applied', version: applied_version } };
+  return Item ? readLedger(Item) : { ledger: undefined, stamp: { kind: 'absent' } };
 };
 
 const CONDITION: Record<LedgerStamp['kind'], string> = {

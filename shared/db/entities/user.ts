@@ -1,7 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key, nullableString, parseStoredOptional } from './base';
+import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
 export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);
@@ -20,3 +21,7 @@ export const getUser = async ({ ddb, table }: TableRef, merchantId: string, emai
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: userKey(merchantId, email) }));
   return parseStoredOptional('user', userSchema, Item);
 };
+
+/** The merchant's dashboard users, at most `limit` (whom the service writes to about the merchant's own setup). */
+export const merchantUsers = async (db: TableRef, merchantId: string, limit: number): Promise<UserItem[]> =>
+  (await queryKeyPrefix(db, userKey(merchantId, '').pk, 'USER#')).slice(0, limit).map((item) => parseStored('user', userSchema, item));

@@ -1,0 +1,10 @@
+import { route } from '#functions/routes';
+import { createWebhook } from '#shared/domain/webhooks';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import { webhookCreateBody } from '#shared/schemas/webhooks';
+
+/** 201 with data.webhook, its `secret` shown this once. */
+export const handler = postApiHandler(route('webhooks-create'), { body: webhookCreateBody }, async ({ merchant, body }) => ({
+  statusCode: 201,
+  data: { webhook: await createWebhook(merchant.id, body) },
+}));

@@ -1,0 +1,155 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { functionTable } from '#shared/db/client';
+import { merchantIdOf } from '#shared/db/entities/base';
+import { parseWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
+import { escapeHtml } from '#shared/mail/messages';
+import { openSecret } from '#shared/webhooks/secret-box';
+
+/**
+ * The local webhook inbox (`npm start` only), like the SES emulator's inbox for e-mails: point an
+ * endpoint at `http://127.0.0.1:<stage port>/webhook-inbox/<any name>` and every delivery to it is
+ * received, verified with the endpoint's secret exactly as a merchant's receiver would (the
+ * `standardwebhooks` package), and shown at `GET /webhook-inbox` (`?format=json` for tools). Add
+ * `?fail=<status>` to the endpoint's URL to make the inbox answer that status (retries, 410).
+ */
+const PREFIX = '/webhook-inbox';
+const KEPT = 200;
+const MAX_BODY = 1024 * 1024;
+
+type Received = {
+  received_at: string;
+  path: string;
+  webhook_id: string | undefined;
+  type: string | undefined;
+  endpoint_uuid: string | undefined;
+  verified: boolean;
+  note: string;
+  answered: number;
+  body: string;
+};
+
+const received: Received[] = [];
+
+/** The endpoints of this stage whose URL is this inbox path (a local table: a Scan is fine here). */
+const endpointsAt = async (path: string) => {
+  const { Items = [] } = await functionTable.ddb.send(
+    new ScanCommand({
+      TableName: functionTable.table,
+      FilterExpression: '#type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
+    }),
+  );
+  return Items.filter((item) => {
+    try {
+      const url = new URL(String(item.url));
+      return `${url.pathname}${url.search}` === path;
+    } catch {
+      return false;
+    }
+  });
+};
+
+const verify = async (
+  path: string,
+  headers: IncomingMessage['headers'],
+  body: string,
+): Promise<Pick<Received, 'verified' | 'note' | 'endpoint_uuid'>> => {
+  const stored = await endpointsAt(path);
+  if (stored.length === 0) return { verified: false, note: 'no endpoint of this stage has this URL', endpoint_uuid: undefined };
+  const signed = {
+    'webhook-id': String(headers['webhook-id'] ?? ''),
+    'webhook-timestamp': String(headers['webhook-timestamp'] ?? ''),
+    'webhook-signature': String(headers['webhook-signature'] ?? ''),
+  };
+  for (const item of stored) {
+    const endpoint = parseWebhookEndpoint(item);
+    const merchantId = merchantIdOf(String(item.pk));
+    const secret = await openSecret(endpoint.secret_box, merchantId, endpoint.uuid);
+    try {
+      new Webhook(secret).verify(body, signed);
+      return { verified: true, note: 'signature verified', endpoint_uuid: endpoint.uuid };
+    } catch (error) {
+      if (stored.length === 1) return { verified: false, note: (error as Error).message, endpoint_uuid: endpoint.uuid };
+    }
+  }
+  return { verified: false, note: 'no endpoint with this URL signed it', endpoint_uuid: undefined };
+};
+
+const readBody = async (request: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size <= MAX_BODY) chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+const page = () => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2"><title>Local webhook inbox</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem}td,th{padding:.3rem .6rem;vertical-align:top;text-align:left}pre{margin:0;max-width:60rem;white-space:pre-wrap}.ok{color:#070}.bad{color:#b00}</style></head>
+<body><h1>Local webhook inbox</h1>
+<p>Point a webhook endpoint at <code>http://127.0.0.1:&lt;this port&gt;${PREFIX}/&lt;any name&gt;</code>; add <code>?fail=503</code> to answer with that status. Newest first, last ${KEPT}.</p>
+<table><tr><th>Received</th><th>Path</th><th>Event</th><th>Signature</th><th>Answered</th><th>Body</th></tr>
+${received
+  .map(
+    (entry) =>
+      `<tr><td>${escapeHtml(entry.received_at)}</td><td>${escapeHtml(entry.path)}</td><td>${escapeHtml(entry.type ?? '')}<br><small>${escapeHtml(entry.webhook_id ?? '')}</small></td><td class="${entry.verified ? 'ok' : 'bad'}">${escapeHtml(entry.note)}</td><td>${entry.answered}</td><td><pre>${escapeHtml(entry.body)}</pre></td></tr>`,
+  )
+  .join('\n')}
+</table></body></html>`;
+
+const reply = (response: ServerResponse, status: number, type: string, body: string) => {
+  response.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }).end(body);
+};
+
+/** Answers the inbox's requests (true), or leaves the request to the API (false). */
+export const serveWebhookInbox = async (request: IncomingMessage, url: URL, response: ServerResponse): Promise<boolean> => {
+  if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return false;
+  if (request.method === 'GET' && url.pathname === PREFIX) {
+    request.resume();
+    if (url.searchParams.get('format') === 'json') reply(response, 200, 'application/json', JSON.stringify({ deliveries: received }));
+    else reply(response, 200, 'text/html; charset=utf-8', page());
+    return true;
+  }
+  if (request.method !== 'POST') {
+    request.resume();
+    reply(
+      response,
+      405,
+      'application/json',
+      JSON.stringify({ message: 'The webhook inbox takes POST (deliveries) and GET /webhook-inbox.' }),
+    );
+    return true;
+  }
+  const body = await readBody(request);
+  const path = `${url.pathname}${url.search}`;
+  const fail = Number(url.searchParams.get('fail'));
+  const answered = Number.isInteger(fail) && fail >= 200 && fail <= 599 ? fail : 200;
+  let type: string | undefined;
+  try {
+    type = (JSON.parse(body) as { type?: string }).type;
+  } catch {
+    type = undefined;
+  }
+  const check = await verify(path, request.headers, body).catch((error: unknown) => ({
+    verified: false,
+    note: `not verified: ${(error as Error).message}`,
+    endpoint_uuid: undefined,
+  }));
+  received.unshift({
+    received_at: new Date().toISOString(),
+    path,
+    webhook_id: request.headers['webhook-id'] as string | undefined,
+    type,
+    answered,
+    body,
+    ...check,
+  });
+  received.length = Math.min(received.length, KEPT);
+  reply(response, answered, 'application/json', JSON.stringify({ received: true, verified: check.verified }));
+  return true;
+};

@@ -1,0 +1,177 @@
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { GSI1, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
+
+/**
+ * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>` in the merchant's
+ * partition, written once per attempt (one UpdateItem), and listed newest first on gsi1 under
+ * `M#<merchant>#WEBHOOK_DELIVERIES#<endpoint>` at `<created_at>#<event id>`. It keeps the event,
+ * so that it can be resent and recovered, for RETENTION_DAYS (TTL): recovery reaches 14 days back.
+ */
+export const RETENTION_DAYS = 15;
+export const RESPONSE_EXCERPT_CHARS = 1024;
+
+const deliveryKey = (merchantId: string, endpointUuid: string, eventId: string): Key =>
+  itemKey(merchantId, `WHDELIVERY#${endpointUuid}#${eventId}`);
+const listPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merchantId)}#WEBHOOK_DELIVERIES#${endpointUuid}`;
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+const deliverySchema = z.looseObject({
+  endpoint_uuid: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  /** The event as sent (JSON), for resends. */
+  event: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.number(),
+  last_attempt_at: z.string(),
+  response_status: z.nullable(z.number()),
+  latency_ms: z.nullable(z.number()),
+  response_body: nullableString(),
+  error: nullableString(),
+  next_attempt_at: nullableString(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookDeliveryItem = z.output<typeof deliverySchema>;
+
+const parseDelivery = (raw: unknown): WebhookDeliveryItem => parseStored('webhook delivery', deliverySchema, raw);
+
+export type AttemptRecord = Pick<
+  WebhookDeliveryItem,
+  'status' | 'response_status' | 'latency_ms' | 'response_body' | 'error' | 'next_attempt_at'
+> & { attempt: number; at: string };
+
+/** Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before. */
+export const recordWebhookDelivery = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  event: { id: string; type: string; json: string },
+  attempt: AttemptRecord,
+) => {
+  const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
+  await ddb.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: deliveryKey(merchantId, endpointUuid, event.id),
+      UpdateExpression: [
+        'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
+        'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
+        '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
+        'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
+      ].join(', '),
+      ExpressionAttributeNames: {
+        '#type': 'type',
+        '#status': 'status',
+        '#error': 'error',
+        '#gsiPk': GSI1.partitionKey,
+        '#gsiSk': GSI1.sortKey,
+        '#ttl': TTL_ATTRIBUTE,
+      },
+      ExpressionAttributeValues: {
+        ':type': 'webhook_delivery',
+        ':ep': endpointUuid,
+        ':id': event.id,
+        ':eventType': event.type,
+        ':event': event.json,
+        ':at': attempt.at,
+        ':gsiPk': listPk(merchantId, endpointUuid),
+        ':gsiSk': `${attempt.at}#${event.id}`,
+        ':status': attempt.status,
+        ':attempt': attempt.attempt,
+        ':code': attempt.response_status,
+        ':latency': attempt.latency_ms,
+        ':body': attempt.response_body === null ? null : attempt.response_body.slice(0, RESPONSE_EXCERPT_CHARS),
+        ':error': attempt.error,
+        ':next': attempt.next_attempt_at,
+        ':ttl': expires,
+      },
+    }),
+  );
+};
+
+export const getWebhookDelivery = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  eventId: string,
+): Promise<WebhookDeliveryItem | undefined> => {
+  const { Item } = await ddb.send(
+    new GetCommand({ TableName: table, Key: deliveryKey(merchantId, endpointUuid, eventId), ConsistentRead: true }),
+  );
+  return parseStoredOptional('webhook delivery', deliverySchema, Item);
+};
+
+/**
+ * One page of an endpoint's deliveries, newest first, after `cursor` (the list position of the
+ * last delivery of the previous page; the key is rebuilt from it here, so a cursor cannot point
+ * into another merchant's or endpoint's deliveries). `next` is undefined on the last page.
+ */
+export const webhookDeliveryPage = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  perPage: number,
+  cursor?: string,
+): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
+  const startKey = cursor === undefined ? undefined : positionKey(merchantId, endpointUuid, cursor);
+  const { Items, LastEvaluatedKey } = await ddb.send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: GSI1.indexName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
+      ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid) },
+      ScanIndexForward: false,
+      Limit: perPage,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    }),
+  );
+  const deliveries = (Items ?? []).map(parseDelivery);
+  const last = deliveries.at(-1);
+  return { deliveries, next: LastEvaluatedKey && last ? `${last.created_at}#${last.event_id}` : undefined };
+};
+
+const positionKey = (merchantId: string, endpointUuid: string, position: string) => {
+  const eventId = position.slice(position.indexOf('#') + 1);
+  return {
+    ...deliveryKey(merchantId, endpointUuid, eventId),
+    [GSI1.partitionKey]: listPk(merchantId, endpointUuid),
+    [GSI1.sortKey]: position,
+  };
+};
+
+/**
+ * Up to `limit` of the endpoint's deliveries that failed, created at or after `since`, oldest
+ * first (a recovery resends them in the order they happened).
+ */
+export const failedWebhookDeliveries = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  since: string,
+  limit: number,
+): Promise<WebhookDeliveryItem[]> => {
+  const found: WebhookDeliveryItem[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: GSI1.indexName,
+        KeyConditionExpression: '#pk = :pk AND #sk >= :since',
+        FilterExpression: '#status = :failed',
+        ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey, '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid), ':since': since, ':failed': 'failed' },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    found.push(...(page.Items ?? []).map(parseDelivery));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && found.length < limit);
+  return found.slice(0, limit);
+};

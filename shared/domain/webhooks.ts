@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { functionTable } from '#shared/db/client';
+import {
+  failedWebhookDeliveries,
+  getWebhookDelivery,
+  type WebhookDeliveryItem,
+  webhookDeliveryPage,
+} from '#shared/db/entities/webhook-delivery';
+import {
+  allWebhookEndpoints,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  putWebhookEndpoint,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  type WebhookEndpointItem,
+} from '#shared/db/entities/webhook-endpoint';
+import { withWriteRetry } from '#shared/db/retry';
+import { TransactionRefused } from '#shared/db/transact';
+import { busy, notFound, ruleRefused } from '#shared/errors';
+import { type DeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
+import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
+import { isoNow } from '#shared/time';
+import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
+import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
+import { generateSecret } from '#shared/webhooks/signing';
+
+/**
+ * The webhook endpoints API (functions/webhooks/*): endpoints, their secrets, their deliveries.
+ * A secret is shown once, when it is made (create, rotate-secret); it is stored sealed
+ * (secret-box.ts). Test, resend and recover queue deliveries: the deliverer sends them.
+ */
+
+/** How long the replaced secret keeps signing beside the new one after a rotation. */
+export const PREVIOUS_SECRET_HOURS = 24;
+/** The most deliveries one recovery resends; the answer's `next_since` continues from there. */
+export const RECOVER_BATCH = 1000;
+
+export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
+  uuid: endpoint.uuid,
+  url: endpoint.url,
+  description: endpoint.description,
+  events: endpoint.events,
+  enabled: endpoint.enabled,
+  disabled_reason: endpoint.disabled_reason,
+  failing_since: endpoint.failing_since ?? null,
+  created_at: endpoint.created_at,
+  updated_at: endpoint.updated_at,
+});
+
+export const toDeliveryResponse = (delivery: WebhookDeliveryItem) => ({
+  event_id: delivery.event_id,
+  event_type: delivery.event_type,
+  status: delivery.status,
+  attempt: delivery.attempts,
+  response_status: delivery.response_status,
+  latency_ms: delivery.latency_ms,
+  response_body: delivery.response_body,
+  error: delivery.error,
+  next_attempt_at: delivery.next_attempt_at,
+  last_attempt_at: delivery.last_attempt_at,
+  created_at: delivery.created_at,
+});
+
+const existing = async (merchantId: string, uuid: string) => {
+  const endpoint = await getWebhookEndpoint(functionTable, merchantId, uuid, true);
+  if (!endpoint) throw notFound();
+  return endpoint;
+};
+
+const queue = async (messages: DeliveryMessage[]) => {
+  const sent = await sendDeliveries(messages);
+  if (!sent.every(Boolean)) throw busy();
+};
+
+export const createWebhook = async (merchantId: string, input: WebhookCreateInput) => {
+  const uuid = randomUUID();
+  const secret = generateSecret();
+  const endpoint = {
+    uuid,
+    url: input.url,
+    description: input.description ?? null,
+    events: input.events ?? [],
+    enabled: input.enabled ?? true,
+    secret_box: await sealSecret(secret, merchantId, uuid),
+  };
+  const now = isoNow();
+  await withWriteRetry(async () => {
+    try {
+      await putWebhookEndpoint(functionTable, merchantId, endpoint, now);
+    } catch (error) {
+      // The endpoint exists: an earlier try of this write applied and its answer was lost (the uuid is new).
+      if (error instanceof TransactionRefused && error.refusedBy('endpoint')) return;
+      if (error instanceof TransactionRefused && error.refusedBy('count')) {
+        throw ruleRefused(WEBHOOK_MESSAGES.tooMany);
+      }
+      throw error;
+    }
+  });
+  return { ...toWebhookResponse({ ...endpoint, disabled_reason: null, created_at: now, updated_at: now }), secret };
+};
+
+export const listWebhooks = async (merchantId: string) => (await allWebhookEndpoints(functionTable, merchantId)).map(toWebhookResponse);
+
+export const getWebhook = async (merchantId: string, uuid: string) => toWebhookResponse(await existing(merchantId, uuid));
+
+export const updateWebhook = async (merchantId: string, uuid: string, input: WebhookUpdateInput) => {
+  const changes = {
+    ...(input.url === undefined ? {} : { url: input.url }),
+    ...(input.events === undefined ? {} : { events: input.events }),
+    ...(input.description === undefined ? {} : { description: input.description }),
+    ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+  };
+  const updated = await withWriteRetry(() => updateWebhookEndpoint(functionTable, merchantId, uuid, changes, isoNow()));
+  if (!updated) throw notFound();
+  return getWebhook(merchantId, uuid);
+};
+
+export const deleteWebhook = async (merchantId: string, uuid: string) => {
+  let tries = 0;
+  await withWriteRetry(async () => {
+    tries++;
+    try {
+      await deleteWebhookEndpoint(functionTable, merchantId, uuid);
+    } catch (error) {
+      if (!(error instanceof TransactionRefused && error.refusedBy('endpoint'))) throw error;
+      // Gone on a retry: the earlier try deleted it and its answer was lost.
+      if (tries === 1) throw notFound();
+    }
+  });
+};
+
+/**
+ * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS. The rotation is
+ * conditional on the endpoint as read; refused, it reads again: if the new secret is in place, an
+ * earlier try applied (its answer lost), else another change came first and it rotates again.
+ */
+export const rotateWebhookSecretOf = async (merchantId: string, uuid: string) => {
+  const secret = generateSecret();
+  const box = await sealSecret(secret, merchantId, uuid);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const endpoint = await existing(merchantId, uuid);
+    if (attempt > 0 && (await openSecret(endpoint.secret_box, merchantId, uuid)) === secret) {
+      return { ...toWebhookResponse(endpoint), secret, previous_secret_expires_at: endpoint.previous_secret_expires_at ?? null };
+    }
+    const now = new Date();
+    const until = new Date(now.getTime() + PREVIOUS_SECRET_HOURS * 3600 * 1000).toISOString();
+    if (await withWriteRetry(() => rotateWebhookSecret(functionTable, merchantId, endpoint, box, until, now.toISOString()))) {
+      return { ...toWebhookResponse({ ...endpoint, updated_at: now.toISOString() }), secret, previous_secret_expires_at: until };
+    }
+  }
+  throw busy();
+};
+
+const queued = (event: WebhookEvent) => ({ event_id: event.id, event_type: event.type });
+
+/** Queues a `webhook.test` event to this endpoint, whatever its filter, even when it is disabled. */
+export const testWebhook = async (merchantId: string, uuid: string) => {
+  await existing(merchantId, uuid);
+  const event = testWebhookEvent(uuid);
+  await queue([{ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }]);
+  return queued(event);
+};
+
+export const listDeliveries = async (merchantId: string, uuid: string, perPage: number, cursor: string | null | undefined) => {
+  await existing(merchantId, uuid);
+  const page = await webhookDeliveryPage(functionTable, merchantId, uuid, perPage, cursor ?? undefined);
+  return { deliveries: page.deliveries.map(toDeliveryResponse), next: page.next ?? null };
+};
+
+/** Queues the event of one delivery again, as a first attempt (same `webhook-id`). */
+export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
+  await existing(merchantId, uuid);
+  const delivery = await getWebhookDelivery(functionTable, merchantId, uuid, eventId);
+  if (!delivery) throw notFound();
+  const event = JSON.parse(delivery.event) as WebhookEvent;
+  await queue([{ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }]);
+  return queued(event);
+};
+
+/** Queues again every delivery to this endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
+export const recoverDeliveries = async (merchantId: string, uuid: string, since: string) => {
+  await existing(merchantId, uuid);
+  const failed = await failedWebhookDeliveries(functionTable, merchantId, uuid, since, RECOVER_BATCH + 1);
+  const batch = failed.slice(0, RECOVER_BATCH);
+  await queue(
+    batch.map((delivery) => ({
+      merchant_id: merchantId,
+      endpoint_uuid: uuid,
+      event: JSON.parse(delivery.event) as WebhookEvent,
+      attempt: 1,
+    })),
+  );
+  const next = failed.length > RECOVER_BATCH ? failed[RECOVER_BATCH]?.created_at : undefined;
+  return { since, queued: batch.length, next_since: next ?? null };
+};

@@ -1,0 +1,55 @@
+import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
+import { requireQueueUrl } from './client';
+import { MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+
+/**
+ * One delivery attempt of one event to one endpoint, on the stage's webhooks queue. A retry is a
+ * new message delayed until it is due; a wait longer than SQS's 15 minutes is carried by
+ * `not_before` (the deliverer sends it on again, delayed, until then): no polling loop.
+ */
+export type DeliveryMessage = {
+  merchant_id: string;
+  endpoint_uuid: string;
+  event: WebhookEvent;
+  /** 1 for the first try (and for a resend or a recovery, which start afresh). */
+  attempt: number;
+  not_before?: string;
+};
+
+let queueUrl: string | undefined;
+
+/** Sends delivery messages, each delayed until its `not_before` (at most 15 minutes); for each, whether SQS took it. */
+export const sendDeliveries = (messages: readonly DeliveryMessage[], now = Date.now()): Promise<boolean[]> => {
+  queueUrl ??= requireQueueUrl('webhooks');
+  return sendMessages(
+    queueUrl,
+    messages.map((message) => {
+      const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
+      return { body: JSON.stringify(message), delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)) };
+    }),
+  );
+};
+
+const EVENT_TYPES: readonly string[] = [...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE];
+
+/** The delivery a message carries, or undefined when the body is not one. */
+export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => {
+  let value: Partial<DeliveryMessage> | null;
+  try {
+    value = JSON.parse(body) as Partial<DeliveryMessage> | null;
+  } catch {
+    return undefined;
+  }
+  const event = value?.event;
+  if (typeof value?.merchant_id !== 'string' || typeof value.endpoint_uuid !== 'string') return undefined;
+  if (typeof value.attempt !== 'number' || !Number.isSafeInteger(value.attempt) || value.attempt < 1) return undefined;
+  if (typeof event?.id !== 'string' || !EVENT_TYPES.includes(event.type as string) || typeof event.timestamp !== 'string') return undefined;
+  if (typeof event.data !== 'object' || event.data === null) return undefined;
+  return {
+    merchant_id: value.merchant_id,
+    endpoint_uuid: value.endpoint_uuid,
+    event: { id: event.id, type: event.type as WebhookEventType, timestamp: event.timestamp, data: event.data },
+    attempt: value.attempt,
+    ...(typeof value.not_before === 'string' ? { not_before: value.not_before } : {}),
+  };
+};

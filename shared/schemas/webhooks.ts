@@ -1,0 +1,78 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '#shared/http/pagination';
+import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
+import { targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
+import { optionalString, text } from './common';
+
+/** The most endpoints a merchant has (the transaction that creates one holds it). */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
+export const WEBHOOK_MESSAGES = {
+  tooMany: `A merchant can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints.`,
+} as const;
+
+/** How far back a recovery reaches (deliveries are kept 15 days). */
+export const RECOVER_MAX_DAYS = 14;
+
+const policy = targetPolicyFromEnv();
+
+/** A webhook URL this stage can deliver to (https to a public address; `npm start` also http://localhost). */
+const webhookUrl = () =>
+  z.pipe(
+    text().check(z.trim(), z.minLength(1)),
+    z.transform((url, ctx) => {
+      const refusal = urlRefusal(url, policy);
+      if (refusal === undefined) return url;
+      ctx.issues.push({ code: 'custom', message: refusal, input: url });
+      return z.NEVER;
+    }),
+  );
+
+/** The event types to deliver: unique, known; empty or absent means every type. */
+const eventFilter = () =>
+  z.pipe(
+    z.array(z.enum(WEBHOOK_EVENT_TYPES)).check(z.maxLength(WEBHOOK_EVENT_TYPES.length)),
+    z.transform((events) => [...new Set(events)]),
+  );
+
+export const webhookCreateBody = z.object({
+  url: webhookUrl(),
+  events: z.optional(eventFilter()),
+  description: optionalString(),
+  enabled: z.optional(z.boolean()),
+});
+export type WebhookCreateInput = z.output<typeof webhookCreateBody>;
+
+export const webhookUpdateBody = z.object({
+  url: z.optional(webhookUrl()),
+  events: z.optional(eventFilter()),
+  description: optionalString(),
+  enabled: z.optional(z.boolean()),
+});
+export type WebhookUpdateInput = z.output<typeof webhookUpdateBody>;
+
+export const webhookDeliveriesQuery = z.object({
+  per_page: pageQueryShape.per_page,
+  /** The `next_cursor` of the previous page. */
+  cursor: optionalString(300),
+});
+
+export const deliveryParams = z.object({ uuid: text().check(z.uuid()), id: text().check(z.minLength(1), z.maxLength(200)) });
+
+/** The earliest `since` a recovery takes, and its default. */
+export const recoverableSince = (now = Date.now()) => new Date(now - RECOVER_MAX_DAYS * 24 * 3600 * 1000).toISOString();
+
+export const webhookRecoverBody = z.object({
+  /** Resend what failed since this time (ISO 8601), at most 14 days back; absent: 14 days back. */
+  since: z.optional(
+    z.pipe(
+      text().check(z.iso.datetime({ offset: true })),
+      z.transform((since, ctx) => {
+        const at = Date.parse(since);
+        if (at >= Date.parse(recoverableSince()) && at <= Date.now()) return new Date(at).toISOString();
+        ctx.issues.push({ code: 'custom', message: `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`, input: since });
+        return z.NEVER;
+      }),
+    ),
+  ),
+});

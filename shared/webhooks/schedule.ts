@@ -1,0 +1,56 @@
+/**
+ * When a webhook delivery is tried, and when an endpoint is given up on: the Standard Webhooks
+ * schedule (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h after the previous
+ * try), each wait with ±10% jitter so that retries of many events do not arrive together, and a
+ * receiver's `Retry-After` honoured when it asks for longer. Tests compress the schedule with
+ * WEBHOOK_RETRY_SCHEDULE_SECONDS (comma-separated seconds); nothing else should set it.
+ */
+export const STANDARD_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600];
+
+export const scheduleFromEnv = (env: NodeJS.ProcessEnv = process.env): number[] => {
+  const text = env.WEBHOOK_RETRY_SCHEDULE_SECONDS;
+  if (!text) return STANDARD_SCHEDULE_SECONDS;
+  const seconds = text.split(',').map(Number);
+  if (seconds.length === 0 || seconds.some((value) => !Number.isFinite(value) || value < 0)) {
+    throw new Error('WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated non-negative seconds');
+  }
+  return seconds;
+};
+
+/** A delivery times out after 15 s (WEBHOOK_DELIVERY_TIMEOUT_MS shortens it in tests). */
+export const deliveryTimeoutMs = (env: NodeJS.ProcessEnv = process.env): number => Number(env.WEBHOOK_DELIVERY_TIMEOUT_MS ?? 15_000);
+
+/** The most a receiver's Retry-After can push a retry: a day, the schedule's longest wait. */
+const MAX_RETRY_AFTER_SECONDS = 24 * 3600;
+
+/** Seconds in a Retry-After header (delta-seconds or an HTTP date), or undefined when absent or unreadable. */
+export const retryAfterSeconds = (header: string | undefined, now = Date.now()): number | undefined => {
+  if (header === undefined || header.trim() === '') return undefined;
+  const trimmed = header.trim();
+  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : (Date.parse(trimmed) - now) / 1000;
+  return Number.isFinite(seconds) ? Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, Math.ceil(seconds))) : undefined;
+};
+
+/**
+ * The wait before attempt `attempt + 1` after attempt `attempt` failed (attempts count from 1),
+ * or undefined when the schedule is exhausted.
+ */
+export const waitBeforeNextAttempt = (
+  attempt: number,
+  retryAfter: number | undefined,
+  schedule = scheduleFromEnv(),
+  random = Math.random,
+): number | undefined => {
+  const base = schedule[attempt];
+  if (base === undefined) return undefined;
+  const jittered = Math.round(base * (0.9 + 0.2 * random()));
+  return Math.max(jittered, retryAfter ?? 0);
+};
+
+/** The failure streak after which an endpoint is disabled: 5 days, or 20 failed attempts in a row. */
+export const STREAK_LIMIT = { days: 5, attempts: 20 } as const;
+/** The merchant is e-mailed once a streak reaches this many failed attempts (and again when disabled). */
+export const STREAK_NOTICE_AFTER = 5;
+
+export const streakDisables = (failingSince: string, consecutiveFailures: number, now = Date.now()): boolean =>
+  consecutiveFailures >= STREAK_LIMIT.attempts || now - Date.parse(failingSince) >= STREAK_LIMIT.days * 24 * 3600 * 1000;

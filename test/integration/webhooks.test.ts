@@ -1,0 +1,261 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import { api, eventually, merchantFixture, orderBody, seedOne } from './helpers';
+import { mailsTo } from './program-helpers';
+
+/** What a receiver on loopback got: each request's headers and body, in order. */
+type Hit = { headers: IncomingMessage['headers']; body: string; at: number };
+
+/** A webhook receiver on 127.0.0.1: `answer` decides each response by its index (and may never answer). */
+const receiver = async (
+  answer: (index: number, response: import('node:http').ServerResponse) => void = (_, response) => response.end('ok'),
+) => {
+  const hits: Hit[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      hits.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      answer(hits.length - 1, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, hits };
+};
+const servers: Server[] = [];
+afterAll(async () => {
+  for (const server of servers) server.closeAllConnections();
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+const signed = (hit: Hit) => ({
+  'webhook-id': String(hit.headers['webhook-id']),
+  'webhook-timestamp': String(hit.headers['webhook-timestamp']),
+  'webhook-signature': String(hit.headers['webhook-signature']),
+});
+
+const verifies = (secret: string, hit: Hit) => {
+  try {
+    new Webhook(secret).verify(hit.body, signed(hit));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const setUp = async (events?: string[]) => {
+  const merchant = await seedOne(merchantFixture());
+  const client = api('live', merchant.tokens.live);
+  return { merchant, client, events };
+};
+
+const createEndpoint = async (client: ReturnType<typeof api>, url: string, events?: string[]) => {
+  const created = await client.post('/api/v2/webhooks', { url, ...(events ? { events } : {}) });
+  expect(created.status).toBe(201);
+  return created.body.data.webhook as { uuid: string; secret: string };
+};
+
+describe('webhooks', () => {
+  it('delivers an order event that the standardwebhooks package verifies, with the order as the API shows it', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url, ['order.created']);
+
+    // Act
+    const order = await client.post('/api/v2/orders/create', orderBody());
+    const hit = await eventually(async () => inbox.hits[0]);
+
+    // Assess
+    expect(order.status).toBe(201);
+    const payload = new Webhook(endpoint.secret).verify(hit.body, signed(hit)) as { type: string; data: { order: { uuid: string } } };
+    expect(payload.type).toBe('order.created');
+    expect(payload.data.order.uuid).toBe(order.body.data.order.uuid);
+    expect(hit.headers['webhook-id']).toBe(`evt_${order.body.data.order.uuid}_v1`);
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it('retries a receiver that fails three times with the same webhook-id, then records the success', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const inbox = await receiver((index, response) => {
+      response.statusCode = index < 3 ? 503 : 200;
+      response.end(index < 3 ? 'down' : 'ok');
+    });
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    const test = await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await eventually(async () => (inbox.hits.length >= 4 ? true : undefined), 20_000);
+    const deliveries = await eventually(async () => {
+      const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`);
+      return page.body.data.deliveries[0]?.status === 'succeeded' ? page : undefined;
+    });
+
+    // Assess
+    expect(test.status).toBe(202);
+    expect(new Set(inbox.hits.map((hit) => hit.headers['webhook-id']))).toEqual(new Set([test.body.data.delivery.event_id]));
+    expect(deliveries.body.data.deliveries[0]).toMatchObject({
+      event_type: 'webhook.test',
+      attempt: 4,
+      response_status: 200,
+      response_body: 'ok',
+    });
+    expect((await client.get(`/api/v2/webhooks/${endpoint.uuid}`)).body.data.webhook.failing_since).toBeNull();
+  });
+
+  it("disables an endpoint at once when it answers 410 Gone, and e-mails the merchant's users", async () => {
+    // Prepare
+    const owner = `owner.${Date.now()}@merchant.example`;
+    const merchant = await seedOne(merchantFixture({ users: [{ email: owner, name: 'Owner' }] }));
+    const client = api('live', merchant.tokens.live);
+    const inbox = await receiver((_, response) => {
+      response.statusCode = 410;
+      response.end('gone');
+    });
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const disabled = await eventually(async () => {
+      const read = await client.get(`/api/v2/webhooks/${endpoint.uuid}`);
+      return read.body.data.webhook.enabled === false ? read.body.data.webhook : undefined;
+    });
+    const mails = await eventually(async () => ((await mailsTo(owner)).length > 0 ? mailsTo(owner) : undefined));
+
+    // Assess
+    expect(disabled.disabled_reason).toMatch(/410 Gone/);
+    expect(inbox.hits).toHaveLength(1);
+    expect(mails[0]?.subject).toBe('Your webhook endpoint was disabled');
+  });
+
+  it('lets a hanging endpoint time out without delaying another endpoint of the same merchant', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const hanging = await receiver(() => undefined);
+    const healthy = await receiver();
+    await createEndpoint(client, hanging.url, ['order.created']);
+    await createEndpoint(client, healthy.url, ['order.created']);
+
+    // Act
+    const started = Date.now();
+    for (let index = 0; index < 6; index++) await client.post('/api/v2/orders/create', orderBody());
+    await eventually(async () => (healthy.hits.length >= 6 ? true : undefined), 20_000);
+
+    // Assess
+    expect(hanging.hits.length).toBeGreaterThan(0);
+    // Six deliveries to the healthy endpoint never waited behind the hanging one's 1.5 s timeouts in turn.
+    expect(Math.max(...healthy.hits.map((hit) => hit.at)) - started).toBeLessThan(8000);
+  });
+
+  it('signs with both secrets for a day after a rotation, so the old and the new secret verify', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    const rotated = await client.post(`/api/v2/webhooks/${endpoint.uuid}/rotate-secret`);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const hit = await eventually(async () => inbox.hits[0]);
+
+    // Assess
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.body.data.webhook;
+    expect(fresh.secret).not.toBe(endpoint.secret);
+    expect(Date.parse(fresh.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    expect(String(hit.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect([verifies(fresh.secret, hit), verifies(endpoint.secret, hit)]).toEqual([true, true]);
+  });
+
+  it('resends one delivery and recovers those that failed, with their original webhook-id', { timeout: 60_000 }, async () => {
+    // Prepare: an endpoint that fails everything until it is fixed
+    const { client } = await setUp();
+    let fixed = false;
+    const inbox = await receiver((_, response) => {
+      response.statusCode = fixed ? 200 : 500;
+      response.end();
+    });
+    const endpoint = await createEndpoint(client, inbox.url);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const sent = await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const eventId = sent.body.data.delivery.event_id;
+    await eventually(async () => {
+      const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`);
+      return page.body.data.deliveries[0]?.status === 'failed' ? true : undefined;
+    }, 25_000);
+    fixed = true;
+
+    // Act
+    const resent = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/${eventId}/resend`);
+    await eventually(async () => (inbox.hits.at(-1)?.headers['webhook-id'] === eventId && inbox.hits.length === 11 ? true : undefined));
+    const recovered = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, { since });
+
+    // Assess
+    expect(resent.status).toBe(202);
+    expect(resent.body.data.delivery.event_id).toBe(eventId);
+    expect(recovered.status).toBe(202);
+    expect(recovered.body.data.recovery).toMatchObject({ since, next_since: null });
+    const missing = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/evt_nope/resend`);
+    expect(missing.status).toBe(404);
+  });
+
+  it("never shows or delivers to another merchant's or stage's endpoints", async () => {
+    // Prepare
+    const { client } = await setUp();
+    const other = await seedOne(merchantFixture());
+    const sandbox = await seedOne(merchantFixture(), 'sandbox');
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    const otherClient = api('live', other.tokens.live);
+    const reads = [
+      await otherClient.get(`/api/v2/webhooks/${endpoint.uuid}`),
+      await otherClient.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`),
+      await otherClient.patch(`/api/v2/webhooks/${endpoint.uuid}`, { enabled: false }),
+      await otherClient.delete(`/api/v2/webhooks/${endpoint.uuid}`),
+      await otherClient.post(`/api/v2/webhooks/${endpoint.uuid}/test`),
+      await api('sandbox', sandbox.tokens.test).get(`/api/v2/webhooks/${endpoint.uuid}`),
+    ];
+    await otherClient.post('/api/v2/orders/create', orderBody());
+    await api('sandbox', sandbox.tokens.test).post('/api/v2/orders/create', orderBody());
+    const lists = [
+      (await otherClient.get('/api/v2/webhooks')).body.data.webhooks,
+      (await client.get('/api/v2/webhooks')).body.data.webhooks,
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+
+    // Assess
+    expect(reads.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(lists.map((list: { uuid: string }[]) => list.map((webhook) => webhook.uuid))).toEqual([[], [endpoint.uuid]]);
+    expect(inbox.hits).toHaveLength(0);
+  });
+
+  it('refuses URLs it cannot deliver to, naming the field, and manages an endpoint through its life', async () => {
+    // Prepare
+    const { client } = await setUp();
+
+    // Act
+    const refused = await Promise.all(
+      ['ftp://example.com/x', 'http://example.com/hook', 'http://user:pw@127.0.0.1/x', 'not a url'].map((url) =>
+        client.post('/api/v2/webhooks', { url }),
+      ),
+    );
+    const badEvents = await client.post('/api/v2/webhooks', { url: 'https://example.com/hook', events: ['order.deleted'] });
+    const created = await createEndpoint(client, 'https://example.com/hook', ['invite.sent']);
+    const updated = await client.patch(`/api/v2/webhooks/${created.uuid}`, { description: 'Back office', enabled: false });
+    const deleted = await client.delete(`/api/v2/webhooks/${created.uuid}`);
+    const gone = await client.get(`/api/v2/webhooks/${created.uuid}`);
+
+    // Assess
+    expect(refused.map((response) => [response.status, Object.keys(response.body.errors)])).toEqual(refused.map(() => [422, ['url']]));
+    expect([badEvents.status, Object.keys(badEvents.body.errors)[0]]).toEqual([422, 'events.0']);
+    expect(updated.body.data.webhook).toMatchObject({ description: 'Back office', enabled: false, events: ['invite.sent'] });
+    expect(updated.body.data.webhook).not.toHaveProperty('secret');
+    expect([deleted.status, deleted.body.data, gone.status]).toEqual([200, null, 404]);
+  });
+});
