@@ -20,9 +20,12 @@ import {
   resendNotifications,
   revokeToken,
 } from '#shared/admin/operations';
+import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage } from '#shared/db/table-def';
+import { ordersDlqNameForStage, ordersQueueNameForStage, queueNameForStage } from '#shared/db/table-def';
+import { sendMessages } from '#shared/queue/send-batch';
 import { stageOfToken } from '#shared/tokens';
+import type { SendDeliveries } from '#shared/webhooks/replay';
 import { resolveStore, useFunctionEnv } from './target';
 
 /** Every command: its options and what it does, for `--help` (and the README's operator tools). */
@@ -56,6 +59,10 @@ const COMMANDS = {
   recount: {
     options: '--merchant <id>',
     does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.',
+  },
+  webhooks: {
+    options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
+    does: "list: the merchant's webhook endpoints. deliveries: an endpoint's latest --limit (default 20) deliveries. replay: one delivery (--event) or every failed one since --since (default 14 days back) sent again.",
   },
 } as const satisfies Record<string, { options: string; does: string }>;
 
@@ -130,6 +137,42 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
   return (await import('#shared/mail/relay')).relayPendingNotifications;
 };
 
+/** The stage's webhooks queue, as a sender of delivery messages (the local emulator, or AWS for a deployed stage). */
+const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
+  const sqs = process.env.SEED_TABLE_NAME
+    ? new SQSClient({})
+    : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig });
+  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueNameForStage(stage, 'webhooks') }));
+  if (!QueueUrl) throw new AdminError(`queue ${queueNameForStage(stage, 'webhooks')} not found`);
+  return (messages) =>
+    sendMessages(
+      QueueUrl,
+      messages.map((message) => ({ body: JSON.stringify(message) })),
+      sqs,
+    );
+};
+
+const WEBHOOK_ACTIONS = ['list', 'deliveries', 'replay'] as const;
+
+const webhooksCommand = async (action: string | undefined, values: Record<string, unknown>, stage: Stage) => {
+  const store = resolveStore(stage);
+  const merchantId = required(values, 'merchant');
+  if (action === 'list') return { stage, ...(await listWebhookEndpoints(store, merchantId)) };
+  const endpointUuid = required(values, 'endpoint');
+  if (action === 'deliveries') {
+    const limit = Number(values.limit ?? '20');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AdminError('--limit must be a whole number from 1 to 100');
+    return { stage, ...(await listWebhookDeliveries(store, { merchantId, endpointUuid, limit })) };
+  }
+  const options = {
+    merchantId,
+    endpointUuid,
+    ...(typeof values.event === 'string' ? { eventId: values.event } : {}),
+    ...(typeof values.since === 'string' ? { since: values.since } : {}),
+  };
+  return { stage, ...(await replayWebhookDeliveries(store, await webhookSender(stage), options)) };
+};
+
 const run = async (): Promise<Record<string, unknown>> => {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -147,6 +190,10 @@ const run = async (): Promise<Record<string, unknown>> => {
       order: { type: 'string' },
       payment: { type: 'string' },
       'older-than': { type: 'string', default: '60' },
+      endpoint: { type: 'string' },
+      event: { type: 'string' },
+      since: { type: 'string' },
+      limit: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -154,6 +201,13 @@ const run = async (): Promise<Record<string, unknown>> => {
   if (values.help) {
     console.log(isCommand(command) ? commandUsage(command) : USAGE);
     process.exit(0);
+  }
+  if (command === 'webhooks') {
+    const [action, ...more] = extra;
+    if (!WEBHOOK_ACTIONS.includes(action as (typeof WEBHOOK_ACTIONS)[number]) || more.length > 0) {
+      throw new AdminError(`usage: npm run --silent admin -- webhooks ${WEBHOOK_ACTIONS.join('|')} --merchant <id> ...`);
+    }
+    return webhooksCommand(action, values, values.stage === undefined ? 'live' : parseStage(values.stage));
   }
   if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   const stageOf = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));

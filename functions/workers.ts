@@ -126,8 +126,9 @@ export const workers = [
     id: 'webhooks-deliver',
     handler: 'functions/webhooks/deliver.ts',
     description: 'Delivers webhook events: one signed POST per message, retried on the Standard Webhooks schedule.',
-    // Each message of a batch is delivered at once (a slow endpoint holds one of them, at most 15 s).
-    trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 20 },
+    // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
+    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
+    trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
     // GetItem the endpoint (and a merchant's users by Query for a notice), UpdateItem its slots, streak and
     // the delivery record. Sends: retries and waits to the webhooks queue. Mail: the failing/disabled notices.
     access: {

@@ -164,6 +164,7 @@ export class MerchantApiStage extends Stack {
       table,
       ordersQueue: queue,
       dlq,
+      webhooksQueue: queues.webhooks,
       sesIdentityArn,
       mailFrom: config.mailFrom,
     });

@@ -33,6 +33,8 @@ export const OPERATOR_ACCESS = {
   /** redrive: read the queues' ARNs, start a message-move task from the DLQ (or move by hand). */
   dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:StartMessageMoveTask', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
   ordersQueue: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
+  /** webhooks replay: the deliveries sent again. (webhooks list and deliveries read the table: GetItem, Query on gsi1.) */
+  webhooksQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
 } as const;
 
 export type OperatorPolicyProps = {
@@ -40,6 +42,7 @@ export type OperatorPolicyProps = {
   table: ITable;
   ordersQueue: IQueue;
   dlq: IQueue;
+  webhooksQueue: IQueue;
   sesIdentityArn: string;
   mailFrom: string;
 };
@@ -84,6 +87,11 @@ export class OperatorPolicy extends Construct {
           sid: 'RedriveToOrdersQueue',
           actions: [...OPERATOR_ACCESS.ordersQueue],
           resources: [props.ordersQueue.queueArn],
+        }),
+        new PolicyStatement({
+          sid: 'ReplayWebhooks',
+          actions: [...OPERATOR_ACCESS.webhooksQueue],
+          resources: [props.webhooksQueue.queueArn],
         }),
       ],
     });

@@ -31,7 +31,7 @@ export type SqsPollerOptions = {
   /** Long-poll wait per ReceiveMessage (the event source mapping uses 20 s). */
   waitTimeSeconds?: number;
   region?: string;
-  /** Receive loops running at once (the event source mapping's concurrent batches); default 1. */
+  /** Batches handled at once (the event source mapping's maximum concurrency); default 1. */
   concurrency?: number;
   /** Receive, handler and delete errors; the loop backs off and carries on. */
   onError?: (error: Error) => void;
@@ -98,6 +98,9 @@ export const messagesToDelete = (
   return records.filter((record) => !failed.has(record.messageId));
 };
 
+/** The most messages one ReceiveMessage returns. */
+const SQS_MAX_RECEIVE = 10;
+
 export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   const { client, queueUrl, handler, functionName } = options;
   const batchSize = options.batchSize ?? 10;
@@ -116,14 +119,14 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     return queueArn;
   };
 
-  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> => {
+  const receive = async (waitTimeSeconds: number, maxMessages = batchSize): Promise<Message[]> => {
     const abort = new AbortController();
     aborts.add(abort);
     const { Messages = [] } = await client
       .send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
-          MaxNumberOfMessages: batchSize,
+          MaxNumberOfMessages: maxMessages,
           WaitTimeSeconds: waitTimeSeconds,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
@@ -131,6 +134,11 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
         { abortSignal: abort.signal },
       )
       .finally(() => aborts.delete(abort));
+    return Messages;
+  };
+
+  /** Invokes the handler with one received batch and deletes what it did not report failed. */
+  const handleBatch = async (Messages: Message[]): Promise<PollResult> => {
     if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
     const eventSourceARN = await arn();
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
@@ -161,16 +169,38 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     };
   };
 
+  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> =>
+    handleBatch(await receive(waitTimeSeconds));
+
+  /**
+   * One receive loop; up to `concurrency` batches are handled at once, as concurrent invocations.
+   * Like the event source mapping, it receives up to 10 messages at a time and invokes the handler
+   * per `batchSize` of them (so batches of 1 are not limited to one receive per message).
+   */
   const run = async () => {
+    const concurrency = Math.max(1, options.concurrency ?? 1);
+    const inFlight = new Set<Promise<unknown>>();
     while (!stopping) {
+      if (inFlight.size >= concurrency) {
+        await Promise.race(inFlight);
+        continue;
+      }
       try {
-        await pollOnce();
+        const room = Math.min(SQS_MAX_RECEIVE, (concurrency - inFlight.size) * batchSize);
+        const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, Math.min(room, SQS_MAX_RECEIVE)));
+        for (let start = 0; start < messages.length; start += batchSize) {
+          const batch: Promise<unknown> = handleBatch(messages.slice(start, start + batchSize))
+            .catch((error: unknown) => onError(asError(error)))
+            .finally(() => inFlight.delete(batch));
+          inFlight.add(batch);
+        }
       } catch (error) {
         if (stopping) break;
         onError(asError(error));
         await new Promise((resolve) => setTimeout(resolve, 2000));
       }
     }
+    await Promise.allSettled(inFlight);
   };
 
   return {
@@ -178,7 +208,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     start: () => {
       if (loop) return;
       stopping = false;
-      loop = Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, run));
+      loop = run();
     },
     stop: async () => {
       stopping = true;

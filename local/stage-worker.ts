@@ -58,9 +58,7 @@ const server = createApiServer({
   },
 });
 
-// The queue consumers, fed the way their SQS event source mappings feed them in AWS, with up to
-// LOCAL_MAX_CONCURRENCY batches at once (a laptop, not a Lambda fleet).
-const LOCAL_MAX_CONCURRENCY = 4;
+// The queue consumers, fed the way their SQS event source mappings feed them in AWS (as many batches at once as their maximum concurrency).
 const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
 const consumers = await Promise.all(
   queueWorkers()
@@ -72,7 +70,7 @@ const consumers = await Promise.all(
         handler: await importHandler<SqsHandler>(worker.handler),
         functionName: worker.id,
         batchSize: worker.trigger.batchSize,
-        concurrency: Math.min(worker.trigger.maxConcurrency, LOCAL_MAX_CONCURRENCY),
+        concurrency: worker.trigger.maxConcurrency,
         // The SQS emulator does not hand a waiting receive a message whose delay ends meanwhile: short
         // waits keep a webhook retry from arriving up to 20 s late.
         ...(worker.trigger.queue === 'webhooks' ? { waitTimeSeconds: 1 } : {}),

@@ -18,6 +18,7 @@ import { benchPageCost } from '#scripts/bench/page-cost';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
+import { benchWebhooks } from './bench/webhooks';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
 type FixtureMerchant = Fixture['merchants'][number];
@@ -25,6 +26,7 @@ type Order = NonNullable<FixtureMerchant['orders']>[number];
 
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
+       npm run bench -- --webhooks
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
@@ -34,13 +36,17 @@ seeds a tenth of the list sizes and only prints. --out FILE writes the report th
 
 --orders N measures only the read units of a page of the order list at 20,000 and at N orders
 (pages 1, middle and last, per_page 25 and 100) and prints them; N = 1,000,000 seeds for 10+
-minutes (scripts/bench/page-cost.ts).`;
+minutes (scripts/bench/page-cost.ts).
+
+--webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
+it (scripts/bench/webhooks.ts).`;
 
 const { values: options } = parseArgs({
   options: {
     scale: { type: 'string', default: '1' },
     out: { type: 'string' },
     orders: { type: 'string' },
+    webhooks: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -55,6 +61,10 @@ if (options.orders !== undefined) {
     process.exit(2);
   }
   await benchPageCost({ orders, print: console.log });
+  process.exit(0);
+}
+if (options.webhooks) {
+  await benchWebhooks();
   process.exit(0);
 }
 const scale = Number(options.scale);
@@ -543,6 +553,7 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
 - **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
   with one of each, requests alternating so that other load on the machine hits both alike.
 - **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
+- **Webhook delivery**: latency from a create to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
 
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
 the machine below; the ratios are what the targets are about.`;
@@ -591,6 +602,19 @@ try {
 }
 // Partition heat and the cost of a create, on a stack of its own that records every call (scripts/bench/heat.ts).
 await benchHeat({ print });
+// Webhook delivery latency, on a stack of its own (scripts/bench/webhooks.ts).
+try {
+  const [alone, beside] = await benchWebhooks(print);
+  if (alone && beside) {
+    summary.push({
+      target: "webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x",
+      measured: `${ratio(beside.p99 / alone.p99)} (${ms(alone.p99)} -> ${ms(beside.p99)})`,
+      pass: beside.p99 <= 1.5 * alone.p99 && beside.delivered === beside.created,
+    });
+  }
+} catch (error) {
+  print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
+}
 table(
   'Targets',
   ['target', 'measured', 'result'],

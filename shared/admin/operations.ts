@@ -38,7 +38,7 @@ export class AdminError extends Error {
 
 const isConditionFailure = (error: unknown) => errorName(error) === 'ConditionalCheckFailedException';
 
-const requireMerchant = async (store: Store, merchantId: string) => {
+export const requireMerchant = async (store: Store, merchantId: string) => {
   const merchant = await getMerchant(store, merchantId, true);
   if (!merchant) throw new AdminError(`merchant ${merchantId} does not exist in table ${store.table}`);
   return merchant;

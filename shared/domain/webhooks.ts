@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { functionTable } from '#shared/db/client';
-import {
-  failedWebhookDeliveries,
-  getWebhookDelivery,
-  type WebhookDeliveryItem,
-  webhookDeliveryPage,
-} from '#shared/db/entities/webhook-delivery';
+import { webhookDeliveryPage } from '#shared/db/entities/webhook-delivery';
 import {
   allWebhookEndpoints,
   deleteWebhookEndpoint,
@@ -22,6 +17,7 @@ import { type DeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
+import { DeliveriesNotQueued, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
@@ -31,36 +27,10 @@ import { generateSecret } from '#shared/webhooks/signing';
  * (secret-box.ts). Test, resend and recover queue deliveries: the deliverer sends them.
  */
 
+import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
+
 /** How long the replaced secret keeps signing beside the new one after a rotation. */
 export const PREVIOUS_SECRET_HOURS = 24;
-/** The most deliveries one recovery resends; the answer's `next_since` continues from there. */
-export const RECOVER_BATCH = 1000;
-
-export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
-  uuid: endpoint.uuid,
-  url: endpoint.url,
-  description: endpoint.description,
-  events: endpoint.events,
-  enabled: endpoint.enabled,
-  disabled_reason: endpoint.disabled_reason,
-  failing_since: endpoint.failing_since ?? null,
-  created_at: endpoint.created_at,
-  updated_at: endpoint.updated_at,
-});
-
-export const toDeliveryResponse = (delivery: WebhookDeliveryItem) => ({
-  event_id: delivery.event_id,
-  event_type: delivery.event_type,
-  status: delivery.status,
-  attempt: delivery.attempts,
-  response_status: delivery.response_status,
-  latency_ms: delivery.latency_ms,
-  response_body: delivery.response_body,
-  error: delivery.error,
-  next_attempt_at: delivery.next_attempt_at,
-  last_attempt_at: delivery.last_attempt_at,
-  created_at: delivery.created_at,
-});
 
 const existing = async (merchantId: string, uuid: string) => {
   const endpoint = await getWebhookEndpoint(functionTable, merchantId, uuid, true);
@@ -168,29 +138,26 @@ export const listDeliveries = async (merchantId: string, uuid: string, perPage: 
   return { deliveries: page.deliveries.map(toDeliveryResponse), next: page.next ?? null };
 };
 
+/** Runs a replay, answering 503 (retry) when the queue refused part of it. */
+const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
+  try {
+    return await replay();
+  } catch (error) {
+    if (error instanceof DeliveriesNotQueued) throw busy();
+    throw error;
+  }
+};
+
 /** Queues the event of one delivery again, as a first attempt (same `webhook-id`). */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
   await existing(merchantId, uuid);
-  const delivery = await getWebhookDelivery(functionTable, merchantId, uuid, eventId);
-  if (!delivery) throw notFound();
-  const event = JSON.parse(delivery.event) as WebhookEvent;
-  await queue([{ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }]);
+  const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, uuid, eventId));
+  if (!event) throw notFound();
   return queued(event);
 };
 
 /** Queues again every delivery to this endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
 export const recoverDeliveries = async (merchantId: string, uuid: string, since: string) => {
   await existing(merchantId, uuid);
-  const failed = await failedWebhookDeliveries(functionTable, merchantId, uuid, since, RECOVER_BATCH + 1);
-  const batch = failed.slice(0, RECOVER_BATCH);
-  await queue(
-    batch.map((delivery) => ({
-      merchant_id: merchantId,
-      endpoint_uuid: uuid,
-      event: JSON.parse(delivery.event) as WebhookEvent,
-      attempt: 1,
-    })),
-  );
-  const next = failed.length > RECOVER_BATCH ? failed[RECOVER_BATCH]?.created_at : undefined;
-  return { since, queued: batch.length, next_since: next ?? null };
+  return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, uuid, since));
 };

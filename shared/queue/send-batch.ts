@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { sqs } from './sqs-client';
 
 /** SQS delays a message by at most 15 minutes; a later one is re-sent when it arrives early. */
@@ -12,14 +12,15 @@ export type OutgoingMessage = { body: string; delaySeconds?: number };
 /**
  * Sends messages to a queue, 10 per SendMessageBatch, all batches at once; returns for each
  * message whether SQS took it (a refused entry or a failed batch is false: the caller retries it).
+ * `client`: the functions' by default; the operator tools pass their own.
  */
-export const sendMessages = async (queueUrl: string, messages: readonly OutgoingMessage[]): Promise<boolean[]> => {
+export const sendMessages = async (queueUrl: string, messages: readonly OutgoingMessage[], client: SQSClient = sqs): Promise<boolean[]> => {
   const chunks: OutgoingMessage[][] = [];
   for (let start = 0; start < messages.length; start += SQS_BATCH) chunks.push(messages.slice(start, start + SQS_BATCH));
   const results = await Promise.all(
     chunks.map(async (chunk) => {
       try {
-        const result = await sqs.send(
+        const result = await client.send(
           new SendMessageBatchCommand({
             QueueUrl: queueUrl,
             Entries: chunk.map((message, index) => ({

@@ -14,6 +14,8 @@ export type DeliveryMessage = {
   /** 1 for the first try (and for a resend or a recovery, which start afresh). */
   attempt: number;
   not_before?: string;
+  /** How many times this attempt found all the endpoint's deliveries in flight: its next wait doubles each time. */
+  holds?: number;
 };
 
 let queueUrl: string | undefined;
@@ -51,5 +53,6 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined 
     event: { id: event.id, type: event.type as WebhookEventType, timestamp: event.timestamp, data: event.data },
     attempt: value.attempt,
     ...(typeof value.not_before === 'string' ? { not_before: value.not_before } : {}),
+    ...(typeof value.holds === 'number' && Number.isSafeInteger(value.holds) && value.holds > 0 ? { holds: value.holds } : {}),
   };
 };

@@ -10,7 +10,7 @@ import type {
   toSegmentResponse,
   toTierResponse,
 } from '#shared/domain/program-model';
-import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhooks';
+import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
 import type { CursorPagination, InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';

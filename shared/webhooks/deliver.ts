@@ -1,15 +1,15 @@
 import { type AttemptRecord, recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import {
-  DELIVERY_SLOTS,
+  claimDelivery,
   disableWebhookEndpoint,
-  getWebhookEndpoint,
+  endpointHeldUntil,
+  finishDelivery,
+  markEndpointSlow,
   markStreakNotified,
-  recordEndpointOutcome,
-  releaseDeliverySlot,
-  takeDeliverySlot,
   type WebhookEndpointItem,
 } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
+import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { emitMetrics, METRIC } from '#shared/metrics';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
@@ -36,6 +36,9 @@ export type DeliverOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled' | 
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** How long a delivery may go unanswered before its endpoint counts as slow: 2 s (less for a shorter timeout). */
+const slowAfterMs = (timeoutMs: number) => Math.min(2000, timeoutMs / 2);
+
 /** The secrets that sign a delivery at `now`: the current one, and the previous one during its 24 h overlap. */
 const signingSecrets = async (merchantId: string, endpoint: WebhookEndpointItem, now: number) => {
   const secrets = [await openSecret(endpoint.secret_box, merchantId, endpoint.uuid)];
@@ -51,15 +54,16 @@ const requeueOrThrow = async (settings: DeliverSettings, message: DeliveryMessag
 };
 
 /**
- * One delivery message: when it is not yet due, sent on again; when its endpoint is gone or no
- * longer subscribes, dropped; when the endpoint is failing and not due for a retry, held until
- * then (the endpoint's `retry_at`); when all the endpoint's delivery slots are taken (a slow
- * endpoint), tried again in a moment. Otherwise one signed POST, recorded on the delivery, then
- * the endpoint's failure streak moved, and a retry queued on the schedule or the delivery given up.
+ * One delivery message. Not yet due: sent on again. Otherwise one claim on the endpoint
+ * (endpoint-entity claimDelivery: an UpdateItem that also reads it): gone or no longer
+ * subscribing, dropped; disabled, recorded as failed; failing and not due for a retry, held until
+ * its `retry_at`; all its deliveries in flight (a slow endpoint), tried again in a moment.
+ * Claimed: one signed POST, recorded on the delivery, the claim given back with the outcome (the
+ * failure streak moved), and a retry queued on the schedule or the delivery given up.
  *
- * So a slow or failing endpoint holds at most DELIVERY_SLOTS deliverers (one while it fails),
- * and never another endpoint's messages. Throws only when the table or the queue failed: the
- * message then comes back and is redone (recording an attempt twice is harmless).
+ * So a slow or failing endpoint holds at most DELIVERY_SLOTS deliverers (one while it fails), and
+ * never another endpoint's messages. Throws only when the table or the queue failed: the message
+ * then comes back and is redone (recording an attempt twice is harmless).
  */
 export const deliver = async (message: DeliveryMessage, settings: DeliverSettings): Promise<DeliverOutcome> => {
   const now = settings.now?.() ?? Date.now();
@@ -69,8 +73,6 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     await requeueOrThrow(settings, message);
     return 'waiting';
   }
-  const endpoint = await getWebhookEndpoint(settings.db, merchantId, endpointUuid, true);
-  if (!endpoint || !subscribes(endpoint, event.type)) return 'dropped';
   const json = JSON.stringify(event);
   const record = (attempt: AttemptRecord) =>
     recordWebhookDelivery(settings.db, merchantId, endpointUuid, { id: event.id, type: event.type, json }, attempt);
@@ -82,27 +84,30 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     response_body: null,
     next_attempt_at: null,
   };
+
   // A test reaches a disabled endpoint too: the merchant checks the receiver before enabling it again.
-  if (!endpoint.enabled && event.type !== TEST_EVENT_TYPE) {
-    await record({ ...base, status: 'failed', error: 'The endpoint is disabled' });
-    return 'failed';
+  const claim = await claimDelivery(settings.db, merchantId, endpointUuid, now, { anyState: event.type === TEST_EVENT_TYPE });
+  if (claim.kind === 'missing' || !subscribes(claim.endpoint, event.type)) {
+    if (claim.kind === 'claimed') await finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: false });
+    return 'dropped';
   }
-  if (endpoint.retry_at !== undefined && Date.parse(endpoint.retry_at) > now) {
-    // Spread over a few seconds, so the held deliveries do not all arrive with the probe.
-    await requeueOrThrow(settings, { ...message, not_before: iso(Date.parse(endpoint.retry_at) + Math.ceil(random() * 5000)) });
-    return 'held';
-  }
-  const leaseUntil = iso(now + settings.timeoutMs + 5000);
-  const free = [...Array(endpoint.failing_since ? 1 : DELIVERY_SLOTS).keys()].filter((slot) => {
-    const held = endpoint[`slot_${slot}`];
-    return typeof held !== 'string' || Date.parse(held) < now;
-  });
-  const slot =
-    free.length === 0
-      ? undefined
-      : await takeDeliverySlot(settings.db, merchantId, endpointUuid, iso(now), leaseUntil, free[Math.floor(random() * free.length)]);
-  if (slot === undefined) {
-    await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 + Math.ceil(random() * 2000)) });
+  const { endpoint } = claim;
+  if (claim.kind === 'refused') {
+    if (!endpoint.enabled && event.type !== TEST_EVENT_TYPE) {
+      await record({ ...base, status: 'failed', error: 'The endpoint is disabled' });
+      return 'failed';
+    }
+    const heldUntil = endpointHeldUntil(endpoint);
+    if (heldUntil > now) {
+      // Held until the endpoint's retry time (or its slow delivery's timeout), spread over a few seconds so they do not all arrive with its probe.
+      await requeueOrThrow(settings, { ...message, not_before: iso(heldUntil + Math.ceil(random() * 5000)) });
+      return 'held';
+    }
+    // All its deliveries in flight (a slow endpoint, or a burst): again in 1 s, 2 s, 4 s... (at most the
+    // delivery timeout, jittered), so a hanging endpoint's backlog waits instead of spinning.
+    const holds = (message.holds ?? 0) + 1;
+    const wait = Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) * (0.5 + random());
+    await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
     return 'held';
   }
 
@@ -110,9 +115,19 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   try {
     const body = eventBody(event);
     const headers = signDelivery(await signingSecrets(merchantId, endpoint, now), event.id, new Date(now), body);
-    result = await postWebhook(endpoint.url, headers, body, { timeoutMs: settings.timeoutMs, policy: settings.policy });
-  } finally {
-    await releaseDeliverySlot(settings.db, merchantId, endpointUuid, slot);
+    // Unanswered after a moment: the endpoint's other deliveries wait for this one's timeout rather than pile up.
+    const slow = setTimeout(() => {
+      markEndpointSlow(settings.db, merchantId, endpointUuid, iso(Date.now()), iso(now + settings.timeoutMs)).catch((error: unknown) =>
+        logger.warn('Could not mark a slow webhook endpoint', { endpoint_uuid: endpointUuid, error_name: errorName(error) }),
+      );
+    }, slowAfterMs(settings.timeoutMs));
+    result = await postWebhook(endpoint.url, headers, body, { timeoutMs: settings.timeoutMs, policy: settings.policy }).finally(() =>
+      clearTimeout(slow),
+    );
+  } catch (error) {
+    // Nothing was sent (the secret could not be opened): give the claim back, and let the message come back.
+    await finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: false });
+    throw error;
   }
   const answered = {
     response_status: result.status ?? null,
@@ -123,8 +138,10 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
   emitMetrics({ [ok ? METRIC.webhookDeliveries : METRIC.webhookFailures]: 1, [METRIC.webhookLatency]: result.latencyMs });
   if (ok) {
-    await record({ ...base, ...answered, status: 'succeeded' });
-    if (endpoint.failing_since !== undefined) await recordEndpointOutcome(settings.db, merchantId, endpointUuid, { ok: true });
+    await Promise.all([
+      record({ ...base, ...answered, status: 'succeeded' }),
+      finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: endpoint.failing_since !== undefined }),
+    ]);
     return 'delivered';
   }
 
@@ -137,12 +154,17 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     }
     return 'disabled' as const;
   };
-  if (result.status === 410) return disable('it answered 410 Gone');
 
   const wait = waitBeforeNextAttempt(message.attempt, retryAfterSeconds(result.retryAfter, now), settings.schedule, random);
   const retryAt = iso(now + (wait ?? 0) * 1000);
-  const streak = await recordEndpointOutcome(settings.db, merchantId, endpointUuid, { ok: false, at: iso(now), retryAt });
+  const streak = await finishDelivery(settings.db, merchantId, endpointUuid, {
+    ok: false,
+    at: iso(now),
+    retryAt,
+    answered: result.status !== undefined,
+  });
   if (!streak) return 'dropped';
+  if (result.status === 410) return disable('it answered 410 Gone');
   if (streakDisables(streak.failing_since ?? iso(now), streak.consecutive_failures ?? 1, now)) {
     return disable('its deliveries failed for 5 days or 20 attempts in a row');
   }
@@ -157,6 +179,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     return 'failed';
   }
   await record({ ...base, ...answered, status: 'pending', next_attempt_at: retryAt });
-  await requeueOrThrow(settings, { ...message, attempt: message.attempt + 1, not_before: retryAt });
+  const { holds: _holds, ...next } = message;
+  await requeueOrThrow(settings, { ...next, attempt: message.attempt + 1, not_before: retryAt });
   return 'retrying';
 };

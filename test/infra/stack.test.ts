@@ -395,7 +395,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
-  it('feeds the webhook deliverer from the webhooks queue (DLQ after 5 receives, alarmed), 20 batches at most at once', () => {
+  it('feeds the webhook deliverer from the webhooks queue one message at a time (DLQ after 5 receives, alarmed), 50 at most at once', () => {
     const { template, resources, stack } = synth[stage];
     const webhooks = logicalId(stack, stack.data.queues.webhooks);
     const dlq = logicalId(stack, stack.data.queues['webhooks-dlq']);
@@ -407,7 +407,8 @@ describe.each(STAGES)('the %s stack', (stage) => {
       EventSourceArn: { 'Fn::GetAtt': [webhooks, 'Arn'] },
       FunctionName: { Ref: logicalId(stack, functionOf(stage, 'webhooks-deliver').fn) },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 20 },
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 50 },
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
@@ -676,6 +677,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
           (action) => `sqs:${action} on queue:orders-dlq`,
         ),
         ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on queue:orders`),
+        ...['GetQueueUrl', 'SendMessage'].map((action) => `sqs:${action} on queue:webhooks`),
       ].sort(),
     );
     template.hasOutput('OperatorPolicyArn', { Value: { Ref: logicalId(stack, stack.operatorPolicy.policy as any) } });

@@ -28,6 +28,7 @@ export const runAdmin = (...args: string[]) =>
       ...process.env,
       DYNAMODB_PORT: portOf(stack.endpoints.dynamodb),
       SES_PORT: portOf(stack.endpoints.ses),
+      SQS_PORT: portOf(stack.endpoints.sqs),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
     delete env.SEED_TABLE_NAME;

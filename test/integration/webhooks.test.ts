@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, eventually, merchantFixture, orderBody, seedOne } from './helpers';
-import { mailsTo } from './program-helpers';
+import { mailsTo, runAdmin } from './program-helpers';
 
 /** What a receiver on loopback got: each request's headers and body, in order. */
 type Hit = { headers: IncomingMessage['headers']; body: string; at: number };
@@ -257,5 +258,61 @@ describe('webhooks', () => {
     expect(updated.body.data.webhook).toMatchObject({ description: 'Back office', enabled: false, events: ['invite.sent'] });
     expect(updated.body.data.webhook).not.toHaveProperty('secret');
     expect([deleted.status, deleted.body.data, gone.status]).toEqual([200, null, 404]);
+  });
+
+  it('lets an operator list endpoints and deliveries and replay one (npm run admin -- webhooks)', async () => {
+    // Prepare
+    const { merchant, client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+    const test = await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const eventId = test.body.data.delivery.event_id;
+    await eventually(async () => inbox.hits[0]);
+    await eventually(async () =>
+      (await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`)).body.data.deliveries[0] ? true : undefined,
+    );
+
+    // Act
+    const list = await runAdmin('webhooks', 'list', '--merchant', merchant.id);
+    const deliveries = await runAdmin('webhooks', 'deliveries', '--merchant', merchant.id, '--endpoint', endpoint.uuid);
+    const replay = await runAdmin('webhooks', 'replay', '--merchant', merchant.id, '--endpoint', endpoint.uuid, '--event', eventId);
+    await eventually(async () => (inbox.hits.length === 2 ? true : undefined));
+    const refused = await runAdmin('webhooks', 'deliveries', '--merchant', merchant.id, '--endpoint', endpoint.uuid, '--limit', 'lots');
+
+    // Assess
+    expect(list.json.webhooks.map((webhook: { uuid: string }) => webhook.uuid)).toEqual([endpoint.uuid]);
+    expect(JSON.stringify(list.json)).not.toContain('whsec_');
+    expect(deliveries.json.deliveries[0]).toMatchObject({ event_id: eventId, status: 'succeeded' });
+    expect(replay.json).toEqual({ stage: 'live', queued: 1, event_id: eventId });
+    expect(inbox.hits.map((hit) => hit.headers['webhook-id'])).toEqual([eventId, eventId]);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/--limit must be/)]);
+  });
+
+  it('is verified by the 20-line receiver of examples/ (standardwebhooks), unchanged', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const endpoint = await createEndpoint(client, `http://127.0.0.1:${port}/`);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/webhook-receiver.ts'], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, WEBHOOK_SECRET: endpoint.secret, PORT: String(port) },
+    });
+    let printed = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+
+    try {
+      // Act: test events until the receiver is up and has printed one
+      const line = await eventually(async () => {
+        if (!printed) await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+        return printed.includes('webhook.test') ? printed : undefined;
+      }, 20_000);
+
+      // Assess
+      expect(line).toMatch(/^evt_test_\S+ webhook\.test \{/);
+    } finally {
+      child.kill();
+    }
   });
 });

@@ -304,6 +304,20 @@ describe('the change-feed function', () => {
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
   });
 
+  it('delays the events of an endpoint held back (failing or hanging) until it may be tried again, instead of bouncing them', async () => {
+    // Prepare
+    const retryAt = new Date(Date.now() + 600_000).toISOString();
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-failing', { failing_since: '2026-03-01T10:00:00.000Z', retry_at: retryAt })] });
+
+    // Act
+    await runFeed(streamEvent(record('INSERT', storedOrder({ customer: null }))));
+
+    // Assess
+    const [sent] = batchMessagesSentTo(WEBHOOKS_QUEUE);
+    expect(Date.parse(sent?.body.not_before)).toBeGreaterThanOrEqual(Date.parse(retryAt));
+    expect(sent?.delay).toBeGreaterThanOrEqual(600);
+  });
+
   it("reports a record whose merchant's webhook endpoints could not be read, so it is read again", async () => {
     // Prepare
     ddbMock.on(QueryCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));

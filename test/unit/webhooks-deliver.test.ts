@@ -1,13 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { functionTable } from '#shared/db/client';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 import { type DeliverSettings, deliver } from '#shared/webhooks/deliver';
 import { sealSecret } from '#shared/webhooks/secret-box';
-import { ddbMock, resetAwsMocks } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK } from './support/fixtures';
 
 /** The deliverer against mocked DynamoDB and a real receiver on loopback. */
@@ -15,7 +16,7 @@ const ENDPOINT = '3f0c2b1a-4d5e-4f60-8a9b-0c1d2e3f4a5b';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NOW = Date.parse('2026-11-25T12:00:00.000Z');
 
-let answer: { status: number; headers?: Record<string, string> } = { status: 200 };
+let answer: { status: number; headers?: Record<string, string>; delayMs?: number } = { status: 200 };
 const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
 const server = http.createServer((request, response) => {
   let body = '';
@@ -24,7 +25,8 @@ const server = http.createServer((request, response) => {
   });
   request.on('end', () => {
     received.push({ headers: request.headers, body });
-    response.writeHead(answer.status, answer.headers ?? {}).end('answer');
+    const { status, headers, delayMs } = answer;
+    setTimeout(() => response.writeHead(status, headers ?? {}).end('answer'), delayMs ?? 0);
   });
 });
 let url = '';
@@ -75,19 +77,40 @@ const settings = (): DeliverSettings => ({
 /** The UpdateItems sent, by what they set. */
 const updates = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input as UpdateCommandInput);
 const deliveryRecord = () => updates().find((input) => String(input.Key?.sk).startsWith('WHDELIVERY#'));
+const claims = () => updates().filter((input) => String(input.UpdateExpression).startsWith('SET in_flight'));
+const finishes = () => updates().filter((input) => String(input.UpdateExpression).includes('ADD in_flight :minus'));
+
+/**
+ * The stored endpoint as the fake table keeps it: the claim (an UpdateItem with ALL_NEW) returns
+ * it, or is refused with it (ALL_OLD) when `refuseClaim`; a finished failure returns it with `afterFailure`.
+ */
+let stored: Record<string, unknown> | undefined;
+let refuseClaim = false;
+let afterFailure: Record<string, unknown> = {};
 
 beforeEach(async () => {
   resetAwsMocks();
   received.length = 0;
   requeued = [];
   answer = { status: 200 };
-  ddbMock.on(GetCommand).resolves({ Item: await storedEndpoint() });
+  stored = await storedEndpoint();
+  refuseClaim = false;
+  afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 1 };
   ddbMock.on(QueryCommand).resolves({ Items: [] });
-  ddbMock.on(UpdateCommand).resolves({});
+  ddbMock.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
+    const expression = String(input.UpdateExpression);
+    if (expression.startsWith('SET in_flight')) {
+      if (!stored) throw conditionFailed();
+      if (refuseClaim) throw conditionFailed(marshall(stored, { removeUndefinedValues: true }));
+      return { Attributes: stored };
+    }
+    if (expression.includes('consecutive_failures :one')) return { Attributes: { ...stored, ...afterFailure } };
+    return input.ReturnValues === 'ALL_NEW' ? { Attributes: stored } : {};
+  });
 });
 
 describe('deliver', () => {
-  it('POSTs the event signed per Standard Webhooks, records the success and gives its slot back', async () => {
+  it('claims the endpoint (no read), POSTs the event signed per Standard Webhooks, records the success and gives the claim back', async () => {
     // Act
     const outcome = await deliver(message(), settings());
 
@@ -109,21 +132,14 @@ describe('deliver', () => {
       ':attempt': 1,
       ':next': null,
     });
-    const slots = updates().filter((input) => input.ExpressionAttributeNames?.['#slot']);
-    expect(slots.map((input) => input.UpdateExpression?.split(' ')[0])).toEqual(['SET', 'REMOVE']);
+    expect([claims().length, finishes().length]).toEqual([1, 1]);
+    expect(finishes()[0]?.UpdateExpression).toBe('ADD in_flight :minus REMOVE slow_until');
     expect(requeued).toEqual([]);
   });
 
   it("retries a failure on the schedule, later when the receiver's Retry-After asks, and starts the endpoint's failure streak", async () => {
     // Prepare
     answer = { status: 503, headers: { 'retry-after': '120' } };
-    ddbMock
-      .on(UpdateCommand)
-      .callsFake(async (input: UpdateCommandInput) =>
-        String(input.UpdateExpression).includes('consecutive_failures')
-          ? { Attributes: await storedEndpoint({ failing_since: new Date(NOW).toISOString(), consecutive_failures: 1 }) }
-          : {},
-      );
 
     // Act
     const outcome = await deliver(message(), settings());
@@ -133,19 +149,13 @@ describe('deliver', () => {
     const retryAt = new Date(NOW + 120_000).toISOString();
     expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':code': 503, ':next': retryAt });
-    expect(updates().some((input) => input.ExpressionAttributeValues?.[':retryAt'] === retryAt)).toBe(true);
+    expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt, ':minus': -1 });
   });
 
   it('gives a delivery up when the schedule is exhausted, without a retry', async () => {
     // Prepare
     answer = { status: 500 };
-    ddbMock
-      .on(UpdateCommand)
-      .callsFake(async (input: UpdateCommandInput) =>
-        String(input.UpdateExpression).includes('consecutive_failures')
-          ? { Attributes: await storedEndpoint({ failing_since: new Date(NOW).toISOString(), consecutive_failures: 3 }) }
-          : {},
-      );
+    afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 3 };
 
     // Act
     const outcome = await deliver(message({ attempt: 3 }), settings());
@@ -159,13 +169,7 @@ describe('deliver', () => {
   it('disables the endpoint on the 20th failure in a row', async () => {
     // Prepare
     answer = { status: 500 };
-    ddbMock
-      .on(UpdateCommand)
-      .callsFake(async (input: UpdateCommandInput) =>
-        String(input.UpdateExpression).includes('consecutive_failures')
-          ? { Attributes: await storedEndpoint({ failing_since: new Date(NOW - 3600_000).toISOString(), consecutive_failures: 20 }) }
-          : {},
-      );
+    afterFailure = { failing_since: new Date(NOW - 3600_000).toISOString(), consecutive_failures: 20 };
 
     // Act
     const outcome = await deliver(message(), settings());
@@ -178,10 +182,24 @@ describe('deliver', () => {
     expect(requeued).toEqual([]);
   });
 
+  it('disables the endpoint at once when it answers 410 Gone', async () => {
+    // Prepare
+    answer = { status: 410 };
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('disabled');
+    expect(updates().find((input) => input.ExpressionAttributeValues?.[':reason'])?.ExpressionAttributeValues?.[':reason']).toMatch(/410/);
+    expect(requeued).toEqual([]);
+  });
+
   it('holds a delivery to a failing endpoint until its retry time, without calling it', async () => {
     // Prepare
     const retryAt = new Date(NOW + 60_000).toISOString();
-    ddbMock.on(GetCommand).resolves({ Item: await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: retryAt }) });
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: retryAt });
+    refuseClaim = true;
 
     // Act
     const outcome = await deliver(message(), settings());
@@ -193,10 +211,10 @@ describe('deliver', () => {
     expect(Date.parse(requeued[0]?.not_before ?? '')).toBeGreaterThan(Date.parse(retryAt));
   });
 
-  it('waits a moment when every delivery slot of the endpoint is held (a slow endpoint), without calling it', async () => {
+  it("tries again in a moment when all of the endpoint's deliveries are in flight (a slow endpoint), without calling it", async () => {
     // Prepare
-    const held = new Date(NOW + 10_000).toISOString();
-    ddbMock.on(GetCommand).resolves({ Item: await storedEndpoint({ slot_0: held, slot_1: held, slot_2: held, slot_3: held }) });
+    stored = await storedEndpoint({ in_flight: 10, in_flight_at: new Date(NOW - 1000).toISOString() });
+    refuseClaim = true;
 
     // Act
     const outcome = await deliver(message(), settings());
@@ -204,8 +222,41 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('held');
     expect(received).toEqual([]);
-    expect(updates()).toEqual([]);
+    expect(claims()).toHaveLength(1);
     expect(Date.parse(requeued[0]?.not_before ?? '') - NOW).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('resets an in-flight count left by a deliverer that died (claimed over a minute ago)', async () => {
+    // Prepare
+    const claimedAt = new Date(NOW - 120_000).toISOString();
+    stored = await storedEndpoint({ in_flight: 10, in_flight_at: claimedAt });
+    refuseClaim = true;
+
+    // Act
+    await deliver(message(), settings());
+
+    // Assess
+    const reset = updates().find((input) => input.UpdateExpression === 'SET in_flight = :zero');
+    expect(reset?.ExpressionAttributeValues).toEqual({ ':zero': 0, ':seen': claimedAt });
+  });
+
+  it('records a delivery to a disabled endpoint as failed without calling it, but lets a test event through', async () => {
+    // Prepare
+    stored = await storedEndpoint({ enabled: false });
+    refuseClaim = true;
+
+    // Act
+    const disabled = await deliver(message(), settings());
+    const testClaim = async () => {
+      refuseClaim = false;
+      return deliver(message({ event: { id: 'evt_test_1', type: 'webhook.test', timestamp: 'T', data: {} } }), settings());
+    };
+    const tested = await testClaim();
+
+    // Assess
+    expect([disabled, tested]).toEqual(['failed', 'delivered']);
+    expect(claims().map((input) => input.ConditionExpression?.includes('enabled = :true'))).toEqual([true, false]);
+    expect(received).toHaveLength(1);
   });
 
   it('sends a message that is not yet due on again unchanged, and drops one whose endpoint is gone or no longer subscribes', async () => {
@@ -214,14 +265,52 @@ describe('deliver', () => {
 
     // Act
     const waiting = await deliver(later, settings());
-    ddbMock.on(GetCommand).resolves({ Item: await storedEndpoint({ events: ['invite.sent'] }) });
+    stored = await storedEndpoint({ events: ['invite.sent'] });
     const unsubscribed = await deliver(message(), settings());
-    ddbMock.on(GetCommand).resolves({});
+    stored = undefined;
     const gone = await deliver(message(), settings());
 
     // Assess
     expect([waiting, unsubscribed, gone]).toEqual(['waiting', 'dropped', 'dropped']);
     expect(requeued).toEqual([later]);
     expect(received).toEqual([]);
+    expect(finishes()).toHaveLength(1);
+  });
+
+  it('signs with the previous secret beside the new one until the overlap ends, then with the new one only', async () => {
+    // Prepare
+    const OLD = 'whsec_T2xkIHNlY3JldCBvZiB0aGUgZW5kcG9pbnQhIQ==';
+    const rotated = async (until: number) =>
+      storedEndpoint({
+        previous_secret_box: await sealSecret(OLD, MERCHANT.id, ENDPOINT),
+        previous_secret_expires_at: new Date(until).toISOString(),
+      });
+    stored = await rotated(NOW + 3600_000);
+
+    // Act
+    await deliver(message(), settings());
+    stored = await rotated(NOW - 1);
+    await deliver(message(), settings());
+
+    // Assess
+    const [during, after] = received.map((hit) => String(hit.headers['webhook-signature']).split(' '));
+    const signature = (secret: string, index: number) =>
+      new Webhook(secret).sign('evt_order_v1', new Date(NOW), received[index]?.body ?? '');
+    expect(during).toEqual([signature(SECRET, 0), signature(OLD, 0)]);
+    expect(after).toEqual([signature(SECRET, 1)]);
+  });
+
+  it('marks the endpoint slow while a delivery goes unanswered, so its other deliveries wait instead of piling up', async () => {
+    // Prepare: answered after 1.2 s, with a 2 s timeout (slow after 1 s)
+    answer = { status: 200, delayMs: 1200 };
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('delivered');
+    const slow = updates().find((input) => input.UpdateExpression?.includes('slow_until = :until'));
+    expect(slow?.ExpressionAttributeValues?.[':until']).toBe(new Date(NOW + 2000).toISOString());
+    expect(finishes()[0]?.UpdateExpression).toContain('REMOVE slow_until');
   });
 });

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
@@ -15,11 +16,11 @@ import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } f
  *
  * Besides what the merchant set, it carries the delivery state the deliverer keeps: the failure
  * streak (`failing_since`, `consecutive_failures`, `retry_at`: while failing, only one delivery
- * probes the endpoint and the rest wait), and DELIVERY_SLOTS leases (`slot_<n>`: until when a
- * delivery holds it) that bound how many deliveries to one endpoint run at once.
+ * probes the endpoint and the rest wait), and how many deliveries are in flight (at most
+ * DELIVERY_SLOTS, so a slow endpoint never holds more deliverers than that).
  */
 const SK_PREFIX = 'WEBHOOK#';
-export const DELIVERY_SLOTS = 4;
+export const DELIVERY_SLOTS = 20;
 
 export const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
@@ -42,6 +43,11 @@ const endpointSchema = z.looseObject({
   consecutive_failures: z.optional(z.number()),
   retry_at: z.optional(z.string()),
   streak_notified_at: z.optional(z.string()),
+  /** Deliveries in flight (claimDelivery), and when the last was claimed. */
+  in_flight: z.optional(z.number()),
+  in_flight_at: z.optional(z.string()),
+  /** Set when a delivery is still unanswered after a moment: no new one starts before then. */
+  slow_until: z.optional(z.string()),
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
@@ -191,39 +197,136 @@ export const disableWebhookEndpoint = (db: TableRef, merchantId: string, uuid: s
     values: { ':false': false, ':true': true, ':reason': reason, ':now': now },
   });
 
+/** Until when new deliveries to the endpoint wait (its failure streak's retry time, a slow delivery's timeout); 0 when they need not. */
+export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at' | 'slow_until'>): number =>
+  Math.max(0, ...[endpoint.retry_at, endpoint.slow_until].map((at) => (at === undefined ? 0 : Date.parse(at))));
+
+/** How long an unreleased claim may stand before it is taken for a deliverer that died (deliverers run 30 s at most). */
+const CLAIM_STALE_MS = 60_000;
+
+export type DeliveryClaim =
+  | { kind: 'claimed'; endpoint: WebhookEndpointItem }
+  | { kind: 'missing' }
+  /** Not claimed: the endpoint is disabled, held until `retry_at`, or has all its deliveries in flight. */
+  | { kind: 'refused'; endpoint: WebhookEndpointItem };
+
 /**
- * Records one attempt's outcome on the endpoint: a success ends the failure streak; a failure
- * starts or extends it and holds back the endpoint's other deliveries until `retryAt`.
+ * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
+ * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back by a
+ * failure streak (`retry_at` passed) or by a delivery that is taking long (`slow_until` passed),
+ * and has fewer than DELIVERY_SLOTS deliveries in flight (1 while it fails: a single probe). So a slow endpoint holds at most DELIVERY_SLOTS deliverers, and
+ * a healthy one costs no read. Refused, the endpoint as it was says why. A count left by a
+ * deliverer that died is reset once it is CLAIM_STALE_MS old.
  */
-export const recordEndpointOutcome = (
+export const claimDelivery = async (
   { ddb, table }: TableRef,
   merchantId: string,
   uuid: string,
-  outcome: { ok: true } | { ok: false; at: string; retryAt: string },
-) =>
-  ddb
-    .send(
+  now: number,
+  options: { anyState: boolean },
+): Promise<DeliveryClaim> => {
+  const key = webhookEndpointKey(merchantId, uuid);
+  const nowIso = new Date(now).toISOString();
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now',
+        ConditionExpression: [
+          'attribute_exists(pk)',
+          ...(options.anyState ? [] : ['enabled = :true']),
+          '(attribute_not_exists(retry_at) OR retry_at <= :now)',
+          '(attribute_not_exists(slow_until) OR slow_until <= :now)',
+          '(attribute_not_exists(in_flight) OR (attribute_not_exists(failing_since) AND in_flight < :slots) OR in_flight < :one)',
+        ].join(' AND '),
+        ExpressionAttributeValues: {
+          ':zero': 0,
+          ':one': 1,
+          ':now': nowIso,
+          ':slots': DELIVERY_SLOTS,
+          ...(options.anyState ? {} : { ':true': true }),
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { kind: 'claimed', endpoint: parseWebhookEndpoint(Attributes) };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The document client does not unmarshall exceptions: the old item arrives in wire format.
+    if (!error.Item) return { kind: 'missing' };
+    const endpoint = parseWebhookEndpoint(unmarshall(error.Item));
+    const claimedAt = endpoint.in_flight_at;
+    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > CLAIM_STALE_MS) {
+      await ddb
+        .send(
+          new UpdateCommand({
+            TableName: table,
+            Key: key,
+            UpdateExpression: 'SET in_flight = :zero',
+            ConditionExpression: 'in_flight_at = :seen',
+            ExpressionAttributeValues: { ':zero': 0, ':seen': claimedAt },
+          }),
+        )
+        .catch((reset: unknown) => {
+          if (!(reset instanceof ConditionalCheckFailedException)) throw reset;
+        });
+    }
+    return { kind: 'refused', endpoint };
+  }
+};
+
+/**
+ * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem. A
+ * success ends the failure streak; a failure starts or extends it and holds the endpoint's other
+ * deliveries back until `retryAt`; the endpoint as it is now (undefined when it was deleted).
+ */
+export const finishDelivery = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  uuid: string,
+  outcome: { ok: true; wasFailing: boolean } | { ok: false; at: string; retryAt: string; answered: boolean },
+): Promise<WebhookEndpointItem | undefined> => {
+  // An answer, even a failing one, means the endpoint is not hanging: its other deliveries need not wait for a timeout.
+  const remove = [
+    ...(outcome.ok || outcome.answered ? ['slow_until'] : []),
+    ...(outcome.ok && outcome.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
+  ];
+  const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
+  const update = outcome.ok
+    ? { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } }
+    : {
+        UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
+        ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': outcome.at, ':retryAt': outcome.retryAt },
+      };
+  try {
+    const { Attributes } = await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: webhookEndpointKey(merchantId, uuid),
-        ...(outcome.ok
-          ? { UpdateExpression: 'REMOVE failing_since, consecutive_failures, retry_at, streak_notified_at' }
-          : {
-              UpdateExpression:
-                'SET failing_since = if_not_exists(failing_since, :at), consecutive_failures = if_not_exists(consecutive_failures, :zero) + :one, retry_at = :retryAt',
-              ExpressionAttributeValues: { ':at': outcome.at, ':zero': 0, ':one': 1, ':retryAt': outcome.retryAt },
-            }),
+        ...update,
         ConditionExpression: 'attribute_exists(pk)',
         ReturnValues: 'ALL_NEW',
       }),
-    )
-    .then(
-      ({ Attributes }) => parseWebhookEndpoint(Attributes),
-      (error: unknown) => {
-        if (error instanceof ConditionalCheckFailedException) return undefined;
-        throw error;
-      },
     );
+    return parseWebhookEndpoint(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
+
+/**
+ * A delivery to the endpoint is still unanswered after a moment: no other starts before `until`
+ * (the delivery timeout), so a hanging endpoint's backlog waits once instead of retrying its claim.
+ */
+export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string, now: string, until: string) =>
+  updateEndpoint(db, merchantId, uuid, {
+    set: 'slow_until = :until',
+    condition: 'attribute_not_exists(slow_until) OR slow_until < :now',
+    values: { ':until': until, ':now': now },
+  });
 
 /** Marks that the merchant was told of the current failure streak; false when someone already did. */
 export const markStreakNotified = (db: TableRef, merchantId: string, uuid: string, now: string) =>
@@ -232,37 +335,3 @@ export const markStreakNotified = (db: TableRef, merchantId: string, uuid: strin
     condition: 'attribute_not_exists(streak_notified_at) AND attribute_exists(failing_since)',
     values: { ':now': now },
   });
-
-/**
- * Takes one of the endpoint's delivery slots until `until` (a lease: a deliverer that dies frees
- * its slot when the lease ends); the slot's name, or undefined when all are held.
- */
-export const takeDeliverySlot = async (db: TableRef, merchantId: string, uuid: string, now: string, until: string, start = 0) => {
-  for (let offset = 0; offset < DELIVERY_SLOTS; offset++) {
-    const slot = `slot_${(start + offset) % DELIVERY_SLOTS}`;
-    const taken = await updateEndpoint(db, merchantId, uuid, {
-      set: '#slot = :until',
-      condition: 'attribute_not_exists(#slot) OR #slot < :now',
-      values: { ':until': until, ':now': now },
-      names: { '#slot': slot },
-    });
-    if (taken) return slot;
-  }
-  return undefined;
-};
-
-/** Gives a slot back once its delivery is over. */
-export const releaseDeliverySlot = ({ ddb, table }: TableRef, merchantId: string, uuid: string, slot: string) =>
-  ddb
-    .send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        UpdateExpression: 'REMOVE #slot',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#slot': slot },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });

@@ -1,0 +1,199 @@
+/**
+ * Webhook delivery latency, from the write that caused an event to its receiver, and what a hanging
+ * endpoint does to another endpoint's deliveries (`npm run bench`, section "Webhook delivery";
+ * `npm run bench -- --webhooks` runs only this part).
+ *
+ * On its own in-memory local stack: one merchant with ORDERS seeded orders and a healthy endpoint
+ * on loopback subscribed to `order.updated`; the orders' shipping is re-priced (PATCH, one
+ * UpdateItem: a create costs the local emulator too much to reach 100/s beside the deliveries on
+ * 2 cores) at RATE per second for SECONDS seconds, and the receiver notes when each change's event
+ * arrives (the time since its PATCH was sent). Then the same again with a second endpoint of the
+ * same merchant that never answers (each attempt runs into the 15 s timeout): the healthy
+ * endpoint's p99 should not move.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { seedFixture } from '#shared/admin/seed';
+
+export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200 } as const;
+
+type Print = (line: string) => void;
+export type WebhookBenchResult = {
+  label: string;
+  sent: number;
+  created: number;
+  delivered: number;
+  rate: number;
+  p50: number;
+  p99: number;
+};
+
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+};
+
+/** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers. */
+const receiver = async (hang: boolean) => {
+  const arrived = new Map<string, number>();
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      try {
+        const order = (JSON.parse(body) as { data?: { order?: { uuid?: string; total_shipping_value?: number } } }).data?.order;
+        const key = `${order?.uuid}:${order?.total_shipping_value}`;
+        if (order && !arrived.has(key)) arrived.set(key, performance.now());
+      } catch {
+        // not an order event
+      }
+      if (!hang) response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, arrived, server };
+};
+
+/** Re-prices the orders' shipping in turn at `rate` per second for `seconds` (values from `firstValue` on); the send time of each change answered 200. */
+const patchAtRate = async (base: string, token: string, orders: readonly string[], firstValue: number, rate: number, seconds: number) => {
+  const sentAt = new Map<string, number>();
+  const started = performance.now();
+  const total = rate * seconds;
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < total; index++) {
+    const due = started + (index * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const uuid = orders[index % orders.length] as string;
+    const value = firstValue + index;
+    const sent = performance.now();
+    pending.push(
+      fetch(`${base}/api/v2/orders/${uuid}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ total_shipping_value: value }),
+      })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
+        })
+        .catch(() => undefined),
+    );
+  }
+  await Promise.all(pending);
+  return { sentAt, total, rate: total / ((performance.now() - started) / 1000) };
+};
+
+const createEndpoint = async (base: string, token: string, url: string) => {
+  const response = await fetch(`${base}/api/v2/webhooks`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ url, events: ['order.updated'] }),
+  });
+  if (response.status !== 201) throw new Error(`creating a webhook endpoint answered ${response.status}`);
+};
+
+/** Runs both phases and prints their table; returns the figures (the bench's summary reads them). */
+export const benchWebhooks = async (print: Print = console.log, options: Partial<typeof WEBHOOK_BENCH> = {}) => {
+  const { rate, seconds, settleMs, orders: orderCount } = { ...WEBHOOK_BENCH, ...options };
+  print(
+    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase, one merchant; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback, without and with a second endpoint of the same merchant that never answers (15 s timeout per attempt).\n`,
+  );
+  let stack: LocalStack | undefined;
+  const servers: Server[] = [];
+  try {
+    const orders = Array.from({ length: orderCount }, () => randomUUID());
+    stack = await startLocalStack({
+      ports: await freePorts(),
+      seedDemo: false,
+      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+    });
+    const seeded = await seedFixture(stack.stages.live.store, 'live', {
+      merchants: [
+        {
+          key: 'hooks',
+          name: 'Webhook bench',
+          currency: 'EUR',
+          tokens: [{ key: 'live', kind: 'live' }],
+          affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
+          // Seeded orders announce nothing: only the changes below make events.
+          orders: orders.map((uuid, index) => ({
+            key: `o${index}`,
+            uuid,
+            order_no: `WH-${index}`,
+            affiliate_slug: 'alice',
+            currency_code: 'EUR',
+            total_shipping_value: 0,
+            order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+          })),
+        },
+      ],
+    });
+    const token = seeded.merchants.hooks?.tokens.live ?? '';
+    const base = stack.stages.live.url;
+    const healthy = await receiver(false);
+    servers.push(healthy.server);
+    await createEndpoint(base, token, healthy.url);
+
+    const results: WebhookBenchResult[] = [];
+    const phase = async (label: string, firstValue: number) => {
+      const { sentAt, total, rate: achieved } = await patchAtRate(base, token, orders, firstValue, rate, seconds);
+      const deadline = performance.now() + settleMs;
+      while (performance.now() < deadline && [...sentAt.keys()].some((key) => !healthy.arrived.has(key))) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const latencies = [...sentAt].flatMap(([key, sent]) => {
+        const arrived = healthy.arrived.get(key);
+        return arrived === undefined ? [] : [arrived - sent];
+      });
+      results.push({
+        label,
+        sent: total,
+        created: sentAt.size,
+        delivered: latencies.length,
+        rate: achieved,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+      });
+    };
+    // Warm-up (not reported): DynamoDB Local's JVM compiles its hot paths over its first thousands of requests.
+    await phase('warm-up', 1);
+    results.shift();
+    await phase('healthy endpoint alone', 1 + rate * seconds);
+    const hanging = await receiver(true);
+    servers.push(hanging.server);
+    await createEndpoint(base, token, hanging.url);
+    await phase('healthy endpoint, beside one that hangs', 1 + 2 * rate * seconds);
+
+    const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
+    print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
+    print('|---|---|---|---|---|---|---|');
+    for (const row of results) {
+      print(
+        `| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`,
+      );
+    }
+    const [alone, beside] = results;
+    if (alone && beside) {
+      print(
+        `\nThe hanging endpoint received ${hanging.arrived.size} of its ${beside.created} events' first attempts within the phase. The healthy endpoint's p99 beside it: ${(beside.p99 / alone.p99).toFixed(2)}x its p99 alone.`,
+      );
+    }
+    return results;
+  } finally {
+    for (const server of servers) {
+      server.closeAllConnections();
+      server.close();
+    }
+    await stack?.stop();
+  }
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchWebhooks();

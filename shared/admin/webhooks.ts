@@ -1,0 +1,52 @@
+import { webhookDeliveryPage } from '#shared/db/entities/webhook-delivery';
+import { allWebhookEndpoints, getWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
+import { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
+import { recoverableSince } from '#shared/schemas/webhooks';
+import { replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
+import { AdminError, requireMerchant } from './operations';
+import type { Store } from './store';
+
+/**
+ * `npm run admin -- webhooks list|deliveries|replay`: what ops look at and do when a merchant
+ * asks about its webhooks (the same reads and replays as the API's, on any stage's table).
+ */
+
+const requireEndpoint = async (store: Store, merchantId: string, endpointUuid: string) => {
+  await requireMerchant(store, merchantId);
+  const endpoint = await getWebhookEndpoint(store, merchantId, endpointUuid, true);
+  if (!endpoint) throw new AdminError(`merchant ${merchantId} has no webhook endpoint ${endpointUuid}`);
+  return endpoint;
+};
+
+/** Every endpoint of the merchant, as the API shows them (never their secrets). */
+export const listWebhookEndpoints = async (store: Store, merchantId: string) => {
+  await requireMerchant(store, merchantId);
+  return { webhooks: (await allWebhookEndpoints(store, merchantId)).map(toWebhookResponse) };
+};
+
+/** The endpoint's latest deliveries, newest first (`limit` of them; `next_cursor` for more). */
+export const listWebhookDeliveries = async (
+  store: Store,
+  options: { merchantId: string; endpointUuid: string; limit: number; cursor?: string },
+) => {
+  const endpoint = await requireEndpoint(store, options.merchantId, options.endpointUuid);
+  const page = await webhookDeliveryPage(store, options.merchantId, endpoint.uuid, options.limit, options.cursor);
+  return { webhook: toWebhookResponse(endpoint), deliveries: page.deliveries.map(toDeliveryResponse), next_cursor: page.next ?? null };
+};
+
+/** Sends one delivery again (`eventId`), or every failed one since `since` (default: as far back as kept, 14 days). */
+export const replayWebhookDeliveries = async (
+  store: Store,
+  send: SendDeliveries,
+  options: { merchantId: string; endpointUuid: string; eventId?: string; since?: string },
+) => {
+  await requireEndpoint(store, options.merchantId, options.endpointUuid);
+  if (options.eventId !== undefined) {
+    const event = await replayDelivery(store, send, options.merchantId, options.endpointUuid, options.eventId);
+    if (!event) throw new AdminError(`endpoint ${options.endpointUuid} has no delivery of event ${options.eventId}`);
+    return { queued: 1, event_id: event.id };
+  }
+  const since = options.since ?? recoverableSince();
+  if (Number.isNaN(Date.parse(since))) throw new AdminError('--since must be an ISO 8601 time');
+  return replayFailedDeliveries(store, send, options.merchantId, options.endpointUuid, new Date(since).toISOString());
+};

@@ -1,0 +1,32 @@
+import type { WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
+import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
+
+/**
+ * How the API (and the admin CLI) shows webhook endpoints and deliveries: no I/O, so the operator
+ * tools use it without a function's environment. Secrets are never part of it.
+ */
+export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
+  uuid: endpoint.uuid,
+  url: endpoint.url,
+  description: endpoint.description,
+  events: endpoint.events,
+  enabled: endpoint.enabled,
+  disabled_reason: endpoint.disabled_reason,
+  failing_since: endpoint.failing_since ?? null,
+  created_at: endpoint.created_at,
+  updated_at: endpoint.updated_at,
+});
+
+export const toDeliveryResponse = (delivery: WebhookDeliveryItem) => ({
+  event_id: delivery.event_id,
+  event_type: delivery.event_type,
+  status: delivery.status,
+  attempt: delivery.attempts,
+  response_status: delivery.response_status,
+  latency_ms: delivery.latency_ms,
+  response_body: delivery.response_body,
+  error: delivery.error,
+  next_attempt_at: delivery.next_attempt_at,
+  last_attempt_at: delivery.last_attempt_at,
+  created_at: delivery.created_at,
+});

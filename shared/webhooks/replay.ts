@@ -1,0 +1,56 @@
+import { failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
+import type { TableRef } from '#shared/db/table-def';
+import type { DeliveryMessage } from '#shared/queue/webhooks';
+import type { WebhookEvent } from './events';
+
+/**
+ * Sending recorded deliveries again (the API's resend and recover, `npm run admin -- webhooks
+ * replay`): each as a first attempt of the same event, so its `webhook-id` is unchanged and the
+ * receiver deduplicates it if it did get it after all.
+ */
+export type SendDeliveries = (messages: DeliveryMessage[]) => Promise<boolean[]>;
+
+/** The most deliveries one recovery resends; `next_since` continues from there. */
+export const RECOVER_BATCH = 1000;
+
+/** The queue refused some of the messages: nothing is lost, the caller may simply try again. */
+export class DeliveriesNotQueued extends Error {
+  override name = 'DeliveriesNotQueued';
+}
+
+const redelivery = (merchantId: string, delivery: WebhookDeliveryItem): DeliveryMessage => ({
+  merchant_id: merchantId,
+  endpoint_uuid: delivery.endpoint_uuid,
+  event: JSON.parse(delivery.event) as WebhookEvent,
+  attempt: 1,
+});
+
+const queue = async (send: SendDeliveries, messages: DeliveryMessage[]) => {
+  if (!(await send(messages)).every(Boolean)) throw new DeliveriesNotQueued('The webhooks queue refused some deliveries');
+};
+
+/** Sends one recorded delivery again; undefined when the endpoint has no delivery of that event. */
+export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchantId: string, endpointUuid: string, eventId: string) => {
+  const delivery = await getWebhookDelivery(db, merchantId, endpointUuid, eventId);
+  if (!delivery) return undefined;
+  const message = redelivery(merchantId, delivery);
+  await queue(send, [message]);
+  return message.event;
+};
+
+/** Sends again every delivery to the endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
+export const replayFailedDeliveries = async (
+  db: TableRef,
+  send: SendDeliveries,
+  merchantId: string,
+  endpointUuid: string,
+  since: string,
+) => {
+  const failed = await failedWebhookDeliveries(db, merchantId, endpointUuid, since, RECOVER_BATCH + 1);
+  const batch = failed.slice(0, RECOVER_BATCH);
+  await queue(
+    send,
+    batch.map((delivery) => redelivery(merchantId, delivery)),
+  );
+  return { since, queued: batch.length, next_since: failed[RECOVER_BATCH]?.created_at ?? null };
+};
