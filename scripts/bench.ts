@@ -553,7 +553,7 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
 - **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
   with one of each, requests alternating so that other load on the machine hits both alike.
 - **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
-- **Webhook delivery**: latency from a create to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
+- **Webhook delivery**: latency from a write (a shipping re-price) to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
 
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
 the machine below; the ratios are what the targets are about.`;

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, eventually, merchantFixture, orderBody, seedOne } from './helpers';
+import { api, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 import { mailsTo, runAdmin } from './program-helpers';
 
 /** What a receiver on loopback got: each request's headers and body, in order. */
@@ -314,5 +314,42 @@ describe('webhooks', () => {
     } finally {
       child.kill();
     }
+  });
+
+  it('shows deliveries to the local webhook inbox, verified with the endpoint secret, and answers ?fail= with that status', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const name = `t-${Date.now()}`;
+    const inboxUrl = `${stack.stages.live.url}/webhook-inbox/${name}`;
+    const endpoint = await createEndpoint(client, inboxUrl);
+    const failing = await createEndpoint(client, `${inboxUrl}-gone?fail=410`);
+
+    // Act
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await client.post(`/api/v2/webhooks/${failing.uuid}/test`);
+    const shown = await eventually(async () => {
+      const page = (await (await fetch(`${stack.stages.live.url}/webhook-inbox?format=json`)).json()) as {
+        deliveries: { path: string; verified: boolean; endpoint_uuid: string; type: string; answered: number }[];
+      };
+      const mine = page.deliveries.filter((delivery) => delivery.path.includes(name));
+      return mine.length === 2 ? mine : undefined;
+    });
+    const html = await (await fetch(`${stack.stages.live.url}/webhook-inbox`)).text();
+    const disabled = await eventually(async () => {
+      const read = await client.get(`/api/v2/webhooks/${failing.uuid}`);
+      return read.body.data.webhook.enabled === false ? true : undefined;
+    });
+
+    // Assess
+    const byPath = Object.fromEntries(shown.map((delivery) => [delivery.path, delivery]));
+    expect(byPath[`/webhook-inbox/${name}`]).toMatchObject({
+      verified: true,
+      endpoint_uuid: endpoint.uuid,
+      type: 'webhook.test',
+      answered: 200,
+    });
+    expect(byPath[`/webhook-inbox/${name}-gone?fail=410`]).toMatchObject({ verified: true, answered: 410 });
+    expect(html).toContain(`/webhook-inbox/${name}`);
+    expect(disabled).toBe(true);
   });
 });

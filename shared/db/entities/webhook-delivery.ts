@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 
@@ -150,28 +151,22 @@ const positionKey = (merchantId: string, endpointUuid: string, position: string)
  * first (a recovery resends them in the order they happened).
  */
 export const failedWebhookDeliveries = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   since: string,
   limit: number,
-): Promise<WebhookDeliveryItem[]> => {
-  const found: WebhookDeliveryItem[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(
-      new QueryCommand({
-        TableName: table,
+): Promise<WebhookDeliveryItem[]> =>
+  (
+    await queryItems(
+      db,
+      {
         IndexName: GSI1.indexName,
         KeyConditionExpression: '#pk = :pk AND #sk >= :since',
         FilterExpression: '#status = :failed',
         ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey, '#status': 'status' },
         ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid), ':since': since, ':failed': 'failed' },
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    found.push(...(page.Items ?? []).map(parseDelivery));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && found.length < limit);
-  return found.slice(0, limit);
-};
+      },
+      limit,
+    )
+  ).map(parseDelivery);
