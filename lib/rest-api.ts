@@ -15,7 +15,7 @@ import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { RouteDef } from '#functions/routes';
 import type { Stage } from '#shared/config';
-import { RATE_LIMIT } from '#shared/rate-limit';
+import { KEY_TRANSFORMATIONS, RATE_LIMIT } from '#shared/rate-limit';
 
 export type MerchantRestApiProps = {
   stage: Stage;
@@ -165,9 +165,10 @@ export class MerchantRestApi extends Construct {
       customResponseBodies: { [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY } },
       rules: [
         {
-          // One budget per bearer token, i.e. per merchant: one merchant's burst cannot use up the
-          // others' share of the stage. The header is the key as sent (tokens are case-sensitive);
-          // a request without it is not counted here (WAF skips a rule whose key is missing).
+          // One budget per bearer token: one merchant's burst cannot use up the others' share of the
+          // stage. The header is normalized as authentication reads it (shared/rate-limit.ts), so
+          // no spelling of the scheme or its spacing gets a fresh budget; a request without it is
+          // not counted here (WAF skips a rule whose key is missing).
           name: WAF_TOKEN_RULE,
           priority: 0,
           action: block,
@@ -176,7 +177,14 @@ export class MerchantRestApi extends Construct {
               limit: RATE_LIMIT.requestsPer5Minutes,
               evaluationWindowSec: 300,
               aggregateKeyType: 'CUSTOM_KEYS',
-              customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+              customKeys: [
+                {
+                  header: {
+                    name: 'authorization',
+                    textTransformations: KEY_TRANSFORMATIONS.map((type, priority) => ({ priority, type })),
+                  },
+                },
+              ],
             },
           },
           visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_TOKEN_RULE}`, sampledRequestsEnabled: true },

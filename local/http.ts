@@ -5,6 +5,7 @@ import type { RouteDef } from '#functions/routes';
 import { MESSAGES } from '#shared/errors';
 import { type EnvelopeKind, v2Body } from '#shared/http/envelope';
 import { newTraceId } from '#shared/http/trace';
+import { rateLimitKey } from '#shared/rate-limit';
 import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, matchRoute } from './apigw';
 import { serveDocs } from './docs';
 import type { RateLimiter } from './rate-limit';
@@ -113,7 +114,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
     const authorization = request.headers.authorization;
     if (options.rateLimiter && authorization !== undefined) {
-      const retryAfter = options.rateLimiter.take(authorization);
+      const retryAfter = options.rateLimiter.take(rateLimitKey(authorization));
       if (retryAfter !== undefined) {
         request.resume();
         return send(response, 429, errorBody(envelope, 'Too Many Attempts.'), { 'retry-after': String(retryAfter) });

@@ -527,7 +527,18 @@ describe.each(STAGES)('the %s stack', (stage) => {
       Limit: RATE_LIMIT.requestsPer5Minutes,
       EvaluationWindowSec: 300,
       AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+      // Lowercased, whitespace runs compressed: the spellings authentication accepts share one key.
+      CustomKeys: [
+        {
+          Header: {
+            Name: 'authorization',
+            TextTransformations: [
+              { Priority: 0, Type: 'LOWERCASE' },
+              { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' },
+            ],
+          },
+        },
+      ],
     });
     // The per-IP rule comes after it and sits well above one token's budget.
     const perIp = rules.find((rule) => rule.Name === 'rate-limit-per-ip');

@@ -169,7 +169,7 @@ describe('local emulators', () => {
 });
 
 describe('local per-merchant rate limit', () => {
-  it("answers 429 with Retry-After in the route's envelope once a token used its 5-minute budget, and only for that token", async () => {
+  it("answers 429 with Retry-After in the route's envelope once a token used its 5-minute budget, in any spelling, and only for that token", async () => {
     const busy = await seedOne();
     const quiet = await seedOne();
     const port = await freePort();
@@ -193,6 +193,10 @@ describe('local per-merchant rate limit', () => {
         headers: { Authorization: `Bearer ${busy.tokens.live!}` },
         body: '{}',
       });
+      // Another spelling of the same credential (authentication takes it) shares the spent budget.
+      const respelled = await fetch(`http://127.0.0.1:${port}/api/v2/tiers`, {
+        headers: { Authorization: `bearer   ${busy.tokens.live!}` },
+      });
       const other = await get('/api/v2/tiers', quiet.tokens.live!);
 
       expect(allowed).toEqual([200, 200, 200]);
@@ -201,6 +205,7 @@ describe('local per-merchant rate limit', () => {
       expectV2Error(await throttled.json(), 'Too Many Attempts.');
       expect(throttledLegacy.status).toBe(429);
       expect(await throttledLegacy.json()).toEqual({ success: false, message: 'Too Many Attempts.', data: [] });
+      expect(respelled.status).toBe(429);
       expect(other.status).toBe(200);
     } finally {
       worker.kill('SIGTERM');

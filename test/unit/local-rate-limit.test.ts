@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, RATE_WINDOW_MS, rateLimitFromEnv } from '#local/rate-limit';
-import { RATE_LIMIT } from '#shared/rate-limit';
+import { createRateLimiter, MAX_KEYS, RATE_WINDOW_MS, rateLimitFromEnv } from '#local/rate-limit';
+import { RATE_LIMIT, rateLimitKey } from '#shared/rate-limit';
 
 /** The local stand-in for the WAF per-merchant rule: N requests per Authorization value per 5 minutes. */
 describe('local rate limiter', () => {
@@ -39,5 +39,37 @@ describe('local rate limiter', () => {
     expect(rateLimitFromEnv({})).toBe(RATE_LIMIT.requestsPer5Minutes);
     expect(rateLimitFromEnv({ RATE_LIMIT_PER_5_MIN: '5' })).toBe(5);
     expect(() => rateLimitFromEnv({ RATE_LIMIT_PER_5_MIN: 'lots' })).toThrow(/positive integer/);
+  });
+
+  it('gives every spelling authentication accepts one budget: the scheme in any case, any run of whitespace', () => {
+    // Prepare
+    const limiter = createRateLimiter(1);
+    const spellings = ['Bearer live_Token', 'bearer live_Token', 'BEARER  live_Token', 'Bearer\tlive_Token '];
+
+    // Act
+    const answers = spellings.map((header, index) => limiter.take(rateLimitKey(header), index));
+
+    // Assess
+    expect(answers[0]).toBeUndefined();
+    expect(answers.slice(1).every((answer) => answer !== undefined)).toBe(true);
+    expect(new Set(spellings.map(rateLimitKey))).toEqual(new Set(['bearer live_token']));
+  });
+
+  it('remembers at most MAX_KEYS keys, whatever their length, so a flood of made-up tokens cannot grow the process', () => {
+    // Prepare
+    const limiter = createRateLimiter(5, RATE_WINDOW_MS, 100);
+
+    // Act
+    for (let index = 0; index < 1000; index++) limiter.take(`Bearer ${'x'.repeat(7000)}${index}`, index);
+    const refusedStill = (() => {
+      const busy = createRateLimiter(1, RATE_WINDOW_MS, 100);
+      busy.take('Bearer busy', 0);
+      return busy.take('Bearer busy', 1);
+    })();
+
+    // Assess
+    expect(limiter.size()).toBe(100);
+    expect(MAX_KEYS).toBeGreaterThanOrEqual(10_000);
+    expect(refusedStill).toBeGreaterThan(0);
   });
 });
