@@ -129,10 +129,11 @@ export const workers = [
     // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
     // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
-    // GetItem the endpoint (and a merchant's users by Query for a notice), UpdateItem its slots, streak and
-    // the delivery record. Sends: retries and waits to the webhooks queue. Mail: the failing/disabled notices.
+    // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark,
+    // the delivery record; Query: a merchant's users for a notice. Sends: retries and waits to the webhooks
+    // queue. Mail: the failing/disabled notices.
     access: {
-      table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      table: ['dynamodb:Query', 'dynamodb:UpdateItem'],
       sends: ['webhooks'],
       mail: true,
       webhookSecrets: true,

@@ -88,7 +88,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   // A test reaches a disabled endpoint too: the merchant checks the receiver before enabling it again.
   const claim = await claimDelivery(settings.db, merchantId, endpointUuid, now, { anyState: event.type === TEST_EVENT_TYPE });
   if (claim.kind === 'missing' || !subscribes(claim.endpoint, event.type)) {
-    if (claim.kind === 'claimed') await finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: false });
+    if (claim.kind === 'claimed') await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
     return 'dropped';
   }
   const { endpoint } = claim;
@@ -126,7 +126,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     );
   } catch (error) {
     // Nothing was sent (the secret could not be opened): give the claim back, and let the message come back.
-    await finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: false });
+    await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
     throw error;
   }
   const answered = {
@@ -140,7 +140,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   if (ok) {
     await Promise.all([
       record({ ...base, ...answered, status: 'succeeded' }),
-      finishDelivery(settings.db, merchantId, endpointUuid, { ok: true, wasFailing: endpoint.failing_since !== undefined }),
+      finishDelivery(settings.db, merchantId, endpointUuid, { result: 'delivered', wasFailing: endpoint.failing_since !== undefined }),
     ]);
     return 'delivered';
   }
@@ -158,7 +158,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   const wait = waitBeforeNextAttempt(message.attempt, retryAfterSeconds(result.retryAfter, now), settings.schedule, random);
   const retryAt = iso(now + (wait ?? 0) * 1000);
   const streak = await finishDelivery(settings.db, merchantId, endpointUuid, {
-    ok: false,
+    result: 'failed',
     at: iso(now),
     retryAt,
     answered: result.status !== undefined,

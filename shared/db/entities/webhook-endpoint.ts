@@ -278,28 +278,36 @@ export const claimDelivery = async (
 };
 
 /**
- * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem. A
- * success ends the failure streak; a failure starts or extends it and holds the endpoint's other
- * deliveries back until `retryAt`; the endpoint as it is now (undefined when it was deleted).
+ * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
+ * `released`: nothing was sent. `delivered` ends the failure streak; `failed` starts or extends it
+ * and holds the endpoint's other deliveries back until `retryAt`. Any answer, even a failing one,
+ * clears `slow_until` (the endpoint is not hanging). The endpoint as it is now (undefined when it
+ * was deleted).
  */
+export type DeliveryEnd =
+  | { result: 'released' }
+  | { result: 'delivered'; wasFailing: boolean }
+  | { result: 'failed'; at: string; retryAt: string; answered: boolean };
+
 export const finishDelivery = async (
   { ddb, table }: TableRef,
   merchantId: string,
   uuid: string,
-  outcome: { ok: true; wasFailing: boolean } | { ok: false; at: string; retryAt: string; answered: boolean },
+  end: DeliveryEnd,
 ): Promise<WebhookEndpointItem | undefined> => {
-  // An answer, even a failing one, means the endpoint is not hanging: its other deliveries need not wait for a timeout.
+  const answered = end.result === 'delivered' || (end.result === 'failed' && end.answered);
   const remove = [
-    ...(outcome.ok || outcome.answered ? ['slow_until'] : []),
-    ...(outcome.ok && outcome.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
+    ...(answered ? ['slow_until'] : []),
+    ...(end.result === 'delivered' && end.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
   ];
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
-  const update = outcome.ok
-    ? { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } }
-    : {
-        UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
-        ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': outcome.at, ':retryAt': outcome.retryAt },
-      };
+  const update =
+    end.result === 'failed'
+      ? {
+          UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
+          ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
+        }
+      : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
