@@ -18,6 +18,8 @@ const unitEnv = {
   WEBHOOKS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks',
   WEBHOOKS_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks-dlq',
   WEBHOOK_SECRET_KEY: 'unit-webhook-key',
+  // The handlers' tests count their own writes; the quota has its own tests (unit and integration).
+  QUOTA_ENFORCEMENT: 'off',
   MAIL_FROM: 'affiliates@unit.test',
   INVITE_LINK_BASE_URL: 'https://dashboard.unit.test/invitations',
   AUTH_CACHE_TTL_SECONDS: '0',

@@ -20,6 +20,7 @@ import {
   resendNotifications,
   revokeToken,
 } from '#shared/admin/operations';
+import { setMerchantQuota } from '#shared/admin/quota';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, queueNameForStage } from '#shared/db/table-def';
@@ -59,6 +60,10 @@ const COMMANDS = {
   recount: {
     options: '--merchant <id>',
     does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.',
+  },
+  quota: {
+    options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',
+    does: "Sets the merchant's request quota on the stage (sustained rate and burst, 1 to 10000), or --reset to the stage's default; functions take it within a second. Prints the quota in effect.",
   },
   webhooks: {
     options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
@@ -194,6 +199,9 @@ const run = async (): Promise<Record<string, unknown>> => {
       event: { type: 'string' },
       since: { type: 'string' },
       limit: { type: 'string' },
+      rate: { type: 'string' },
+      burst: { type: 'string' },
+      reset: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -288,6 +296,16 @@ const run = async (): Promise<Record<string, unknown>> => {
     case 'commission': {
       const stage = stageOf();
       return commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') });
+    }
+    case 'quota': {
+      const stage = stageOf();
+      const options = {
+        merchantId: required(values, 'merchant'),
+        reset: values.reset === true,
+        ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
+        ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
+      };
+      return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
     }
     case 'recount': {
       const stage = stageOf();

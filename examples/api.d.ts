@@ -1430,6 +1430,16 @@ export interface components {
     headers: {
         /** @description Seconds to wait before retrying. */
         RetryAfter: string;
+        /**
+         * @description The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests at once (the burst), refilled in `w` seconds at a steady rate of q/w per second. On every answer to an authenticated request.
+         * @example "default";q=100;w=2
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description What is left of the quota: `r` requests now, full again in `t` seconds.
+         * @example "default";r=42;t=1
+         */
+        RateLimit: string;
         /** @description `true` when the answer is the stored one of an earlier request with the same Idempotency-Key (header `idempotent-replayed`). */
         IdempotentReplayed: "true";
     };
@@ -1486,6 +1496,8 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1533,6 +1545,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1551,6 +1565,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -1558,20 +1574,24 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyInvalid"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"];
+                    "application/json": components["schemas"]["LegacyRefused"] | (components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"]);
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1629,6 +1649,8 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1681,6 +1703,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1699,6 +1723,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -1706,20 +1732,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1751,6 +1781,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1836,26 +1868,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1882,6 +1920,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1966,26 +2006,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2021,6 +2067,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2105,6 +2153,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2123,26 +2173,32 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); a business rule refuses it (`message`): the order is cancelled. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2178,6 +2234,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2262,6 +2320,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -2273,6 +2333,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2291,6 +2353,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the order is already cancelled, older than one month, or linked to a payment. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -2298,20 +2362,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2348,6 +2416,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2407,26 +2477,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2453,6 +2529,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2511,26 +2589,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2566,6 +2650,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2621,6 +2707,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2639,6 +2727,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the address is already invited, the sender is not a user of the merchant. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -2646,20 +2736,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2696,6 +2790,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2748,26 +2844,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +2906,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,26 +2963,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2905,6 +3015,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2961,26 +3073,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,6 +3134,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3072,6 +3192,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3083,6 +3205,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3101,6 +3225,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3108,20 +3234,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,6 +3287,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +3345,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3224,6 +3358,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3242,6 +3378,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3249,20 +3387,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3294,6 +3436,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,26 +3493,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3395,6 +3545,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3449,26 +3601,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3500,6 +3658,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3566,26 +3726,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3612,6 +3778,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3691,26 +3859,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3731,6 +3905,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3782,20 +3958,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3834,6 +4014,8 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3897,6 +4079,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3915,6 +4099,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the merchant has 20 endpoints already. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3922,20 +4108,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3962,6 +4152,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4023,26 +4215,32 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4069,6 +4267,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4115,6 +4315,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4130,20 +4332,24 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4179,6 +4385,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4240,6 +4448,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4258,26 +4468,32 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4313,6 +4529,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4376,6 +4594,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4387,6 +4607,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4405,6 +4627,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4412,20 +4636,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4461,6 +4689,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4512,6 +4742,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4523,6 +4755,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4541,6 +4775,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4548,20 +4784,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4596,6 +4836,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4662,6 +4904,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4671,26 +4915,32 @@ export interface operations {
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4731,6 +4981,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4782,6 +5034,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4793,6 +5047,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4811,6 +5067,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4818,20 +5076,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4871,6 +5133,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4923,6 +5187,8 @@ export interface operations {
             /** @description No such resource for this merchant (`Not Found`). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4934,6 +5200,8 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,6 +5220,8 @@ export interface operations {
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`). */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4959,20 +5229,24 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds. */
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"];
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -41,6 +41,8 @@ export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
 /** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;
+/** Quota refusals per 5 minutes, sustained over 15: a merchant outgrowing its quota (or flooding), for ops to look at. */
+export const QUOTA_REFUSALS_THRESHOLD = 300;
 /** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
 export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
 
@@ -141,6 +143,13 @@ export class MerchantAlarms extends Construct {
       `${props.stageName}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
       props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
+    );
+    alarm(
+      'QuotaRefusals',
+      `${props.stageName}: more than ${QUOTA_REFUSALS_THRESHOLD} requests refused by merchants' quotas (429) in each of 3 five-minute periods (the dashboard shows which merchants)`,
+      businessMetric(props.stageName, METRIC.quotaRefusals, 'Sum', fiveMinutes),
+      QUOTA_REFUSALS_THRESHOLD,
+      { evaluationPeriods: 3, datapointsToAlarm: 3 },
     );
     alarm(
       'WebhooksDlqDepth',

@@ -1,6 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import type { Stage } from '#shared/config';
+import { DEFAULT_QUOTAS } from '#shared/quota/policy';
 import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
@@ -22,7 +23,11 @@ export type StageConfig = {
   alarmEmail: string | undefined;
   /** An existing SNS topic (e.g. the team's paging or chat topic) the alarms also notify. */
   alarmTopicArn: string | undefined;
-  /** API Gateway stage throttling (requests per second, burst). */
+  /**
+   * API Gateway stage throttling (requests per second, burst): a stage-wide backstop sized above the
+   * merchants' quotas (shared/quota/policy.ts) it serves at once: 20 merchants at their full default
+   * quota (live 20 x 50/s, sandbox 20 x 10/s), so it never binds before their own quotas do.
+   */
   throttle: { rateLimit: number; burstLimit: number };
   /**
    * AWS WAF rate-based rule per client IP, requests per 5 minutes: for requests the per-token rule
@@ -69,8 +74,20 @@ const STAGE_DEFAULTS: Record<
   Stage,
   { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }
 > = {
-  live: { rateLimit: 100, burstLimit: 200, logRetentionDays: 90, ownsApiGatewayAccount: true, requireAlarmDestination: true },
-  sandbox: { rateLimit: 20, burstLimit: 40, logRetentionDays: 14, ownsApiGatewayAccount: false, requireAlarmDestination: false },
+  live: {
+    rateLimit: 20 * DEFAULT_QUOTAS.live.rate,
+    burstLimit: 20 * DEFAULT_QUOTAS.live.burst,
+    logRetentionDays: 90,
+    ownsApiGatewayAccount: true,
+    requireAlarmDestination: true,
+  },
+  sandbox: {
+    rateLimit: 20 * DEFAULT_QUOTAS.sandbox.rate,
+    burstLimit: 20 * DEFAULT_QUOTAS.sandbox.burst,
+    logRetentionDays: 14,
+    ownsApiGatewayAccount: false,
+    requireAlarmDestination: false,
+  },
 };
 
 const EMAIL = /^[^@\s]+@[^@\s]+$/;

@@ -25,6 +25,8 @@ export type FunctionAccess = {
   mail: boolean;
   /** secretsmanager:GetSecretValue on the stage's webhook key. */
   webhookSecrets: boolean;
+  /** UpdateItem on the merchants' quota items only (every route: shared/http/quota.ts). */
+  quota: boolean;
 };
 
 export type FunctionSpec = {
@@ -70,6 +72,7 @@ export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }
     stream: false,
     mail: access.mail ?? false,
     webhookSecrets: access.webhookSecrets ?? false,
+    quota: true,
   };
 };
 
@@ -81,6 +84,7 @@ export const workerAccess = (worker: Pick<WorkerDef, 'access' | 'trigger'>): Fun
   stream: worker.trigger.kind === 'table-stream',
   mail: worker.access.mail ?? false,
   webhookSecrets: worker.access.webhookSecrets ?? false,
+  quota: false,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [

@@ -8,6 +8,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { QUOTA_LEADING_KEYS } from '#shared/db/entities/quota';
 import { cdkBundling, ROOT } from './bundling';
 import type { FunctionSpec } from './function-specs';
 
@@ -68,6 +69,17 @@ export class MerchantFunction extends Construct {
       this.role.addToPrincipalPolicy(new PolicyStatement({ actions: access.table, resources: [table.tableArn] }));
     for (const [index, actions] of Object.entries(access.indexes)) {
       this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [`${table.tableArn}/index/${index}`] }));
+    }
+    // The merchant's quota (shared/db/entities/quota.ts): UpdateItem on the items of the quota partitions only.
+    if (access.quota) {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'MerchantQuota',
+          actions: ['dynamodb:UpdateItem'],
+          resources: [table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [QUOTA_LEADING_KEYS] } },
+        }),
+      );
     }
   }
 

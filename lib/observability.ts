@@ -169,11 +169,15 @@ export class MerchantDashboard extends Construct {
         ],
         [
           new GraphWidget({
-            title: 'Webhook deliveries',
+            title: 'Webhook deliveries and quota refusals',
             left: [
               business(METRIC.webhookDeliveries, 'delivered (2xx)'),
               business(METRIC.webhookFailures, 'failed attempts'),
               business(METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
+              new MathExpression({
+                expression: `SEARCH('{${METRICS_NAMESPACE},merchant,service,stage} MetricName="${METRIC.quotaRefusals}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', 300)`,
+                label: 'quota refusals (429) by merchant',
+              }),
             ],
             right: [
               business(METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),

@@ -17,7 +17,7 @@ export const OPERATOR_ACCESS = {
     'dynamodb:Query',
     // seed: the merchant (guarded); mint-token, apply: the new item.
     'dynamodb:PutItem',
-    // revoke-token, mark-invite-used, link-payment, resend-notifications, recount; seed and apply: sequence counters, block counts, the invite e-mail projection.
+    // revoke-token, mark-invite-used, link-payment, resend-notifications, recount, quota; seed and apply: sequence counters, block counts, the invite e-mail projection.
     'dynamodb:UpdateItem',
     // seed: every other item in batches of 25.
     'dynamodb:BatchWriteItem',

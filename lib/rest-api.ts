@@ -15,6 +15,7 @@ import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { RouteDef } from '#functions/routes';
 import type { Stage } from '#shared/config';
+import { MESSAGES } from '#shared/errors';
 import { KEY_TRANSFORMATIONS, RATE_LIMIT } from '#shared/rate-limit';
 
 export type MerchantRestApiProps = {
@@ -45,7 +46,7 @@ export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
 export const WAF_BLOCK_BODY = JSON.stringify({
   success: false,
   data: null,
-  errors: { message: ['Too Many Attempts.'] },
+  errors: { message: [MESSAGES.tooManyAttempts] },
   meta: { trace_id: 'waf:api:rate-limited' },
 });
 
@@ -134,12 +135,12 @@ export class MerchantRestApi extends Construct {
       });
     // REST APIs answer an unknown path or method with 403 "Missing Authentication Token".
     gatewayResponse('NotFound', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', '"Not Found"');
-    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', '"Too Many Attempts."', {
+    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS),
     });
     // The WebACL's rules answer with their own custom response (below), which takes precedence;
     // this covers a block without one, e.g. a rule an operator adds in the console.
-    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', '"Too Many Attempts."', {
+    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(WAF_RETRY_AFTER_SECONDS),
     });
     // Anything else API Gateway answers itself keeps its status, in the V2 envelope.

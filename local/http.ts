@@ -117,7 +117,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       const retryAfter = options.rateLimiter.take(rateLimitKey(authorization));
       if (retryAfter !== undefined) {
         request.resume();
-        return send(response, 429, errorBody(envelope, 'Too Many Attempts.'), { 'retry-after': String(retryAfter) });
+        return send(response, 429, errorBody(envelope, MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
       }
     }
 

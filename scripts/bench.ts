@@ -4,6 +4,7 @@
  * other scales only print). It asserts nothing and exits 0 whatever the figures are (tests assert
  * behaviour; this only measures). What it measures and why: BENCH_INTRO below.
  */
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -18,6 +19,8 @@ import { benchPageCost } from '#scripts/bench/page-cost';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { benchQuota } from './bench/quota';
 import { benchWebhooks } from './bench/webhooks';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
@@ -27,6 +30,7 @@ type Order = NonNullable<FixtureMerchant['orders']>[number];
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
        npm run bench -- --webhooks
+       npm run bench -- --quota
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
@@ -39,7 +43,8 @@ seeds a tenth of the list sizes and only prints. --out FILE writes the report th
 minutes (scripts/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
-it (scripts/bench/webhooks.ts).`;
+it (scripts/bench/webhooks.ts). --quota measures only the per-merchant quota beside a noisy
+neighbour and what it costs (scripts/bench/quota.ts).`;
 
 const { values: options } = parseArgs({
   options: {
@@ -47,6 +52,7 @@ const { values: options } = parseArgs({
     out: { type: 'string' },
     orders: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
+    quota: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -65,6 +71,10 @@ if (options.orders !== undefined) {
 }
 if (options.webhooks) {
   await benchWebhooks();
+  process.exit(0);
+}
+if (options.quota) {
+  await benchQuota();
   process.exit(0);
 }
 const scale = Number(options.scale);
@@ -553,6 +563,8 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
 - **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
   with one of each, requests alternating so that other load on the machine hits both alike.
 - **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
+- **Quotas**: a merchant at half its quota beside one flooding at ten times its own (429s, p50, p99 against alone and
+  against the quota switched off), the flooder's admissions against its bucket, and the quota's writes per request.
 - **Webhook delivery**: latency from a write (a shipping re-price) to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
 
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
@@ -562,7 +574,7 @@ const stack = await startLocalStack({
   ports: await freePorts(),
   seedDemo: false,
   // Marks are recounted once 5 s old (60 s deployed): the bench waits for them, not a minute.
-  workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
+  workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
 });
 const startedAt = new Date();
 const loadAtStart = loadavg()[0] ?? 0;
@@ -614,6 +626,30 @@ try {
   }
 } catch (error) {
   print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
+}
+// The per-merchant quota beside a noisy neighbour, and its cost (scripts/bench/quota.ts).
+try {
+  const quota = await benchQuota(print);
+  const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;
+  summary.push(
+    {
+      target: 'quota: a merchant at half its quota gets no 429 while another floods at 10x',
+      measured: `${quota.quietBeside.refused} x 429 of ${quota.quietBeside.sent}`,
+      pass: quota.quietBeside.refused === 0,
+    },
+    {
+      target: 'quota: its p99 beside the flood within 1.5x of its p99 alone',
+      measured: `${ratio(quota.quietBeside.p99 / quota.quietAlone.p99)} (${ms(quota.quietAlone.p99)} -> ${ms(quota.quietBeside.p99)})`,
+      pass: quota.quietBeside.p99 <= 1.5 * quota.quietAlone.p99,
+    },
+    {
+      target: 'quota: the flooding merchant admitted within 5% of what its bucket allows',
+      measured: `${count(quota.flood.admitted)} of ${count(quota.flood.allowed)} (${(exactness * 100).toFixed(1)}%)`,
+      pass: exactness <= 0.05,
+    },
+  );
+} catch (error) {
+  print(`\nquota benchmark failed: ${(error as Error).stack ?? String(error)}`);
 }
 table(
   'Targets',

@@ -417,6 +417,10 @@ const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
   route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination);
 
 const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+const QUOTA_HEADERS = {
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+};
 
 /** One example per name, in a media type's `examples`. */
 const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
@@ -540,9 +544,12 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
     out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure, named(cases));
   }
   out['429'] = errorResponse(
-    "Rate limited (per token, per client IP, or the stage's throttle): retry after Retry-After seconds.",
-    gateway,
-    one('Rate limited', gatewayBody(commonFailures.tooManyAttempts)),
+    "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
+    { anyOf: [failure, gateway] },
+    named({
+      quota: { summary: "The merchant's quota is spent", value: failureBody(legacy, 429, commonFailures.tooManyAttempts) },
+      backstop: { summary: 'A backstop (WAF, stage throttle) refused it', value: gatewayBody(commonFailures.tooManyAttempts) },
+    }),
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
@@ -617,6 +624,10 @@ export const buildOpenApiDocument = () => {
     const post = acceptsIdempotencyKey(route);
     const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
     const failureResponses = failures(route, operation, examples);
+    // The merchant's quota: its headers on every answer once the caller is authenticated.
+    for (const [status, response] of Object.entries(failureResponses)) {
+      if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
+    }
     if (post) {
       // What is answered after the key is claimed, below 500, is stored and may be replayed.
       for (const [status, response] of Object.entries(failureResponses)) {
@@ -643,7 +654,7 @@ export const buildOpenApiDocument = () => {
       responses: {
         [String(operation.status)]: {
           description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
-          ...successHeaders,
+          headers: { ...successHeaders.headers, ...QUOTA_HEADERS },
           content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, examples) } },
         },
         ...failureResponses,
@@ -716,6 +727,19 @@ export const buildOpenApiDocument = () => {
       },
       headers: {
         RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
+        RateLimitPolicy: {
+          description:
+            "The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests at once (the burst), refilled in `w` seconds at a steady rate of q/w per second. On every answer to an authenticated request.",
+          required: false,
+          schema: { type: 'string', pattern: '^"default";q=[0-9]+;w=[0-9]+$' },
+          example: '"default";q=100;w=2',
+        },
+        RateLimit: {
+          description: 'What is left of the quota: `r` requests now, full again in `t` seconds.',
+          required: false,
+          schema: { type: 'string', pattern: '^"default";r=[0-9]+;t=[0-9]+$' },
+          example: '"default";r=42;t=1',
+        },
         IdempotentReplayed: {
           description: `\`true\` when the answer is the stored one of an earlier request with the same Idempotency-Key (header \`${IDEMPOTENCY_FACTS.replayedHeader}\`).`,
           required: false,

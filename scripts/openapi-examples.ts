@@ -49,8 +49,6 @@ export const MESSAGES_ELSEWHERE = {
   /** shared/domain/affiliate-request-decisions.ts REQUEST_MESSAGES */
   requestAlreadyAccepted: 'The affiliate request has already been accepted.',
   requestAlreadyDeclined: 'The affiliate request has already been declined.',
-  /** local/http.ts, lib/rest-api.ts (WAF and throttling) */
-  tooManyAttempts: 'Too Many Attempts.',
   /** local/http.ts */
   bodyTooLarge: 'The request body is larger than 10 MB.',
   /** functions/orders/create-legacy.ts */
@@ -411,7 +409,7 @@ export const commonFailures = {
   wrongTokenKind: { message: [MESSAGES.wrongTokenKind.live] },
   wrongTokenKindSandbox: { message: [MESSAGES.wrongTokenKind.sandbox] },
   noLiveOrders: { message: [MESSAGES.noLiveOrders] },
-  tooManyAttempts: { message: [MESSAGES_ELSEWHERE.tooManyAttempts] },
+  tooManyAttempts: { message: [MESSAGES.tooManyAttempts] },
   bodyTooLarge: { message: [MESSAGES_ELSEWHERE.bodyTooLarge] },
   idempotencyReused: keyReused().errors,
   idempotencyInFlight: { message: [IDEMPOTENCY_MESSAGES.inFlight] },

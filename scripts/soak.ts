@@ -21,11 +21,13 @@
  *
  * `runSoak(options)` does all of it and returns the results, for a test that wants the checks.
  */
+
 import { pathToFileURL } from 'node:url';
 import { parseFaultSpec } from '#local/faults';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { STAGES, type Stage } from '#shared/config';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { checkInvariants } from './soak/checks';
 import { closeClient } from './soak/client';
 import { type SoakMerchant, seedMerchants } from './soak/fixtures';
@@ -48,6 +50,7 @@ export { printReport, type SoakResult } from './soak/report';
  * off unless --verbose (with faults on, every injected failure is logged).
  */
 const workerEnv = (options: SoakOptions): Record<string, string> => ({
+  ...UNMETERED_QUOTA_ENV,
   POWERTOOLS_LOG_LEVEL: options.verbose ? 'ERROR' : 'SILENT',
   FOLLOW_UP_MIN_DELAY_SECONDS: '2',
   RATE_LIMIT_PER_5_MIN: '100000000',

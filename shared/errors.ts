@@ -29,6 +29,8 @@ export const MESSAGES = {
     sandbox: 'A live token cannot be used on the sandbox API.',
   },
   noLiveOrders: 'This token is not allowed to place live orders.',
+  /** A rate limit or the merchant's quota refused the request (429), as Laravel's throttle says it. */
+  tooManyAttempts: 'Too Many Attempts.',
 } as const;
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;

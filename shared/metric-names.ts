@@ -23,6 +23,8 @@ export const METRIC = {
   webhookFailures: 'WebhookFailures',
   /** Milliseconds from sending a webhook delivery to its answer (or its failure). */
   webhookLatency: 'WebhookLatency',
+  /** A request refused by its merchant's quota (429), with the dimension `merchant`. */
+  quotaRefusals: 'QuotaRefusals',
   /** The service disabled a webhook endpoint (410 Gone, a failure streak). */
   webhookEndpointsDisabled: 'WebhookEndpointsDisabled',
   /** Age of the oldest accepted order still waiting for its queue send, after a relay run (0 when none). */

@@ -33,6 +33,7 @@ const UNITS: Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitN
   [METRIC.commissionAmount]: MetricUnit.NoUnit,
   [METRIC.emailsSent]: MetricUnit.Count,
   [METRIC.emailsFailed]: MetricUnit.Count,
+  [METRIC.quotaRefusals]: MetricUnit.Count,
   [METRIC.webhookDeliveries]: MetricUnit.Count,
   [METRIC.webhookFailures]: MetricUnit.Count,
   [METRIC.webhookLatency]: MetricUnit.Milliseconds,

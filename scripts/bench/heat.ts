@@ -23,6 +23,7 @@
  * by item size where one call writes several items; the record says when a call had to be estimated.
  * Asserts nothing; prints markdown.
  */
+
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { freePorts } from '#local/ports';
@@ -30,6 +31,7 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import type { CallRecord, PartitionWrite } from '#local/write-recorder';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 // ---------------------------------------------------------------------------------------------
 // DynamoDB's limits and AWS list prices (us-east-1, on-demand / pay per request), as of
@@ -282,7 +284,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     stack = await startLocalStack({
       ports: await freePorts(),
       seedDemo: false,
-      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
+      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
     });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
       merchants: Array.from({ length: opts.merchants }, (_, index) => merchantFixture(index)),

@@ -22,6 +22,7 @@
  * DynamoDB Local charges a Query like DynamoDB: the size of the items it read, in 4 KB units,
  * halved for an eventually consistent read; the partition and its size do not enter into it.
  */
+
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -43,6 +44,7 @@ import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord } from '#shared/db/entities/order';
 import { orderNoRecord } from '#shared/db/entities/order-no';
 import { readPage } from '#shared/db/pages';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
@@ -190,7 +192,7 @@ export const benchPageCost = async ({ orders, print }: { orders: number; print: 
     stack = await startLocalStack({
       ports: await freePorts(),
       seedDemo: false,
-      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
     });
     const live = stack.stages.live;
     print(`\n## Page cost at ${BASELINE_ORDERS.toLocaleString('en-US')} and ${orders.toLocaleString('en-US')} orders\n`);

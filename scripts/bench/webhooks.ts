@@ -11,6 +11,7 @@
  * same merchant that never answers (each attempt runs into the 15 s timeout): the healthy
  * endpoint's p99 should not move.
  */
+
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200 } as const;
 
@@ -113,7 +115,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     stack = await startLocalStack({
       ports: await freePorts(),
       seedDemo: false,
-      workerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
     });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
       merchants: [

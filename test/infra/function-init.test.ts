@@ -58,6 +58,7 @@ describe('every deployed bundle', () => {
       ...access.table,
       ...(access.sends.length > 0 ? ['sqs:SendMessage'] : []),
       ...(access.mail ? ['ses:SendEmail'] : []),
+      ...(access.quota ? ['dynamodb:UpdateItem'] : []),
     ]);
     const code = readFileSync(bundle.file, 'utf8');
     const used = Object.keys(GUARDED_OPERATIONS).filter((operation) => code.includes(`"${operation}"`));

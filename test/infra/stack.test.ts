@@ -108,8 +108,11 @@ const grantsOf = (stage: Stage, id: string): { grants: Set<string>; statements: 
   const grants = new Set<string>();
   for (const statement of statements) {
     expect(statement.Effect).toBe('Allow');
+    // The quota statement is the only conditioned one: its items only (the quota partitions).
+    const scope = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ? ' (quota partitions)' : '';
     for (const action of [statement.Action].flat()) {
-      for (const resource of [statement.Resource].flat()) grants.add(`${action} on ${describeResource(stage, resource, ownLogGroup)}`);
+      for (const resource of [statement.Resource].flat())
+        grants.add(`${action} on ${describeResource(stage, resource, ownLogGroup)}${scope}`);
     }
   }
   return { grants, statements, role: resources[roleId] as Resource };
@@ -144,6 +147,7 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
     webhookSecrets?: boolean;
   };
   return new Set([
+    'dynamodb:UpdateItem on table (quota partitions)',
     ...(access.sends ?? []).map((queue) => `sqs:SendMessage on queue:${queue}`),
     ...(access.webhookSecrets ? WEBHOOK_KEY_GRANTS : []),
     ...BASE_GRANTS,
@@ -237,7 +241,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       const { grants, role } = grantsOf(stage, route.id);
       expect([...grants].sort(), route.id).toEqual([...expectedRouteGrants(route)].sort());
       expect(role.Properties.ManagedPolicyArns, route.id).toBeUndefined();
-      const actions = [...grants].map((grant) => grant.split(' ')[0]);
+      const actions = [...grants].filter((grant) => !grant.endsWith('(quota partitions)')).map((grant) => grant.split(' ')[0]);
       if (route.method === 'GET') {
         expect(
           actions.filter(
@@ -307,7 +311,8 @@ describe.each(STAGES)('the %s stack', (stage) => {
   });
 
   it('gives orders-update and orders-cancel one conditional UpdateItem beyond authentication (cancel, a POST: also its Idempotency-Key records); no ConditionCheckItem', () => {
-    const dynamo = (id: string) => [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:')).sort();
+    const dynamo = (id: string) =>
+      [...grantsOf(stage, id).grants].filter((grant) => grant.startsWith('dynamodb:') && !grant.endsWith('(quota partitions)')).sort();
     expect(dynamo('orders-update')).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:UpdateItem on table']);
     expect(dynamo('orders-cancel')).toEqual([
       'dynamodb:GetItem on table',
@@ -415,6 +420,21 @@ describe.each(STAGES)('the %s stack', (stage) => {
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }],
     });
+  });
+
+  it("lets every route write the merchants' quota items, and nothing else with that grant (LeadingKeys M#*#QUOTA)", () => {
+    const { template } = synth[stage];
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
+    const quotaStatements = policies.flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as any[]).filter((statement) => statement.Sid === 'MerchantQuota'),
+    );
+    expect(quotaStatements).toHaveLength(routes.length);
+    for (const statement of quotaStatements) {
+      expect(statement).toMatchObject({
+        Action: 'dynamodb:UpdateItem',
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['M#*#QUOTA'] } },
+      });
+    }
   });
 
   it('lets only the functions that seal or open webhook secrets read the webhook key', () => {

@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { freePorts } from '#local/ports';
 import { startLocalStack } from '#local/stack';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { type ContractProxy, startContractProxy } from './contract-proxy';
 import type { StackInfo } from './stack-info';
 
@@ -18,6 +19,8 @@ export default async function setup(project: TestProject) {
     ports: await freePorts(),
     faultsHeader: true,
     workerEnv: {
+      // Merchants unmetered by default; the quota tests give theirs a quota of its own (npm run admin -- quota).
+      ...UNMETERED_QUOTA_ENV,
       AUTH_CACHE_TTL_SECONDS: '0',
       FOLLOW_UP_MIN_DELAY_SECONDS: '2',
       POWERTOOLS_LOG_LEVEL: 'ERROR',

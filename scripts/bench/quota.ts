@@ -1,0 +1,148 @@
+/**
+ * The per-merchant quota under a noisy neighbour, and what it costs (`npm run bench`, section
+ * "Quotas"; `npm run bench -- --quota` runs only this part).
+ *
+ * On in-memory local stacks with the default quota lowered to RATE/s (burst 2 x RATE) so that a
+ * flood of ten times it fits on a laptop: merchant B reads `GET /api/v2/tiers` at half its quota,
+ * first with the quota switched off (the cost baseline), then with it on, alone, then for FLOOD_S
+ * seconds beside merchant A sending ten times its own quota. Reported: B's 429s and p50/p99 in each
+ * phase, A's admitted requests against what its bucket allows (rate x seconds + burst: the
+ * exactness), and the quota's writes per request (every call is recorded, LOCAL_RECORD_WRITES).
+ */
+import { pathToFileURL } from 'node:url';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { seedFixture } from '#shared/admin/seed';
+import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
+
+export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
+
+type Print = (line: string) => void;
+export type QuotaBenchResult = {
+  quietAlone: { p50: number; p99: number; refused: number; sent: number };
+  quietBeside: { p50: number; p99: number; refused: number; sent: number };
+  baseline: { p50: number; p99: number };
+  flood: { sent: number; admitted: number; allowed: number };
+  writesPerRequest: number;
+};
+
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+};
+
+/** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
+const drive = async (url: string, token: string, rate: number, seconds: number) => {
+  const started = performance.now();
+  const answers: { status: number; ms: number }[] = [];
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < rate * seconds; index++) {
+    const wait = started + (index * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sent = performance.now();
+    pending.push(
+      fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          answers.push({ status: response.status, ms: performance.now() - sent });
+        })
+        .catch(() => {
+          answers.push({ status: 0, ms: performance.now() - sent });
+        }),
+    );
+  }
+  await Promise.all(pending);
+  return answers;
+};
+
+const summary = (answers: { status: number; ms: number }[]) => {
+  const ok = answers.filter((answer) => answer.status === 200).map((answer) => answer.ms);
+  return {
+    p50: percentile(ok, 50),
+    p99: percentile(ok, 99),
+    refused: answers.filter((answer) => answer.status === 429).length,
+    sent: answers.length,
+  };
+};
+
+const startStack = (rate: number, enforced: boolean) =>
+  freePorts().then((ports) =>
+    startLocalStack({
+      ports,
+      seedDemo: false,
+      workerEnv: {
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+        CONSUMER_POLL: 'off',
+        STREAM_POLL: 'off',
+        QUOTA_RATE_PER_SECOND: String(rate),
+        QUOTA_BURST: String(2 * rate),
+        LOCAL_RECORD_WRITES: 'on',
+        ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
+      },
+    }),
+  );
+
+const seedTwo = async (stack: LocalStack) => {
+  const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });
+  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [merchant('noisy'), merchant('quiet')] });
+  return { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
+};
+
+export const benchQuota = async (print: Print = console.log, options: Partial<typeof QUOTA_BENCH> = {}): Promise<QuotaBenchResult> => {
+  const { rate, floodFactor, seconds, baselineSeconds } = { ...QUOTA_BENCH, ...options };
+  const quietRate = rate / 2;
+  print(
+    `\n## Quotas: a noisy neighbour (quota ${rate}/s, burst ${2 * rate}; ${new Date().toISOString()})\n\nMerchant B reads at half its quota (${quietRate}/s); merchant A sends ${floodFactor}x its quota (${rate * floodFactor}/s) for ${seconds} s. Baseline: B alone with the quota switched off.\n`,
+  );
+  let stack: LocalStack | undefined;
+  let baseline: { p50: number; p99: number };
+  try {
+    stack = await startStack(rate, false);
+    const tokens = await seedTwo(stack);
+    await drive(stack.stages.live.url, tokens.quiet, quietRate, 5);
+    baseline = summary(await drive(stack.stages.live.url, tokens.quiet, quietRate, baselineSeconds));
+  } finally {
+    await stack?.stop();
+  }
+  stack = undefined;
+  try {
+    stack = await startStack(rate, true);
+    const tokens = await seedTwo(stack);
+    const url = stack.stages.live.url;
+    await drive(url, tokens.quiet, quietRate, 5);
+    await stack.writeRecord();
+    const quietAlone = summary(await drive(url, tokens.quiet, quietRate, baselineSeconds));
+    const writes = (await stack.writeRecord()).live;
+    const quotaWrites = writes.filter((call) => (call.writes ?? []).some((write) => write.key.endsWith(QUOTA_PARTITION_SUFFIX))).length;
+    const [quietBesideAnswers, floodAnswers] = await Promise.all([
+      drive(url, tokens.quiet, quietRate, seconds),
+      drive(url, tokens.noisy, rate * floodFactor, seconds),
+    ]);
+    const quietBeside = summary(quietBesideAnswers);
+    const admitted = floodAnswers.filter((answer) => answer.status === 200).length;
+    const result: QuotaBenchResult = {
+      quietAlone,
+      quietBeside,
+      baseline,
+      flood: { sent: floodAnswers.length, admitted, allowed: rate * seconds + 2 * rate },
+      writesPerRequest: quotaWrites / Math.max(1, quietAlone.sent),
+    };
+    const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : 'n/a');
+    print('| merchant B (half its quota) | requests | 429 | p50 | p99 |');
+    print('|---|---|---|---|---|');
+    print(`| quota off (baseline) | ${Math.round(quietRate * baselineSeconds)} | - | ${ms(baseline.p50)} | ${ms(baseline.p99)} |`);
+    print(`| quota on, alone | ${quietAlone.sent} | ${quietAlone.refused} | ${ms(quietAlone.p50)} | ${ms(quietAlone.p99)} |`);
+    print(
+      `| quota on, beside A's flood | ${quietBeside.sent} | ${quietBeside.refused} | ${ms(quietBeside.p50)} | ${ms(quietBeside.p99)} |`,
+    );
+    print(
+      `\nMerchant A sent ${result.flood.sent} requests; ${admitted} were admitted, against ${result.flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - result.flood.allowed) / result.flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${result.writesPerRequest.toFixed(2)} per request of B (one lease per tenth of its rate; a refused lease writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
+    );
+    return result;
+  } finally {
+    await stack?.stop();
+  }
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchQuota();

@@ -1,0 +1,56 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { currentStage } from '#shared/config';
+import { functionTable } from '#shared/db/client';
+import { ApiError, MESSAGES } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { emitMetrics, METRIC } from '#shared/metrics';
+import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
+import { defaultQuota } from '#shared/quota/policy';
+import type { AuthenticatedContext } from './auth';
+import type { ApiMiddleware } from './types';
+
+/**
+ * The merchant's quota in the request chain (shared/http/api-handler.ts): `quota()` admits the
+ * request right after authentication, keyed on the merchant (whatever token or spelling of it),
+ * and refuses with 429 in the route's envelope and an honest Retry-After; `quotaHeaders()`, the
+ * outermost step, puts `RateLimit-Policy` and `RateLimit` on every answer to an authenticated
+ * request, success or failure, stored Idempotency-Key replays included (with today's figures).
+ * QUOTA_ENFORCEMENT=off skips both: the unit tests of the handlers, which count their own writes.
+ */
+const enforced = process.env.QUOTA_ENFORCEMENT !== 'off';
+let limiter: ReturnType<typeof createQuotaLimiter> | undefined;
+const quotaLimiter = () => {
+  limiter ??= createQuotaLimiter({ db: functionTable, fallback: defaultQuota(currentStage()) });
+  return limiter;
+};
+
+type QuotaContext = AuthenticatedContext & { quota?: QuotaDecision };
+
+export const quota = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+  before: async (request) => {
+    if (!enforced) return;
+    const merchantId = request.context.credential.merchant.id;
+    const decision = await quotaLimiter().admit(merchantId);
+    (request.context as QuotaContext).quota = decision;
+    if (decision.degraded)
+      logger.warn("Quota store unavailable: admitted against this container's own bucket", { merchant_id: merchantId });
+    if (decision.admitted) return;
+    // Per merchant (dashboard, logs insights) and for the stage (the alarm: no alarm per merchant).
+    emitMetrics({ [METRIC.quotaRefusals]: 1 }, { merchant: merchantId });
+    emitMetrics({ [METRIC.quotaRefusals]: 1 });
+    throw new ApiError(
+      429,
+      { message: [MESSAGES.tooManyAttempts] },
+      { 'retry-after': String(decision.retryAfterSeconds ?? 1), ...decision.headers },
+    );
+  },
+});
+
+export const quotaHeaders = (): ApiMiddleware => {
+  const add: NonNullable<ApiMiddleware['after']> = (request) => {
+    const decision = (request.context as QuotaContext).quota;
+    if (decision && request.response) request.response.headers = { ...request.response.headers, ...decision.headers };
+  };
+  return { after: add, onError: add };
+};
