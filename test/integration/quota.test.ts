@@ -35,7 +35,9 @@ describe('per-merchant quota', () => {
     // Assess
     expect(burst.map((response) => response.status)).toEqual([200, 200, 200]);
     expect(burst[0]?.headers.get('ratelimit-policy')).toBe('"default";q=3;w=3');
-    expect(burst[2]?.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+    // The answers of a concurrent burst arrive in any order: one of them left nothing.
+    const left = burst.map((response) => Number(response.headers.get('ratelimit')?.match(/r=(\d+)/)?.[1]));
+    expect(left.sort()).toEqual([0, 1, 2]);
     expect(refused.status).toBe(429);
     expect(wait).toBeGreaterThanOrEqual(1);
     expect(refusedBody).toMatchObject({ success: false, data: null, errors: { message: ['Too Many Attempts.'] } });

@@ -128,6 +128,8 @@ describe('readPage over block counts and group totals', () => {
       expect(read.at(-1)?.items).toEqual([]);
       expect(read.flatMap((result) => result.items.map((item) => item.seq))).toEqual(expected);
     },
+    // Hundreds of pages through the mocked client: seconds on a busy 2-core machine (it timed out at 5 s in a full run).
+    30_000,
   );
 
   it.each([1, 30, 60])(
