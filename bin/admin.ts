@@ -111,18 +111,26 @@ const required = (values: Record<string, unknown>, name: string): string => {
   return value;
 };
 
-/** The stage's orders queue and DLQ: the local SQS emulator, or AWS when a deployed stage is targeted. */
+/** The operator's SQS client: the local emulator, or AWS when a deployed stage is targeted (SEED_TABLE_NAME). */
+const operatorSqs = () =>
+  process.env.SEED_TABLE_NAME
+    ? new SQSClient({})
+    : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig });
+
+const queueUrlOf = async (sqs: SQSClient, QueueName: string) => {
+  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
+  if (!QueueUrl) throw new AdminError(`queue ${QueueName} not found`);
+  return QueueUrl;
+};
+
+/** The stage's orders queue and DLQ. */
 const redriveTarget = async (stage: Stage) => {
-  const local = !process.env.SEED_TABLE_NAME;
-  const sqs = local
-    ? new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig })
-    : new SQSClient({});
-  const url = async (QueueName: string) => {
-    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
-    if (!QueueUrl) throw new AdminError(`queue ${QueueName} not found`);
-    return QueueUrl;
+  const sqs = operatorSqs();
+  return {
+    sqs,
+    dlqUrl: await queueUrlOf(sqs, ordersDlqNameForStage(stage)),
+    ordersQueueUrl: await queueUrlOf(sqs, ordersQueueNameForStage(stage)),
   };
-  return { sqs, dlqUrl: await url(ordersDlqNameForStage(stage)), ordersQueueUrl: await url(ordersQueueNameForStage(stage)) };
 };
 
 /**
@@ -142,16 +150,13 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
   return (await import('#shared/mail/relay')).relayPendingNotifications;
 };
 
-/** The stage's webhooks queue, as a sender of delivery messages (the local emulator, or AWS for a deployed stage). */
+/** The stage's webhooks queue, as a sender of delivery messages. */
 const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
-  const sqs = process.env.SEED_TABLE_NAME
-    ? new SQSClient({})
-    : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig });
-  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueNameForStage(stage, 'webhooks') }));
-  if (!QueueUrl) throw new AdminError(`queue ${queueNameForStage(stage, 'webhooks')} not found`);
+  const sqs = operatorSqs();
+  const queueUrl = await queueUrlOf(sqs, queueNameForStage(stage, 'webhooks'));
   return (messages) =>
     sendMessages(
-      QueueUrl,
+      queueUrl,
       messages.map((message) => ({ body: JSON.stringify(message) })),
       sqs,
     );

@@ -20,6 +20,7 @@ import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks } from './bench/webhooks';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
@@ -151,11 +152,6 @@ const request = (url: string, token: string, method: 'GET' | 'POST', body?: unkn
 
 // ---------------------------------------------------------------------------------------------
 // Figures and tables.
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-};
 const ms = (value: number) => (Number.isFinite(value) ? `${value < 100 ? value.toFixed(1) : value.toFixed(0)} ms` : 'n/a');
 const seconds = (value: number) => `${(value / 1000).toFixed(1)} s`;
 const rate = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');

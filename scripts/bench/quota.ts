@@ -14,6 +14,7 @@ import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
+import { percentile } from './percentile';
 
 export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
 
@@ -24,12 +25,6 @@ export type QuotaBenchResult = {
   baseline: { p50: number; p99: number };
   flood: { sent: number; admitted: number; allowed: number };
   writesPerRequest: number;
-};
-
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 };
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */

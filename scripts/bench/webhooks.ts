@@ -20,6 +20,7 @@ import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { percentile } from './percentile';
 
 export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200 } as const;
 
@@ -32,12 +33,6 @@ export type WebhookBenchResult = {
   rate: number;
   p50: number;
   p99: number;
-};
-
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 };
 
 /** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers. */

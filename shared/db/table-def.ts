@@ -32,6 +32,11 @@ export const tableNameForStage = (stage: string): string => `affiliate-merchant-
 /** The table's stream: what the change feed needs to tell what a write changed. */
 export const STREAM_VIEW_TYPE = 'NEW_AND_OLD_IMAGES';
 
+/** The queue consumers' timeout (functions/workers.ts): the consumed queues' visibility follows from it. */
+export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
+/** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
+export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
+
 /**
  * The stage's queues, by id: the environment variable that hands a function its URL, and where
  * each redrives. Shared by the CDK stack, the local stack and the function manifests.
@@ -44,13 +49,13 @@ export const STREAM_VIEW_TYPE = 'NEW_AND_OLD_IMAGES';
  *   recover), delayed for retries; `webhooks-dlq` keeps what the deliverer could not handle.
  */
 export const QUEUES = {
-  orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq' },
+  orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
-  'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked' },
+  'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
-  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', redrivesTo: 'webhooks-dlq' },
+  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', redrivesTo: 'webhooks-dlq', consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS },
   'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
-} as const satisfies Record<string, { envVar: string; redrivesTo: string | undefined }>;
+} as const satisfies Record<string, { envVar: string; redrivesTo: string | undefined; consumerTimeoutSeconds?: number }>;
 
 export type QueueId = keyof typeof QUEUES;
 export const QUEUE_IDS = Object.keys(QUEUES) as QueueId[];
@@ -65,20 +70,16 @@ export const queueNameForStage = (stage: string, queue: QueueId): string => `aff
 export const ordersQueueNameForStage = (stage: string): string => queueNameForStage(stage, 'orders');
 export const ordersDlqNameForStage = (stage: string): string => queueNameForStage(stage, 'orders-dlq');
 
-/** The queue consumers' timeout (functions/workers.ts): the consumed queues' visibility follows from it. */
-export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
-/** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
-export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
-
 /**
  * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local
  * stack: redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for
  * an event source).
  */
-export const consumedQueueSettings = (queue: QueueId) => ({
-  maxReceiveCount: 5,
-  visibilityTimeoutSeconds: (queue.startsWith('webhooks') ? WEBHOOKS_CONSUMER_TIMEOUT_SECONDS : ORDERS_CONSUMER_TIMEOUT_SECONDS) * 6,
-});
+export const consumedQueueSettings = (queue: QueueId) => {
+  const entry = QUEUES[queue];
+  const timeout = 'consumerTimeoutSeconds' in entry ? entry.consumerTimeoutSeconds : ORDERS_CONSUMER_TIMEOUT_SECONDS;
+  return { maxReceiveCount: 5, visibilityTimeoutSeconds: timeout * 6 };
+};
 
 /**
  * A table to work on and the client to reach it. Functions use their own (shared/db/client.ts

@@ -14,8 +14,6 @@ const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
  */
 export type FollowUp = { kind: 'notify' | 'recount'; key: Key; due: string };
 
-export { MAX_DELAY_SECONDS };
-
 /** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
 export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(minDelaySeconds, Math.ceil((Date.parse(due) - now) / 1000)));

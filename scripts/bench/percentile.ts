@@ -1,0 +1,6 @@
+/** The p-th percentile (nearest rank) of some figures; NaN for none. The one definition the bench's parts share. */
+export const percentile = (values: number[], p: number): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
