@@ -14,6 +14,8 @@ import { rateLimitHeaders } from './policy';
  * outage, yet a flood stays bounded), and `degraded` says so.
  */
 export const LEASE_MS = 1000;
+/** The longest a request waits for another request's lease before leasing itself. */
+export const LEASE_WAIT_MS = 500;
 /** A lease is this share of the merchant's rate (at least one token). */
 export const LEASE_SHARE = 0.1;
 const MAX_MERCHANTS = 10_000;
@@ -50,13 +52,21 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
   };
 
   const admit = async (merchantId: string): Promise<QuotaDecision> => {
-    // One lease in flight per merchant: the others wait for it and spend what it brought.
+    // One lease in flight per merchant: the others wait for it and spend what it brought, but never
+    // longer than LEASE_WAIT_MS (an invocation stopped mid-lease leaves its promise unsettled forever).
     for (;;) {
       const spent = spend(merchantId, options.now?.() ?? Date.now());
       if (spent) return spent;
       const inFlight = leasing.get(merchantId);
       if (!inFlight) break;
-      await inFlight.catch(() => undefined);
+      const settled = await Promise.race([
+        inFlight.then(
+          () => true,
+          () => true,
+        ),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), LEASE_WAIT_MS).unref()),
+      ]);
+      if (!settled) break;
     }
     const lease = take(merchantId);
     leasing.set(merchantId, lease);

@@ -57,3 +57,24 @@ describe('quota limiter', () => {
     ]);
   });
 });
+
+describe('quota limiter, a lease that never settles', () => {
+  it('does not hold the next request of the merchant longer than LEASE_WAIT_MS (an invocation stopped mid-lease)', async () => {
+    // Prepare: the first lease hangs forever, the next ones answer
+    let calls = 0;
+    ddbMock.on(UpdateCommand).callsFake(async (input) => {
+      calls += 1;
+      if (calls === 1) return new Promise(() => undefined);
+      return { Attributes: { tat: input.ExpressionAttributeValues[':tat'] } };
+    });
+    const limiter = createQuotaLimiter({ db: functionTable, fallback: { rate: 100, burst: 200 }, now: () => NOW });
+
+    // Act
+    void limiter.admit('m4');
+    const next = await limiter.admit('m4');
+
+    // Assess
+    expect(next.admitted).toBe(true);
+    expect(calls).toBe(2);
+  });
+});
