@@ -25,6 +25,7 @@ import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } 
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, queueNameForStage } from '#shared/db/table-def';
 import { sendMessages } from '#shared/queue/send-batch';
+import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
 import { resolveStore, useFunctionEnv } from './target';
@@ -154,12 +155,7 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
 const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
   const sqs = operatorSqs();
   const queueUrl = await queueUrlOf(sqs, queueNameForStage(stage, 'webhooks'));
-  return (messages) =>
-    sendMessages(
-      queueUrl,
-      messages.map((message) => ({ body: JSON.stringify(message) })),
-      sqs,
-    );
+  return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: sqs });
 };
 
 const WEBHOOK_ACTIONS = ['list', 'deliveries', 'replay'] as const;

@@ -259,7 +259,7 @@ export const routes = [
     path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
     handler: 'functions/webhooks/resend.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks'] },
   },
   {
     id: 'webhooks-recover',
@@ -267,7 +267,7 @@ export const routes = [
     path: '/api/v2/webhooks/{uuid}/recover',
     handler: 'functions/webhooks/recover.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks'] },
   },
 ] as const satisfies readonly RouteDef[];
 

@@ -78,8 +78,9 @@ export const workers = [
     handler: 'functions/changes/feed.ts',
     description:
       'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, customer upserts, follow-ups, group totals.',
-    // A poison record is parked by the handler itself; retries are bounded by the stream's 24 h only,
-    // so a queue refusing for hours delays the feed (IteratorAge alarm) but loses nothing.
+    // The handler parks a record it cannot read at once, and one whose reactions keep failing after a
+    // bounded time (shared/changes/retries.ts), with its content; the mapping's own retries are only
+    // the backstop for when the parked queue itself refuses, so an SQS outage delays the feed but loses nothing.
     trigger: {
       kind: 'table-stream',
       batchSize: 100,
@@ -90,8 +91,9 @@ export const workers = [
       onFailure: 'parked',
     },
     // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).
-    // Query: also the merchant's webhook endpoints. Sends: order events, follow-ups, webhook deliveries, poison records to parked.
-    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem'], sends: ['orders', 'follow-ups', 'webhooks', 'parked'] },
+    // Query: also the merchant's webhook endpoints. PutItem: an event too large for a message (by reference).
+    // Sends: order events, follow-ups, webhook deliveries, parked records.
+    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], sends: ['orders', 'follow-ups', 'webhooks', 'parked'] },
     timeoutSeconds: 30,
     environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
   },
@@ -130,10 +132,10 @@ export const workers = [
     // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
     // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark,
-    // the delivery record; Query: a merchant's users for a notice. Sends: retries and waits to the webhooks
-    // queue. Mail: the failing/disabled notices.
+    // the delivery record; Query: a merchant's users for a notice, a large event's stored body (PutItem: storing
+    // it again for a retry). Sends: retries and waits to the webhooks queue. Mail: the failing/disabled notices.
     access: {
-      table: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+      table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
       sends: ['webhooks'],
       mail: true,
       webhookSecrets: true,

@@ -2,7 +2,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type Reactions, reactionsTo } from '#shared/changes/feed';
+import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
+import { merchantIdOf } from '#shared/db/entities/base';
 import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import { asError, errorName } from '#shared/errors';
@@ -10,16 +12,26 @@ import { logger } from '#shared/logger';
 import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 import { type FollowUp, sendFollowUps } from '#shared/queue/follow-ups';
+import { inlineOrReference } from '#shared/queue/large-bodies';
 import { sendOrderEvents } from '#shared/queue/orders';
-import { sendLists } from '#shared/queue/send-batch';
+import { encodeMessage, sendLists } from '#shared/queue/send-batch';
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { fanOutWebhookEvents } from '#shared/webhooks/fan-out';
 
 const FUNCTION_ID = 'change-feed';
 const PARKED_QUEUE_URL = requireQueueUrl('parked');
 const FOLLOW_UP_MIN_DELAY_SECONDS = Number(process.env.FOLLOW_UP_MIN_DELAY_SECONDS ?? '60');
+const failures = createFailureTracker(parkPolicyFromEnv());
 
 type Planned = { record: DynamoDBRecord; reactions: Reactions } | { record: DynamoDBRecord; poison: Error };
+
+const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
+
+/** The merchant whose item the record is about, if its key says. */
+const merchantOf = (record: DynamoDBRecord): string | undefined => {
+  const pk = record.dynamodb?.Keys?.pk?.S;
+  return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
+};
 
 /** Carries out one kind of reaction for the records that have it; returns the indexes (into `planned`) that failed. */
 const carryOut = async <T>(
@@ -36,23 +48,24 @@ const carryOut = async <T>(
   return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
 };
 
-/** A record that cannot be read goes to the parked queue with its reason (alarmed), and the feed moves on. */
+/**
+ * Parks records on the parked queue with their content (a large one by reference) and why
+ * (alarmed; `npm run admin -- parked list|replay`); for each, whether the queue took it.
+ */
 const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promise<boolean[]> =>
   Promise.all(
     entries.map(async ({ record, error }) => {
       try {
+        const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOf(record) });
         await sendToDeadLetterQueue(
           PARKED_QUEUE_URL,
-          { body: JSON.stringify(record), id: record.eventID ?? record.dynamodb?.SequenceNumber ?? '' },
+          { body, id: recordId(record) },
           { error: error.name, message: error.message, source: FUNCTION_ID },
         );
-        logger.error('Change record cannot be read: parked', {
-          event_id: record.eventID,
-          error: { name: error.name, message: error.message },
-        });
+        logger.error('Change record parked', { event_id: record.eventID, error: { name: error.name, message: error.message } });
         return true;
       } catch (parkError) {
-        logger.error('Change record cannot be read, and the parked queue refused it; the stream will retry', {
+        logger.error('Change record not parked: the parked queue refused it; the stream will retry', {
           event_id: record.eventID,
           error_name: errorName(parkError),
         });
@@ -94,51 +107,87 @@ const refreshGroups = async (changed: NonNullable<Reactions['countBlock']>[]): P
   return changed.map(({ merchantId }) => !failed.has(merchantId));
 };
 
+/** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
+const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, string[]>> => {
+  const kinds = {
+    orderEvent: carryOut(planned, (reactions) => reactions.orderEvent, sendOrderEvents),
+    followUps: carryOut(planned, (reactions) => reactions.followUps, sendFollowUpLists),
+    customer: carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
+    countBlock: carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
+    webhookEvents: carryOut(
+      planned,
+      (reactions) => reactions.webhookEvents,
+      (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
+    ),
+  };
+  const failed = new Map<number, string[]>();
+  for (const [kind, indexes] of Object.entries(kinds)) {
+    for (const index of await indexes) failed.set(index, [...(failed.get(index) ?? []), kind]);
+  }
+  return failed;
+};
+
+/** A record whose reactions kept failing, as the reason it is parked for. */
+class ReactionsKeptFailing extends Error {
+  override name = 'ReactionsKeptFailing';
+}
+
+/**
+ * Carries out the reactions of a batch of stream records, in order; returns the sequence number to
+ * read again from, or undefined when every record is done. A record is done when its reactions were
+ * carried out or it was parked: one that cannot be read is parked at once; one whose reactions keep
+ * failing is retried (the batch is read again from it) until it has failed for the park policy's
+ * tries and seconds, then parked, so it holds the records behind it for a bounded time only.
+ * Every reaction is idempotent, so records read again are harmless. The operator's replay of
+ * parked records (`npm run admin -- parked replay`) runs this too.
+ */
+export const processChangeRecords = async (records: readonly DynamoDBRecord[], now = Date.now()): Promise<string | undefined> => {
+  const planned: Planned[] = records.map((record) => {
+    try {
+      return { record, reactions: reactionsTo(record) };
+    } catch (error) {
+      return { record, poison: asError(error) };
+    }
+  });
+  const failed = await carryOutAll(planned);
+  const unreadable = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
+  const overdue = [...failed].flatMap(([index, kinds]) => {
+    const record = records[index] as DynamoDBRecord;
+    if (!failures.failed(recordId(record), now)) return [];
+    const error = new ReactionsKeptFailing(
+      `Its reactions kept failing (${kinds.join(', ')}) over ${failures.tries(recordId(record))} tries`,
+    );
+    return [{ index, record, error }];
+  });
+  const toPark = [...unreadable, ...overdue];
+  const parked = await park(toPark);
+  toPark.forEach(({ index }, position) => {
+    if (parked[position]) failed.delete(index);
+    else failed.set(index, ['park']);
+  });
+  records.forEach((record, index) => {
+    if (!failed.has(index)) failures.done(recordId(record));
+  });
+  if (failed.size === 0) return undefined;
+  const first = records[Math.min(...failed.keys())];
+  logger.warn('Change feed: some reactions failed; the batch is read again from the first of them', {
+    records: records.length,
+    failed: failed.size,
+    from_sequence_number: first?.dynamodb?.SequenceNumber,
+  });
+  return first?.dynamodb?.SequenceNumber ?? '';
+};
+
 /**
  * The change feed (shared/changes/feed.ts), on the table's stream: a DynamoDB event source
- * mapping with ReportBatchItemFailures in AWS, local/stream-poller.ts in `npm start`.
- *
- * A batch's reactions are carried out together (queue sends in batches of 10, upserts in
- * parallel, one group-total refresh per merchant and group); if any failed, the first record with a failed reaction is reported, so the mapping
- * reads the batch again from there: records before it are done, the rest are redone, which every
- * reaction allows (idempotent). Nothing is lost while a queue refuses: the stream keeps a record
- * 24 hours, and the mapping retries (bisecting) until then; the IteratorAge alarm says the feed is
- * behind. A record that cannot be read at all is parked with its reason instead of blocking the feed.
+ * mapping with ReportBatchItemFailures in AWS, local/stream-poller.ts in `npm start`. A batch's
+ * reactions are carried out together (queue sends batched by count and bytes, upserts in
+ * parallel, one group-total refresh per merchant and group); see `processChangeRecords` for what
+ * is retried and what is parked.
  */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
-    const planned: Planned[] = event.Records.map((record) => {
-      try {
-        return { record, reactions: reactionsTo(record) };
-      } catch (error) {
-        return { record, poison: asError(error) };
-      }
-    });
-    const poisoned = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
-    const parked = await park(poisoned);
-    const failed = [
-      ...poisoned.filter((_, position) => !parked[position]).map(({ index }) => index),
-      ...(
-        await Promise.all([
-          carryOut(planned, (reactions) => reactions.orderEvent, sendOrderEvents),
-          carryOut(planned, (reactions) => reactions.followUps, sendFollowUpLists),
-          carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
-          carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
-          carryOut(
-            planned,
-            (reactions) => reactions.webhookEvents,
-            (records) => fanOutWebhookEvents(functionTable, records, sendDeliveries),
-          ),
-        ])
-      ).flat(),
-    ];
-    if (failed.length === 0) return { batchItemFailures: [] };
-    const first = planned[Math.min(...failed)]?.record;
-    logger.warn('Change feed: some reactions failed; the batch is read again from the first of them', {
-      records: event.Records.length,
-      failed: failed.length,
-      from_sequence_number: first?.dynamodb?.SequenceNumber,
-    });
-    return { batchItemFailures: [{ itemIdentifier: first?.dynamodb?.SequenceNumber ?? '' }] };
+    const from = await processChangeRecords(event.Records);
+    return { batchItemFailures: from === undefined ? [] : [{ itemIdentifier: from }] };
   });

@@ -4,6 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
+import { readMessageBody } from '#shared/queue/large-bodies';
 import { parseDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { deliver } from '#shared/webhooks/deliver';
 import { targetPolicyFromEnv } from '#shared/webhooks/outbound';
@@ -14,7 +15,7 @@ const settings = {
   policy: targetPolicyFromEnv(),
   timeoutMs: deliveryTimeoutMs(),
   schedule: scheduleFromEnv(),
-  requeue: (messages: Parameters<typeof sendDeliveries>[0]) => sendDeliveries(messages),
+  requeue: (messages: Parameters<typeof sendDeliveries>[1]) => sendDeliveries(functionTable, messages),
 };
 
 /**
@@ -28,7 +29,7 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
   .handler(async (event) => {
     const failures = await Promise.all(
       event.Records.map(async (record) => {
-        const message = parseDeliveryMessage(record.body);
+        const message = parseDeliveryMessage(await readMessageBody(functionTable, record.body));
         if (!message) {
           logger.error('Not a webhook delivery message; dropped', { message_id: record.messageId });
           return [];

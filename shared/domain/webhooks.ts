@@ -13,7 +13,7 @@ import {
 import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused } from '#shared/db/transact';
 import { busy, notFound, ruleRefused } from '#shared/errors';
-import { type DeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
+import { type DeliveryMessage, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
@@ -28,6 +28,8 @@ import { generateSecret } from '#shared/webhooks/signing';
  */
 
 import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
+
+const sendDeliveries = (messages: DeliveryMessage[]) => sendDeliveriesTo(functionTable, messages);
 
 /** How long the replaced secret keeps signing beside the new one after a rotation. */
 export const PREVIOUS_SECRET_HOURS = 24;

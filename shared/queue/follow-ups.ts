@@ -1,6 +1,6 @@
 import type { Key } from '#shared/db/entities/base';
 import { requireQueueUrl } from './client';
-import { MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
 /** The stage's follow-ups queue (delayed owed work). Read at init: fail fast. */
 const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
@@ -22,7 +22,7 @@ export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Da
 export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: number): Promise<boolean[]> =>
   sendMessages(
     FOLLOW_UPS_QUEUE_URL,
-    followUps.map((followUp) => ({ body: JSON.stringify(followUp), delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds) })),
+    followUps.map((followUp) => ({ body: encodeMessage(followUp), delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds) })),
   );
 
 /** The follow-up a message carries, or undefined when the body is not one. */

@@ -1,17 +1,18 @@
 import type { OrderEventMessage } from '#shared/domain/order-events';
 import { requireQueueUrl } from './client';
-import { sendMessages } from './send-batch';
+import { encodeMessage, sendMessages } from './send-batch';
 
 export type { OrderEventMessage } from '#shared/domain/order-events';
 
 const ORDERS_QUEUE_URL = requireQueueUrl('orders');
 
 /**
- * Puts order events on the orders queue; returns for each whether SQS took it. A duplicate is
- * harmless: the commission consumer applies each version of an order once.
+ * Puts order events on the orders queue, without their `data`: the commission consumer reads the
+ * order itself, so a message stays small whatever the order holds. Returns for each whether SQS
+ * took it. A duplicate is harmless: the commission consumer applies each version of an order once.
  */
 export const sendOrderEvents = (events: readonly OrderEventMessage[]): Promise<boolean[]> =>
   sendMessages(
     ORDERS_QUEUE_URL,
-    events.map((event) => ({ body: JSON.stringify(event) })),
+    events.map(({ data: _data, ...event }) => ({ body: encodeMessage(event) })),
   );

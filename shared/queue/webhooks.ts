@@ -1,6 +1,9 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { TableRef } from '#shared/db/table-def';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
 import { requireQueueUrl } from './client';
-import { MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+import { withLargeBodiesStored } from './large-bodies';
+import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
 /**
  * One delivery attempt of one event to one endpoint, on the stage's webhooks queue. A retry is a
@@ -18,18 +21,42 @@ export type DeliveryMessage = {
   holds?: number;
 };
 
-let queueUrl: string | undefined;
+let functionQueueUrl: string | undefined;
 
-/** Sends delivery messages, each delayed until its `not_before` (at most 15 minutes); for each, whether SQS took it. */
-export const sendDeliveries = (messages: readonly DeliveryMessage[], now = Date.now()): Promise<boolean[]> => {
-  queueUrl ??= requireQueueUrl('webhooks');
-  return sendMessages(
-    queueUrl,
-    messages.map((message) => {
-      const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
-      return { body: JSON.stringify(message), delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)) };
-    }),
+/** The function's webhooks queue, read from its environment on first use (only the senders have it). */
+const webhooksQueueUrl = () => {
+  functionQueueUrl ??= requireQueueUrl('webhooks');
+  return functionQueueUrl;
+};
+
+/** Delivery messages as queue messages, each delayed until its `not_before` (at most 15 minutes); a large event travels by reference. */
+export const deliveryMessages = (messages: readonly DeliveryMessage[], now = Date.now()) =>
+  messages.map((message) => {
+    const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
+    return { body: encodeMessage(message), delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)), merchantId: message.merchant_id };
+  });
+
+/**
+ * Sends delivery messages (see `deliveryMessages`) to the webhooks queue (the function's, unless
+ * `target` names another), storing large events in `store`; for each, whether SQS took it.
+ */
+export const sendDeliveries = async (
+  store: TableRef,
+  messages: readonly DeliveryMessage[],
+  target?: { queueUrl: string; client: SQSClient },
+): Promise<boolean[]> => {
+  const prepared = await withLargeBodiesStored(store, deliveryMessages(messages));
+  const sendable = prepared.flatMap((message, index) => (message === undefined ? [] : [{ message, index }]));
+  const sent = await sendMessages(
+    target?.queueUrl ?? webhooksQueueUrl(),
+    sendable.map(({ message }) => message),
+    target?.client,
   );
+  const result = messages.map(() => false);
+  sendable.forEach(({ index }, position) => {
+    result[index] = sent[position] === true;
+  });
+  return result;
 };
 
 const EVENT_TYPES: readonly string[] = [...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE];

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '#shared/http/pagination';
-import { boundedInt, emailAddress, optionalString, requiredString, text } from './common';
+import { boundedInt, emailAddress, optionalString, requiredKeyString, requiredString, text } from './common';
 
 /** Rows per order: at least 1 (spec); at most 200 (our cap, keeps an order item well under 400 KB). */
 export const MAX_ORDER_ROWS = 200;
@@ -43,14 +43,31 @@ export const customer = z.object({
   email: emailAddress(),
 });
 
+/**
+ * An order is stored as one item (DynamoDB: 400 KB at most) and its events carry it whole (a
+ * webhook delivery record keeps the event beside its outcome): an order whose rows' texts take
+ * more than this many UTF-8 bytes is refused with a 422 on `order_rows`, however valid each field.
+ */
+export const MAX_ORDER_ROWS_BYTES = 300 * 1024;
+
+const rowsBytes = (rows: readonly z.output<typeof orderRow>[]) => Buffer.byteLength(JSON.stringify(rows), 'utf8');
+
 /** The order creation body, shared by the legacy and the V2 endpoint. */
 export const orderCreateBody = z.object({
-  affiliate_slug: requiredString(),
-  order_no: requiredString(),
+  affiliate_slug: requiredKeyString(),
+  order_no: requiredKeyString(),
   total_shipping_value: moneyValue(),
   currency_code: text().check(z.length(3)),
   customer: z.optional(z.nullable(customer)),
-  order_rows: z.array(orderRow).check(z.minLength(1), z.maxLength(MAX_ORDER_ROWS)),
+  order_rows: z
+    .array(orderRow)
+    .check(
+      z.minLength(1),
+      z.maxLength(MAX_ORDER_ROWS),
+      z.refine((rows) => rowsBytes(rows) <= MAX_ORDER_ROWS_BYTES, {
+        message: `The :attribute field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`,
+      }),
+    ),
 });
 
 export type OrderCreateInput = z.output<typeof orderCreateBody>;

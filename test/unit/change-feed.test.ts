@@ -1,10 +1,13 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handler } from '#functions/changes/feed';
+import { handler, processChangeRecords } from '#functions/changes/feed';
 import { reactionsTo } from '#shared/changes/feed';
+import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
+import { readMessageBody } from '#shared/queue/large-bodies';
+import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { workerContext } from './support/api';
 import { batchMessagesSentTo, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './support/fixtures';
@@ -424,7 +427,7 @@ describe('the change-feed function', () => {
     expect(result).toEqual({ batchItemFailures: [] });
     expect(sqsMock).toHaveReceivedCommandWith(SendMessageCommand, {
       QueueUrl: PARKED_QUEUE,
-      MessageBody: JSON.stringify(poison),
+      MessageBody: JSON.stringify(poison).replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`),
       MessageAttributes: expect.objectContaining({ dead_letter_source: { DataType: 'String', StringValue: 'change-feed' } }),
     });
     expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toEqual(['00000000-0000-4000-8000-00000000000e']);
@@ -440,5 +443,159 @@ describe('the change-feed function', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: poison.dynamodb?.SequenceNumber }] });
+  });
+});
+
+/** Every SendMessageBatch call to `queueUrl`: its entries' bodies as sent. */
+const batchesSentTo = (queueUrl: string) =>
+  sqsMock
+    .commandCalls(SendMessageBatchCommand)
+    .filter((call) => call.args[0].input.QueueUrl === queueUrl)
+    .map((call) => (call.args[0].input.Entries ?? []).map((entry) => entry.MessageBody ?? ''));
+
+/** An order of `rows` rows whose product names are `name`. */
+const orderWithRows = (uuid: string, rows: number, name: string) =>
+  storedOrder({
+    uuid,
+    customer: null,
+    order_rows: Array.from({ length: rows }, (_, index) => ({
+      uuid: `9d8c7b6a-5f4e-4d3c-8b2a-${String(index).padStart(12, '0')}`,
+      product_sku: null,
+      product_name: name,
+      segment_slug: null,
+      price_value: 100,
+      tax_value: null,
+      quantity: 1,
+    })),
+  });
+
+describe('what the change feed sends, whatever an order holds', () => {
+  it('writes characters SQS refuses (U+FFFE, U+FFFF, outside the BMP) as JSON escapes that read back to the same text', async () => {
+    // Prepare
+    const name = 'Tent \u{1F3D5}\uFFFE\uFFFF é';
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
+    const order = orderWithRows('00000000-0000-4000-8000-0000000000f1', 1, name);
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    const bodies = [...batchesSentTo(ORDERS_QUEUE), ...batchesSentTo(WEBHOOKS_QUEUE)].flat();
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) expect(body).toMatch(/^[\t\n\r\u0020-\ud7ff\ue000-\ufffd]*$/);
+    const delivery = JSON.parse(bodies[1] as string);
+    expect(delivery.event.data.order.order_rows[0].product_name).toBe(name);
+  });
+
+  it('sends order events without the order: the commission consumer reads it, so the message stays small', async () => {
+    // Prepare
+    const order = orderWithRows('00000000-0000-4000-8000-0000000000f2', 200, 'x'.repeat(255));
+
+    // Act
+    await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess
+    const [message] = batchMessagesSentTo(ORDERS_QUEUE);
+    expect(message?.body).toEqual({
+      id: `evt_${order.uuid}_v1`,
+      type: 'order.created',
+      timestamp: order.updated_at,
+      merchant_id: expect.any(String),
+      order_uuid: order.uuid,
+      version: 1,
+    });
+  });
+
+  it('bounds every batch by bytes as well as count, so large events to many endpoints are all sent', async () => {
+    // Prepare: six endpoints, ten orders of about 60 KB each.
+    ddbMock.on(QueryCommand).resolves({ Items: ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => endpoint(`e-${id}`)) });
+    const records = Array.from({ length: 10 }, (_, index) =>
+      record('INSERT', orderWithRows(`00000000-0000-4000-8000-0000000001${String(index).padStart(2, '0')}`, 200, 'y'.repeat(250))),
+    );
+
+    // Act
+    const result = await runFeed(streamEvent(...records));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    const batches = batchesSentTo(WEBHOOKS_QUEUE);
+    expect(batches.flat()).toHaveLength(60);
+    for (const batch of batches) {
+      expect(batch.length).toBeLessThanOrEqual(10);
+      expect(batch.reduce((sum, body) => sum + Buffer.byteLength(body), 0)).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+    }
+  });
+
+  it("stores an event too large for a message in the merchant's table space and sends a reference that reads back to it", async () => {
+    // Prepare: 200 rows of 255 characters outside the BMP, about 600 KB once escaped.
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
+    ddbMock.on(PutCommand).resolves({});
+    const order = orderWithRows('00000000-0000-4000-8000-0000000000f3', 200, '\u{1F600}'.repeat(255));
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    const [body] = batchesSentTo(WEBHOOKS_QUEUE).flat();
+    expect(JSON.parse(body as string)).toEqual({
+      payload_ref: { merchant_id: expect.any(String), sha256: expect.any(String), bytes: expect.any(Number) },
+    });
+    const puts = ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item ?? {});
+    expect(puts.length).toBeGreaterThan(1);
+    expect(puts.every((item) => String(item.pk).startsWith(`${MERCHANT_PK}#PAYLOAD#`))).toBe(true);
+    ddbMock.on(QueryCommand).resolves({ Items: puts });
+    const delivery = JSON.parse(await readMessageBody({ ddb: ddbMock as never, table: 'unit-table' }, body as string));
+    expect(delivery.event.data.order.order_rows[199].product_name).toBe('\u{1F600}'.repeat(255));
+  });
+});
+
+describe('a change record that keeps failing', () => {
+  it('is read again until it has failed for the park policy, then parked with its content while the records behind it go on', async () => {
+    // Prepare: the orders queue refuses the first record's event every time, and takes the second's.
+    sqsMock.on(SendMessageBatchCommand).callsFake(async (input) => {
+      const refused = (input.Entries ?? []).filter((entry: { MessageBody?: string }) => entry.MessageBody?.includes('0000000000a1'));
+      return {
+        Successful: (input.Entries ?? [])
+          .filter((entry: { Id?: string }) => !refused.includes(entry))
+          .map((entry: { Id?: string }) => ({ Id: entry.Id })),
+        Failed: refused.map((entry: { Id?: string }) => ({ Id: entry.Id, Code: 'InternalError', SenderFault: false })),
+      };
+    });
+    const stuck = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000a1', customer: null }));
+    const behind = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000a2', customer: null }));
+    const start = Date.parse('2026-11-25T10:00:00Z');
+
+    // Act: one try per second, as the stream's retries would.
+    const answers: (string | undefined)[] = [];
+    for (let attempt = 0; attempt <= DEFAULT_PARK_POLICY.seconds; attempt += 1) {
+      answers.push(await processChangeRecords([stuck, behind], start + attempt * 1000));
+    }
+
+    // Assess
+    expect(answers.slice(0, -1)).toEqual(answers.slice(0, -1).map(() => stuck.dynamodb?.SequenceNumber));
+    expect(answers.at(-1)).toBeUndefined();
+    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+    const parked = sqsMock.commandCalls(SendMessageCommand)[0]?.args[0].input;
+    expect(parked?.QueueUrl).toBe(PARKED_QUEUE);
+    expect(JSON.parse(parked?.MessageBody ?? '{}')).toEqual(stuck);
+    expect(parked?.MessageAttributes?.dead_letter_error?.StringValue).toBe('ReactionsKeptFailing');
+  });
+
+  it('is not parked for a brief outage: fewer seconds than the policy, however many tries', async () => {
+    // Prepare
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer([]));
+    const stuck = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000a3', customer: null }));
+    const start = Date.parse('2026-11-25T11:00:00Z');
+
+    // Act
+    for (let attempt = 0; attempt < 50; attempt += 1) await processChangeRecords([stuck], start + attempt * 100);
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
+    const after = await processChangeRecords([stuck], start + 5_100);
+
+    // Assess
+    expect(after).toBeUndefined();
+    expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 0);
   });
 });

@@ -3,7 +3,8 @@ import * as z from 'zod/mini';
 import type { OrderItem } from '#shared/db/entities/order';
 import { computeCommission } from '#shared/domain/commissions';
 import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '#shared/money';
-import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { MAX_KEY_TEXT_BYTES, slugParams } from '#shared/schemas/common';
+import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_ORDER_ROWS_BYTES, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
@@ -66,6 +67,50 @@ describe('the order limits', () => {
     // Assess
     expect(atBounds).toBeUndefined();
     expect(fraction).toEqual({ 'order_rows.0.quantity': ['The order rows.0.quantity field must be an integer.'] });
+  });
+});
+
+describe('the storage limits of an order', () => {
+  const EMOJI = '\u{1F3D5}';
+
+  it.each(['order_no', 'affiliate_slug'])('refuses a %s of 255 characters outside the BMP (over a key\'s bytes), naming the field', (field) => {
+    // Act
+    const errors = errorsFor(orderCreateBody, orderBody({ [field]: EMOJI.repeat(255) }));
+
+    // Assess
+    expect(errors).toEqual({ [field]: [`The ${field.replace('_', ' ')} field must not be greater than ${MAX_KEY_TEXT_BYTES} bytes.`] });
+  });
+
+  it('accepts 255 characters of the BMP in a key field, and 191 outside it (764 bytes)', () => {
+    // Act and assess
+    expect(errorsFor(orderCreateBody, orderBody({ order_no: '\u20AC'.repeat(255), affiliate_slug: EMOJI.repeat(191) }))).toBeUndefined();
+  });
+
+  it('refuses a slug path parameter over a key\'s bytes', () => {
+    // Act and assess
+    expect(z.safeParse(slugParams, { slug: EMOJI.repeat(255) }).success).toBe(false);
+    expect(z.safeParse(slugParams, { slug: EMOJI.repeat(191) }).success).toBe(true);
+  });
+
+  it('refuses an order whose rows take more than the stored item can hold (200 rows of 255 three-byte characters), naming order_rows', () => {
+    // Prepare
+    const text = '\u20AC'.repeat(255);
+    const rows = Array.from({ length: MAX_ORDER_ROWS }, () => row({ product_name: text, product_sku: text, segment_slug: text }));
+
+    // Act
+    const errors = errorsFor(orderCreateBody, orderBody({ order_rows: rows }));
+
+    // Assess
+    expect(errors).toEqual({ order_rows: [`The order rows field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`] });
+  });
+
+  it('accepts the largest order of one-byte texts: 200 rows of 255-character fields', () => {
+    // Prepare
+    const text = 'x'.repeat(255);
+    const rows = Array.from({ length: MAX_ORDER_ROWS }, () => row({ product_name: text, product_sku: text, segment_slug: text }));
+
+    // Act and assess
+    expect(errorsFor(orderCreateBody, orderBody({ order_rows: rows, order_no: text, affiliate_slug: text }))).toBeUndefined();
   });
 });
 
