@@ -20,11 +20,11 @@ import {
   resendNotifications,
   revokeToken,
 } from '#shared/admin/operations';
+import { listParked, type ParkedTarget, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage, queueNameForStage } from '#shared/db/table-def';
-import { sendMessages } from '#shared/queue/send-batch';
+import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForStage } from '#shared/db/table-def';
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
@@ -65,6 +65,10 @@ const COMMANDS = {
   quota: {
     options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',
     does: "Sets the merchant's request quota on the stage (sustained rate and burst, 1 to 10000), or --reset to the stage's default; functions take it within a second. Prints the quota in effect.",
+  },
+  parked: {
+    options: 'list|replay [--limit <n>]',
+    does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again and puts parked follow-ups back on their queue; what fails again stays parked.',
   },
   webhooks: {
     options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
@@ -179,6 +183,41 @@ const webhooksCommand = async (action: string | undefined, values: Record<string
   return { stage, ...(await replayWebhookDeliveries(store, await webhookSender(stage), options)) };
 };
 
+const PARKED_ACTIONS = ['list', 'replay'] as const;
+
+/** The stage's parked queue, for listing and replaying. */
+const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => {
+  const sqs = operatorSqs();
+  return {
+    sqs,
+    parkedUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'parked')),
+    followUpsUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'follow-ups')),
+    store: resolveStore(stage),
+  };
+};
+
+/**
+ * The change feed's own code, run in this process with the environment its function has on
+ * `stage` (its table and queues), so a replayed record gets exactly the reactions the feed gives.
+ */
+const changeFeed = async (stage: Stage) => {
+  useFunctionEnv(stage);
+  const sqs = operatorSqs();
+  for (const queue of ['orders', 'follow-ups', 'webhooks', 'parked'] as const) {
+    process.env[QUEUES[queue].envVar] = await queueUrlOf(sqs, queueNameForStage(stage, queue));
+  }
+  if (!process.env.SEED_TABLE_NAME) process.env.AWS_ENDPOINT_URL_SQS ??= `http://127.0.0.1:${runningStackPorts().sqs}`;
+  return (await import('#functions/changes/feed')).processChangeRecords;
+};
+
+const parkedCommand = async (action: string, values: Record<string, unknown>, stage: Stage) => {
+  const limit = Number(values.limit ?? '100');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
+  const target = await parkedTarget(stage);
+  if (action === 'list') return { stage, ...(await listParked(target, limit)) };
+  return { stage, ...(await replayParked(target, await changeFeed(stage), limit)) };
+};
+
 const run = async (): Promise<Record<string, unknown>> => {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -217,6 +256,13 @@ const run = async (): Promise<Record<string, unknown>> => {
       throw new AdminError(`usage: npm run --silent admin -- webhooks ${WEBHOOK_ACTIONS.join('|')} --merchant <id> ...`);
     }
     return webhooksCommand(action, values, values.stage === undefined ? 'live' : parseStage(values.stage));
+  }
+  if (command === 'parked') {
+    const [action, ...more] = extra;
+    if (!PARKED_ACTIONS.includes(action as (typeof PARKED_ACTIONS)[number]) || more.length > 0) {
+      throw new AdminError(`usage: npm run --silent admin -- parked ${PARKED_ACTIONS.join('|')} [--limit <n>]`);
+    }
+    return parkedCommand(action as string, values, values.stage === undefined ? 'live' : parseStage(values.stage));
   }
   if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   const stageOf = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));

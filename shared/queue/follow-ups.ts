@@ -1,9 +1,9 @@
 import type { Key } from '#shared/db/entities/base';
-import { requireQueueUrl } from './client';
+import { lazyQueueUrl } from './client';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
-/** The stage's follow-ups queue (delayed owed work). Read at init: fail fast. */
-const FOLLOW_UPS_QUEUE_URL = requireQueueUrl('follow-ups');
+/** The stage's follow-ups queue (delayed owed work). */
+const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
 /**
  * A follow-up: owed work on one item, looked at when it is due. The change feed schedules one for
@@ -21,7 +21,7 @@ export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Da
 /** Sends follow-ups, each delayed until it is due (at least `minDelaySeconds`); returns for each whether SQS took it. */
 export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: number): Promise<boolean[]> =>
   sendMessages(
-    FOLLOW_UPS_QUEUE_URL,
+    followUpsQueueUrl(),
     followUps.map((followUp) => ({ body: encodeMessage(followUp), delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds) })),
   );
 

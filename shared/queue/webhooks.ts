@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { TableRef } from '#shared/db/table-def';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
-import { requireQueueUrl } from './client';
+import { lazyQueueUrl } from './client';
 import { withLargeBodiesStored } from './large-bodies';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
@@ -21,13 +21,8 @@ export type DeliveryMessage = {
   holds?: number;
 };
 
-let functionQueueUrl: string | undefined;
-
-/** The function's webhooks queue, read from its environment on first use (only the senders have it). */
-const webhooksQueueUrl = () => {
-  functionQueueUrl ??= requireQueueUrl('webhooks');
-  return functionQueueUrl;
-};
+/** The function's webhooks queue (only the senders have it). */
+const webhooksQueueUrl = lazyQueueUrl('webhooks');
 
 /** Delivery messages as queue messages, each delayed until its `not_before` (at most 15 minutes); a large event travels by reference. */
 export const deliveryMessages = (messages: readonly DeliveryMessage[], now = Date.now()) =>

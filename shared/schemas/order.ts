@@ -59,15 +59,13 @@ export const orderCreateBody = z.object({
   total_shipping_value: moneyValue(),
   currency_code: text().check(z.length(3)),
   customer: z.optional(z.nullable(customer)),
-  order_rows: z
-    .array(orderRow)
-    .check(
-      z.minLength(1),
-      z.maxLength(MAX_ORDER_ROWS),
-      z.refine((rows) => rowsBytes(rows) <= MAX_ORDER_ROWS_BYTES, {
-        message: `The :attribute field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`,
-      }),
-    ),
+  order_rows: z.array(orderRow).check(
+    z.minLength(1),
+    z.maxLength(MAX_ORDER_ROWS),
+    z.refine((rows) => rowsBytes(rows) <= MAX_ORDER_ROWS_BYTES, {
+      message: `The :attribute field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`,
+    }),
+  ),
 });
 
 export type OrderCreateInput = z.output<typeof orderCreateBody>;

@@ -32,6 +32,7 @@ const ADMIN_COMMANDS = [
   'redrive',
   'commission',
   'recount',
+  'parked',
 ];
 
 describe('--help', () => {

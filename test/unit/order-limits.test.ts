@@ -4,7 +4,14 @@ import type { OrderItem } from '#shared/db/entities/order';
 import { computeCommission } from '#shared/domain/commissions';
 import { AmountNotComputableError, rateInHundredths, rowCommission, sumExact } from '#shared/money';
 import { MAX_KEY_TEXT_BYTES, slugParams } from '#shared/schemas/common';
-import { MAX_MONEY_VALUE, MAX_ORDER_ROWS, MAX_ORDER_ROWS_BYTES, MAX_QUANTITY, orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import {
+  MAX_MONEY_VALUE,
+  MAX_ORDER_ROWS,
+  MAX_ORDER_ROWS_BYTES,
+  MAX_QUANTITY,
+  orderCreateBody,
+  orderUpdateBody,
+} from '#shared/schemas/order';
 import { laravelErrors } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
@@ -73,20 +80,23 @@ describe('the order limits', () => {
 describe('the storage limits of an order', () => {
   const EMOJI = '\u{1F3D5}';
 
-  it.each(['order_no', 'affiliate_slug'])('refuses a %s of 255 characters outside the BMP (over a key\'s bytes), naming the field', (field) => {
-    // Act
-    const errors = errorsFor(orderCreateBody, orderBody({ [field]: EMOJI.repeat(255) }));
+  it.each(['order_no', 'affiliate_slug'])(
+    "refuses a %s of 255 characters outside the BMP (over a key's bytes), naming the field",
+    (field) => {
+      // Act
+      const errors = errorsFor(orderCreateBody, orderBody({ [field]: EMOJI.repeat(255) }));
 
-    // Assess
-    expect(errors).toEqual({ [field]: [`The ${field.replace('_', ' ')} field must not be greater than ${MAX_KEY_TEXT_BYTES} bytes.`] });
-  });
+      // Assess
+      expect(errors).toEqual({ [field]: [`The ${field.replace('_', ' ')} field must not be greater than ${MAX_KEY_TEXT_BYTES} bytes.`] });
+    },
+  );
 
   it('accepts 255 characters of the BMP in a key field, and 191 outside it (764 bytes)', () => {
     // Act and assess
     expect(errorsFor(orderCreateBody, orderBody({ order_no: '\u20AC'.repeat(255), affiliate_slug: EMOJI.repeat(191) }))).toBeUndefined();
   });
 
-  it('refuses a slug path parameter over a key\'s bytes', () => {
+  it("refuses a slug path parameter over a key's bytes", () => {
     // Act and assess
     expect(z.safeParse(slugParams, { slug: EMOJI.repeat(255) }).success).toBe(false);
     expect(z.safeParse(slugParams, { slug: EMOJI.repeat(191) }).success).toBe(true);
@@ -101,7 +111,9 @@ describe('the storage limits of an order', () => {
     const errors = errorsFor(orderCreateBody, orderBody({ order_rows: rows }));
 
     // Assess
-    expect(errors).toEqual({ order_rows: [`The order rows field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`] });
+    expect(errors).toEqual({
+      order_rows: [`The order rows field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`],
+    });
   });
 
   it('accepts the largest order of one-byte texts: 200 rows of 255-character fields', () => {

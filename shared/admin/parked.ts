@@ -1,0 +1,154 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { reactionsTo } from '#shared/changes/feed';
+import type { TableRef } from '#shared/db/table-def';
+import { asError } from '#shared/errors';
+import { parseFollowUp } from '#shared/queue/follow-ups';
+import { readMessageBody } from '#shared/queue/large-bodies';
+
+/**
+ * The parked queue, for operators: what nothing retries any more (a change record the feed could
+ * not read or whose reactions kept failing, a follow-up that failed 5 times), listed and replayed.
+ * Listing receives the messages and makes them visible again at once; SQS hands them out in no
+ * particular order, so a listing of a large queue is a sample of `limit` messages.
+ */
+export type ParkedTarget = { sqs: SQSClient; parkedUrl: string; followUpsUrl: string; store: TableRef };
+
+/** Runs the change feed on records: the sequence number of the first that failed, or undefined. */
+export type ProcessRecords = (records: DynamoDBRecord[]) => Promise<string | undefined>;
+
+type Parked = { message: Message; body: string; attribute: (name: string) => string | undefined };
+
+const RECEIVE_BATCH = 10;
+
+/** Receives up to `limit` parked messages, held invisible for `holdSeconds` while the caller looks at them. */
+const receiveParked = async ({ sqs, parkedUrl, store }: ParkedTarget, limit: number, holdSeconds: number): Promise<Parked[]> => {
+  const seen = new Map<string, Parked>();
+  while (seen.size < limit) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: parkedUrl,
+        MaxNumberOfMessages: Math.min(RECEIVE_BATCH, limit - seen.size),
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: holdSeconds,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
+      }),
+    );
+    const fresh = Messages.filter((message) => !seen.has(message.MessageId ?? ''));
+    if (fresh.length === 0) break;
+    for (const message of fresh) {
+      seen.set(message.MessageId ?? '', {
+        message,
+        body: await readMessageBody(store, message.Body ?? ''),
+        attribute: (name) => message.MessageAttributes?.[name]?.StringValue,
+      });
+    }
+  }
+  return [...seen.values()];
+};
+
+/** Makes messages visible again (a listing, or a replay that left them parked). */
+const release = async ({ sqs, parkedUrl }: ParkedTarget, parked: readonly Parked[]) => {
+  for (let start = 0; start < parked.length; start += RECEIVE_BATCH) {
+    const chunk = parked.slice(start, start + RECEIVE_BATCH);
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: parkedUrl,
+        Entries: chunk.map(({ message }, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
+  }
+};
+
+const recordOf = (body: string): DynamoDBRecord | undefined => {
+  try {
+    const value = JSON.parse(body) as DynamoDBRecord;
+    return value?.dynamodb?.Keys ? value : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** What an operator needs to know of one parked message. */
+const describe = ({ message, body, attribute }: Parked) => {
+  const record = recordOf(body);
+  const followUp = record ? undefined : parseFollowUp(body);
+  const keys = record?.dynamodb?.Keys ? unmarshall(record.dynamodb.Keys as Record<string, AttributeValue>) : followUp?.key;
+  const sent = Number(message.Attributes?.SentTimestamp);
+  return {
+    message_id: message.MessageId,
+    kind: record ? 'change-record' : followUp ? 'follow-up' : 'unknown',
+    parked_at: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
+    source: attribute('dead_letter_source') ?? (followUp ? 'follow-ups' : null),
+    error: attribute('dead_letter_error') ?? null,
+    reason: attribute('dead_letter_reason') ?? null,
+    key: keys ?? null,
+    ...(record ? { event_name: record.eventName, sequence_number: record.dynamodb?.SequenceNumber } : {}),
+    ...(followUp ? { follow_up: followUp.kind, due: followUp.due } : {}),
+  };
+};
+
+/** Lists up to `limit` parked messages (a sample of a larger queue) and leaves them parked. */
+export const listParked = async (target: ParkedTarget, limit: number) => {
+  const parked = await receiveParked(target, limit, 30);
+  await release(target, parked);
+  return { count: parked.length, parked: parked.map(describe) };
+};
+
+/** Carries out one parked message again; true when it is done and may leave the parked queue. */
+const replayOne = async (
+  target: ParkedTarget,
+  processRecords: ProcessRecords,
+  { body }: Parked,
+): Promise<{ done: boolean; why?: string }> => {
+  const record = recordOf(body);
+  if (record) {
+    try {
+      reactionsTo(record);
+    } catch (error) {
+      return { done: false, why: `still unreadable: ${asError(error).message}` };
+    }
+    const failedFrom = await processRecords([record]);
+    return failedFrom === undefined ? { done: true } : { done: false, why: 'its reactions failed again' };
+  }
+  if (parseFollowUp(body)) {
+    await target.sqs.send(new SendMessageCommand({ QueueUrl: target.followUpsUrl, MessageBody: body }));
+    return { done: true };
+  }
+  return { done: false, why: 'neither a change record nor a follow-up' };
+};
+
+/**
+ * Replays up to `limit` parked messages: a change record runs through the change feed again (its
+ * reactions are idempotent), a follow-up goes back on the follow-ups queue. What succeeds leaves
+ * the parked queue; what fails again stays, with why.
+ */
+export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
+  const parked = await receiveParked(target, limit, 300);
+  const left: { message_id: string | undefined; why: string }[] = [];
+  let replayed = 0;
+  for (const entry of parked) {
+    const outcome = await replayOne(target, processRecords, entry);
+    if (outcome.done) {
+      await target.sqs.send(new DeleteMessageCommand({ QueueUrl: target.parkedUrl, ReceiptHandle: entry.message.ReceiptHandle }));
+      replayed += 1;
+    } else {
+      left.push({ message_id: entry.message.MessageId, why: outcome.why ?? 'failed' });
+    }
+  }
+  await release(
+    target,
+    parked.filter(({ message }) => left.some(({ message_id }) => message_id === message.MessageId)),
+  );
+  return { replayed, left };
+};
