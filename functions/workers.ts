@@ -101,7 +101,7 @@ export const workers = [
     id: 'follow-ups',
     handler: 'functions/follow-ups/process.ts',
     description: 'Does owed work when it is due: sends an owed e-mail, recounts a list block marked for recount.',
-    trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
+    trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 10 },
     // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
     // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
     // (UpdateItem). Recount: GetItem the count, Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
@@ -118,7 +118,10 @@ export const workers = [
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
-    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 2 },
+    // As many at once as an SQS event source allows: the ledgers are one item per order, so the table, not
+    // the consumer, sets the stage's ceiling; the queue is fair per merchant (MessageGroupId), so one
+    // merchant's burst does not hold up the others' commissions.
+    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 1000 },
     // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },

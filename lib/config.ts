@@ -1,7 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import type { Stage } from '#shared/config';
-import { DEFAULT_QUOTAS } from '#shared/quota/policy';
 import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
@@ -24,9 +23,10 @@ export type StageConfig = {
   /** An existing SNS topic (e.g. the team's paging or chat topic) the alarms also notify. */
   alarmTopicArn: string | undefined;
   /**
-   * API Gateway stage throttling (requests per second, burst): a stage-wide backstop sized above the
-   * merchants' quotas (shared/quota/policy.ts) it serves at once: 20 merchants at their full default
-   * quota (live 20 x 50/s, sandbox 20 x 10/s), so it never binds before their own quotas do.
+   * API Gateway stage throttling (requests per second, burst): one bucket every merchant of the
+   * stage shares, so it is sized against what one client can send past WAF (STAGE_THROTTLE): one
+   * token takes at most an eighth of it, one IP a quarter, and each merchant's own quota
+   * (shared/quota/policy.ts) binds long before.
    */
   throttle: { rateLimit: number; burstLimit: number };
   /**
@@ -65,25 +65,33 @@ export const DEFAULT_MAIL_FROM = 'affiliates@example.com';
 export const DEFAULT_INVITE_LINK_BASE_URL = 'https://dashboard.example.com/invitations';
 
 /**
- * Per client IP, five times one token's limit: several merchants behind one egress IP (a shop
- * platform) are not throttled together, and one IP still cannot take the whole stage.
+ * Per client IP, twice one token's limit (20 merchants at their full default quota): merchants
+ * behind one egress IP (a shop platform) are not throttled together, and one IP takes at most a
+ * quarter of the stage.
  */
-export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 5;
+export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 2;
+
+/**
+ * The stage throttle, the same for live and sandbox: four times what one IP may send past WAF
+ * (4 x 2 x 500/s = 4,000/s, burst as much), so no single token or address can use it up; both
+ * stages together stay under API Gateway's default account limit of 10,000 requests/s per region.
+ */
+const STAGE_THROTTLE = (4 * DEFAULT_WAF_IP_RATE_LIMIT) / 300;
 
 const STAGE_DEFAULTS: Record<
   Stage,
   { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }
 > = {
   live: {
-    rateLimit: 20 * DEFAULT_QUOTAS.live.rate,
-    burstLimit: 20 * DEFAULT_QUOTAS.live.burst,
+    rateLimit: STAGE_THROTTLE,
+    burstLimit: STAGE_THROTTLE,
     logRetentionDays: 90,
     ownsApiGatewayAccount: true,
     requireAlarmDestination: true,
   },
   sandbox: {
-    rateLimit: 20 * DEFAULT_QUOTAS.sandbox.rate,
-    burstLimit: 20 * DEFAULT_QUOTAS.sandbox.burst,
+    rateLimit: STAGE_THROTTLE,
+    burstLimit: STAGE_THROTTLE,
     logRetentionDays: 14,
     ownsApiGatewayAccount: false,
     requireAlarmDestination: false,

@@ -165,6 +165,8 @@ export class MerchantApiStage extends Stack {
       ordersQueue: queue,
       dlq,
       webhooksQueue: queues.webhooks,
+      parkedQueue: queues.parked,
+      followUpsQueue: queues['follow-ups'],
       sesIdentityArn,
       mailFrom: config.mailFrom,
     });

@@ -33,8 +33,12 @@ export const OPERATOR_ACCESS = {
   /** redrive: read the queues' ARNs, start a message-move task from the DLQ (or move by hand). */
   dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:StartMessageMoveTask', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
   ordersQueue: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
-  /** webhooks replay: the deliveries sent again. (webhooks list and deliveries read the table: GetItem, Query on gsi1.) */
+  /** webhooks replay: the deliveries sent again; parked replay: a record's webhook events. (webhooks list and deliveries read the table: GetItem, Query on gsi1.) */
   webhooksQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
+  /** parked list and replay: receive, look, let go or delete; a replayed record that is still unreadable is parked again. */
+  parkedQueue: ['sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage'],
+  /** parked replay: a parked follow-up put back, or a replayed record's follow-ups. */
+  followUpsQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
 } as const;
 
 export type OperatorPolicyProps = {
@@ -43,6 +47,8 @@ export type OperatorPolicyProps = {
   ordersQueue: IQueue;
   dlq: IQueue;
   webhooksQueue: IQueue;
+  parkedQueue: IQueue;
+  followUpsQueue: IQueue;
   sesIdentityArn: string;
   mailFrom: string;
 };
@@ -92,6 +98,12 @@ export class OperatorPolicy extends Construct {
           sid: 'ReplayWebhooks',
           actions: [...OPERATOR_ACCESS.webhooksQueue],
           resources: [props.webhooksQueue.queueArn],
+        }),
+        new PolicyStatement({ sid: 'ParkedWork', actions: [...OPERATOR_ACCESS.parkedQueue], resources: [props.parkedQueue.queueArn] }),
+        new PolicyStatement({
+          sid: 'ReplayFollowUps',
+          actions: [...OPERATOR_ACCESS.followUpsQueue],
+          resources: [props.followUpsQueue.queueArn],
         }),
       ],
     });

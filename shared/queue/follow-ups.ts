@@ -1,4 +1,4 @@
-import type { Key } from '#shared/db/entities/base';
+import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { lazyQueueUrl } from './client';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
@@ -22,7 +22,11 @@ export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Da
 export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: number): Promise<boolean[]> =>
   sendMessages(
     followUpsQueueUrl(),
-    followUps.map((followUp) => ({ body: encodeMessage(followUp), delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds) })),
+    followUps.map((followUp) => ({
+      body: encodeMessage(followUp),
+      delaySeconds: delaySecondsUntil(followUp.due, minDelaySeconds),
+      group: merchantIdOf(followUp.key.pk),
+    })),
   );
 
 /** The follow-up a message carries, or undefined when the body is not one. */

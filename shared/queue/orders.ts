@@ -14,5 +14,5 @@ const ORDERS_QUEUE_URL = requireQueueUrl('orders');
 export const sendOrderEvents = (events: readonly OrderEventMessage[]): Promise<boolean[]> =>
   sendMessages(
     ORDERS_QUEUE_URL,
-    events.map(({ data: _data, ...event }) => ({ body: encodeMessage(event) })),
+    events.map(({ data: _data, ...event }) => ({ body: encodeMessage(event), group: event.merchant_id })),
   );

@@ -24,7 +24,11 @@ const NOT_SQS_SAFE = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd]/g;
 export const encodeMessage = (value: unknown): string =>
   JSON.stringify(value).replace(NOT_SQS_SAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-export type OutgoingMessage = { body: string; delaySeconds?: number };
+/**
+ * `group`: the merchant the message is for, sent as its MessageGroupId: on a standard queue that
+ * makes SQS a fair queue, so one merchant's backlog does not hold up the others' messages.
+ */
+export type OutgoingMessage = { body: string; delaySeconds?: number; group?: string };
 
 export const bodyBytes = (body: string) => Buffer.byteLength(body, 'utf8');
 
@@ -70,6 +74,7 @@ export const sendMessages = async (queueUrl: string, messages: readonly Outgoing
               Id: String(message.index),
               MessageBody: message.body,
               ...(message.delaySeconds === undefined ? {} : { DelaySeconds: message.delaySeconds }),
+              ...(message.group === undefined ? {} : { MessageGroupId: message.group }),
             })),
           }),
         );

@@ -28,7 +28,12 @@ const webhooksQueueUrl = lazyQueueUrl('webhooks');
 export const deliveryMessages = (messages: readonly DeliveryMessage[], now = Date.now()) =>
   messages.map((message) => {
     const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
-    return { body: encodeMessage(message), delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)), merchantId: message.merchant_id };
+    return {
+      body: encodeMessage(message),
+      delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)),
+      merchantId: message.merchant_id,
+      group: message.merchant_id,
+    };
   });
 
 /**

@@ -480,9 +480,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       StageName: stage,
       TracingEnabled: true,
       AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
-      MethodSettings: [
-        Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue(), LoggingLevel: 'ERROR' }),
-      ],
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 4000, ThrottlingBurstLimit: 4000, LoggingLevel: 'ERROR' })],
     });
     const notFound = template.findResources('AWS::ApiGateway::GatewayResponse', {
       Properties: { ResponseType: 'MISSING_AUTHENTICATION_TOKEN' },
@@ -497,7 +495,11 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     expect(webAcl?.Properties.Scope).toBe('REGIONAL');
-    expect(((webAcl?.Properties.Rules ?? []) as any[]).map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
+    const rules = (webAcl?.Properties.Rules ?? []) as any[];
+    expect(rules.map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
+    // What one token and one IP may send past WAF, per second, against the stage's shared bucket: an eighth and a quarter.
+    const perSecond = rules.map((rule) => rule.Statement.RateBasedStatement.Limit / rule.Statement.RateBasedStatement.EvaluationWindowSec);
+    expect(perSecond).toEqual([500, 1000]);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [stack.getLogicalId(stack.restApi.webAcl), 'Arn'] },
       ResourceArn: {
@@ -709,6 +711,10 @@ describe.each(STAGES)('the %s stack', (stage) => {
         ),
         ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on queue:orders`),
         ...['GetQueueUrl', 'SendMessage'].map((action) => `sqs:${action} on queue:webhooks`),
+        ...['GetQueueUrl', 'ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'SendMessage'].map(
+          (action) => `sqs:${action} on queue:parked`,
+        ),
+        ...['GetQueueUrl', 'SendMessage'].map((action) => `sqs:${action} on queue:follow-ups`),
       ].sort(),
     );
     template.hasOutput('OperatorPolicyArn', { Value: { Ref: logicalId(stack, stack.operatorPolicy.policy as any) } });

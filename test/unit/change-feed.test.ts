@@ -599,3 +599,19 @@ describe('a change record that keeps failing', () => {
     expect(sqsMock).toHaveReceivedCommandTimes(SendMessageCommand, 0);
   });
 });
+
+describe('fairness between merchants on the queues', () => {
+  it("names each message's merchant as its MessageGroupId, so SQS's fair queues keep one merchant's backlog from delaying another's", async () => {
+    // Prepare
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
+    const order = storedOrder({ uuid: '00000000-0000-4000-8000-0000000000c1', customer: null });
+
+    // Act
+    await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess
+    const entries = sqsMock.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries ?? []);
+    expect(entries).toHaveLength(2);
+    expect(entries.map((entry) => entry.MessageGroupId)).toEqual([MERCHANT.id, MERCHANT.id]);
+  });
+});
