@@ -458,7 +458,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back), oldest first, up to 1,000 per call: when `next_since` is set, call again with it.
+         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).
          */
         post: operations["webhooks-recover"];
         delete?: never;

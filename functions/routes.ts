@@ -18,7 +18,7 @@ export type Access = {
    * test/infra/function-init.test.ts looks for in each bundle (this manifest is bundled too).
    */
   table: readonly TableAction[];
-  /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier). */
+  /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier, an endpoint's failed deliveries). */
   indexes?: readonly (typeof GSI3.indexName)[];
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
@@ -267,7 +267,8 @@ export const routes = [
     path: '/api/v2/webhooks/{uuid}/recover',
     handler: 'functions/webhooks/recover.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks'] },
+    // gsi3: the endpoint's failed deliveries (webhook-delivery.ts); PutItem: a large event stored for its message.
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks'] },
   },
 ] as const satisfies readonly RouteDef[];
 

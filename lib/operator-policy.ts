@@ -24,7 +24,7 @@ export const OPERATOR_ACCESS = {
   ],
   /** revoke-token finds the token by its hash; apply pages the pending requests of a slug; recount counts the lists' blocks. */
   gsi1: ['dynamodb:Query'],
-  /** recount counts the blocks of each tier's affiliates list. */
+  /** recount counts the blocks of each tier's affiliates list; webhooks replay reads an endpoint's failed deliveries. */
   gsi3: ['dynamodb:Query'],
   /** resend-notifications finds a merchant's owed (NOTIFY) and parked (PARKED) e-mails on gsi2 (owed-work.ts). */
   gsi2: ['dynamodb:Query'],

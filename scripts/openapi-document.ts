@@ -277,8 +277,8 @@ export const operations = {
     tag: 'Webhooks',
     summary: 'Recover failed deliveries',
     description:
-      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back), oldest first, up to 1,000 per call: when `next_since` is set, call again with it.',
-    request: { params: uuidParams, body: webhookRecoverBody },
+      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).',
+    request: { params: uuidParams, body: webhookRecoverBody, bodyRequired: true },
     status: 202,
     data: obj({ recovery: R.recoveryResponse }),
   },

@@ -8,8 +8,10 @@
  * UpdateItem: a create costs the local emulator too much to reach 100/s beside the deliveries on
  * 2 cores) at RATE per second for SECONDS seconds, and the receiver notes when each change's event
  * arrives (the time since its PATCH was sent). Then the same again with a second endpoint of the
- * same merchant that never answers (each attempt runs into the 15 s timeout): the healthy
- * endpoint's p99 should not move.
+ * same merchant that never answers (each attempt runs into the 15 s timeout), and again beside
+ * ten such endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per
+ * second each): the healthy endpoint's p99 should not move, since an endpoint that has not
+ * answered promptly holds at most two of the stage's deliverers.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -22,7 +24,7 @@ import { seedFixture } from '#shared/admin/seed';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { percentile } from './percentile';
 
-export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200 } as const;
+export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
 
 type Print = (line: string) => void;
 export type WebhookBenchResult = {
@@ -95,43 +97,50 @@ const createEndpoint = async (base: string, token: string, url: string) => {
     body: JSON.stringify({ url, events: ['order.updated'] }),
   });
   if (response.status !== 201) throw new Error(`creating a webhook endpoint answered ${response.status}`);
+  return ((await response.json()) as { data: { webhook: { uuid: string } } }).data.webhook.uuid;
 };
 
-/** Runs both phases and prints their table; returns the figures (the bench's summary reads them). */
+const deleteEndpoint = async (base: string, token: string, uuid: string) => {
+  const response = await fetch(`${base}/api/v2/webhooks/${uuid}`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } });
+  if (response.status !== 200) throw new Error(`deleting a webhook endpoint answered ${response.status}`);
+};
+
+/** A seeded merchant with `count` orders (seeded orders announce nothing: only the changes make events). */
+const benchMerchant = (key: string, orders: readonly string[]) => ({
+  key,
+  name: `Webhook bench ${key}`,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live' as const }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+  orders: orders.map((uuid, index) => ({
+    key: `o${index}`,
+    uuid,
+    order_no: `WH-${key}-${index}`,
+    affiliate_slug: 'alice',
+    currency_code: 'EUR',
+    total_shipping_value: 0,
+    order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+  })),
+});
+
+/** Runs the phases and prints their table; returns the figures (the bench's summary reads them). */
 export const benchWebhooks = async (print: Print = console.log, options: Partial<typeof WEBHOOK_BENCH> = {}) => {
-  const { rate, seconds, settleMs, orders: orderCount } = { ...WEBHOOK_BENCH, ...options };
+  const { rate, seconds, settleMs, orders: orderCount, noisyMerchants, noisyRate } = { ...WEBHOOK_BENCH, ...options };
   print(
-    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase, one merchant; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback, without and with a second endpoint of the same merchant that never answers (15 s timeout per attempt).\n`,
+    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} such endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each). The stage has 50 deliverers.\n`,
   );
   let stack: LocalStack | undefined;
   const servers: Server[] = [];
   try {
     const orders = Array.from({ length: orderCount }, () => randomUUID());
+    const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
     stack = await startLocalStack({
       ports: await freePorts(),
       seedDemo: false,
       workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
     });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: [
-        {
-          key: 'hooks',
-          name: 'Webhook bench',
-          currency: 'EUR',
-          tokens: [{ key: 'live', kind: 'live' }],
-          affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
-          // Seeded orders announce nothing: only the changes below make events.
-          orders: orders.map((uuid, index) => ({
-            key: `o${index}`,
-            uuid,
-            order_no: `WH-${index}`,
-            affiliate_slug: 'alice',
-            currency_code: 'EUR',
-            total_shipping_value: 0,
-            order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
-          })),
-        },
-      ],
+      merchants: [benchMerchant('hooks', orders), ...noisyOrders.map((list, index) => benchMerchant(`noisy${index}`, list))],
     });
     const token = seeded.merchants.hooks?.tokens.live ?? '';
     const base = stack.stages.live.url;
@@ -140,8 +149,11 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     await createEndpoint(base, token, healthy.url);
 
     const results: WebhookBenchResult[] = [];
-    const phase = async (label: string, firstValue: number) => {
-      const { sentAt, total, rate: achieved } = await patchAtRate(base, token, orders, firstValue, rate, seconds);
+    const phase = async (label: string, firstValue: number, beside: () => Promise<unknown> = async () => undefined) => {
+      const [{ sentAt, total, rate: achieved }] = await Promise.all([
+        patchAtRate(base, token, orders, firstValue, rate, seconds),
+        beside(),
+      ]);
       const deadline = performance.now() + settleMs;
       while (performance.now() < deadline && [...sentAt.keys()].some((key) => !healthy.arrived.has(key))) {
         await new Promise((resolve) => setTimeout(resolve, 250));
@@ -166,8 +178,21 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     await phase('healthy endpoint alone', 1 + rate * seconds);
     const hanging = await receiver(true);
     servers.push(hanging.server);
-    await createEndpoint(base, token, hanging.url);
-    await phase('healthy endpoint, beside one that hangs', 1 + 2 * rate * seconds);
+    const ownHanging = await createEndpoint(base, token, hanging.url);
+    await phase('healthy endpoint, beside one of its merchant that hangs', 1 + 2 * rate * seconds);
+    // Its backlog is dropped (the endpoint is gone), so the last phase measures the other merchants' endpoints only.
+    await deleteEndpoint(base, token, ownHanging);
+    const noisy: { token: string; orders: string[] }[] = [];
+    for (const [index, list] of noisyOrders.entries()) {
+      const noisyToken = seeded.merchants[`noisy${index}`]?.tokens.live ?? '';
+      for (let endpoint = 0; endpoint < 2; endpoint++) await createEndpoint(base, noisyToken, hanging.url);
+      noisy.push({ token: noisyToken, orders: list });
+    }
+    await phase(
+      `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that hang`,
+      1 + 3 * rate * seconds,
+      () => Promise.all(noisy.map((merchant) => patchAtRate(base, merchant.token, merchant.orders, 1, noisyRate, seconds))),
+    );
 
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
     print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
@@ -177,12 +202,11 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
         `| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`,
       );
     }
-    const [alone, beside] = results;
-    if (alone && beside) {
-      print(
-        `\nThe hanging endpoint received ${hanging.arrived.size} of its ${beside.created} events' first attempts within the phase. The healthy endpoint's p99 beside it: ${(beside.p99 / alone.p99).toFixed(2)}x its p99 alone.`,
-      );
+    const [alone, ...besides] = results;
+    for (const beside of alone ? besides : []) {
+      print(`\n${beside.label}: p99 ${(beside.p99 / (alone?.p99 ?? 1)).toFixed(2)}x its p99 alone.`);
     }
+    print(`\nThe hanging endpoints received ${hanging.arrived.size} distinct events' attempts in all.`);
     return results;
   } finally {
     for (const server of servers) {

@@ -103,7 +103,7 @@ export const deleteWebhook = async (merchantId: string, uuid: string) => {
 };
 
 /**
- * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS. The rotation is
+ * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS (and those it replaced, until theirs end). The rotation is
  * conditional on the endpoint as read; refused, it reads again: if the new secret is in place, an
  * earlier try applied (its answer lost), else another change came first and it rotates again.
  */
@@ -113,7 +113,7 @@ export const rotateWebhookSecretOf = async (merchantId: string, uuid: string) =>
   for (let attempt = 0; attempt < 3; attempt++) {
     const endpoint = await existing(merchantId, uuid);
     if (attempt > 0 && (await openSecret(endpoint.secret_box, merchantId, uuid)) === secret) {
-      return { ...toWebhookResponse(endpoint), secret, previous_secret_expires_at: endpoint.previous_secret_expires_at ?? null };
+      return { ...toWebhookResponse(endpoint), secret, previous_secret_expires_at: endpoint.previous_secrets?.[0]?.expires_at ?? null };
     }
     const now = new Date();
     const until = new Date(now.getTime() + PREVIOUS_SECRET_HOURS * 3600 * 1000).toISOString();

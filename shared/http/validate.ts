@@ -6,8 +6,8 @@ import { type FieldErrors, invalid, notFound } from '#shared/errors';
 import { laravelErrors, mergeFieldErrors } from '#shared/validation/messages';
 import type { JsonBodyContext } from './json-body';
 
-/** A route's zod schemas for its path parameters, query and JSON body (each optional). */
-export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType };
+/** A route's zod schemas for its path parameters, query and JSON body (each optional); `bodyRequired`: no body is a 422, not `{}`. */
+export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType; bodyRequired?: boolean };
 
 type Out<T> = T extends $ZodType ? output<T> : undefined;
 
@@ -36,7 +36,9 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
     return undefined;
   };
   const query = parse(schemas.query, event.queryStringParameters ?? {});
-  const body = parse(schemas.body, jsonBody ?? {});
+  const absent = jsonBody === undefined || jsonBody === null;
+  if (schemas.bodyRequired && absent) found.push({ message: ['The request body must be a JSON object.'] });
+  const body = schemas.bodyRequired && absent ? undefined : parse(schemas.body, jsonBody ?? {});
   if (found.length > 0) throw invalid(mergeFieldErrors(...found));
   return { body, query, params: params?.data };
 }

@@ -20,7 +20,7 @@ export const endpointNoticeMessage = (
     notice.kind === 'failing'
       ? [
           `Deliveries to your webhook endpoint ${endpoint.url} (${endpoint.uuid}) have failed ${notice.failures} times in a row.`,
-          'We keep retrying each event for about three days. The endpoint is disabled after 5 days, or 20 attempts in a row, of failures.',
+          'We keep retrying each event for about three days. The endpoint is disabled after 5 days of failures in a row.',
         ]
       : [
           `Your webhook endpoint ${endpoint.url} (${endpoint.uuid}) has been disabled: ${notice.reason}.`,

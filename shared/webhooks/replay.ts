@@ -38,7 +38,11 @@ export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchan
   return message.event;
 };
 
-/** Sends again every delivery to the endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
+/**
+ * Sends again the deliveries to the endpoint that failed since `since`, oldest first, RECOVER_BATCH
+ * at a time (fewer when their events are large): read from the endpoint's failed list, so the
+ * cost follows the failures, never the deliveries that succeeded. `next_since` continues.
+ */
 export const replayFailedDeliveries = async (
   db: TableRef,
   send: SendDeliveries,
@@ -46,11 +50,10 @@ export const replayFailedDeliveries = async (
   endpointUuid: string,
   since: string,
 ) => {
-  const failed = await failedWebhookDeliveries(db, merchantId, endpointUuid, since, RECOVER_BATCH + 1);
-  const batch = failed.slice(0, RECOVER_BATCH);
+  const { deliveries, next } = await failedWebhookDeliveries(db, merchantId, endpointUuid, since, RECOVER_BATCH);
   await queue(
     send,
-    batch.map((delivery) => redelivery(merchantId, delivery)),
+    deliveries.map((delivery) => redelivery(merchantId, delivery)),
   );
-  return { since, queued: batch.length, next_since: failed[RECOVER_BATCH]?.created_at ?? null };
+  return { since, queued: deliveries.length, next_since: next ?? null };
 };

@@ -47,10 +47,30 @@ export const waitBeforeNextAttempt = (
   return Math.max(jittered, retryAfter ?? 0);
 };
 
-/** The failure streak after which an endpoint is disabled: 5 days, or 20 failed attempts in a row. */
-export const STREAK_LIMIT = { days: 5, attempts: 20 } as const;
+/**
+ * How long a failing endpoint rests after its `failures`-th failure in a row before the next
+ * probe: the same schedule, counted per endpoint (the last wait repeats), or longer when its
+ * `Retry-After` asks. So an endpoint with a backlog is probed one attempt at a time on the
+ * schedule, however many of its deliveries fail or wait.
+ */
+export const endpointRestAfterFailures = (
+  failures: number,
+  retryAfter: number | undefined,
+  schedule = scheduleFromEnv(),
+  random = Math.random,
+): number => {
+  const base = schedule[Math.min(Math.max(1, failures), schedule.length - 1)] ?? 0;
+  return Math.max(Math.round(base * (0.9 + 0.2 * random())), retryAfter ?? 0);
+};
+
+/**
+ * An endpoint is disabled once its failure streak has lasted 5 days: longer than the whole
+ * schedule (about three days), so no outage the schedule rides out disables it. (A count of
+ * failures would: many deliveries in flight can fail within a second.)
+ */
+export const STREAK_LIMIT = { days: 5 } as const;
 /** The merchant is e-mailed once a streak reaches this many failed attempts (and again when disabled). */
 export const STREAK_NOTICE_AFTER = 5;
 
-export const streakDisables = (failingSince: string, consecutiveFailures: number, now = Date.now()): boolean =>
-  consecutiveFailures >= STREAK_LIMIT.attempts || now - Date.parse(failingSince) >= STREAK_LIMIT.days * 24 * 3600 * 1000;
+export const streakDisables = (failingSince: string, now = Date.now()): boolean =>
+  now - Date.parse(failingSince) >= STREAK_LIMIT.days * 24 * 3600 * 1000;

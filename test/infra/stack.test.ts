@@ -155,7 +155,7 @@ const expectedRouteGrants = (route: (typeof routes)[number]) => {
     ...(route.method === 'POST' ? ['dynamodb:PutItem on table', 'dynamodb:UpdateItem on table'] : []),
     ...access.table.map((action) => `${action} on table`),
     'dynamodb:Query on index:gsi1',
-    // gsi3: affiliates by tier (the tier_slug filter of the affiliates list)
+    // gsi3: affiliates by tier (the tier_slug filter of the affiliates list), a webhook endpoint's failed deliveries (recover)
     ...(access.indexes ?? []).map((index) => `dynamodb:Query on index:${index}`),
     ...(access.mail ? ['ses:SendEmail on ses-identity'] : []),
   ]);

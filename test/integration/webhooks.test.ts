@@ -1,42 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 import { mailsTo, runAdmin } from './program-helpers';
-
-/** What a receiver on loopback got: each request's headers and body, in order. */
-type Hit = { headers: IncomingMessage['headers']; body: string; at: number };
-
-/** A webhook receiver on 127.0.0.1: `answer` decides each response by its index (and may never answer). */
-const receiver = async (
-  answer: (index: number, response: import('node:http').ServerResponse) => void = (_, response) => response.end('ok'),
-) => {
-  const hits: Hit[] = [];
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      hits.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      answer(hits.length - 1, response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, hits };
-};
-const servers: Server[] = [];
-afterAll(async () => {
-  for (const server of servers) server.closeAllConnections();
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-});
-
-const signed = (hit: Hit) => ({
-  'webhook-id': String(hit.headers['webhook-id']),
-  'webhook-timestamp': String(hit.headers['webhook-timestamp']),
-  'webhook-signature': String(hit.headers['webhook-signature']),
-});
+import { type Hit, receiver, signed } from './receivers';
 
 const verifies = (secret: string, hit: Hit) => {
   try {
@@ -172,34 +139,111 @@ describe('webhooks', () => {
     expect([verifies(fresh.secret, hit), verifies(endpoint.secret, hit)]).toEqual([true, true]);
   });
 
-  it('resends one delivery and recovers those that failed, with their original webhook-id', { timeout: 60_000 }, async () => {
-    // Prepare: an endpoint that fails everything until it is fixed
+  it('signs with every secret of the last 24 h after two quick rotations, so the first, second and third secret all verify', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    const second = await client.post(`/api/v2/webhooks/${endpoint.uuid}/rotate-secret`);
+    const third = await client.post(`/api/v2/webhooks/${endpoint.uuid}/rotate-secret`);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const hit = await eventually(async () => inbox.hits[0]);
+
+    // Assess
+    expect([second.status, third.status]).toEqual([200, 200]);
+    const secrets = [endpoint.secret, second.body.data.webhook.secret, third.body.data.webhook.secret];
+    expect(new Set(secrets).size).toBe(3);
+    expect(String(hit.headers['webhook-signature']).split(' ')).toHaveLength(3);
+    expect(secrets.map((secret) => verifies(secret, hit))).toEqual([true, true, true]);
+  });
+
+  it('probes an endpoint that fails under a backlog of 30 events one attempt at a time, keeps it enabled, and delivers all 30 once it answers', {
+    timeout: 90_000,
+  }, async () => {
+    // Prepare: the first 12 requests fail (answered after 50 ms), every later one succeeds
+    const { client } = await setUp();
+    let open = 0;
+    const failing: { openAtArrival: number }[] = [];
+    const succeeded = new Set<string>();
+    const inbox = await receiver((index, response) => {
+      open++;
+      const fail = index < 12;
+      if (fail) failing.push({ openAtArrival: open });
+      setTimeout(() => {
+        open--;
+        response.statusCode = fail ? 503 : 200;
+        response.end(fail ? 'down' : 'ok');
+      }, 50);
+    });
+    const endpoint = await createEndpoint(client, inbox.url);
+
+    // Act
+    const sent = await Promise.all(Array.from({ length: 30 }, () => client.post(`/api/v2/webhooks/${endpoint.uuid}/test`)));
+    const ids = sent.map((response) => response.body.data.delivery.event_id as string);
+    await eventually(async () => {
+      for (const hit of inbox.hits.slice(12)) succeeded.add(String(hit.headers['webhook-id']));
+      return ids.every((id) => succeeded.has(id)) ? true : undefined;
+    }, 80_000);
+    const after = (await client.get(`/api/v2/webhooks/${endpoint.uuid}`)).body.data.webhook;
+    const deliveries = await eventually(async () => {
+      const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries?per_page=100`);
+      const list = page.body.data.deliveries as { status: string }[];
+      return list.length === 30 && list.every((delivery) => delivery.status === 'succeeded') ? list : undefined;
+    });
+
+    // Assess: at most the two slots of an endpoint that has not answered yet, then one probe at a time
+    expect(failing).toHaveLength(12);
+    expect(Math.max(...failing.map((request) => request.openAtArrival))).toBeLessThanOrEqual(2);
+    expect(failing.slice(2).map((request) => request.openAtArrival)).toEqual(Array(10).fill(1));
+    expect([after.enabled, after.failing_since]).toEqual([true, null]);
+    expect(deliveries).toHaveLength(30);
+  });
+
+  it('recovers only the deliveries that failed, not one delivered after, and resends one, with their original webhook-id', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare: an endpoint that fails one event until it is fixed, and takes three others
     const { client } = await setUp();
     let fixed = false;
-    const inbox = await receiver((_, response) => {
-      response.statusCode = fixed ? 200 : 500;
+    let failId = '';
+    const inbox = await receiver((index, response) => {
+      response.statusCode = !fixed && inbox.hits[index]?.headers['webhook-id'] === failId ? 500 : 200;
       response.end();
     });
     const endpoint = await createEndpoint(client, inbox.url);
     const since = new Date(Date.now() - 60_000).toISOString();
     const sent = await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
-    const eventId = sent.body.data.delivery.event_id;
+    failId = sent.body.data.delivery.event_id;
     await eventually(async () => {
       const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`);
       return page.body.data.deliveries[0]?.status === 'failed' ? true : undefined;
     }, 25_000);
+    for (let index = 0; index < 3; index++) await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await eventually(async () => (inbox.hits.length === 13 ? true : undefined));
     fixed = true;
 
     // Act
-    const resent = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/${eventId}/resend`);
-    await eventually(async () => (inbox.hits.at(-1)?.headers['webhook-id'] === eventId && inbox.hits.length === 11 ? true : undefined));
+    const withoutBody = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`);
     const recovered = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, { since });
+    await eventually(async () => {
+      const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`);
+      const delivery = (page.body.data.deliveries as { event_id: string; status: string }[]).find((item) => item.event_id === failId);
+      return delivery?.status === 'succeeded' ? true : undefined;
+    });
+    const again = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, {});
+    const resent = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/${failId}/resend`);
+    await eventually(async () => (inbox.hits.length === 15 ? true : undefined));
 
     // Assess
-    expect(resent.status).toBe(202);
-    expect(resent.body.data.delivery.event_id).toBe(eventId);
+    expect([withoutBody.status, Object.keys(withoutBody.body.errors)]).toEqual([422, ['message']]);
     expect(recovered.status).toBe(202);
-    expect(recovered.body.data.recovery).toMatchObject({ since, next_since: null });
+    expect(recovered.body.data.recovery).toEqual({ since, queued: 1, next_since: null });
+    expect(again.body.data.recovery).toMatchObject({ queued: 0, next_since: null });
+    expect(resent.status).toBe(202);
+    expect(resent.body.data.delivery.event_id).toBe(failId);
+    expect(inbox.hits.slice(13).map((hit) => hit.headers['webhook-id'])).toEqual([failId, failId]);
     const missing = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/evt_nope/resend`);
     expect(missing.status).toBe(404);
   });

@@ -5,6 +5,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { functionTable } from '#shared/db/client';
+import { MAX_PREVIOUS_SECRETS, parseWebhookEndpoint, previousSecretsAfterRotation } from '#shared/db/entities/webhook-endpoint';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 import { type DeliverSettings, deliver } from '#shared/webhooks/deliver';
 import { sealSecret } from '#shared/webhooks/secret-box';
@@ -133,7 +134,7 @@ describe('deliver', () => {
       ':next': null,
     });
     expect([claims().length, finishes().length]).toEqual([1, 1]);
-    expect(finishes()[0]?.UpdateExpression).toBe('ADD in_flight :minus REMOVE slow_until');
+    expect(finishes()[0]?.UpdateExpression).toBe('SET fast_at = :fastAt ADD in_flight :minus REMOVE slow_until');
     expect(requeued).toEqual([]);
   });
 
@@ -166,10 +167,10 @@ describe('deliver', () => {
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':attempt': 3, ':next': null });
   });
 
-  it('disables the endpoint on the 20th failure in a row', async () => {
+  it('disables the endpoint once its failure streak has lasted 5 days', async () => {
     // Prepare
     answer = { status: 500 };
-    afterFailure = { failing_since: new Date(NOW - 3600_000).toISOString(), consecutive_failures: 20 };
+    afterFailure = { failing_since: new Date(NOW - 5 * 24 * 3600_000).toISOString(), consecutive_failures: 12 };
 
     // Act
     const outcome = await deliver(message(), settings());
@@ -177,9 +178,51 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('disabled');
     expect(updates().find((input) => input.ExpressionAttributeValues?.[':reason'])?.ExpressionAttributeValues?.[':reason']).toMatch(
-      /20 attempts/,
+      /5 days/,
     );
     expect(requeued).toEqual([]);
+  });
+
+  it('keeps an endpoint enabled through many failures in a row within the schedule (deliveries in flight failing at once)', async () => {
+    // Prepare
+    answer = { status: 503 };
+    afterFailure = { failing_since: new Date(NOW - 1000).toISOString(), consecutive_failures: 25 };
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('retrying');
+    expect(updates().some((input) => input.ExpressionAttributeValues?.[':reason'])).toBe(false);
+  });
+
+  it("rests a failing endpoint on the schedule by its failures in a row, so a backlog's first attempts do not probe it every few seconds", async () => {
+    // Prepare: the endpoint failed twice already; this event's first attempt is the third failure
+    answer = { status: 503 };
+    stored = await storedEndpoint({ failing_since: new Date(NOW - 10_000).toISOString(), consecutive_failures: 2 });
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess: schedule [0, 5, 300]: after a third failure in a row the endpoint rests 300 s (the last wait), not the 5 s of a first retry
+    const retryAt = new Date(NOW + 300_000).toISOString();
+    expect(outcome).toBe('retrying');
+    expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt });
+    expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
+  });
+
+  it('gives a slow or never-proven endpoint two slots and a promptly answering one twenty, in the claim itself', async () => {
+    // Act
+    await deliver(message(), settings());
+
+    // Assess
+    const [claim] = claims();
+    expect(claim?.ConditionExpression).toContain('in_flight < :unproven OR (fast_at >= :recent AND in_flight < :slots)');
+    expect(claim?.ExpressionAttributeValues).toMatchObject({
+      ':unproven': 2,
+      ':slots': 20,
+      ':recent': new Date(NOW - 10 * 60_000).toISOString(),
+    });
   });
 
   it('disables the endpoint at once when it answers 410 Gone', async () => {
@@ -298,6 +341,55 @@ describe('deliver', () => {
       new Webhook(secret).sign('evt_order_v1', new Date(NOW), received[index]?.body ?? '');
     expect(during).toEqual([signature(SECRET, 0), signature(OLD, 0)]);
     expect(after).toEqual([signature(SECRET, 1)]);
+  });
+
+  it('signs with every secret replaced within the last 24 h after quick rotations, and with the newest only once they expire', async () => {
+    // Prepare: rotated twice a minute apart (first -> second -> third), each replaced secret kept for 24 h
+    const [first, second, third] = [
+      'whsec_Rmlyc3Qgc2VjcmV0IG9mIHRoZSBlbmRwb2ludCE=',
+      'whsec_U2Vjb25kIHNlY3JldCBvZiB0aGUgZW5kcG9pbnQh',
+      SECRET,
+    ];
+    const day = 24 * 3600_000;
+    const rotate = async (endpoint: Record<string, unknown>, secret: string, at: number) => ({
+      ...endpoint,
+      secret_box: await sealSecret(secret, MERCHANT.id, ENDPOINT),
+      previous_secrets: previousSecretsAfterRotation(parseWebhookEndpoint(endpoint), new Date(at + day).toISOString(), at),
+    });
+    const original = await storedEndpoint({ secret_box: await sealSecret(first, MERCHANT.id, ENDPOINT) });
+    stored = await rotate(await rotate(original, second, NOW - 120_000), third, NOW - 60_000);
+    const at = (ms: number): DeliverSettings => ({ ...settings(), now: () => ms });
+
+    // Act
+    await deliver(message(), at(NOW));
+    await deliver(message(), at(NOW - 60_000 + day + 1));
+
+    // Assess
+    const [during, after] = received.map((hit) => String(hit.headers['webhook-signature']).split(' '));
+    const signature = (secret: string, index: number, ms: number) =>
+      new Webhook(secret).sign('evt_order_v1', new Date(ms), received[index]?.body ?? '');
+    expect(during).toEqual([signature(third, 0, NOW), signature(second, 0, NOW), signature(first, 0, NOW)]);
+    expect(after).toEqual([signature(third, 1, NOW - 60_000 + day + 1)]);
+  });
+
+  it('keeps at most MAX_PREVIOUS_SECRETS replaced secrets, dropping the oldest, however often it is rotated in a day', async () => {
+    // Prepare
+    let endpoint = parseWebhookEndpoint(await storedEndpoint({ secret_box: 'box-0' }));
+
+    // Act
+    for (let rotation = 1; rotation <= MAX_PREVIOUS_SECRETS + 3; rotation++) {
+      const at = NOW + rotation * 1000;
+      endpoint = {
+        ...endpoint,
+        secret_box: `box-${rotation}`,
+        previous_secrets: previousSecretsAfterRotation(endpoint, new Date(at + 24 * 3600_000).toISOString(), at),
+      };
+    }
+
+    // Assess
+    expect(endpoint.previous_secrets?.map((previous) => previous.box)).toEqual(
+      Array.from({ length: MAX_PREVIOUS_SECRETS }, (_, index) => `box-${MAX_PREVIOUS_SECRETS + 2 - index}`),
+    );
   });
 
   it('marks the endpoint slow while a delivery goes unanswered, so its other deliveries wait instead of piling up', async () => {

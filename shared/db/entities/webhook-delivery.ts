@@ -1,7 +1,6 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { queryItems } from '#shared/db/query';
-import { GSI1, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 
 /**
@@ -9,6 +8,10 @@ import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStored
  * partition, written once per attempt (one UpdateItem), and listed newest first on gsi1 under
  * `M#<merchant>#WEBHOOK_DELIVERIES#<endpoint>` at `<created_at>#<event id>`. It keeps the event,
  * so that it can be resent and recovered, for RETENTION_DAYS (TTL): recovery reaches 14 days back.
+ *
+ * While its status is `failed` it is also listed on gsi3 under `M#<merchant>#WEBHOOK_FAILED#<endpoint>`
+ * at the same position (a sparse list: any other status removes it), so a recovery reads the
+ * failed deliveries only, however many succeeded beside them.
  */
 export const RETENTION_DAYS = 15;
 export const RESPONSE_EXCERPT_CHARS = 1024;
@@ -16,6 +19,7 @@ export const RESPONSE_EXCERPT_CHARS = 1024;
 const deliveryKey = (merchantId: string, endpointUuid: string, eventId: string): Key =>
   itemKey(merchantId, `WHDELIVERY#${endpointUuid}#${eventId}`);
 const listPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merchantId)}#WEBHOOK_DELIVERIES#${endpointUuid}`;
+const failedListPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merchantId)}#WEBHOOK_FAILED#${endpointUuid}`;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -46,7 +50,10 @@ export type AttemptRecord = Pick<
   'status' | 'response_status' | 'latency_ms' | 'response_body' | 'error' | 'next_attempt_at'
 > & { attempt: number; at: string };
 
-/** Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before. */
+/**
+ * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before.
+ * A failed one enters the failed list at the delivery's list position; any other leaves it.
+ */
 export const recordWebhookDelivery = async (
   { ddb, table }: TableRef,
   merchantId: string,
@@ -55,16 +62,19 @@ export const recordWebhookDelivery = async (
   attempt: AttemptRecord,
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
+  const failed = attempt.status === 'failed';
   await ddb.send(
     new UpdateCommand({
       TableName: table,
       Key: deliveryKey(merchantId, endpointUuid, event.id),
-      UpdateExpression: [
-        'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
-        'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
-        '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
-        'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
-      ].join(', '),
+      UpdateExpression:
+        [
+          'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
+          'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
+          '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
+          'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
+          ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
+        ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
       ExpressionAttributeNames: {
         '#type': 'type',
         '#status': 'status',
@@ -72,6 +82,8 @@ export const recordWebhookDelivery = async (
         '#gsiPk': GSI1.partitionKey,
         '#gsiSk': GSI1.sortKey,
         '#ttl': TTL_ATTRIBUTE,
+        '#failedPk': GSI3.partitionKey,
+        '#failedSk': GSI3.sortKey,
       },
       ExpressionAttributeValues: {
         ':type': 'webhook_delivery',
@@ -90,6 +102,7 @@ export const recordWebhookDelivery = async (
         ':error': attempt.error,
         ':next': attempt.next_attempt_at,
         ':ttl': expires,
+        ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
       },
     }),
   );
@@ -146,27 +159,41 @@ const positionKey = (merchantId: string, endpointUuid: string, position: string)
   };
 };
 
+/** The most 1 MB pages one read of the failed list takes, so that it answers in bounded time however large the events. */
+export const FAILED_PAGES_PER_READ = 4;
+
 /**
  * Up to `limit` of the endpoint's deliveries that failed, created at or after `since`, oldest
- * first (a recovery resends them in the order they happened).
+ * first (a recovery resends them in the order they happened), read from the failed list: at most
+ * FAILED_PAGES_PER_READ pages. `next` is where to continue (a `since`), undefined when all were read.
  */
 export const failedWebhookDeliveries = async (
-  db: TableRef,
+  { ddb, table }: TableRef,
   merchantId: string,
   endpointUuid: string,
   since: string,
   limit: number,
-): Promise<WebhookDeliveryItem[]> =>
-  (
-    await queryItems(
-      db,
-      {
-        IndexName: GSI1.indexName,
+): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
+  const items: Record<string, unknown>[] = [];
+  let startKey: QueryCommandOutput['LastEvaluatedKey'];
+  for (let page = 0; page < FAILED_PAGES_PER_READ; page++) {
+    const { Items, LastEvaluatedKey } = await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: GSI3.indexName,
         KeyConditionExpression: '#pk = :pk AND #sk >= :since',
-        FilterExpression: '#status = :failed',
-        ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey, '#status': 'status' },
-        ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid), ':since': since, ':failed': 'failed' },
-      },
-      limit,
-    )
-  ).map(parseDelivery);
+        ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
+        ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
+        Limit: limit + 1 - items.length,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...(Items ?? []));
+    startKey = LastEvaluatedKey;
+    if (!startKey || items.length > limit) break;
+  }
+  const deliveries = items.slice(0, limit).map(parseDelivery);
+  // More than `limit`: continue at the next one; pages left unread: continue at the last one read (sent again, harmlessly).
+  const next = items.length > limit ? deliveries.length : startKey ? deliveries.length - 1 : -1;
+  return { deliveries, next: next >= 0 ? parseDelivery(items[next]).created_at : undefined };
+};

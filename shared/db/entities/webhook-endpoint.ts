@@ -16,11 +16,16 @@ import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } f
  *
  * Besides what the merchant set, it carries the delivery state the deliverer keeps: the failure
  * streak (`failing_since`, `consecutive_failures`, `retry_at`: while failing, only one delivery
- * probes the endpoint and the rest wait), and how many deliveries are in flight (at most
- * DELIVERY_SLOTS, so a slow endpoint never holds more deliverers than that).
+ * probes the endpoint and the rest wait), when it last answered 2xx promptly (`fast_at`), and how
+ * many deliveries are in flight: at most DELIVERY_SLOTS while it answers promptly, UNPROVEN_SLOTS
+ * while it has not lately (new, slow or hanging), one while it fails. So an endpoint that does
+ * not answer holds at most two of the stage's deliverers.
  */
 const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
+export const UNPROVEN_SLOTS = 2;
+/** How long a prompt 2xx keeps an endpoint on DELIVERY_SLOTS: a quiet endpoint proves itself again. */
+export const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
 
 export const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
@@ -35,6 +40,9 @@ const endpointSchema = z.looseObject({
   /** Why the service disabled it (410 Gone, a failure streak); null when enabled or disabled by the merchant. */
   disabled_reason: nullableString(),
   secret_box: z.string(),
+  /** Secrets replaced within the last day, newest first, each signing until its `expires_at` (at most MAX_PREVIOUS_SECRETS). */
+  previous_secrets: z.optional(z.array(z.object({ box: z.string(), expires_at: z.string() }))),
+  /** The single previous secret as rotations kept it before `previous_secrets`; read until it expires, folded in by the next rotation. */
   previous_secret_box: z.optional(z.string()),
   previous_secret_expires_at: z.optional(z.string()),
   created_at: z.string(),
@@ -48,6 +56,8 @@ const endpointSchema = z.looseObject({
   in_flight_at: z.optional(z.string()),
   /** Set when a delivery is still unanswered after a moment: no new one starts before then. */
   slow_until: z.optional(z.string()),
+  /** When a delivery was last answered 2xx before it counted as slow. */
+  fast_at: z.optional(z.string()),
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
@@ -169,10 +179,40 @@ export const updateWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
   });
 };
 
+/** The most replaced secrets kept signing: a delivery carries at most this many signatures besides the current one. */
+export const MAX_PREVIOUS_SECRETS = 9;
+
+type PreviousSecret = { box: string; expires_at: string };
+
+/** The endpoint's replaced secrets that still sign at `now`, newest first (the list and the single one rotations kept before it). */
+export const livePreviousSecrets = (endpoint: WebhookEndpointItem, now: number): PreviousSecret[] => {
+  const legacy =
+    endpoint.previous_secret_box !== undefined && endpoint.previous_secret_expires_at !== undefined
+      ? [{ box: endpoint.previous_secret_box, expires_at: endpoint.previous_secret_expires_at }]
+      : [];
+  return [...(endpoint.previous_secrets ?? []), ...legacy]
+    .filter((previous) => Date.parse(previous.expires_at) > now)
+    .sort((a, b) => b.expires_at.localeCompare(a.expires_at));
+};
+
+/** The sealed secrets that sign a delivery at `now`: the current one first, then every replaced one still in its overlap. */
+export const signingSecretBoxes = (endpoint: WebhookEndpointItem, now: number): string[] => [
+  endpoint.secret_box,
+  ...livePreviousSecrets(endpoint, now).map((previous) => previous.box),
+];
+
 /**
- * Makes `secretBox` the endpoint's secret and keeps the current one beside it until `previousUntil`,
- * on the condition that the endpoint is as it was read (`readAt`: its updated_at), so two
- * rotations at once cannot both keep a secret that the other replaced. False when refused.
+ * What a rotation keeps: the current secret until `previousUntil`, then the replaced secrets still
+ * signing at `now`, newest first, at most MAX_PREVIOUS_SECRETS (past that the oldest goes early).
+ */
+export const previousSecretsAfterRotation = (endpoint: WebhookEndpointItem, previousUntil: string, now: number): PreviousSecret[] =>
+  [{ box: endpoint.secret_box, expires_at: previousUntil }, ...livePreviousSecrets(endpoint, now)].slice(0, MAX_PREVIOUS_SECRETS);
+
+/**
+ * Makes `secretBox` the endpoint's secret and keeps the replaced ones signing (the current one
+ * until `previousUntil`, the earlier ones until theirs), on the condition that the endpoint is as
+ * it was read (`readAt`: its updated_at), so two rotations at once cannot both keep a secret that
+ * the other replaced. False when refused.
  */
 export const rotateWebhookSecret = (
   db: TableRef,
@@ -183,9 +223,15 @@ export const rotateWebhookSecret = (
   now: string,
 ) =>
   updateEndpoint(db, merchantId, endpoint.uuid, {
-    set: 'secret_box = :box, previous_secret_box = :previous, previous_secret_expires_at = :until, updated_at = :now',
+    set: 'secret_box = :box, previous_secrets = :previous, updated_at = :now',
+    remove: 'previous_secret_box, previous_secret_expires_at',
     condition: 'updated_at = :read',
-    values: { ':box': secretBox, ':previous': endpoint.secret_box, ':until': previousUntil, ':now': now, ':read': endpoint.updated_at },
+    values: {
+      ':box': secretBox,
+      ':previous': previousSecretsAfterRotation(endpoint, previousUntil, Date.parse(now)),
+      ':now': now,
+      ':read': endpoint.updated_at,
+    },
   });
 
 /** The service disables an endpoint (410 Gone, a failure streak); false when it was already disabled or is gone. */
@@ -214,8 +260,9 @@ export type DeliveryClaim =
  * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
  * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back by a
  * failure streak (`retry_at` passed) or by a delivery that is taking long (`slow_until` passed),
- * and has fewer than DELIVERY_SLOTS deliveries in flight (1 while it fails: a single probe). So a slow endpoint holds at most DELIVERY_SLOTS deliverers, and
- * a healthy one costs no read. Refused, the endpoint as it was says why. A count left by a
+ * and has fewer deliveries in flight than its slots: DELIVERY_SLOTS when it answered promptly
+ * within FAST_ANSWER_COUNTS_MS, else UNPROVEN_SLOTS, and 1 while it fails (a single probe). So a
+ * slow or hanging endpoint holds at most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was says why. A count left by a
  * deliverer that died is reset once it is CLAIM_STALE_MS old.
  */
 export const claimDelivery = async (
@@ -238,13 +285,15 @@ export const claimDelivery = async (
           ...(options.anyState ? [] : ['enabled = :true']),
           '(attribute_not_exists(retry_at) OR retry_at <= :now)',
           '(attribute_not_exists(slow_until) OR slow_until <= :now)',
-          '(attribute_not_exists(in_flight) OR (attribute_not_exists(failing_since) AND in_flight < :slots) OR in_flight < :one)',
+          '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < :slots))))',
         ].join(' AND '),
         ExpressionAttributeValues: {
           ':zero': 0,
           ':one': 1,
           ':now': nowIso,
           ':slots': DELIVERY_SLOTS,
+          ':unproven': UNPROVEN_SLOTS,
+          ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
           ...(options.anyState ? {} : { ':true': true }),
         },
         ReturnValues: 'ALL_NEW',
@@ -279,14 +328,14 @@ export const claimDelivery = async (
 
 /**
  * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
- * `released`: nothing was sent. `delivered` ends the failure streak; `failed` starts or extends it
- * and holds the endpoint's other deliveries back until `retryAt`. Any answer, even a failing one,
+ * `released`: nothing was sent. `delivered` ends the failure streak (and, `fastAt`, notes a prompt
+ * answer); `failed` starts or extends it and holds the endpoint's other deliveries back until `retryAt`. Any answer, even a failing one,
  * clears `slow_until` (the endpoint is not hanging). The endpoint as it is now (undefined when it
  * was deleted).
  */
 export type DeliveryEnd =
   | { result: 'released' }
-  | { result: 'delivered'; wasFailing: boolean }
+  | { result: 'delivered'; wasFailing: boolean; fastAt?: string }
   | { result: 'failed'; at: string; retryAt: string; answered: boolean };
 
 export const finishDelivery = async (
@@ -307,7 +356,12 @@ export const finishDelivery = async (
           UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
           ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
         }
-      : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
+      : end.result === 'delivered' && end.fastAt !== undefined
+        ? {
+            UpdateExpression: `SET fast_at = :fastAt ADD in_flight :minus${removal}`,
+            ExpressionAttributeValues: { ':minus': -1, ':fastAt': end.fastAt },
+          }
+        : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
