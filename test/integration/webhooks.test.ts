@@ -260,6 +260,39 @@ describe('webhooks', () => {
     expect([deleted.status, deleted.body.data, gone.status]).toEqual([200, null, 404]);
   });
 
+  it('refuses, when written (create and update), URLs a delivery would refuse: control characters, port 0, non-public address literals', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const endpoint = await createEndpoint(client, 'https://example.com/hooks/kept');
+    const urls = [
+      'https://example.com/hook\r\nX-Injected: 1',
+      'https://example.com/ho\tok',
+      'https://example.com/hook\u0000',
+      'https://example.com:0/hook',
+      'https://10.0.0.1/hook',
+      'https://100.64.0.1/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[fd12::1]/hook',
+      'https://[::ffff:169.254.169.254]/latest',
+      'https://[64:ff9b::a9fe:a9fe]/latest',
+      'https://[64:ff9b:1::a9fe:a9fe]/latest',
+      'https://[2002:a9fe:a9fe::]/latest',
+    ];
+
+    // Act
+    const created = await Promise.all(urls.map((url) => client.post('/api/v2/webhooks', { url })));
+    const updated = await Promise.all(urls.map((url) => client.patch(`/api/v2/webhooks/${endpoint.uuid}`, { url })));
+    const after = await client.get(`/api/v2/webhooks/${endpoint.uuid}`);
+    const list = await client.get('/api/v2/webhooks');
+
+    // Assess
+    const refusals = (answers: typeof created) => answers.map((answer) => [answer.status, Object.keys(answer.body.errors ?? {})]);
+    expect(refusals(created)).toEqual(urls.map(() => [422, ['url']]));
+    expect(refusals(updated)).toEqual(urls.map(() => [422, ['url']]));
+    expect(after.body.data.webhook.url).toBe('https://example.com/hooks/kept');
+    expect(list.body.data.webhooks.map((webhook: { url: string }) => webhook.url)).toEqual(['https://example.com/hooks/kept']);
+  });
+
   it('lets an operator list endpoints and deliveries and replay one (npm run admin -- webhooks)', async () => {
     // Prepare
     const { merchant, client } = await setUp();
