@@ -293,6 +293,42 @@ describe('webhooks', () => {
     expect(list.body.data.webhooks.map((webhook: { url: string }) => webhook.url)).toEqual(['https://example.com/hooks/kept']);
   });
 
+  it('pages deliveries with an opaque cursor, and answers 422 on cursor or per_page for anything else', async () => {
+    // Prepare: two deliveries on one endpoint, none on another
+    const { client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+    const other = await createEndpoint(client, inbox.url);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const deliveries = `/api/v2/webhooks/${endpoint.uuid}/deliveries`;
+    await eventually(async () => ((await client.get(deliveries)).body.data.deliveries.length === 2 ? true : undefined));
+
+    // Act
+    const first = await client.get(`${deliveries}?per_page=1`);
+    const cursor = first.body.meta.pagination.next_cursor as string;
+    const second = await client.get(`${deliveries}?per_page=1&cursor=${encodeURIComponent(cursor)}`);
+    const elsewhere = await client.get(`/api/v2/webhooks/${other.uuid}/deliveries?cursor=${encodeURIComponent(cursor)}`);
+    const garbage = await Promise.all(
+      ['0', 'zzzz', '2026-01-01T00:00:00.000Z#evt_x', `${cursor}x`].map((bad) =>
+        client.get(`${deliveries}?cursor=${encodeURIComponent(bad)}`),
+      ),
+    );
+    const perPage = await Promise.all(['0x10', '1e2', '%205', '%2B5', '05'].map((bad) => client.get(`${deliveries}?per_page=${bad}`)));
+
+    // Assess
+    expect(second.status).toBe(200);
+    expect(second.body.data.deliveries).toHaveLength(1);
+    expect(second.body.data.deliveries[0].event_id).not.toBe(first.body.data.deliveries[0].event_id);
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([422, { cursor: ['The selected cursor is invalid.'] }]);
+    expect(garbage.map((answer) => [answer.status, answer.body.errors])).toEqual(
+      garbage.map(() => [422, { cursor: ['The selected cursor is invalid.'] }]),
+    );
+    expect(perPage.map((answer) => [answer.status, answer.body.errors])).toEqual(
+      perPage.map(() => [422, { per_page: ['The per page field must be an integer.'] }]),
+    );
+  });
+
   it('lets an operator list endpoints and deliveries and replay one (npm run admin -- webhooks)', async () => {
     // Prepare
     const { merchant, client } = await setUp();
