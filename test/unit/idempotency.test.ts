@@ -14,6 +14,7 @@ import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { handler as getOrder } from '#functions/orders/get';
 import { handler as updateOrder } from '#functions/orders/update';
+import { handler as createWebhook } from '#functions/webhooks/create';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { logger } from '#shared/logger';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
@@ -257,6 +258,65 @@ describe('the first request with a key', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(warned).toHaveBeenCalledWith('Idempotency claim lost before the response was stored', { key: KEY });
+  });
+});
+
+describe('an answer that shows a secret (webhook create)', () => {
+  const webhookEvent = () =>
+    apiEvent('webhooks-create', {
+      token: TOKENS.live,
+      body: { url: 'https://merchant.example/hooks' },
+      headers: { 'Idempotency-Key': KEY },
+    });
+
+  it('stores the secret sealed and lists where it is, and a replay shows the first answer byte for byte', async () => {
+    // Prepare
+    const event = webhookEvent();
+
+    // Act
+    const first = await invoke(createWebhook, event);
+    const values = idempotencyUpdates()[0]!.ExpressionAttributeValues!;
+    ddbMock
+      .on(PutCommand)
+      .rejects(
+        conditionFailed(completedRecord(event, { status: 201, body: values[':body'] as string }, { response_sealed: values[':sealed'] })),
+      );
+    const replay = await invoke(createWebhook, event);
+
+    // Assess
+    expect(first.statusCode).toBe(201);
+    expect(first.raw).toContain('"secret":"whsec_');
+    expect(values[':body']).not.toContain('whsec_');
+    expect(values[':sealed']).toEqual([['data', 'webhook', 'secret']]);
+    expect(JSON.parse(values[':body'] as string).data.webhook.secret).toMatch(/^v1\./);
+    expect(replay.raw).toBe(first.raw);
+    expect(replay.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('seals the secret for this merchant and key only: moved to another key, it does not open', async () => {
+    // Prepare
+    const event = webhookEvent();
+    await invoke(createWebhook, event);
+    const values = idempotencyUpdates()[0]!.ExpressionAttributeValues!;
+    const moved = apiEvent('webhooks-create', {
+      token: TOKENS.live,
+      body: { url: 'https://merchant.example/hooks' },
+      headers: { 'Idempotency-Key': 'another-key' },
+    });
+    ddbMock
+      .on(PutCommand)
+      .rejects(
+        conditionFailed(completedRecord(moved, { status: 201, body: values[':body'] as string }, { response_sealed: values[':sealed'] })),
+      );
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+
+    // Act
+    const replay = await invoke(createWebhook, moved);
+
+    // Assess
+    expect(replay.statusCode).toBe(500);
+    expect(String(logged.mock.calls[0]?.[1])).toMatch(/unable to authenticate data/);
+    expect(replay.raw).not.toContain('whsec_');
   });
 });
 
