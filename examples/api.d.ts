@@ -1423,7 +1423,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+        /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
         IdempotencyKey: string;
     };
     requestBodies: never;
@@ -1451,7 +1451,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -1604,7 +1604,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -1762,12 +1762,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -2211,7 +2211,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2392,12 +2392,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -2627,7 +2627,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -2766,12 +2766,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -2882,12 +2882,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -3111,7 +3111,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -3264,7 +3264,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -3417,12 +3417,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -3639,12 +3639,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;
@@ -3988,7 +3988,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -4506,7 +4506,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4666,7 +4666,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4814,11 +4814,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
-                /** @description The `meta.pagination.next_cursor` of the previous page; absent for the first page. */
+                /** @description The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`. */
                 cursor?: string | null;
             };
             header?: never;
@@ -4865,7 +4865,7 @@ export interface operations {
                      *       "meta": {
                      *         "pagination": {
                      *           "per_page": 15,
-                     *           "next_cursor": "2026-11-23T10:15:30.512Z#evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1"
+                     *           "next_cursor": "MjAyNi0xMS0yM1QxMDoxNTozMC41MTJaI2V2dF82YjFmMGUyYS0zYzRkLTRlNWYtOGE5Yi0wYzFkMmUzZjRhNWJfdjE.DyHjbEntWonFGXo3PA072h"
                      *         },
                      *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
                      *       }
@@ -4953,7 +4953,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5106,7 +5106,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept 24 hours, per merchant. */
+                /** @description Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept 24 hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {

@@ -287,12 +287,14 @@ export const operations = {
 const PARAMETER_DOCS: Record<string, string> = {
   uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
   slug: 'The resource slug.',
-  per_page: 'Items per page (default 15, at most 100). An empty value means the default.',
-  page: 'The page, from 1 (default 1). A page past the last is empty.',
+  per_page:
+    'Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.',
+  page: 'The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.',
   tier_slug: 'Only the affiliates of this tier (an unknown slug: an empty page).',
   email: 'A partial, case-insensitive match on the invited address.',
   status: 'One status or several separated by commas, among `pending`, `accepted`, `declined`; default `pending`.',
-  cursor: 'The `meta.pagination.next_cursor` of the previous page; absent for the first page.',
+  cursor:
+    'The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`.',
   id: 'The event id of the delivery (`event_id`, the `webhook-id` header of its requests).',
 };
 
@@ -721,7 +723,7 @@ export const buildOpenApiDocument = () => {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: `Makes the POST safe to retry: the same key with the same request gets the first answer again. Kept ${IDEMPOTENCY_FACTS.recordTtlHours} hours, per merchant.`,
+          description: `Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept ${IDEMPOTENCY_FACTS.recordTtlHours} hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs.`,
           schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_FACTS.maxKeyLength },
         },
       },

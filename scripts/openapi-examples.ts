@@ -5,6 +5,7 @@ import { DEMO } from '#local/demo';
 import { ORDER_MESSAGES } from '#shared/domain/order-model';
 import { ApiError, busy, type FieldErrors, IDEMPOTENCY_MESSAGES, keyReused, MESSAGES, notFound, unauthenticated } from '#shared/errors';
 import { parseJsonBody } from '#shared/http/json-body';
+import { encodeCursor } from '#shared/http/pagination';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import {
   affiliateListQuery,
@@ -182,7 +183,7 @@ const delivery = {
 };
 const queuedDelivery = { event_id: 'evt_test_4f1c2b3a-5d6e-4f70-8a9b-0c1d2e3f4a5b', event_type: 'webhook.test' };
 const recovery = { since: EARLIER, queued: 3, next_since: null };
-const cursorPagination = { per_page: 15, next_cursor: `${AT}#evt_${DEMO.orderUuid}_v1` };
+const cursorPagination = { per_page: 15, next_cursor: encodeCursor(`${AT}#evt_${DEMO.orderUuid}_v1`, 'example') };
 const commission = {
   order_uuid: DEMO.orderUuid,
   order_no: 'WEB-10001',

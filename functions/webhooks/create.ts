@@ -2,9 +2,15 @@ import { route } from '#functions/routes';
 import { createWebhook } from '#shared/domain/webhooks';
 import { postApiHandler } from '#shared/http/post-api-handler';
 import { webhookCreateBody } from '#shared/schemas/webhooks';
+import { secretBox } from '#shared/webhooks/secret-box';
 
-/** 201 with data.webhook, its `secret` shown this once. */
-export const handler = postApiHandler(route('webhooks-create'), { body: webhookCreateBody }, async ({ merchant, body }) => ({
-  statusCode: 201,
-  data: { webhook: await createWebhook(merchant.id, body) },
-}));
+/** 201 with data.webhook, its `secret` shown this once (an Idempotency-Key record keeps it sealed). */
+export const handler = postApiHandler(
+  route('webhooks-create'),
+  { body: webhookCreateBody },
+  async ({ merchant, body }) => ({
+    statusCode: 201,
+    data: { webhook: await createWebhook(merchant.id, body) },
+  }),
+  { fields: [['data', 'webhook', 'secret']], box: secretBox },
+);

@@ -13,6 +13,7 @@ import {
 import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused } from '#shared/db/transact';
 import { busy, notFound, ruleRefused } from '#shared/errors';
+import { type CursorInput, encodeCursor, openCursor } from '#shared/http/pagination';
 import { type DeliveryMessage, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
@@ -134,10 +135,14 @@ export const testWebhook = async (merchantId: string, uuid: string) => {
   return queued(event);
 };
 
-export const listDeliveries = async (merchantId: string, uuid: string, perPage: number, cursor: string | null | undefined) => {
+/** What a deliveries cursor is bound to: this stage's table, the merchant and the endpoint. */
+const deliveriesScope = (merchantId: string, uuid: string) => `${functionTable.table}\n${merchantId}\nWEBHOOK_DELIVERIES#${uuid}`;
+
+export const listDeliveries = async (merchantId: string, uuid: string, perPage: number, cursor: CursorInput | null | undefined) => {
   await existing(merchantId, uuid);
-  const page = await webhookDeliveryPage(functionTable, merchantId, uuid, perPage, cursor ?? undefined);
-  return { deliveries: page.deliveries.map(toDeliveryResponse), next: page.next ?? null };
+  const scope = deliveriesScope(merchantId, uuid);
+  const page = await webhookDeliveryPage(functionTable, merchantId, uuid, perPage, openCursor(cursor, scope));
+  return { deliveries: page.deliveries.map(toDeliveryResponse), next: page.next === undefined ? null : encodeCursor(page.next, scope) };
 };
 
 /** Runs a replay, answering 503 (retry) when the queue refused part of it. */

@@ -6,7 +6,7 @@ import { logger } from '#shared/logger';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
-import { jsonBody } from './json-body';
+import { type JsonBodyContext, jsonBody } from './json-body';
 import { quota, quotaHeaders } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute } from './route';
 import { traceId } from './trace';
@@ -38,7 +38,7 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
 export type IdempotencyHandling = {
-  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext>;
+  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & JsonBodyContext>;
   recordResponse: ApiMiddleware;
 };
 
@@ -47,17 +47,17 @@ export type IdempotencyHandling = {
  * infers what each step adds to the context (middy's `use` types): the handler reads the
  * credential and the input as the route's schemas output it, with no cast and no check.
  *
- *   trace id -> quota headers -> [record response] -> error envelope -> authentication -> quota -> [claim key] -> JSON body -> validation -> handler
+ *   trace id -> quota headers -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
  *
  * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
  * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
  * caller learns nothing else. The merchant's quota is taken right after authentication (a replay of
  * an Idempotency-Key counts too); its RateLimit headers go on the final answer, outside the record.
  *
- * POST routes add the two halves of Idempotency-Key handling: the key is claimed right after
- * authentication (it belongs to the merchant) and before the body is parsed, so a malformed or
- * invalid body's 422 is stored and replayed too; the response is recorded outside the error
- * envelope, so what is stored is the final HTTP response, errors included.
+ * POST routes add the two halves of Idempotency-Key handling: the key is claimed after
+ * validation, just before the handler, so a request refused for its JSON or its fields stores
+ * nothing and its corrected retry runs (as Stripe keeps keys); the response is recorded outside
+ * the error envelope, so what is stored is the final HTTP response, the handler's errors included.
  */
 export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, handle: Handle<S>, idempotency?: IdempotencyHandling) => {
   // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
@@ -74,9 +74,9 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
     .use(quota())
-    .use(idempotency ? [idempotency.claimKey] : [])
     .use(jsonBody())
     .use(validation(schemas))
+    .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
       const reply = await handle({

@@ -1,29 +1,32 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
-import { claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
+import { type Claim, claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
 import { withWriteRetry } from '#shared/db/retry';
 import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
+import type { JsonBodyContext } from './json-body';
 import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware } from './types';
 
 /**
  * `Idempotency-Key` on POST routes (IETF draft "The Idempotency-Key HTTP Header Field", Stripe's
- * behaviour). Two middlewares, because the key needs the merchant (so it is claimed after auth)
- * while the stored response must be the final HTTP response (so it is recorded outside the
- * envelope):
+ * behaviour). Two middlewares, because the key needs the merchant and a valid request (so it is
+ * claimed after validation) while the stored response must be the final HTTP response (so it is
+ * recorded outside the envelope):
  *
- *   trace id -> idempotentResponse -> error envelope -> authentication -> idempotencyKey -> JSON body -> validation -> handler
+ *   trace id -> idempotentResponse -> error envelope -> authentication -> JSON body -> validation -> idempotencyKey -> handler
  *
- * - idempotencyKey (before, after authentication): no header, nothing happens. A malformed key is 400 `idempotency_key`.
+ * - idempotencyKey (before, after validation): no header, nothing happens. A malformed key is 400 `idempotency_key`.
  *   Otherwise it claims the key for this merchant; if another request holds it: a different
- *   request (method, path, body) is 422, one still in flight is 409 with Retry-After, a finished
- *   one is answered with its stored response (same status and body, `Idempotent-Replayed: true`)
- *   and nothing else runs.
- * - idempotentResponse (after, onError): stores the final response of a claimed key (2xx, 4xx:
- *   body validation failures included), or releases the key on a 5xx so a retry runs again.
+ *   request (method, path, body as JSON) is 422, one still in flight is 409 with Retry-After, a
+ *   finished one is answered with its stored response (same status and body,
+ *   `Idempotent-Replayed: true`) and nothing else runs. A request refused before it (malformed
+ *   JSON, validation) touches no record, so its corrected retry with the same key runs, as Stripe does.
+ * - idempotentResponse (after, onError): stores the final response of a claimed key (2xx, and the
+ *   handler's 4xx: a business rule, a 404), or releases the key on a 5xx so a retry runs again.
+ *   A route that answers a secret names where it is (`secretFields`): the record keeps it sealed.
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -57,23 +60,81 @@ const checkKey = (key: string) => {
   if (length > MAX_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
 };
 
-const replay = (stored: StoredResponse): APIGatewayProxyResult => ({
-  statusCode: stored.statusCode,
-  headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' },
-  body: stored.body,
-});
+/**
+ * The secrets a route answers (a webhook's signing secret): where they are in the response body,
+ * and the box that seals them for the record (shared/webhooks/secret-box.ts), bound to the
+ * merchant and the record so a sealed value copied elsewhere does not open. The route passes the
+ * box, so only the routes that answer secrets bundle it.
+ */
+export type ReplySecrets = {
+  /** Paths of keys from the body's root, e.g. `['data', 'webhook', 'secret']`. */
+  fields: readonly (readonly string[])[];
+  box: {
+    seal: (secret: string, merchantId: string, subject: string) => Promise<string>;
+    open: (sealed: string, merchantId: string, subject: string) => Promise<string>;
+  };
+};
+
+/** What a sealed value of a record is bound to, besides the merchant. */
+const recordSubject = (key: string) => `IDEMPOTENCY#${key}`;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Replaces the string at each path of `body` (JSON) by what `change` makes of it; the paths it changed. */
+const rewriteStrings = async (body: string, paths: readonly (readonly string[])[], change: (value: string) => Promise<string>) => {
+  const root: unknown = JSON.parse(body);
+  const changed: string[][] = [];
+  for (const path of paths) {
+    const parent = path
+      .slice(0, -1)
+      .reduce<unknown>((node, key) => (isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined), root);
+    const name = path.at(-1);
+    if (name === undefined || !isObject(parent) || !Object.hasOwn(parent, name)) continue;
+    const value = parent[name];
+    if (typeof value !== 'string') continue;
+    parent[name] = await change(value);
+    changed.push([...path]);
+  }
+  // The body was written by JSON.stringify, so writing it again gives it back byte for byte.
+  return { body: changed.length > 0 ? JSON.stringify(root) : body, changed };
+};
+
+/** The response as the record keeps it: the route's secrets sealed, the rest as sent. */
+const toStored = async (response: APIGatewayProxyResult, claim: Claim, secrets: ReplySecrets | undefined): Promise<StoredResponse> => {
+  const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)]));
+  if (!secrets) return { statusCode: response.statusCode, headers, body: response.body };
+  const { body, changed } = await rewriteStrings(response.body, secrets.fields, (secret) =>
+    secrets.box.seal(secret, claim.merchantId, recordSubject(claim.key)),
+  );
+  return { statusCode: response.statusCode, headers, body, ...(changed.length > 0 ? { sealedFields: changed } : {}) };
+};
+
+/** The stored response as first sent: its sealed values opened. */
+const replay = async (stored: StoredResponse, merchantId: string, key: string, secrets: ReplySecrets | undefined) => {
+  let body = stored.body;
+  if (stored.sealedFields?.length) {
+    // Only the route that stored sealed values can replay them: the path is part of the fingerprint.
+    if (!secrets) throw new Error('A stored response has sealed values but the route has no box to open them');
+    ({ body } = await rewriteStrings(body, stored.sealedFields, (sealed) => secrets.box.open(sealed, merchantId, recordSubject(key))));
+  }
+  return { statusCode: stored.statusCode, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' }, body } satisfies APIGatewayProxyResult;
+};
 
 /**
- * Validates and claims the key for the authenticated merchant (so it runs after authentication),
- * or answers for it: a finished request with this key gets its stored response, and nothing else runs.
+ * Validates and claims the key for the authenticated merchant (so it runs after authentication,
+ * and after validation: a refused request stores nothing), or answers for it: a finished request
+ * with this key gets its stored response, and nothing else runs.
  */
-export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+export const idempotencyKey = (
+  secrets?: ReplySecrets,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & JsonBodyContext> => ({
   before: async (request) => {
     const { event, context } = request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return undefined;
     checkKey(key);
-    const fingerprint = requestFingerprint(event);
+    const fingerprint = requestFingerprint(event, context.jsonBody);
     const outcome = await withWriteRetry(() =>
       claimKey(functionTable, { merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) }),
     );
@@ -87,12 +148,12 @@ export const idempotencyKey = (): MiddlewareObj<APIGatewayProxyEvent, APIGateway
       throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
     // Early return: middy skips the handler and every `after`, and answers this.
-    return replay(record.response);
+    return replay(record.response, context.credential.merchant.id, key, secrets);
   },
 });
 
-/** Records the final response of a claimed key; must sit outside the envelope. */
-export const idempotentResponse = (): ApiMiddleware => {
+/** Records the final response of a claimed key (its secrets sealed); must sit outside the envelope. */
+export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
   const settle = async (request: Parameters<NonNullable<ApiMiddleware['after']>>[0]) => {
     const claim = request.context.idempotency;
     const response = request.response;
@@ -103,11 +164,7 @@ export const idempotentResponse = (): ApiMiddleware => {
         await withWriteRetry(() => releaseKey(functionTable, claim));
         return;
       }
-      const stored: StoredResponse = {
-        statusCode: response.statusCode,
-        headers: Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)])),
-        body: response.body,
-      };
+      const stored = await toStored(response, claim, secrets);
       // Retried like every write: a throttled or conflicted record would make the next retry run the request again.
       if (!(await withWriteRetry(() => completeKey(functionTable, claim, stored))))
         logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });

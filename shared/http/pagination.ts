@@ -1,16 +1,35 @@
+import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
+import { invalidField } from '#shared/errors';
 import { lastPage, type PageQuery } from '#shared/page-window';
+import { text } from '#shared/schemas/common';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; docs/design-notes.md, "Pagination"). */
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
 
+/**
+ * An integer query value is written in plain decimal digits, in one spelling: `16`, never `0x10`,
+ * `1e1`, `16.0`, ` 16`, `+16` or `016` (JavaScript's Number() would take them all).
+ */
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
+
+/** A query value in plain decimal digits, as a number (then held to its bounds). */
+const decimalInt = () =>
+  z.transform((value: unknown, ctx) => {
+    if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);
+    ctx.issues.push({ code: 'custom', message: INTEGER_MESSAGE, input: value });
+    return z.NEVER;
+  });
+
 /** An empty query value means "not given" (Laravel turns '' into null), so the default applies. */
 const positiveInt = (max?: number) =>
   z.pipe(
     z.transform((value: unknown) => (value === '' ? undefined : value)),
-    z.optional(z.coerce.number().check(z.int(), z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]))),
+    // The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
+    z.optional(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),
   );
 
 /** The query fields every list endpoint shares. */
@@ -55,3 +74,51 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
   current_page: query.page,
   total_pages: lastPage(total, query.per_page),
 });
+
+/**
+ * Cursors of lists read by position (webhook deliveries): opaque to the client, and bound to the
+ * list they came from. A cursor is the position (base64url) and a tag: the SHA-256 (base64url,
+ * 128 bits) of the list's scope (stage table, merchant, list) and the position. Garbage, a cut or
+ * edited cursor, or one from another list, merchant or stage is a 422 keyed by its parameter,
+ * never a page read from somewhere else (or an empty one). The tag is a binding, not a secret: a
+ * position is only ever read inside the caller's own partition.
+ */
+const CURSOR = /^([A-Za-z0-9_-]{1,600})\.([A-Za-z0-9_-]{22})$/;
+export const CURSOR_MESSAGE = 'The selected :attribute is invalid.';
+
+const cursorTag = (scope: string, position: string) =>
+  createHash('sha256').update(`${scope}\n${position}`).digest('base64url').slice(0, 22);
+
+/** A cursor as the client received it: its position and tag, not yet checked against a list. */
+export type CursorInput = { position: string; tag: string };
+
+/** The next page's cursor for the position of the last item read. */
+export const encodeCursor = (position: string, scope: string): string =>
+  `${Buffer.from(position, 'utf8').toString('base64url')}.${cursorTag(scope, position)}`;
+
+/** The `cursor` query parameter: absent or '' is the first page; a value not shaped as a cursor is 422. */
+export const cursorParam = () =>
+  z.optional(
+    z.nullable(
+      z.pipe(
+        text(),
+        z.transform((value, ctx): CursorInput | null => {
+          if (value === '') return null;
+          const match = CURSOR.exec(value);
+          const position = match ? Buffer.from(match[1] as string, 'base64url').toString('utf8') : '';
+          // base64url decoding skips what it cannot read: only a round trip proves the text was ours.
+          if (match && position.isWellFormed() && Buffer.from(position, 'utf8').toString('base64url') === match[1])
+            return { position, tag: match[2] as string };
+          ctx.issues.push({ code: 'custom', message: CURSOR_MESSAGE, input: value });
+          return z.NEVER;
+        }),
+      ),
+    ),
+  );
+
+/** The position a cursor names in this list (its scope), or a 422 on `field` when it names another list or was edited. */
+export const openCursor = (cursor: CursorInput | null | undefined, scope: string, field = 'cursor'): string | undefined => {
+  if (!cursor) return undefined;
+  if (cursorTag(scope, cursor.position) !== cursor.tag) throw invalidField(field, CURSOR_MESSAGE.replace(':attribute', field));
+  return cursor.position;
+};

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageQueryShape } from '#shared/http/pagination';
+import { cursorParam, pageQueryShape } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
 import { optionalString, text } from './common';
@@ -53,8 +53,8 @@ export type WebhookUpdateInput = z.output<typeof webhookUpdateBody>;
 
 export const webhookDeliveriesQuery = z.object({
   per_page: pageQueryShape.per_page,
-  /** The `next_cursor` of the previous page. */
-  cursor: optionalString(300),
+  /** The `next_cursor` of the previous page (opaque, bound to this endpoint's list). */
+  cursor: cursorParam(),
 });
 
 export const deliveryParams = z.object({ uuid: text().check(z.uuid()), id: text().check(z.minLength(1), z.maxLength(200)) });

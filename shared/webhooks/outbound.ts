@@ -45,6 +45,9 @@ const IPV6_RULES: Rule[] = [
   ['::', 96, 'the deprecated IPv4-compatible range'],
   ['::ffff:0:0', 96, 'the IPv4-mapped range'],
   ['64:ff9b::', 96, 'the NAT64 range'],
+  ['64:ff9b:1::', 48, 'the local-use NAT64 range'],
+  ['2001::', 32, 'the Teredo range'],
+  ['2002::', 16, 'the 6to4 range'],
   ['2001:db8::', 32, 'a documentation range'],
   ['fc00::', 7, 'the unique-local range'],
   ['fe80::', 10, 'the link-local range'],
@@ -75,9 +78,24 @@ export function addressRefusal(address: string, policy: TargetPolicy): string | 
   return `Webhook target ${address} is in ${hit.reason} and cannot be reached.`;
 }
 
-/** Says why a webhook URL must not be called (scheme, credentials, length, literal non-public IP), or undefined when it may be tried. */
+// C0 controls (NUL, TAB, LF, CR...), DEL and the C1 controls: the URL parser drops some and encodes others, so what is stored would not be what is dialed.
+const hasControlCharacter = (text: string) =>
+  [...text].some((char) => {
+    const code = char.codePointAt(0) ?? 0;
+    return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
+  });
+
+/** `localhost` and its subdomains always name the loopback address (RFC 6761). */
+const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+
+/**
+ * Says why a webhook URL must not be called (length, control characters, scheme, credentials, port 0,
+ * a literal address or `localhost` that is not public), or undefined when it may be tried. The API
+ * refuses such a URL when it is written (422 on `url`), and a delivery refuses it again.
+ */
 export function urlRefusal(url: string, policy: TargetPolicy): string | undefined {
   if (url.length > MAX_URL_LENGTH) return `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`;
+  if (hasControlCharacter(url)) return 'The webhook URL must not contain control characters.';
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -93,7 +111,12 @@ export function urlRefusal(url: string, policy: TargetPolicy): string | undefine
   } else if (parsed.protocol !== 'https:') {
     return 'The webhook URL must use https.';
   }
-  if (!policy.allowLocal && net.isIP(host.replace(/^\[(.*)\]$/, '$1'))) return addressRefusal(host, policy);
+  // The URL parser keeps port 0, which the socket layer dials as the scheme's default port.
+  if (parsed.port === '0') return 'The webhook URL must not use port 0.';
+  // Node connects to a literal address without calling `lookup`, so it is checked here, whatever the policy. The parser
+  // has already turned every spelling of an address (decimal, hex, octal, IPv4-mapped) into its canonical form.
+  if (net.isIP(host.replace(/^\[(.*)\]$/, '$1'))) return addressRefusal(host, policy);
+  if (!policy.allowLocal && isLocalhostName(host)) return `Webhook target ${host} is the loopback address and cannot be reached.`;
   return undefined;
 }
 
@@ -141,7 +164,7 @@ export async function postWebhook(
 ): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const refusal = urlRefusal(url, options.policy) ?? literalRefusal(url, options.policy);
+  const refusal = urlRefusal(url, options.policy);
   if (refusal) return { latencyMs: elapsed(), body: '', error: refusal };
   const maxBodyBytes = options.maxBodyBytes ?? 65_536;
   const target = new URL(url);
@@ -204,10 +227,4 @@ export async function postWebhook(
       settle(error instanceof Error ? error.message : String(error));
     }
   });
-}
-
-// Node connects to literal IPs without calling `lookup`, so a literal host is checked here even when local targets are allowed.
-function literalRefusal(url: string, policy: TargetPolicy): string | undefined {
-  const host = new URL(url).hostname;
-  return net.isIP(host.replace(/^\[(.*)\]$/, '$1')) ? addressRefusal(host, policy) : undefined;
 }

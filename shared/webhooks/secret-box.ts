@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 
 /**
  * Webhook secrets at rest: AES-256-GCM under the stage's webhook key, bound (as additional data)
- * to the merchant and endpoint they belong to, so a sealed secret copied to another item does not
+ * to the merchant and the item they are stored in (the endpoint's uuid, or the idempotency record
+ * that keeps the answer that showed them), so a sealed secret copied to another item does not
  * open. The key is the SHA-256 of a string: in AWS the Secrets Manager secret named by
  * WEBHOOK_KEY_SECRET_ARN (read once per container), in `npm start` WEBHOOK_SECRET_KEY.
  */
@@ -32,23 +33,26 @@ const webhookKey = (): Promise<Buffer> => {
   return keyPromise;
 };
 
-const boundTo = (merchantId: string, endpointUuid: string) => Buffer.from(`${merchantId}:${endpointUuid}`);
+const boundTo = (merchantId: string, subject: string) => Buffer.from(`${merchantId}:${subject}`);
 
 /** Seals a secret under the stage's key (or under `keyText`: the local stack seeding its demo endpoint). */
-export const sealSecret = async (secret: string, merchantId: string, endpointUuid: string, keyText?: string): Promise<string> => {
+export const sealSecret = async (secret: string, merchantId: string, subject: string, keyText?: string): Promise<string> => {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', keyText === undefined ? await webhookKey() : keyOf(keyText), iv).setAAD(
-    boundTo(merchantId, endpointUuid),
+    boundTo(merchantId, subject),
   );
   const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), sealed.toString('base64')].join('.');
 };
 
-export const openSecret = async (box: string, merchantId: string, endpointUuid: string): Promise<string> => {
+export const openSecret = async (box: string, merchantId: string, subject: string): Promise<string> => {
   const [version, iv, tag, sealed] = box.split('.');
   if (version !== VERSION || !iv || !tag || !sealed) throw new Error('Not a sealed webhook secret');
   const decipher = createDecipheriv('aes-256-gcm', await webhookKey(), Buffer.from(iv, 'base64'))
-    .setAAD(boundTo(merchantId, endpointUuid))
+    .setAAD(boundTo(merchantId, subject))
     .setAuthTag(Buffer.from(tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64')), decipher.final()]).toString('utf8');
 };
+
+/** The box for a webhook secret in an answer an Idempotency-Key keeps (shared/http/idempotency.ts). */
+export const secretBox = { seal: sealSecret, open: openSecret };

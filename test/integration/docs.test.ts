@@ -166,7 +166,8 @@ describe('the examples of the document, sent to the local stage with the demo to
       .reduce((built, parameter) => built.replace(`{${parameter.name}}`, encodeURIComponent(parameter.example)), path);
     const query = new URLSearchParams(
       parameters
-        .filter((parameter) => parameter.in === 'query')
+        // A parameter without an example (the deliveries cursor, bound to one list) is left out, as a client would.
+        .filter((parameter) => parameter.in === 'query' && parameter.example !== undefined)
         .map((parameter): [string, string] => [parameter.name, String(parameter.example)]),
     );
 

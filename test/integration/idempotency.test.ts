@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
 import type { Stage } from '#shared/config';
@@ -194,18 +194,54 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     expect(answer.status).toBe(201);
   });
 
-  it('replays a stored 422 byte for byte', async () => {
+  it('stores nothing for a request refused by validation: the corrected request with the same key runs', async () => {
     // Prepare
     const key = randomUUID();
-    const body = { order_no: `X-${randomUUID()}` };
+    const body = orderBody();
 
     // Act
-    const first = await create(key, body);
+    const malformed = await send({ token: acme.tokens.live, path: '/api/v2/orders/create', raw: '{"order_no":', key });
+    const invalid = await create(key, { ...body, order_rows: [] });
+    const corrected = await create(key, body);
     const retry = await create(key, body);
 
     // Assess
+    expect([malformed.status, invalid.status, corrected.status, retry.status]).toEqual([422, 422, 201, 201]);
+    expect(malformed.headers.get('idempotent-replayed')).toBeNull();
+    expect(invalid.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.raw).toBe(corrected.raw);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('replays a stored business 422 byte for byte (order_no taken)', async () => {
+    // Prepare
+    const taken = orderBody();
+    expect((await create(undefined, taken)).status).toBe(201);
+    const key = randomUUID();
+
+    // Act
+    const first = await create(key, taken);
+    const retry = await create(key, taken);
+
+    // Assess
     expect(first.status).toBe(422);
-    expect(retry.status).toBe(422);
+    expect(first.body.errors).toEqual({ order_no: ['The order no has already been taken.'] });
+    expect(retry.raw).toBe(first.raw);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('compares the body as JSON: the same body with its keys reordered and other spacing is a replay', async () => {
+    // Prepare
+    const key = randomUUID();
+    const body = orderBody();
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+
+    // Act
+    const first = await create(key, body);
+    const retry = await send({ token: acme.tokens.live, path: '/api/v2/orders/create', raw: JSON.stringify(reordered, null, 2), key });
+
+    // Assess
+    expect(first.status).toBe(201);
     expect(retry.raw).toBe(first.raw);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
   });
@@ -421,5 +457,46 @@ describe('Idempotency-Key on the other POST routes', () => {
     );
     expect(Item).toMatchObject({ status: 'completed', response_body: answer.raw });
     expect(await readRecord(sandbox.id, key)).toBeUndefined();
+  });
+});
+
+/** Every item of a stage's table, as text: a Scan, page by page. */
+const everyItem = async (stage: Stage): Promise<string[]> => {
+  const { ddb, table } = storeFor(stage);
+  const items: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    items.push(...(page.Items ?? []).map((item) => JSON.stringify(item)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
+
+describe('Idempotency-Key on the webhook routes that show a secret', () => {
+  it('keeps no secret in plain text: the records hold it sealed, and a replay still shows it', async () => {
+    // Prepare
+    const [createKey, rotateKey] = [randomUUID(), randomUUID()];
+    const body = { url: 'https://example.com/hooks/sealed' };
+
+    // Act
+    const created = await send({ token: acme.tokens.live, path: '/api/v2/webhooks', body, key: createKey });
+    const createReplay = await send({ token: acme.tokens.live, path: '/api/v2/webhooks', body, key: createKey });
+    const rotatePath = `/api/v2/webhooks/${created.body.data.webhook.uuid}/rotate-secret`;
+    const rotated = await send({ token: acme.tokens.live, path: rotatePath, key: rotateKey });
+    const rotateReplay = await send({ token: acme.tokens.live, path: rotatePath, key: rotateKey });
+
+    // Assess
+    expect([created.status, rotated.status]).toEqual([201, 200]);
+    expect(created.body.data.webhook.secret).toMatch(/^whsec_/);
+    expect(rotated.body.data.webhook.secret).toMatch(/^whsec_/);
+    expect(rotated.body.data.webhook.secret).not.toBe(created.body.data.webhook.secret);
+    expect([createReplay.raw, createReplay.headers.get('idempotent-replayed')]).toEqual([created.raw, 'true']);
+    expect([rotateReplay.raw, rotateReplay.headers.get('idempotent-replayed')]).toEqual([rotated.raw, 'true']);
+    const record = await readRecord(acme.id, createKey);
+    expect(record).toMatchObject({ status: 'completed', response_sealed: [['data', 'webhook', 'secret']] });
+    expect(JSON.parse(String(record?.response_body)).data.webhook.secret).toMatch(/^v1\./);
+    const plain = [...(await everyItem('live')), ...(await everyItem('sandbox'))].filter((item) => item.includes('whsec_'));
+    expect(plain).toEqual([]);
   });
 });

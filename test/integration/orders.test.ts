@@ -284,6 +284,17 @@ describe('GET /api/v2/orders', () => {
     expect(tooMany.status).toBe(422);
   });
 
+  it('takes per_page and page in plain decimal digits only: hex and exponents are 422, never read as numbers', async () => {
+    // Act
+    const answer = await live().get('/api/v2/orders?per_page=0x10&page=1e2');
+
+    // Assess
+    expect([answer.status, answer.body.errors]).toEqual([
+      422,
+      { per_page: ['The per page field must be an integer.'], page: ['The page field must be an integer.'] },
+    ]);
+  });
+
   it('answers 401 without a token', async () => {
     expect((await api('live').get('/api/v2/orders')).status).toBe(401);
   });

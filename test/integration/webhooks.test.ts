@@ -304,6 +304,75 @@ describe('webhooks', () => {
     expect([deleted.status, deleted.body.data, gone.status]).toEqual([200, null, 404]);
   });
 
+  it('refuses, when written (create and update), URLs a delivery would refuse: control characters, port 0, non-public address literals', async () => {
+    // Prepare
+    const { client } = await setUp();
+    const endpoint = await createEndpoint(client, 'https://example.com/hooks/kept');
+    const urls = [
+      'https://example.com/hook\r\nX-Injected: 1',
+      'https://example.com/ho\tok',
+      'https://example.com/hook\u0000',
+      'https://example.com:0/hook',
+      'https://10.0.0.1/hook',
+      'https://100.64.0.1/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[fd12::1]/hook',
+      'https://[::ffff:169.254.169.254]/latest',
+      'https://[64:ff9b::a9fe:a9fe]/latest',
+      'https://[64:ff9b:1::a9fe:a9fe]/latest',
+      'https://[2002:a9fe:a9fe::]/latest',
+    ];
+
+    // Act
+    const created = await Promise.all(urls.map((url) => client.post('/api/v2/webhooks', { url })));
+    const updated = await Promise.all(urls.map((url) => client.patch(`/api/v2/webhooks/${endpoint.uuid}`, { url })));
+    const after = await client.get(`/api/v2/webhooks/${endpoint.uuid}`);
+    const list = await client.get('/api/v2/webhooks');
+
+    // Assess
+    const refusals = (answers: typeof created) => answers.map((answer) => [answer.status, Object.keys(answer.body.errors ?? {})]);
+    expect(refusals(created)).toEqual(urls.map(() => [422, ['url']]));
+    expect(refusals(updated)).toEqual(urls.map(() => [422, ['url']]));
+    expect(after.body.data.webhook.url).toBe('https://example.com/hooks/kept');
+    expect(list.body.data.webhooks.map((webhook: { url: string }) => webhook.url)).toEqual(['https://example.com/hooks/kept']);
+  });
+
+  it('pages deliveries with an opaque cursor, and answers 422 on cursor or per_page for anything else', async () => {
+    // Prepare: two deliveries on one endpoint, none on another
+    const { client } = await setUp();
+    const inbox = await receiver();
+    const endpoint = await createEndpoint(client, inbox.url);
+    const other = await createEndpoint(client, inbox.url);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    const deliveries = `/api/v2/webhooks/${endpoint.uuid}/deliveries`;
+    await eventually(async () => ((await client.get(deliveries)).body.data.deliveries.length === 2 ? true : undefined));
+
+    // Act
+    const first = await client.get(`${deliveries}?per_page=1`);
+    const cursor = first.body.meta.pagination.next_cursor as string;
+    const second = await client.get(`${deliveries}?per_page=1&cursor=${encodeURIComponent(cursor)}`);
+    const elsewhere = await client.get(`/api/v2/webhooks/${other.uuid}/deliveries?cursor=${encodeURIComponent(cursor)}`);
+    const garbage = await Promise.all(
+      ['0', 'zzzz', '2026-01-01T00:00:00.000Z#evt_x', `${cursor}x`].map((bad) =>
+        client.get(`${deliveries}?cursor=${encodeURIComponent(bad)}`),
+      ),
+    );
+    const perPage = await Promise.all(['0x10', '1e2', '%205', '%2B5', '05'].map((bad) => client.get(`${deliveries}?per_page=${bad}`)));
+
+    // Assess
+    expect(second.status).toBe(200);
+    expect(second.body.data.deliveries).toHaveLength(1);
+    expect(second.body.data.deliveries[0].event_id).not.toBe(first.body.data.deliveries[0].event_id);
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([422, { cursor: ['The selected cursor is invalid.'] }]);
+    expect(garbage.map((answer) => [answer.status, answer.body.errors])).toEqual(
+      garbage.map(() => [422, { cursor: ['The selected cursor is invalid.'] }]),
+    );
+    expect(perPage.map((answer) => [answer.status, answer.body.errors])).toEqual(
+      perPage.map(() => [422, { per_page: ['The per page field must be an integer.'] }]),
+    );
+  });
+
   it('lets an operator list endpoints and deliveries and replay one (npm run admin -- webhooks)', async () => {
     // Prepare
     const { merchant, client } = await setUp();

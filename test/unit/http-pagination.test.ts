@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { DEFAULT_PER_PAGE, invitePagination, laravelPagination, MAX_PER_PAGE, pageQueryShape } from '#shared/http/pagination';
+import { ApiError } from '#shared/errors';
+import {
+  cursorParam,
+  DEFAULT_PER_PAGE,
+  encodeCursor,
+  invitePagination,
+  laravelPagination,
+  MAX_PER_PAGE,
+  openCursor,
+  pageQueryShape,
+} from '#shared/http/pagination';
 import { lastPage, pageWindow, slicePage } from '#shared/page-window';
+import { laravelErrors } from '#shared/validation/messages';
 
 const link = { url: 'https://api.example.com/live/api/v2/orders', rawQuery: {} as Record<string, string> };
 
@@ -128,7 +139,105 @@ describe('page query', () => {
     },
   );
 
+  it.each(['0x10', '1e2', '1E1', ' 5', '5 ', '+5', '05', '5.0', '0b11', '0o7', 'Infinity', '١٢', '5\u0000'])(
+    'takes only plain decimal digits: per_page=%j is 422 "must be an integer" keyed per_page, and so is page',
+    (value) => {
+      // Act
+      const perPage = z.safeParse(query, { per_page: value });
+      const page = z.safeParse(query, { page: value });
+
+      // Assess
+      expect(perPage.success || laravelErrors(perPage.error.issues, { per_page: value })).toEqual({
+        per_page: ['The per page field must be an integer.'],
+      });
+      expect(page.success || laravelErrors(page.error.issues, { page: value })).toEqual({ page: ['The page field must be an integer.'] });
+    },
+  );
+
+  it('tells a per_page past its bound the bound, and refuses a page past 2^53', () => {
+    // Act
+    const perPage = z.safeParse(query, { per_page: '99999999999999999999' });
+    const page = z.safeParse(query, { page: '99999999999999999999' });
+
+    // Assess
+    expect(perPage.success || laravelErrors(perPage.error.issues, {})).toEqual({
+      per_page: ['The per page field must not be greater than 100.'],
+    });
+    expect(page.success).toBe(false);
+  });
+
   it(`accepts per_page up to ${MAX_PER_PAGE}`, () => {
     expect(z.parse(query, { per_page: String(MAX_PER_PAGE) }).per_page).toBe(MAX_PER_PAGE);
+  });
+});
+
+const thrown = (act: () => unknown): unknown => {
+  try {
+    act();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+};
+
+describe('cursors', () => {
+  const query = z.object({ cursor: cursorParam() });
+  const SCOPE = 'table-live\nmerchant-1\nWEBHOOK_DELIVERIES#endpoint-1';
+  const POSITION = '2026-03-01T10:00:00.000Z#evt_test_1';
+
+  it('round-trips a position through an opaque cursor bound to its list', () => {
+    // Prepare
+    const cursor = encodeCursor(POSITION, SCOPE);
+
+    // Act
+    const parsed = z.parse(query, { cursor });
+
+    // Assess
+    expect(cursor).not.toContain('#');
+    expect(openCursor(parsed.cursor, SCOPE)).toBe(POSITION);
+  });
+
+  it('reads an absent or empty cursor as the first page', () => {
+    expect(z.parse(query, {}).cursor).toBeUndefined();
+    expect(openCursor(z.parse(query, { cursor: '' }).cursor, SCOPE)).toBeUndefined();
+  });
+
+  it.each([
+    ['garbage', 'abc'],
+    ['a raw position', POSITION],
+    ['a cut tag', encodeCursor(POSITION, SCOPE).slice(0, -1)],
+    ['padding added', `${encodeCursor(POSITION, SCOPE).split('.')[0]}=.${encodeCursor(POSITION, SCOPE).split('.')[1]}`],
+    ['spaces around', ` ${encodeCursor(POSITION, SCOPE)}`],
+  ])('refuses %s as 422 "The selected cursor is invalid." keyed cursor', (_name, cursor) => {
+    // Act
+    const result = z.safeParse(query, { cursor });
+
+    // Assess
+    expect(result.success || laravelErrors(result.error.issues, { cursor })).toEqual({ cursor: ['The selected cursor is invalid.'] });
+  });
+
+  it.each([
+    ['another list (endpoint)', 'table-live\nmerchant-1\nWEBHOOK_DELIVERIES#endpoint-2'],
+    ['another merchant', 'table-live\nmerchant-2\nWEBHOOK_DELIVERIES#endpoint-1'],
+    ['another stage', 'table-sandbox\nmerchant-1\nWEBHOOK_DELIVERIES#endpoint-1'],
+  ])('refuses a well-formed cursor of %s with a 422 keyed cursor, never a page read elsewhere', (_name, scope) => {
+    // Prepare
+    const parsed = z.parse(query, { cursor: encodeCursor(POSITION, scope) }).cursor;
+
+    // Act
+    const refusal = thrown(() => openCursor(parsed, SCOPE));
+
+    // Assess
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({ statusCode: 422, errors: { cursor: ['The selected cursor is invalid.'] } });
+  });
+
+  it('refuses an edited position whose tag was kept', () => {
+    // Prepare
+    const [, tag] = encodeCursor(POSITION, SCOPE).split('.');
+    const edited = `${Buffer.from('2099-01-01T00:00:00.000Z#evt_x').toString('base64url')}.${tag}`;
+
+    // Act / Assess
+    expect(() => openCursor(z.parse(query, { cursor: edited }).cursor, SCOPE)).toThrow(ApiError);
   });
 });

@@ -14,6 +14,7 @@ import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { handler as getOrder } from '#functions/orders/get';
 import { handler as updateOrder } from '#functions/orders/update';
+import { handler as createWebhook } from '#functions/webhooks/create';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { logger } from '#shared/logger';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
@@ -160,22 +161,41 @@ describe('the first request with a key', () => {
     expect(idempotencyPuts()[0]!.args[0].input.Item).toMatchObject({ pk: MERCHANT_PK, sk: `IDEMPOTENCY#${key}` });
   });
 
-  it('stores a 4xx too: a body that fails validation is answered and replayed the same', async () => {
+  it('stores nothing for a body that fails validation: no claim, no record, so the corrected request with the key runs', async () => {
     // Act
-    const response = await invoke(createV2, createEvent({ body: {} }));
+    const refused = await invoke(createV2, createEvent({ body: {} }));
 
     // Assess
-    expect(response.statusCode).toBe(422);
-    expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
+    expect(refused.statusCode).toBe(422);
+    expect(idempotencyPuts()).toHaveLength(0);
+    expect(idempotencyUpdates()).toHaveLength(0);
     expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    const corrected = await invoke(createV2, createEvent());
+    expect(corrected.statusCode).toBe(201);
+    expect(idempotencyPuts()).toHaveLength(1);
   });
 
-  it('stores the 422 of malformed JSON', async () => {
+  it('stores nothing for malformed JSON', async () => {
     // Act
     const response = await invoke(createV2, createEvent({ rawBody: '{"order_no":' }));
 
     // Assess
     expectV2Error(response, 422, { message: ['The request body must be valid JSON.'] });
+    expect(idempotencyPuts()).toHaveLength(0);
+    expect(idempotencyUpdates()).toHaveLength(0);
+  });
+
+  it('stores a 4xx of the handler (a business rule): a retry gets the same answer', async () => {
+    // Prepare: the order_no is another order's
+    ddbMock
+      .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001' } })
+      .resolves({ Item: { order_uuid: '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9' } });
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 422, ':body': response.raw });
   });
 
@@ -238,6 +258,65 @@ describe('the first request with a key', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(warned).toHaveBeenCalledWith('Idempotency claim lost before the response was stored', { key: KEY });
+  });
+});
+
+describe('an answer that shows a secret (webhook create)', () => {
+  const webhookEvent = () =>
+    apiEvent('webhooks-create', {
+      token: TOKENS.live,
+      body: { url: 'https://merchant.example/hooks' },
+      headers: { 'Idempotency-Key': KEY },
+    });
+
+  it('stores the secret sealed and lists where it is, and a replay shows the first answer byte for byte', async () => {
+    // Prepare
+    const event = webhookEvent();
+
+    // Act
+    const first = await invoke(createWebhook, event);
+    const values = idempotencyUpdates()[0]!.ExpressionAttributeValues!;
+    ddbMock
+      .on(PutCommand)
+      .rejects(
+        conditionFailed(completedRecord(event, { status: 201, body: values[':body'] as string }, { response_sealed: values[':sealed'] })),
+      );
+    const replay = await invoke(createWebhook, event);
+
+    // Assess
+    expect(first.statusCode).toBe(201);
+    expect(first.raw).toContain('"secret":"whsec_');
+    expect(values[':body']).not.toContain('whsec_');
+    expect(values[':sealed']).toEqual([['data', 'webhook', 'secret']]);
+    expect(JSON.parse(values[':body'] as string).data.webhook.secret).toMatch(/^v1\./);
+    expect(replay.raw).toBe(first.raw);
+    expect(replay.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('seals the secret for this merchant and key only: moved to another key, it does not open', async () => {
+    // Prepare
+    const event = webhookEvent();
+    await invoke(createWebhook, event);
+    const values = idempotencyUpdates()[0]!.ExpressionAttributeValues!;
+    const moved = apiEvent('webhooks-create', {
+      token: TOKENS.live,
+      body: { url: 'https://merchant.example/hooks' },
+      headers: { 'Idempotency-Key': 'another-key' },
+    });
+    ddbMock
+      .on(PutCommand)
+      .rejects(
+        conditionFailed(completedRecord(moved, { status: 201, body: values[':body'] as string }, { response_sealed: values[':sealed'] })),
+      );
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+
+    // Act
+    const replay = await invoke(createWebhook, moved);
+
+    // Assess
+    expect(replay.statusCode).toBe(500);
+    expect(String(logged.mock.calls[0]?.[1])).toMatch(/unable to authenticate data/);
+    expect(replay.raw).not.toContain('whsec_');
   });
 });
 
@@ -567,11 +646,11 @@ describe('routes other than POST', () => {
 });
 
 describe('requestFingerprint', () => {
-  it('is the same for the same method, path and body bytes, and differs when any of them differs', () => {
+  it('is the same for the same method, path and JSON body, and differs when any of them differs', () => {
     // Prepare
     const base = createEvent();
     const sameBody = { ...base, headers: { ...base.headers, 'X-Other': 'ignored' } };
-    const otherBody = createEvent({ rawBody: `${base.body} ` });
+    const otherBody = createEvent({ body: { ...orderBody(), order_no: 'A-9999' } });
     const otherPath = { ...base, path: '/api/orders/create' };
     const base64 = { ...base, body: Buffer.from(base.body!).toString('base64'), isBase64Encoded: true };
 
@@ -580,6 +659,20 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint(base64)).toBe(requestFingerprint(base));
     expect(requestFingerprint(otherBody)).not.toBe(requestFingerprint(base));
     expect(requestFingerprint(otherPath)).not.toBe(requestFingerprint(base));
+  });
+
+  it('compares the body as JSON: key order and whitespace do not matter, values and array order do', () => {
+    // Prepare
+    const event = (rawBody: string) => createEvent({ rawBody });
+    const base = requestFingerprint(event('{"a":1,"b":{"c":[1,2],"d":"x"}}'));
+
+    // Assess
+    expect(requestFingerprint(event(' {\n  "b": { "d": "x", "c": [1, 2] },\n  "a": 1.0\n}\n'))).toBe(base);
+    expect(requestFingerprint(event('{"a":1,"b":{"c":[2,1],"d":"x"}}'))).not.toBe(base);
+    expect(requestFingerprint(event('{"a":"1","b":{"c":[1,2],"d":"x"}}'))).not.toBe(base);
+    expect(requestFingerprint(event('{"a":1,"b":{"c":[1,2],"d":"x"},"e":null}'))).not.toBe(base);
+    expect(requestFingerprint(event('{"__proto__":{"a":1}}'))).not.toBe(requestFingerprint(event('{"a":1}')));
+    expect(requestFingerprint(event('{}'))).not.toBe(requestFingerprint(event('')));
   });
 });
 

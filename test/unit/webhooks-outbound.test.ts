@@ -84,6 +84,11 @@ describe('addressRefusal', () => {
     ['IPv4-mapped loopback', '::ffff:127.0.0.1'],
     ['IPv4-mapped public', '::ffff:8.8.8.8'],
     ['NAT64', '64:ff9b::808:808'],
+    ['NAT64 form of the metadata address', '64:ff9b::a9fe:a9fe'],
+    ['local-use NAT64 (RFC 8215) form of the metadata address', '64:ff9b:1::a9fe:a9fe'],
+    ['6to4 form of the metadata address', '2002:a9fe:a9fe::1'],
+    ['6to4 form of a private address', '2002:a00:1::1'],
+    ['Teredo', '2001:0:4136:e378:8000:63bf:3fff:fdd2'],
     ['IPv6 documentation', '2001:db8::1'],
     ['EC2 IPv6 metadata', 'fd00:ec2::254'],
     ['not an IP at all', 'example.com'],
@@ -133,6 +138,8 @@ describe('urlRefusal', () => {
     ['another scheme', 'ftp://merchant.example/hook', LOCAL],
     ['plain http to a non-loopback host locally', 'http://example.com/hook', LOCAL],
     ['a URL longer than 2048 characters', `https://merchant.example/${'a'.repeat(2048)}`, DEPLOYED],
+    ['localhost by name on a deployed stage', 'https://localhost/hook', DEPLOYED],
+    ['a subdomain of localhost on a deployed stage', 'https://api.localhost/hook', DEPLOYED],
   ])('refuses %s', (_name, url, policy) => {
     // Act
     const refusal = urlRefusal(url, policy);
@@ -142,10 +149,65 @@ describe('urlRefusal', () => {
   });
 
   it.each([
+    ['CR LF', 'https://merchant.example/hook\r\nX-Injected: 1'],
+    ['TAB', 'https://merchant.example/ho\tok'],
+    ['NUL', 'https://merchant.example/hook\u0000'],
+    ['another C0 control', 'https://merchant.example/\u001bhook'],
+    ['DEL', 'https://merchant.example/hook\u007f'],
+    ['a C1 control', 'https://merchant.example/hook\u0085'],
+  ])('refuses a control character (%s) anywhere, even where the URL parser would drop it', (_name, url) => {
+    // Act
+    const refusals = [urlRefusal(url, DEPLOYED), urlRefusal(url, LOCAL)];
+
+    // Assess
+    expect(refusals).toEqual([
+      'The webhook URL must not contain control characters.',
+      'The webhook URL must not contain control characters.',
+    ]);
+  });
+
+  it.each(['https://merchant.example:0/hook', 'https://merchant.example:00/hook', 'http://127.0.0.1:0/hook'])(
+    'refuses port 0 (%s), which would be dialed as the default port',
+    (url) => {
+      // Act
+      const refusal = urlRefusal(url, LOCAL);
+
+      // Assess
+      expect(refusal).toBe('The webhook URL must not use port 0.');
+    },
+  );
+
+  it.each([
+    ['private', 'https://192.168.1.10/hook'],
+    ['link-local', 'https://169.254.1.1/hook'],
+    ['carrier-grade NAT', 'https://100.64.0.1/hook'],
+    ['metadata', 'https://169.254.169.254/latest/meta-data'],
+    ['metadata, trailing dot', 'https://169.254.169.254./latest'],
+    ['metadata in decimal', 'https://2852039166/latest'],
+    ['unique-local', 'https://[fd12:3456::1]/hook'],
+    ['IPv6 link-local', 'https://[fe80::1]/hook'],
+    ['IPv4-mapped metadata', 'https://[::ffff:169.254.169.254]/latest'],
+    ['NAT64 metadata', 'https://[64:ff9b::169.254.169.254]/latest'],
+    ['local-use NAT64 metadata', 'https://[64:ff9b:1::a9fe:a9fe]/latest'],
+    ['6to4 metadata', 'https://[2002:a9fe:a9fe::]/latest'],
+    ['EC2 IPv6 metadata', 'https://[fd00:ec2::254]/latest'],
+  ])('refuses a literal %s address on both a deployed stage and npm start', (_name, url) => {
+    // Act
+    const refusals = [urlRefusal(url, DEPLOYED), urlRefusal(url, LOCAL)];
+
+    // Assess
+    expect(refusals).toEqual([expect.stringMatching(/cannot be reached/), expect.stringMatching(/cannot be reached/)]);
+  });
+
+  it.each([
     ['https to a public host on a deployed stage', 'https://merchant.example/hook', DEPLOYED],
+    ['https to a public address on a deployed stage', 'https://8.8.8.8/hook', DEPLOYED],
+    ['https to a public IPv6 address on a deployed stage', 'https://[2606:4700::1111]/hook', DEPLOYED],
+    ['https with an explicit port', 'https://merchant.example:8443/hook', DEPLOYED],
     ['plain http to 127.0.0.1 locally', 'http://127.0.0.1:8080/hook', LOCAL],
     ['plain http to localhost locally', 'http://localhost:8080/hook', LOCAL],
     ['plain http to [::1] locally', 'http://[::1]:8080/hook', LOCAL],
+    ['https to 127.0.0.1 locally', 'https://127.0.0.1:8443/hook', LOCAL],
   ])('allows %s', (_name, url, policy) => {
     // Act
     const refusal = urlRefusal(url, policy);

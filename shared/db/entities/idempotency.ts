@@ -20,7 +20,8 @@ export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(
  *   in-flight lease (`in_flight_until`, epoch ms). It succeeds when there is no record, when the
  *   record has expired (`expires_at`, epoch seconds, the table's TTL attribute), or when it is an
  *   `in_progress` record whose lease ran out (the Lambda that claimed it crashed or timed out).
- * - complete: the claimer stores the final response (status, headers, body) with `completed`.
+ * - complete: the claimer stores the final response (status, headers, body) with `completed`;
+ *   a secret in the body is stored sealed, and `response_sealed` lists where (shared/http/idempotency.ts).
  * - release: a claimer whose response is not stored (a 5xx) ends its lease at once, so a retry
  *   may run the request again.
  * Complete and release are conditional on the claimer's `claim_id`, so a claimer that lost its
@@ -33,7 +34,8 @@ export const RECORD_TTL_SECONDS = 24 * 60 * 60;
 const IN_PROGRESS = 'in_progress';
 const COMPLETED = 'completed';
 
-export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string };
+/** A stored response; `sealedFields` are the paths (keys from the body's root) of the body's values stored sealed. */
+export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string; sealedFields?: string[][] };
 
 export type IdempotencyRecord =
   | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
@@ -70,6 +72,7 @@ const recordSchema = z.discriminatedUnion('status', [
     response_status: z.number(),
     response_headers: z.record(z.string(), z.string()),
     response_body: z.string(),
+    response_sealed: z.optional(z.array(z.array(z.string()))),
   }),
 ]);
 
@@ -81,7 +84,12 @@ const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
     ? {
         ...base,
         status: COMPLETED,
-        response: { statusCode: item.response_status, headers: item.response_headers, body: item.response_body },
+        response: {
+          statusCode: item.response_status,
+          headers: item.response_headers,
+          body: item.response_body,
+          ...(item.response_sealed?.length ? { sealedFields: item.response_sealed } : {}),
+        },
       }
     : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until, claimId: item.claim_id };
 };
@@ -169,13 +177,15 @@ const ownClaim = (claim: Claim) => ({
  */
 export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
+  const sealed = (response.sealedFields?.length ?? 0) > 0;
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: table,
         ...ownClaim(claim),
-        UpdateExpression:
-          'SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, completed_at = :now, #expires = :expires REMOVE in_flight_until',
+        UpdateExpression: `SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, ${
+          sealed ? 'response_sealed = :sealed, ' : ''
+        }completed_at = :now, #expires = :expires REMOVE in_flight_until`,
         ExpressionAttributeNames: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
         ExpressionAttributeValues: {
           ':claimId': claim.claimId,
@@ -186,6 +196,7 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
           ':body': response.body,
           ':now': new Date(nowMs).toISOString(),
           ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+          ...(sealed ? { ':sealed': response.sealedFields } : {}),
         },
       }),
     );
