@@ -35,6 +35,8 @@ export type LagFigures = { count: number; p50: number; p99: number; max: number;
 export type AsyncFigures = {
   /** Per merchant profile: the change feed's lag, the order.created delivery to an always-up endpoint, the commission booked. */
   lags: Record<Profile, { feed: LagFigures; delivery: LagFigures; commission: LagFigures }>;
+  /** Per receiver behaviour (410 left out): from an order's 201 to its order.created answered 2xx by an endpoint of that behaviour. */
+  deliveryByBehaviour: Partial<Record<Behaviour, LagFigures>>;
   /** Per receiver behaviour: endpoints, requests received, answered 2xx, hung, verified. */
   receivers: Record<Behaviour, { endpoints: number; requests: number; ok: number; hung: number; verified: number }>;
   /** Per text kind: creates and their final statuses. */
@@ -201,6 +203,9 @@ const lagsOf = (input: AsyncInput) => {
       .map((endpoint) => firstHit.get(endpoint)?.get(id)?.ok)
       .filter((at): at is number => at !== undefined);
     const seconds = (at: number | undefined) => (at === undefined ? undefined : Math.max(0, at - created.at) / 1000);
+    const byBehaviour = endpoints
+      .filter((endpoint) => endpoint.receiver.behaviour !== 'gone')
+      .map((endpoint) => ({ behaviour: endpoint.receiver.behaviour, lag: seconds(firstHit.get(endpoint)?.get(id)?.ok) }));
     const feedAt = [...attempts, ...(booked === undefined ? [] : [booked])];
     return {
       created,
@@ -208,6 +213,7 @@ const lagsOf = (input: AsyncInput) => {
       feed: seconds(feedAt.length === 0 ? undefined : Math.min(...feedAt)),
       delivery: seconds(delivered.length === 0 ? undefined : Math.min(...delivered)),
       commission: seconds(booked),
+      byBehaviour,
     };
   });
 };
@@ -234,7 +240,7 @@ const checkCommissions = (input: AsyncInput): InvariantResult => {
   for (const created of createdOrders(input.ops)) {
     out.checked++;
     const ledger = truthOf.get(created.merchant.key)?.ledgers.get(created.uuid);
-    if (!ledger || !ledger.entries.some((entry) => entry.type === 'accrual'))
+    if (!ledger?.entries.some((entry) => entry.type === 'accrual'))
       out.violations.push(
         `${where(created.merchant)} order ${created.uuid} (${created.op.text ?? 'plain'}, answered 201 at ${new Date(created.at).toISOString()}): ${ledger ? 'no accrual' : 'no commission ledger'}`,
       );
@@ -362,8 +368,15 @@ export const checkAsync = (input: AsyncInput): { invariants: InvariantResult[]; 
     };
     byProfile[profile] = { feed: pick('feed'), delivery: pick('delivery'), commission: pick('commission') };
   }
+  const deliveryByBehaviour: AsyncFigures['deliveryByBehaviour'] = {};
+  for (const behaviour of new Set(input.endpoints.map((endpoint) => endpoint.receiver.behaviour))) {
+    const of = lags.flatMap((lag) => lag.byBehaviour.filter((entry) => entry.behaviour === behaviour));
+    if (of.length === 0) continue;
+    const values = of.map((entry) => entry.lag).filter((value): value is number => value !== undefined);
+    deliveryByBehaviour[behaviour] = figures(values, of.length - values.length);
+  }
   return {
     invariants: [checkDelivered(input, expected), checkEnabled(input), checkLag(input, lags), checkCommissions(input), checkTexts(input)],
-    figures: { lags: byProfile, receivers: tallyReceivers(input.endpoints), texts: tallyTexts(input.ops) },
+    figures: { lags: byProfile, deliveryByBehaviour, receivers: tallyReceivers(input.endpoints), texts: tallyTexts(input.ops) },
   };
 };

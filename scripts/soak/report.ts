@@ -142,6 +142,11 @@ const printAsync = (figures: AsyncFigures) => {
       ...lagCells(lag.commission),
     ]),
   );
+  table(
+    "order.created answered 2xx by each kind of receiver, seconds after the order's 201 (every merchant)",
+    ['receiver', 'p50', 'p99', 'max', 'orders'],
+    Object.entries(figures.deliveryByBehaviour).map(([behaviour, lag]) => [behaviour, ...lagCells(lag)]),
+  );
   if (Object.keys(figures.texts).length > 0)
     table(
       'Creates with odd and largest texts (final status)',
