@@ -302,7 +302,7 @@ const checkTexts = (input: AsyncInput): InvariantResult => {
       out.violations.push(`${label}: ${status}`);
     } else
       out.violations.push(
-        `${label}: ${status}${op.refusable ? ' (a refusal must be 413 or 422)' : ''}: ${op.attempts.at(-1)?.body?.slice(0, 160) ?? ''}`,
+        `${label}: ${status}${op.refusable ? ' (too large to store: 413 or 422 naming the reason, never a 5xx)' : ''}: ${op.attempts.at(-1)?.body?.slice(0, 160) ?? ''}`,
       );
   }
   // Every order event delivered carries the order's texts as stored (they never change after the create).
