@@ -150,7 +150,7 @@ const orderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: nu
 };
 
 /** An order whose text fields carry an odd text (rows, SKU, customer name, and half the time its order_no). */
-const oddOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: OddText) => {
+export const oddOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: OddText) => {
   const body = orderBody(rng, model, orderNo, shipping);
   return {
     ...body,
@@ -164,7 +164,7 @@ const oddOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping:
 };
 
 /** The largest order the API accepts: 200 rows whose every text field is 255 code units of one character. */
-const largeOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: LargeText) => {
+export const largeOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: LargeText) => {
   const text = fill(LARGE_TEXTS[kind]);
   return {
     affiliate_slug: pick(rng, model.merchant.activeSlugs) ?? '',

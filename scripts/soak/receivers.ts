@@ -70,7 +70,8 @@ export class Receiver {
   /** Set once the endpoint is created: the receiver verifies with it. */
   secret: string | undefined;
   private readonly server: Server;
-  private readonly started = Date.now();
+  /** When it started: its windows count from here. */
+  readonly started = Date.now();
   private readonly unverified: { hit: Hit; body: string; headers: Record<string, string> }[] = [];
   url = '';
 
