@@ -234,13 +234,21 @@ const checkLag = (input: AsyncInput, lags: ReturnType<typeof lagsOf>): Invariant
 };
 
 // ---------------------------------------------------------------------------------------------
+/**
+ * Its ledger exists with an accrual; an order cancelled before the consumer read it may have a
+ * void ledger without one (the consumer reads the order itself, so it books the state it finds).
+ */
 const checkCommissions = (input: AsyncInput): InvariantResult => {
-  const out = result('commission', 'every order answered 201 got its commission booked');
+  const out = result('commission', 'every order answered 201 got its commission booked (or, cancelled before that, a void ledger)');
   const truthOf = new Map(input.truths.map((truth) => [truth.merchant.key, truth]));
   for (const created of createdOrders(input.ops)) {
     out.checked++;
-    const ledger = truthOf.get(created.merchant.key)?.ledgers.get(created.uuid);
-    if (!ledger?.entries.some((entry) => entry.type === 'accrual'))
+    const truth = truthOf.get(created.merchant.key);
+    const ledger = truth?.ledgers.get(created.uuid);
+    const cancelled = truth?.orders.find((order) => order.uuid === created.uuid)?.cancelled_at !== undefined;
+    const accrued = ledger?.entries.some((entry) => entry.type === 'accrual');
+    if (ledger && !accrued && cancelled) note(out, 'orders cancelled before their commission was booked (void ledger, no accrual)');
+    else if (!accrued)
       out.violations.push(
         `${where(created.merchant)} order ${created.uuid} (${created.op.text ?? 'plain'}, answered 201 at ${new Date(created.at).toISOString()}): ${ledger ? 'no accrual' : 'no commission ledger'}`,
       );

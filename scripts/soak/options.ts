@@ -54,7 +54,7 @@ export const DEFAULT_OPTIONS: SoakOptions = {
   settleSeconds: 400,
   verbose: false,
   showViolations: 5,
-  maxLagSeconds: 10,
+  maxLagSeconds: 15,
   plain: false,
 };
 
