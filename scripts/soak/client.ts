@@ -18,6 +18,8 @@ export type Attempt = {
   retryAfter?: string;
   replayed: boolean;
   ms: number;
+  /** When the answer (or the give-up) came, epoch milliseconds: where the asynchronous lags start. */
+  at: number;
 };
 
 export type Request = {
@@ -72,10 +74,10 @@ const attempt = (request: Request, timeoutMs: number) =>
     const start = performance.now();
     const elapsed = () => performance.now() - start;
     let settled = false;
-    const done = (value: Omit<Attempt, 'ms'>) => {
+    const done = (value: Omit<Attempt, 'ms' | 'at'>) => {
       if (settled) return;
       settled = true;
-      resolve({ ...value, ms: elapsed() });
+      resolve({ ...value, ms: elapsed(), at: Date.now() });
     };
     const headers: Record<string, string | number> = { Authorization: `Bearer ${request.token}`, Accept: 'application/json' };
     if (request.body !== undefined) {

@@ -1,6 +1,7 @@
 import type { Attempt, Request } from './client';
 import { isAmbiguous, isRetryable } from './client';
 import type { SoakMerchant } from './fixtures';
+import type { TextKind } from './texts';
 
 /**
  * One logical operation of the soak and what it was told: the request (sent the same on every
@@ -51,6 +52,10 @@ export type Op = {
   /** Probes: the merchant whose resource was probed. */
   owner?: SoakMerchant;
   replayOf?: Op;
+  /** A create whose text fields carry an odd text, or the largest body (texts.ts). */
+  text?: TextKind;
+  /** A create so large that 413 or 422 naming the reason is a right answer too (texts.ts, REFUSABLE_BODY_BYTES). */
+  refusable?: boolean;
   /** The uuid a create was answered 201 with. */
   createdUuid?: string;
   seen: Seen;

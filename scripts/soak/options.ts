@@ -6,6 +6,16 @@
 export const DEFAULT_FAULTS =
   'dynamodb:throttle=5%,dynamodb.write:lost=2%,dynamodb.write:conflict=1%,sqs:refuse=5%,dynamodb.write:stop=0.5%';
 
+/**
+ * The webhook retry schedule the soak gives the stage processes (seconds before each attempt):
+ * the Standard Webhooks shape (immediately, then ever longer waits) compressed so that a given-up
+ * delivery is given up within a minute, not three days. Every outage of the receivers
+ * (receivers.ts, WINDOWS) is far shorter than it.
+ */
+export const WEBHOOK_SCHEDULE = [0, 1, 2, 4, 8, 15, 30];
+/** The soak's delivery timeout: a hanging receiver holds a deliverer this long. */
+export const WEBHOOK_TIMEOUT_MS = 1_500;
+
 export type SoakOptions = {
   /** Logical operations of the workload, across both stages (retries and the final reads come on top). */
   ops: number;
@@ -28,6 +38,10 @@ export type SoakOptions = {
   verbose: boolean;
   /** Print the first violations of each invariant (up to this many). */
   showViolations: number;
+  /** A healthy merchant's order must leave the change feed within this many seconds of its 201. */
+  maxLagSeconds: number;
+  /** Leave the odd and the largest texts out (a baseline for the lags). */
+  plain: boolean;
 };
 
 export const DEFAULT_OPTIONS: SoakOptions = {
@@ -40,14 +54,17 @@ export const DEFAULT_OPTIONS: SoakOptions = {
   settleSeconds: 400,
   verbose: false,
   showViolations: 5,
+  maxLagSeconds: 15,
+  plain: false,
 };
 
 export const USAGE = `npm run soak -- [options]
 
 Runs a mixed workload against a fresh in-memory local stack (both stages) with faults injected
-into the stage processes' AWS clients, then checks the invariants of "Correct on DynamoDB as it
-really behaves" against the stored data and prints, per invariant, the violations found.
-Exit code 1 when any violation is found.
+into the stage processes' AWS clients and webhook receivers on 127.0.0.1 that answer, fail for
+seconds, hang, flap or answer 410, then checks the invariants of "Correct on DynamoDB as it really
+behaves" and of the asynchronous side (webhooks, the change feed's lag, commissions, odd texts)
+and prints, per invariant, the violations found. Exit code 1 when any violation is found.
 
   --ops N            logical operations, both stages together (default ${DEFAULT_OPTIONS.ops})
   --merchants M      merchants per stage (default ${DEFAULT_OPTIONS.merchants})
@@ -57,6 +74,8 @@ Exit code 1 when any violation is found.
   --max-seconds T    stop issuing operations after T seconds (default ${DEFAULT_OPTIONS.maxSeconds})
   --settle-seconds T wait at most T seconds for the change feed, the queues and the follow-ups (default ${DEFAULT_OPTIONS.settleSeconds})
   --show N           print up to N violations per invariant (default ${DEFAULT_OPTIONS.showViolations})
+  --max-lag-seconds T  a healthy merchant's order leaves the change feed within T s (default ${DEFAULT_OPTIONS.maxLagSeconds})
+  --plain            no odd or largest texts (a baseline)
   --verbose          let the functions' ERROR logs through
   --help             this text`;
 
@@ -90,6 +109,13 @@ export const parseArgs = (argv: readonly string[]): { options: SoakOptions; help
         break;
       case '--verbose':
         options.verbose = true;
+        break;
+      case '--plain':
+        options.plain = true;
+        break;
+      case '--max-lag-seconds':
+        options.maxLagSeconds = positiveInteger(flag, value);
+        index++;
         break;
       case '--ops':
         options.ops = positiveInteger(flag, value);

@@ -3,6 +3,19 @@ import { seededRandom } from '#local/faults';
 import type { Request } from './client';
 import { INVITE_NEEDLE, type SoakMerchant } from './fixtures';
 import { emptySeen, finalStatus, type Op, type OpKind } from './ops';
+import {
+  fill,
+  isLarge,
+  LARGE_TEXT_KINDS,
+  LARGE_TEXTS,
+  type LargeText,
+  MAX_ROWS,
+  ODD_TEXT_KINDS,
+  type OddText,
+  oddField,
+  REFUSABLE_BODY_BYTES,
+  type TextKind,
+} from './texts';
 
 /**
  * The plan of the mixed workload: what each merchant's model knows (orders it was answered 201
@@ -58,10 +71,12 @@ const chance = (rng: Rng, p: number) => rng() < p;
 
 // ---------------------------------------------------------------------------------------------
 // The mix. Weights are relative; an operation whose target is missing falls back to a V2 create.
-const WEIGHTS: readonly [OpKind, number][] = [
+const WEIGHTS: readonly [PlannedKind, number][] = [
   ['create-v2', 22],
   ['create-legacy', 8],
   ['create-duplicate', 1.5],
+  ['create-odd', 1.5],
+  ['create-large', 0.3],
   ['patch', 10],
   ['cancel', 6],
   ['cancel-refused', 1],
@@ -89,9 +104,13 @@ const EARLY_TIMEOUT_SHARE = 0.03;
 /** PATCH values a probe (another merchant's token) sends: no legitimate PATCH uses them. */
 export const PROBE_SHIPPING_BASE = 9_000_000;
 
-const drawKind = (rng: Rng): OpKind => {
-  let roll = rng() * TOTAL_WEIGHT;
-  for (const [kind, weight] of WEIGHTS) {
+/** Kinds left out of the mix by `--plain` (a baseline without the odd and the largest texts). */
+const TEXT_KINDS: ReadonlySet<PlannedKind> = new Set<PlannedKind>(['create-odd', 'create-large']);
+
+const drawKind = (rng: Rng, plain: boolean): PlannedKind => {
+  const weights = plain ? WEIGHTS.filter(([kind]) => !TEXT_KINDS.has(kind)) : WEIGHTS;
+  let roll = rng() * weights.reduce((sum, [, weight]) => sum + weight, 0);
+  for (const [kind, weight] of weights) {
     roll -= weight;
     if (roll < 0) return kind;
   }
@@ -130,29 +149,82 @@ const orderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: nu
   };
 };
 
+/** An order whose text fields carry an odd text (rows, SKU, customer name, and half the time its order_no). */
+export const oddOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: OddText) => {
+  const body = orderBody(rng, model, orderNo, shipping);
+  return {
+    ...body,
+    customer: { name: oddField('Customer', kind), email: `customer-${int(rng, 0, 20)}@${model.merchant.domain}` },
+    order_rows: body.order_rows.map((row, index) => ({
+      ...row,
+      product_name: oddField(`Product ${index}`, kind),
+      product_sku: oddField('SKU', kind),
+    })),
+  };
+};
+
+/** The largest order the API accepts: 200 rows whose every text field is 255 code units of one character. */
+export const largeOrderBody = (rng: Rng, model: MerchantModel, orderNo: string, shipping: number, kind: LargeText) => {
+  const text = fill(LARGE_TEXTS[kind]);
+  return {
+    affiliate_slug: pick(rng, model.merchant.activeSlugs) ?? '',
+    order_no: orderNo,
+    total_shipping_value: shipping,
+    currency_code: 'EUR',
+    customer: { name: text, email: `customer-${int(rng, 0, 20)}@${model.merchant.domain}` },
+    order_rows: Array.from({ length: MAX_ROWS }, () => ({
+      product_name: text,
+      product_sku: text,
+      // Matches no segment: the default segment's rates apply.
+      segment_slug: text,
+      price_value: int(rng, 100, 50_000),
+      tax_value: int(rng, 0, 5_000),
+      quantity: int(rng, 1, 3),
+    })),
+  };
+};
+
 /** Orders that exist for sure (seeded or answered 201) and are not being worked on. */
 const freeOrders = (model: MerchantModel, locks: Set<string>, fits: (order: OrderState) => boolean) =>
   model.orders.filter((order) => !locks.has(order.uuid) && fits(order));
 
-const planCreate = (rng: Rng, model: MerchantModel, kind: 'create-v2' | 'create-legacy'): Plan => {
-  const orderNo = `${model.merchant.key}-${kind === 'create-v2' ? 'v2' : 'lg'}-${++model.serial}`;
+const planCreate = (rng: Rng, model: MerchantModel, kind: 'create-v2' | 'create-legacy', text?: TextKind): Plan => {
+  const serial = ++model.serial;
+  const plainNo = `${model.merchant.key}-${kind === 'create-v2' ? 'v2' : 'lg'}-${serial}`;
+  const odd = text !== undefined && !isLarge(text) ? text : undefined;
+  // Half the odd orders carry the odd text in their order_no too (between two plain parts: nothing for trim to take).
+  const orderNo = odd !== undefined && chance(rng, 0.5) ? `${plainNo}-${oddField('no', odd)}-x` : plainNo;
   const shipping = int(rng, 0, 2_000);
   const path = kind === 'create-v2' ? '/api/v2/orders/create' : '/api/orders/create';
+  const body =
+    text === undefined
+      ? orderBody(rng, model, orderNo, shipping)
+      : isLarge(text)
+        ? largeOrderBody(rng, model, orderNo, shipping, text)
+        : oddOrderBody(rng, model, orderNo, shipping, text);
+  const built = request(model, 'POST', path, body, chance(rng, 0.5));
   return {
     kind,
-    request: request(model, 'POST', path, orderBody(rng, model, orderNo, shipping), chance(rng, 0.5)),
+    request: built,
     expect: 201,
     orderNo,
     shipping,
+    ...(text === undefined ? {} : { text }),
+    ...(built.body !== undefined && Buffer.byteLength(built.body) > REFUSABLE_BODY_BYTES ? { refusable: true } : {}),
   };
 };
 
-const planners: Record<
-  Exclude<OpKind, 'final-read'>,
-  (rng: Rng, model: MerchantModel, all: MerchantModel[], locks: Set<string>) => Plan | undefined
-> = {
+const planTextCreate = (rng: Rng, model: MerchantModel, kinds: readonly TextKind[]) =>
+  planCreate(rng, model, chance(rng, 0.7) ? 'create-v2' : 'create-legacy', pick(rng, kinds));
+
+/** Kinds the plan draws: an odd or large create is recorded as the V2 or legacy create it is. */
+type PlannedKind = Exclude<OpKind, 'final-read'> | 'create-odd' | 'create-large';
+
+const planners: Record<PlannedKind, (rng: Rng, model: MerchantModel, all: MerchantModel[], locks: Set<string>) => Plan | undefined> = {
   'create-v2': (rng, model) => planCreate(rng, model, 'create-v2'),
   'create-legacy': (rng, model) => planCreate(rng, model, 'create-legacy'),
+  'create-odd': (rng, model) => planTextCreate(rng, model, ODD_TEXT_KINDS),
+  'create-large': (rng, model) => planTextCreate(rng, model, LARGE_TEXT_KINDS),
   'create-duplicate': (rng, model) => {
     const taken = pick(rng, model.orders);
     if (!taken) return undefined;
@@ -371,14 +443,14 @@ const planProbe = (rng: Rng, model: MerchantModel, all: MerchantModel[]): Plan |
   }
 };
 
-export type WorkloadState = { models: MerchantModel[]; locks: Set<string>; rng: Rng; nextId: number };
+export type WorkloadState = { models: MerchantModel[]; locks: Set<string>; rng: Rng; nextId: number; plain: boolean };
 
 /** Plans one operation for a random merchant; falls back to a V2 create when the drawn kind has no fit target. */
 export const planOp = (state: WorkloadState): { op: Op; model: MerchantModel; locks: string[] } => {
   const { rng, models, locks } = state;
   const model = pick(rng, models) as MerchantModel;
-  const kind = drawKind(rng);
-  const plan = planners[kind as Exclude<OpKind, 'final-read'>](rng, model, models, locks) ?? planCreate(rng, model, 'create-v2');
+  const kind = drawKind(rng, state.plain);
+  const plan = planners[kind as PlannedKind](rng, model, models, locks) ?? planCreate(rng, model, 'create-v2');
   const { locks: wanted = [], ...rest } = plan;
   const write = rest.request.method !== 'GET' && rest.kind !== 'replay';
   if (write && chance(rng, EARLY_TIMEOUT_SHARE)) rest.request.firstTimeoutMs = int(rng, 20, 250);

@@ -1,7 +1,9 @@
 import type { Stage } from '#shared/config';
+import type { AsyncFigures, LagFigures } from './async-checks';
 import type { InvariantResult } from './checks';
 import { finalStatus, hadAmbiguousAttempt, type Op } from './ops';
-import type { SoakOptions } from './options';
+import { type SoakOptions, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT_MS } from './options';
+import { WINDOWS } from './receivers';
 import type { SettleResult } from './settle';
 
 /**
@@ -35,6 +37,8 @@ export type SoakFigures = {
   kinds: Record<string, { ops: number; finals: Record<string, number>; retried: number; unexpected: number }>;
   /** How often each fault rule fired, per stage ({} when the stack could not say). */
   faultTally: Record<Stage, Record<string, number>>;
+  /** Webhook receivers, lags and texts (async-checks.ts). */
+  asynchronous: AsyncFigures;
 };
 
 export type SoakResult = { options: SoakOptions; figures: SoakFigures; invariants: InvariantResult[]; violations: number };
@@ -56,7 +60,8 @@ export const tallyOps = (workload: readonly Op[], finalReads: readonly Op[]) => 
     const status = finalStatus(op);
     increment(kind.finals, String(status));
     if (op.attempts.length > 1) kind.retried++;
-    if (status !== op.expect && !hadAmbiguousAttempt(op)) kind.unexpected++;
+    const refused = op.refusable && (status === 413 || status === 422);
+    if (status !== op.expect && !refused && !hadAmbiguousAttempt(op)) kind.unexpected++;
   }
   const attempts = workload.reduce((sum, op) => sum + op.attempts.length, 0);
   return {
@@ -80,6 +85,77 @@ const byCount = (record: Record<string, number>) =>
     .sort(([, a], [, b]) => b - a)
     .map(([key, n]) => `${count(n)} x ${key}`)
     .join(', ');
+
+const lagCells = (lag: LagFigures) =>
+  lag.count === 0
+    ? ['-', '-', '-', `0 of ${lag.missing}`]
+    : [
+        lag.p50.toFixed(2),
+        lag.p99.toFixed(2),
+        lag.max.toFixed(2),
+        `${count(lag.count)}${lag.missing > 0 ? ` (**${lag.missing} never**)` : ''}`,
+      ];
+
+const RECEIVER_BEHAVIOURS = {
+  ok: 'answers 200',
+  outage: `503 for ${WINDOWS.outage.downMs / 1000} s of every ${WINDOWS.outage.periodMs / 1000} s`,
+  hang: `no answer for ${WINDOWS.hang.downMs / 1000} s of every ${WINDOWS.hang.periodMs / 1000} s (timeout ${WEBHOOK_TIMEOUT_MS / 1000} s)`,
+  flap: `down ${WINDOWS.flap.downMs / 1000} s, up ${(WINDOWS.flap.periodMs - WINDOWS.flap.downMs) / 1000} s`,
+  gone: '410 Gone',
+};
+
+/** The asynchronous side: receivers, lags from a 201 (seconds) and the texts' answers. */
+const printAsync = (figures: AsyncFigures) => {
+  table(
+    `Webhook receivers (retry schedule ${WEBHOOK_SCHEDULE.join(', ')} s)`,
+    ['behaviour', 'endpoints', 'requests', 'answered 2xx', 'hung', 'verified'],
+    Object.entries(figures.receivers).map(([behaviour, row]) => [
+      `${behaviour}: ${RECEIVER_BEHAVIOURS[behaviour as keyof typeof RECEIVER_BEHAVIOURS]}`,
+      row.endpoints,
+      count(row.requests),
+      count(row.ok),
+      count(row.hung),
+      count(row.verified),
+    ]),
+  );
+  table(
+    "Lag after an order's 201, seconds (feed: its order.created attempted anywhere or its commission booked; delivery: first 2xx at an always-up endpoint)",
+    [
+      'merchant profile',
+      'feed p50',
+      'p99',
+      'max',
+      'orders',
+      'delivery p50',
+      'p99',
+      'max',
+      'orders',
+      'commission p50',
+      'p99',
+      'max',
+      'orders',
+    ],
+    Object.entries(figures.lags).map(([profile, lag]) => [
+      profile,
+      ...lagCells(lag.feed),
+      ...lagCells(lag.delivery),
+      ...lagCells(lag.commission),
+    ]),
+  );
+  table(
+    "order.created answered 2xx by each kind of receiver, seconds after the order's 201 (every merchant)",
+    ['receiver', 'p50', 'p99', 'max', 'orders'],
+    Object.entries(figures.deliveryByBehaviour).map(([behaviour, lag]) => [behaviour, ...lagCells(lag)]),
+  );
+  if (Object.keys(figures.texts).length > 0)
+    table(
+      'Creates with odd and largest texts (final status)',
+      ['text', 'final statuses'],
+      Object.entries(figures.texts)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([text, finals]) => [text, byCount(finals)]),
+    );
+};
 
 export const printReport = (result: SoakResult) => {
   const { figures, invariants, options } = result;
@@ -126,7 +202,17 @@ export const printReport = (result: SoakResult) => {
     );
   table(
     'Left owed after settling',
-    ['stage', 'queue messages', 'dead letters', 'follow-ups', 'parked', 'recount marks', 'e-mails owed'],
+    [
+      'stage',
+      'queue messages',
+      'dead letters',
+      'follow-ups',
+      'parked',
+      'recount marks',
+      'e-mails owed',
+      'webhook messages',
+      'webhook dead letters',
+    ],
     Object.entries(figures.settle.backlog).map(([stage, backlog]) => [
       stage,
       backlog.messages,
@@ -135,8 +221,11 @@ export const printReport = (result: SoakResult) => {
       backlog.parked,
       backlog.recount,
       backlog.notify,
+      backlog.webhooks,
+      backlog.webhookDeadLetters,
     ]),
   );
+  printAsync(figures.asynchronous);
   table(
     'Invariants',
     ['invariant', 'checked', 'violations', 'noted (not violations)'],

@@ -6,15 +6,26 @@ import { type WorkKind, workEntries } from '#shared/db/entities/owed-work';
 
 /**
  * After the workload: the work it left owed must be done before the data is checked. Waits until,
- * on both stages, the orders and follow-ups queues hold no message (visible, in flight or
- * delayed) and no list block of a soak merchant is marked for recount, QUIET_POLLS times in a row
+ * on both stages, the orders, follow-ups and webhooks queues hold no message (visible, in flight or
+ * delayed: a webhook retry waiting for its time is a delayed message), no list block of a soak
+ * merchant is marked for recount and the change feed caught up, QUIET_POLLS times in a row
  * a second apart (the change feed reads the stream four times a second and retries a failed batch
  * within a second or two, so a quiet spell that long means it is caught up); bounded by
  * `settleSeconds`. A message the consumer failed on comes back only after the queue's visibility
  * timeout (60 s), so the bound is well above it.
  */
 
-export type Backlog = { messages: number; deadLetters: number; followUps: number; parked: number; recount: number; notify: number };
+export type Backlog = {
+  messages: number;
+  deadLetters: number;
+  followUps: number;
+  parked: number;
+  recount: number;
+  notify: number;
+  /** Webhook deliveries still queued (retries waiting for their time included), and those given up to its DLQ. */
+  webhooks: number;
+  webhookDeadLetters: number;
+};
 
 const QUIET_POLLS = 5;
 export type SettleResult = { settled: boolean; seconds: number; backlog: Record<Stage, Backlog> };
@@ -47,40 +58,50 @@ export const readBacklog = async (
 ): Promise<Record<Stage, Backlog>> => {
   const read = async (stage: Stage): Promise<Backlog> => {
     const info = stack.stages[stage];
-    const [messages, deadLetters, followUps, parked, recount, notify] = await Promise.all([
+    const [messages, deadLetters, followUps, parked, recount, notify, webhooks, webhookDeadLetters] = await Promise.all([
       queueDepth(sqs, info.ordersQueueUrl),
       queueDepth(sqs, info.dlqUrl),
       queueDepth(sqs, info.queueUrls['follow-ups']),
       queueDepth(sqs, info.queueUrls.parked),
       entries(stack, stage, merchants[stage], 'RECOUNT'),
       entries(stack, stage, merchants[stage], 'NOTIFY'),
+      queueDepth(sqs, info.queueUrls.webhooks),
+      queueDepth(sqs, info.queueUrls['webhooks-dlq']),
     ]);
-    return { messages, deadLetters, followUps, parked, recount, notify };
+    return { messages, deadLetters, followUps, parked, recount, notify, webhooks, webhookDeadLetters };
   };
   const [live, sandbox] = await Promise.all(STAGES.map(read));
   return { live, sandbox } as Record<Stage, Backlog>;
 };
 
 const idle = (backlog: Record<Stage, Backlog>) =>
-  Object.values(backlog).every((stage) => stage.messages === 0 && stage.followUps === 0 && stage.recount === 0);
+  Object.values(backlog).every((stage) => stage.messages === 0 && stage.followUps === 0 && stage.recount === 0 && stage.webhooks === 0);
 
 export const createSqsClient = (stack: LocalStack) =>
   new SQSClient({ endpoint: stack.endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
 
+/**
+ * Empty queues do not prove the change feed caught up: a feed stuck on a record sends nothing, so
+ * its queues stay empty. `caughtUp` says whether the feed reached the end of the workload (the
+ * soak asks whether each merchant's last order answered 201 has its commission); it is asked
+ * only once the queues are quiet.
+ */
 export const settle = async (
   stack: LocalStack,
   sqs: SQSClient,
   merchants: Record<Stage, readonly string[]>,
   settleSeconds: number,
+  caughtUp: () => Promise<boolean> = async () => true,
 ): Promise<SettleResult> => {
   const start = Date.now();
   let quietPolls = 0;
   let backlog = await readBacklog(stack, sqs, merchants);
+  const done = async () => idle(backlog) && (await caughtUp());
   while (Date.now() - start < settleSeconds * 1000) {
-    quietPolls = idle(backlog) ? quietPolls + 1 : 0;
+    quietPolls = (await done()) ? quietPolls + 1 : 0;
     if (quietPolls >= QUIET_POLLS) return { settled: true, seconds: (Date.now() - start) / 1000, backlog };
     await new Promise((resolve) => setTimeout(resolve, 1000));
     backlog = await readBacklog(stack, sqs, merchants);
   }
-  return { settled: idle(backlog), seconds: (Date.now() - start) / 1000, backlog };
+  return { settled: await done(), seconds: (Date.now() - start) / 1000, backlog };
 };

@@ -48,10 +48,10 @@ export type Progress = (done: number, total: number) => void;
  */
 export const runWorkload = async (
   models: MerchantModel[],
-  options: { ops: number; concurrency: number; seed: number; deadline: number },
+  options: { ops: number; concurrency: number; seed: number; deadline: number; plain: boolean },
   progress: Progress,
 ): Promise<Op[]> => {
-  const state: WorkloadState = { models, locks: new Set(), rng: createRng(options.seed), nextId: 0 };
+  const state: WorkloadState = { models, locks: new Set(), rng: createRng(options.seed), nextId: 0, plain: options.plain };
   const ops: Op[] = [];
   let done = 0;
   const worker = async () => {
