@@ -54,7 +54,7 @@ export type Op = {
   replayOf?: Op;
   /** A create whose text fields carry an odd text, or the largest body (texts.ts). */
   text?: TextKind;
-  /** A create so large that 413 or 422 naming the reason is a right answer too (texts.ts, REFUSABLE_BODY_BYTES). */
+  /** A create so large that 413 or 422 naming the reason is a right answer too (texts.ts, refusableRows). */
   refusable?: boolean;
   /** The uuid a create was answered 201 with. */
   createdUuid?: string;

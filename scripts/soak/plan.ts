@@ -13,7 +13,7 @@ import {
   ODD_TEXT_KINDS,
   type OddText,
   oddField,
-  REFUSABLE_BODY_BYTES,
+  refusableRows,
   type TextKind,
 } from './texts';
 
@@ -210,7 +210,7 @@ const planCreate = (rng: Rng, model: MerchantModel, kind: 'create-v2' | 'create-
     orderNo,
     shipping,
     ...(text === undefined ? {} : { text }),
-    ...(built.body !== undefined && Buffer.byteLength(built.body) > REFUSABLE_BODY_BYTES ? { refusable: true } : {}),
+    ...(refusableRows((body as { order_rows?: unknown }).order_rows) ? { refusable: true } : {}),
   };
 };
 

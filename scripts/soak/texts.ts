@@ -1,3 +1,5 @@
+import { MAX_ORDER_ROWS_BYTES } from '#shared/schemas/order';
+
 /**
  * The odd and the largest texts the API accepts, for the soak's orders. Every text field takes a
  * well-formed string of at most 255 UTF-16 code units (shared/schemas/common.ts) and an order at
@@ -34,11 +36,11 @@ export const MAX_FIELD_UNITS = 255;
 export const MAX_ROWS = 200;
 
 /**
- * A body this large (UTF-8 bytes of the JSON) may be refused with 413 or 422 naming the reason:
- * its order cannot be stored as one DynamoDB item (400 KB, less room for the item's attribute
- * names, numbers and keys). Below it the API must accept the order and deliver it.
+ * Whether a create may be refused with 413 or 422 naming the reason: its rows take more UTF-8 bytes
+ * than an order item can hold (the documented limit, MAX_ORDER_ROWS_BYTES). Below it the API must
+ * accept the order and deliver it.
  */
-export const REFUSABLE_BODY_BYTES = 350_000;
+export const refusableRows = (rows: unknown): boolean => Buffer.byteLength(JSON.stringify(rows), 'utf8') > MAX_ORDER_ROWS_BYTES;
 
 /** `unit` repeated to exactly `units` UTF-16 code units, or one fewer when a unit is two of them. */
 export const fill = (unit: string, units = MAX_FIELD_UNITS) => unit.repeat(Math.floor(units / unit.length));

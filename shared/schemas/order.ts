@@ -48,7 +48,7 @@ export const customer = z.object({
  * webhook delivery record keeps the event beside its outcome): an order whose rows' texts take
  * more than this many UTF-8 bytes is refused with a 422 on `order_rows`, however valid each field.
  */
-export const MAX_ORDER_ROWS_BYTES = 300 * 1024;
+export const MAX_ORDER_ROWS_BYTES = 340 * 1024;
 
 const rowsBytes = (rows: readonly z.output<typeof orderRow>[]) => Buffer.byteLength(JSON.stringify(rows), 'utf8');
 
