@@ -120,7 +120,9 @@ type TotalsWrite = NonNullable<Reactions['reportTotals']>;
 const applyReportTotals = async (writes: TotalsWrite[]): Promise<boolean[]> => {
   const done = writes.map(() => false);
   const byMerchant = new Map<string, number[]>();
-  writes.forEach(({ merchantId }, index) => byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), index]));
+  writes.forEach(({ merchantId }, index) => {
+    byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), index]);
+  });
   await Promise.all(
     [...byMerchant].map(async ([merchantId, indexes]) => {
       let through: string | undefined;
