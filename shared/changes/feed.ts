@@ -2,6 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import type { TotalsDelta } from '#shared/db/entities/commission-totals';
 import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
@@ -102,7 +103,14 @@ const reportTotalsOf = (record: DynamoDBRecord, before: Image | undefined, after
   if (after.type !== 'commission') return undefined;
   const sequence = record.dynamodb?.SequenceNumber;
   if (sequence === undefined) throw new Error('A commission ledger record without a sequence number');
-  return { merchantId: merchantIdOf(keyOf(after).pk), sequence, at, deltas: ledgerTotalsDeltas(before, after) };
+  // The write's own time (its entries') when later than the stream's, which is rounded down (to the minute locally).
+  const written = parseCommissionLedgerImage(after).updated_at;
+  return {
+    merchantId: merchantIdOf(keyOf(after).pk),
+    sequence,
+    at: written > at ? written : at,
+    deltas: ledgerTotalsDeltas(before, after),
+  };
 };
 
 /** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */

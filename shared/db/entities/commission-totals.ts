@@ -56,8 +56,8 @@ export const paddedSequence = (sequenceNumber: string) => sequenceNumber.padStar
 /** One ledger write's contribution to one (affiliate, period, currency). */
 export type TotalsDelta = Figures & { kind: PeriodKind; period: string; affiliate_slug: string; currency_code: string };
 
-const APPLY =
-  'ADD orders :orders, sales_value :sales, accrued_value :accrued, reversed_value :reversed' +
+const ADD_FIGURES = 'ADD orders :orders, sales_value :sales, accrued_value :accrued, reversed_value :reversed';
+const SET_APPLIED =
   ' SET applied_through = :seq, created_seq = if_not_exists(created_seq, :seq), #type = :type, period = :period, currency_code = :currency';
 const NOT_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :seq';
 
@@ -83,7 +83,7 @@ const addOnce = async (
       new UpdateCommand({
         TableName: table,
         Key: key,
-        UpdateExpression: `${APPLY}${extra.set}${extra.add ?? ''}`,
+        UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
         ConditionExpression: NOT_APPLIED,
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':seq': seq, ...extra.values },
