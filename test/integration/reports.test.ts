@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reportTotalsDifferences } from '#shared/admin/report';
 import type { SeededMerchant } from '#shared/admin/seed';
 import { type CommissionLedger, getCommissionLedger, putCommissionLedger } from '#shared/db/entities/commission';
 import { LEDGER_WRITE_LAG_SECONDS } from '#shared/domain/reports';
 import { api, eventually, merchantFixture, seed, storeFor, TRACE_ID } from './helpers';
+import { runAdmin } from './program-helpers';
 
 /**
  * The commission report reads the totals the change feed keeps from every ledger write. The
@@ -32,8 +34,10 @@ const ledgerOf = (slug: string, entries: CommissionLedger['entries'], sales = 19
 const accrual = (amount: number, at: string) => ({ type: 'accrual' as const, amount, at, version: 1 });
 
 /** Writes a ledger as the consumer does: the first write, then each later version on the one before. */
+const booked: string[] = [];
 const book = async (seeded: SeededMerchant, ledger: CommissionLedger, stage: 'live' | 'sandbox' = 'live') => {
   const store = storeFor(stage);
+  if (seeded === merchant) booked.push(ledger.order_uuid);
   for (let count = 1; count <= ledger.entries.length; count++) {
     const entries = ledger.entries.slice(0, count);
     const { stamp } = await getCommissionLedger(store, seeded.id, ledger.order_uuid, true);
@@ -235,6 +239,35 @@ describe('GET /api/v2/reports/commissions', () => {
     });
 
     expect(asOf).toBeLessThanOrEqual(Date.now() - LEDGER_WRITE_LAG_SECONDS * 1000);
+  });
+
+  it('prints the same rows to the operator, as CSV for the payout run, and its totals equal what the ledgers add up to', async () => {
+    await settled(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'month' }, 4);
+    const api = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,month' });
+
+    const json = await runAdmin(
+      'report',
+      '--merchant',
+      merchant.id,
+      '--from',
+      '2025-11-01',
+      '--to',
+      '2026-01-01',
+      '--group-by',
+      'affiliate,month',
+    );
+    const csv = await runAdmin('report', '--merchant', merchant.id, '--from', '2025-11-01', '--to', '2025-12-01', '--format', 'csv');
+    const ledgers = await Promise.all(
+      booked.map(async (uuid) => (await getCommissionLedger(storeFor('live'), merchant.id, uuid, true)).ledger as CommissionLedger),
+    );
+    const differences = await reportTotalsDifferences(storeFor('live'), merchant.id, ledgers);
+
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json.rows).toEqual(api.body.data.rows);
+    expect(csv.stdout).toBe(
+      'affiliate_slug,currency_code,orders,sales_value,accrued_value,reversed_value,net_value\nalice,EUR,2,29800,2980,0,2980\nbob,EUR,1,5000,500,0,500\n',
+    );
+    expect(differences).toEqual([]);
   });
 
   it('answers bad values with 422 keyed by field', async () => {
