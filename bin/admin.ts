@@ -22,6 +22,7 @@ import {
 } from '#shared/admin/operations';
 import { listParked, type ParkedTarget, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
+import { ReportOptionsError, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForStage } from '#shared/db/table-def';
@@ -57,6 +58,11 @@ const COMMANDS = {
   commission: {
     options: '--merchant <id> --order <uuid>',
     does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
+  },
+  report: {
+    options:
+      '--merchant <id> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] [--group-by affiliate|month|day|affiliate,month|affiliate,day] [--affiliate <slug>] [--format json|csv]',
+    does: 'Prints the commission report of GET /api/v2/reports/commissions, every row (default: the current month by affiliate); --format csv prints the rows as CSV with a header line, for the payout run.',
   },
   recount: {
     options: '--merchant <id>',
@@ -242,6 +248,11 @@ const run = async (): Promise<Record<string, unknown>> => {
       rate: { type: 'string' },
       burst: { type: 'string' },
       reset: { type: 'boolean', default: false },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'group-by': { type: 'string' },
+      affiliate: { type: 'string' },
+      format: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -354,6 +365,21 @@ const run = async (): Promise<Record<string, unknown>> => {
       };
       return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
     }
+    case 'report': {
+      const stage = stageOf();
+      if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv')
+        throw new AdminError('--format is json or csv');
+      const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
+        ...(typeof values.from === 'string' ? { from: values.from } : {}),
+        ...(typeof values.to === 'string' ? { to: values.to } : {}),
+        ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
+        ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
+      }).catch((error: unknown) => {
+        throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
+      });
+      if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
+      return { stage, ...report };
+    }
     case 'recount': {
       const stage = stageOf();
       return { stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) };
@@ -364,7 +390,11 @@ const run = async (): Promise<Record<string, unknown>> => {
 };
 
 try {
-  process.stdout.write(`${JSON.stringify(await run())}\n`);
+  const result = await run();
+  // The report as CSV is the one output that is not a JSON object.
+  process.stdout.write(
+    typeof result === 'object' && result !== null && 'csv' in result ? `${result.csv}\n` : `${JSON.stringify(result)}\n`,
+  );
 } catch (error) {
   // One line: an AdminError says what was refused; anything else (AWS, arguments) its message.
   console.error(`admin failed: ${(error as Error).message.split('\n')[0]}`);

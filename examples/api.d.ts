@@ -467,6 +467,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/reports/commissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Commission report
+         * @description What the commission ledgers add up to between `from` and `to` (UTC dates, `to` exclusive, at most 366 days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and `meta.as_of` is the time before which every ledger entry is included.
+         */
+        get: operations["reports-commissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.created": {
@@ -1372,6 +1392,28 @@ export interface components {
             };
             errors: null;
             meta: {
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        ReportsCommissionsEnvelope: {
+            /** @constant */
+            success: true;
+            data: {
+                rows: {
+                    affiliate_slug?: string;
+                    period?: string;
+                    currency_code: string;
+                    orders: number;
+                    sales_value: number;
+                    accrued_value: number;
+                    reversed_value: number;
+                    net_value: number;
+                }[];
+            };
+            errors: null;
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+                as_of: string | null;
                 trace_id: components["schemas"]["TraceId"];
             };
         };
@@ -5223,6 +5265,151 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "reports-commissions": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @example 15
+                 */
+                per_page?: number;
+                /**
+                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @example 1
+                 */
+                page?: number;
+                /**
+                 * @description The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month of `to`, or of the current month.
+                 * @example 2026-11-01
+                 */
+                from?: string | null;
+                /**
+                 * @description The UTC day after the report (`YYYY-MM-DD`, exclusive); default: the first day of the month after `from`. At most 366 days after `from`.
+                 * @example 2026-12-01
+                 */
+                to?: string | null;
+                /**
+                 * @description How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.
+                 * @example affiliate,month
+                 */
+                group_by?: string | null;
+                /** @description Only this affiliate (an unknown slug: no rows). */
+                affiliate_slug?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "rows": [
+                     *           {
+                     *             "affiliate_slug": "alice",
+                     *             "period": "2026-11",
+                     *             "currency_code": "EUR",
+                     *             "orders": 12,
+                     *             "sales_value": 238800,
+                     *             "accrued_value": 23880,
+                     *             "reversed_value": -1990,
+                     *             "net_value": 21890
+                     *           },
+                     *           {
+                     *             "affiliate_slug": "bob",
+                     *             "period": "2026-11",
+                     *             "currency_code": "EUR",
+                     *             "orders": 3,
+                     *             "sales_value": 59700,
+                     *             "accrued_value": 2985,
+                     *             "reversed_value": 0,
+                     *             "net_value": 2985
+                     *           }
+                     *         ]
+                     *       },
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "current_page": 1,
+                     *           "last_page": 1,
+                     *           "per_page": 15,
+                     *           "total": 2,
+                     *           "next_page_url": null,
+                     *           "prev_page_url": null
+                     *         },
+                     *         "as_of": "2026-11-23T10:15:30.512Z",
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReportsCommissionsEnvelope"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Refused: a query parameter fails validation (keyed by parameter name). */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -270,6 +270,15 @@ export const routes = [
     // gsi3: the endpoint's failed deliveries (webhook-delivery.ts); PutItem: a large event stored for its message.
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks'] },
   },
+  {
+    id: 'reports-commissions',
+    method: 'GET',
+    path: '/api/v2/reports/commissions',
+    handler: 'functions/reports/commissions.ts',
+    envelope: 'v2',
+    // The commission totals the change feed keeps (one affiliate's on gsi1, which every route may Query).
+    access: { table: ['dynamodb:Query'] },
+  },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -169,6 +169,13 @@ export const ROUTE_SAMPLES: RouteSample[] = [
     expectedStatus: 202,
   },
   {
+    id: 'reports-commissions',
+    method: 'GET',
+    path: '/api/v2/reports/commissions',
+    query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' },
+    expectedStatus: 200,
+  },
+  {
     id: 'webhooks-delete',
     method: 'DELETE',
     path: '/api/v2/webhooks/{uuid}',

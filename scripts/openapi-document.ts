@@ -15,6 +15,7 @@ import {
   inviteListQuery,
   programListQuery,
 } from '#shared/schemas/program';
+import { reportQuery } from '#shared/schemas/reports';
 import * as R from '#shared/schemas/responses';
 import { deliveryParams, webhookCreateBody, webhookDeliveriesQuery, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import {
@@ -39,13 +40,15 @@ import {
 type Operation = {
   summary: string;
   description?: string;
-  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks';
+  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports';
   /** Exactly the schemas the handler validates with. */
   request: Schemas;
   /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
   status: 200 | 201 | 202;
   data: z.ZodMiniType;
   pagination?: R.PaginationKind;
+  /** What the route adds to `meta` besides the pagination. */
+  meta?: Record<string, z.ZodMiniType>;
   /** 422 for a business rule besides validation (named in the description). */
   refusals?: string;
 };
@@ -282,6 +285,17 @@ export const operations = {
     status: 202,
     data: obj({ recovery: R.recoveryResponse }),
   },
+  'reports-commissions': {
+    tag: 'Reports',
+    summary: 'Commission report',
+    description:
+      'What the commission ledgers add up to between `from` and `to` (UTC dates, `to` exclusive, at most 366 days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and `meta.as_of` is the time before which every ledger entry is included.',
+    request: { query: reportQuery },
+    status: 200,
+    data: obj({ rows: z.array(R.commissionReportRow) }),
+    pagination: 'laravel',
+    meta: R.reportMeta,
+  },
 } satisfies Record<RouteId, Operation>;
 
 const PARAMETER_DOCS: Record<string, string> = {
@@ -296,6 +310,10 @@ const PARAMETER_DOCS: Record<string, string> = {
   cursor:
     'The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`.',
   id: 'The event id of the delivery (`event_id`, the `webhook-id` header of its requests).',
+  from: 'The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month of `to`, or of the current month.',
+  to: 'The UTC day after the report (`YYYY-MM-DD`, exclusive); default: the first day of the month after `from`. At most 366 days after `from`.',
+  group_by: 'How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.',
+  affiliate_slug: 'Only this affiliate (an unknown slug: no rows).',
 };
 
 type Json = Record<string, any>;
@@ -416,7 +434,7 @@ const SHARED_INPUT: Record<string, $ZodType> = {
 const successName = (id: RouteId) => `${pascal(id)}Envelope`;
 
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
-  route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination);
+  route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination, operation.meta);
 
 const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
 const QUOTA_HEADERS = {
@@ -600,7 +618,7 @@ const successExample = (route: RouteDef, examples: OperationExamples) =>
     ? legacySuccessBody(MESSAGES_ELSEWHERE.legacyOrderCreated, examples.data)
     : v2Body(EXAMPLE_TRACE_ID, {
         data: examples.data,
-        meta: examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {},
+        meta: { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
       });
 
 /** A POST without a body schema still takes (and ignores) a body, up to the 10 MB limit. */
@@ -711,6 +729,7 @@ export const buildOpenApiDocument = () => {
       { name: 'Tiers', description: 'Commission tiers.' },
       { name: 'Segments', description: 'Product segments and their rate per tier.' },
       { name: 'Webhooks', description: "Endpoints that receive the merchant's events, signed per Standard Webhooks (see `webhooks`)." },
+      { name: 'Reports', description: 'What the commission ledgers add up to, per affiliate, month or day.' },
     ],
     paths,
     webhooks: outgoingWebhooks(),

@@ -14,6 +14,7 @@ import {
   inviteListQuery,
   programListQuery,
 } from '#shared/schemas/program';
+import { reportQuery } from '#shared/schemas/reports';
 import * as R from '#shared/schemas/responses';
 import {
   WEBHOOK_MESSAGES,
@@ -247,6 +248,8 @@ export type OperationExamples = {
   /** The envelope's `data` of the success answer, and its pagination for a list. */
   data: unknown;
   pagination?: unknown;
+  /** What `meta` holds besides the pagination and the trace id. */
+  meta?: { as_of: string | null };
   /** Path and query parameter values (path values name the demo merchant's resources). */
   parameters?: Record<string, string | number>;
   body?: unknown;
@@ -304,6 +307,36 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'webhooks-resend': {
     data: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
     parameters: { ...webhookParameters, id: delivery.event_id },
+  },
+  'reports-commissions': {
+    data: {
+      rows: [
+        {
+          affiliate_slug: 'alice',
+          period: '2026-11',
+          currency_code: 'EUR',
+          orders: 12,
+          sales_value: 238_800,
+          accrued_value: 23_880,
+          reversed_value: -1_990,
+          net_value: 21_890,
+        },
+        {
+          affiliate_slug: 'bob',
+          period: '2026-11',
+          currency_code: 'EUR',
+          orders: 3,
+          sales_value: 59_700,
+          accrued_value: 2_985,
+          reversed_value: 0,
+          net_value: 2_985,
+        },
+      ],
+    },
+    pagination: pagination('/api/v2/reports/commissions', 2),
+    meta: { as_of: AT },
+    parameters: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month', ...pageParameters },
+    invalid: validationErrors(reportQuery, { from: '2026-11-31', group_by: 'week' }),
   },
   'webhooks-recover': {
     data: { recovery },

@@ -5,6 +5,7 @@ import { type Reactions, reactionsTo } from '#shared/changes/feed';
 import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
+import { advanceTotalsAsOf, applyTotalsDeltas, paddedSequence } from '#shared/db/entities/commission-totals';
 import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import { asError, errorName } from '#shared/errors';
@@ -107,6 +108,44 @@ const refreshGroups = async (changed: NonNullable<Reactions['countBlock']>[]): P
   return changed.map(({ merchantId }) => !failed.has(merchantId));
 };
 
+type TotalsWrite = NonNullable<Reactions['reportTotals']>;
+
+/**
+ * Applies ledger writes to the report totals: each merchant's in stream order, one record after
+ * the other (an item's `applied_through` would refuse an earlier record once a later one landed),
+ * merchants in parallel. After a merchant's first failure its later records are not tried and
+ * fail too, so the batch is read again from there and nothing is skipped. Then the merchant's
+ * applied-through time moves to its last applied record's (a failure there only leaves it behind).
+ */
+const applyReportTotals = async (writes: TotalsWrite[]): Promise<boolean[]> => {
+  const done = writes.map(() => false);
+  const byMerchant = new Map<string, number[]>();
+  writes.forEach(({ merchantId }, index) => {
+    byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), index]);
+  });
+  await Promise.all(
+    [...byMerchant].map(async ([merchantId, indexes]) => {
+      let through: string | undefined;
+      for (const index of indexes) {
+        const write = writes[index] as TotalsWrite;
+        try {
+          await applyTotalsDeltas(functionTable, merchantId, paddedSequence(write.sequence), write.deltas);
+        } catch (error) {
+          logger.warn('Report totals not applied; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
+          break;
+        }
+        done[index] = true;
+        through = write.at;
+      }
+      if (through === undefined) return;
+      await advanceTotalsAsOf(functionTable, merchantId, through).catch((error: unknown) =>
+        logger.warn('Report totals time not advanced', { merchant_id: merchantId, error_name: errorName(error) }),
+      );
+    }),
+  );
+  return done;
+};
+
 /** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
 const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, string[]>> => {
   const kinds = {
@@ -119,6 +158,7 @@ const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, str
       (reactions) => reactions.webhookEvents,
       (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
     ),
+    reportTotals: carryOut(planned, (reactions) => reactions.reportTotals, applyReportTotals),
   };
   const failed = new Map<number, string[]>();
   for (const [kind, indexes] of Object.entries(kinds)) {

@@ -2,10 +2,13 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import type { TotalsDelta } from '#shared/db/entities/commission-totals';
 import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
+import { ledgerTotalsDeltas } from '#shared/domain/reports';
 import type { FollowUp } from '#shared/queue/follow-ups';
 import { itemWebhookEvents, orderWebhookEvent } from '#shared/webhooks/events';
 import type { MerchantEvents } from '#shared/webhooks/fan-out';
@@ -33,6 +36,9 @@ import type { MerchantEvents } from '#shared/webhooks/fan-out';
  * - `webhookEvents`: the merchant's webhook events of this write (shared/webhooks/events.ts: an
  *   order event, a commission booked, a request created or decided, an invitation sent or used),
  *   fanned out to the endpoints that subscribe (shared/webhooks/fan-out.ts).
+ * - `reportTotals`: a commission ledger was written: what its new entries add to the merchant's
+ *   commission totals (shared/domain/reports.ts), applied once per record by its stream sequence
+ *   number, and the record's time, how far the merchant's totals then reach.
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
@@ -40,6 +46,7 @@ export type Reactions = {
   followUps?: FollowUp[];
   countBlock?: { merchantId: string; block: BlockRef };
   webhookEvents?: MerchantEvents;
+  reportTotals?: { merchantId: string; sequence: string; at: string; deltas: TotalsDelta[] };
 };
 
 type Image = Record<string, unknown>;
@@ -91,6 +98,21 @@ const countBlockOf = (before: Image | undefined, after: Image): Reactions['count
   return { merchantId: merchantIdOf(pk), block: parseBlockCountSk(sk) };
 };
 
+/** A write of a commission ledger: its contribution to the report totals, with the record's place in the stream. */
+const reportTotalsOf = (record: DynamoDBRecord, before: Image | undefined, after: Image, at: string): Reactions['reportTotals'] => {
+  if (after.type !== 'commission') return undefined;
+  const sequence = record.dynamodb?.SequenceNumber;
+  if (sequence === undefined) throw new Error('A commission ledger record without a sequence number');
+  // The write's own time (its entries') when later than the stream's, which is rounded down (to the minute locally).
+  const written = parseCommissionLedgerImage(after).updated_at;
+  return {
+    merchantId: merchantIdOf(keyOf(after).pk),
+    sequence,
+    at: written > at ? written : at,
+    deltas: ledgerTotalsDeltas(before, after),
+  };
+};
+
 /** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
 export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
@@ -103,5 +125,11 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: movedAt }));
   const followUps = owed ? [owed, ...closed] : closed;
   const countBlock = countBlockOf(before, after);
-  return { ...reactions, ...(followUps.length > 0 ? { followUps } : {}), ...(countBlock ? { countBlock } : {}) };
+  const reportTotals = reportTotalsOf(record, before, after, movedAt);
+  return {
+    ...reactions,
+    ...(followUps.length > 0 ? { followUps } : {}),
+    ...(countBlock ? { countBlock } : {}),
+    ...(reportTotals ? { reportTotals } : {}),
+  };
 };

@@ -27,7 +27,8 @@ export type InvitePagination = {
 /** A list read by position (webhook deliveries): pass `next_cursor` as `cursor` for the next page; null on the last. */
 export type CursorPagination = { per_page: number; next_cursor: string | null };
 
-export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination };
+/** `as_of`: a report's freshness, the time up to which it includes every ledger entry (null: none yet). */
+export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination; as_of?: string | null };
 
 /** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
 export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };

@@ -158,14 +158,15 @@ export type PaginationKind = 'laravel' | 'invites' | 'cursor';
 
 const PAGINATION_SCHEMAS = { laravel: laravelPaginationSchema, invites: invitePaginationSchema, cursor: cursorPaginationSchema };
 
-export const v2Success = <T extends z.ZodMiniType>(data: T, pagination?: PaginationKind) =>
+/** `extraMeta`: what a route adds to `meta` besides the pagination (a report's `as_of`). */
+export const v2Success = <T extends z.ZodMiniType>(data: T, pagination?: PaginationKind, extraMeta: Record<string, z.ZodMiniType> = {}) =>
   z.strictObject({
     success: z.literal(true),
     data,
     errors: z.null(),
     meta: pagination
-      ? z.strictObject({ pagination: PAGINATION_SCHEMAS[pagination], trace_id: traceIdSchema })
-      : z.strictObject({ trace_id: traceIdSchema }),
+      ? z.strictObject({ pagination: PAGINATION_SCHEMAS[pagination], ...extraMeta, trace_id: traceIdSchema })
+      : z.strictObject({ ...extraMeta, trace_id: traceIdSchema }),
   });
 
 export const v2Failure = z.strictObject({
@@ -274,6 +275,29 @@ export const commissionEventData = z.strictObject({
   order_version: count(1),
   booked_at: timestamp(),
 });
+
+/**
+ * One row of the commission report, in integer minor units: `affiliate_slug` when grouped by
+ * affiliate, `period` (`2026-11` or `2026-11-25`, UTC) when grouped by month or day.
+ */
+export const commissionReportRow = z.strictObject({
+  affiliate_slug: z.optional(z.string()),
+  period: z.optional(z.string()),
+  currency_code: z.string(),
+  /** Distinct orders with an accrual in the period. */
+  orders: count(0),
+  /** Those orders' row values (price times quantity; shipping and tax excluded). */
+  sales_value: count(0),
+  /** The sum of the positive ledger entries. */
+  accrued_value: count(0),
+  /** The sum of the negative ledger entries (negative or zero). */
+  reversed_value: z.int().check(z.maximum(0)),
+  /** accrued_value + reversed_value. */
+  net_value: z.int(),
+});
+
+/** `meta.as_of` of a report: every ledger entry booked before it is included; null before the first. */
+export const reportMeta = { as_of: nullableTimestamp() };
 
 const eventOf = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.strictObject({ type: z.literal(type), timestamp: timestamp(), data });

@@ -1,0 +1,129 @@
+import * as z from 'zod/mini';
+import type { CommissionLedger } from '#shared/db/entities/commission';
+import { readAffiliateTotals } from '#shared/db/entities/commission-totals';
+import type { TableRef } from '#shared/db/table-def';
+import { commissionReport, type ReportRow } from '#shared/domain/reports';
+import { reportQuery } from '#shared/schemas/reports';
+import { laravelErrors } from '#shared/validation/messages';
+
+/**
+ * The commission report for operators (`npm run admin -- report`): the same rows as
+ * GET /api/v2/reports/commissions, all pages at once, as JSON or as CSV for the payout run; and
+ * the check that the totals equal what the ledgers add up to (the soak's invariant).
+ */
+
+export class ReportOptionsError extends Error {
+  override name = 'ReportOptionsError';
+}
+
+export type ReportOptions = { from?: string; to?: string; groupBy?: string; affiliateSlug?: string };
+
+/** Every row of the report, validated as the route validates its query. */
+export const reportRows = async (store: TableRef, merchantId: string, options: ReportOptions) => {
+  const input = { from: options.from, to: options.to, group_by: options.groupBy, affiliate_slug: options.affiliateSlug };
+  const parsed = z.safeParse(reportQuery, input);
+  if (!parsed.success) {
+    const errors = laravelErrors(parsed.error.issues as never, input);
+    throw new ReportOptionsError(Object.values(errors).flat().join(' '));
+  }
+  // One page holding every row (a year of days of every affiliate is far fewer; DynamoDB's Limit is an int32).
+  const query = { ...parsed.data, per_page: 10_000_000, page: 1 };
+  const report = await commissionReport(store, merchantId, query);
+  return { from: query.from, to: query.to, group_by: query.group_by, as_of: report.as_of, rows: report.rows };
+};
+
+const CSV_COLUMNS = [
+  'affiliate_slug',
+  'period',
+  'currency_code',
+  'orders',
+  'sales_value',
+  'accrued_value',
+  'reversed_value',
+  'net_value',
+] as const;
+
+/** A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180). */
+const csvField = (value: string | number | undefined) => {
+  const text = value === undefined ? '' : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+};
+
+/** The rows as CSV with a header line; the columns the grouping does not have are left out. */
+export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
+  const columns = CSV_COLUMNS.filter(
+    (column) => (column !== 'affiliate_slug' || groupBy.startsWith('affiliate')) && (column !== 'period' || groupBy !== 'affiliate'),
+  );
+  return [columns.join(','), ...rows.map((row) => columns.map((column) => csvField(row[column])).join(','))].join('\n');
+};
+
+type DayFigures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
+
+/** What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal. */
+export const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, DayFigures> => {
+  const totals = new Map<string, DayFigures>();
+  for (const ledger of ledgers) {
+    const sales = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
+    for (const entry of ledger.entries) {
+      const key = `${ledger.affiliate_slug}|${entry.at.slice(0, 10)}|${ledger.currency_code}`;
+      const figures = totals.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+      if (entry.type === 'accrual') {
+        figures.orders += 1;
+        figures.sales_value += sales;
+      }
+      if (entry.amount > 0) figures.accrued_value += entry.amount;
+      if (entry.amount < 0) figures.reversed_value += entry.amount;
+      totals.set(key, figures);
+    }
+  }
+  for (const [key, figures] of totals) if (Object.values(figures).every((value) => value === 0)) totals.delete(key);
+  return totals;
+};
+
+/**
+ * Compares the merchant's day totals per affiliate (and their month totals) with what its ledgers
+ * add up to; returns one line per difference (none when they agree). Read after the change feed
+ * has settled. Reads every totals item of the days the ledgers span: an operator's or the soak's check.
+ */
+export const reportTotalsDifferences = async (
+  store: TableRef,
+  merchantId: string,
+  ledgers: Iterable<CommissionLedger>,
+): Promise<string[]> => {
+  const expected = ledgerDayTotals(ledgers);
+  const days = [...expected.keys()].map((key) => key.split('|')[1] as string).sort();
+  const differences: string[] = [];
+  const first = days[0] ?? '2000-01-01';
+  const after = new Date(Date.parse(`${days.at(-1) ?? first}T00:00:00Z`) + 24 * 3600 * 1000).toISOString().slice(0, 10);
+  const stored = await readAffiliateTotals(store, merchantId, 'D', { from: first, to: after });
+  const actual = new Map(stored.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
+  for (const key of new Set([...expected.keys(), ...actual.keys()])) {
+    const want = expected.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+    const have = actual.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+    for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) {
+      if (want[field] !== have[field])
+        differences.push(
+          `merchant ${merchantId} ${key.replaceAll('|', ' ')}: ${field} ${have[field]} in the totals, ${want[field]} in the ledgers`,
+        );
+    }
+  }
+  const months = new Map<string, DayFigures>();
+  for (const [key, figures] of expected) {
+    const [slug, day, currency] = key.split('|') as [string, string, string];
+    const monthKey = `${slug}|${day.slice(0, 7)}|${currency}`;
+    const month = months.get(monthKey) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+    for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) month[field] += figures[field];
+    months.set(monthKey, month);
+  }
+  const storedMonths = await readAffiliateTotals(store, merchantId, 'M', { from: first.slice(0, 7), to: `${after.slice(0, 7)}~` });
+  const actualMonths = new Map(storedMonths.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
+  for (const [key, want] of months) {
+    const have = actualMonths.get(key);
+    if (!have || (['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const).some((field) => have[field] !== want[field])) {
+      differences.push(
+        `merchant ${merchantId} month ${key.replaceAll('|', ' ')}: totals ${JSON.stringify(have ?? null)}, ledgers ${JSON.stringify(want)}`,
+      );
+    }
+  }
+  return differences;
+};

@@ -1,0 +1,174 @@
+import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import {
+  type Figures,
+  type PeriodKind,
+  readAffiliateTotals,
+  readMerchantTotals,
+  readTotalsAsOf,
+  type TotalsDelta,
+} from '#shared/db/entities/commission-totals';
+import type { TableRef } from '#shared/db/table-def';
+import { pageWindow } from '#shared/page-window';
+import type { ReportQuery } from '#shared/schemas/reports';
+
+/**
+ * Commission reports: what the commission ledgers add up to per affiliate, month or day, read
+ * from totals the change feed keeps (db/entities/commission-totals.ts), never from the orders.
+ * Each ledger entry counts on the UTC day it was booked (`at`), the way a ledger books it: a
+ * cancel in December reverses a November accrual in December.
+ */
+
+/**
+ * How long after its entries' time a ledger write can still reach the table: the commission
+ * consumer takes the time, then writes, within its invocation (its timeout, functions/workers.ts).
+ * `as_of` stays this far behind what the feed has applied, so it never claims an entry in flight.
+ */
+export const LEDGER_WRITE_LAG_SECONDS = 10;
+
+const ZERO: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+
+/**
+ * What one write of a ledger adds to the totals (pure): its new entries (those the image before
+ * did not have, as its webhook events find them) by the UTC day and month they were booked, for
+ * the ledger's affiliate and currency. An accrual counts its order and the order's row value
+ * (price times quantity: the rows' base values); positive amounts are accrued, negative ones
+ * reversed. A write that adds only zero amounts and no accrual (a shipping change) adds nothing.
+ */
+export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
+  const ledger = parseCommissionLedgerImage(after);
+  const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
+  const byDay = new Map<string, Figures>();
+  const salesValue = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
+  for (const entry of ledger.entries.slice(known)) {
+    const day = entry.at.slice(0, 10);
+    const figures = { ...(byDay.get(day) ?? ZERO) };
+    if (entry.type === 'accrual') {
+      figures.orders += 1;
+      figures.sales_value += salesValue;
+    }
+    if (entry.amount > 0) figures.accrued_value += entry.amount;
+    if (entry.amount < 0) figures.reversed_value += entry.amount;
+    byDay.set(day, figures);
+  }
+  const common = { affiliate_slug: ledger.affiliate_slug, currency_code: ledger.currency_code };
+  return [...byDay]
+    .filter(([, figures]) => Object.values(figures).some((value) => value !== 0))
+    .flatMap(([day, figures]) => [
+      { ...figures, ...common, kind: 'D' as const, period: day },
+      { ...figures, ...common, kind: 'M' as const, period: day.slice(0, 7) },
+    ]);
+};
+
+export type ReportRow = {
+  affiliate_slug?: string;
+  period?: string;
+  currency_code: string;
+  orders: number;
+  sales_value: number;
+  accrued_value: number;
+  reversed_value: number;
+  net_value: number;
+};
+
+export type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
+
+const addMonths = (month: string, count: number) => {
+  const at = new Date(`${month}-01T00:00:00Z`);
+  at.setUTCMonth(at.getUTCMonth() + count);
+  return at.toISOString().slice(0, 7);
+};
+
+/**
+ * A range of days [from, to) as the stored periods that cover it exactly: the whole months in it
+ * (read from month items) and the days before and after them (read from day items).
+ */
+export const rangeParts = (from: string, to: string) => {
+  const firstWhole = from.endsWith('-01') ? from.slice(0, 7) : addMonths(from.slice(0, 7), 1);
+  const endWhole = to.slice(0, 7);
+  if (firstWhole >= endWhole) return { months: undefined, days: [{ from, to }] };
+  const days = [
+    ...(from.endsWith('-01') ? [] : [{ from, to: `${firstWhole}-01` }]),
+    ...(to.endsWith('-01') ? [] : [{ from: `${endWhole}-01`, to }]),
+  ];
+  return { months: { from: firstWhole, to: endWhole }, days };
+};
+
+const netOf = (figures: Figures) => figures.accrued_value + figures.reversed_value;
+
+type Stored = Figures & { period: string; currency_code: string; affiliate_slug?: string };
+
+/** Rows of stored totals, summed by their row key, in (period, slug, currency) order. */
+const summed = (items: readonly Stored[], by: { affiliate: boolean; time: 'month' | 'day' | null }): ReportRow[] => {
+  const rows = new Map<string, ReportRow>();
+  for (const item of items) {
+    const period = by.time === 'month' ? item.period.slice(0, 7) : by.time === 'day' ? item.period : undefined;
+    const slug = by.affiliate ? item.affiliate_slug : undefined;
+    const key = `${period ?? ''}#${slug ?? ''}#${item.currency_code}`;
+    const row = rows.get(key) ?? {
+      ...(slug === undefined ? {} : { affiliate_slug: slug }),
+      ...(period === undefined ? {} : { period }),
+      currency_code: item.currency_code,
+      ...ZERO,
+      net_value: 0,
+    };
+    row.orders += item.orders;
+    row.sales_value += item.sales_value;
+    row.accrued_value += item.accrued_value;
+    row.reversed_value += item.reversed_value;
+    row.net_value = netOf(row);
+    rows.set(key, row);
+  }
+  return [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+};
+
+const asOfFrom = (through: string | undefined) =>
+  through === undefined ? null : new Date(Date.parse(through) - LEDGER_WRITE_LAG_SECONDS * 1000).toISOString();
+
+/**
+ * The report's rows and how many there are. Cost: a single calendar month (or whole months
+ * grouped by affiliate and month, or days grouped by affiliate and day) reads the merchant's few
+ * totals items for the count and only the page's affiliate items and those before it; a range
+ * with part months, or several months grouped by affiliate alone, reads every affiliate item of
+ * the range. Grouped by time alone or for one affiliate it reads at most one item per day and
+ * currency of the range.
+ */
+export const commissionReport = async (db: TableRef, merchantId: string, query: ReportQuery): Promise<CommissionReport> => {
+  const { from, to } = query;
+  const affiliate = query.group_by.startsWith('affiliate');
+  const time = query.group_by.endsWith('month') ? 'month' : query.group_by.endsWith('day') ? 'day' : null;
+  const window = pageWindow(Number.MAX_SAFE_INTEGER, query);
+  const slug = query.affiliate_slug ?? undefined;
+  const asOf = readTotalsAsOf(db, merchantId).then(asOfFrom);
+  const page = (rows: ReportRow[]) => rows.slice(window.offset, window.offset + query.per_page);
+  const result = async (rows: ReportRow[]) => ({ rows: page(rows), total: rows.length, as_of: await asOf });
+
+  /** Affiliate items of one kind and range, read a page at a time, the total from the merchant's counts. */
+  const paged = async (kind: PeriodKind, range: { from: string; to: string }, single: boolean) => {
+    const [counts, items] = await Promise.all([
+      readMerchantTotals(db, merchantId, kind, range.from, range.to),
+      readAffiliateTotals(db, merchantId, kind, range, { limit: window.offset + query.per_page }),
+    ]);
+    const rows = summed(items.slice(window.offset), { affiliate: true, time: single ? null : time });
+    return { rows, total: counts.reduce((sum, item) => sum + item.affiliate_rows, 0), as_of: await asOf };
+  };
+
+  const parts = rangeParts(from, to);
+  if (affiliate && slug === undefined) {
+    if (time === 'day') return paged('D', { from, to }, false);
+    const wholeMonths = parts.months !== undefined && parts.days.length === 0;
+    const oneMonth = wholeMonths && parts.months?.to === addMonths(parts.months.from, 1);
+    if (wholeMonths && parts.months && (time === 'month' || oneMonth)) return paged('M', parts.months, time === null);
+  }
+
+  /** Everything of the range, from month items where whole months allow and day items elsewhere. */
+  const read = (kind: PeriodKind, range: { from: string; to: string }): Promise<Stored[]> =>
+    affiliate
+      ? readAffiliateTotals(db, merchantId, kind, range, slug === undefined ? {} : { slug })
+      : readMerchantTotals(db, merchantId, kind, range.from, range.to);
+  const reads =
+    time === 'day'
+      ? [read('D', { from, to })]
+      : [...(parts.months ? [read('M', parts.months)] : []), ...parts.days.map((range) => read('D', range))];
+  const items = (await Promise.all(reads)).flat();
+  return result(summed(items, { affiliate, time }));
+};

@@ -1,0 +1,84 @@
+import * as z from 'zod/mini';
+import { pageQueryShape } from '#shared/http/pagination';
+import { optionalString, text } from './common';
+
+/** How a commission report groups its rows: by affiliate, by a period, or by both. */
+export const REPORT_GROUPINGS = ['affiliate', 'month', 'day', 'affiliate,month', 'affiliate,day'] as const;
+export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
+
+/** The longest range a report covers, `to` exclusive. */
+export const MAX_REPORT_DAYS = 366;
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
+const isDate = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+
+const dateField = () =>
+  z.optional(
+    z.nullable(
+      z.pipe(
+        text().check(z.trim()),
+        z.transform((value, ctx) => {
+          if (value === '') return null;
+          if (isDate(value)) return value;
+          ctx.issues.push({ code: 'custom', message: 'The :attribute field must match the format Y-m-d.', input: value });
+          return z.NEVER;
+        }),
+      ),
+    ),
+  );
+
+const monthStart = (date: string) => `${date.slice(0, 7)}-01`;
+const addMonth = (date: string) => {
+  const at = new Date(`${monthStart(date)}T00:00:00Z`);
+  at.setUTCMonth(at.getUTCMonth() + 1);
+  return at.toISOString().slice(0, 10);
+};
+const dayBefore = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * The commission report's query. `from` and `to` are UTC dates, `to` exclusive; both absent: the
+ * current month; one absent: the edge of the other's month (`from=2026-11-15` ends on
+ * 2026-12-01). `group_by` is one of REPORT_GROUPINGS (default `affiliate`); an unknown
+ * `affiliate_slug` gives no rows.
+ */
+export const reportQuery = z.pipe(
+  z.object({
+    ...pageQueryShape,
+    from: dateField(),
+    to: dateField(),
+    group_by: z.pipe(
+      z.optional(z.nullable(text())),
+      z.transform((value, ctx) => {
+        const grouping = value === undefined || value === null || value.trim() === '' ? 'affiliate' : value.replace(/\s+/g, '');
+        if ((REPORT_GROUPINGS as readonly string[]).includes(grouping)) return grouping as ReportGrouping;
+        ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
+        return z.NEVER;
+      }),
+    ),
+    affiliate_slug: optionalString(),
+  }),
+  z.transform((query, ctx) => {
+    const today = new Date().toISOString().slice(0, 10);
+    const from = query.from ?? (query.to ? monthStart(dayBefore(query.to)) : monthStart(today));
+    const to = query.to ?? addMonth(from);
+    const days = (Date.parse(to) - Date.parse(from)) / DAY_MS;
+    if (days <= 0) {
+      ctx.issues.push({ code: 'custom', path: ['to'], message: 'The :attribute field must be a date after from.', input: query.to });
+      return z.NEVER;
+    }
+    if (days > MAX_REPORT_DAYS) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['to'],
+        message: `The :attribute field must be at most ${MAX_REPORT_DAYS} days after from.`,
+        input: query.to,
+      });
+      return z.NEVER;
+    }
+    return { per_page: query.per_page, page: query.page, from, to, group_by: query.group_by, affiliate_slug: query.affiliate_slug ?? null };
+  }),
+);
+
+export type ReportQuery = z.output<typeof reportQuery>;

@@ -1,0 +1,163 @@
+import { QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { processChangeRecords } from '#functions/changes/feed';
+import { paddedSequence } from '#shared/db/entities/commission-totals';
+import { ledgerTotalsDeltas, rangeParts } from '#shared/domain/reports';
+import { conditionFailed, ddbMock, resetAwsMocks, throttling } from './support/aws';
+import { MERCHANT, MERCHANT_PK } from './support/fixtures';
+
+const ORDER = '0b7e7a4c-1d2e-4f30-8a41-5b6c7d8e9f00';
+
+const ledger = (entries: { type: string; amount: number; at: string; version: number }[], overrides: Record<string, unknown> = {}) => ({
+  pk: MERCHANT_PK,
+  sk: `COMMISSION#${ORDER}`,
+  type: 'commission',
+  order_uuid: ORDER,
+  order_no: 'A-1',
+  affiliate_slug: 'alice',
+  tier_slug: 'gold',
+  currency_code: 'EUR',
+  status: 'pending',
+  rows: [
+    { row_uuid: 'r1', segment_uuid: null, rate: 10, base_value: 19_900, amount: 1_990 },
+    { row_uuid: 'r2', segment_uuid: null, rate: 10, base_value: 1_000, amount: 100 },
+  ],
+  entries,
+  net_amount: entries.reduce((sum, entry) => sum + entry.amount, 0),
+  applied_version: entries.length,
+  created_at: '2026-11-30T22:00:00.000Z',
+  updated_at: entries.at(-1)?.at ?? '2026-11-30T22:00:00.000Z',
+  ...overrides,
+});
+
+const ACCRUAL = { type: 'accrual', amount: 2_090, at: '2026-11-30T22:00:00.000Z', version: 1 };
+const SHIPPING = { type: 'shipping_change', amount: 0, at: '2026-11-30T23:00:00.000Z', version: 2 };
+const REVERSAL = { type: 'reversal', amount: -2_090, at: '2026-12-01T08:00:00.000Z', version: 3 };
+
+const record = (sequence: number, after: Record<string, unknown>, before?: Record<string, unknown>): DynamoDBRecord => ({
+  eventID: `event-${sequence}`,
+  eventName: before ? 'MODIFY' : 'INSERT',
+  dynamodb: {
+    ApproximateCreationDateTime: 1_795_000_000,
+    Keys: marshall({ pk: after.pk, sk: after.sk }) as never,
+    NewImage: marshall(after, { removeUndefinedValues: true }) as never,
+    ...(before ? { OldImage: marshall(before, { removeUndefinedValues: true }) as never } : {}),
+    SequenceNumber: String(sequence),
+    StreamViewType: 'NEW_AND_OLD_IMAGES',
+  },
+});
+
+const totalsUpdates = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => call.args[0].input as UpdateCommandInput)
+    .filter((input) => String(input.Key?.pk).includes('#TOTALS') && input.Key?.sk !== 'AS_OF');
+
+beforeEach(() => {
+  resetAwsMocks();
+  ddbMock.on(UpdateCommand).resolves({});
+  ddbMock.on(QueryCommand).resolves({ Items: [] });
+});
+
+describe('ledgerTotalsDeltas (what a ledger write adds to the report totals)', () => {
+  it('counts an accrual as one order with its row value, on the UTC day and month it was booked', () => {
+    // Act
+    const deltas = ledgerTotalsDeltas(undefined, ledger([ACCRUAL]));
+
+    // Assess
+    const figures = {
+      orders: 1,
+      sales_value: 20_900,
+      accrued_value: 2_090,
+      reversed_value: 0,
+      affiliate_slug: 'alice',
+      currency_code: 'EUR',
+    };
+    expect(deltas).toEqual([
+      { ...figures, kind: 'D', period: '2026-11-30' },
+      { ...figures, kind: 'M', period: '2026-11' },
+    ]);
+  });
+
+  it('adds nothing for a shipping change, and books a cancel on its own day and month, not the accrual’s', () => {
+    // Act
+    const shipping = ledgerTotalsDeltas(ledger([ACCRUAL]), ledger([ACCRUAL, SHIPPING]));
+    const cancel = ledgerTotalsDeltas(ledger([ACCRUAL, SHIPPING]), ledger([ACCRUAL, SHIPPING, REVERSAL], { status: 'void' }));
+
+    // Assess
+    expect(shipping).toEqual([]);
+    expect(
+      cancel.map(({ kind, period, orders, sales_value, reversed_value }) => ({ kind, period, orders, sales_value, reversed_value })),
+    ).toEqual([
+      { kind: 'D', period: '2026-12-01', orders: 0, sales_value: 0, reversed_value: -2_090 },
+      { kind: 'M', period: '2026-12', orders: 0, sales_value: 0, reversed_value: -2_090 },
+    ]);
+  });
+});
+
+describe('rangeParts (the stored periods that cover a range exactly)', () => {
+  it('reads whole months from month totals and the part months around them from day totals', () => {
+    expect(rangeParts('2026-11-01', '2026-12-01')).toEqual({ months: { from: '2026-11', to: '2026-12' }, days: [] });
+    expect(rangeParts('2026-01-01', '2027-01-01')).toEqual({ months: { from: '2026-01', to: '2027-01' }, days: [] });
+    expect(rangeParts('2026-10-15', '2026-12-03')).toEqual({
+      months: { from: '2026-11', to: '2026-12' },
+      days: [
+        { from: '2026-10-15', to: '2026-11-01' },
+        { from: '2026-12-01', to: '2026-12-03' },
+      ],
+    });
+    expect(rangeParts('2026-11-03', '2026-11-20')).toEqual({ months: undefined, days: [{ from: '2026-11-03', to: '2026-11-20' }] });
+  });
+});
+
+describe('the change feed keeps the report totals', () => {
+  it('adds a ledger write once: every totals write is conditional on the record not being applied yet', async () => {
+    // Act
+    const from = await processChangeRecords([record(7, ledger([ACCRUAL]))]);
+
+    // Assess
+    expect(from).toBeUndefined();
+    const updates = totalsUpdates();
+    expect(updates).toHaveLength(4);
+    for (const update of updates) {
+      expect(update.ConditionExpression).toBe('attribute_not_exists(applied_through) OR applied_through < :seq');
+      expect(update.ExpressionAttributeValues?.[':seq']).toBe(paddedSequence('7'));
+      expect(String(update.Key?.pk).startsWith(`M#${MERCHANT.id}#TOTALS`)).toBe(true);
+    }
+  });
+
+  it('counts the affiliate row a redelivered record created, though its own write is refused as applied', async () => {
+    // Prepare: the affiliate items were written by this record before (a batch read again); the merchant's were not.
+    ddbMock
+      .on(UpdateCommand, { Key: { pk: `M#${MERCHANT.id}#TOTALS#A` } })
+      .rejects(conditionFailed(marshall({ applied_through: paddedSequence('7'), created_seq: paddedSequence('7') })));
+
+    // Act
+    await processChangeRecords([record(7, ledger([ACCRUAL]))]);
+
+    // Assess
+    const merchantRows = totalsUpdates()
+      .filter((update) => update.Key?.pk === `M#${MERCHANT.id}#TOTALS`)
+      .map((update) => update.ExpressionAttributeValues?.[':rows']);
+    expect(merchantRows).toEqual([1, 1]);
+  });
+
+  it("applies a merchant's ledger writes in stream order and, after one fails, tries none of its later ones and reads again from it", async () => {
+    // Prepare
+    const first = record(10, ledger([ACCRUAL]));
+    const second = record(11, ledger([ACCRUAL, SHIPPING, REVERSAL]), ledger([ACCRUAL, SHIPPING]));
+    const third = record(12, ledger([ACCRUAL, SHIPPING, REVERSAL], { order_uuid: 'other' }));
+    ddbMock.on(UpdateCommand, { ExpressionAttributeValues: { ':seq': paddedSequence('11') } }).rejects(throttling());
+
+    // Act
+    const from = await processChangeRecords([first, second, third], Date.now());
+
+    // Assess
+    expect(from).toBe('11');
+    const sequences = totalsUpdates().map((update) => update.ExpressionAttributeValues?.[':seq']);
+    expect(sequences).not.toContain(paddedSequence('12'));
+    expect(sequences.indexOf(paddedSequence('10'))).toBeLessThan(sequences.indexOf(paddedSequence('11')));
+  });
+});
