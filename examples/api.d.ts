@@ -5301,12 +5301,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Items per page (default 15, at most 100). An empty value means the default.
+                 * @description Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.
                  * @example 15
                  */
                 per_page?: number;
                 /**
-                 * @description The page, from 1 (default 1). A page past the last is empty.
+                 * @description The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.
                  * @example 1
                  */
                 page?: number;

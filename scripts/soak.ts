@@ -42,6 +42,7 @@ import { finalStatus, type Op } from './soak/ops';
 import { DEFAULT_OPTIONS, parseArgs, type SoakOptions, USAGE, UsageError, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT_MS } from './soak/options';
 import { createModel, DECISION_SHARE } from './soak/plan';
 import { printReport, type SoakResult, tallyOps } from './soak/report';
+import { checkReportTotals } from './soak/report-check';
 import { createSqsClient, settle } from './soak/settle';
 import { type MerchantTruth, readTruth } from './soak/truth';
 import { closeReceivers, createEndpoints, readEndpointStates, type SoakEndpoint } from './soak/webhooks';
@@ -183,7 +184,8 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
       scheduleAttempts: WEBHOOK_SCHEDULE.length,
       maxLagSeconds: options.maxLagSeconds,
     });
-    const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants];
+    const reports = await checkReportTotals(truths.map(({ merchant, ledgers }) => ({ store: merchant.store, id: merchant.id, ledgers })));
+    const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants, reports];
     const tally = tallyOps(ops, finalReads);
     const faultTally = await stack.faultTally();
     if (restarts > 0) log(`soak: the stage processes were restarted ${restarts} times`);
