@@ -25,7 +25,7 @@ import { rateLimitHeaders } from './policy';
 export const LEASE_TARGET_MS = 100;
 /** A take never asks for more than this share of the burst, so held tokens leave the bucket its use. */
 export const MAX_LEASE_SHARE_OF_BURST = 0.1;
-/** How much of the pace a new request moves (the pace is an exponential average of the gaps between requests). */
+/** How much a new request moves the exponential averages of the pace (gaps between requests) and of the bucket being in use. */
 const PACE_WEIGHT = 0.2;
 const MAX_MERCHANTS = 10_000;
 
@@ -45,6 +45,8 @@ type View = {
   policy: QuotaPolicy;
   /** Tokens taken and not spent yet, and where their intervals end. */
   held: { end: number; unspent: number };
+  /** How often the bucket was in use at this container's takes (an exponential average, 0 to 1): which write to try first. */
+  inUse: number;
   /** This container's requests for the merchant: the last one and the average gap (microseconds). */
   pace: { last: number; gap: number };
 };
@@ -89,7 +91,7 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
       last: now,
       gap: known && Number.isFinite(known.pace.gap) ? known.pace.gap + PACE_WEIGHT * (gap - known.pace.gap) : gap,
     };
-    const view: View = known ? { ...known, pace } : { seen: {}, policy: options.fallback, held: { end: 0, unspent: 0 }, pace };
+    const view: View = known ? { ...known, pace } : { seen: {}, policy: options.fallback, held: { end: 0, unspent: 0 }, pace, inUse: 0 };
 
     // A token this container holds, still inside the bucket: no write.
     const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
@@ -101,7 +103,13 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
 
     let take: Awaited<ReturnType<typeof takeQuota>>;
     try {
-      take = await takeQuota(options.db, merchantId, now, leaseSize(pace.gap, view.policy), options.fallback, view.seen);
+      take = await takeQuota(options.db, merchantId, {
+        clock: () => Math.max(now, nowUs()),
+        want: leaseSize(pace.gap, view.policy),
+        fallback: options.fallback,
+        seen: view.seen,
+        inUse: view.inUse > 0.5,
+      });
     } catch (error) {
       if (error instanceof QuotaContention) {
         // The bucket kept moving under every try: refused (never admitted on a guess), retried in a second.
@@ -111,16 +119,21 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
       }
       return degraded(merchantId, view, now);
     }
-    const next: View = { ...view, seen: take.item, policy: take.policy };
+    const next: View = {
+      ...view,
+      seen: take.item,
+      policy: take.policy,
+      inUse: view.inUse + PACE_WEIGHT * ((take.inUse ? 1 : 0) - view.inUse),
+    };
     if ('retryAfterUs' in take) {
       next.held = { end: 0, unspent: 0 };
       remember(merchantId, next);
-      return refusal(next, now, take.retryAfterUs);
+      return refusal(next, take.at, take.retryAfterUs);
     }
     next.held = { end: take.end, unspent: take.granted - 1 };
     remember(merchantId, next);
     // Counted at the answer: a take written meanwhile by another container on a later clock is in the item.
-    return { admitted: true, headers: headersOf(next, Math.max(now, nowUs())), at: now };
+    return { admitted: true, headers: headersOf(next, Math.max(take.at, nowUs())), at: take.at };
   };
 
   /** Fail open, on this container's own view of the bucket (the state it last saw, moved on locally). */
