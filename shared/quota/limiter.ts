@@ -23,6 +23,8 @@ import { rateLimitHeaders } from './policy';
  * says so. Only a failing store falls back: contention never does.
  */
 export const LEASE_TARGET_MS = 100;
+/** The longest a request waits for another request's take in the same process. */
+export const LEASE_WAIT_MS = 500;
 /** A take never asks for more than this share of the burst, so held tokens leave the bucket its use. */
 export const MAX_LEASE_SHARE_OF_BURST = 0.1;
 /** How much a new request moves the exponential averages of the pace (gaps between requests) and of the bucket being in use. */
@@ -83,7 +85,16 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
     at: now,
   });
 
+  /** The take in flight per merchant: a request arriving meanwhile waits for it, then decides on what it brought. */
+  const taking = new Map<string, Promise<void>>();
+
   const admit = async (merchantId: string): Promise<QuotaDecision> => {
+    // Where one process serves many requests at once (npm start), a request waits for the take in
+    // flight (never longer than LEASE_WAIT_MS: an invocation stopped mid-take never settles it),
+    // then spends what it brought or is refused on the bucket it saw, instead of writing on a view
+    // the take is about to replace. A Lambda container serves one request at a time: no wait.
+    const inFlight = taking.get(merchantId);
+    if (inFlight) await Promise.race([inFlight, new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS).unref())]);
     const now = nowUs();
     const known = views.get(merchantId);
     const gap = known ? Math.max(1, now - known.pace.last) : Number.POSITIVE_INFINITY;
@@ -103,13 +114,24 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
 
     let take: Awaited<ReturnType<typeof takeQuota>>;
     try {
-      take = await takeQuota(options.db, merchantId, {
+      const taken = takeQuota(options.db, merchantId, {
         clock: () => Math.max(now, nowUs()),
         want: leaseSize(pace.gap, view.policy),
         fallback: options.fallback,
         seen: view.seen,
         inUse: view.inUse > 0.5,
       });
+      if (!taking.has(merchantId)) {
+        const settled = taken.then(
+          () => undefined,
+          () => undefined,
+        );
+        taking.set(merchantId, settled);
+        void settled.then(() => {
+          if (taking.get(merchantId) === settled) taking.delete(merchantId);
+        });
+      }
+      take = await taken;
     } catch (error) {
       if (error instanceof QuotaContention) {
         // The bucket kept moving under every try: refused (never admitted on a guess), retried in a second.
