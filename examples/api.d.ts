@@ -1473,12 +1473,12 @@ export interface components {
         /** @description Seconds to wait before retrying. */
         RetryAfter: string;
         /**
-         * @description The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests at once (the burst), refilled in `w` seconds at a steady rate of q/w per second. On every answer to an authenticated request.
+         * @description The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds, so q/w is its steady rate per second; `w` is the shortest whole number of seconds whose quota holds the burst (the most it may send at once, never more than `q`). On every answer to an authenticated request, Idempotency-Key replays included.
          * @example "default";q=100;w=2
          */
         RateLimitPolicy: string;
         /**
-         * @description What is left of the quota: `r` requests now, full again in `t` seconds.
+         * @description What is left of the quota: `r` requests now (never more than the burst, so never more than the policy's `q`), full again in `t` seconds.
          * @example "default";r=42;t=1
          */
         RateLimit: string;

@@ -45,7 +45,7 @@ minutes (scripts/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
 it (scripts/bench/webhooks.ts). --quota measures only the per-merchant quota beside a noisy
-neighbour and what it costs (scripts/bench/quota.ts).`;
+neighbour and what it costs, and its exactness across 20 containers (scripts/bench/quota.ts).`;
 
 const { values: options } = parseArgs({
   options: {
@@ -560,7 +560,9 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
   with one of each, requests alternating so that other load on the machine hits both alike.
 - **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
 - **Quotas**: a merchant at half its quota beside one flooding at ten times its own (429s, p50, p99 against alone and
-  against the quota switched off), the flooder's admissions against its bucket, and the quota's writes per request.
+  against the quota switched off), the flooder's admissions against its bucket, and the quota's writes per request;
+  then the limiter as 20 containers against DynamoDB Local at 70 % of three quotas and in a flood (share refused, the
+  worst window against rate x time + burst, writes per request).
 - **Webhook delivery**: latency from a write (a shipping re-price) to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
 
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
@@ -648,6 +650,18 @@ try {
       measured: `${count(quota.flood.admitted)} of ${count(quota.flood.allowed)} (${(exactness * 100).toFixed(1)}%)`,
       pass: exactness <= 0.05,
     },
+    ...quota.containers.flatMap((run) => [
+      {
+        target: `quota: ${run.policy.rate}/s (burst ${run.policy.burst}) over 20 containers at 70 %: at most 0.1 % refused`,
+        measured: `${run.steady.refused} of ${count(run.steady.sent)}`,
+        pass: run.steady.refused <= 0.001 * run.steady.sent,
+      },
+      {
+        target: `quota: ${run.policy.rate}/s (burst ${run.policy.burst}) over 20 containers: no window above rate x time + burst`,
+        measured: `worst window ${run.worstWindowExcess.toFixed(1)} over`,
+        pass: run.worstWindowExcess <= 0,
+      },
+    ]),
   );
 } catch (error) {
   print(`\nquota benchmark failed: ${(error as Error).stack ?? String(error)}`);

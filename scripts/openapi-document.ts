@@ -750,13 +750,14 @@ export const buildOpenApiDocument = () => {
         RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
         RateLimitPolicy: {
           description:
-            "The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests at once (the burst), refilled in `w` seconds at a steady rate of q/w per second. On every answer to an authenticated request.",
+            "The merchant's quota (IETF draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds, so q/w is its steady rate per second; `w` is the shortest whole number of seconds whose quota holds the burst (the most it may send at once, never more than `q`). On every answer to an authenticated request, Idempotency-Key replays included.",
           required: false,
           schema: { type: 'string', pattern: '^"default";q=[0-9]+;w=[0-9]+$' },
           example: '"default";q=100;w=2',
         },
         RateLimit: {
-          description: 'What is left of the quota: `r` requests now, full again in `t` seconds.',
+          description:
+            "What is left of the quota: `r` requests now (never more than the burst, so never more than the policy's `q`), full again in `t` seconds.",
           required: false,
           schema: { type: 'string', pattern: '^"default";r=[0-9]+;t=[0-9]+$' },
           example: '"default";r=42;t=1',

@@ -8,6 +8,7 @@
  * seconds beside merchant A sending ten times its own quota. Reported: B's 429s and p50/p99 in each
  * phase, A's admitted requests against what its bucket allows (rate x seconds + burst: the
  * exactness), and the quota's writes per request (every call is recorded, LOCAL_RECORD_WRITES).
+ * Then the limiter as simulated containers against DynamoDB Local (scripts/bench/quota-containers.ts).
  */
 import { pathToFileURL } from 'node:url';
 import { freePorts } from '#local/ports';
@@ -15,6 +16,7 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
 import { percentile } from './percentile';
+import { benchQuotaContainers, type ContainersResult } from './quota-containers';
 
 export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
 
@@ -25,6 +27,7 @@ export type QuotaBenchResult = {
   baseline: { p50: number; p99: number };
   flood: { sent: number; admitted: number; allowed: number };
   writesPerRequest: number;
+  containers: ContainersResult[];
 };
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
@@ -116,7 +119,7 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
     ]);
     const quietBeside = summary(quietBesideAnswers);
     const admitted = floodAnswers.filter((answer) => answer.status === 200).length;
-    const result: QuotaBenchResult = {
+    const result: Omit<QuotaBenchResult, 'containers'> = {
       quietAlone,
       quietBeside,
       baseline,
@@ -132,9 +135,11 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
       `| quota on, beside A's flood | ${quietBeside.sent} | ${quietBeside.refused} | ${ms(quietBeside.p50)} | ${ms(quietBeside.p99)} |`,
     );
     print(
-      `\nMerchant A sent ${result.flood.sent} requests; ${admitted} were admitted, against ${result.flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - result.flood.allowed) / result.flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${result.writesPerRequest.toFixed(2)} per request of B (one lease per tenth of its rate; a refused lease writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
+      `\nMerchant A sent ${result.flood.sent} requests; ${admitted} were admitted, against ${result.flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - result.flood.allowed) / result.flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${result.writesPerRequest.toFixed(2)} per request of B (one process serves all of B's requests here, so it takes several tokens per write; a refusal writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
     );
-    return result;
+    await stack.stop();
+    stack = undefined;
+    return { ...result, containers: await benchQuotaContainers(print) };
   } finally {
     await stack?.stop();
   }

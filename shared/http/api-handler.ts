@@ -7,7 +7,7 @@ import { type RequestIdentity, requestIdentity } from '#shared/request-identity'
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { type JsonBodyContext, jsonBody } from './json-body';
-import { quota, quotaHeaders } from './quota';
+import { putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
@@ -47,12 +47,13 @@ export type IdempotencyHandling = {
  * infers what each step adds to the context (middy's `use` types): the handler reads the
  * credential and the input as the route's schemas output it, with no cast and no check.
  *
- *   trace id -> quota headers -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
+ *   trace id -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
  *
  * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
  * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
  * caller learns nothing else. The merchant's quota is taken right after authentication (a replay of
- * an Idempotency-Key counts too); its RateLimit headers go on the final answer, outside the record.
+ * an Idempotency-Key counts too); its RateLimit headers go on the final answer at the request's end
+ * (middy's requestEnd: a replay answers early and skips every `after`), outside the record.
  *
  * POST routes add the two halves of Idempotency-Key handling: the key is claimed after
  * validation, just before the handler, so a request refused for its JSON or its fields stores
@@ -66,10 +67,9 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
       `${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`,
     );
   }
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>()
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ requestEnd: putQuotaHeaders })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(traceId())
-    .use(quotaHeaders())
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))

@@ -1,5 +1,5 @@
-import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { currentStage } from '#shared/config';
 import { functionTable } from '#shared/db/client';
 import { ApiError, MESSAGES } from '#shared/errors';
@@ -8,13 +8,12 @@ import { emitMetrics, METRIC } from '#shared/metrics';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { defaultQuota } from '#shared/quota/policy';
 import type { AuthenticatedContext } from './auth';
-import type { ApiMiddleware } from './types';
 
 /**
  * The merchant's quota in the request chain (shared/http/api-handler.ts): `quota()` admits the
  * request right after authentication, keyed on the merchant (whatever token or spelling of it),
- * and refuses with 429 in the route's envelope and an honest Retry-After; `quotaHeaders()`, the
- * outermost step, puts `RateLimit-Policy` and `RateLimit` on every answer to an authenticated
+ * and refuses with 429 in the route's envelope and an honest Retry-After; `putQuotaHeaders`, at the
+ * end of the request, puts `RateLimit-Policy` and `RateLimit` on every answer to an authenticated
  * request, success or failure, stored Idempotency-Key replays included (with today's figures).
  * QUOTA_ENFORCEMENT=off skips both: the unit tests of the handlers, which count their own writes.
  */
@@ -47,10 +46,13 @@ export const quota = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResu
   },
 });
 
-export const quotaHeaders = (): ApiMiddleware => {
-  const add: NonNullable<ApiMiddleware['after']> = (request) => {
-    const decision = (request.context as QuotaContext).quota;
-    if (decision && request.response) request.response.headers = { ...request.response.headers, ...decision.headers };
-  };
-  return { after: add, onError: add };
+/**
+ * Puts the merchant's RateLimit headers on the answer, whatever gave it: middy's `requestEnd` hook
+ * (shared/http/api-handler.ts), not a middleware's `after`, because a middleware that answers
+ * early (an Idempotency-Key replay) skips every later step, `after` and `onError` alike. It runs
+ * after the response is recorded, so a stored answer never carries the figures of its time.
+ */
+export const putQuotaHeaders = (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult | null, Error, Context>) => {
+  const decision = (request.context as Partial<QuotaContext>).quota;
+  if (decision && request.response) request.response.headers = { ...request.response.headers, ...decision.headers };
 };

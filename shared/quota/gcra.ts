@@ -1,29 +1,47 @@
 /**
  * A merchant's quota as a token bucket, kept as GCRA (generic cell rate algorithm) state: one
- * number, the theoretical arrival time `tat` (ms) at which the bucket would be full again. A
- * bucket of `burst` tokens refilled at `rate` per second: each token moves `tat` on by 1000/rate
- * ms, and tokens are there while `tat` is at most burst x 1000/rate ms ahead of now. Pure: the
- * store (shared/db/entities/quota.ts) keeps `tat`, the limiter (limiter.ts) leases from it.
+ * number, the theoretical arrival time `tat` at which the bucket would be full again. A bucket of
+ * `burst` tokens refilled at `rate` per second: each token moves `tat` on by one interval, and
+ * tokens are there while `tat` is at most `burst` intervals ahead of now. Times are whole
+ * microseconds and the interval is rounded up to one, so the store's arithmetic and a
+ * container's agree exactly and the bucket never refills faster than its rate. Pure: the store
+ * (shared/db/entities/quota.ts) keeps `tat`, the limiter (limiter.ts) takes tokens from it.
  */
 export type QuotaPolicy = { rate: number; burst: number };
 
-export type Lease = { granted: number; tat: number } | { granted: 0; retryAfterMs: number };
+export type Lease = { granted: number; tat: number } | { granted: 0; retryAfterUs: number };
 
-const interval = (policy: QuotaPolicy) => 1000 / policy.rate;
+/** Microseconds per token. */
+export const tokenInterval = (policy: QuotaPolicy) => Math.ceil(1_000_000 / policy.rate);
+
+/** The tokens a bucket whose state is `tat` (0: full) holds at `now`. */
+export const availableTokens = (tat: number, now: number, policy: QuotaPolicy) => {
+  const step = tokenInterval(policy);
+  return Math.max(0, Math.floor((now + policy.burst * step - Math.max(tat, now)) / step));
+};
 
 /** Takes up to `want` tokens at `now` from a bucket whose state is `tat` (0: full). */
 export const leaseTokens = (tat: number, now: number, policy: QuotaPolicy, want: number): Lease => {
-  const step = interval(policy);
+  const step = tokenInterval(policy);
   const base = Math.max(tat, now);
-  const available = Math.floor((now + policy.burst * step - base) / step + 1e-9);
-  if (available < 1) return { granted: 0, retryAfterMs: Math.max(0, base + step - policy.burst * step - now) };
+  const available = availableTokens(tat, now, policy);
+  if (available < 1) return { granted: 0, retryAfterUs: base + step - policy.burst * step - now };
   const granted = Math.min(want, available);
   return { granted, tat: base + granted * step };
 };
 
+/**
+ * Of `unspent` tokens a container took in one lease that moved `tat` to `end`, how many it may
+ * still spend at `now`: the lease's tokens are its intervals just before `end`, and one whose
+ * interval has passed is refilled in the bucket already, so it is gone from the lease too. This is
+ * what keeps leases exact: the tokens held anywhere and the bucket's never add up to more than
+ * the burst.
+ */
+export const heldTokens = (end: number, unspent: number, now: number, policy: QuotaPolicy) =>
+  Math.max(0, Math.min(unspent, Math.floor((end - now) / tokenInterval(policy))));
+
 /** The tokens left in a bucket at `now` and the seconds until it is full again (the RateLimit header's r and t). */
-export const bucketState = (tat: number, now: number, policy: QuotaPolicy) => {
-  const step = interval(policy);
-  const ahead = Math.max(0, tat - now);
-  return { remaining: Math.max(0, Math.floor((policy.burst * step - ahead) / step + 1e-9)), fullInSeconds: Math.ceil(ahead / 1000) };
-};
+export const bucketState = (tat: number, now: number, policy: QuotaPolicy) => ({
+  remaining: availableTokens(tat, now, policy),
+  fullInSeconds: Math.ceil(Math.max(0, tat - now) / 1_000_000),
+});

@@ -1,23 +1,34 @@
-import type { QuotaItem } from '#shared/db/entities/quota';
-import { leaseQuota } from '#shared/db/entities/quota';
+import { policyOf, QuotaContention, type QuotaItem, takeQuota } from '#shared/db/entities/quota';
 import type { TableRef } from '#shared/db/table-def';
-import { bucketState, leaseTokens, type QuotaPolicy } from './gcra';
+import { logger } from '#shared/logger';
+import { availableTokens, bucketState, heldTokens, leaseTokens, type QuotaPolicy, tokenInterval } from './gcra';
 import { rateLimitHeaders } from './policy';
 
 /**
- * The per-merchant quota in the request path, per container: a lease of a few tokens from the
- * merchant's shared bucket (one conditional write, shared/db/entities/quota.ts) is spent here
- * request by request, so most requests make no write; a lease lives LEASE_MS at most, so what a
- * container holds unspent is small and short-lived. When the quota store fails (throttled, timed
- * out), the request is decided on this container's own view of the bucket, the state it last saw
- * moved on locally (fail open: an outage of the quota item must not become the merchant's
- * outage, yet a flood stays bounded), and `degraded` says so.
+ * The per-merchant quota in the request path, per container. A request spends a token this
+ * container holds, or takes tokens from the merchant's bucket in one conditional write
+ * (shared/db/entities/quota.ts), decided on the bucket as it stands: the quota is exact across
+ * containers, and a lost conditional write is decided again, never admitted on a guess.
+ *
+ * How many tokens a take asks for follows what this container sees of the merchant: one (a write
+ * per request) until it sees more than a token per LEASE_TARGET_MS, then what it expects to spend
+ * in that time, so a busy container writes about ten times a second per merchant however fast it
+ * serves. Held tokens last only while their intervals in the bucket have not passed (gcra.ts,
+ * heldTokens): tokens held anywhere and the bucket's never add up to more than the burst, and
+ * unspent ones go back to the bucket by the passing of time, with no write.
+ *
+ * When the quota store fails (throttled, timed out), the request is decided on this container's
+ * own view of the bucket, the state it last saw moved on locally (fail open: an outage of the
+ * quota item must not become the merchant's outage, yet a flood stays bounded), and `degraded`
+ * says so. Only a failing store falls back: contention never does.
  */
-export const LEASE_MS = 1000;
-/** The longest a request waits for another request's lease before leasing itself. */
+export const LEASE_TARGET_MS = 100;
+/** The longest a request waits for another request's take in the same process. */
 export const LEASE_WAIT_MS = 500;
-/** A lease is this share of the merchant's rate (at least one token). */
-export const LEASE_SHARE = 0.1;
+/** A take never asks for more than this share of the burst, so held tokens leave the bucket its use. */
+export const MAX_LEASE_SHARE_OF_BURST = 0.1;
+/** How much a new request moves the exponential averages of the pace (gaps between requests) and of the bucket being in use. */
+const PACE_WEIGHT = 0.2;
 const MAX_MERCHANTS = 10_000;
 
 export type QuotaDecision = {
@@ -25,99 +36,142 @@ export type QuotaDecision = {
   retryAfterSeconds?: number;
   headers: Record<string, string>;
   degraded?: boolean;
+  /** The instant it was decided on (microseconds since the epoch). */
+  at: number;
 };
 
-type Allowance = { tokens: number; expiresAt: number; seen: QuotaItem; policy: QuotaPolicy };
+/** What this container knows of a merchant's bucket. */
+type View = {
+  /** The item as last seen: what the next take starts from. */
+  seen: QuotaItem;
+  policy: QuotaPolicy;
+  /** Tokens taken and not spent yet, and where their intervals end. */
+  held: { end: number; unspent: number };
+  /** How often the bucket was in use at this container's takes (an exponential average, 0 to 1): which write to try first. */
+  inUse: number;
+  /** This container's requests for the merchant: the last one and the average gap (microseconds). */
+  pace: { last: number; gap: number };
+};
+
+/** Tokens a take asks for: what this container expects to spend in LEASE_TARGET_MS, within a share of the burst. */
+export const leaseSize = (gapUs: number, policy: QuotaPolicy) => {
+  // Leases fit well inside the burst: the bucket runs ahead by about a lease's time while they are spent.
+  const target = Math.min(LEASE_TARGET_MS * 1000, (policy.burst * tokenInterval(policy)) / 4);
+  const cap = Math.max(1, Math.floor(policy.burst * MAX_LEASE_SHARE_OF_BURST));
+  return Math.max(1, Math.min(cap, Math.floor(target / Math.max(1, gapUs))));
+};
 
 export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolicy; now?: () => number }) => {
-  const allowances = new Map<string, Allowance>();
-  const remember = <T>(map: Map<string, T>, key: string, value: T) => {
-    map.delete(key);
-    map.set(key, value);
-    if (map.size > MAX_MERCHANTS) map.delete(map.keys().next().value as string);
-  };
-  const headersOf = (allowance: Allowance, now: number) => {
-    const state = bucketState(allowance.seen.tat ?? 0, now, allowance.policy);
-    return rateLimitHeaders(allowance.policy, state.remaining + allowance.tokens, state.fullInSeconds);
+  const nowUs = () => Math.round((options.now?.() ?? Date.now()) * 1000);
+  const views = new Map<string, View>();
+  const remember = (merchantId: string, view: View) => {
+    views.delete(merchantId);
+    views.set(merchantId, view);
+    if (views.size > MAX_MERCHANTS) views.delete(views.keys().next().value as string);
   };
 
-  /** The lease in flight per merchant: requests arriving meanwhile wait for it, then spend what it brought. */
-  const leasing = new Map<string, Promise<unknown>>();
-
-  const spend = (merchantId: string, now: number): QuotaDecision | undefined => {
-    const held = allowances.get(merchantId);
-    if (!held || held.tokens < 1 || now >= held.expiresAt) return undefined;
-    held.tokens -= 1;
-    return { admitted: true, headers: headersOf(held, now) };
+  /** r: the bucket as last seen plus what this container holds (within it), never more than the burst. */
+  const headersOf = (view: View, now: number) => {
+    const tat = view.seen.tat_us ?? 0;
+    const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
+    const remaining = Math.min(view.policy.burst, availableTokens(tat, now, view.policy) + held);
+    return rateLimitHeaders(view.policy, remaining, bucketState(tat, now, view.policy).fullInSeconds);
   };
+
+  const refusal = (view: View, now: number, retryAfterUs: number): QuotaDecision => ({
+    admitted: false,
+    retryAfterSeconds: Math.max(1, Math.ceil(retryAfterUs / 1_000_000)),
+    headers: headersOf(view, now),
+    at: now,
+  });
+
+  /** The take in flight per merchant: a request arriving meanwhile waits for it, then decides on what it brought. */
+  const taking = new Map<string, Promise<void>>();
 
   const admit = async (merchantId: string): Promise<QuotaDecision> => {
-    // One lease in flight per merchant: the others wait for it and spend what it brought, but never
-    // longer than LEASE_WAIT_MS (an invocation stopped mid-lease leaves its promise unsettled forever).
-    for (;;) {
-      const spent = spend(merchantId, options.now?.() ?? Date.now());
-      if (spent) return spent;
-      const inFlight = leasing.get(merchantId);
-      if (!inFlight) break;
-      const settled = await Promise.race([
-        inFlight.then(
-          () => true,
-          () => true,
-        ),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), LEASE_WAIT_MS).unref()),
-      ]);
-      if (!settled) break;
+    // Where one process serves many requests at once (npm start), a request waits for the take in
+    // flight (never longer than LEASE_WAIT_MS: an invocation stopped mid-take never settles it),
+    // then spends what it brought or is refused on the bucket it saw, instead of writing on a view
+    // the take is about to replace. A Lambda container serves one request at a time: no wait.
+    const inFlight = taking.get(merchantId);
+    if (inFlight) await Promise.race([inFlight, new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS).unref())]);
+    const now = nowUs();
+    const known = views.get(merchantId);
+    const gap = known ? Math.max(1, now - known.pace.last) : Number.POSITIVE_INFINITY;
+    const pace = {
+      last: now,
+      gap: known && Number.isFinite(known.pace.gap) ? known.pace.gap + PACE_WEIGHT * (gap - known.pace.gap) : gap,
+    };
+    const view: View = known ? { ...known, pace } : { seen: {}, policy: options.fallback, held: { end: 0, unspent: 0 }, pace, inUse: 0 };
+
+    // A token this container holds, still inside the bucket: no write.
+    const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
+    if (held >= 1) {
+      view.held = { end: view.held.end, unspent: held - 1 };
+      remember(merchantId, view);
+      return { admitted: true, headers: headersOf(view, now), at: now };
     }
-    const lease = take(merchantId);
-    leasing.set(merchantId, lease);
+
+    let take: Awaited<ReturnType<typeof takeQuota>>;
     try {
-      return await lease;
-    } finally {
-      if (leasing.get(merchantId) === lease) leasing.delete(merchantId);
+      const taken = takeQuota(options.db, merchantId, {
+        clock: () => Math.max(now, nowUs()),
+        want: leaseSize(pace.gap, view.policy),
+        fallback: options.fallback,
+        seen: view.seen,
+        inUse: view.inUse > 0.5,
+      });
+      if (!taking.has(merchantId)) {
+        const settled = taken.then(
+          () => undefined,
+          () => undefined,
+        );
+        taking.set(merchantId, settled);
+        void settled.then(() => {
+          if (taking.get(merchantId) === settled) taking.delete(merchantId);
+        });
+      }
+      take = await taken;
+    } catch (error) {
+      if (error instanceof QuotaContention) {
+        // The bucket kept moving under every try: refused (never admitted on a guess), retried in a second.
+        logger.warn('Quota kept moving under its take: refused', { merchant_id: merchantId });
+        remember(merchantId, view);
+        return refusal(view, now, 1_000_000);
+      }
+      return degraded(merchantId, view, now);
     }
+    const next: View = {
+      ...view,
+      seen: take.item,
+      policy: take.policy,
+      inUse: view.inUse + PACE_WEIGHT * ((take.inUse ? 1 : 0) - view.inUse),
+    };
+    if ('retryAfterUs' in take) {
+      next.held = { end: 0, unspent: 0 };
+      remember(merchantId, next);
+      return refusal(next, take.at, take.retryAfterUs);
+    }
+    next.held = { end: take.end, unspent: take.granted - 1 };
+    remember(merchantId, next);
+    // Counted at the answer: a take written meanwhile by another container on a later clock is in the item.
+    return { admitted: true, headers: headersOf(next, Math.max(take.at, nowUs())), at: take.at };
   };
 
-  const take = async (merchantId: string): Promise<QuotaDecision> => {
-    const now = options.now?.() ?? Date.now();
-    const held = allowances.get(merchantId);
-    const policy = held?.policy ?? options.fallback;
-    let lease: Awaited<ReturnType<typeof leaseQuota>>;
-    try {
-      lease = await leaseQuota(
-        options.db,
-        merchantId,
-        now,
-        (quota) => Math.max(1, Math.ceil(quota.rate * LEASE_SHARE)),
-        options.fallback,
-        held?.seen,
-      );
-    } catch {
-      // Fail open, on this container's own view of the bucket (the state it last saw, moved on locally).
-      const seen = held?.seen ?? {};
-      const state = leaseTokens(seen.tat ?? 0, now, policy, 1);
-      const tat = 'tat' in state ? state.tat : (seen.tat ?? 0);
-      const view: Allowance = { tokens: 0, expiresAt: now, seen: { ...seen, tat }, policy };
-      remember(allowances, merchantId, view);
-      return {
-        admitted: 'tat' in state,
-        ...('tat' in state ? {} : { retryAfterSeconds: Math.max(1, Math.ceil(state.retryAfterMs / 1000)) }),
-        headers: headersOf(view, now),
-        degraded: true,
-      };
-    }
-    const allowance: Allowance = {
-      tokens: Math.max(0, lease.granted - 1),
-      expiresAt: now + LEASE_MS,
-      seen: lease.item,
-      policy: lease.policy,
+  /** Fail open, on this container's own view of the bucket (the state it last saw, moved on locally). */
+  const degraded = (merchantId: string, view: View, now: number): QuotaDecision => {
+    const policy = policyOf(view.seen, options.fallback);
+    const lease = leaseTokens(view.seen.tat_us ?? 0, now, policy, 1);
+    const next: View = {
+      ...view,
+      policy,
+      seen: 'tat' in lease ? { ...view.seen, tat_us: lease.tat } : view.seen,
+      held: { end: 0, unspent: 0 },
     };
-    remember(allowances, merchantId, allowance);
-    if (!('retryAfterMs' in lease)) return { admitted: true, headers: headersOf(allowance, now) };
-    return {
-      admitted: false,
-      retryAfterSeconds: Math.max(1, Math.ceil(lease.retryAfterMs / 1000)),
-      headers: headersOf(allowance, now),
-    };
+    remember(merchantId, next);
+    if (!('tat' in lease)) return { ...refusal(next, now, lease.retryAfterUs), degraded: true };
+    return { admitted: true, headers: headersOf(next, now), degraded: true, at: now };
   };
+
   return { admit };
 };

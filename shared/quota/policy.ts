@@ -31,11 +31,24 @@ export const defaultQuota = (stage: Stage, env: NodeJS.ProcessEnv = process.env)
   return { rate, burst };
 };
 
-/** The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of it. */
-export const rateLimitHeaders = (policy: QuotaPolicy, remaining: number, fullInSeconds: number): Record<string, string> => ({
-  'ratelimit-policy': `"default";q=${policy.burst};w=${Math.max(1, Math.ceil(policy.burst / policy.rate))}`,
-  ratelimit: `"default";r=${Math.max(0, Math.floor(remaining))};t=${fullInSeconds}`,
-});
+/**
+ * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of
+ * it. The policy states the rate itself, `q` requests per `w` seconds with q/w the rate, over the
+ * shortest whole window whose quota holds the burst (w = ceil(burst / rate)), so `r`, never more
+ * than the burst, is never more than `q` either. Rates are whole numbers (quotaValueRefusal).
+ */
+export const policyWindow = (policy: QuotaPolicy) => {
+  const window = Math.max(1, Math.ceil(policy.burst / policy.rate));
+  return { quota: Math.round(policy.rate * window), window };
+};
+
+export const rateLimitHeaders = (policy: QuotaPolicy, remaining: number, fullInSeconds: number): Record<string, string> => {
+  const { quota, window } = policyWindow(policy);
+  return {
+    'ratelimit-policy': `"default";q=${quota};w=${window}`,
+    ratelimit: `"default";r=${Math.min(quota, Math.max(0, Math.floor(remaining)))};t=${fullInSeconds}`,
+  };
+};
 
 /** The environment of a local stack whose merchants are not metered: tools that measure something else (bench, soak, tests). */
 export const UNMETERED_QUOTA_ENV = { QUOTA_RATE_PER_SECOND: '100000', QUOTA_BURST: '100000' } as const;

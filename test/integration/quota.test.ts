@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { merchantFixture, seedOne, stack } from './helpers';
+import { merchantFixture, orderBody, seedOne, stack } from './helpers';
 import { runAdmin } from './program-helpers';
 
 /** The per-merchant quota (shared/http/quota.ts), in the request path of the local stage, as deployed. */
@@ -78,6 +79,37 @@ describe('per-merchant quota', () => {
     expect(throttled.headers.get('ratelimit-policy')).toMatch(/^"default";q=\d+;w=\d+$/);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
+  });
+
+  it('states the rate in RateLimit-Policy and puts both headers on an Idempotency-Key replay, never more left than q', async () => {
+    // Prepare: a rate above the burst
+    const merchant = await metered(200, 100);
+    const create = (key: string, body: unknown) =>
+      fetch(`${stack.stages.live.url}/api/v2/orders/create`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${merchant.tokens.live}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        },
+        body: JSON.stringify(body),
+      });
+    const key = randomUUID();
+    const body = orderBody();
+
+    // Act
+    const first = await create(key, body);
+    const replayed = await create(key, body);
+
+    // Assess
+    expect(first.status).toBe(201);
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    for (const answer of [first, replayed]) {
+      expect(answer.headers.get('ratelimit-policy')).toBe('"default";q=200;w=1');
+      const left = Number(answer.headers.get('ratelimit')?.match(/^"default";r=(\d+);t=\d+$/)?.[1]);
+      expect(left).toBeLessThanOrEqual(100);
+    }
   });
 
   it('lets ops reset a quota to the stage default, and refuses nonsense values with one line', async () => {

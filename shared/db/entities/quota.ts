@@ -3,14 +3,14 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { leaseTokens, type QuotaPolicy } from '#shared/quota/gcra';
+import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
 import { type Key, merchantPk, parseStoredOptional } from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own,
  * `M#<merchant>#QUOTA`, so that every route may write it (IAM `dynamodb:LeadingKeys` matches that
- * partition only) without being allowed any other write. It holds the bucket's state (`tat`, see
- * shared/quota/gcra.ts) and the override ops set (`rate`, `burst`; absent: the stage's default).
+ * partition only) without being allowed any other write. It holds the bucket's state (`tat_us`, see
+ * shared/quota/gcra.ts; an older `tat` in milliseconds is ignored) and the override ops set (`rate`, `burst`; absent: the stage's default).
  */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
@@ -18,72 +18,116 @@ export const QUOTA_LEADING_KEYS = `M#*${QUOTA_PARTITION_SUFFIX}`;
 export const quotaKey = (merchantId: string): Key => ({ pk: `${merchantPk(merchantId)}${QUOTA_PARTITION_SUFFIX}`, sk: 'QUOTA' });
 
 const quotaSchema = z.looseObject({
-  tat: z.optional(z.number()),
+  tat_us: z.optional(z.number()),
   rate: z.optional(z.number()),
   burst: z.optional(z.number()),
 });
 export type QuotaItem = z.output<typeof quotaSchema>;
 
-const policyOf = (item: QuotaItem | undefined, fallback: QuotaPolicy): QuotaPolicy =>
+export const policyOf = (item: QuotaItem | undefined, fallback: QuotaPolicy): QuotaPolicy =>
   item?.rate !== undefined && item.burst !== undefined ? { rate: item.rate, burst: item.burst } : fallback;
 
-/** A lease and the item as it now stands (`item`: what the next lease is conditional on). */
-export type QuotaLease =
-  | { granted: number; tat: number; policy: QuotaPolicy; item: QuotaItem }
-  | { granted: 0; retryAfterMs: number; tat: number; policy: QuotaPolicy; item: QuotaItem };
+/** Tokens taken and the item as it now stands (`item`: what the next take starts from). */
+export type QuotaTake = (
+  | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem }
+  | { granted: 0; retryAfterUs: number; policy: QuotaPolicy; item: QuotaItem }
+) & {
+  /** The instant it was decided on. */
+  at: number;
+  /** The bucket was in use (its `tat_us` ahead of that instant): the best guess for the next take. */
+  inUse: boolean;
+};
+
+export type TakeRequest = {
+  /** Microseconds; read when the take starts, and again only if it would refuse on a bucket it had to read again. */
+  clock: () => number;
+  /** Tokens to take (fewer when fewer are left). */
+  want: number;
+  fallback: QuotaPolicy;
+  /** The item as this container last saw it (none at first). */
+  seen?: QuotaItem;
+  /** Whether the bucket was in use at this container's last take: which write to try first when `seen` is old. */
+  inUse?: boolean;
+};
+
+/** Conditional writes one take may lose before it refuses (each loss answers the item as it stands). */
+export const MAX_TAKE_ATTEMPTS = 8;
 
 /**
- * Leases up to `wantOf(quota)` tokens of the merchant's bucket: one conditional UpdateItem on the state last
- * seen (`seen`: the item as this container last read it; none at first), which answers the new
- * state; when another container moved it meanwhile, the refusal carries the current item and the
- * lease is computed again (a few times at most). A refused lease writes nothing.
+ * Takes up to `want` tokens of the merchant's bucket at the take's instant (microseconds) in one
+ * conditional UpdateItem, decided on the item as it stands, never on a guess:
+ *
+ * - bucket full (`tat_us` absent or past): `SET tat_us = now + tokens`, on `tat_us` still past;
+ * - bucket in use: `SET tat_us = tat_us + tokens`, on `tat_us` between now and the last instant
+ *   that leaves room for them. An addition, not a compare-and-set: containers taking at once do
+ *   not conflict, each gets its own intervals, and the answer (`end`) says where they end.
+ *
+ * `seen` and `inUse` pick the first write; when its condition fails, the refusal carries the item
+ * as it stands and the take is decided again on it: the addition (`tat_us` only grows, so a bucket
+ * found in use stays in use), fewer tokens, or a refusal without a write when the bucket is empty
+ * (judged again, once, at the instant of the answer, so a request held up meanwhile is not refused
+ * for the time it waited). A refusal on `seen` alone is exact too: the bucket holds no more than seen.
+ * Each condition also holds the quota as seen, so a take computed with a quota ops have changed
+ * since is computed again. After MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the
+ * limiter answers with a refusal.
  */
-export const leaseQuota = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  now: number,
-  /** Tokens to lease, given the merchant's quota (a share of its rate). */
-  wantOf: (policy: QuotaPolicy) => number,
-  fallback: QuotaPolicy,
-  seen?: QuotaItem,
-): Promise<QuotaLease> => {
-  let item = seen;
-  for (let attempt = 0; attempt < 4; attempt++) {
-    const policy = policyOf(item, fallback);
-    const own = item?.rate !== undefined && item.burst !== undefined;
-    const before = item?.tat;
-    const lease = leaseTokens(before ?? 0, now, policy, wantOf(policy));
-    if (!('tat' in lease)) return { granted: 0, retryAfterMs: lease.retryAfterMs, tat: before ?? 0, policy, item: item ?? {} };
+export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
+  let item = request.seen ?? {};
+  let fresh = false;
+  let judgedAgain = false;
+  let now = request.clock();
+  for (let attempt = 0; attempt < MAX_TAKE_ATTEMPTS; attempt++) {
+    const policy = policyOf(item, request.fallback);
+    const own = item.rate !== undefined && item.burst !== undefined;
+    const step = tokenInterval(policy);
+    const tat = item.tat_us;
+    let lease = leaseTokens(tat ?? 0, now, policy, request.want);
+    if (!('tat' in lease) && fresh && !judgedAgain) {
+      judgedAgain = true;
+      now = Math.max(now, request.clock());
+      lease = leaseTokens(tat ?? 0, now, policy, request.want);
+    }
+    const inUse = tat !== undefined && tat >= now;
+    if (!('tat' in lease)) return { granted: 0, retryAfterUs: lease.retryAfterUs, policy, item, at: now, inUse };
+    const adds = inUse || (!fresh && request.inUse === true);
+    const quotaCondition = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
     try {
       const { Attributes } = await ddb.send(
         new UpdateCommand({
           TableName: table,
           Key: quotaKey(merchantId),
-          UpdateExpression: 'SET tat = :tat',
-          // On the state and the quota as seen: a lease computed with a quota ops have changed since is computed again.
-          ConditionExpression: [
-            before === undefined ? 'attribute_not_exists(tat)' : 'tat = :before',
-            own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)',
-          ].join(' AND '),
-          ExpressionAttributeNames: { '#rate': 'rate', ...(own ? { '#burst': 'burst' } : {}) },
+          ...(adds
+            ? {
+                UpdateExpression: 'SET #tat = #tat + :add',
+                ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}`,
+              }
+            : {
+                UpdateExpression: 'SET #tat = :end',
+                ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}`,
+              }),
+          ExpressionAttributeNames: { '#tat': 'tat_us', '#rate': 'rate', ...(own ? { '#burst': 'burst' } : {}) },
           ExpressionAttributeValues: {
-            ':tat': lease.tat,
-            ...(before === undefined ? {} : { ':before': before }),
+            ':now': now,
+            ...(adds
+              ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
+              : { ':end': now + lease.granted * step }),
             ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? { tat: lease.tat };
-      return { granted: lease.granted, tat: lease.tat, policy: policyOf(stored, fallback), item: stored };
+      const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? {};
+      const end = stored.tat_us ?? now + lease.granted * step;
+      return { granted: lease.granted, end, policy: policyOf(stored, request.fallback), item: stored, at: now, inUse: adds };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The document client does not unmarshall exceptions: the current item arrives in wire format.
-      item = parseStoredOptional('quota', quotaSchema, error.Item ? unmarshall(error.Item) : {});
+      // The document client does not unmarshall exceptions: the current item arrives in wire format (none: no item yet).
+      item = parseStoredOptional('quota', quotaSchema, error.Item ? unmarshall(error.Item) : undefined) ?? {};
+      fresh = true;
     }
   }
-  throw new QuotaContention(`quota of merchant ${merchantId} kept moving under its lease`);
+  throw new QuotaContention(`quota of merchant ${merchantId} kept moving under its take`);
 };
 
 export class QuotaContention extends Error {
