@@ -8,7 +8,8 @@ import { routes } from '#functions/routes';
  * must fail at init (fail fast) rather than mid-request when one is missing.
  */
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const program = routes.filter((route) => !route.id.startsWith('orders-') && !route.id.startsWith('webhooks-'));
+const PROGRAM_AREAS = ['affiliates-', 'affiliate-requests-', 'invites-', 'tiers-', 'segments-'];
+const program = routes.filter((route) => PROGRAM_AREAS.some((area) => route.id.startsWith(area)));
 const mailing = program.filter((route) => 'mail' in route.access && route.access.mail);
 const reading = program.filter((route) => !('mail' in route.access && route.access.mail));
 
