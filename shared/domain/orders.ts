@@ -16,8 +16,7 @@ import { orderNoHolder } from '#shared/db/entities/order-no';
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
-import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { type FieldErrors, invalid, keyReused, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
 import type { RequestIdentity } from '#shared/request-identity';
@@ -77,7 +76,7 @@ export const createOrder = async (merchant: Merchant, input: OrderCreateInput, i
   const holder = await withWriteRetry(() => putNewOrder(db, merchant.id, order));
   if (holder?.last_write_id === identity.writeId) return recoverOrder(merchant, holder);
   if (holder !== undefined) {
-    await recountIfRecent(merchant.id, holder.uuid);
+    await recountIfRecent(merchant.id, holder);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
   await settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
@@ -100,12 +99,14 @@ const RECENT_CREATE_SECONDS = 60 * 60;
  * An order_no taken by a recent order: most likely this is the platform's retry of a create whose
  * answer was lost, and that create may have stopped between its commit and its count (without an
  * Idempotency-Key the retry cannot tell, and answers 422 as the spec says). So the holder's list
- * block is marked for an exact recount (one GetItem and one UpdateItem, on this path only). Logged,
+ * block is marked for an exact recount (one UpdateItem, and a GetItem for an order found by its
+ * guard, on this path only). Logged,
  * never thrown: the 422 stands either way.
  */
-const recountIfRecent = async (merchantId: string, holderUuid: string) => {
+const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {
-    const holder = await readOrder(functionTable, merchantId, holderUuid);
+    // The order that refused a put came back with the refusal; a guard names only its uuid.
+    const holder = typeof holderOrUuid === 'string' ? await readOrder(functionTable, merchantId, holderOrUuid) : holderOrUuid;
     if (holder && Date.now() - Date.parse(holder.created_at) < RECENT_CREATE_SECONDS * 1000)
       await markCountsForRecount(functionTable, merchantId, [orderCountChange(holder)]);
   } catch (error) {
