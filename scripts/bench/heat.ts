@@ -657,6 +657,45 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
 };
 
 // ---------------------------------------------------------------------------------------------
+/** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
+const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx scripts/bench/heat.ts --doc`, not by hand -->';
+const DOC_END = '<!-- heat:end -->';
+
+/** Headings one level down, so a run's sections sit under the doc's own. */
+const demote = (text: string) => text.replace(/^(#{2,5}) /gm, '#$1 ');
+
+function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { label: string; text: string } }) {
+  const path = resolve(import.meta.dirname, '..', '..', 'docs', 'data-model-heat.md');
+  const doc = readFileSync(path, 'utf8');
+  const begin = doc.indexOf(DOC_BEGIN);
+  const end = doc.indexOf(DOC_END);
+  if (begin < 0 || end < begin) throw new Error(`docs/data-model-heat.md has no ${DOC_BEGIN} ... ${DOC_END} section`);
+  const commit = (() => {
+    try {
+      const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+      return `${head}${dirty ? ' with uncommitted changes' : ''}`;
+    } catch {
+      return 'unknown commit';
+    }
+  })();
+  const command = ['npx tsx scripts/bench/heat.ts', ...run.args].join(' ');
+  const section = [
+    DOC_BEGIN,
+    '',
+    `\`${command}\`${run.baseline ? ', beside the same script run on the commit before (its output kept in a file)' : ''}.`,
+    ...(run.baseline ? ['', `## Before: ${run.baseline.label}`, demote(run.baseline.text.trim())] : []),
+    '',
+    `## ${run.baseline ? 'After: ' : ''}${commit}`,
+    demote(run.lines.join('\n').trim()),
+    '',
+    DOC_END,
+  ].join('\n');
+  writeFileSync(path, `${doc.slice(0, begin)}${section}${doc.slice(end + DOC_END.length)}`);
+  console.log(`\nWrote the measured section of ${path}.`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Alone: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
@@ -706,42 +745,4 @@ if (isMain) {
     });
   }
   process.exit(0);
-}
-
-/** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
-const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx scripts/bench/heat.ts --doc`, not by hand -->';
-const DOC_END = '<!-- heat:end -->';
-
-/** Headings one level down, so a run's sections sit under the doc's own. */
-const demote = (text: string) => text.replace(/^(#{2,5}) /gm, '#$1 ');
-
-function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { label: string; text: string } }) {
-  const path = resolve(import.meta.dirname, '..', '..', 'docs', 'data-model-heat.md');
-  const doc = readFileSync(path, 'utf8');
-  const begin = doc.indexOf(DOC_BEGIN);
-  const end = doc.indexOf(DOC_END);
-  if (begin < 0 || end < begin) throw new Error(`docs/data-model-heat.md has no ${DOC_BEGIN} ... ${DOC_END} section`);
-  const commit = (() => {
-    try {
-      const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
-      return `${head}${dirty ? ' with uncommitted changes' : ''}`;
-    } catch {
-      return 'unknown commit';
-    }
-  })();
-  const command = ['npx tsx scripts/bench/heat.ts', ...run.args].join(' ');
-  const section = [
-    DOC_BEGIN,
-    '',
-    `\`${command}\`${run.baseline ? ', beside the same script run on the commit before (its output kept in a file)' : ''}.`,
-    ...(run.baseline ? ['', `## Before: ${run.baseline.label}`, demote(run.baseline.text.trim())] : []),
-    '',
-    `## ${run.baseline ? 'After: ' : ''}${commit}`,
-    demote(run.lines.join('\n').trim()),
-    '',
-    DOC_END,
-  ].join('\n');
-  writeFileSync(path, `${doc.slice(0, begin)}${section}${doc.slice(end + DOC_END.length)}`);
-  console.log(`\nWrote the measured section of ${path}.`);
 }
