@@ -18,15 +18,16 @@ import { currentFaultRules, stopCurrentInvocation } from './invocation-scope';
  * an answer (docs/correctness.md). Each rule fires per attempt, below the SDK's own retries, so
  * the SDK retries what it would retry in AWS.
  *
- * SPEC: comma-separated rules `target:fault=probability[xCount]`
+ * SPEC: comma-separated rules `target:fault=probability[xCount][+Skip]`
  *   target       `dynamodb`, `sqs`, `ses`, or one operation (`dynamodb.TransactWriteItems`,
  *                `sqs.SendMessage`), or `<service>.write` for every operation that writes
- *   probability  `5%` or `0.05` (default 100%); `xN` fires the rule at most N times
+ *   probability  `5%` or `0.05` (default 100%); `xN` fires the rule at most N times; `+N` lets the
+ *                first N calls it matches pass (the second PutItem of a keyed create is its order)
  *   fault        throttle  the throttling error of that operation (a transaction: cancelled with
  *                          ThrottlingError or ProvisionedThroughputExceeded)
  *                conflict  TransactionCanceledException (TransactionConflict) on a transaction,
  *                          TransactionConflictException on a single-item write
- *                lost      the call is applied, the caller sees a TimeoutError
+ *                lost      the call is applied (or refused), the caller sees a TimeoutError
  *                refuse    the connection is refused (ECONNREFUSED)
  *                unavailable  the service answers 503
  *                hang      no answer until the client's request timeout, then TimeoutError
@@ -49,6 +50,8 @@ export type FaultRule = {
   probability: number;
   /** How many more times the rule may fire (Infinity without `xN`). */
   remaining: number;
+  /** How many more matching calls pass before the rule may fire (`+N`; absent: none). */
+  skip?: number;
 };
 
 export class FaultSpecError extends Error {
@@ -70,9 +73,9 @@ export const parseFaultSpec = (spec: string): FaultRule[] => {
   if (trimmed === '' || trimmed === 'none') return [];
   return trimmed.split(',').map((raw) => {
     const text = raw.trim();
-    const match = text.match(/^([a-z]+)(?:\.([A-Za-z]+))?:([a-z]+)(?:=([0-9.]+%?))?(?:x(\d+))?$/);
+    const match = text.match(/^([a-z]+)(?:\.([A-Za-z]+))?:([a-z]+)(?:=([0-9.]+%?))?(?:x(\d+))?(?:\+(\d+))?$/);
     if (!match) throw new FaultSpecError(`Fault rule "${text}" is not target:fault=probability (example: dynamodb.write:lost=2%)`);
-    const [, serviceName, operation, faultName, probability, count] = match;
+    const [, serviceName, operation, faultName, probability, count, skip] = match;
     const service = SERVICES.find((known) => known === serviceName);
     if (!service) throw new FaultSpecError(`Fault rule "${text}": unknown service "${serviceName}" (one of ${SERVICES.join(', ')})`);
     const fault = FAULTS.find((known) => known === faultName);
@@ -84,6 +87,7 @@ export const parseFaultSpec = (spec: string): FaultRule[] => {
       fault,
       probability: probability === undefined ? 1 : parseProbability(probability, text),
       remaining: count === undefined ? Number.POSITIVE_INFINITY : Number(count),
+      ...(skip === undefined ? {} : { skip: Number(skip) }),
     };
   });
 };
@@ -196,9 +200,14 @@ export const injectFaults = (
   const middleware: DeserializeMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
     const operation = (context.commandName ?? '').replace(/Command$/, '');
     const rules = options.rulesOf?.() ?? injector.rules;
-    const rule = rules.find(
-      (candidate) => matches(candidate, service, operation) && candidate.remaining > 0 && injector.random() < candidate.probability,
-    );
+    const rule = rules.find((candidate) => {
+      if (!matches(candidate, service, operation) || candidate.remaining <= 0) return false;
+      if (candidate.skip !== undefined && candidate.skip > 0) {
+        candidate.skip -= 1;
+        return false;
+      }
+      return injector.random() < candidate.probability;
+    });
     if (!rule) return next(args);
     rule.remaining -= 1;
     injector.tally.set(rule.text, (injector.tally.get(rule.text) ?? 0) + 1);
@@ -213,7 +222,8 @@ export const injectFaults = (
         await new Promise((resolve) => setTimeout(resolve, options.requestTimeoutMs));
         throw timeoutError(options.requestTimeoutMs);
       case 'lost':
-        await next(args);
+        // The answer is lost whatever it was: an applied write, or a refusal (a retry of one).
+        await next(args).catch(() => undefined);
         throw timeoutError(options.requestTimeoutMs);
       case 'stop':
         await next(args);

@@ -71,6 +71,8 @@ export type CallRecord = {
   reads?: string[];
   /** SQS/SES: messages sent (SendMessageBatch counts its entries). */
   messages?: number;
+  /** When the call started and ended (performance.now() of the stage process): which calls of an invocation overlapped. */
+  span?: [number, number];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -371,14 +373,22 @@ const recorderMiddleware =
     const operation = (context.commandName ?? '').replace(/Command$/, '');
     const input = args.input as Attrs;
     const { fn, invocation } = currentFunction();
+    const startedAt = performance.now();
+    const span = (): [number, number] => [startedAt, performance.now()];
     if (service !== 'dynamodb') {
       const base = { service, operation, fn, invocation, messages: SQS_MESSAGES(operation, input) };
       try {
         const output = await next(args);
-        records.push({ ...base, attempts: output.output.$metadata?.attempts ?? 1, ok: true });
+        records.push({ ...base, attempts: output.output.$metadata?.attempts ?? 1, ok: true, span: span() });
         return output;
       } catch (error) {
-        records.push({ ...base, attempts: (error as MetadataBearer).$metadata?.attempts ?? 1, ok: false, error: errorName(error) });
+        records.push({
+          ...base,
+          attempts: (error as MetadataBearer).$metadata?.attempts ?? 1,
+          ok: false,
+          error: errorName(error),
+          span: span(),
+        });
         throw error;
       }
     }
@@ -397,6 +407,7 @@ const recorderMiddleware =
         invocation,
         attempts,
         ok,
+        span: span(),
         ...(error === undefined ? {} : { error: errorName(error) }),
         measured: measured !== undefined,
         ...(isWrite

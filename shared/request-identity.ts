@@ -12,7 +12,7 @@ import { createHash, randomUUID } from 'node:crypto';
  * with a write id derived the same way. A request without a key gets random ones, which still
  * recognise the retries inside the request (the SDK's own, and the write paths' back-off).
  */
-const derivedUuid = (merchantId: string, purpose: string, key: string): string => {
+export const derivedUuid = (merchantId: string, purpose: string, key: string): string => {
   const hash = createHash('sha256').update(`${merchantId}\u0000${purpose}\u0000${key}`).digest();
   // A name-based UUID: version 5's nibble and the RFC 9562 variant.
   hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;

@@ -4,6 +4,11 @@
  * as its last section; alone:
  *
  *   npx tsx scripts/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
+ *     [--doc [--baseline FILE --baseline-label TEXT]]
+ *
+ * `--doc` also writes what it prints into the generated section of docs/data-model-heat.md (between
+ * its `heat:begin` and `heat:end` marks), beside `--baseline`: what this script printed when run
+ * on another commit (its label says which), so the doc's figures are never typed by hand.
  *
  * It seeds N merchants (one live token, one affiliate each), warms up (2 creates per merchant,
  * not recorded), then sends M creates per merchant, interleaved so every merchant is loaded alike
@@ -24,7 +29,10 @@
  * Asserts nothing; prints markdown.
  */
 
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
@@ -69,11 +77,14 @@ const WARMUP_CREATES_PER_MERCHANT = 2;
 const SEQUENTIAL_CREATES = 40;
 
 const USAGE = `Usage: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+                                     [--doc [--baseline FILE --baseline-label TEXT]]
 
 Partition heat and the cost of a create on a fresh local stack (its own emulators, free ports):
 N merchants (default ${HEAT_DEFAULTS.merchants}) each get M creates (default ${HEAT_DEFAULTS.creates}; half with an
 Idempotency-Key), C in flight (default ${HEAT_DEFAULTS.concurrency}), and K cancels each (default ${HEAT_DEFAULTS.cancels}).
-Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables.`;
+Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables.
+--doc writes them into docs/data-model-heat.md (its generated section), after the output of a run on
+another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
 // ---------------------------------------------------------------------------------------------
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
@@ -202,6 +213,29 @@ type Totals = {
   ses: number;
   estimated: number;
 };
+/**
+ * The round trips one invocation waited for one after the other: its DynamoDB calls grouped by
+ * overlap in time (calls sent together, like the create's reads and its sequence number, are one),
+ * plus the SDK's retries of the slowest call of each group.
+ */
+const sequentialRoundTrips = (calls: CallRecord[]): number => {
+  const timed = calls.filter((call) => call.service === 'dynamodb' && call.span).sort((a, b) => (a.span?.[0] ?? 0) - (b.span?.[0] ?? 0));
+  if (timed.length === 0) return NaN;
+  let trips = 0;
+  let groupEnd = Number.NEGATIVE_INFINITY;
+  let groupRetries = 0;
+  for (const call of timed) {
+    const [start, end] = call.span as [number, number];
+    if (start >= groupEnd) {
+      trips += 1 + groupRetries;
+      groupRetries = 0;
+      groupEnd = end;
+    } else groupEnd = Math.max(groupEnd, end);
+    groupRetries = Math.max(groupRetries, call.attempts - 1);
+  }
+  return trips + groupRetries;
+};
+
 const totalsOf = (calls: CallRecord[]): Totals => {
   const dynamo = calls.filter((call) => call.service === 'dynamodb');
   return {
@@ -378,13 +412,15 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       calls.some((call) => call.writes?.some((write) => write.sk?.startsWith('IDEMPOTENCY#'))),
     );
     const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
-    const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string) => {
+    const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
       const totals = totalsOf(invocations.flat());
+      const trips = invocations.reduce((sum, calls) => sum + sequentialRoundTrips(calls), 0) / Math.max(1, invocations.length);
       return [
         label,
         `${whole(per)} ${unit}`,
         fixed(totals.calls / per),
         fixed(totals.roundTrips / per),
+        sequential ? fixed(trips) : '',
         fixed(totals.writes / per),
         fixed(totals.wcu / per),
         fixed(totals.rcu / per),
@@ -395,14 +431,15 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     const functions = [...new Set(records.map((call) => call.fn))].sort();
     const workerFns = functions.filter((fn) => !REQUEST_PATH.has(fn));
     const rows = [
-      perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates'),
-      perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates'),
-      perInvocation('create (request path), as sent (half with a key)', createInvocations, createInvocations.length, 'creates'),
+      perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates', true),
+      perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates', true),
+      perInvocation('create (request path), as sent (half with a key)', createInvocations, createInvocations.length, 'creates', true),
       perInvocation(
         'cancel (request path)',
         [...byInvocation.values()].filter((calls) => calls[0]?.fn === 'orders-cancel'),
         cancels.filter((reply) => reply.status === 200).length,
         'cancels',
+        true,
       ),
       ...workerFns.map((fn) =>
         perInvocation(
@@ -415,8 +452,19 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
     ];
     table(
-      'What a create costs (DynamoDB calls, round trips incl. SDK retries, partition writes, write/read units, SQS requests)',
-      ['path', 'over', 'DynamoDB calls', 'round trips', 'partition writes', 'WCU', 'RCU', 'SQS requests', 'units'],
+      'What a create costs (DynamoDB calls, round trips incl. SDK retries, of them one after the other, partition writes, write/read units, SQS requests)',
+      [
+        'path',
+        'over',
+        'DynamoDB calls',
+        'round trips',
+        'sequential round trips (request path)',
+        'partition writes',
+        'WCU',
+        'RCU',
+        'SQS requests',
+        'units',
+      ],
       rows,
     );
     const operations = new Map<string, number>();
@@ -609,6 +657,46 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
 };
 
 // ---------------------------------------------------------------------------------------------
+/** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
+const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx scripts/bench/heat.ts --doc`, not by hand -->';
+const DOC_END = '<!-- heat:end -->';
+
+/** Headings one level down, so a run's sections sit under the doc's own. */
+const demote = (text: string) => text.replace(/^(#{2,5}) /gm, '#$1 ');
+
+function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { label: string; text: string } }) {
+  const path = resolve(import.meta.dirname, '..', '..', 'docs', 'data-model-heat.md');
+  const doc = readFileSync(path, 'utf8');
+  const begin = doc.indexOf(DOC_BEGIN);
+  const end = doc.indexOf(DOC_END);
+  if (begin < 0 || end < begin) throw new Error(`docs/data-model-heat.md has no ${DOC_BEGIN} ... ${DOC_END} section`);
+  const commit = (() => {
+    try {
+      const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+      return `${head}${dirty ? ' with uncommitted changes' : ''}`;
+    } catch {
+      return 'unknown commit';
+    }
+  })();
+  const command = ['npx tsx scripts/bench/heat.ts', ...run.args].join(' ');
+  const section = [
+    DOC_BEGIN,
+    '',
+    `\`${command}\`${run.baseline ? ', beside the same script run on the commit before (its output kept in a file)' : ''}.`,
+    ...(run.baseline ? ['', `## Before: ${run.baseline.label}`, '', demote(run.baseline.text.trim())] : []),
+    '',
+    `## ${run.baseline ? 'After: ' : ''}${commit}`,
+    '',
+    demote(run.lines.join('\n').trim()),
+    '',
+    DOC_END,
+  ].join('\n');
+  writeFileSync(path, `${doc.slice(0, begin)}${section}${doc.slice(end + DOC_END.length)}`);
+  console.log(`\nWrote the measured section of ${path}.`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Alone: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
@@ -627,11 +715,35 @@ if (isMain) {
     }
     return value;
   };
-  await benchHeat({
+  const stringArg = (name: string) => {
+    const index = args.indexOf(`--${name}`);
+    return index < 0 ? undefined : args[index + 1];
+  };
+  const lines: string[] = [];
+  const result = await benchHeat({
     merchants: numberArg('merchants'),
     creates: numberArg('creates'),
     concurrency: numberArg('concurrency'),
     cancels: numberArg('cancels'),
+    print: (line) => {
+      console.log(line);
+      lines.push(line);
+    },
   });
+  if (args.includes('--doc')) {
+    if (!result) {
+      console.error('The run failed: docs/data-model-heat.md left as it was.');
+      process.exit(1);
+    }
+    const baseline = stringArg('baseline');
+    writeDocSection({
+      lines,
+      args: args.filter(
+        (arg, index) => !['--baseline', '--baseline-label'].includes(args[index - 1] ?? '') && !arg.startsWith('--baseline'),
+      ),
+      baseline:
+        baseline === undefined ? undefined : { label: stringArg('baseline-label') ?? baseline, text: readFileSync(baseline, 'utf8') },
+    });
+  }
   process.exit(0);
 }

@@ -7,16 +7,16 @@ import {
   OrderUpdateRefused,
   orderCountChange,
   orderList,
-  putOrderPart,
+  orderUuidFor,
+  putNewOrder,
   getOrder as readOrder,
   updateOrder,
 } from '#shared/db/entities/order';
-import { orderNoHolder, orderNoHolderOf, putOrderNoPart } from '#shared/db/entities/order-no';
+import { orderNoHolder } from '#shared/db/entities/order-no';
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
-import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { type FieldErrors, invalid, keyReused, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
 import type { RequestIdentity } from '#shared/request-identity';
@@ -35,54 +35,48 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 
 /**
  * Creates an order. Nothing that every create of a merchant, of one affiliate or of one customer
- * touches is in the transaction (DESIGN.md, "No hot item in a transaction"):
+ * touches is in a transaction (DESIGN.md, "No hot item in a transaction"), and the request makes
+ * three round trips:
  *
- * 1. reads, in parallel: the affiliate (consistent: it must be active) and the order_no guard (a
- *    taken order_no is refused before a sequence number is spent);
- * 2. the order's sequence number from the merchant's order counter: one atomic ADD, never a conflict;
- * 3. ONE transaction of what belongs to this request only: the order and its order_no guard (attribute_not_exists: of racing creates with one order_no exactly one
- *    commits, the others get 422). A conflict or throttling is retried, then 503;
- * 4. after the commit: +1 on the order list's block count. The order is durable by then: a failure
+ * 1. in parallel: the affiliate (consistent: it must be active), the `ORDER_NO#` guard of an order
+ *    stored before order keys were derived (a taken order_no), and the order's sequence number from
+ *    the merchant's order counter (one atomic ADD, never a conflict; a refused create leaves it
+ *    unused, as a lost race always did: the list counts committed orders only);
+ * 2. ONE conditional put of the order, whose uuid is derived from the merchant and order_no
+ *    (orderUuidFor): the order is its own uniqueness guard, so of racing creates with one order_no
+ *    exactly one is stored and the others get 422. Throttling is retried, then 503;
+ * 3. after the commit: +1 on the order list's block count. The order is durable by then: a failure
  *    here is logged (and the block marked for recount), never a 500.
  *
  * Everything that reacts to the new order (its order.created event for commissions, the
  * customer's upsert) is done by the change feed from the table's stream (shared/changes).
  *
- * The order's uuid comes from the request's identity: a create whose commit was applied but whose
- * answer was lost finds its own order on the retry (the guard or the order refuses with our uuid)
- * and answers it again, instead of "taken" (see recoverOrder).
- *
- * A create that loses the order_no race leaves its sequence number unused; the list counts only
- * committed orders, so pages show no gap and the total stays exact.
+ * The order carries the request's write id: a create whose put was applied but whose answer was
+ * lost finds its own order on the retry (the put's refusal returns it) and answers it again,
+ * instead of "taken" (see recoverOrder).
  */
 export const createOrder = async (merchant: Merchant, input: OrderCreateInput, identity: RequestIdentity): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
-  const uuid = identity.newUuid('order');
-  const [affiliate, holder] = await Promise.all([
+  const [affiliate, legacyHolder, seq] = await Promise.all([
     getAffiliate(db, merchant.id, input.affiliate_slug, true),
     orderNoHolder(db, merchant.id, input.order_no),
+    takeSequence(db, merchant.id, 'orders'),
   ]);
-  if (holder === uuid) return recoverOrder(merchant, uuid, input);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
-  if (holder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
-  if (holder !== undefined) await recountIfRecent(merchant.id, holder);
+  if (legacyHolder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
+  if (legacyHolder !== undefined) await recountIfRecent(merchant.id, legacyHolder);
   if (Object.keys(errors).length > 0) throw invalid(errors);
 
-  const order = buildOrder(input, { uuid, seq: await takeSequence(db, merchant.id, 'orders') });
-  try {
-    await withWriteRetry(() =>
-      transactWrite(db, {
-        order: putOrderPart(merchant.id, order),
-        orderNo: putOrderNoPart(merchant.id, order.order_no, order.uuid),
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof TransactionRefused)) throw error;
-    const taken = orderNoHolderOf(error.oldItems.orderNo);
-    if (error.refusedBy('order') || taken === uuid) return recoverOrder(merchant, uuid, input);
-    if (taken !== undefined) await recountIfRecent(merchant.id, taken);
+  const order: OrderItem = {
+    ...buildOrder(input, { uuid: orderUuidFor(merchant.id, input.order_no), seq }),
+    last_write_id: identity.writeId,
+  };
+  const holder = await withWriteRetry(() => putNewOrder(db, merchant.id, order));
+  if (holder?.last_write_id === identity.writeId) return recoverOrder(merchant, holder);
+  if (holder !== undefined) {
+    await recountIfRecent(merchant.id, holder);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
   await settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
@@ -105,12 +99,14 @@ const RECENT_CREATE_SECONDS = 60 * 60;
  * An order_no taken by a recent order: most likely this is the platform's retry of a create whose
  * answer was lost, and that create may have stopped between its commit and its count (without an
  * Idempotency-Key the retry cannot tell, and answers 422 as the spec says). So the holder's list
- * block is marked for an exact recount (one GetItem and one UpdateItem, on this path only). Logged,
+ * block is marked for an exact recount (one UpdateItem, and a GetItem for an order found by its
+ * guard, on this path only). Logged,
  * never thrown: the 422 stands either way.
  */
-const recountIfRecent = async (merchantId: string, holderUuid: string) => {
+const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {
-    const holder = await readOrder(functionTable, merchantId, holderUuid);
+    // The order that refused a put came back with the refusal; a guard names only its uuid.
+    const holder = typeof holderOrUuid === 'string' ? await readOrder(functionTable, merchantId, holderOrUuid) : holderOrUuid;
     if (holder && Date.now() - Date.parse(holder.created_at) < RECENT_CREATE_SECONDS * 1000)
       await markCountsForRecount(functionTable, merchantId, [orderCountChange(holder)]);
   } catch (error) {
@@ -119,15 +115,11 @@ const recountIfRecent = async (merchantId: string, holderUuid: string) => {
 };
 
 /**
- * A retry of a create whose order was committed (its answer lost): the same order, answered as
- * the first time. Whether the first attempt counted it is unknown, so its list block is marked for
- * an exact recount instead of counted again. A different
- * order under the same Idempotency-Key is the key's reuse (422), as when its record is kept.
+ * A retry of a create whose order was stored (its answer lost): the same order, answered as the
+ * first time. Whether the first attempt counted it is unknown, so its list block is marked for an
+ * exact recount instead of counted again.
  */
-const recoverOrder = async (merchant: Merchant, uuid: string, input: OrderCreateInput): Promise<OrderItem> => {
-  const order = await readOrder(functionTable, merchant.id, uuid, true);
-  if (!order) throw new Error(`Order ${uuid} refused its create as existing, and cannot be read`);
-  if (order.order_no !== input.order_no) throw keyReused();
+const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<OrderItem> => {
   await settleCreate(order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
   return order;
 };

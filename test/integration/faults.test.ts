@@ -65,9 +65,9 @@ const countsAgree = () =>
   }, 30_000);
 
 describe('throttling and conflicts', () => {
-  it('retries a transaction cancelled for throttling and creates the order once', async () => {
-    // Act
-    const answer = await create(orderBody(), { faults: 'dynamodb.TransactWriteItems:throttle=100%x3' });
+  it('retries a throttled put of the order and creates the order once', async () => {
+    // Act: without a key the order's put is the create's only PutItem.
+    const answer = await create(orderBody(), { faults: 'dynamodb.PutItem:throttle=100%x3' });
 
     // Assess
     expect(answer.status).toBe(201);
@@ -79,7 +79,7 @@ describe('throttling and conflicts', () => {
     const body = orderBody();
 
     // Act
-    const answer = await create(body, { faults: 'dynamodb.TransactWriteItems:throttle=100%' });
+    const answer = await create(body, { faults: 'dynamodb.PutItem:throttle=100%' });
     const retry = await create(body);
 
     // Assess
@@ -88,8 +88,8 @@ describe('throttling and conflicts', () => {
     expect(retry.status).toBe(201);
   });
 
-  it('retries a conflicted transaction (TransactionConflict) and creates the order once', async () => {
-    const answer = await create(orderBody(), { faults: 'dynamodb.TransactWriteItems:conflict=100%x2' });
+  it('retries a put that meets a transaction on its item (TransactionConflictException) and creates the order once', async () => {
+    const answer = await create(orderBody(), { faults: 'dynamodb.PutItem:conflict=100%x2' });
 
     expect(answer.status).toBe(201);
   });
@@ -108,8 +108,8 @@ describe('an applied write whose answer is lost', () => {
     const body = orderBody();
     const key = randomUUID();
 
-    // Act: every attempt of the commit is applied or refused, and no answer arrives.
-    const lost = await create(body, { key, faults: 'dynamodb.TransactWriteItems:lost=100%' });
+    // Act: every attempt of the order's put (the PutItem after the key's claim) is applied or refused, and no answer arrives.
+    const lost = await create(body, { key, faults: 'dynamodb.PutItem:lost=100%+1' });
     const retry = await create(body, { key });
     const again = await create(body, { key });
 
@@ -129,7 +129,7 @@ describe('an applied write whose answer is lost', () => {
     const key = randomUUID();
 
     // Act: the key stays claimed by the function that died until its lease (timeout + 5 s) runs out.
-    const stopped = await create(body, { key, faults: 'dynamodb.TransactWriteItems:stop=100%' });
+    const stopped = await create(body, { key, faults: 'dynamodb.PutItem:stop=100%+1' });
     const inFlight = await create(body, { key });
     const started = Date.now();
     const retry = await eventually(async () => {
@@ -152,7 +152,7 @@ describe('an applied write whose answer is lost', () => {
     const body = orderBody();
 
     // Act
-    const stopped = await create(body, { faults: 'dynamodb.TransactWriteItems:stop=100%' });
+    const stopped = await create(body, { faults: 'dynamodb.PutItem:stop=100%' });
     const retry = await create(body);
 
     // Assess

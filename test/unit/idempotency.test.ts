@@ -1,11 +1,4 @@
-import {
-  GetCommand,
-  PutCommand,
-  type PutCommandInput,
-  TransactWriteCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -19,11 +12,24 @@ import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { logger } from '#shared/logger';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, provisionedThroughputExceeded, resetAwsMocks, sqsMock, transactionConflict } from './support/aws';
-import { MERCHANT_PK, ORDER_UUID, orderBody, storedOrder, stubAuth, stubOrderCreate, TOKENS, TRACE_ID } from './support/fixtures';
+import {
+  MERCHANT_PK,
+  ORDER_PUT,
+  ORDER_UUID,
+  orderBody,
+  orderPuts,
+  storedOrder,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+  TRACE_ID,
+} from './support/fixtures';
 
 const KEY = 'b1f8c2e4-7d3a-4f5e-9c1b-0a2d4e6f8a0c';
 const RECORD_KEY = { pk: MERCHANT_PK, sk: `IDEMPOTENCY#${KEY}` };
 const DAY = 24 * 60 * 60;
+/** Matches the PutItem that claims a key (the order's own put is stubbed apart: support/fixtures ORDER_PUT). */
+const CLAIM = { Item: { type: 'idempotency' } };
 
 const createEvent = (options: EventOptions = {}) =>
   apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), ...options, headers: { 'Idempotency-Key': KEY, ...options.headers } });
@@ -81,9 +87,8 @@ beforeEach(() => {
   resetAwsMocks();
   stubAuth();
   stubOrderCreate();
-  ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder() });
-  ddbMock.on(PutCommand).resolves({});
+  ddbMock.on(PutCommand, CLAIM).resolves({});
   ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` } }).resolves({ Item: storedOrder() });
 });
 
@@ -101,7 +106,7 @@ describe('without an Idempotency-Key header', () => {
     expect(response.headers).toEqual({ 'content-type': 'application/json' });
     expect(idempotencyPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
   });
 });
 
@@ -169,7 +174,7 @@ describe('the first request with a key', () => {
     expect(refused.statusCode).toBe(422);
     expect(idempotencyPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     const corrected = await invoke(createV2, createEvent());
     expect(corrected.statusCode).toBe(201);
     expect(idempotencyPuts()).toHaveLength(1);
@@ -201,7 +206,7 @@ describe('the first request with a key', () => {
 
   it('never stores a 5xx: the handler fails, the answer is 500, and the key is released for a retry', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(new Error('DynamoDB is having a bad day'));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(new Error('DynamoDB is having a bad day'));
 
     // Act
     const response = await invoke(createV2, createEvent());
@@ -324,7 +329,7 @@ describe('a retry with the same key', () => {
   it('gets the stored response byte for byte with Idempotent-Replayed: true, and the handler does not run', async () => {
     // Prepare
     const event = createEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 201, body: STORED_V2_BODY })));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(event, { status: 201, body: STORED_V2_BODY })));
 
     // Act
     const response = await invoke(createV2, event);
@@ -333,7 +338,7 @@ describe('a retry with the same key', () => {
     expect(response.statusCode).toBe(201);
     expect(response.raw).toBe(STORED_V2_BODY);
     expect(response.headers).toEqual({ 'content-type': 'application/json', 'idempotent-replayed': 'true' });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
     expect(idempotencyUpdates()).toHaveLength(0);
   });
@@ -343,7 +348,7 @@ describe('a retry with the same key', () => {
     const event = createEvent();
     const stored =
       '{"success":false,"data":null,"errors":{"order_no":["The order no has already been taken."]},"meta":{"trace_id":"2026-03-01T10:00:00Z:api:0badc0de"}}';
-    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 422, body: stored })));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(event, { status: 422, body: stored })));
 
     // Act
     const response = await invoke(createV2, event);
@@ -358,7 +363,7 @@ describe('a retry with the same key', () => {
     // Prepare
     const event = legacyEvent();
     const stored = '{"success":true,"message":"Order created.","data":{"uuid":"3e0b6d2c-5a1f-4c8e-9b7d-2f4a6c8e0b1d","order_no":"A-1001"}}';
-    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(event, { status: 201, body: stored })));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(event, { status: 201, body: stored })));
 
     // Act
     const response = await invoke(createLegacy, event);
@@ -372,7 +377,7 @@ describe('a retry with the same key', () => {
   it('reads the record when DynamoDB does not return it with the failed condition', async () => {
     // Prepare
     const event = createEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed());
     ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
       Item: {
         ...RECORD_KEY,
@@ -397,7 +402,7 @@ describe('a retry with the same key', () => {
   it('treats a record past its 24 hours as absent (TTL deletes lazily): it claims again and runs the request', async () => {
     // Prepare
     const event = createEvent();
-    ddbMock.on(PutCommand).rejectsOnce(conditionFailed()).resolves({});
+    ddbMock.on(PutCommand, CLAIM).rejectsOnce(conditionFailed()).resolves({});
     ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({
       Item: unmarshall(completedRecord(event, { status: 201, body: STORED_V2_BODY }, { expires_at: Math.floor(Date.now() / 1000) - 1 })),
     });
@@ -410,13 +415,13 @@ describe('a retry with the same key', () => {
     expect(response.raw).not.toBe(STORED_V2_BODY);
     expect(response.headers).not.toHaveProperty('idempotent-replayed');
     expect(idempotencyPuts()).toHaveLength(2);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
   });
 
   it('gets 409 with Retry-After while the first request is still in flight', async () => {
     // Prepare
     const event = createEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(event)));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event)));
 
     // Act
     const response = await invoke(createV2, event);
@@ -430,14 +435,14 @@ describe('a retry with the same key', () => {
       errors: { message: ['A request with this idempotency key is still being processed.'] },
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 
   it('gets the legacy envelope for 409 on the legacy route', async () => {
     // Prepare
     const event = legacyEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(event)));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event)));
 
     // Act
     const response = await invoke(createLegacy, event);
@@ -457,21 +462,21 @@ describe('the same key with a different request', () => {
     ],
   ])('is 422 with errors.message (%s), even while the first is in flight, and changes nothing', async (_, event) => {
     // Prepare
-    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(createEvent())));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(createEvent())));
 
     // Act
     const response = await invoke(event.httpMethod === 'POST' && event.path.endsWith('/cancel') ? cancelOrder : createV2, event);
 
     // Assess
     expectV2Error(response, 422, { message: ['The idempotency key has already been used with a different request.'] });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 
   it('is 422 in the legacy envelope on the legacy route', async () => {
     // Prepare
     const first = legacyEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed(completedRecord(first, { status: 201, body: '{}' })));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(first, { status: 201, body: '{}' })));
 
     // Act
     const response = await invoke(createLegacy, legacyEvent({ body: orderBody({ order_no: 'A-2002' }) }));
@@ -503,7 +508,7 @@ describe('claiming a key', () => {
 
   it('holds the key when its claim is refused by its own applied attempt (the old image has its claim id): the request runs, not 409', async () => {
     // Prepare: the SDK retried a claim whose first attempt was applied but whose answer was lost.
-    ddbMock.on(PutCommand).callsFake(async (input: PutCommandInput) => {
+    ddbMock.on(PutCommand, CLAIM).callsFake(async (input: PutCommandInput) => {
       throw conditionFailed(marshall(input.Item ?? {}));
     });
 
@@ -513,7 +518,7 @@ describe('claiming a key', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(response.headers).not.toHaveProperty('idempotent-replayed');
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
     expect(idempotencyPuts()).toHaveLength(1);
     const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
     const [update] = idempotencyUpdates();
@@ -526,7 +531,7 @@ describe('claiming a key', () => {
   ])('answers 422 reused to another request while the record of the key is %s within its 24 hours, and runs nothing', async (_, state) => {
     // Prepare
     const first = createEvent();
-    ddbMock.on(PutCommand).rejects(conditionFailed(inProgressRecord(first, state)));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(first, state)));
 
     // Act
     const response = await invoke(createV2, createEvent({ body: orderBody({ order_no: 'A-2002' }) }));
@@ -534,7 +539,7 @@ describe('claiming a key', () => {
     // Assess
     expectV2Error(response, 422, { message: ['The idempotency key has already been used with a different request.'] });
     expect(idempotencyPuts()).toHaveLength(1);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 
@@ -552,13 +557,13 @@ describe('claiming a key', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(idempotencyPuts()).toHaveLength(2);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
     expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 201 });
   });
 
   it('answers 503 with Retry-After, not 500, when the key cannot be claimed in 3 attempts, and runs nothing', async () => {
     // Prepare: every attempt is refused, and the record is gone (expired, released) by the time it is read.
-    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed());
     ddbMock.on(GetCommand, { Key: RECORD_KEY }).resolves({});
 
     // Act
@@ -568,7 +573,7 @@ describe('claiming a key', () => {
     expectV2Error(response, 503, { message: ['The service is busy. Please retry the request.'] });
     expect(response.headers).toMatchObject({ 'retry-after': '1' });
     expect(idempotencyPuts()).toHaveLength(3);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 });
@@ -584,7 +589,7 @@ describe('a bad key', () => {
     // Assess
     expectV2Error(response, 400, { idempotency_key: [message] });
     expect(idempotencyPuts()).toHaveLength(0);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('is 400 in the legacy envelope on the legacy route', async () => {
@@ -599,7 +604,7 @@ describe('a bad key', () => {
       data: { errors: { idempotency_key: ['The idempotency key field is required.'] } },
     });
     expect(idempotencyPuts()).toHaveLength(0);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('comes after authentication: an unauthenticated caller gets 401 and learns nothing else', async () => {

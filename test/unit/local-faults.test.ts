@@ -72,6 +72,10 @@ describe('parseFaultSpec', () => {
     ['sqs.SendMessage:refuse=100%x2', { service: 'sqs', operation: 'SendMessage', fault: 'refuse', probability: 1, remaining: 2 }],
     ['dynamodb.write:lost=2%', { service: 'dynamodb', operation: 'write', fault: 'lost', probability: 0.02, remaining: Infinity }],
     ['ses:unavailable', { service: 'ses', operation: undefined, fault: 'unavailable', probability: 1, remaining: Infinity }],
+    [
+      'dynamodb.PutItem:stop=100%+1',
+      { service: 'dynamodb', operation: 'PutItem', fault: 'stop', probability: 1, remaining: Infinity, skip: 1 },
+    ],
   ])('reads %s', (spec, rule) => {
     // Act
     const rules = parseFaultSpec(spec);
@@ -253,6 +257,25 @@ describe('injectFaults on a DynamoDB client', () => {
     expect(reached).toEqual(['PutItem']);
     expect(injector.tally).toEqual(new Map([['dynamodb.PutItem:throttle=100%x1', 1]]));
     expect(injector.rules[0]?.remaining).toBe(0);
+  });
+
+  it('lets the first calls a rule with +N matches pass, then fires it: the second PutItem of a keyed create is its order, the first its claim', async () => {
+    // Prepare
+    const { client, reached, injector } = faultyDynamoDb('dynamodb.PutItem:refuse=100%+1');
+    const put = () => client.send(new PutItemCommand({ TableName: 'unit-table', Item: KEY }));
+    const get = () => client.send(new GetItemCommand({ TableName: 'unit-table', Key: KEY }));
+
+    // Act
+    const read = await get();
+    const first = await put();
+    const second = await failureOf(put());
+
+    // Assess
+    expect(read.$metadata.httpStatusCode).toBe(200);
+    expect(first.$metadata.httpStatusCode).toBe(200);
+    expect(second.code).toBe('ECONNREFUSED');
+    expect(reached).toEqual(['GetItem', 'PutItem']);
+    expect(injector.tally).toEqual(new Map([['dynamodb.PutItem:refuse=100%+1', 1]]));
   });
 
   it('matches `write` to the operations that write (PutItem), never to a read (GetItem)', async () => {

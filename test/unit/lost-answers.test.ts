@@ -2,12 +2,20 @@
  * A write DynamoDB applied although its caller never got the answer (a timeout after the commit,
  * the SDK's own retry of it, a function stopped right after it) must not make the retry answer
  * "taken" or "already cancelled": the retry recognises its own write and answers it again.
- * A request with an Idempotency-Key names what it creates and stamps what it changes after the key
- * (shared/request-identity.ts), so a client's retry with the same key finds the first attempt's
- * order; a request without a key still recognises the SDK's retries of its own write.
+ * A request with an Idempotency-Key stamps what it writes with a write id derived from the key
+ * (shared/request-identity.ts), so a client's retry with the same key recognises the first
+ * attempt's order (whose key is derived from its order_no) and invite; a request without a key
+ * still recognises the SDK's retries of its own write.
  */
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -22,14 +30,16 @@ import { handler as updateOrder } from '#functions/orders/update';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { requestIdentity } from '#shared/request-identity';
 import { type ApiResponse, apiEvent, expectV2Error, invoke } from './support/api';
-import { conditionFailed, ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import {
   COUNTS_PK,
+  derivedOrderUuid,
   MERCHANT,
   MERCHANT_PK,
-  ORDER_COUNTER_KEY,
+  ORDER_PUT,
   ORDER_UUID,
   orderBody,
+  orderPuts,
   REQUEST_KEY,
   REQUEST_UUID,
   storedAffiliate,
@@ -45,10 +55,12 @@ const sesMock = mockClient(SESClient);
 
 const KEY = '5c0e9a7b-2d4f-4e61-8a3b-7c9d1e2f4a6b';
 const RECORD_KEY = { pk: MERCHANT_PK, sk: `IDEMPOTENCY#${KEY}` };
-const GUARD_KEY = { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001' };
+/** The uuid every create of order_no A-1001 puts its order under. */
+const A_1001_UUID = derivedOrderUuid('A-1001');
 const CUSTOMER_KEY = { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' };
 const ORDER_KEY = { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` };
-const ANOTHER_ORDER_UUID = '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9';
+/** The write id of a request other than the one under test. */
+const OTHER_REQUESTS_WRITE_ID = '1a2b3c4d-5e6f-4a0b-8c1d-2e3f4a5b6c7d';
 /** A name-based (version 5) UUID: what a keyed request's uuids and write ids look like. */
 const DERIVED_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const REUSED = 'The idempotency key has already been used with a different request.';
@@ -67,9 +79,12 @@ const CREATES = [
 /** The order list's block count item of a block (256 sequence numbers each). */
 const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
-/** The first attempt's order, committed (its answer to the client was lost): seq 300 sits in block 1. */
-const committedOrder = (uuid: string, overrides: Record<string, unknown> = {}) =>
-  storedOrder({ uuid, seq: 300, order_no: 'A-1001', version: 1, ...overrides });
+/**
+ * The refusal of a put of order A-1001 because it is stored (seq 300, in block 1), stamped with
+ * `writeId`: what DynamoDB hands back with ALL_OLD.
+ */
+const storedBy = (writeId: string) =>
+  conditionFailed(marshall(storedOrder({ uuid: A_1001_UUID, seq: 300, order_no: 'A-1001', version: 1, last_write_id: writeId })));
 
 const updateInputs = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input as UpdateCommandInput);
 /** The block count changes (ADD n :delta), as key -> delta. */
@@ -98,26 +113,26 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('a keyed order create whose first attempt committed but whose answer was lost', () => {
+describe('a keyed order create whose first attempt was stored but whose answer was lost', () => {
   describe.each(CREATES)('on the $label route', ({ route, handler, uuidOf }) => {
-    it('finds its own order on the guard it reads first: 201 with the same uuid and order_no, nothing written again, its block marked for recount', async () => {
-      // Prepare
+    it('finds its own order in the refusal of its put (its write id): 201 with the same uuid and order_no, not read or written again, its block marked for recount', async () => {
+      // Prepare: the order of A-1001 is stored, stamped with this request's write id.
       const event = keyedCreate(route);
-      const uuid = identityOf(event).newUuid('order');
-      ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: uuid } });
-      ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` } }).resolves({ Item: committedOrder(uuid) });
+      ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(event).writeId));
 
       // Act
       const response = await invoke(handler, event);
 
       // Assess
       expect(response.statusCode).toBe(201);
-      expect(uuidOf(response.body)).toBe(uuid);
-      expect(uuid).toMatch(DERIVED_UUID);
-      expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` }, ConsistentRead: true });
+      expect(uuidOf(response.body)).toBe(A_1001_UUID);
+      expect(uuidOf(response.body)).toMatch(DERIVED_UUID);
+      expect(orderPuts()).toHaveLength(1);
+      // The refusal handed the order back: no read of it, no transaction.
+      expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } });
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-      expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: ORDER_COUNTER_KEY });
-      // Whether the first attempt counted the order is unknown: its block is recounted, never added to twice.
+      // Whether the first attempt counted the order is unknown: its block is recounted, never added to twice
+      // (the sequence number this attempt took beside its reads stays unused).
       expect(countAdds()).toEqual([]);
       expect(recountMarks()).toEqual([orderBlockKey(1)]);
       expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
@@ -135,91 +150,55 @@ describe('a keyed order create whose first attempt committed but whose answer wa
     });
   });
 
-  it('finds its own order when the order part of the transaction refuses (our uuid exists): 201 with it, its own block marked for recount', async () => {
-    // Prepare: the guard read raced the first attempt's commit; the sequence number taken now stays unused.
-    const event = keyedCreate('orders-create');
-    const uuid = identityOf(event).newUuid('order');
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
-    ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` } }).resolves({ Item: committedOrder(uuid) });
-
-    // Act
-    const response = await invoke(createV2, event);
-
-    // Assess
-    expect(response.statusCode).toBe(201);
-    expect(response.body.data.order).toEqual({ uuid, order_no: 'A-1001' });
-    expect(ddbMock.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[0]?.Put?.Item).toMatchObject({ uuid, seq: 42 });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-    expect(countAdds()).toEqual([]);
-    // The stored order's block (seq 300), not the block of the number this attempt took (42).
-    expect(recountMarks()).toEqual([orderBlockKey(1)]);
-    // Not upserted by the request: the change feed does it from the first attempt's write.
-    expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(0);
-    expect(sqsMock).not.toHaveReceivedAnyCommand();
-    expect(storedResponse()).toEqual({ statusCode: 201, body: response.raw });
-  });
-
-  it('finds its own order when the order_no guard refuses naming our uuid as its holder: 201 with it', async () => {
+  it('answers 422 order_no taken when its put is refused by an order another request stored (another write id), and reads no order', async () => {
     // Prepare
     const event = keyedCreate('orders-create');
-    const uuid = identityOf(event).newUuid('order');
-    ddbMock.on(TransactWriteCommand).rejects(
-      transactionCanceled('None', {
-        Code: 'ConditionalCheckFailed',
-        Item: marshall({ ...GUARD_KEY, type: 'order_no', order_uuid: uuid }),
-      }),
-    );
-    ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` } }).resolves({ Item: committedOrder(uuid) });
-
-    // Act
-    const response = await invoke(createV2, event);
-
-    // Assess
-    expect(response.statusCode).toBe(201);
-    expect(response.body.data.order).toEqual({ uuid, order_no: 'A-1001' });
-    expect(countAdds()).toEqual([]);
-    expect(recountMarks()).toEqual([orderBlockKey(1)]);
-  });
-
-  it('answers 422 order_no taken when the guard refuses naming another order, and reads no order', async () => {
-    // Prepare
-    const event = keyedCreate('orders-create');
-    ddbMock.on(TransactWriteCommand).rejects(
-      transactionCanceled('None', {
-        Code: 'ConditionalCheckFailed',
-        Item: marshall({ ...GUARD_KEY, type: 'order_no', order_uuid: ANOTHER_ORDER_UUID }),
-      }),
-    );
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(OTHER_REQUESTS_WRITE_ID));
 
     // Act
     const response = await invoke(createV2, event);
 
     // Assess
     expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, {
-      Key: { pk: MERCHANT_PK, sk: `ORDER#${identityOf(event).newUuid('order')}` },
-    });
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } });
     expect(countAdds()).toEqual([]);
     expect(recountMarks()).toEqual([]);
     expect(storedResponse()).toEqual({ statusCode: 422, body: response.raw });
   });
 
-  it('answers 422 "key reused" when the order under the key has another order_no, and counts or marks nothing', async () => {
-    // Prepare
+  it('answers 422 order_no taken, never the stored order, when the order was stored under the same key for another body (another write id)', async () => {
+    // Prepare: the key was used for another request with this order_no, whose record has expired.
     const event = keyedCreate('orders-create');
-    const uuid = identityOf(event).newUuid('order');
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
-    ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${uuid}` } }).resolves({ Item: committedOrder(uuid, { order_no: 'B-9' }) });
+    const otherBody = keyedCreate('orders-create', orderBody({ total_shipping_value: 0 }));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(otherBody).writeId));
 
     // Act
     const response = await invoke(createV2, event);
 
     // Assess
-    expectV2Error(response, 422, { message: [REUSED] });
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
     expect(countAdds()).toEqual([]);
     expect(recountMarks()).toEqual([]);
     expect(ddbMock.commandCalls(UpdateCommand, { Key: CUSTOMER_KEY })).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
+  });
+});
+
+describe('an order create without a key whose put was applied by an earlier attempt of the same call (the SDK retried it)', () => {
+  it('recognises its own order by the write id it put: 201 with it, its block marked for recount', async () => {
+    // Prepare: the put answers as DynamoDB does to a retry of an applied put: refused, holding what was put.
+    ddbMock.on(PutCommand, ORDER_PUT).callsFake(async (input: PutCommandInput) => {
+      throw conditionFailed(marshall({ ...input.Item, seq: 300, gsi1sk: '000000000300' }, { removeUndefinedValues: true }));
+    });
+
+    // Act
+    const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.body.data.order).toEqual({ uuid: A_1001_UUID, order_no: 'A-1001' });
+    expect(countAdds()).toEqual([]);
+    expect(recountMarks()).toEqual([orderBlockKey(1)]);
   });
 });
 

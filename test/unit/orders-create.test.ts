@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -8,16 +8,19 @@ import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { logger } from '#shared/logger';
 import { apiEvent, expectV2Error, invoke, workerContext } from './support/api';
-import { ddbMock, resetAwsMocks, sqsMock, transactionCanceled } from './support/aws';
+import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import {
   AFFILIATE_KEY,
   COUNTS_PK,
+  derivedOrderUuid,
   MERCHANT,
   MERCHANT_KEY,
   MERCHANT_PK,
   ORDER_COUNTER_KEY,
+  ORDER_PUT,
   ORDERS_LIST_PK,
   orderBody,
+  orderPuts,
   storedAffiliate,
   storedOrder,
   stubAuth,
@@ -29,7 +32,10 @@ import {
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** The order_no guard an order stored before order keys were derived from order_no still has. */
 const GUARD_KEY = { pk: MERCHANT_PK, sk: 'ORDER_NO#A-1001' };
+/** The uuid every create of order_no A-1001 puts its order under. */
+const A_1001_UUID = derivedOrderUuid('A-1001');
 const CUSTOMER_KEY = { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' };
 /** The order that holds order_no A-1001 when a test says it is taken (another request's). */
 const OTHER_ORDER_UUID = '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9';
@@ -37,8 +43,11 @@ const OTHER_ORDER_UUID = '0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9';
 const postV2 = (body: unknown) => invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body }));
 const postLegacy = (body: unknown) => invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body }));
 
-/** The TransactItems of the n-th TransactWriteItems call. */
-const transactItems = (call = 0) => ddbMock.commandCalls(TransactWriteCommand)[call]?.args[0].input.TransactItems ?? [];
+/** The input of the n-th PutItem of an order. */
+const orderPut = (call = 0) => orderPuts()[call]?.args[0].input;
+
+/** A refusal of the order's put because an order holds its key: that order, as DynamoDB hands it back (ALL_OLD). */
+const heldBy = (order: Record<string, unknown>) => conditionFailed(marshall(order, { removeUndefinedValues: true }));
 
 /** Every table call, in the order they were made. */
 const tableCalls = () =>
@@ -107,26 +116,29 @@ describe('POST /api/v2/orders/create', () => {
     expect(response.headers).toMatchObject({ 'content-type': 'application/json' });
     expect(response.body).toEqual({
       success: true,
-      data: { order: { uuid: expect.stringMatching(UUID), order_no: 'A-1001' } },
+      data: { order: { uuid: A_1001_UUID, order_no: 'A-1001' } },
       errors: null,
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
   });
 
-  it('writes ONE transaction holding only the order (with no gsi2 entry: nothing is owed after it) and its order_no guard', async () => {
+  it('writes ONE conditional put of the order under the uuid derived from its order_no (with no gsi2 entry: nothing is owed after it), no transaction and no guard item', async () => {
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(201);
     const uuid = response.body.data.order.uuid as string;
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-    const items = transactItems();
-    expect(items).toHaveLength(2);
-    const [order, guard] = items;
-    expect(order?.Put).toEqual({
+    expect(uuid).toBe(A_1001_UUID);
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(1);
+    expect(ddbMock).toHaveReceivedCommandTimes(PutCommand, 1);
+    expect(orderPut()).toEqual({
       TableName: 'unit-table',
+      // Of racing creates with one order_no exactly one finds the key free; a refusal names the
+      // holder, so a retry of this very create recognises its own order by the write id.
       ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       Item: {
         pk: MERCHANT_PK,
         sk: `ORDER#${uuid}`,
@@ -163,33 +175,25 @@ describe('POST /api/v2/orders/create', () => {
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
         version: 1,
+        last_write_id: expect.stringMatching(UUID),
       },
     });
-    expect(order?.Put?.Item).not.toHaveProperty('gsi2pk');
-    expect(order?.Put?.Item).not.toHaveProperty('published_version');
-    expect(guard?.Put).toEqual({
-      TableName: 'unit-table',
-      Item: { ...GUARD_KEY, type: 'order_no', order_uuid: uuid },
-      ConditionExpression: 'attribute_not_exists(pk)',
-      // A refused guard names its holder: a retry of this very create recognises its own order.
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
+    expect(orderPut()?.Item).not.toHaveProperty('gsi2pk');
+    expect(orderPut()?.Item).not.toHaveProperty('published_version');
   });
 
-  it('keeps every item that other creates also write out of the transaction: no counter, merchant, affiliate, customer or count item', async () => {
+  it('writes nothing that other creates also write: its one put holds only its own order item, no counter, merchant, affiliate, customer, guard or count item', async () => {
     // Act
     await postV2(orderBody());
 
     // Assess
-    const keys = transactItems().map(
-      (item) => item.Put?.Item?.sk ?? item.Update?.Key?.sk ?? item.ConditionCheck?.Key?.sk ?? item.Delete?.Key?.sk,
-    );
-    expect(keys).toEqual([expect.stringMatching(/^ORDER#/), 'ORDER_NO#A-1001']);
-    expect(transactItems().every((item) => item.Put?.Item?.pk === MERCHANT_PK)).toBe(true);
-    expect(JSON.stringify(transactItems())).not.toMatch(/COUNTER#|"MERCHANT"|AFFILIATE#|CUSTOMER#|#COUNTS|orders_count/);
+    expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item?.sk)).toEqual([`ORDER#${A_1001_UUID}`]);
+    expect(orderPut()?.Item?.pk).toBe(MERCHANT_PK);
+    expect(JSON.stringify(orderPut())).not.toMatch(/COUNTER#|"MERCHANT"|AFFILIATE#|CUSTOMER#|ORDER_NO#|#COUNTS|orders_count/);
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('reads the affiliate (consistently) and the holder of the order_no guard, then takes the sequence number with one atomic ADD, then commits', async () => {
+  it('reads the affiliate (consistently) and the order_no guard of an order stored before derived keys, and takes the sequence number with one atomic ADD', async () => {
     // Act
     await postV2(orderBody());
 
@@ -210,18 +214,28 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_COUNTER_KEY });
   });
 
-  it('makes its reads before the sequence number and the sequence number before the transaction', async () => {
+  it('takes the sequence number while it reads (one round trip for the three), then puts the order', async () => {
+    // Prepare: the affiliate read answers only after a turn of the event loop, and notes whether
+    // the counter's ADD had been sent by then: a create that waited for its reads would not have.
+    let addsSentDuringRead = -1;
+    ddbMock.on(GetCommand, { Key: AFFILIATE_KEY }).callsFake(async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      addsSentDuringRead = updatesOf(ORDER_COUNTER_KEY).length;
+      return { Item: storedAffiliate() };
+    });
+
     // Act
-    await postV2(orderBody());
+    const response = await postV2(orderBody());
 
     // Assess
+    expect(response.statusCode).toBe(201);
+    expect(addsSentDuringRead).toBe(1);
     const affiliateRead = positionOf('GetCommand', AFFILIATE_KEY);
     const guardRead = positionOf('GetCommand', GUARD_KEY);
     const sequence = positionOf('UpdateCommand', ORDER_COUNTER_KEY);
-    const commit = positionOf('TransactWriteCommand');
-    expect(Math.min(affiliateRead, guardRead, sequence, commit)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(affiliateRead, guardRead)).toBeLessThan(sequence);
-    expect(sequence).toBeLessThan(commit);
+    const put = positionOf('PutCommand');
+    expect(Math.min(affiliateRead, guardRead, sequence, put)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(affiliateRead, guardRead, sequence)).toBeLessThan(put);
   });
 
   it('after the commit, adds the order to its list block count and does not upsert the customer: the change feed does', async () => {
@@ -238,7 +252,7 @@ describe('POST /api/v2/orders/create', () => {
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':delta': 1, ':one': 1, ':type': 'list_count' },
     });
-    const commit = positionOf('TransactWriteCommand');
+    const commit = positionOf('PutCommand');
     expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
     // The only UpdateItems are the sequence number and the block count.
@@ -248,7 +262,7 @@ describe('POST /api/v2/orders/create', () => {
   it('commits an order from which the change feed announces order.created (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
     // Prepare: the create commits; the table's stream then carries the order it put.
     const response = await postV2(orderBody());
-    const committed = transactItems()[0]?.Put?.Item as Record<string, unknown>;
+    const committed = orderPut()?.Item as Record<string, unknown>;
     sqsMock.on(SendMessageBatchCommand).callsFake(acceptAll);
 
     // Act
@@ -282,7 +296,7 @@ describe('POST /api/v2/orders/create', () => {
     await postV2(orderBody());
 
     // Assess
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ seq: 513, gsi1sk: '000000000513' });
+    expect(orderPut()?.Item).toMatchObject({ seq: 513, gsi1sk: '000000000513' });
     expect(updatesOf(orderBlockKey(2))).toHaveLength(1);
     expect(ddbMock.commandCalls(UpdateCommand).filter((call) => call.args[0].input.Key?.pk === COUNTS_PK)).toHaveLength(1);
   });
@@ -313,7 +327,7 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(201);
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ affiliate_slug: 'alice', currency_code: 'EUR' });
+    expect(orderPut()?.Item).toMatchObject({ affiliate_slug: 'alice', currency_code: 'EUR' });
   });
 
   it('gives the first order of a merchant sequence number 1 (ADD creates the counter)', async () => {
@@ -325,7 +339,7 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ seq: 1, gsi1sk: '000000000001' });
+    expect(orderPut()?.Item).toMatchObject({ seq: 1, gsi1sk: '000000000001' });
     expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
   });
 
@@ -338,8 +352,8 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(transactItems()).toHaveLength(2);
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ customer: null });
+    expect(orderPuts()).toHaveLength(1);
+    expect(orderPut()?.Item).toMatchObject({ customer: null });
     expect(ddbMock.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.sk).startsWith('CUSTOMER#'))).toHaveLength(
       0,
     );
@@ -381,24 +395,32 @@ describe('POST /api/v2/orders/create', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
+  /** Every UpdateItem's key, in order. */
+  const updatedKeys = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
+
   it.each([
     ['unknown', null],
     ['inactive', storedAffiliate({ status: 'inactive', accepted_at: null })],
-  ])('answers 422 on affiliate_slug for an %s affiliate; no sequence number is taken and nothing is written', async (_label, affiliate) => {
-    // Prepare
-    stubOrderCreate({ affiliate });
+  ])(
+    'answers 422 on affiliate_slug for an %s affiliate; no order is put or counted, only the sequence number taken beside the reads is spent',
+    async (_label, affiliate) => {
+      // Prepare
+      stubOrderCreate({ affiliate });
 
-    // Act
-    const response = await postV2(orderBody());
+      // Act
+      const response = await postV2(orderBody());
 
-    // Assess
-    expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-    expect(sqsMock).not.toHaveReceivedAnyCommand();
-  });
+      // Assess
+      expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
+      // The sequence number is never counted: the lists show no gap.
+      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+      expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
+      expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+      expect(sqsMock).not.toHaveReceivedAnyCommand();
+    },
+  );
 
-  it('answers 422 on order_no when the guard already exists; no sequence number is taken and nothing is written', async () => {
+  it('answers 422 on order_no when an order stored before derived keys holds it (its guard exists); no order is put or counted', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
 
@@ -407,45 +429,66 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+    expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  /** The order_no is held by another order (sequence number 300, created 2026-03-01T10:00), read at `now`. */
-  const orderNoHeldSince = (now: string) => {
+  /** Another request's order that holds order_no A-1001 (sequence number 300, created 2026-03-01T10:00). */
+  const otherRequestsOrder = (uuid: string) =>
+    storedOrder({
+      uuid,
+      seq: 300,
+      order_no: 'A-1001',
+      created_at: '2026-03-01T10:00:00.000Z',
+      version: 1,
+      last_write_id: '7f6e5d4c-3b2a-4190-8fed-cba987654321',
+    });
+
+  /**
+   * The order_no is held by another order, read at `now`: one stored before derived keys (its
+   * guard names it) or one under the derived key (the put is refused and hands it back).
+   */
+  const orderNoHeldSince = (now: string, holder: 'guard' | 'derived key') => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date(now));
-    ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
-    ddbMock
-      .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
-      .resolves({ Item: storedOrder({ uuid: OTHER_ORDER_UUID, seq: 300, order_no: 'A-1001', created_at: '2026-03-01T10:00:00.000Z' }) });
+    if (holder === 'guard') {
+      ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
+      ddbMock
+        .on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${OTHER_ORDER_UUID}` } })
+        .resolves({ Item: otherRequestsOrder(OTHER_ORDER_UUID) });
+    } else ddbMock.on(PutCommand, ORDER_PUT).rejects(heldBy(otherRequestsOrder(A_1001_UUID)));
   };
 
-  it("answers 422 on order_no held by an order created within the hour, and marks that order's block for recount (its create may have stopped before counting it)", async () => {
-    // Prepare: the holder was created a minute ago, with sequence number 300 (block 1).
-    orderNoHeldSince('2026-03-01T10:01:00.000Z');
+  describe.each(['guard', 'derived key'] as const)('an order_no held by an order found by its %s', (holder) => {
+    it("answers 422 on order_no held by an order created within the hour, and marks that order's block for recount (its create may have stopped before counting it)", async () => {
+      // Prepare: the holder was created a minute ago, with sequence number 300 (block 1).
+      orderNoHeldSince('2026-03-01T10:01:00.000Z', holder);
 
-    // Act
-    const response = await postV2(orderBody());
+      // Act
+      const response = await postV2(orderBody());
 
-    // Assess
-    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(recountMarks()).toEqual([orderBlockKey(1)]);
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: ORDER_COUNTER_KEY });
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-  });
+      // Assess
+      expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
+      expect(recountMarks()).toEqual([orderBlockKey(1)]);
+      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY, orderBlockKey(1)]);
+      expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+      expect(sqsMock).not.toHaveReceivedAnyCommand();
+    });
 
-  it('answers 422 on order_no held by an older order without marking anything', async () => {
-    // Prepare: the holder was created two hours ago.
-    orderNoHeldSince('2026-03-01T12:00:00.000Z');
+    it('answers 422 on order_no held by an older order without marking anything', async () => {
+      // Prepare: the holder was created two hours ago.
+      orderNoHeldSince('2026-03-01T12:00:00.000Z', holder);
 
-    // Act
-    const response = await postV2(orderBody());
+      // Act
+      const response = await postV2(orderBody());
 
-    // Assess
-    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+      // Assess
+      expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
+      expect(recountMarks()).toEqual([]);
+      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+    });
   });
 
   it('names both fields when the affiliate is invalid and the order_no is taken', async () => {
@@ -464,48 +507,47 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
-  it('answers 422 on order_no when the guard part (`orderNo`) refuses the commit: a lost race; only the reserved sequence number is spent', async () => {
-    // Prepare: the guard was free when read, another create took the order_no before the commit.
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed'));
+  it('answers 422 on order_no when its put is refused for an order of another request: a lost race; only the sequence number is spent', async () => {
+    // Prepare: no guard, the key was free when read; another create put its order first.
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(heldBy(otherRequestsOrder(A_1001_UUID)));
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
+    // The holder came back with the refusal: it is not read again.
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } });
     // The sequence number was taken, but it is never counted: the lists show no gap.
-    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('does not take a refusal of the order part for an order_no problem: it reads its own order, and when that is missing answers 500, nothing counted', async () => {
-    // Prepare: the order part refuses only when an order of this uuid exists (an applied attempt of
-    // this very create); one that cannot then be read is a defect, not the client's fault.
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('ConditionalCheckFailed', 'None'));
+  it("does not take a refusal of its put that names no order for an order_no problem: 500 (a defect, not the client's fault), nothing counted", async () => {
+    // Prepare: the put asks for the holder (ALL_OLD); a refusal without it cannot be told apart.
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(conditionFailed());
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(500);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-    const orderKey = { pk: MERCHANT_PK, sk: transactItems()[0]?.Put?.Item?.sk };
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: orderKey, ConsistentRead: true });
-    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY]);
+    expect(orderPuts()).toHaveLength(1);
+    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
   it('does not retry a failure that is not a conflict: 500, nothing counted or queued', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(new Error('InternalServerError'));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(new Error('InternalServerError'));
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(500);
-    expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(orderPuts()).toHaveLength(1);
     expect(updatesOf(orderBlockKey(0))).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
@@ -518,7 +560,7 @@ describe('POST /api/v2/orders/create', () => {
     expectV2Error(response, 422, { currency_code: ['The currency code must match the merchant account currency (EUR).'] });
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -528,7 +570,7 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expectV2Error(response, 422, { currency_code: ['The selected currency code is invalid.'] });
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('answers 422 keyed by field, nested keys included, when the body is invalid; nothing is written', async () => {
@@ -556,7 +598,7 @@ describe('POST /api/v2/orders/create', () => {
       'order_rows.0.quantity': ['The order rows.0.quantity field must be greater than 0.'],
     });
     expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -592,21 +634,22 @@ describe('POST /api/orders/create (legacy)', () => {
     expect(response.body).toEqual({
       success: true,
       message: 'Order created successfully.',
-      data: { uuid: expect.stringMatching(UUID), order_no: 'L-1' },
+      data: { uuid: derivedOrderUuid('L-1'), order_no: 'L-1' },
     });
   });
 
-  it('writes the same transaction and block count as V2, upserts no customer and sends nothing to SQS', async () => {
+  it('writes the same one put and block count as V2, upserts no customer and sends nothing to SQS', async () => {
     // Act
     const response = await postLegacy(orderBody({ affiliate_slug: 'Alice' }));
 
     // Assess
     const uuid = response.body.data.uuid as string;
-    const items = transactItems();
-    expect(items.map((item) => Object.keys(item)[0])).toEqual(['Put', 'Put']);
-    expect(items[0]?.Put?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, affiliate_slug: 'alice', version: 1 });
-    expect(items[0]?.Put?.Item).not.toHaveProperty('gsi2pk');
-    expect(items[1]?.Put?.Item).toEqual({ ...GUARD_KEY, type: 'order_no', order_uuid: uuid });
+    expect(uuid).toBe(A_1001_UUID);
+    expect(ddbMock.commandCalls(PutCommand)).toHaveLength(1);
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPut()).toMatchObject({ ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(orderPut()?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, affiliate_slug: 'alice', version: 1 });
+    expect(orderPut()?.Item).not.toHaveProperty('gsi2pk');
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
     expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
@@ -627,12 +670,14 @@ describe('POST /api/orders/create (legacy)', () => {
       message: 'The given data was invalid.',
       data: { errors: { order_no: ['The order no has already been taken.'] } },
     });
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('answers 422 with data.errors when the order_no race is lost at the commit', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(transactionCanceled('None', 'ConditionalCheckFailed'));
+    ddbMock
+      .on(PutCommand, ORDER_PUT)
+      .rejects(heldBy(storedOrder({ uuid: A_1001_UUID, order_no: 'A-1001', last_write_id: '7f6e5d4c-3b2a-4190-8fed-cba987654321' })));
 
     // Act
     const response = await postLegacy(orderBody());
@@ -653,7 +698,7 @@ describe('POST /api/orders/create (legacy)', () => {
     // Assess
     expect(response.statusCode).toBe(422);
     expect(response.body.data.errors).toEqual({ affiliate_slug: ['The selected affiliate slug is invalid.'] });
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('answers 422 with data.errors naming every missing required field', async () => {
@@ -675,7 +720,7 @@ describe('POST /api/orders/create (legacy)', () => {
         },
       },
     });
-    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(orderPuts()).toHaveLength(0);
   });
 
   it('still answers 201 when the queue is down: the request path never calls it', async () => {
@@ -693,7 +738,7 @@ describe('POST /api/orders/create (legacy)', () => {
 
   it('answers a failure that is not an ApiError with a generic legacy 500', async () => {
     // Prepare
-    ddbMock.on(TransactWriteCommand).rejects(new Error('socket hang up'));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(new Error('socket hang up'));
 
     // Act
     const response = await postLegacy(orderBody());

@@ -1,9 +1,12 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { buildOrder, orderCountChange, orderRecord, parseOrder, putOrderPart } from '#shared/db/entities/order';
-import { putOrderNoPart } from '#shared/db/entities/order-no';
+import { buildOrder, orderCountChange, orderRecord, orderUuidFor, parseOrder, putNewOrder } from '#shared/db/entities/order';
 import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
 import { orderCreateBody } from '#shared/schemas/order';
+import { ddbMock, resetAwsMocks } from './support/aws';
 import { orderBody, UUID } from './support/fixtures';
 
 const NOW = '2026-03-10T09:00:00.000Z';
@@ -147,39 +150,52 @@ describe('toOrderResponse', () => {
 describe('the order entity', () => {
   const order = () => buildOrder(input(), { seq: 8, uuid: '11111111-2222-4333-8444-555555555555' });
 
-  it('puts the order with its keys and list entry (no gsi2 entry: it owes nothing), on the condition that the uuid is new', () => {
+  it('puts the order with its keys and list entry (no gsi2 entry: it owes nothing), on the condition that its key is new', async () => {
+    // Prepare
+    resetAwsMocks();
+    ddbMock.on(PutCommand).resolves({});
+
     // Act
-    const part = putOrderPart('m', order());
+    const holder = await putNewOrder({ ddb: ddbMock as never, table: 't' }, 'm', order());
 
     // Assess
-    expect(part).toEqual({
-      Put: {
-        Item: expect.objectContaining({
-          pk: 'M#m',
-          sk: 'ORDER#11111111-2222-4333-8444-555555555555',
-          gsi1pk: 'M#m#orders#all',
-          gsi1sk: '000000000008',
-          type: 'order',
-          seq: 8,
-        }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
+    expect(holder).toBeUndefined();
+    const input = ddbMock.commandCalls(PutCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(input?.Item).toMatchObject({
+      pk: 'M#m',
+      sk: 'ORDER#11111111-2222-4333-8444-555555555555',
+      gsi1pk: 'M#m#orders#all',
+      gsi1sk: '000000000008',
+      type: 'order',
+      seq: 8,
     });
-    const item = 'Put' in part ? part.Put.Item : undefined;
-    expect(item).not.toHaveProperty('gsi2pk');
-    expect(item).not.toHaveProperty('gsi2sk');
-    expect(item).not.toHaveProperty('published_version');
-    expect(item).not.toHaveProperty('history');
+    expect(input?.Item).not.toHaveProperty('gsi2pk');
+    expect(input?.Item).not.toHaveProperty('history');
   });
 
-  it('puts the order_no guard naming its order, on the condition that the order_no is free; a refusal hands back the holder', () => {
-    expect(putOrderNoPart('m', 'A-1001', 'u-1')).toEqual({
-      Put: {
-        Item: { pk: 'M#m', sk: 'ORDER_NO#A-1001', type: 'order_no', order_uuid: 'u-1' },
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    });
+  it('hands back the order that holds the key when the put is refused, so the caller tells its own applied attempt from another order', async () => {
+    // Prepare
+    resetAwsMocks();
+    const stored = orderRecord('m', { ...order(), last_write_id: 'w-1' }, { history: false });
+    ddbMock
+      .on(PutCommand)
+      .rejects(new ConditionalCheckFailedException({ message: 'taken', $metadata: {}, Item: marshall(stored) as never }));
+
+    // Act
+    const holder = await putNewOrder({ ddb: ddbMock as never, table: 't' }, 'm', order());
+
+    // Assess
+    expect(holder?.last_write_id).toBe('w-1');
+    expect(holder?.uuid).toBe(order().uuid);
+  });
+
+  it("derives an order's uuid from its merchant and order_no: the same for a retry, another for another merchant or order_no", () => {
+    // Act and assess
+    expect(orderUuidFor('m', 'A-1')).toBe(orderUuidFor('m', 'A-1'));
+    expect(orderUuidFor('m', 'A-1')).not.toBe(orderUuidFor('n', 'A-1'));
+    expect(orderUuidFor('m', 'A-1')).not.toBe(orderUuidFor('m', 'a-1'));
+    expect(orderUuidFor('m', 'A-1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('marks an imported order as history (the change feed announces none), and a created one not', () => {

@@ -12,7 +12,7 @@
  * retried by the write path (the SDK did): 503 at once.
  */
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as acceptRequest } from '#functions/affiliate-requests/accept';
@@ -38,10 +38,13 @@ import {
 } from './support/aws';
 import {
   COUNTS_PK,
+  derivedOrderUuid,
   MERCHANT_PK,
   ORDER_COUNTER_KEY,
+  ORDER_PUT,
   ORDER_UUID,
   orderBody,
+  orderPuts,
   REQUEST_KEY,
   REQUEST_UUID,
   storedOrder,
@@ -103,7 +106,11 @@ type WritePath = {
   /** Stubs everything the request reads and writes, for success. */
   prepare: () => void;
   /** The write that meets the conflict, and what it answers once the conflict has passed. */
-  write: { command: typeof TransactWriteCommand | typeof UpdateCommand; input?: Record<string, unknown>; success: Record<string, unknown> };
+  write: {
+    command: typeof TransactWriteCommand | typeof UpdateCommand | typeof PutCommand;
+    input?: Record<string, unknown>;
+    success: Record<string, unknown>;
+  };
   act: () => Promise<ApiResponse>;
   status: number;
   envelope: 'v2' | 'legacy';
@@ -112,18 +119,19 @@ type WritePath = {
 const PATHS: WritePath[] = [
   {
     route: 'POST /api/v2/orders/create',
-    conflicts: TRANSACTION_CONFLICTS,
+    // One conditional PutItem, in no transaction: it meets only what a single-item write meets.
+    conflicts: ITEM_CONFLICTS,
     prepare: () => stubOrderCreate(),
-    write: { command: TransactWriteCommand, success: {} },
+    write: { command: PutCommand, input: ORDER_PUT, success: {} },
     act: () => invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() })),
     status: 201,
     envelope: 'v2',
   },
   {
     route: 'POST /api/orders/create (legacy)',
-    conflicts: TRANSACTION_CONFLICTS,
+    conflicts: ITEM_CONFLICTS,
     prepare: () => stubOrderCreate(),
-    write: { command: TransactWriteCommand, success: {} },
+    write: { command: PutCommand, input: ORDER_PUT, success: {} },
     act: () => invoke(createLegacy, apiEvent('orders-create-legacy', { token: TOKENS.live, body: orderBody() })),
     status: 201,
     envelope: 'legacy',
@@ -308,20 +316,22 @@ describe.each(PATHS)('$route', (path) => {
   });
 });
 
-describe('a conflicting order create', () => {
-  it('commits the same order and guard again, with the sequence number it took once', async () => {
+describe('a throttled order create', () => {
+  it('puts the same order again, under the uuid derived from its order_no and with the sequence number it took once', async () => {
     // Prepare
     stubOrderCreate({ seq: 77 });
-    conflictOn(PATHS[0] as WritePath, () => transactionCanceled('None', 'TransactionConflict'), 1);
+    conflictOn(PATHS[0] as WritePath, throttling, 1);
 
     // Act
     const response = await actThroughBackOff(PATHS[0] as WritePath);
 
     // Assess
     expect(response.statusCode).toBe(201);
-    const [first, second] = ddbMock.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems);
+    const [first, second] = orderPuts().map((call) => call.args[0].input);
     expect(second).toEqual(first);
-    expect(first?.[0]?.Put?.Item).toMatchObject({ uuid: response.body.data.order.uuid, seq: 77 });
+    expect(first?.Item).toMatchObject({ uuid: derivedOrderUuid('A-1001'), seq: 77 });
+    expect(response.body.data.order.uuid).toBe(derivedOrderUuid('A-1001'));
+    expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(ddbMock.commandCalls(UpdateCommand, { Key: ORDER_COUNTER_KEY })).toHaveLength(1);
     expect(countWrites()).toHaveLength(1);
   });

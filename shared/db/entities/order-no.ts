@@ -1,17 +1,15 @@
 import { itemKey } from './base';
 import { uniquenessGuard } from './guard';
 
-/** Guard item: order_no is unique per merchant. Put in the same transaction as the order. */
+/**
+ * The order_no guard of an order stored before order keys were derived from order_no (order.ts
+ * orderUuidFor): still read by every create, so such an order's order_no stays taken; the seed
+ * still writes it beside imported orders.
+ */
 const orderNoGuard = uniquenessGuard({
   type: 'order_no',
   holderField: 'order_uuid',
   key: (merchantId, orderNo) => itemKey(merchantId, `ORDER_NO#${orderNo}`),
 });
 
-export const {
-  key: orderNoKey,
-  record: orderNoRecord,
-  putPart: putOrderNoPart,
-  holder: orderNoHolder,
-  holderOf: orderNoHolderOf,
-} = orderNoGuard;
+export const { key: orderNoKey, record: orderNoRecord, holder: orderNoHolder } = orderNoGuard;

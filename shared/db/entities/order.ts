@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
-import type { TransactPart } from '#shared/db/transact';
+import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
@@ -95,10 +95,34 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { his
 /** Whether a stored item is an order (a change-feed image of any item). */
 export const isOrderItem = (item: Record<string, unknown>): boolean => item.type === 'order';
 
-/** The order's part of its create transaction; refused only when an order of this uuid exists (a retry's own). */
-export const putOrderPart = (merchantId: string, order: OrderItem): TransactPart => ({
-  Put: { Item: orderRecord(merchantId, order, { history: false }), ConditionExpression: 'attribute_not_exists(pk)' },
-});
+/**
+ * The uuid of a merchant's order with this order_no: derived from it, so the order is its own
+ * uniqueness guard (one conditional put, no transaction, no guard item). Orders created before
+ * have random uuids and an `ORDER_NO#` guard (order-no.ts), which creates still read.
+ */
+export const orderUuidFor = (merchantId: string, orderNo: string): string => derivedUuid(merchantId, 'order_no', orderNo);
+
+/**
+ * Puts a new order unless its key is taken; returns the order that holds it when it is (ALL_OLD,
+ * so the caller tells its own applied attempt, by `last_write_id`, from another request's order).
+ */
+export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
+  try {
+    await ddb.send(
+      new PutCommand({
+        TableName: table,
+        Item: orderRecord(merchantId, order, { history: false }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
+    // The document client does not unmarshall exceptions: the old item arrives in wire format.
+    return parseOrder(unmarshall(error.Item));
+  }
+};
 
 /** What a committed create adds to the list counts. */
 export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({

@@ -4,7 +4,7 @@
  * Keys are written out literally on purpose: the tests check the key layout, not reuse it.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, QueryCommand, type QueryCommandInput, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
 import { blockItems, groupItems, stubCountsPartition } from './counts';
 
@@ -136,16 +136,31 @@ export const storedAffiliate = (overrides: Record<string, unknown> = {}) => {
   };
 };
 
+/** Matches the PutItem of an order (a create's one write), whatever else a test puts. */
+export const ORDER_PUT = { Item: { type: 'order' } };
+
+/** The PutItem calls of orders, in order. */
+export const orderPuts = () => ddbMock.commandCalls(PutCommand).filter((call) => call.args[0].input.Item?.type === 'order');
+
+/** The uuid a merchant's order with `orderNo` is stored under: derived from both (spelled out here: name-based, SHA-256). */
+export const derivedOrderUuid = (orderNo: string, merchantId: string = MERCHANT.id) => {
+  const hash = createHash('sha256').update(`${merchantId}\u0000order_no\u0000${orderNo}`).digest();
+  hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;
+  hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
 /**
  * Stubs what an order create reads and writes besides authentication: the affiliate `alice`
- * (active unless given), the order counter (its ADD hands back `seq`), and success for every
- * other UpdateItem (block count, recount mark) and the transaction.
+ * (active unless given), the order counter (its ADD hands back `seq`), and success for the order's
+ * put and every other UpdateItem (block count, recount mark).
  */
 export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
   ddbMock
     .on(GetCommand, { Key: AFFILIATE_KEY })
     .resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
-  ddbMock.on(TransactWriteCommand).resolves({});
+  ddbMock.on(PutCommand, ORDER_PUT).resolves({});
   ddbMock.on(UpdateCommand).resolves({});
   ddbMock.on(UpdateCommand, { Key: ORDER_COUNTER_KEY }).resolves({ Attributes: { seq: options.seq ?? 42 } });
 };

@@ -1,0 +1,130 @@
+/**
+ * Orders stored before order keys were derived from order_no (a random uuid and an `ORDER_NO#`
+ * guard item beside the order, which is how the seed still imports orders) keep working: they are
+ * read, changed and cancelled by their uuid, and their order_no stays taken for every create.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { SeededMerchant } from '#shared/admin/seed';
+import { orderKey, orderUuidFor } from '#shared/db/entities/order';
+import { orderNoKey } from '#shared/db/entities/order-no';
+import { api, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
+
+const row = { product_name: 'Tent', price_value: 100, quantity: 1 };
+const TAKEN = ['The order no has already been taken.'];
+
+let merchant: SeededMerchant;
+const live = () => api('live', merchant.tokens.live);
+const total = async () => (await live().get('/api/v2/orders?per_page=1')).body.meta.pagination.total as number;
+
+beforeAll(async () => {
+  merchant = await seedOne(
+    merchantFixture({
+      key: 'before',
+      orders: [
+        { key: 'kept', order_no: 'BEFORE-1', affiliate_slug: 'alice', currency_code: 'EUR', total_shipping_value: 0, order_rows: [row] },
+        { key: 'patched', order_no: 'BEFORE-2', affiliate_slug: 'alice', currency_code: 'EUR', total_shipping_value: 0, order_rows: [row] },
+        {
+          key: 'cancelled',
+          order_no: 'BEFORE-3',
+          affiliate_slug: 'alice',
+          currency_code: 'EUR',
+          total_shipping_value: 0,
+          order_rows: [row],
+        },
+      ],
+    }),
+  );
+});
+
+describe('an order stored before derived keys', () => {
+  it('is stored the old way: under a random uuid, not the one derived from its order_no, with an order_no guard naming it', async () => {
+    // Prepare
+    const { ddb, table } = storeFor('live');
+
+    // Act
+    const guard = await ddb.send(new GetCommand({ TableName: table, Key: orderNoKey(merchant.id, 'BEFORE-1'), ConsistentRead: true }));
+    const derived = await ddb.send(
+      new GetCommand({ TableName: table, Key: orderKey(merchant.id, orderUuidFor(merchant.id, 'BEFORE-1')), ConsistentRead: true }),
+    );
+
+    // Assess
+    expect(merchant.orders.kept).not.toBe(orderUuidFor(merchant.id, 'BEFORE-1'));
+    expect(guard.Item).toMatchObject({ type: 'order_no', order_uuid: merchant.orders.kept });
+    expect(derived.Item).toBeUndefined();
+  });
+
+  it('answers GET by its uuid', async () => {
+    // Act
+    const res = await live().get(`/api/v2/orders/${merchant.orders.kept}`);
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.order).toMatchObject({ uuid: merchant.orders.kept, order_no: 'BEFORE-1', cancelled_at: null });
+  });
+
+  it('takes a PATCH of its shipping value', async () => {
+    // Act
+    const res = await live().patch(`/api/v2/orders/${merchant.orders.patched}`, { total_shipping_value: 1234 });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.order).toMatchObject({ uuid: merchant.orders.patched, order_no: 'BEFORE-2', total_shipping_value: 1234 });
+    expect((await live().get(`/api/v2/orders/${merchant.orders.patched}`)).body.data.order.total_shipping_value).toBe(1234);
+  });
+
+  it('is cancelled once: 200, then 422 already cancelled', async () => {
+    // Act
+    const first = await live().post(`/api/v2/orders/${merchant.orders.cancelled}/cancel`);
+    const second = await live().post(`/api/v2/orders/${merchant.orders.cancelled}/cancel`);
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.data.order.cancelled_at).toEqual(expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/));
+    expect(second.status).toBe(422);
+    expect(second.body.errors).toEqual({ message: ['The order is already cancelled.'] });
+  });
+
+  it('keeps its order_no taken for V2 and legacy creates, concurrent ones included, and the list counts nothing more', async () => {
+    // Prepare
+    const before = await total();
+
+    // Act
+    const v2 = await live().post('/api/v2/orders/create', orderBody({ order_no: 'BEFORE-1' }));
+    const legacy = await live().post('/api/orders/create', orderBody({ order_no: 'BEFORE-1' }));
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () => live().post('/api/v2/orders/create', orderBody({ order_no: 'BEFORE-2' }))),
+    );
+
+    // Assess
+    expect(v2.status).toBe(422);
+    expect(v2.body.errors).toEqual({ order_no: TAKEN });
+    expect(legacy.status).toBe(422);
+    expect(legacy.body.data.errors).toEqual({ order_no: TAKEN });
+    expect(racing.map((res) => res.status)).toEqual(Array(6).fill(422));
+    expect(await total()).toBe(before);
+    const { ddb, table } = storeFor('live');
+    const derived = await ddb.send(
+      new GetCommand({ TableName: table, Key: orderKey(merchant.id, orderUuidFor(merchant.id, 'BEFORE-1')), ConsistentRead: true }),
+    );
+    expect(derived.Item).toBeUndefined();
+  });
+
+  it('lives beside orders created now: a new order_no gets its derived uuid, is listed with the old ones, and is taken in turn', async () => {
+    // Prepare
+    const before = await total();
+
+    // Act
+    const created = await live().post('/api/v2/orders/create', orderBody({ order_no: 'AFTER-1' }));
+    const again = await live().post('/api/orders/create', orderBody({ order_no: 'AFTER-1' }));
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.body.data.order.uuid).toBe(orderUuidFor(merchant.id, 'AFTER-1'));
+    expect(again.status).toBe(422);
+    expect(again.body.data.errors).toEqual({ order_no: TAKEN });
+    expect(await total()).toBe(before + 1);
+    const listed = (await live().get('/api/v2/orders?per_page=100')).body.data.orders.map((order: { uuid: string }) => order.uuid);
+    expect(listed).toEqual(expect.arrayContaining([created.body.data.order.uuid, merchant.orders.kept, merchant.orders.patched]));
+  });
+});
