@@ -270,6 +270,15 @@ export const routes = [
     // gsi3: the endpoint's failed deliveries (webhook-delivery.ts); PutItem: a large event stored for its message.
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks'] },
   },
+  {
+    id: 'events-list',
+    method: 'GET',
+    path: '/api/v2/events',
+    handler: 'functions/events/list.ts',
+    envelope: 'v2',
+    // Query: the merchant's event log and its head (shared/db/entities/event-log.ts), nothing else.
+    access: { table: ['dynamodb:Query'] },
+  },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

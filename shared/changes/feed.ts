@@ -3,6 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
+import { eventPosition, type LogEntry } from '#shared/db/entities/event-log';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
@@ -33,6 +34,9 @@ import type { MerchantEvents } from '#shared/webhooks/fan-out';
  * - `webhookEvents`: the merchant's webhook events of this write (shared/webhooks/events.ts: an
  *   order event, a commission booked, a request created or decided, an invitation sent or used),
  *   fanned out to the endpoints that subscribe (shared/webhooks/fan-out.ts).
+ * - `eventLog`: the same events, each at its position (the record's sequence number and the
+ *   event's index in it), for the merchant's event log (shared/db/entities/event-log.ts): put by
+ *   position, so a record read again writes the same items.
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
@@ -40,6 +44,7 @@ export type Reactions = {
   followUps?: FollowUp[];
   countBlock?: { merchantId: string; block: BlockRef };
   webhookEvents?: MerchantEvents;
+  eventLog?: { merchantId: string; entries: LogEntry[] };
 };
 
 type Image = Record<string, unknown>;
@@ -91,6 +96,15 @@ const countBlockOf = (before: Image | undefined, after: Image): Reactions['count
   return { merchantId: merchantIdOf(pk), block: parseBlockCountSk(sk) };
 };
 
+/** The log entries of a record's webhook events: positions from its sequence number, time from its write. */
+const eventLogOf = (record: DynamoDBRecord, events: MerchantEvents | undefined): Reactions['eventLog'] => {
+  const sequenceNumber = record.dynamodb?.SequenceNumber;
+  if (events === undefined || events.events.length === 0 || sequenceNumber === undefined) return undefined;
+  const loggedAt = Math.floor(record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000);
+  const entries = events.events.map((event, index) => ({ position: eventPosition(sequenceNumber, index), event, loggedAt }));
+  return { merchantId: events.merchantId, entries };
+};
+
 /** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
 export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
@@ -103,5 +117,11 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: movedAt }));
   const followUps = owed ? [owed, ...closed] : closed;
   const countBlock = countBlockOf(before, after);
-  return { ...reactions, ...(followUps.length > 0 ? { followUps } : {}), ...(countBlock ? { countBlock } : {}) };
+  const eventLog = eventLogOf(record, reactions.webhookEvents);
+  return {
+    ...reactions,
+    ...(followUps.length > 0 ? { followUps } : {}),
+    ...(countBlock ? { countBlock } : {}),
+    ...(eventLog ? { eventLog } : {}),
+  };
 };

@@ -27,7 +27,10 @@ export type InvitePagination = {
 /** A list read by position (webhook deliveries): pass `next_cursor` as `cursor` for the next page; null on the last. */
 export type CursorPagination = { per_page: number; next_cursor: string | null };
 
-export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination };
+/** The event log's position (GET /api/v2/events): pass `next_cursor` as `after`; set on every page, empty ones too. */
+export type LogCursor = { next_cursor: string; has_more: boolean };
+
+export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination } & Partial<LogCursor>;
 
 /** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
 export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };
