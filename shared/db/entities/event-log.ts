@@ -53,6 +53,9 @@ export type LogEntry = { position: string; event: LoggedEvent; loggedAt: number 
 export type LogItem = { position: string; event: LoggedEvent; eventType: string; createdAt: string; loggedAt: number };
 export type LogHead = { position: string; loggedAt: number };
 
+/** Times are stored as the API's filters compare them (UTC, milliseconds); one that does not parse, as it is. */
+const isoTime = (time: string) => (Number.isNaN(Date.parse(time)) ? time : new Date(time).toISOString());
+
 const expiry = (loggedAt: number) => loggedAt + EVENT_LOG_RETENTION_DAYS * 24 * 3600;
 
 const putEvent = ({ ddb, table }: TableRef, merchantId: string, position: string, entry: LogEntry) =>
@@ -65,7 +68,7 @@ const putEvent = ({ ddb, table }: TableRef, merchantId: string, position: string
         type: 'event_log',
         event_id: entry.event.id,
         event_type: entry.event.type,
-        created_at: new Date(entry.event.timestamp).toISOString(),
+        created_at: isoTime(entry.event.timestamp),
         event: JSON.stringify(entry.event),
         logged_at: entry.loggedAt,
         [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
