@@ -13,8 +13,10 @@ import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cu
  * time is past the retention, rather than silently skipping what expired.
  */
 
+import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
+
 /** The most log items one page examines, whatever the filters: a rare type costs a bounded read and an empty page with has_more. */
-export const MAX_EXAMINED_PER_PAGE = 500;
+export const MAX_EXAMINED_PER_PAGE = MAX_EXAMINED_PER_PAGE_VALUE;
 
 export type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
 

@@ -6,6 +6,9 @@ import { text } from './common';
 export const DEFAULT_EVENTS_LIMIT = 25;
 export const MAX_EVENTS_LIMIT = 100;
 
+/** The most log items one page examines, whatever the filters (shared/domain/events.ts). */
+export const MAX_EXAMINED_PER_PAGE_VALUE = 500;
+
 /** How long the log keeps an event, as promised (the items live a day longer: shared/db/entities/event-log.ts). */
 export const EVENTS_RETENTION_DAYS = 30;
 

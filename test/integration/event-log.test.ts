@@ -1,8 +1,13 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { eventPosition } from '#shared/db/entities/event-log';
 import { encodeCursor } from '#shared/domain/event-cursor';
 import { EVENTS_MESSAGES } from '#shared/schemas/events';
-import { api, eventually, merchantFixture, orderBody, seedOne } from './helpers';
+import { api, eventually, merchantFixture, orderBody, seedOne, stack } from './helpers';
 
 /**
  * GET /api/v2/events: the merchant's event log, read by polling, against the local stack's own
@@ -190,4 +195,42 @@ describe('the event log', () => {
     ]);
     expect(answers[8]?.body.errors.after).toEqual([EVENTS_MESSAGES.expiredCursor]);
   });
+
+  it('examples/poll-events.ts prints each event once across runs, keeping its cursor in a file', async () => {
+    // Prepare
+    const { merchant, client } = await newMerchant();
+    const first = (await client.post('/api/v2/orders/create', orderBody())).body.data.order;
+    await eventually(async () => ((await readOn(client, undefined)).events.length >= 1 ? true : undefined), 30_000);
+    const root = resolve(import.meta.dirname, '..', '..');
+    const cursorFile = join(mkdtempSync(join(tmpdir(), 'poll-events-')), 'cursor');
+    const run = async () =>
+      (
+        await promisify(execFile)(resolve(root, 'node_modules', '.bin', 'tsx'), ['examples/poll-events.ts'], {
+          cwd: root,
+          env: { ...process.env, API_URL: stack.stages.live.url, API_TOKEN: merchant.tokens.live, CURSOR_FILE: cursorFile },
+          timeout: 60_000,
+        })
+      ).stdout;
+
+    // Act
+    const firstRun = await run();
+    const second = (await client.post('/api/v2/orders/create', orderBody())).body.data.order;
+    await eventually(async () => ((await readOn(client, undefined)).events.length >= 2 ? true : undefined), 30_000);
+    const secondRun = await run();
+
+    // Assess
+    expect(
+      firstRun
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ')[0]),
+    ).toEqual([`evt_${first.uuid}_v1`]);
+    expect(
+      secondRun
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ')[0]),
+    ).toEqual([`evt_${second.uuid}_v1`]);
+    expect(readFileSync(cursorFile, 'utf8')).not.toBe('');
+  }, 120_000);
 });

@@ -58,23 +58,30 @@ const isoTime = (time: string) => (Number.isNaN(Date.parse(time)) ? time : new D
 
 const expiry = (loggedAt: number) => loggedAt + EVENT_LOG_RETENTION_DAYS * 24 * 3600;
 
+/** The log item of an event at `position` (the bench seeds with it too). */
+export const eventLogItem = (merchantId: string, position: string, entry: LogEntry) => ({
+  pk: eventLogPk(merchantId),
+  sk: position,
+  type: 'event_log',
+  event_id: entry.event.id,
+  event_type: entry.event.type,
+  created_at: isoTime(entry.event.timestamp),
+  event: JSON.stringify(entry.event),
+  logged_at: entry.loggedAt,
+  [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
+});
+
 const putEvent = ({ ddb, table }: TableRef, merchantId: string, position: string, entry: LogEntry) =>
-  ddb.send(
-    new PutCommand({
-      TableName: table,
-      Item: {
-        pk: eventLogPk(merchantId),
-        sk: position,
-        type: 'event_log',
-        event_id: entry.event.id,
-        event_type: entry.event.type,
-        created_at: isoTime(entry.event.timestamp),
-        event: JSON.stringify(entry.event),
-        logged_at: entry.loggedAt,
-        [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
-      },
-    }),
-  );
+  ddb.send(new PutCommand({ TableName: table, Item: eventLogItem(merchantId, position, entry) }));
+
+/** The head item (the bench seeds with it too). */
+export const eventLogHeadItem = (merchantId: string, head: LogHead) => ({
+  pk: eventLogPk(merchantId),
+  sk: HEAD_SK,
+  type: 'event_log_head',
+  position: head.position,
+  logged_at: head.loggedAt,
+});
 
 /** The committed head of a merchant's log; undefined while nothing was logged. */
 export const readEventLogHead = async ({ ddb, table }: TableRef, merchantId: string): Promise<LogHead | undefined> => {
