@@ -226,6 +226,7 @@ export const eventLogPage = async (
   let examined = 0;
   let lastExamined = after;
   let lastExaminedAt: number | undefined;
+  let step = limit + 1;
   let startKey: Record<string, unknown> | undefined = after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after };
   while (examined < maxExamined) {
     const { Items, LastEvaluatedKey, ScannedCount } = await ddb.send(
@@ -234,8 +235,9 @@ export const eventLogPage = async (
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :head',
         FilterExpression,
         ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': LOG_START, ':head': head, ...values },
-        // One more than the page: a page that fills up knows whether anything follows.
-        Limit: Math.min(maxExamined - examined, limit + 1 - items.length),
+        // One more than the page: a page that fills up knows whether anything follows. A filter that
+        // skipped items reads on in doubling steps, so a rare type costs a few calls, not one per page size.
+        Limit: Math.min(maxExamined - examined, Math.max(limit + 1 - items.length, step)),
         ConsistentRead: true,
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       }),
@@ -256,6 +258,7 @@ export const eventLogPage = async (
     }
     if (LastEvaluatedKey === undefined) return { items, lastExamined: head, lastExaminedAt, more: false };
     startKey = LastEvaluatedKey;
+    step *= 2;
     lastExamined = String(LastEvaluatedKey.sk);
     // The last item examined was filtered out: its time is unknown, so the last matched one's stands (earlier, so safe).
   }
