@@ -5386,7 +5386,10 @@ export interface operations {
     "events-list": {
         parameters: {
             query?: {
-                /** @description The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept. */
+                /**
+                 * @description The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept.
+                 * @example MHw0MTAyNDQ0ODAw.ldlZ4mnGgV8bfjjJ
+                 */
                 after?: string;
                 /**
                  * @description Events per page (default 25, at most 100). An empty value means the default.
@@ -5398,9 +5401,15 @@ export interface operations {
                  * @example order.created,commission.accrued
                  */
                 types?: string;
-                /** @description Only events whose `timestamp` is at or after this time (ISO 8601 with offset). */
+                /**
+                 * @description Only events whose `timestamp` is at or after this time (ISO 8601 with offset).
+                 * @example 2026-11-02T08:41:07.118Z
+                 */
                 created_gte?: string;
-                /** @description Only events whose `timestamp` is before this time (ISO 8601 with offset). */
+                /**
+                 * @description Only events whose `timestamp` is before this time (ISO 8601 with offset).
+                 * @example 2100-01-01T00:00:00Z
+                 */
                 created_lt?: string;
             };
             header?: never;

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import type { RouteId } from '#functions/routes';
 import { DEMO } from '#local/demo';
-import { eventPosition } from '#shared/db/entities/event-log';
+import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { encodeCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES } from '#shared/domain/order-model';
 import { ApiError, busy, type FieldErrors, IDEMPOTENCY_MESSAGES, keyReused, MESSAGES, notFound, unauthenticated } from '#shared/errors';
@@ -329,7 +329,14 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'events-list': {
     data: loggedEvents,
     pagination: logCursor,
-    parameters: { limit: '25', types: 'order.created,commission.accrued' },
+    parameters: {
+      // The start of the demo merchant's log; its time is far ahead, so the example never expires.
+      after: encodeCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
+      limit: '25',
+      types: 'order.created,commission.accrued',
+      created_gte: EARLIER,
+      created_lt: '2100-01-01T00:00:00Z',
+    },
     invalid: validationErrors(eventsQuery, { limit: '500', types: 'order.deleted' }),
     refusals: {
       expired_cursor: { after: [EVENTS_MESSAGES.expiredCursor] },
