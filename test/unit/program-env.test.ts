@@ -8,7 +8,9 @@ import { routes } from '#functions/routes';
  * must fail at init (fail fast) rather than mid-request when one is missing.
  */
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const program = routes.filter((route) => !route.id.startsWith('orders-') && !route.id.startsWith('webhooks-'));
+const program = routes.filter(
+  (route) => !route.id.startsWith('orders-') && !route.id.startsWith('webhooks-') && !route.id.startsWith('events-'),
+);
 const mailing = program.filter((route) => 'mail' in route.access && route.access.mail);
 const reading = program.filter((route) => !('mail' in route.access && route.access.mail));
 
