@@ -487,6 +487,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event log
+         * @description Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.
+         *
+         *     Complete and in order: a consumer that starts without `after` and keeps passing `meta.next_cursor` as `after` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.
+         *
+         *     `meta.next_cursor` is set on every page, an empty one too: keep polling with it. Events are kept 30 days; a cursor older than that is refused (422 on `after`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).
+         *
+         *     A page examines at most 500 events whatever the filters: a rare `types` filter may answer an empty page with `has_more: true`; continue from its `next_cursor`.
+         */
+        get: operations["events-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.created": {
@@ -948,6 +974,97 @@ export interface components {
             order_version: number;
             /** Format: date-time */
             booked_at: string;
+        };
+        LoggedEvent: {
+            id: string;
+            /** @constant */
+            type: "order.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "order.updated";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "order.cancelled";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "commission.accrued";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                commission: components["schemas"]["Commission"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "commission.reversed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                commission: components["schemas"]["Commission"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "affiliate_request.created";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "affiliate_request.accepted";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "affiliate_request.declined";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                affiliate_request: components["schemas"]["AffiliateRequest"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "invite.sent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                invite: components["schemas"]["Invite"];
+            };
+        } | {
+            id: string;
+            /** @constant */
+            type: "invite.accepted";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                invite: components["schemas"]["Invite"];
+            };
         };
         OrderCreatedEvent: {
             /** @constant */
@@ -1414,6 +1531,17 @@ export interface components {
             meta: {
                 pagination: components["schemas"]["Pagination"];
                 as_of: string | null;
+                trace_id: components["schemas"]["TraceId"];
+            };
+        };
+        EventsListEnvelope: {
+            /** @constant */
+            success: true;
+            data: components["schemas"]["LoggedEvent"][];
+            errors: null;
+            meta: {
+                next_cursor: string;
+                has_more: boolean;
                 trace_id: components["schemas"]["TraceId"];
             };
         };
@@ -5406,6 +5534,182 @@ export interface operations {
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"] | components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept.
+                 * @example MHw0MTAyNDQ0ODAw.2VpQvUU0Zn8n8IFE1jUlpo
+                 */
+                after?: string;
+                /**
+                 * @description Events per page (default 25, at most 100). An empty value means the default.
+                 * @example 25
+                 */
+                limit?: string;
+                /**
+                 * @description Only these event types, separated by commas (for example `order.created,order.cancelled`).
+                 * @example order.created,commission.accrued
+                 */
+                types?: string;
+                /**
+                 * @description Only events whose `timestamp` is at or after this time (ISO 8601 with offset).
+                 * @example 2026-11-02T08:41:07.118Z
+                 */
+                created_gte?: string;
+                /**
+                 * @description Only events whose `timestamp` is before this time (ISO 8601 with offset).
+                 * @example 2100-01-01T00:00:00Z
+                 */
+                created_lt?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_v1",
+                     *           "type": "order.created",
+                     *           "timestamp": "2026-11-23T10:15:30.512Z",
+                     *           "data": {
+                     *             "order": {
+                     *               "uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *               "order_no": "WEB-10001",
+                     *               "affiliate_slug": "alice",
+                     *               "total_shipping_value": 495,
+                     *               "currency": {
+                     *                 "code": "EUR",
+                     *                 "name": "Euro"
+                     *               },
+                     *               "order_rows": [
+                     *                 {
+                     *                   "uuid": "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b",
+                     *                   "product_sku": "TENT-2P",
+                     *                   "product_name": "Trail tent, 2 persons",
+                     *                   "segment_slug": null,
+                     *                   "price_value": 19900,
+                     *                   "tax_value": 3781,
+                     *                   "quantity": 1
+                     *                 },
+                     *                 {
+                     *                   "uuid": "d4e5f607-1829-43a4-b5c6-d7e8f90a1b2c",
+                     *                   "product_sku": "BOOT-42",
+                     *                   "product_name": "Hiking boots",
+                     *                   "segment_slug": "shoes",
+                     *                   "price_value": 12900,
+                     *                   "tax_value": 2451,
+                     *                   "quantity": 2
+                     *                 }
+                     *               ],
+                     *               "customer": {
+                     *                 "name": "Dan Doe",
+                     *                 "email": "dan@example.com"
+                     *               },
+                     *               "cancelled_at": null,
+                     *               "created_at": "2026-11-23T10:15:30.512Z",
+                     *               "updated_at": "2026-11-23T10:15:30.512Z"
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_commission_6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b_accrual_v1",
+                     *           "type": "commission.accrued",
+                     *           "timestamp": "2026-11-23T10:15:30.512Z",
+                     *           "data": {
+                     *             "commission": {
+                     *               "order_uuid": "6b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *               "order_no": "WEB-10001",
+                     *               "affiliate_slug": "alice",
+                     *               "tier_slug": "gold",
+                     *               "currency_code": "EUR",
+                     *               "amount": 2388,
+                     *               "net_amount": 2388,
+                     *               "order_version": 1,
+                     *               "booked_at": "2026-11-23T10:15:30.512Z"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "errors": null,
+                     *       "meta": {
+                     *         "next_cursor": "MDAwMDAwMDAwMDAwMDAwNDkwMDAwMDAwMDAwMDAxMjM0NTY3ODkwMS4wMDF8MTc5NTQyODkzMA.GP4xSTJl0nuZFVcCopJmit",
+                     *         "has_more": false,
+                     *         "trace_id": "2026-11-23T10:15:30Z:api:3f9a2c1b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventsListEnvelope"];
+                };
+            };
+            /** @description The bearer token is missing, unknown or revoked (`Unauthenticated.`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description A token of the other stage's kind (testing on live, live on sandbox). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Refused: a query parameter fails validation (keyed by parameter name); a business rule refuses it (`message`): a cursor (`after`) of another account or stage, altered, or older than the retention. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -279,6 +279,15 @@ export const routes = [
     // The commission totals the change feed keeps (one affiliate's on gsi1, which every route may Query).
     access: { table: ['dynamodb:Query'] },
   },
+  {
+    id: 'events-list',
+    method: 'GET',
+    path: '/api/v2/events',
+    handler: 'functions/events/list.ts',
+    envelope: 'v2',
+    // Query: the merchant's event log and its head (shared/db/entities/event-log.ts), nothing else.
+    access: { table: ['dynamodb:Query'] },
+  },
 ] as const satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -77,7 +77,7 @@ export const workers = [
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
     description:
-      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, customer upserts, follow-ups, group totals.',
+      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, customer upserts, follow-ups, group totals.',
     // The handler parks a record it cannot read at once, and one whose reactions keep failing after a
     // bounded time (shared/changes/retries.ts), with its content; the mapping's own retries are only
     // the backstop for when the parked queue itself refuses, so an SQS outage delays the feed but loses nothing.
@@ -91,7 +91,8 @@ export const workers = [
       onFailure: 'parked',
     },
     // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).
-    // Query: also the merchant's webhook endpoints. PutItem: an event too large for a message (by reference).
+    // Query: also the merchant's webhook endpoints, its event log's head. PutItem: an event too large for a message
+    // (by reference), each event of the event log (and a marker for one that came late); UpdateItem: the log's head.
     // Sends: order events, follow-ups, webhook deliveries, parked records.
     access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], sends: ['orders', 'follow-ups', 'webhooks', 'parked'] },
     timeoutSeconds: 30,

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { functionSpecs } from '#lib/function-specs';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
+import { benchEvents } from '#scripts/bench/events';
 import { benchHeat } from '#scripts/bench/heat';
 import { benchPageCost } from '#scripts/bench/page-cost';
 import type { Fixture } from '#shared/admin/fixture';
@@ -32,6 +33,7 @@ const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
        npm run bench -- --webhooks
        npm run bench -- --quota
+       npm run bench -- --events N
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
@@ -45,7 +47,9 @@ minutes (scripts/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
 it (scripts/bench/webhooks.ts). --quota measures only the per-merchant quota beside a noisy
-neighbour and what it costs, and its exactness across 20 containers (scripts/bench/quota.ts).`;
+neighbour and what it costs, and its exactness across 20 containers (scripts/bench/quota.ts). --events N
+measures only the event log: how soon a polling consumer sees a create, and what a page costs at
+1,000 and at N events (scripts/bench/events.ts).`;
 
 const { values: options } = parseArgs({
   options: {
@@ -54,6 +58,7 @@ const { values: options } = parseArgs({
     orders: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
     quota: { type: 'boolean', default: false },
+    events: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -72,6 +77,15 @@ if (options.orders !== undefined) {
 }
 if (options.webhooks) {
   await benchWebhooks();
+  process.exit(0);
+}
+if (options.events !== undefined) {
+  const events = Number(options.events);
+  if (!Number.isInteger(events) || events < 1000) {
+    console.error('--events takes an integer of at least 1000, e.g. --events 1000000');
+    process.exit(2);
+  }
+  await benchEvents({ events });
   process.exit(0);
 }
 if (options.quota) {

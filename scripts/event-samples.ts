@@ -145,6 +145,7 @@ export const ROUTE_SAMPLES: RouteSample[] = [
     pathParameters: { uuid: DEMO.webhookUuid },
     expectedStatus: 202,
   },
+  { id: 'events-list', method: 'GET', path: '/api/v2/events', query: { limit: '25', types: 'order.created' }, expectedStatus: 200 },
   {
     id: 'webhooks-deliveries',
     method: 'GET',

@@ -3,10 +3,11 @@ import type { $ZodType } from 'zod/v4/core';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import type { FieldErrors } from '#shared/errors';
-import { type LaravelPagination, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
 import { slugParams, uuidParams } from '#shared/schemas/common';
+import { EVENTS_RETENTION_DAYS, eventsQuery } from '#shared/schemas/events';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import {
   affiliateListQuery,
@@ -40,7 +41,7 @@ import {
 type Operation = {
   summary: string;
   description?: string;
-  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports';
+  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports' | 'Events';
   /** Exactly the schemas the handler validates with. */
   request: Schemas;
   /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
@@ -296,6 +297,21 @@ export const operations = {
     pagination: 'laravel',
     meta: R.reportMeta,
   },
+  'events-list': {
+    tag: 'Events',
+    summary: 'Read the event log',
+    description: [
+      'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
+      `Complete and in order: a consumer that starts without \`after\` and keeps passing \`meta.next_cursor\` as \`after\` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.`,
+      `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
+      'A page examines at most 500 events whatever the filters: a rare `types` filter may answer an empty page with `has_more: true`; continue from its `next_cursor`.',
+    ].join('\n\n'),
+    request: { query: eventsQuery },
+    status: 200,
+    data: z.array(R.loggedEventResponse),
+    pagination: 'log',
+    refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
+  },
 } satisfies Record<RouteId, Operation>;
 
 const PARAMETER_DOCS: Record<string, string> = {
@@ -314,6 +330,11 @@ const PARAMETER_DOCS: Record<string, string> = {
   to: 'The UTC day after the report (`YYYY-MM-DD`, exclusive); default: the first day of the month after `from`. At most 366 days after `from`.',
   group_by: 'How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.',
   affiliate_slug: 'Only this affiliate (an unknown slug: no rows).',
+  after: 'The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept.',
+  limit: 'Events per page (default 25, at most 100). An empty value means the default.',
+  types: 'Only these event types, separated by commas (for example `order.created,order.cancelled`).',
+  created_gte: 'Only events whose `timestamp` is at or after this time (ISO 8601 with offset).',
+  created_lt: 'Only events whose `timestamp` is before this time (ISO 8601 with offset).',
 };
 
 type Json = Record<string, any>;
@@ -407,6 +428,7 @@ const SHARED_OUTPUT: Record<string, $ZodType> = {
   QueuedDelivery: R.queuedDeliveryResponse,
   Recovery: R.recoveryResponse,
   Commission: R.commissionEventData,
+  LoggedEvent: R.loggedEventResponse,
   ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), schema])),
   TraceId: R.traceIdSchema,
   FieldErrors: R.fieldErrorsSchema,
@@ -613,12 +635,15 @@ const parameters = (route: RouteDef, operation: Operation, examples: OperationEx
 };
 
 /** The success body of an operation's example, in the route's envelope. */
-const successExample = (route: RouteDef, examples: OperationExamples) =>
+const successExample = (route: RouteDef, operation: Operation, examples: OperationExamples) =>
   route.envelope === 'legacy'
     ? legacySuccessBody(MESSAGES_ELSEWHERE.legacyOrderCreated, examples.data)
     : v2Body(EXAMPLE_TRACE_ID, {
         data: examples.data,
-        meta: { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
+        meta:
+          operation.pagination === 'log'
+            ? (examples.pagination as LogCursor)
+            : { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
       });
 
 /** A POST without a body schema still takes (and ignores) a body, up to the 10 MB limit. */
@@ -675,7 +700,7 @@ export const buildOpenApiDocument = () => {
         [String(operation.status)]: {
           description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
           headers: { ...successHeaders.headers, ...QUOTA_HEADERS },
-          content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, examples) } },
+          content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
         },
         ...failureResponses,
       },
@@ -730,6 +755,10 @@ export const buildOpenApiDocument = () => {
       { name: 'Segments', description: 'Product segments and their rate per tier.' },
       { name: 'Webhooks', description: "Endpoints that receive the merchant's events, signed per Standard Webhooks (see `webhooks`)." },
       { name: 'Reports', description: 'What the commission ledgers add up to, per affiliate, month or day.' },
+      {
+        name: 'Events',
+        description: `The merchant's event log: the events webhooks deliver, read by polling, kept ${EVENTS_RETENTION_DAYS} days.`,
+      },
     ],
     paths,
     webhooks: outgoingWebhooks(),

@@ -2,10 +2,13 @@ import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import type { RouteId } from '#functions/routes';
 import { DEMO } from '#local/demo';
+import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
+import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES } from '#shared/domain/order-model';
 import { ApiError, busy, type FieldErrors, IDEMPOTENCY_MESSAGES, keyReused, MESSAGES, notFound, unauthenticated } from '#shared/errors';
 import { parseJsonBody } from '#shared/http/json-body';
 import { encodeCursor } from '#shared/http/pagination';
+import { EVENTS_MESSAGES, eventsQuery } from '#shared/schemas/events';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import {
   affiliateListQuery,
@@ -197,6 +200,18 @@ const commission = {
   booked_at: AT,
 };
 
+const loggedEvents = [
+  { id: `evt_${DEMO.orderUuid}_v1`, type: 'order.created', timestamp: AT, data: { order } },
+  { id: `evt_commission_${DEMO.orderUuid}_accrual_v1`, type: 'commission.accrued', timestamp: AT, data: { commission } },
+];
+const logCursor = {
+  next_cursor: encodeEventCursor('live', DEMO.merchantId, {
+    position: eventPosition('4900000000000012345678901', 1),
+    since: Math.floor(Date.parse(AT) / 1000),
+  }),
+  has_more: false,
+};
+
 /** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
 export const exampleRegistry = z.registry<{ examples: unknown[] }>();
 const payloadExamples: [$ZodType, unknown][] = [
@@ -229,6 +244,7 @@ const payloadExamples: [$ZodType, unknown][] = [
   [R.recoveryResponse, recovery],
   [R.cursorPaginationSchema, cursorPagination],
   [R.commissionEventData, commission],
+  [R.loggedEventResponse, loggedEvents[0]],
   [R.fieldErrorsSchema, { order_no: ['The order no field is required.'] }],
 ];
 for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
@@ -343,6 +359,23 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: webhookParameters,
     body: { since: EARLIER },
     invalid: validationErrors(webhookRecoverBody, { since: '2020-01-01T00:00:00Z' }),
+  },
+  'events-list': {
+    data: loggedEvents,
+    pagination: logCursor,
+    parameters: {
+      // The start of the demo merchant's log; its time is far ahead, so the example never expires.
+      after: encodeEventCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
+      limit: '25',
+      types: 'order.created,commission.accrued',
+      created_gte: EARLIER,
+      created_lt: '2100-01-01T00:00:00Z',
+    },
+    invalid: validationErrors(eventsQuery, { limit: '500', types: 'order.deleted' }),
+    refusals: {
+      expired_cursor: { after: [EVENTS_MESSAGES.expiredCursor] },
+      foreign_cursor: { after: [EVENTS_MESSAGES.badCursor] },
+    },
   },
   'orders-create-legacy': { data: createdOrder, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
   'orders-create': { data: { order: createdOrder }, body: orderCreate, invalid: badOrder, refusals: orderRefusals },

@@ -8,6 +8,7 @@ import { merchantIdOf } from '#shared/db/entities/base';
 import { advanceTotalsAsOf, applyTotalsDeltas, paddedSequence } from '#shared/db/entities/commission-totals';
 import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
+import { appendToEventLog, type LogEntry } from '#shared/db/entities/event-log';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requireQueueUrl } from '#shared/queue/client';
@@ -146,6 +147,25 @@ const applyReportTotals = async (writes: TotalsWrite[]): Promise<boolean[]> => {
   return done;
 };
 
+/**
+ * Appends the records' events to their merchants' logs, one merchant at a time apart (each log
+ * commits its own head); a merchant's append that fails fails all its records of the batch.
+ */
+const appendEventLogs = async (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> => {
+  const byMerchant = new Map<string, LogEntry[]>();
+  for (const { merchantId, entries } of logs) byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), ...entries]);
+  const failed = new Set<string>();
+  await Promise.all(
+    [...byMerchant].map(([merchantId, entries]) =>
+      appendToEventLog(functionTable, merchantId, entries).catch((error: unknown) => {
+        logger.warn('Events not logged; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
+        failed.add(merchantId);
+      }),
+    ),
+  );
+  return logs.map(({ merchantId }) => !failed.has(merchantId));
+};
+
 /** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
 const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, string[]>> => {
   const kinds = {
@@ -159,6 +179,7 @@ const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, str
       (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
     ),
     reportTotals: carryOut(planned, (reactions) => reactions.reportTotals, applyReportTotals),
+    eventLog: carryOut(planned, (reactions) => reactions.eventLog, appendEventLogs),
   };
   const failed = new Map<number, string[]>();
   for (const [kind, indexes] of Object.entries(kinds)) {

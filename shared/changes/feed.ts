@@ -5,6 +5,7 @@ import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import type { TotalsDelta } from '#shared/db/entities/commission-totals';
 import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
+import { eventPosition, type LogEntry } from '#shared/db/entities/event-log';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
@@ -39,6 +40,9 @@ import type { MerchantEvents } from '#shared/webhooks/fan-out';
  * - `reportTotals`: a commission ledger was written: what its new entries add to the merchant's
  *   commission totals (shared/domain/reports.ts), applied once per record by its stream sequence
  *   number, and the record's time, how far the merchant's totals then reach.
+ * - `eventLog`: the same events, each at its position (the record's sequence number and the
+ *   event's index in it), for the merchant's event log (shared/db/entities/event-log.ts): put by
+ *   position, so a record read again writes the same items.
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
@@ -47,6 +51,7 @@ export type Reactions = {
   countBlock?: { merchantId: string; block: BlockRef };
   webhookEvents?: MerchantEvents;
   reportTotals?: { merchantId: string; sequence: string; at: string; deltas: TotalsDelta[] };
+  eventLog?: { merchantId: string; entries: LogEntry[] };
 };
 
 type Image = Record<string, unknown>;
@@ -113,6 +118,15 @@ const reportTotalsOf = (record: DynamoDBRecord, before: Image | undefined, after
   };
 };
 
+/** The log entries of a record's webhook events: positions from its sequence number, time from its write. */
+const eventLogOf = (record: DynamoDBRecord, events: MerchantEvents | undefined): Reactions['eventLog'] => {
+  const sequenceNumber = record.dynamodb?.SequenceNumber;
+  if (events === undefined || events.events.length === 0 || sequenceNumber === undefined) return undefined;
+  const loggedAt = Math.floor(record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000);
+  const entries = events.events.map((event, index) => ({ position: eventPosition(sequenceNumber, index), event, loggedAt }));
+  return { merchantId: events.merchantId, entries };
+};
+
 /** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
 export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
@@ -126,10 +140,12 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const followUps = owed ? [owed, ...closed] : closed;
   const countBlock = countBlockOf(before, after);
   const reportTotals = reportTotalsOf(record, before, after, movedAt);
+  const eventLog = eventLogOf(record, reactions.webhookEvents);
   return {
     ...reactions,
     ...(followUps.length > 0 ? { followUps } : {}),
     ...(countBlock ? { countBlock } : {}),
     ...(reportTotals ? { reportTotals } : {}),
+    ...(eventLog ? { eventLog } : {}),
   };
 };

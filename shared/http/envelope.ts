@@ -28,7 +28,10 @@ export type InvitePagination = {
 export type CursorPagination = { per_page: number; next_cursor: string | null };
 
 /** `as_of`: a report's freshness, the time up to which it includes every ledger entry (null: none yet). */
-export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination; as_of?: string | null };
+/** The event log's position (GET /api/v2/events): pass `next_cursor` as `after`; set on every page, empty ones too. */
+export type LogCursor = { next_cursor: string; has_more: boolean };
+
+export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination; as_of?: string | null } & Partial<LogCursor>;
 
 /** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
 export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };

@@ -11,7 +11,7 @@ import type {
   toTierResponse,
 } from '#shared/domain/program-model';
 import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
-import type { CursorPagination, InvitePagination, LaravelPagination, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import type { CursorPagination, InvitePagination, LaravelPagination, LogCursor, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
@@ -154,7 +154,15 @@ export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 /** A list read by position: `next_cursor` is the next page's `cursor`, null on the last page. */
 export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
 
-export type PaginationKind = 'laravel' | 'invites' | 'cursor';
+/** The event log's place: in `meta` itself, beside the trace id (GET /api/v2/events). */
+export const logCursorSchema = z.strictObject({
+  /** Pass as `after` to continue; set on every page, an empty one too. */
+  next_cursor: z.string(),
+  /** Whether events up to the log's committed head remain after this page (an empty page may say so when filters skipped them). */
+  has_more: z.boolean(),
+});
+
+export type PaginationKind = 'laravel' | 'invites' | 'cursor' | 'log';
 
 const PAGINATION_SCHEMAS = { laravel: laravelPaginationSchema, invites: invitePaginationSchema, cursor: cursorPaginationSchema };
 
@@ -164,9 +172,12 @@ export const v2Success = <T extends z.ZodMiniType>(data: T, pagination?: Paginat
     success: z.literal(true),
     data,
     errors: z.null(),
-    meta: pagination
-      ? z.strictObject({ pagination: PAGINATION_SCHEMAS[pagination], ...extraMeta, trace_id: traceIdSchema })
-      : z.strictObject({ ...extraMeta, trace_id: traceIdSchema }),
+    meta:
+      pagination === 'log'
+        ? z.strictObject({ ...logCursorSchema.shape, trace_id: traceIdSchema })
+        : pagination
+          ? z.strictObject({ pagination: PAGINATION_SCHEMAS[pagination], ...extraMeta, trace_id: traceIdSchema })
+          : z.strictObject({ ...extraMeta, trace_id: traceIdSchema }),
   });
 
 export const v2Failure = z.strictObject({
@@ -317,6 +328,17 @@ export const webhookEventPayloads = {
   [TEST_EVENT_TYPE]: eventOf(TEST_EVENT_TYPE, z.strictObject({ webhook: z.strictObject({ uuid: z.uuid() }), message: z.string() })),
 } as const;
 
+/**
+ * An event of the merchant's event log (GET /api/v2/events): exactly what webhooks deliver, with
+ * its id (the `webhook-id` of its deliveries). Every type webhooks publish but `webhook.test`.
+ */
+export const loggedEventResponse = z.union(
+  WEBHOOK_EVENT_TYPES.map((type) => z.strictObject({ id: z.string(), ...webhookEventPayloads[type].shape })) as unknown as readonly [
+    z.ZodMiniObject,
+    ...z.ZodMiniObject[],
+  ],
+);
+
 // ---------------------------------------------------------------------------------------------
 // Compile-time: what the code builds is what is documented, both ways (type imports only). The
 // legacy failures (typed `success: boolean` by legacyFailureBody) are checked at run time only, by
@@ -340,6 +362,7 @@ export type ResponseShapesMatch = [
   Check<Same<LaravelPagination, Output<typeof laravelPaginationSchema>>>,
   Check<Same<InvitePagination, Output<typeof invitePaginationSchema>>>,
   Check<Same<CursorPagination, Output<typeof cursorPaginationSchema>>>,
+  Check<Same<LogCursor, Output<typeof logCursorSchema>>>,
   // `events` is stored as strings (validated against the types on the way in).
   Check<Same<Omit<ReturnType<typeof toWebhookResponse>, 'events'>, Omit<Output<typeof webhookResponse>, 'events'>>>,
   Check<Same<Omit<ReturnType<typeof toDeliveryResponse>, 'status'>, Omit<Output<typeof webhookDeliveryResponse>, 'status'>>>,

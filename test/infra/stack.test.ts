@@ -322,6 +322,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
     ]);
   });
 
+  it('gives events-list Query on the table beyond authentication, nothing else: it reads the event log and its head, never writes', () => {
+    const dynamo = [...grantsOf(stage, 'events-list').grants]
+      .filter((grant) => grant.startsWith('dynamodb:') && !grant.endsWith('(quota partitions)'))
+      .sort();
+    expect(dynamo).toEqual(['dynamodb:GetItem on table', 'dynamodb:Query on index:gsi1', 'dynamodb:Query on table']);
+  });
+
   it('gives each function exactly the environment its imports need', () => {
     const { resources, stack } = synth[stage];
     for (const fn of stack.functions) {

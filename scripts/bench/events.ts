@@ -1,0 +1,258 @@
+/**
+ * The event log (GET /api/v2/events): `npm run bench -- --events N` (only this).
+ *
+ * 1. Latency: on a fresh in-memory local stack (its change feed polling the stream as in
+ *    `npm start`), one merchant's orders are created over HTTP, 20 at a time, while a consumer
+ *    polls the log with its cursor every 100 ms: for each order, the time from the create's answer
+ *    to its `order.created` in the log. Every event must be seen exactly once.
+ * 2. Page cost: two merchants' logs are seeded, 1,000 and N events (realistic order events, put
+ *    with BatchWriteItem as the feed's items are built), and a page is read as the route reads it
+ *    (the head, then the page) through a client that asks every call for its consumed capacity:
+ *    the first page, one from the middle, one near the end, limit 25 and 100, and a filter that
+ *    matches nothing (the page's bounded examination). The ratio N vs 1,000 is the figure.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { localClientConfig } from '#local/aws-env';
+import { freePorts } from '#local/ports';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import { seedFixture } from '#shared/admin/seed';
+import { putAll, type Store } from '#shared/admin/store';
+import {
+  eventLogHeadItem,
+  eventLogItem,
+  eventLogPage,
+  eventPosition,
+  LOG_START,
+  type LogEntry,
+  readEventLogHead,
+} from '#shared/db/entities/event-log';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
+import { percentile } from './percentile';
+
+type Print = (line: string) => void;
+
+export const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
+
+const merchant = (key: string) => ({
+  key,
+  name: `Events bench ${key}`,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live' as const }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+});
+
+const orderBody = () => ({
+  affiliate_slug: 'alice',
+  order_no: `EV-${randomUUID()}`,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
+});
+
+const latency = async (base: string, token: string, print: Print) => {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const answered = new Map<string, number>();
+  const seen = new Map<string, number>();
+  let duplicates = 0;
+  let cursor = '';
+  let writing = true;
+  const poller = (async () => {
+    while (writing || seen.size < answered.size) {
+      for (let more = true; more; ) {
+        const response = await fetch(`${base}/api/v2/events?limit=100${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`, { headers });
+        if (response.status !== 200) {
+          // A busy local stack may answer 503: the consumer tries again from the same cursor.
+          await response.text();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          continue;
+        }
+        const body = (await response.json()) as {
+          data: { type: string; data: { order: { order_no: string } } }[];
+          meta: { next_cursor: string; has_more: boolean };
+        };
+        for (const event of body.data.filter((item) => item.type === 'order.created')) {
+          if (seen.has(event.data.order.order_no)) duplicates++;
+          else seen.set(event.data.order.order_no, performance.now());
+        }
+        ({ next_cursor: cursor, has_more: more } = body.meta);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  const bodies = Array.from({ length: EVENTS_BENCH.orders }, orderBody);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: EVENTS_BENCH.concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++];
+        for (;;) {
+          const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
+          await response.text();
+          if (response.status === 201) break;
+          if (response.status !== 503) throw new Error(`create answered ${response.status}`);
+        }
+        answered.set(body?.order_no ?? '', performance.now());
+      }
+    }),
+  );
+  writing = false;
+  await poller;
+  const delays = [...answered].map(([orderNo, at]) => (seen.get(orderNo) ?? Number.NaN) - at).sort((a, b) => a - b);
+  print(
+    `| ${EVENTS_BENCH.orders} creates, ${EVENTS_BENCH.concurrency} at a time | ${seen.size} of ${answered.size} seen, ${duplicates} twice | ${percentile(delays, 50).toFixed(0)} ms | ${percentile(delays, 99).toFixed(0)} ms | ${Math.max(...delays).toFixed(0)} ms |`,
+  );
+  return { p50: percentile(delays, 50), p99: percentile(delays, 99), seen: seen.size, duplicates };
+};
+
+/** A realistic order.created event (one row), as the feed logs it. */
+const sampleEntry = (index: number): LogEntry => {
+  const uuid = randomUUID();
+  const at = new Date(Date.UTC(2026, 10, 1) + index * 1000).toISOString();
+  return {
+    position: eventPosition(String(10n ** 21n + BigInt(index)), 0),
+    loggedAt: Math.floor(Date.now() / 1000),
+    event: {
+      id: `evt_${uuid}_v1`,
+      type: 'order.created',
+      timestamp: at,
+      data: {
+        order: {
+          uuid,
+          order_no: `EV-${index}`,
+          affiliate_slug: 'alice',
+          currency: { code: 'EUR', name: 'Euro' },
+          customer: { name: 'Dan Doe', email: 'dan@example.com' },
+          total_shipping_value: 495,
+          total_value: 20395,
+          total_tax_value: 3781,
+          order_rows: [
+            {
+              uuid: randomUUID(),
+              product_sku: 'TENT-2P',
+              product_name: 'Tent',
+              segment_slug: null,
+              price_value: 19900,
+              tax_value: 3781,
+              quantity: 1,
+            },
+          ],
+          created_at: at,
+          updated_at: at,
+          cancelled_at: null,
+        },
+      },
+    },
+  };
+};
+
+const seedLog = async (store: Store, merchantId: string, count: number, print: Print) => {
+  const started = performance.now();
+  const chunk = 5_000;
+  for (let done = 0; done < count; done += chunk) {
+    const entries = Array.from({ length: Math.min(chunk, count - done) }, (_, index) => sampleEntry(done + index));
+    await putAll(
+      store,
+      entries.map((entry) => eventLogItem(merchantId, entry.position, entry)),
+    );
+  }
+  const last = sampleEntry(count - 1);
+  await putAll(store, [eventLogHeadItem(merchantId, { position: last.position, loggedAt: last.loggedAt })]);
+  print(`- seeded ${count.toLocaleString('en-US')} log events in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+};
+
+type Call = { units: number };
+
+const meteredStore = (endpoint: string, table: string) => {
+  const calls: Call[] = [];
+  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
+  const meter: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
+    (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+    const result = await next(args);
+    const capacity = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
+    calls.push({ units: capacity?.CapacityUnits ?? Number.NaN });
+    return result;
+  };
+  client.middlewareStack.add(meter, { step: 'initialize', name: 'eventsPageMeter', priority: 'high' });
+  const store: Store = { ddb: DynamoDBDocumentClient.from(client), table };
+  return async (run: (store: Store) => Promise<number>) => {
+    calls.length = 0;
+    const items = await run(store);
+    return { items, calls: calls.length, rcu: calls.reduce((total, call) => total + call.units, 0) };
+  };
+};
+
+type PageCase = { name: string; at: number; limit: number; types?: string[] };
+
+const pageCases = (count: number): PageCase[] => [
+  { name: 'first', at: -1, limit: 25 },
+  { name: 'first', at: -1, limit: 100 },
+  { name: 'middle', at: Math.floor(count / 2), limit: 25 },
+  { name: 'middle', at: Math.floor(count / 2), limit: 100 },
+  { name: 'near the end', at: count - 60, limit: 25 },
+  { name: 'rare type, none match', at: -1, limit: 25, types: ['invite.accepted'] },
+];
+
+const measurePages = async (measure: ReturnType<typeof meteredStore>, merchantId: string, count: number) => {
+  const rows: { name: string; limit: number; calls: number; rcu: number; items: number }[] = [];
+  for (const page of pageCases(count)) {
+    const after = page.at < 0 ? LOG_START : sampleEntry(page.at).position;
+    const measured = await measure(async (store) => {
+      const head = await readEventLogHead(store, merchantId);
+      const result = await eventLogPage(store, merchantId, after, head?.position ?? LOG_START, page.limit, MAX_EXAMINED_PER_PAGE_VALUE, {
+        types: page.types,
+      });
+      return result.items.length;
+    });
+    rows.push({ name: page.name, limit: page.limit, ...measured });
+  }
+  return rows;
+};
+
+/** `npm run bench -- --events N`: prints the latency and the page cost at 1,000 and N events. */
+export const benchEvents = async ({ events, print = console.log }: { events: number; print?: Print }) => {
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({
+      ports: await freePorts(),
+      seedDemo: false,
+      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
+    });
+    const live = stack.stages.live;
+    const seeded = await seedFixture(live.store, 'live', { merchants: [merchant('poll'), merchant('small'), merchant('large')] });
+    print(`\n## Event log (${new Date().toISOString()})\n`);
+    print("From a create's answer to its `order.created` read by a consumer polling every 100 ms:\n");
+    print('| load | seen | p50 | p99 | max |');
+    print('|---|---|---|---|---|');
+    const timing = await latency(live.url, seeded.merchants.poll?.tokens.live ?? '', print);
+    print('');
+    const small = seeded.merchants.small?.id ?? '';
+    const large = seeded.merchants.large?.id ?? '';
+    await seedLog(live.store, small, EVENTS_BENCH.baseline, print);
+    await seedLog(live.store, large, events, print);
+    const measure = meteredStore(stack.endpoints.dynamodb, live.table);
+    const baseRows = await measurePages(measure, small, EVENTS_BENCH.baseline);
+    const largeRows = await measurePages(measure, large, events);
+    print('');
+    print('| page | limit | events read | calls | RCU at 1,000 | RCU at N | N vs 1,000 |');
+    print('|---|---|---|---|---|---|---|');
+    let worst = 0;
+    largeRows.forEach((row, index) => {
+      const base = baseRows[index];
+      const ratio = base ? row.rcu / base.rcu : Number.NaN;
+      worst = Math.max(worst, ratio);
+      print(
+        `| ${row.name} | ${row.limit} | ${row.items} | ${row.calls} | ${base?.rcu.toFixed(1)} | ${row.rcu.toFixed(1)} | ${ratio.toFixed(2)}x |`,
+      );
+    });
+    print(`\nN = ${events.toLocaleString('en-US')}; worst ratio ${worst.toFixed(2)}x (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}).`);
+    return { timing, worst };
+  } finally {
+    await stack?.stop();
+  }
+};

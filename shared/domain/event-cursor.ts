@@ -1,0 +1,28 @@
+import { isPosition } from '#shared/db/entities/event-log';
+import { encodeCursor as encodePositionCursor } from '#shared/http/pagination';
+
+/**
+ * The event log's cursor, opaque to the merchant: a log position and a time (epoch seconds) at or
+ * before which everything after that position was logged, made as shared/http/pagination.ts makes
+ * position cursors and bound to the stage and the merchant: one of another merchant or stage, or
+ * altered, fails the check (the position is only ever read inside the caller's own log anyway).
+ */
+export const DAY_SECONDS = 24 * 3600;
+
+export type Cursor = { position: string; since: number };
+
+const scopeOf = (stage: string, merchantId: string) => `events\n${stage}\n${merchantId}`;
+
+export const encodeCursor = (stage: string, merchantId: string, cursor: Cursor): string =>
+  encodePositionCursor(`${cursor.position}|${cursor.since}`, scopeOf(stage, merchantId));
+
+/** The cursor, or undefined when it is not one this stage handed to this merchant (re-encoding it must give the same text). */
+export const decodeCursor = (stage: string, merchantId: string, text: string): Cursor | undefined => {
+  const [body, tag, ...rest] = text.split('.');
+  if (body === undefined || tag === undefined || rest.length > 0) return undefined;
+  const payload = Buffer.from(body, 'base64url').toString();
+  if (encodePositionCursor(payload, scopeOf(stage, merchantId)) !== text) return undefined;
+  const [position, since] = payload.split('|');
+  if (position === undefined || !isPosition(position) || !/^\d{1,12}$/.test(since ?? '')) return undefined;
+  return { position, since: Number(since) };
+};

@@ -1,0 +1,71 @@
+import * as z from 'zod/mini';
+import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
+import { text } from './common';
+
+/** The event log's page size: 25 unless asked, at most 100. */
+export const DEFAULT_EVENTS_LIMIT = 25;
+export const MAX_EVENTS_LIMIT = 100;
+
+/** The most log items one page examines, whatever the filters (shared/domain/events.ts). */
+export const MAX_EXAMINED_PER_PAGE_VALUE = 500;
+
+/** How long the log keeps an event, as promised (the items live a day longer: shared/db/entities/event-log.ts). */
+export const EVENTS_RETENTION_DAYS = 30;
+
+export const EVENTS_MESSAGES = {
+  badCursor: 'The after field must be a next_cursor this API returned for this account.',
+  expiredCursor: `The after cursor has expired: events are kept ${EVENTS_RETENTION_DAYS} days. Read again without after to start from the oldest event kept.`,
+} as const;
+
+/** An empty query value means "not given", as for every list's page parameters. */
+const given = <T extends z.ZodMiniType>(schema: T) =>
+  z.pipe(
+    z.transform((value: unknown) => (value === '' ? undefined : value)),
+    z.optional(schema),
+  );
+
+/** `limit`: a plain decimal integer from 1 to 100 (no sign, exponent or fraction). */
+const limit = z.pipe(
+  given(
+    z.pipe(
+      text().check(z.regex(/^\d{1,6}$/, { message: 'The :attribute field must be an integer.' })),
+      z.pipe(
+        z.transform((value: string) => Number(value)),
+        z.number().check(z.minimum(1), z.maximum(MAX_EVENTS_LIMIT)),
+      ),
+    ),
+  ),
+  z.transform((value) => value ?? DEFAULT_EVENTS_LIMIT),
+);
+
+const SUBSCRIBABLE: readonly string[] = WEBHOOK_EVENT_TYPES;
+
+/** `types`: event types separated by commas (blanks and empty items ignored); any unknown one makes it invalid. */
+const types = given(
+  z.pipe(
+    text().check(z.maxLength(1000)),
+    z.transform((value, ctx) => {
+      const parts = value
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part !== '');
+      if (parts.every((part) => SUBSCRIBABLE.includes(part))) return [...new Set(parts)];
+      ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
+      return z.NEVER;
+    }),
+  ),
+);
+
+/** An ISO 8601 time with its offset, normalized to UTC with milliseconds (how events' timestamps are stored). */
+const time = given(
+  z.pipe(
+    text().check(z.iso.datetime({ offset: true, message: 'The :attribute field must be a valid ISO 8601 date and time.' })),
+    z.transform((value) => new Date(value).toISOString()),
+  ),
+);
+
+/** `after`: a next_cursor as handed out (base64url, a dot, base64url); whose it is, the domain checks. */
+const cursor = given(text().check(z.maxLength(400), z.regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, { message: EVENTS_MESSAGES.badCursor })));
+
+export const eventsQuery = z.object({ after: cursor, limit, types, created_gte: time, created_lt: time });
+export type EventsQuery = z.output<typeof eventsQuery>;
