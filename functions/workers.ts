@@ -77,7 +77,7 @@ export const workers = [
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
     description:
-      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, customer upserts, follow-ups, group totals.',
+      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, commission report totals, customer upserts, follow-ups, group totals.',
     // The handler parks a record it cannot read at once, and one whose reactions keep failing after a
     // bounded time (shared/changes/retries.ts), with its content; the mapping's own retries are only
     // the backstop for when the parked queue itself refuses, so an SQS outage delays the feed but loses nothing.
