@@ -9,6 +9,7 @@ import { advanceTotalsAsOf, applyTotalsDeltas, paddedSequence } from '#shared/db
 import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog, type LogEntry } from '#shared/db/entities/event-log';
+import { withRepeatableRetry } from '#shared/db/retry';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requireQueueUrl } from '#shared/queue/client';
@@ -83,7 +84,7 @@ const sendFollowUpLists = (lists: FollowUp[][]): Promise<boolean[]> =>
 const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> =>
   Promise.all(
     customers.map(({ merchantId, customer, at }) =>
-      upsertCustomer(functionTable, merchantId, customer, at).then(
+      withRepeatableRetry(() => upsertCustomer(functionTable, merchantId, customer, at)).then(
         () => true,
         (error: unknown) => {
           logger.warn('Customer upsert failed; the stream will retry it', { error_name: errorName(error) });
@@ -100,7 +101,7 @@ const refreshGroups = async (changed: NonNullable<Reactions['countBlock']>[]): P
   const failed = new Set<string>();
   await Promise.all(
     [...byMerchant].map(([merchantId, blocks]) =>
-      refreshGroupTotals(functionTable, merchantId, blocks).catch((error: unknown) => {
+      withRepeatableRetry(() => refreshGroupTotals(functionTable, merchantId, blocks)).catch((error: unknown) => {
         logger.warn('Group totals not refreshed; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
         failed.add(merchantId);
       }),
@@ -130,7 +131,7 @@ const applyReportTotals = async (writes: TotalsWrite[]): Promise<boolean[]> => {
       for (const index of indexes) {
         const write = writes[index] as TotalsWrite;
         try {
-          await applyTotalsDeltas(functionTable, merchantId, paddedSequence(write.sequence), write.deltas);
+          await withRepeatableRetry(() => applyTotalsDeltas(functionTable, merchantId, paddedSequence(write.sequence), write.deltas));
         } catch (error) {
           logger.warn('Report totals not applied; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
           break;
@@ -157,7 +158,7 @@ const appendEventLogs = async (logs: NonNullable<Reactions['eventLog']>[]): Prom
   const failed = new Set<string>();
   await Promise.all(
     [...byMerchant].map(([merchantId, entries]) =>
-      appendToEventLog(functionTable, merchantId, entries).catch((error: unknown) => {
+      withRepeatableRetry(() => appendToEventLog(functionTable, merchantId, entries)).catch((error: unknown) => {
         logger.warn('Events not logged; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
         failed.add(merchantId);
       }),

@@ -1,4 +1,4 @@
-import { isRetryableWriteFailure } from '#shared/dependency-errors';
+import { isPassingDependencyFailure, isRetryableWriteFailure } from '#shared/dependency-errors';
 import { busy } from '#shared/errors';
 
 /**
@@ -25,6 +25,23 @@ export const withWriteRetry = async <T>(write: () => Promise<T>, attempts = WRIT
     } catch (error) {
       if (!isRetryableWriteFailure(error)) throw error;
       if (attempt >= attempts) throw busy();
+      await backOff(attempt);
+    }
+  }
+};
+
+/**
+ * For writes that are safe to repeat (the change feed's: conditional on what they already applied,
+ * or puts by position): any failure that passes (throttling, a conflict, a timeout or lost answer,
+ * a 5xx) is tried again here with back-off, so one lost answer does not send a whole stream batch
+ * back to be read again. Past the attempts the error is thrown for the caller to report.
+ */
+export const withRepeatableRetry = async <T>(write: () => Promise<T>, attempts = 4): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isPassingDependencyFailure(error) || attempt >= attempts) throw error;
       await backOff(attempt);
     }
   }

@@ -642,3 +642,22 @@ describe('fairness between merchants on the queues', () => {
     expect(entries.map((entry) => entry.MessageGroupId)).toEqual([MERCHANT.id, MERCHANT.id]);
   });
 });
+
+describe('a repeatable write of the change feed that fails once', () => {
+  it('is tried again in the same invocation, so one lost answer does not send the batch back to be read again', async () => {
+    // Prepare: the first UpdateItem's answer is lost (a timeout); every later one goes through.
+    ddbMock
+      .on(UpdateCommand)
+      .rejectsOnce(Object.assign(new Error('Request did not complete within 2000 ms'), { name: 'TimeoutError' }))
+      .resolves({});
+    const order = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000d1' }));
+
+    // Act
+    const result = await runFeed(streamEvent(order));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    // The customer's upsert and the event log's head, and the one whose answer was lost, again.
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 3);
+  });
+});
