@@ -18,17 +18,26 @@ const MAX_DELAY_MS = 320;
 export const backOff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** attempt)));
 
-export const withWriteRetry = async <T>(write: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> => {
+/** The one back-off loop: `write` again while `retryable` says so, at most `attempts` times; then what `exhausted` makes of the last error. */
+const retrying = async <T>(
+  write: () => Promise<T>,
+  retryable: (error: unknown) => boolean,
+  attempts: number,
+  exhausted: (error: unknown) => unknown,
+): Promise<T> => {
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (error) {
-      if (!isRetryableWriteFailure(error)) throw error;
-      if (attempt >= attempts) throw busy();
+      if (!retryable(error)) throw error;
+      if (attempt >= attempts) throw exhausted(error);
       await backOff(attempt);
     }
   }
 };
+
+export const withWriteRetry = <T>(write: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> =>
+  retrying(write, isRetryableWriteFailure, attempts, () => busy());
 
 /**
  * For writes that are safe to repeat (the change feed's: conditional on what they already applied,
@@ -36,13 +45,5 @@ export const withWriteRetry = async <T>(write: () => Promise<T>, attempts = WRIT
  * a 5xx) is tried again here with back-off, so one lost answer does not send a whole stream batch
  * back to be read again. Past the attempts the error is thrown for the caller to report.
  */
-export const withRepeatableRetry = async <T>(write: () => Promise<T>, attempts = 4): Promise<T> => {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (!isPassingDependencyFailure(error) || attempt >= attempts) throw error;
-      await backOff(attempt);
-    }
-  }
-};
+export const withRepeatableRetry = <T>(write: () => Promise<T>, attempts = 4): Promise<T> =>
+  retrying(write, isPassingDependencyFailure, attempts, (error) => error);
