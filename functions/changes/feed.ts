@@ -5,10 +5,10 @@ import { type Reactions, reactionsTo } from '#shared/changes/feed';
 import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
-import { advanceTotalsAsOf, applyTotalsDeltas, paddedSequence } from '#shared/db/entities/commission-totals';
+import { advanceTotalsAsOf, applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
 import { refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
-import { appendToEventLog, type LogEntry } from '#shared/db/entities/event-log';
+import { appendToEventLog } from '#shared/db/entities/event-log';
 import { withRepeatableRetry } from '#shared/db/retry';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -94,78 +94,68 @@ const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promi
     ),
   );
 
-/** Refreshes the group totals of the changed blocks, once per merchant and group; a merchant's refresh that fails fails all its blocks. */
-const refreshGroups = async (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> => {
-  const byMerchant = new Map<string, NonNullable<Reactions['countBlock']>['block'][]>();
-  for (const { merchantId, block } of changed) byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), block]);
+/**
+ * Runs `apply` once per merchant with the merchant's items of the batch, merchants in parallel,
+ * each tried again in place on a failure that passes; an item is done when its merchant's run was
+ * (a merchant's that fails fails all its items, and the stream reads them again).
+ */
+const perMerchant = async <T extends { merchantId: string }>(
+  items: readonly T[],
+  what: string,
+  apply: (merchantId: string, own: T[]) => Promise<unknown>,
+): Promise<boolean[]> => {
+  const byMerchant = new Map<string, T[]>();
+  for (const item of items) byMerchant.set(item.merchantId, [...(byMerchant.get(item.merchantId) ?? []), item]);
   const failed = new Set<string>();
   await Promise.all(
-    [...byMerchant].map(([merchantId, blocks]) =>
-      withRepeatableRetry(() => refreshGroupTotals(functionTable, merchantId, blocks)).catch((error: unknown) => {
-        logger.warn('Group totals not refreshed; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
+    [...byMerchant].map(([merchantId, own]) =>
+      withRepeatableRetry(() => apply(merchantId, own)).catch((error: unknown) => {
+        logger.warn(`${what}; the stream will retry`, { merchant_id: merchantId, error_name: errorName(error) });
         failed.add(merchantId);
       }),
     ),
   );
-  return changed.map(({ merchantId }) => !failed.has(merchantId));
+  return items.map(({ merchantId }) => !failed.has(merchantId));
 };
 
-type TotalsWrite = NonNullable<Reactions['reportTotals']>;
+/** Refreshes the group totals of the changed blocks, once per merchant and group. */
+const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> =>
+  perMerchant(changed, 'Group totals not refreshed', (merchantId, own) =>
+    refreshGroupTotals(
+      functionTable,
+      merchantId,
+      own.map(({ block }) => block),
+    ),
+  );
 
 /**
- * Applies ledger writes to the report totals: each merchant's in stream order, one record after
- * the other (an item's `applied_through` would refuse an earlier record once a later one landed),
- * merchants in parallel. After a merchant's first failure its later records are not tried and
- * fail too, so the batch is read again from there and nothing is skipped. Then the merchant's
- * applied-through time moves to its last applied record's (a failure there only leaves it behind).
+ * Applies the batch's ledger writes to the report totals, a merchant's in one go (each totals item
+ * written once, whatever the number of records; what a record read again had applied is skipped),
+ * then moves the merchant's applied-through time to its last record's (a failure there only leaves
+ * it behind, which claims less).
  */
-const applyReportTotals = async (writes: TotalsWrite[]): Promise<boolean[]> => {
-  const done = writes.map(() => false);
-  const byMerchant = new Map<string, number[]>();
-  writes.forEach(({ merchantId }, index) => {
-    byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), index]);
+const applyReportTotals = (writes: NonNullable<Reactions['reportTotals']>[]): Promise<boolean[]> =>
+  perMerchant(writes, 'Report totals not applied', async (merchantId, own) => {
+    await applyLedgerWrites(
+      functionTable,
+      merchantId,
+      own.map((write) => ({ seq: paddedSequence(write.sequence), deltas: write.deltas })),
+    );
+    const through = own.reduce((latest, write) => (write.at > latest ? write.at : latest), '');
+    await advanceTotalsAsOf(functionTable, merchantId, through).catch((error: unknown) =>
+      logger.warn('Report totals time not advanced', { merchant_id: merchantId, error_name: errorName(error) }),
+    );
   });
-  await Promise.all(
-    [...byMerchant].map(async ([merchantId, indexes]) => {
-      let through: string | undefined;
-      for (const index of indexes) {
-        const write = writes[index] as TotalsWrite;
-        try {
-          await withRepeatableRetry(() => applyTotalsDeltas(functionTable, merchantId, paddedSequence(write.sequence), write.deltas));
-        } catch (error) {
-          logger.warn('Report totals not applied; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
-          break;
-        }
-        done[index] = true;
-        through = write.at;
-      }
-      if (through === undefined) return;
-      await advanceTotalsAsOf(functionTable, merchantId, through).catch((error: unknown) =>
-        logger.warn('Report totals time not advanced', { merchant_id: merchantId, error_name: errorName(error) }),
-      );
-    }),
-  );
-  return done;
-};
 
-/**
- * Appends the records' events to their merchants' logs, one merchant at a time apart (each log
- * commits its own head); a merchant's append that fails fails all its records of the batch.
- */
-const appendEventLogs = async (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> => {
-  const byMerchant = new Map<string, LogEntry[]>();
-  for (const { merchantId, entries } of logs) byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), ...entries]);
-  const failed = new Set<string>();
-  await Promise.all(
-    [...byMerchant].map(([merchantId, entries]) =>
-      withRepeatableRetry(() => appendToEventLog(functionTable, merchantId, entries)).catch((error: unknown) => {
-        logger.warn('Events not logged; the stream will retry', { merchant_id: merchantId, error_name: errorName(error) });
-        failed.add(merchantId);
-      }),
+/** Appends the records' events to their merchants' logs (each log commits its own head). */
+const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> =>
+  perMerchant(logs, 'Events not logged', (merchantId, own) =>
+    appendToEventLog(
+      functionTable,
+      merchantId,
+      own.flatMap(({ entries }) => entries),
     ),
   );
-  return logs.map(({ merchantId }) => !failed.has(merchantId));
-};
 
 /** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
 const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, string[]>> => {

@@ -20,7 +20,8 @@ import { localClientConfig } from '#local/aws-env';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { putAll, type Store } from '#shared/admin/store';
+import type { Store } from '#shared/admin/store';
+import { batchPut } from '#shared/db/entities/batch';
 import {
   eventLogHeadItem,
   eventLogItem,
@@ -156,13 +157,13 @@ const seedLog = async (store: Store, merchantId: string, count: number, print: P
   const chunk = 5_000;
   for (let done = 0; done < count; done += chunk) {
     const entries = Array.from({ length: Math.min(chunk, count - done) }, (_, index) => sampleEntry(done + index));
-    await putAll(
+    await batchPut(
       store,
       entries.map((entry) => eventLogItem(merchantId, entry.position, entry)),
     );
   }
   const last = sampleEntry(count - 1);
-  await putAll(store, [eventLogHeadItem(merchantId, { position: last.position, loggedAt: last.loggedAt })]);
+  await batchPut(store, [eventLogHeadItem(merchantId, { position: last.position, loggedAt: last.loggedAt })]);
   print(`- seeded ${count.toLocaleString('en-US')} log events in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 };
 

@@ -30,7 +30,8 @@ import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import { localClientConfig } from '#local/aws-env';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
-import { putAll, type Store } from '#shared/admin/store';
+import type { Store } from '#shared/admin/store';
+import { batchPut } from '#shared/db/entities/batch';
 import {
   applyCountChanges,
   BLOCK_SIZE,
@@ -82,7 +83,7 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
         created_at: new Date(BASE_TIME + (done + index) * 1000).toISOString(),
       }),
     );
-    await putAll(
+    await batchPut(
       store,
       orders.flatMap((order) => [orderRecord(id, order, { history: true }), orderNoRecord(id, order.order_no, order.uuid)]),
     );

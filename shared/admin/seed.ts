@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Stage } from '#shared/config';
 import { affiliateCountChanges, affiliateRecord } from '#shared/db/entities/affiliate';
 import { affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { batchPut } from '#shared/db/entities/batch';
 import { applyCountChanges, blockOf, type CountChange, refreshGroupTotals, takeSequence } from '#shared/db/entities/counter';
 import { customerKey } from '#shared/db/entities/customer';
 import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
@@ -16,7 +17,7 @@ import { userRecord } from '#shared/db/entities/user';
 import { isoNow, toIso } from '#shared/time';
 import { tokenKindOfStage } from '#shared/tokens';
 import type { Fixture } from './fixture';
-import { putAll, type Store } from './store';
+import type { Store } from './store';
 
 export type SeededMerchant = {
   id: string;
@@ -177,7 +178,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   }
   items.push(...customers.values());
 
-  await putAll(store, items);
+  await batchPut(store, items);
   await Promise.all([applyCountChanges(store, id, counts), addToEmailProjection(store, id, inviteItems)]);
   await refreshGroupTotals(
     store,

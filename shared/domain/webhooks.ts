@@ -8,7 +8,6 @@ import {
   putWebhookEndpoint,
   rotateWebhookSecret,
   updateWebhookEndpoint,
-  type WebhookEndpointItem,
 } from '#shared/db/entities/webhook-endpoint';
 import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused } from '#shared/db/transact';

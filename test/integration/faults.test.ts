@@ -58,11 +58,17 @@ const ordersTotalAndItems = async () => {
 };
 
 /** Waits until the list total equals its items again (the follow-ups recount marked blocks a few seconds after the mark, locally). */
-const countsAgree = () =>
-  eventually(async () => {
-    const { total, items } = await ordersTotalAndItems();
-    return total === items ? total : undefined;
-  }, 30_000);
+const countsAgree = async () => {
+  let last = { total: 0, items: 0 };
+  try {
+    return await eventually(async () => {
+      last = await ordersTotalAndItems();
+      return last.total === last.items ? last.total : undefined;
+    }, 30_000);
+  } catch (error) {
+    throw new Error(`The list total stayed ${last.total} for ${last.items} orders listed`, { cause: error });
+  }
+};
 
 describe('throttling and conflicts', () => {
   it('retries a throttled put of the order and creates the order once', async () => {
@@ -102,7 +108,8 @@ describe('throttling and conflicts', () => {
   });
 });
 
-describe('an applied write whose answer is lost', () => {
+// Each waits up to 30 s for the list counts (countsAgree): the test's own time is longer than that wait.
+describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
   it('answers a keyed retry with the original order, never 422 taken, and the total counts it once', async () => {
     // Prepare
     const body = orderBody();
@@ -123,7 +130,7 @@ describe('an applied write whose answer is lost', () => {
     await countsAgree();
   });
 
-  it('answers a keyed retry with the original order after the function stopped right after its commit', { timeout: 60_000 }, async () => {
+  it('answers a keyed retry with the original order after the function stopped right after its commit', async () => {
     // Prepare
     const body = orderBody();
     const key = randomUUID();

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { putAll } from '#shared/admin/store';
 import { affiliateRequestKey, affiliateRequestRecord } from '#shared/db/entities/affiliate-request';
+import { batchPut } from '#shared/db/entities/batch';
 import { inviteKey, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailRecord } from '#shared/db/entities/invite-email';
 import { owedNotification } from '#shared/db/entities/notification';
@@ -38,7 +38,7 @@ describe('owed e-mails (change feed and follow-ups)', () => {
       ),
       owedSince,
     );
-    await putAll(store, [invite, inviteEmailRecord(merchant.id, inviteEmail, invite.uuid), request]);
+    await batchPut(store, [invite, inviteEmailRecord(merchant.id, inviteEmail, invite.uuid), request]);
 
     // Act: wait for the follow-ups
     const mails = await eventually(async () => {
@@ -81,7 +81,7 @@ describe('owed e-mails (change feed and follow-ups)', () => {
       inviteRecord(merchant.id, { seq: 1, email: validEmail, sender_email: 'owner@merchant.example', content: 'Join us' }, validSince),
       validSince,
     );
-    await putAll(store, [
+    await batchPut(store, [
       poison,
       inviteEmailRecord(merchant.id, poisonEmail, poison.uuid),
       valid,

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -67,6 +67,8 @@ const runFeed = (event: DynamoDBStreamEvent) => handler(event, workerContext('ch
 
 beforeEach(() => {
   resetAwsMocks();
+  // The change feed logs events with BatchWriteItem: all processed.
+  ddbMock.on(BatchWriteCommand).resolves({});
   sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'parked-1' });
   ddbMock.on(UpdateCommand).resolves({});

@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -32,6 +32,7 @@ const record = (after: Record<string, unknown>, before: Record<string, unknown> 
 beforeEach(() => {
   resetAwsMocks();
   ddbMock.on(PutCommand).resolves({});
+  ddbMock.on(BatchWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({});
   ddbMock.on(QueryCommand).resolves({ Items: [] });
 });
@@ -62,12 +63,14 @@ describe('the change feed plans the event log', () => {
 });
 
 describe('appending to the event log', () => {
-  it('puts every event, then moves the head to the highest of them', async () => {
+  it('puts every event in one BatchWriteItem call per 25, then moves the head to the highest of them', async () => {
     // Act
     await appendToEventLog(db, MERCHANT.id, [entry('500'), entry('501'), entry('501', 1)]);
 
     // Assess
-    const puts = ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item);
+    const calls = ddbMock.commandCalls(BatchWriteCommand);
+    expect(calls).toHaveLength(1);
+    const puts = (calls[0]?.args[0].input.RequestItems?.['unit-table'] ?? []).map((request) => request.PutRequest?.Item);
     expect(puts.map((item) => [item?.pk, item?.sk])).toEqual([
       [LOG_PK, eventPosition('500', 0)],
       [LOG_PK, eventPosition('501', 0)],
@@ -81,9 +84,7 @@ describe('appending to the event log', () => {
 
   it('leaves the head where it was when a write failed, so no reader sees past the gap', async () => {
     // Prepare
-    ddbMock
-      .on(PutCommand, { Item: { sk: eventPosition('501', 0) } })
-      .rejects(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+    ddbMock.on(BatchWriteCommand).rejects(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
 
     // Act
     const appended = appendToEventLog(db, MERCHANT.id, [entry('500'), entry('501'), entry('502')]);

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -97,6 +97,8 @@ const acceptAll = async (input: SendMessageBatchCommandInput) => ({
 
 beforeEach(() => {
   resetAwsMocks();
+  // The change feed logs events with BatchWriteItem: all processed.
+  ddbMock.on(BatchWriteCommand).resolves({});
   stubAuth();
   stubOrderCreate({ seq: 42 });
 });

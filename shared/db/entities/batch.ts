@@ -1,4 +1,4 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
 import type { Key } from './base';
 
@@ -14,4 +14,28 @@ export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): 
     pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
   }
   return items;
+};
+
+/** How many BatchWriteItem calls of one `batchPut` run at once. */
+const PARALLEL_BATCHES = 8;
+
+const putChunk = async ({ ddb, table }: TableRef, chunk: readonly Record<string, unknown>[]) => {
+  let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
+  for (let attempt = 0; requests.length > 0; attempt++) {
+    if (attempt > 8) throw new Error('BatchWriteItem kept returning unprocessed items');
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+    requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
+  }
+};
+
+/** Puts the items with BatchWriteItem, 25 a call and a few calls at once, retrying unprocessed items. */
+export const batchPut = async (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> => {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+  let next = 0;
+  const lane = async () => {
+    while (next < chunks.length) await putChunk(db, chunks[next++] ?? []);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, lane));
 };

@@ -18,10 +18,12 @@ import { merchantPk, parseStored } from './base';
  *   gsi1 under `M#<merchant>#TOTALS#A#<slug>` (sk `D#<day>#<currency>`, `M#<month>#<currency>`)
  *   for a report of one affiliate.
  *
- * Every write is one UpdateItem that `ADD`s a record's figures and sets `applied_through` to the
- * stream sequence number of the record, conditional on the item not having applied it (or a later
- * one) yet: a record read again or replayed adds nothing. `created_seq` (set once) names the
- * record that created the item, so a record read again still knows the affiliate rows it created.
+ * A batch of the stream writes each item once: an UpdateItem that `ADD`s the figures of the
+ * batch's records and sets `applied_through` to the stream sequence number of the last of them,
+ * conditional on the item not having applied the first yet (when it applied some, the rest are
+ * added conditional on what it applied): a record read again or replayed adds nothing.
+ * `created_seq` (set once) names the record that created the item, so a record read again still
+ * knows the affiliate rows it created.
  */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
@@ -56,65 +58,117 @@ export const paddedSequence = (sequenceNumber: string) => sequenceNumber.padStar
 /** One ledger write's contribution to one (affiliate, period, currency). */
 export type TotalsDelta = Figures & { kind: PeriodKind; period: string; affiliate_slug: string; currency_code: string };
 
+/** One record's figures for one item (and, for a merchant item, the affiliate rows it created). */
+type Contribution = { seq: string; figures: Figures; rows?: number };
+
 const ADD_FIGURES = 'ADD orders :orders, sales_value :sales, accrued_value :accrued, reversed_value :reversed';
 const SET_APPLIED =
-  ' SET applied_through = :seq, created_seq = if_not_exists(created_seq, :seq), #type = :type, period = :period, currency_code = :currency';
-const NOT_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :seq';
+  ' SET applied_through = :last, created_seq = if_not_exists(created_seq, :first), #type = :type, period = :period, currency_code = :currency';
+const NONE_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :first';
+const APPLIED_AS_READ = 'applied_through = :applied';
 
-const figureValues = (delta: Figures) => ({
-  ':orders': delta.orders,
-  ':sales': delta.sales_value,
-  ':accrued': delta.accrued_value,
-  ':reversed': delta.reversed_value,
+const ZERO: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+
+const addFigures = (a: Figures, b: Figures): Figures => ({
+  orders: a.orders + b.orders,
+  sales_value: a.sales_value + b.sales_value,
+  accrued_value: a.accrued_value + b.accrued_value,
+  reversed_value: a.reversed_value + b.reversed_value,
 });
 
+/** The update's values for the sum of the contributions (with `:rows` when they count rows). */
+const sumValues = (contributions: readonly Contribution[]) => {
+  const figures = contributions.reduce((sum, contribution) => addFigures(sum, contribution.figures), ZERO);
+  const rows = contributions.some((contribution) => contribution.rows !== undefined)
+    ? { ':rows': contributions.reduce((sum, contribution) => sum + (contribution.rows ?? 0), 0) }
+    : {};
+  return {
+    ':orders': figures.orders,
+    ':sales': figures.sales_value,
+    ':accrued': figures.accrued_value,
+    ':reversed': figures.reversed_value,
+    ...rows,
+  };
+};
+
+/** How many times an item is written when it refuses as having applied some of the records. */
+const ITEM_TRIES = 3;
+
 /**
- * Adds the figures to one item unless the record `seq` was applied to it already; returns whether
- * the item was created by this record (now or when it was first applied).
+ * Adds to one item the contributions (in stream order) it has not applied yet, in one UpdateItem:
+ * first conditional on it having applied none of them; when it refuses because it applied some
+ * (a batch read again), once more with the rest, conditional on what it had applied. Returns the
+ * record that created the item (`created_seq`).
  */
 const addOnce = async (
   { ddb, table }: TableRef,
   key: { pk: string; sk: string },
-  seq: string,
+  contributions: readonly Contribution[],
   extra: { set: string; values: Record<string, unknown>; add?: string },
-): Promise<boolean> => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
-        ConditionExpression: NOT_APPLIED,
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':seq': seq, ...extra.values },
-        ReturnValues: 'UPDATED_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return Attributes?.created_seq === seq;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return error.Item?.created_seq?.S === seq;
-    throw error;
+): Promise<string | undefined> => {
+  let pending = contributions;
+  let applied: string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { Attributes } = await ddb.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: key,
+          UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
+          ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: {
+            ...sumValues(pending),
+            ':first': pending[0]?.seq,
+            ':last': pending.at(-1)?.seq,
+            ...(applied === undefined ? {} : { ':applied': applied }),
+            ...extra.values,
+          },
+          ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return Attributes?.created_seq as string | undefined;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException) || attempt >= ITEM_TRIES) throw error;
+      applied = error.Item?.applied_through?.S;
+      const through = applied ?? '';
+      pending = pending.filter(({ seq }) => seq > through);
+      if (pending.length === 0) return error.Item?.created_seq?.S;
+    }
   }
 };
 
+/** One ledger write of the stream: its sequence number (padded) and what it adds. */
+export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[] };
+
+const groupBy = <T>(values: readonly T[], keyOf: (value: T) => string): Map<string, T[]> => {
+  const groups = new Map<string, T[]>();
+  for (const value of values) groups.set(keyOf(value), [...(groups.get(keyOf(value)) ?? []), value]);
+  return groups;
+};
+
 /**
- * Applies one ledger write's deltas once (the record's stream sequence number `seq`, padded): the
- * affiliate items first, then the merchant's items with the affiliate rows they created. A failure
- * part way leaves the record to be read again; what was applied is then skipped and what was
- * created is still counted.
+ * Applies a batch's ledger writes of one merchant (in stream order), each once: one write per
+ * affiliate item, then one per merchant item with the affiliate rows each record created, however
+ * many records the batch holds. A failure part way leaves the records to be read again; what was
+ * applied is then skipped and what was created is still counted.
  */
-export const applyTotalsDeltas = async (db: TableRef, merchantId: string, seq: string, deltas: readonly TotalsDelta[]): Promise<void> => {
-  const created = await Promise.all(
-    deltas.map((delta) =>
-      addOnce(
+export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
+  const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  const touches = ordered.flatMap(({ seq, deltas }) => deltas.map((delta) => ({ seq, delta })));
+  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta.kind, delta.period, delta.affiliate_slug, delta.currency_code));
+  const createdBy = new Map<string, string | undefined>();
+  await Promise.all(
+    [...byAffiliateItem].map(async ([sk, group]) => {
+      const { delta } = group[0] as (typeof group)[number];
+      const created = await addOnce(
         db,
-        { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(delta.kind, delta.period, delta.affiliate_slug, delta.currency_code) },
-        seq,
+        { pk: affiliateTotalsPk(merchantId), sk },
+        group.map(({ seq, delta: figures }) => ({ seq, figures })),
         {
           set: ', affiliate_slug = :slug, gsi1pk = :gpk, gsi1sk = :gsk',
           values: {
-            ...figureValues(delta),
             ':type': 'affiliate_totals',
             ':period': delta.period,
             ':currency': delta.currency_code,
@@ -123,34 +177,27 @@ export const applyTotalsDeltas = async (db: TableRef, merchantId: string, seq: s
             ':gsk': merchantSk(delta.kind, delta.period, delta.currency_code),
           },
         },
-      ),
-    ),
+      );
+      createdBy.set(sk, created);
+    }),
   );
-  const merchantDeltas = new Map<string, { delta: TotalsDelta; figures: Figures; rows: number }>();
-  deltas.forEach((delta, index) => {
-    const sk = merchantSk(delta.kind, delta.period, delta.currency_code);
-    const entry = merchantDeltas.get(sk) ?? { delta, figures: { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 }, rows: 0 };
-    entry.figures.orders += delta.orders;
-    entry.figures.sales_value += delta.sales_value;
-    entry.figures.accrued_value += delta.accrued_value;
-    entry.figures.reversed_value += delta.reversed_value;
-    if (created[index]) entry.rows += 1;
-    merchantDeltas.set(sk, entry);
-  });
+  const byMerchantItem = groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code));
   await Promise.all(
-    [...merchantDeltas].map(([sk, { delta, figures, rows }]) =>
-      addOnce(db, { pk: totalsPk(merchantId), sk }, seq, {
+    [...byMerchantItem].map(([sk, group]) => {
+      const { delta } = group[0] as (typeof group)[number];
+      const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
+        seq,
+        figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO),
+        rows: touched.filter(
+          ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
+        ).length,
+      }));
+      return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
         set: '',
         add: ', affiliate_rows :rows',
-        values: {
-          ...figureValues(figures),
-          ':type': 'merchant_totals',
-          ':period': delta.period,
-          ':currency': delta.currency_code,
-          ':rows': rows,
-        },
-      }),
-    ),
+        values: { ':type': 'merchant_totals', ':period': delta.period, ':currency': delta.currency_code },
+      });
+    }),
   );
 };
 

@@ -3,6 +3,7 @@ import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { merchantPk, parseStored } from './base';
+import { batchPut } from './batch';
 
 /**
  * A merchant's event log: every webhook event of the merchant, once, in one partition of its own,
@@ -153,24 +154,29 @@ const advanceHead = async ({ ddb, table }: TableRef, merchantId: string, head: L
 };
 
 /**
- * Appends a batch's events of one merchant, in position order, then commits the head past them.
- * Idempotent: an event already logged is put again at the same position, with the same content.
- * Throws when any write failed: the head is then left where it was.
+ * Appends a batch's events of one merchant, then commits the head past them: the events above the
+ * head with BatchWriteItem, 25 a call; one below it (see putLateEvent) on its own. Idempotent: an
+ * event already logged is put again at the same position, with the same content. Throws when any
+ * write failed: the head is then left where it was.
  */
 export const appendToEventLog = async (db: TableRef, merchantId: string, entries: readonly LogEntry[]): Promise<void> => {
   if (entries.length === 0) return;
   const head = await readEventLogHead(db, merchantId);
-  const positions = await Promise.all(
-    entries.map(async (entry) => {
-      if (head !== undefined && entry.position <= head.position) return putLateEvent(db, merchantId, head.position, entry);
-      await putEvent(db, merchantId, entry.position, entry);
-      return entry.position;
-    }),
-  );
-  let top = { position: positions[0] as string, loggedAt: (entries[0] as LogEntry).loggedAt };
-  positions.forEach((position, index) => {
-    if (position > top.position) top = { position, loggedAt: (entries[index] as LogEntry).loggedAt };
-  });
+  const late = entries.filter((entry) => head !== undefined && entry.position <= head.position);
+  const onTop = entries.filter((entry) => !late.includes(entry));
+  const [, latePositions] = await Promise.all([
+    batchPut(
+      db,
+      onTop.map((entry) => eventLogItem(merchantId, entry.position, entry)),
+    ),
+    Promise.all(late.map((entry) => putLateEvent(db, merchantId, head?.position ?? LOG_START, entry))),
+  ]);
+  const positions = [
+    ...onTop.map((entry) => ({ entry, position: entry.position })),
+    ...late.map((entry, index) => ({ entry, position: latePositions[index] ?? entry.position })),
+  ];
+  let top = { position: positions[0]?.position ?? LOG_START, loggedAt: (entries[0] as LogEntry).loggedAt };
+  for (const { entry, position } of positions) if (position > top.position) top = { position, loggedAt: entry.loggedAt };
   if (head === undefined || top.position > head.position) await advanceHead(db, merchantId, top);
 };
 
