@@ -1,3 +1,4 @@
+import { CHANGE_FEED_FILTER } from '#shared/changes/feed';
 import {
   GSI1,
   GSI3,
@@ -6,6 +7,12 @@ import {
   type QueueId,
   WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
 } from '#shared/db/table-def';
+
+/**
+ * A Lambda FilterCriteria pattern, in the part of the rule syntax we use: objects field by field,
+ * arrays of the values a field may equal (local/event-filter.ts applies them to `npm start`).
+ */
+export type FilterPattern = { readonly [field: string]: FilterPattern | readonly (string | number | boolean | null)[] };
 
 /**
  * The functions that answer no HTTP route: the change feed on the table's stream, and the
@@ -54,6 +61,8 @@ export type WorkerTrigger =
       retryAttempts: number;
       maxRecordAgeSeconds: number;
       parallelizationFactor: number;
+      /** FilterCriteria patterns: only matching records invoke the function. */
+      filterPatterns: readonly FilterPattern[];
       onFailure: QueueId;
     };
 
@@ -88,6 +97,7 @@ export const workers = [
       retryAttempts: 10_000,
       maxRecordAgeSeconds: 24 * 60 * 60,
       parallelizationFactor: 1,
+      filterPatterns: [CHANGE_FEED_FILTER],
       onFailure: 'parked',
     },
     // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).

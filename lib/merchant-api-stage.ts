@@ -1,5 +1,5 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -115,6 +115,7 @@ export class MerchantApiStage extends Stack {
             retryAttempts: trigger.retryAttempts,
             maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
             parallelizationFactor: trigger.parallelizationFactor,
+            filters: trigger.filterPatterns.map((pattern) => FilterCriteria.filter(pattern)),
             reportBatchItemFailures: true,
             onFailure: new SqsDlq(queues[trigger.onFailure]),
           }),

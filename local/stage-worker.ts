@@ -95,6 +95,7 @@ const feeds = await Promise.all(
         batchSize: worker.trigger.batchSize,
         maxRetryAttempts: worker.trigger.retryAttempts,
         bisectOnError: true,
+        filterPatterns: worker.trigger.filterPatterns,
         ...(checkpointFile ? { checkpoints: fileCheckpoints(checkpointFile) } : {}),
         // As Lambda does with an on-failure destination: the batch's description goes to the queue.
         onBatchDiscarded: async (record) => {

@@ -17,8 +17,10 @@ import type {
   AttributeValue as LambdaAttributeValue,
   StreamRecord,
 } from 'aws-lambda';
+import type { FilterPattern } from '#functions/workers';
 import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
+import { checkFilterPattern, passesFilters } from './event-filter';
 import { invokeScoped } from './invocation-scope';
 
 /**
@@ -169,6 +171,8 @@ export type StreamPollerOptions = {
   pollIntervalMs?: number;
   /** The records' awsRegion (default AWS_REGION, else us-east-1). */
   region?: string;
+  /** FilterCriteria: only records that match one of these patterns reach the handler (local/event-filter.ts); the rest are passed over. */
+  filterPatterns?: readonly FilterPattern[];
   /** The on-failure destination: gets a given-up batch's record; the checkpoint moves past it once this resolves. */
   onBatchDiscarded: (record: OnFailureRecord) => Promise<void>;
   /** Where each shard resumes after a restart (default: in memory, so a new poller starts at TRIM_HORIZON). */
@@ -338,6 +342,8 @@ export const batchVerdict = (records: DynamoDBRecord[], outcome: InvocationOutco
 
 type Batch = {
   records: _Record[];
+  /** When the filters passed over records read with these: the last record read (the checkpoint on success) and how many were passed over. */
+  through?: { record: _Record; passedOver: number };
   /** How many times these very records were sent again (a split starts a new batch at 0). */
   retries: number;
   /** Its last invocation, for the on-failure record. */
@@ -387,6 +393,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const checkpoints = options.checkpoints ?? memoryCheckpoints();
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
+  for (const pattern of options.filterPatterns ?? []) checkFilterPattern(pattern);
 
   const shards = new Map<string, ShardState>();
   let shardsListedAt = Number.NEGATIVE_INFINITY;
@@ -531,9 +538,16 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     }
     let batch = shard.pending[0];
     if (!batch) {
-      const records = await read(shard);
-      if (records.length === 0) return result;
-      batch = { records, retries: 0 };
+      const fetched = await read(shard);
+      if (fetched.length === 0) return result;
+      // As the event source mapping does, records the filters pass over never reach the handler.
+      const records = fetched.filter((record) => passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns));
+      if (records.length === 0) {
+        await checkpoint(shard, fetched.at(-1));
+        return { ...result, checkpointed: fetched.length };
+      }
+      const passedOver = fetched.length - records.length;
+      batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: fetched.at(-1) as _Record, passedOver } } : {}) };
       shard.pending.push(batch);
     }
     if (batch.discarded) {
@@ -565,19 +579,25 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     const verdict = batchVerdict(event.Records, outcome, reportBatchItemFailures);
     if (verdict.kind === 'success') {
       shard.pending.shift();
-      await checkpoint(shard, batch.records.at(-1));
-      result.checkpointed = batch.records.length;
+      await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
+      result.checkpointed = batch.records.length + (batch.through?.passedOver ?? 0);
     } else if (verdict.kind === 'partial') {
       // The records before the lowest reported one are done; the rest is retried from the checkpoint:
       // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
       const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
-      shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0 } : rest;
+      shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, ...(rest.through ? { through: rest.through } : {}) } : rest;
       await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
       result.checkpointed = verdict.failedFrom;
       if (!bisectOnError) result.discarded = await retryOrDiscard(shard, rest);
     } else if (bisectOnError && batch.records.length > 1) {
       const half = Math.ceil(batch.records.length / 2);
-      shard.pending.splice(0, 1, { records: batch.records.slice(0, half), retries: 0 }, { records: batch.records.slice(half), retries: 0 });
+      const through = batch.through ? { through: batch.through } : {};
+      shard.pending.splice(
+        0,
+        1,
+        { records: batch.records.slice(0, half), retries: 0 },
+        { records: batch.records.slice(half), retries: 0, ...through },
+      );
     } else {
       result.discarded = await retryOrDiscard(shard, batch);
     }

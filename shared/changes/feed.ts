@@ -54,6 +54,21 @@ export type Reactions = {
   eventLog?: { merchantId: string; entries: LogEntry[] };
 };
 
+/**
+ * The item types whose writes can have a reaction above (orders; the items with webhook events,
+ * which also owe e-mails; list block counts and the orders' sequence counter). The stream's event
+ * source filters on them, so the writes of everything else (event log, totals, deliveries,
+ * endpoints, quota, idempotency, customers) and every removal never invoke the feed; a test holds
+ * this list to `reactionsTo`.
+ */
+export const REACTING_ITEM_TYPES = ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] as const;
+
+/** The event source's filter pattern (Lambda FilterCriteria): inserts and modifications of those items. */
+export const CHANGE_FEED_FILTER = {
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { NewImage: { type: { S: REACTING_ITEM_TYPES } } },
+};
+
 type Image = Record<string, unknown>;
 
 /** Lambda's stream images are DynamoDB JSON, the same wire format the SDK unmarshalls. */

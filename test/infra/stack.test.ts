@@ -394,6 +394,21 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
+  it('invokes the change feed only for inserts and modifications of the item types it reacts to (event filtering)', () => {
+    const { template, stack } = synth[stage];
+    const table = logicalId(stack, stack.data.table);
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).find(
+      (resource) => JSON.stringify(resource.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [table, 'StreamArn'] }),
+    );
+    const patterns = (mapping?.Properties.FilterCriteria.Filters as { Pattern: string }[]).map(({ Pattern }) => JSON.parse(Pattern));
+    expect(patterns).toEqual([
+      {
+        eventName: ['INSERT', 'MODIFY'],
+        dynamodb: { NewImage: { type: { S: ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] } } },
+      },
+    ]);
+  });
+
   it('feeds the follow-ups worker from the follow-ups queue, which parks a follow-up after 5 receives', () => {
     const { template, resources, stack } = synth[stage];
     const followUps = logicalId(stack, stack.data.queues['follow-ups']);

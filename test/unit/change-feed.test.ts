@@ -4,7 +4,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler, processChangeRecords } from '#functions/changes/feed';
-import { reactionsTo } from '#shared/changes/feed';
+import { passesFilters } from '#local/event-filter';
+import { CHANGE_FEED_FILTER, reactionsTo } from '#shared/changes/feed';
 import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { readMessageBody } from '#shared/queue/large-bodies';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
@@ -285,6 +286,64 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
 
   it('ignores removed items', () => {
     expect(reactionsTo(record('REMOVE', undefined, storedOrder()))).toEqual({});
+  });
+});
+
+describe("the change feed's event filter", () => {
+  it('lets every write with a reaction through, and keeps away the writes of items that never have one and every removal', () => {
+    // Prepare: a write of each item type the feed reacts to, and of the items written most that it never reacts to.
+    const pending = storedPendingRequest();
+    const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000070', type: 'list_count', n: 4, v: 4 };
+    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 255 };
+    const invite = {
+      ...{ pk: MERCHANT_PK, sk: 'INVITE#i1', type: 'invite', uuid: 'i1', seq: 1, email: 'erin@example.com', sender_email: null },
+      ...{ content: null, link_used_at: null, created_at: 'T0', updated_at: 'T0' },
+    };
+    const ledger = {
+      pk: MERCHANT_PK,
+      sk: 'COMMISSION#o1',
+      type: 'commission',
+      order_uuid: 'o1',
+      order_no: 'A-1',
+      affiliate_slug: 'alice',
+      tier_slug: null,
+      currency_code: 'EUR',
+      status: 'pending',
+      rows: [],
+      created_at: '2026-03-01T10:00:00.000Z',
+      updated_at: '2026-03-01T10:00:00.000Z',
+      applied_version: 1,
+      net_amount: 500,
+      entries: [{ type: 'accrual', amount: 500, at: '2026-03-01T10:00:00.000Z', version: 1 }],
+    };
+    const reacting = [
+      record('INSERT', storedOrder()),
+      record('INSERT', pending),
+      record('MODIFY', { ...pending, status: 'accepted', decided_at: 'T2' }, pending),
+      record('MODIFY', { ...invite, notified_at: 'T1' }, invite),
+      record('INSERT', ledger),
+      record('MODIFY', { ...block, n: 5, v: 5 }, block),
+      record('MODIFY', { ...counter, seq: 256 }, counter),
+    ];
+    const idle = [
+      record('INSERT', { pk: `${MERCHANT_PK}#EVENTS`, sk: '1.000', type: 'event_log', event: '{}' }),
+      record('MODIFY', { pk: `${MERCHANT_PK}#EVENTS`, sk: 'HEAD', type: 'event_log_head', position: '2' }),
+      record('INSERT', { pk: `${MERCHANT_PK}#WEBHOOK#e1`, sk: 'DELIVERY#evt_1', type: 'webhook_delivery', status: 'succeeded' }),
+      record('MODIFY', { ...endpoint('e1'), in_flight: 1 }, endpoint('e1')),
+      record('MODIFY', { pk: `${MERCHANT_PK}#TOTALS`, sk: 'M#2026-03#EUR', type: 'merchant_totals', orders: 2 }),
+      record('INSERT', { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com', type: 'customer' }),
+      record('MODIFY', { pk: `${MERCHANT_PK}#QUOTA`, sk: 'live', tat_us: 2 }, { pk: `${MERCHANT_PK}#QUOTA`, sk: 'live', tat_us: 1 }),
+      record('REMOVE', undefined, storedOrder()),
+    ];
+
+    // Act
+    const passed = (records: DynamoDBRecord[]) => records.map((change) => passesFilters(change, [CHANGE_FEED_FILTER]));
+
+    // Assess
+    for (const change of reacting) expect(Object.keys(reactionsTo(change)).length).toBeGreaterThan(0);
+    for (const change of idle) expect(reactionsTo(change)).toEqual({});
+    expect(passed(reacting)).toEqual(reacting.map(() => true));
+    expect(passed(idle)).toEqual(idle.map(() => false));
   });
 });
 

@@ -158,6 +158,42 @@ describe('createStreamPoller', () => {
     expect(streamsMock).toHaveReceivedNthCommandWith(GetRecordsCommand, 2, { ShardIterator: `${SHARD}/page-1`, Limit: 2 });
   });
 
+  it('hands over only the records its filters match, as an event source mapping with FilterCriteria, and checkpoints past the rest', async () => {
+    // Prepare: changes 1 and 3 are paid orders; 2 and 4 are not.
+    const paid = (n: number) =>
+      change(n, {
+        dynamodb: { ...change(n).dynamodb, NewImage: { ...change(n).dynamodb?.NewImage, status: { S: 'paid' } } },
+      });
+    shardPages(SHARD, [[paid(1), change(2), paid(3), change(4)], [change(5)]]);
+    const { handler, batches } = recordingHandler();
+    const { poller, checkpoints } = pollerWith({
+      handler,
+      batchSize: 4,
+      filterPatterns: [{ eventName: ['INSERT'], dynamodb: { NewImage: { status: { S: ['paid'] } } } }],
+    });
+
+    // Act
+    const first = await poller.pollOnce();
+    const afterFirst = await checkpoints.get(SHARD);
+    const second = await poller.pollOnce();
+
+    // Assess
+    expect(batches).toEqual([[seq(1), seq(3)]]);
+    expect(first).toEqual({ invocations: 1, records: 2, checkpointed: 4, discarded: 0 });
+    expect(afterFirst).toBe(seq(4));
+    expect(second).toEqual({ invocations: 0, records: 0, checkpointed: 1, discarded: 0 });
+    expect(await checkpoints.get(SHARD)).toBe(seq(5));
+  });
+
+  it('refuses a filter pattern with an operator it does not apply, rather than misread it', () => {
+    expect(() =>
+      pollerWith({
+        handler: recordingHandler().handler,
+        filterPatterns: [{ dynamodb: { NewImage: { status: { S: [{ 'anything-but': 'paid' }] as never } } } }],
+      }),
+    ).toThrow(/only lists of plain values/);
+  });
+
   it('gives the handler records in Lambda’s shape: DynamoDB JSON images, base64 binaries, creation time in seconds', async () => {
     // Prepare
     const modify = change(2, {
