@@ -27,6 +27,7 @@ export type FilterPattern = { readonly [field: string]: FilterPattern | readonly
 export type TableAction =
   | 'dynamodb:GetItem'
   | 'dynamodb:BatchGetItem'
+  | 'dynamodb:BatchWriteItem'
   | 'dynamodb:Query'
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
@@ -100,11 +101,14 @@ export const workers = [
       filterPatterns: [CHANGE_FEED_FILTER],
       onFailure: 'parked',
     },
-    // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts).
-    // Query: also the merchant's webhook endpoints, its event log's head. PutItem: an event too large for a message
-    // (by reference), each event of the event log (and a marker for one that came late); UpdateItem: the log's head.
-    // Sends: order events, follow-ups, webhook deliveries, parked records.
-    access: { table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], sends: ['orders', 'follow-ups', 'webhooks', 'parked'] },
+    // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts), the report
+    // totals. Query: also the merchant's webhook endpoints, its event log's head. BatchWriteItem: the events of the
+    // event log; PutItem: an event too large for a message (by reference), an event that came late and its marker;
+    // UpdateItem: the log's head. Sends: order events, follow-ups, webhook deliveries, parked records.
+    access: {
+      table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+      sends: ['orders', 'follow-ups', 'webhooks', 'parked'],
+    },
     timeoutSeconds: 30,
     environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
   },

@@ -44,6 +44,7 @@ const TABLE_ACTION_ORDER: readonly TableAction[] = [
   'dynamodb:BatchGetItem',
   'dynamodb:Query',
   'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',

@@ -17,7 +17,7 @@ export type DeliveryMessage = {
   /** 1 for the first try (and for a resend or a recovery, which start afresh). */
   attempt: number;
   not_before?: string;
-  /** How many times this attempt was held back (its endpoint held, or all its deliveries in flight): its next wait grows each time. */
+  /** How many times this attempt found all the endpoint's deliveries in flight: its next wait doubles each time. */
   holds?: number;
 };
 

@@ -117,9 +117,6 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
   return claimed.endpoint;
 };
 
-const FIRST_HOLD_SPREAD_MS = 5000;
-const MAX_HOLD_SPREAD_MS = 60_000;
-
 /** A refused claim: recorded as failed when the endpoint is disabled, else the message waits. */
 const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { kind: 'refused' }>): Promise<DeliverOutcome> => {
   const { message, settings, now, random } = attempt;
@@ -129,17 +126,14 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
     return 'failed';
   }
   const heldUntil = endpointHeldUntil(endpoint);
-  const holds = (message.holds ?? 0) + 1;
   if (heldUntil > now) {
-    // Held until the endpoint's retry time (or its slow delivery's timeout), spread over 5 s, then
-    // 10 s, 20 s... (at most a minute) as the message is held again: a large backlog of one endpoint
-    // comes back spread out, not all at once with its probe, ahead of other endpoints' deliveries.
-    const spread = Math.min(MAX_HOLD_SPREAD_MS, FIRST_HOLD_SPREAD_MS * 2 ** (holds - 1));
-    await requeueOrThrow(settings, { ...message, holds, not_before: iso(heldUntil + Math.ceil(random() * spread)) });
+    // Held until the endpoint's retry time (or its slow delivery's timeout), spread over a few seconds so they do not all arrive with its probe.
+    await requeueOrThrow(settings, { ...message, not_before: iso(heldUntil + Math.ceil(random() * 5000)) });
     return 'held';
   }
   // All its slots in flight (a slow endpoint, or a burst): again in 1 s, 2 s, 4 s... (at most the
   // delivery timeout, jittered), so a hanging endpoint's backlog waits instead of spinning.
+  const holds = (message.holds ?? 0) + 1;
   const wait = Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) * (0.5 + random());
   await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
   return 'held';

@@ -29,7 +29,7 @@ const GUARDED_OPERATIONS: Record<string, string[]> = {
   PutItem: ['dynamodb:PutItem'],
   UpdateItem: ['dynamodb:UpdateItem'],
   DeleteItem: ['dynamodb:DeleteItem'],
-  BatchWriteItem: ['dynamodb:PutItem'],
+  BatchWriteItem: ['dynamodb:BatchWriteItem'],
   TransactWriteItems: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
   SendMessage: ['sqs:SendMessage'],
   SendMessageBatch: ['sqs:SendMessage'],
@@ -74,10 +74,11 @@ describe('every deployed bundle', () => {
     // Each write action is used by its own operation, or by an item of a TransactWriteItems
     // (ConditionCheckItem only that way).
     const needs: Record<string, () => boolean> = {
-      'dynamodb:PutItem': () => contains('PutItem') || contains('BatchWriteItem') || contains('TransactWriteItems'),
+      'dynamodb:PutItem': () => contains('PutItem') || contains('TransactWriteItems'),
+      'dynamodb:BatchWriteItem': () => contains('BatchWriteItem'),
       'dynamodb:UpdateItem': () => contains('UpdateItem') || contains('TransactWriteItems'),
       'dynamodb:ConditionCheckItem': () => contains('TransactWriteItems'),
-      'dynamodb:DeleteItem': () => contains('DeleteItem') || contains('BatchWriteItem') || contains('TransactWriteItems'),
+      'dynamodb:DeleteItem': () => contains('DeleteItem') || contains('TransactWriteItems'),
     };
     const unused = bundle.spec.access.table.filter((action) => needs[action] && !needs[action]!());
     expect(unused).toEqual([]);

@@ -35,6 +35,31 @@ const endpoint = (uuid: string, overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
+/** An invite whose e-mail has not gone out yet. */
+const INVITE = {
+  ...{ pk: MERCHANT_PK, sk: 'INVITE#i1', type: 'invite', uuid: 'i1', seq: 1, email: 'erin@example.com', sender_email: null },
+  ...{ content: null, link_used_at: null, created_at: 'T0', updated_at: 'T0' },
+};
+
+/** A commission ledger with its accrual. */
+const LEDGER = {
+  pk: MERCHANT_PK,
+  sk: 'COMMISSION#o1',
+  type: 'commission',
+  order_uuid: 'o1',
+  order_no: 'A-1',
+  affiliate_slug: 'alice',
+  tier_slug: null,
+  currency_code: 'EUR',
+  status: 'pending',
+  rows: [],
+  created_at: '2026-03-01T10:00:00.000Z',
+  updated_at: '2026-03-01T10:00:00.000Z',
+  applied_version: 1,
+  net_amount: 500,
+  entries: [{ type: 'accrual', amount: 500, at: '2026-03-01T10:00:00.000Z', version: 1 }],
+};
+
 let sequence = 100;
 /** A stream record as Lambda delivers it: images in DynamoDB JSON. */
 const record = (
@@ -237,24 +262,8 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
   it('derives the webhook events of other items: a request decided, an invitation sent and then used, a commission booked', () => {
     // Prepare
     const pending = storedPendingRequest();
-    const invite = { pk: MERCHANT_PK, sk: 'INVITE#i1', type: 'invite', uuid: 'i1', seq: 1, email: 'erin@example.com', sender_email: null };
-    const sent = { ...invite, content: null, link_used_at: null, created_at: 'T0', updated_at: 'T0', notified_at: 'T1' };
-    const ledger = {
-      pk: MERCHANT_PK,
-      sk: 'COMMISSION#o1',
-      type: 'commission',
-      order_uuid: 'o1',
-      order_no: 'A-1',
-      affiliate_slug: 'alice',
-      tier_slug: null,
-      currency_code: 'EUR',
-      status: 'pending',
-      rows: [],
-      created_at: 'T0',
-      applied_version: 1,
-      net_amount: 500,
-      entries: [{ type: 'accrual', amount: 500, at: 'T0', version: 1 }],
-    };
+    const sent = { ...INVITE, notified_at: 'T1' };
+    const ledger = LEDGER;
 
     // Act
     const decided = reactionsTo(record('MODIFY', { ...pending, status: 'accepted', decided_at: 'T2' }, pending)).webhookEvents;
@@ -295,33 +304,12 @@ describe("the change feed's event filter", () => {
     const pending = storedPendingRequest();
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000070', type: 'list_count', n: 4, v: 4 };
     const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 255 };
-    const invite = {
-      ...{ pk: MERCHANT_PK, sk: 'INVITE#i1', type: 'invite', uuid: 'i1', seq: 1, email: 'erin@example.com', sender_email: null },
-      ...{ content: null, link_used_at: null, created_at: 'T0', updated_at: 'T0' },
-    };
-    const ledger = {
-      pk: MERCHANT_PK,
-      sk: 'COMMISSION#o1',
-      type: 'commission',
-      order_uuid: 'o1',
-      order_no: 'A-1',
-      affiliate_slug: 'alice',
-      tier_slug: null,
-      currency_code: 'EUR',
-      status: 'pending',
-      rows: [],
-      created_at: '2026-03-01T10:00:00.000Z',
-      updated_at: '2026-03-01T10:00:00.000Z',
-      applied_version: 1,
-      net_amount: 500,
-      entries: [{ type: 'accrual', amount: 500, at: '2026-03-01T10:00:00.000Z', version: 1 }],
-    };
     const reacting = [
       record('INSERT', storedOrder()),
       record('INSERT', pending),
       record('MODIFY', { ...pending, status: 'accepted', decided_at: 'T2' }, pending),
-      record('MODIFY', { ...invite, notified_at: 'T1' }, invite),
-      record('INSERT', ledger),
+      record('MODIFY', { ...INVITE, notified_at: 'T1' }, INVITE),
+      record('INSERT', LEDGER),
       record('MODIFY', { ...block, n: 5, v: 5 }, block),
       record('MODIFY', { ...counter, seq: 256 }, counter),
     ];

@@ -235,8 +235,8 @@ describe('refreshing group totals (64 blocks each) from their block counts', () 
     });
     expect(updatesOf(GROUP_1)).toEqual([
       expect.objectContaining({
-        UpdateExpression: 'SET n = :n, vs = :vs, #type = :type',
-        ConditionExpression: 'attribute_not_exists(vs) OR vs < :vs',
+        UpdateExpression: 'SET #n = :n, #vs = :vs, #type = :type',
+        ConditionExpression: 'attribute_not_exists(#vs) OR #vs < :vs',
         ExpressionAttributeValues: { ':n': 456, ':vs': 12, ':type': 'list_group_total' },
       }),
     ]);

@@ -254,26 +254,6 @@ describe('deliver', () => {
     expect(Date.parse(requeued[0]?.not_before ?? '')).toBeGreaterThan(Date.parse(retryAt));
   });
 
-  it('spreads the return of a message held again over a wider window each time, so a held backlog does not come back at once', async () => {
-    // Prepare
-    const retryAt = NOW + 60_000;
-    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: new Date(retryAt).toISOString() });
-    refuseClaim = true;
-    const latest = { ...settings(), random: () => 1 };
-
-    // Act
-    await deliver(message(), latest);
-    await deliver(message({ holds: 2 }), latest);
-    await deliver(message({ holds: 10 }), latest);
-
-    // Assess
-    expect(requeued.map((held) => [held.holds, Date.parse(held.not_before ?? '') - retryAt])).toEqual([
-      [1, 5_000],
-      [3, 20_000],
-      [11, 60_000],
-    ]);
-  });
-
   it("tries again in a moment when all of the endpoint's deliveries are in flight (a slow endpoint), without calling it", async () => {
     // Prepare
     stored = await storedEndpoint({ in_flight: 10, in_flight_at: new Date(NOW - 1000).toISOString() });

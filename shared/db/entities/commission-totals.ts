@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { merchantPk, parseStored } from './base';
+import { moveForward } from './forward';
 
 /**
  * Commission totals: what the commission ledgers of a merchant add up to, per UTC day and per
@@ -205,21 +206,8 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
  * Moves the merchant's applied-through time forward (never back): every ledger write the stream
  * carried up to `through` has been applied. A failure only leaves it behind, which claims less.
  */
-export const advanceTotalsAsOf = async ({ ddb, table }: TableRef, merchantId: string, through: string): Promise<void> => {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { pk: totalsPk(merchantId), sk: AS_OF_SK },
-        UpdateExpression: 'SET through = :through, #type = :type',
-        ConditionExpression: 'attribute_not_exists(through) OR through < :through',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':through': through, ':type': 'totals_as_of' },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+export const advanceTotalsAsOf = async (db: TableRef, merchantId: string, through: string): Promise<void> => {
+  await moveForward(db, { pk: totalsPk(merchantId), sk: AS_OF_SK }, 'through', { through, type: 'totals_as_of' });
 };
 
 const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });

@@ -1,10 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
+import { moveForward } from './forward';
 import { ALL_BUCKET } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
@@ -356,20 +356,6 @@ const refreshGroupTotal = async (
     n += block.n ?? 0;
     vs += block.v ?? 0;
   }
-  try {
-    await db.ddb.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: groupTotalKey(merchantId, list, bucket, group),
-        UpdateExpression: 'SET n = :n, vs = :vs, #type = :type',
-        ConditionExpression: 'attribute_not_exists(vs) OR vs < :vs',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':n': n, ':vs': vs, ':type': 'list_group_total' },
-      }),
-    );
-    return { list, bucket, group, n, vs, written: true };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return { list, bucket, group, n, vs, written: false };
-    throw error;
-  }
+  const written = await moveForward(db, groupTotalKey(merchantId, list, bucket, group), 'vs', { n, vs, type: 'list_group_total' });
+  return { list, bucket, group, n, vs, written };
 };

@@ -1,9 +1,10 @@
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { merchantPk, parseStored } from './base';
 import { batchPut } from './batch';
+import { moveForward } from './forward';
 
 /**
  * A merchant's event log: every webhook event of the merchant, once, in one partition of its own,
@@ -136,22 +137,12 @@ const putLateEvent = async (db: TableRef, merchantId: string, head: string, entr
 };
 
 /** Moves the head up to `head` (never down: a head already past it stays). */
-const advanceHead = async ({ ddb, table }: TableRef, merchantId: string, head: LogHead) => {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { pk: eventLogPk(merchantId), sk: HEAD_SK },
-        UpdateExpression: 'SET #type = :type, #position = :position, logged_at = :at',
-        ConditionExpression: 'attribute_not_exists(pk) OR #position < :position',
-        ExpressionAttributeNames: { '#type': 'type', '#position': 'position' },
-        ExpressionAttributeValues: { ':type': 'event_log_head', ':position': head.position, ':at': head.loggedAt },
-      }),
-    );
-  } catch (error) {
-    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-  }
-};
+const advanceHead = (db: TableRef, merchantId: string, head: LogHead) =>
+  moveForward(db, { pk: eventLogPk(merchantId), sk: HEAD_SK }, 'position', {
+    type: 'event_log_head',
+    position: head.position,
+    logged_at: head.loggedAt,
+  });
 
 /**
  * Appends a batch's events of one merchant, then commits the head past them: the events above the
