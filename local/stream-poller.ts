@@ -364,9 +364,11 @@ type ShardState = {
   exhausted: boolean;
   /** Read and not yet done with: the batch in progress first, then the other halves of its splits, in order. */
   pending: Batch[];
+  /** Read and not yet batched (with filters, a GetRecords of up to 1,000 records fills several batches). */
+  unbatched: _Record[];
 };
 
-const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0;
+const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0 && shard.unbatched.length === 0;
 
 const sequenceNumberOf = (record: _Record | undefined) => record?.dynamodb?.SequenceNumber ?? '';
 
@@ -394,6 +396,8 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
   const checkpoints = options.checkpoints ?? memoryCheckpoints();
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
   for (const pattern of options.filterPatterns ?? []) checkFilterPattern(pattern);
+  // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
+  const readLimit = (options.filterPatterns ?? []).length > 0 ? GET_RECORDS_LIMIT : batchSize;
 
   const shards = new Map<string, ShardState>();
   let shardsListedAt = Number.NEGATIVE_INFINITY;
@@ -413,7 +417,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
     for (const { ShardId, ParentShardId } of listed) {
       if (ShardId && !shards.has(ShardId))
-        shards.set(ShardId, { shardId: ShardId, parentShardId: ParentShardId, started: false, exhausted: false, pending: [] });
+        shards.set(ShardId, { shardId: ShardId, parentShardId: ParentShardId, started: false, exhausted: false, pending: [], unbatched: [] });
     }
     shardsListedAt = Date.now();
     listShardsAgain = false;
@@ -460,7 +464,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
       shard.iterator ??= await openIterator(shard);
       try {
         const { Records = [], NextShardIterator } = await client.send(
-          new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: batchSize }),
+          new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: readLimit }),
         );
         shard.iterator = NextShardIterator;
         if (!NextShardIterator) shard.exhausted = true;
@@ -538,16 +542,24 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     }
     let batch = shard.pending[0];
     if (!batch) {
-      const fetched = await read(shard);
-      if (fetched.length === 0) return result;
-      // As the event source mapping does, records the filters pass over never reach the handler.
-      const records = fetched.filter((record) => passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns));
-      if (records.length === 0) {
-        await checkpoint(shard, fetched.at(-1));
-        return { ...result, checkpointed: fetched.length };
+      if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
+      if (shard.unbatched.length === 0) return result;
+      // As the event source mapping does: records the filters pass over never reach the handler,
+      // and a batch is up to batchSize records that pass.
+      const records: _Record[] = [];
+      let taken = 0;
+      while (taken < shard.unbatched.length && records.length < batchSize) {
+        const record = shard.unbatched[taken++] as _Record;
+        if (passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns)) records.push(record);
       }
-      const passedOver = fetched.length - records.length;
-      batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: fetched.at(-1) as _Record, passedOver } } : {}) };
+      const last = shard.unbatched[taken - 1];
+      shard.unbatched = shard.unbatched.slice(taken);
+      if (records.length === 0) {
+        await checkpoint(shard, last);
+        return { ...result, checkpointed: taken };
+      }
+      const passedOver = taken - records.length;
+      batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: last as _Record, passedOver } } : {}) };
       shard.pending.push(batch);
     }
     if (batch.discarded) {

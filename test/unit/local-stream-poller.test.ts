@@ -158,17 +158,17 @@ describe('createStreamPoller', () => {
     expect(streamsMock).toHaveReceivedNthCommandWith(GetRecordsCommand, 2, { ShardIterator: `${SHARD}/page-1`, Limit: 2 });
   });
 
-  it('hands over only the records its filters match, as an event source mapping with FilterCriteria, and checkpoints past the rest', async () => {
-    // Prepare: changes 1 and 3 are paid orders; 2 and 4 are not.
+  it('hands over only the records its filters match, as an event source mapping with FilterCriteria, batched from large reads, and checkpoints past the rest', async () => {
+    // Prepare: changes 1, 3 and 5 are paid orders; 2, 4 and 6 are not.
     const paid = (n: number) =>
       change(n, {
         dynamodb: { ...change(n).dynamodb, NewImage: { ...change(n).dynamodb?.NewImage, status: { S: 'paid' } } },
       });
-    shardPages(SHARD, [[paid(1), change(2), paid(3), change(4)], [change(5)]]);
+    shardPages(SHARD, [[paid(1), change(2), paid(3), change(4), paid(5)], [change(6)]]);
     const { handler, batches } = recordingHandler();
     const { poller, checkpoints } = pollerWith({
       handler,
-      batchSize: 4,
+      batchSize: 2,
       filterPatterns: [{ eventName: ['INSERT'], dynamodb: { NewImage: { status: { S: ['paid'] } } } }],
     });
 
@@ -176,13 +176,16 @@ describe('createStreamPoller', () => {
     const first = await poller.pollOnce();
     const afterFirst = await checkpoints.get(SHARD);
     const second = await poller.pollOnce();
+    const third = await poller.pollOnce();
 
     // Assess
-    expect(batches).toEqual([[seq(1), seq(3)]]);
-    expect(first).toEqual({ invocations: 1, records: 2, checkpointed: 4, discarded: 0 });
-    expect(afterFirst).toBe(seq(4));
-    expect(second).toEqual({ invocations: 0, records: 0, checkpointed: 1, discarded: 0 });
-    expect(await checkpoints.get(SHARD)).toBe(seq(5));
+    expect(batches).toEqual([[seq(1), seq(3)], [seq(5)]]);
+    expect(first).toEqual({ invocations: 1, records: 2, checkpointed: 3, discarded: 0 });
+    expect(afterFirst).toBe(seq(3));
+    expect(second).toEqual({ invocations: 1, records: 1, checkpointed: 2, discarded: 0 });
+    expect(third).toEqual({ invocations: 0, records: 0, checkpointed: 1, discarded: 0 });
+    expect(await checkpoints.get(SHARD)).toBe(seq(6));
+    expect(streamsMock).toHaveReceivedNthCommandWith(GetRecordsCommand, 1, { ShardIterator: `${SHARD}/page-0`, Limit: 1000 });
   });
 
   it('refuses a filter pattern with an operator it does not apply, rather than misread it', () => {
