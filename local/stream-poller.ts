@@ -417,7 +417,14 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
     for (const { ShardId, ParentShardId } of listed) {
       if (ShardId && !shards.has(ShardId))
-        shards.set(ShardId, { shardId: ShardId, parentShardId: ParentShardId, started: false, exhausted: false, pending: [], unbatched: [] });
+        shards.set(ShardId, {
+          shardId: ShardId,
+          parentShardId: ParentShardId,
+          started: false,
+          exhausted: false,
+          pending: [],
+          unbatched: [],
+        });
     }
     shardsListedAt = Date.now();
     listShardsAgain = false;

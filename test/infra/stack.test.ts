@@ -400,7 +400,8 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).find(
       (resource) => JSON.stringify(resource.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [table, 'StreamArn'] }),
     );
-    const patterns = (mapping?.Properties.FilterCriteria.Filters as { Pattern: string }[]).map(({ Pattern }) => JSON.parse(Pattern));
+    const filters = (mapping?.Properties.FilterCriteria.Filters ?? []) as { Pattern: string }[];
+    const patterns = filters.map(({ Pattern }) => JSON.parse(Pattern));
     expect(patterns).toEqual([
       {
         eventName: ['INSERT', 'MODIFY'],
