@@ -13,12 +13,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
-import { localClientConfig } from '#local/aws-env';
-import { freePorts } from '#local/ports';
-import { type LocalStack, startLocalStack } from '#local/stack';
+import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
@@ -31,11 +26,9 @@ import {
   type LogEntry,
   readEventLogHead,
 } from '#shared/db/entities/event-log';
-import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
+import { createOrders, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
-
-type Print = (line: string) => void;
 
 export const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 
@@ -86,21 +79,8 @@ const latency = async (base: string, token: string, print: Print) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
-  const bodies = Array.from({ length: EVENTS_BENCH.orders }, orderBody);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: EVENTS_BENCH.concurrency }, async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++];
-        for (;;) {
-          const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
-          await response.text();
-          if (response.status === 201) break;
-          if (response.status !== 503) throw new Error(`create answered ${response.status}`);
-        }
-        answered.set(body?.order_no ?? '', performance.now());
-      }
-    }),
+  await createOrders(base, token, Array.from({ length: EVENTS_BENCH.orders }, orderBody), EVENTS_BENCH.concurrency, (body) =>
+    answered.set(body.order_no, performance.now()),
   );
   writing = false;
   await poller;
@@ -167,27 +147,6 @@ const seedLog = async (store: Store, merchantId: string, count: number, print: P
   print(`- seeded ${count.toLocaleString('en-US')} log events in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 };
 
-type Call = { units: number };
-
-const meteredStore = (endpoint: string, table: string) => {
-  const calls: Call[] = [];
-  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
-  const meter: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
-    (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-    const result = await next(args);
-    const capacity = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
-    calls.push({ units: capacity?.CapacityUnits ?? Number.NaN });
-    return result;
-  };
-  client.middlewareStack.add(meter, { step: 'initialize', name: 'eventsPageMeter', priority: 'high' });
-  const store: Store = { ddb: DynamoDBDocumentClient.from(client), table };
-  return async (run: (store: Store) => Promise<number>) => {
-    calls.length = 0;
-    const items = await run(store);
-    return { items, calls: calls.length, rcu: calls.reduce((total, call) => total + call.units, 0) };
-  };
-};
-
 type PageCase = { name: string; at: number; limit: number; types?: string[] };
 
 const pageCases = (count: number): PageCase[] => [
@@ -219,11 +178,7 @@ const measurePages = async (measure: ReturnType<typeof meteredStore>, merchantId
 export const benchEvents = async ({ events, print = console.log }: { events: number; print?: Print }) => {
   let stack: LocalStack | undefined;
   try {
-    stack = await startLocalStack({
-      ports: await freePorts(),
-      seedDemo: false,
-      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
-    });
+    stack = await startBenchStack({ CONSUMER_POLL: 'off' });
     const live = stack.stages.live;
     const seeded = await seedFixture(live.store, 'live', { merchants: [merchant('poll'), merchant('small'), merchant('large')] });
     print(`\n## Event log (${new Date().toISOString()})\n`);

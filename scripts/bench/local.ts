@@ -1,0 +1,74 @@
+/**
+ * What the bench's parts on a local stack of their own share: the stack (fresh, in memory, on free
+ * ports, quotas unmetered, logs quiet), order creates over HTTP, and a DynamoDB client that meters
+ * the read units of the calls a route's code makes.
+ */
+
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { localClientConfig } from '#local/aws-env';
+import { freePorts } from '#local/ports';
+import { startLocalStack } from '#local/stack';
+import type { Store } from '#shared/admin/store';
+import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+
+export type Print = (line: string) => void;
+
+/** A fresh in-memory local stack on free ports; `workerEnv` adds to its stage processes' environment. */
+export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
+  startLocalStack({
+    ports: await freePorts(),
+    seedDemo: false,
+    workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
+  });
+
+/**
+ * Creates the orders over HTTP, `concurrency` at a time, each until it is answered 201 (a busy
+ * local stack may answer 503: that create is sent again); `answered` hears each at its 201.
+ */
+export const createOrders = async <T extends { order_no: string }>(
+  base: string,
+  token: string,
+  bodies: readonly T[],
+  concurrency: number,
+  answered: (body: T) => void,
+) => {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let body = bodies[next++]; body !== undefined; body = bodies[next++]) {
+        for (;;) {
+          const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
+          await response.text();
+          if (response.status === 201) break;
+          if (response.status !== 503) throw new Error(`create answered ${response.status}`);
+        }
+        answered(body);
+      }
+    }),
+  );
+};
+
+/**
+ * A store on the emulator whose client asks every call for its consumed capacity: `measure(run)`
+ * runs the reads of `run` (which returns how many items it got) and sums their calls and read units.
+ */
+export const meteredStore = (endpoint: string, table: string) => {
+  const units: number[] = [];
+  const client = new DynamoDBClient({ endpoint, ...localClientConfig });
+  const meter: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
+    (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+    const result = await next(args);
+    units.push((result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? Number.NaN);
+    return result;
+  };
+  client.middlewareStack.add(meter, { step: 'initialize', name: 'benchReadMeter', priority: 'high' });
+  const store: Store = { ddb: DynamoDBDocumentClient.from(client), table };
+  return async (run: (store: Store) => Promise<number>) => {
+    units.length = 0;
+    const items = await run(store);
+    return { items, calls: units.length, rcu: units.reduce((total, value) => total + value, 0) };
+  };
+};

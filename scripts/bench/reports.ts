@@ -1,0 +1,231 @@
+/**
+ * The commission report (GET /api/v2/reports/commissions): `npm run bench -- --reports` (only this).
+ *
+ * 1. Current: on a fresh in-memory local stack (its commission consumer and change feed polling as
+ *    in `npm start`), one merchant's orders are created over HTTP, 10 at a time, each for an active
+ *    affiliate with a 10 % rate, while a poller reads the current month's report grouped by
+ *    affiliate every 100 ms: for each order, the time from its create's 201 until a report counts
+ *    it in `orders`. The count does not name its orders, so the k-th order answered is taken as
+ *    counted when `orders` first reaches k.
+ * 2. Constant cost: two merchants' totals are seeded with the feed's own code (applyLedgerWrites
+ *    with the deltas ledgerTotalsDeltas makes of synthetic ledgers, ten affiliates' ledgers per
+ *    batch): 20,000 orders of 500 affiliates over the days of one month (and one order in each
+ *    other month of its year), and a single order. Each report is read over HTTP (p50 of 30, after
+ *    3 not counted, the reports taking turns) and once the way the route reads it
+ *    (commissionReport, authentication aside) through a client that asks every call for its
+ *    consumed capacity: a month by affiliate (first and last page, per_page 100), big merchant vs
+ *    the one-order merchant, and a year by month vs a month by month.
+ */
+
+import { randomUUID } from 'node:crypto';
+import * as z from 'zod/mini';
+import type { LocalStack } from '#local/stack';
+import { seedFixture } from '#shared/admin/seed';
+import type { Store } from '#shared/admin/store';
+import type { CommissionLedger } from '#shared/db/entities/commission';
+import { advanceTotalsAsOf, applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
+import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
+import { reportQuery } from '#shared/schemas/reports';
+import { createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { percentile } from './percentile';
+
+export const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
+/** The seeded month and its year (`to` exclusive). */
+const MONTH = { from: '2025-11-01', to: '2025-12-01' };
+const YEAR = { from: '2025-01-01', to: '2026-01-01' };
+/** How long the poller waits, after the last create, for the report to count every order. */
+const SETTLE_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const merchant = (key: string) => ({
+  key,
+  name: `Reports bench ${key}`,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live' as const }],
+  tiers: [{ slug: 'gold', name: 'Gold', default: true }],
+  segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10 } }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', tier: 'gold', status: 'active' as const }],
+});
+
+const orderBody = () => ({
+  affiliate_slug: 'alice',
+  order_no: `RP-${randomUUID()}`,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
+});
+
+const reportUrl = (base: string, query: Record<string, string>) => `${base}/api/v2/reports/commissions?${new URLSearchParams(query)}`;
+
+type ReportBody = { data: { rows: { orders: number }[] }; meta: { pagination: { total: number } } };
+
+const current = async (base: string, token: string, print: Print) => {
+  const headers = { Authorization: `Bearer ${token}` };
+  const answeredAt: number[] = [];
+  const countedAt: number[] = [];
+  let writingUntil = Number.POSITIVE_INFINITY;
+  const poller = (async () => {
+    while (countedAt.length < REPORTS_BENCH.orders && performance.now() < writingUntil + SETTLE_MS) {
+      const response = await fetch(reportUrl(base, { group_by: 'affiliate' }), { headers });
+      if (response.status === 200) {
+        const body = (await response.json()) as ReportBody;
+        const now = performance.now();
+        const orders = body.data.rows.reduce((sum, row) => sum + row.orders, 0);
+        while (countedAt.length < orders) countedAt.push(now);
+      } else await response.text(); // a busy local stack may answer 503: the poller reads again
+      await sleep(REPORTS_BENCH.pollMs);
+    }
+  })();
+  await createOrders(base, token, Array.from({ length: REPORTS_BENCH.orders }, orderBody), REPORTS_BENCH.concurrency, () =>
+    answeredAt.push(performance.now()),
+  );
+  writingUntil = performance.now();
+  await poller;
+  const delays = countedAt.map((at, index) => at - (answeredAt[index] ?? Number.NaN));
+  const [p50, p99, max] = [percentile(delays, 50), percentile(delays, 99), percentile(delays, 100)];
+  print("From a create's 201 to the current month's report (by affiliate, read every 100 ms) counting it:\n");
+  print('| load | counted | p50 | p99 | max |');
+  print('|---|---|---|---|---|');
+  print(
+    `| ${REPORTS_BENCH.orders} creates, ${REPORTS_BENCH.concurrency} at a time | ${countedAt.length} of ${answeredAt.length} | ${p50.toFixed(0)} ms | ${p99.toFixed(0)} ms | ${max.toFixed(0)} ms |`,
+  );
+  const pass = countedAt.length === answeredAt.length && max <= 5_000;
+  print(`\nTarget: every order counted within 5 s: ${pass ? 'PASS' : 'MISS'}.\n`);
+  return { p50, p99, max, pass };
+};
+
+/** A ledger of one order with its accrual at `at`, as the commission consumer writes it. */
+const ledger = (slug: string, at: string): CommissionLedger => ({
+  order_uuid: randomUUID(),
+  order_no: `RB-${randomUUID()}`,
+  affiliate_slug: slug,
+  tier_slug: 'gold',
+  currency_code: 'EUR',
+  status: 'pending',
+  rows: [{ row_uuid: randomUUID(), segment_uuid: null, rate: 10, base_value: 19_900, amount: 1_990 }],
+  entries: [{ type: 'accrual', amount: 1_990, at, version: 1 }],
+  net_amount: 1_990,
+  applied_version: 1,
+  created_at: at,
+  updated_at: at,
+});
+
+/** Ledger writes per applyLedgerWrites: ten affiliates' orders of the big merchant (310 affiliate items, 31 merchant items). */
+const SEED_BATCH = 400;
+
+/** Applies the orders' first ledger writes in stream order, SEED_BATCH to a batch (each item is written once per batch). */
+const seedTotals = async (store: Store, merchantId: string, orders: readonly { slug: string; at: string }[]) => {
+  const writes = orders.map(
+    ({ slug, at }, index): LedgerWrite => ({
+      seq: paddedSequence(String(index + 1)),
+      deltas: ledgerTotalsDeltas(undefined, ledger(slug, at)),
+    }),
+  );
+  for (let start = 0; start < writes.length; start += SEED_BATCH)
+    await applyLedgerWrites(store, merchantId, writes.slice(start, start + SEED_BATCH));
+  const latest = orders.reduce((max, { at }) => (at > max ? at : max), '');
+  await advanceTotalsAsOf(store, merchantId, latest);
+};
+
+const slugOf = (index: number) => `aff-${String(index).padStart(3, '0')}`;
+
+/** 20,000 orders over the month's days and 500 affiliates (grouped by affiliate), then one in each other month of the year. */
+const bigOrders = () => {
+  const perAffiliate = REPORTS_BENCH.bigOrders / REPORTS_BENCH.affiliates;
+  const days = 30;
+  const inMonth = Array.from({ length: REPORTS_BENCH.bigOrders }, (_, index) => ({
+    slug: slugOf(Math.floor(index / perAffiliate)),
+    at: new Date(Date.parse(`${MONTH.from}T00:00:00Z`) + (index % days) * 86_400_000 + (index % 86_400) * 1000).toISOString(),
+  }));
+  const otherMonths = Array.from({ length: 12 }, (_, month) => `2025-${String(month + 1).padStart(2, '0')}-15T12:00:00.000Z`)
+    .filter((at) => !at.startsWith(MONTH.from.slice(0, 7)))
+    .map((at) => ({ slug: slugOf(0), at }));
+  return [...inMonth, ...otherMonths];
+};
+
+type Case = { report: string; merchant: 'big' | 'one order'; query: Record<string, string>; vs?: number };
+
+const byAffiliate = { ...MONTH, group_by: 'affiliate', per_page: '100' };
+/** The reports read; `vs` is the case (index) a case's ratio is taken against. */
+const CASES: Case[] = [
+  { report: 'month by affiliate, first page', merchant: 'one order', query: byAffiliate },
+  { report: 'month by affiliate, first page', merchant: 'big', query: byAffiliate, vs: 0 },
+  { report: 'month by affiliate, last page', merchant: 'one order', query: byAffiliate },
+  { report: 'month by affiliate, last page', merchant: 'big', query: { ...byAffiliate, page: '5' }, vs: 2 },
+  { report: 'month by month', merchant: 'big', query: { ...MONTH, group_by: 'month' } },
+  { report: 'year by month', merchant: 'big', query: { ...YEAR, group_by: 'month' }, vs: 4 },
+];
+
+const constantCost = async (stack: LocalStack, seeded: Record<string, { id: string; token: string }>, print: Print) => {
+  const live = stack.stages.live;
+  const started = performance.now();
+  await seedTotals(live.store, seeded.big?.id ?? '', bigOrders());
+  await seedTotals(live.store, seeded.small?.id ?? '', [{ slug: slugOf(0), at: `${MONTH.from.slice(0, 7)}-15T12:00:00.000Z` }]);
+  print(
+    `Seeded the totals of ${REPORTS_BENCH.bigOrders.toLocaleString('en-US')} orders in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`,
+  );
+  await sleep(5_000); // the change feed reads the seeding's stream records (they call for nothing) before the reads are timed
+
+  const who = (entry: Case) => (entry.merchant === 'big' ? seeded.big : seeded.small) ?? { id: '', token: '' };
+  const times = CASES.map((): number[] => []);
+  const answers: ReportBody[] = [];
+  for (let round = 0; round < REPORTS_BENCH.warmup + REPORTS_BENCH.samples; round++) {
+    for (const [index, entry] of CASES.entries()) {
+      const begun = performance.now();
+      const response = await fetch(reportUrl(live.url, entry.query), { headers: { Authorization: `Bearer ${who(entry).token}` } });
+      if (response.status !== 200) throw new Error(`${entry.report} (${entry.merchant}) answered ${response.status}`);
+      answers[index] = (await response.json()) as ReportBody;
+      if (round >= REPORTS_BENCH.warmup) times[index]?.push(performance.now() - begun);
+    }
+  }
+  const measure = meteredStore(stack.endpoints.dynamodb, live.table);
+  const rows: { p50: number; rcu: number; calls: number }[] = [];
+  for (const [index, entry] of CASES.entries()) {
+    const query = z.parse(reportQuery, entry.query);
+    const { calls, rcu } = await measure(async (store) => (await commissionReport(store, who(entry).id, query)).rows.length);
+    rows.push({ p50: percentile(times[index] ?? [], 50), rcu, calls });
+  }
+  print('| report | merchant | rows (of total) | p50 | calls | RCU | ratio (p50, RCU) |');
+  print('|---|---|---|---|---|---|---|');
+  const targets: string[] = [];
+  for (const [index, entry] of CASES.entries()) {
+    const row = rows[index];
+    const base = entry.vs === undefined ? undefined : rows[entry.vs];
+    const against = entry.vs === undefined ? undefined : CASES[entry.vs];
+    if (!row) continue;
+    const ratios = base ? [row.p50 / base.p50, row.rcu / base.rcu] : [];
+    const answer = answers[index];
+    print(
+      `| ${entry.report} | ${entry.merchant} | ${answer?.data.rows.length} (of ${answer?.meta.pagination.total}) | ${row.p50.toFixed(1)} ms | ${row.calls} | ${row.rcu.toFixed(1)} | ${ratios.length ? ratios.map((ratio) => `${ratio.toFixed(2)}x`).join(', ') : 'baseline'} |`,
+    );
+    if (base) {
+      targets.push(
+        `- ${entry.report} (${entry.merchant}) vs ${against?.report} (${against?.merchant}) within 3x: ${ratios.every((ratio) => ratio <= 3) ? 'PASS' : 'MISS'}`,
+      );
+    }
+  }
+  print(`\nTargets (p50 and RCU):\n${targets.join('\n')}`);
+  return rows;
+};
+
+/** `npm run bench -- --reports`: prints how current the report is and what it costs at 20,000 orders vs one. */
+export const benchReports = async ({ print = console.log }: { print?: Print } = {}) => {
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startBenchStack();
+    const seeded = await seedFixture(stack.stages.live.store, 'live', {
+      merchants: [merchant('current'), merchant('big'), merchant('small')],
+    });
+    const merchants = Object.fromEntries(
+      Object.entries(seeded.merchants).map(([key, value]) => [key, { id: value.id, token: value.tokens.live ?? '' }]),
+    );
+    print(`\n## Commission reports (${new Date().toISOString()})\n`);
+    const timing = await current(stack.stages.live.url, merchants.current?.token ?? '', print);
+    const cost = await constantCost(stack, merchants, print);
+    return { timing, cost };
+  } finally {
+    await stack?.stop();
+  }
+};
