@@ -58,6 +58,9 @@ import { invokeScoped } from './invocation-scope';
  *   second"), at once again after a batch that moved the checkpoint. A batch is what one GetRecords
  *   returns, up to `batchSize` (BatchSize, default 100; GetRecords returns at most 1,000 records)
  *   and no batching window (MaximumBatchingWindowInSeconds 0, the default).
+ * - Filters (FilterCriteria, `filterPatterns`): a record no pattern matches never reaches the
+ *   handler and the checkpoint moves past it ("Lambda filters out events that don't match"); reads
+ *   are then of up to 1,000 records, and a batch is up to `batchSize` records that match.
  * - Records have Lambda's shape: eventID, eventName, eventVersion ('1.1' from the stream),
  *   eventSource 'aws:dynamodb', awsRegion, eventSourceARN (the stream ARN), and `dynamodb` with
  *   ApproximateCreationDateTime in epoch seconds (StreamRecord: "rounded down to the closest second"),
