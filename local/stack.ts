@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { resolve } from 'node:path';
-import { type SeedResult, seedFixture } from '#shared/admin/seed';
+import type { SeedResult } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { getMerchant } from '#shared/db/entities/merchant';
