@@ -1,5 +1,6 @@
 import { type AttemptRecord, recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import {
+  answersPromptly,
   claimDelivery,
   type DeliveryClaim,
   disableWebhookEndpoint,
@@ -117,6 +118,9 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
   return claimed.endpoint;
 };
 
+const HOLD_SPREAD_MS = 5000;
+const MAX_HOLD_SPREAD_MS = 60_000;
+
 /** A refused claim: recorded as failed when the endpoint is disabled, else the message waits. */
 const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { kind: 'refused' }>): Promise<DeliverOutcome> => {
   const { message, settings, now, random } = attempt;
@@ -126,15 +130,21 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
     return 'failed';
   }
   const heldUntil = endpointHeldUntil(endpoint);
+  const holds = (message.holds ?? 0) + 1;
   if (heldUntil > now) {
-    // Held until the endpoint's retry time (or its slow delivery's timeout), spread over a few seconds so they do not all arrive with its probe.
-    await requeueOrThrow(settings, { ...message, not_before: iso(heldUntil + Math.ceil(random() * 5000)) });
+    // Held until the endpoint's retry time (or its slow delivery's timeout), spread so they do not all
+    // arrive with its probe: over 5 s, and behind a delivery that keeps hanging (no failure streak to
+    // rest on) over 10 s, 20 s... up to a minute as the message is held again.
+    const spread = endpoint.failing_since === undefined ? Math.min(MAX_HOLD_SPREAD_MS, HOLD_SPREAD_MS * 2 ** (holds - 1)) : HOLD_SPREAD_MS;
+    await requeueOrThrow(settings, { ...message, holds, not_before: iso(heldUntil + Math.ceil(random() * spread)) });
     return 'held';
   }
-  // All its slots in flight (a slow endpoint, or a burst): again in 1 s, 2 s, 4 s... (at most the
-  // delivery timeout, jittered), so a hanging endpoint's backlog waits instead of spinning.
-  const holds = (message.holds ?? 0) + 1;
-  const wait = Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) * (0.5 + random());
+  // All its slots in flight. An endpoint that answers promptly (a burst): again in 1 s, 2 s, 4 s...
+  // (at most the delivery timeout); any other (new, slow, hanging, failing), whose few slots free up
+  // only as its deliveries end: after about one delivery timeout. Jittered; so a hanging endpoint's
+  // backlog waits instead of spinning through the deliverers and the queue.
+  const backOff = answersPromptly(endpoint, now) ? Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) : settings.timeoutMs;
+  const wait = backOff * (0.5 + random());
   await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
   return 'held';
 };

@@ -247,6 +247,10 @@ export const disableWebhookEndpoint = (db: TableRef, merchantId: string, uuid: s
 export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at' | 'slow_until'>): number =>
   Math.max(0, ...[endpoint.retry_at, endpoint.slow_until].map((at) => (at === undefined ? 0 : Date.parse(at))));
 
+/** Whether the endpoint is on DELIVERY_SLOTS: a prompt 2xx within FAST_ANSWER_COUNTS_MS and no failure streak (the claim's rule). */
+export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
+  endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
+
 /** How long an unreleased claim may stand before it is taken for a deliverer that died (deliverers run 30 s at most). */
 const CLAIM_STALE_MS = 60_000;
 
