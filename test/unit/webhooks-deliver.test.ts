@@ -269,6 +269,40 @@ describe('deliver', () => {
     expect(Date.parse(requeued[0]?.not_before ?? '') - NOW).toBeGreaterThanOrEqual(1000);
   });
 
+  it("waits about a delivery timeout when a not-yet-prompt endpoint's few slots are taken, and a second when a prompt one's are", async () => {
+    // Prepare: the settings' timeout is 2 s; random 0.5 makes each wait exactly its base.
+    const inFlight = { in_flight: 2, in_flight_at: new Date(NOW - 1000).toISOString() };
+    const exact = { ...settings(), random: () => 0.5 };
+    refuseClaim = true;
+
+    // Act
+    stored = await storedEndpoint(inFlight);
+    await deliver(message(), exact);
+    stored = await storedEndpoint({ ...inFlight, in_flight: 20, fast_at: new Date(NOW - 60_000).toISOString() });
+    await deliver(message(), exact);
+
+    // Assess
+    expect(requeued.map((held) => Date.parse(held.not_before ?? '') - NOW)).toEqual([2000, 1000]);
+  });
+
+  it('spreads the messages held behind a delivery that keeps hanging wider each time they are held, but not those behind a failure streak', async () => {
+    // Prepare
+    const until = NOW + 15_000;
+    const latest = { ...settings(), random: () => 1 };
+    refuseClaim = true;
+
+    // Act
+    stored = await storedEndpoint({ slow_until: new Date(until).toISOString() });
+    await deliver(message(), latest);
+    await deliver(message({ holds: 2 }), latest);
+    await deliver(message({ holds: 9 }), latest);
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: new Date(until).toISOString() });
+    await deliver(message({ holds: 9 }), latest);
+
+    // Assess
+    expect(requeued.map((held) => Date.parse(held.not_before ?? '') - until)).toEqual([5_000, 20_000, 60_000, 5_000]);
+  });
+
   it('resets an in-flight count left by a deliverer that died (claimed over a minute ago)', async () => {
     // Prepare
     const claimedAt = new Date(NOW - 120_000).toISOString();
