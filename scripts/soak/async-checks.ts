@@ -2,7 +2,7 @@ import { eventTypeOf } from '#shared/domain/order-events';
 import { percentile } from '../bench/percentile';
 import type { InvariantResult } from './checks';
 import type { SoakMerchant } from './fixtures';
-import { finalStatus, type Op, record } from './ops';
+import { finalStatus, hadAmbiguousAttempt, isKeyed, type Op, record } from './ops';
 import { type Behaviour, type Hit, orderTextDigest } from './receivers';
 import type { MerchantTruth } from './truth';
 import type { EndpointState, Profile, SoakEndpoint } from './webhooks';
@@ -303,6 +303,13 @@ const checkTexts = (input: AsyncInput): InvariantResult => {
       const order = truthOf.get(op.merchant.key)?.orders.find((candidate) => candidate.uuid === op.createdUuid);
       if (!order) continue; // orders-once reports it
       if (orderTextDigest(order) !== orderTextDigest(sentTexts(op))) out.violations.push(`${label}: stored texts differ from those sent`);
+    } else if (status === 422 && !op.refusable && !isKeyed(op) && hadAmbiguousAttempt(op)) {
+      // The spec's answer to an unkeyed retry whose first attempt was applied ("taken"): that order holds the texts sent.
+      const sent = sentTexts(op);
+      const order = truthOf.get(op.merchant.key)?.orders.find((candidate) => candidate.order_no === sent.order_no);
+      if (order === undefined) out.violations.push(`${label}: 422 after an ambiguous attempt, and no order with its order_no`);
+      else if (orderTextDigest(order) !== orderTextDigest(sent)) out.violations.push(`${label}: stored texts differ from those sent`);
+      else note(out, 'unkeyed retries told 422 (taken) after an applied attempt, their order holding the texts sent');
     } else if (op.refusable && (status === 413 || status === 422)) {
       if (namesReason(op)) note(out, `largest bodies refused as too large to store (${status})`);
       else out.violations.push(`${label}: ${status} without a reason: ${op.attempts.at(-1)?.body?.slice(0, 160)}`);
