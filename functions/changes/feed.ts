@@ -11,6 +11,7 @@ import { upsertCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog } from '#shared/db/entities/event-log';
 import { withRepeatableRetry } from '#shared/db/retry';
 import { asError, errorName } from '#shared/errors';
+import { groupBy } from '#shared/group-by';
 import { logger } from '#shared/logger';
 import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
@@ -104,11 +105,9 @@ const perMerchant = async <T extends { merchantId: string }>(
   what: string,
   apply: (merchantId: string, own: T[]) => Promise<unknown>,
 ): Promise<boolean[]> => {
-  const byMerchant = new Map<string, T[]>();
-  for (const item of items) byMerchant.set(item.merchantId, [...(byMerchant.get(item.merchantId) ?? []), item]);
   const failed = new Set<string>();
   await Promise.all(
-    [...byMerchant].map(([merchantId, own]) =>
+    [...groupBy(items, (item) => item.merchantId)].map(([merchantId, own]) =>
       withRepeatableRetry(() => apply(merchantId, own)).catch((error: unknown) => {
         logger.warn(`${what}; the stream will retry`, { merchant_id: merchantId, error_name: errorName(error) });
         failed.add(merchantId);

@@ -3,6 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
+import { groupBy } from '#shared/group-by';
 import { merchantPk, parseStored } from './base';
 import { moveForward } from './forward';
 
@@ -142,12 +143,6 @@ const addOnce = async (
 
 /** One ledger write of the stream: its sequence number (padded) and what it adds. */
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[] };
-
-const groupBy = <T>(values: readonly T[], keyOf: (value: T) => string): Map<string, T[]> => {
-  const groups = new Map<string, T[]>();
-  for (const value of values) groups.set(keyOf(value), [...(groups.get(keyOf(value)) ?? []), value]);
-  return groups;
-};
 
 /**
  * Applies a batch's ledger writes of one merchant (in stream order), each once: one write per

@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
+import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
 import { batchGet } from './batch';
@@ -110,11 +111,7 @@ export const addToEmailProjection = async (
   merchantId: string,
   invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[],
 ) => {
-  const chunks = new Map<string, Pick<InviteItem, 'seq' | 'uuid' | 'email'>[]>();
-  for (const invite of invites) {
-    const chunk = `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`;
-    chunks.set(chunk, [...(chunks.get(chunk) ?? []), invite]);
-  }
+  const chunks = groupBy(invites, (invite) => `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`);
   await Promise.all(
     [...chunks.values()].map((block) => {
       const names: Record<string, string> = {};
