@@ -2,32 +2,42 @@ import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
 import type { Key } from './base';
 
+/**
+ * Sends `items` in one batch call, then what each answer left unprocessed, with back-off, until
+ * nothing is left; throws after 9 calls. `send` returns what was left.
+ */
+const untilAllProcessed = async <T>(operation: string, items: readonly T[], send: (pending: T[]) => Promise<T[]>) => {
+  let pending = [...items];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt > 8) throw new Error(`${operation} kept returning unprocessed items`);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    pending = await send(pending);
+  }
+};
+
 /** BatchGetItem of up to 100 keys, retrying unprocessed keys; results in no particular order. */
 export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): Promise<unknown[]> => {
   const items: unknown[] = [];
-  let pending: Key[] = [...keys];
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt > 8) throw new Error('BatchGetItem kept returning unprocessed keys');
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+  await untilAllProcessed('BatchGetItem', keys, async (pending) => {
     const { Responses, UnprocessedKeys } = await ddb.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
     items.push(...(Responses?.[table] ?? []));
-    pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
-  }
+    return (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
+  });
   return items;
 };
 
 /** How many BatchWriteItem calls of one `batchPut` run at once. */
 const PARALLEL_BATCHES = 8;
 
-const putChunk = async ({ ddb, table }: TableRef, chunk: readonly Record<string, unknown>[]) => {
-  let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
-  for (let attempt = 0; requests.length > 0; attempt++) {
-    if (attempt > 8) throw new Error('BatchWriteItem kept returning unprocessed items');
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-    const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
-    requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
-  }
-};
+const putChunk = ({ ddb, table }: TableRef, chunk: readonly Record<string, unknown>[]) =>
+  untilAllProcessed(
+    'BatchWriteItem',
+    chunk.map((Item) => ({ PutRequest: { Item } })),
+    async (requests) => {
+      const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      return (UnprocessedItems?.[table] ?? []) as typeof requests;
+    },
+  );
 
 /** Puts the items with BatchWriteItem, 25 a call and a few calls at once, retrying unprocessed items. */
 export const batchPut = async (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> => {
