@@ -192,8 +192,9 @@ export const routes = [
     path: '/api/v2/webhooks',
     handler: 'functions/webhooks/create.ts',
     envelope: 'v2',
-    // One transaction: Put the endpoint, Update the merchant's endpoint count.
-    access: { table: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
+    // One transaction: Put the endpoint, Update the merchant's endpoint count; GetItem: the endpoint an
+    // earlier run of the same keyed request made (answered with its own secret).
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
   },
   {
     id: 'webhooks-list',

@@ -22,8 +22,8 @@ export const derivedUuid = (merchantId: string, purpose: string, key: string): s
 };
 
 export type RequestIdentity = {
-  /** The uuid of the resource this request creates (an order, an invite). */
-  newUuid: (purpose: 'order' | 'invite') => string;
+  /** The uuid of the resource this request creates (an order, an invite, a webhook endpoint). */
+  newUuid: (purpose: 'order' | 'invite' | 'webhook') => string;
   /** The id this request stamps on every item it changes (`last_write_id`). */
   writeId: string;
 };

@@ -8,9 +8,9 @@ import { secretBox } from '#shared/webhooks/secret-box';
 export const handler = postApiHandler(
   route('webhooks-create'),
   { body: webhookCreateBody },
-  async ({ merchant, body }) => ({
+  async ({ merchant, body, identity }) => ({
     statusCode: 201,
-    data: { webhook: await createWebhook(merchant.id, body) },
+    data: { webhook: await createWebhook(merchant.id, body, identity) },
   }),
   { fields: [['data', 'webhook', 'secret']], box: secretBox },
 );

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { functionTable } from '#shared/db/client';
 import { webhookDeliveryPage } from '#shared/db/entities/webhook-delivery';
 import {
@@ -14,6 +13,7 @@ import { TransactionRefused } from '#shared/db/transact';
 import { busy, notFound, ruleRefused } from '#shared/errors';
 import { type CursorInput, encodeCursor, openCursor } from '#shared/http/pagination';
 import { type DeliveryMessage, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
+import type { RequestIdentity } from '#shared/request-identity';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
@@ -45,8 +45,14 @@ const queue = async (messages: DeliveryMessage[]) => {
   if (!sent.every(Boolean)) throw busy();
 };
 
-export const createWebhook = async (merchantId: string, input: WebhookCreateInput) => {
-  const uuid = randomUUID();
+/**
+ * Creates an endpoint under the uuid the request identity gives (derived from its Idempotency-Key,
+ * if any). Refused because it exists, an earlier run of this request made it (its answer lost, or
+ * its function stopped before its Idempotency-Key record was kept): that endpoint is answered, with
+ * its own secret, rather than a second endpoint made.
+ */
+export const createWebhook = async (merchantId: string, input: WebhookCreateInput, identity: RequestIdentity) => {
+  const uuid = identity.newUuid('webhook');
   const secret = generateSecret();
   const endpoint = {
     uuid,
@@ -57,19 +63,21 @@ export const createWebhook = async (merchantId: string, input: WebhookCreateInpu
     secret_box: await sealSecret(secret, merchantId, uuid),
   };
   const now = isoNow();
-  await withWriteRetry(async () => {
+  const made = await withWriteRetry(async () => {
     try {
       await putWebhookEndpoint(functionTable, merchantId, endpoint, now);
+      return true;
     } catch (error) {
-      // The endpoint exists: an earlier try of this write applied and its answer was lost (the uuid is new).
-      if (error instanceof TransactionRefused && error.refusedBy('endpoint')) return;
+      if (error instanceof TransactionRefused && error.refusedBy('endpoint')) return false;
       if (error instanceof TransactionRefused && error.refusedBy('count')) {
         throw ruleRefused(WEBHOOK_MESSAGES.tooMany);
       }
       throw error;
     }
   });
-  return { ...toWebhookResponse({ ...endpoint, disabled_reason: null, created_at: now, updated_at: now }), secret };
+  if (made) return { ...toWebhookResponse({ ...endpoint, disabled_reason: null, created_at: now, updated_at: now }), secret };
+  const stored = await existing(merchantId, uuid);
+  return { ...toWebhookResponse(stored), secret: await openSecret(stored.secret_box, merchantId, uuid) };
 };
 
 export const listWebhooks = async (merchantId: string) => (await allWebhookEndpoints(functionTable, merchantId)).map(toWebhookResponse);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
 import { api, eventually, merchantFixture, orderBody, seed, stack } from './helpers';
+import { receiver, verified } from './receivers';
 
 /**
  * DynamoDB as it really behaves, against the local stack: each request brings its own faults in
@@ -152,6 +153,33 @@ describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
     const order = await api('live', acme.tokens.live).get(`/api/v2/orders/${retry.body.data.order.uuid}`);
     expect(order.body.data.order.order_no).toBe(body.order_no);
     await countsAgree();
+  });
+
+  it('answers a keyed webhook create re-run after its function stopped with the endpoint it made and its secret, not a second endpoint', async () => {
+    // Prepare
+    const key = randomUUID();
+    const inbox = await receiver();
+    const body = { url: inbox.url, events: ['order.created'] };
+    const client = api('live', acme.tokens.live);
+    const before = (await client.get('/api/v2/webhooks')).body.data.webhooks.length;
+
+    // Act: the endpoint is written, then the function stops before the key's record is kept.
+    const stopped = await post('/api/v2/webhooks', { body, key, faults: 'dynamodb.TransactWriteItems:stop=100%' });
+    const retry = await eventually(async () => {
+      const answer = await post('/api/v2/webhooks', { body, key });
+      return answer.status === 409 ? undefined : answer;
+    }, 20_000);
+    const webhook = retry.body.data.webhook as { uuid: string; secret: string };
+    await post(`/api/v2/webhooks/${webhook.uuid}/test`);
+    const hit = await eventually(async () => inbox.hits[0]);
+
+    // Assess: one endpoint more, the retry's, and the secret answered signs its deliveries.
+    expect(stopped.status).toBe(502);
+    expect(retry.status).toBe(201);
+    const after = (await client.get('/api/v2/webhooks')).body.data.webhooks as { uuid: string; url: string }[];
+    expect(after).toHaveLength(before + 1);
+    expect(after.filter((endpoint) => endpoint.url === body.url).map((endpoint) => endpoint.uuid)).toEqual([webhook.uuid]);
+    expect(verified(webhook.secret, hit).type).toBe('webhook.test');
   });
 
   it('keeps the spec answer for an unkeyed retry (422 taken) and still counts the order once', async () => {
