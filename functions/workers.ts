@@ -149,11 +149,20 @@ export const workers = [
     // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
     // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
-    // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark,
-    // the delivery record; Query: a merchant's users for a notice, a large event's stored body (PutItem: storing
-    // it again for a retry). Sends: retries and waits to the webhooks queue. Mail: the failing/disabled notices.
+    // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark and
+    // parked count, the delivery record; PutItem/DeleteItem: a parked delivery (and a large event's stored body);
+    // Query: the parked deliveries, a merchant's users for a notice, a large event's body; BatchWriteItem: removing
+    // released parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to the webhooks queue.
+    // Mail: the failing/disabled notices.
     access: {
-      table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      table: [
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+      ],
       sends: ['webhooks'],
       mail: true,
       webhookSecrets: true,

@@ -24,7 +24,7 @@ import { workEntries } from '#shared/db/entities/owed-work';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
-import { benchWebhooks } from './bench/webhooks';
+import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
 type FixtureMerchant = Fixture['merchants'][number];
@@ -32,7 +32,7 @@ type Order = NonNullable<FixtureMerchant['orders']>[number];
 
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
-       npm run bench -- --webhooks
+       npm run bench -- --webhooks [--rate N]
        npm run bench -- --quota
        npm run bench -- --events N
        npm run bench -- --reports
@@ -48,7 +48,7 @@ seeds a tenth of the list sizes and only prints. --out FILE writes the report th
 minutes (scripts/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
-it (scripts/bench/webhooks.ts). --quota measures only the per-merchant quota beside a noisy
+it (scripts/bench/webhooks.ts); --rate N sets the healthy merchant's changes per second (default 40). --quota measures only the per-merchant quota beside a noisy
 neighbour and what it costs, and its exactness across 20 containers (scripts/bench/quota.ts). --events N
 measures only the event log: how soon a polling consumer sees a create, and what a page costs at
 1,000 and at N events (scripts/bench/events.ts). --reports measures only the commission report: how
@@ -61,6 +61,7 @@ const { values: options } = parseArgs({
     out: { type: 'string' },
     orders: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
+    rate: { type: 'string' },
     quota: { type: 'boolean', default: false },
     events: { type: 'string' },
     reports: { type: 'boolean', default: false },
@@ -81,7 +82,12 @@ if (options.orders !== undefined) {
   process.exit(0);
 }
 if (options.webhooks) {
-  await benchWebhooks();
+  const rate = Number(options.rate ?? WEBHOOK_BENCH.rate);
+  if (!Number.isInteger(rate) || rate < 1) {
+    console.error('--rate takes a positive integer, e.g. --rate 100');
+    process.exit(2);
+  }
+  await benchWebhooks(console.log, { rate });
   process.exit(0);
 }
 if (options.events !== undefined) {
@@ -586,7 +592,7 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
   against the quota switched off), the flooder's admissions against its bucket, and the quota's writes per request;
   then the limiter as 20 containers against DynamoDB Local at 70 % of three quotas and in a flood (share refused, the
   worst window against rate x time + burst, writes per request).
-- **Webhook delivery**: latency from a write (a shipping re-price) to its event at a receiver, at 100 events/s, without and with a hanging endpoint.
+- **Webhook delivery**: latency from a write (a shipping re-price) to its event at a receiver, at 40 events/s, alone and beside hanging endpoints of its own and of other merchants.
 
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
 the machine below; the ratios are what the targets are about.`;

@@ -11,7 +11,7 @@
  * same merchant that never answers (each attempt runs into the 15 s timeout), and again beside
  * ten such endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per
  * second each): the healthy endpoint's p99 should not move, since an endpoint that has not
- * answered promptly holds at most two of the stage's deliverers.
+ * answered promptly holds at most two of the stage's deliverers and its backlog is parked.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -24,7 +24,12 @@ import { seedFixture } from '#shared/admin/seed';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 import { percentile } from './percentile';
 
-export const WEBHOOK_BENCH = { rate: 100, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
+/**
+ * The healthy merchant changes 40 orders a second: at 100 (`--rate 100`) the emulators and the stage
+ * process already take both cores of a 2-core machine alone, so a neighbour's work shows as CPU
+ * queueing rather than as what the bench is about, deliverers taken by the hanging endpoints.
+ */
+export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
 
 type Print = (line: string) => void;
 export type WebhookBenchResult = {
@@ -124,7 +129,7 @@ const benchMerchant = (key: string, orders: readonly string[]) => ({
 });
 
 /** Runs the phases and prints their table; returns the figures (the bench's summary reads them). */
-export const benchWebhooks = async (print: Print = console.log, options: Partial<typeof WEBHOOK_BENCH> = {}) => {
+export const benchWebhooks = async (print: Print = console.log, options: Partial<Record<keyof typeof WEBHOOK_BENCH, number>> = {}) => {
   const { rate, seconds, settleMs, orders: orderCount, noisyMerchants, noisyRate } = { ...WEBHOOK_BENCH, ...options };
   print(
     `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} such endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each). The stage has 50 deliverers.\n`,

@@ -211,6 +211,7 @@ export const printReport = (result: SoakResult) => {
       'recount marks',
       'e-mails owed',
       'webhook messages',
+      'webhook deliveries parked',
       'webhook dead letters',
     ],
     Object.entries(figures.settle.backlog).map(([stage, backlog]) => [
@@ -222,6 +223,7 @@ export const printReport = (result: SoakResult) => {
       backlog.recount,
       backlog.notify,
       backlog.webhooks,
+      backlog.webhooksParked,
       backlog.webhookDeadLetters,
     ]),
   );

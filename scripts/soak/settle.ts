@@ -3,11 +3,13 @@ import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
 import { STAGES, type Stage } from '#shared/config';
 import { type WorkKind, workEntries } from '#shared/db/entities/owed-work';
+import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 
 /**
  * After the workload: the work it left owed must be done before the data is checked. Waits until,
  * on both stages, the orders, follow-ups and webhooks queues hold no message (visible, in flight or
- * delayed: a webhook retry waiting for its time is a delayed message), no list block of a soak
+ * delayed: a webhook retry waiting for its time is a delayed message), no webhook delivery is
+ * parked for a held endpoint, no list block of a soak
  * merchant is marked for recount and the change feed caught up, QUIET_POLLS times in a row
  * a second apart (the change feed reads the stream four times a second and retries a failed batch
  * within a second or two, so a quiet spell that long means it is caught up); bounded by
@@ -22,8 +24,9 @@ export type Backlog = {
   parked: number;
   recount: number;
   notify: number;
-  /** Webhook deliveries still queued (retries waiting for their time included), and those given up to its DLQ. */
+  /** Webhook deliveries still queued (retries waiting for their time included), parked for a held endpoint, and given up to its DLQ. */
   webhooks: number;
+  webhooksParked: number;
   webhookDeadLetters: number;
 };
 
@@ -58,7 +61,7 @@ export const readBacklog = async (
 ): Promise<Record<Stage, Backlog>> => {
   const read = async (stage: Stage): Promise<Backlog> => {
     const info = stack.stages[stage];
-    const [messages, deadLetters, followUps, parked, recount, notify, webhooks, webhookDeadLetters] = await Promise.all([
+    const [messages, deadLetters, followUps, parked, recount, notify, webhooks, webhooksParked, webhookDeadLetters] = await Promise.all([
       queueDepth(sqs, info.ordersQueueUrl),
       queueDepth(sqs, info.dlqUrl),
       queueDepth(sqs, info.queueUrls['follow-ups']),
@@ -66,16 +69,21 @@ export const readBacklog = async (
       entries(stack, stage, merchants[stage], 'RECOUNT'),
       entries(stack, stage, merchants[stage], 'NOTIFY'),
       queueDepth(sqs, info.queueUrls.webhooks),
+      Promise.all(merchants[stage].map((id) => parkedDeliveryCount(info.store, id, 1000))).then((counts) =>
+        counts.reduce((a, b) => a + b, 0),
+      ),
       queueDepth(sqs, info.queueUrls['webhooks-dlq']),
     ]);
-    return { messages, deadLetters, followUps, parked, recount, notify, webhooks, webhookDeadLetters };
+    return { messages, deadLetters, followUps, parked, recount, notify, webhooks, webhooksParked, webhookDeadLetters };
   };
   const [live, sandbox] = await Promise.all(STAGES.map(read));
   return { live, sandbox } as Record<Stage, Backlog>;
 };
 
 const idle = (backlog: Record<Stage, Backlog>) =>
-  Object.values(backlog).every((stage) => stage.messages === 0 && stage.followUps === 0 && stage.recount === 0 && stage.webhooks === 0);
+  Object.values(backlog).every(
+    (stage) => stage.messages === 0 && stage.followUps === 0 && stage.recount === 0 && stage.webhooks === 0 && stage.webhooksParked === 0,
+  );
 
 export const createSqsClient = (stack: LocalStack) =>
   new SQSClient({ endpoint: stack.endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });

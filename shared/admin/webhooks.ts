@@ -1,5 +1,6 @@
 import { webhookDeliveryPage } from '#shared/db/entities/webhook-delivery';
 import { allWebhookEndpoints, getWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
+import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 import { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
 import { recoverableSince } from '#shared/schemas/webhooks';
 import { replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
@@ -18,10 +19,21 @@ const requireEndpoint = async (store: Store, merchantId: string, endpointUuid: s
   return endpoint;
 };
 
-/** Every endpoint of the merchant, as the API shows them (never their secrets). */
+/** The most parked deliveries counted per endpoint in a listing. */
+const PARKED_COUNTED = 10_000;
+
+/** Every endpoint of the merchant, as the API shows them (never their secrets), with how many deliveries are parked for it (up to 10,000). */
 export const listWebhookEndpoints = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
-  return { webhooks: (await allWebhookEndpoints(store, merchantId)).map(toWebhookResponse) };
+  const endpoints = await allWebhookEndpoints(store, merchantId);
+  return {
+    webhooks: await Promise.all(
+      endpoints.map(async (endpoint) => ({
+        ...toWebhookResponse(endpoint),
+        parked_deliveries: await parkedDeliveryCount(store, merchantId, PARKED_COUNTED, endpoint.uuid),
+      })),
+    ),
+  };
 };
 
 /** The endpoint's latest deliveries, newest first (`limit` of them; `next_cursor` for more). */

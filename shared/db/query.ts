@@ -34,21 +34,27 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
  * `begins_with`: DynamoDB seeks either way, but DynamoDB Local answers `begins_with` by reading the
  * whole partition (figures: docs/design-notes.md, "Performance on the local emulators"). The
  * range ends at the prefix with its last character incremented, which holds every key with the
- * prefix; the one key that could equal that bound without the prefix is dropped here.
+ * prefix; the one key that could equal that bound without the prefix is dropped here. At most
+ * `limit` items are read.
  */
 export const queryKeyPrefix = async (
   db: TableRef,
   pk: string,
   prefix: string,
-  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames'> = {},
+  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead'> = {},
+  limit = Number.POSITIVE_INFINITY,
 ): Promise<Record<string, unknown>[]> => {
   const last = prefix.codePointAt(prefix.length - 1) ?? 0;
   const bound = `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`;
-  const items = await queryItems(db, {
-    ...input,
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
-  });
+  const items = await queryItems(
+    db,
+    {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
+    },
+    limit,
+  );
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };
 

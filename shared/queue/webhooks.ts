@@ -19,6 +19,8 @@ export type DeliveryMessage = {
   not_before?: string;
   /** How many times this attempt found all the endpoint's deliveries in flight: its next wait doubles each time. */
   holds?: number;
+  /** Not a delivery: a wake-up that releases the endpoint's parked deliveries once its hold has passed (shared/webhooks/deliver.ts). */
+  wake?: true;
 };
 
 /** The function's webhooks queue (only the senders have it). */
@@ -81,5 +83,6 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined 
     attempt: value.attempt,
     ...(typeof value.not_before === 'string' ? { not_before: value.not_before } : {}),
     ...(typeof value.holds === 'number' && Number.isSafeInteger(value.holds) && value.holds > 0 ? { holds: value.holds } : {}),
+    ...(value.wake === true ? { wake: true } : {}),
   };
 };

@@ -5,17 +5,27 @@ import {
   type DeliveryClaim,
   disableWebhookEndpoint,
   endpointHeldUntil,
+  endRelease,
   finishDelivery,
+  getWebhookEndpoint,
   markEndpointSlow,
   markStreakNotified,
+  noteParkedDelivery,
   signingSecretBoxes,
+  takeRelease,
   type WebhookEndpointItem,
 } from '#shared/db/entities/webhook-endpoint';
+import {
+  parkWaitingDelivery,
+  removeWaitingDeliveries,
+  unparkWaitingDelivery,
+  waitingDeliveries,
+} from '#shared/db/entities/webhook-waiting';
 import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { emitMetrics, METRIC } from '#shared/metrics';
-import type { DeliveryMessage } from '#shared/queue/webhooks';
+import { type DeliveryMessage, parseDeliveryMessage } from '#shared/queue/webhooks';
 import { eventBody, subscribes, TEST_EVENT_TYPE } from './events';
 import { sendEndpointNotice } from './notices';
 import { type PostResult, postWebhook, type TargetPolicy } from './outbound';
@@ -35,7 +45,7 @@ export type DeliverSettings = {
 };
 
 /** What became of one message: for logs, metrics and tests. */
-export type DeliverOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled' | 'held' | 'waiting' | 'dropped';
+export type DeliverOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled' | 'held' | 'parked' | 'released' | 'waiting' | 'dropped';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -50,6 +60,16 @@ type Attempt = {
   random: () => number;
   /** Records this attempt on the delivery, on top of what every record of it carries. */
   record: (fields: Omit<AttemptRecord, 'attempt' | 'at'>) => Promise<void>;
+};
+
+/** Whether the message was sent to come back when a hold ending at `heldUntil` ends (or later). */
+const dueBy = (message: DeliveryMessage, heldUntil: number) =>
+  message.not_before !== undefined && Date.parse(message.not_before) >= heldUntil;
+
+/** Sends the message on, due at `at`. */
+const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: number): Promise<DeliverOutcome> => {
+  await requeueOrThrow(settings, { ...message, not_before: iso(at) });
+  return 'waiting';
 };
 
 const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
@@ -76,6 +96,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     return 'waiting';
   }
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
+  if (message.wake) return wake(settings, message, now);
   const json = JSON.stringify(event);
   const attempt: Attempt = {
     message,
@@ -111,34 +132,34 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
   // A test reaches a disabled endpoint too: the merchant checks the receiver before enabling it again.
   const claimed = await claimDelivery(settings.db, merchantId, endpointUuid, now, { anyState: event.type === TEST_EVENT_TYPE });
   if (claimed.kind === 'missing' || !subscribes(claimed.endpoint, event.type)) {
-    if (claimed.kind === 'claimed') await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
+    if (claimed.kind === 'claimed') {
+      await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
+      // It may have been the delivery the parked ones were waiting for.
+      if (claimed.endpoint.waiting !== undefined) await releaseParked(settings, message, now);
+    }
     return 'dropped';
   }
   if (claimed.kind === 'refused') return holdRefused(attempt, claimed);
   return claimed.endpoint;
 };
 
-const HOLD_SPREAD_MS = 5000;
-const MAX_HOLD_SPREAD_MS = 60_000;
-
-/** A refused claim: recorded as failed when the endpoint is disabled, else the message waits. */
+/** A refused claim: recorded as failed when the endpoint is disabled, parked while it is held back, else the message waits. */
 const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { kind: 'refused' }>): Promise<DeliverOutcome> => {
   const { message, settings, now, random } = attempt;
   const { endpoint } = refused;
   if (!endpoint.enabled && message.event.type !== TEST_EVENT_TYPE) {
     await attempt.record({ ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' });
+    // The parked deliveries are failed too, each as it comes back (and then recoverable).
+    if (endpoint.waiting !== undefined) await releaseParked(settings, message, now);
     return 'failed';
   }
   const heldUntil = endpointHeldUntil(endpoint);
-  const holds = (message.holds ?? 0) + 1;
   if (heldUntil > now) {
-    // Held until the endpoint's retry time (or its slow delivery's timeout), spread so they do not all
-    // arrive with its probe: over 5 s, and behind a delivery that keeps hanging (no failure streak to
-    // rest on) over 10 s, 20 s... up to a minute as the message is held again.
-    const spread = endpoint.failing_since === undefined ? Math.min(MAX_HOLD_SPREAD_MS, HOLD_SPREAD_MS * 2 ** (holds - 1)) : HOLD_SPREAD_MS;
-    await requeueOrThrow(settings, { ...message, holds, not_before: iso(heldUntil + Math.ceil(random() * spread)) });
-    return 'held';
+    // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked.
+    if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
+    return park(attempt);
   }
+  const holds = (message.holds ?? 0) + 1;
   // All its slots in flight. An endpoint that answers promptly (a burst): again in 1 s, 2 s, 4 s...
   // (at most the delivery timeout); any other (new, slow, hanging, failing), whose few slots free up
   // only as its deliveries end: after about one delivery timeout. Jittered; so a hanging endpoint's
@@ -147,6 +168,78 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   const wait = backOff * (0.5 + random());
   await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
   return 'held';
+};
+
+/**
+ * Parks a delivery whose endpoint is held back (a failure streak resting it, a delivery hanging):
+ * stored once, and sent back to the queue by the delivery that ends the hold, instead of going round
+ * the queue until then. The park is written first and then noted on the endpoint on the condition
+ * that the hold still stands, so whoever ends the hold finds it; if the hold ended meanwhile, the
+ * park is taken back and the message comes again in a moment.
+ */
+const park = async ({ message, settings, now, random }: Attempt): Promise<DeliverOutcome> => {
+  const { not_before: _notBefore, holds: _holds, ...parked } = message;
+  if (await parkedAndNoted(settings, parked, now)) return 'parked';
+  await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
+  return 'held';
+};
+
+/** Parks the message and notes it on the endpoint while its hold stands; false (the park taken back) when the hold has ended. */
+const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number) => {
+  const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
+  const key = await parkWaitingDelivery(settings.db, merchantId, endpointUuid, event.id, JSON.stringify(message), now);
+  if (await noteParkedDelivery(settings.db, merchantId, endpointUuid, iso(now))) return true;
+  await unparkWaitingDelivery(settings.db, key);
+  return false;
+};
+
+/** How many parked deliveries one release sends back to the queue; the next delivery that finds more parked releases more. */
+const RELEASE_CHUNK = 250;
+const RELEASE_SEND_ROUNDS = 3;
+
+/**
+ * Sends the endpoint's parked deliveries back to the queue, due now: RELEASE_CHUNK of them, or a
+ * single one while the endpoint is enabled and still failing (its probe: the rest wait for its
+ * answer). One deliverer releases at a time; the endpoint's `waiting` mark goes once the list is empty.
+ */
+const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number) => {
+  const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
+  const owner = `${message.event.id}#${message.attempt}${message.wake ? '#wake' : ''}`;
+  const endpoint = await takeRelease(settings.db, merchantId, endpointUuid, owner, now);
+  if (!endpoint) return;
+  const limit = endpoint.enabled && endpoint.failing_since !== undefined ? 1 : RELEASE_CHUNK;
+  const parked = await waitingDeliveries(settings.db, merchantId, endpointUuid, limit);
+  // A park that is not a delivery message could never be delivered: it goes with the sent ones.
+  const done = parked.filter((item) => parseDeliveryMessage(item.message) === undefined).map(({ key }) => key);
+  let pending = parked.flatMap((item) => {
+    const parsed = parseDeliveryMessage(item.message);
+    return parsed ? [{ key: item.key, parsed }] : [];
+  });
+  // The queue may refuse a few of a large batch: those are sent again at once, a few rounds, rather than the release failed.
+  for (let round = 0; round < RELEASE_SEND_ROUNDS && pending.length > 0; round++) {
+    const sent = await settings.requeue(pending.map(({ parsed }) => parsed));
+    done.push(...pending.filter((_, index) => sent[index] === true).map(({ key }) => key));
+    pending = pending.filter((_, index) => sent[index] !== true);
+  }
+  await removeWaitingDeliveries(settings.db, done);
+  const complete = pending.length === 0;
+  await endRelease(settings.db, merchantId, endpointUuid, complete && parked.length < limit, endpoint.waiting ?? 0);
+  if (!complete) throw new Error('The webhooks queue refused a released delivery');
+};
+
+/**
+ * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then
+ * itself (given up, or parked behind the others): once the hold has passed, the parked deliveries
+ * are released (the next probe first). While a later hold stands, whatever set it comes back instead.
+ */
+const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<DeliverOutcome> => {
+  const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
+  const endpoint = await getWebhookEndpoint(settings.db, merchantId, endpointUuid, true);
+  if (endpoint?.waiting === undefined) return 'dropped';
+  const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
+  if (heldUntil > now) return dueBy(message, heldUntil) ? carryOn(settings, message, heldUntil) : 'dropped';
+  await releaseParked(settings, message, now);
+  return 'released';
 };
 
 /**
@@ -160,14 +253,18 @@ const send = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpoi
     const body = eventBody(event);
     const secrets = await Promise.all(signingSecretBoxes(endpoint, now).map((box) => openSecret(box, merchantId, endpointUuid)));
     const headers = signDelivery(secrets, event.id, new Date(now), body);
+    let marking: Promise<unknown> | undefined;
     const slow = setTimeout(() => {
-      markEndpointSlow(settings.db, merchantId, endpointUuid, iso(Date.now()), iso(now + settings.timeoutMs)).catch((error: unknown) =>
-        logger.warn('Could not mark a slow webhook endpoint', { endpoint_uuid: endpointUuid, error_name: errorName(error) }),
+      marking = markEndpointSlow(settings.db, merchantId, endpointUuid, iso(Date.now()), iso(now + settings.timeoutMs)).catch(
+        (error: unknown) =>
+          logger.warn('Could not mark a slow webhook endpoint', { endpoint_uuid: endpointUuid, error_name: errorName(error) }),
       );
     }, slowAfterMs(settings.timeoutMs));
-    return await postWebhook(endpoint.url, headers, body, { timeoutMs: settings.timeoutMs, policy: settings.policy }).finally(() =>
-      clearTimeout(slow),
-    );
+    // The mark lands before the outcome is recorded, which clears it: a mark left after its delivery ended would hold parked deliveries with nobody to release them.
+    return await postWebhook(endpoint.url, headers, body, { timeoutMs: settings.timeoutMs, policy: settings.policy }).finally(async () => {
+      clearTimeout(slow);
+      await marking;
+    });
   } catch (error) {
     // Nothing was sent (the secret could not be opened): give the claim back, and let the message come back.
     await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
@@ -185,7 +282,7 @@ const answeredFields = (result: PostResult) => ({
 /** A 2xx: recorded, the claim given back, the failure streak ended, a prompt answer noted. */
 const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoint: WebhookEndpointItem, result: PostResult) => {
   const fast = result.latencyMs < slowAfterMs(settings.timeoutMs);
-  await Promise.all([
+  const [, after] = await Promise.all([
     record({ ...answeredFields(result), next_attempt_at: null, status: 'succeeded' }),
     finishDelivery(settings.db, message.merchant_id, message.endpoint_uuid, {
       result: 'delivered',
@@ -193,6 +290,9 @@ const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoi
       ...(fast ? { fastAt: iso(now) } : {}),
     }),
   ]);
+  // This answer may have ended the hold the parked deliveries wait for.
+  const ended = settings.now?.() ?? Date.now();
+  if (after?.waiting !== undefined && endpointHeldUntil(after) <= ended) await releaseParked(settings, message, ended);
   return 'delivered' as const;
 };
 
@@ -215,20 +315,27 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
     at: iso(now),
     retryAt,
     answered: result.status !== undefined,
+    probe: endpoint.failing_since !== undefined,
   });
   if (!streak) return 'dropped';
-  if (result.status === 410) return disable(attempt, endpoint, answered, 'it answered 410 Gone');
+  if (result.status === 410) return disable(attempt, streak, answered, 'it answered 410 Gone');
   if (streakDisables(streak.failing_since ?? iso(now), now)) {
-    return disable(attempt, endpoint, answered, 'its deliveries failed for 5 days in a row');
+    return disable(attempt, streak, answered, 'its deliveries failed for 5 days in a row');
   }
   await noticeStreak(attempt, endpoint, streak);
   if (ownWait === undefined) {
     await record({ ...answered, next_attempt_at: null, status: 'failed' });
+    // Nothing comes back at the endpoint's retry time for this delivery: a wake-up does, for what is parked by then.
+    await requeueOrThrow(settings, { ...message, wake: true, not_before: retryAt });
     return 'failed';
   }
   await record({ ...answered, status: 'pending', next_attempt_at: retryAt });
   const { holds: _holds, ...next } = message;
-  await requeueOrThrow(settings, { ...next, attempt: message.attempt + 1, not_before: retryAt });
+  const retry = { ...next, attempt: message.attempt + 1, not_before: retryAt };
+  // With deliveries parked, this one goes behind them, and a wake-up at the retry time releases the one parked
+  // longest as the next probe: a long outage spends its failures on every event in turn, not all on one.
+  const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now));
+  await requeueOrThrow(settings, behindParked ? { ...retry, wake: true as const } : retry);
   return 'retrying';
 };
 
@@ -254,5 +361,7 @@ const disable = async (
     logger.warn('Webhook endpoint disabled', { merchant_id: merchantId, endpoint_uuid: endpointUuid, reason });
     await sendEndpointNotice(settings.db, merchantId, endpoint, { kind: 'disabled', reason });
   }
+  // Its parked deliveries come back to be recorded as failed (and so recoverable).
+  if (endpoint.waiting !== undefined) await releaseParked(settings, message, now);
   return 'disabled' as const;
 };

@@ -159,11 +159,11 @@ describe('webhooks', () => {
     expect(secrets.map((secret) => verifies(secret, hit))).toEqual([true, true, true]);
   });
 
-  it('probes an endpoint that fails under a backlog of 30 events one attempt at a time, keeps it enabled, and delivers all 30 once it answers', {
+  it('probes an endpoint that fails under a backlog of 30 events one attempt at a time, keeps it enabled, delivers all 30 once it answers and leaves none parked', {
     timeout: 90_000,
   }, async () => {
     // Prepare: the first 12 requests fail (answered after 50 ms), every later one succeeds
-    const { client } = await setUp();
+    const { client, merchant } = await setUp();
     let open = 0;
     const failing: { openAtArrival: number }[] = [];
     const succeeded = new Set<string>();
@@ -199,6 +199,8 @@ describe('webhooks', () => {
     expect(failing.slice(2).map((request) => request.openAtArrival)).toEqual(Array(10).fill(1));
     expect([after.enabled, after.failing_since]).toEqual([true, null]);
     expect(deliveries).toHaveLength(30);
+    const listed = await runAdmin('webhooks', 'list', '--merchant', merchant.id);
+    expect(listed.json.webhooks[0].parked_deliveries).toBe(0);
   });
 
   it('recovers only the deliveries that failed, not one delivered after, and resends one, with their original webhook-id', {
@@ -393,7 +395,9 @@ describe('webhooks', () => {
     const refused = await runAdmin('webhooks', 'deliveries', '--merchant', merchant.id, '--endpoint', endpoint.uuid, '--limit', 'lots');
 
     // Assess
-    expect(list.json.webhooks.map((webhook: { uuid: string }) => webhook.uuid)).toEqual([endpoint.uuid]);
+    expect(
+      list.json.webhooks.map((webhook: { uuid: string; parked_deliveries: number }) => [webhook.uuid, webhook.parked_deliveries]),
+    ).toEqual([[endpoint.uuid, 0]]);
     expect(JSON.stringify(list.json)).not.toContain('whsec_');
     expect(deliveries.json.deliveries[0]).toMatchObject({ event_id: eventId, status: 'succeeded' });
     expect(replay.json).toEqual({ stage: 'live', queued: 1, event_id: eventId });

@@ -1,6 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -98,17 +106,20 @@ beforeEach(async () => {
   refuseClaim = false;
   afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 1 };
   ddbMock.on(QueryCommand).resolves({ Items: [] });
-  ddbMock.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
-    const expression = String(input.UpdateExpression);
-    if (expression.startsWith('SET in_flight')) {
-      if (!stored) throw conditionFailed();
-      if (refuseClaim) throw conditionFailed(marshall(stored, { removeUndefinedValues: true }));
-      return { Attributes: stored };
-    }
-    if (expression.includes('consecutive_failures :one')) return { Attributes: { ...stored, ...afterFailure } };
-    return input.ReturnValues === 'ALL_NEW' ? { Attributes: stored } : {};
-  });
+  ddbMock.on(UpdateCommand).callsFake(updateHandler());
 });
+
+/** The fake table's answer to an UpdateItem (see `stored`). */
+const updateHandler = () => async (input: UpdateCommandInput) => {
+  const expression = String(input.UpdateExpression);
+  if (expression.startsWith('SET in_flight')) {
+    if (!stored) throw conditionFailed();
+    if (refuseClaim) throw conditionFailed(marshall(stored, { removeUndefinedValues: true }));
+    return { Attributes: stored };
+  }
+  if (expression.includes('failing_since = if_not_exists')) return { Attributes: { ...stored, ...afterFailure } };
+  return input.ReturnValues === 'ALL_NEW' ? { Attributes: stored } : {};
+};
 
 describe('deliver', () => {
   it('claims the endpoint (no read), POSTs the event signed per Standard Webhooks, records the success and gives the claim back', async () => {
@@ -161,9 +172,11 @@ describe('deliver', () => {
     // Act
     const outcome = await deliver(message({ attempt: 3 }), settings());
 
-    // Assess
+    // Assess: no retry, only a wake-up at the endpoint's retry time for what is parked by then.
     expect(outcome).toBe('failed');
-    expect(requeued).toEqual([]);
+    expect(requeued).toEqual([
+      { ...message({ attempt: 3 }), wake: true, not_before: finishes()[0]?.ExpressionAttributeValues?.[':retryAt'] },
+    ]);
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':attempt': 3, ':next': null });
   });
 
@@ -194,6 +207,22 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('retrying');
     expect(updates().some((input) => input.ExpressionAttributeValues?.[':reason'])).toBe(false);
+  });
+
+  it('counts the deliveries in flight when a streak began as one failure, and each probe after it as one more', async () => {
+    // Prepare
+    answer = { status: 503 };
+
+    // Act: one claimed before the streak began, one claimed as its probe
+    await deliver(message(), settings());
+    stored = await storedEndpoint({ failing_since: new Date(NOW - 10_000).toISOString(), consecutive_failures: 1 });
+    await deliver(message(), settings());
+
+    // Assess
+    expect(finishes().map((input) => input.UpdateExpression)).toEqual([
+      expect.stringContaining('consecutive_failures = if_not_exists(consecutive_failures, :one)'),
+      expect.stringContaining('ADD in_flight :minus, consecutive_failures :one'),
+    ]);
   });
 
   it("rests a failing endpoint on the schedule by its failures in a row, so a backlog's first attempts do not probe it every few seconds", async () => {
@@ -238,20 +267,162 @@ describe('deliver', () => {
     expect(requeued).toEqual([]);
   });
 
-  it('holds a delivery to a failing endpoint until its retry time, without calling it', async () => {
+  it('parks a delivery to a held endpoint (failing or hanging) once, without calling it or sending it round the queue', async () => {
     // Prepare
-    const retryAt = new Date(NOW + 60_000).toISOString();
-    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: retryAt });
+    const until = new Date(NOW + 60_000).toISOString();
     refuseClaim = true;
+
+    // Act
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: until });
+    const behindStreak = await deliver(message({ holds: 3, not_before: new Date(NOW).toISOString() }), settings());
+    stored = await storedEndpoint({ slow_until: until });
+    const behindHang = await deliver(message({ event: { ...message().event, id: 'evt_order_v2' } }), settings());
+
+    // Assess
+    expect([behindStreak, behindHang]).toEqual(['parked', 'parked']);
+    expect(received).toEqual([]);
+    expect(requeued).toEqual([]);
+    const parks = ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item);
+    const at = new Date(NOW).toISOString();
+    expect(parks.map((item) => item?.sk)).toEqual([`WHWAIT#${ENDPOINT}#${at}#evt_order_v1`, `WHWAIT#${ENDPOINT}#${at}#evt_order_v2`]);
+    expect(JSON.parse(String(parks[0]?.message))).toEqual(message());
+    const noted = updates().filter((input) => String(input.UpdateExpression).startsWith('SET waiting'));
+    expect(noted.map((input) => input.ConditionExpression)).toEqual([
+      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
+      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
+    ]);
+  });
+
+  it('lets the delivery that set the hold, back a moment early, wait for its end instead of parking (it releases the parked ones)', async () => {
+    // Prepare: its retry was due at the hold's end, half a second from now.
+    const until = new Date(NOW + 500).toISOString();
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: until });
+    refuseClaim = true;
+
+    // Act
+    const outcome = await deliver(message({ attempt: 2, not_before: until }), settings());
+
+    // Assess
+    expect(outcome).toBe('waiting');
+    expect(ddbMock.commandCalls(PutCommand)).toHaveLength(0);
+    expect(requeued).toEqual([message({ attempt: 2, not_before: until })]);
+  });
+
+  it('takes its park back and comes again in a moment when the hold ended before the park was noted', async () => {
+    // Prepare
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: new Date(NOW + 60_000).toISOString() });
+    refuseClaim = true;
+    const noteRefused = updateHandler();
+    ddbMock.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
+      if (String(input.UpdateExpression).startsWith('SET waiting')) throw conditionFailed();
+      return noteRefused(input);
+    });
 
     // Act
     const outcome = await deliver(message(), settings());
 
     // Assess
     expect(outcome).toBe('held');
+    const park = ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item;
+    expect(ddbMock.commandCalls(DeleteCommand)[0]?.args[0].input.Key).toEqual({ pk: park?.pk, sk: park?.sk });
+    expect(requeued).toHaveLength(1);
+    expect(Date.parse(requeued[0]?.not_before ?? '') - NOW).toBeLessThanOrEqual(1000);
+  });
+
+  it('releases the parked deliveries when a delivery ends the hold: sent again due now, removed, and the mark cleared once none is left', async () => {
+    // Prepare: the probe is claimed and answered; two deliveries are parked.
+    stored = await storedEndpoint({ waiting: 2 });
+    const parked = [
+      message({ event: { ...message().event, id: 'evt_a' } }),
+      message({ event: { ...message().event, id: 'evt_b' }, attempt: 3 }),
+    ];
+    ddbMock.on(QueryCommand).resolves({
+      Items: parked.map((held) => ({ pk: MERCHANT_PK, sk: `WHWAIT#${ENDPOINT}#${held.event.id}`, message: JSON.stringify(held) })),
+    });
+    ddbMock.on(BatchWriteCommand).resolves({});
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('delivered');
+    expect(requeued).toEqual(parked);
+    const removed = ddbMock.commandCalls(BatchWriteCommand)[0]?.args[0].input.RequestItems?.[functionTable.table];
+    expect(removed?.map((request) => request.DeleteRequest?.Key?.sk)).toEqual([`WHWAIT#${ENDPOINT}#evt_a`, `WHWAIT#${ENDPOINT}#evt_b`]);
+    const lease = updates().find((input) => String(input.UpdateExpression).startsWith('SET releasing_until'));
+    // One release at a time, but the same message, come back after its deliverer died, takes its lease again.
+    expect(lease?.ConditionExpression).toContain('attribute_exists(waiting)');
+    expect(lease?.ConditionExpression).toContain('releasing_by = :owner');
+    expect(lease?.ExpressionAttributeValues?.[':owner']).toBe('evt_order_v1#1');
+    const cleared = updates().find((input) => String(input.UpdateExpression).startsWith('REMOVE waiting'));
+    expect(cleared?.ExpressionAttributeValues).toEqual({ ':seen': 2 });
+  });
+
+  it('puts a failed delivery behind the parked ones and leaves a wake-up at the retry time, so the next probe is the one parked longest', async () => {
+    // Prepare
+    answer = { status: 503 };
+    afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 2, waiting: 5 };
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('retrying');
+    const retryAt = finishes()[0]?.ExpressionAttributeValues?.[':retryAt'];
+    const park = ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item;
+    expect(JSON.parse(String(park?.message))).toEqual(message({ attempt: 2, not_before: retryAt }));
+    expect(requeued).toEqual([{ ...message({ attempt: 2, not_before: retryAt }), wake: true }]);
+  });
+
+  it('sends again at once what the queue refused of a release, instead of failing the delivery that released it', async () => {
+    // Prepare: the queue refuses the second parked delivery once.
+    stored = await storedEndpoint({ waiting: 2 });
+    const parked = [message({ event: { ...message().event, id: 'evt_a' } }), message({ event: { ...message().event, id: 'evt_b' } })];
+    ddbMock.on(QueryCommand).resolves({
+      Items: parked.map((held) => ({ pk: MERCHANT_PK, sk: `WHWAIT#${ENDPOINT}#${held.event.id}`, message: JSON.stringify(held) })),
+    });
+    ddbMock.on(BatchWriteCommand).resolves({});
+    const sends: string[][] = [];
+    let refused = false;
+    const flaky = {
+      ...settings(),
+      requeue: async (messages: DeliveryMessage[]) => {
+        sends.push(messages.map((sent) => sent.event.id));
+        return messages.map((sent) => {
+          if (sent.event.id !== 'evt_b' || refused) return true;
+          refused = true;
+          return false;
+        });
+      },
+    };
+
+    // Act
+    const outcome = await deliver(message(), flaky);
+
+    // Assess
+    expect(outcome).toBe('delivered');
+    expect(sends).toEqual([['evt_a', 'evt_b'], ['evt_b']]);
+    const removed = ddbMock.commandCalls(BatchWriteCommand)[0]?.args[0].input.RequestItems?.[functionTable.table];
+    expect(removed).toHaveLength(2);
+  });
+
+  it('releases only one parked delivery (the next probe) when a wake-up finds the endpoint still failing, and none while it is held', async () => {
+    // Prepare
+    const failing = { failing_since: '2026-11-25T11:00:00.000Z', consecutive_failures: 4, waiting: 7 };
+    ddbMock.on(GetCommand).callsFake(async () => ({ Item: stored }));
+    const wakeUp = message({ wake: true });
+
+    // Act
+    stored = await storedEndpoint({ ...failing, retry_at: new Date(NOW + 60_000).toISOString() });
+    const whileHeld = await deliver(wakeUp, settings());
+    stored = await storedEndpoint({ ...failing, retry_at: new Date(NOW - 1000).toISOString() });
+    const afterHold = await deliver(wakeUp, settings());
+
+    // Assess
+    expect([whileHeld, afterHold]).toEqual(['dropped', 'released']);
     expect(received).toEqual([]);
-    expect(requeued[0]?.attempt).toBe(1);
-    expect(Date.parse(requeued[0]?.not_before ?? '')).toBeGreaterThan(Date.parse(retryAt));
+    expect(ddbMock.commandCalls(QueryCommand).map((call) => call.args[0].input.Limit)).toEqual([1]);
+    expect(ddbMock.commandCalls(QueryCommand)[0]?.args[0].input.ConsistentRead).toBe(true);
   });
 
   it("tries again in a moment when all of the endpoint's deliveries are in flight (a slow endpoint), without calling it", async () => {
@@ -283,24 +454,6 @@ describe('deliver', () => {
 
     // Assess
     expect(requeued.map((held) => Date.parse(held.not_before ?? '') - NOW)).toEqual([2000, 1000]);
-  });
-
-  it('spreads the messages held behind a delivery that keeps hanging wider each time they are held, but not those behind a failure streak', async () => {
-    // Prepare
-    const until = NOW + 15_000;
-    const latest = { ...settings(), random: () => 1 };
-    refuseClaim = true;
-
-    // Act
-    stored = await storedEndpoint({ slow_until: new Date(until).toISOString() });
-    await deliver(message(), latest);
-    await deliver(message({ holds: 2 }), latest);
-    await deliver(message({ holds: 9 }), latest);
-    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: new Date(until).toISOString() });
-    await deliver(message({ holds: 9 }), latest);
-
-    // Assess
-    expect(requeued.map((held) => Date.parse(held.not_before ?? '') - until)).toEqual([5_000, 20_000, 60_000, 5_000]);
   });
 
   it('resets an in-flight count left by a deliverer that died (claimed over a minute ago)', async () => {

@@ -26,26 +26,38 @@ export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): 
   return items;
 };
 
-/** How many BatchWriteItem calls of one `batchPut` run at once. */
+/** How many BatchWriteItem calls of one batch write run at once. */
 const PARALLEL_BATCHES = 8;
 
-const putChunk = ({ ddb, table }: TableRef, chunk: readonly Record<string, unknown>[]) =>
-  untilAllProcessed(
-    'BatchWriteItem',
-    chunk.map((Item) => ({ PutRequest: { Item } })),
-    async (requests) => {
-      const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
-      return (UnprocessedItems?.[table] ?? []) as typeof requests;
-    },
-  );
+type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
 
-/** Puts the items with BatchWriteItem, 25 a call and a few calls at once, retrying unprocessed items. */
-export const batchPut = async (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> => {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+const writeChunk = ({ ddb, table }: TableRef, chunk: readonly WriteRequest[]) =>
+  untilAllProcessed('BatchWriteItem', chunk, async (requests) => {
+    const { UnprocessedItems } = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+    return (UnprocessedItems?.[table] ?? []) as WriteRequest[];
+  });
+
+/** Runs the write requests with BatchWriteItem, 25 a call and a few calls at once, retrying unprocessed ones. */
+const batchWrite = async (db: TableRef, requests: readonly WriteRequest[]): Promise<void> => {
+  const chunks: WriteRequest[][] = [];
+  for (let start = 0; start < requests.length; start += 25) chunks.push(requests.slice(start, start + 25));
   let next = 0;
   const lane = async () => {
-    while (next < chunks.length) await putChunk(db, chunks[next++] ?? []);
+    while (next < chunks.length) await writeChunk(db, chunks[next++] ?? []);
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, lane));
 };
+
+/** Puts the items with BatchWriteItem (see batchWrite). */
+export const batchPut = (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> =>
+  batchWrite(
+    db,
+    items.map((Item) => ({ PutRequest: { Item } })),
+  );
+
+/** Deletes the keys with BatchWriteItem (see batchWrite). */
+export const batchDelete = (db: TableRef, keys: readonly Key[]): Promise<void> =>
+  batchWrite(
+    db,
+    keys.map((Key) => ({ DeleteRequest: { Key } })),
+  );

@@ -58,6 +58,11 @@ const endpointSchema = z.looseObject({
   slow_until: z.optional(z.string()),
   /** When a delivery was last answered 2xx before it counted as slow. */
   fast_at: z.optional(z.string()),
+  /** Present while deliveries may be parked for it (webhook-waiting): how many were parked since the last release emptied the list. */
+  waiting: z.optional(z.number()),
+  /** Until when one deliverer is releasing the parked deliveries (no other starts meanwhile), for which message. */
+  releasing_until: z.optional(z.string()),
+  releasing_by: z.optional(z.string()),
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
@@ -136,16 +141,16 @@ const updateEndpoint = async (
   { ddb, table }: TableRef,
   merchantId: string,
   uuid: string,
-  update: { set: string; remove?: string; condition: string; values: Record<string, unknown>; names?: Record<string, string> },
+  update: { set?: string; remove?: string; condition: string; values: Record<string, unknown>; names?: Record<string, string> },
 ): Promise<boolean> => {
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: webhookEndpointKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}${update.remove ? ` REMOVE ${update.remove}` : ''}`,
+        UpdateExpression: [update.set && `SET ${update.set}`, update.remove && `REMOVE ${update.remove}`].filter(Boolean).join(' '),
         ConditionExpression: `attribute_exists(pk) AND (${update.condition})`,
-        ExpressionAttributeValues: update.values,
+        ...(Object.keys(update.values).length > 0 ? { ExpressionAttributeValues: update.values } : {}),
         ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
       }),
     );
@@ -340,7 +345,8 @@ export const claimDelivery = async (
 export type DeliveryEnd =
   | { result: 'released' }
   | { result: 'delivered'; wasFailing: boolean; fastAt?: string }
-  | { result: 'failed'; at: string; retryAt: string; answered: boolean };
+  /** `probe`: claimed while the endpoint was failing already; only a probe's failure lengthens the streak (deliveries that were in flight together when it began count once). */
+  | { result: 'failed'; at: string; retryAt: string; answered: boolean; probe: boolean };
 
 export const finishDelivery = async (
   { ddb, table }: TableRef,
@@ -356,10 +362,15 @@ export const finishDelivery = async (
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
   const update =
     end.result === 'failed'
-      ? {
-          UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
-          ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
-        }
+      ? end.probe
+        ? {
+            UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
+            ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
+          }
+        : {
+            UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), consecutive_failures = if_not_exists(consecutive_failures, :one), retry_at = :retryAt ADD in_flight :minus${removal}`,
+            ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
+          }
       : end.result === 'delivered' && end.fastAt !== undefined
         ? {
             UpdateExpression: `SET fast_at = :fastAt ADD in_flight :minus${removal}`,
@@ -393,6 +404,68 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
     condition: 'attribute_not_exists(slow_until) OR slow_until < :now',
     values: { ':until': until, ':now': now },
   });
+
+/**
+ * Notes a delivery parked for the endpoint, on the condition that the endpoint is still enabled and
+ * held back (its retry time or a slow delivery's timeout ahead). A hold ends only by a write that
+ * removes it (a delivery answered) or by its time passing (and then the delivery waiting for it is
+ * due): so a park noted here is seen by whoever ends the hold and then reads the parked list. False
+ * when the hold has ended: the caller takes its park back.
+ */
+export const noteParkedDelivery = (db: TableRef, merchantId: string, uuid: string, now: string) =>
+  updateEndpoint(db, merchantId, uuid, {
+    set: 'waiting = if_not_exists(waiting, :zero) + :one',
+    condition: 'enabled = :true AND (retry_at > :now OR slow_until > :now)',
+    values: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
+  });
+
+/** How long one deliverer may take to release parked deliveries before another may start (deliverers run 30 s at most). */
+const RELEASE_LEASE_MS = 60_000;
+
+/**
+ * Takes the release of the endpoint's parked deliveries for RELEASE_LEASE_MS on behalf of `owner`
+ * (the message releasing: the same message come back after its deliverer died takes it again): the
+ * endpoint as it is now (its `waiting` count is what endRelease compares), or undefined when nothing
+ * is parked or another deliverer is releasing.
+ */
+export const takeRelease = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: webhookEndpointKey(merchantId, uuid),
+        UpdateExpression: 'SET releasing_until = :until, releasing_by = :owner',
+        ConditionExpression:
+          'attribute_exists(waiting) AND (attribute_not_exists(releasing_until) OR releasing_until < :now OR releasing_by = :owner)',
+        ExpressionAttributeValues: {
+          ':until': new Date(now + RELEASE_LEASE_MS).toISOString(),
+          ':now': new Date(now).toISOString(),
+          ':owner': owner,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return parseWebhookEndpoint(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
+
+/**
+ * Ends a release: `emptied` (the parked list was read to its end), the `waiting` mark goes too,
+ * unless a delivery was parked since the release began (`waiting` is no longer `seen`).
+ */
+export const endRelease = async (db: TableRef, merchantId: string, uuid: string, emptied: boolean, seen: number) => {
+  const cleared =
+    emptied &&
+    (await updateEndpoint(db, merchantId, uuid, {
+      remove: 'waiting, releasing_until',
+      condition: 'waiting = :seen',
+      values: { ':seen': seen },
+    }));
+  if (!cleared) await updateEndpoint(db, merchantId, uuid, { remove: 'releasing_until', condition: 'attribute_exists(pk)', values: {} });
+};
 
 /** Marks that the merchant was told of the current failure streak; false when someone already did. */
 export const markStreakNotified = (db: TableRef, merchantId: string, uuid: string, now: string) =>

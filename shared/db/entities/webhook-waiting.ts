@@ -1,0 +1,66 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { queryKeyPrefix } from '#shared/db/query';
+import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
+import { itemKey, type Key, merchantPk } from './base';
+import { batchDelete } from './batch';
+import { RETENTION_DAYS } from './webhook-delivery';
+
+/**
+ * A delivery waiting for its endpoint to be called again: `WHWAIT#<endpoint>#<parked at>#<event id>`
+ * in the merchant's partition (read oldest first), holding the queue message as it was. While an
+ * endpoint is held back (a failure streak resting it, a delivery hanging), its other deliveries are
+ * parked here once instead of going round the queue until it answers; the delivery that ends the
+ * hold releases them (webhook-endpoint's `waiting` says there are some). Expires with the deliveries.
+ */
+const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
+
+export type WaitingDelivery = { key: Key; message: string };
+
+/** Parks one delivery (the message as JSON); its key, which taking it back names. */
+export const parkWaitingDelivery = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  eventId: string,
+  message: string,
+  now: number,
+): Promise<Key> => {
+  const key = itemKey(merchantId, `${prefix(endpointUuid)}${new Date(now).toISOString()}#${eventId}`);
+  await ddb.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...key, type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: Math.floor(now / 1000) + RETENTION_DAYS * 24 * 3600 },
+    }),
+  );
+  return key;
+};
+
+export const unparkWaitingDelivery = async ({ ddb, table }: TableRef, key: Key) => {
+  await ddb.send(new DeleteCommand({ TableName: table, Key: key }));
+};
+
+/** Up to `limit` of the endpoint's parked deliveries, oldest first, read consistently (so every park written before the read is in it). */
+export const waitingDeliveries = async (
+  db: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  limit: number,
+): Promise<WaitingDelivery[]> =>
+  (await queryKeyPrefix(db, merchantPk(merchantId), prefix(endpointUuid), { ConsistentRead: true }, limit)).map((item) => ({
+    key: { pk: String(item.pk), sk: String(item.sk) },
+    message: String(item.message),
+  }));
+
+export const removeWaitingDeliveries = (db: TableRef, keys: readonly Key[]) => batchDelete(db, keys);
+
+/** How many deliveries are parked for the endpoint (or every endpoint of the merchant), counting up to `limit`: for operators and the soak. */
+export const parkedDeliveryCount = async (db: TableRef, merchantId: string, limit: number, endpointUuid?: string): Promise<number> =>
+  (
+    await queryKeyPrefix(
+      db,
+      merchantPk(merchantId),
+      endpointUuid === undefined ? 'WHWAIT#' : prefix(endpointUuid),
+      { ProjectionExpression: 'pk, sk' },
+      limit,
+    )
+  ).length;
