@@ -12,8 +12,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { functionSpecs } from '#lib/function-specs';
-import { freePorts } from '#local/ports';
-import { type LocalStack, startLocalStack } from '#local/stack';
+import type { LocalStack } from '#local/stack';
 import { benchEvents } from '#scripts/bench/events';
 import { benchHeat } from '#scripts/bench/heat';
 import { benchPageCost } from '#scripts/bench/page-cost';
@@ -21,7 +20,7 @@ import { benchReports } from '#scripts/bench/reports';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { startBenchStack } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
@@ -597,12 +596,8 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
 Absolute figures are those of the emulators (DynamoDB Local, one JVM; each stage's functions in one Node.js process) on
 the machine below; the ratios are what the targets are about.`;
 
-const stack = await startLocalStack({
-  ports: await freePorts(),
-  seedDemo: false,
-  // Marks are recounted once 5 s old (60 s deployed): the bench waits for them, not a minute.
-  workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
-});
+// Marks are recounted once 5 s old (60 s deployed): the bench waits for them, not a minute.
+const stack = await startBenchStack({ CONSUMER_POLL: 'off', FOLLOW_UP_MIN_DELAY_SECONDS: '5' });
 const startedAt = new Date();
 const loadAtStart = loadavg()[0] ?? 0;
 try {

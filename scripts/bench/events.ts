@@ -169,7 +169,7 @@ const measurePages = async (measure: ReturnType<typeof meteredStore>, merchantId
       });
       return result.items.length;
     });
-    rows.push({ name: page.name, limit: page.limit, ...measured });
+    rows.push({ name: page.name, limit: page.limit, items: measured.value, calls: measured.calls.length, rcu: measured.rcu });
   }
   return rows;
 };

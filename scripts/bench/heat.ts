@@ -34,12 +34,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { freePorts } from '#local/ports';
-import { type LocalStack, startLocalStack } from '#local/stack';
+import type { LocalStack } from '#local/stack';
 import type { CallRecord, PartitionWrite } from '#local/write-recorder';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
-import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { startBenchStack } from './local';
 
 // ---------------------------------------------------------------------------------------------
 // DynamoDB's limits and AWS list prices (us-east-1, on-demand / pay per request), as of
@@ -315,11 +314,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
   );
   let stack: LocalStack | undefined;
   try {
-    stack = await startLocalStack({
-      ports: await freePorts(),
-      seedDemo: false,
-      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' },
-    });
+    stack = await startBenchStack({ LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
       merchants: Array.from({ length: opts.merchants }, (_, index) => merchantFixture(index)),
     });

@@ -51,24 +51,30 @@ export const createOrders = async <T extends { order_no: string }>(
   );
 };
 
+export type MeteredCall = { command: string; index: string | undefined; units: number };
+
+export const sumUnits = (calls: readonly MeteredCall[]) => calls.reduce((total, call) => total + call.units, 0);
+
 /**
  * A store on the emulator whose client asks every call for its consumed capacity: `measure(run)`
- * runs the reads of `run` (which returns how many items it got) and sums their calls and read units.
+ * runs `run` and returns what it returned, the calls it made (command, index, read units) and their units in all.
  */
 export const meteredStore = (endpoint: string, table: string) => {
-  const units: number[] = [];
+  const calls: MeteredCall[] = [];
   const client = new DynamoDBClient({ endpoint, ...localClientConfig });
-  const meter: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
-    (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+  const meter: InitializeMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
+    const input = args.input as { ReturnConsumedCapacity?: string; IndexName?: string };
+    input.ReturnConsumedCapacity = 'TOTAL';
     const result = await next(args);
-    units.push((result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? Number.NaN);
+    const units = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? Number.NaN;
+    calls.push({ command: context.commandName ?? '?', index: input.IndexName, units });
     return result;
   };
   client.middlewareStack.add(meter, { step: 'initialize', name: 'benchReadMeter', priority: 'high' });
   const store: Store = { ddb: DynamoDBDocumentClient.from(client), table };
-  return async (run: (store: Store) => Promise<number>) => {
-    units.length = 0;
-    const items = await run(store);
-    return { items, calls: units.length, rcu: units.reduce((total, value) => total + value, 0) };
+  return async <T>(run: (store: Store) => Promise<T>) => {
+    calls.length = 0;
+    const value = await run(store);
+    return { value, calls: [...calls], rcu: sumUnits(calls) };
   };
 };

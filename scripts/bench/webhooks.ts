@@ -18,10 +18,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { freePorts } from '#local/ports';
-import { type LocalStack, startLocalStack } from '#local/stack';
+import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
+import { startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -139,11 +138,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
   try {
     const orders = Array.from({ length: orderCount }, () => randomUUID());
     const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
-    stack = await startLocalStack({
-      ports: await freePorts(),
-      seedDemo: false,
-      workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', CONSUMER_POLL: 'off' },
-    });
+    stack = await startBenchStack({ CONSUMER_POLL: 'off' });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
       merchants: [benchMerchant('hooks', orders), ...noisyOrders.map((list, index) => benchMerchant(`noisy${index}`, list))],
     });
