@@ -362,15 +362,12 @@ export const finishDelivery = async (
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
   const update =
     end.result === 'failed'
-      ? end.probe
-        ? {
-            UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`,
-            ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
-          }
-        : {
-            UpdateExpression: `SET failing_since = if_not_exists(failing_since, :at), consecutive_failures = if_not_exists(consecutive_failures, :one), retry_at = :retryAt ADD in_flight :minus${removal}`,
-            ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
-          }
+      ? {
+          UpdateExpression: end.probe
+            ? `SET failing_since = if_not_exists(failing_since, :at), retry_at = :retryAt ADD in_flight :minus, consecutive_failures :one${removal}`
+            : `SET failing_since = if_not_exists(failing_since, :at), consecutive_failures = if_not_exists(consecutive_failures, :one), retry_at = :retryAt ADD in_flight :minus${removal}`,
+          ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
+        }
       : end.result === 'delivered' && end.fastAt !== undefined
         ? {
             UpdateExpression: `SET fast_at = :fastAt ADD in_flight :minus${removal}`,
@@ -460,11 +457,12 @@ export const endRelease = async (db: TableRef, merchantId: string, uuid: string,
   const cleared =
     emptied &&
     (await updateEndpoint(db, merchantId, uuid, {
-      remove: 'waiting, releasing_until',
+      remove: 'waiting, releasing_until, releasing_by',
       condition: 'waiting = :seen',
       values: { ':seen': seen },
     }));
-  if (!cleared) await updateEndpoint(db, merchantId, uuid, { remove: 'releasing_until', condition: 'attribute_exists(pk)', values: {} });
+  if (!cleared)
+    await updateEndpoint(db, merchantId, uuid, { remove: 'releasing_until, releasing_by', condition: 'attribute_exists(pk)', values: {} });
 };
 
 /** Marks that the merchant was told of the current failure streak; false when someone already did. */
