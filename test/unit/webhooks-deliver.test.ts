@@ -466,8 +466,20 @@ describe('deliver', () => {
     await deliver(message(), settings());
 
     // Assess
-    const reset = updates().find((input) => input.UpdateExpression === 'SET in_flight = :zero');
-    expect(reset?.ExpressionAttributeValues).toEqual({ ':zero': 0, ':seen': claimedAt });
+    const reset = updates().find((input) => input.UpdateExpression === 'SET in_flight = :value');
+    expect(reset?.ExpressionAttributeValues).toEqual({ ':value': 0, ':seen': claimedAt });
+  });
+
+  it('sets a count taken below one by a release retried after a lost answer right again at its next claim', async () => {
+    // Prepare: the claim's +1 leaves the count at 0, so it stood at -1.
+    stored = await storedEndpoint({ in_flight: 0, in_flight_at: new Date(NOW).toISOString() });
+
+    // Act
+    await deliver(message(), settings());
+
+    // Assess
+    const reset = updates().find((input) => input.UpdateExpression === 'SET in_flight = :value');
+    expect(reset).toMatchObject({ ConditionExpression: 'in_flight = :seen', ExpressionAttributeValues: { ':value': 1, ':seen': 0 } });
   });
 
   it('records a delivery to a disabled endpoint as failed without calling it, but lets a test event through', async () => {

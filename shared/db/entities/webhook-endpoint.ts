@@ -309,29 +309,37 @@ export const claimDelivery = async (
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { kind: 'claimed', endpoint: parseWebhookEndpoint(Attributes) };
+    const endpoint = parseWebhookEndpoint(Attributes);
+    // A count below one after this claim's +1 was taken down twice (a release whose answer was lost and
+    // was retried): set right, so that lost answers do not widen the endpoint's slots over time.
+    if ((endpoint.in_flight ?? 1) < 1) await resetCount({ ddb, table }, key, 1, 'in_flight = :seen', endpoint.in_flight);
+    return { kind: 'claimed', endpoint };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     // The document client does not unmarshall exceptions: the old item arrives in wire format.
     if (!error.Item) return { kind: 'missing' };
     const endpoint = parseWebhookEndpoint(unmarshall(error.Item));
     const claimedAt = endpoint.in_flight_at;
-    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > CLAIM_STALE_MS) {
-      await ddb
-        .send(
-          new UpdateCommand({
-            TableName: table,
-            Key: key,
-            UpdateExpression: 'SET in_flight = :zero',
-            ConditionExpression: 'in_flight_at = :seen',
-            ExpressionAttributeValues: { ':zero': 0, ':seen': claimedAt },
-          }),
-        )
-        .catch((reset: unknown) => {
-          if (!(reset instanceof ConditionalCheckFailedException)) throw reset;
-        });
-    }
+    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > CLAIM_STALE_MS)
+      await resetCount({ ddb, table }, key, 0, 'in_flight_at = :seen', claimedAt);
     return { kind: 'refused', endpoint };
+  }
+};
+
+/** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
+const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) => {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'SET in_flight = :value',
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { ':value': value, ':seen': seen },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
 };
 
