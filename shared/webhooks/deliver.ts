@@ -209,12 +209,10 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
   if (!endpoint) return;
   const limit = endpoint.enabled && endpoint.failing_since !== undefined ? 1 : RELEASE_CHUNK;
   const parked = await waitingDeliveries(settings.db, merchantId, endpointUuid, limit);
+  const read = parked.map(({ key, message: stored }) => ({ key, parsed: parseDeliveryMessage(stored) }));
   // A park that is not a delivery message could never be delivered: it goes with the sent ones.
-  const done = parked.filter((item) => parseDeliveryMessage(item.message) === undefined).map(({ key }) => key);
-  let pending = parked.flatMap((item) => {
-    const parsed = parseDeliveryMessage(item.message);
-    return parsed ? [{ key: item.key, parsed }] : [];
-  });
+  const done = read.filter(({ parsed }) => parsed === undefined).map(({ key }) => key);
+  let pending = read.flatMap(({ key, parsed }) => (parsed ? [{ key, parsed }] : []));
   // The queue may refuse a few of a large batch: those are sent again at once, a few rounds, rather than the release failed.
   for (let round = 0; round < RELEASE_SEND_ROUNDS && pending.length > 0; round++) {
     const sent = await settings.requeue(pending.map(({ parsed }) => parsed));
