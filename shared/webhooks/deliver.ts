@@ -7,6 +7,7 @@ import {
   endpointHeldUntil,
   endRelease,
   finishDelivery,
+  freeSlots,
   getWebhookEndpoint,
   markEndpointSlow,
   markStreakNotified,
@@ -74,10 +75,10 @@ const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: 
 
 const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
 
-const requeueOrThrow = async (settings: DeliverSettings, message: DeliveryMessage) => {
-  const [sent] = await settings.requeue([message]);
+const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMessage[]) => {
+  const sent = await settings.requeue(messages);
   // Thrown, the message is not deleted: SQS hands it over again after its visibility timeout.
-  if (!sent) throw new Error('The webhooks queue refused a delivery message');
+  if (sent.some((ok) => !ok)) throw new Error('The webhooks queue refused a delivery message');
 };
 
 /**
@@ -193,21 +194,23 @@ const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessag
   return false;
 };
 
-/** How many parked deliveries one release sends back to the queue; the next delivery that finds more parked releases more. */
+/** How many parked deliveries one release of a disabled endpoint sends back (each to be recorded as failed). */
 const RELEASE_CHUNK = 250;
 const RELEASE_SEND_ROUNDS = 3;
 
 /**
- * Sends the endpoint's parked deliveries back to the queue, due now: RELEASE_CHUNK of them, or a
- * single one while the endpoint is enabled and still failing (its probe: the rest wait for its
- * answer). One deliverer releases at a time; the endpoint's `waiting` mark goes once the list is empty.
+ * Sends the endpoint's parked deliveries back to the queue, due now, oldest first: as many as its
+ * free slots (a single one while it is still failing: its probe, the rest wait for its answer), and
+ * each delivery answered releases more, so a backlog drains at the endpoint's pace instead of going
+ * round the queue; a disabled endpoint's, RELEASE_CHUNK at a time. One deliverer releases at a time;
+ * the endpoint's `waiting` mark goes once the list is empty.
  */
 const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number) => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const owner = `${message.event.id}#${message.attempt}${message.wake ? '#wake' : ''}`;
   const endpoint = await takeRelease(settings.db, merchantId, endpointUuid, owner, now);
   if (!endpoint) return;
-  const limit = endpoint.enabled && endpoint.failing_since !== undefined ? 1 : RELEASE_CHUNK;
+  const limit = endpoint.enabled ? Math.max(1, freeSlots(endpoint, now)) : RELEASE_CHUNK;
   const parked = await waitingDeliveries(settings.db, merchantId, endpointUuid, limit);
   const read = parked.map(({ key, message: stored }) => ({ key, parsed: parseDeliveryMessage(stored) }));
   // A park that is not a delivery message could never be delivered: it goes with the sent ones.
@@ -297,8 +300,8 @@ const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoi
 /**
  * Anything else: the endpoint's failure streak moved and the endpoint rested on the schedule by
  * its failures in a row (so its backlog waits behind one probe at a time), then this delivery
- * disabled (410 Gone, a streak of 5 days), given up (its own schedule exhausted) or retried no
- * sooner than the endpoint's next probe.
+ * disabled (410 Gone, a streak of 5 days), given up (its own schedule exhausted) or retried on its
+ * own schedule, no sooner than the endpoint's next probe.
  */
 const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, result: PostResult): Promise<DeliverOutcome> => {
   const { message, settings, now, random, record } = attempt;
@@ -307,11 +310,12 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   const retryAfter = retryAfterSeconds(result.retryAfter, now);
   const ownWait = waitBeforeNextAttempt(message.attempt, retryAfter, settings.schedule, random);
   const rest = endpointRestAfterFailures((endpoint.consecutive_failures ?? 0) + 1, retryAfter, settings.schedule, random);
-  const retryAt = iso(now + Math.max(ownWait ?? 0, rest) * 1000);
+  // The endpoint's hold is its own schedule's; a delivery far along its schedule does not hold the others longer.
+  const probeAt = iso(now + rest * 1000);
   const streak = await finishDelivery(settings.db, merchantId, endpointUuid, {
     result: 'failed',
     at: iso(now),
-    retryAt,
+    retryAt: probeAt,
     answered: result.status !== undefined,
     probe: endpoint.failing_since !== undefined,
   });
@@ -321,17 +325,23 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
     return disable(attempt, streak, answered, 'its deliveries failed for 5 days in a row');
   }
   await noticeStreak(attempt, endpoint, streak);
+  // Whatever is parked by the probe time is released by a wake-up then, unless this delivery comes back then itself.
+  const wakeUp = { ...message, wake: true as const, not_before: probeAt };
   if (ownWait === undefined) {
     await record({ ...answered, next_attempt_at: null, status: 'failed' });
-    // Nothing comes back at the endpoint's retry time for this delivery: a wake-up does, for what is parked by then.
-    await requeueOrThrow(settings, { ...message, wake: true, not_before: retryAt });
+    await requeueOrThrow(settings, wakeUp);
     return 'failed';
   }
+  const retryAt = ownWait > rest ? iso(now + ownWait * 1000) : probeAt;
   await record({ ...answered, status: 'pending', next_attempt_at: retryAt });
   const { holds: _holds, ...next } = message;
   const retry = { ...next, attempt: message.attempt + 1, not_before: retryAt };
-  // With deliveries parked, this one goes behind them, and a wake-up at the retry time releases the one parked
-  // longest as the next probe: a long outage spends its failures on every event in turn, not all on one.
+  if (retryAt !== probeAt) {
+    await requeueOrThrow(settings, retry, wakeUp);
+    return 'retrying';
+  }
+  // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
+  // as the next probe: a long outage spends its failures on every event in turn, not all on one.
   const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now));
   await requeueOrThrow(settings, behindParked ? { ...retry, wake: true as const } : retry);
   return 'retrying';

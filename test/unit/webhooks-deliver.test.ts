@@ -240,6 +240,25 @@ describe('deliver', () => {
     expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
   });
 
+  it("holds the endpoint only for its own next probe when a delivery's next attempt is later, and leaves a wake-up for that probe", async () => {
+    // Prepare: the endpoint's first failure in a row, on this event's second attempt
+    answer = { status: 503 };
+
+    // Act
+    const outcome = await deliver(message({ attempt: 2 }), settings());
+
+    // Assess: schedule [0, 5, 300]: the endpoint rests 5 s (one failure in a row); the event's third attempt comes in 300 s
+    const probeAt = new Date(NOW + 5_000).toISOString();
+    const retryAt = new Date(NOW + 300_000).toISOString();
+    expect(outcome).toBe('retrying');
+    expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': probeAt });
+    expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':next': retryAt });
+    expect(requeued).toEqual([
+      message({ attempt: 3, not_before: retryAt }),
+      { ...message({ attempt: 2 }), wake: true, not_before: probeAt },
+    ]);
+  });
+
   it('gives a slow or never-proven endpoint two slots and a promptly answering one twenty, in the claim itself', async () => {
     // Act
     await deliver(message(), settings());
@@ -330,8 +349,8 @@ describe('deliver', () => {
   });
 
   it('releases the parked deliveries when a delivery ends the hold: sent again due now, removed, and the mark cleared once none is left', async () => {
-    // Prepare: the probe is claimed and answered; two deliveries are parked.
-    stored = await storedEndpoint({ waiting: 2 });
+    // Prepare: the probe is claimed and answered promptly (twenty slots); two deliveries are parked.
+    stored = await storedEndpoint({ waiting: 2, fast_at: new Date(NOW - 1000).toISOString() });
     const parked = [
       message({ event: { ...message().event, id: 'evt_a' } }),
       message({ event: { ...message().event, id: 'evt_b' }, attempt: 3 }),
@@ -356,6 +375,23 @@ describe('deliver', () => {
     expect(lease?.ExpressionAttributeValues?.[':owner']).toBe('evt_order_v1#1');
     const cleared = updates().find((input) => String(input.UpdateExpression).startsWith('REMOVE waiting'));
     expect(cleared?.ExpressionAttributeValues).toEqual({ ':seen': 2 });
+  });
+
+  it("releases only as many parked deliveries as the endpoint's free slots, and leaves the mark for the next answer to release more", async () => {
+    // Prepare: an endpoint not yet answering promptly (two slots), one delivery still in flight after this one; three parked.
+    stored = await storedEndpoint({ waiting: 3, in_flight: 1 });
+    const parked = message({ event: { ...message().event, id: 'evt_a' } });
+    ddbMock.on(QueryCommand).resolves({ Items: [{ pk: MERCHANT_PK, sk: `WHWAIT#${ENDPOINT}#evt_a`, message: JSON.stringify(parked) }] });
+    ddbMock.on(BatchWriteCommand).resolves({});
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('delivered');
+    expect(ddbMock.commandCalls(QueryCommand)[0]?.args[0].input.Limit).toBe(1);
+    expect(requeued).toEqual([parked]);
+    expect(updates().some((input) => String(input.UpdateExpression).startsWith('REMOVE waiting'))).toBe(false);
   });
 
   it('puts a failed delivery behind the parked ones and leaves a wake-up at the retry time, so the next probe is the one parked longest', async () => {

@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
-import type { TableRef } from '#shared/db/table-def';
+import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
 import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
@@ -256,6 +256,12 @@ export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at'
 export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
   endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
 
+/** How many more deliveries a claim would let in now: the endpoint's slots (one while it fails) less those in flight. */
+export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight'>, now: number): number => {
+  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? DELIVERY_SLOTS : UNPROVEN_SLOTS;
+  return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
+};
+
 /** How long an unreleased claim may stand before it is taken for a deliverer that died (deliverers run 30 s at most). */
 const CLAIM_STALE_MS = 60_000;
 
@@ -424,8 +430,8 @@ export const noteParkedDelivery = (db: TableRef, merchantId: string, uuid: strin
     values: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
   });
 
-/** How long one deliverer may take to release parked deliveries before another may start (deliverers run 30 s at most). */
-const RELEASE_LEASE_MS = 60_000;
+/** How long one deliverer may take to release parked deliveries before another may start: no deliverer runs longer. */
+const RELEASE_LEASE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
 
 /**
  * Takes the release of the endpoint's parked deliveries for RELEASE_LEASE_MS on behalf of `owner`
