@@ -53,9 +53,17 @@ export const QUEUES = {
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
   'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
-  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', redrivesTo: 'webhooks-dlq', consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS },
+  webhooks: {
+    envVar: 'WEBHOOKS_QUEUE_URL',
+    redrivesTo: 'webhooks-dlq',
+    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+    visibilityTimeouts: 2,
+  },
   'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
-} as const satisfies Record<string, { envVar: string; redrivesTo: string | undefined; consumerTimeoutSeconds?: number }>;
+} as const satisfies Record<
+  string,
+  { envVar: string; redrivesTo: string | undefined; consumerTimeoutSeconds?: number; visibilityTimeouts?: number }
+>;
 
 export type QueueId = keyof typeof QUEUES;
 export const QUEUE_IDS = Object.keys(QUEUES) as QueueId[];
@@ -73,12 +81,16 @@ export const ordersDlqNameForStage = (stage: string): string => queueNameForStag
 /**
  * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local
  * stack: redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for
- * an event source).
+ * an event source, so a message survives a throttled invocation's retries), or `visibilityTimeouts`
+ * times it: the webhooks queue's twice, because its event source has a maximum concurrency (it
+ * receives only what it can invoke at once), and a deliverer that died would otherwise hold its
+ * delivery, and with it a parked backlog, for minutes.
  */
 export const consumedQueueSettings = (queue: QueueId) => {
   const entry = QUEUES[queue];
   const timeout = 'consumerTimeoutSeconds' in entry ? entry.consumerTimeoutSeconds : ORDERS_CONSUMER_TIMEOUT_SECONDS;
-  return { maxReceiveCount: 5, visibilityTimeoutSeconds: timeout * 6 };
+  const times = 'visibilityTimeouts' in entry ? entry.visibilityTimeouts : 6;
+  return { maxReceiveCount: 5, visibilityTimeoutSeconds: timeout * times };
 };
 
 /**

@@ -21,6 +21,8 @@ export type DeliveryMessage = {
   holds?: number;
   /** Not a delivery: a wake-up that releases the endpoint's parked deliveries once its hold has passed (shared/webhooks/deliver.ts). */
   wake?: true;
+  /** Of a wake-up: it keeps coming back while deliveries are parked (the first park of a backlog leaves one). */
+  keep?: true;
 };
 
 /** The function's webhooks queue (only the senders have it). */
@@ -84,5 +86,6 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined 
     ...(typeof value.not_before === 'string' ? { not_before: value.not_before } : {}),
     ...(typeof value.holds === 'number' && Number.isSafeInteger(value.holds) && value.holds > 0 ? { holds: value.holds } : {}),
     ...(value.wake === true ? { wake: true } : {}),
+    ...(value.keep === true ? { keep: true } : {}),
   };
 };

@@ -131,7 +131,10 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
   const { message, settings, now } = attempt;
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
   // A test reaches a disabled endpoint too: the merchant checks the receiver before enabling it again.
-  const claimed = await claimDelivery(settings.db, merchantId, endpointUuid, now, { anyState: event.type === TEST_EVENT_TYPE });
+  const claimed = await claimDelivery(settings.db, merchantId, endpointUuid, now, {
+    anyState: event.type === TEST_EVENT_TYPE,
+    token: `${event.id}#${message.attempt}#${now}`,
+  });
   if (claimed.kind === 'missing' || !subscribes(claimed.endpoint, event.type)) {
     if (claimed.kind === 'claimed') {
       await finishDelivery(settings.db, merchantId, endpointUuid, { result: 'released' });
@@ -158,7 +161,7 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   if (heldUntil > now) {
     // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked.
     if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
-    return park(attempt);
+    return park(attempt, endpoint, heldUntil);
   }
   const holds = (message.holds ?? 0) + 1;
   // All its slots in flight. An endpoint that answers promptly (a burst): again in 1 s, 2 s, 4 s...
@@ -178,20 +181,33 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
  * that the hold still stands, so whoever ends the hold finds it; if the hold ended meanwhile, the
  * park is taken back and the message comes again in a moment.
  */
-const park = async ({ message, settings, now, random }: Attempt): Promise<DeliverOutcome> => {
+const park = async (
+  { message, settings, now, random }: Attempt,
+  endpoint: WebhookEndpointItem,
+  heldUntil: number,
+): Promise<DeliverOutcome> => {
   const { not_before: _notBefore, holds: _holds, ...parked } = message;
-  if (await parkedAndNoted(settings, parked, now)) return 'parked';
+  if (await parkedAndNoted(settings, parked, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
   await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
   return 'held';
 };
 
-/** Parks the message and notes it on the endpoint while its hold stands; false (the park taken back) when the hold has ended. */
-const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number) => {
+/**
+ * Parks the message and notes it on the endpoint while its hold (until `heldUntil`) stands; false
+ * (the park taken back) when the hold has ended. The first park of a backlog (`first`: none was
+ * seen before it) also leaves a keeper: a wake-up that comes back at the hold's end and then as long
+ * as anything is parked, so a backlog never depends on one message of the chain that releases it.
+ */
+const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number, heldUntil: number, first: boolean) => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
   const key = await parkWaitingDelivery(settings.db, merchantId, endpointUuid, event.id, JSON.stringify(message), now);
-  if (await noteParkedDelivery(settings.db, merchantId, endpointUuid, iso(now))) return true;
-  await unparkWaitingDelivery(settings.db, key);
-  return false;
+  const noted = await noteParkedDelivery(settings.db, merchantId, endpointUuid, iso(now));
+  if (!noted) {
+    await unparkWaitingDelivery(settings.db, key);
+    return false;
+  }
+  if (first || noted.first) await requeueOrThrow(settings, { ...message, wake: true, keep: true, not_before: iso(heldUntil) });
+  return true;
 };
 
 /** How many parked deliveries one release of a disabled endpoint sends back (each to be recorded as failed). */
@@ -205,11 +221,12 @@ const RELEASE_SEND_ROUNDS = 3;
  * round the queue; a disabled endpoint's, RELEASE_CHUNK at a time. One deliverer releases at a time;
  * the endpoint's `waiting` mark goes once the list is empty.
  */
-const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number) => {
+const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<{ left: boolean }> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
-  const owner = `${message.event.id}#${message.attempt}${message.wake ? '#wake' : ''}`;
+  const owner = `${message.event.id}#${message.attempt}${message.keep ? '#keep' : message.wake ? '#wake' : ''}`;
   const endpoint = await takeRelease(settings.db, merchantId, endpointUuid, owner, now);
-  if (!endpoint) return;
+  // Another deliverer is releasing: what it leaves is its to release, or the keeper's.
+  if (!endpoint) return { left: true };
   const limit = endpoint.enabled ? Math.max(1, freeSlots(endpoint, now)) : RELEASE_CHUNK;
   const parked = await waitingDeliveries(settings.db, merchantId, endpointUuid, limit);
   const read = parked.map(({ key, message: stored }) => ({ key, parsed: parseDeliveryMessage(stored) }));
@@ -224,23 +241,27 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
   }
   await removeWaitingDeliveries(settings.db, done);
   const complete = pending.length === 0;
-  await endRelease(settings.db, merchantId, endpointUuid, complete && parked.length < limit, endpoint.waiting ?? 0);
+  const emptied = complete && parked.length < limit;
+  await endRelease(settings.db, merchantId, endpointUuid, emptied, endpoint.waiting ?? 0);
   if (!complete) throw new Error('The webhooks queue refused a released delivery');
+  return { left: !emptied };
 };
 
 /**
  * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then
  * itself (given up, or parked behind the others): once the hold has passed, the parked deliveries
- * are released (the next probe first). While a later hold stands, whatever set it comes back instead.
+ * are released (the next probe first). While a later hold stands, whatever set it comes back
+ * instead. A keeper (`keep`, left by the first park of a backlog) waits for any hold and comes back
+ * every delivery timeout while deliveries are left parked, whatever became of the rest of the chain.
  */
 const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<DeliverOutcome> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const endpoint = await getWebhookEndpoint(settings.db, merchantId, endpointUuid, true);
   if (endpoint?.waiting === undefined) return 'dropped';
   const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
-  if (heldUntil > now) return dueBy(message, heldUntil) ? carryOn(settings, message, heldUntil) : 'dropped';
-  await releaseParked(settings, message, now);
-  return 'released';
+  if (heldUntil > now) return message.keep || dueBy(message, heldUntil) ? carryOn(settings, message, heldUntil) : 'dropped';
+  const { left } = await releaseParked(settings, message, now);
+  return message.keep && left ? carryOn(settings, message, now + settings.timeoutMs) : 'released';
 };
 
 /**
@@ -342,7 +363,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   }
   // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
   // as the next probe: a long outage spends its failures on every event in turn, not all on one.
-  const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now));
+  const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now, Date.parse(probeAt), false));
   await requeueOrThrow(settings, behindParked ? { ...retry, wake: true as const } : retry);
   return 'retrying';
 };

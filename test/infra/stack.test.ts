@@ -423,13 +423,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
-  it('feeds the webhook deliverer from the webhooks queue one message at a time (DLQ after 5 receives, alarmed), 50 at most at once', () => {
+  it('feeds the webhook deliverer from the webhooks queue one message at a time (DLQ after 5 receives, alarmed, a stopped delivery back within twice its timeout), 50 at most at once', () => {
     const { template, resources, stack } = synth[stage];
     const webhooks = logicalId(stack, stack.data.queues.webhooks);
     const dlq = logicalId(stack, stack.data.queues['webhooks-dlq']);
     expect((resources[webhooks] as Resource).Properties).toMatchObject({
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
-      VisibilityTimeout: 180,
+      VisibilityTimeout: 2 * functionOf(stage, 'webhooks-deliver').spec.timeoutSeconds,
     });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [webhooks, 'Arn'] },

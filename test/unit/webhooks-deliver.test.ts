@@ -118,6 +118,7 @@ const updateHandler = () => async (input: UpdateCommandInput) => {
     return { Attributes: stored };
   }
   if (expression.includes('failing_since = if_not_exists')) return { Attributes: { ...stored, ...afterFailure } };
+  if (input.ReturnValues === 'UPDATED_OLD') return { Attributes: stored?.waiting === undefined ? {} : { waiting: stored.waiting } };
   return input.ReturnValues === 'ALL_NEW' ? { Attributes: stored } : {};
 };
 
@@ -259,6 +260,20 @@ describe('deliver', () => {
     ]);
   });
 
+  it('takes a claim refused only because its own first try was applied (the answer lost, the SDK retrying) as granted, not as a second slot', async () => {
+    // Prepare: the stored endpoint carries this claim's token (attempt 1 of evt_order_v1, at NOW) and the slot it took
+    stored = await storedEndpoint({ in_flight: 1, claim_token: `evt_order_v1#1#${NOW}` });
+    refuseClaim = true;
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('delivered');
+    expect(received).toHaveLength(1);
+    expect(claims()[0]?.ConditionExpression).toContain('claim_token <> :token');
+  });
+
   it('gives a slow or never-proven endpoint two slots and a promptly answering one twenty, in the claim itself', async () => {
     // Act
     await deliver(message(), settings());
@@ -287,14 +302,14 @@ describe('deliver', () => {
   });
 
   it('parks a delivery to a held endpoint (failing or hanging) once, without calling it or sending it round the queue', async () => {
-    // Prepare
+    // Prepare: others are parked already
     const until = new Date(NOW + 60_000).toISOString();
     refuseClaim = true;
 
     // Act
-    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: until });
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: until, waiting: 3 });
     const behindStreak = await deliver(message({ holds: 3, not_before: new Date(NOW).toISOString() }), settings());
-    stored = await storedEndpoint({ slow_until: until });
+    stored = await storedEndpoint({ slow_until: until, waiting: 4 });
     const behindHang = await deliver(message({ event: { ...message().event, id: 'evt_order_v2' } }), settings());
 
     // Assess
@@ -307,9 +322,38 @@ describe('deliver', () => {
     expect(JSON.parse(String(parks[0]?.message))).toEqual(message());
     const noted = updates().filter((input) => String(input.UpdateExpression).startsWith('SET waiting'));
     expect(noted.map((input) => input.ConditionExpression)).toEqual([
-      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
-      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
+      'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
+      'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
     ]);
+  });
+
+  it('leaves a keeper with the first park of a backlog: a wake-up that waits out every hold and comes back while anything is left parked', async () => {
+    // Prepare: nothing parked yet; the endpoint is held for a minute
+    const until = new Date(NOW + 60_000).toISOString();
+    refuseClaim = true;
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: until });
+
+    // Act: the first park; then the keeper arrives while a later hold stands, and again once it has passed with more parked than one release takes
+    const parked = await deliver(message(), settings());
+    const keeper = requeued[0] as DeliveryMessage;
+    const later = new Date(NOW + 90_000).toISOString();
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: later, waiting: 7 });
+    ddbMock.on(GetCommand).callsFake(async () => ({ Item: stored }));
+    requeued = [];
+    const duringHold = await deliver({ ...keeper, not_before: new Date(NOW).toISOString() }, settings());
+    const carried = requeued[0] as DeliveryMessage;
+    stored = await storedEndpoint({ failing_since: '2026-11-25T11:00:00.000Z', retry_at: new Date(NOW - 1000).toISOString(), waiting: 7 });
+    ddbMock.on(QueryCommand).resolves({ Items: [{ pk: MERCHANT_PK, sk: `WHWAIT#${ENDPOINT}#evt_a`, message: JSON.stringify(message()) }] });
+    ddbMock.on(BatchWriteCommand).resolves({});
+    requeued = [];
+    const afterHold = await deliver({ ...carried, not_before: new Date(NOW).toISOString() }, settings());
+
+    // Assess
+    expect(parked).toBe('parked');
+    expect(keeper).toEqual({ ...message(), wake: true, keep: true, not_before: until });
+    expect([duringHold, carried.not_before]).toEqual(['waiting', later]);
+    expect(afterHold).toBe('waiting');
+    expect(requeued).toEqual([message(), { ...keeper, not_before: new Date(NOW + settings().timeoutMs).toISOString() }]);
   });
 
   it('lets the delivery that set the hold, back a moment early, wait for its end instead of parking (it releases the parked ones)', async () => {
@@ -397,6 +441,7 @@ describe('deliver', () => {
   it('puts a failed delivery behind the parked ones and leaves a wake-up at the retry time, so the next probe is the one parked longest', async () => {
     // Prepare
     answer = { status: 503 };
+    stored = await storedEndpoint({ waiting: 5 });
     afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 2, waiting: 5 };
 
     // Act
@@ -492,9 +537,9 @@ describe('deliver', () => {
     expect(requeued.map((held) => Date.parse(held.not_before ?? '') - NOW)).toEqual([2000, 1000]);
   });
 
-  it('resets an in-flight count left by a deliverer that died (claimed over a minute ago)', async () => {
+  it('resets an in-flight count left by deliverers that died (its latest claim older than a deliverer may run: 30 s)', async () => {
     // Prepare
-    const claimedAt = new Date(NOW - 120_000).toISOString();
+    const claimedAt = new Date(NOW - 31_000).toISOString();
     stored = await storedEndpoint({ in_flight: 10, in_flight_at: claimedAt });
     refuseClaim = true;
 

@@ -54,6 +54,8 @@ const endpointSchema = z.looseObject({
   /** Deliveries in flight (claimDelivery), and when the last was claimed. */
   in_flight: z.optional(z.number()),
   in_flight_at: z.optional(z.string()),
+  /** Names the last claim, so a claim retried after its answer was lost knows it was applied (and takes no second slot). */
+  claim_token: z.optional(z.string()),
   /** Set when a delivery is still unanswered after a moment: no new one starts before then. */
   slow_until: z.optional(z.string()),
   /** When a delivery was last answered 2xx before it counted as slow. */
@@ -262,8 +264,11 @@ export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'faili
   return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
 };
 
-/** How long an unreleased claim may stand before it is taken for a deliverer that died (deliverers run 30 s at most). */
-const CLAIM_STALE_MS = 60_000;
+/**
+ * How long after the endpoint's latest claim its count may be taken for one left by deliverers that
+ * died: no deliverer runs longer, so every claim by then has ended or died.
+ */
+const CLAIM_STALE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
 
 export type DeliveryClaim =
   | { kind: 'claimed'; endpoint: WebhookEndpointItem }
@@ -285,7 +290,7 @@ export const claimDelivery = async (
   merchantId: string,
   uuid: string,
   now: number,
-  options: { anyState: boolean },
+  options: { anyState: boolean; token: string },
 ): Promise<DeliveryClaim> => {
   const key = webhookEndpointKey(merchantId, uuid);
   const nowIso = new Date(now).toISOString();
@@ -294,9 +299,10 @@ export const claimDelivery = async (
       new UpdateCommand({
         TableName: table,
         Key: key,
-        UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now',
+        UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
         ConditionExpression: [
           'attribute_exists(pk)',
+          '(attribute_not_exists(claim_token) OR claim_token <> :token)',
           ...(options.anyState ? [] : ['enabled = :true']),
           '(attribute_not_exists(retry_at) OR retry_at <= :now)',
           '(attribute_not_exists(slow_until) OR slow_until <= :now)',
@@ -309,6 +315,7 @@ export const claimDelivery = async (
           ':slots': DELIVERY_SLOTS,
           ':unproven': UNPROVEN_SLOTS,
           ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
+          ':token': options.token,
           ...(options.anyState ? {} : { ':true': true }),
         },
         ReturnValues: 'ALL_NEW',
@@ -325,6 +332,8 @@ export const claimDelivery = async (
     // The document client does not unmarshall exceptions: the old item arrives in wire format.
     if (!error.Item) return { kind: 'missing' };
     const endpoint = parseWebhookEndpoint(unmarshall(error.Item));
+    // This very claim, retried by the SDK after its answer was lost: it was applied.
+    if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
     const claimedAt = endpoint.in_flight_at;
     if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > CLAIM_STALE_MS)
       await resetCount({ ddb, table }, key, 0, 'in_flight_at = :seen', claimedAt);
@@ -420,15 +429,28 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
  * Notes a delivery parked for the endpoint, on the condition that the endpoint is still enabled and
  * held back (its retry time or a slow delivery's timeout ahead). A hold ends only by a write that
  * removes it (a delivery answered) or by its time passing (and then the delivery waiting for it is
- * due): so a park noted here is seen by whoever ends the hold and then reads the parked list. False
- * when the hold has ended: the caller takes its park back.
+ * due): so a park noted here is seen by whoever ends the hold and then reads the parked list.
+ * Undefined when the hold has ended (the caller takes its park back); else whether this park was
+ * the first of a backlog (none was noted before it).
  */
-export const noteParkedDelivery = (db: TableRef, merchantId: string, uuid: string, now: string) =>
-  updateEndpoint(db, merchantId, uuid, {
-    set: 'waiting = if_not_exists(waiting, :zero) + :one',
-    condition: 'enabled = :true AND (retry_at > :now OR slow_until > :now)',
-    values: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
-  });
+export const noteParkedDelivery = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, now: string) => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: webhookEndpointKey(merchantId, uuid),
+        UpdateExpression: 'SET waiting = if_not_exists(waiting, :zero) + :one',
+        ConditionExpression: 'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
+        ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    return { first: Attributes?.waiting === undefined };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
 
 /** How long one deliverer may take to release parked deliveries before another may start: no deliverer runs longer. */
 const RELEASE_LEASE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
