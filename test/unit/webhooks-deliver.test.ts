@@ -322,8 +322,8 @@ describe('deliver', () => {
     expect(JSON.parse(String(parks[0]?.message))).toEqual(message());
     const noted = updates().filter((input) => String(input.UpdateExpression).startsWith('SET waiting'));
     expect(noted.map((input) => input.ConditionExpression)).toEqual([
-      'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
-      'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
+      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
+      'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
     ]);
   });
 

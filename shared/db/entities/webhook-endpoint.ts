@@ -139,14 +139,25 @@ export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Pro
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
 
 /** Runs a conditional UpdateItem on an endpoint; false when its condition failed. */
-const updateEndpoint = async (
+type EndpointUpdate = {
+  set?: string;
+  remove?: string;
+  condition: string;
+  values: Record<string, unknown>;
+  names?: Record<string, string>;
+  /** What to answer with: the item after the update, or the updated attributes before it. */
+  returnValues?: 'ALL_NEW' | 'UPDATED_OLD';
+};
+
+/** One conditional UpdateItem of the endpoint: the attributes `returnValues` asks for (else {}), or undefined when the condition failed. */
+const updateEndpointItem = async (
   { ddb, table }: TableRef,
   merchantId: string,
   uuid: string,
-  update: { set?: string; remove?: string; condition: string; values: Record<string, unknown>; names?: Record<string, string> },
-): Promise<boolean> => {
+  update: EndpointUpdate,
+): Promise<Record<string, unknown> | undefined> => {
   try {
-    await ddb.send(
+    const { Attributes } = await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: webhookEndpointKey(merchantId, uuid),
@@ -154,14 +165,19 @@ const updateEndpoint = async (
         ConditionExpression: `attribute_exists(pk) AND (${update.condition})`,
         ...(Object.keys(update.values).length > 0 ? { ExpressionAttributeValues: update.values } : {}),
         ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
+        ...(update.returnValues ? { ReturnValues: update.returnValues } : {}),
       }),
     );
-    return true;
+    return Attributes ?? {};
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
 };
+
+/** The same, true when it was applied. */
+const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate): Promise<boolean> =>
+  (await updateEndpointItem(db, merchantId, uuid, update)) !== undefined;
 
 export type EndpointChanges = Partial<Pick<WebhookEndpointItem, 'url' | 'description' | 'events' | 'enabled'>>;
 
@@ -433,23 +449,14 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
  * Undefined when the hold has ended (the caller takes its park back); else whether this park was
  * the first of a backlog (none was noted before it).
  */
-export const noteParkedDelivery = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, now: string) => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        UpdateExpression: 'SET waiting = if_not_exists(waiting, :zero) + :one',
-        ConditionExpression: 'attribute_exists(pk) AND enabled = :true AND (retry_at > :now OR slow_until > :now)',
-        ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
-        ReturnValues: 'UPDATED_OLD',
-      }),
-    );
-    return { first: Attributes?.waiting === undefined };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+export const noteParkedDelivery = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
+  const before = await updateEndpointItem(db, merchantId, uuid, {
+    set: 'waiting = if_not_exists(waiting, :zero) + :one',
+    condition: 'enabled = :true AND (retry_at > :now OR slow_until > :now)',
+    values: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
+    returnValues: 'UPDATED_OLD',
+  });
+  return before && { first: before.waiting === undefined };
 };
 
 /** How long one deliverer may take to release parked deliveries before another may start: no deliverer runs longer. */
@@ -461,28 +468,14 @@ const RELEASE_LEASE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
  * endpoint as it is now (its `waiting` count is what endRelease compares), or undefined when nothing
  * is parked or another deliverer is releasing.
  */
-export const takeRelease = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        UpdateExpression: 'SET releasing_until = :until, releasing_by = :owner',
-        ConditionExpression:
-          'attribute_exists(waiting) AND (attribute_not_exists(releasing_until) OR releasing_until < :now OR releasing_by = :owner)',
-        ExpressionAttributeValues: {
-          ':until': new Date(now + RELEASE_LEASE_MS).toISOString(),
-          ':now': new Date(now).toISOString(),
-          ':owner': owner,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return parseWebhookEndpoint(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+export const takeRelease = async (db: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
+  const item = await updateEndpointItem(db, merchantId, uuid, {
+    set: 'releasing_until = :until, releasing_by = :owner',
+    condition: 'attribute_exists(waiting) AND (attribute_not_exists(releasing_until) OR releasing_until < :now OR releasing_by = :owner)',
+    values: { ':until': new Date(now + RELEASE_LEASE_MS).toISOString(), ':now': new Date(now).toISOString(), ':owner': owner },
+    returnValues: 'ALL_NEW',
+  });
+  return item && parseWebhookEndpoint(item);
 };
 
 /**
