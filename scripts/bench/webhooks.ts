@@ -9,9 +9,10 @@
  * 2 cores) at RATE per second for SECONDS seconds, and the receiver notes when each change's event
  * arrives (the time since its PATCH was sent). Then the same again with a second endpoint of the
  * same merchant that never answers (each attempt runs into the 15 s timeout), and again beside
- * ten such endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per
- * second each): the healthy endpoint's p99 should not move, since an endpoint that has not
- * answered promptly holds at most two of the stage's deliverers and its backlog is parked.
+ * ten endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per second
+ * each), first answering (what their traffic costs on a shared machine), then never answering: the
+ * healthy endpoint's p99 should not move, since an endpoint that has not answered promptly holds at
+ * most two of the stage's deliverers and its backlog is parked.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -109,6 +110,14 @@ const deleteEndpoint = async (base: string, token: string, uuid: string) => {
   if (response.status !== 200) throw new Error(`deleting a webhook endpoint answered ${response.status}`);
 };
 
+/** Two endpoints at `url` for each merchant: their owners and uuids. */
+const noisyEndpoints = async (base: string, tokens: readonly string[], url: string) => {
+  const created: { token: string; uuid: string }[] = [];
+  for (const token of tokens)
+    for (let endpoint = 0; endpoint < 2; endpoint++) created.push({ token, uuid: await createEndpoint(base, token, url) });
+  return created;
+};
+
 /** A seeded merchant with `count` orders (seeded orders announce nothing: only the changes make events). */
 const benchMerchant = (key: string, orders: readonly string[]) => ({
   key,
@@ -131,7 +140,7 @@ const benchMerchant = (key: string, orders: readonly string[]) => ({
 export const benchWebhooks = async (print: Print = console.log, options: Partial<Record<keyof typeof WEBHOOK_BENCH, number>> = {}) => {
   const { rate, seconds, settleMs, orders: orderCount, noisyMerchants, noisyRate } = { ...WEBHOOK_BENCH, ...options };
   print(
-    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} such endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each). The stage has 50 deliverers.\n`,
+    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each) that answer, then that never answer. The stage has 50 deliverers.\n`,
   );
   let stack: LocalStack | undefined;
   const servers: Server[] = [];
@@ -180,18 +189,26 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     servers.push(hanging.server);
     const ownHanging = await createEndpoint(base, token, hanging.url);
     await phase('healthy endpoint, beside one of its merchant that hangs', 1 + 2 * rate * seconds);
-    // Its backlog is dropped (the endpoint is gone), so the last phase measures the other merchants' endpoints only.
+    // Its backlog is dropped (the endpoint is gone), so the last phases measure the other merchants' endpoints only.
     await deleteEndpoint(base, token, ownHanging);
-    const noisy: { token: string; orders: string[] }[] = [];
-    for (const [index, list] of noisyOrders.entries()) {
-      const noisyToken = seeded.merchants[`noisy${index}`]?.tokens.live ?? '';
-      for (let endpoint = 0; endpoint < 2; endpoint++) await createEndpoint(base, noisyToken, hanging.url);
-      noisy.push({ token: noisyToken, orders: list });
-    }
+    const noisyTokens = noisyOrders.map((_, index) => seeded.merchants[`noisy${index}`]?.tokens.live ?? '');
+    const noisyTraffic = (firstValue: number) => () =>
+      Promise.all(noisyOrders.map((list, index) => patchAtRate(base, noisyTokens[index] as string, list, firstValue, noisyRate, seconds)));
+    // The same neighbours' traffic to endpoints that answer: what their load alone costs the healthy endpoint (CPU shared with the emulators).
+    const answering = await receiver(false);
+    servers.push(answering.server);
+    const answeringEndpoints = await noisyEndpoints(base, noisyTokens, answering.url);
+    await phase(
+      `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that answer`,
+      1 + 3 * rate * seconds,
+      noisyTraffic(1),
+    );
+    for (const { token: noisyToken, uuid } of answeringEndpoints) await deleteEndpoint(base, noisyToken, uuid);
+    await noisyEndpoints(base, noisyTokens, hanging.url);
     await phase(
       `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that hang`,
-      1 + 3 * rate * seconds,
-      () => Promise.all(noisy.map((merchant) => patchAtRate(base, merchant.token, merchant.orders, 1, noisyRate, seconds))),
+      1 + 4 * rate * seconds,
+      noisyTraffic(1 + noisyRate * seconds),
     );
 
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
@@ -206,6 +223,11 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     for (const beside of alone ? besides : []) {
       print(`\n${beside.label}: p99 ${(beside.p99 / (alone?.p99 ?? 1)).toFixed(2)}x its p99 alone.`);
     }
+    const [, , answered, hung] = results;
+    if (answered && hung)
+      print(
+        `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,
+      );
     print(`\nThe hanging endpoints received ${hanging.arrived.size} distinct events' attempts in all.`);
     return results;
   } finally {
