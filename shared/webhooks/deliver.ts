@@ -364,7 +364,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
   // as the next probe: a long outage spends its failures on every event in turn, not all on one.
   const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now, Date.parse(probeAt), false));
-  await requeueOrThrow(settings, behindParked ? { ...retry, wake: true as const } : retry);
+  await requeueOrThrow(settings, behindParked ? wakeUp : retry);
   return 'retrying';
 };
 

@@ -281,10 +281,10 @@ export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'faili
 };
 
 /**
- * How long after the endpoint's latest claim its count may be taken for one left by deliverers that
- * died: no deliverer runs longer, so every claim by then has ended or died.
+ * The longest a deliverer runs: by then every claim it took has ended or it died (a count older than
+ * that is taken for one left by deliverers that died), and its release lease may be taken by another.
  */
-const CLAIM_STALE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
+const DELIVERER_RUNS_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
 
 export type DeliveryClaim =
   | { kind: 'claimed'; endpoint: WebhookEndpointItem }
@@ -299,7 +299,7 @@ export type DeliveryClaim =
  * and has fewer deliveries in flight than its slots: DELIVERY_SLOTS when it answered promptly
  * within FAST_ANSWER_COUNTS_MS, else UNPROVEN_SLOTS, and 1 while it fails (a single probe). So a
  * slow or hanging endpoint holds at most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was says why. A count left by a
- * deliverer that died is reset once it is CLAIM_STALE_MS old.
+ * deliverer that died is reset once it is DELIVERER_RUNS_MS old.
  */
 export const claimDelivery = async (
   { ddb, table }: TableRef,
@@ -351,7 +351,7 @@ export const claimDelivery = async (
     // This very claim, retried by the SDK after its answer was lost: it was applied.
     if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
     const claimedAt = endpoint.in_flight_at;
-    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > CLAIM_STALE_MS)
+    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
       await resetCount({ ddb, table }, key, 0, 'in_flight_at = :seen', claimedAt);
     return { kind: 'refused', endpoint };
   }
@@ -459,11 +459,8 @@ export const noteParkedDelivery = async (db: TableRef, merchantId: string, uuid:
   return before && { first: before.waiting === undefined };
 };
 
-/** How long one deliverer may take to release parked deliveries before another may start: no deliverer runs longer. */
-const RELEASE_LEASE_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
-
 /**
- * Takes the release of the endpoint's parked deliveries for RELEASE_LEASE_MS on behalf of `owner`
+ * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS on behalf of `owner`
  * (the message releasing: the same message come back after its deliverer died takes it again): the
  * endpoint as it is now (its `waiting` count is what endRelease compares), or undefined when nothing
  * is parked or another deliverer is releasing.
@@ -472,7 +469,7 @@ export const takeRelease = async (db: TableRef, merchantId: string, uuid: string
   const item = await updateEndpointItem(db, merchantId, uuid, {
     set: 'releasing_until = :until, releasing_by = :owner',
     condition: 'attribute_exists(waiting) AND (attribute_not_exists(releasing_until) OR releasing_until < :now OR releasing_by = :owner)',
-    values: { ':until': new Date(now + RELEASE_LEASE_MS).toISOString(), ':now': new Date(now).toISOString(), ':owner': owner },
+    values: { ':until': new Date(now + DELIVERER_RUNS_MS).toISOString(), ':now': new Date(now).toISOString(), ':owner': owner },
     returnValues: 'ALL_NEW',
   });
   return item && parseWebhookEndpoint(item);
