@@ -31,6 +31,8 @@ export type SqsPollerOptions = {
   /** Long-poll wait per ReceiveMessage (the event source mapping uses 20 s). */
   waitTimeSeconds?: number;
   region?: string;
+  /** The function's timeout, for context.getRemainingTimeInMillis (default: lambdaContext's). */
+  timeoutSeconds?: number;
   /** Batches handled at once (the event source mapping's maximum concurrency); default 1. */
   concurrency?: number;
   /** Receive, handler and delete errors; the loop backs off and carries on. */
@@ -144,7 +146,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
     let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
     try {
-      const context = lambdaContext(functionName);
+      const context = lambdaContext(functionName, options.timeoutSeconds);
       outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
     } catch (error) {
       onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));

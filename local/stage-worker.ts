@@ -69,6 +69,7 @@ const consumers = await Promise.all(
         queueUrl: requireEnv(QUEUES[worker.trigger.queue].envVar),
         handler: await importHandler<SqsHandler>(worker.handler),
         functionName: worker.id,
+        timeoutSeconds: worker.timeoutSeconds,
         batchSize: worker.trigger.batchSize,
         concurrency: worker.trigger.maxConcurrency,
         // The SQS emulator does not hand a waiting receive a message whose delay ends meanwhile: short
