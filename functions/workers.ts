@@ -103,8 +103,9 @@ export const workers = [
     },
     // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts), the report
     // totals. Query: also the merchant's webhook endpoints, its event log's head. BatchWriteItem: the events of the
-    // event log; PutItem: an event too large for a message (by reference), an event that came late and its marker;
-    // UpdateItem: the log's head. Sends: order events, follow-ups, webhook deliveries, parked records.
+    // event log, a held endpoint's parked deliveries (and taking them back); PutItem: an event too large for a
+    // message (by reference), an event that came late and its marker; UpdateItem: the log's head, a held endpoint's
+    // parked count. Sends: order events, follow-ups, webhook deliveries (and a backlog's keeper), parked records.
     access: {
       table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
       sends: ['orders', 'follow-ups', 'webhooks', 'parked'],
@@ -150,19 +151,12 @@ export const workers = [
     // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
     // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark and
-    // parked count, the delivery record; PutItem/DeleteItem: a parked delivery (and a large event's stored body);
-    // Query: the parked deliveries, a merchant's users for a notice, a large event's body; BatchWriteItem: removing
-    // released parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to the webhooks queue.
+    // parked count, the delivery record; PutItem: a large event's stored body; Query: the parked deliveries, a
+    // merchant's users for a notice, a large event's body; BatchWriteItem: parking deliveries, removing released
+    // parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to the webhooks queue.
     // Mail: the failing/disabled notices.
     access: {
-      table: [
-        'dynamodb:GetItem',
-        'dynamodb:Query',
-        'dynamodb:PutItem',
-        'dynamodb:BatchWriteItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-      ],
+      table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
       sends: ['webhooks'],
       mail: true,
       webhookSecrets: true,

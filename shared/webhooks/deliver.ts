@@ -11,17 +11,11 @@ import {
   getWebhookEndpoint,
   markEndpointSlow,
   markStreakNotified,
-  noteParkedDelivery,
   signingSecretBoxes,
   takeRelease,
   type WebhookEndpointItem,
 } from '#shared/db/entities/webhook-endpoint';
-import {
-  parkWaitingDelivery,
-  removeWaitingDeliveries,
-  unparkWaitingDelivery,
-  waitingDeliveries,
-} from '#shared/db/entities/webhook-waiting';
+import { removeWaitingDeliveries, waitingDeliveries } from '#shared/db/entities/webhook-waiting';
 import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -30,6 +24,7 @@ import { type DeliveryMessage, parseDeliveryMessage } from '#shared/queue/webhoo
 import { eventBody, subscribes, TEST_EVENT_TYPE } from './events';
 import { sendEndpointNotice } from './notices';
 import { type PostResult, postWebhook, type TargetPolicy } from './outbound';
+import { keeper, parkWhileHeld } from './park';
 import { endpointRestAfterFailures, retryAfterSeconds, STREAK_NOTICE_AFTER, streakDisables, waitBeforeNextAttempt } from './schedule';
 import { openSecret } from './secret-box';
 import { signDelivery } from './signing';
@@ -186,27 +181,19 @@ const park = async (
   endpoint: WebhookEndpointItem,
   heldUntil: number,
 ): Promise<DeliverOutcome> => {
-  const { not_before: _notBefore, holds: _holds, ...parked } = message;
-  if (await parkedAndNoted(settings, parked, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
+  if (await parkedAndNoted(settings, message, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
   await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
   return 'held';
 };
 
 /**
- * Parks the message and notes it on the endpoint while its hold (until `heldUntil`) stands; false
- * (the park taken back) when the hold has ended. The first park of a backlog (`first`: none was
- * seen before it) also leaves a keeper: a wake-up that comes back at the hold's end and then as long
- * as anything is parked, so a backlog never depends on one message of the chain that releases it.
+ * Parks the message while its endpoint's hold (until `heldUntil`) stands; false when the hold has
+ * ended. The first park of a backlog (`first`: none was seen before it) also leaves its keeper.
  */
 const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number, heldUntil: number, first: boolean) => {
-  const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
-  const key = await parkWaitingDelivery(settings.db, merchantId, endpointUuid, event.id, JSON.stringify(message), now);
-  const noted = await noteParkedDelivery(settings.db, merchantId, endpointUuid, iso(now));
-  if (!noted) {
-    await unparkWaitingDelivery(settings.db, key);
-    return false;
-  }
-  if (first || noted.first) await requeueOrThrow(settings, { ...message, wake: true, keep: true, not_before: iso(heldUntil) });
+  const noted = await parkWhileHeld(settings.db, message.merchant_id, message.endpoint_uuid, [{ message, at: now }], now);
+  if (!noted) return false;
+  if (first || noted.first) await requeueOrThrow(settings, keeper(message, heldUntil));
   return true;
 };
 

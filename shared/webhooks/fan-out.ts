@@ -5,16 +5,21 @@ import { logger } from '#shared/logger';
 import { sendLists } from '#shared/queue/send-batch';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 import { subscribes, type WebhookEvent } from './events';
+import { keeper, parkWhileHeld } from './park';
 
 export type MerchantEvents = { merchantId: string; events: WebhookEvent[] };
 
+type Delivery = { endpoint: WebhookEndpointItem; message: DeliveryMessage };
+type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUntil: number; messages: DeliveryMessage[] };
+
 /**
- * The change feed's webhook reaction for a batch of records: one delivery message per event and
- * enabled endpoint that subscribes to it, with one Query of the endpoints per merchant in the
- * batch (which also says which endpoints are held back: their messages are delayed until then).
- * A record is done when all its messages were sent; a merchant whose endpoints could not be
- * read fails its records (the feed reads them again). Sending twice is harmless: a delivery is
- * keyed by endpoint and event id.
+ * The change feed's webhook reaction for a batch of records: one delivery per event and enabled
+ * endpoint that subscribes to it, with one Query of the endpoints per merchant in the batch (which
+ * also says which endpoints are held back). A held endpoint's deliveries are parked for it at once
+ * (parkHeld), so its backlog drains at its own pace rather than arriving on the shared queue all
+ * at once when its hold ends; the others are sent. A record is done when all its deliveries were
+ * parked or sent; a merchant whose endpoints could not be read fails its records (the feed reads
+ * them again). Sending twice is harmless: a delivery is keyed by endpoint and event id.
  */
 export const fanOutWebhookEvents = async (
   db: TableRef,
@@ -35,20 +40,65 @@ export const fanOutWebhookEvents = async (
       }
     }),
   );
-  const lists = records.map(({ merchantId, events }) =>
+  const planned = records.map(({ merchantId, events }) =>
     (endpoints.get(merchantId) ?? [])
       .filter((endpoint) => endpoint.enabled)
       .flatMap((endpoint) =>
         events
           .filter((event) => subscribes(endpoint, event.type))
-          .map((event): DeliveryMessage => {
-            // An endpoint that fails or hangs gets its new events delayed until it may be tried again, not bounced.
-            const heldUntil = endpointHeldUntil(endpoint);
-            const wait = heldUntil > now ? { not_before: new Date(heldUntil + Math.ceil(random() * 5000)).toISOString() } : {};
-            return { merchant_id: merchantId, endpoint_uuid: endpoint.uuid, event, attempt: 1, ...wait };
-          }),
+          .map((event): Delivery => ({ endpoint, message: { merchant_id: merchantId, endpoint_uuid: endpoint.uuid, event, attempt: 1 } })),
       ),
+  );
+  const held = new Map<string, HeldEndpoint>();
+  for (const { endpoint, message } of planned.flat()) {
+    const heldUntil = endpointHeldUntil(endpoint);
+    if (heldUntil <= now) continue;
+    const key = `${message.merchant_id}#${endpoint.uuid}`;
+    const entry = held.get(key) ?? { merchantId: message.merchant_id, endpoint, heldUntil, messages: [] };
+    entry.messages.push(message);
+    held.set(key, entry);
+  }
+  const outcomes = new Map(
+    await Promise.all([...held.values()].map(async (entry) => [entry.endpoint, await parkHeld(db, entry, send, now)] as const)),
+  );
+  const lists = planned.map((deliveries) =>
+    deliveries.flatMap(({ endpoint, message }): DeliveryMessage[] => {
+      const outcome = outcomes.get(endpoint);
+      if (outcome === 'parked') return [];
+      // Not parked while still held: delayed until it may be tried again (and a moment more), not bounced.
+      if (outcome === 'not parked')
+        return [{ ...message, not_before: new Date(endpointHeldUntil(endpoint) + Math.ceil(random() * 5000)).toISOString() }];
+      return [message];
+    }),
   );
   const sent = await sendLists(lists, send);
   return records.map(({ merchantId }, index) => endpoints.get(merchantId) !== undefined && sent[index] === true);
+};
+
+/**
+ * Parks a held endpoint's deliveries of the batch while its hold stands: `ended` when it ended
+ * meanwhile (they are sent now), `not parked` when the table or queue failed (they are sent delayed
+ * until the hold's end, as a park would be released). The backlog's keeper is sent first when the
+ * endpoint had none, so parks never wait without one (a keeper that finds nothing parked ends).
+ */
+const parkHeld = async (
+  db: TableRef,
+  { merchantId, endpoint, heldUntil, messages }: HeldEndpoint,
+  send: (messages: DeliveryMessage[]) => Promise<boolean[]>,
+  now: number,
+): Promise<'parked' | 'ended' | 'not parked'> => {
+  try {
+    const [first] = messages;
+    if (first && endpoint.waiting === undefined && !(await send([keeper(first, heldUntil)]))[0]) return 'not parked';
+    // Filed under the event's time, so a record read again parks the same items again.
+    const parks = messages.map((message) => ({ message, at: Date.parse(message.event.timestamp) || now }));
+    return (await parkWhileHeld(db, merchantId, endpoint.uuid, parks, now)) ? 'parked' : 'ended';
+  } catch (error) {
+    logger.warn('Deliveries of a held webhook endpoint not parked; they are sent delayed', {
+      merchant_id: merchantId,
+      endpoint_uuid: endpoint.uuid,
+      error_name: errorName(error),
+    });
+    return 'not parked';
+  }
 };

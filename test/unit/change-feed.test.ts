@@ -10,7 +10,7 @@ import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { readMessageBody } from '#shared/queue/large-bodies';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { workerContext } from './support/api';
-import { batchMessagesSentTo, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
+import { batchMessagesSentTo, conditionFailed, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './support/fixtures';
 
 const ORDERS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
@@ -374,19 +374,64 @@ describe('the change-feed function', () => {
     expect(callsBesideEventLog(QueryCommand)).toHaveLength(1);
   });
 
-  it('delays the events of an endpoint held back (failing or hanging) until it may be tried again, instead of bouncing them', async () => {
-    // Prepare
+  it("parks a held endpoint's events for it at once (failing or hanging), with a keeper for a new backlog, instead of queueing them", async () => {
+    // Prepare: one endpoint rests after failures, with nothing parked yet; the note on it is taken
     const retryAt = new Date(Date.now() + 600_000).toISOString();
     ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-failing', { failing_since: '2026-03-01T10:00:00.000Z', retry_at: retryAt })] });
+    ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'WEBHOOK#e-failing' } }).resolves({ Attributes: {} });
     emptyEventLog();
+    const orders = ['0a', '0b'].map((tail) => storedOrder({ uuid: `00000000-0000-4000-8000-0000000000${tail}`, customer: null }));
 
     // Act
-    await runFeed(streamEvent(record('INSERT', storedOrder({ customer: null }))));
+    const result = await runFeed(streamEvent(...orders.map((order) => record('INSERT', order))));
 
-    // Assess
-    const [sent] = batchMessagesSentTo(WEBHOOKS_QUEUE);
-    expect(Date.parse(sent?.body.not_before)).toBeGreaterThanOrEqual(Date.parse(retryAt));
-    expect(sent?.delay).toBeGreaterThanOrEqual(600);
+    // Assess: both parked (filed under the event's time) and noted on the endpoint at once; only the keeper is queued
+    expect(result).toEqual({ batchItemFailures: [] });
+    const parks = ddbMock
+      .commandCalls(BatchWriteCommand)
+      .flatMap((call) => Object.values(call.args[0].input.RequestItems ?? {}).flat())
+      .flatMap((request) => {
+        const item = request.PutRequest?.Item;
+        return item?.type === 'webhook_waiting' ? [item] : [];
+      });
+    expect(parks.map((item) => JSON.parse(String(item.message)).event.id)).toEqual(orders.map((order) => `evt_${order.uuid}_v1`));
+    expect(parks.every((item) => String(item.sk).startsWith('WHWAIT#e-failing#'))).toBe(true);
+    const noted = ddbMock.commandCalls(UpdateCommand).find((call) => String(call.args[0].input.UpdateExpression).startsWith('SET waiting'));
+    expect(noted?.args[0].input.ExpressionAttributeValues?.[':count']).toBe(2);
+    const queued = batchMessagesSentTo(WEBHOOKS_QUEUE);
+    expect(queued.map(({ body }) => [body.wake, body.keep, body.not_before])).toEqual([[true, true, retryAt]]);
+  });
+
+  it("sends a held endpoint's events at once when its hold ended before they were noted, and delayed to its end when they could not be parked", async () => {
+    // Prepare: two held endpoints with backlogs; one's hold has just ended (the note is refused), the other's parks are refused by the table
+    const retryAt = new Date(Date.now() + 600_000).toISOString();
+    const held = { failing_since: '2026-03-01T10:00:00.000Z', retry_at: retryAt, waiting: 3 };
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-ended', held), endpoint('e-refused', held)] });
+    ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'WEBHOOK#e-ended' } }).rejects(conditionFailed());
+    ddbMock
+      .on(BatchWriteCommand)
+      .callsFake(async (input: { RequestItems: Record<string, { PutRequest?: { Item: { sk: string } } }[]> }) => {
+        const refused = Object.values(input.RequestItems)
+          .flat()
+          .some((request) => request.PutRequest?.Item.sk.startsWith('WHWAIT#e-refused#'));
+        if (refused) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+        return {};
+      });
+    emptyEventLog();
+    const order = storedOrder({ customer: null });
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess: nothing is lost; the ended one's event goes now, the refused one's waits for the hold
+    expect(result).toEqual({ batchItemFailures: [] });
+    const queued = batchMessagesSentTo(WEBHOOKS_QUEUE);
+    expect(queued.map(({ body }) => [body.endpoint_uuid, body.event.id, body.wake])).toEqual([
+      ['e-ended', `evt_${order.uuid}_v1`, undefined],
+      ['e-refused', `evt_${order.uuid}_v1`, undefined],
+    ]);
+    expect(queued[0]?.body.not_before).toBeUndefined();
+    expect(Date.parse(queued[1]?.body.not_before)).toBeGreaterThanOrEqual(Date.parse(retryAt));
   });
 
   it("reports a record whose merchant's webhook endpoints could not be read, so it is read again", async () => {

@@ -1,14 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -107,7 +99,14 @@ beforeEach(async () => {
   afterFailure = { failing_since: new Date(NOW).toISOString(), consecutive_failures: 1 };
   ddbMock.on(QueryCommand).resolves({ Items: [] });
   ddbMock.on(UpdateCommand).callsFake(updateHandler());
+  ddbMock.on(BatchWriteCommand).resolves({});
 });
+
+/** The table writes of BatchWriteItem calls: the items put (parks) and the keys deleted. */
+const batchWrites = () =>
+  ddbMock.commandCalls(BatchWriteCommand).flatMap((call) => call.args[0].input.RequestItems?.[functionTable.table] ?? []);
+const parks = () => batchWrites().flatMap((request) => (request.PutRequest ? [request.PutRequest.Item] : []));
+const unparked = () => batchWrites().flatMap((request) => (request.DeleteRequest ? [request.DeleteRequest.Key] : []));
 
 /** The fake table's answer to an UpdateItem (see `stored`). */
 const updateHandler = () => async (input: UpdateCommandInput) => {
@@ -316,10 +315,9 @@ describe('deliver', () => {
     expect([behindStreak, behindHang]).toEqual(['parked', 'parked']);
     expect(received).toEqual([]);
     expect(requeued).toEqual([]);
-    const parks = ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item);
     const at = new Date(NOW).toISOString();
-    expect(parks.map((item) => item?.sk)).toEqual([`WHWAIT#${ENDPOINT}#${at}#evt_order_v1`, `WHWAIT#${ENDPOINT}#${at}#evt_order_v2`]);
-    expect(JSON.parse(String(parks[0]?.message))).toEqual(message());
+    expect(parks().map((item) => item?.sk)).toEqual([`WHWAIT#${ENDPOINT}#${at}#evt_order_v1`, `WHWAIT#${ENDPOINT}#${at}#evt_order_v2`]);
+    expect(JSON.parse(String(parks()[0]?.message))).toEqual(message());
     const noted = updates().filter((input) => String(input.UpdateExpression).startsWith('SET waiting'));
     expect(noted.map((input) => input.ConditionExpression)).toEqual([
       'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
@@ -367,7 +365,7 @@ describe('deliver', () => {
 
     // Assess
     expect(outcome).toBe('waiting');
-    expect(ddbMock.commandCalls(PutCommand)).toHaveLength(0);
+    expect(parks()).toHaveLength(0);
     expect(requeued).toEqual([message({ attempt: 2, not_before: until })]);
   });
 
@@ -386,8 +384,8 @@ describe('deliver', () => {
 
     // Assess
     expect(outcome).toBe('held');
-    const park = ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item;
-    expect(ddbMock.commandCalls(DeleteCommand)[0]?.args[0].input.Key).toEqual({ pk: park?.pk, sk: park?.sk });
+    const [park] = parks();
+    expect(unparked()).toEqual([{ pk: park?.pk, sk: park?.sk }]);
     expect(requeued).toHaveLength(1);
     expect(Date.parse(requeued[0]?.not_before ?? '') - NOW).toBeLessThanOrEqual(1000);
   });
@@ -450,8 +448,8 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('retrying');
     const retryAt = finishes()[0]?.ExpressionAttributeValues?.[':retryAt'];
-    const park = ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item;
-    expect(JSON.parse(String(park?.message))).toEqual(message({ attempt: 2, not_before: retryAt }));
+    // Parked without its due time: released, it is due at once.
+    expect(JSON.parse(String(parks()[0]?.message))).toEqual(message({ attempt: 2 }));
     expect(requeued).toEqual([{ ...message(), wake: true, not_before: retryAt }]);
   });
 

@@ -442,18 +442,18 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
   });
 
 /**
- * Notes a delivery parked for the endpoint, on the condition that the endpoint is still enabled and
+ * Notes `count` deliveries parked for the endpoint, on the condition that the endpoint is still enabled and
  * held back (its retry time or a slow delivery's timeout ahead). A hold ends only by a write that
  * removes it (a delivery answered) or by its time passing (and then the delivery waiting for it is
  * due): so a park noted here is seen by whoever ends the hold and then reads the parked list.
- * Undefined when the hold has ended (the caller takes its park back); else whether this park was
- * the first of a backlog (none was noted before it).
+ * Undefined when the hold has ended (the caller takes its parks back); else whether these were
+ * the first of a backlog (none was noted before them).
  */
-export const noteParkedDelivery = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
+export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
-    set: 'waiting = if_not_exists(waiting, :zero) + :one',
+    set: 'waiting = if_not_exists(waiting, :zero) + :count',
     condition: 'enabled = :true AND (retry_at > :now OR slow_until > :now)',
-    values: { ':zero': 0, ':one': 1, ':true': true, ':now': now },
+    values: { ':zero': 0, ':count': count, ':true': true, ':now': now },
     returnValues: 'UPDATED_OLD',
   });
   return before && { first: before.waiting === undefined };

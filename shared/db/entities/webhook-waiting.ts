@@ -1,8 +1,7 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { itemKey, type Key, merchantPk } from './base';
-import { batchDelete } from './batch';
+import { batchDelete, batchPut } from './batch';
 import { RETENTION_DAYS } from './webhook-delivery';
 
 /**
@@ -16,27 +15,21 @@ const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 
 export type WaitingDelivery = { key: Key; message: string };
 
-/** Parks one delivery (the message as JSON); its key, which taking it back names. */
-export const parkWaitingDelivery = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  eventId: string,
-  message: string,
-  now: number,
-): Promise<Key> => {
-  const key = itemKey(merchantId, `${prefix(endpointUuid)}${new Date(now).toISOString()}#${eventId}`);
-  await ddb.send(
-    new PutCommand({
-      TableName: table,
-      Item: { ...key, type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: Math.floor(now / 1000) + RETENTION_DAYS * 24 * 3600 },
-    }),
-  );
-  return key;
-};
+/** One delivery to park: the queue message as JSON, and the time it is filed under (its place in the list). */
+export type Park = { eventId: string; message: string; at: number };
 
-export const unparkWaitingDelivery = async ({ ddb, table }: TableRef, key: Key) => {
-  await ddb.send(new DeleteCommand({ TableName: table, Key: key }));
+/** The keys the parks are filed under. */
+export const waitingKeys = (merchantId: string, endpointUuid: string, parks: readonly Park[]): Key[] =>
+  parks.map(({ eventId, at }) => itemKey(merchantId, `${prefix(endpointUuid)}${new Date(at).toISOString()}#${eventId}`));
+
+/** Parks deliveries of the endpoint (BatchWriteItem, 25 a call). */
+export const parkWaitingDeliveries = (db: TableRef, merchantId: string, endpointUuid: string, parks: readonly Park[], now: number) => {
+  const expires = Math.floor(now / 1000) + RETENTION_DAYS * 24 * 3600;
+  const keys = waitingKeys(merchantId, endpointUuid, parks);
+  return batchPut(
+    db,
+    parks.map(({ message }, index) => ({ ...keys[index], type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: expires })),
+  );
 };
 
 /** Up to `limit` of the endpoint's parked deliveries, oldest first, read consistently (so every park written before the read is in it). */

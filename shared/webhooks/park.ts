@@ -1,0 +1,48 @@
+import { noteParkedDeliveries } from '#shared/db/entities/webhook-endpoint';
+import { parkWaitingDeliveries, removeWaitingDeliveries, waitingKeys } from '#shared/db/entities/webhook-waiting';
+import type { TableRef } from '#shared/db/table-def';
+import type { DeliveryMessage } from '#shared/queue/webhooks';
+
+/**
+ * Parks deliveries of one endpoint while its hold stands: written first (each filed under `at`, its
+ * place in the list), then noted on the endpoint on the condition that the hold still stands, so
+ * whoever ends the hold finds them. Undefined when the hold has ended (the parks are taken back and
+ * the caller sends the deliveries); else whether they began the endpoint's backlog.
+ */
+export const parkWhileHeld = async (
+  db: TableRef,
+  merchantId: string,
+  endpointUuid: string,
+  parks: readonly { message: DeliveryMessage; at: number }[],
+  now: number,
+): Promise<{ first: boolean } | undefined> => {
+  const waiting = parks.map(({ message: { not_before: _notBefore, holds: _holds, ...parked }, at }) => ({
+    eventId: parked.event.id,
+    message: JSON.stringify(parked),
+    at,
+  }));
+  const keys = waitingKeys(merchantId, endpointUuid, waiting);
+  let noted: { first: boolean } | undefined;
+  try {
+    await parkWaitingDeliveries(db, merchantId, endpointUuid, waiting, now);
+    noted = await noteParkedDeliveries(db, merchantId, endpointUuid, new Date(now).toISOString(), parks.length);
+  } catch (error) {
+    // Not noted, the parks would wait for a later backlog's release: taken back as far as the table lets us.
+    await removeWaitingDeliveries(db, keys).catch(() => undefined);
+    throw error;
+  }
+  if (!noted) await removeWaitingDeliveries(db, keys);
+  return noted;
+};
+
+/**
+ * The keeper of an endpoint's backlog, left by whoever parks its first delivery: a wake-up that
+ * comes back when the hold ends and then every delivery timeout while anything is parked
+ * (deliver.ts, wake), so a backlog never depends on one message of the chain that releases it.
+ */
+export const keeper = ({ not_before: _notBefore, holds: _holds, ...message }: DeliveryMessage, heldUntil: number): DeliveryMessage => ({
+  ...message,
+  wake: true,
+  keep: true,
+  not_before: new Date(heldUntil).toISOString(),
+});
