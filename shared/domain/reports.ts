@@ -149,7 +149,10 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
       readAffiliateTotals(db, merchantId, kind, range, { limit: window.offset + query.per_page }),
     ]);
     const rows = summed(items.slice(window.offset), { affiliate: true, time: single ? null : time });
-    return { rows, total: counts.reduce((sum, item) => sum + item.affiliate_rows, 0), as_of: await asOf };
+    // Two reads: a row the feed added between them is in one only. A short read reached the end, so it is the total; a full one says at least this many.
+    const counted = counts.reduce((sum, item) => sum + item.affiliate_rows, 0);
+    const total = items.length < window.offset + query.per_page ? items.length : Math.max(counted, items.length);
+    return { rows, total, as_of: await asOf };
   };
 
   const parts = rangeParts(from, to);

@@ -2,9 +2,12 @@ import { BatchWriteCommand, QueryCommand, UpdateCommand, type UpdateCommandInput
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { processChangeRecords } from '#functions/changes/feed';
+import { functionTable } from '#shared/db/client';
 import { paddedSequence } from '#shared/db/entities/commission-totals';
-import { ledgerTotalsDeltas, rangeParts } from '#shared/domain/reports';
+import { commissionReport, ledgerTotalsDeltas, rangeParts } from '#shared/domain/reports';
+import { reportQuery } from '#shared/schemas/reports';
 import { conditionFailed, ddbMock, resetAwsMocks, throttling } from './support/aws';
 import { MERCHANT, MERCHANT_PK } from './support/fixtures';
 
@@ -201,5 +204,46 @@ describe('the change feed keeps the report totals', () => {
     // Assess
     expect(from).toBe('10');
     expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: `M#${MERCHANT.id}#TOTALS`, sk: 'AS_OF' } });
+  });
+});
+
+describe('commissionReport (a month grouped by affiliate, a page at a time)', () => {
+  const query = (page: number) => z.parse(reportQuery, { from: '2026-11-01', to: '2026-12-01', per_page: '2', page: String(page) });
+  const figures = { orders: 1, sales_value: 100, accrued_value: 10, reversed_value: 0, currency_code: 'EUR' };
+  const affiliateItems = (slugs: string[]) =>
+    slugs.map((slug) => ({ type: 'affiliate_totals', period: '2026-11', affiliate_slug: slug, ...figures }));
+  /** The merchant's month item counts `counted` affiliate rows; the affiliate items are `slugs` (read apart, as the route does). */
+  const stored = (counted: number, slugs: string[]) => {
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS#A` } })
+      .callsFake(async (input: { Limit?: number }) => ({ Items: affiliateItems(slugs).slice(0, input.Limit) }));
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':from': 'M#2026-11' } })
+      .resolves({ Items: [{ type: 'merchant_totals', period: '2026-11', affiliate_rows: counted, ...figures }] });
+    ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } }).resolves({ Items: [] });
+  };
+
+  it('counts a row the feed added after the count was read, so the last page is not cut off', async () => {
+    // Prepare: the count says 2, but a third affiliate's row was added between the two reads
+    stored(2, ['alice', 'bob', 'carol']);
+
+    // Act
+    const first = await commissionReport(functionTable, MERCHANT.id, query(1));
+    const second = await commissionReport(functionTable, MERCHANT.id, query(2));
+
+    // Assess: the full first page cannot know of it; the short second page shows it and counts it
+    expect([first.rows.length, first.total]).toEqual([2, 2]);
+    expect([second.rows.map((row) => row.affiliate_slug), second.total]).toEqual([['carol'], 3]);
+  });
+
+  it('gives the rows it read as the total when its page is short, though the count already includes a newer row', async () => {
+    // Prepare: the count (read after the rows) says 4; the rows read were 3
+    stored(4, ['alice', 'bob', 'carol']);
+
+    // Act
+    const last = await commissionReport(functionTable, MERCHANT.id, query(2));
+
+    // Assess
+    expect([last.rows.length, last.total]).toEqual([1, 3]);
   });
 });
