@@ -48,6 +48,7 @@ export const routes = [
     envelope: 'legacy',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
+    admitsBesideReads: true,
   },
   {
     id: 'orders-create',
@@ -57,6 +58,7 @@ export const routes = [
     envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
+    admitsBesideReads: true,
   },
   {
     id: 'orders-list',

@@ -5,8 +5,12 @@ import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
 
 /** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
-export const handler = postApiHandler(route('orders-create-legacy'), { body: orderCreateBody }, async ({ merchant, body, identity }) => {
-  const order = await createOrder(merchant, body, identity);
-  countMetric(METRIC.ordersAccepted);
-  return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
-});
+export const handler = postApiHandler(
+  route('orders-create-legacy'),
+  { body: orderCreateBody },
+  async ({ merchant, body, identity, admitted }) => {
+    const order = await createOrder(merchant, body, identity, admitted);
+    countMetric(METRIC.ordersAccepted);
+    return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
+  },
+);

@@ -39,9 +39,10 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * three round trips:
  *
  * 1. in parallel: the affiliate (consistent: it must be active), the `ORDER_NO#` guard of an order
- *    stored before order keys were derived (a taken order_no), and the order's sequence number from
+ *    stored before order keys were derived (a taken order_no), the order's sequence number from
  *    the merchant's order counter (one atomic ADD, never a conflict; a refused create leaves it
- *    unused, as a lost race always did: the list counts committed orders only);
+ *    unused, as a lost race always did: the list counts committed orders only), and the quota's
+ *    decision (`admitted`: the route takes it beside these reads when no Idempotency-Key waits on it);
  * 2. ONE conditional put of the order, whose uuid is derived from the merchant and order_no
  *    (orderUuidFor): the order is its own uniqueness guard, so of racing creates with one order_no
  *    exactly one is stored and the others get 422. Throttling is retried, then 503;
@@ -55,13 +56,19 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * lost finds its own order on the retry (the put's refusal returns it) and answers it again,
  * instead of "taken" (see recoverOrder).
  */
-export const createOrder = async (merchant: Merchant, input: OrderCreateInput, identity: RequestIdentity): Promise<OrderItem> => {
+export const createOrder = async (
+  merchant: Merchant,
+  input: OrderCreateInput,
+  identity: RequestIdentity,
+  admitted: () => Promise<void>,
+): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
   const [affiliate, legacyHolder, seq] = await Promise.all([
     getAffiliate(db, merchant.id, input.affiliate_slug, true),
     orderNoHolder(db, merchant.id, input.order_no),
     takeSequence(db, merchant.id, 'orders'),
+    admitted(),
   ]);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];

@@ -22,6 +22,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   link: { url: string; rawQuery: Record<string, string> };
   /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
   identity: RequestIdentity;
+  /** Resolves once the merchant's quota admitted the request (throws its 429): awaited before the first write of a route that `admitsBesideReads`. */
+  admitted: () => Promise<void>;
 };
 
 export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
@@ -38,6 +40,8 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
 export type IdempotencyHandling = {
+  /** The request's Idempotency-Key, if it sent one. */
+  keyOf: (event: APIGatewayProxyEvent) => string | undefined;
   claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & JsonBodyContext>;
   recordResponse: ApiMiddleware;
 };
@@ -52,8 +56,10 @@ export type IdempotencyHandling = {
  * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
  * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
  * caller learns nothing else. The merchant's quota is taken right after authentication (a replay of
- * an Idempotency-Key counts too); its RateLimit headers go on the final answer at the request's end
- * (middy's requestEnd: a replay answers early and skips every `after`), outside the record.
+ * an Idempotency-Key counts too; a route that `admitsBesideReads` awaits the decision in its
+ * handler, beside its first reads, and no answer leaves before it); its RateLimit headers go on
+ * the final answer at the request's end (middy's requestEnd: a replay answers early and skips
+ * every `after`), outside the record.
  *
  * POST routes add the two halves of Idempotency-Key handling: the key is claimed after
  * validation, just before the handler, so a request refused for its JSON or its fields stores
@@ -73,12 +79,13 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
-    .use(quota())
+    .use(quota((event) => route.admitsBesideReads === true && idempotency?.keyOf(event) === undefined))
     .use(jsonBody())
     .use(validation(schemas))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
+      const admitted = context.admitted ?? (async () => undefined);
       const reply = await handle({
         ...input,
         merchant: credential.merchant,
@@ -86,7 +93,10 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
         traceId,
         link: requestLink(event),
         identity: requestIdentity(credential.merchant.id, context.idempotency),
+        admitted,
       });
+      // No answer before the quota's decision, whether or not the handler awaited it.
+      await admitted();
       return envelopeResponse(route.envelope, traceId, reply);
     });
   // The schemas the route validates with, for the test that holds the OpenAPI document to them.

@@ -1,5 +1,5 @@
 import { buildApiHandler, type Handle } from './api-handler';
-import { idempotencyKey, idempotentResponse, type ReplySecrets } from './idempotency';
+import { idempotencyKey, idempotencyKeyOf, idempotentResponse, type ReplySecrets } from './idempotency';
 import type { PostRoute } from './route';
 import type { Schemas } from './validate';
 
@@ -9,4 +9,8 @@ import type { Schemas } from './validate';
  * that answers a secret names it (`secrets`), so its idempotency record keeps it sealed.
  */
 export const postApiHandler = <S extends Schemas>(route: PostRoute, schemas: S, handle: Handle<S>, secrets?: ReplySecrets) =>
-  buildApiHandler(route, schemas, handle, { claimKey: idempotencyKey(secrets), recordResponse: idempotentResponse(secrets) });
+  buildApiHandler(route, schemas, handle, {
+    keyOf: idempotencyKeyOf,
+    claimKey: idempotencyKey(secrets),
+    recordResponse: idempotentResponse(secrets),
+  });

@@ -24,25 +24,56 @@ const quotaLimiter = () => {
   return limiter;
 };
 
-type QuotaContext = AuthenticatedContext & { quota?: QuotaDecision };
+export type QuotaContext = AuthenticatedContext & {
+  quota?: QuotaDecision;
+  /** Resolves once the request is admitted; rejects with the 429 when it is refused. */
+  admitted?: () => Promise<void>;
+};
 
-export const quota = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+/**
+ * `besideReads(event)`: whether this request's decision is left to its handler, which awaits it
+ * beside its first reads (the route's `admitsBesideReads`); any answer still waits for it, the
+ * handler's own (api-handler.ts) and an error's (onError): so a refused request answers 429
+ * whatever else it met, as when the decision comes first.
+ */
+export const quota = (
+  besideReads: (event: APIGatewayProxyEvent) => boolean = () => false,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
   before: async (request) => {
     if (!enforced) return;
-    const merchantId = request.context.credential.merchant.id;
-    const decision = await quotaLimiter().admit(merchantId);
-    (request.context as QuotaContext).quota = decision;
-    if (decision.degraded)
-      logger.warn("Quota store unavailable: admitted against this container's own bucket", { merchant_id: merchantId });
-    if (decision.admitted) return;
-    // Per merchant (dashboard, logs insights) and for the stage (the alarm: no alarm per merchant).
-    emitMetrics({ [METRIC.quotaRefusals]: 1 }, { merchant: merchantId });
-    emitMetrics({ [METRIC.quotaRefusals]: 1 });
-    throw new ApiError(
-      429,
-      { message: [MESSAGES.tooManyAttempts] },
-      { 'retry-after': String(decision.retryAfterSeconds ?? 1), ...decision.headers },
-    );
+    const { context } = request;
+    const merchantId = context.credential.merchant.id;
+    const deciding = quotaLimiter()
+      .admit(merchantId)
+      .then((decision) => {
+        context.quota = decision;
+        if (decision.degraded)
+          logger.warn("Quota store unavailable: admitted against this container's own bucket", { merchant_id: merchantId });
+        if (decision.admitted) return;
+        // Per merchant (dashboard, logs insights) and for the stage (the alarm: no alarm per merchant).
+        emitMetrics({ [METRIC.quotaRefusals]: 1 }, { merchant: merchantId });
+        emitMetrics({ [METRIC.quotaRefusals]: 1 });
+        throw new ApiError(
+          429,
+          { message: [MESSAGES.tooManyAttempts] },
+          { 'retry-after': String(decision.retryAfterSeconds ?? 1), ...decision.headers },
+        );
+      });
+    context.admitted = () => deciding;
+    if (!besideReads(request.event)) {
+      await deciding;
+      return;
+    }
+    // Awaited later (by the handler or at the answer): not an unhandled rejection meanwhile.
+    deciding.catch(() => undefined);
+  },
+  onError: async (request) => {
+    const { admitted } = request.context;
+    try {
+      await admitted?.();
+    } catch (refusal) {
+      request.error = refusal as Error;
+    }
   },
 });
 

@@ -12,6 +12,12 @@ export type ApiRoute = {
   envelope: EnvelopeKind;
   /** Creates orders: a live token needs permission to place live orders. */
   placesOrders?: boolean;
+  /**
+   * Its handler awaits the quota decision beside its first reads (`admitted()`) rather than before
+   * them, for a request without Idempotency-Key (a key's claim comes after the decision): one round
+   * trip less on its path; a refused request has cost those reads.
+   */
+  admitsBesideReads?: boolean;
 };
 
 /** Every POST route accepts an optional `Idempotency-Key` header (shared/http/idempotency.ts). */

@@ -112,6 +112,32 @@ describe('per-merchant quota', () => {
     }
   });
 
+  it('refuses a create over quota with 429 and stores nothing, though the create reads beside the decision', async () => {
+    // Prepare: one token, then nothing for a second
+    const merchant = await metered(1, 1);
+    const token = `Bearer ${merchant.tokens.live}`;
+    const create = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${stack.stages.live.url}/api/v2/orders/create`, {
+        method: 'POST',
+        headers: { Authorization: token, 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+
+    // Act: the first spends the token; a valid one, one naming no affiliate and one with a key come after it
+    const admitted = await create(orderBody());
+    const refused = await create(orderBody());
+    const refusedInvalid = await create(orderBody({ affiliate_slug: 'nobody' }));
+    const refusedKeyed = await create(orderBody(), { 'Idempotency-Key': randomUUID() });
+    await new Promise((resolve) => setTimeout(resolve, Number(refusedKeyed.headers.get('retry-after')) * 1000));
+    const listed = await get('/api/v2/orders', token);
+
+    // Assess: 429 before anything else the request met, and only the admitted order stored
+    expect([admitted.status, refused.status, refusedInvalid.status, refusedKeyed.status]).toEqual([201, 429, 429, 429]);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total).toBe(1);
+  });
+
   it('lets ops reset a quota to the stage default, and refuses nonsense values with one line', async () => {
     // Prepare
     const merchant = await metered(5, 10);
