@@ -12,6 +12,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import type { RouteDef } from '#functions/routes';
 import type { Stage } from '#shared/config';
@@ -31,6 +32,9 @@ export type MerchantRestApiProps = {
 
 /** Retry-After of a WAF rate-limit block: WAF re-evaluates a key's rate over its 5-minute window every few seconds. */
 export const WAF_RETRY_AFTER_SECONDS = 60;
+/** The share of the API's requests X-Ray records (and with them every function they reach). */
+export const TRACE_SAMPLING_RATE = 0.05;
+
 /** Retry-After of a stage-throttling 429: the token bucket refills every second. */
 export const THROTTLE_RETRY_AFTER_SECONDS = 1;
 /** The per-token rule's name, its key header, and the WAF custom response body key. */
@@ -70,6 +74,7 @@ export class MerchantRestApi extends Construct {
   readonly api: RestApi;
   readonly webAcl: CfnWebACL;
   readonly accessLogs: LogGroup;
+  readonly sampling: CfnSamplingRule;
 
   constructor(scope: Construct, id: string, props: MerchantRestApiProps) {
     super(scope, id);
@@ -114,6 +119,25 @@ export class MerchantRestApi extends Construct {
             xrayTraceId: AccessLogField.contextXrayTraceId(),
           }),
         ),
+      },
+    });
+
+    // X-Ray decides at the entry point and every function of a request follows: the stage's own
+    // rule records TRACE_SAMPLING_RATE of its requests at any load, where the account's default
+    // (the first request each second and 5 % of the rest) traces every request of a quiet stage.
+    this.sampling = new CfnSamplingRule(this, 'TraceSampling', {
+      samplingRule: {
+        ruleName: `merchant-api-${props.stage}`,
+        priority: 100,
+        fixedRate: TRACE_SAMPLING_RATE,
+        reservoirSize: 0,
+        serviceName: `${this.api.restApiName}/${props.stage}`,
+        serviceType: 'AWS::ApiGateway::Stage',
+        host: '*',
+        httpMethod: '*',
+        urlPath: '*',
+        resourceArn: '*',
+        version: 1,
       },
     });
 

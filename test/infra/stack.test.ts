@@ -9,6 +9,7 @@ import { EMAILS_FAILED_THRESHOLD, FEED_BEHIND_THRESHOLD_SECONDS } from '#lib/ala
 import { buildApp } from '#lib/app';
 import { missingAlarmDestination } from '#lib/config';
 import type { MerchantApiStage } from '#lib/merchant-api-stage';
+import { TRACE_SAMPLING_RATE } from '#lib/rest-api';
 import { STAGES, type Stage } from '#shared/config';
 import {
   GLOBAL_INDEXES,
@@ -495,6 +496,26 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect(table.Properties.DeletionProtectionEnabled).toBe(false);
       expect(table.DeletionPolicy).toBe('Delete');
     }
+  });
+
+  it("records a fixed share of the stage's requests in X-Ray at any load, not the account default's every request of a quiet stage", () => {
+    // Prepare
+    const { template } = synth[stage];
+
+    // Act
+    const rules = Object.values(template.findResources('AWS::XRay::SamplingRule')) as Resource[];
+
+    // Assess: one rule, on this stage's API stage (the entry point every function of a request follows)
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.Properties.SamplingRule).toEqual(
+      expect.objectContaining({
+        RuleName: `merchant-api-${stage}`,
+        FixedRate: TRACE_SAMPLING_RATE,
+        ReservoirSize: 0,
+        ServiceName: `affiliate-merchant-api-${stage}/${stage}`,
+        ServiceType: 'AWS::ApiGateway::Stage',
+      }),
+    );
   });
 
   it('throttles the stage, writes access logs, maps unknown routes to a 404 envelope and rate-limits with AWS WAF', () => {
