@@ -1,10 +1,8 @@
 import { padSeq } from './entities/base';
-import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, type ListName, readBlockRange, readGroupTotals } from './entities/counter';
+import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, readBlockRange, readGroupTotals } from './entities/counter';
+import type { ListName } from './entities/list-entry';
 import { queryItems } from './query';
-import type { TableRef } from './table-def';
-
-/** Where a list's items are indexed: a GSI whose sort key is the item's padded sequence number. */
-export type ListIndex = { indexName: string; partitionKey: string; sortKey: string };
+import type { ListIndex, TableRef } from './table-def';
 
 export type PageRequest = { page: number; per_page: number };
 

@@ -17,6 +17,9 @@ export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2s
 
 export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'ALL' } as const;
 
+/** Where a list's items are indexed: a GSI whose sort key is the item's padded sequence number. */
+export type ListIndex = { indexName: string; partitionKey: string; sortKey: string };
+
 export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 
 export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];

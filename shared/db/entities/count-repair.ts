@@ -9,13 +9,12 @@ import {
   BLOCK_SIZE,
   blockCountKey,
   countsPartition,
-  type ListName,
   parseBlockCountSk,
   parseCountBucketSk,
   readSequences,
   refreshGroupTotals,
 } from './counter';
-import { ALL_BUCKET, listIndexOf, listPartition } from './list-entry';
+import { ALL_BUCKET, type ListName, listIndexOf, listPartition } from './list-entry';
 import { WORK_REMOVE, workPage } from './owed-work';
 
 /**

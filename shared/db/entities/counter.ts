@@ -5,7 +5,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
 import { moveForward } from './forward';
-import { ALL_BUCKET } from './list-entry';
+import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
 /**
@@ -31,8 +31,6 @@ import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
  * A sequence number whose create failed after it was taken (lost an order_no race) is simply never
  * counted: the lists have no visible gap, and totals come from the counts, not from the counter.
  */
-const listName = z.enum(['orders', 'affiliates', 'affiliate_requests', 'invites']);
-export type ListName = z.output<typeof listName>;
 
 export const BLOCK_SIZE = 256;
 

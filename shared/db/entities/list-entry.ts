@@ -1,7 +1,10 @@
-import type { ListIndex } from '#shared/db/pages';
-import { GSI1, GSI3 } from '#shared/db/table-def';
+import * as z from 'zod/mini';
+import { GSI1, GSI3, type ListIndex } from '#shared/db/table-def';
 import { merchantPk, padSeq } from './base';
-import type { ListName } from './counter';
+
+/** The sequenced lists: each has a sequence counter, block counts (counter.ts) and index entries (here). */
+export const listName = z.enum(['orders', 'affiliates', 'affiliate_requests', 'invites']);
+export type ListName = z.output<typeof listName>;
 
 /**
  * The index entries of sequenced lists: an item of list L in bucket B sits in the index partition
