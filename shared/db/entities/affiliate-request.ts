@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
@@ -8,7 +8,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { GSI1 } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 import type { CountChange } from './counter';
 import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -82,17 +82,13 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, decided.status, 1),
 ];
 
-export const getAffiliateRequest = async (
-  { ddb, table }: TableRef,
+export const getAffiliateRequest = (
+  db: TableRef,
   merchantId: string,
   uuid: string,
   consistent = false,
-): Promise<AffiliateRequestItem | undefined> => {
-  const { Item } = await ddb.send(
-    new GetCommand({ TableName: table, Key: affiliateRequestKey(merchantId, uuid), ConsistentRead: consistent }),
-  );
-  return parseStoredOptional('affiliate request', requestSchema, Item);
-};
+): Promise<AffiliateRequestItem | undefined> =>
+  getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
 
 /** The merchant's requests in the given statuses, newest first. */
 export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({

@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
 
@@ -81,15 +80,8 @@ export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'ti
   ];
 };
 
-export const getAffiliate = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  slug: string,
-  consistent = false,
-): Promise<AffiliateItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: affiliateKey(merchantId, slug), ConsistentRead: consistent }));
-  return parseStoredOptional('affiliate', affiliateSchema, Item);
-};
+export const getAffiliate = (db: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> =>
+  getStored(db, 'affiliate', affiliateSchema, affiliateKey(merchantId, slug), consistent);
 
 /** Every affiliate (newest first), or those of one tier. */
 export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {

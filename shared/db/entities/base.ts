@@ -1,5 +1,7 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
+import type { TableRef } from '#shared/db/table-def';
 
 /**
  * What every entity module builds on. An entity module owns one stored item type: its key and
@@ -42,6 +44,18 @@ export const parseStored = <S extends $ZodType>(entity: string, schema: S, raw: 
 /** `parseStored` for an optional read: undefined stays undefined. */
 export const parseStoredOptional = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> | undefined =>
   raw === undefined ? undefined : parseStored(entity, schema, raw);
+
+/** One item by its key (GetItem, `consistent` for a strongly consistent read), parsed as `entity`; undefined when there is none. */
+export const getStored = async <S extends $ZodType>(
+  { ddb, table }: TableRef,
+  entity: string,
+  schema: S,
+  key: Key,
+  consistent = false,
+): Promise<output<S> | undefined> => {
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: consistent }));
+  return parseStoredOptional(entity, schema, Item);
+};
 
 /** Nullable string attribute as stored (DynamoDB keeps null as NULL). */
 export const nullableString = () => z.nullable(z.string());

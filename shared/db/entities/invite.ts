@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
 import { batchGet } from './batch';
 import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
@@ -76,15 +76,8 @@ export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange 
   delta: 1,
 });
 
-export const getInvite = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<InviteItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: inviteKey(merchantId, uuid), ConsistentRead: consistent }));
-  return parseStoredOptional('invite', inviteSchema, Item);
-};
+export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
+  getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
 
 /** Every invitation, newest first. */
 export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({

@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key } from './base';
 
 /** The merchant account: `MERCHANT` in its own partition. */
 export const merchantKey = (merchantId: string): Key => itemKey(merchantId, 'MERCHANT');
@@ -16,9 +16,8 @@ const merchantSchema = z.object({
 
 export type Merchant = { id: string; name: string; currency: string; defaultTier: string | null };
 
-export const getMerchant = async ({ ddb, table }: TableRef, merchantId: string, consistent = false): Promise<Merchant | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: merchantKey(merchantId), ConsistentRead: consistent }));
-  const stored = parseStoredOptional('merchant', merchantSchema, Item);
+export const getMerchant = async (db: TableRef, merchantId: string, consistent = false): Promise<Merchant | undefined> => {
+  const stored = await getStored(db, 'merchant', merchantSchema, merchantKey(merchantId), consistent);
   return stored && { id: merchantId, name: stored.name, currency: stored.currency, defaultTier: stored.default_tier ?? null };
 };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
@@ -8,7 +8,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 
@@ -132,15 +132,8 @@ export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => 
   delta: 1,
 });
 
-export const getOrder = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<OrderItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: orderKey(merchantId, uuid), ConsistentRead: consistent }));
-  return parseStoredOptional('order', orderSchema, Item);
-};
+export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
+  getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
 
 /** The merchant's orders, newest first (see pages.ts). */
 export const orderList = (merchantId: string): ListSpec<OrderItem> => ({

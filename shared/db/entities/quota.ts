@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { type Key, merchantPk, parseStoredOptional } from './base';
+import { getStored, type Key, merchantPk, parseStoredOptional } from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own,
@@ -134,10 +134,8 @@ export class QuotaContention extends Error {
   override name = 'QuotaContention';
 }
 
-export const getQuota = async ({ ddb, table }: TableRef, merchantId: string): Promise<QuotaItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: quotaKey(merchantId), ConsistentRead: true }));
-  return parseStoredOptional('quota', quotaSchema, Item);
-};
+export const getQuota = (db: TableRef, merchantId: string): Promise<QuotaItem | undefined> =>
+  getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);
 
 /** Sets the merchant's own quota (ops, `npm run admin -- quota`), or removes it (`undefined`: the stage's default again). */
 export const setQuotaOverride = ({ ddb, table }: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>

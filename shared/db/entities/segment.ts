@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, parseStored } from './base';
 import { queryMerchantPrefix } from './prefix-query';
 
 /** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
@@ -56,10 +55,8 @@ export const segmentRecord = (
   };
 };
 
-export const getSegment = async ({ ddb, table }: TableRef, merchantId: string, uuid: string): Promise<SegmentItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: segmentKey(merchantId, uuid) }));
-  return parseStoredOptional('segment', segmentSchema, Item);
-};
+export const getSegment = (db: TableRef, merchantId: string, uuid: string): Promise<SegmentItem | undefined> =>
+  getStored(db, 'segment', segmentSchema, segmentKey(merchantId, uuid));
 
 /** Every segment of the merchant (at most MAX_SEGMENTS): one Query. */
 export const allSegments = async (db: TableRef, merchantId: string): Promise<SegmentItem[]> =>

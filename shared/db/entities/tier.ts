@@ -1,8 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, parseStored } from './base';
 import { queryMerchantPrefix } from './prefix-query';
 
 /** A commission tier: `TIER#<slug>` (lowercase). At most MAX_TIERS per merchant, so the list is a bounded read. */
@@ -29,10 +28,8 @@ export const tierRecord = (merchantId: string, tier: { slug: string; name: strin
   updated_at: now,
 });
 
-export const getTier = async ({ ddb, table }: TableRef, merchantId: string, slug: string): Promise<TierItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: tierKey(merchantId, slug) }));
-  return parseStoredOptional('tier', tierSchema, Item);
-};
+export const getTier = (db: TableRef, merchantId: string, slug: string): Promise<TierItem | undefined> =>
+  getStored(db, 'tier', tierSchema, tierKey(merchantId, slug));
 
 /** Every tier of the merchant (at most MAX_TIERS): one Query. */
 export const allTiers = async (db: TableRef, merchantId: string): Promise<TierItem[]> =>

@@ -1,8 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
 export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);
@@ -17,10 +16,8 @@ export const userRecord = (merchantId: string, user: { email: string; name?: str
   name: user.name ?? null,
 });
 
-export const getUser = async ({ ddb, table }: TableRef, merchantId: string, email: string): Promise<UserItem | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: userKey(merchantId, email) }));
-  return parseStoredOptional('user', userSchema, Item);
-};
+export const getUser = (db: TableRef, merchantId: string, email: string): Promise<UserItem | undefined> =>
+  getStored(db, 'user', userSchema, userKey(merchantId, email));
 
 /** The merchant's dashboard users, at most `limit` (whom the service writes to about the merchant's own setup). */
 export const merchantUsers = async (db: TableRef, merchantId: string, limit: number): Promise<UserItem[]> =>

@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { itemKey, type Key, merchantPk, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
 
 /**
  * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>` in the merchant's
@@ -108,17 +108,13 @@ export const recordWebhookDelivery = async (
   );
 };
 
-export const getWebhookDelivery = async (
-  { ddb, table }: TableRef,
+export const getWebhookDelivery = (
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   eventId: string,
-): Promise<WebhookDeliveryItem | undefined> => {
-  const { Item } = await ddb.send(
-    new GetCommand({ TableName: table, Key: deliveryKey(merchantId, endpointUuid, eventId), ConsistentRead: true }),
-  );
-  return parseStoredOptional('webhook delivery', deliverySchema, Item);
-};
+): Promise<WebhookDeliveryItem | undefined> =>
+  getStored(db, 'webhook delivery', deliverySchema, deliveryKey(merchantId, endpointUuid, eventId), true);
 
 /**
  * One page of an endpoint's deliveries, newest first, after `cursor` (the list position of the

@@ -1,12 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { itemKey, type Key, nullableString, parseStored, parseStoredOptional } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 
 /**
  * A merchant's webhook endpoint: `WEBHOOK#<uuid>` in the merchant's partition (read by the change
@@ -120,17 +120,13 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
     },
   });
 
-export const getWebhookEndpoint = async (
-  { ddb, table }: TableRef,
+export const getWebhookEndpoint = (
+  db: TableRef,
   merchantId: string,
   uuid: string,
   consistent = false,
-): Promise<WebhookEndpointItem | undefined> => {
-  const { Item } = await ddb.send(
-    new GetCommand({ TableName: table, Key: webhookEndpointKey(merchantId, uuid), ConsistentRead: consistent }),
-  );
-  return parseStoredOptional('webhook endpoint', endpointSchema, Item);
-};
+): Promise<WebhookEndpointItem | undefined> =>
+  getStored(db, 'webhook endpoint', endpointSchema, webhookEndpointKey(merchantId, uuid), consistent);
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
