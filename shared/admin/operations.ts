@@ -6,19 +6,23 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { Stage } from '#shared/config';
 import { getAffiliate, tierBucket } from '#shared/db/entities/affiliate';
-import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import {
+  affiliateRequestList,
+  affiliateRequestRecord,
+  putNewAffiliateRequest,
+  requestCountChange,
+} from '#shared/db/entities/affiliate-request';
 import { getCommissionLedger } from '#shared/db/entities/commission';
 import { recountMerchant } from '#shared/db/entities/count-repair';
 import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
-import { getInvite, inviteKey, parseInvite } from '#shared/db/entities/invite';
+import { getInvite, markInviteLinkUsed } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
-import { getOrder, orderKey } from '#shared/db/entities/order';
+import { getOrder, linkOrderPayment } from '#shared/db/entities/order';
 import { allTiers } from '#shared/db/entities/tier';
-import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
+import { findToken, putNewToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
 import { readPage } from '#shared/db/pages';
 import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { errorName } from '#shared/errors';
@@ -35,8 +39,6 @@ import type { Store } from './store';
 export class AdminError extends Error {
   override name = 'AdminError';
 }
-
-const isConditionFailure = (error: unknown) => errorName(error) === 'ConditionalCheckFailedException';
 
 export const requireMerchant = async (store: Store, merchantId: string) => {
   const merchant = await getMerchant(store, merchantId, true);
@@ -57,7 +59,7 @@ export const mintToken = async (
     can_place_live_orders: options.canPlaceLiveOrders ?? true,
     label: options.label ?? 'admin',
   });
-  await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await putNewToken(store, item);
   return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
 };
 
@@ -100,7 +102,7 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
     status: 'pending',
     affiliate: { slug, name, email },
   });
-  await store.ddb.send(new PutCommand({ TableName: store.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await putNewAffiliateRequest(store, item);
   await applyCountChanges(store, options.merchantId, [requestCountChange(item, 'pending', 1)]);
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
 };
@@ -120,26 +122,11 @@ const pendingRequestOf = async (store: Store, merchantId: string, slug: string):
 
 /** The invitee used the invitation link: link_used_at is set once; marking again changes nothing. */
 export const markInviteUsed = async (store: Store, options: { merchantId: string; inviteUuid: string }) => {
-  const key = inviteKey(options.merchantId, options.inviteUuid);
-  const now = isoNow();
-  try {
-    const { Attributes } = await store.ddb.send(
-      new UpdateCommand({
-        TableName: store.table,
-        Key: key,
-        UpdateExpression: 'SET link_used_at = :now, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_used_at) OR link_used_at = :null)',
-        ExpressionAttributeValues: { ':now': now, ':null': null },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return { merchant_id: options.merchantId, invite: toInviteResponse(parseInvite(Attributes)), already_used: false };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const invite = await getInvite(store, options.merchantId, options.inviteUuid, true);
-    if (!invite) throw new AdminError(`invite ${options.inviteUuid} not found for merchant ${options.merchantId}`);
-    return { merchant_id: options.merchantId, invite: toInviteResponse(invite), already_used: true };
-  }
+  const marked = await markInviteLinkUsed(store, options.merchantId, options.inviteUuid, isoNow());
+  if (marked) return { merchant_id: options.merchantId, invite: toInviteResponse(marked), already_used: false };
+  const invite = await getInvite(store, options.merchantId, options.inviteUuid, true);
+  if (!invite) throw new AdminError(`invite ${options.inviteUuid} not found for merchant ${options.merchantId}`);
+  return { merchant_id: options.merchantId, invite: toInviteResponse(invite), already_used: true };
 };
 
 /**
@@ -149,30 +136,13 @@ export const markInviteUsed = async (store: Store, options: { merchantId: string
  */
 export const linkPayment = async (store: Store, options: { merchantId: string; orderUuid: string; paymentId: string }) => {
   if (options.paymentId.trim() === '') throw new AdminError('--payment must not be empty');
-  const key = orderKey(options.merchantId, options.orderUuid);
-  try {
-    const { Attributes } = await store.ddb.send(
-      new UpdateCommand({
-        TableName: store.table,
-        Key: key,
-        UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
-        ConditionExpression:
-          'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
-        ExpressionAttributeValues: { ':payment': options.paymentId, ':now': isoNow() },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return {
-      merchant_id: options.merchantId,
-      order: { uuid: Attributes?.uuid as string, order_no: Attributes?.order_no as string, payment_id: options.paymentId },
-    };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const order = await getOrder(store, options.merchantId, options.orderUuid, true);
-    if (!order) throw new AdminError(`order ${options.orderUuid} not found for merchant ${options.merchantId}`);
-    if (order.cancelled_at) throw new AdminError(`order ${options.orderUuid} is cancelled and cannot be linked to a payment`);
-    throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
-  }
+  const linked = await linkOrderPayment(store, options.merchantId, options.orderUuid, options.paymentId, isoNow());
+  if (linked)
+    return { merchant_id: options.merchantId, order: { uuid: linked.uuid, order_no: linked.order_no, payment_id: options.paymentId } };
+  const order = await getOrder(store, options.merchantId, options.orderUuid, true);
+  if (!order) throw new AdminError(`order ${options.orderUuid} not found for merchant ${options.merchantId}`);
+  if (order.cancelled_at) throw new AdminError(`order ${options.orderUuid} is cancelled and cannot be linked to a payment`);
+  throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
 };
 
 /**

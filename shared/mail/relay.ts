@@ -1,12 +1,12 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, functionTable, TABLE_NAME } from '#shared/db/client';
+import { functionTable } from '#shared/db/client';
 import { affiliateCountChanges, getAffiliate } from '#shared/db/entities/affiliate';
 import { decisionCountChanges, parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { type CountChange, markCountsForRecount } from '#shared/db/entities/counter';
 import { addToEmailProjection, inviteCountChange, parseInvite } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
-import { WORK_REMOVE, type WorkKind, workDueOf, workPage } from '#shared/db/entities/owed-work';
+import { dropSettledNotification, getOwingItem } from '#shared/db/entities/notification';
+import { type WorkKind, workDueOf, workPage } from '#shared/db/entities/owed-work';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { type MailMessage, notificationFor } from './messages';
@@ -99,7 +99,7 @@ const relayOne = async (
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
   try {
-    item = (await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item;
+    item = await getOwingItem(functionTable, key);
     const merchantId = merchantIdOf(key.pk);
     if (!merchantNames.has(merchantId)) merchantNames.set(merchantId, (await getMerchant(functionTable, merchantId))?.name);
     merchantName = merchantNames.get(merchantId);
@@ -109,16 +109,9 @@ const relayOne = async (
   }
   if (!item?.notification_pending_at) {
     // Nothing is owed any more (settled meanwhile): drop the entry.
-    await ddb
-      .send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: key,
-          UpdateExpression: `REMOVE ${WORK_REMOVE}`,
-          ConditionExpression: 'attribute_not_exists(notification_pending_at)',
-        }),
-      )
-      .catch((error: unknown) => logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }));
+    await dropSettledNotification(functionTable, key).catch((error: unknown) =>
+      logger.warn('Could not drop a settled NOTIFY entry', { sk: key.sk, error_name: errorName(error) }),
+    );
     return 'dropped';
   }
   const due = workDueOf(item);

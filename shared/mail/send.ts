@@ -1,8 +1,8 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#shared/config';
-import { ddb, TABLE_NAME } from '#shared/db/client';
+import { functionTable } from '#shared/db/client';
 import type { Key } from '#shared/db/entities/base';
+import { writeNotificationOutcome } from '#shared/db/entities/notification';
 import { cameFromService, errorName, httpStatusOf } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { countMetric, METRIC } from '#shared/metrics';
@@ -64,7 +64,7 @@ export const settleNotification = async (
 ): Promise<SettleResult> => {
   const { settled, update, ...rest } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
   try {
-    await ddb.send(new UpdateCommand({ TableName: TABLE_NAME, ...update }));
+    await writeNotificationOutcome(functionTable, update);
   } catch (error) {
     if (errorName(error) === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
     logger.warn('Could not record the notification outcome', { ...about, settled, error_name: errorName(error) });

@@ -52,7 +52,7 @@ const circles = () => {
   return found;
 };
 
-describe('the import graph of shared/', () => {
+describe('the import graph of shared/ and who calls the table', () => {
   it('has no circle: every module can be read, and tested, before the ones that use it', () => {
     // Act
     const found = circles();
@@ -71,5 +71,19 @@ describe('the import graph of shared/', () => {
 
     // Assess
     expect(outward).toEqual([]);
+  });
+
+  it('leaves every DynamoDB call to shared/db: outside it, no module builds a table command', () => {
+    // Act
+    const FUNCTIONS = join(ROOT, 'functions');
+    const outside = [...modules(SHARED), ...modules(FUNCTIONS)]
+      .filter((file) => !file.startsWith(join(SHARED, 'db')))
+      .filter((file) =>
+        /new (Get|Put|Update|Delete|Query|Scan|BatchGet|BatchWrite|TransactWrite|TransactGet)Command\(/.test(readFileSync(file, 'utf8')),
+      )
+      .map((file) => relative(ROOT, file));
+
+    // Assess
+    expect(outside).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
@@ -56,6 +56,10 @@ export const getStored = async <S extends $ZodType>(
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: consistent }));
   return parseStoredOptional(entity, schema, Item);
 };
+
+/** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
+export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
+  ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 
 /** Nullable string attribute as stored (DynamoDB keeps null as NULL). */
 export const nullableString = () => z.nullable(z.string());

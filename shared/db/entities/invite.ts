@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
@@ -78,6 +79,26 @@ export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange 
 
 export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
   getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
+
+/** Sets the invitation's `link_used_at` (the invitee used its link) once: the invite as it is then, undefined when it is missing or was marked already. */
+export const markInviteLinkUsed = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, now: string) => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: inviteKey(merchantId, uuid),
+        UpdateExpression: 'SET link_used_at = :now, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_used_at) OR link_used_at = :null)',
+        ExpressionAttributeValues: { ':now': now, ':null': null },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return parseInvite(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
 
 /** Every invitation, newest first. */
 export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({

@@ -1,6 +1,8 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import type { TableRef } from '#shared/db/table-def';
 import type { Key } from './base';
-import { WORK_SET, workEntry, workSetValues } from './owed-work';
+import { WORK_REMOVE, WORK_SET, workEntry, workSetValues } from './owed-work';
 
 /**
  * The e-mail an item owes its recipient (invitation, accept/decline notice), kept on the item that
@@ -21,3 +23,24 @@ export const owedNotificationUpdate = (key: Key, now: string) => ({
   set: `notification_pending_at = :owedAt, ${WORK_SET}`,
   values: { ':owedAt': now, ...workSetValues(key, 'NOTIFY', now) },
 });
+
+/** The item that owes an e-mail (an invite, an affiliate request), read consistently, as stored; undefined when it is gone. */
+export const getOwingItem = async ({ ddb, table }: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
+  (await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+
+/** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
+export const writeNotificationOutcome = (
+  { ddb, table }: TableRef,
+  update: { Key: Key; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+) => ddb.send(new UpdateCommand({ TableName: table, ...update }));
+
+/** Takes the NOTIFY entry off an item that no longer owes an e-mail (settled meanwhile); refused if it owes one again. */
+export const dropSettledNotification = ({ ddb, table }: TableRef, key: Key) =>
+  ddb.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: key,
+      UpdateExpression: `REMOVE ${WORK_REMOVE}`,
+      ConditionExpression: 'attribute_not_exists(notification_pending_at)',
+    }),
+  );

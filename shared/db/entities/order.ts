@@ -135,6 +135,31 @@ export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => 
 export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
   getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
 
+/**
+ * Links the order to a payment (`payment_id`), after which it cannot be cancelled: the order as it
+ * is then; undefined when it is missing, cancelled or linked to another payment (linking to the
+ * same one again is a no-op that answers it).
+ */
+export const linkOrderPayment = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: orderKey(merchantId, uuid),
+        UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
+        ExpressionAttributeValues: { ':payment': paymentId, ':now': now },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return parseOrder(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
+
 /** The merchant's orders, newest first (see pages.ts). */
 export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
   merchantId,
