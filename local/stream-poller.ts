@@ -45,79 +45,9 @@ import { invokeScoped } from './invocation-scope';
  * during start() waits for the round in progress. The poller reads one stream ARN: a table whose
  * stream is disabled and enabled again has a new one (its old shards close), so make a new poller.
  *
- * What the event source mapping does, and this does too (Lambda Developer Guide, "Using AWS Lambda
- * with Amazon DynamoDB" with-ddb.html, "Configuring partial batch response" services-ddb-batchfailurereporting.html,
- * "Retain discarded records" services-dynamodb-errors.html, "Lambda parameters for DynamoDB event
- * source mappings" services-ddb-params.html; DynamoDB Developer Guide Streams.html; DynamoDB Streams API reference):
- * - Shards. Every shard is read in order, one batch at a time, shards side by side; a child shard
- *   (DescribeStream's ParentShardId) is read only once its parent is read to its end ("an
- *   application must always process a parent shard before it processes a child shard"). A GetRecords
- *   without NextShardIterator ends a shard (closed, all read); the shard list is read again then, and
- *   every 10 s, to find new shards. A parent no longer listed (past the 24-hour retention) holds nothing back.
- * - Polling. Each shard is polled every `pollIntervalMs` (Lambda: "a base rate of 4 times per
- *   second"), at once again after a batch that moved the checkpoint. A batch is what one GetRecords
- *   returns, up to `batchSize` (BatchSize, default 100; GetRecords returns at most 1,000 records)
- *   and no batching window (MaximumBatchingWindowInSeconds 0, the default).
- * - Filters (FilterCriteria, `filterPatterns`): a record no pattern matches never reaches the
- *   handler and the checkpoint moves past it ("Lambda filters out events that don't match"); reads
- *   are then of up to 1,000 records, and a batch is up to `batchSize` records that match.
- * - Records have Lambda's shape: eventID, eventName, eventVersion ('1.1' from the stream),
- *   eventSource 'aws:dynamodb', awsRegion, eventSourceARN (the stream ARN), and `dynamodb` with
- *   ApproximateCreationDateTime in epoch seconds (StreamRecord: "rounded down to the closest second"),
- *   Keys / NewImage / OldImage in DynamoDB JSON ({ S: ... }, binary as base64 strings, as in
- *   Lambda's JSON), SequenceNumber, SizeBytes, StreamViewType; userIdentity for a TTL delete.
- * - Success. "Lambda checkpoints to the highest sequence number of a batch only when the batch is
- *   a complete success": a handler that returns nothing, null, {}, or an empty or null
- *   batchItemFailures.
- * - Function error. A handler that throws fails the whole batch, and so does a batchItemFailures
- *   entry whose itemIdentifier is empty, null or misspelled ("Lambda treats a batch as a complete
- *   failure" for those); here also one that is no sequence number of the batch, as sqs-poller does
- *   with a message id that is not in its batch (the guide does not say what Lambda does with it).
- * - Partial failure (ReportBatchItemFailures). "If the batchItemFailures array contains multiple
- *   items, Lambda uses the record with the lowest sequence number as the checkpoint. Lambda then
- *   retries all records starting from that checkpoint": the records before the lowest reported one
- *   are checkpointed, the rest is retried. Without bisection, that retry counts toward the retry
- *   attempts (the same batch sent again, from the checkpoint); with `reportBatchItemFailures: false`
- *   the response is ignored, as Lambda does when FunctionResponseTypes lacks it.
- * - Bisection (BisectBatchOnFunctionError). "If your invocation fails and BisectBatchOnFunctionError
- *   is turned on, the batch is bisected regardless of your ReportBatchItemFailures setting", and
- *   "Splitting a batch does not count towards the retry quota": a failed batch of two records or
- *   more is split in two halves, the first half is invoked, then the second; each half is a new
- *   batch (no retry counted) and may be split again, down to single records, which are retried.
- *   "When a partial batch success response is received and both BisectBatchOnFunctionError and
- *   ReportBatchItemFailures are turned on, the batch is bisected at the returned sequence number and
- *   Lambda retries only the remaining records": the remaining records are a new batch too, so a bad
- *   record ends up alone and is the only one given up.
- * - Retries (MaximumRetryAttempts; `maxRetryAttempts`, default 10 here, -1 for Lambda's own default:
- *   until the records expire). Retries are counted per batch, i.e. per set of records sent again.
- *   The retried batch holds the same records (it is not refilled with newer ones).
- * - Giving up. After its last retry, a batch is handed to `onBatchDiscarded` as the record Lambda
- *   sends an on-failure destination (the "Example invocation record" of services-dynamodb-errors:
- *   requestContext { requestId, functionArn, condition 'RetryAttemptsExhausted', approximateInvokeCount },
- *   responseContext { statusCode 200, executedVersion '$LATEST', functionError 'Unhandled' when it threw },
- *   version '1.0', timestamp, DDBStreamBatchInfo { shardId, start/endSequenceNumber,
- *   approximateArrivalOfFirst/LastRecord, batchSize, streamArn }), then the checkpoint moves past it
- *   and "Lambda discards the records and continues processing batches from the stream". The records
- *   stay readable in the stream, the destination has their place. If onBatchDiscarded throws, the
- *   checkpoint stays and the record is handed over again on the next poll (nothing skipped silently).
- * - Iterators. A shard iterator expires 15 minutes after GetShardIterator (ExpiredIteratorException):
- *   it is opened again AFTER_SEQUENCE_NUMBER of the last record read. A restart resumes
- *   AFTER_SEQUENCE_NUMBER of the shard's checkpoint (`checkpoints`), or at TRIM_HORIZON without one;
- *   records past the retention (TrimmedDataAccessException) are skipped to TRIM_HORIZON, with onError.
- *
- * Not reproduced: MaximumRecordAgeInSeconds (no RecordAgeExceeded), ParallelizationFactor (always
- * 1), filters, tumbling windows, StartingPosition LATEST (always TRIM_HORIZON without a checkpoint),
- * and the consolidation of several given-up batches into one destination record that AWS may do
- * with bisection (CloudFormation's BisectBatchOnFunctionError note: "The BatchSize could be greater
- * than 1"): here every given-up batch is its own record.
- *
- * DynamoDB Local, seen against DynamoDB Streams: awsRegion and the ARNs say `ddblocal` (the records
- * get `region` instead, as Lambda gives the table's region); ApproximateCreationDateTime is rounded
- * down to the minute, not the second; a table's stream has one shard, open until the stream is
- * disabled (no rollover seen in short runs; DynamoDB Streams splits and rolls shards over, hence the
- * lineage handling); iterators do expire after 15 minutes (ExpiredIteratorException, checked with an
- * iterator stamped 16 minutes back); GetShardIterator with a sequence number that is not in the
- * shard fails with InternalFailure (HTTP 500), not a ValidationException.
+ * It follows the mapping's documented rules (shards and their lineage, polling, filters, the
+ * record shape, checkpoints, partial failures, bisection, retries, the on-failure record, iterators)
+ * and notes where DynamoDB Local differs: docs/architecture.md, "The local stream poller".
  */
 
 /** The function's handler: it may return a partial batch response, or nothing (a complete success). */
