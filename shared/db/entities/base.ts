@@ -1,4 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
@@ -60,6 +61,19 @@ export const getStored = async <S extends $ZodType>(
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
 export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
   ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+
+/** A conditional UpdateItem: the item after it (ALL_NEW), or undefined when its condition refused it. */
+export const updateIfAllowed = async (
+  { ddb, table }: TableRef,
+  update: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+): Promise<Record<string, unknown> | undefined> => {
+  try {
+    return (await ddb.send(new UpdateCommand({ TableName: table, ...update, ReturnValues: 'ALL_NEW' }))).Attributes;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+};
 
 /** Nullable string attribute as stored (DynamoDB keeps null as NULL). */
 export const nullableString = () => z.nullable(z.string());

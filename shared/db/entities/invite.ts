@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
@@ -7,7 +6,7 @@ import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed } from './base';
 import { batchGet } from './batch';
 import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
@@ -81,23 +80,14 @@ export const getInvite = (db: TableRef, merchantId: string, uuid: string, consis
   getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
 
 /** Sets the invitation's `link_used_at` (the invitee used its link) once: the invite as it is then, undefined when it is missing or was marked already. */
-export const markInviteLinkUsed = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, now: string) => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: inviteKey(merchantId, uuid),
-        UpdateExpression: 'SET link_used_at = :now, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_used_at) OR link_used_at = :null)',
-        ExpressionAttributeValues: { ':now': now, ':null': null },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return parseInvite(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
+  const marked = await updateIfAllowed(db, {
+    Key: inviteKey(merchantId, uuid),
+    UpdateExpression: 'SET link_used_at = :now, updated_at = :now',
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_used_at) OR link_used_at = :null)',
+    ExpressionAttributeValues: { ':now': now, ':null': null },
+  });
+  return marked && parseInvite(marked);
 };
 
 /** Every invitation, newest first. */

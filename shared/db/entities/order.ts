@@ -8,7 +8,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, updateIfAllowed } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 
@@ -140,24 +140,15 @@ export const getOrder = (db: TableRef, merchantId: string, uuid: string, consist
  * is then; undefined when it is missing, cancelled or linked to another payment (linking to the
  * same one again is a no-op that answers it).
  */
-export const linkOrderPayment = async ({ ddb, table }: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: orderKey(merchantId, uuid),
-        UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
-        ConditionExpression:
-          'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
-        ExpressionAttributeValues: { ':payment': paymentId, ':now': now },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return parseOrder(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {
+  const linked = await updateIfAllowed(db, {
+    Key: orderKey(merchantId, uuid),
+    UpdateExpression: 'SET payment_id = :payment, updated_at = :now',
+    ConditionExpression:
+      'attribute_exists(pk) AND attribute_not_exists(cancelled_at) AND (attribute_not_exists(payment_id) OR payment_id = :payment)',
+    ExpressionAttributeValues: { ':payment': paymentId, ':now': now },
+  });
+  return linked && parseOrder(linked);
 };
 
 /** The merchant's orders, newest first (see pages.ts). */
