@@ -16,8 +16,9 @@ type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUnt
  * The change feed's webhook reaction for a batch of records: one delivery per event and enabled
  * endpoint that subscribes to it, with one Query of the endpoints per merchant in the batch (which
  * also says which endpoints are held back). A held endpoint's deliveries are parked for it at once
- * (parkHeld), so its backlog drains at its own pace rather than arriving on the shared queue all
- * at once when its hold ends; the others are sent. A record is done when all its deliveries were
+ * (parkHeld) when the hold is long (parksDuring), so its backlog drains at its own pace rather than
+ * arriving on the shared queue all at once when the hold ends; a short hold's are sent delayed to
+ * its end, where they are so many more chances to find the endpoint up; the others are sent. A record is done when all its deliveries were
  * parked or sent; a merchant whose endpoints could not be read fails its records (the feed reads
  * them again). Sending twice is harmless: a delivery is keyed by endpoint and event id.
  */
@@ -59,14 +60,18 @@ export const fanOutWebhookEvents = async (
     held.set(key, entry);
   }
   const outcomes = new Map(
-    await Promise.all([...held.values()].map(async (entry) => [entry.endpoint, await parkHeld(db, entry, send, now)] as const)),
+    await Promise.all(
+      [...held.values()].map(
+        async (entry) => [entry.endpoint, parksDuring(entry.endpoint, now) ? await parkHeld(db, entry, send, now) : 'delayed'] as const,
+      ),
+    ),
   );
   const lists = planned.map((deliveries) =>
     deliveries.flatMap(({ endpoint, message }): DeliveryMessage[] => {
       const outcome = outcomes.get(endpoint);
       if (outcome === 'parked') return [];
       // Not parked while still held: delayed until it may be tried again (and a moment more), not bounced.
-      if (outcome === 'not parked')
+      if (outcome === 'delayed')
         return [{ ...message, not_before: new Date(endpointHeldUntil(endpoint) + Math.ceil(random() * 5000)).toISOString() }];
       return [message];
     }),
@@ -76,8 +81,21 @@ export const fanOutWebhookEvents = async (
 };
 
 /**
+ * A hold whose new deliveries are parked: a delivery unanswered (the slow mark, up to a delivery
+ * timeout, while the endpoint's deliverers hang) or a rest longer than SHORT_HOLD_MS. A shorter
+ * rest's deliveries arrive at its end, at most that much of the endpoint's traffic at once, and each
+ * is one more chance to find a flapping endpoint up (parked, it gets one probe per rest).
+ */
+const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
+  (endpoint.slow_until !== undefined && Date.parse(endpoint.slow_until) > now) ||
+  (endpoint.retry_at !== undefined && Date.parse(endpoint.retry_at) - now > SHORT_HOLD_MS);
+
+/** The longest rest whose new deliveries are sent delayed to its end rather than parked. */
+export const SHORT_HOLD_MS = 60_000;
+
+/**
  * Parks a held endpoint's deliveries of the batch while its hold stands: `ended` when it ended
- * meanwhile (they are sent now), `not parked` when the table or queue failed (they are sent delayed
+ * meanwhile (they are sent now), `delayed` when the table or queue failed (they are sent delayed
  * until the hold's end, as a park would be released). The backlog's keeper is sent first when the
  * endpoint had none, so parks never wait without one (a keeper that finds nothing parked ends).
  */
@@ -86,10 +104,10 @@ const parkHeld = async (
   { merchantId, endpoint, heldUntil, messages }: HeldEndpoint,
   send: (messages: DeliveryMessage[]) => Promise<boolean[]>,
   now: number,
-): Promise<'parked' | 'ended' | 'not parked'> => {
+): Promise<'parked' | 'ended' | 'delayed'> => {
   try {
     const [first] = messages;
-    if (first && endpoint.waiting === undefined && !(await send([keeper(first, heldUntil)]))[0]) return 'not parked';
+    if (first && endpoint.waiting === undefined && !(await send([keeper(first, heldUntil)]))[0]) return 'delayed';
     // Filed under the event's time, so a record read again parks the same items again.
     const parks = messages.map((message) => ({ message, at: Date.parse(message.event.timestamp) || now }));
     return (await parkWhileHeld(db, merchantId, endpoint.uuid, parks, now)) ? 'parked' : 'ended';
@@ -99,6 +117,6 @@ const parkHeld = async (
       endpoint_uuid: endpoint.uuid,
       error_name: errorName(error),
     });
-    return 'not parked';
+    return 'delayed';
   }
 };

@@ -402,6 +402,33 @@ describe('the change-feed function', () => {
     expect(queued.map(({ body }) => [body.wake, body.keep, body.not_before])).toEqual([[true, true, retryAt]]);
   });
 
+  it("sends a short rest's events delayed to its end instead of parking them, and parks a hanging endpoint's", async () => {
+    // Prepare: one endpoint rests 10 s after a failure (a flapping endpoint); another has a delivery hanging
+    const retryAt = new Date(Date.now() + 10_000).toISOString();
+    const slowUntil = new Date(Date.now() + 15_000).toISOString();
+    ddbMock.on(QueryCommand).resolves({
+      Items: [
+        endpoint('e-resting', { failing_since: '2026-03-01T10:00:00.000Z', retry_at: retryAt }),
+        endpoint('e-hanging', { slow_until: slowUntil }),
+      ],
+    });
+    ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'WEBHOOK#e-hanging' } }).resolves({ Attributes: {} });
+    emptyEventLog();
+    const order = storedOrder({ customer: null });
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess: the resting one's event is queued for its rest's end; the hanging one's is parked (only its keeper queued)
+    expect(result).toEqual({ batchItemFailures: [] });
+    const queued = batchMessagesSentTo(WEBHOOKS_QUEUE);
+    const resting = queued.filter(({ body }) => body.endpoint_uuid === 'e-resting');
+    expect(resting.map(({ body }) => body.wake)).toEqual([undefined]);
+    expect(Date.parse(resting[0]?.body.not_before)).toBeGreaterThanOrEqual(Date.parse(retryAt));
+    const hanging = queued.filter(({ body }) => body.endpoint_uuid === 'e-hanging');
+    expect(hanging.map(({ body }) => [body.wake, body.keep])).toEqual([[true, true]]);
+  });
+
   it("sends a held endpoint's events at once when its hold ended before they were noted, and delayed to its end when they could not be parked", async () => {
     // Prepare: two held endpoints with backlogs; one's hold has just ended (the note is refused), the other's parks are refused by the table
     const retryAt = new Date(Date.now() + 600_000).toISOString();
