@@ -18,9 +18,10 @@ type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUnt
  * also says which endpoints are held back). A held endpoint's deliveries are parked for it at once
  * (parkHeld) when the hold is long (parksDuring), so its backlog drains at its own pace rather than
  * arriving on the shared queue all at once when the hold ends; a short hold's are sent delayed to
- * its end, where they are so many more chances to find the endpoint up; the others are sent. A record is done when all its deliveries were
- * parked or sent; a merchant whose endpoints could not be read fails its records (the feed reads
- * them again). Sending twice is harmless: a delivery is keyed by endpoint and event id.
+ * its end, each one more chance to find the endpoint up; the others are sent. A record is done
+ * when all its deliveries were parked or sent; a merchant whose endpoints could not be read fails
+ * its records (the feed reads them again). Sending twice is harmless: a delivery is keyed by
+ * endpoint and event id.
  */
 export const fanOutWebhookEvents = async (
   db: TableRef,
@@ -91,7 +92,7 @@ const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
   (endpoint.retry_at !== undefined && Date.parse(endpoint.retry_at) - now > SHORT_HOLD_MS);
 
 /** The longest rest whose new deliveries are sent delayed to its end rather than parked. */
-export const SHORT_HOLD_MS = 60_000;
+const SHORT_HOLD_MS = 60_000;
 
 /**
  * Parks a held endpoint's deliveries of the batch while its hold stands: `ended` when it ended
