@@ -63,17 +63,21 @@ export const fanOutWebhookEvents = async (
   const outcomes = new Map(
     await Promise.all(
       [...held.values()].map(
-        async (entry) => [entry.endpoint, parksDuring(entry.endpoint, now) ? await parkHeld(db, entry, send, now) : 'delayed'] as const,
+        async (entry) =>
+          [
+            entry.endpoint,
+            { heldUntil: entry.heldUntil, outcome: parksDuring(entry.endpoint, now) ? await parkHeld(db, entry, send, now) : 'delayed' },
+          ] as const,
       ),
     ),
   );
   const lists = planned.map((deliveries) =>
     deliveries.flatMap(({ endpoint, message }): DeliveryMessage[] => {
-      const outcome = outcomes.get(endpoint);
-      if (outcome === 'parked') return [];
+      const hold = outcomes.get(endpoint);
+      if (hold?.outcome === 'parked') return [];
       // Not parked while still held: delayed until it may be tried again (and a moment more), not bounced.
-      if (outcome === 'delayed')
-        return [{ ...message, not_before: new Date(endpointHeldUntil(endpoint) + Math.ceil(random() * 5000)).toISOString() }];
+      if (hold?.outcome === 'delayed')
+        return [{ ...message, not_before: new Date(hold.heldUntil + Math.ceil(random() * 5000)).toISOString() }];
       return [message];
     }),
   );

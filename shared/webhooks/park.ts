@@ -24,7 +24,7 @@ export const parkWhileHeld = async (
   const keys = waitingKeys(merchantId, endpointUuid, waiting);
   let noted: { first: boolean } | undefined;
   try {
-    await parkWaitingDeliveries(db, merchantId, endpointUuid, waiting, now);
+    await parkWaitingDeliveries(db, keys, waiting, now);
     noted = await noteParkedDeliveries(db, merchantId, endpointUuid, new Date(now).toISOString(), parks.length);
   } catch (error) {
     // Not noted, the parks would wait for a later backlog's release: taken back as far as the table lets us.

@@ -22,10 +22,9 @@ export type Park = { eventId: string; message: string; at: number };
 export const waitingKeys = (merchantId: string, endpointUuid: string, parks: readonly Park[]): Key[] =>
   parks.map(({ eventId, at }) => itemKey(merchantId, `${prefix(endpointUuid)}${new Date(at).toISOString()}#${eventId}`));
 
-/** Parks deliveries of the endpoint (BatchWriteItem, 25 a call). */
-export const parkWaitingDeliveries = (db: TableRef, merchantId: string, endpointUuid: string, parks: readonly Park[], now: number) => {
+/** Parks deliveries of the endpoint under `keys` (waitingKeys of the same parks; BatchWriteItem, 25 a call). */
+export const parkWaitingDeliveries = (db: TableRef, keys: readonly Key[], parks: readonly Park[], now: number) => {
   const expires = Math.floor(now / 1000) + RETENTION_DAYS * 24 * 3600;
-  const keys = waitingKeys(merchantId, endpointUuid, parks);
   return batchPut(
     db,
     parks.map(({ message }, index) => ({ ...keys[index], type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: expires })),
