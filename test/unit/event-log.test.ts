@@ -2,15 +2,15 @@ import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '#local/faults';
 import { reactionsTo } from '#shared/changes/feed';
-import { appendToEventLog, eventLogPage, eventPosition, type LogEntry } from '#shared/db/entities/event-log';
+import { appendToEventLog, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { decodeCursor, encodeCursor } from '#shared/domain/event-cursor';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK, OTHER_MERCHANT_ID, storedPendingRequest } from './support/fixtures';
 
 const db = { ddb: ddbMock as never, table: 'unit-table' };
 const LOG_PK = `${MERCHANT_PK}#EVENTS`;
-const HEAD_QUERY = { KeyConditionExpression: 'pk = :pk AND sk = :head' };
 
 const entry = (sequence: string, index = 0): LogEntry => ({
   position: eventPosition(sequence, index),
@@ -62,89 +62,241 @@ describe('the change feed plans the event log', () => {
   });
 });
 
+/**
+ * The log partition of one merchant in memory, served to the mocked client as DynamoDB serves the
+ * calls the log makes (Query with its key conditions, Limit, order and start key; PutItem with a
+ * condition; BatchWriteItem); `beforeWrite` runs before every write is applied, and may apply part
+ * of it and throw (a failed or lost write).
+ */
+const fakeLog = (
+  beforeWrite: (apply: (items: Record<string, unknown>[]) => void, items: Record<string, unknown>[]) => Promise<void> = async () => {},
+) => {
+  const items = new Map<string, Record<string, unknown>>();
+  const apply = (written: Record<string, unknown>[]) => {
+    for (const item of written) items.set(String(item.sk), item);
+  };
+  ddbMock.on(QueryCommand).callsFake(async (input) => {
+    const values = input.ExpressionAttributeValues;
+    const from = String(values[':from'] ?? '');
+    const start = input.ExclusiveStartKey?.sk as string | undefined;
+    const ascending = input.ScanIndexForward !== false;
+    let keys = [...items.keys()].filter((sk) => sk >= from && sk < values[':above']).sort();
+    if (!ascending) keys.reverse();
+    if (start !== undefined) keys = keys.filter((sk) => (ascending ? sk > start : sk < start));
+    const page = keys.slice(0, input.Limit ?? keys.length);
+    const more = page.length < keys.length;
+    return {
+      Items: page.map((sk) => items.get(sk)),
+      ScannedCount: page.length,
+      ...(more ? { LastEvaluatedKey: { pk: LOG_PK, sk: page.at(-1) } } : {}),
+    };
+  });
+  ddbMock.on(PutCommand).callsFake(async (input) => {
+    const existing = items.get(input.Item.sk);
+    if (input.ConditionExpression === 'attribute_not_exists(pk)' && existing !== undefined) {
+      throw Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException', Item: existing });
+    }
+    await beforeWrite(apply, [input.Item]);
+    apply([input.Item]);
+    return {};
+  });
+  ddbMock.on(BatchWriteCommand).callsFake(async (input) => {
+    const written = (input.RequestItems['unit-table'] ?? []).map(
+      (request: { PutRequest: { Item: Record<string, unknown> } }) => request.PutRequest.Item,
+    );
+    await beforeWrite(apply, written);
+    apply(written);
+    return {};
+  });
+  return items;
+};
+
 describe('appending to the event log', () => {
-  it('puts every event in one BatchWriteItem call per 25, then moves the head to the highest of them', async () => {
+  it('puts a batch in one write per event: the others in one BatchWriteItem call per 25, then its top event, which commits them', async () => {
+    // Prepare
+    const items = fakeLog();
+
     // Act
     await appendToEventLog(db, MERCHANT.id, [entry('500'), entry('501'), entry('501', 1)]);
 
     // Assess
-    const calls = ddbMock.commandCalls(BatchWriteCommand);
-    expect(calls).toHaveLength(1);
-    const puts = (calls[0]?.args[0].input.RequestItems?.['unit-table'] ?? []).map((request) => request.PutRequest?.Item);
-    expect(puts.map((item) => [item?.pk, item?.sk])).toEqual([
-      [LOG_PK, eventPosition('500', 0)],
-      [LOG_PK, eventPosition('501', 0)],
-      [LOG_PK, eventPosition('501', 1)],
+    const batch = ddbMock.commandCalls(BatchWriteCommand)[0]?.args[0].input.RequestItems?.['unit-table'] ?? [];
+    expect(batch.map((request) => [request.PutRequest?.Item?.sk, request.PutRequest?.Item?.commit_at])).toEqual([
+      [eventPosition('500', 0), eventPosition('501', 1)],
+      [eventPosition('501', 0), eventPosition('501', 1)],
     ]);
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
-      Key: { pk: LOG_PK, sk: 'HEAD' },
-      ExpressionAttributeValues: expect.objectContaining({ ':position': eventPosition('501', 1) }),
-    });
+    expect(ddbMock.commandCalls(PutCommand).map((call) => [call.args[0].input.Item?.sk, call.args[0].input.Item?.commit_at])).toEqual([
+      [eventPosition('501', 1), eventPosition('501', 1)],
+    ]);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(items.size).toBe(3);
   });
 
-  it('leaves the head where it was when a write failed, so no reader sees past the gap', async () => {
-    // Prepare
-    ddbMock.on(BatchWriteCommand).rejects(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+  it('leaves the batch uncommitted when a write failed, so no reader sees past the gap', async () => {
+    // Prepare: the first events are written, the batch's top is not
+    const items = fakeLog(async (_, written) => {
+      if (written.some((item) => item.sk === eventPosition('502', 0)))
+        throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+    });
 
     // Act
     const appended = appendToEventLog(db, MERCHANT.id, [entry('500'), entry('501'), entry('502')]);
 
     // Assess
     await expect(appended).rejects.toThrow('throttled');
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    expect(items.size).toBe(2);
+    const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
+    expect(page).toEqual({ items: [], lastExamined: LOG_START, lastExaminedAt: undefined, more: false });
   });
 
-  it('logs an event that arrives below the head just above it, once, with a marker at its own position', async () => {
-    // Prepare: the head is at 900; the event of record 700 (parked, replayed) was never logged
-    ddbMock.on(QueryCommand, HEAD_QUERY).resolves({ Items: [{ pk: LOG_PK, sk: 'HEAD', position: eventPosition('900', 0), logged_at: 1 }] });
+  it('logs an event that arrives below the committed top just above it, once, with a marker at its own position', async () => {
+    // Prepare: 900 is committed; the event of record 700 (parked, replayed) was never logged
+    const items = fakeLog();
+    await appendToEventLog(db, MERCHANT.id, [entry('900')]);
     const late = entry('700');
 
     // Act
     await appendToEventLog(db, MERCHANT.id, [late]);
+    await appendToEventLog(db, MERCHANT.id, [late]);
 
     // Assess
     const lateAt = `${eventPosition('900', 0)}~${late.position}`;
-    const puts = ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input);
-    expect(puts.map((input) => [input.Item?.sk, input.Item?.late_at, input.ConditionExpression])).toEqual([
-      [late.position, lateAt, 'attribute_not_exists(pk)'],
-      [lateAt, undefined, undefined],
-    ]);
-    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
-      ExpressionAttributeValues: expect.objectContaining({ ':position': lateAt }),
-    });
+    expect(items.get(late.position)).toEqual(expect.objectContaining({ late_at: lateAt }));
+    expect(items.get(lateAt)).toEqual(expect.objectContaining({ event_id: late.event.id, commit_at: lateAt }));
+    const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
+    expect(page.items.map((item) => item.event.id)).toEqual([entry('900').event.id, late.event.id]);
   });
 
-  it('writes nothing new for an event read again below the head: it is already there', async () => {
+  it('writes nothing for an event read again below the committed top: it is already there', async () => {
     // Prepare
-    ddbMock.on(QueryCommand, HEAD_QUERY).resolves({ Items: [{ pk: LOG_PK, sk: 'HEAD', position: eventPosition('900', 0), logged_at: 1 }] });
-    ddbMock.on(PutCommand).rejects(Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException', Item: { sk: 'x' } }));
+    fakeLog();
+    await appendToEventLog(db, MERCHANT.id, [entry('800'), entry('900')]);
+    ddbMock.resetHistory();
 
     // Act
     await appendToEventLog(db, MERCHANT.id, [entry('800')]);
 
-    // Assess
-    expect(ddbMock).toHaveReceivedCommandTimes(PutCommand, 1);
-    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+    // Assess: only the marker's conditional put, refused
+    expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.ConditionExpression)).toEqual(['attribute_not_exists(pk)']);
+    expect(ddbMock).not.toHaveReceivedCommand(BatchWriteCommand);
   });
+});
+
+describe('an uncommitted batch', () => {
+  it('stays hidden while a larger retry has written part of it: only a commit at or above a batch top shows it', async () => {
+    // Prepare: the first try of events 1-6 writes 1, 2, 4 and 5 (not 3, nor its top 6); the retry,
+    // grown to 1-8, writes only 6, which is no commit (its top is 8)
+    const events = Array.from({ length: 8 }, (_, index) => entry(String(101 + index)));
+    const tries = [
+      (written: Record<string, unknown>[]) => written.filter((item) => item.sk !== events[2]?.position),
+      (written: Record<string, unknown>[]) => written.filter((item) => item.sk === events[5]?.position),
+    ];
+    fakeLog(async (apply, written) => {
+      const keep = tries.shift();
+      if (keep === undefined) return;
+      apply(keep(written));
+      throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+    });
+    await expect(appendToEventLog(db, MERCHANT.id, events.slice(0, 6))).rejects.toThrow('throttled');
+    await expect(appendToEventLog(db, MERCHANT.id, events)).rejects.toThrow('throttled');
+
+    // Act
+    const during = await eventLogPage(db, MERCHANT.id, LOG_START, 3, 500);
+    await appendToEventLog(db, MERCHANT.id, events);
+    const after = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
+
+    // Assess
+    expect(during.items).toEqual([]);
+    expect(after.items.map((item) => item.event.id)).toEqual(events.map((event) => event.event.id));
+  });
+});
+
+describe('the event log under failing writes', () => {
+  it.each(Array.from({ length: 40 }, (_, seed) => seed))(
+    'gives a reader polling between every write each event once, in order, never one behind its cursor (seed %i)',
+    async (seed) => {
+      // Prepare: a feed writing 80 events in batches; nearly a third of the writes fail, most of
+      // those after applying part of the batch; a batch retried grows by what arrived meanwhile; one failing
+      // four times has its first record parked, replayed at the end
+      const random = seededRandom(seed);
+      let failing = true;
+      const seen: string[] = [];
+      let cursor = LOG_START;
+      const poll = async () => {
+        for (;;) {
+          const page = await eventLogPage(db, MERCHANT.id, cursor, 1 + Math.floor(random() * 4), 20);
+          seen.push(...page.items.map((item) => item.event.id));
+          cursor = page.lastExamined;
+          if (!page.more) return;
+        }
+      };
+      fakeLog(async (apply, written) => {
+        await poll();
+        if (!failing || random() > 0.3) return;
+        if (random() < 0.7) apply(written.filter(() => random() < 0.6));
+        await poll();
+        throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+      });
+      const entries = Array.from({ length: 80 }, (_, index) => entry(String(1000 + Math.floor(index / 2)), index % 2));
+      const parked: LogEntry[] = [];
+
+      // Act
+      let next = 0;
+      while (next < entries.length) {
+        let size = 1 + Math.floor(random() * 6);
+        for (let tries = 1; ; tries++) {
+          const batch = entries.slice(next, next + size);
+          try {
+            await appendToEventLog(db, MERCHANT.id, batch);
+            next += batch.length;
+            break;
+          } catch {
+            if (tries === 4) {
+              parked.push(...batch.slice(0, 1));
+              next += 1;
+              break;
+            }
+            size += Math.floor(random() * 3);
+          }
+        }
+      }
+      failing = false;
+      await appendToEventLog(db, MERCHANT.id, parked);
+      await poll();
+
+      // Assess: a fresh read from the start finds what the poller saw, and every event once
+      const fresh: string[] = [];
+      let from = LOG_START;
+      for (let more = true; more; ) {
+        const page = await eventLogPage(db, MERCHANT.id, from, 100, 500);
+        fresh.push(...page.items.map((item) => item.event.id));
+        from = page.lastExamined;
+        more = page.more;
+      }
+      expect(seen).toEqual(fresh);
+      expect([...fresh].sort()).toEqual(entries.map((item) => item.event.id).sort());
+      const inPlace = fresh.filter((id) => !parked.some((item) => item.event.id === id));
+      expect(inPlace).toEqual(entries.filter((item) => !parked.includes(item)).map((item) => item.event.id));
+    },
+  );
 });
 
 describe('reading the event log', () => {
   it('examines a bounded number of items per page whatever the filter, and says where it stopped', async () => {
     // Prepare: a filter that matches nothing, over a log longer than a page may examine
-    ddbMock.on(QueryCommand).callsFake((input) => ({
-      Items: [],
-      ScannedCount: input.Limit,
-      LastEvaluatedKey: { pk: LOG_PK, sk: eventPosition(String(input.Limit), 0) },
-    }));
+    fakeLog();
+    const logged = Array.from({ length: 700 }, (_, index) => entry(String(1000 + index)));
+    for (let start = 0; start < logged.length; start += 100) await appendToEventLog(db, MERCHANT.id, logged.slice(start, start + 100));
+    ddbMock.resetHistory();
 
     // Act
-    const page = await eventLogPage(db, MERCHANT.id, '0', eventPosition('99999', 0), 25, 500, { types: ['invite.sent'] });
+    const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500, { types: ['invite.sent'] });
 
     // Assess
     const queries = ddbMock.commandCalls(QueryCommand).map((call) => call.args[0].input);
     expect(queries.reduce((sum, input) => sum + (input.Limit ?? 0), 0)).toBeLessThanOrEqual(500);
     expect(queries.every((input) => input.ConsistentRead === true)).toBe(true);
-    expect(page).toEqual(expect.objectContaining({ items: [], more: true }));
+    expect(page).toEqual(expect.objectContaining({ items: [], more: true, lastExamined: logged[499]?.position }));
   });
 });
 

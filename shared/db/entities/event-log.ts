@@ -1,10 +1,9 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { merchantPk, parseStored } from './base';
 import { batchPut } from './batch';
-import { moveForward } from './forward';
 
 /**
  * A merchant's event log: every webhook event of the merchant, once, in one partition of its own,
@@ -12,18 +11,21 @@ import { moveForward } from './forward';
  * stream sequence number of the write the event came from, padded, then the event's index within
  * that write: positions only grow with the stream, which brings a merchant's writes in order.
  *
- * The `HEAD` item of the partition (it sorts after every position) is the committed high-water
- * mark: the change feed moves it only after every event of a batch up to it was written, and
- * readers show nothing above it, so a position once handed out never gains an event behind it.
+ * A batch's top event is its commit: every event of a batch names the batch's highest position
+ * (`commit_at`) and the top one is put after all the others were, so an event is committed once
+ * the log holds an item at or above its `commit_at`; readers show only the committed prefix, and a
+ * position once handed out never gains an event behind it. The design and its proof are in
+ * docs/events.md.
  *
- * A write's event arriving below the head (its stream record was parked and replayed after later
- * ones were logged) is logged at a late position just above the head instead, and a marker at its
- * own position remembers where, so it is logged once whatever the retries.
+ * A write's event arriving below the committed top (its stream record was parked and replayed
+ * after later ones were logged) is logged at a late position just above it instead, and a marker
+ * at its own position remembers where, so it is logged once whatever the retries.
  */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 
 const SEQUENCE_DIGITS = 40;
-const HEAD_SK = 'HEAD';
+/** Sorts after every position: positions start with a digit. An item there is not part of the log. */
+const ABOVE_POSITIONS = 'A';
 
 export const eventLogPk = (merchantId: string) => `${merchantPk(merchantId)}#EVENTS`;
 
@@ -39,29 +41,31 @@ export const isPosition = (value: string) => value === LOG_START || /^\d{40}\.\d
 
 export type LoggedEvent = { id: string; type: string; timestamp: string; data: Record<string, unknown> };
 
-const logItemSchema = z.looseObject({
+/** Any item of the log partition: an event, or a late event's marker (which has `late_at`). */
+const storedSchema = z.looseObject({
   sk: z.string(),
-  event_type: z.string(),
-  created_at: z.string(),
+  /** The position of the top event of the batch the item was written with; absent: the item's own. */
+  commit_at: z.optional(z.string()),
+  late_at: z.optional(z.string()),
+  event_type: z.optional(z.string()),
+  created_at: z.optional(z.string()),
   /** The event as webhooks deliver it (JSON): id, type, timestamp, data. */
-  event: z.string(),
+  event: z.optional(z.string()),
   /** Epoch seconds of the write the event came from. */
-  logged_at: z.number(),
+  logged_at: z.optional(z.number()),
 });
-const markerSchema = z.looseObject({ late_at: z.string() });
-const headSchema = z.looseObject({ position: z.string(), logged_at: z.number() });
+type Stored = z.infer<typeof storedSchema>;
 
 export type LogEntry = { position: string; event: LoggedEvent; loggedAt: number };
 export type LogItem = { position: string; event: LoggedEvent; eventType: string; createdAt: string; loggedAt: number };
-export type LogHead = { position: string; loggedAt: number };
 
 /** Times are stored as the API's filters compare them (UTC, milliseconds); one that does not parse, as it is. */
 const isoTime = (time: string) => (Number.isNaN(Date.parse(time)) ? time : new Date(time).toISOString());
 
 const expiry = (loggedAt: number) => loggedAt + EVENT_LOG_RETENTION_DAYS * 24 * 3600;
 
-/** The log item of an event at `position` (the bench seeds with it too). */
-export const eventLogItem = (merchantId: string, position: string, entry: LogEntry) => ({
+/** The log item of an event at `position`, committed by the item at `commitAt` (the bench seeds with it too). */
+export const eventLogItem = (merchantId: string, position: string, entry: LogEntry, commitAt = position) => ({
   pk: eventLogPk(merchantId),
   sk: position,
   type: 'event_log',
@@ -70,44 +74,79 @@ export const eventLogItem = (merchantId: string, position: string, entry: LogEnt
   created_at: isoTime(entry.event.timestamp),
   event: JSON.stringify(entry.event),
   logged_at: entry.loggedAt,
+  commit_at: commitAt,
   [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
 });
 
-const putEvent = ({ ddb, table }: TableRef, merchantId: string, position: string, entry: LogEntry) =>
-  ddb.send(new PutCommand({ TableName: table, Item: eventLogItem(merchantId, position, entry) }));
+const commitOf = (item: Stored) => item.commit_at ?? item.sk;
 
-/** The head item (the bench seeds with it too). */
-export const eventLogHeadItem = (merchantId: string, head: LogHead) => ({
-  pk: eventLogPk(merchantId),
-  sk: HEAD_SK,
-  type: 'event_log_head',
-  position: head.position,
-  logged_at: head.loggedAt,
-});
-
-/** The committed head of a merchant's log; undefined while nothing was logged. */
-export const readEventLogHead = async ({ ddb, table }: TableRef, merchantId: string): Promise<LogHead | undefined> => {
-  const { Items } = await ddb.send(
+/** Queries the log's items (never anything sorting above the positions), consistently. */
+const queryLog = ({ ddb, table }: TableRef, merchantId: string, input: Partial<QueryCommandInput>) =>
+  ddb.send(
     new QueryCommand({
       TableName: table,
-      KeyConditionExpression: 'pk = :pk AND sk = :head',
-      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':head': HEAD_SK },
+      KeyConditionExpression: 'pk = :pk AND sk < :above',
+      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
       ConsistentRead: true,
+      ...input,
     }),
   );
-  const item = Items?.[0];
-  if (item === undefined) return undefined;
-  const head = parseStored('event log head', headSchema, item);
-  return { position: head.position, loggedAt: head.logged_at };
+
+/** Whether the item is a commit: the top event of its batch, put after every other event of it. */
+const isCommit = (item: Stored) => commitOf(item) === item.sk;
+
+/**
+ * Whether the log holds a commit at or above `position`: the first item there is one, or names a
+ * higher commit to look for (each step goes up; an uncommitted batch is the last, or a failed one).
+ */
+const committedFrom = async (db: TableRef, merchantId: string, position: string): Promise<boolean> => {
+  let from = position;
+  for (;;) {
+    const { Items } = await queryLog(db, merchantId, {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': from, ':above': ABOVE_POSITIONS },
+      ProjectionExpression: 'sk, commit_at',
+      Limit: 1,
+    });
+    const first = Items?.[0];
+    if (first === undefined) return false;
+    const item = parseStored('event log item', storedSchema, first);
+    if (isCommit(item)) return true;
+    from = commitOf(item);
+  }
 };
 
 /**
- * Logs an event that arrived below the head: a marker at its own position names the late position
- * (put only where nothing is: the event itself, or a marker of an earlier try, wins), then the event
- * is put there. Returns the position it is logged at.
+ * The highest commit of the log (undefined while there is none): every event whose `commit_at` is at
+ * or below it is committed. Walks down from the top past what is not a commit: the batch being
+ * written, or what a failed one left.
  */
-const putLateEvent = async (db: TableRef, merchantId: string, head: string, entry: LogEntry): Promise<string> => {
-  const lateAt = `${head}~${entry.position}`;
+export const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
+      ScanIndexForward: false,
+      ProjectionExpression: 'sk, commit_at',
+      Limit: 25,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    for (const raw of Items ?? []) {
+      const item = parseStored('event log item', storedSchema, raw);
+      if (isCommit(item)) return item.sk;
+    }
+    startKey = LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return undefined;
+};
+
+/**
+ * Where an event that arrived at or below the committed top goes: a marker at its own position
+ * names a late position just above the top (put only where nothing is: the event itself, or a
+ * marker of an earlier try, wins). Returns the late position to put it at, or undefined when the
+ * event itself is already logged at its own position.
+ */
+const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
+  const lateAt = `${top}~${entry.position}`;
   try {
     await db.ddb.send(
       new PutCommand({
@@ -123,141 +162,132 @@ const putLateEvent = async (db: TableRef, merchantId: string, head: string, entr
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
+    return lateAt;
   } catch (error) {
     if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
     const existing = (error as { Item?: Record<string, unknown> }).Item;
-    // The event itself is there: logged before the head passed it.
-    if (existing === undefined || existing.late_at === undefined) return entry.position;
-    const marker = parseStored('event log marker', markerSchema, existing);
-    await putEvent(db, merchantId, marker.late_at, entry);
-    return marker.late_at;
+    // No item returned: taken as the event itself (its marker would name where it went).
+    if (existing === undefined) return undefined;
+    return parseStored('event log item', storedSchema, existing).late_at;
   }
-  await putEvent(db, merchantId, lateAt, entry);
-  return lateAt;
 };
 
-/** Moves the head up to `head` (never down: a head already past it stays). */
-const advanceHead = (db: TableRef, merchantId: string, head: LogHead) =>
-  moveForward(db, { pk: eventLogPk(merchantId), sk: HEAD_SK }, 'position', {
-    type: 'event_log_head',
-    position: head.position,
-    logged_at: head.loggedAt,
-  });
-
 /**
- * Appends a batch's events of one merchant, then commits the head past them: the events above the
- * head with BatchWriteItem, 25 a call; one below it (see putLateEvent) on its own. Idempotent: an
- * event already logged is put again at the same position, with the same content. Throws when any
- * write failed: the head is then left where it was.
+ * Appends a batch's events of one merchant: one write per event and nothing else. The events above
+ * the committed top go at their own positions, one below it (see latePosition) at its late
+ * position; every new one names the batch's highest position as its commit, and that event is put
+ * last, after all the others were written (BatchWriteItem, 25 a call), so a failure leaves the batch
+ * uncommitted and it is written again whole. Idempotent: an event is put again at the same place
+ * with the same content; one already committed keeps a commit it reaches.
  */
 export const appendToEventLog = async (db: TableRef, merchantId: string, entries: readonly LogEntry[]): Promise<void> => {
   if (entries.length === 0) return;
-  const head = await readEventLogHead(db, merchantId);
-  const late = entries.filter((entry) => head !== undefined && entry.position <= head.position);
-  const onTop = entries.filter((entry) => !late.includes(entry));
-  const [, latePositions] = await Promise.all([
-    batchPut(
-      db,
-      onTop.map((entry) => eventLogItem(merchantId, entry.position, entry)),
-    ),
-    Promise.all(late.map((entry) => putLateEvent(db, merchantId, head?.position ?? LOG_START, entry))),
-  ]);
-  const positions = [
-    ...onTop.map((entry) => ({ entry, position: entry.position })),
-    ...late.map((entry, index) => ({ entry, position: latePositions[index] ?? entry.position })),
-  ];
-  let top = { position: positions[0]?.position ?? LOG_START, loggedAt: (entries[0] as LogEntry).loggedAt };
-  for (const { entry, position } of positions) if (position > top.position) top = { position, loggedAt: entry.loggedAt };
-  if (head === undefined || top.position > head.position) await advanceHead(db, merchantId, top);
+  const top = await committedTop(db, merchantId);
+  const placed = await Promise.all(
+    entries.map(async (entry) => ({
+      entry,
+      position: top !== undefined && entry.position <= top ? await latePosition(db, merchantId, top, entry) : entry.position,
+    })),
+  );
+  const writes = placed.filter((write): write is { entry: LogEntry; position: string } => write.position !== undefined);
+  const fresh = writes.filter(({ position }) => top === undefined || position > top);
+  const commitAt = fresh.reduce((highest, { position }) => (position > highest ? position : highest), LOG_START);
+  // A late event put again at a position already committed commits itself: its item stays visible.
+  const items = writes.map(({ entry, position }) =>
+    eventLogItem(merchantId, position, entry, top !== undefined && position <= top ? position : commitAt),
+  );
+  const commit = items.find((item) => item.sk === commitAt);
+  await batchPut(
+    db,
+    items.filter((item) => item !== commit),
+  );
+  if (commit !== undefined) await db.ddb.send(new PutCommand({ TableName: db.table, Item: commit }));
 };
 
 export type LogFilter = { types?: readonly string[]; createdGte?: string; createdLt?: string };
 
-const filterExpression = (filter: LogFilter) => {
-  const parts: string[] = ['attribute_not_exists(late_at)'];
-  const values: Record<string, unknown> = {};
-  if (filter.types && filter.types.length > 0) {
-    parts.push(`event_type IN (${filter.types.map((_, index) => `:t${index}`).join(', ')})`);
-    filter.types.forEach((type, index) => {
-      values[`:t${index}`] = type;
-    });
-  }
-  if (filter.createdGte !== undefined) {
-    parts.push('created_at >= :gte');
-    values[':gte'] = filter.createdGte;
-  }
-  if (filter.createdLt !== undefined) {
-    parts.push('created_at < :lt');
-    values[':lt'] = filter.createdLt;
-  }
-  return { FilterExpression: parts.join(' AND '), values };
-};
+/** Whether a log item is an event that passes the filter (times compare as stored: ISO 8601 in UTC). */
+const matches = (item: Stored, filter: LogFilter) =>
+  item.late_at === undefined &&
+  item.event !== undefined &&
+  (filter.types === undefined || filter.types.length === 0 || filter.types.includes(item.event_type ?? '')) &&
+  (filter.createdGte === undefined || (item.created_at ?? '') >= filter.createdGte) &&
+  (filter.createdLt === undefined || (item.created_at ?? '') < filter.createdLt);
+
+const logItem = (item: Stored): LogItem => ({
+  position: item.sk,
+  event: JSON.parse(item.event ?? '{}') as LoggedEvent,
+  eventType: item.event_type ?? '',
+  createdAt: item.created_at ?? '',
+  loggedAt: item.logged_at ?? 0,
+});
 
 export type LogPage = {
   items: LogItem[];
-  /** The last position examined (matched or not); `after` itself when nothing was. */
+  /** The last committed position examined (matched or not); `after` itself when none was. */
   lastExamined: string;
-  /** logged_at of the last item examined; undefined when nothing was. */
+  /** logged_at of the last event examined; undefined when none was. */
   lastExaminedAt: number | undefined;
-  /** Whether positions up to the head remain unexamined. */
+  /** Whether committed events may follow `lastExamined`. */
   more: boolean;
 };
 
 /**
- * Up to `limit` events after `after` and at or below `head`, oldest first, that pass `filter`,
- * examining at most `maxExamined` log items whatever the filter (each Query is bounded by its
- * Limit, which DynamoDB applies before the filter), with consistent reads: every event at or below
- * the head was written before the head was, so a consistent read sees them all.
+ * Reads up to `maxExamined` log items after `after` (consistent reads, in doubling steps from one
+ * more than the page, stopping once the page is full), so a rare type costs a bounded read.
+ */
+const examine = async (db: TableRef, merchantId: string, after: string, limit: number, maxExamined: number, filter: LogFilter) => {
+  const examined: Stored[] = [];
+  let matched = 0;
+  let step = limit + 1;
+  let startKey: Record<string, unknown> | undefined = after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after };
+  while (examined.length < maxExamined && matched <= limit) {
+    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
+      Limit: Math.min(maxExamined - examined.length, Math.max(limit + 1 - matched, step)),
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    for (const raw of Items ?? []) {
+      const item = parseStored('event log item', storedSchema, raw);
+      examined.push(item);
+      if (matches(item, filter)) matched++;
+    }
+    if (LastEvaluatedKey === undefined) return { examined, ended: true };
+    startKey = LastEvaluatedKey;
+    step *= 2;
+  }
+  return { examined, ended: false };
+};
+
+/**
+ * Up to `limit` committed events after `after`, oldest first, that pass `filter`, examining a
+ * bounded number of items whatever the filter. The examined items are committed up to the first
+ * whose commit the log does not hold yet: a commit read covers everything at or below it, and one
+ * more read (an item) tells whether the last batch read is committed.
  */
 export const eventLogPage = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   after: string,
-  head: string,
   limit: number,
   maxExamined: number,
   filter: LogFilter = {},
 ): Promise<LogPage> => {
-  const { FilterExpression, values } = filterExpression(filter);
+  const { examined, ended } = await examine(db, merchantId, after, limit, maxExamined, filter);
+  let reached = examined.reduce((highest, item) => (isCommit(item) && item.sk > highest ? item.sk : highest), after);
+  const highestCommit = examined.reduce((highest, item) => (commitOf(item) > highest ? commitOf(item) : highest), LOG_START);
+  if (highestCommit > reached && (await committedFrom(db, merchantId, highestCommit))) reached = highestCommit;
+  const firstUncommitted = examined.findIndex((item) => commitOf(item) > reached);
+  const committed = firstUncommitted === -1 ? examined : examined.slice(0, firstUncommitted);
   const items: LogItem[] = [];
-  let examined = 0;
   let lastExamined = after;
   let lastExaminedAt: number | undefined;
-  let step = limit + 1;
-  let startKey: Record<string, unknown> | undefined = after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after };
-  while (examined < maxExamined) {
-    const { Items, LastEvaluatedKey, ScannedCount } = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :head',
-        FilterExpression,
-        ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': LOG_START, ':head': head, ...values },
-        // One more than the page: a page that fills up knows whether anything follows. A filter that
-        // skipped items reads on in doubling steps, so a rare type costs a few calls, not one per page size.
-        Limit: Math.min(maxExamined - examined, Math.max(limit + 1 - items.length, step)),
-        ConsistentRead: true,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    examined += ScannedCount ?? 0;
-    for (const raw of Items ?? []) {
-      const item = parseStored('event log entry', logItemSchema, raw);
+  for (const item of committed) {
+    if (matches(item, filter)) {
       if (items.length === limit) return { items, lastExamined, lastExaminedAt, more: true };
-      items.push({
-        position: item.sk,
-        event: JSON.parse(item.event) as LoggedEvent,
-        eventType: item.event_type,
-        createdAt: item.created_at,
-        loggedAt: item.logged_at,
-      });
-      lastExamined = item.sk;
-      lastExaminedAt = item.logged_at;
+      items.push(logItem(item));
     }
-    if (LastEvaluatedKey === undefined) return { items, lastExamined: head, lastExaminedAt, more: false };
-    startKey = LastEvaluatedKey;
-    step *= 2;
-    lastExamined = String(LastEvaluatedKey.sk);
-    // The last item examined was filtered out: its time is unknown, so the last matched one's stands (earlier, so safe).
+    lastExamined = item.sk;
+    lastExaminedAt = item.logged_at ?? lastExaminedAt;
   }
-  return { items, lastExamined, lastExaminedAt, more: true };
+  return { items, lastExamined, lastExaminedAt, more: !ended && firstUncommitted === -1 };
 };
