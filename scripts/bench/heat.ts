@@ -272,9 +272,13 @@ type KeyHeat = {
   splits: string;
 };
 
+/** A table partition whose sort key only grows (the event log's positions): every write lands at its end, which no split relieves. */
+const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
+
 /**
  * Heat units: a table item (pk + sk: an item is never split, so it caps at one partition's rate),
- * a table partition as a whole (DynamoDB splits it for heat by sort key: shown for its share), and an
+ * a table partition as a whole (DynamoDB splits it for heat by sort key: shown for its share; the
+ * event log's is not split, its positions only grow), and an
  * index partition (gsi1's sort key is a sequence and gsi2's a time: monotonic, so never split).
  */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
@@ -300,7 +304,8 @@ const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
       total += 1;
       if (write.where === 'table') {
         add(`item:${write.key}\u0000${write.sk}`, 'table', `${write.key} / ${write.sk}`, write.wcu, 'no (one item)');
-        add(`partition:${write.key}`, 'table', `${write.key} (whole partition)`, write.wcu, 'yes (by sort key)');
+        if (growsAtTheEnd(write.key)) add(`log:${write.key}`, 'table', `${write.key} (whole log)`, write.wcu, 'no (monotonic sort key)');
+        else add(`partition:${write.key}`, 'table', `${write.key} (whole partition)`, write.wcu, 'yes (by sort key)');
       } else add(`${write.where}:${write.key}`, write.where, write.key, write.wcu, 'no (monotonic sort key)');
     }
   return { units: [...units.values()], total };
