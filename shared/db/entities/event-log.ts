@@ -12,10 +12,10 @@ import { batchPut } from './batch';
  * that write: positions only grow with the stream, which brings a merchant's writes in order.
  *
  * A batch's top event is its commit: every event of a batch names the batch's highest position
- * (`commit_at`) and the top one is put after all the others were, so an event is committed once
- * the log holds an item at or above its `commit_at`; readers show only the committed prefix, and a
- * position once handed out never gains an event behind it. The design and its proof are in
- * docs/events.md.
+ * (`commit_at`) and the top one, a commit, is put after all the others were, so an event is
+ * committed once the log holds a commit at or above its `commit_at`; readers show only the
+ * committed prefix, and a position once handed out never gains an event behind it. The design and
+ * its proof are in docs/events.md.
  *
  * A write's event arriving below the committed top (its stream record was parked and replayed
  * after later ones were logged) is logged at a late position just above it instead, and a marker
@@ -24,7 +24,7 @@ import { batchPut } from './batch';
 export const EVENT_LOG_RETENTION_DAYS = 31;
 
 const SEQUENCE_DIGITS = 40;
-/** Sorts after every position: positions start with a digit. An item there is not part of the log. */
+/** Sorts after every position (they start with a digit): nothing from here on is read as part of the log. */
 const ABOVE_POSITIONS = 'A';
 
 export const eventLogPk = (merchantId: string) => `${merchantPk(merchantId)}#EVENTS`;
@@ -123,20 +123,21 @@ const committedFrom = async (db: TableRef, merchantId: string, position: string)
  */
 export const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   let startKey: Record<string, unknown> | undefined;
-  do {
+  // The top item is a commit unless a batch failed: read one, then more in doubling steps (a Query costs what it reads).
+  for (let limit = 1; ; limit *= 2) {
     const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
       ScanIndexForward: false,
       ProjectionExpression: 'sk, commit_at',
-      Limit: 25,
+      Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
     for (const raw of Items ?? []) {
       const item = parseStored('event log item', storedSchema, raw);
       if (isCommit(item)) return item.sk;
     }
+    if (LastEvaluatedKey === undefined) return undefined;
     startKey = LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return undefined;
+  }
 };
 
 /**
