@@ -78,7 +78,8 @@ export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 2;
  */
 const STAGE_THROTTLE = (4 * DEFAULT_WAF_IP_RATE_LIMIT) / 300;
 
-const STAGE_DEFAULTS: Record<
+/** What each stage gets when its context does not say (the heat bench prices the live stage's log retention from it). */
+export const STAGE_DEFAULTS: Record<
   Stage,
   { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }
 > = {

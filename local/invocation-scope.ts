@@ -59,19 +59,61 @@ export class InvocationStopped extends Error {
   override name = 'InvocationStopped';
 }
 
+/** One invocation that ended: its function, how long it ran (ms, performance.now()) and whether it succeeded. */
+export type EndedInvocation = { invocation: string; functionName: string; ms: number; ok: boolean };
+
+/** Told when each invocation starts and ends; only the bench's recorder sets one (local/invocation-recorder.ts). */
+export type InvocationObserver = { started: (invocation: string) => void; ended: (ended: EndedInvocation) => void };
+
+let observer: InvocationObserver | undefined;
+
+/** Sets (or, with undefined, removes) the one observer of the invocations that start from now on. */
+export const observeInvocations = (next: InvocationObserver | undefined) => {
+  observer = next;
+};
+
 /**
  * Runs one invocation in its own scope (a no-op wrapper until enableInvocationScopes). The scope
  * carries the invocation's own fault rules, if any, and a way to stop it: the invocation then
  * rejects with InvocationStopped at once, while what it was doing is left hanging, never resumed.
  */
-export const invokeScoped = <T>(context: Pick<Context, 'awsRequestId'>, fn: () => Promise<T>, faultRules?: FaultRule[]): Promise<T> => {
+export const invokeScoped = <T>(
+  context: Pick<Context, 'awsRequestId'> & Partial<Pick<Context, 'functionName'>>,
+  fn: () => Promise<T>,
+  faultRules?: FaultRule[],
+): Promise<T> => {
   if (!store) return fn();
   const scope = store;
+  const watching = observer;
+  const startedAt = performance.now();
+  let ended = false;
+  // An invocation ends once, whether it settles or is stopped first.
+  const end = (ok: boolean) => {
+    if (ended) return;
+    ended = true;
+    watching?.ended({ invocation: context.awsRequestId, functionName: context.functionName ?? '?', ms: performance.now() - startedAt, ok });
+  };
+  watching?.started(context.awsRequestId);
   return new Promise<T>((resolve, reject) => {
-    const stop = (reason: string) => reject(new InvocationStopped(reason));
-    scope.run({ [REQUEST_ID]: context.awsRequestId, [STOP]: stop, [FAULT_RULES]: faultRules }, fn).then(resolve, reject);
+    const stop = (reason: string) => {
+      end(false);
+      reject(new InvocationStopped(reason));
+    };
+    scope.run({ [REQUEST_ID]: context.awsRequestId, [STOP]: stop, [FAULT_RULES]: faultRules }, fn).then(
+      (value) => {
+        end(true);
+        resolve(value);
+      },
+      (error: unknown) => {
+        end(false);
+        reject(error);
+      },
+    );
   });
 };
+
+/** The invocation the caller runs in (its awsRequestId), if any. */
+export const currentInvocation = (): string | undefined => (store?.hasContext() ? store.getRequestId() : undefined);
 
 /** Stops the current invocation (see invokeScoped); false when there is none to stop. */
 export const stopCurrentInvocation = (reason: string): boolean => {

@@ -11,7 +11,7 @@ import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator }
 import { parseFaultSpec } from './faults';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
-import type { CallRecord } from './write-recorder';
+import type { WriteRecord } from './write-recorder';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -69,9 +69,11 @@ const askStage = <T>(child: ChildProcess | undefined, request: string, field: st
 /** How often each fault rule fired in a stage process. */
 const askFaultTally = (child: ChildProcess | undefined) => askStage<Record<string, number>>(child, 'fault-tally', 'faultTally', {}, 1_000);
 
-/** The calls a stage process recorded since it was last asked (local/write-recorder.ts; [] when recording is off). */
-const askWriteRecord = async (child: ChildProcess | undefined) =>
-  (await askStage<{ records: CallRecord[] }>(child, 'write-record', 'writeRecord', { records: [] }, 10_000)).records;
+/** The calls and invocations a stage process recorded since it was last asked (local/write-recorder.ts; none when recording is off). */
+const askWriteRecord = async (child: ChildProcess | undefined): Promise<WriteRecord> => {
+  const answer = await askStage<Partial<WriteRecord>>(child, 'write-record', 'writeRecord', {}, 10_000);
+  return { records: answer.records ?? [], invocations: answer.invocations ?? [] };
+};
 
 /** A stage process dying more often than this within a minute is not restarted again. */
 export const MAX_RESTARTS_PER_MINUTE = 5;
@@ -86,8 +88,11 @@ export type LocalStack = {
   demo: Partial<Record<Stage, SeedResult>>;
   /** How often each fault rule fired so far, per stage. */
   faultTally: () => Promise<Record<Stage, Record<string, number>>>;
-  /** Every AWS call the functions made since the last ask, per stage (workerEnv LOCAL_RECORD_WRITES=on; local/write-recorder.ts). */
-  writeRecord: () => Promise<Record<Stage, CallRecord[]>>;
+  /**
+   * Every AWS call the functions made and every invocation that ended since the last ask, per stage
+   * (workerEnv LOCAL_RECORD_WRITES=on; local/write-recorder.ts).
+   */
+  writeRecord: () => Promise<Record<Stage, WriteRecord>>;
   stop: () => Promise<void>;
 };
 
@@ -247,7 +252,10 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     };
     const writeRecord = async () => {
       const records = await Promise.all(STAGES.map((stage) => askWriteRecord(workersByStage.get(stage))));
-      return Object.fromEntries(STAGES.map((stage, index) => [stage, records[index] ?? []])) as Record<Stage, CallRecord[]>;
+      return Object.fromEntries(STAGES.map((stage, index) => [stage, records[index] ?? { records: [], invocations: [] }])) as Record<
+        Stage,
+        WriteRecord
+      >;
     };
     return { ports, endpoints, stages, demo, faultTally, writeRecord, stop };
   } catch (error) {

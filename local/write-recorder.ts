@@ -1,6 +1,7 @@
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import { type AwsService, onClientCreated } from '#shared/aws-clients';
 import { logger } from '#shared/logger';
+import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
 /**
  * The write recorder of the local stage processes (LOCAL_RECORD_WRITES=on, set by the bench's
@@ -21,13 +22,16 @@ import { logger } from '#shared/logger';
  *   table/index are shared out by the items' estimated sizes. A call answered without capacity (an
  *   error) gets the estimate: 1 WCU per started KB per table/index write, x2 in a transaction.
  * - Reads: the read capacity and the partition read (GetItem key, Query key condition).
- * - SQS and SES: the operation and the number of messages.
+ * - SQS and SES: the operation, the number of messages and the bytes a send carries (SQS bills
+ *   each 64 KB of a request's payload as one request).
  *
  * Each record carries the function (the Lambda context the function's logger receives from
  * Powertools' injectLambdaContext, which every handler of this project uses) and its invocation.
- * The stage process answers the IPC message 'write-record' with `{ writeRecord: { records } }`
- * and forgets what it sent; 'write-record-reset' forgets without sending. The records are the
- * bench's (scripts/bench/heat.ts); nothing of this runs in Lambda.
+ * Beside the calls, each invocation is recorded with its duration and the bytes it logged
+ * (local/invocation-recorder.ts). The stage process answers the IPC message 'write-record' with
+ * `{ writeRecord: { records, invocations } }` and forgets what it sent; 'write-record-reset'
+ * forgets without sending. The records are the bench's (scripts/bench/heat.ts); nothing of this
+ * runs in Lambda.
  */
 
 export const RECORD_WRITES_ENV = 'LOCAL_RECORD_WRITES';
@@ -71,6 +75,8 @@ export type CallRecord = {
   reads?: string[];
   /** SQS/SES: messages sent (SendMessageBatch counts its entries). */
   messages?: number;
+  /** SQS sends: the payload's bytes (bodies and message attributes, all entries of a batch). */
+  bytes?: number;
   /** When the call started and ended (performance.now() of the stage process): which calls of an invocation overlapped. */
   span?: [number, number];
 };
@@ -360,9 +366,31 @@ const noteFunctionNames = () => {
   };
 };
 
+/** What one stage process recorded since it was last asked: every call, and every invocation that ended. */
+export type WriteRecord = { records: CallRecord[]; invocations: InvocationRecord[] };
+
 // ---------------------------------------------------------------------------------------------
 const SQS_MESSAGES = (operation: string, input: Attrs) =>
   operation === 'SendMessageBatch' ? ((input.Entries ?? []) as unknown[]).length : operation.startsWith('Send') ? 1 : 0;
+
+/** A message's payload as SQS measures it: its body plus each attribute's name, type and value. */
+const messageBytes = (message: Attrs) =>
+  Buffer.byteLength(String(message.MessageBody ?? '')) +
+  Object.entries((message.MessageAttributes ?? {}) as Record<string, Attrs>).reduce(
+    (sum, [name, attribute]) =>
+      sum +
+      Buffer.byteLength(name) +
+      Buffer.byteLength(String(attribute.DataType ?? '')) +
+      Buffer.byteLength(String(attribute.StringValue ?? '')) +
+      ((attribute.BinaryValue as Uint8Array | undefined)?.byteLength ?? 0),
+    0,
+  );
+const SQS_BYTES = (operation: string, input: Attrs) =>
+  operation === 'SendMessageBatch'
+    ? ((input.Entries ?? []) as Attrs[]).reduce((sum, entry) => sum + messageBytes(entry), 0)
+    : operation === 'SendMessage'
+      ? messageBytes(input)
+      : undefined;
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : String(error));
 
@@ -376,7 +404,15 @@ const recorderMiddleware =
     const startedAt = performance.now();
     const span = (): [number, number] => [startedAt, performance.now()];
     if (service !== 'dynamodb') {
-      const base = { service, operation, fn, invocation, messages: SQS_MESSAGES(operation, input) };
+      const bytes = service === 'sqs' ? SQS_BYTES(operation, input) : undefined;
+      const base = {
+        service,
+        operation,
+        fn,
+        invocation,
+        messages: SQS_MESSAGES(operation, input),
+        ...(bytes === undefined ? {} : { bytes }),
+      };
       try {
         const output = await next(args);
         records.push({ ...base, attempts: output.output.$metadata?.attempts ?? 1, ok: true, span: span() });
@@ -436,11 +472,13 @@ const recorderMiddleware =
 
 /**
  * Installs the recorder on every client the functions build from now on when LOCAL_RECORD_WRITES
- * is `on`, and answers the stack's 'write-record' IPC message. Call before the handlers load.
+ * is `on`, and the invocation recorder (LOCAL_RECORD_LOGS=count: an invocation's lines below ERROR
+ * counted, not shown), and answers the stack's 'write-record' IPC message. Call before the handlers load.
  */
 export const recordWritesFromEnv = (env = process.env) => {
   if (env[RECORD_WRITES_ENV] !== 'on') return undefined;
   let records: CallRecord[] = [];
+  const invocations = recordInvocations({ quiet: env[RECORD_LOGS_ENV] === 'count' });
   noteFunctionNames();
   onClientCreated((client, service) => {
     // `records` is read when a command runs, so a drained record starts afresh.
@@ -449,10 +487,13 @@ export const recordWritesFromEnv = (env = process.env) => {
   });
   process.on('message', (message) => {
     if (message === 'write-record') {
-      const sent = records;
+      const sent: WriteRecord = { records, invocations: invocations.drain() };
       records = [];
-      process.send?.({ writeRecord: { records: sent } });
-    } else if (message === 'write-record-reset') records = [];
+      process.send?.({ writeRecord: sent });
+    } else if (message === 'write-record-reset') {
+      records = [];
+      invocations.drain();
+    }
   });
   return { records: () => records };
 };

@@ -22,10 +22,18 @@
  *    keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
  *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
  *    which the hottest keys reach DynamoDB's per-partition limit of 1,000 WCU/s;
- * 3. the cost per million orders at list prices, from those figures.
+ * 3. the all-in cost per million orders at list prices (scripts/bench/cost.ts), in four scenarios:
+ *    steady load (the creates above, before their cancels) and quiet load (QUIET: creates one at a
+ *    time, each alone in every stream and queue batch, as a merchant with one order a minute), each
+ *    without and with one webhook endpoint of the merchant subscribed to every event (a receiver on
+ *    loopback answering 204; steady + webhook runs on merchants of its own, a fifth as many); with
+ *    the per-order counts each dollar figure comes from, and what a stage costs a month whatever
+ *    its orders.
  *
  * Write units are DynamoDB Local's ConsumedCapacity (ReturnConsumedCapacity INDEXES), shared out
  * by item size where one call writes several items; the record says when a call had to be estimated.
+ * Invocations come with their duration and the bytes they logged (local/invocation-recorder.ts):
+ * the functions run at their deployed log level with their metrics on, their lines counted, not shown.
  * Asserts nothing; prints markdown.
  */
 
@@ -34,46 +42,58 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import { queueWorkers, workers as workerDefs } from '#functions/workers';
+import { STAGE_DEFAULTS } from '#lib/config';
+import { functionSpecs } from '#lib/function-specs';
+import { TRACE_SAMPLING_RATE, WAF_IP_RULE, WAF_TOKEN_RULE } from '#lib/rest-api';
+import { localClientConfig } from '#local/aws-env';
+import type { InvocationRecord } from '#local/invocation-recorder';
 import type { LocalStack } from '#local/stack';
 import type { CallRecord, PartitionWrite } from '#local/write-recorder';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
+import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
+import {
+  billedMs,
+  type CostLine,
+  costLines,
+  type Deployment,
+  type FunctionUse,
+  fixedMonthlyLines,
+  PRICES,
+  type ScenarioMeasure,
+  type Stored,
+  sqsRequestsFor,
+  storedItem,
+  type Trigger,
+} from './cost';
 import { startBenchStack } from './local';
+import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
-// DynamoDB's limits and AWS list prices (us-east-1, on-demand / pay per request), as of
-// 2026-11-23 (the figures published since DynamoDB's on-demand price cut of 2024-11-01; checked
-// against aws.amazon.com/{api-gateway,lambda,dynamodb,sqs}/pricing). Documented in
-// docs/data-model-heat.md: change both together.
+// DynamoDB's limits (docs/data-model-heat.md); the prices are in scripts/bench/cost.ts.
 /** Write units per second one partition takes (DynamoDB's per-partition write limit). */
 export const PARTITION_WCU_PER_SECOND = 1_000;
 /** Read units per second one partition takes. */
 export const PARTITION_RCU_PER_SECOND = 3_000;
-export const PRICES = {
-  date: '2026-11-23',
-  region: 'us-east-1',
-  /** API Gateway REST API, per million requests (first 333 million a month). */
-  apiGatewayRestPerMillion: 3.5,
-  /** Lambda requests, per million. */
-  lambdaRequestsPerMillion: 0.2,
-  /** Lambda duration, arm64, per GB-second (first 6 billion GB-s a month). */
-  lambdaArmPerGbSecond: 0.0000133334,
-  /** DynamoDB on-demand, per million write request units (standard table class). */
-  dynamodbWriteUnitsPerMillion: 0.625,
-  /** DynamoDB on-demand, per million read request units. */
-  dynamodbReadUnitsPerMillion: 0.125,
-  /** SQS standard queue, per million requests (each 64 KB chunk of a payload is one request). */
-  sqsRequestsPerMillion: 0.4,
-} as const;
-/** The functions' configured memory (lib/function-specs.ts) and architecture. */
-const LAMBDA_MEMORY_MB = 256;
 
 // ---------------------------------------------------------------------------------------------
 export type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
 export const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
 const WARMUP_CREATES_PER_MERCHANT = 2;
-/** Sequential creates after the warm-up (not recorded): their mean latency is the Lambda duration of the cost line. */
+/** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
+/**
+ * Quiet load: creates one at a time on one merchant, far enough apart that each is alone in every
+ * stream and queue batch (the local change feed polls its stream 4 times a second), as they are
+ * for a merchant with one order a minute.
+ */
+export const QUIET = { creates: 20, gapMs: 1_500 } as const;
+/** Steady load with a webhook endpoint runs on merchants of its own: this share of the heat run's, each getting as many creates. */
+const HOOKED_MERCHANT_SHARE = 1 / 5;
+/** The log level the deployed functions run at: lib/ sets no POWERTOOLS_LOG_LEVEL, so Powertools' default. */
+const DEPLOYED_LOG_LEVEL = 'INFO';
 
 const USAGE = `Usage: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
                                      [--doc [--baseline FILE --baseline-label TEXT]]
@@ -81,7 +101,8 @@ const USAGE = `Usage: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M
 Partition heat and the cost of a create on a fresh local stack (its own emulators, free ports):
 N merchants (default ${HEAT_DEFAULTS.merchants}) each get M creates (default ${HEAT_DEFAULTS.creates}; half with an
 Idempotency-Key), C in flight (default ${HEAT_DEFAULTS.concurrency}), and K cancels each (default ${HEAT_DEFAULTS.cancels}).
-Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables.
+Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables, the
+last one the cost per million orders at steady and quiet load, without and with a webhook endpoint.
 --doc writes them into docs/data-model-heat.md (its generated section), after the output of a run on
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
@@ -161,9 +182,9 @@ const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toL
 const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
 
 // ---------------------------------------------------------------------------------------------
-const merchantFixture = (index: number): Fixture['merchants'][number] => ({
-  key: `heat-${index}`,
-  name: `Heat merchant ${index}`,
+const merchantFixture = (key: string): Fixture['merchants'][number] => ({
+  key,
+  name: `Heat merchant ${key}`,
   currency: 'EUR',
   tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
   affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
@@ -183,18 +204,134 @@ const createBody = (orderNo: string, buyer: number) => ({
 
 type Merchant = { id: string; token: string };
 
-/** Drains the record until the workers have been quiet (no writes, no sends) for `quietMs`; at most `maxMs`. */
-const settle = async (stack: LocalStack, into: CallRecord[], { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+/** What the live stage recorded over a stretch of the run: its calls and its invocations. */
+type Recorded = { records: CallRecord[]; invocations: InvocationRecord[] };
+const recorded = (): Recorded => ({ records: [], invocations: [] });
+
+/** Drains the record until the workers have been quiet (no writes, no sends, no invocation) for `quietMs`; at most `maxMs`. */
+const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
   const start = Date.now();
   let lastActivity = Date.now();
   while (Date.now() - start < maxMs) {
     await sleep(1_000);
     const fresh = (await stack.writeRecord()).live;
-    into.push(...fresh);
-    if (fresh.some((call) => (call.writes?.length ?? 0) > 0 || (call.messages ?? 0) > 0)) lastActivity = Date.now();
+    into.records.push(...fresh.records);
+    into.invocations.push(...fresh.invocations);
+    if (fresh.invocations.length > 0 || fresh.records.some((call) => (call.writes?.length ?? 0) > 0 || (call.messages ?? 0) > 0))
+      lastActivity = Date.now();
     if (Date.now() - lastActivity >= quietMs) return (Date.now() - start) / 1000;
   }
   return (Date.now() - start) / 1000;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The cost model's measures (scripts/bench/cost.ts prices them).
+
+/** Each merchant's stored bytes (table and indexes, weighted by how long each item is kept), from a Scan of the table. */
+const storedByMerchant = async (client: DynamoDBClient, table: string) => {
+  const now = Date.now() / 1000;
+  const byMerchant = new Map<string, Stored>();
+  let start: ScanCommandOutput['LastEvaluatedKey'];
+  do {
+    const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) {
+      // Every item of the table lives under its merchant's `M#<merchantId>` (shared/db/entities/base.ts).
+      const merchant = /^M#([^#]+)/.exec(item.pk?.S ?? '')?.[1];
+      if (merchant === undefined) continue;
+      const stored = storedItem(item, now);
+      const sum = byMerchant.get(merchant) ?? { tableByteMonths: 0, indexByteMonths: 0 };
+      sum.tableByteMonths += stored.tableByteMonths;
+      sum.indexByteMonths += stored.indexByteMonths;
+      byMerchant.set(merchant, sum);
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return byMerchant;
+};
+
+/** What the merchants stored per order they took: their bytes now less their bytes before their first order. */
+const storedPerOrder = (
+  now: Map<string, Stored>,
+  before: Map<string, Stored>,
+  merchantIds: readonly string[],
+  ordersOf: (id: string) => number,
+): Stored => {
+  const orders = merchantIds.reduce((sum, id) => sum + ordersOf(id), 0);
+  const delta = (key: keyof Stored) =>
+    merchantIds.reduce((sum, id) => sum + (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0), 0) / Math.max(1, orders);
+  return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
+};
+
+const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+
+/** A function's memory and trigger, from the manifests the stack is built from (lib/function-specs.ts). */
+const SPECS = new Map(
+  functionSpecs().map((spec) => {
+    const trigger: Trigger = spec.kind === 'route' ? 'api' : spec.worker.trigger.kind === 'queue' ? 'queue' : 'stream';
+    return [spec.id, { memoryMb: spec.memoryMb, trigger }];
+  }),
+);
+
+/** One scenario's counts: what the cost model prices, and what the counts table shows beside it. */
+type Scenario = {
+  label: string;
+  measure: ScenarioMeasure;
+  /** Mean orders-create duration in the scenario over its duration alone (at least 1): loaded durations are divided by it. */
+  contention: number;
+  createMs: number;
+  aloneCreateMs: number;
+  /** Per function: mean measured duration and mean billed duration (ms), log bytes per invocation. */
+  timing: Map<string, { meanMs: number; billedMeanMs: number; logBytesPerInvocation: number }>;
+};
+
+const scenarioOf = (
+  label: string,
+  load: ScenarioMeasure['load'],
+  run: Recorded,
+  orders: number,
+  stored: Stored,
+  aloneCreateMs: number,
+  functionNames: readonly string[],
+): Scenario => {
+  const createMs = mean(run.invocations.filter((invocation) => invocation.fn === 'orders-create').map((invocation) => invocation.ms));
+  // No creates to compare (a failed scenario): durations are taken as measured.
+  const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
+  const timing: Scenario['timing'] = new Map();
+  const functions = functionNames.map((fn): FunctionUse => {
+    const mine = run.invocations.filter((invocation) => invocation.fn === fn);
+    const spec = SPECS.get(fn);
+    const billed = billedMs(
+      mine.map((invocation) => invocation.ms),
+      contention,
+    );
+    const logBytes = mine.reduce((sum, invocation) => sum + invocation.logBytes, 0);
+    timing.set(fn, {
+      meanMs: mean(mine.map((invocation) => invocation.ms)),
+      billedMeanMs: billed / Math.max(1, mine.length),
+      logBytesPerInvocation: logBytes / Math.max(1, mine.length),
+    });
+    return { fn, memoryMb: spec?.memoryMb ?? 256, trigger: spec?.trigger ?? 'api', invocations: mine.length, billedMs: billed, logBytes };
+  });
+  const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
+  return {
+    label,
+    contention,
+    createMs,
+    aloneCreateMs,
+    timing,
+    measure: {
+      load,
+      orders,
+      apiRequests: functions.filter((use) => use.trigger === 'api').reduce((sum, use) => sum + use.invocations, 0),
+      functions,
+      sqsRequests: calls('sqs').reduce((sum, call) => sum + call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes)), 0),
+      writeUnits: calls('dynamodb').reduce((sum, call) => sum + (call.wcu ?? 0), 0),
+      readUnits: calls('dynamodb').reduce((sum, call) => sum + (call.rcu ?? 0), 0),
+      emails: calls('ses').reduce((sum, call) => sum + (call.ok ? (call.messages ?? 0) : 0), 0),
+      // The cost model divides totals by the orders: the stored bytes per order, times the orders.
+      stored: { tableByteMonths: stored.tableByteMonths * orders, indexByteMonths: stored.indexByteMonths * orders },
+    },
+  };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -311,6 +448,104 @@ const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   return { units: [...units.values()], total };
 };
 
+/** A quantity as the cost table shows it: whole from 100, two decimals from 1, two significant digits below. */
+const amount = (value: number) =>
+  !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
+const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(value !== 0 && Math.abs(value) < 0.01 ? 4 : 2)}` : 'n/a');
+
+/** The cost section: the per-order counts of each scenario, the cost table they make, the fixed monthly costs, and what is assumed. */
+const printCost = (
+  scenarios: Scenario[],
+  deployment: Deployment,
+  run: { steadyOrders: number; hookedMerchants: number; merchants: number; creates: number; concurrency: number },
+) => {
+  const labels = scenarios.map((scenario) => scenario.label);
+  const functionNames = scenarios[0]?.measure.functions.map((use) => use.fn) ?? [];
+  const per = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
+  const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
+  const row = (label: string, cell: (scenario: Scenario) => string) => [label, ...scenarios.map(cell)];
+  print(
+    `\nScenarios: **steady**: the ${whole(run.steadyOrders)} creates above (${run.concurrency} in flight over ${run.merchants} merchants), before their cancels; **steady + webhook**: ${whole(run.creates)} creates on each of ${run.hookedMerchants} more merchants, ${run.concurrency} in flight, each merchant with one endpoint subscribed to every event (a receiver on loopback answering 204); **quiet** and **quiet + webhook**: ${QUIET.creates} creates ${QUIET.gapMs / 1000} s apart on one merchant (each alone in every stream and queue batch, as at one order a minute), without and with such an endpoint. Half of every scenario's creates carry an Idempotency-Key. Everything the scenario's creates set off is counted, until the workers are done.`,
+  );
+  table(
+    'Cost per million orders: the measured counts behind it (per order unless said)',
+    ['count', ...labels],
+    [
+      row('orders created (201)', (scenario) => whole(scenario.measure.orders)),
+      row('API requests (WAF and API Gateway)', (scenario) => fixed(per(scenario, scenario.measure.apiRequests))),
+      row(
+        "orders-create mean duration here / alone (the quiet scenarios' creates): the divisor of every duration (at least 1)",
+        (scenario) => `${fixed(scenario.createMs, 1)} / ${fixed(scenario.aloneCreateMs, 1)} ms: ÷ ${fixed(scenario.contention)}`,
+      ),
+      ...functionNames.flatMap((fn) => [
+        row(`${fn}: invocations`, (scenario) => fixed(per(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
+        row(`${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`, (scenario) => {
+          const timing = scenario.timing.get(fn);
+          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0
+            ? `${fixed(timing.meanMs, 1)} -> ${fixed(timing.billedMeanMs, 1)} ms`
+            : '-';
+        }),
+        row(`${fn}: bytes logged per invocation`, (scenario) => {
+          const timing = scenario.timing.get(fn);
+          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0 ? whole(timing.logBytesPerInvocation) : '-';
+        }),
+      ]),
+      row('SQS requests by the functions (sends; 64 KB chunks)', (scenario) => fixed(per(scenario, scenario.measure.sqsRequests))),
+      row('DynamoDB write / read request units', (scenario) =>
+        [per(scenario, scenario.measure.writeUnits), per(scenario, scenario.measure.readUnits)].map((value) => fixed(value)).join(' / '),
+      ),
+      row('SES e-mails', (scenario) => fixed(per(scenario, scenario.measure.emails))),
+      row('stored, table / indexes (bytes x share of a month kept; items + 100 bytes each)', (scenario) =>
+        [per(scenario, scenario.measure.stored.tableByteMonths), per(scenario, scenario.measure.stored.indexByteMonths)]
+          .map((value) => whole(value))
+          .join(' / '),
+      ),
+    ],
+  );
+
+  // The cost table: one row per line of the model, each cell its dollars and the per-order quantity they price.
+  const lines = scenarios.map((scenario) => costLines(scenario.measure, deployment));
+  const items = lines[0] ?? [];
+  const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
+  const lineOf = (index: number, item: string) => lines[index]?.find((line) => line.item === item);
+  const totalOf = (index: number, perMonth: boolean) =>
+    (lines[index] ?? []).filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0);
+  table(
+    `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; scripts/bench/cost.ts, docs/data-model-heat.md)`,
+    ['item', 'price', ...labels],
+    [
+      ...items
+        .filter((line) => !line.perMonth)
+        .map((line) => [line.item, line.price, ...scenarios.map((_, index) => cell(lineOf(index, line.item)))]),
+      ['**total per million orders**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, false))}**`)],
+      ...items
+        .filter((line) => line.perMonth)
+        .map((line) => [
+          `${line.item}, per month a million orders are kept`,
+          line.price,
+          ...scenarios.map((_, index) => cell(lineOf(index, line.item))),
+        ]),
+      ['**storage, per month a million orders are kept**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, true))}**`)],
+    ],
+  );
+  const fixedLines = fixedMonthlyLines(deployment);
+  table(
+    'What a stage costs a month whatever its orders (each stage, live and sandbox)',
+    ['item', 'price', 'per month', 'dollars'],
+    [
+      ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
+      ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
+    ],
+  );
+  // What a real endpoint's answer time would add: the deliverer waits for it.
+  const hookedScenario = scenarios.find((scenario) => scenario.label === 'steady + webhook');
+  const deliveries = hookedScenario ? per(hookedScenario, useOf(hookedScenario, 'webhooks-deliver')?.invocations ?? 0) : 0;
+  const deliverMb = hookedScenario ? (useOf(hookedScenario, 'webhooks-deliver')?.memoryMb ?? 0) : 0;
+  print(
+    `\nAssumed, not measured: durations are the stage process's (every function of the stage in one Node.js process beside the emulators), divided by how much slower a create ran in the scenario than alone; Lambda's init (cold start) is not counted. The webhook receiver answers at once on loopback: each 100 ms a real endpoint takes to answer adds ${cents(1_000_000 * deliveries * 0.1 * (deliverMb / 1024) * PRICES.lambdaArmPerGbSecond)} per million orders at steady load (${fixed(deliveries)} deliveries per order). The local pollers form batches as they find the records (the stream polled 4 times a second, no batching window), so at steady load the change feed and the commission consumer may run more, smaller batches than in AWS. Not counted: data transfer out, CloudWatch metrics, alarms and dashboard, KMS, Secrets Manager API calls, free tiers.`,
+  );
+};
+
 export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line: string) => void } = {}) => {
   if (options.print) print = options.print;
   const opts = { ...HEAT_DEFAULTS, ...options };
@@ -318,19 +553,49 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     `\n## Partition heat and the cost of a create (${opts.merchants} merchants x ${opts.creates} creates, ${opts.concurrency} in flight, ${opts.cancels} cancel(s) each; ${new Date().toISOString()})`,
   );
   let stack: LocalStack | undefined;
+  const hooks = await receiver(false);
+  let scanner: DynamoDBClient | undefined;
   try {
-    stack = await startBenchStack({ LOCAL_RECORD_WRITES: 'on', FOLLOW_UP_MIN_DELAY_SECONDS: '5' });
-    const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: Array.from({ length: opts.merchants }, (_, index) => merchantFixture(index)),
+    stack = await startBenchStack({
+      LOCAL_RECORD_WRITES: 'on',
+      FOLLOW_UP_MIN_DELAY_SECONDS: '5',
+      // What the deployed functions log (their level, their EMF metrics), counted and not shown.
+      POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
+      POWERTOOLS_METRICS_DISABLED: 'false',
+      LOCAL_RECORD_LOGS: 'count',
     });
-    const merchants: Merchant[] = Array.from({ length: opts.merchants }, (_, index) => {
-      const merchant = seeded.merchants[`heat-${index}`];
+    const started = stack;
+    const live = stack.stages.live;
+    const hookedCount = Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE));
+    const seeded = await seedFixture(live.store, 'live', {
+      merchants: [
+        ...Array.from({ length: opts.merchants }, (_, index) => merchantFixture(`heat-${index}`)),
+        ...Array.from({ length: hookedCount }, (_, index) => merchantFixture(`heat-hooked-${index}`)),
+        merchantFixture('heat-quiet'),
+        merchantFixture('heat-quiet-hooked'),
+      ],
+    });
+    const merchantOf = (key: string): Merchant => {
+      const merchant = seeded.merchants[key];
       return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
-    });
+    };
+    const merchants = Array.from({ length: opts.merchants }, (_, index) => merchantOf(`heat-${index}`));
+    const hooked = Array.from({ length: hookedCount }, (_, index) => merchantOf(`heat-hooked-${index}`));
+    const quiet = merchantOf('heat-quiet');
+    const quietHooked = merchantOf('heat-quiet-hooked');
     const merchantIds = merchants.map((merchant) => merchant.id);
-    const createUrl = `${stack.stages.live.url}/api/v2/orders/create`;
+    const storage = new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, ...localClientConfig });
+    scanner = storage;
+    const scan = () => storedByMerchant(storage, live.table);
+    // One endpoint per merchant of the webhook scenarios, subscribed to every event type.
+    for (const merchant of [...hooked, quietHooked]) await createEndpoint(live.url, merchant.token, hooks.url, WEBHOOK_EVENT_TYPES);
+    // What the merchants hold before their first order (the seed, the endpoints): not the orders'.
+    const storedBefore = await scan();
+    const createUrl = `${live.url}/api/v2/orders/create`;
     const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
     let serial = 0;
+    /** Orders each merchant took (201), warm-up included: what its stored bytes are divided by. */
+    const ordersOn = new Map<string, number>();
     const create = (merchant: Merchant, withKey: boolean) => () => {
       const number = serial++;
       return post(
@@ -339,27 +604,34 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
         // A merchant's orders go to a new customer each round (50 in turn), not all to one.
         createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
         withKey ? `heat-${run}-${number}` : undefined,
-      ).then((reply) => ({ ...reply, merchant, withKey }));
+      ).then((reply) => {
+        if (reply.status === 201) ordersOn.set(merchant.id, (ordersOn.get(merchant.id) ?? 0) + 1);
+        return { ...reply, merchant, withKey };
+      });
     };
+    const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
 
     // Warm-up (auth caches, the emulator's JIT, each merchant's first block): not recorded.
+    const others = [...hooked, quiet, quietHooked];
     await pool(
-      Array.from({ length: WARMUP_CREATES_PER_MERCHANT * opts.merchants }, (_, index) =>
-        create(merchants[index % opts.merchants] as Merchant, index % 2 === 0),
-      ),
+      [
+        ...Array.from({ length: WARMUP_CREATES_PER_MERCHANT * opts.merchants }, (_, index) =>
+          create(merchants[index % opts.merchants] as Merchant, index % 2 === 0),
+        ),
+        ...others.map((merchant) => create(merchant, false)),
+      ],
       opts.concurrency,
     );
-    // A Lambda serves one invocation at a time: the create's duration is taken from sequential creates.
+    // A Lambda serves one invocation at a time: a create's latency alone is taken from sequential creates.
     const sequential: Reply[] = [];
     for (let index = 0; index < SEQUENTIAL_CREATES; index++)
       sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
     const timedCreates = sequential.filter((reply) => reply.status === 201);
     const createMs = timedCreates.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timedCreates.length);
-    await settle(stack, [], { quietMs: 2_000, maxMs: 30_000 });
-    await stack.writeRecord();
+    await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
 
-    // The measured run: creates interleaved over the merchants, then the cancels.
-    const records: CallRecord[] = [];
+    // The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels.
+    const steady = recorded();
     const startedAt = performance.now();
     const creates = await pool(
       Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
@@ -368,6 +640,8 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       opts.concurrency,
     );
     const createWall = (performance.now() - startedAt) / 1000;
+    const createSettleSeconds = await settle(stack, steady);
+    const steadyStored = storedPerOrder(await scan(), storedBefore, merchantIds, ordersOf);
     const created = creates.filter((reply) => reply.status === 201);
     const toCancel = merchants.flatMap((merchant) =>
       created
@@ -375,17 +649,19 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
         .slice(0, opts.cancels)
         .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
     );
+    const cancelled = recorded();
     const cancels = await pool(
       toCancel.map(
         ({ merchant, uuid }) =>
           () =>
-            post(`${stack?.stages.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
+            post(`${live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
       ),
       opts.concurrency,
     );
-    const settleSeconds = await settle(stack, records);
+    const settleSeconds = await settle(stack, cancelled);
+    const records = [...steady.records, ...cancelled.records];
     const windowSeconds = (performance.now() - startedAt) / 1000;
-    const sandboxCalls = (await stack.writeRecord()).sandbox.length;
+    const sandboxCalls = (await stack.writeRecord()).sandbox.records.length;
 
     // ------------------------------------------------------------------------------------------
     const createCount = created.length;
@@ -401,7 +677,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
     const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
     print(
-      `\nCreates: ${statusCount(creates)} in ${createWall.toFixed(1)} s (${fixed(createCount / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${timedCreates.length} sequential creates before the run: mean ${fixed(createMs, 1)} ms). Cancels: ${statusCount(cancels)}. Workers settled ${settleSeconds.toFixed(0)} s after the last request. Calls recorded: ${records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
+      `\nCreates: ${statusCount(creates)} in ${createWall.toFixed(1)} s (${fixed(createCount / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${timedCreates.length} sequential creates before the run: mean ${fixed(createMs, 1)} ms). Cancels: ${statusCount(cancels)}. Workers settled ${createSettleSeconds.toFixed(0)} s after the last create and ${settleSeconds.toFixed(0)} s after the last cancel. Calls recorded: ${records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
     );
 
     // What a create costs, per function.
@@ -591,67 +867,103 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       summaryRows,
     );
 
-    // Cost per million orders.
-    const requestPath = totalsOf(createInvocations.flat());
-    const workers = totalsOf(records.filter((call) => !REQUEST_PATH.has(call.fn)));
-    const consumerInvocations = new Set(records.filter((call) => call.fn === 'commissions-process').map((call) => call.invocation)).size;
-    const perOrder = {
-      wcu: (requestPath.wcu + workers.wcu) / createCount,
-      rcu: (requestPath.rcu + workers.rcu) / createCount,
-      // Sends measured; the event source mapping's receive and delete (1 + 1 per batch) estimated from the consumer's invocations.
-      sqs: (requestPath.sqs + workers.sqs + 2 * consumerInvocations) / createCount,
-      consumerInvocations: consumerInvocations / createCount,
-    };
-    const gbSeconds = (LAMBDA_MEMORY_MB / 1024) * (createMs / 1000);
-    const million = 1_000_000;
-    const cost = {
-      apiGateway: PRICES.apiGatewayRestPerMillion,
-      lambda:
-        PRICES.lambdaRequestsPerMillion * (1 + perOrder.consumerInvocations) +
-        million * gbSeconds * (1 + perOrder.consumerInvocations) * PRICES.lambdaArmPerGbSecond,
-      dynamodbWrites: perOrder.wcu * PRICES.dynamodbWriteUnitsPerMillion,
-      dynamodbReads: perOrder.rcu * PRICES.dynamodbReadUnitsPerMillion,
-      sqs: perOrder.sqs * PRICES.sqsRequestsPerMillion,
-    };
-    const costTotal = Object.values(cost).reduce((sum, value) => sum + value, 0);
-    table(
-      `Cost per million orders at list prices (${PRICES.region}, ${PRICES.date}; docs/data-model-heat.md), from this run's figures`,
-      ['item', 'per order (measured)', 'price', 'per million orders'],
-      [
-        ['API Gateway REST API', '1 request', `$${PRICES.apiGatewayRestPerMillion} / million`, dollars(cost.apiGateway)],
-        [
-          `Lambda arm64 ${LAMBDA_MEMORY_MB} MB`,
-          `1 create of ${fixed(createMs, 1)} ms (mean of ${timedCreates.length} sequential, measured locally) + ${fixed(perOrder.consumerInvocations)} consumer invocations (taken as long as a create: not timed)`,
-          `$${PRICES.lambdaArmPerGbSecond} / GB-s + $${PRICES.lambdaRequestsPerMillion} / million`,
-          dollars(cost.lambda),
-        ],
-        [
-          'DynamoDB on-demand writes',
-          `${fixed(perOrder.wcu)} WRU`,
-          `$${PRICES.dynamodbWriteUnitsPerMillion} / million`,
-          dollars(cost.dynamodbWrites),
-        ],
-        [
-          'DynamoDB on-demand reads',
-          `${fixed(perOrder.rcu)} RRU`,
-          `$${PRICES.dynamodbReadUnitsPerMillion} / million`,
-          dollars(cost.dynamodbReads),
-        ],
-        [
-          'SQS standard',
-          `${fixed(perOrder.sqs)} requests (sends measured; receive + delete per consumer batch)`,
-          `$${PRICES.sqsRequestsPerMillion} / million`,
-          dollars(cost.sqs),
-        ],
-        ['**total**', '', '', `**${dollars(costTotal)}**`],
-      ],
+    // The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one.
+    const steadyHooked = recorded();
+    const hookedCreates = await pool(
+      Array.from({ length: opts.creates * hooked.length }, (_, index) =>
+        create(hooked[index % hooked.length] as Merchant, Math.floor(index / hooked.length) % 2 === 0),
+      ),
+      opts.concurrency,
     );
-    return { createCount, total, perOrder, costTotal };
+    await settle(stack, steadyHooked);
+    const quietRun = async (merchant: Merchant) => {
+      const into = recorded();
+      const replies: Reply[] = [];
+      for (let index = 0; index < QUIET.creates; index++) {
+        const sentAt = performance.now();
+        replies.push(await create(merchant, index % 2 === 0)());
+        await sleep(Math.max(0, QUIET.gapMs - (performance.now() - sentAt)));
+      }
+      await settle(started, into, { quietMs: 3_000 });
+      return { into, orders: replies.filter((reply) => reply.status === 201).length };
+    };
+    const quietAlone = await quietRun(quiet);
+    const quietWithHook = await quietRun(quietHooked);
+    const storedAfter = await scan();
+    // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
+    const aloneCreateMs = mean(
+      [...quietAlone.into.invocations, ...quietWithHook.into.invocations]
+        .filter((invocation) => invocation.fn === 'orders-create')
+        .map((invocation) => invocation.ms),
+    );
+
+    const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
+    const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
+    const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
+      (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
+    );
+    const storedOf = (group: readonly Merchant[]) =>
+      storedPerOrder(
+        storedAfter,
+        storedBefore,
+        group.map((merchant) => merchant.id),
+        ordersOf,
+      );
+    const scenarios = [
+      scenarioOf('steady', 'steady', steady, createCount, steadyStored, aloneCreateMs, functionNames),
+      scenarioOf(
+        'steady + webhook',
+        'steady',
+        steadyHooked,
+        hookedCreates.filter((reply) => reply.status === 201).length,
+        storedOf(hooked),
+        aloneCreateMs,
+        functionNames,
+      ),
+      scenarioOf('quiet', 'quiet', quietAlone.into, quietAlone.orders, storedOf([quiet]), aloneCreateMs, functionNames),
+      scenarioOf(
+        'quiet + webhook',
+        'quiet',
+        quietWithHook.into,
+        quietWithHook.orders,
+        storedOf([quietHooked]),
+        aloneCreateMs,
+        functionNames,
+      ),
+    ];
+    const deployment: Deployment = {
+      apiTraceRate: TRACE_SAMPLING_RATE,
+      wafRules: [WAF_TOKEN_RULE, WAF_IP_RULE].length,
+      logRetentionDays: STAGE_DEFAULTS.live.logRetentionDays,
+      consumedQueues: queueWorkers().length,
+      workerFunctions: workerDefs.length,
+      secrets: 1,
+    };
+    printCost(scenarios, deployment, {
+      steadyOrders: createCount,
+      hookedMerchants: hooked.length,
+      merchants: opts.merchants,
+      creates: opts.creates,
+      concurrency: opts.concurrency,
+    });
+    return {
+      createCount,
+      total,
+      costs: scenarios.map((scenario) => ({
+        label: scenario.label,
+        perMillionOrders: costLines(scenario.measure, deployment)
+          .filter((line) => !line.perMonth)
+          .reduce((sum, line) => sum + line.dollars, 0),
+      })),
+    };
   } catch (error) {
     print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
     return undefined;
   } finally {
     agent.destroy();
+    scanner?.destroy();
+    hooks.server.closeAllConnections();
+    hooks.server.close();
     await stack?.stop();
   }
 };

@@ -111,7 +111,7 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
     await drive(url, tokens.quiet, quietRate, 5);
     await stack.writeRecord();
     const quietAlone = summary(await drive(url, tokens.quiet, quietRate, baselineSeconds));
-    const writes = (await stack.writeRecord()).live;
+    const writes = (await stack.writeRecord()).live.records;
     const quotaWrites = writes.filter((call) => (call.writes ?? []).some((write) => write.key.endsWith(QUOTA_PARTITION_SUFFIX))).length;
     const [quietBesideAnswers, floodAnswers] = await Promise.all([
       drive(url, tokens.quiet, quietRate, seconds),

@@ -42,8 +42,8 @@ export type WebhookBenchResult = {
   p99: number;
 };
 
-/** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers. */
-const receiver = async (hang: boolean) => {
+/** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers, else 204. */
+export const receiver = async (hang: boolean) => {
   const arrived = new Map<string, number>();
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -95,11 +95,12 @@ const patchAtRate = async (base: string, token: string, orders: readonly string[
   return { sentAt, total, rate: total / ((performance.now() - started) / 1000) };
 };
 
-const createEndpoint = async (base: string, token: string, url: string) => {
+/** A webhook endpoint of the token's merchant at `url`, subscribed to `events`; its uuid. */
+export const createEndpoint = async (base: string, token: string, url: string, events: readonly string[] = ['order.updated']) => {
   const response = await fetch(`${base}/api/v2/webhooks`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ url, events: ['order.updated'] }),
+    body: JSON.stringify({ url, events }),
   });
   if (response.status !== 201) throw new Error(`creating a webhook endpoint answered ${response.status}`);
   return ((await response.json()) as { data: { webhook: { uuid: string } } }).data.webhook.uuid;

@@ -1,0 +1,89 @@
+import { currentInvocation, observeInvocations } from './invocation-scope';
+
+/**
+ * The invocation recorder of the local stage processes, beside the write recorder
+ * (local/write-recorder.ts, LOCAL_RECORD_WRITES=on): for each invocation, its function, how long
+ * it ran and how many bytes it wrote to stdout and stderr, which is what Lambda sends to the
+ * function's log group (Powertools Logger and the EMF metrics write there). The bench prices
+ * Lambda duration and CloudWatch Logs ingestion from these (scripts/bench/cost.ts).
+ *
+ * The bytes are counted by wrapping the streams' `write` and giving each write to the invocation
+ * it runs in (the invocation scope of local/invocation-scope.ts); output outside any invocation
+ * (the stage process's own lines) is not counted. With LOCAL_RECORD_LOGS=count an invocation's
+ * structured lines below ERROR are counted but not shown, so a bench can run its functions at
+ * their deployed log level without flooding its own output. Nothing of this runs in Lambda.
+ */
+
+export const RECORD_LOGS_ENV = 'LOCAL_RECORD_LOGS';
+
+export type InvocationRecord = {
+  /** The function (its Lambda context's name). */
+  fn: string;
+  /** The invocation (awsRequestId). */
+  invocation: string;
+  /** From the handler's start to its end, in ms (the stage process's clock). */
+  ms: number;
+  /** Bytes it wrote to stdout and stderr while it ran. */
+  logBytes: number;
+  ok: boolean;
+};
+
+type WriteCallback = (error?: Error | null) => void;
+type Writable = { write: (chunk: string | Uint8Array, encoding?: BufferEncoding | WriteCallback, callback?: WriteCallback) => boolean };
+
+/** A structured (JSON) line below ERROR: counted but not shown when the output is quiet. */
+const belowError = (text: string) => text.trimStart().startsWith('{') && !/"level"\s*:\s*"(ERROR|CRITICAL|FATAL)"/.test(text);
+
+export type InvocationRecorder = {
+  /** The invocations that ended since the last drain. */
+  drain: () => InvocationRecord[];
+  /** Puts the streams' `write` back and stops observing (tests). */
+  stop: () => void;
+};
+
+/**
+ * Starts recording every invocation that starts from now on; `quiet` hides an invocation's
+ * structured lines below ERROR. The streams default to process.stdout and process.stderr.
+ */
+export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}): InvocationRecorder => {
+  const streams = options.streams ?? [process.stdout as unknown as Writable, process.stderr as unknown as Writable];
+  const running = new Map<string, { logBytes: number }>();
+  let records: InvocationRecord[] = [];
+  observeInvocations({
+    started: (invocation) => running.set(invocation, { logBytes: 0 }),
+    ended: ({ invocation, functionName, ms, ok }) => {
+      const entry = running.get(invocation);
+      running.delete(invocation);
+      records.push({ fn: functionName, invocation, ms, logBytes: entry?.logBytes ?? 0, ok });
+    },
+  });
+  const originals = streams.map((stream) => {
+    const original = stream.write;
+    stream.write = function (this: unknown, chunk, encoding, callback) {
+      const invocation = currentInvocation();
+      const entry = invocation === undefined ? undefined : running.get(invocation);
+      if (entry) {
+        entry.logBytes +=
+          typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk.byteLength;
+        if (options.quiet && belowError(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'))) {
+          const done = typeof encoding === 'function' ? encoding : callback;
+          if (done) process.nextTick(done);
+          return true;
+        }
+      }
+      return original.call(this, chunk, encoding, callback);
+    };
+    return { stream, original };
+  });
+  return {
+    drain: () => {
+      const sent = records;
+      records = [];
+      return sent;
+    },
+    stop: () => {
+      observeInvocations(undefined);
+      for (const { stream, original } of originals) stream.write = original;
+    },
+  };
+};
