@@ -94,7 +94,8 @@ const fakeLog = (
   ddbMock.on(PutCommand).callsFake(async (input) => {
     const existing = items.get(input.Item.sk);
     if (input.ConditionExpression === 'attribute_not_exists(pk)' && existing !== undefined) {
-      throw Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException', Item: existing });
+      // As DynamoDB answers through the document client: the old item in wire format.
+      throw Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException', Item: marshall(existing) });
     }
     await beforeWrite(apply, [input.Item]);
     apply([input.Item]);

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { GSI1 } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, putNew } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, putNew, refusedItem } from './base';
 import type { CountChange } from './counter';
 import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -167,7 +165,7 @@ export const decideRequest = async (
     );
     return parseAffiliateRequest(Attributes);
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    throw new RequestDecisionRefused(error.Item ? parseAffiliateRequest(unmarshall(error.Item)) : undefined);
+    const old = refusedItem(error);
+    throw new RequestDecisionRefused(old ? parseAffiliateRequest(old) : undefined);
   }
 };

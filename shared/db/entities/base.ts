@@ -1,5 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
@@ -73,6 +74,17 @@ export const updateIfAllowed = async (
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
+};
+
+/**
+ * The item a write refused by its condition found there (asked with ReturnValuesOnConditionCheckFailure
+ * 'ALL_OLD'), in plain values: the document client does not unmarshall exceptions. Undefined when
+ * there was none; anything but a refusal is thrown again.
+ */
+export const refusedItem = (error: unknown): Record<string, unknown> | undefined => {
+  if ((error as { name?: unknown } | undefined)?.name !== 'ConditionalCheckFailedException') throw error;
+  const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+  return item === undefined ? undefined : unmarshall(item);
 };
 
 /** Nullable string attribute as stored (DynamoDB keeps null as NULL). */

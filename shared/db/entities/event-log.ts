@@ -1,8 +1,7 @@
 import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { errorName } from '#shared/errors';
-import { merchantPk, parseStored } from './base';
+import { merchantPk, parseStored, refusedItem } from './base';
 import { batchPut } from './batch';
 
 /**
@@ -165,8 +164,7 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
     );
     return lateAt;
   } catch (error) {
-    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-    const existing = (error as { Item?: Record<string, unknown> }).Item;
+    const existing = refusedItem(error);
     // No item returned: taken as the event itself (its marker would name where it went).
     if (existing === undefined) return undefined;
     return parseStored('event log item', storedSchema, existing).late_at;

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, updateIfAllowed } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
 
@@ -118,9 +116,9 @@ export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, 
     );
     return undefined;
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-    // The document client does not unmarshall exceptions: the old item arrives in wire format.
-    return parseOrder(unmarshall(error.Item));
+    const old = refusedItem(error);
+    if (old === undefined) throw error;
+    return parseOrder(old);
   }
 };
 
@@ -205,8 +203,7 @@ export const updateOrder = async (
     );
     return parseOrder(Attributes);
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    // The document client does not unmarshall exceptions: the old item arrives in wire format.
-    throw new OrderUpdateRefused(error.Item ? parseOrder(unmarshall(error.Item)) : undefined);
+    const old = refusedItem(error);
+    throw new OrderUpdateRefused(old ? parseOrder(old) : undefined);
   }
 };

@@ -1,10 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { getStored, type Key, merchantPk, parseStoredOptional } from './base';
+import { getStored, type Key, merchantPk, parseStoredOptional, refusedItem } from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own,
@@ -121,9 +119,8 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
       const end = stored.tat_us ?? now + lease.granted * step;
       return { granted: lease.granted, end, policy: policyOf(stored, request.fallback), item: stored, at: now, inUse: adds };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The document client does not unmarshall exceptions: the current item arrives in wire format (none: no item yet).
-      item = parseStoredOptional('quota', quotaSchema, error.Item ? unmarshall(error.Item) : undefined) ?? {};
+      // None: no item yet.
+      item = parseStoredOptional('quota', quotaSchema, refusedItem(error)) ?? {};
       fresh = true;
     }
   }
