@@ -21,7 +21,7 @@
  *    webhook retries) have nothing left to do (scripts/soak/settle.ts), bounded;
  * 5. reads the truth from the tables through the unfaulted operator store, every list and every
  *    endpoint through the API (scripts/soak/truth.ts, webhooks.ts), checks each invariant
- *    (scripts/soak/checks.ts, async-checks.ts) and prints the figures and the table of invariants
+ *    (scripts/soak/checks.ts, async-checks.ts, report-check.ts, event-log.ts) and prints the figures and the table of invariants
  *    (scripts/soak/report.ts); the receivers are closed whatever happened.
  *
  * `runSoak(options)` does all of it and returns the results, for a test that wants the checks.
@@ -34,9 +34,10 @@ import { type LocalStack, startLocalStack } from '#local/stack';
 import { STAGES, type Stage } from '#shared/config';
 import { getCommissionLedger } from '#shared/db/entities/commission';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
-import { checkAsync } from './soak/async-checks';
+import { checkAsync, expectedEvents } from './soak/async-checks';
 import { checkInvariants } from './soak/checks';
 import { closeClient } from './soak/client';
+import { startLogPollers } from './soak/event-log';
 import { type SoakMerchant, seedMerchants } from './soak/fixtures';
 import { finalStatus, type Op } from './soak/ops';
 import { DEFAULT_OPTIONS, parseArgs, type SoakOptions, USAGE, UsageError, WEBHOOK_SCHEDULE, WEBHOOK_TIMEOUT_MS } from './soak/options';
@@ -138,6 +139,7 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
   });
   const sqs = createSqsClient(stack);
   let endpoints: SoakEndpoint[] = [];
+  let logPollers: ReturnType<typeof startLogPollers> | undefined;
   try {
     const merchants = (
       await Promise.all(
@@ -150,6 +152,7 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
     endpoints = await createEndpoints(merchants);
     log(`soak: ${endpoints.length} webhook endpoints, each with its receiver on 127.0.0.1`);
 
+    logPollers = startLogPollers(merchants);
     log(`soak: ${options.ops} operations on ${merchants.length} merchants, ${options.concurrency} at a time`);
     const workloadStart = performance.now();
     const ops = await runWorkload(
@@ -184,8 +187,11 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
       scheduleAttempts: WEBHOOK_SCHEDULE.length,
       maxLagSeconds: options.maxLagSeconds,
     });
+    const eventLog = await logPollers.stop((merchant) =>
+      expectedEvents(truths.find((truth) => truth.merchant === merchant) as MerchantTruth).map((event) => event.id),
+    );
     const reports = await checkReportTotals(truths.map(({ merchant, ledgers }) => ({ store: merchant.store, id: merchant.id, ledgers })));
-    const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants, reports];
+    const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants, reports, eventLog];
     const tally = tallyOps(ops, finalReads);
     const faultTally = await stack.faultTally();
     if (restarts > 0) log(`soak: the stage processes were restarted ${restarts} times`);
@@ -212,6 +218,7 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
       },
     };
   } finally {
+    logPollers?.halt();
     await closeReceivers(endpoints.map((endpoint) => endpoint.receiver));
     sqs.destroy();
     closeClient();

@@ -51,7 +51,7 @@ const CREATES = new Set(['create-v2', 'create-legacy']);
 type Expected = { id: string; type: string; orderUuid?: string };
 
 /** The events the workload's changes must have made, from the stored truth (seeded history excluded). */
-const expectedEvents = (truth: MerchantTruth): Expected[] => {
+export const expectedEvents = (truth: MerchantTruth): Expected[] => {
   const events: Expected[] = [];
   const seeded = new Set(truth.merchant.seededOrders.map((order) => order.uuid));
   for (const order of truth.orders) {
