@@ -182,19 +182,17 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
 export const appendToEventLog = async (db: TableRef, merchantId: string, entries: readonly LogEntry[]): Promise<void> => {
   if (entries.length === 0) return;
   const top = await committedTop(db, merchantId);
+  const committed = (position: string) => top !== undefined && position <= top;
   const placed = await Promise.all(
     entries.map(async (entry) => ({
       entry,
-      position: top !== undefined && entry.position <= top ? await latePosition(db, merchantId, top, entry) : entry.position,
+      position: top === undefined || !committed(entry.position) ? entry.position : await latePosition(db, merchantId, top, entry),
     })),
   );
   const writes = placed.filter((write): write is { entry: LogEntry; position: string } => write.position !== undefined);
-  const fresh = writes.filter(({ position }) => top === undefined || position > top);
-  const commitAt = fresh.reduce((highest, { position }) => (position > highest ? position : highest), LOG_START);
+  const commitAt = writes.reduce((highest, { position }) => (!committed(position) && position > highest ? position : highest), LOG_START);
   // A late event put again at a position already committed commits itself: its item stays visible.
-  const items = writes.map(({ entry, position }) =>
-    eventLogItem(merchantId, position, entry, top !== undefined && position <= top ? position : commitAt),
-  );
+  const items = writes.map(({ entry, position }) => eventLogItem(merchantId, position, entry, committed(position) ? position : commitAt));
   const commit = items.find((item) => item.sk === commitAt);
   await batchPut(
     db,
