@@ -158,7 +158,7 @@ export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_
 export const logCursorSchema = z.strictObject({
   /** Pass as `after` to continue; set on every page, an empty one too. */
   next_cursor: z.string(),
-  /** Whether events up to the log's committed head remain after this page (an empty page may say so when filters skipped them). */
+  /** Whether committed events may remain after this page (an empty page may say so when filters skipped them). */
   has_more: z.boolean(),
 });
 
