@@ -63,13 +63,16 @@ export const getStored = async <S extends $ZodType>(
 export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
   ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 
-/** A conditional UpdateItem: the item after it (ALL_NEW), or undefined when its condition refused it. */
+/**
+ * A conditional UpdateItem: what it returns (the item after it unless `ReturnValues` says otherwise;
+ * `{}` for NONE), or undefined when its condition refused it.
+ */
 export const updateIfAllowed = async (
   { ddb, table }: TableRef,
-  update: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+  update: Omit<UpdateCommandInput, 'TableName'>,
 ): Promise<Record<string, unknown> | undefined> => {
   try {
-    return (await ddb.send(new UpdateCommand({ TableName: table, ...update, ReturnValues: 'ALL_NEW' }))).Attributes;
+    return (await ddb.send(new UpdateCommand({ TableName: table, ReturnValues: 'ALL_NEW', ...update }))).Attributes ?? {};
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;

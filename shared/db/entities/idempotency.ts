@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { itemKey, type Key, parseStoredOptional } from './base';
+import { itemKey, type Key, parseStoredOptional, refusedItem } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -154,9 +153,9 @@ export const claimKey = async (
       );
       return { claimed: true, claim };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The record that made the condition fail; the document client leaves it marshalled.
-      const held = error.Item ? toRecord(unmarshall(error.Item)) : await readRecord(db, merchantId, key);
+      // The record that made the condition fail.
+      const old = refusedItem(error);
+      const held = old ? toRecord(old) : await readRecord(db, merchantId, key);
       if (held?.status === IN_PROGRESS && held.claimId === claim.claimId) return { claimed: true, claim };
       if (held && (isLive(held) || (held.fingerprint !== fingerprint && !isExpired(held)))) return { claimed: false, record: held };
       // It expired or was released between the write and the read: try again, then give up for now.

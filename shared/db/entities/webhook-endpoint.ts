@@ -1,12 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
 
 /**
  * A merchant's webhook endpoint: `WEBHOOK#<uuid>` in the merchant's partition (read by the change
@@ -146,30 +145,20 @@ type EndpointUpdate = {
 };
 
 /** One conditional UpdateItem of the endpoint: the attributes `returnValues` asks for (else {}), or undefined when the condition failed. */
-const updateEndpointItem = async (
-  { ddb, table }: TableRef,
+const updateEndpointItem = (
+  db: TableRef,
   merchantId: string,
   uuid: string,
   update: EndpointUpdate,
-): Promise<Record<string, unknown> | undefined> => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        UpdateExpression: [update.set && `SET ${update.set}`, update.remove && `REMOVE ${update.remove}`].filter(Boolean).join(' '),
-        ConditionExpression: `attribute_exists(pk) AND (${update.condition})`,
-        ...(Object.keys(update.values).length > 0 ? { ExpressionAttributeValues: update.values } : {}),
-        ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
-        ...(update.returnValues ? { ReturnValues: update.returnValues } : {}),
-      }),
-    );
-    return Attributes ?? {};
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
-};
+): Promise<Record<string, unknown> | undefined> =>
+  updateIfAllowed(db, {
+    Key: webhookEndpointKey(merchantId, uuid),
+    UpdateExpression: [update.set && `SET ${update.set}`, update.remove && `REMOVE ${update.remove}`].filter(Boolean).join(' '),
+    ConditionExpression: `attribute_exists(pk) AND (${update.condition})`,
+    ...(Object.keys(update.values).length > 0 ? { ExpressionAttributeValues: update.values } : {}),
+    ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
+    ReturnValues: update.returnValues ?? 'NONE',
+  });
 
 /** The same, true when it was applied. */
 const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate): Promise<boolean> =>
@@ -340,10 +329,9 @@ export const claimDelivery = async (
     if ((endpoint.in_flight ?? 1) < 1) await resetCount({ ddb, table }, key, 1, 'in_flight = :seen', endpoint.in_flight);
     return { kind: 'claimed', endpoint };
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    // The document client does not unmarshall exceptions: the old item arrives in wire format.
-    if (!error.Item) return { kind: 'missing' };
-    const endpoint = parseWebhookEndpoint(unmarshall(error.Item));
+    const old = refusedItem(error);
+    if (old === undefined) return { kind: 'missing' };
+    const endpoint = parseWebhookEndpoint(old);
     // This very claim, retried by the SDK after its answer was lost: it was applied.
     if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
     const claimedAt = endpoint.in_flight_at;
