@@ -18,6 +18,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod/mini';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
@@ -35,8 +36,6 @@ const MONTH = { from: '2025-11-01', to: '2025-12-01' };
 const YEAR = { from: '2025-01-01', to: '2026-01-01' };
 /** How long the poller waits, after the last create, for the report to count every order. */
 const SETTLE_MS = 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const merchant = (key: string) => ({
   key,

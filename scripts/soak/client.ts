@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The soak's HTTP client: a merchant platform that behaves well. On an answer that says "try
@@ -63,8 +64,6 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFI
 
 /** Closes the client's idle sockets (at the end of a run). */
 export const closeClient = () => agent.destroy();
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 

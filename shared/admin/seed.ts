@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Stage } from '#shared/config';
 import { affiliateCountChanges, affiliateRecord } from '#shared/db/entities/affiliate';
 import { affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { isRefused } from '#shared/db/entities/base';
 import { batchPut } from '#shared/db/entities/batch';
 import { applyCountChanges, blockOf, type CountChange, refreshGroupTotals, takeSequence } from '#shared/db/entities/counter';
 import { customerKey } from '#shared/db/entities/customer';
@@ -65,7 +66,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   try {
     await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') throw problem(`id ${id} already exists in the ${stage} table`);
+    if (isRefused(error)) throw problem(`id ${id} already exists in the ${stage} table`);
     throw error;
   }
 

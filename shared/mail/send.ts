@@ -1,7 +1,7 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { requireEnv } from '#shared/config';
 import { functionTable } from '#shared/db/client';
-import type { Key } from '#shared/db/entities/base';
+import { isRefused, type Key } from '#shared/db/entities/base';
 import { writeNotificationOutcome } from '#shared/db/entities/notification';
 import { cameFromService, errorName, httpStatusOf } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -66,7 +66,7 @@ export const settleNotification = async (
   try {
     await writeNotificationOutcome(functionTable, update);
   } catch (error) {
-    if (errorName(error) === 'ConditionalCheckFailedException') return settled; // settled meanwhile (a resend)
+    if (isRefused(error)) return settled; // settled meanwhile (a resend)
     logger.warn('Could not record the notification outcome', { ...about, settled, error_name: errorName(error) });
     return 'unsettled';
   }

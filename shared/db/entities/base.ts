@@ -1,4 +1,4 @@
-import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
@@ -74,10 +74,13 @@ export const updateIfAllowed = async (
   try {
     return (await ddb.send(new UpdateCommand({ TableName: table, ReturnValues: 'ALL_NEW', ...update }))).Attributes ?? {};
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
+    if (isRefused(error)) return undefined;
     throw error;
   }
 };
+
+/** Whether a write was refused by its condition (ConditionalCheckFailedException, by its name). */
+export const isRefused = (error: unknown): boolean => (error as { name?: unknown } | undefined)?.name === 'ConditionalCheckFailedException';
 
 /**
  * The item a write refused by its condition found there (asked with ReturnValuesOnConditionCheckFailure
@@ -85,7 +88,7 @@ export const updateIfAllowed = async (
  * there was none; anything but a refusal is thrown again.
  */
 export const refusedItem = (error: unknown): Record<string, unknown> | undefined => {
-  if ((error as { name?: unknown } | undefined)?.name !== 'ConditionalCheckFailedException') throw error;
+  if (!isRefused(error)) throw error;
   const item = (error as { Item?: Record<string, AttributeValue> }).Item;
   return item === undefined ? undefined : unmarshall(item);
 };

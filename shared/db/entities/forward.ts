@@ -1,7 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
-import { errorName } from '#shared/errors';
-import type { Key } from './base';
+import { isRefused, type Key } from './base';
 
 /**
  * Sets `fields` on an item only while its `mark` attribute is absent or below the new value
@@ -24,7 +23,7 @@ export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: stri
     );
     return true;
   } catch (error) {
-    if (errorName(error) === 'ConditionalCheckFailedException') return false;
+    if (isRefused(error)) return false;
     throw error;
   }
 };
