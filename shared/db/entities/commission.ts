@@ -1,8 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key, nullableString, parseStored } from './base';
+import { isRefused, itemKey, type Key, nullableString, parseStored } from './base';
 
 /**
  * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
@@ -117,7 +116,7 @@ export const putCommissionLedger = async (
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isRefused(error)) return false;
     throw error;
   }
 };

@@ -1,10 +1,9 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { countQueryItems, queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
+import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
 import {
   BLOCK_SIZE,
   blockCountKey,
@@ -93,7 +92,7 @@ export const recountBlock = async (
       );
       return { list, bucket, block, before: before ?? 0, after };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!isRefused(error)) throw error;
     }
   }
   return undefined;

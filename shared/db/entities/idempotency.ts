@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { itemKey, type Key, parseStoredOptional, refusedItem } from './base';
+import { isRefused, itemKey, type Key, parseStoredOptional, refusedItem } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -201,7 +200,7 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isRefused(error)) return false;
     throw error;
   }
 };
@@ -221,6 +220,6 @@ export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim): Promis
       }),
     );
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isRefused(error)) throw error;
   }
 };

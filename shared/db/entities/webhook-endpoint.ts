@@ -1,11 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
+import { getStored, isRefused, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
 
 /**
  * A merchant's webhook endpoint: `WEBHOOK#<uuid>` in the merchant's partition (read by the change
@@ -354,7 +353,7 @@ const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, con
       }),
     );
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isRefused(error)) throw error;
   }
 };
 
@@ -409,7 +408,7 @@ export const finishDelivery = async (
     );
     return parseWebhookEndpoint(Attributes);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
+    if (isRefused(error)) return undefined;
     throw error;
   }
 };
