@@ -18,11 +18,13 @@
  * 1. what a create costs: DynamoDB round trips, partition writes, write and read units and SQS
  *    sends per create on the request path (with and without Idempotency-Key), per cancel, and per
  *    create for each worker (change feed, commission consumer, follow-ups);
- * 2. the partition heat table: every write by partition key (table items and index partitions),
- *    keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
+ * 2. every write of a create by item, with what it serves (orders, the event log, the commission
+ *    reports, webhooks) and each one's write units per create;
+ * 3. the partition heat table: every write of the creates and of the workers for them by partition
+ *    key (table items and index partitions), keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
  *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
  *    which the hottest keys reach DynamoDB's per-partition limit of 1,000 WCU/s;
- * 3. the all-in cost per million orders at list prices (scripts/bench/cost.ts), in four scenarios:
+ * 4. the all-in cost per million orders at list prices (scripts/bench/cost.ts), in four scenarios:
  *    steady load (the creates above, before their cancels) and quiet load (QUIET: creates one at a
  *    time, each alone in every stream and queue batch, as a merchant with one order a minute), each
  *    without and with one webhook endpoint of the merchant subscribed to every event (a receiver on
@@ -447,6 +449,40 @@ const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   return { units: [...units.values()], total };
 };
 
+/** What a write serves: the event log and the commission reports state their own share of a create's writes. */
+const featureOf = (key: string): string => {
+  if (key.endsWith('#EVENTS')) return 'event log';
+  if (key.includes('#TOTALS')) return 'commission reports';
+  if (key.includes('#WEBHOOK')) return 'webhooks';
+  return 'orders, commissions, quota';
+};
+
+/**
+ * Every write of the creates, by the item it wrote (keys normalised; a numbered sort key is one
+ * row): per create, which function writes it and what it serves, and each feature's total.
+ */
+const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: number) => {
+  const rows = new Map<string, { feature: string; where: string; label: string; fns: Set<string>; writes: number; wcu: number }>();
+  for (const call of calls)
+    for (const write of call.writes ?? []) {
+      const label = normalise(write.where === 'table' ? `${write.key} / ${write.sk ?? ''}` : write.key, merchantIds)
+        .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
+        .replace(/#[0-9a-z]{20,}/gi, '#<id>');
+      const id = `${write.where}\u0000${label}`;
+      const row = rows.get(id) ?? { feature: featureOf(write.key), where: write.where, label, fns: new Set(), writes: 0, wcu: 0 };
+      row.fns.add(call.fn);
+      row.writes += 1;
+      row.wcu += write.wcu;
+      rows.set(id, row);
+    }
+  const all = [...rows.values()].map((row) => ({ ...row, writes: row.writes / creates, wcu: row.wcu / creates }));
+  const features = [...new Set(all.map((row) => row.feature))].map((feature) => ({
+    feature,
+    wcu: all.filter((row) => row.feature === feature).reduce((sum, row) => sum + row.wcu, 0),
+  }));
+  return { rows: all.sort((a, b) => a.feature.localeCompare(b.feature) || b.wcu - a.wcu), features };
+};
+
 /** A quantity as the cost table shows it: whole from 100, two decimals from 1, two significant digits below. */
 const amount = (value: number) =>
   !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
@@ -752,8 +788,21 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
         .join(', ')}.`,
     );
 
+    // The writes of a create, item by item (the steady creates, before their cancels).
+    const byItem = writesByItem(steady.records, merchantIds, createCount);
+    table(
+      `The writes of a create, by item (${whole(createCount)} creates; WCU per create by feature: ${byItem.features
+        .map((feature) => `${feature.feature} ${fixed(feature.wcu)}`)
+        .join(', ')})`,
+      ['feature', 'item (normalised)', 'where', 'written by', 'writes per create', 'WCU per create'],
+      byItem.rows
+        .filter((row) => row.wcu >= 0.005)
+        .map((row) => [row.feature, `\`${row.label}\``, row.where, [...row.fns].sort().join(', '), fixed(row.writes), fixed(row.wcu)]),
+    );
+
     // Partition heat.
-    const { units, total } = heatOf(records, merchantIds);
+    // A create's heat: its own writes and the workers' for it (a cancel's are its own row above).
+    const { units, total } = heatOf(steady.records, merchantIds);
     const createsOf = (unit: KeyHeat) =>
       unit.merchant ? created.filter((reply) => reply.merchant.id === unit.merchant).length : createCount;
     type Group = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
@@ -800,7 +849,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
         ];
       });
     table(
-      `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(createCount)} creates over ${opts.merchants} merchants, cancels and workers included)`,
+      `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(createCount)} creates over ${opts.merchants} merchants and the workers' writes for them)`,
       [
         'key (normalised)',
         'where',
