@@ -46,6 +46,14 @@ export type StageConfig = {
   authCacheTtlSeconds: number;
   /** p99 latency alarm threshold. */
   latencyP99Ms: number;
+  /**
+   * Whether the triggered functions (change feed, queue consumers) start traces of their own
+   * (Lambda's active tracing: the first invocation each second and 5 % of the rest, a rate Lambda
+   * does not let a sampling rule change). Off by default: they only join a trace an upstream
+   * sampled request started (pass-through), and a quiet stage does not trace its every order
+   * three times over. `-c traceWorkers=true` while investigating the asynchronous side.
+   */
+  traceWorkers: boolean;
   /** Live: deletion protection and RETAIN on stateful resources. */
   retainData: boolean;
   /** Settings that fell back to a placeholder (reported as synth warnings). */
@@ -62,6 +70,8 @@ export const missingAlarmDestination = (stage: Stage) =>
   `The ${stage} stage needs an alarm destination: pass -c alarmEmail=<address> or -c alarmTopicArn=<SNS topic ARN> (or ${stage}.alarmEmail / ${stage}.alarmTopicArn), on every cdk command (the app builds both stages).`;
 
 export const DEFAULT_MAIL_FROM = 'affiliates@example.com';
+/** Triggered functions start no traces of their own unless a stage is told to (the bench prices the default). */
+export const DEFAULT_TRACE_WORKERS = false;
 export const DEFAULT_INVITE_LINK_BASE_URL = 'https://dashboard.example.com/invitations';
 
 /**
@@ -156,6 +166,7 @@ export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
     logRetention: logRetention as RetentionDays,
     authCacheTtlSeconds: number('authCacheTtlSeconds', 30, 0),
     latencyP99Ms: number('latencyP99Ms', 2000),
+    traceWorkers: flag('traceWorkers', DEFAULT_TRACE_WORKERS),
     retainData: stage === 'live',
     defaulted,
   };

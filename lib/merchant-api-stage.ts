@@ -1,5 +1,5 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -96,6 +96,8 @@ export class MerchantApiStage extends Stack {
         environment: functionEnvironment(spec, environmentValues),
         logRetention: config.logRetention,
         removalPolicy,
+        // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
+        tracing: spec.kind === 'route' || config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
       });
       fn.grantTable(table);
       for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, type Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -17,6 +17,8 @@ export type MerchantFunctionProps = {
   environment: Record<string, string>;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
+  /** Lambda's tracing mode: active starts traces at Lambda's fixed rate; pass-through only joins sampled upstream ones. */
+  tracing: Tracing;
 };
 
 /** The runtime every function runs on. */
@@ -24,7 +26,7 @@ export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
 /**
  * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed
- * defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts), Node.js 22 on arm64, active X-Ray tracing, its own log group with retention, and its own role
+ * defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts), Node.js 22 on arm64, X-Ray tracing as the stage sets it, its own log group with retention, and its own role
  * that starts with nothing but writing to that log group. The grant helpers add exactly what the
  * function's access allows.
  */
@@ -54,7 +56,7 @@ export class MerchantFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: spec.memoryMb,
       timeout: Duration.seconds(spec.timeoutSeconds),
-      tracing: Tracing.ACTIVE,
+      tracing: props.tracing,
       logGroup: this.logGroup,
       role: this.role,
       environment: props.environment,

@@ -101,10 +101,12 @@ export const ASSUMED = {
    */
   idleReceivesPerQueuePerMonth: 5 * 3 * 60 * 24 * 30,
   /**
-   * Lambda's sampling of the traces a queue- or stream-triggered function starts itself (it cannot be
-   * configured): the first invocation each second and 5 % of the rest. At steady load that is 5 %
-   * of the invocations plus at most one a second (a fixed monthly amount, shown apart); at quiet
-   * load every invocation is the first of its second and is recorded.
+   * Lambda's sampling of the traces a queue- or stream-triggered function starts itself when the
+   * stage traces its workers (it cannot be configured): the first invocation each second and 5 %
+   * of the rest. At steady load that is 5 % of the invocations plus at most one a second (a fixed
+   * monthly amount, shown apart); at quiet load every invocation is the first of its second and
+   * is recorded. Otherwise (pass-through) they start none: their invocations join the traces of
+   * sampled requests, which are billed once, as the request's.
    */
   workerTraceShare: { steady: 0.05, quiet: 1 },
   workerTraceReservoirPerSecond: 1,
@@ -159,8 +161,10 @@ export type Deployment = {
   logRetentionDays: number;
   /** Queues an event source mapping consumes (functions/workers.ts). */
   consumedQueues: number;
-  /** Functions triggered by a queue or the stream, each sampled by Lambda's reservoir. */
+  /** Functions triggered by a queue or the stream. */
   workerFunctions: number;
+  /** Whether they start traces of their own at Lambda's fixed rate (the stage's traceWorkers, lib/config.ts). */
+  traceWorkers: boolean;
   /** Secrets Manager secrets per stage. */
   secrets: number;
 };
@@ -197,9 +201,8 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
   const platformLogBytes = invocations * ASSUMED.platformLogBytesPerInvocation;
   const accessLogBytes = requests * ASSUMED.accessLogBytesPerRequest;
   const logBytes = functionLogBytes + platformLogBytes + accessLogBytes;
-  const traces =
-    requests * deployment.apiTraceRate +
-    per(workers.reduce((sum, use) => sum + use.invocations, 0)) * ASSUMED.workerTraceShare[measure.load];
+  const workerTraceShare = deployment.traceWorkers ? ASSUMED.workerTraceShare[measure.load] : 0;
+  const traces = requests * deployment.apiTraceRate + per(workers.reduce((sum, use) => sum + use.invocations, 0)) * workerTraceShare;
   const tableGbMonths = per(measure.stored.tableByteMonths) / GB;
   const indexGbMonths = per(measure.stored.indexByteMonths) / GB;
   const logsLine = (item: string, bytes: number): CostLine => ({
@@ -290,7 +293,11 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
       dollars: (MILLION * logBytes * prices.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
     },
     {
-      item: `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; triggered invocations ${Math.round(ASSUMED.workerTraceShare.steady * 100)} % at steady load, ${Math.round(ASSUMED.workerTraceShare.quiet * 100)} % at quiet load)`,
+      item: `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; ${
+        deployment.traceWorkers
+          ? `triggered invocations ${Math.round(ASSUMED.workerTraceShare.steady * 100)} % at steady load, ${Math.round(ASSUMED.workerTraceShare.quiet * 100)} % at quiet load`
+          : 'triggered functions start none: they join sampled requests'
+      })`,
       price: perMillion(prices.xrayTracesPerMillion),
       quantity: traces,
       unit: 'traces',
@@ -325,7 +332,7 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
 /** What a stage costs each month whatever its orders: fixed fees, and what its mappings and sampling add at most. */
 export const fixedMonthlyLines = (deployment: Deployment, prices: Prices = PRICES): CostLine[] => {
   const idleReceives = deployment.consumedQueues * ASSUMED.idleReceivesPerQueuePerMonth;
-  const reservoirTraces = deployment.workerFunctions * ASSUMED.workerTraceReservoirPerSecond * MONTH_SECONDS;
+  const reservoirTraces = deployment.traceWorkers ? deployment.workerFunctions * ASSUMED.workerTraceReservoirPerSecond * MONTH_SECONDS : 0;
   return [
     {
       item: `WAF web ACL and its ${deployment.wafRules} rules`,
@@ -342,7 +349,9 @@ export const fixedMonthlyLines = (deployment: Deployment, prices: Prices = PRICE
       dollars: (idleReceives * prices.sqsRequestsPerMillion) / MILLION,
     },
     {
-      item: `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions at steady load (at most 1 trace a second each)`,
+      item: deployment.traceWorkers
+        ? `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions at steady load (at most 1 trace a second each)`
+        : `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions: none (they start no traces; -c traceWorkers=true adds at most 1 a second each)`,
       price: perMillion(prices.xrayTracesPerMillion),
       quantity: reservoirTraces,
       unit: 'traces',

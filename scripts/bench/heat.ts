@@ -47,7 +47,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
-import { STAGE_DEFAULTS } from '#lib/config';
+import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_IP_RULE, WAF_TOKEN_RULE } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
@@ -985,6 +985,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       logRetentionDays: STAGE_DEFAULTS.live.logRetentionDays,
       consumedQueues: queueWorkers().length,
       workerFunctions: workerDefs.length,
+      traceWorkers: DEFAULT_TRACE_WORKERS,
       secrets: 1,
     };
     printCost(scenarios, deployment, {

@@ -209,7 +209,8 @@ describe.each(STAGES)('the %s stack', (stage) => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        TracingConfig: { Mode: 'Active' },
+        // A request's functions trace as API Gateway's sampling rule decides; a triggered one only joins sampled traces.
+        TracingConfig: { Mode: fn.spec.kind === 'route' ? 'Active' : 'PassThrough' },
       });
       expect(props.LoggingConfig.LogGroup).toEqual({ Ref: logicalId(stack, fn.logGroup) });
       expect((resources[logicalId(stack, fn.logGroup)] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
@@ -811,6 +812,18 @@ describe('the app', () => {
   it('refuses an alarm destination that is not an address or a topic ARN', () => {
     expect(() => build({ alarmEmail: 'not an address' })).toThrow(/alarmEmail must be an e-mail address/);
     expect(() => build({ alarmTopicArn: 'arn:aws:sqs:eu-west-1:123456789012:q' })).toThrow(/alarmTopicArn must be an SNS topic ARN/);
+  });
+
+  it('lets the triggered functions start traces of their own when the stage is told to (traceWorkers)', () => {
+    const modes = (stack: MerchantApiStage) =>
+      new Set(
+        stack.functions
+          .filter((fn) => fn.spec.kind === 'worker')
+          .map((fn) => (Template.fromStack(stack).toJSON().Resources[logicalId(stack, fn.fn)] as Resource).Properties.TracingConfig.Mode),
+      );
+    const traced = build({ alarmEmail: ALARM_EMAIL, 'sandbox.traceWorkers': 'true' });
+    expect([modes(traced.live), modes(traced.sandbox)]).toEqual([new Set(['PassThrough']), new Set(['Active'])]);
+    expect(() => build({ alarmEmail: ALARM_EMAIL, traceWorkers: 'sometimes' })).toThrow(/traceWorkers must be true or false/);
   });
 
   it('lets only one stack own the account-wide API Gateway setting: live by default, the sandbox when told (own account)', () => {

@@ -15,7 +15,15 @@ import {
 
 /** The heat bench's cost model: given counts, each line's dollars are what its price says. */
 
-const deployment: Deployment = { apiTraceRate: 0.05, wafRules: 2, logRetentionDays: 90, consumedQueues: 3, workerFunctions: 4, secrets: 1 };
+const deployment: Deployment = {
+  apiTraceRate: 0.05,
+  wafRules: 2,
+  logRetentionDays: 90,
+  consumedQueues: 3,
+  workerFunctions: 4,
+  traceWorkers: true,
+  secrets: 1,
+};
 
 /** Two orders: two creates, one change-feed batch, two commission batches. */
 const measure = (load: ScenarioMeasure['load']): ScenarioMeasure => ({
@@ -83,6 +91,20 @@ describe('the heat bench cost model', () => {
 
     // Assess
     expect(dollarsOf(lines, 'X-Ray')).toBeCloseTo((0.05 + 1.5) * PRICES.xrayTracesPerMillion);
+  });
+
+  it('counts only the sampled requests when the triggered functions start no traces of their own, and no reservoir', () => {
+    // Prepare
+    const passThrough = { ...deployment, traceWorkers: false };
+
+    // Act
+    const quiet = costLines(measure('quiet'), passThrough);
+    const monthly = fixedMonthlyLines(passThrough);
+
+    // Assess
+    expect(dollarsOf(quiet, 'X-Ray')).toBeCloseTo(0.05 * PRICES.xrayTracesPerMillion);
+    expect(dollarsOf(monthly, 'X-Ray')).toBe(0);
+    expect(dollarsOf(fixedMonthlyLines(deployment), 'X-Ray')).toBeGreaterThan(0);
   });
 
   it('keeps the monthly fees apart from the cost per order', () => {
