@@ -25,7 +25,7 @@ export const suppressStageFindings = ({ functions, api, webhookKey }: NagSubject
         {
           id: 'AwsSolutions-IAM5',
           reason:
-            'X-Ray tracing (every function traces its requests) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement of the role names its resource.',
+            'X-Ray tracing (every function sends the segments of its sampled invocations) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement of the role names its resource.',
           appliesTo: ['Resource::*'],
         },
       ],
