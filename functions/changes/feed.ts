@@ -6,7 +6,7 @@ import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
 import { advanceTotalsAsOf, applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
-import { refreshGroupTotals } from '#shared/db/entities/counter';
+import { blocksOfClosedGroups, refreshGroupTotals } from '#shared/db/entities/counter';
 import { upsertCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog } from '#shared/db/entities/event-log';
 import { withRepeatableRetry } from '#shared/db/retry';
@@ -117,13 +117,17 @@ const perMerchant = async <T extends { merchantId: string }>(
   return items.map(({ merchantId }) => !failed.has(merchantId));
 };
 
-/** Refreshes the group totals of the changed blocks, once per merchant and group. */
+/** Refreshes the group totals of the changed blocks that a page can read, once per merchant and group. */
 const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> =>
-  perMerchant(changed, 'Group totals not refreshed', (merchantId, own) =>
+  perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
     refreshGroupTotals(
       functionTable,
       merchantId,
-      own.map(({ block }) => block),
+      await blocksOfClosedGroups(
+        functionTable,
+        merchantId,
+        own.map(({ block }) => block),
+      ),
     ),
   );
 

@@ -4,7 +4,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import type { TotalsDelta } from '#shared/db/entities/commission-totals';
-import { type BlockRef, closedOrderBlocks, parseBlockCountSk } from '#shared/db/entities/counter';
+import { type BlockRef, closedOrderBlocks, closedOrderGroup, parseBlockCountSk } from '#shared/db/entities/counter';
 import { eventPosition, type LogEntry } from '#shared/db/entities/event-log';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
@@ -31,9 +31,10 @@ import type { MerchantEvents } from '#shared/webhooks/fan-out';
  *   every create that took a number in it is over (the follow-up's delay is longer than a
  *   request's timeout): a create that stopped between its commit and its count, and was never
  *   retried, is counted then at the latest, without racing a create still in flight.
- * - `countBlock`: a list's block count changed (its version moved): the total of its group of
- *   blocks is refreshed from the blocks (counter.ts refreshGroupTotals, idempotent and order-safe),
- *   so pages of any size read a bounded number of count items.
+ * - `countBlock`: a list's block count changed (its version moved), or the orders' sequence
+ *   moved into a new group of blocks: the total of the block's (the left) group is refreshed from
+ *   the blocks (counter.ts refreshGroupTotals, idempotent and order-safe; an orders group only once
+ *   closed, `blocksOfClosedGroups`), so pages of any size read a bounded number of count items.
  * - `webhookEvents`: the merchant's webhook events of this write (shared/webhooks/events.ts: an
  *   order event, a commission booked, a request created or decided, an invitation sent or used),
  *   fanned out to the endpoints that subscribe (shared/webhooks/fan-out.ts).
@@ -118,6 +119,9 @@ const countBlockOf = (before: Image | undefined, after: Image): Reactions['count
   return { merchantId: merchantIdOf(pk), block: parseBlockCountSk(sk) };
 };
 
+const closedGroupOf = (after: Image, block: BlockRef | undefined): Reactions['countBlock'] =>
+  block === undefined ? undefined : { merchantId: merchantIdOf(keyOf(after).pk), block };
+
 /** A write of a commission ledger: its contribution to the report totals, with the record's place in the stream. */
 const reportTotalsOf = (record: DynamoDBRecord, before: Image | undefined, after: Image, at: string): Reactions['reportTotals'] => {
   if (after.type !== 'commission') return undefined;
@@ -153,7 +157,7 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   const movedAt = new Date((record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();
   const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: movedAt }));
   const followUps = owed ? [owed, ...closed] : closed;
-  const countBlock = countBlockOf(before, after);
+  const countBlock = countBlockOf(before, after) ?? closedGroupOf(after, closedOrderGroup(before, after));
   const reportTotals = reportTotalsOf(record, before, after, movedAt);
   const eventLog = eventLogOf(record, reactions.webhookEvents);
   return {

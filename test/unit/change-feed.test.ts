@@ -7,6 +7,7 @@ import { handler, processChangeRecords } from '#functions/changes/feed';
 import { passesFilters } from '#local/event-filter';
 import { CHANGE_FEED_FILTER, reactionsTo } from '#shared/changes/feed';
 import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
+import { BLOCK_SIZE, GROUP_SIZE } from '#shared/db/entities/counter';
 import { readMessageBody } from '#shared/queue/large-bodies';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { workerContext } from './support/api';
@@ -110,6 +111,22 @@ function emptyEventLog() {
   ddbMock.on(QueryCommand, { KeyConditionExpression: 'pk = :pk AND sk = :head' }).resolves({ Items: [] });
   ddbMock.on(UpdateCommand, { Key: { pk: `${MERCHANT_PK}#EVENTS`, sk: 'HEAD' } }).resolves({});
 }
+
+/** The orders' sequence counter as a consistent read of it finds it. */
+const sequenceAt = (seq: number) =>
+  ddbMock
+    .on(QueryCommand, {
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': MERCHANT_PK, ':sk': 'COUNTER#orders' },
+    })
+    .resolves({ Items: [{ pk: MERCHANT_PK, sk: 'COUNTER#orders', seq }] });
+
+/** The sort keys of the group totals written so far, in order. */
+const totalsWritten = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => String(call.args[0].input.Key?.sk))
+    .filter((sk) => sk.includes('#G#'));
 
 /** The calls of one kind outside the merchant's event log (its own reaction, tested apart). */
 const callsBesideEventLog = (command: typeof QueryCommand | typeof UpdateCommand | typeof PutCommand) =>
@@ -257,6 +274,19 @@ describe('reactionsTo (what a write means to the rest of the service)', () => {
     expect(within).toBeUndefined();
     expect(past).toEqual([{ kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000000' }, due: expect.any(String) }]);
     expect(invites.followUps).toBeUndefined();
+  });
+
+  it("refreshes the orders' group of blocks the sequence counter leaves, and none while it stays in a group", () => {
+    // Prepare
+    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: GROUP_SIZE * BLOCK_SIZE - 2 };
+
+    // Act
+    const within = reactionsTo(record('MODIFY', { ...counter, seq: counter.seq + 1 }, counter)).countBlock;
+    const left = reactionsTo(record('MODIFY', { ...counter, seq: counter.seq + 2 }, { ...counter, seq: counter.seq + 1 })).countBlock;
+
+    // Assess
+    expect(within).toBeUndefined();
+    expect(left).toEqual({ merchantId: MERCHANT.id, block: { list: 'orders', bucket: 'all', block: GROUP_SIZE - 1 } });
   });
 
   it('derives the webhook events of other items: a request decided, an invitation sent and then used, a commission booked', () => {
@@ -505,9 +535,10 @@ describe('the change-feed function', () => {
   });
 
   it('refreshes each changed group once per batch (a consistent Query of its blocks, a conditional UpdateItem)', async () => {
-    // Prepare: two changes in one block, one in another block of the same group
+    // Prepare: two changes in one block, one in another block of the same group, which the orders' sequence has left
     const block = (n: number, v: number, sk = 'orders#all#00000000') => ({ pk: `${MERCHANT_PK}#COUNTS`, sk, type: 'list_count', n, v });
     ddbMock.on(QueryCommand).resolves({ Items: [block(2, 2), block(1, 1, 'orders#all#00000001')] });
+    sequenceAt(GROUP_SIZE * BLOCK_SIZE);
     emptyEventLog();
 
     // Act
@@ -521,12 +552,34 @@ describe('the change-feed function', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(callsBesideEventLog(QueryCommand)).toHaveLength(1);
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, { ConsistentRead: true });
+    expect(callsBesideEventLog(QueryCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([true, true]);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       Key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#G#00000000' },
       ExpressionAttributeValues: expect.objectContaining({ ':n': 3, ':vs': 3 }),
     });
+  });
+
+  it("leaves the total of the orders' open group alone (a page counts that group from its blocks) and refreshes it as the sequence leaves it", async () => {
+    // Prepare: the sequence is in group 0
+    const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
+    const invites = { ...block, sk: 'invites#all#00000000' };
+    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: GROUP_SIZE * BLOCK_SIZE - 1 };
+    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
+    sequenceAt(counter.seq);
+    emptyEventLog();
+
+    // Act
+    const open = await runFeed(
+      streamEvent(record('MODIFY', { ...block, n: 8, v: 8 }, block), record('MODIFY', { ...invites, n: 8, v: 8 }, invites)),
+    );
+    const openTotals = totalsWritten();
+    sequenceAt(counter.seq + 1);
+    const left = await runFeed(streamEvent(record('MODIFY', { ...counter, seq: counter.seq + 1 }, counter)));
+
+    // Assess
+    expect([open, left]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+    expect(openTotals).toEqual(['invites#all#G#00000000']);
+    expect(totalsWritten()).toEqual(['invites#all#G#00000000', 'orders#all#G#00000000']);
   });
 
   it("sends the recount of an order block the sequence counter moved past to the follow-ups queue, delayed by the minimum (longer than a request's timeout)", async () => {

@@ -50,6 +50,17 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
   return sequences;
 };
 
+/** The last sequence number of one list (0 before its first): one consistent Query of its counter item. */
+const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
+  const key = sequenceKey(merchantId, list);
+  const [raw] = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND sk = :sk',
+    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+    ConsistentRead: true,
+  });
+  return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
+};
+
 /**
  * The order blocks a write of the orders' sequence counter closed: every block the counter moved
  * past (from its old to its new value). Once no create can still count into a block, its count
@@ -79,6 +90,17 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
   );
   const last = parseStored('counter', z.object({ seq: z.number() }), Attributes).seq;
   return last - count + 1;
+};
+
+/**
+ * The group of order blocks a write of the orders' sequence counter closed, as the last block of
+ * it: the counter moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
+ */
+export const closedOrderGroup = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): BlockRef | undefined => {
+  if (after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders`) return undefined;
+  const from = groupOf(blockOf(typeof before?.seq === 'number' ? before.seq : 0));
+  const to = groupOf(blockOf(typeof after.seq === 'number' ? after.seq : 0));
+  return to > from ? { list: 'orders', bucket: ALL_BUCKET, block: to * GROUP_SIZE - 1 } : undefined;
 };
 
 /** Bucket names come from data (tier slugs): encoded so that one can never prefix another. */
@@ -280,6 +302,25 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
 };
 
 const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.number()) });
+
+const isOrderBlock = ({ list, bucket }: BlockRef) => list === 'orders' && bucket === ALL_BUCKET;
+
+/**
+ * The changed blocks whose group totals a page can read. A page counts the newest GROUP_SIZE block
+ * items of a bucket from the blocks themselves, which always cover the group its newest block is
+ * in: a page reads a group's total only once a newer group has blocks, so only after the list's
+ * sequence has moved past it. For the orders (one bucket, a count of every create) refreshing the
+ * open group would be a write per create that nothing reads, so an orders block is kept only once
+ * its group is closed (one consistent read of the counter, per merchant and batch); the change
+ * feed refreshes a group as the counter leaves it (`closedOrderGroup`), and any change of its
+ * blocks after that, which this read then sees closed, refreshes it again. Blocks of the other
+ * lists (a few changes a day, several buckets each) are all kept.
+ */
+export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
+  if (!blocks.some(isOrderBlock)) return [...blocks];
+  const open = groupOf(blockOf(await readSequence(db, merchantId, 'orders')));
+  return blocks.filter((block) => !isOrderBlock(block) || groupOf(block.block) < open);
+};
 
 export type GroupRefresh = { list: ListName; bucket: string; group: number; n: number; vs: number; written: boolean };
 
