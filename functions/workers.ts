@@ -87,7 +87,7 @@ export const workers = [
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
     description:
-      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, commission report totals, customer upserts, follow-ups, group totals.',
+      'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, commission report totals, new customers, follow-ups, group totals.',
     // The handler parks a record it cannot read at once, and one whose reactions keep failing after a
     // bounded time (shared/changes/retries.ts), with its content; the mapping's own retries are only
     // the backstop for when the parked queue itself refuses, so an SQS outage delays the feed but loses nothing.
@@ -101,11 +101,12 @@ export const workers = [
       filterPatterns: [CHANGE_FEED_FILTER],
       onFailure: 'parked',
     },
-    // UpdateItem: the customer's upsert, a group total (after a consistent Query of its block counts), the report
-    // totals. Query: also the merchant's webhook endpoints, its event log's head. BatchWriteItem: the events of the
-    // event log, a held endpoint's parked deliveries (and taking them back); PutItem: an event too large for a
-    // message (by reference), an event that came late and its marker; UpdateItem: the log's head, a held endpoint's
-    // parked count. Sends: order events, follow-ups, webhook deliveries (and a backlog's keeper), parked records.
+    // Query: a new customer's key, the orders' sequence counter and a group's block counts (consistent), the
+    // merchant's webhook endpoints, its event log's top. UpdateItem: a new customer, a group total, the report
+    // totals, a held endpoint's parked count. BatchWriteItem: the events of the event log, a held endpoint's parked
+    // deliveries (and taking them back); PutItem: an event too large for a message (by reference), a batch's top
+    // event, an event that came late and its marker. Sends: order events, follow-ups, webhook deliveries (and a
+    // backlog's keeper), parked records.
     access: {
       table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
       sends: ['orders', 'follow-ups', 'webhooks', 'parked'],

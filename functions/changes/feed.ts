@@ -7,7 +7,7 @@ import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
 import { advanceTotalsAsOf, applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
 import { blocksOfClosedGroups, refreshGroupTotals } from '#shared/db/entities/counter';
-import { upsertCustomer } from '#shared/db/entities/customer';
+import { lookUpOrCreateCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog } from '#shared/db/entities/event-log';
 import { withRepeatableRetry } from '#shared/db/retry';
 import { asError, errorName } from '#shared/errors';
@@ -82,18 +82,24 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promis
 const sendFollowUpLists = (lists: FollowUp[][]): Promise<boolean[]> =>
   sendLists(lists, (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS));
 
-const upsertCustomers = (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> =>
-  Promise.all(
-    customers.map(({ merchantId, customer, at }) =>
-      withRepeatableRetry(() => upsertCustomer(functionTable, merchantId, customer, at)).then(
-        () => true,
-        (error: unknown) => {
-          logger.warn('Customer upsert failed; the stream will retry it', { error_name: errorName(error) });
-          return false;
-        },
-      ),
-    ),
-  );
+/** Looks up or creates each customer the batch's new orders name, once per customer. */
+const upsertCustomers = async (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> => {
+  const keyOf = ({ merchantId, customer }: (typeof customers)[number]) => `${merchantId}\u0000${customer.email.toLowerCase()}`;
+  const done = new Map<string, Promise<boolean>>();
+  for (const entry of customers)
+    if (!done.has(keyOf(entry)))
+      done.set(
+        keyOf(entry),
+        withRepeatableRetry(() => lookUpOrCreateCustomer(functionTable, entry.merchantId, entry.customer, entry.at)).then(
+          () => true,
+          (error: unknown) => {
+            logger.warn('Customer upsert failed; the stream will retry it', { error_name: errorName(error) });
+            return false;
+          },
+        ),
+      );
+  return Promise.all(customers.map((entry) => done.get(keyOf(entry)) as Promise<boolean>));
+};
 
 /**
  * Runs `apply` once per merchant with the merchant's items of the batch, merchants in parallel,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
-import { api, drainQueue, eventually, merchantFixture, orderBody, seed, seedOne, stack, TRACE_ID } from './helpers';
+import { api, drainQueue, eventually, merchantFixture, orderBody, seed, seedOne, stack, storeFor, TRACE_ID } from './helpers';
 
 const monthsAgo = (months: number, extraDays = 0) => {
   const date = new Date();
@@ -74,6 +75,18 @@ beforeAll(async () => {
 
 const live = () => api('live', acme.tokens.live);
 
+/** The customer items the live table holds for an e-mail (any case). */
+const customerItems = async (merchantId: string, email: string) =>
+  (
+    await storeFor('live').ddb.send(
+      new QueryCommand({
+        TableName: stack.stages.live.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+        ExpressionAttributeValues: { ':pk': `M#${merchantId}`, ':sk': `CUSTOMER#${email.toLowerCase()}` },
+      }),
+    )
+  ).Items ?? [];
+
 describe('POST /api/orders/create (legacy)', () => {
   it('creates an order and answers 201 in the legacy envelope', async () => {
     const body = orderBody({ affiliate_slug: 'ALICE' });
@@ -132,6 +145,26 @@ describe('POST /api/v2/orders/create', () => {
       errors: null,
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
+  });
+
+  it('looks the customer up by e-mail, whatever its case, and creates it once, with the name of its first order', async () => {
+    // Prepare: a merchant of its own, whose event log says when the change feed has read both orders
+    const shop = await seedOne(merchantFixture());
+    const client = api('live', shop.tokens.live);
+    const email = `Buyer-${randomUUID()}@Example.com`;
+
+    // Act
+    const first = await client.post('/api/v2/orders/create', orderBody({ customer: { name: 'First Name', email } }));
+    await eventually(async () => ((await customerItems(shop.id, email)).length > 0 ? true : undefined));
+    const second = await client.post('/api/v2/orders/create', orderBody({ customer: { name: 'Other Name', email: email.toLowerCase() } }));
+    const logged = `evt_${second.body.data.order.uuid}_v1`;
+    await eventually(async () =>
+      (await client.get('/api/v2/events?limit=100')).body.data.some((event: { id: string }) => event.id === logged) ? true : undefined,
+    );
+
+    // Assess
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(await customerItems(shop.id, email)).toEqual([expect.objectContaining({ email: email.toLowerCase(), name: 'First Name' })]);
   });
 
   it('answers 401 in the envelope', async () => {

@@ -100,17 +100,7 @@ beforeEach(() => {
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'parked-1' });
   ddbMock.on(UpdateCommand).resolves({});
   ddbMock.on(QueryCommand).resolves({ Items: [] });
-  emptyEventLog();
 });
-
-/**
- * The event log's own reads and writes (tested in test/unit/event-log.test.ts): an empty log that
- * takes every write. Set again after a test's own Query or UpdateItem answers, which replace it.
- */
-function emptyEventLog() {
-  ddbMock.on(QueryCommand, { KeyConditionExpression: 'pk = :pk AND sk = :head' }).resolves({ Items: [] });
-  ddbMock.on(UpdateCommand, { Key: { pk: `${MERCHANT_PK}#EVENTS`, sk: 'HEAD' } }).resolves({});
-}
 
 /** The orders' sequence counter as a consistent read of it finds it. */
 const sequenceAt = (seq: number) =>
@@ -384,13 +374,41 @@ describe('the change-feed function', () => {
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' } });
   });
 
+  it('creates a customer the table does not hold yet and only reads one it holds, once per customer and batch', async () => {
+    // Prepare: dan has ordered before; eve has not, and orders twice in this batch
+    const customerQuery = (email: string) => ({
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': MERCHANT_PK, ':sk': `CUSTOMER#${email}` },
+    });
+    ddbMock.on(QueryCommand, customerQuery('dan@example.com')).resolves({ Items: [{ pk: MERCHANT_PK }] });
+    const eve = { name: 'Eve', email: 'Eve@Example.com' };
+    const orders = ['0a', '0b', '0c'].map((tail, index) =>
+      storedOrder({ uuid: `00000000-0000-4000-8000-0000000000${tail}`, ...(index > 0 ? { customer: eve } : {}) }),
+    );
+
+    // Act
+    const result = await runFeed(streamEvent(...orders.map((order) => record('INSERT', order))));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    const customerReads = callsBesideEventLog(QueryCommand).filter((call) =>
+      String(call.args[0].input.ExpressionAttributeValues?.[':sk']).startsWith('CUSTOMER#'),
+    );
+    expect(customerReads.map((call) => call.args[0].input.ExpressionAttributeValues?.[':sk'])).toEqual([
+      'CUSTOMER#dan@example.com',
+      'CUSTOMER#eve@example.com',
+    ]);
+    expect(callsBesideEventLog(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([
+      { pk: MERCHANT_PK, sk: 'CUSTOMER#eve@example.com' },
+    ]);
+  });
+
   it("sends each order event to every enabled endpoint that subscribes to it, reading the merchant's endpoints once", async () => {
     // Prepare
     const all = endpoint('e-all');
     const cancelsOnly = endpoint('e-cancels', { events: ['order.cancelled'] });
     const disabled = endpoint('e-off', { enabled: false });
     ddbMock.on(QueryCommand).resolves({ Items: [all, cancelsOnly, disabled] });
-    emptyEventLog();
     const orders = ['0a', '0b'].map((tail) => storedOrder({ uuid: `00000000-0000-4000-8000-0000000000${tail}`, customer: null }));
 
     // Act
@@ -409,7 +427,6 @@ describe('the change-feed function', () => {
     const retryAt = new Date(Date.now() + 600_000).toISOString();
     ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-failing', { failing_since: '2026-03-01T10:00:00.000Z', retry_at: retryAt })] });
     ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'WEBHOOK#e-failing' } }).resolves({ Attributes: {} });
-    emptyEventLog();
     const orders = ['0a', '0b'].map((tail) => storedOrder({ uuid: `00000000-0000-4000-8000-0000000000${tail}`, customer: null }));
 
     // Act
@@ -443,7 +460,6 @@ describe('the change-feed function', () => {
       ],
     });
     ddbMock.on(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'WEBHOOK#e-hanging' } }).resolves({ Attributes: {} });
-    emptyEventLog();
     const order = storedOrder({ customer: null });
 
     // Act
@@ -474,7 +490,6 @@ describe('the change-feed function', () => {
         if (refused) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
         return {};
       });
-    emptyEventLog();
     const order = storedOrder({ customer: null });
 
     // Act
@@ -494,7 +509,6 @@ describe('the change-feed function', () => {
   it("reports a record whose merchant's webhook endpoints could not be read, so it is read again", async () => {
     // Prepare
     ddbMock.on(QueryCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
-    emptyEventLog();
     const order = record('INSERT', storedOrder({ customer: null }));
 
     // Act
@@ -522,7 +536,6 @@ describe('the change-feed function', () => {
   it('reports the record whose customer upsert failed', async () => {
     // Prepare
     ddbMock.on(UpdateCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
-    emptyEventLog();
     const withCustomer = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-00000000000c' }));
 
     // Act
@@ -539,7 +552,6 @@ describe('the change-feed function', () => {
     const block = (n: number, v: number, sk = 'orders#all#00000000') => ({ pk: `${MERCHANT_PK}#COUNTS`, sk, type: 'list_count', n, v });
     ddbMock.on(QueryCommand).resolves({ Items: [block(2, 2), block(1, 1, 'orders#all#00000001')] });
     sequenceAt(GROUP_SIZE * BLOCK_SIZE);
-    emptyEventLog();
 
     // Act
     const result = await runFeed(
@@ -566,7 +578,6 @@ describe('the change-feed function', () => {
     const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: GROUP_SIZE * BLOCK_SIZE - 1 };
     ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
     sequenceAt(counter.seq);
-    emptyEventLog();
 
     // Act
     const open = await runFeed(
@@ -670,7 +681,6 @@ describe('what the change feed sends, whatever an order holds', () => {
     // Prepare
     const name = 'Tent \u{1F3D5}\uFFFE\uFFFF é';
     ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
-    emptyEventLog();
     const order = orderWithRows('00000000-0000-4000-8000-0000000000f1', 1, name);
 
     // Act
@@ -707,7 +717,6 @@ describe('what the change feed sends, whatever an order holds', () => {
   it('bounds every batch by bytes as well as count, so large events to many endpoints are all sent', async () => {
     // Prepare: six endpoints, ten orders of about 60 KB each.
     ddbMock.on(QueryCommand).resolves({ Items: ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => endpoint(`e-${id}`)) });
-    emptyEventLog();
     const records = Array.from({ length: 10 }, (_, index) =>
       record('INSERT', orderWithRows(`00000000-0000-4000-8000-0000000001${String(index).padStart(2, '0')}`, 200, 'y'.repeat(250))),
     );
@@ -728,7 +737,6 @@ describe('what the change feed sends, whatever an order holds', () => {
   it("stores an event too large for a message in the merchant's table space and sends a reference that reads back to it", async () => {
     // Prepare: 200 rows of 255 characters outside the BMP, about 600 KB once escaped.
     ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
-    emptyEventLog();
     ddbMock.on(PutCommand).resolves({});
     const order = orderWithRows('00000000-0000-4000-8000-0000000000f3', 200, '\u{1F600}'.repeat(255));
 
@@ -745,7 +753,6 @@ describe('what the change feed sends, whatever an order holds', () => {
     expect(puts.length).toBeGreaterThan(1);
     expect(puts.every((item) => String(item.pk).startsWith(`${MERCHANT_PK}#PAYLOAD#`))).toBe(true);
     ddbMock.on(QueryCommand).resolves({ Items: puts });
-    emptyEventLog();
     const delivery = JSON.parse(await readMessageBody({ ddb: ddbMock as never, table: 'unit-table' }, body as string));
     expect(delivery.event.data.order.order_rows[199].product_name).toBe('\u{1F600}'.repeat(255));
   });
@@ -804,7 +811,6 @@ describe('fairness between merchants on the queues', () => {
   it("names each message's merchant as its MessageGroupId, so SQS's fair queues keep one merchant's backlog from delaying another's", async () => {
     // Prepare
     ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
-    emptyEventLog();
     const order = storedOrder({ uuid: '00000000-0000-4000-8000-0000000000c1', customer: null });
 
     // Act

@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { itemKey, type Key } from './base';
 
@@ -6,22 +7,33 @@ import { itemKey, type Key } from './base';
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
 /**
- * Looks up or creates the customer: one idempotent UpdateItem (if_not_exists), outside any
- * transaction, because every order of one customer writes this item (a hot item, DESIGN.md).
+ * Looks up the customer and creates it when there is none: a returning customer costs one
+ * eventually consistent read of its key (half a read unit), not a write (a write unit, also when a
+ * condition refuses it). The create is an idempotent UpdateItem (if_not_exists), outside any
+ * transaction, because every order of one customer reaches this item (a hot item, DESIGN.md); a
+ * read that has not yet seen a create just made repeats it, which changes nothing.
  */
-export const upsertCustomer = (
-  { ddb, table }: TableRef,
+export const lookUpOrCreateCustomer = async (
+  db: TableRef,
   merchantId: string,
   customer: { name: string | null; email: string },
   now: string,
-) =>
-  ddb.send(
+): Promise<void> => {
+  const key = customerKey(merchantId, customer.email);
+  const [found] = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND sk = :sk',
+    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+    ProjectionExpression: 'pk',
+  });
+  if (found) return;
+  await db.ddb.send(
     new UpdateCommand({
-      TableName: table,
-      Key: customerKey(merchantId, customer.email),
+      TableName: db.table,
+      Key: key,
       UpdateExpression:
-        'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = :now',
+        'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = if_not_exists(updated_at, :now)',
       ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
       ExpressionAttributeValues: { ':type': 'customer', ':email': customer.email.toLowerCase(), ':name': customer.name, ':now': now },
     }),
   );
+};
