@@ -638,7 +638,7 @@ try {
 await benchHeat({ print });
 // Webhook delivery latency, on a stack of its own (scripts/bench/webhooks.ts).
 try {
-  const [alone, beside, besideAnswering, besideMany] = await benchWebhooks(print);
+  const { alone, beside, answered: besideAnswering, hung: besideMany } = await benchWebhooks(print);
   const targets = [
     ["webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x", alone, beside],
     ["webhooks: ten hanging endpoints of five merchants leave a healthy merchant's p99 within 1.5x", alone, besideMany],

@@ -12,7 +12,10 @@
  * ten endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per second
  * each), first answering (what their traffic costs on a shared machine), then never answering: the
  * healthy endpoint's p99 should not move, since an endpoint that has not answered promptly holds at
- * most two of the stage's deliverers and its backlog is parked.
+ * most two of the stage's deliverers and its backlog is parked. Last, alone again, once their
+ * endpoints are gone: "alone" is both alone phases pooled, so that what the machine does over the
+ * run (the emulator's table grows, a section before this one winds down) weighs on both sides of
+ * each comparison rather than on the later phases only.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -34,6 +37,8 @@ export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 
 type Print = (line: string) => void;
 export type WebhookBenchResult = {
   label: string;
+  /** Each delivered change's latency, ms. */
+  latencies: number[];
   sent: number;
   created: number;
   delivered: number;
@@ -174,6 +179,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
       });
       results.push({
         label,
+        latencies,
         sent: total,
         created: sentAt.size,
         delivered: latencies.length,
@@ -205,32 +211,45 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
       noisyTraffic(1),
     );
     for (const { token: noisyToken, uuid } of answeringEndpoints) await deleteEndpoint(base, noisyToken, uuid);
-    await noisyEndpoints(base, noisyTokens, hanging.url);
+    const hangingEndpoints = await noisyEndpoints(base, noisyTokens, hanging.url);
     await phase(
       `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that hang`,
       1 + 4 * rate * seconds,
       noisyTraffic(1 + noisyRate * seconds),
     );
+    for (const { token: noisyToken, uuid } of hangingEndpoints) await deleteEndpoint(base, noisyToken, uuid);
+    await phase('healthy endpoint alone, again', 1 + 5 * rate * seconds);
 
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
+    const [first, beside, answered, hung, again] = results as [WebhookBenchResult, ...WebhookBenchResult[]];
+    const pooled = [first, again].flatMap((row) => (row ? [row] : []));
+    const aloneLatencies = pooled.flatMap((row) => row.latencies);
+    const alone: WebhookBenchResult = {
+      label: 'healthy endpoint alone (both alone phases pooled)',
+      latencies: aloneLatencies,
+      sent: pooled.reduce((sum, row) => sum + row.sent, 0),
+      created: pooled.reduce((sum, row) => sum + row.created, 0),
+      delivered: aloneLatencies.length,
+      rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
+      p50: percentile(aloneLatencies, 50),
+      p99: percentile(aloneLatencies, 99),
+    };
     print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
     print('|---|---|---|---|---|---|---|');
-    for (const row of results) {
+    for (const row of [...results, alone]) {
       print(
         `| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`,
       );
     }
-    const [alone, ...besides] = results;
-    for (const beside of alone ? besides : []) {
-      print(`\n${beside.label}: p99 ${(beside.p99 / (alone?.p99 ?? 1)).toFixed(2)}x its p99 alone.`);
+    for (const row of [beside, hung]) {
+      if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
     }
-    const [, , answered, hung] = results;
     if (answered && hung)
       print(
         `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,
       );
     print(`\nThe hanging endpoints received ${hanging.arrived.size} distinct events' attempts in all.`);
-    return results;
+    return { alone, beside, answered, hung };
   } finally {
     for (const server of servers) {
       server.closeAllConnections();
