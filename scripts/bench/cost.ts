@@ -146,6 +146,8 @@ export type ScenarioMeasure = {
   /** SQS requests the functions made (each 64 KB of a send's payload one), measured. */
   sqsRequests: number;
   writeUnits: number;
+  /** The same write units by what they serve (orders, the event log, the commission reports, webhooks), when known: priced line by line. */
+  writeUnitsByFeature?: Record<string, number>;
   readUnits: number;
   emails: number;
   stored: Stored;
@@ -258,13 +260,15 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
       unit: 'requests',
       dollars: queueInvocations * ASSUMED.sqsRequestsPerQueueInvocation * prices.sqsRequestsPerMillion,
     },
-    {
-      item: 'DynamoDB write request units',
-      price: perMillion(prices.dynamodbWriteUnitsPerMillion),
-      quantity: per(measure.writeUnits),
-      unit: 'WRU',
-      dollars: per(measure.writeUnits) * prices.dynamodbWriteUnitsPerMillion,
-    },
+    ...Object.entries(measure.writeUnitsByFeature ?? { '': measure.writeUnits }).map(
+      ([feature, units]): CostLine => ({
+        item: `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`,
+        price: perMillion(prices.dynamodbWriteUnitsPerMillion),
+        quantity: per(units),
+        unit: 'WRU',
+        dollars: per(units) * prices.dynamodbWriteUnitsPerMillion,
+      }),
+    ),
     {
       item: 'DynamoDB read request units',
       price: perMillion(prices.dynamodbReadUnitsPerMillion),

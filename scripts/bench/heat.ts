@@ -327,6 +327,7 @@ const scenarioOf = (
       functions,
       sqsRequests: calls('sqs').reduce((sum, call) => sum + call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes)), 0),
       writeUnits: calls('dynamodb').reduce((sum, call) => sum + (call.wcu ?? 0), 0),
+      writeUnitsByFeature: unitsByFeature(calls('dynamodb')),
       readUnits: calls('dynamodb').reduce((sum, call) => sum + (call.rcu ?? 0), 0),
       emails: calls('ses').reduce((sum, call) => sum + (call.ok ? (call.messages ?? 0) : 0), 0),
       // The cost model divides totals by the orders: the stored bytes per order, times the orders.
@@ -450,11 +451,28 @@ const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
 };
 
 /** What a write serves: the event log and the commission reports state their own share of a create's writes. */
-const featureOf = (key: string): string => {
-  if (key.endsWith('#EVENTS')) return 'event log';
-  if (key.includes('#TOTALS')) return 'commission reports';
-  if (key.includes('#WEBHOOK')) return 'webhooks';
-  return 'orders, commissions, quota';
+const FEATURES = { orders: 'orders, commissions, quota', log: 'event log', reports: 'commission reports', webhooks: 'webhooks' } as const;
+const featureOf = ({ key, sk = '' }: Pick<PartitionWrite, 'key' | 'sk'>): string => {
+  if (key.endsWith('#EVENTS')) return FEATURES.log;
+  if (key.includes('#TOTALS')) return FEATURES.reports;
+  // Deliveries, parked deliveries and endpoints in the merchant's partition; the delivery lists on the indexes.
+  if (key.includes('#WEBHOOK') || /^(WH|WEBHOOK)/.test(sk)) return FEATURES.webhooks;
+  return FEATURES.orders;
+};
+
+/** Write units by what they serve, each call's shared out over the items it wrote (a call's own figure when it names none). */
+const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> => {
+  // Every feature in every scenario (0 where it wrote nothing), so the cost table has the same rows for all.
+  const units: Record<string, number> = Object.fromEntries(Object.values(FEATURES).map((feature) => [feature, 0]));
+  for (const call of calls) {
+    const writes = call.writes ?? [];
+    if (writes.length === 0) {
+      if (call.wcu) units[FEATURES.orders] = (units[FEATURES.orders] ?? 0) + call.wcu;
+      continue;
+    }
+    for (const write of writes) units[featureOf(write)] = (units[featureOf(write)] ?? 0) + write.wcu;
+  }
+  return Object.fromEntries(Object.entries(units).sort(([a], [b]) => a.localeCompare(b)));
 };
 
 /**
@@ -469,7 +487,7 @@ const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: numbe
         .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
         .replace(/#[0-9a-z]{20,}/gi, '#<id>');
       const id = `${write.where}\u0000${label}`;
-      const row = rows.get(id) ?? { feature: featureOf(write.key), where: write.where, label, fns: new Set(), writes: 0, wcu: 0 };
+      const row = rows.get(id) ?? { feature: featureOf(write), where: write.where, label, fns: new Set(), writes: 0, wcu: 0 };
       row.fns.add(call.fn);
       row.writes += 1;
       row.wcu += write.wcu;

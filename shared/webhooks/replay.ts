@@ -1,4 +1,4 @@
-import { failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
+import { eventJsonOf, failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { TableRef } from '#shared/db/table-def';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 import type { WebhookEvent } from './events';
@@ -21,7 +21,7 @@ export class DeliveriesNotQueued extends Error {
 const redelivery = (merchantId: string, delivery: WebhookDeliveryItem): DeliveryMessage => ({
   merchant_id: merchantId,
   endpoint_uuid: delivery.endpoint_uuid,
-  event: JSON.parse(delivery.event) as WebhookEvent,
+  event: JSON.parse(eventJsonOf(delivery)) as WebhookEvent,
   attempt: 1,
 });
 

@@ -107,6 +107,21 @@ describe('the heat bench cost model', () => {
     expect(dollarsOf(fixedMonthlyLines(deployment), 'X-Ray')).toBeGreaterThan(0);
   });
 
+  it('prices the write units line by line by what they serve, adding up to the same', () => {
+    // Prepare
+    const counts = { ...measure('steady'), writeUnitsByFeature: { 'event log': 4, orders: 36 } };
+
+    // Act
+    const lines = costLines(counts, deployment).filter((line) => line.item.startsWith('DynamoDB write'));
+
+    // Assess
+    expect(lines.map((line) => [line.item, line.quantity])).toEqual([
+      ['DynamoDB write request units: event log', 2],
+      ['DynamoDB write request units: orders', 18],
+    ]);
+    expect(lines.reduce((sum, line) => sum + line.dollars, 0)).toBeCloseTo(20 * PRICES.dynamodbWriteUnitsPerMillion);
+  });
+
   it('keeps the monthly fees apart from the cost per order', () => {
     // Prepare, Act
     const lines = fixedMonthlyLines(deployment);

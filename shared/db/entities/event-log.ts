@@ -1,9 +1,9 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { merchantPk, parseStored, refusedItem } from './base';
 import { batchPut } from './batch';
+import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
  * A merchant's event log: every webhook event of the merchant, once, in one partition of its own,
@@ -50,7 +50,7 @@ const storedSchema = z.looseObject({
   event_type: z.optional(z.string()),
   created_at: z.optional(z.string()),
   /** The event as webhooks deliver it (JSON: id, type, timestamp, data), deflated; plain JSON text in items written before. */
-  event: z.optional(z.union([z.string(), z.instanceof(Uint8Array)])),
+  event: z.optional(packedJson),
   /** Epoch seconds of the write the event came from. */
   logged_at: z.optional(z.number()),
 });
@@ -64,14 +64,6 @@ const isoTime = (time: string) => (Number.isNaN(Date.parse(time)) ? time : new D
 
 const expiry = (loggedAt: number) => loggedAt + EVENT_LOG_RETENTION_DAYS * 24 * 3600;
 
-/**
- * The event's JSON, deflated: an order's event of a few rows fits one write unit (1 KB an item)
- * instead of two, which is what the log's partition, never split for heat, takes per event.
- */
-const packEvent = (event: LoggedEvent): Uint8Array => deflateRawSync(JSON.stringify(event));
-const unpackEvent = (event: string | Uint8Array | undefined): LoggedEvent =>
-  JSON.parse(event === undefined ? '{}' : typeof event === 'string' ? event : inflateRawSync(event).toString('utf8')) as LoggedEvent;
-
 /** The log item of an event at `position`, committed by the item at `commitAt` (the bench seeds with it too). */
 export const eventLogItem = (merchantId: string, position: string, entry: LogEntry, commitAt = position) => ({
   pk: eventLogPk(merchantId),
@@ -79,7 +71,8 @@ export const eventLogItem = (merchantId: string, position: string, entry: LogEnt
   type: 'event_log',
   event_type: entry.event.type,
   created_at: isoTime(entry.event.timestamp),
-  event: packEvent(entry.event),
+  // Deflated: an order event of a few rows fits one write unit (1 KB an item) instead of two.
+  event: packJson(JSON.stringify(entry.event)),
   logged_at: entry.loggedAt,
   commit_at: commitAt,
   [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
@@ -221,7 +214,7 @@ const matches = (item: Stored, filter: LogFilter) =>
 
 const logItem = (item: Stored): LogItem => ({
   position: item.sk,
-  event: unpackEvent(item.event),
+  event: JSON.parse(item.event === undefined ? '{}' : unpackJson(item.event)) as LoggedEvent,
   eventType: item.event_type ?? '',
   createdAt: item.created_at ?? '',
   loggedAt: item.logged_at ?? 0,

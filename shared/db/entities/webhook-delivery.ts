@@ -2,6 +2,7 @@ import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/l
 import * as z from 'zod/mini';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
  * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>` in the merchant's
@@ -28,8 +29,8 @@ const deliverySchema = z.looseObject({
   endpoint_uuid: z.string(),
   event_id: z.string(),
   event_type: z.string(),
-  /** The event as sent (JSON), for resends. */
-  event: z.string(),
+  /** The event as sent (JSON, deflated: `eventJsonOf`), for resends. */
+  event: packedJson,
   status: z.enum(DELIVERY_STATUSES),
   attempts: z.number(),
   last_attempt_at: z.string(),
@@ -44,6 +45,9 @@ const deliverySchema = z.looseObject({
 export type WebhookDeliveryItem = z.output<typeof deliverySchema>;
 
 const parseDelivery = (raw: unknown): WebhookDeliveryItem => parseStored('webhook delivery', deliverySchema, raw);
+
+/** The event a delivery sent, as JSON text. */
+export const eventJsonOf = (delivery: Pick<WebhookDeliveryItem, 'event'>): string => unpackJson(delivery.event);
 
 export type AttemptRecord = Pick<
   WebhookDeliveryItem,
@@ -90,7 +94,7 @@ export const recordWebhookDelivery = async (
         ':ep': endpointUuid,
         ':id': event.id,
         ':eventType': event.type,
-        ':event': event.json,
+        ':event': packJson(event.json),
         ':at': attempt.at,
         ':gsiPk': listPk(merchantId, endpointUuid),
         ':gsiSk': `${attempt.at}#${event.id}`,

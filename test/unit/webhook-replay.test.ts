@@ -1,0 +1,76 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
+import type { DeliveryMessage } from '#shared/queue/webhooks';
+import { replayDelivery } from '#shared/webhooks/replay';
+import { ddbMock, resetAwsMocks } from './support/aws';
+import { MERCHANT, MERCHANT_PK } from './support/fixtures';
+
+const db = { ddb: ddbMock as never, table: 'unit-table' };
+const EVENT = {
+  id: 'evt_1',
+  type: 'order.created',
+  timestamp: '2026-03-01T10:00:00.000Z',
+  data: { order: { order_rows: [{ product_name: 'Zelt 😀' }] } },
+};
+const ATTEMPT = {
+  status: 'succeeded',
+  response_status: 204,
+  latency_ms: 5,
+  response_body: null,
+  error: null,
+  next_attempt_at: null,
+  attempt: 1,
+  at: '2026-03-01T10:00:01.000Z',
+} as const;
+
+const storedDelivery = (event: unknown) => ({
+  pk: MERCHANT_PK,
+  sk: 'WHDELIVERY#ep#evt_1',
+  endpoint_uuid: 'ep',
+  event_id: EVENT.id,
+  event_type: EVENT.type,
+  event,
+  status: 'succeeded',
+  attempts: 1,
+  last_attempt_at: ATTEMPT.at,
+  response_status: 204,
+  latency_ms: 5,
+  response_body: null,
+  error: null,
+  next_attempt_at: null,
+  created_at: ATTEMPT.at,
+  updated_at: ATTEMPT.at,
+});
+
+beforeEach(() => {
+  resetAwsMocks();
+  ddbMock.on(UpdateCommand).resolves({});
+});
+
+describe('a recorded webhook delivery', () => {
+  it('keeps its event deflated, and sends the same event again when resent, as it does one kept as text before', async () => {
+    // Prepare: the delivery as recorded now, and one recorded before events were deflated
+    await recordWebhookDelivery(db, MERCHANT.id, 'ep', { id: EVENT.id, type: EVENT.type, json: JSON.stringify(EVENT) }, ATTEMPT);
+    const packed = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues?.[':event'] as Uint8Array;
+    const sent: DeliveryMessage[] = [];
+    const send = async (messages: DeliveryMessage[]) => {
+      sent.push(...messages);
+      return messages.map(() => true);
+    };
+
+    // Act
+    ddbMock
+      .on(GetCommand)
+      .resolvesOnce({ Item: storedDelivery(packed) })
+      .resolvesOnce({ Item: storedDelivery(JSON.stringify(EVENT)) });
+    const now = await replayDelivery(db, send, MERCHANT.id, 'ep', EVENT.id);
+    const before = await replayDelivery(db, send, MERCHANT.id, 'ep', EVENT.id);
+
+    // Assess
+    expect(packed).toBeInstanceOf(Uint8Array);
+    expect(packed.length).toBeLessThan(JSON.stringify(EVENT).length);
+    expect([now, before]).toEqual([EVENT, EVENT]);
+    expect(sent.map((message) => message.event)).toEqual([EVENT, EVENT]);
+  });
+});
