@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { resolve } from 'node:path';
+import type { WriteRecord } from '#harness/recorders/write-recorder';
 import type { SeedResult } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
@@ -11,7 +12,6 @@ import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator }
 import { parseFaultSpec } from './faults';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
-import type { WriteRecord } from './write-recorder';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -69,7 +69,7 @@ const askStage = <T>(child: ChildProcess | undefined, request: string, field: st
 /** How often each fault rule fired in a stage process. */
 const askFaultTally = (child: ChildProcess | undefined) => askStage<Record<string, number>>(child, 'fault-tally', 'faultTally', {}, 1_000);
 
-/** The calls and invocations a stage process recorded since it was last asked (local/write-recorder.ts; none when recording is off). */
+/** The calls and invocations a stage process recorded since it was last asked (harness/recorders/write-recorder.ts; none when recording is off). */
 const askWriteRecord = async (child: ChildProcess | undefined): Promise<WriteRecord> => {
   const answer = await askStage<Partial<WriteRecord>>(child, 'write-record', 'writeRecord', {}, 10_000);
   return { records: answer.records ?? [], invocations: answer.invocations ?? [] };
@@ -90,7 +90,7 @@ export type LocalStack = {
   faultTally: () => Promise<Record<Stage, Record<string, number>>>;
   /**
    * Every AWS call the functions made and every invocation that ended since the last ask, per stage
-   * (workerEnv LOCAL_RECORD_WRITES=on; local/write-recorder.ts).
+   * (workerEnv LOCAL_RECORD_WRITES=on; harness/recorders/write-recorder.ts).
    */
   writeRecord: () => Promise<Record<Stage, WriteRecord>>;
   stop: () => Promise<void>;

@@ -10,6 +10,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '#functions/routes';
 import { queueWorkers, streamWorkers } from '#functions/workers';
+import { recordWritesFromEnv } from '#harness/recorders/write-recorder';
 import { currentStage, requireEnv } from '#shared/config';
 import { QUEUES } from '#shared/db/table-def';
 import { FaultSpecError, faultSpecRefused, faultsFromEnv } from './faults';
@@ -19,7 +20,6 @@ import { enableInvocationScopes, InvocationStopped, invokeScoped } from './invoc
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
 import { createStreamPoller, fileCheckpoints, type StreamHandler } from './stream-poller';
-import { recordWritesFromEnv } from './write-recorder';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -34,7 +34,7 @@ process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught ex
 // and the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts).
 enableInvocationScopes();
 const faults = faultsFromEnv();
-// The bench's partition heat section records every call (LOCAL_RECORD_WRITES=on, local/write-recorder.ts).
+// The bench's partition heat section records every call (LOCAL_RECORD_WRITES=on, harness/recorders/write-recorder.ts).
 recordWritesFromEnv();
 
 const handlers = new Map<string, ApiHandler>();

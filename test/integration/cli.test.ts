@@ -39,7 +39,7 @@ describe('--help', () => {
   it.each([
     ['seed', ['bin/seed.ts', '--help']],
     ['invoke', ['bin/invoke.ts', '--help']],
-    ['bench', ['scripts/bench.ts', '--help']],
+    ['bench', ['harness/bench.ts', '--help']],
     ['bundle-size', ['scripts/bundle-size.ts', '--help']],
     ['admin', ['bin/admin.ts', '--help']],
   ])('npm run %s -- --help prints its usage and exits 0', async (_name, args) => {

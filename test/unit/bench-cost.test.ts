@@ -11,7 +11,7 @@ import {
   STORAGE_OVERHEAD_BYTES,
   sqsRequestsFor,
   storedItem,
-} from '../../scripts/bench/cost';
+} from '#harness/bench/cost';
 
 /** The heat bench's cost model: given counts, each line's dollars are what its price says. */
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkAsync } from '../../scripts/soak/async-checks';
-import type { SoakMerchant } from '../../scripts/soak/fixtures';
-import type { Op } from '../../scripts/soak/ops';
-import type { MerchantTruth } from '../../scripts/soak/truth';
+import { checkAsync } from '#harness/soak/async-checks';
+import type { SoakMerchant } from '#harness/soak/fixtures';
+import type { Op } from '#harness/soak/ops';
+import type { MerchantTruth } from '#harness/soak/truth';
 
 const merchant = { key: 'l1', stage: 'live', seededOrders: [] } as unknown as SoakMerchant;
 const body = {

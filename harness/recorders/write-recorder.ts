@@ -28,9 +28,9 @@ import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './inv
  * Each record carries the function (the Lambda context the function's logger receives from
  * Powertools' injectLambdaContext, which every handler of this project uses) and its invocation.
  * Beside the calls, each invocation is recorded with its duration and the bytes it logged
- * (local/invocation-recorder.ts). The stage process answers the IPC message 'write-record' with
+ * (harness/recorders/invocation-recorder.ts). The stage process answers the IPC message 'write-record' with
  * `{ writeRecord: { records, invocations } }` and forgets what it sent; 'write-record-reset'
- * forgets without sending. The records are the bench's (scripts/bench/heat.ts); nothing of this
+ * forgets without sending. The records are the bench's (harness/bench/heat.ts); nothing of this
  * runs in Lambda.
  */
 

@@ -1,9 +1,9 @@
 /**
  * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
- * the functions recorded (local/write-recorder.ts, LOCAL_RECORD_WRITES=on). `npm run bench` runs it
+ * the functions recorded (harness/recorders/write-recorder.ts, LOCAL_RECORD_WRITES=on). `npm run bench` runs it
  * as its last section; alone:
  *
- *   npx tsx scripts/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
+ *   npx tsx harness/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
  *     [--doc [--baseline FILE --baseline-label TEXT]]
  *
  * `--doc` also writes what it prints into the generated section of docs/data-model-heat.md (between
@@ -24,7 +24,7 @@
  *    key (table items and index partitions), keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
  *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
  *    which the hottest keys reach DynamoDB's per-partition limit of 1,000 WCU/s;
- * 4. the all-in cost per million orders at list prices (scripts/bench/cost.ts), in four scenarios:
+ * 4. the all-in cost per million orders at list prices (harness/bench/cost.ts), in four scenarios:
  *    steady load (the creates above, before their cancels) and quiet load (QUIET: creates one at a
  *    time, each alone in every stream and queue batch, as a merchant with one order a minute), each
  *    without and with one webhook endpoint of the merchant subscribed to every event (a receiver on
@@ -34,7 +34,7 @@
  *
  * Write units are DynamoDB Local's ConsumedCapacity (ReturnConsumedCapacity INDEXES), shared out
  * by item size where one call writes several items; the record says when a call had to be estimated.
- * Invocations come with their duration and the bytes they logged (local/invocation-recorder.ts):
+ * Invocations come with their duration and the bytes they logged (harness/recorders/invocation-recorder.ts):
  * the functions run at their deployed log level with their metrics on, their lines counted, not shown.
  * Asserts nothing; prints markdown.
  */
@@ -47,13 +47,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
+import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
+import type { CallRecord, PartitionWrite } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_IP_RULE, WAF_TOKEN_RULE } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
-import type { InvocationRecord } from '#local/invocation-recorder';
 import type { LocalStack } from '#local/stack';
-import type { CallRecord, PartitionWrite } from '#local/write-recorder';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
@@ -75,7 +75,7 @@ import { startBenchStack } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
-// DynamoDB's limits (docs/data-model-heat.md); the prices are in scripts/bench/cost.ts.
+// DynamoDB's limits (docs/data-model-heat.md); the prices are in harness/bench/cost.ts.
 /** Write units per second one partition takes (DynamoDB's per-partition write limit). */
 export const PARTITION_WCU_PER_SECOND = 1_000;
 /** Read units per second one partition takes. */
@@ -98,13 +98,13 @@ const HOOKED_MERCHANT_SHARE = 1 / 5;
 /** The log level the deployed functions run at: lib/ sets no POWERTOOLS_LOG_LEVEL, so Powertools' default. */
 const DEPLOYED_LOG_LEVEL = 'INFO';
 
-const USAGE = `Usage: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+const USAGE = `Usage: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
                                      [--doc [--baseline FILE --baseline-label TEXT]]
 
 Partition heat and the cost of a create on a fresh local stack (its own emulators, free ports):
 N merchants (default ${HEAT_DEFAULTS.merchants}) each get M creates (default ${HEAT_DEFAULTS.creates}; half with an
 Idempotency-Key), C in flight (default ${HEAT_DEFAULTS.concurrency}), and K cancels each (default ${HEAT_DEFAULTS.cancels}).
-Every AWS call of the functions is recorded (local/write-recorder.ts); prints markdown tables, the
+Every AWS call of the functions is recorded (harness/recorders/write-recorder.ts); prints markdown tables, the
 last one the cost per million orders at steady and quiet load, without and with a webhook endpoint.
 --doc writes them into docs/data-model-heat.md (its generated section), after the output of a run on
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
@@ -226,7 +226,7 @@ const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxM
 };
 
 // ---------------------------------------------------------------------------------------------
-// The cost model's measures (scripts/bench/cost.ts prices them).
+// The cost model's measures (harness/bench/cost.ts prices them).
 
 /** Each merchant's stored bytes (table and indexes, weighted by how long each item is kept), from a Scan of the table. */
 const storedByMerchant = async (client: DynamoDBClient, table: string) => {
@@ -564,7 +564,7 @@ const printCost = (
   const totalOf = (index: number, perMonth: boolean) =>
     (lines[index] ?? []).filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0);
   table(
-    `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; scripts/bench/cost.ts, docs/data-model-heat.md)`,
+    `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
     ['item', 'price', ...labels],
     [
       ...items
@@ -1037,7 +1037,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
 
 // ---------------------------------------------------------------------------------------------
 /** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
-const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx scripts/bench/heat.ts --doc`, not by hand -->';
+const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx harness/bench/heat.ts --doc`, not by hand -->';
 const DOC_END = '<!-- heat:end -->';
 
 /** Headings one level down, so a run's sections sit under the doc's own. */
@@ -1058,7 +1058,7 @@ function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { la
       return 'unknown commit';
     }
   })();
-  const command = ['npx tsx scripts/bench/heat.ts', ...run.args].join(' ');
+  const command = ['npx tsx harness/bench/heat.ts', ...run.args].join(' ');
   const section = [
     DOC_BEGIN,
     '',
@@ -1076,7 +1076,7 @@ function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { la
 }
 
 // ---------------------------------------------------------------------------------------------
-// Alone: npx tsx scripts/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+// Alone: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
   const args = process.argv.slice(2);

@@ -8,7 +8,7 @@
  * seconds beside merchant A sending ten times its own quota. Reported: B's 429s and p50/p99 in each
  * phase, A's admitted requests against what its bucket allows (rate x seconds + burst: the
  * exactness), and the quota's writes per request (every call is recorded, LOCAL_RECORD_WRITES).
- * Then the limiter as simulated containers against DynamoDB Local (scripts/bench/quota-containers.ts).
+ * Then the limiter as simulated containers against DynamoDB Local (harness/bench/quota-containers.ts).
  */
 import { pathToFileURL } from 'node:url';
 import { freePorts } from '#local/ports';

@@ -1,5 +1,5 @@
 /**
- * The cost model of the heat bench (scripts/bench/heat.ts): list prices, what is assumed where
+ * The cost model of the heat bench (harness/bench/heat.ts): list prices, what is assumed where
  * nothing can be measured locally, and pure functions that turn a scenario's measured counts into
  * dollars per million orders. Nothing here measures; test/unit/bench-cost.test.ts checks the sums.
  * docs/data-model-heat.md explains the model: change both together.

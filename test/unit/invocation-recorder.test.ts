@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type InvocationRecorder, recordInvocations } from '#harness/recorders/invocation-recorder';
 import { lambdaContext } from '#local/apigw';
-import { type InvocationRecorder, recordInvocations } from '#local/invocation-recorder';
 import { enableInvocationScopes, invokeScoped } from '#local/invocation-scope';
 
 /**

@@ -11,12 +11,13 @@ import http from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { benchEvents } from '#harness/bench/events';
+import { benchHeat } from '#harness/bench/heat';
+import { benchPageCost } from '#harness/bench/page-cost';
+import { benchReports } from '#harness/bench/reports';
 import { functionSpecs } from '#lib/function-specs';
 import type { LocalStack } from '#local/stack';
-import { benchEvents } from '#scripts/bench/events';
-import { benchHeat } from '#scripts/bench/heat';
-import { benchPageCost } from '#scripts/bench/page-cost';
-import { benchReports } from '#scripts/bench/reports';
+import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundles';
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
@@ -24,7 +25,6 @@ import { startBenchStack } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
-import { bundleFunction, COLD_START_BUDGET, importBundle } from './bundles';
 
 type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];
@@ -44,15 +44,15 @@ seeds a tenth of the list sizes and only prints. --out FILE writes the report th
 
 --orders N measures only the read units of a page of the order list at 20,000 and at N orders
 (pages 1, middle and last, per_page 25 and 100) and prints them; N = 1,000,000 seeds for 10+
-minutes (scripts/bench/page-cost.ts).
+minutes (harness/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
-it (scripts/bench/webhooks.ts); --rate N sets the healthy merchant's changes per second (default 40). --quota measures only the per-merchant quota beside a noisy
-neighbour and what it costs, and its exactness across 20 containers (scripts/bench/quota.ts). --events N
+it (harness/bench/webhooks.ts); --rate N sets the healthy merchant's changes per second (default 40). --quota measures only the per-merchant quota beside a noisy
+neighbour and what it costs, and its exactness across 20 containers (harness/bench/quota.ts). --events N
 measures only the event log: how soon a polling consumer sees a create, and what a page costs at
-1,000 and at N events (scripts/bench/events.ts). --reports measures only the commission report: how
+1,000 and at N events (harness/bench/events.ts). --reports measures only the commission report: how
 soon it counts a create, and what it costs at 20,000 orders over 500 affiliates vs one order and for
-a year vs a month (scripts/bench/reports.ts).`;
+a year vs a month (harness/bench/reports.ts).`;
 
 const { values: options } = parseArgs({
   options: {
@@ -634,9 +634,9 @@ try {
 } catch (error) {
   print(`\nbundle benchmark failed: ${(error as Error).stack ?? String(error)}`);
 }
-// Partition heat and the cost of a create, on a stack of its own that records every call (scripts/bench/heat.ts).
+// Partition heat and the cost of a create, on a stack of its own that records every call (harness/bench/heat.ts).
 await benchHeat({ print });
-// Webhook delivery latency, on a stack of its own (scripts/bench/webhooks.ts).
+// Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
 try {
   const { alone, beside, answered: besideAnswering, hung: besideMany } = await benchWebhooks(print);
   const targets = [
@@ -655,7 +655,7 @@ try {
 } catch (error) {
   print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
 }
-// The per-merchant quota beside a noisy neighbour, and its cost (scripts/bench/quota.ts).
+// The per-merchant quota beside a noisy neighbour, and its cost (harness/bench/quota.ts).
 try {
   const quota = await benchQuota(print);
   const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;

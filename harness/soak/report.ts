@@ -7,7 +7,7 @@ import { WINDOWS } from './receivers';
 import type { SettleResult } from './settle';
 
 /**
- * The soak's figures and the invariant table, as markdown (like scripts/bench.ts), so a run can
+ * The soak's figures and the invariant table, as markdown (like harness/bench.ts), so a run can
  * be pasted into the docs as it is printed.
  */
 
