@@ -11,6 +11,7 @@ import { type AwsService, onClientCreated } from '#shared/aws-clients';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 import type { SdkClient } from '#shared/tracing';
 import { currentFaultRules, stopCurrentInvocation } from './invocation-scope';
+import { answerStack } from './stage-hooks';
 
 /**
  * Faults on demand at the AWS SDK boundary of the local stage processes, in the shapes AWS sends,
@@ -239,12 +240,15 @@ export const injectFaults = (
 /** The header a request of a test may carry to bring its own rules (only when the stack allows it). */
 export const FAULTS_HEADER = 'x-local-faults';
 
+/** What the local stack asks a stage process for how often each fault rule fired. */
+export const FAULT_TALLY_REQUEST = 'fault-tally';
+
 /**
  * The faults of this stage process, from its environment: LOCAL_FAULTS (a SPEC), LOCAL_FAULTS_SEED
  * (repeatable draws) and LOCAL_FAULTS_HEADER=on (a request may bring its own rules in the
  * x-local-faults header: the integration tests' way to fault one request of a shared stack).
  * Installs the middleware on every client the functions build from now on, and answers the local
- * stack's 'fault-tally' question.
+ * stack's 'fault-tally' question (local/stage-hooks.ts).
  */
 export const faultsFromEnv = (env = process.env) => {
   const seed = env.LOCAL_FAULTS_SEED ? Number(env.LOCAL_FAULTS_SEED) : undefined;
@@ -259,9 +263,7 @@ export const faultsFromEnv = (env = process.env) => {
     );
   }
   // The local stack asks how often each rule fired (LocalStack.faultTally; the soak prints it).
-  process.on('message', (message) => {
-    if (message === 'fault-tally') process.send?.({ faultTally: Object.fromEntries(injector.tally) });
-  });
+  answerStack(FAULT_TALLY_REQUEST, () => Object.fromEntries(injector.tally));
   return {
     /** The request's own rules (removing the header from the event), a FaultSpecError, or undefined. */
     takeRequestRules: (event: APIGatewayProxyEvent): FaultRule[] | FaultSpecError | undefined => {

@@ -62,7 +62,7 @@ export class InvocationStopped extends Error {
 /** One invocation that ended: its function, how long it ran (ms, performance.now()) and whether it succeeded. */
 export type EndedInvocation = { invocation: string; functionName: string; ms: number; ok: boolean };
 
-/** Told when each invocation starts and ends; only the bench's recorder sets one (harness/recorders/invocation-recorder.ts). */
+/** Told when each invocation starts and ends: what a stage hook (local/stage-hooks.ts) sets to watch them, as the bench's invocation recorder does. */
 export type InvocationObserver = { started: (invocation: string) => void; ended: (ended: EndedInvocation) => void };
 
 let observer: InvocationObserver | undefined;

@@ -1,6 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { resolve } from 'node:path';
-import type { WriteRecord } from '#harness/recorders/write-recorder';
 import type { SeedResult } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
@@ -9,9 +8,10 @@ import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, seedDemo } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
-import { parseFaultSpec } from './faults';
+import { FAULT_TALLY_REQUEST, parseFaultSpec } from './faults';
 import type { Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
+import { isStageAnswer } from './stage-hooks';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -27,7 +27,10 @@ export type LocalStackOptions = {
   /** Where DynamoDB Local keeps its data; undefined runs in memory. */
   dataDir?: string;
   seedDemo?: boolean;
-  /** Extra environment for the stage processes (log level, relay timing, cache TTL). */
+  /**
+   * Extra environment for the stage processes (log level, relay timing, cache TTL; LOCAL_STAGE_HOOKS:
+   * modules of the caller's own that each stage process loads, local/stage-hooks.ts).
+   */
   workerEnv?: Record<string, string>;
   /**
    * An emulator process died (or a stage process keeps dying): the stack cannot serve any more.
@@ -47,17 +50,17 @@ export type LocalStackOptions = {
 };
 
 /**
- * Asks a stage process for something it keeps (`request`: the message it answers, with its answer
- * under `field`); `fallback` when it is gone or does not answer within `timeoutMs`.
+ * Asks a stage process for something it keeps (`request`: what it answers with `answerStack`,
+ * local/stage-hooks.ts); undefined when it is gone or does not answer within `timeoutMs`.
  */
-const askStage = <T>(child: ChildProcess | undefined, request: string, field: string, fallback: T, timeoutMs: number) =>
-  new Promise<T>((resolvePromise) => {
-    if (!child?.connected) return resolvePromise(fallback);
-    const timer = setTimeout(() => finish(fallback), timeoutMs);
+const askStage = (child: ChildProcess | undefined, request: string, timeoutMs: number) =>
+  new Promise<unknown>((resolvePromise) => {
+    if (!child?.connected) return resolvePromise(undefined);
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
     const onMessage = (message: unknown) => {
-      if (typeof message === 'object' && message !== null && field in message) finish((message as Record<string, T>)[field] ?? fallback);
+      if (isStageAnswer(message, request)) finish(message.value);
     };
-    const finish = (answer: T) => {
+    const finish = (answer: unknown) => {
       clearTimeout(timer);
       child.off('message', onMessage);
       resolvePromise(answer);
@@ -65,15 +68,6 @@ const askStage = <T>(child: ChildProcess | undefined, request: string, field: st
     child.on('message', onMessage);
     child.send(request);
   });
-
-/** How often each fault rule fired in a stage process. */
-const askFaultTally = (child: ChildProcess | undefined) => askStage<Record<string, number>>(child, 'fault-tally', 'faultTally', {}, 1_000);
-
-/** The calls and invocations a stage process recorded since it was last asked (harness/recorders/write-recorder.ts; none when recording is off). */
-const askWriteRecord = async (child: ChildProcess | undefined): Promise<WriteRecord> => {
-  const answer = await askStage<Partial<WriteRecord>>(child, 'write-record', 'writeRecord', {}, 10_000);
-  return { records: answer.records ?? [], invocations: answer.invocations ?? [] };
-};
 
 /** A stage process dying more often than this within a minute is not restarted again. */
 export const MAX_RESTARTS_PER_MINUTE = 5;
@@ -89,10 +83,11 @@ export type LocalStack = {
   /** How often each fault rule fired so far, per stage. */
   faultTally: () => Promise<Record<Stage, Record<string, number>>>;
   /**
-   * Every AWS call the functions made and every invocation that ended since the last ask, per stage
-   * (workerEnv LOCAL_RECORD_WRITES=on; harness/recorders/write-recorder.ts).
+   * Asks every stage process for what it keeps under `request` (a module of workerEnv
+   * LOCAL_STAGE_HOOKS answers it, local/stage-hooks.ts): each stage's answer, undefined where none
+   * came within `timeoutMs` (default 10 s).
    */
-  writeRecord: () => Promise<Record<Stage, WriteRecord>>;
+  ask: <T>(request: string, timeoutMs?: number) => Promise<Record<Stage, T | undefined>>;
   stop: () => Promise<void>;
 };
 
@@ -246,18 +241,15 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         supervise(stage, env, child, []);
       }),
     );
+    const ask = async <T>(request: string, timeoutMs = 10_000) => {
+      const answers = await Promise.all(STAGES.map((stage) => askStage(workersByStage.get(stage), request, timeoutMs)));
+      return Object.fromEntries(STAGES.map((stage, index) => [stage, answers[index]])) as Record<Stage, T | undefined>;
+    };
     const faultTally = async () => {
-      const tallies = await Promise.all(STAGES.map((stage) => askFaultTally(workersByStage.get(stage))));
-      return Object.fromEntries(STAGES.map((stage, index) => [stage, tallies[index] ?? {}])) as Record<Stage, Record<string, number>>;
+      const tallies = await ask<Record<string, number>>(FAULT_TALLY_REQUEST, 1_000);
+      return Object.fromEntries(STAGES.map((stage) => [stage, tallies[stage] ?? {}])) as Record<Stage, Record<string, number>>;
     };
-    const writeRecord = async () => {
-      const records = await Promise.all(STAGES.map((stage) => askWriteRecord(workersByStage.get(stage))));
-      return Object.fromEntries(STAGES.map((stage, index) => [stage, records[index] ?? { records: [], invocations: [] }])) as Record<
-        Stage,
-        WriteRecord
-      >;
-    };
-    return { ports, endpoints, stages, demo, faultTally, writeRecord, stop };
+    return { ports, endpoints, stages, demo, faultTally, ask, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -10,7 +10,6 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '#functions/routes';
 import { queueWorkers, streamWorkers } from '#functions/workers';
-import { recordWritesFromEnv } from '#harness/recorders/write-recorder';
 import { currentStage, requireEnv } from '#shared/config';
 import { QUEUES } from '#shared/db/table-def';
 import { FaultSpecError, faultSpecRefused, faultsFromEnv } from './faults';
@@ -19,6 +18,7 @@ import { createApiServer } from './http';
 import { enableInvocationScopes, InvocationStopped, invokeScoped } from './invocation-scope';
 import { createRateLimiter, rateLimitFromEnv } from './rate-limit';
 import { createSqsPoller, type SqsHandler } from './sqs-poller';
+import { installStageHooks, STAGE_HOOKS_ENV } from './stage-hooks';
 import { createStreamPoller, fileCheckpoints, type StreamHandler } from './stream-poller';
 
 type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -31,11 +31,17 @@ process.on('unhandledRejection', (error) => console.error(`[${stage}] unhandled 
 process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught exception:`, error));
 
 // Before any handler module loads: each invocation keeps its own Lambda context in the logger,
-// and the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts).
+// the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts), and the
+// modules the stack's caller named in LOCAL_STAGE_HOOKS are installed (local/stage-hooks.ts).
 enableInvocationScopes();
 const faults = faultsFromEnv();
-// The bench's partition heat section records every call (LOCAL_RECORD_WRITES=on, harness/recorders/write-recorder.ts).
-recordWritesFromEnv();
+try {
+  await installStageHooks();
+} catch (error) {
+  // Exiting before 'ready' makes the stack's start fail with this stage named.
+  console.error(`[${stage}] could not install ${STAGE_HOOKS_ENV}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 
 const handlers = new Map<string, ApiHandler>();
 for (const route of routes) handlers.set(route.id, await importHandler<ApiHandler>(route.handler));

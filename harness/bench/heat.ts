@@ -1,6 +1,6 @@
 /**
  * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
- * the functions recorded (harness/recorders/write-recorder.ts, LOCAL_RECORD_WRITES=on). `npm run bench` runs it
+ * the functions recorded (harness/recorders/write-recorder.ts, loaded into the stage processes). `npm run bench` runs it
  * as its last section; alone:
  *
  *   npx tsx harness/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
@@ -48,7 +48,7 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
 import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
-import type { CallRecord, PartitionWrite } from '#harness/recorders/write-recorder';
+import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_IP_RULE, WAF_TOKEN_RULE } from '#lib/rest-api';
@@ -215,7 +215,7 @@ const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxM
   let lastActivity = Date.now();
   while (Date.now() - start < maxMs) {
     await sleep(1_000);
-    const fresh = (await stack.writeRecord()).live;
+    const fresh = (await takeWriteRecord(stack)).live;
     into.records.push(...fresh.records);
     into.invocations.push(...fresh.invocations);
     if (fresh.invocations.length > 0 || fresh.records.some((call) => (call.writes?.length ?? 0) > 0 || (call.messages ?? 0) > 0))
@@ -610,12 +610,11 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
   let scanner: DynamoDBClient | undefined;
   try {
     stack = await startBenchStack({
-      LOCAL_RECORD_WRITES: 'on',
+      ...recordingEnv({ countLogs: true }),
       FOLLOW_UP_MIN_DELAY_SECONDS: '5',
-      // What the deployed functions log (their level, their EMF metrics), counted and not shown.
+      // What the deployed functions log (their level, their EMF metrics), counted (countLogs) and not shown.
       POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
       POWERTOOLS_METRICS_DISABLED: 'false',
-      LOCAL_RECORD_LOGS: 'count',
     });
     const started = stack;
     const live = stack.stages.live;
@@ -714,7 +713,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     const settleSeconds = await settle(stack, cancelled);
     const records = [...steady.records, ...cancelled.records];
     const windowSeconds = (performance.now() - startedAt) / 1000;
-    const sandboxCalls = (await stack.writeRecord()).sandbox.records.length;
+    const sandboxCalls = (await takeWriteRecord(stack)).sandbox.records.length;
 
     // ------------------------------------------------------------------------------------------
     const createCount = created.length;

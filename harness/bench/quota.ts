@@ -7,10 +7,11 @@
  * first with the quota switched off (the cost baseline), then with it on, alone, then for FLOOD_S
  * seconds beside merchant A sending ten times its own quota. Reported: B's 429s and p50/p99 in each
  * phase, A's admitted requests against what its bucket allows (rate x seconds + burst: the
- * exactness), and the quota's writes per request (every call is recorded, LOCAL_RECORD_WRITES).
+ * exactness), and the quota's writes per request (every call is recorded, harness/recorders/write-recorder.ts).
  * Then the limiter as simulated containers against DynamoDB Local (harness/bench/quota-containers.ts).
  */
 import { pathToFileURL } from 'node:url';
+import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import { freePorts } from '#local/ports';
 import { type LocalStack, startLocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
@@ -75,7 +76,7 @@ const startStack = (rate: number, enforced: boolean) =>
         STREAM_POLL: 'off',
         QUOTA_RATE_PER_SECOND: String(rate),
         QUOTA_BURST: String(2 * rate),
-        LOCAL_RECORD_WRITES: 'on',
+        ...recordingEnv(),
         ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
       },
     }),
@@ -109,9 +110,9 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
     const tokens = await seedTwo(stack);
     const url = stack.stages.live.url;
     await drive(url, tokens.quiet, quietRate, 5);
-    await stack.writeRecord();
+    await takeWriteRecord(stack);
     const quietAlone = summary(await drive(url, tokens.quiet, quietRate, baselineSeconds));
-    const writes = (await stack.writeRecord()).live.records;
+    const writes = (await takeWriteRecord(stack)).live.records;
     const quotaWrites = writes.filter((call) => (call.writes ?? []).some((write) => write.key.endsWith(QUOTA_PARTITION_SUFFIX))).length;
     const [quietBesideAnswers, floodAnswers] = await Promise.all([
       drive(url, tokens.quiet, quietRate, seconds),

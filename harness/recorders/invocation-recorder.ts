@@ -2,7 +2,7 @@ import { currentInvocation, observeInvocations } from '#local/invocation-scope';
 
 /**
  * The invocation recorder of the local stage processes, beside the write recorder
- * (harness/recorders/write-recorder.ts, LOCAL_RECORD_WRITES=on): for each invocation, its function, how long
+ * (harness/recorders/write-recorder.ts, which installs it): for each invocation, its function, how long
  * it ran and how many bytes it wrote to stdout and stderr, which is what Lambda sends to the
  * function's log group (Powertools Logger and the EMF metrics write there). The bench prices
  * Lambda duration and CloudWatch Logs ingestion from these (harness/bench/cost.ts).

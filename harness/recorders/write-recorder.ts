@@ -1,12 +1,16 @@
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import type { LocalStack } from '#local/stack';
+import { answerStack, STAGE_HOOKS_ENV } from '#local/stage-hooks';
 import { type AwsService, onClientCreated } from '#shared/aws-clients';
+import type { Stage } from '#shared/config';
 import { logger } from '#shared/logger';
 import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
 /**
- * The write recorder of the local stage processes (LOCAL_RECORD_WRITES=on, set by the bench's
- * partition heat section through `startLocalStack({ workerEnv })`): an AWS SDK middleware, installed
- * like the fault middleware (local/faults.ts), that records every call the functions make:
+ * The write recorder of the local stage processes, a stage hook (local/stage-hooks.ts) that the
+ * bench's partition heat and quota sections load through `startLocalStack({ workerEnv:
+ * recordingEnv() })`: an AWS SDK middleware, installed like the fault middleware (local/faults.ts),
+ * that records every call the functions make:
  *
  * - DynamoDB: the operation, its round trips (1 + the SDK's retries, `$metadata.attempts`), every
  *   written item with the table partition key it writes (`pk`, its `sk` too) and every index
@@ -28,13 +32,12 @@ import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './inv
  * Each record carries the function (the Lambda context the function's logger receives from
  * Powertools' injectLambdaContext, which every handler of this project uses) and its invocation.
  * Beside the calls, each invocation is recorded with its duration and the bytes it logged
- * (harness/recorders/invocation-recorder.ts). The stage process answers the IPC message 'write-record' with
- * `{ writeRecord: { records, invocations } }` and forgets what it sent; 'write-record-reset'
- * forgets without sending. The records are the bench's (harness/bench/heat.ts); nothing of this
- * runs in Lambda.
+ * (harness/recorders/invocation-recorder.ts). The stage process answers the stack's ask
+ * 'write-record' (`takeWriteRecord`) with what it recorded since the last ask, and forgets it. The
+ * records are the bench's (harness/bench/heat.ts, quota.ts); nothing of this runs in Lambda.
  */
 
-export const RECORD_WRITES_ENV = 'LOCAL_RECORD_WRITES';
+const WRITE_RECORD_REQUEST = 'write-record';
 export const INDEXES = ['gsi1', 'gsi2', 'gsi3'] as const;
 export type IndexName = (typeof INDEXES)[number];
 /** Indexes that project every attribute, so that any change of an item on them rewrites its index entry. */
@@ -471,12 +474,12 @@ const recorderMiddleware =
   };
 
 /**
- * Installs the recorder on every client the functions build from now on when LOCAL_RECORD_WRITES
- * is `on`, and the invocation recorder (LOCAL_RECORD_LOGS=count: an invocation's lines below ERROR
- * counted, not shown), and answers the stack's 'write-record' IPC message. Call before the handlers load.
+ * The stage hook's entry (local/stage-hooks.ts): installs the recorder on every client the
+ * functions build from now on, and the invocation recorder (LOCAL_RECORD_LOGS=count: an
+ * invocation's lines below ERROR counted, not shown), and answers the stack's 'write-record' ask.
+ * The stage process calls it before the handlers load.
  */
-export const recordWritesFromEnv = (env = process.env) => {
-  if (env[RECORD_WRITES_ENV] !== 'on') return undefined;
+export const install = (env: NodeJS.ProcessEnv = process.env) => {
   let records: CallRecord[] = [];
   const invocations = recordInvocations({ quiet: env[RECORD_LOGS_ENV] === 'count' });
   noteFunctionNames();
@@ -485,15 +488,28 @@ export const recordWritesFromEnv = (env = process.env) => {
     const middleware: InitializeMiddleware<object, MetadataBearer> = (next, context) => recorderMiddleware(service, records)(next, context);
     client.middlewareStack.add(middleware, { step: 'initialize', priority: 'high', name: 'localWriteRecorder' });
   });
-  process.on('message', (message) => {
-    if (message === 'write-record') {
-      const sent: WriteRecord = { records, invocations: invocations.drain() };
-      records = [];
-      process.send?.({ writeRecord: sent });
-    } else if (message === 'write-record-reset') {
-      records = [];
-      invocations.drain();
-    }
+  answerStack(WRITE_RECORD_REQUEST, (): WriteRecord => {
+    const sent = records;
+    records = [];
+    return { records: sent, invocations: invocations.drain() };
   });
-  return { records: () => records };
+};
+
+/**
+ * The environment of stage processes that record (`startLocalStack({ workerEnv })`): this module as
+ * their stage hook; `countLogs` counts an invocation's lines below ERROR without showing them.
+ */
+export const recordingEnv = (options: { countLogs?: boolean } = {}): Record<string, string> => ({
+  [STAGE_HOOKS_ENV]: import.meta.filename,
+  ...(options.countLogs ? { [RECORD_LOGS_ENV]: 'count' } : {}),
+});
+
+/** Every AWS call the functions made and every invocation that ended since the last ask, per stage (empty where none was recorded). */
+export const takeWriteRecord = async (stack: Pick<LocalStack, 'ask'>): Promise<Record<Stage, WriteRecord>> => {
+  const answers = await stack.ask<Partial<WriteRecord>>(WRITE_RECORD_REQUEST);
+  const of = (answer: Partial<WriteRecord> | undefined): WriteRecord => ({
+    records: answer?.records ?? [],
+    invocations: answer?.invocations ?? [],
+  });
+  return { live: of(answers.live), sandbox: of(answers.sandbox) };
 };

@@ -1,0 +1,60 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * What the caller of the local stack may load into each stage process, and how the stack asks a
+ * stage process for what it keeps. The local stack knows nothing of its callers' instruments: a
+ * caller names its modules in LOCAL_STAGE_HOOKS (through `startLocalStack({ workerEnv })`), the
+ * stage process loads them.
+ *
+ * - LOCAL_STAGE_HOOKS: module paths, comma-separated, absolute or relative to the repository root.
+ *   Each module exports `install(env)`; the stage process calls them in order before any handler
+ *   module loads (after the fault middleware is installed), so that an SDK middleware they register
+ *   with `onClientCreated` (shared/aws-clients.ts) sees every client the functions build.
+ * - Asking: `LocalStack.ask(request)` sends the string `request` to each stage process; whatever
+ *   registered it with `answerStack(request, reply)` in that process answers `{ answer: request,
+ *   value: reply() }`. A stage where nothing answers gives undefined once the ask times out.
+ *
+ * Nothing of this runs in Lambda.
+ */
+
+export const STAGE_HOOKS_ENV = 'LOCAL_STAGE_HOOKS';
+
+/** A module named in LOCAL_STAGE_HOOKS. */
+export type StageHook = { install: (env: NodeJS.ProcessEnv) => unknown };
+
+/** What a stage process sends back when the stack asks it something. */
+export type StageAnswer = { answer: string; value: unknown };
+
+export const isStageAnswer = (message: unknown, request: string): message is StageAnswer =>
+  typeof message === 'object' && message !== null && (message as Partial<StageAnswer>).answer === request;
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** The modules LOCAL_STAGE_HOOKS names, as absolute paths. */
+export const stageHookPaths = (env: NodeJS.ProcessEnv = process.env) =>
+  (env[STAGE_HOOKS_ENV] ?? '')
+    .split(',')
+    .map((path) => path.trim())
+    .filter((path) => path !== '')
+    .map((path) => (isAbsolute(path) ? path : resolve(ROOT, path)));
+
+/** Loads each module LOCAL_STAGE_HOOKS names and calls its `install(env)`, in order; call before the handlers load. */
+export const installStageHooks = async (env: NodeJS.ProcessEnv = process.env) => {
+  for (const path of stageHookPaths(env)) {
+    const hook = (await import(pathToFileURL(path).href)) as Partial<StageHook>;
+    if (typeof hook.install !== 'function') throw new Error(`${path} exports no install(env)`);
+    await hook.install(env);
+  }
+};
+
+/** In a stage process: answers the stack's `ask(request)` with what `reply` gives at that moment; returns what stops answering. */
+export const answerStack = (request: string, reply: () => unknown) => {
+  const listener = (message: unknown) => {
+    if (message === request) process.send?.({ answer: request, value: reply() } satisfies StageAnswer);
+  };
+  process.on('message', listener);
+  return () => {
+    process.off('message', listener);
+  };
+};
