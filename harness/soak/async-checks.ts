@@ -1,5 +1,5 @@
+import { percentile } from '#harness/bench/percentile';
 import { eventTypeOf } from '#shared/domain/order-events';
-import { percentile } from '../bench/percentile';
 import type { InvariantResult } from './checks';
 import type { SoakMerchant } from './fixtures';
 import { finalStatus, hadAmbiguousAttempt, isKeyed, type Op, record } from './ops';
