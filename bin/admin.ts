@@ -22,7 +22,7 @@ import {
 } from '#shared/admin/operations';
 import { listParked, type ParkedTarget, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
-import { ReportOptionsError, reportCsv, reportRows } from '#shared/admin/report';
+import { ReportOptionsError, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForStage } from '#shared/db/table-def';
@@ -63,6 +63,10 @@ const COMMANDS = {
     options:
       '--merchant <id> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] [--group-by affiliate|month|day|affiliate,month|affiliate,day] [--affiliate <slug>] [--format json|csv]',
     does: 'Prints the commission report of GET /api/v2/reports/commissions, every row (default: the current month by affiliate); --format csv prints the rows as CSV with a header line, for the payout run.',
+  },
+  'rebuild-totals': {
+    options: '--merchant <id>',
+    does: "Rebuilds the merchant's report totals of every closed day and month from its commission ledgers (ledgers written before the totals existed; a repair after the check found a difference) and prints how many items it wrote and removed. Run it again once the current month has closed.",
   },
   recount: {
     options: '--merchant <id>',
@@ -379,6 +383,10 @@ const run = async (): Promise<Record<string, unknown>> => {
       });
       if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
       return { stage, ...report };
+    }
+    case 'rebuild-totals': {
+      const stage = stageOf();
+      return { stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) };
     }
     case 'recount': {
       const stage = stageOf();

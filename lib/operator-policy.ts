@@ -19,7 +19,7 @@ export const OPERATOR_ACCESS = {
     'dynamodb:PutItem',
     // revoke-token, mark-invite-used, link-payment, resend-notifications, recount, quota; seed and apply: sequence counters, block counts, the invite e-mail projection.
     'dynamodb:UpdateItem',
-    // seed: every other item in batches of 25.
+    // seed: every other item in batches of 25; rebuild-totals: the totals of closed periods (puts and removals).
     'dynamodb:BatchWriteItem',
   ],
   /** revoke-token finds the token by its hash; apply pages the pending requests of a slug; recount counts the lists' blocks. */

@@ -1,15 +1,24 @@
 import * as z from 'zod/mini';
-import type { CommissionLedger } from '#shared/db/entities/commission';
-import { readAffiliateTotals } from '#shared/db/entities/commission-totals';
+import { merchantPk } from '#shared/db/entities/base';
+import { type CommissionLedger, parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import {
+  type PeriodKind,
+  readAffiliateTotals,
+  readMerchantTotals,
+  replaceClosedTotals,
+  type TotalsItem,
+} from '#shared/db/entities/commission-totals';
+import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { commissionReport, type ReportRow } from '#shared/domain/reports';
+import { commissionReport, LEDGER_WRITE_LAG_SECONDS, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { laravelErrors } from '#shared/validation/messages';
 
 /**
  * The commission report for operators (`npm run admin -- report`): the same rows as
- * GET /api/v2/reports/commissions, all pages at once, as JSON or as CSV for the payout run; and
- * the check that the totals equal what the ledgers add up to (the soak's invariant).
+ * GET /api/v2/reports/commissions, all pages at once, as JSON or as CSV for the payout run; the
+ * check that the totals equal what the ledgers add up to (the soak's invariant); and the rebuild of
+ * the closed periods' totals from the ledgers (ledgers written before the totals existed, a repair).
  */
 
 export class ReportOptionsError extends Error {
@@ -126,4 +135,86 @@ export const reportTotalsDifferences = async (
     }
   }
   return differences;
+};
+
+/** How long after a period's end it counts as closed: the ledger writes' lag and a margin for clocks. */
+const CLOSED_AFTER_MS = LEDGER_WRITE_LAG_SECONDS * 1000 + 5 * 60 * 1000;
+
+const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 24 * 3600 * 1000).toISOString().slice(0, 10);
+const nextMonth = (month: string) => {
+  const [year, number] = month.split('-').map(Number) as [number, number];
+  return number === 12 ? `${year + 1}-01` : `${year}-${String(number + 1).padStart(2, '0')}`;
+};
+
+const ZERO_FIGURES: DayFigures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+const addInto = (into: Map<string, DayFigures>, key: string, figures: DayFigures) => {
+  const sum = into.get(key) ?? { ...ZERO_FIGURES };
+  for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) sum[field] += figures[field];
+  into.set(key, sum);
+};
+
+/**
+ * Rebuilds the merchant's totals of every closed day and month (ended more than the ledger
+ * writes' lag and a clock margin ago) from its commission ledgers: what the ledgers add up to is
+ * put in place, sealed against stream records that still carry their entries, and what they no
+ * longer give is removed. A ledger entry is booked at the time it is made, so a closed period
+ * never gains one: the rebuild races nothing. Periods still open are left to the change feed, so
+ * ledgers written before the totals existed are in the current day and month once they close (run
+ * it again then). Reads every ledger of the merchant: an operator's command.
+ */
+export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
+  const ledgers = (await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#')).map(parseCommissionLedgerImage);
+  const closedBy = new Date(now - CLOSED_AFTER_MS).toISOString().slice(0, 10);
+  const days = [...ledgerDayTotals(ledgers)].filter(([key]) => nextDay(key.split('|')[1] as string) <= closedBy);
+  const firstDay = days.map(([key]) => key.split('|')[1] as string).sort()[0];
+  if (firstDay === undefined) return { merchant_id: merchantId, closed_before: closedBy, written: 0, removed: 0 };
+  const months = new Map<string, DayFigures>();
+  for (const [key, figures] of days) {
+    const [slug, day, currency] = key.split('|') as [string, string, string];
+    if (`${nextMonth(day.slice(0, 7))}-01` <= closedBy) addInto(months, `${slug}|${day.slice(0, 7)}|${currency}`, figures);
+  }
+  const items: TotalsItem[] = [];
+  for (const [kind, totals] of [
+    ['D', new Map(days)],
+    ['M', months],
+  ] as const) {
+    const merchant = new Map<string, DayFigures>();
+    const rows = new Map<string, number>();
+    for (const [key, figures] of totals) {
+      const [slug, period, currency] = key.split('|') as [string, string, string];
+      items.push({ kind, period, currency_code: currency, affiliate_slug: slug, ...figures });
+      addInto(merchant, `${period}|${currency}`, figures);
+      rows.set(`${period}|${currency}`, (rows.get(`${period}|${currency}`) ?? 0) + 1);
+    }
+    for (const [key, figures] of merchant) {
+      const [period, currency] = key.split('|') as [string, string];
+      items.push({ kind, period, currency_code: currency, affiliate_rows: rows.get(key) ?? 0, ...figures });
+    }
+  }
+  const stale = await staleTotals(store, merchantId, { firstDay, closedBy }, items);
+  await replaceClosedTotals(store, merchantId, items, stale);
+  return { merchant_id: merchantId, closed_before: closedBy, written: items.length, removed: stale.length };
+};
+
+/** The totals items of the closed periods from `firstDay` on that the rebuild does not write. */
+const staleTotals = async (
+  store: TableRef,
+  merchantId: string,
+  { firstDay, closedBy }: { firstDay: string; closedBy: string },
+  items: readonly TotalsItem[],
+): Promise<TotalsItem[]> => {
+  const identity = (item: TotalsItem) =>
+    `${item.kind}|${item.period}|${item.currency_code}|${'affiliate_slug' in item ? item.affiliate_slug : ''}`;
+  const written = new Set(items.map(identity));
+  const ranges: [PeriodKind, { from: string; to: string }][] = [
+    ['D', { from: firstDay, to: closedBy }],
+    ['M', { from: firstDay.slice(0, 7), to: closedBy.slice(0, 7) }],
+  ];
+  const found: TotalsItem[] = [];
+  for (const [kind, range] of ranges) {
+    // Periods compare as strings within the key range [from, to): what sorts before `to` is closed.
+    for (const item of await readAffiliateTotals(store, merchantId, kind, range)) found.push({ kind, ...item });
+    for (const item of await readMerchantTotals(store, merchantId, kind, range.from, range.to)) found.push({ kind, ...item });
+  }
+  return found.filter((item) => item.period < (item.kind === 'D' ? closedBy : closedBy.slice(0, 7)) && !written.has(identity(item)));
 };

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reportTotalsDifferences } from '#shared/admin/report';
 import type { SeededMerchant } from '#shared/admin/seed';
 import { type CommissionLedger, getCommissionLedger, putCommissionLedger } from '#shared/db/entities/commission';
+import { applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
 import { LEDGER_WRITE_LAG_SECONDS } from '#shared/domain/reports';
 import { api, eventually, merchantFixture, seed, storeFor, TRACE_ID } from './helpers';
 import { runAdmin } from './program-helpers';
@@ -270,6 +272,104 @@ describe('GET /api/v2/reports/commissions', () => {
       'affiliate_slug,currency_code,orders,sales_value,accrued_value,reversed_value,net_value\nalice,EUR,2,29800,2980,0,2980\nbob,EUR,1,5000,500,0,500\n',
     );
     expect(differences).toEqual([]);
+  });
+
+  it('rebuilds the closed days and months from the ledgers, sealed, removes what they do not give, and leaves the open ones to the change feed', async () => {
+    // Prepare: a merchant's October ledgers, carried into the totals; then the totals lose them, as ledgers written before the totals existed
+    const [shop] = Object.values(
+      await seed([
+        merchantFixture({
+          key: 'rebuild',
+          affiliates: [{ slug: 'dora', name: 'Dora', email: 'dora@example.com', status: 'active' as const }],
+        }),
+      ]),
+    ) as SeededMerchant[];
+    const store = storeFor('live');
+    const ledgers = [
+      ledgerOf('dora', [accrual(1_000, '2025-10-02T10:00:00.000Z')], 10_000),
+      ledgerOf(
+        'dora',
+        [accrual(2_000, '2025-10-31T23:00:00.000Z'), { type: 'reversal', amount: -2_000, at: '2025-11-01T01:00:00.000Z', version: 2 }],
+        20_000,
+      ),
+      ledgerOf('dora', [accrual(3_000, new Date().toISOString())], 30_000),
+    ];
+    const today = new Date().toISOString().slice(0, 10);
+    for (const ledger of ledgers) await book(shop as SeededMerchant, ledger);
+    const query = { from: '2025-10-01', to: '2025-12-01', group_by: 'affiliate,day' };
+    // Settled once the November reversal (the second version of a ledger) is in too.
+    const before = await eventually(async () => {
+      const response = await settled(shop as SeededMerchant, query, 2);
+      return response.body.data.rows.length === 3 ? response : undefined;
+    }, 15_000);
+    await settled(
+      shop as SeededMerchant,
+      { from: today, to: new Date(Date.now() + 86_400_000).toISOString().slice(0, 10), group_by: 'day' },
+      1,
+    );
+    const totals = (
+      await Promise.all(
+        ['TOTALS', 'TOTALS#A'].map((suffix) =>
+          store.ddb.send(
+            new QueryCommand({
+              TableName: store.table,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': `M#${shop?.id}#${suffix}` },
+            }),
+          ),
+        ),
+      )
+    ).flatMap((answer) => answer.Items ?? []);
+    for (const item of totals.filter((item) => String(item.sk).startsWith('D#2025-10-02') || String(item.sk).startsWith('M#2025-10')))
+      await store.ddb.send(new DeleteCommand({ TableName: store.table, Key: { pk: item.pk, sk: item.sk } }));
+    // A day the ledgers know nothing of.
+    const bogus = {
+      pk: `M#${shop?.id}#TOTALS#A`,
+      sk: 'D#2025-10-15#dora#EUR',
+      type: 'affiliate_totals',
+      period: '2025-10-15',
+      currency_code: 'EUR',
+      affiliate_slug: 'dora',
+      orders: 9,
+      sales_value: 9,
+      accrued_value: 9,
+      reversed_value: 0,
+    };
+    await store.ddb.send(new PutCommand({ TableName: store.table, Item: bogus }));
+
+    // Act
+    const rebuilt = await runAdmin('rebuild-totals', '--merchant', (shop as SeededMerchant).id);
+
+    // Assess
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect(rebuilt.json).toMatchObject({ stage: 'live', merchant_id: shop?.id, written: 10, removed: 1 });
+    const sealed = async (sk: string) =>
+      (await store.ddb.send(new GetCommand({ TableName: store.table, Key: { pk: `M#${shop?.id}#TOTALS#A`, sk } }))).Item?.applied_through;
+    expect(await sealed('D#2025-10-02#dora#EUR')).toBe('sealed');
+    expect(await sealed(`D#${today}#dora#EUR`)).toMatch(/^\d{40}$/);
+    // A stream record still carrying an entry of a closed day (read again, replayed) adds nothing to it.
+    const late = {
+      kind: 'D' as const,
+      period: '2025-10-02',
+      affiliate_slug: 'dora',
+      currency_code: 'EUR',
+      orders: 1,
+      sales_value: 1,
+      accrued_value: 1,
+      reversed_value: 0,
+    };
+    await applyLedgerWrites(store, shop?.id as string, [{ seq: paddedSequence('9'.repeat(30)), deltas: [late] }]);
+    expect((await report(shop as SeededMerchant, query)).body.data.rows).toEqual(before.body.data.rows);
+    expect((await report(shop as SeededMerchant, { ...query, group_by: 'month' })).body.data.rows).toEqual([
+      expect.objectContaining({ period: '2025-10', orders: 2, sales_value: 30_000, accrued_value: 3_000, reversed_value: 0 }),
+      expect.objectContaining({ period: '2025-11', orders: 0, accrued_value: 0, reversed_value: -2_000 }),
+    ]);
+    const read = await Promise.all(
+      ledgers.map(
+        async (ledger) => (await getCommissionLedger(store, shop?.id as string, ledger.order_uuid, true)).ledger as CommissionLedger,
+      ),
+    );
+    expect(await reportTotalsDifferences(store, shop?.id as string, read)).toEqual([]);
   });
 
   it('answers bad values with 422 keyed by field', async () => {

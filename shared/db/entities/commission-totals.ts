@@ -5,6 +5,7 @@ import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
 import { merchantPk, parseStored } from './base';
+import { batchDelete, batchPut } from './batch';
 import { moveForward } from './forward';
 
 /**
@@ -194,6 +195,56 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
         values: { ':type': 'merchant_totals', ':period': delta.period, ':currency': delta.currency_code },
       });
     }),
+  );
+};
+
+/**
+ * What a closed period's totals item says after a rebuild: above every stream sequence number
+ * (they are digits), so a stream record that still carries an entry of the period is refused and
+ * adds nothing to figures that already count it.
+ */
+const SEALED = 'sealed';
+
+/** One totals item as a rebuild writes it: an affiliate's (with its slug) or the merchant's (with its affiliate rows). */
+export type TotalsItem = Figures & { kind: PeriodKind; period: string; currency_code: string } & (
+    | { affiliate_slug: string }
+    | { affiliate_rows: number }
+  );
+
+const keyOfTotals = (merchantId: string, item: TotalsItem) =>
+  'affiliate_slug' in item
+    ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item.kind, item.period, item.affiliate_slug, item.currency_code) }
+    : { pk: totalsPk(merchantId), sk: merchantSk(item.kind, item.period, item.currency_code) };
+
+/**
+ * Replaces the totals of closed periods (an operator's rebuild from the ledgers, shared/admin/report.ts):
+ * `items` put whole and sealed, `stale` (items of those periods the ledgers no longer give) removed;
+ * BatchWriteItem, 25 a call. Only for periods no ledger entry can still be booked in.
+ */
+export const replaceClosedTotals = async (
+  db: TableRef,
+  merchantId: string,
+  items: readonly TotalsItem[],
+  stale: readonly TotalsItem[],
+): Promise<void> => {
+  await batchPut(
+    db,
+    items.map((item) => {
+      const { kind, ...figures } = item;
+      const affiliate =
+        'affiliate_slug' in item
+          ? {
+              type: 'affiliate_totals',
+              gsi1pk: affiliateIndexPk(merchantId, item.affiliate_slug),
+              gsi1sk: merchantSk(kind, item.period, item.currency_code),
+            }
+          : { type: 'merchant_totals' };
+      return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
+    }),
+  );
+  await batchDelete(
+    db,
+    stale.map((item) => keyOfTotals(merchantId, item)),
   );
 };
 
