@@ -228,173 +228,144 @@ const parkedCommand = async (action: string, values: Record<string, unknown>, st
   return { stage, ...(await replayParked(target, await changeFeed(stage), limit)) };
 };
 
+const OPTIONS = {
+  stage: { type: 'string' },
+  merchant: { type: 'string' },
+  kind: { type: 'string' },
+  'no-live-orders': { type: 'boolean', default: false },
+  label: { type: 'string' },
+  token: { type: 'string' },
+  slug: { type: 'string' },
+  name: { type: 'string' },
+  email: { type: 'string' },
+  invite: { type: 'string' },
+  order: { type: 'string' },
+  payment: { type: 'string' },
+  'older-than': { type: 'string', default: '60' },
+  endpoint: { type: 'string' },
+  event: { type: 'string' },
+  since: { type: 'string' },
+  limit: { type: 'string' },
+  rate: { type: 'string' },
+  burst: { type: 'string' },
+  reset: { type: 'boolean', default: false },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  'group-by': { type: 'string' },
+  affiliate: { type: 'string' },
+  format: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+type Handler = (values: Values, stage: Stage) => Promise<Record<string, unknown>>;
+
+/** What each command does, given its options and the stage it targets. */
+const HANDLERS: Record<Exclude<Command, 'webhooks' | 'parked'>, Handler> = {
+  'mint-token': async (values, stage) => {
+    if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
+      throw new AdminError('--kind must be live or testing');
+    const result = await mintToken(resolveStore(stage), stage, {
+      merchantId: required(values, 'merchant'),
+      kind: values.kind,
+      canPlaceLiveOrders: !values['no-live-orders'],
+      label: values.label,
+    });
+    return { stage, ...result };
+  },
+  'revoke-token': async (values, stage) => {
+    const revoked = await revokeToken(resolveStore(stage), required(values, 'token'));
+    const ttl = authCacheTtlSeconds();
+    return {
+      stage,
+      ...revoked,
+      // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
+      refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
+      note: `Warm functions may still accept this token for up to ${ttl} s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).`,
+    };
+  },
+  apply: async (values, stage) => {
+    const options = {
+      merchantId: required(values, 'merchant'),
+      slug: required(values, 'slug'),
+      name: required(values, 'name'),
+      email: required(values, 'email'),
+    };
+    return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
+  },
+  'mark-invite-used': async (values, stage) => ({
+    stage,
+    ...(await markInviteUsed(resolveStore(stage), { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') })),
+  }),
+  'link-payment': async (values, stage) => {
+    const options = {
+      merchantId: required(values, 'merchant'),
+      orderUuid: required(values, 'order'),
+      paymentId: required(values, 'payment'),
+    };
+    return { stage, ...(await linkPayment(resolveStore(stage), options)) };
+  },
+  'resend-notifications': async (values, stage) => {
+    const olderThanSeconds = Number(values['older-than']);
+    if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
+      throw new AdminError('--older-than must be a number of seconds, 0 or more');
+    const options = { merchantId: required(values, 'merchant'), olderThanSeconds };
+    return { stage, ...(await resendNotifications(resolveStore(stage), await notificationRelay(stage), options)) };
+  },
+  redrive: async (_values, stage) => ({ stage, ...(await redriveDeadLetters(await redriveTarget(stage))) }),
+  commission: (values, stage) =>
+    commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') }),
+  quota: async (values, stage) => {
+    const options = {
+      merchantId: required(values, 'merchant'),
+      reset: values.reset === true,
+      ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
+      ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
+    };
+    return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
+  },
+  report: async (values, stage) => {
+    if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv') throw new AdminError('--format is json or csv');
+    const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
+      ...(typeof values.from === 'string' ? { from: values.from } : {}),
+      ...(typeof values.to === 'string' ? { to: values.to } : {}),
+      ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
+      ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
+    }).catch((error: unknown) => {
+      throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
+    });
+    if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
+    return { stage, ...report };
+  },
+  'rebuild-totals': async (values, stage) => ({ stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) }),
+  recount: async (values, stage) => ({ stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) }),
+};
+
+/** A command with an action (`webhooks list`, `parked replay`): the action, or a usage error. */
+const actionOf = <A extends string>(command: string, actions: readonly A[], extra: string[], rest: string): A => {
+  const [action, ...more] = extra;
+  if (!actions.includes(action as A) || more.length > 0)
+    throw new AdminError(`usage: npm run --silent admin -- ${command} ${actions.join('|')} ${rest}`);
+  return action as A;
+};
+
 const run = async (): Promise<Record<string, unknown>> => {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      stage: { type: 'string' },
-      merchant: { type: 'string' },
-      kind: { type: 'string' },
-      'no-live-orders': { type: 'boolean', default: false },
-      label: { type: 'string' },
-      token: { type: 'string' },
-      slug: { type: 'string' },
-      name: { type: 'string' },
-      email: { type: 'string' },
-      invite: { type: 'string' },
-      order: { type: 'string' },
-      payment: { type: 'string' },
-      'older-than': { type: 'string', default: '60' },
-      endpoint: { type: 'string' },
-      event: { type: 'string' },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-      rate: { type: 'string' },
-      burst: { type: 'string' },
-      reset: { type: 'boolean', default: false },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      'group-by': { type: 'string' },
-      affiliate: { type: 'string' },
-      format: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: OPTIONS });
   const [command, ...extra] = positionals;
   if (values.help) {
     console.log(isCommand(command) ? commandUsage(command) : USAGE);
     process.exit(0);
   }
-  if (command === 'webhooks') {
-    const [action, ...more] = extra;
-    if (!WEBHOOK_ACTIONS.includes(action as (typeof WEBHOOK_ACTIONS)[number]) || more.length > 0) {
-      throw new AdminError(`usage: npm run --silent admin -- webhooks ${WEBHOOK_ACTIONS.join('|')} --merchant <id> ...`);
-    }
-    return webhooksCommand(action, values, values.stage === undefined ? 'live' : parseStage(values.stage));
-  }
-  if (command === 'parked') {
-    const [action, ...more] = extra;
-    if (!PARKED_ACTIONS.includes(action as (typeof PARKED_ACTIONS)[number]) || more.length > 0) {
-      throw new AdminError(`usage: npm run --silent admin -- parked ${PARKED_ACTIONS.join('|')} [--limit <n>]`);
-    }
-    return parkedCommand(action as string, values, values.stage === undefined ? 'live' : parseStage(values.stage));
-  }
+  const stage = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));
+  if (command === 'webhooks') return webhooksCommand(actionOf(command, WEBHOOK_ACTIONS, extra, '--merchant <id> ...'), values, stage());
+  if (command === 'parked') return parkedCommand(actionOf(command, PARKED_ACTIONS, extra, '[--limit <n>]'), values, stage());
   if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
-  const stageOf = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));
-
-  switch (command) {
-    case 'mint-token': {
-      const stage = stageOf();
-      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
-        throw new AdminError('--kind must be live or testing');
-      const result = await mintToken(resolveStore(stage), stage, {
-        merchantId: required(values, 'merchant'),
-        kind: values.kind,
-        canPlaceLiveOrders: !values['no-live-orders'],
-        label: values.label,
-      });
-      return { stage, ...result };
-    }
-    case 'revoke-token': {
-      const token = required(values, 'token');
-      const stage = stageOf(stageOfToken(token));
-      const revoked = await revokeToken(resolveStore(stage), token);
-      const ttl = authCacheTtlSeconds();
-      return {
-        stage,
-        ...revoked,
-        // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
-        refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
-        note: `Warm functions may still accept this token for up to ${ttl} s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).`,
-      };
-    }
-    case 'apply': {
-      const stage = stageOf();
-      const options = {
-        merchantId: required(values, 'merchant'),
-        slug: required(values, 'slug'),
-        name: required(values, 'name'),
-        email: required(values, 'email'),
-      };
-      return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
-    }
-    case 'mark-invite-used': {
-      const stage = stageOf();
-      return {
-        stage,
-        ...(await markInviteUsed(resolveStore(stage), {
-          merchantId: required(values, 'merchant'),
-          inviteUuid: required(values, 'invite'),
-        })),
-      };
-    }
-    case 'link-payment': {
-      const stage = stageOf();
-      const options = {
-        merchantId: required(values, 'merchant'),
-        orderUuid: required(values, 'order'),
-        paymentId: required(values, 'payment'),
-      };
-      return { stage, ...(await linkPayment(resolveStore(stage), options)) };
-    }
-    case 'resend-notifications': {
-      const stage = stageOf();
-      const olderThanSeconds = Number(values['older-than']);
-      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
-        throw new AdminError('--older-than must be a number of seconds, 0 or more');
-      const store = resolveStore(stage);
-      return {
-        stage,
-        ...(await resendNotifications(store, await notificationRelay(stage), {
-          merchantId: required(values, 'merchant'),
-          olderThanSeconds,
-        })),
-      };
-    }
-    case 'redrive': {
-      const stage = stageOf();
-      return { stage, ...(await redriveDeadLetters(await redriveTarget(stage))) };
-    }
-    case 'commission': {
-      const stage = stageOf();
-      return commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') });
-    }
-    case 'quota': {
-      const stage = stageOf();
-      const options = {
-        merchantId: required(values, 'merchant'),
-        reset: values.reset === true,
-        ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
-        ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
-      };
-      return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
-    }
-    case 'report': {
-      const stage = stageOf();
-      if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv')
-        throw new AdminError('--format is json or csv');
-      const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
-        ...(typeof values.from === 'string' ? { from: values.from } : {}),
-        ...(typeof values.to === 'string' ? { to: values.to } : {}),
-        ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
-        ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
-      }).catch((error: unknown) => {
-        throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
-      });
-      if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
-      return { stage, ...report };
-    }
-    case 'rebuild-totals': {
-      const stage = stageOf();
-      return { stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) };
-    }
-    case 'recount': {
-      const stage = stageOf();
-      return { stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) };
-    }
-    default:
-      throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
-  }
+  if (!isCommand(command)) throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
+  // A token names its stage; every other command targets live unless told.
+  return HANDLERS[command as keyof typeof HANDLERS](
+    values,
+    stage(command === 'revoke-token' ? stageOfToken(required(values, 'token')) : 'live'),
+  );
 };
 
 try {
