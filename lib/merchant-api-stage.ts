@@ -90,52 +90,7 @@ export class MerchantApiStage extends Stack {
       WEBHOOK_KEY_SECRET_ARN: webhookKey.secretArn,
     };
 
-    this.functions = specs.map((spec: FunctionSpec) => {
-      const fn = new MerchantFunction(this, constructIdOf(spec.id), {
-        spec,
-        environment: functionEnvironment(spec, environmentValues),
-        logRetention: config.logRetention,
-        removalPolicy,
-        // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
-        tracing: spec.kind === 'route' || config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
-      });
-      fn.grantTable(table);
-      for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
-      if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
-      if (spec.access.webhookSecrets) fn.grantWebhookKey(webhookKey);
-      if (spec.kind === 'route') {
-        this.restApi.addRoute(spec.route, fn.fn);
-      } else if (spec.worker.trigger.kind === 'table-stream') {
-        const trigger = spec.worker.trigger;
-        // Grants the stream read actions (DescribeStream/GetRecords/GetShardIterator/ListStreams) on this table's stream only.
-        fn.fn.addEventSource(
-          new DynamoEventSource(table, {
-            startingPosition: StartingPosition.TRIM_HORIZON,
-            batchSize: trigger.batchSize,
-            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
-            bisectBatchOnError: true,
-            retryAttempts: trigger.retryAttempts,
-            maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
-            parallelizationFactor: trigger.parallelizationFactor,
-            filters: trigger.filterPatterns.map((pattern) => FilterCriteria.filter(pattern)),
-            reportBatchItemFailures: true,
-            onFailure: new SqsDlq(queues[trigger.onFailure]),
-          }),
-        );
-      } else {
-        const trigger = spec.worker.trigger;
-        // Grants the consume actions (Receive/Delete/ChangeMessageVisibility/GetQueueAttributes/GetQueueUrl) on this queue only.
-        fn.fn.addEventSource(
-          new SqsEventSource(queues[trigger.queue], {
-            batchSize: trigger.batchSize,
-            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
-            maxConcurrency: trigger.maxConcurrency,
-            reportBatchItemFailures: true,
-          }),
-        );
-      }
-      return fn;
-    });
+    this.functions = specs.map((spec) => this.addFunction(spec, { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey }));
 
     this.alarms = new MerchantAlarms(this, 'Alarms', {
       stageName: stage,
@@ -174,21 +129,90 @@ export class MerchantApiStage extends Stack {
       mailFrom: config.mailFrom,
     });
 
+    this.addOutputs();
+
+    suppressStageFindings({ functions: this.functions, api: this.restApi.api, webhookKey });
+  }
+
+  /** One function of the manifests with exactly the access its spec names, behind its route or on its trigger. */
+  private addFunction(
+    spec: FunctionSpec,
+    stageWide: {
+      config: StageConfig;
+      removalPolicy: RemovalPolicy;
+      environmentValues: Parameters<typeof functionEnvironment>[1];
+      sesIdentityArn: string;
+      webhookKey: Secret;
+    },
+  ): MerchantFunction {
+    const { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey } = stageWide;
+    const { table, queues } = this.data;
+    const fn = new MerchantFunction(this, constructIdOf(spec.id), {
+      spec,
+      environment: functionEnvironment(spec, environmentValues),
+      logRetention: config.logRetention,
+      removalPolicy,
+      // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
+      tracing: spec.kind === 'route' || config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
+    });
+    fn.grantTable(table);
+    for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
+    if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
+    if (spec.access.webhookSecrets) fn.grantWebhookKey(webhookKey);
+    if (spec.kind === 'route') this.restApi.addRoute(spec.route, fn.fn);
+    else this.addTrigger(fn, spec.worker.trigger);
+    return fn;
+  }
+
+  /** A worker's event source: the table's stream (filtered, failures parked) or its queue. */
+  private addTrigger(fn: MerchantFunction, trigger: Extract<FunctionSpec, { kind: 'worker' }>['worker']['trigger']) {
+    const { table, queues } = this.data;
+    if (trigger.kind === 'table-stream') {
+      // Grants the stream read actions (DescribeStream/GetRecords/GetShardIterator/ListStreams) on this table's stream only.
+      fn.fn.addEventSource(
+        new DynamoEventSource(table, {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: trigger.batchSize,
+          maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+          bisectBatchOnError: true,
+          retryAttempts: trigger.retryAttempts,
+          maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
+          parallelizationFactor: trigger.parallelizationFactor,
+          filters: trigger.filterPatterns.map((pattern) => FilterCriteria.filter(pattern)),
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(queues[trigger.onFailure]),
+        }),
+      );
+      return;
+    }
+    // Grants the consume actions (Receive/Delete/ChangeMessageVisibility/GetQueueAttributes/GetQueueUrl) on this queue only.
+    fn.fn.addEventSource(
+      new SqsEventSource(queues[trigger.queue], {
+        batchSize: trigger.batchSize,
+        maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+        maxConcurrency: trigger.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+  }
+
+  /** What operators and the scripts read from the deployed stack. */
+  private addOutputs() {
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API (append /api/v2/...)', value: this.restApi.api.url });
     new CfnOutput(this, 'TableName', {
       description: 'SEED_TABLE_NAME for npm run seed / admin against this stage',
-      value: table.tableName,
+      value: this.data.table.tableName,
     });
-    new CfnOutput(this, 'OrdersQueueUrl', { value: queue.queueUrl });
-    new CfnOutput(this, 'OrdersDlqUrl', { value: dlq.queueUrl });
-    new CfnOutput(this, 'FollowUpsQueueUrl', { value: queues['follow-ups'].queueUrl });
+    new CfnOutput(this, 'OrdersQueueUrl', { value: this.data.queue.queueUrl });
+    new CfnOutput(this, 'OrdersDlqUrl', { value: this.data.dlq.queueUrl });
+    new CfnOutput(this, 'FollowUpsQueueUrl', { value: this.data.queues['follow-ups'].queueUrl });
     new CfnOutput(this, 'ParkedQueueUrl', {
       description: 'What nothing retries any more (alarmed): read it when ParkedDepth fires',
-      value: queues.parked.queueUrl,
+      value: this.data.queues.parked.queueUrl,
     });
     new CfnOutput(this, 'WebhooksDlqUrl', {
       description: 'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
-      value: queues['webhooks-dlq'].queueUrl,
+      value: this.data.queues['webhooks-dlq'].queueUrl,
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
     new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
@@ -200,7 +224,5 @@ export class MerchantApiStage extends Stack {
       description: 'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
       value: this.operatorPolicy.policy.managedPolicyArn,
     });
-
-    suppressStageFindings({ functions: this.functions, api: this.restApi.api, webhookKey });
   }
 }

@@ -64,6 +64,31 @@ export const GATEWAY_TRACE_ID = '$context.requestTime:api:$context.requestId';
 const v2Error = (message: string) =>
   `{"success":false,"data":null,"errors":{"message":[${message}]},"meta":{"trace_id":"${GATEWAY_TRACE_ID}"}}`;
 
+/** One JSON line per request (what the cost model prices and operators search by trace id). */
+const accessLogFormat = () =>
+  AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: AccessLogField.contextRequestId(),
+      extendedRequestId: AccessLogField.contextExtendedRequestId(),
+      requestTime: AccessLogField.contextRequestTime(),
+      ip: AccessLogField.contextIdentitySourceIp(),
+      userAgent: AccessLogField.contextIdentityUserAgent(),
+      method: AccessLogField.contextHttpMethod(),
+      resourcePath: AccessLogField.contextResourcePath(),
+      path: AccessLogField.contextPath(),
+      protocol: AccessLogField.contextProtocol(),
+      status: AccessLogField.contextStatus(),
+      responseLength: AccessLogField.contextResponseLength(),
+      responseLatency: AccessLogField.contextResponseLatency(),
+      integrationLatency: AccessLogField.contextIntegrationLatency(),
+      integrationStatus: AccessLogField.contextIntegrationStatus(),
+      errorType: AccessLogField.contextErrorResponseType(),
+      errorMessage: AccessLogField.contextErrorMessage(),
+      wafResponseCode: AccessLogField.contextWafResponseCode(),
+      xrayTraceId: AccessLogField.contextXrayTraceId(),
+    }),
+  );
+
 /**
  * The REST API of one stage: one method per route, each integrating its own function; stage
  * throttling; JSON access logs; the V2 envelope on the responses API Gateway makes itself (404 for
@@ -97,28 +122,7 @@ export class MerchantRestApi extends Construct {
         metricsEnabled: true,
         tracingEnabled: true,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
-        accessLogFormat: AccessLogFormat.custom(
-          JSON.stringify({
-            requestId: AccessLogField.contextRequestId(),
-            extendedRequestId: AccessLogField.contextExtendedRequestId(),
-            requestTime: AccessLogField.contextRequestTime(),
-            ip: AccessLogField.contextIdentitySourceIp(),
-            userAgent: AccessLogField.contextIdentityUserAgent(),
-            method: AccessLogField.contextHttpMethod(),
-            resourcePath: AccessLogField.contextResourcePath(),
-            path: AccessLogField.contextPath(),
-            protocol: AccessLogField.contextProtocol(),
-            status: AccessLogField.contextStatus(),
-            responseLength: AccessLogField.contextResponseLength(),
-            responseLatency: AccessLogField.contextResponseLatency(),
-            integrationLatency: AccessLogField.contextIntegrationLatency(),
-            integrationStatus: AccessLogField.contextIntegrationStatus(),
-            errorType: AccessLogField.contextErrorResponseType(),
-            errorMessage: AccessLogField.contextErrorMessage(),
-            wafResponseCode: AccessLogField.contextWafResponseCode(),
-            xrayTraceId: AccessLogField.contextXrayTraceId(),
-          }),
-        ),
+        accessLogFormat: accessLogFormat(),
       },
     });
 
@@ -141,6 +145,16 @@ export class MerchantRestApi extends Construct {
       },
     });
 
+    this.addGatewayResponses();
+    this.webAcl = this.addWebAcl(props);
+    new CfnWebACLAssociation(this, 'WebAclAssociation', {
+      resourceArn: this.api.deploymentStage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+  }
+
+  /** The V2 envelope on what API Gateway answers itself: 404 for an unknown route, 429 throttled, the rest with their status. */
+  private addGatewayResponses() {
     const gatewayResponse = (
       id: string,
       type: ResponseType,
@@ -170,7 +184,10 @@ export class MerchantRestApi extends Construct {
     // Anything else API Gateway answers itself keeps its status, in the V2 envelope.
     gatewayResponse('Default4xx', ResponseType.DEFAULT_4XX, undefined, '$context.error.messageString');
     gatewayResponse('Default5xx', ResponseType.DEFAULT_5XX, undefined, '"Server Error"');
+  }
 
+  /** AWS WAF: a rate-based rule per merchant token and one per client IP, answering 429 in the V2 envelope. */
+  private addWebAcl(props: MerchantRestApiProps): CfnWebACL {
     const metricName = `affiliate-merchant-api-${props.stage}`;
     const block: CfnWebACL.RuleActionProperty = {
       block: {
@@ -181,7 +198,7 @@ export class MerchantRestApi extends Construct {
         },
       },
     };
-    this.webAcl = new CfnWebACL(this, 'WebAcl', {
+    return new CfnWebACL(this, 'WebAcl', {
       name: metricName,
       description: `Rate limits per merchant token and per client IP for the ${props.stage} API`,
       scope: 'REGIONAL',
@@ -225,10 +242,6 @@ export class MerchantRestApi extends Construct {
           visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_IP_RULE}`, sampledRequestsEnabled: true },
         },
       ],
-    });
-    new CfnWebACLAssociation(this, 'WebAclAssociation', {
-      resourceArn: this.api.deploymentStage.stageArn,
-      webAclArn: this.webAcl.attrArn,
     });
   }
 
