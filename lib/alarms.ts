@@ -32,6 +32,7 @@ export type MerchantAlarmsProps = {
 
 /** API 5xx rate above this share of requests (5-minute window) alarms. */
 export const API_5XX_RATE_THRESHOLD = 0.05;
+const FIVE_MINUTES = Duration.minutes(5);
 /** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 /**
@@ -54,120 +55,130 @@ export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
+  private actions: SnsAction[] = [];
 
   constructor(scope: Construct, id: string, props: MerchantAlarmsProps) {
     super(scope, id);
     this.topic = new Topic(this, 'Topic', { displayName: `Affiliate merchant API (${props.stageName}) alarms`, enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const actions = [
+    this.actions = [
       new SnsAction(this.topic),
       ...(props.alarmTopicArn ? [new SnsAction(Topic.fromTopicArn(this, 'ExternalTopic', props.alarmTopicArn))] : []),
     ];
-    const alarm = (
-      alarmId: string,
-      description: string,
-      metric: IMetric,
-      threshold: number,
-      options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator; missing?: TreatMissingData } = {},
-    ) => {
-      const created = new Alarm(this, alarmId, {
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: options.evaluationPeriods ?? 1,
-        datapointsToAlarm: options.datapointsToAlarm,
-        comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
-      });
-      created.addAlarmAction(...actions);
-      created.addOkAction(...actions);
-      this.alarms.push(created);
-      return created;
-    };
-    const fiveMinutes = Duration.minutes(5);
+    this.addRequestAlarms(props);
+    this.addAsyncAlarms(props);
+  }
 
-    alarm(
+  /** One alarm, notifying the stage's topic (and the external one) when it fires and when it clears. */
+  private alarm(
+    alarmId: string,
+    description: string,
+    metric: IMetric,
+    threshold: number,
+    options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator; missing?: TreatMissingData } = {},
+  ) {
+    const created = new Alarm(this, alarmId, {
+      alarmDescription: description,
+      metric,
+      threshold,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      datapointsToAlarm: options.datapointsToAlarm,
+      comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
+    });
+    created.addAlarmAction(...this.actions);
+    created.addOkAction(...this.actions);
+    this.alarms.push(created);
+    return created;
+  }
+
+  /** The API's 5xx rate and p99 latency; every function's errors and throttles. */
+  private addRequestAlarms(props: MerchantAlarmsProps) {
+    this.alarm(
       'Api5xxRate',
       `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stageName} API requests answered 5xx in 5 minutes`,
-      props.api.metricServerError({ statistic: 'Average', period: fiveMinutes }),
+      props.api.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
       API_5XX_RATE_THRESHOLD,
     );
-    alarm(
+    this.alarm(
       'ApiLatencyP99',
       `${props.stageName} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
-      props.api.metricLatency({ statistic: 'p99', period: fiveMinutes }),
+      props.api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
       props.latencyP99Ms,
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
     );
 
     for (const fn of props.functions) {
       const name = fn.node.id;
-      alarm(
+      this.alarm(
         `${name}Errors`,
         `${fn.spec.id} (${props.stageName}): invocation errors (crash, timeout, init failure)`,
-        fn.fn.metricErrors({ statistic: 'Sum', period: fiveMinutes }),
+        fn.fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
         1,
         { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
       );
-      alarm(
+      this.alarm(
         `${name}Throttles`,
         `${fn.spec.id} (${props.stageName}): throttled invocations`,
-        fn.fn.metricThrottles({ statistic: 'Sum', period: fiveMinutes }),
+        fn.fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
         1,
         { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
       );
     }
+  }
 
-    alarm(
+  /** What waits after the request: the DLQs and the parked queue, a stalled orders queue, failed e-mails, sustained quota refusals, endpoints disabled, a change feed behind. */
+  private addAsyncAlarms(props: MerchantAlarmsProps) {
+    this.alarm(
       'DlqDepth',
       `${props.stageName}: order messages in the dead-letter queue (commission processing failed 5 times)`,
       props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
-    alarm(
+    this.alarm(
       'QueueAge',
       `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
-      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }),
+      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
       QUEUE_AGE_THRESHOLD_SECONDS,
     );
 
-    alarm(
+    this.alarm(
       'EmailsFailed',
       `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
-      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', fiveMinutes),
+      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
       EMAILS_FAILED_THRESHOLD,
       { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
-    alarm(
+    this.alarm(
       'ParkedDepth',
       `${props.stageName}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
       props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
-    alarm(
+    this.alarm(
       'QuotaRefusals',
       `${props.stageName}: more than ${QUOTA_REFUSALS_THRESHOLD} requests refused by merchants' quotas (429) in each of 3 five-minute periods (the dashboard shows which merchants)`,
-      businessMetric(props.stageName, METRIC.quotaRefusals, 'Sum', fiveMinutes),
+      businessMetric(props.stageName, METRIC.quotaRefusals, 'Sum', FIVE_MINUTES),
       QUOTA_REFUSALS_THRESHOLD,
       { evaluationPeriods: 3, datapointsToAlarm: 3 },
     );
-    alarm(
+    this.alarm(
       'WebhooksDlqDepth',
       `${props.stageName}: webhook delivery messages in the dead-letter queue (the deliverer's table or queue work failed 5 times)`,
       props.webhooksDlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
-    alarm(
+    this.alarm(
       'WebhookEndpointsDisabled',
       `${props.stageName}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
-      businessMetric(props.stageName, METRIC.webhookEndpointsDisabled, 'Sum', fiveMinutes),
+      businessMetric(props.stageName, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
       WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
       { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
-    alarm(
+    this.alarm(
       'ChangeFeedBehind',
       `${props.stageName}: the change feed is more than ${FEED_BEHIND_THRESHOLD_SECONDS / 60} minutes behind the table's stream (order events and follow-ups wait)`,
-      props.changeFeed.fn.metric('IteratorAge', { statistic: 'Maximum', period: fiveMinutes }),
+      props.changeFeed.fn.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
       FEED_BEHIND_THRESHOLD_SECONDS * 1000,
     );
   }

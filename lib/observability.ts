@@ -49,6 +49,118 @@ export type MerchantDashboardProps = {
   alarms: Alarm[];
 };
 
+const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
+const WIDE = { width: 12, height: 6 };
+/** A queue's or the feed's gauge: its maximum each minute. */
+const maxPerMinute = (label: string) => ({ statistic: 'Maximum', period: Duration.minutes(1), label });
+
+const business = (stage: Stage, name: MetricName, label: string, statistic = 'Sum') =>
+  businessMetric(stage, name, statistic).with({ label });
+
+/** Requests, 4xx and 5xx; p50 and p99 latency. */
+const apiRow = ({ api }: MerchantDashboardProps) => [
+  new GraphWidget({
+    title: 'API requests, 4xx and 5xx (5 min sums)',
+    left: [
+      api.metricCount({ ...SUM, label: 'requests' }),
+      api.metricClientError({ ...SUM, label: '4xx' }),
+      api.metricServerError({ ...SUM, label: '5xx' }),
+    ],
+    ...WIDE,
+  }),
+  new GraphWidget({
+    title: 'API latency (ms)',
+    left: [
+      api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }),
+      api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' }),
+    ],
+    ...WIDE,
+  }),
+];
+
+/** What WAF blocked per rule; the orders queue, its DLQ and its oldest message. */
+const limitsAndQueueRow = (props: MerchantDashboardProps) => {
+  const wafBlocked = (rule: string): IMetric =>
+    new Metric({
+      namespace: 'AWS/WAFV2',
+      metricName: 'BlockedRequests',
+      dimensionsMap: { WebACL: props.webAcl.name as string, Rule: rule, Region: Aws.REGION },
+      label: `blocked by ${rule}`,
+      ...SUM,
+    });
+  return [
+    new GraphWidget({
+      title: 'Rate limits: requests blocked by AWS WAF (429)',
+      left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)],
+      ...WIDE,
+    }),
+    new GraphWidget({
+      title: 'Orders queue and DLQ',
+      left: [
+        props.queue.metricApproximateNumberOfMessagesVisible(maxPerMinute('orders queue: visible')),
+        props.dlq.metricApproximateNumberOfMessagesVisible(maxPerMinute('DLQ: visible')),
+      ],
+      right: [props.queue.metricApproximateAgeOfOldestMessage(maxPerMinute('oldest message age (s)'))],
+      ...WIDE,
+    }),
+  ];
+};
+
+/** Every function's errors and throttles, one line each. */
+const functionsRow = ({ functions }: MerchantDashboardProps) => {
+  const perFunction = (metric: 'Errors' | 'Throttles') =>
+    functions.map((fn) => (metric === 'Errors' ? fn.fn.metricErrors(SUM) : fn.fn.metricThrottles(SUM)).with({ label: fn.spec.id }));
+  return [
+    new GraphWidget({ title: 'Function errors', left: perFunction('Errors'), ...WIDE }),
+    new GraphWidget({ title: 'Function throttles', left: perFunction('Throttles'), ...WIDE }),
+  ];
+};
+
+/** Orders, commissions and their amount; e-mails; how far the change feed is behind, and what it parked. */
+const businessRow = (props: MerchantDashboardProps) => [
+  new GraphWidget({
+    title: 'Orders and commissions',
+    left: [
+      business(props.stage, METRIC.ordersAccepted, 'orders accepted'),
+      business(props.stage, METRIC.ordersCancelled, 'orders cancelled'),
+      business(props.stage, METRIC.commissionsRecorded, 'commissions recorded'),
+    ],
+    right: [commissionAmountByCurrency(props.stage)],
+    ...WIDE,
+  }),
+  new GraphWidget({
+    title: 'E-mails and the change feed',
+    left: [business(props.stage, METRIC.emailsSent, 'e-mails sent'), business(props.stage, METRIC.emailsFailed, 'e-mails failed')],
+    right: [
+      props.changeFeed.fn.metric('IteratorAge', maxPerMinute('change feed behind its stream (ms)')),
+      props.parked.metricApproximateNumberOfMessagesVisible(maxPerMinute('parked: visible')),
+    ],
+    ...WIDE,
+  }),
+];
+
+/** Webhook deliveries, failures, disabled endpoints and latency, the webhooks DLQ; quota refusals by merchant. */
+const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
+  new GraphWidget({
+    title: 'Webhook deliveries and quota refusals',
+    left: [
+      business(stage, METRIC.webhookDeliveries, 'delivered (2xx)'),
+      business(stage, METRIC.webhookFailures, 'failed attempts'),
+      business(stage, METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
+      new MathExpression({
+        expression: `SEARCH('{${METRICS_NAMESPACE},merchant,service,stage} MetricName="${METRIC.quotaRefusals}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', 300)`,
+        label: 'quota refusals (429) by merchant',
+      }),
+    ],
+    right: [
+      business(stage, METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
+      webhooksDlq.metricApproximateNumberOfMessagesVisible(maxPerMinute('webhooks DLQ: visible')),
+    ],
+    width: 24,
+    height: 6,
+  }),
+];
+
 /**
  * The stage's CloudWatch dashboard (`affiliate-merchant-api-<stage>`): the API (requests, 4xx, 5xx,
  * latency, WAF blocks), every function's errors and throttles, the orders queue and its DLQ, the
@@ -59,138 +171,22 @@ export class MerchantDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: MerchantDashboardProps) {
     super(scope, id);
-    const { stage, api, functions } = props;
-    const sum = { statistic: 'Sum', period: FIVE_MINUTES };
-    const wafBlocked = (rule: string): IMetric =>
-      new Metric({
-        namespace: 'AWS/WAFV2',
-        metricName: 'BlockedRequests',
-        dimensionsMap: { WebACL: props.webAcl.name as string, Rule: rule, Region: Aws.REGION },
-        label: `blocked by ${rule}`,
-        ...sum,
-      });
-    const perFunction = (metric: 'Errors' | 'Throttles') =>
-      functions.map((fn) => (metric === 'Errors' ? fn.fn.metricErrors(sum) : fn.fn.metricThrottles(sum)).with({ label: fn.spec.id }));
-    const business = (name: MetricName, label: string, statistic = 'Sum') => businessMetric(stage, name, statistic).with({ label });
-    const wide = { width: 12, height: 6 };
-
     this.dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `affiliate-merchant-api-${stage}`,
+      dashboardName: `affiliate-merchant-api-${props.stage}`,
       defaultInterval: Duration.hours(3),
       widgets: [
         [
           new TextWidget({
-            markdown: `# Affiliate merchant API: ${stage}\nAPI, functions, queue and business metrics of the ${stage} stage. Alarms notify the stage's SNS topic.`,
+            markdown: `# Affiliate merchant API: ${props.stage}\nAPI, functions, queue and business metrics of the ${props.stage} stage. Alarms notify the stage's SNS topic.`,
             width: 24,
             height: 2,
           }),
         ],
-        [
-          new GraphWidget({
-            title: 'API requests, 4xx and 5xx (5 min sums)',
-            left: [
-              api.metricCount({ ...sum, label: 'requests' }),
-              api.metricClientError({ ...sum, label: '4xx' }),
-              api.metricServerError({ ...sum, label: '5xx' }),
-            ],
-            ...wide,
-          }),
-          new GraphWidget({
-            title: 'API latency (ms)',
-            left: [
-              api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }),
-              api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' }),
-            ],
-            ...wide,
-          }),
-        ],
-        [
-          new GraphWidget({
-            title: 'Rate limits: requests blocked by AWS WAF (429)',
-            left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)],
-            ...wide,
-          }),
-          new GraphWidget({
-            title: 'Orders queue and DLQ',
-            left: [
-              props.queue.metricApproximateNumberOfMessagesVisible({
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'orders queue: visible',
-              }),
-              props.dlq.metricApproximateNumberOfMessagesVisible({
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'DLQ: visible',
-              }),
-            ],
-            right: [
-              props.queue.metricApproximateAgeOfOldestMessage({
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'oldest message age (s)',
-              }),
-            ],
-            ...wide,
-          }),
-        ],
-        [
-          new GraphWidget({ title: 'Function errors', left: perFunction('Errors'), ...wide }),
-          new GraphWidget({ title: 'Function throttles', left: perFunction('Throttles'), ...wide }),
-        ],
-        [
-          new GraphWidget({
-            title: 'Orders and commissions',
-            left: [
-              business(METRIC.ordersAccepted, 'orders accepted'),
-              business(METRIC.ordersCancelled, 'orders cancelled'),
-              business(METRIC.commissionsRecorded, 'commissions recorded'),
-            ],
-            right: [commissionAmountByCurrency(stage)],
-            ...wide,
-          }),
-          new GraphWidget({
-            title: 'E-mails and the change feed',
-            left: [business(METRIC.emailsSent, 'e-mails sent'), business(METRIC.emailsFailed, 'e-mails failed')],
-            right: [
-              props.changeFeed.fn.metric('IteratorAge', {
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'change feed behind its stream (ms)',
-              }),
-              props.parked.metricApproximateNumberOfMessagesVisible({
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'parked: visible',
-              }),
-            ],
-            ...wide,
-          }),
-        ],
-        [
-          new GraphWidget({
-            title: 'Webhook deliveries and quota refusals',
-            left: [
-              business(METRIC.webhookDeliveries, 'delivered (2xx)'),
-              business(METRIC.webhookFailures, 'failed attempts'),
-              business(METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
-              new MathExpression({
-                expression: `SEARCH('{${METRICS_NAMESPACE},merchant,service,stage} MetricName="${METRIC.quotaRefusals}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', 300)`,
-                label: 'quota refusals (429) by merchant',
-              }),
-            ],
-            right: [
-              business(METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
-              props.webhooksDlq.metricApproximateNumberOfMessagesVisible({
-                statistic: 'Maximum',
-                period: Duration.minutes(1),
-                label: 'webhooks DLQ: visible',
-              }),
-            ],
-            width: 24,
-            height: 6,
-          }),
-        ],
+        apiRow(props),
+        limitsAndQueueRow(props),
+        functionsRow(props),
+        businessRow(props),
+        webhooksRow(props),
         [new AlarmStatusWidget({ title: 'Alarms', alarms: props.alarms, width: 24, height: 6 })],
       ],
     });
