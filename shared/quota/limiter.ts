@@ -61,6 +61,37 @@ export const leaseSize = (gapUs: number, policy: QuotaPolicy) => {
   return Math.max(1, Math.min(cap, Math.floor(target / Math.max(1, gapUs))));
 };
 
+/** r: the bucket as last seen plus what this container holds (within it), never more than the burst. */
+const headersOf = (view: View, now: number) => {
+  const tat = view.seen.tat_us ?? 0;
+  const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
+  const remaining = Math.min(view.policy.burst, availableTokens(tat, now, view.policy) + held);
+  return rateLimitHeaders(view.policy, remaining, bucketState(tat, now, view.policy).fullInSeconds);
+};
+
+const refusal = (view: View, now: number, retryAfterUs: number): QuotaDecision => ({
+  admitted: false,
+  retryAfterSeconds: Math.max(1, Math.ceil(retryAfterUs / 1_000_000)),
+  headers: headersOf(view, now),
+  at: now,
+});
+
+/** Runs a take, noted as the merchant's take in flight (what requests arriving meanwhile wait for) until it settles. */
+const sharedTake = <T>(taking: Map<string, Promise<void>>, merchantId: string, take: () => Promise<T>): Promise<T> => {
+  const taken = take();
+  if (!taking.has(merchantId)) {
+    const settled = taken.then(
+      () => undefined,
+      () => undefined,
+    );
+    taking.set(merchantId, settled);
+    void settled.then(() => {
+      if (taking.get(merchantId) === settled) taking.delete(merchantId);
+    });
+  }
+  return taken;
+};
+
 export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolicy; now?: () => number }) => {
   const nowUs = () => Math.round((options.now?.() ?? Date.now()) * 1000);
   const views = new Map<string, View>();
@@ -69,21 +100,6 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
     views.set(merchantId, view);
     if (views.size > MAX_MERCHANTS) views.delete(views.keys().next().value as string);
   };
-
-  /** r: the bucket as last seen plus what this container holds (within it), never more than the burst. */
-  const headersOf = (view: View, now: number) => {
-    const tat = view.seen.tat_us ?? 0;
-    const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
-    const remaining = Math.min(view.policy.burst, availableTokens(tat, now, view.policy) + held);
-    return rateLimitHeaders(view.policy, remaining, bucketState(tat, now, view.policy).fullInSeconds);
-  };
-
-  const refusal = (view: View, now: number, retryAfterUs: number): QuotaDecision => ({
-    admitted: false,
-    retryAfterSeconds: Math.max(1, Math.ceil(retryAfterUs / 1_000_000)),
-    headers: headersOf(view, now),
-    at: now,
-  });
 
   /** The take in flight per merchant: a request arriving meanwhile waits for it, then decides on what it brought. */
   const taking = new Map<string, Promise<void>>();
@@ -114,24 +130,15 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
 
     let take: Awaited<ReturnType<typeof takeQuota>>;
     try {
-      const taken = takeQuota(options.db, merchantId, {
-        clock: () => Math.max(now, nowUs()),
-        want: leaseSize(pace.gap, view.policy),
-        fallback: options.fallback,
-        seen: view.seen,
-        inUse: view.inUse > 0.5,
-      });
-      if (!taking.has(merchantId)) {
-        const settled = taken.then(
-          () => undefined,
-          () => undefined,
-        );
-        taking.set(merchantId, settled);
-        void settled.then(() => {
-          if (taking.get(merchantId) === settled) taking.delete(merchantId);
-        });
-      }
-      take = await taken;
+      take = await sharedTake(taking, merchantId, () =>
+        takeQuota(options.db, merchantId, {
+          clock: () => Math.max(now, nowUs()),
+          want: leaseSize(pace.gap, view.policy),
+          fallback: options.fallback,
+          seen: view.seen,
+          inUse: view.inUse > 0.5,
+        }),
+      );
     } catch (error) {
       if (error instanceof QuotaContention) {
         // The bucket kept moving under every try: refused (never admitted on a guess), retried in a second.
