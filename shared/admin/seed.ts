@@ -55,23 +55,25 @@ const sequences = async (store: Store, merchantId: string, list: Parameters<type
  * added once at the end, then their group totals (counter.ts) refreshed, so that the lists'
  * older groups are exact at once, whether or not a stream consumer runs.
  */
-const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
-  const id = merchant.id ?? randomUUID();
-  const result: SeededMerchant = { id, tokens: {}, segments: {}, affiliate_requests: {}, invites: {}, orders: {} };
-  const now = isoNow();
-  const problem = (what: string) => new Error(`merchant ${merchant.key}: ${what}`);
+/** What one merchant's seed gathers: the items to put, the list count changes, and the ids and tokens it returns. */
+type Seeding = {
+  store: Store;
+  id: string;
+  now: string;
+  result: SeededMerchant;
+  items: Record<string, unknown>[];
+  counts: CountChange[];
+  problem: (what: string) => Error;
+};
 
-  const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
-  const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
-  try {
-    await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
-  } catch (error) {
-    if (isRefused(error)) throw problem(`id ${id} already exists in the ${stage} table`);
-    throw error;
-  }
-
-  const items: Record<string, unknown>[] = [];
-  const counts: CountChange[] = [];
+/** Users, tokens, tiers and segments (a default segment unless the fixture names one). */
+const programItems = (
+  seeding: Seeding,
+  stage: Stage,
+  merchant: FixtureMerchant,
+  tiers: readonly NonNullable<FixtureMerchant['tiers']>[number][],
+) => {
+  const { id, now, result, items } = seeding;
   for (const user of merchant.users ?? []) items.push(userRecord(id, user));
   for (const token of merchant.tokens ?? []) {
     const { value, item } = tokenRecord(id, { ...token, kind: token.kind ?? tokenKindOfStage(stage), label: token.key });
@@ -87,7 +89,11 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     result.segments[segment.key] = item.uuid;
     items.push(item);
   }
+};
 
+/** The affiliates, oldest first, each taking its sequence number; returns their slugs. */
+const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string): Promise<Set<string>> => {
+  const { store, id, now, items, counts, problem } = seeding;
   const affiliates = oldestFirst(
     merchant.affiliates ?? [],
     () => now,
@@ -110,7 +116,12 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     items.push(item);
     counts.push(...affiliateCountChanges(item));
   }
+  return slugs;
+};
 
+/** The join requests, oldest first. */
+const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
+  const { store, id, now, result, items, counts } = seeding;
   const requests = oldestFirst(
     (merchant.affiliate_requests ?? []).map((request) => ({
       ...request,
@@ -120,30 +131,37 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     (request) => request.requested_at,
     (request) => request.uuid,
   );
-  seq = await sequences(store, id, 'affiliate_requests', requests.length);
+  let seq = await sequences(store, id, 'affiliate_requests', requests.length);
   for (const request of requests) {
     const item = affiliateRequestRecord(id, { ...request, seq: seq++ }, now);
     result.affiliate_requests[request.key] = item.uuid;
     items.push(item);
     counts.push(requestCountChange(item, item.status, 1));
   }
+};
 
+/** The invitations with their e-mail guards; returns them for the e-mail projection. */
+const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
+  const { store, id, now, result, items, counts, problem } = seeding;
   const invites = oldestFirst(
     (merchant.invites ?? []).map((invite) => ({ ...invite, uuid: invite.uuid ?? randomUUID() })),
     () => now,
     (invite) => invite.uuid,
   );
   if (new Set(invites.map((invite) => invite.email.toLowerCase())).size < invites.length) throw problem('an invite e-mail is used twice');
-  seq = await sequences(store, id, 'invites', invites.length);
-  const inviteItems = invites.map((invite) => {
+  let seq = await sequences(store, id, 'invites', invites.length);
+  return invites.map((invite) => {
     const item = inviteRecord(id, { ...invite, seq: seq++, link_used_at: invite.link_used_at ? toIso(invite.link_used_at) : null }, now);
     result.invites[invite.key] = item.uuid;
     items.push(item, inviteEmailRecord(id, item.email, item.uuid));
     counts.push(inviteCountChange(item));
     return item;
   });
+};
 
-  // Orders oldest first, so the sequence follows creation time; history: the change feed announces none of them.
+/** The orders, oldest first so the sequence follows creation time, with their order_no guards and customers; history: the change feed announces none of them. */
+const orderItems = async (seeding: Seeding, merchant: FixtureMerchant, slugs: ReadonlySet<string>) => {
+  const { store, id, now, result, items, counts, problem } = seeding;
   const orders = oldestFirst(
     merchant.orders ?? [],
     (order) => (order.created_at ? toIso(order.created_at) : now),
@@ -151,7 +169,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   );
   if (new Set(orders.map((order) => order.order_no)).size < orders.length) throw problem('an order_no is used twice');
   const customers = new Map<string, Record<string, unknown>>();
-  seq = await sequences(store, id, 'orders', orders.length);
+  let seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
     if (!slugs.has(order.affiliate_slug.toLowerCase()))
       throw problem(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
@@ -178,15 +196,42 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     result.orders[order.key] = item.uuid;
   }
   items.push(...customers.values());
+};
 
+const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
+  const id = merchant.id ?? randomUUID();
+  const seeding: Seeding = {
+    store,
+    id,
+    now: isoNow(),
+    result: { id, tokens: {}, segments: {}, affiliate_requests: {}, invites: {}, orders: {} },
+    items: [],
+    counts: [],
+    problem: (what) => new Error(`merchant ${merchant.key}: ${what}`),
+  };
+  const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
+  const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
+  try {
+    await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
+  } catch (error) {
+    if (isRefused(error)) throw seeding.problem(`id ${id} already exists in the ${stage} table`);
+    throw error;
+  }
+  programItems(seeding, stage, merchant, tiers);
+  const slugs = await affiliateItems(seeding, merchant, defaultTier);
+  await requestItems(seeding, merchant);
+  const invites = await inviteItems(seeding, merchant);
+  await orderItems(seeding, merchant, slugs);
+
+  const { items, counts } = seeding;
   await batchPut(store, items);
-  await Promise.all([applyCountChanges(store, id, counts), addToEmailProjection(store, id, inviteItems)]);
+  await Promise.all([applyCountChanges(store, id, counts), addToEmailProjection(store, id, invites)]);
   await refreshGroupTotals(
     store,
     id,
     counts.map((change) => ({ ...change, block: blockOf(change.seq) })),
   );
-  return result;
+  return seeding.result;
 };
 
 /** Loads a fixture into one stage's table and returns the ids and tokens it created. */
