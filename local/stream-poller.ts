@@ -301,6 +301,16 @@ type ShardState = {
   unbatched: _Record[];
 };
 
+/** A shard first seen in the stream's list: nothing read yet, its checkpoint loaded on its first poll. */
+const newShard = (shardId: string, parentShardId: string | undefined): ShardState => ({
+  shardId,
+  parentShardId,
+  started: false,
+  exhausted: false,
+  pending: [],
+  unbatched: [],
+});
+
 const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0 && shard.unbatched.length === 0;
 
 const sequenceNumberOf = (record: _Record | undefined) => record?.dynamodb?.SequenceNumber ?? '';
@@ -318,58 +328,39 @@ const ERROR_BACKOFF_MS = 2000;
 
 const emptyResult = (): StreamPollResult => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
 
-export const createStreamPoller = (options: StreamPollerOptions): StreamPoller => {
-  const { client, streamArn, handler, functionName, onBatchDiscarded } = options;
-  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
-  const maxRetryAttempts = options.maxRetryAttempts ?? 10;
-  const bisectOnError = options.bisectOnError ?? true;
-  const reportBatchItemFailures = options.reportBatchItemFailures ?? true;
-  const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-  const checkpoints = options.checkpoints ?? memoryCheckpoints();
-  const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
-  for (const pattern of options.filterPatterns ?? []) checkFilterPattern(pattern);
-  // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
-  const readLimit = (options.filterPatterns ?? []).length > 0 ? GET_RECORDS_LIMIT : batchSize;
-
-  const shards = new Map<string, ShardState>();
-  let shardsListedAt = Number.NEGATIVE_INFINITY;
-  let listShardsAgain = true;
-
-  const listShards = async () => {
-    const listed: Shard[] = [];
-    let exclusiveStartShardId: string | undefined;
-    do {
-      const { StreamDescription } = await client.send(
-        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
-      );
-      listed.push(...(StreamDescription?.Shards ?? []));
-      exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
-    } while (exclusiveStartShardId);
-    const ids = new Set(listed.map((shard) => shard.ShardId));
-    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
-    for (const { ShardId, ParentShardId } of listed) {
-      if (ShardId && !shards.has(ShardId))
-        shards.set(ShardId, {
-          shardId: ShardId,
-          parentShardId: ParentShardId,
-          started: false,
-          exhausted: false,
-          pending: [],
-          unbatched: [],
-        });
-    }
-    shardsListedAt = Date.now();
-    listShardsAgain = false;
+/** What the on-failure destination gets for a batch given up after its last retry. */
+const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string): OnFailureRecord => {
+  const first = batch.records[0];
+  const last = batch.records.at(-1);
+  const { lastInvocation } = batch;
+  return {
+    requestContext: {
+      requestId: lastInvocation?.requestId ?? '',
+      functionArn: lastInvocation?.functionArn ?? lambdaContext(functionName).invokedFunctionArn,
+      condition: 'RetryAttemptsExhausted',
+      approximateInvokeCount: batch.retries + 1,
+    },
+    responseContext: {
+      statusCode: 200,
+      executedVersion: '$LATEST',
+      ...(lastInvocation?.functionError ? { functionError: lastInvocation.functionError } : {}),
+    },
+    version: '1.0',
+    timestamp: new Date().toISOString(),
+    DDBStreamBatchInfo: {
+      shardId: shard.shardId,
+      startSequenceNumber: sequenceNumberOf(first),
+      endSequenceNumber: sequenceNumberOf(last),
+      approximateArrivalOfFirstRecord: isoSeconds(first?.dynamodb?.ApproximateCreationDateTime),
+      approximateArrivalOfLastRecord: isoSeconds(last?.dynamodb?.ApproximateCreationDateTime),
+      batchSize: batch.records.length,
+      streamArn,
+    },
   };
+};
 
-  /** Readable: not done, and its parent (if still known) read to its end. */
-  const isReadable = (shard: ShardState) => {
-    if (isDone(shard)) return false;
-    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
-    return !parent || isDone(parent);
-  };
-
+/** Reads a stream's shards from where each stands: an expired iterator is opened again, past the retention from TRIM_HORIZON. */
+const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit: number, onError: (error: Error) => void) => {
   const openIterator = async (shard: ShardState): Promise<string> => {
     if (shard.readUpTo) {
       try {
@@ -418,171 +409,35 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     }
     return [];
   };
+  return { read };
+};
 
-  const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
-    const sequenceNumber = sequenceNumberOf(record);
-    if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
-  };
+/**
+ * The next batch of a shard's unbatched records, as the event source mapping makes it: up to
+ * `batchSize` records that pass the filters (those passed over never reach the handler). None when
+ * every record read was passed over: `last` is then the checkpoint.
+ */
+const nextBatch = (shard: ShardState, batchSize: number, passes: (record: _Record) => boolean) => {
+  const records: _Record[] = [];
+  let taken = 0;
+  while (taken < shard.unbatched.length && records.length < batchSize) {
+    const record = shard.unbatched[taken++] as _Record;
+    if (passes(record)) records.push(record);
+  }
+  const last = shard.unbatched[taken - 1];
+  shard.unbatched = shard.unbatched.slice(taken);
+  if (records.length === 0) return { taken, last };
+  const passedOver = taken - records.length;
+  const batch: Batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: last as _Record, passedOver } } : {}) };
+  return { taken, last, batch };
+};
 
-  const onFailureRecord = (shard: ShardState, batch: Batch): OnFailureRecord => {
-    const first = batch.records[0];
-    const last = batch.records.at(-1);
-    const { lastInvocation } = batch;
-    return {
-      requestContext: {
-        requestId: lastInvocation?.requestId ?? '',
-        functionArn: lastInvocation?.functionArn ?? lambdaContext(functionName).invokedFunctionArn,
-        condition: 'RetryAttemptsExhausted',
-        approximateInvokeCount: batch.retries + 1,
-      },
-      responseContext: {
-        statusCode: 200,
-        executedVersion: '$LATEST',
-        ...(lastInvocation?.functionError ? { functionError: lastInvocation.functionError } : {}),
-      },
-      version: '1.0',
-      timestamp: new Date().toISOString(),
-      DDBStreamBatchInfo: {
-        shardId: shard.shardId,
-        startSequenceNumber: sequenceNumberOf(first),
-        endSequenceNumber: sequenceNumberOf(last),
-        approximateArrivalOfFirstRecord: isoSeconds(first?.dynamodb?.ApproximateCreationDateTime),
-        approximateArrivalOfLastRecord: isoSeconds(last?.dynamodb?.ApproximateCreationDateTime),
-        batchSize: batch.records.length,
-        streamArn,
-      },
-    };
-  };
-
-  /** Hands a given-up batch (pending[0]) to the destination, then moves past it; returns the records skipped. */
-  const discard = async (shard: ShardState, batch: Batch & { discarded: OnFailureRecord }) => {
-    await onBatchDiscarded(batch.discarded);
-    shard.pending.shift();
-    await checkpoint(shard, batch.records.at(-1));
-    return batch.records.length;
-  };
-
-  /** The failed batch (pending[0]) is sent again, or given up after its last retry; returns the records given up. */
-  const retryOrDiscard = async (shard: ShardState, batch: Batch) => {
-    if (maxRetryAttempts < 0 || batch.retries < maxRetryAttempts) {
-      shard.pending[0] = { ...batch, retries: batch.retries + 1 };
-      return 0;
-    }
-    const discarded = { ...batch, discarded: onFailureRecord(shard, batch) };
-    shard.pending[0] = discarded;
-    return discard(shard, discarded);
-  };
-
-  /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
-  const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
-    const result = emptyResult();
-    if (!shard.started) {
-      shard.readUpTo = await checkpoints.get(shard.shardId);
-      shard.started = true;
-    }
-    let batch = shard.pending[0];
-    if (!batch) {
-      if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
-      if (shard.unbatched.length === 0) return result;
-      // As the event source mapping does: records the filters pass over never reach the handler,
-      // and a batch is up to batchSize records that pass.
-      const records: _Record[] = [];
-      let taken = 0;
-      while (taken < shard.unbatched.length && records.length < batchSize) {
-        const record = shard.unbatched[taken++] as _Record;
-        if (passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns)) records.push(record);
-      }
-      const last = shard.unbatched[taken - 1];
-      shard.unbatched = shard.unbatched.slice(taken);
-      if (records.length === 0) {
-        await checkpoint(shard, last);
-        return { ...result, checkpointed: taken };
-      }
-      const passedOver = taken - records.length;
-      batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: last as _Record, passedOver } } : {}) };
-      shard.pending.push(batch);
-    }
-    if (batch.discarded) {
-      const discarded = await discard(shard, { ...batch, discarded: batch.discarded });
-      return { ...result, checkpointed: discarded, discarded };
-    }
-
-    const event: DynamoDBStreamEvent = { Records: batch.records.map((record) => toDynamoDBRecord(record, streamArn, region)) };
-    const context = lambdaContext(functionName, options.timeoutSeconds);
-    let outcome: InvocationOutcome;
-    try {
-      outcome = { response: await invokeScoped<unknown>(context, () => handler(event, context)) };
-    } catch (error) {
-      onError(new Error(`handler failed on ${event.Records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
-      outcome = { error };
-    }
-    result.invocations = 1;
-    result.records = event.Records.length;
-    batch = {
-      ...batch,
-      lastInvocation: {
-        requestId: context.awsRequestId,
-        functionArn: context.invokedFunctionArn,
-        ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
-      },
-    };
-    shard.pending[0] = batch;
-
-    const verdict = batchVerdict(event.Records, outcome, reportBatchItemFailures);
-    if (verdict.kind === 'success') {
-      shard.pending.shift();
-      await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
-      result.checkpointed = batch.records.length + (batch.through?.passedOver ?? 0);
-    } else if (verdict.kind === 'partial') {
-      // The records before the lowest reported one are done; the rest is retried from the checkpoint:
-      // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
-      const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
-      shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, ...(rest.through ? { through: rest.through } : {}) } : rest;
-      await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
-      result.checkpointed = verdict.failedFrom;
-      if (!bisectOnError) result.discarded = await retryOrDiscard(shard, rest);
-    } else if (bisectOnError && batch.records.length > 1) {
-      const half = Math.ceil(batch.records.length / 2);
-      const through = batch.through ? { through: batch.through } : {};
-      shard.pending.splice(
-        0,
-        1,
-        { records: batch.records.slice(0, half), retries: 0 },
-        { records: batch.records.slice(half), retries: 0, ...through },
-      );
-    } else {
-      result.discarded = await retryOrDiscard(shard, batch);
-    }
-    result.checkpointed += result.discarded;
-    return result;
-  };
-
-  const round = async (): Promise<StreamPollResult> => {
-    if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
-    const readable = [...shards.values()].filter(isReadable);
-    const outcomes = await Promise.allSettled(readable.map(pollShard));
-    // A shard read to its end lets its children go: list the shards again on the next round.
-    if (readable.some(isDone)) listShardsAgain = true;
-    const total = emptyResult();
-    for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') continue;
-      total.invocations += outcome.value.invocations;
-      total.records += outcome.value.records;
-      total.checkpointed += outcome.value.checkpointed;
-      total.discarded += outcome.value.discarded;
-    }
-    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-    if (failed) throw asError(failed.reason);
-    return total;
-  };
-
-  let rounds: Promise<unknown> = Promise.resolve();
-  const pollOnce = () => {
-    const next = rounds.then(round);
-    rounds = next.catch(() => undefined);
-    return next;
-  };
-
+/**
+ * Runs `pollOnce` until stopped: straight on after a round that moved a checkpoint, after
+ * `intervalMs` when it had nothing, after ERROR_BACKOFF_MS when it failed. `stop` ends the loop after
+ * the round in progress.
+ */
+const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: number, onError: (error: Error) => void) => {
   let loop: Promise<void> | undefined;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -599,7 +454,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
 
   const run = async () => {
     while (!stopping) {
-      let delay = pollIntervalMs;
+      let delay = intervalMs;
       try {
         // After a batch that moved a checkpoint, straight on to the next one.
         if ((await pollOnce()).checkpointed > 0) delay = 0;
@@ -611,9 +466,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
       if (!stopping && delay > 0) await pause(delay);
     }
   };
-
   return {
-    pollOnce,
     start: () => {
       if (loop) return;
       stopping = false;
@@ -626,4 +479,244 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
       loop = undefined;
     },
   };
+};
+
+/** A shard's checkpoints and the batches it gives up: moved past once the on-failure destination took them. */
+const shardProgress = (options: {
+  checkpoints: Checkpoints;
+  onBatchDiscarded: (record: OnFailureRecord) => Promise<void>;
+  maxRetryAttempts: number;
+  streamArn: string;
+  functionName: string;
+}) => {
+  const { checkpoints, onBatchDiscarded, maxRetryAttempts, streamArn, functionName } = options;
+  const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
+    const sequenceNumber = sequenceNumberOf(record);
+    if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
+  };
+
+  /** Hands a given-up batch (pending[0]) to the destination, then moves past it; returns the records skipped. */
+  const discard = async (shard: ShardState, batch: Batch & { discarded: OnFailureRecord }) => {
+    await onBatchDiscarded(batch.discarded);
+    shard.pending.shift();
+    await checkpoint(shard, batch.records.at(-1));
+    return batch.records.length;
+  };
+
+  /** The failed batch (pending[0]) is sent again, or given up after its last retry; returns the records given up. */
+  const retryOrDiscard = async (shard: ShardState, batch: Batch) => {
+    if (maxRetryAttempts < 0 || batch.retries < maxRetryAttempts) {
+      shard.pending[0] = { ...batch, retries: batch.retries + 1 };
+      return 0;
+    }
+    const discarded = { ...batch, discarded: onFailureRecord(shard, batch, streamArn, functionName) };
+    shard.pending[0] = discarded;
+    return discard(shard, discarded);
+  };
+  return { checkpoint, discard, retryOrDiscard };
+};
+
+type Progress = Pick<ReturnType<typeof shardProgress>, 'checkpoint' | 'retryOrDiscard'> & { bisectOnError: boolean };
+
+/** After an invocation of the shard's batch in progress: checkpoint it, split it, retry it or give it up, as its verdict says. */
+const settle = async (
+  { checkpoint, retryOrDiscard, bisectOnError }: Progress,
+  shard: ShardState,
+  batch: Batch,
+  verdict: BatchVerdict,
+  result: StreamPollResult,
+) => {
+  if (verdict.kind === 'success') {
+    shard.pending.shift();
+    await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
+    result.checkpointed = batch.records.length + (batch.through?.passedOver ?? 0);
+  } else if (verdict.kind === 'partial') {
+    // The records before the lowest reported one are done; the rest is retried from the checkpoint:
+    // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
+    const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
+    shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, ...(rest.through ? { through: rest.through } : {}) } : rest;
+    await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
+    result.checkpointed = verdict.failedFrom;
+    if (!bisectOnError) result.discarded = await retryOrDiscard(shard, rest);
+  } else if (bisectOnError && batch.records.length > 1) {
+    const half = Math.ceil(batch.records.length / 2);
+    const through = batch.through ? { through: batch.through } : {};
+    shard.pending.splice(
+      0,
+      1,
+      { records: batch.records.slice(0, half), retries: 0 },
+      { records: batch.records.slice(half), retries: 0, ...through },
+    );
+  } else {
+    result.discarded = await retryOrDiscard(shard, batch);
+  }
+};
+
+/** Every shard of the stream (DescribeStream, page by page). */
+const describeShards = async (client: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> => {
+  const listed: Shard[] = [];
+  let exclusiveStartShardId: string | undefined;
+  do {
+    const { StreamDescription } = await client.send(
+      new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+    );
+    listed.push(...(StreamDescription?.Shards ?? []));
+    exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
+  } while (exclusiveStartShardId);
+  return listed;
+};
+
+/** The results of a round's shards added up; a shard's failure is thrown once the others' are counted. */
+const roundTotal = (outcomes: PromiseSettledResult<StreamPollResult>[]): StreamPollResult => {
+  const total = emptyResult();
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') continue;
+    total.invocations += outcome.value.invocations;
+    total.records += outcome.value.records;
+    total.checkpointed += outcome.value.checkpointed;
+    total.discarded += outcome.value.discarded;
+  }
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw asError(failed.reason);
+  return total;
+};
+
+/** One invocation of the handler with a shard's batch, as Lambda makes it: what it answered or threw, and the invocation, for the on-failure record. */
+const invoke = async (
+  handler: StreamHandler,
+  fn: { functionName: string; timeoutSeconds: number | undefined; onError: (error: Error) => void },
+  shard: ShardState,
+  records: DynamoDBRecord[],
+) => {
+  const event: DynamoDBStreamEvent = { Records: records };
+  const context = lambdaContext(fn.functionName, fn.timeoutSeconds);
+  let outcome: InvocationOutcome;
+  try {
+    outcome = { response: await invokeScoped<unknown>(context, () => handler(event, context)) };
+  } catch (error) {
+    fn.onError(new Error(`handler failed on ${records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
+    outcome = { error };
+  }
+  const lastInvocation = {
+    requestId: context.awsRequestId,
+    functionArn: context.invokedFunctionArn,
+    ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
+  };
+  return { event, outcome, lastInvocation };
+};
+
+/** The mapping's settings with their defaults (Lambda's, where it has one); the filter patterns checked. */
+const settingsOf = (options: StreamPollerOptions) => {
+  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
+  for (const pattern of options.filterPatterns ?? []) checkFilterPattern(pattern);
+  return {
+    batchSize,
+    maxRetryAttempts: options.maxRetryAttempts ?? 10,
+    bisectOnError: options.bisectOnError ?? true,
+    reportBatchItemFailures: options.reportBatchItemFailures ?? true,
+    pollIntervalMs: options.pollIntervalMs ?? 250,
+    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    checkpoints: options.checkpoints ?? memoryCheckpoints(),
+    onError: options.onError ?? ((error: Error) => console.error(`[${options.functionName}] ${error.message}`)),
+    // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
+    readLimit: (options.filterPatterns ?? []).length > 0 ? GET_RECORDS_LIMIT : batchSize,
+  };
+};
+
+export const createStreamPoller = (options: StreamPollerOptions): StreamPoller => {
+  const { client, streamArn, handler, functionName, onBatchDiscarded } = options;
+  const { batchSize, maxRetryAttempts, bisectOnError, reportBatchItemFailures, pollIntervalMs, region, checkpoints, onError, readLimit } =
+    settingsOf(options);
+
+  const shards = new Map<string, ShardState>();
+  let shardsListedAt = Number.NEGATIVE_INFINITY;
+  let listShardsAgain = true;
+
+  const listShards = async () => {
+    const listed = await describeShards(client, streamArn);
+    const ids = new Set(listed.map((shard) => shard.ShardId));
+    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
+    for (const { ShardId, ParentShardId } of listed)
+      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId));
+    shardsListedAt = Date.now();
+    listShardsAgain = false;
+  };
+
+  /** Readable: not done, and its parent (if still known) read to its end. */
+  const isReadable = (shard: ShardState) => {
+    if (isDone(shard)) return false;
+    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
+    return !parent || isDone(parent);
+  };
+
+  const { read } = shardReader(client, streamArn, readLimit, onError);
+
+  const { checkpoint, discard, retryOrDiscard } = shardProgress({
+    checkpoints,
+    onBatchDiscarded,
+    maxRetryAttempts,
+    streamArn,
+    functionName,
+  });
+
+  /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
+  const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
+    const result = emptyResult();
+    if (!shard.started) {
+      shard.readUpTo = await checkpoints.get(shard.shardId);
+      shard.started = true;
+    }
+    let batch = shard.pending[0];
+    if (!batch) {
+      if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
+      if (shard.unbatched.length === 0) return result;
+      const next = nextBatch(shard, batchSize, (record) =>
+        passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns),
+      );
+      if (!next.batch) {
+        await checkpoint(shard, next.last);
+        return { ...result, checkpointed: next.taken };
+      }
+      batch = next.batch;
+      shard.pending.push(batch);
+    }
+    if (batch.discarded) {
+      const discarded = await discard(shard, { ...batch, discarded: batch.discarded });
+      return { ...result, checkpointed: discarded, discarded };
+    }
+
+    const { event, outcome, lastInvocation } = await invoke(
+      handler,
+      { functionName, timeoutSeconds: options.timeoutSeconds, onError },
+      shard,
+      batch.records.map((record) => toDynamoDBRecord(record, streamArn, region)),
+    );
+    result.invocations = 1;
+    result.records = event.Records.length;
+    batch = { ...batch, lastInvocation };
+    shard.pending[0] = batch;
+
+    const verdict = batchVerdict(event.Records, outcome, reportBatchItemFailures);
+    await settle({ checkpoint, retryOrDiscard, bisectOnError }, shard, batch, verdict, result);
+    result.checkpointed += result.discarded;
+    return result;
+  };
+
+  const round = async (): Promise<StreamPollResult> => {
+    if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
+    const readable = [...shards.values()].filter(isReadable);
+    const outcomes = await Promise.allSettled(readable.map(pollShard));
+    // A shard read to its end lets its children go: list the shards again on the next round.
+    if (readable.some(isDone)) listShardsAgain = true;
+    return roundTotal(outcomes);
+  };
+
+  let rounds: Promise<unknown> = Promise.resolve();
+  const pollOnce = () => {
+    const next = rounds.then(round);
+    rounds = next.catch(() => undefined);
+    return next;
+  };
+
+  return { pollOnce, ...pollingLoop(pollOnce, pollIntervalMs, onError) };
 };
