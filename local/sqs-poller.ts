@@ -103,8 +103,44 @@ export const messagesToDelete = (
 /** The most messages one ReceiveMessage returns. */
 const SQS_MAX_RECEIVE = 10;
 
+/** Invokes the handler with one received batch and deletes what it did not report failed. */
+const invokeAndDelete = async (
+  poller: SqsPollerOptions & { region: string; onError: (error: Error) => void; arn: () => Promise<string> },
+  Messages: Message[],
+): Promise<PollResult> => {
+  const { client, queueUrl, handler, functionName, region, onError, arn } = poller;
+  if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
+  const eventSourceARN = await arn();
+  const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
+  let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
+  try {
+    const context = lambdaContext(functionName, poller.timeoutSeconds);
+    outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
+  } catch (error) {
+    onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
+    outcome = { error };
+  }
+  const toDelete = messagesToDelete(records, outcome);
+  if (toDelete.length > 0) {
+    const result = await client.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+      }),
+    );
+    for (const failure of result.Failed ?? [])
+      onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
+  }
+  const deleted = new Set(toDelete.map((record) => record.messageId));
+  return {
+    received: records.length,
+    deleted: toDelete.length,
+    failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
+  };
+};
+
 export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
-  const { client, queueUrl, handler, functionName } = options;
+  const { client, queueUrl, functionName } = options;
   const batchSize = options.batchSize ?? 10;
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
@@ -139,37 +175,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     return Messages;
   };
 
-  /** Invokes the handler with one received batch and deletes what it did not report failed. */
-  const handleBatch = async (Messages: Message[]): Promise<PollResult> => {
-    if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
-    const eventSourceARN = await arn();
-    const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
-    let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
-    try {
-      const context = lambdaContext(functionName, options.timeoutSeconds);
-      outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
-    } catch (error) {
-      onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
-      outcome = { error };
-    }
-    const toDelete = messagesToDelete(records, outcome);
-    if (toDelete.length > 0) {
-      const result = await client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-        }),
-      );
-      for (const failure of result.Failed ?? [])
-        onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
-    }
-    const deleted = new Set(toDelete.map((record) => record.messageId));
-    return {
-      received: records.length,
-      deleted: toDelete.length,
-      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
-    };
-  };
+  const handleBatch = (messages: Message[]) => invokeAndDelete({ ...options, region, onError, arn }, messages);
 
   const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> =>
     handleBatch(await receive(waitTimeSeconds));
