@@ -139,6 +139,43 @@ const seedDemoIfMissing = async (store: Store, stage: Stage, port: number): Prom
  * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
  * merchant (first start only), and one process per stage serving the API.
  */
+/** A stage process's environment: its stage's resources, the faults asked for, its stream checkpoints when data is kept, and what the caller adds. */
+const workerEnvOf = (
+  stage: Stage,
+  info: StageInfo,
+  endpoints: Parameters<typeof stageEnvironment>[2],
+  options: LocalStackOptions,
+  faulty: boolean,
+): Record<string, string> => ({
+  ...stageEnvironment(stage, info, endpoints),
+  INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? localInviteLinkBase(options.ports.live),
+  ...(faulty ? { LOCAL_FAULTS: options.faults ?? '' } : {}),
+  ...(options.faultsSeed !== undefined ? { LOCAL_FAULTS_SEED: String(options.faultsSeed) } : {}),
+  ...(options.faultsHeader ? { LOCAL_FAULTS_HEADER: 'on' } : {}),
+  // Kept data keeps its stream: where the change feed stopped, so a restart does not replay it all.
+  ...(options.dataDir && !options.dynamodbEndpoint
+    ? { LOCAL_STREAM_CHECKPOINTS: resolve(options.dataDir, `stream-checkpoints-${stage}.json`) }
+    : {}),
+  ...options.workerEnv,
+});
+
+/** Each stage's table and queues (created when missing), its store, and the demo merchant when asked for. */
+const prepareStages = async (endpoints: LocalStack['endpoints'], options: LocalStackOptions) => {
+  const stages = {} as Record<Stage, StageInfo>;
+  const demo: LocalStack['demo'] = {};
+  for (const stage of STAGES) {
+    const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
+    const queues = await ensureQueues(endpoints.sqs, stage);
+    const store = createStore(table, endpoints.dynamodb);
+    if (options.seedDemo) {
+      const seeded = await seedDemoIfMissing(store, stage, options.ports[stage]);
+      if (seeded) demo[stage] = seeded;
+    }
+    stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${options.ports[stage]}` };
+  }
+  return { stages, demo };
+};
+
 export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
   const { ports } = options;
   useLocalAwsEnv();
@@ -180,18 +217,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     started.push(ses);
     const endpoints = { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint };
 
-    const stages = {} as Record<Stage, StageInfo>;
-    const demo: LocalStack['demo'] = {};
-    for (const stage of STAGES) {
-      const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
-      const queues = await ensureQueues(endpoints.sqs, stage);
-      const store = createStore(table, endpoints.dynamodb);
-      if (options.seedDemo) {
-        const seeded = await seedDemoIfMissing(store, stage, ports[stage]);
-        if (seeded) demo[stage] = seeded;
-      }
-      stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${ports[stage]}` };
-    }
+    const { stages, demo } = await prepareStages(endpoints, options);
     // Supervision: a stage process that dies is started again (one line says so).
     const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
       child.once('exit', (code, signal) => {
@@ -223,18 +249,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     };
     await Promise.all(
       STAGES.map(async (stage) => {
-        const env = {
-          ...stageEnvironment(stage, stages[stage], endpoints),
-          INVITE_LINK_BASE_URL: process.env.INVITE_LINK_BASE_URL ?? localInviteLinkBase(ports.live),
-          ...(faults.length > 0 ? { LOCAL_FAULTS: options.faults ?? '' } : {}),
-          ...(options.faultsSeed !== undefined ? { LOCAL_FAULTS_SEED: String(options.faultsSeed) } : {}),
-          ...(options.faultsHeader ? { LOCAL_FAULTS_HEADER: 'on' } : {}),
-          // Kept data keeps its stream: where the change feed stopped, so a restart does not replay it all.
-          ...(options.dataDir && !options.dynamodbEndpoint
-            ? { LOCAL_STREAM_CHECKPOINTS: resolve(options.dataDir, `stream-checkpoints-${stage}.json`) }
-            : {}),
-          ...options.workerEnv,
-        };
+        const env = workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0);
         const child = await startWorker(stage, ports[stage], env);
         workers.push(child);
         workersByStage.set(stage, child);
