@@ -571,6 +571,23 @@ describe('the change-feed function', () => {
     });
   });
 
+  it("refreshes the group totals of the other lists without reading the orders' sequence", async () => {
+    // Prepare
+    const invites = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'invites#all#00000000', type: 'list_count', n: 2, v: 2 };
+    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 3, v: 3 }] });
+
+    // Act
+    const result = await runFeed(streamEvent(record('MODIFY', { ...invites, n: 3, v: 3 }, invites)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(totalsWritten()).toEqual(['invites#all#G#00000000']);
+    const sequenceReads = ddbMock
+      .commandCalls(QueryCommand)
+      .filter((call) => call.args[0].input.ExpressionAttributeValues?.[':sk'] === 'COUNTER#orders');
+    expect(sequenceReads).toEqual([]);
+  });
+
   it("leaves the total of the orders' open group alone (a page counts that group from its blocks) and refreshes it as the sequence leaves it", async () => {
     // Prepare: the sequence is in group 0
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
