@@ -22,37 +22,11 @@ export type ListSpec<T> = {
 const NEWEST_BLOCKS = GROUP_SIZE;
 
 /**
- * One page of a list, newest first (highest sequence number first), at the same cost for every
- * page and any list size. The counts (counter.ts) are per block of 256 sequence numbers and, for
- * groups of 64 blocks (16,384 sequence numbers), one group total each. Per shown bucket:
- *
- * 1. in parallel, the bucket's group totals (one Query: size / 16,384 small items, 62 at a million)
- *    and its newest 64 block counts (one Query, highest first, Limit 64). Every group whose blocks
- *    were all read (the newest always; all of them for a list of at most 64 blocks) is counted
- *    from its blocks: exact at once after each write. Older groups are counted from their group
- *    totals, which the stream consumer refreshes about a second after their blocks change (old
- *    items rarely change bucket; a total read in that second is the one before the change). The
- *    sum is the total;
- * 2. the group in which the page's first item lies, from the buckets' group counts merged; when
- *    it is an older group, one Query of that group's block counts per bucket (at most 64 items);
- *    then the block, from the merged block counts. Should a stale group total say the group holds
- *    more than its blocks do, the walk goes on into the next group (one more such Query);
- * 3. one Query per bucket on the list's index, downwards from the page's first item when the block
- *    is full (the shown buckets hold every sequence number of the block, as for orders, invites
- *    and all affiliates below the newest block: the item `skip` places down the block is then the
- *    number `skip` below its top), else from the top of the block with
- *    Limit = (items of the page that lie in higher positions of the block) + per_page, so at most
- *    255 + per_page items per bucket;
- * 4. the buckets' results merged by sequence number, the page cut out.
- *
- * So a page reads, per bucket, at most 64 + 64 block count items, size / 16,384 group totals and
- * 255 + per_page index items (per_page when the block is full), whatever the page: at a million
- * orders at most 190 small count items in three Queries (3 read units) instead of 3,900 in one
- * (45 read units). The group totals are the one part that grows with the list, 64 times slower
- * than the blocks did (measured: docs/data-model-heat.md, "Page cost at any size").
- *
- * Counts are adjusted right after each committed change, so a page read in the same moment as a
- * create can be one item off for that moment (like the eventually consistent index itself).
+ * One page of a list, newest first, at the same cost for every page and any list size. Per shown
+ * bucket, its group totals and newest GROUP_SIZE block counts (read in parallel) give the total
+ * and the group where the page starts; that group's block counts, when it is an older one, give
+ * the block (`locateBlock`); one Query on the list's index from there; the buckets merged by
+ * sequence number. The walk, its cost and how exact it is: docs/design-notes.md, "Pagination".
  */
 export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: PageRequest): Promise<{ total: number; items: T[] }> => {
   const counts = await Promise.all(spec.buckets.map((bucket) => readBucketCounts(db, spec, bucket)));
