@@ -1,26 +1,9 @@
 /**
- * Connection and request timeouts of every AWS SDK client (docs/design-notes.md, "Timeouts"). The
- * SDK sets none by default, so a dependency that accepts the connection and never answers (an
- * emulator stopped with SIGSTOP, a network black hole) would hold a request until API Gateway gave
- * up after 29 s, with a 500 for an order that had been saved.
- *
- * `connectionTimeout`: TCP (and TLS) connect. `requestTimeout` with `throwOnRequestTimeout`: the
- * whole attempt, from sending to the last byte of the answer (without `throwOnRequestTimeout`
- * this SDK version only logs a warning). A timed-out attempt is a TimeoutError, which the SDK's
- * standard retry mode retries like any transient error, up to `maxAttempts` in all.
- *
- * Budget: an API function has 10 s (its Lambda timeout; API Gateway's own limit is 29 s). One
- * call to a hung dependency must fail inside that, with room for what the request did before:
- *   DynamoDB  3 attempts x 2 s + backoff (< 0.5 s)  ~ 6.5 s  (a single-item call or a 5-item
- *             transaction takes milliseconds; 2 s is a hundred times its p99)
- *   SQS       3 attempts x 2 s + backoff            ~ 6.5 s  (the order create's send after its
- *             commit is capped lower still, see shared/queue/orders.ts)
- *   SES       2 attempts x 3 s + backoff            ~ 6.1 s  (SendEmail is slower than the others)
- * A connection in the same region takes well under 100 ms: 1 s leaves room for a cold TLS
- * handshake. Locally the emulators answer in milliseconds, well inside these bounds.
- *
- * The operator tools (seed, admin CLI, local stack set-up) run from a laptop, possibly far from
- * the region, and write in batches: more patient, still bounded.
+ * Connection and request timeouts of every AWS SDK client: the SDK sets none, so a dependency that
+ * accepts the connection and never answers would hold a request until API Gateway gave up after
+ * 29 s. A timed-out attempt throws a TimeoutError (`throwOnRequestTimeout`), which the standard
+ * retry mode retries; each budget fits an API function's 10 s. The budgets, and why, are in
+ * docs/design-notes.md, "Timeouts"; the operator tools, run from afar and in batches, wait longer.
  */
 
 /**
