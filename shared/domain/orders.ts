@@ -34,27 +34,14 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 };
 
 /**
- * Creates an order. Nothing that every create of a merchant, of one affiliate or of one customer
- * touches is in a transaction (DESIGN.md, "No hot item in a transaction"), and the request makes
- * three round trips:
- *
- * 1. in parallel: the affiliate (consistent: it must be active), the `ORDER_NO#` guard of an order
- *    stored before order keys were derived (a taken order_no), the order's sequence number from
- *    the merchant's order counter (one atomic ADD, never a conflict; a refused create leaves it
- *    unused, as a lost race always did: the list counts committed orders only), and the quota's
- *    decision (`admitted`: the route takes it beside these reads when no Idempotency-Key waits on it);
- * 2. ONE conditional put of the order, whose uuid is derived from the merchant and order_no
- *    (orderUuidFor): the order is its own uniqueness guard, so of racing creates with one order_no
- *    exactly one is stored and the others get 422. Throttling is retried, then 503;
- * 3. after the commit: +1 on the order list's block count. The order is durable by then: a failure
- *    here is logged (and the block marked for recount), never a 500.
- *
- * Everything that reacts to the new order (its order.created event for commissions, the
- * customer's upsert) is done by the change feed from the table's stream (shared/changes).
- *
- * The order carries the request's write id: a create whose put was applied but whose answer was
- * lost finds its own order on the retry (the put's refusal returns it) and answers it again,
- * instead of "taken" (see recoverOrder).
+ * Creates an order in three round trips, nothing that many creates share in a transaction
+ * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, the sequence
+ * number and the quota's decision in parallel; one conditional put of the order under the uuid
+ * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
+ * one is stored, the others get 422); then +1 on the list's block count (a failure there is logged
+ * and marked for recount, never a 500). What reacts to the order is the change feed's. A put
+ * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
+ * with its costs: docs/data-model-heat.md, "The create now".
  */
 export const createOrder = async (
   merchant: Merchant,
