@@ -1,16 +1,18 @@
 import * as z from 'zod/mini';
 import { merchantPk } from '#shared/db/entities/base';
-import { type CommissionLedger, parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import type { CommissionLedger } from '#shared/db/entities/commission';
 import {
+  addFigures,
   type PeriodKind,
   readAffiliateTotals,
   readMerchantTotals,
   replaceClosedTotals,
   type TotalsItem,
+  ZERO_FIGURES,
 } from '#shared/db/entities/commission-totals';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { commissionReport, LEDGER_WRITE_LAG_SECONDS, type ReportRow } from '#shared/domain/reports';
+import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { laravelErrors } from '#shared/validation/messages';
 
@@ -140,22 +142,18 @@ export const reportTotalsDifferences = async (
 /** How long after a period's end it counts as closed: the ledger writes' lag and a margin for clocks. */
 const CLOSED_AFTER_MS = LEDGER_WRITE_LAG_SECONDS * 1000 + 5 * 60 * 1000;
 
-const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 24 * 3600 * 1000).toISOString().slice(0, 10);
-const nextMonth = (month: string) => {
-  const [year, number] = month.split('-').map(Number) as [number, number];
-  return number === 12 ? `${year + 1}-01` : `${year}-${String(number + 1).padStart(2, '0')}`;
-};
-
-const ZERO_FIGURES: DayFigures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
-const addInto = (into: Map<string, DayFigures>, key: string, figures: DayFigures) => {
-  const sum = into.get(key) ?? { ...ZERO_FIGURES };
-  for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) sum[field] += figures[field];
-  into.set(key, sum);
+/** The first day after a day (`2026-11-30`) or a month (`2026-11`): when the period has ended. */
+const periodEnd = (kind: PeriodKind, period: string) => {
+  const start = new Date(`${kind === 'D' ? period : `${period}-01`}T00:00:00Z`);
+  if (kind === 'D') start.setUTCDate(start.getUTCDate() + 1);
+  else start.setUTCMonth(start.getUTCMonth() + 1);
+  return start.toISOString().slice(0, 10);
 };
 
 /**
  * Rebuilds the merchant's totals of every closed day and month (ended more than the ledger
- * writes' lag and a clock margin ago) from its commission ledgers: what the ledgers add up to is
+ * writes' lag and a clock margin ago) from its commission ledgers, each ledger counted as the
+ * change feed counts a write of it (`ledgerTotalsDeltas`, every entry new): what they add up to is
  * put in place, sealed against stream records that still carry their entries, and what they no
  * longer give is removed. A ledger entry is booked at the time it is made, so a closed period
  * never gains one: the rebuild races nothing. Periods still open are left to the change feed, so
@@ -163,34 +161,29 @@ const addInto = (into: Map<string, DayFigures>, key: string, figures: DayFigures
  * it again then). Reads every ledger of the merchant: an operator's command.
  */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
-  const ledgers = (await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#')).map(parseCommissionLedgerImage);
+  const ledgers = await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#');
   const closedBy = new Date(now - CLOSED_AFTER_MS).toISOString().slice(0, 10);
-  const days = [...ledgerDayTotals(ledgers)].filter(([key]) => nextDay(key.split('|')[1] as string) <= closedBy);
-  const firstDay = days.map(([key]) => key.split('|')[1] as string).sort()[0];
+  const closed = ledgers
+    .flatMap((ledger) => ledgerTotalsDeltas(undefined, ledger))
+    .filter((delta) => periodEnd(delta.kind, delta.period) <= closedBy);
+  const firstDay = closed
+    .filter((delta) => delta.kind === 'D')
+    .map((delta) => delta.period)
+    .sort()[0];
   if (firstDay === undefined) return { merchant_id: merchantId, closed_before: closedBy, written: 0, removed: 0 };
-  const months = new Map<string, DayFigures>();
-  for (const [key, figures] of days) {
-    const [slug, day, currency] = key.split('|') as [string, string, string];
-    if (`${nextMonth(day.slice(0, 7))}-01` <= closedBy) addInto(months, `${slug}|${day.slice(0, 7)}|${currency}`, figures);
+  const affiliates = new Map<string, TotalsItem & { affiliate_slug: string }>();
+  for (const { kind, period, currency_code, affiliate_slug, ...figures } of closed) {
+    const key = `${kind}|${period}|${currency_code}|${affiliate_slug}`;
+    const sum = addFigures(affiliates.get(key) ?? ZERO_FIGURES, figures);
+    affiliates.set(key, { kind, period, currency_code, affiliate_slug, ...sum });
   }
-  const items: TotalsItem[] = [];
-  for (const [kind, totals] of [
-    ['D', new Map(days)],
-    ['M', months],
-  ] as const) {
-    const merchant = new Map<string, DayFigures>();
-    const rows = new Map<string, number>();
-    for (const [key, figures] of totals) {
-      const [slug, period, currency] = key.split('|') as [string, string, string];
-      items.push({ kind, period, currency_code: currency, affiliate_slug: slug, ...figures });
-      addInto(merchant, `${period}|${currency}`, figures);
-      rows.set(`${period}|${currency}`, (rows.get(`${period}|${currency}`) ?? 0) + 1);
-    }
-    for (const [key, figures] of merchant) {
-      const [period, currency] = key.split('|') as [string, string];
-      items.push({ kind, period, currency_code: currency, affiliate_rows: rows.get(key) ?? 0, ...figures });
-    }
+  const merchant = new Map<string, TotalsItem & { affiliate_rows: number }>();
+  for (const { kind, period, currency_code, affiliate_slug: _slug, ...figures } of affiliates.values()) {
+    const key = `${kind}|${period}|${currency_code}`;
+    const before = merchant.get(key) ?? { ...ZERO_FIGURES, affiliate_rows: 0 };
+    merchant.set(key, { kind, period, currency_code, affiliate_rows: before.affiliate_rows + 1, ...addFigures(before, figures) });
   }
+  const items: TotalsItem[] = [...affiliates.values(), ...merchant.values()];
   const stale = await staleTotals(store, merchantId, { firstDay, closedBy }, items);
   await replaceClosedTotals(store, merchantId, items, stale);
   return { merchant_id: merchantId, closed_before: closedBy, written: items.length, removed: stale.length };

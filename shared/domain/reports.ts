@@ -6,6 +6,7 @@ import {
   readMerchantTotals,
   readTotalsAsOf,
   type TotalsDelta,
+  ZERO_FIGURES,
 } from '#shared/db/entities/commission-totals';
 import type { TableRef } from '#shared/db/table-def';
 import { pageWindow } from '#shared/page-window';
@@ -25,8 +26,6 @@ import type { ReportQuery } from '#shared/schemas/reports';
  */
 export const LEDGER_WRITE_LAG_SECONDS = 10;
 
-const ZERO: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
-
 /**
  * What one write of a ledger adds to the totals (pure): its new entries (those the image before
  * did not have, as its webhook events find them) by the UTC day and month they were booked, for
@@ -41,7 +40,7 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
   const salesValue = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
   for (const entry of ledger.entries.slice(known)) {
     const day = entry.at.slice(0, 10);
-    const figures = { ...(byDay.get(day) ?? ZERO) };
+    const figures = { ...(byDay.get(day) ?? ZERO_FIGURES) };
     if (entry.type === 'accrual') {
       figures.orders += 1;
       figures.sales_value += salesValue;
@@ -108,7 +107,7 @@ const summed = (items: readonly Stored[], by: { affiliate: boolean; time: 'month
       ...(slug === undefined ? {} : { affiliate_slug: slug }),
       ...(period === undefined ? {} : { period }),
       currency_code: item.currency_code,
-      ...ZERO,
+      ...ZERO_FIGURES,
       net_value: 0,
     };
     row.orders += item.orders;

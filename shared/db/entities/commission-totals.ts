@@ -70,9 +70,10 @@ const SET_APPLIED =
 const NONE_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :first';
 const APPLIED_AS_READ = 'applied_through = :applied';
 
-const ZERO: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+/** No orders, no value: what a sum of figures starts from. */
+export const ZERO_FIGURES: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
 
-const addFigures = (a: Figures, b: Figures): Figures => ({
+export const addFigures = (a: Figures, b: Figures): Figures => ({
   orders: a.orders + b.orders,
   sales_value: a.sales_value + b.sales_value,
   accrued_value: a.accrued_value + b.accrued_value,
@@ -81,7 +82,7 @@ const addFigures = (a: Figures, b: Figures): Figures => ({
 
 /** The update's values for the sum of the contributions (with `:rows` when they count rows). */
 const sumValues = (contributions: readonly Contribution[]) => {
-  const figures = contributions.reduce((sum, contribution) => addFigures(sum, contribution.figures), ZERO);
+  const figures = contributions.reduce((sum, contribution) => addFigures(sum, contribution.figures), ZERO_FIGURES);
   const rows = contributions.some((contribution) => contribution.rows !== undefined)
     ? { ':rows': contributions.reduce((sum, contribution) => sum + (contribution.rows ?? 0), 0) }
     : {};
@@ -184,7 +185,7 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
       const { delta } = group[0] as (typeof group)[number];
       const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
         seq,
-        figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO),
+        figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO_FIGURES),
         rows: touched.filter(
           ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
         ).length,
