@@ -61,15 +61,21 @@ const readSequence = async (db: TableRef, merchantId: string, list: ListName): P
   return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
 };
 
+/** The blocks of the orders' sequence counter before and after a write of it; undefined for any other item. */
+const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) =>
+  after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders`
+    ? undefined
+    : { from: blockOf(typeof before?.seq === 'number' ? before.seq : 0), to: blockOf(typeof after.seq === 'number' ? after.seq : 0) };
+
 /**
  * The order blocks a write of the orders' sequence counter closed: every block the counter moved
  * past (from its old to its new value). Once no create can still count into a block, its count
  * can be recounted without racing one (the change feed schedules that, counter images in, keys out).
  */
 export const closedOrderBlocks = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): Key[] => {
-  if (after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders` || typeof after.pk !== 'string') return [];
-  const from = blockOf(typeof before?.seq === 'number' ? before.seq : 0);
-  const to = blockOf(typeof after.seq === 'number' ? after.seq : 0);
+  const move = orderBlocksMoved(before, after);
+  if (!move || typeof after.pk !== 'string') return [];
+  const { from, to } = move;
   const merchantId = merchantIdOf(after.pk);
   const closed: Key[] = [];
   for (let block = from; block < to; block++) closed.push(blockCountKey(merchantId, 'orders', ALL_BUCKET, block));
@@ -97,10 +103,9 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
  * it: the counter moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
  */
 export const closedOrderGroup = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): BlockRef | undefined => {
-  if (after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders`) return undefined;
-  const from = groupOf(blockOf(typeof before?.seq === 'number' ? before.seq : 0));
-  const to = groupOf(blockOf(typeof after.seq === 'number' ? after.seq : 0));
-  return to > from ? { list: 'orders', bucket: ALL_BUCKET, block: to * GROUP_SIZE - 1 } : undefined;
+  const move = orderBlocksMoved(before, after);
+  if (!move || groupOf(move.to) <= groupOf(move.from)) return undefined;
+  return { list: 'orders', bucket: ALL_BUCKET, block: groupOf(move.to) * GROUP_SIZE - 1 };
 };
 
 /** Bucket names come from data (tier slugs): encoded so that one can never prefix another. */
