@@ -126,32 +126,44 @@ const asOfFrom = (through: string | undefined) =>
 /**
  * The report's rows and how many there are. Cost: a single calendar month (or whole months
  * grouped by affiliate and month, or days grouped by affiliate and day) reads the merchant's few
- * totals items for the count and only the page's affiliate items and those before it; a range
- * with part months, or several months grouped by affiliate alone, reads every affiliate item of
- * the range. Grouped by time alone or for one affiliate it reads at most one item per day and
+ * totals items for the count and only the page's affiliate items and those before or after it,
+ * whichever are fewer; a range with part months, or several months grouped by affiliate alone,
+ * reads every affiliate item of the range. Grouped by time alone or for one affiliate it reads at most one item per day and
  * currency of the range.
  */
 export const commissionReport = async (db: TableRef, merchantId: string, query: ReportQuery): Promise<CommissionReport> => {
   const { from, to } = query;
   const affiliate = query.group_by.startsWith('affiliate');
-  const time = query.group_by.endsWith('month') ? 'month' : query.group_by.endsWith('day') ? 'day' : null;
+  const time: 'month' | 'day' | null = query.group_by.endsWith('month') ? 'month' : query.group_by.endsWith('day') ? 'day' : null;
   const window = pageWindow(Number.MAX_SAFE_INTEGER, query);
   const slug = query.affiliate_slug ?? undefined;
   const asOf = readTotalsAsOf(db, merchantId).then(asOfFrom);
   const page = (rows: ReportRow[]) => rows.slice(window.offset, window.offset + query.per_page);
   const result = async (rows: ReportRow[]) => ({ rows: page(rows), total: rows.length, as_of: await asOf });
 
-  /** Affiliate items of one kind and range, read a page at a time, the total from the merchant's counts. */
+  /**
+   * Affiliate items of one kind and range, a page at a time, the total from the merchant's counts.
+   * A page is read from the nearer end of the key range, so no page reads more than half the rows.
+   */
   const paged = async (kind: PeriodKind, range: { from: string; to: string }, single: boolean) => {
-    const [counts, items] = await Promise.all([
-      readMerchantTotals(db, merchantId, kind, range.from, range.to),
-      readAffiliateTotals(db, merchantId, kind, range, { limit: window.offset + query.per_page }),
-    ]);
-    const rows = summed(items.slice(window.offset), { affiliate: true, time: single ? null : time });
+    const by = { affiliate: true, time: single ? null : time };
+    const wanted = window.offset + query.per_page;
+    const counting = readMerchantTotals(db, merchantId, kind, range.from, range.to).then((counts) =>
+      counts.reduce((sum, item) => sum + item.affiliate_rows, 0),
+    );
+    const behind = window.offset === 0 ? 0 : (await counting) - window.offset;
+    if (behind > 0 && behind < wanted) {
+      // This page's first row and those after it, read backward (the feed counts rows after writing them: there may be more).
+      // Fewer than counted (a rebuild under way): the read reached the first row and holds them all.
+      const tail = (await readAffiliateTotals(db, merchantId, kind, range, { limit: behind, backward: true })).reverse();
+      const all = tail.length < behind;
+      const rows = (all ? tail.slice(window.offset) : tail).slice(0, query.per_page);
+      return { rows: summed(rows, by), total: all ? tail.length : window.offset + behind, as_of: await asOf };
+    }
+    const [items, inCounts] = await Promise.all([readAffiliateTotals(db, merchantId, kind, range, { limit: wanted }), counting]);
     // Two reads: a row the feed added between them is in one only. A short read reached the end, so it is the total; a full one says at least this many.
-    const counted = counts.reduce((sum, item) => sum + item.affiliate_rows, 0);
-    const total = items.length < window.offset + query.per_page ? items.length : Math.max(counted, items.length);
-    return { rows, total, as_of: await asOf };
+    const total = items.length < wanted ? items.length : Math.max(inCounts, items.length);
+    return { rows: summed(items.slice(window.offset), by), total, as_of: await asOf };
   };
 
   const parts = rangeParts(from, to);

@@ -189,6 +189,7 @@ describe('GET /api/v2/reports/commissions', () => {
     await settled(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'month' }, 4);
     const first = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,day', per_page: '2' });
     const second = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,day', per_page: '2', page: '2' });
+    const third = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,day', per_page: '2', page: '3' });
     const bob = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate', affiliate_slug: 'bob' });
 
     expect(first.body.meta.pagination).toMatchObject({ total: 5, last_page: 3 });
@@ -197,6 +198,10 @@ describe('GET /api/v2/reports/commissions', () => {
         (row: { period: string; affiliate_slug: string }) => `${row.period} ${row.affiliate_slug}`,
       ),
     ).toEqual(['2025-11-03 alice', '2025-11-20 alice', '2025-11-25 bob', '2025-12-01 carol']);
+    // The later pages are read backward from the last row: the same order, the last row once.
+    expect(third.body.data.rows.map((row: { period: string; affiliate_slug: string }) => `${row.period} ${row.affiliate_slug}`)).toEqual([
+      '2025-12-02 bob',
+    ]);
     expect(bob.body.data.rows).toEqual([
       {
         affiliate_slug: 'bob',

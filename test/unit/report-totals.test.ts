@@ -208,7 +208,8 @@ describe('the change feed keeps the report totals', () => {
 });
 
 describe('commissionReport (a month grouped by affiliate, a page at a time)', () => {
-  const query = (page: number) => z.parse(reportQuery, { from: '2026-11-01', to: '2026-12-01', per_page: '2', page: String(page) });
+  const query = (page: number, perPage = 2) =>
+    z.parse(reportQuery, { from: '2026-11-01', to: '2026-12-01', per_page: String(perPage), page: String(page) });
   const figures = { orders: 1, sales_value: 100, accrued_value: 10, reversed_value: 0, currency_code: 'EUR' };
   const affiliateItems = (slugs: string[]) =>
     slugs.map((slug) => ({ type: 'affiliate_totals', period: '2026-11', affiliate_slug: slug, ...figures }));
@@ -216,7 +217,10 @@ describe('commissionReport (a month grouped by affiliate, a page at a time)', ()
   const stored = (counted: number, slugs: string[]) => {
     ddbMock
       .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS#A` } })
-      .callsFake(async (input: { Limit?: number }) => ({ Items: affiliateItems(slugs).slice(0, input.Limit) }));
+      .callsFake(async (input: { Limit?: number; ScanIndexForward?: boolean }) => {
+        const items = affiliateItems(slugs);
+        return { Items: (input.ScanIndexForward === false ? items.reverse() : items).slice(0, input.Limit) };
+      });
     ddbMock
       .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':from': 'M#2026-11' } })
       .resolves({ Items: [{ type: 'merchant_totals', period: '2026-11', affiliate_rows: counted, ...figures }] });
@@ -237,13 +241,46 @@ describe('commissionReport (a month grouped by affiliate, a page at a time)', ()
   });
 
   it('gives the rows it read as the total when its page is short, though the count already includes a newer row', async () => {
-    // Prepare: the count (read after the rows) says 4; the rows read were 3
+    // Prepare: the count (read beside the rows) says 4; the rows read were 3
     stored(4, ['alice', 'bob', 'carol']);
 
     // Act
-    const last = await commissionReport(functionTable, MERCHANT.id, query(2));
+    const first = await commissionReport(functionTable, MERCHANT.id, query(1, 5));
 
     // Assess
-    expect([last.rows.length, last.total]).toEqual([1, 3]);
+    expect([first.rows.length, first.total]).toEqual([3, 3]);
+  });
+
+  it('reads a late page backward from the last row, never the rows before it', async () => {
+    // Prepare: ten affiliate rows, all counted
+    const slugs = Array.from({ length: 10 }, (_, index) => `aff-${index}`);
+    stored(10, slugs);
+
+    // Act: pages of 3, the fourth and the second
+    const fourth = await commissionReport(functionTable, MERCHANT.id, query(4, 3));
+    const second = await commissionReport(functionTable, MERCHANT.id, query(2, 3));
+
+    // Assess: the fourth reads the last row alone, backward; the second reads forward up to its end
+    expect([fourth.rows.map((row) => row.affiliate_slug), fourth.total]).toEqual([['aff-9'], 10]);
+    expect([second.rows.map((row) => row.affiliate_slug), second.total]).toEqual([['aff-3', 'aff-4', 'aff-5'], 10]);
+    const reads = ddbMock
+      .commandCalls(QueryCommand)
+      .map((call) => call.args[0].input)
+      .filter((input) => input.ExpressionAttributeValues?.[':pk'] === `${MERCHANT_PK}#TOTALS#A`);
+    expect(reads.map((input) => [input.Limit, input.ScanIndexForward])).toEqual([
+      [1, false],
+      [6, true],
+    ]);
+  });
+
+  it('answers a late page from all the rows when fewer are stored than counted', async () => {
+    // Prepare: the count says 10 (a rebuild removing rows is under way), five rows are stored
+    stored(10, ['a', 'b', 'c', 'd', 'e']);
+
+    // Act: the second page of 4, read backward
+    const second = await commissionReport(functionTable, MERCHANT.id, query(2, 4));
+
+    // Assess: the fifth row, and the rows read as the total
+    expect([second.rows.map((row) => row.affiliate_slug), second.total]).toEqual([['e'], 5]);
   });
 });

@@ -308,14 +308,15 @@ const toAffiliateTotals = (item: unknown): AffiliateTotals => {
 
 /**
  * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order;
- * `limit` stops after that many (a page and what precedes it), one affiliate's when `slug` is given.
+ * `limit` stops after that many (a page and what precedes it, or follows it when read `backward`),
+ * one affiliate's when `slug` is given.
  */
 export const readAffiliateTotals = async (
   db: TableRef,
   merchantId: string,
   kind: PeriodKind,
   range: { from: string; to: string },
-  options: { limit?: number; slug?: string } = {},
+  options: { limit?: number; slug?: string; backward?: boolean } = {},
 ): Promise<AffiliateTotals[]> => {
   const items =
     options.slug === undefined
@@ -324,6 +325,7 @@ export const readAffiliateTotals = async (
           {
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': affiliateTotalsPk(merchantId), ...between(kind, range.from, range.to) },
+            ScanIndexForward: options.backward !== true,
           },
           options.limit,
         )
