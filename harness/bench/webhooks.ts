@@ -13,7 +13,7 @@
  * each), first answering (what their traffic costs on a shared machine), then never answering: the
  * healthy endpoint's p99 should not move, since an endpoint that has not answered promptly holds at
  * most two of the stage's deliverers and its backlog is parked. Last, alone again, once their
- * endpoints are gone: "alone" is both alone phases pooled, so that what the machine does over the
+ * endpoints are gone and their last attempts have timed out: "alone" is both alone phases pooled, so that what the machine does over the
  * run (the emulator's table grows, a section before this one winds down) weighs on both sides of
  * each comparison rather than on the later phases only.
  */
@@ -116,6 +116,13 @@ const deleteEndpoint = async (base: string, token: string, uuid: string) => {
   if (response.status !== 200) throw new Error(`deleting a webhook endpoint answered ${response.status}`);
 };
 
+/** Waits (at most a minute) until the server holds no connection: a hanging receiver's last attempts have run into their timeout. */
+const idle = async (server: Server) => {
+  const deadline = performance.now() + 60_000;
+  const open = () => new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
+  while (performance.now() < deadline && (await open()) > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+};
+
 /** Two endpoints at `url` for each merchant: their owners and uuids. */
 const noisyEndpoints = async (base: string, tokens: readonly string[], url: string) => {
   const created: { token: string; uuid: string }[] = [];
@@ -198,6 +205,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     await phase('healthy endpoint, beside one of its merchant that hangs', 1 + 2 * rate * seconds);
     // Its backlog is dropped (the endpoint is gone), so the last phases measure the other merchants' endpoints only.
     await deleteEndpoint(base, token, ownHanging);
+    await idle(hanging.server);
     const noisyTokens = noisyOrders.map((_, index) => seeded.merchants[`noisy${index}`]?.tokens.live ?? '');
     const noisyTraffic = (firstValue: number) => () =>
       Promise.all(noisyOrders.map((list, index) => patchAtRate(base, noisyTokens[index] as string, list, firstValue, noisyRate, seconds)));
@@ -218,6 +226,8 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
       noisyTraffic(1 + noisyRate * seconds),
     );
     for (const { token: noisyToken, uuid } of hangingEndpoints) await deleteEndpoint(base, noisyToken, uuid);
+    // Their attempts in flight end first: alone again means with no neighbour's work left.
+    await idle(hanging.server);
     await phase('healthy endpoint alone, again', 1 + 5 * rate * seconds);
 
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
