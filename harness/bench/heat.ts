@@ -599,303 +599,328 @@ const printCost = (
   );
 };
 
-export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line: string) => void } = {}) => {
-  if (options.print) print = options.print;
-  const opts = { ...HEAT_DEFAULTS, ...options };
-  print(
-    `\n## Partition heat and the cost of a create (${opts.merchants} merchants x ${opts.creates} creates, ${opts.concurrency} in flight, ${opts.cancels} cancel(s) each; ${new Date().toISOString()})`,
+/** The run's merchants (the measured ones, those with a webhook endpoint, the two quiet ones) and how to send each a create. */
+const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBClient, hooksUrl: string) => {
+  const live = stack.stages.live;
+  const hookedCount = Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE));
+  const seeded = await seedFixture(live.store, 'live', {
+    merchants: [
+      ...Array.from({ length: opts.merchants }, (_, index) => merchantFixture(`heat-${index}`)),
+      ...Array.from({ length: hookedCount }, (_, index) => merchantFixture(`heat-hooked-${index}`)),
+      merchantFixture('heat-quiet'),
+      merchantFixture('heat-quiet-hooked'),
+    ],
+  });
+  const merchantOf = (key: string): Merchant => {
+    const merchant = seeded.merchants[key];
+    return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
+  };
+  const merchants = Array.from({ length: opts.merchants }, (_, index) => merchantOf(`heat-${index}`));
+  const hooked = Array.from({ length: hookedCount }, (_, index) => merchantOf(`heat-hooked-${index}`));
+  const quiet = merchantOf('heat-quiet');
+  const quietHooked = merchantOf('heat-quiet-hooked');
+  const scan = () => storedByMerchant(storage, live.table);
+  // One endpoint per merchant of the webhook scenarios, subscribed to every event type.
+  for (const merchant of [...hooked, quietHooked]) await createEndpoint(live.url, merchant.token, hooksUrl, WEBHOOK_EVENT_TYPES);
+  // What the merchants hold before their first order (the seed, the endpoints): not the orders'.
+  const storedBefore = await scan();
+  const createUrl = `${live.url}/api/v2/orders/create`;
+  const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+  let serial = 0;
+  /** Orders each merchant took (201), warm-up included: what its stored bytes are divided by. */
+  const ordersOn = new Map<string, number>();
+  const create = (merchant: Merchant, withKey: boolean) => () => {
+    const number = serial++;
+    return post(
+      createUrl,
+      merchant.token,
+      // A merchant's orders go to a new customer each round (50 in turn), not all to one.
+      createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
+      withKey ? `heat-${run}-${number}` : undefined,
+    ).then((reply) => {
+      if (reply.status === 201) ordersOn.set(merchant.id, (ordersOn.get(merchant.id) ?? 0) + 1);
+      return { ...reply, merchant, withKey };
+    });
+  };
+  const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
+  const merchantIds = merchants.map((merchant) => merchant.id);
+  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, ordersOf };
+};
+
+type HeatRun = Awaited<ReturnType<typeof setUpRun>>;
+type CreateReply = Awaited<ReturnType<ReturnType<HeatRun['create']>>>;
+
+/** Warm-up (auth caches, the emulator's JIT, each merchant's first block), not recorded; then a create's latency alone. */
+const warmUp = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
+  const { merchants, create } = run;
+  const others = [...run.hooked, run.quiet, run.quietHooked];
+  await pool(
+    [
+      ...Array.from({ length: WARMUP_CREATES_PER_MERCHANT * opts.merchants }, (_, index) =>
+        create(merchants[index % opts.merchants] as Merchant, index % 2 === 0),
+      ),
+      ...others.map((merchant) => create(merchant, false)),
+    ],
+    opts.concurrency,
   );
-  let stack: LocalStack | undefined;
-  const hooks = await receiver(false);
-  let scanner: DynamoDBClient | undefined;
-  try {
-    stack = await startBenchStack({
-      ...recordingEnv({ countLogs: true }),
-      FOLLOW_UP_MIN_DELAY_SECONDS: '5',
-      // What the deployed functions log (their level, their EMF metrics), counted (countLogs) and not shown.
-      POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
-      POWERTOOLS_METRICS_DISABLED: 'false',
-    });
-    const started = stack;
-    const live = stack.stages.live;
-    const hookedCount = Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE));
-    const seeded = await seedFixture(live.store, 'live', {
-      merchants: [
-        ...Array.from({ length: opts.merchants }, (_, index) => merchantFixture(`heat-${index}`)),
-        ...Array.from({ length: hookedCount }, (_, index) => merchantFixture(`heat-hooked-${index}`)),
-        merchantFixture('heat-quiet'),
-        merchantFixture('heat-quiet-hooked'),
-      ],
-    });
-    const merchantOf = (key: string): Merchant => {
-      const merchant = seeded.merchants[key];
-      return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
-    };
-    const merchants = Array.from({ length: opts.merchants }, (_, index) => merchantOf(`heat-${index}`));
-    const hooked = Array.from({ length: hookedCount }, (_, index) => merchantOf(`heat-hooked-${index}`));
-    const quiet = merchantOf('heat-quiet');
-    const quietHooked = merchantOf('heat-quiet-hooked');
-    const merchantIds = merchants.map((merchant) => merchant.id);
-    const storage = new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, ...localClientConfig });
-    scanner = storage;
-    const scan = () => storedByMerchant(storage, live.table);
-    // One endpoint per merchant of the webhook scenarios, subscribed to every event type.
-    for (const merchant of [...hooked, quietHooked]) await createEndpoint(live.url, merchant.token, hooks.url, WEBHOOK_EVENT_TYPES);
-    // What the merchants hold before their first order (the seed, the endpoints): not the orders'.
-    const storedBefore = await scan();
-    const createUrl = `${live.url}/api/v2/orders/create`;
-    const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
-    let serial = 0;
-    /** Orders each merchant took (201), warm-up included: what its stored bytes are divided by. */
-    const ordersOn = new Map<string, number>();
-    const create = (merchant: Merchant, withKey: boolean) => () => {
-      const number = serial++;
-      return post(
-        createUrl,
-        merchant.token,
-        // A merchant's orders go to a new customer each round (50 in turn), not all to one.
-        createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
-        withKey ? `heat-${run}-${number}` : undefined,
-      ).then((reply) => {
-        if (reply.status === 201) ordersOn.set(merchant.id, (ordersOn.get(merchant.id) ?? 0) + 1);
-        return { ...reply, merchant, withKey };
-      });
-    };
-    const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
+  // A Lambda serves one invocation at a time: a create's latency alone is taken from sequential creates.
+  const sequential: Reply[] = [];
+  for (let index = 0; index < SEQUENTIAL_CREATES; index++)
+    sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
+  const timed = sequential.filter((reply) => reply.status === 201);
+  await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
+  return { timed: timed.length, ms: timed.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timed.length) };
+};
 
-    // Warm-up (auth caches, the emulator's JIT, each merchant's first block): not recorded.
-    const others = [...hooked, quiet, quietHooked];
-    await pool(
-      [
-        ...Array.from({ length: WARMUP_CREATES_PER_MERCHANT * opts.merchants }, (_, index) =>
-          create(merchants[index % opts.merchants] as Merchant, index % 2 === 0),
-        ),
-        ...others.map((merchant) => create(merchant, false)),
-      ],
-      opts.concurrency,
-    );
-    // A Lambda serves one invocation at a time: a create's latency alone is taken from sequential creates.
-    const sequential: Reply[] = [];
-    for (let index = 0; index < SEQUENTIAL_CREATES; index++)
-      sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
-    const timedCreates = sequential.filter((reply) => reply.status === 201);
-    const createMs = timedCreates.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timedCreates.length);
-    await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
+/** The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels. */
+const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
+  const { merchants, create } = run;
+  const steady = recorded();
+  const startedAt = performance.now();
+  const creates = await pool(
+    Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
+      create(merchants[index % opts.merchants] as Merchant, Math.floor(index / opts.merchants) % 2 === 0),
+    ),
+    opts.concurrency,
+  );
+  const createWall = (performance.now() - startedAt) / 1000;
+  const createSettleSeconds = await settle(stack, steady);
+  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, run.merchantIds, run.ordersOf);
+  const created = creates.filter((reply) => reply.status === 201);
+  const toCancel = merchants.flatMap((merchant) =>
+    created
+      .filter((reply) => reply.merchant === merchant)
+      .slice(0, opts.cancels)
+      .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
+  );
+  const cancelled = recorded();
+  const cancels = await pool(
+    toCancel.map(
+      ({ merchant, uuid }) =>
+        () =>
+          post(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
+    ),
+    opts.concurrency,
+  );
+  const settleSeconds = await settle(stack, cancelled);
+  return {
+    steady,
+    steadyStored,
+    creates,
+    created,
+    cancels,
+    createWall,
+    createSettleSeconds,
+    settleSeconds,
+    records: [...steady.records, ...cancelled.records],
+    windowSeconds: (performance.now() - startedAt) / 1000,
+  };
+};
 
-    // The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels.
-    const steady = recorded();
-    const startedAt = performance.now();
-    const creates = await pool(
-      Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
-        create(merchants[index % opts.merchants] as Merchant, Math.floor(index / opts.merchants) % 2 === 0),
-      ),
-      opts.concurrency,
-    );
-    const createWall = (performance.now() - startedAt) / 1000;
-    const createSettleSeconds = await settle(stack, steady);
-    const steadyStored = storedPerOrder(await scan(), storedBefore, merchantIds, ordersOf);
-    const created = creates.filter((reply) => reply.status === 201);
-    const toCancel = merchants.flatMap((merchant) =>
-      created
-        .filter((reply) => reply.merchant === merchant)
-        .slice(0, opts.cancels)
-        .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
-    );
-    const cancelled = recorded();
-    const cancels = await pool(
-      toCancel.map(
-        ({ merchant, uuid }) =>
-          () =>
-            post(`${live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
-      ),
-      opts.concurrency,
-    );
-    const settleSeconds = await settle(stack, cancelled);
-    const records = [...steady.records, ...cancelled.records];
-    const windowSeconds = (performance.now() - startedAt) / 1000;
-    const sandboxCalls = (await takeWriteRecord(stack)).sandbox.records.length;
+type SteadyRun = Awaited<ReturnType<typeof steadyRun>>;
 
-    // ------------------------------------------------------------------------------------------
-    const createCount = created.length;
-    const statusCount = (replies: Reply[]) => {
-      const byStatus = new Map<string, number>();
-      for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
-      return [...byStatus]
-        .sort()
-        .map(([status, n]) => `${n} x ${status}`)
-        .join(', ');
-    };
-    const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, createCount);
-    const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
-    const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
-    print(
-      `\nCreates: ${statusCount(creates)} in ${createWall.toFixed(1)} s (${fixed(createCount / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${timedCreates.length} sequential creates before the run: mean ${fixed(createMs, 1)} ms). Cancels: ${statusCount(cancels)}. Workers settled ${createSettleSeconds.toFixed(0)} s after the last create and ${settleSeconds.toFixed(0)} s after the last cancel. Calls recorded: ${records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
-    );
+const statusCount = (replies: Reply[]) => {
+  const byStatus = new Map<string, number>();
+  for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
+  return [...byStatus]
+    .sort()
+    .map(([status, n]) => `${n} x ${status}`)
+    .join(', ');
+};
 
-    // What a create costs, per function.
-    const byInvocation = new Map<string, CallRecord[]>();
-    for (const call of records) byInvocation.set(call.invocation, [...(byInvocation.get(call.invocation) ?? []), call]);
-    const createInvocations = [...byInvocation.values()].filter((calls) => calls[0]?.fn === 'orders-create');
-    const withKey = createInvocations.filter((calls) =>
-      calls.some((call) => call.writes?.some((write) => write.sk?.startsWith('IDEMPOTENCY#'))),
-    );
-    const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
-    const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
-      const totals = totalsOf(invocations.flat());
-      const trips = invocations.reduce((sum, calls) => sum + sequentialRoundTrips(calls), 0) / Math.max(1, invocations.length);
-      return [
-        label,
-        `${whole(per)} ${unit}`,
-        fixed(totals.calls / per),
-        fixed(totals.roundTrips / per),
-        sequential ? fixed(trips) : '',
-        fixed(totals.writes / per),
-        fixed(totals.wcu / per),
-        fixed(totals.rcu / per),
-        fixed(totals.sqs / per),
-        totals.estimated === 0 ? 'measured' : `${totals.estimated} of ${totals.calls} calls estimated`,
-      ];
-    };
-    const functions = [...new Set(records.map((call) => call.fn))].sort();
-    const workerFns = functions.filter((fn) => !REQUEST_PATH.has(fn));
-    const rows = [
+/** The run in one paragraph: what was answered, how fast, how long the workers took. */
+const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opts: HeatOptions, sandboxCalls: number) => {
+  const { created, createWall } = measured;
+  const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, created.length);
+  const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
+  const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
+  print(
+    `\nCreates: ${statusCount(measured.creates)} in ${createWall.toFixed(1)} s (${fixed(created.length / createWall, 1)} orders/s; latency at ${opts.concurrency} in flight: mean ${fixed(meanCreateMs, 1)} ms, p50 ${fixed(p50, 1)} ms; ${alone.timed} sequential creates before the run: mean ${fixed(alone.ms, 1)} ms). Cancels: ${statusCount(measured.cancels)}. Workers settled ${measured.createSettleSeconds.toFixed(0)} s after the last create and ${measured.settleSeconds.toFixed(0)} s after the last cancel. Calls recorded: ${measured.records.length.toLocaleString('en-US')} (live), ${sandboxCalls} (sandbox).`,
+  );
+};
+
+/** What a create costs, per function: the request path with and without a key, a cancel, each worker per create. */
+const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
+  const createCount = created.length;
+  const byInvocation = new Map<string, CallRecord[]>();
+  for (const call of records) byInvocation.set(call.invocation, [...(byInvocation.get(call.invocation) ?? []), call]);
+  const invocationsOf = (fn: string) => [...byInvocation.values()].filter((calls) => calls[0]?.fn === fn);
+  const createInvocations = invocationsOf('orders-create');
+  const withKey = createInvocations.filter((calls) =>
+    calls.some((call) => call.writes?.some((write) => write.sk?.startsWith('IDEMPOTENCY#'))),
+  );
+  const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
+  const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
+    const totals = totalsOf(invocations.flat());
+    const trips = invocations.reduce((sum, calls) => sum + sequentialRoundTrips(calls), 0) / Math.max(1, invocations.length);
+    return [
+      label,
+      `${whole(per)} ${unit}`,
+      fixed(totals.calls / per),
+      fixed(totals.roundTrips / per),
+      sequential ? fixed(trips) : '',
+      fixed(totals.writes / per),
+      fixed(totals.wcu / per),
+      fixed(totals.rcu / per),
+      fixed(totals.sqs / per),
+      totals.estimated === 0 ? 'measured' : `${totals.estimated} of ${totals.calls} calls estimated`,
+    ];
+  };
+  const workerFns = [...new Set(records.map((call) => call.fn))].sort().filter((fn) => !REQUEST_PATH.has(fn));
+  const cancelled = cancels.filter((reply) => reply.status === 200).length;
+  table(
+    'What a create costs (DynamoDB calls, round trips incl. SDK retries, of them one after the other, partition writes, write/read units, SQS requests)',
+    [
+      'path',
+      'over',
+      'DynamoDB calls',
+      'round trips',
+      'sequential round trips (request path)',
+      'partition writes',
+      'WCU',
+      'RCU',
+      'SQS requests',
+      'units',
+    ],
+    [
       perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates', true),
       perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates', true),
       perInvocation('create (request path), as sent (half with a key)', createInvocations, createInvocations.length, 'creates', true),
-      perInvocation(
-        'cancel (request path)',
-        [...byInvocation.values()].filter((calls) => calls[0]?.fn === 'orders-cancel'),
-        cancels.filter((reply) => reply.status === 200).length,
-        'cancels',
-        true,
-      ),
-      ...workerFns.map((fn) =>
-        perInvocation(
-          `${fn} (worker), per create`,
-          [...byInvocation.values()].filter((calls) => calls[0]?.fn === fn),
-          createCount,
-          'creates',
-        ),
-      ),
+      perInvocation('cancel (request path)', invocationsOf('orders-cancel'), cancelled, 'cancels', true),
+      ...workerFns.map((fn) => perInvocation(`${fn} (worker), per create`, invocationsOf(fn), createCount, 'creates')),
       perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
-    ];
-    table(
-      'What a create costs (DynamoDB calls, round trips incl. SDK retries, of them one after the other, partition writes, write/read units, SQS requests)',
-      [
-        'path',
-        'over',
-        'DynamoDB calls',
-        'round trips',
-        'sequential round trips (request path)',
-        'partition writes',
-        'WCU',
-        'RCU',
-        'SQS requests',
-        'units',
-      ],
-      rows,
-    );
-    const operations = new Map<string, number>();
-    for (const call of createInvocations.flat())
-      operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
-    print(
-      `\nCalls of a create (request path, per create): ${[...operations]
-        .sort((a, b) => b[1] - a[1])
-        .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
-        .join(', ')}.`,
-    );
+    ],
+  );
+  const operations = new Map<string, number>();
+  for (const call of createInvocations.flat())
+    operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
+  print(
+    `\nCalls of a create (request path, per create): ${[...operations]
+      .sort((a, b) => b[1] - a[1])
+      .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
+      .join(', ')}.`,
+  );
+};
 
-    // The writes of a create, item by item (the steady creates, before their cancels).
-    const byItem = writesByItem(steady.records, merchantIds, createCount);
-    table(
-      `The writes of a create, by item (${whole(createCount)} creates; WCU per create by feature: ${byItem.features
-        .map((feature) => `${feature.feature} ${fixed(feature.wcu)}`)
-        .join(', ')})`,
-      ['feature', 'item (normalised)', 'where', 'written by', 'writes per create', 'WCU per create'],
-      byItem.rows
-        .filter((row) => row.wcu >= 0.005)
-        .map((row) => [row.feature, `\`${row.label}\``, row.where, [...row.fns].sort().join(', '), fixed(row.writes), fixed(row.wcu)]),
-    );
+/** The writes of a create, item by item (the steady creates, before their cancels). */
+const printWritesByItem = ({ steady, created }: SteadyRun, merchantIds: string[]) => {
+  const byItem = writesByItem(steady.records, merchantIds, created.length);
+  table(
+    `The writes of a create, by item (${whole(created.length)} creates; WCU per create by feature: ${byItem.features
+      .map((feature) => `${feature.feature} ${fixed(feature.wcu)}`)
+      .join(', ')})`,
+    ['feature', 'item (normalised)', 'where', 'written by', 'writes per create', 'WCU per create'],
+    byItem.rows
+      .filter((row) => row.wcu >= 0.005)
+      .map((row) => [row.feature, `\`${row.label}\``, row.where, [...row.fns].sort().join(', '), fixed(row.writes), fixed(row.wcu)]),
+  );
+};
 
-    // Partition heat.
-    // A create's heat: its own writes and the workers' for it (a cancel's are its own row above).
-    const { units, total } = heatOf(steady.records, merchantIds);
-    const createsOf = (unit: KeyHeat) =>
-      unit.merchant ? created.filter((reply) => reply.merchant.id === unit.merchant).length : createCount;
-    type Group = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
-    const groups = new Map<string, Group>();
-    for (const unit of units) {
-      const id = `${unit.where}\u0000${unit.label}`;
-      const group = groups.get(id);
-      if (!group)
-        groups.set(id, {
-          where: unit.where,
-          label: unit.label,
-          shared: unit.merchant === undefined,
-          keys: 1,
-          top: unit,
-          splits: unit.splits,
-        });
-      else {
-        group.keys += 1;
-        if (unit.writes > group.top.writes) group.top = unit;
-      }
-    }
-    const ranked = [...groups.values()].sort((a, b) => b.top.writes - a.top.writes);
-    const heatRows = ranked
-      .filter(
-        (group) =>
-          !group.label.endsWith('(whole partition)') || group === ranked.find((other) => other.label.endsWith('(whole partition)')),
-      )
-      .slice(0, 10)
-      .map((group) => {
-        const perCreate = createsOf(group.top);
-        return [
-          `\`${group.label}\``,
-          group.where,
-          group.shared ? '**yes**' : 'no (one merchant)',
-          whole(group.keys),
-          whole(group.top.writes),
-          percent(group.top.writes / total),
-          fixed(group.top.writes / perCreate),
-          fixed(group.top.wcu / perCreate),
-          group.splits,
-          group.splits.startsWith('yes')
-            ? 'n/a (splits)'
-            : `${whole(PARTITION_WCU_PER_SECOND / (group.top.wcu / perCreate))} ${group.shared ? 'for the whole service' : 'per merchant'}`,
-        ];
+type KeyGroup = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
+
+/** Keys of one shape (normalised label and where) as one group, with its hottest key; hottest group first. */
+const groupedByShape = (units: readonly KeyHeat[]) => {
+  const groups = new Map<string, KeyGroup>();
+  for (const unit of units) {
+    const id = `${unit.where}\u0000${unit.label}`;
+    const group = groups.get(id);
+    if (!group)
+      groups.set(id, {
+        where: unit.where,
+        label: unit.label,
+        shared: unit.merchant === undefined,
+        keys: 1,
+        top: unit,
+        splits: unit.splits,
       });
-    table(
-      `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(createCount)} creates over ${opts.merchants} merchants and the workers' writes for them)`,
-      [
-        'key (normalised)',
-        'where',
-        'shared by all merchants',
-        'keys like it',
-        'writes (hottest one)',
-        'share of all writes',
-        'writes per create on it',
-        'WCU per create on it',
-        'split for heat',
-        'creates/s at 1,000 WCU/s on it',
-      ],
-      heatRows,
-    );
+    else {
+      group.keys += 1;
+      if (unit.writes > group.top.writes) group.top = unit;
+    }
+  }
+  return [...groups.values()].sort((a, b) => b.top.writes - a.top.writes);
+};
 
-    // The goal and the ceilings.
-    const unsplittable = units.filter((unit) => !unit.splits.startsWith('yes'));
-    const hottest = [...units].sort((a, b) => b.writes - a.writes)[0];
-    const hottestMerchantKey = unsplittable
-      .filter((unit) => unit.merchant !== undefined)
-      .sort((a, b) => b.wcu / createsOf(b) - a.wcu / createsOf(a))[0];
-    const hottestShared = unsplittable.filter((unit) => unit.merchant === undefined).sort((a, b) => b.wcu - a.wcu)[0];
-    const merchantWcuPerCreate = hottestMerchantKey ? hottestMerchantKey.wcu / createsOf(hottestMerchantKey) : NaN;
-    const sharedWcuPerCreate = hottestShared ? hottestShared.wcu / createCount : NaN;
-    const summaryRows: (string | number)[][] = [
+/** Partition heat: a create's own writes and the workers' for it (a cancel's are its own row above), the 10 hottest key shapes. */
+const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number) => {
+  const { created } = measured;
+  const { units, total } = heatOf(measured.steady.records, merchantIds);
+  const createsOf = (unit: KeyHeat) =>
+    unit.merchant ? created.filter((reply) => reply.merchant.id === unit.merchant).length : created.length;
+  const ranked = groupedByShape(units);
+  const wholePartition = ranked.find((group) => group.label.endsWith('(whole partition)'));
+  const heatRows = ranked
+    .filter((group) => !group.label.endsWith('(whole partition)') || group === wholePartition)
+    .slice(0, 10)
+    .map((group) => {
+      const perCreate = createsOf(group.top);
+      return [
+        `\`${group.label}\``,
+        group.where,
+        group.shared ? '**yes**' : 'no (one merchant)',
+        whole(group.keys),
+        whole(group.top.writes),
+        percent(group.top.writes / total),
+        fixed(group.top.writes / perCreate),
+        fixed(group.top.wcu / perCreate),
+        group.splits,
+        group.splits.startsWith('yes')
+          ? 'n/a (splits)'
+          : `${whole(PARTITION_WCU_PER_SECOND / (group.top.wcu / perCreate))} ${group.shared ? 'for the whole service' : 'per merchant'}`,
+      ];
+    });
+  table(
+    `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(created.length)} creates over ${merchants} merchants and the workers' writes for them)`,
+    [
+      'key (normalised)',
+      'where',
+      'shared by all merchants',
+      'keys like it',
+      'writes (hottest one)',
+      'share of all writes',
+      'writes per create on it',
+      'WCU per create on it',
+      'split for heat',
+      'creates/s at 1,000 WCU/s on it',
+    ],
+    heatRows,
+  );
+  printCeilings(measured, units, total, createsOf, merchantIds, merchants);
+  return total;
+};
+
+/** The goal and the ceilings: the largest share one key takes, the per-merchant and service-wide create rates the hottest keys allow. */
+const printCeilings = (
+  { records, windowSeconds, created }: SteadyRun,
+  units: readonly KeyHeat[],
+  total: number,
+  createsOf: (unit: KeyHeat) => number,
+  merchantIds: string[],
+  merchants: number,
+) => {
+  const unsplittable = units.filter((unit) => !unit.splits.startsWith('yes'));
+  const hottest = [...units].sort((a, b) => b.writes - a.writes)[0];
+  const hottestMerchantKey = unsplittable
+    .filter((unit) => unit.merchant !== undefined)
+    .sort((a, b) => b.wcu / createsOf(b) - a.wcu / createsOf(a))[0];
+  const hottestShared = unsplittable.filter((unit) => unit.merchant === undefined).sort((a, b) => b.wcu - a.wcu)[0];
+  const merchantWcuPerCreate = hottestMerchantKey ? hottestMerchantKey.wcu / createsOf(hottestMerchantKey) : NaN;
+  const sharedWcuPerCreate = hottestShared ? hottestShared.wcu / created.length : NaN;
+  // Reads: the hottest read partition shared by all merchants (3,000 RCU/s a partition).
+  const readHeat = new Map<string, number>();
+  for (const call of records)
+    for (const key of call.reads ?? [])
+      readHeat.set(key, (readHeat.get(key) ?? 0) + (call.rcu ?? 0) / Math.max(1, call.reads?.length ?? 1));
+  const sharedReads = [...readHeat].filter(([key]) => !merchantIds.some((id) => key.includes(id))).sort((a, b) => b[1] - a[1]);
+  const [sharedReadKey, sharedRead] = sharedReads[0] ?? [undefined, 0];
+  table(
+    "Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)",
+    ['measure', 'measured', 'goal / limit'],
+    [
       [
         'largest share of all writes taken by one key',
         hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
-        `about 1/${opts.merchants} = ${percent(1 / opts.merchants)}`,
+        `about 1/${merchants} = ${percent(1 / merchants)}`,
       ],
       [
         'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
@@ -911,113 +936,127 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
           : 'none: no key is shared by all merchants',
         'no shared key (no service-wide cap)',
       ],
-    ];
-    // Reads: the hottest read partition shared by all merchants (3,000 RCU/s a partition).
-    const readHeat = new Map<string, number>();
-    for (const call of records)
-      for (const key of call.reads ?? [])
-        readHeat.set(key, (readHeat.get(key) ?? 0) + (call.rcu ?? 0) / Math.max(1, call.reads?.length ?? 1));
-    const sharedReads = [...readHeat].filter(([key]) => !merchantIds.some((id) => key.includes(id))).sort((a, b) => b[1] - a[1]);
-    const [sharedReadKey, sharedRead] = sharedReads[0] ?? [undefined, 0];
-    summaryRows.push([
-      'hottest read partition shared by all merchants',
-      sharedReadKey
-        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
-        : 'none',
-      `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
-    ]);
-    table(
-      "Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)",
-      ['measure', 'measured', 'goal / limit'],
-      summaryRows,
-    );
+      [
+        'hottest read partition shared by all merchants',
+        sharedReadKey
+          ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
+          : 'none',
+        `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
+      ],
+    ],
+  );
+};
 
-    // The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one.
-    const steadyHooked = recorded();
-    const hookedCreates = await pool(
-      Array.from({ length: opts.creates * hooked.length }, (_, index) =>
-        create(hooked[index % hooked.length] as Merchant, Math.floor(index / hooked.length) % 2 === 0),
-      ),
-      opts.concurrency,
-    );
-    await settle(stack, steadyHooked);
-    const quietRun = async (merchant: Merchant) => {
-      const into = recorded();
-      const replies: Reply[] = [];
-      for (let index = 0; index < QUIET.creates; index++) {
-        const sentAt = performance.now();
-        replies.push(await create(merchant, index % 2 === 0)());
-        await sleep(Math.max(0, QUIET.gapMs - (performance.now() - sentAt)));
-      }
-      await settle(started, into, { quietMs: 3_000 });
-      return { into, orders: replies.filter((reply) => reply.status === 201).length };
-    };
-    const quietAlone = await quietRun(quiet);
-    const quietWithHook = await quietRun(quietHooked);
-    const storedAfter = await scan();
-    // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
-    const aloneCreateMs = mean(
-      [...quietAlone.into.invocations, ...quietWithHook.into.invocations]
-        .filter((invocation) => invocation.fn === 'orders-create')
-        .map((invocation) => invocation.ms),
-    );
+/** Creates one at a time on one merchant, QUIET.gapMs apart, and what the stage did for them. */
+const quietRun = async (stack: LocalStack, run: HeatRun, merchant: Merchant) => {
+  const into = recorded();
+  const replies: Reply[] = [];
+  for (let index = 0; index < QUIET.creates; index++) {
+    const sentAt = performance.now();
+    replies.push(await run.create(merchant, index % 2 === 0)());
+    await sleep(Math.max(0, QUIET.gapMs - (performance.now() - sentAt)));
+  }
+  await settle(stack, into, { quietMs: 3_000 });
+  return { into, orders: replies.filter((reply) => reply.status === 201).length };
+};
 
-    const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
-    const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
-    const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
-      (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
+/** The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one. */
+const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
+  const { hooked } = run;
+  const steadyHooked = recorded();
+  const hookedCreates = await pool(
+    Array.from({ length: opts.creates * hooked.length }, (_, index) =>
+      run.create(hooked[index % hooked.length] as Merchant, Math.floor(index / hooked.length) % 2 === 0),
+    ),
+    opts.concurrency,
+  );
+  await settle(stack, steadyHooked);
+  const quietAlone = await quietRun(stack, run, run.quiet);
+  const quietWithHook = await quietRun(stack, run, run.quietHooked);
+  return { steadyHooked, hookedOrders: hookedCreates.filter((reply) => reply.status === 201).length, quietAlone, quietWithHook };
+};
+
+const DEPLOYMENT: Deployment = {
+  apiTraceRate: TRACE_SAMPLING_RATE,
+  wafRules: [WAF_TOKEN_RULE, WAF_IP_RULE].length,
+  logRetentionDays: STAGE_DEFAULTS.live.logRetentionDays,
+  consumedQueues: queueWorkers().length,
+  workerFunctions: workerDefs.length,
+  traceWorkers: DEFAULT_TRACE_WORKERS,
+  secrets: 1,
+};
+
+/** The four scenarios' measures for the cost model: invocations, calls and stored bytes per order. */
+const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<ReturnType<typeof otherScenarios>>) => {
+  const { steady, steadyHooked, quietAlone, quietWithHook } = { ...measured, ...others };
+  const storedAfter = await run.scan();
+  // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
+  const aloneCreateMs = mean(
+    [...quietAlone.into.invocations, ...quietWithHook.into.invocations]
+      .filter((invocation) => invocation.fn === 'orders-create')
+      .map((invocation) => invocation.ms),
+  );
+  const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
+  const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
+  const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
+    (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
+  );
+  const storedOf = (group: readonly Merchant[]) =>
+    storedPerOrder(
+      storedAfter,
+      run.storedBefore,
+      group.map((merchant) => merchant.id),
+      run.ordersOf,
     );
-    const storedOf = (group: readonly Merchant[]) =>
-      storedPerOrder(
-        storedAfter,
-        storedBefore,
-        group.map((merchant) => merchant.id),
-        ordersOf,
-      );
-    const scenarios = [
-      scenarioOf('steady', 'steady', steady, createCount, steadyStored, aloneCreateMs, functionNames),
-      scenarioOf(
-        'steady + webhook',
-        'steady',
-        steadyHooked,
-        hookedCreates.filter((reply) => reply.status === 201).length,
-        storedOf(hooked),
-        aloneCreateMs,
-        functionNames,
-      ),
-      scenarioOf('quiet', 'quiet', quietAlone.into, quietAlone.orders, storedOf([quiet]), aloneCreateMs, functionNames),
-      scenarioOf(
-        'quiet + webhook',
-        'quiet',
-        quietWithHook.into,
-        quietWithHook.orders,
-        storedOf([quietHooked]),
-        aloneCreateMs,
-        functionNames,
-      ),
-    ];
-    const deployment: Deployment = {
-      apiTraceRate: TRACE_SAMPLING_RATE,
-      wafRules: [WAF_TOKEN_RULE, WAF_IP_RULE].length,
-      logRetentionDays: STAGE_DEFAULTS.live.logRetentionDays,
-      consumedQueues: queueWorkers().length,
-      workerFunctions: workerDefs.length,
-      traceWorkers: DEFAULT_TRACE_WORKERS,
-      secrets: 1,
-    };
-    printCost(scenarios, deployment, {
-      steadyOrders: createCount,
-      hookedMerchants: hooked.length,
+  const scenario = (label: string, load: 'steady' | 'quiet', into: Recorded, orders: number, stored: Stored) =>
+    scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
+  return [
+    scenario('steady', 'steady', steady, measured.created.length, measured.steadyStored),
+    scenario('steady + webhook', 'steady', steadyHooked, others.hookedOrders, storedOf(run.hooked)),
+    scenario('quiet', 'quiet', quietAlone.into, quietAlone.orders, storedOf([run.quiet])),
+    scenario('quiet + webhook', 'quiet', quietWithHook.into, quietWithHook.orders, storedOf([run.quietHooked])),
+  ];
+};
+
+export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line: string) => void } = {}) => {
+  if (options.print) print = options.print;
+  const opts = { ...HEAT_DEFAULTS, ...options };
+  print(
+    `\n## Partition heat and the cost of a create (${opts.merchants} merchants x ${opts.creates} creates, ${opts.concurrency} in flight, ${opts.cancels} cancel(s) each; ${new Date().toISOString()})`,
+  );
+  let stack: LocalStack | undefined;
+  const hooks = await receiver(false);
+  let storage: DynamoDBClient | undefined;
+  try {
+    stack = await startBenchStack({
+      ...recordingEnv({ countLogs: true }),
+      FOLLOW_UP_MIN_DELAY_SECONDS: '5',
+      // What the deployed functions log (their level, their EMF metrics), counted (countLogs) and not shown.
+      POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    });
+    storage = new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, ...localClientConfig });
+    const run = await setUpRun(stack, opts, storage, hooks.url);
+    const alone = await warmUp(stack, run, opts);
+    const measured = await steadyRun(stack, run, opts);
+    printRun(measured, alone, opts, (await takeWriteRecord(stack)).sandbox.records.length);
+    printCreateCosts(measured);
+    printWritesByItem(measured, run.merchantIds);
+    const total = printHeat(measured, run.merchantIds, opts.merchants);
+    const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
+    printCost(scenarios, DEPLOYMENT, {
+      steadyOrders: measured.created.length,
+      hookedMerchants: run.hooked.length,
       merchants: opts.merchants,
       creates: opts.creates,
       concurrency: opts.concurrency,
     });
     return {
-      createCount,
+      createCount: measured.created.length,
       total,
       costs: scenarios.map((scenario) => ({
         label: scenario.label,
-        perMillionOrders: costLines(scenario.measure, deployment)
+        perMillionOrders: costLines(scenario.measure, DEPLOYMENT)
           .filter((line) => !line.perMonth)
           .reduce((sum, line) => sum + line.dollars, 0),
       })),
@@ -1027,7 +1066,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     return undefined;
   } finally {
     agent.destroy();
-    scanner?.destroy();
+    storage?.destroy();
     hooks.server.closeAllConnections();
     hooks.server.close();
     await stack?.stop();
