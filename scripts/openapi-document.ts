@@ -434,6 +434,7 @@ const QUOTA_HEADERS = {
 
 /** One example per name, in a media type's `examples`. */
 const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
+const one = (summary: string, value: unknown) => named({ example: { summary, value } });
 
 const errorResponse = (description: string, schema: Json, examples: Json, headers?: Json) => ({
   description,
@@ -447,6 +448,32 @@ const failureBody = (legacy: boolean, status: number, errors: FieldErrors) =>
   legacy ? legacyFailureBody(status, errors) : v2FailureBody(errors);
 const gatewayBody = (errors: FieldErrors) => v2FailureBody(errors, EXAMPLE_GATEWAY_TRACE_ID);
 
+/** The 422 of one route: what its validation, its Idempotency-Key and its business rules refuse, with their examples. */
+const refusedResponse = (route: RouteDef, operation: Operation, examples: OperationExamples): Json => {
+  const legacy = route.envelope === 'legacy';
+  const post = acceptsIdempotencyKey(route);
+  const causes = [
+    operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
+    !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
+    operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
+    post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
+    operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
+  ].filter(Boolean);
+  const cases: Record<string, { summary: string; value: unknown }> = {};
+  if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
+  if (route.method !== 'GET')
+    cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
+  for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
+    cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
+  }
+  if (post)
+    cases.idempotency_key_reused = {
+      summary: 'Key used with another request',
+      value: failureBody(legacy, 422, commonFailures.idempotencyReused),
+    };
+  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), named(cases));
+};
+
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
   const legacy = route.envelope === 'legacy';
@@ -454,9 +481,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
   const gateway = legacy ? { anyOf: [ref('GatewayFailure'), ref('LegacyRefused')] } : ref('GatewayFailure');
   const hasParams = operation.request.params !== undefined;
-  const hasInput = operation.request.body !== undefined || operation.request.query !== undefined;
   const post = acceptsIdempotencyKey(route);
-  const one = (summary: string, value: unknown) => named({ example: { summary, value } });
   const out: Record<string, Json> = {};
   const badRequests: Record<string, { summary: string; value: unknown }> = {};
   if (hasParams) {
@@ -466,12 +491,11 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
       value: gatewayBody({ message: [MESSAGES_ELSEWHERE.badPercentEncoding(parameter)] }),
     };
   }
-  if (post) {
+  if (post)
     badRequests.idempotency_key_malformed = {
       summary: 'Idempotency-Key empty or too long',
       value: failureBody(legacy, 400, commonFailures.idempotencyKeyMalformed),
     };
-  }
   if (hasParams || post) {
     const keyFailure = legacy ? ref('LegacyInvalid') : failure;
     out['400'] = errorResponse(
@@ -531,28 +555,8 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   if (route.method !== 'GET') {
     out['413'] = errorResponse('The body is larger than 10 MB.', gateway, one('Body too large', gatewayBody(commonFailures.bodyTooLarge)));
   }
-  if (hasInput || post || operation.refusals) {
-    const causes = [
-      operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
-      !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
-      operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
-      post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
-      operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
-    ].filter(Boolean);
-    const cases: Record<string, { summary: string; value: unknown }> = {};
-    if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
-    if (route.method !== 'GET')
-      cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
-    for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
-      cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
-    }
-    if (post)
-      cases.idempotency_key_reused = {
-        summary: 'Key used with another request',
-        value: failureBody(legacy, 422, commonFailures.idempotencyReused),
-      };
-    out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure, named(cases));
-  }
+  if (operation.request.body || operation.request.query || post || operation.refusals)
+    out['422'] = refusedResponse(route, operation, examples);
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
