@@ -1,6 +1,6 @@
 import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
 import { type TableAction, type WorkerDef, workers } from '#functions/workers';
-import { GSI1, QUEUES, type QueueId } from '#shared/db/table-def';
+import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
 /**
@@ -126,6 +126,19 @@ export type EnvironmentValues = {
   AUTH_CACHE_TTL_SECONDS: string;
   /** The Secrets Manager secret of the stage's webhook key (`npm start` gives WEBHOOK_SECRET_KEY instead). */
   WEBHOOK_KEY_SECRET_ARN: string;
+};
+
+/** Values for loading function code outside AWS (a bundle's import, the OpenAPI generator): nothing is called with them. */
+export const PLACEHOLDER_VALUES: EnvironmentValues = {
+  STAGE: 'live',
+  TABLE_NAME: 'affiliate-merchant-api-live',
+  queueUrls: Object.fromEntries(
+    QUEUE_IDS.map((queue) => [queue, `https://sqs.eu-west-1.amazonaws.com/000000000000/${queueNameForStage('live', queue)}`]),
+  ) as Record<QueueId, string>,
+  MAIL_FROM: 'affiliates@example.com',
+  INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
+  AUTH_CACHE_TTL_SECONDS: '30',
+  WEBHOOK_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:000000000000:secret:webhook-key',
 };
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { RouteDef } from '#functions/routes';
+import { type RouteDef, routes } from '#functions/routes';
 import { MESSAGES } from '#shared/errors';
 import { type EnvelopeKind, v2Body } from '#shared/http/envelope';
 import { newTraceId } from '#shared/http/trace';
@@ -32,7 +32,7 @@ export type ApiServerOptions = {
 /** API Gateway's payload limit. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-const LEGACY_PATHS = new Set(['/api/orders/create']);
+const LEGACY_PATHS = new Set<string>(routes.flatMap((route) => (route.envelope === 'legacy' ? [route.path] : [])));
 
 /** Which envelope a path speaks even when it matches no route (or cannot be parsed). */
 export const envelopeForPath = (path: string | undefined): EnvelopeKind =>

@@ -6,8 +6,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { esbuildOptions } from '#lib/bundling';
-import { type FunctionSpec, functionEnvironment } from '#lib/function-specs';
-import { QUEUE_IDS, type QueueId, queueNameForStage } from '#shared/db/table-def';
+import { type FunctionSpec, functionEnvironment, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { asError } from '#shared/errors';
 
 /**
@@ -36,17 +35,7 @@ export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => 
   AWS_SESSION_TOKEN: 'bundle-check',
   AWS_LAMBDA_FUNCTION_NAME: spec.id,
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  ...functionEnvironment(spec, {
-    STAGE: 'live',
-    TABLE_NAME: 'affiliate-merchant-api-live',
-    queueUrls: Object.fromEntries(
-      QUEUE_IDS.map((queue) => [queue, `https://sqs.eu-west-1.amazonaws.com/000000000000/${queueNameForStage('live', queue)}`]),
-    ) as Record<QueueId, string>,
-    MAIL_FROM: 'affiliates@example.com',
-    INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
-    AUTH_CACHE_TTL_SECONDS: '30',
-    WEBHOOK_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:000000000000:secret:webhook-key',
-  }),
+  ...functionEnvironment(spec, PLACEHOLDER_VALUES),
 });
 
 /**

@@ -1,28 +1,26 @@
 import { createHash } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type RouteId, route } from '#functions/routes';
 import { proxyEvent } from '#local/apigw';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { blockCountKey } from '#shared/db/entities/counter';
 import { orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
-import type { HttpMethod } from '#shared/http/route';
 
 /**
  * The sample events in events/, one per function, built from this table by
  * scripts/generate-events.ts (`npm run events`). Each uses the demo merchant that `npm start`
  * seeds (local/demo.ts), so `npm run invoke -- <id>` works against a fresh local stack.
  *
- * A route sample names its method and path; test/integration/events.test.ts checks them against
- * the route manifest. Samples are listed in an order that works when run one after another on a
- * fresh demo merchant (the order is updated before it is cancelled). State-changing samples work
- * once per fresh stack: a second run answers 422 (order_no taken, already invited, order already
- * cancelled, request no longer pending); `npm start -- --in-memory` starts afresh.
+ * A route sample takes its method and path from the route manifest by its id. Samples are listed
+ * in an order that works when run one after another on a fresh demo merchant (the order is
+ * updated before it is cancelled). State-changing samples work once per fresh stack: a second run
+ * answers 422 (order_no taken, already invited, order already cancelled, request no longer
+ * pending); `npm start -- --in-memory` starts afresh.
  */
 export type RouteSample = {
-  id: string;
-  method: HttpMethod;
-  path: string;
+  id: RouteId;
   pathParameters?: Record<string, string>;
   query?: Record<string, string>;
   body?: unknown;
@@ -43,77 +41,30 @@ const order = (orderNo: string) => ({
 });
 
 export const ROUTE_SAMPLES: RouteSample[] = [
-  { id: 'orders-create-legacy', method: 'POST', path: '/api/orders/create', body: order('DEMO-EVENT-LEGACY-1'), expectedStatus: 201 },
-  { id: 'orders-create', method: 'POST', path: '/api/v2/orders/create', body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
-  { id: 'orders-list', method: 'GET', path: '/api/v2/orders', query: { page: '1', per_page: '15' }, expectedStatus: 200 },
-  { id: 'orders-get', method: 'GET', path: '/api/v2/orders/{uuid}', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
-  {
-    id: 'orders-update',
-    method: 'PATCH',
-    path: '/api/v2/orders/{uuid}',
-    pathParameters: { uuid: DEMO.orderUuid },
-    body: { total_shipping_value: 595 },
-    expectedStatus: 200,
-  },
-  {
-    id: 'orders-cancel',
-    method: 'POST',
-    path: '/api/v2/orders/{uuid}/cancel',
-    pathParameters: { uuid: DEMO.orderUuid },
-    expectedStatus: 200,
-  },
-  { id: 'affiliates-list', method: 'GET', path: '/api/v2/affiliates', query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
-  { id: 'affiliates-get', method: 'GET', path: '/api/v2/affiliates/{slug}', pathParameters: { slug: 'alice' }, expectedStatus: 200 },
+  { id: 'orders-create-legacy', body: order('DEMO-EVENT-LEGACY-1'), expectedStatus: 201 },
+  { id: 'orders-create', body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
+  { id: 'orders-list', query: { page: '1', per_page: '15' }, expectedStatus: 200 },
+  { id: 'orders-get', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  { id: 'orders-update', pathParameters: { uuid: DEMO.orderUuid }, body: { total_shipping_value: 595 }, expectedStatus: 200 },
+  { id: 'orders-cancel', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  { id: 'affiliates-list', query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
+  { id: 'affiliates-get', pathParameters: { slug: 'alice' }, expectedStatus: 200 },
   {
     id: 'invites-create',
-    method: 'POST',
-    path: '/api/v2/affiliates/invite',
     body: { email: 'frank.affiliate@example.com', sender_email: 'owner@acme.example', content: 'Join the Acme Outdoor partner program!' },
     expectedStatus: 200,
   },
-  {
-    id: 'invites-list',
-    method: 'GET',
-    path: '/api/v2/affiliates/invites',
-    query: { per_page: '15', email: 'example.com' },
-    expectedStatus: 200,
-  },
-  {
-    id: 'affiliate-requests-list',
-    method: 'GET',
-    path: '/api/v2/affiliate-requests',
-    query: { status: 'pending', per_page: '15', page: '1' },
-    expectedStatus: 200,
-  },
-  {
-    id: 'affiliate-requests-get',
-    method: 'GET',
-    path: '/api/v2/affiliate-requests/{uuid}',
-    pathParameters: { uuid: DEMO.pendingRequestUuid },
-    expectedStatus: 200,
-  },
-  {
-    id: 'affiliate-requests-accept',
-    method: 'POST',
-    path: '/api/v2/affiliate-requests/{uuid}/accept',
-    pathParameters: { uuid: DEMO.pendingRequestUuid },
-    expectedStatus: 200,
-  },
-  {
-    id: 'affiliate-requests-decline',
-    method: 'POST',
-    path: '/api/v2/affiliate-requests/{uuid}/decline',
-    pathParameters: { uuid: DEMO.secondPendingRequestUuid },
-    expectedStatus: 200,
-  },
-  { id: 'tiers-list', method: 'GET', path: '/api/v2/tiers', query: { per_page: '15' }, expectedStatus: 200 },
-  { id: 'tiers-get', method: 'GET', path: '/api/v2/tiers/{slug}', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
-  { id: 'segments-list', method: 'GET', path: '/api/v2/segments', query: { per_page: '15' }, expectedStatus: 200 },
-  { id: 'segments-get', method: 'GET', path: '/api/v2/segments/{uuid}', pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
+  { id: 'invites-list', query: { per_page: '15', email: 'example.com' }, expectedStatus: 200 },
+  { id: 'affiliate-requests-list', query: { status: 'pending', per_page: '15', page: '1' }, expectedStatus: 200 },
+  { id: 'affiliate-requests-get', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  { id: 'affiliate-requests-accept', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  { id: 'affiliate-requests-decline', pathParameters: { uuid: DEMO.secondPendingRequestUuid }, expectedStatus: 200 },
+  { id: 'tiers-list', query: { per_page: '15' }, expectedStatus: 200 },
+  { id: 'tiers-get', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
+  { id: 'segments-list', query: { per_page: '15' }, expectedStatus: 200 },
+  { id: 'segments-get', pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
   {
     id: 'webhooks-create',
-    method: 'POST',
-    path: '/api/v2/webhooks',
     body: {
       url: 'https://shop.example.com/hooks/affiliates',
       events: ['order.created', 'commission.accrued'],
@@ -121,68 +72,22 @@ export const ROUTE_SAMPLES: RouteSample[] = [
     },
     expectedStatus: 201,
   },
-  { id: 'webhooks-list', method: 'GET', path: '/api/v2/webhooks', expectedStatus: 200 },
-  { id: 'webhooks-get', method: 'GET', path: '/api/v2/webhooks/{uuid}', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+  { id: 'webhooks-list', expectedStatus: 200 },
+  { id: 'webhooks-get', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
   {
     id: 'webhooks-update',
-    method: 'PATCH',
-    path: '/api/v2/webhooks/{uuid}',
     pathParameters: { uuid: DEMO.webhookUuid },
     body: { description: 'The local webhook inbox, every event' },
     expectedStatus: 200,
   },
-  {
-    id: 'webhooks-rotate-secret',
-    method: 'POST',
-    path: '/api/v2/webhooks/{uuid}/rotate-secret',
-    pathParameters: { uuid: DEMO.webhookUuid },
-    expectedStatus: 200,
-  },
-  {
-    id: 'webhooks-test',
-    method: 'POST',
-    path: '/api/v2/webhooks/{uuid}/test',
-    pathParameters: { uuid: DEMO.webhookUuid },
-    expectedStatus: 202,
-  },
-  { id: 'events-list', method: 'GET', path: '/api/v2/events', query: { limit: '25', types: 'order.created' }, expectedStatus: 200 },
-  {
-    id: 'webhooks-deliveries',
-    method: 'GET',
-    path: '/api/v2/webhooks/{uuid}/deliveries',
-    pathParameters: { uuid: DEMO.webhookUuid },
-    query: { per_page: '15' },
-    expectedStatus: 200,
-  },
-  {
-    id: 'webhooks-resend',
-    method: 'POST',
-    path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
-    pathParameters: { uuid: DEMO.webhookUuid, id: DEMO_DELIVERY_EVENT_ID },
-    expectedStatus: 202,
-  },
-  {
-    id: 'webhooks-recover',
-    method: 'POST',
-    path: '/api/v2/webhooks/{uuid}/recover',
-    pathParameters: { uuid: DEMO.webhookUuid },
-    body: {},
-    expectedStatus: 202,
-  },
-  {
-    id: 'reports-commissions',
-    method: 'GET',
-    path: '/api/v2/reports/commissions',
-    query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' },
-    expectedStatus: 200,
-  },
-  {
-    id: 'webhooks-delete',
-    method: 'DELETE',
-    path: '/api/v2/webhooks/{uuid}',
-    pathParameters: { uuid: DEMO.webhookUuid },
-    expectedStatus: 200,
-  },
+  { id: 'webhooks-rotate-secret', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+  { id: 'webhooks-test', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 202 },
+  { id: 'events-list', query: { limit: '25', types: 'order.created' }, expectedStatus: 200 },
+  { id: 'webhooks-deliveries', pathParameters: { uuid: DEMO.webhookUuid }, query: { per_page: '15' }, expectedStatus: 200 },
+  { id: 'webhooks-resend', pathParameters: { uuid: DEMO.webhookUuid, id: DEMO_DELIVERY_EVENT_ID }, expectedStatus: 202 },
+  { id: 'webhooks-recover', pathParameters: { uuid: DEMO.webhookUuid }, body: {}, expectedStatus: 202 },
+  { id: 'reports-commissions', query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' }, expectedStatus: 200 },
+  { id: 'webhooks-delete', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
 ];
 
 /** The local live stage, as `npm start` serves it. */
@@ -223,9 +128,10 @@ export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live
     'X-Forwarded-Port': '3000',
     'X-Forwarded-Proto': 'http',
   };
+  const entry = route(sample.id);
   return proxyEvent({
-    route: { id: sample.id, method: sample.method, path: sample.path },
-    path: fillPath(sample.path, sample.pathParameters),
+    route: entry,
+    path: fillPath(entry.path, sample.pathParameters),
     headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
     query: Object.fromEntries(Object.entries(sample.query ?? {}).map(([name, value]) => [name, [value]])),
     pathParameters: sample.pathParameters,

@@ -1,24 +1,18 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
+import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
+import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import type { FieldErrors } from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
-import { slugParams, uuidParams } from '#shared/schemas/common';
-import { EVENTS_RETENTION_DAYS, eventsQuery } from '#shared/schemas/events';
-import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
-import {
-  affiliateListQuery,
-  affiliateRequestListQuery,
-  inviteCreateBody,
-  inviteListQuery,
-  programListQuery,
-} from '#shared/schemas/program';
-import { reportQuery } from '#shared/schemas/reports';
+import { EVENTS_RETENTION_DAYS } from '#shared/schemas/events';
+import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { inviteCreateBody } from '#shared/schemas/program';
 import * as R from '#shared/schemas/responses';
-import { deliveryParams, webhookCreateBody, webhookDeliveriesQuery, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
+import { webhookCreateBody, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
@@ -31,19 +25,17 @@ import {
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
- * methods, envelopes, which routes take Idempotency-Key or place orders), the request schemas the
- * handlers validate with (shared/schemas/*; test/unit/openapi.test.ts checks each handler uses
- * exactly the ones listed here) and the response schemas (shared/schemas/responses.ts, which the
- * presenters are typed against), with the examples of scripts/openapi-examples.ts. Written by
- * `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ * methods, envelopes, which routes take Idempotency-Key or place orders), the request schemas each
+ * handler validates with (read from the handler module) and the response schemas
+ * (shared/schemas/responses.ts, which the presenters are typed against), with the examples of
+ * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
-type Operation = {
+/** What the document says of a route besides its manifest entry and its request schemas. */
+type OperationDoc = {
   summary: string;
   description?: string;
   tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports' | 'Events';
-  /** Exactly the schemas the handler validates with. */
-  request: Schemas;
   /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
   status: 200 | 201 | 202;
   data: z.ZodMiniType;
@@ -54,15 +46,17 @@ type Operation = {
   refusals?: string;
 };
 
+/** An operation with the schemas its handler validates with. */
+type Operation = OperationDoc & { request: Schemas };
+
 const obj = <T extends Record<string, z.ZodMiniType>>(shape: T) => z.strictObject(shape);
 
 /** One entry per route of the manifest: a route without one does not compile. */
-export const operations = {
+const operations = {
   'orders-create-legacy': {
     tag: 'Orders',
     summary: 'Create an order (legacy envelope)',
     description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    request: { body: orderCreateBody },
     status: 201,
     data: R.createdOrderResponse,
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
@@ -70,7 +64,6 @@ export const operations = {
   'orders-create': {
     tag: 'Orders',
     summary: 'Create an order',
-    request: { body: orderCreateBody },
     status: 201,
     data: obj({ order: R.createdOrderResponse }),
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
@@ -79,7 +72,6 @@ export const operations = {
     tag: 'Orders',
     summary: 'List orders',
     description: 'Newest first.',
-    request: { query: orderListQuery },
     status: 200,
     data: obj({ orders: z.array(R.orderResponse) }),
     pagination: 'laravel',
@@ -87,7 +79,6 @@ export const operations = {
   'orders-get': {
     tag: 'Orders',
     summary: 'Get an order',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ order: R.orderResponse }),
   },
@@ -95,7 +86,6 @@ export const operations = {
     tag: 'Orders',
     summary: 'Update the shipping value of an order',
     description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
-    request: { params: uuidParams, body: orderUpdateBody },
     status: 200,
     data: obj({ order: R.orderResponse }),
     refusals: 'the order is cancelled',
@@ -103,7 +93,6 @@ export const operations = {
   'orders-cancel': {
     tag: 'Orders',
     summary: 'Cancel an order',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ order: R.orderResponse }),
     refusals: 'the order is already cancelled, older than one month, or linked to a payment',
@@ -111,7 +100,6 @@ export const operations = {
   'affiliates-list': {
     tag: 'Affiliates',
     summary: 'List affiliates',
-    request: { query: affiliateListQuery },
     status: 200,
     data: obj({ affiliates: z.array(R.affiliateResponse) }),
     pagination: 'laravel',
@@ -119,7 +107,6 @@ export const operations = {
   'affiliates-get': {
     tag: 'Affiliates',
     summary: 'Get an affiliate',
-    request: { params: slugParams },
     status: 200,
     data: obj({ affiliate: R.affiliateResponse }),
   },
@@ -127,7 +114,6 @@ export const operations = {
     tag: 'Invites',
     summary: 'Invite an affiliate',
     description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
-    request: { body: inviteCreateBody },
     status: 200,
     data: obj({ invite: R.inviteResponse }),
     refusals: 'the address is already invited, the sender is not a user of the merchant',
@@ -136,7 +122,6 @@ export const operations = {
     tag: 'Invites',
     summary: 'List invitations',
     description: '`data` is the array itself; the pagination is the invites form.',
-    request: { query: inviteListQuery },
     status: 200,
     data: z.array(R.inviteResponse),
     pagination: 'invites',
@@ -145,7 +130,6 @@ export const operations = {
     tag: 'Affiliate requests',
     summary: 'List affiliate requests',
     description: '`data` is the array itself.',
-    request: { query: affiliateRequestListQuery },
     status: 200,
     data: z.array(R.affiliateRequestResponse),
     pagination: 'laravel',
@@ -153,7 +137,6 @@ export const operations = {
   'affiliate-requests-get': {
     tag: 'Affiliate requests',
     summary: 'Get an affiliate request',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ affiliate_request: R.affiliateRequestResponse }),
   },
@@ -161,7 +144,6 @@ export const operations = {
     tag: 'Affiliate requests',
     summary: 'Accept an affiliate request',
     description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ affiliate_request: R.acceptedRequestResponse }),
     refusals: 'the request is already decided',
@@ -169,7 +151,6 @@ export const operations = {
   'affiliate-requests-decline': {
     tag: 'Affiliate requests',
     summary: 'Decline an affiliate request',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ affiliate_request: R.affiliateRequestResponse }),
     refusals: 'the request is already decided',
@@ -177,17 +158,15 @@ export const operations = {
   'tiers-list': {
     tag: 'Tiers',
     summary: 'List tiers',
-    request: { query: programListQuery },
     status: 200,
     data: obj({ tiers: z.array(R.tierResponse) }),
     pagination: 'laravel',
   },
-  'tiers-get': { tag: 'Tiers', summary: 'Get a tier', request: { params: slugParams }, status: 200, data: obj({ tier: R.tierResponse }) },
+  'tiers-get': { tag: 'Tiers', summary: 'Get a tier', status: 200, data: obj({ tier: R.tierResponse }) },
   'segments-list': {
     tag: 'Segments',
     summary: 'List segments',
     description: 'Segments without their `tiers` (the single segment has them).',
-    request: { query: programListQuery },
     status: 200,
     data: obj({ segments: z.array(R.segmentResponse) }),
     pagination: 'laravel',
@@ -195,7 +174,6 @@ export const operations = {
   'segments-get': {
     tag: 'Segments',
     summary: 'Get a segment with its rate per tier',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ segment: R.segmentDetailResponse }),
   },
@@ -204,7 +182,6 @@ export const operations = {
     summary: 'Create a webhook endpoint',
     description:
       'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.',
-    request: { body: webhookCreateBody },
     status: 201,
     data: obj({ webhook: R.createdWebhookResponse }),
     refusals: 'the merchant has 20 endpoints already',
@@ -213,14 +190,12 @@ export const operations = {
     tag: 'Webhooks',
     summary: 'List webhook endpoints',
     description: 'Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.',
-    request: {},
     status: 200,
     data: obj({ webhooks: z.array(R.webhookResponse) }),
   },
   'webhooks-get': {
     tag: 'Webhooks',
     summary: 'Get a webhook endpoint',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ webhook: R.webhookResponse }),
   },
@@ -229,7 +204,6 @@ export const operations = {
     summary: 'Update a webhook endpoint',
     description:
       'Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.',
-    request: { params: uuidParams, body: webhookUpdateBody },
     status: 200,
     data: obj({ webhook: R.webhookResponse }),
   },
@@ -237,7 +211,6 @@ export const operations = {
     tag: 'Webhooks',
     summary: 'Delete a webhook endpoint',
     description: 'Nothing more is delivered to it; `data` is null.',
-    request: { params: uuidParams },
     status: 200,
     data: z.null(),
   },
@@ -246,7 +219,6 @@ export const operations = {
     summary: "Rotate a webhook endpoint's signing secret",
     description:
       'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
-    request: { params: uuidParams },
     status: 200,
     data: obj({ webhook: R.rotatedWebhookResponse }),
   },
@@ -255,7 +227,6 @@ export const operations = {
     summary: 'Send a test event',
     description:
       'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
-    request: { params: uuidParams },
     status: 202,
     data: obj({ delivery: R.queuedDeliveryResponse }),
   },
@@ -264,7 +235,6 @@ export const operations = {
     summary: "List a webhook endpoint's deliveries",
     description:
       'Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept 15 days. Pass `meta.pagination.next_cursor` as `cursor` for the next page.',
-    request: { params: uuidParams, query: webhookDeliveriesQuery },
     status: 200,
     data: obj({ deliveries: z.array(R.webhookDeliveryResponse) }),
     pagination: 'cursor',
@@ -273,7 +243,6 @@ export const operations = {
     tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    request: { params: deliveryParams },
     status: 202,
     data: obj({ delivery: R.queuedDeliveryResponse }),
   },
@@ -282,7 +251,6 @@ export const operations = {
     summary: 'Recover failed deliveries',
     description:
       'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).',
-    request: { params: uuidParams, body: webhookRecoverBody, bodyRequired: true },
     status: 202,
     data: obj({ recovery: R.recoveryResponse }),
   },
@@ -291,7 +259,6 @@ export const operations = {
     summary: 'Commission report',
     description:
       'What the commission ledgers add up to between `from` and `to` (UTC dates, `to` exclusive, at most 366 days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and `meta.as_of` is the time before which every ledger entry is included.',
-    request: { query: reportQuery },
     status: 200,
     data: obj({ rows: z.array(R.commissionReportRow) }),
     pagination: 'laravel',
@@ -306,13 +273,12 @@ export const operations = {
       `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
       'A page examines at most 500 events whatever the filters: a rare `types` filter may answer an empty page with `has_more: true`; continue from its `next_cursor`.',
     ].join('\n\n'),
-    request: { query: eventsQuery },
     status: 200,
     data: z.array(R.loggedEventResponse),
     pagination: 'log',
     refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
   },
-} satisfies Record<RouteId, Operation>;
+} satisfies Record<RouteId, OperationDoc>;
 
 const PARAMETER_DOCS: Record<string, string> = {
   uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
@@ -447,6 +413,8 @@ const SHARED_INPUT: Record<string, $ZodType> = {
   WebhookUpdate: webhookUpdateBody,
   WebhookRecover: webhookRecoverBody,
 };
+/** The component name of each request body. */
+const BODY_NAMES = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
 
 /**
  * Envelope schemas are named `<Operation>Envelope`: client generators name their own types
@@ -466,6 +434,7 @@ const QUOTA_HEADERS = {
 
 /** One example per name, in a media type's `examples`. */
 const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
+const one = (summary: string, value: unknown) => named({ example: { summary, value } });
 
 const errorResponse = (description: string, schema: Json, examples: Json, headers?: Json) => ({
   description,
@@ -479,6 +448,32 @@ const failureBody = (legacy: boolean, status: number, errors: FieldErrors) =>
   legacy ? legacyFailureBody(status, errors) : v2FailureBody(errors);
 const gatewayBody = (errors: FieldErrors) => v2FailureBody(errors, EXAMPLE_GATEWAY_TRACE_ID);
 
+/** The 422 of one route: what its validation, its Idempotency-Key and its business rules refuse, with their examples. */
+const refusedResponse = (route: RouteDef, operation: Operation, examples: OperationExamples): Json => {
+  const legacy = route.envelope === 'legacy';
+  const post = acceptsIdempotencyKey(route);
+  const causes = [
+    operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
+    !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
+    operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
+    post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
+    operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
+  ].filter(Boolean);
+  const cases: Record<string, { summary: string; value: unknown }> = {};
+  if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
+  if (route.method !== 'GET')
+    cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
+  for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
+    cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
+  }
+  if (post)
+    cases.idempotency_key_reused = {
+      summary: 'Key used with another request',
+      value: failureBody(legacy, 422, commonFailures.idempotencyReused),
+    };
+  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), named(cases));
+};
+
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
   const legacy = route.envelope === 'legacy';
@@ -486,9 +481,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
   const gateway = legacy ? { anyOf: [ref('GatewayFailure'), ref('LegacyRefused')] } : ref('GatewayFailure');
   const hasParams = operation.request.params !== undefined;
-  const hasInput = operation.request.body !== undefined || operation.request.query !== undefined;
   const post = acceptsIdempotencyKey(route);
-  const one = (summary: string, value: unknown) => named({ example: { summary, value } });
   const out: Record<string, Json> = {};
   const badRequests: Record<string, { summary: string; value: unknown }> = {};
   if (hasParams) {
@@ -498,12 +491,11 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
       value: gatewayBody({ message: [MESSAGES_ELSEWHERE.badPercentEncoding(parameter)] }),
     };
   }
-  if (post) {
+  if (post)
     badRequests.idempotency_key_malformed = {
       summary: 'Idempotency-Key empty or too long',
       value: failureBody(legacy, 400, commonFailures.idempotencyKeyMalformed),
     };
-  }
   if (hasParams || post) {
     const keyFailure = legacy ? ref('LegacyInvalid') : failure;
     out['400'] = errorResponse(
@@ -563,28 +555,8 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   if (route.method !== 'GET') {
     out['413'] = errorResponse('The body is larger than 10 MB.', gateway, one('Body too large', gatewayBody(commonFailures.bodyTooLarge)));
   }
-  if (hasInput || post || operation.refusals) {
-    const causes = [
-      operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
-      !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
-      operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
-      post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
-      operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
-    ].filter(Boolean);
-    const cases: Record<string, { summary: string; value: unknown }> = {};
-    if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
-    if (route.method !== 'GET')
-      cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
-    for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
-      cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
-    }
-    if (post)
-      cases.idempotency_key_reused = {
-        summary: 'Key used with another request',
-        value: failureBody(legacy, 422, commonFailures.idempotencyReused),
-      };
-    out['422'] = errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : failure, named(cases));
-  }
+  if (operation.request.body || operation.request.query || post || operation.refusals)
+    out['422'] = refusedResponse(route, operation, examples);
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
@@ -653,113 +625,140 @@ const IGNORED_BODY = {
   content: { 'application/json': { schema: {} } },
 };
 
-export const buildOpenApiDocument = () => {
-  const ops = operations as Record<RouteId, Operation>;
+/** What the document says of the API as a whole, before its operations. */
+const ABOUT = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Affiliate Program Merchant API',
+    version: '2.0.0',
+    summary: 'Orders and the affiliate program of one merchant.',
+    description: [
+      'Every request carries `Authorization: Bearer <token>`: live tokens on the live server, testing tokens on the sandbox.',
+      'V2 responses use the envelope `{success, data, errors, meta}`; `meta.trace_id` identifies the request.',
+      'Every POST accepts an `Idempotency-Key` header: a retry with the same key and request gets the stored answer (`Idempotent-Replayed: true`).',
+      'This document is generated from the code (`npm run openapi`).',
+    ].join('\n\n'),
+    license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+  },
+  servers: [
+    {
+      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
+      description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
+      variables: {
+        apiId: { default: 'your-live-api-id' },
+        region: { default: 'eu-west-1' },
+      },
+    },
+    {
+      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
+      description: 'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
+      variables: {
+        apiId: { default: 'your-sandbox-api-id' },
+        region: { default: 'eu-west-1' },
+      },
+    },
+    {
+      url: 'http://127.0.0.1:{port}',
+      description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
+      variables: { port: { default: '3000' } },
+    },
+  ],
+  security: [{ bearerToken: [] }],
+  tags: [
+    { name: 'Orders', description: "Orders placed through the merchant's shop; each one earns its affiliate a commission." },
+    { name: 'Affiliates', description: "The merchant's affiliates." },
+    { name: 'Invites', description: 'Invitations e-mailed to prospective affiliates.' },
+    { name: 'Affiliate requests', description: "Requests to join the merchant's program." },
+    { name: 'Tiers', description: 'Commission tiers.' },
+    { name: 'Segments', description: 'Product segments and their rate per tier.' },
+    { name: 'Webhooks', description: "Endpoints that receive the merchant's events, signed per Standard Webhooks (see `webhooks`)." },
+    { name: 'Reports', description: 'What the commission ledgers add up to, per affiliate, month or day.' },
+    {
+      name: 'Events',
+      description: `The merchant's event log: the events webhooks deliver, read by polling, kept ${EVENTS_RETENTION_DAYS} days.`,
+    },
+  ],
+};
+
+/** The operation of one route, with its examples, its request schemas and every answer it gives. */
+const operationObject = (route: (typeof routes)[number], operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
+  const examples = operationExamples[route.id];
+  const post = acceptsIdempotencyKey(route);
+  const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
+  const failureResponses = failures(route, operation, examples);
+  // The merchant's quota: its headers on every answer once the caller is authenticated.
+  for (const [status, response] of Object.entries(failureResponses)) {
+    if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
+  }
+  if (post) {
+    // What is answered after the key is claimed, below 500, is stored and may be replayed.
+    for (const [status, response] of Object.entries(failureResponses)) {
+      if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
+    }
+  }
+  const body = operation.request.body;
+  const bodyRef = body ? BODY_NAMES.get(body) : undefined;
+  if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
+  const requestBody = bodyRef
+    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example: examples.body } } } }
+    : route.method === 'POST'
+      ? { requestBody: IGNORED_BODY }
+      : {};
+  return {
+    operationId: route.id,
+    tags: [operation.tag],
+    summary: operation.summary,
+    ...(operation.description ? { description: operation.description } : {}),
+    ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
+    parameters: parameters(route, operation, examples, inputs),
+    ...requestBody,
+    responses: {
+      [String(operation.status)]: {
+        description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
+        headers: { ...successHeaders.headers, ...QUOTA_HEADERS },
+        content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
+      },
+      ...failureResponses,
+    },
+  };
+};
+
+/**
+ * Every operation with the request schemas of its route, read from the handler (`handler.schemas`:
+ * what its validation runs), so they are written only there. A handler module reads its
+ * function's environment at import (shared/config.ts); placeholders stand in where it is unset, as
+ * nothing is called.
+ */
+const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
+  const placeholders = functionSpecs().flatMap((spec) =>
+    spec.kind === 'route' ? Object.entries(functionEnvironment(spec, PLACEHOLDER_VALUES)) : [],
+  );
+  for (const [name, value] of placeholders) process.env[name] ??= value;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const documented = {} as Record<RouteId, Operation>;
+  for (const route of routes) {
+    const { schemas } = await importHandler<{ schemas: Schemas }>(route.handler);
+    documented[route.id] = { ...operations[route.id], request: schemas };
+  }
+  return documented;
+};
+
+export const buildOpenApiDocument = async () => {
+  const ops = await documentedOperations();
   const successSchemas = Object.fromEntries(routes.map((route) => [successName(route.id), successSchema(route, ops[route.id])]));
   const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
   const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
-  const bodyName = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
   const inputs = (schema: $ZodType) =>
     stripSchemaKeyword(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as Json);
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
-    const operation = ops[route.id];
-    const examples = operationExamples[route.id];
-    const post = acceptsIdempotencyKey(route);
-    const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
-    const failureResponses = failures(route, operation, examples);
-    // The merchant's quota: its headers on every answer once the caller is authenticated.
-    for (const [status, response] of Object.entries(failureResponses)) {
-      if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
-    }
-    if (post) {
-      // What is answered after the key is claimed, below 500, is stored and may be replayed.
-      for (const [status, response] of Object.entries(failureResponses)) {
-        if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
-      }
-    }
-    const body = operation.request.body;
-    const bodyRef = body ? bodyName.get(body) : undefined;
-    if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
-    const requestBody = bodyRef
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example: examples.body } } } }
-      : route.method === 'POST'
-        ? { requestBody: IGNORED_BODY }
-        : {};
     paths[route.path] ??= {};
-    (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = {
-      operationId: route.id,
-      tags: [operation.tag],
-      summary: operation.summary,
-      ...(operation.description ? { description: operation.description } : {}),
-      ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
-      parameters: parameters(route, operation, examples, inputs),
-      ...requestBody,
-      responses: {
-        [String(operation.status)]: {
-          description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
-          headers: { ...successHeaders.headers, ...QUOTA_HEADERS },
-          content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
-        },
-        ...failureResponses,
-      },
-    };
+    (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = operationObject(route, ops[route.id], inputs);
   }
 
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Affiliate Program Merchant API',
-      version: '2.0.0',
-      summary: 'Orders and the affiliate program of one merchant.',
-      description: [
-        'Every request carries `Authorization: Bearer <token>`: live tokens on the live server, testing tokens on the sandbox.',
-        'V2 responses use the envelope `{success, data, errors, meta}`; `meta.trace_id` identifies the request.',
-        'Every POST accepts an `Idempotency-Key` header: a retry with the same key and request gets the stored answer (`Idempotent-Replayed: true`).',
-        'This document is generated from the code (`npm run openapi`).',
-      ].join('\n\n'),
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-    },
-    servers: [
-      {
-        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
-        description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
-        variables: {
-          apiId: { default: 'your-live-api-id' },
-          region: { default: 'eu-west-1' },
-        },
-      },
-      {
-        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
-        description:
-          'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
-        variables: {
-          apiId: { default: 'your-sandbox-api-id' },
-          region: { default: 'eu-west-1' },
-        },
-      },
-      {
-        url: 'http://127.0.0.1:{port}',
-        description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
-        variables: { port: { default: '3000' } },
-      },
-    ],
-    security: [{ bearerToken: [] }],
-    tags: [
-      { name: 'Orders', description: "Orders placed through the merchant's shop; each one earns its affiliate a commission." },
-      { name: 'Affiliates', description: "The merchant's affiliates." },
-      { name: 'Invites', description: 'Invitations e-mailed to prospective affiliates.' },
-      { name: 'Affiliate requests', description: "Requests to join the merchant's program." },
-      { name: 'Tiers', description: 'Commission tiers.' },
-      { name: 'Segments', description: 'Product segments and their rate per tier.' },
-      { name: 'Webhooks', description: "Endpoints that receive the merchant's events, signed per Standard Webhooks (see `webhooks`)." },
-      { name: 'Reports', description: 'What the commission ledgers add up to, per affiliate, month or day.' },
-      {
-        name: 'Events',
-        description: `The merchant's event log: the events webhooks deliver, read by polling, kept ${EVENTS_RETENTION_DAYS} days.`,
-      },
-    ],
+    ...ABOUT,
     paths,
     webhooks: outgoingWebhooks(),
     components: {

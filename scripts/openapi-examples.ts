@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
-import type { RouteId } from '#functions/routes';
+import { type RouteId, route } from '#functions/routes';
 import { DEMO } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
@@ -143,12 +143,13 @@ const affiliateRequest = {
   requested_at: EARLIER,
 };
 const invite = { uuid: DEMO.inviteUuid, email: 'erin@example.com', link_used_at: null, created_at: AT, updated_at: AT };
-const pagination = (path: string, total: number) => ({
+/** The first page of a route's list of `total` items, with its links. */
+const pagination = (id: RouteId, total: number) => ({
   current_page: 1,
   last_page: Math.max(1, Math.ceil(total / 15)),
   per_page: 15,
   total,
-  next_page_url: total > 15 ? `${LIVE_URL}${path}?per_page=15&page=2` : null,
+  next_page_url: total > 15 ? `${LIVE_URL}${route(id).path}?per_page=15&page=2` : null,
   prev_page_url: null,
 });
 const invitePagination = { total: 1, count: 1, per_page: 15, current_page: 1, total_pages: 1 };
@@ -230,7 +231,7 @@ const payloadExamples: [$ZodType, unknown][] = [
   [R.affiliateRequestResponse, affiliateRequest],
   [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
   [R.inviteResponse, invite],
-  [R.laravelPaginationSchema, pagination('/api/v2/orders', 42)],
+  [R.laravelPaginationSchema, pagination('orders-list', 42)],
   [R.invitePaginationSchema, invitePagination],
   [R.traceIdSchema, EXAMPLE_TRACE_ID],
   [webhookCreateBody, webhookCreate],
@@ -349,7 +350,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
         },
       ],
     },
-    pagination: pagination('/api/v2/reports/commissions', 2),
+    pagination: pagination('reports-commissions', 2),
     meta: { as_of: AT },
     parameters: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month', ...pageParameters },
     invalid: validationErrors(reportQuery, { from: '2026-11-31', group_by: 'week' }),
@@ -381,7 +382,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'orders-create': { data: { order: createdOrder }, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
   'orders-list': {
     data: { orders: [order] },
-    pagination: pagination('/api/v2/orders', 42),
+    pagination: pagination('orders-list', 42),
     parameters: pageParameters,
     invalid: badPage(orderListQuery),
   },
@@ -404,7 +405,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   },
   'affiliates-list': {
     data: { affiliates: [affiliate] },
-    pagination: pagination('/api/v2/affiliates', 1),
+    pagination: pagination('affiliates-list', 1),
     parameters: { ...pageParameters, tier_slug: 'gold' },
     invalid: badPage(affiliateListQuery),
   },
@@ -426,7 +427,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   },
   'affiliate-requests-list': {
     data: [affiliateRequest],
-    pagination: pagination('/api/v2/affiliate-requests', 2),
+    pagination: pagination('affiliate-requests-list', 2),
     parameters: { status: 'pending', ...pageParameters },
     invalid: validationErrors(affiliateRequestListQuery, { status: 'approved' }),
   },
@@ -443,14 +444,14 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   },
   'tiers-list': {
     data: { tiers: [tier] },
-    pagination: pagination('/api/v2/tiers', 1),
+    pagination: pagination('tiers-list', 1),
     parameters: pageParameters,
     invalid: badPage(programListQuery),
   },
   'tiers-get': { data: { tier }, parameters: { slug: 'gold' } },
   'segments-list': {
     data: { segments: [segment] },
-    pagination: pagination('/api/v2/segments', 1),
+    pagination: pagination('segments-list', 1),
     parameters: pageParameters,
     invalid: badPage(programListQuery),
   },

@@ -99,7 +99,7 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
       await admitted();
       return envelopeResponse(route.envelope, traceId, reply);
     });
-  // The schemas the route validates with, for the test that holds the OpenAPI document to them.
+  // The schemas the route validates with: the OpenAPI generator documents these (scripts/openapi-document.ts).
   return Object.assign(handler, { schemas });
 };
 
