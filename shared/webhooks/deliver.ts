@@ -315,11 +315,13 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   const { message, settings, now, random, record } = attempt;
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const answered = answeredFields(result);
-  const retryAfter = retryAfterSeconds(result.retryAfter, now);
+  // The waits count from the failure, not from the attempt's start: after a 15 s timeout the 5 s rest has not passed yet.
+  const failedAt = settings.now?.() ?? Date.now();
+  const retryAfter = retryAfterSeconds(result.retryAfter, failedAt);
   const ownWait = waitBeforeNextAttempt(message.attempt, retryAfter, settings.schedule, random);
   const rest = endpointRestAfterFailures((endpoint.consecutive_failures ?? 0) + 1, retryAfter, settings.schedule, random);
   // The endpoint's hold is its own schedule's; a delivery far along its schedule does not hold the others longer.
-  const probeAt = iso(now + rest * 1000);
+  const probeAt = iso(failedAt + rest * 1000);
   const streak = await finishDelivery(settings.db, merchantId, endpointUuid, {
     result: 'failed',
     at: iso(now),
@@ -340,7 +342,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
     await requeueOrThrow(settings, wakeUp);
     return 'failed';
   }
-  const retryAt = ownWait > rest ? iso(now + ownWait * 1000) : probeAt;
+  const retryAt = ownWait > rest ? iso(failedAt + ownWait * 1000) : probeAt;
   await record({ ...answered, status: 'pending', next_attempt_at: retryAt });
   const { holds: _holds, ...next } = message;
   const retry = { ...next, attempt: message.attempt + 1, not_before: retryAt };
@@ -350,7 +352,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   }
   // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
   // as the next probe: a long outage spends its failures on every event in turn, not all on one.
-  const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, now, Date.parse(probeAt), false));
+  const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, failedAt, Date.parse(probeAt), false));
   await requeueOrThrow(settings, behindParked ? wakeUp : retry);
   return 'retrying';
 };

@@ -164,6 +164,22 @@ describe('deliver', () => {
     expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt, ':minus': -1 });
   });
 
+  it('counts the wait before the next attempt from the failure, so an attempt that ran into its timeout does not cut the rest short', async () => {
+    // Prepare: the attempt starts at NOW and fails 2 s later (the receiver answers 503 at the timeout)
+    answer = { status: 503 };
+    let calls = 0;
+    const clock = (): DeliverSettings => ({ ...settings(), now: () => (calls++ === 0 ? NOW : NOW + 2000) });
+
+    // Act
+    const outcome = await deliver(message(), clock());
+
+    // Assess: 5 s after the failure, not after the start
+    expect(outcome).toBe('retrying');
+    const retryAt = new Date(NOW + 2000 + 5000).toISOString();
+    expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt });
+    expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
+  });
+
   it('gives a delivery up when the schedule is exhausted, without a retry', async () => {
     // Prepare
     answer = { status: 500 };
