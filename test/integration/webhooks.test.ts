@@ -119,6 +119,21 @@ describe('webhooks', () => {
     expect(Math.max(...healthy.hits.map((hit) => hit.at)) - started).toBeLessThan(8000);
   });
 
+  it("retries a hanging endpoint the schedule's wait after its attempt timed out, not after the attempt began", async () => {
+    // Prepare: locally a delivery times out after 1.5 s and the schedule's first wait is 1 s (±10 %)
+    const { client } = await setUp();
+    const hanging = await receiver(() => undefined);
+    await createEndpoint(client, hanging.url, ['order.created']);
+
+    // Act
+    await client.post('/api/v2/orders/create', orderBody());
+    await eventually(async () => (hanging.hits.length >= 2 ? true : undefined), 20_000);
+
+    // Assess: the second attempt came at least the timeout and the wait after the first
+    const [first, second] = hanging.hits as [Hit, Hit];
+    expect(second.at - first.at).toBeGreaterThanOrEqual(1500 + 900);
+  });
+
   it('signs with both secrets for a day after a rotation, so the old and the new secret verify', async () => {
     // Prepare
     const { client } = await setUp();
