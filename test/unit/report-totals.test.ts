@@ -133,6 +133,20 @@ describe('the change feed keeps the report totals', () => {
     }
   });
 
+  it("indexes an affiliate's day item for a report of that affiliate alone, and takes its month item off the index", async () => {
+    // Act
+    await processChangeRecords([record(7, ledger([ACCRUAL]))]);
+
+    // Assess: one index entry per ledger write (the day's); the month's is removed should an older write have left one
+    const affiliateItems = totalsUpdates().filter((update) => update.Key?.pk === `M#${MERCHANT.id}#TOTALS#A`);
+    const day = affiliateItems.find((update) => String(update.Key?.sk).startsWith('D#'));
+    const month = affiliateItems.find((update) => String(update.Key?.sk).startsWith('M#'));
+    expect(day?.UpdateExpression).toContain('gsi1pk = :gpk, gsi1sk = :gsk');
+    expect(day?.ExpressionAttributeValues).toMatchObject({ ':gpk': `M#${MERCHANT.id}#TOTALS#A#alice`, ':gsk': 'D#2026-11-30#EUR' });
+    expect(month?.UpdateExpression).toContain('REMOVE gsi1pk, gsi1sk');
+    expect(month?.ExpressionAttributeValues).not.toHaveProperty(':gpk');
+  });
+
   it("writes each totals item once per batch, whatever the number of a merchant's ledger writes in it, with their sum", async () => {
     // Prepare: three orders of one affiliate booked on one day.
     const records = [10, 11, 12].map((sequence) => record(sequence, ledger([ACCRUAL], { order_uuid: `order-${sequence}` })));

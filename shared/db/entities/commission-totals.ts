@@ -17,9 +17,10 @@ import { moveForward } from './forward';
  *   affiliate totals items that day or month has, so a report grouped by affiliate knows its
  *   total without reading them); and `AS_OF`, how far the feed has applied the merchant's ledgers.
  * - `M#<merchant>#TOTALS#A`: per affiliate, sk `D#<day>#<slug>#<currency>` and
- *   `M#<month>#<slug>#<currency>`, so one period's affiliates are one key range in slug order; on
- *   gsi1 under `M#<merchant>#TOTALS#A#<slug>` (sk `D#<day>#<currency>`, `M#<month>#<currency>`)
- *   for a report of one affiliate.
+ *   `M#<month>#<slug>#<currency>`, so one period's affiliates are one key range in slug order; the
+ *   day items also on gsi1 under `M#<merchant>#TOTALS#A#<slug>` (sk `D#<day>#<currency>`) for a
+ *   report of one affiliate, whose months are the sums of its days (one index write per ledger
+ *   write, not two).
  *
  * A batch of the stream writes each item once: an UpdateItem that `ADD`s the figures of the
  * batch's records and sets `applied_through` to the stream sequence number of the last of them,
@@ -52,6 +53,10 @@ export const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantI
 const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotalsPk(merchantId)}#${slug}`;
 
 const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
+
+/** Where an affiliate's day item is indexed for a report of that affiliate alone; month items are not. */
+const affiliateIndexOf = (merchantId: string, kind: PeriodKind, period: string, slug: string, currency: string) =>
+  kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, slug), gsi1sk: merchantSk(kind, period, currency) } : undefined;
 const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
 const AS_OF_SK = 'AS_OF';
 
@@ -160,19 +165,20 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
   await Promise.all(
     [...byAffiliateItem].map(async ([sk, group]) => {
       const { delta } = group[0] as (typeof group)[number];
+      const index = affiliateIndexOf(merchantId, delta.kind, delta.period, delta.affiliate_slug, delta.currency_code);
       const created = await addOnce(
         db,
         { pk: affiliateTotalsPk(merchantId), sk },
         group.map(({ seq, delta: figures }) => ({ seq, figures })),
         {
-          set: ', affiliate_slug = :slug, gsi1pk = :gpk, gsi1sk = :gsk',
+          // A month item written before months left the index leaves it at its next write.
+          set: index ? ', affiliate_slug = :slug, gsi1pk = :gpk, gsi1sk = :gsk' : ', affiliate_slug = :slug REMOVE gsi1pk, gsi1sk',
           values: {
             ':type': 'affiliate_totals',
             ':period': delta.period,
             ':currency': delta.currency_code,
             ':slug': delta.affiliate_slug,
-            ':gpk': affiliateIndexPk(merchantId, delta.affiliate_slug),
-            ':gsk': merchantSk(delta.kind, delta.period, delta.currency_code),
+            ...(index ? { ':gpk': index.gsi1pk, ':gsk': index.gsi1sk } : {}),
           },
         },
       );
@@ -234,11 +240,7 @@ export const replaceClosedTotals = async (
       const { kind, ...figures } = item;
       const affiliate =
         'affiliate_slug' in item
-          ? {
-              type: 'affiliate_totals',
-              gsi1pk: affiliateIndexPk(merchantId, item.affiliate_slug),
-              gsi1sk: merchantSk(kind, item.period, item.currency_code),
-            }
+          ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, kind, item.period, item.affiliate_slug, item.currency_code) }
           : { type: 'merchant_totals' };
       return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
     }),
@@ -308,8 +310,9 @@ const toAffiliateTotals = (item: unknown): AffiliateTotals => {
 
 /**
  * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order;
- * `limit` stops after that many (a page and what precedes it, or follows it when read `backward`),
- * one affiliate's when `slug` is given.
+ * `limit` stops after that many (a page and what precedes it, or follows it when read `backward`).
+ * One affiliate's (`slug`) are read from the index, where its months are its days: each day item
+ * comes back as its month's (the caller sums them).
  */
 export const readAffiliateTotals = async (
   db: TableRef,
@@ -318,25 +321,23 @@ export const readAffiliateTotals = async (
   range: { from: string; to: string },
   options: { limit?: number; slug?: string; backward?: boolean } = {},
 ): Promise<AffiliateTotals[]> => {
-  const items =
-    options.slug === undefined
-      ? await queryItems(
-          db,
-          {
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': affiliateTotalsPk(merchantId), ...between(kind, range.from, range.to) },
-            ScanIndexForward: options.backward !== true,
-          },
-          options.limit,
-        )
-      : await queryItems(
-          db,
-          {
-            IndexName: GSI1.indexName,
-            KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ...between(kind, range.from, range.to) },
-          },
-          options.limit,
-        );
+  if (options.slug !== undefined) {
+    const days = kind === 'M' ? { from: `${range.from}-01`, to: `${range.to}-01` } : range;
+    const items = await queryItems(db, {
+      IndexName: GSI1.indexName,
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ...between('D', days.from, days.to) },
+    });
+    return items.map(toAffiliateTotals).map((item) => (kind === 'M' ? { ...item, period: item.period.slice(0, 7) } : item));
+  }
+  const items = await queryItems(
+    db,
+    {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': affiliateTotalsPk(merchantId), ...between(kind, range.from, range.to) },
+      ScanIndexForward: options.backward !== true,
+    },
+    options.limit,
+  );
   return items.map(toAffiliateTotals);
 };
