@@ -128,8 +128,8 @@ const asOfFrom = (through: string | undefined) =>
  * grouped by affiliate and month, or days grouped by affiliate and day) reads the merchant's few
  * totals items for the count and only the page's affiliate items and those before or after it,
  * whichever are fewer; a range with part months, or several months grouped by affiliate alone,
- * reads every affiliate item of the range. Grouped by time alone or for one affiliate it reads at most one item per day and
- * currency of the range.
+ * reads every affiliate item of the range. Grouped by time alone or for one affiliate it reads at
+ * most one item per day and currency of the range.
  */
 export const commissionReport = async (db: TableRef, merchantId: string, query: ReportQuery): Promise<CommissionReport> => {
   const { from, to } = query;

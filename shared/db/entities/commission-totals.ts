@@ -53,12 +53,12 @@ export const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantI
 const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotalsPk(merchantId)}#${slug}`;
 
 const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
+const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
+const AS_OF_SK = 'AS_OF';
 
 /** Where an affiliate's day item is indexed for a report of that affiliate alone; month items are not. */
 const affiliateIndexOf = (merchantId: string, kind: PeriodKind, period: string, slug: string, currency: string) =>
   kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, slug), gsi1sk: merchantSk(kind, period, currency) } : undefined;
-const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
-const AS_OF_SK = 'AS_OF';
 
 /** Stream sequence numbers are decimal strings of up to 40 digits: padded, their string order is their numeric order. */
 export const paddedSequence = (sequenceNumber: string) => sequenceNumber.padStart(40, '0');
