@@ -192,21 +192,94 @@ export const sqsRequestsFor = (bytes: number): number => Math.max(1, Math.ceil(b
 
 const perMillion = (price: number) => `$${price} / million`;
 
-/** The cost of a million orders in one scenario, line by line (per-order quantities from `measure`). */
-export const costLines = (measure: ScenarioMeasure, deployment: Deployment, prices: Prices = PRICES): CostLine[] => {
+/** A measure's per-order quantities, shared by the groups of lines below. */
+const perOrder = (measure: ScenarioMeasure) => {
   const per = (total: number) => total / Math.max(1, measure.orders);
+  const sum = (uses: readonly FunctionUse[], of: (use: FunctionUse) => number) => per(uses.reduce((total, use) => total + of(use), 0));
   const requests = per(measure.apiRequests);
-  const workers = measure.functions.filter((use) => use.trigger !== 'api');
-  const queueInvocations = per(measure.functions.filter((use) => use.trigger === 'queue').reduce((sum, use) => sum + use.invocations, 0));
-  const invocations = per(measure.functions.reduce((sum, use) => sum + use.invocations, 0));
-  const functionLogBytes = per(measure.functions.reduce((sum, use) => sum + use.logBytes, 0));
-  const platformLogBytes = invocations * ASSUMED.platformLogBytesPerInvocation;
-  const accessLogBytes = requests * ASSUMED.accessLogBytesPerRequest;
-  const logBytes = functionLogBytes + platformLogBytes + accessLogBytes;
+  const invocations = sum(measure.functions, (use) => use.invocations);
+  return {
+    per,
+    requests,
+    invocations,
+    workerInvocations: sum(
+      measure.functions.filter((use) => use.trigger !== 'api'),
+      (use) => use.invocations,
+    ),
+    queueInvocations: sum(
+      measure.functions.filter((use) => use.trigger === 'queue'),
+      (use) => use.invocations,
+    ),
+    streamInvocations: sum(
+      measure.functions.filter((use) => use.trigger === 'stream'),
+      (use) => use.invocations,
+    ),
+    functionLogBytes: sum(measure.functions, (use) => use.logBytes),
+    platformLogBytes: invocations * ASSUMED.platformLogBytesPerInvocation,
+    accessLogBytes: requests * ASSUMED.accessLogBytesPerRequest,
+  };
+};
+
+type PerOrder = ReturnType<typeof perOrder>;
+
+/** A line priced per million of its unit. */
+const perMillionLine = (item: string, pricePerMillion: number, quantity: number, unit: string): CostLine => ({
+  item,
+  price: perMillion(pricePerMillion),
+  quantity,
+  unit,
+  dollars: quantity * pricePerMillion,
+});
+
+/** The front door and the functions: API Gateway, WAF, Lambda's requests and each function's duration. */
+const computeLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => [
+  perMillionLine('API Gateway REST API', prices.apiGatewayRestPerMillion, q.requests, 'requests'),
+  perMillionLine('WAF requests', prices.wafRequestsPerMillion, q.requests, 'requests'),
+  perMillionLine('Lambda requests (every function)', prices.lambdaRequestsPerMillion, q.invocations, 'invocations'),
+  ...measure.functions.map((use): CostLine => {
+    const gbSeconds = q.per((use.billedMs / 1000) * (use.memoryMb / 1024));
+    return {
+      item: `Lambda duration: ${use.fn} (${use.memoryMb} MB)`,
+      price: `$${prices.lambdaArmPerGbSecond} / GB-s`,
+      quantity: gbSeconds,
+      unit: 'GB-s',
+      dollars: MILLION * gbSeconds * prices.lambdaArmPerGbSecond,
+    };
+  }),
+];
+
+/** The queues and the table: SQS requests, DynamoDB's write units (by feature when measured so) and read units, stream reads. */
+const dataLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => [
+  perMillionLine('SQS requests made by the functions (measured)', prices.sqsRequestsPerMillion, q.per(measure.sqsRequests), 'requests'),
+  perMillionLine(
+    `SQS receives and deletes of the event source mappings (${ASSUMED.sqsRequestsPerQueueInvocation} per queue-triggered invocation, assumed)`,
+    prices.sqsRequestsPerMillion,
+    q.queueInvocations * ASSUMED.sqsRequestsPerQueueInvocation,
+    'requests',
+  ),
+  ...Object.entries(measure.writeUnitsByFeature ?? { '': measure.writeUnits }).map(([feature, units]) =>
+    perMillionLine(
+      `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`,
+      prices.dynamodbWriteUnitsPerMillion,
+      q.per(units),
+      'WRU',
+    ),
+  ),
+  perMillionLine('DynamoDB read request units', prices.dynamodbReadUnitsPerMillion, q.per(measure.readUnits), 'RRU'),
+  {
+    item: 'DynamoDB Streams reads (by the change feed trigger)',
+    price: 'free for Lambda triggers',
+    quantity: q.streamInvocations,
+    unit: 'batches',
+    dollars: 0,
+  },
+];
+
+/** What is written down and kept an eye on: CloudWatch Logs (ingested and archived), X-Ray traces. */
+const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: Deployment, prices: Prices): CostLine[] => {
+  const logBytes = q.functionLogBytes + q.platformLogBytes + q.accessLogBytes;
   const workerTraceShare = deployment.traceWorkers ? ASSUMED.workerTraceShare[measure.load] : 0;
-  const traces = requests * deployment.apiTraceRate + per(workers.reduce((sum, use) => sum + use.invocations, 0)) * workerTraceShare;
-  const tableGbMonths = per(measure.stored.tableByteMonths) / GB;
-  const indexGbMonths = per(measure.stored.indexByteMonths) / GB;
+  const traces = q.requests * deployment.apiTraceRate + q.workerInvocations * workerTraceShare;
   const logsLine = (item: string, bytes: number): CostLine => ({
     item,
     price: `$${prices.logsIngestionPerGb} / GB`,
@@ -215,80 +288,12 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
     dollars: (MILLION * bytes * prices.logsIngestionPerGb) / GB,
   });
   return [
-    {
-      item: 'API Gateway REST API',
-      price: perMillion(prices.apiGatewayRestPerMillion),
-      quantity: requests,
-      unit: 'requests',
-      dollars: requests * prices.apiGatewayRestPerMillion,
-    },
-    {
-      item: 'WAF requests',
-      price: perMillion(prices.wafRequestsPerMillion),
-      quantity: requests,
-      unit: 'requests',
-      dollars: requests * prices.wafRequestsPerMillion,
-    },
-    {
-      item: 'Lambda requests (every function)',
-      price: perMillion(prices.lambdaRequestsPerMillion),
-      quantity: invocations,
-      unit: 'invocations',
-      dollars: invocations * prices.lambdaRequestsPerMillion,
-    },
-    ...measure.functions.map((use): CostLine => {
-      const gbSeconds = per((use.billedMs / 1000) * (use.memoryMb / 1024));
-      return {
-        item: `Lambda duration: ${use.fn} (${use.memoryMb} MB)`,
-        price: `$${prices.lambdaArmPerGbSecond} / GB-s`,
-        quantity: gbSeconds,
-        unit: 'GB-s',
-        dollars: MILLION * gbSeconds * prices.lambdaArmPerGbSecond,
-      };
-    }),
-    {
-      item: 'SQS requests made by the functions (measured)',
-      price: perMillion(prices.sqsRequestsPerMillion),
-      quantity: per(measure.sqsRequests),
-      unit: 'requests',
-      dollars: per(measure.sqsRequests) * prices.sqsRequestsPerMillion,
-    },
-    {
-      item: `SQS receives and deletes of the event source mappings (${ASSUMED.sqsRequestsPerQueueInvocation} per queue-triggered invocation, assumed)`,
-      price: perMillion(prices.sqsRequestsPerMillion),
-      quantity: queueInvocations * ASSUMED.sqsRequestsPerQueueInvocation,
-      unit: 'requests',
-      dollars: queueInvocations * ASSUMED.sqsRequestsPerQueueInvocation * prices.sqsRequestsPerMillion,
-    },
-    ...Object.entries(measure.writeUnitsByFeature ?? { '': measure.writeUnits }).map(
-      ([feature, units]): CostLine => ({
-        item: `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`,
-        price: perMillion(prices.dynamodbWriteUnitsPerMillion),
-        quantity: per(units),
-        unit: 'WRU',
-        dollars: per(units) * prices.dynamodbWriteUnitsPerMillion,
-      }),
-    ),
-    {
-      item: 'DynamoDB read request units',
-      price: perMillion(prices.dynamodbReadUnitsPerMillion),
-      quantity: per(measure.readUnits),
-      unit: 'RRU',
-      dollars: per(measure.readUnits) * prices.dynamodbReadUnitsPerMillion,
-    },
-    {
-      item: 'DynamoDB Streams reads (by the change feed trigger)',
-      price: 'free for Lambda triggers',
-      quantity: per(workers.filter((use) => use.trigger === 'stream').reduce((sum, use) => sum + use.invocations, 0)),
-      unit: 'batches',
-      dollars: 0,
-    },
-    logsLine('CloudWatch Logs: what the functions wrote (measured)', functionLogBytes),
+    logsLine('CloudWatch Logs: what the functions wrote (measured)', q.functionLogBytes),
     logsLine(
       `CloudWatch Logs: Lambda's START/END/REPORT lines (${ASSUMED.platformLogBytesPerInvocation} bytes an invocation, assumed)`,
-      platformLogBytes,
+      q.platformLogBytes,
     ),
-    logsLine(`CloudWatch Logs: API access log (${ASSUMED.accessLogBytesPerRequest} bytes a request, estimated)`, accessLogBytes),
+    logsLine(`CloudWatch Logs: API access log (${ASSUMED.accessLogBytesPerRequest} bytes a request, estimated)`, q.accessLogBytes),
     {
       item: `CloudWatch Logs archive (${deployment.logRetentionDays} days kept; upper bound: billed compressed)`,
       price: `$${prices.logsStoragePerGbMonth} / GB-month`,
@@ -296,24 +301,24 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
       unit: 'bytes',
       dollars: (MILLION * logBytes * prices.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
     },
-    {
-      item: `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; ${
+    perMillionLine(
+      `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; ${
         deployment.traceWorkers
           ? `triggered invocations ${Math.round(ASSUMED.workerTraceShare.steady * 100)} % at steady load, ${Math.round(ASSUMED.workerTraceShare.quiet * 100)} % at quiet load`
           : 'triggered functions start none: they join sampled requests'
       })`,
-      price: perMillion(prices.xrayTracesPerMillion),
-      quantity: traces,
-      unit: 'traces',
-      dollars: traces * prices.xrayTracesPerMillion,
-    },
-    {
-      item: 'SES e-mails',
-      price: `$${prices.sesPerThousand} / thousand`,
-      quantity: per(measure.emails),
-      unit: 'e-mails',
-      dollars: per(measure.emails) * prices.sesPerThousand * 1000,
-    },
+      prices.xrayTracesPerMillion,
+      traces,
+      'traces',
+    ),
+  ];
+};
+
+/** What a month of keeping a million orders costs: the table and its indexes, and their point-in-time recovery. */
+const storageLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => {
+  const tableGbMonths = q.per(measure.stored.tableByteMonths) / GB;
+  const indexGbMonths = q.per(measure.stored.indexByteMonths) / GB;
+  return [
     {
       item: 'DynamoDB storage, table and indexes',
       price: `$${prices.dynamodbStoragePerGbMonth} / GB-month`,
@@ -330,6 +335,25 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment, pric
       dollars: MILLION * tableGbMonths * prices.dynamodbPitrPerGbMonth,
       perMonth: true,
     },
+  ];
+};
+
+/** The cost of a million orders in one scenario, line by line (per-order quantities from `measure`). */
+export const costLines = (measure: ScenarioMeasure, deployment: Deployment, prices: Prices = PRICES): CostLine[] => {
+  const q = perOrder(measure);
+  const emails = q.per(measure.emails);
+  return [
+    ...computeLines(measure, q, prices),
+    ...dataLines(measure, q, prices),
+    ...observabilityLines(measure, q, deployment, prices),
+    {
+      item: 'SES e-mails',
+      price: `$${prices.sesPerThousand} / thousand`,
+      quantity: emails,
+      unit: 'e-mails',
+      dollars: emails * prices.sesPerThousand * 1000,
+    },
+    ...storageLines(measure, q, prices),
   ];
 };
 
