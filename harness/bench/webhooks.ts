@@ -149,6 +149,65 @@ const benchMerchant = (key: string, orders: readonly string[]) => ({
   })),
 });
 
+/** A phase's figures, once every change sent has arrived at the healthy receiver (or `settleMs` passed). */
+const deliveredAfter = async (
+  label: string,
+  { sentAt, total, rate }: Awaited<ReturnType<typeof patchAtRate>>,
+  arrived: ReadonlyMap<string, number>,
+  settleMs: number,
+): Promise<WebhookBenchResult> => {
+  const deadline = performance.now() + settleMs;
+  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const latencies = [...sentAt].flatMap(([key, sent]) => {
+    const at = arrived.get(key);
+    return at === undefined ? [] : [at - sent];
+  });
+  return {
+    label,
+    latencies,
+    sent: total,
+    created: sentAt.size,
+    delivered: latencies.length,
+    rate,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+};
+
+/** The phases' table, with both alone phases pooled as the baseline, and each comparison against it; returns the figures. */
+const summarize = (print: Print, results: readonly WebhookBenchResult[], hangingHits: number) => {
+  const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
+  const [first, beside, answered, hung, again] = results as [WebhookBenchResult, ...WebhookBenchResult[]];
+  const pooled = [first, again].flatMap((row) => (row ? [row] : []));
+  const aloneLatencies = pooled.flatMap((row) => row.latencies);
+  const alone: WebhookBenchResult = {
+    label: 'healthy endpoint alone (both alone phases pooled)',
+    latencies: aloneLatencies,
+    sent: pooled.reduce((sum, row) => sum + row.sent, 0),
+    created: pooled.reduce((sum, row) => sum + row.created, 0),
+    delivered: aloneLatencies.length,
+    rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
+    p50: percentile(aloneLatencies, 50),
+    p99: percentile(aloneLatencies, 99),
+  };
+  print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
+  print('|---|---|---|---|---|---|---|');
+  for (const row of [...results, alone]) {
+    print(`| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`);
+  }
+  for (const row of [beside, hung]) {
+    if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
+  }
+  if (answered && hung)
+    print(
+      `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,
+    );
+  print(`\nThe hanging endpoints received ${hangingHits} distinct events' attempts in all.`);
+  return { alone, beside, answered, hung };
+};
+
 /** Runs the phases and prints their table; returns the figures (the bench's summary reads them). */
 export const benchWebhooks = async (print: Print = console.log, options: Partial<Record<keyof typeof WEBHOOK_BENCH, number>> = {}) => {
   const { rate, seconds, settleMs, orders: orderCount, noisyMerchants, noisyRate } = { ...WEBHOOK_BENCH, ...options };
@@ -172,28 +231,8 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
 
     const results: WebhookBenchResult[] = [];
     const phase = async (label: string, firstValue: number, beside: () => Promise<unknown> = async () => undefined) => {
-      const [{ sentAt, total, rate: achieved }] = await Promise.all([
-        patchAtRate(base, token, orders, firstValue, rate, seconds),
-        beside(),
-      ]);
-      const deadline = performance.now() + settleMs;
-      while (performance.now() < deadline && [...sentAt.keys()].some((key) => !healthy.arrived.has(key))) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-      const latencies = [...sentAt].flatMap(([key, sent]) => {
-        const arrived = healthy.arrived.get(key);
-        return arrived === undefined ? [] : [arrived - sent];
-      });
-      results.push({
-        label,
-        latencies,
-        sent: total,
-        created: sentAt.size,
-        delivered: latencies.length,
-        rate: achieved,
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
-      });
+      const [sent] = await Promise.all([patchAtRate(base, token, orders, firstValue, rate, seconds), beside()]);
+      results.push(await deliveredAfter(label, sent, healthy.arrived, settleMs));
     };
     // Warm-up (not reported): DynamoDB Local's JVM compiles its hot paths over its first thousands of requests.
     await phase('warm-up', 1);
@@ -230,36 +269,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     await idle(hanging.server);
     await phase('healthy endpoint alone, again', 1 + 5 * rate * seconds);
 
-    const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
-    const [first, beside, answered, hung, again] = results as [WebhookBenchResult, ...WebhookBenchResult[]];
-    const pooled = [first, again].flatMap((row) => (row ? [row] : []));
-    const aloneLatencies = pooled.flatMap((row) => row.latencies);
-    const alone: WebhookBenchResult = {
-      label: 'healthy endpoint alone (both alone phases pooled)',
-      latencies: aloneLatencies,
-      sent: pooled.reduce((sum, row) => sum + row.sent, 0),
-      created: pooled.reduce((sum, row) => sum + row.created, 0),
-      delivered: aloneLatencies.length,
-      rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
-      p50: percentile(aloneLatencies, 50),
-      p99: percentile(aloneLatencies, 99),
-    };
-    print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
-    print('|---|---|---|---|---|---|---|');
-    for (const row of [...results, alone]) {
-      print(
-        `| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`,
-      );
-    }
-    for (const row of [beside, hung]) {
-      if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
-    }
-    if (answered && hung)
-      print(
-        `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,
-      );
-    print(`\nThe hanging endpoints received ${hanging.arrived.size} distinct events' attempts in all.`);
-    return { alone, beside, answered, hung };
+    return summarize(print, results, hanging.arrived.size);
   } finally {
     for (const server of servers) {
       server.closeAllConnections();
