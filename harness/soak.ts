@@ -118,6 +118,36 @@ const feedCaughtUp = (ops: readonly Op[]) => {
   };
 };
 
+/** Reads what the stages hold once settled (every table, list, endpoint and the polled event log) and checks every invariant against it. */
+const checkEverything = async (
+  log: (line: string) => void,
+  ops: readonly Op[],
+  merchants: readonly SoakMerchant[],
+  endpoints: readonly SoakEndpoint[],
+  logPollers: ReturnType<typeof startLogPollers>,
+  options: SoakOptions,
+) => {
+  log('soak: reading the tables, every list and every webhook endpoint');
+  const finalReads: Op[] = [];
+  const truths: MerchantTruth[] = [];
+  for (const merchant of merchants) truths.push(await readTruth(merchant, (op) => finalReads.push(op)));
+  const states = await readEndpointStates(endpoints, (op) => finalReads.push(op));
+  const asynchronous = checkAsync({
+    ops,
+    truths,
+    endpoints,
+    states,
+    scheduleAttempts: WEBHOOK_SCHEDULE.length,
+    maxLagSeconds: options.maxLagSeconds,
+  });
+  const eventLog = await logPollers.stop((merchant) =>
+    expectedEvents(truths.find((truth) => truth.merchant === merchant) as MerchantTruth).map((event) => event.id),
+  );
+  const reports = await checkReportTotals(truths.map(({ merchant, ledgers }) => ({ store: merchant.store, id: merchant.id, ledgers })));
+  const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants, reports, eventLog];
+  return { invariants, asynchronous, finalReads };
+};
+
 /** Runs the whole soak on a stack of its own and returns the figures and the invariants. */
 export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks = {}): Promise<SoakResult> => {
   const log = hooks.log ?? stderrLog;
@@ -173,25 +203,7 @@ export const runSoak = async (input: Partial<SoakOptions> = {}, hooks: SoakHooks
     const settled = await settle(stack, sqs, merchantIds as Record<Stage, string[]>, options.settleSeconds, feedCaughtUp(ops));
 
     await hooks.beforeChecks?.({ stack, merchants, ops });
-    log('soak: reading the tables, every list and every webhook endpoint');
-    const finalReads: Op[] = [];
-    const truths: MerchantTruth[] = [];
-    for (const merchant of merchants) truths.push(await readTruth(merchant, (op) => finalReads.push(op)));
-    const states = await readEndpointStates(endpoints, (op) => finalReads.push(op));
-
-    const asynchronous = checkAsync({
-      ops,
-      truths,
-      endpoints,
-      states,
-      scheduleAttempts: WEBHOOK_SCHEDULE.length,
-      maxLagSeconds: options.maxLagSeconds,
-    });
-    const eventLog = await logPollers.stop((merchant) =>
-      expectedEvents(truths.find((truth) => truth.merchant === merchant) as MerchantTruth).map((event) => event.id),
-    );
-    const reports = await checkReportTotals(truths.map(({ merchant, ledgers }) => ({ store: merchant.store, id: merchant.id, ledgers })));
-    const invariants = [...checkInvariants([...ops, ...finalReads], truths), ...asynchronous.invariants, reports, eventLog];
+    const { invariants, asynchronous, finalReads } = await checkEverything(log, ops, merchants, endpoints, logPollers, options);
     const tally = tallyOps(ops, finalReads);
     const faultTally = await stack.faultTally();
     if (restarts > 0) log(`soak: the stage processes were restarted ${restarts} times`);
