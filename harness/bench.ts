@@ -301,44 +301,11 @@ const creatorMerchant = (): FixtureMerchant => ({
 type Summary = { target: string; measured: string; pass: boolean };
 const summary: Summary[] = [];
 
-const benchCreates = async (stack: LocalStack) => {
-  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [creatorMerchant()] });
-  const token = seeded.merchants.creates?.tokens.live ?? '';
-  const merchantId = seeded.merchants.creates?.id ?? '';
-  const url = `${stack.stages.live.url}/api/v2/orders/create`;
-  let serial = 0;
-  const run = process.pid;
-  const create = () =>
-    request(url, token, 'POST', {
-      affiliate_slug: 'popular',
-      order_no: `BENCH-${run}-${serial++}`,
-      total_shipping_value: 0,
-      currency_code: 'EUR',
-      customer: { name: 'Burst Buyer', email: `buyer-${serial % 100}@example.com` },
-      order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
-    });
-
-  let createdTotal = 0;
-  for (let sent = 0; sent < WARMUP_CREATES; sent += WARMUP_CONCURRENCY) {
-    const replies = await Promise.all(Array.from({ length: WARMUP_CONCURRENCY }, create));
-    createdTotal += replies.filter((reply) => reply.status === 201).length;
-  }
-  const sequential: Reply[] = [];
-  const { ms: sequentialWall } = await timed(async () => {
-    for (let index = 0; index < SEQUENTIAL; index++) sequential.push(await create());
-  });
-  const sequential201 = sequential.filter((reply) => reply.status === 201).length;
-  createdTotal += sequential201;
-  const sequentialRate = sequential201 / (sequentialWall / 1000);
-  const sequentialLatency = sequential.map((reply) => reply.ms);
-  table(
-    'Sequential creates (one merchant, one affiliate)',
-    ['creates', '201', 'orders/s', 'p50', 'p99'],
-    [[SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))]],
-  );
-
+/** Bursts of BURSTS concurrent creates, each after the last one's tail: their table, and what the targets read. */
+const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) => {
   const rows: (string | number)[][] = [];
   let all201 = true;
+  let createdTotal = 0;
   const burstFailures: string[] = [];
   let burst200 = { rate: NaN, ratio: NaN, p99: NaN };
   for (const size of BURSTS) {
@@ -378,10 +345,15 @@ const benchCreates = async (stack: LocalStack) => {
     ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
     rows,
   );
+  return { created: createdTotal, all201, burstFailures, burst200 };
+};
 
-  // Every answer that was not a 201 should have left no order behind: compare what the list holds,
-  // right after the bursts and once the follow-ups have recounted every block whose count update
-  // failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
+/**
+ * Every answer that was not a 201 should have left no order behind: compares what the list holds,
+ * right after the bursts and once the follow-ups have recounted every block whose count update
+ * failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
+ */
+const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: string, creates: { sent: number; answered: number }) => {
   const listTotal = async () => {
     const stored = await request(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token, 'GET');
     const total = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
@@ -400,8 +372,50 @@ const benchCreates = async (stack: LocalStack) => {
   table(
     'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
     ['creates sent', 'answered 201', 'list total 2 s after', `list total after count repair (${repairSeconds.toFixed(0)} s later)`],
-    [[serial, createdTotal, totalAtOnce, await listTotal()]],
+    [[creates.sent, creates.answered, totalAtOnce, await listTotal()]],
   );
+};
+
+const benchCreates = async (stack: LocalStack) => {
+  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [creatorMerchant()] });
+  const token = seeded.merchants.creates?.tokens.live ?? '';
+  const merchantId = seeded.merchants.creates?.id ?? '';
+  const url = `${stack.stages.live.url}/api/v2/orders/create`;
+  let serial = 0;
+  const run = process.pid;
+  const create = () =>
+    request(url, token, 'POST', {
+      affiliate_slug: 'popular',
+      order_no: `BENCH-${run}-${serial++}`,
+      total_shipping_value: 0,
+      currency_code: 'EUR',
+      customer: { name: 'Burst Buyer', email: `buyer-${serial % 100}@example.com` },
+      order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+    });
+
+  let createdTotal = 0;
+  for (let sent = 0; sent < WARMUP_CREATES; sent += WARMUP_CONCURRENCY) {
+    const replies = await Promise.all(Array.from({ length: WARMUP_CONCURRENCY }, create));
+    createdTotal += replies.filter((reply) => reply.status === 201).length;
+  }
+  const sequential: Reply[] = [];
+  const { ms: sequentialWall } = await timed(async () => {
+    for (let index = 0; index < SEQUENTIAL; index++) sequential.push(await create());
+  });
+  const sequential201 = sequential.filter((reply) => reply.status === 201).length;
+  createdTotal += sequential201;
+  const sequentialRate = sequential201 / (sequentialWall / 1000);
+  const sequentialLatency = sequential.map((reply) => reply.ms);
+  table(
+    'Sequential creates (one merchant, one affiliate)',
+    ['creates', '201', 'orders/s', 'p50', 'p99'],
+    [[SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))]],
+  );
+
+  const bursts = await burstsOf(create, sequentialRate);
+  createdTotal += bursts.created;
+  const { all201, burstFailures, burst200 } = bursts;
+  await storedVsAnswered(stack, token, merchantId, { sent: serial, answered: createdTotal });
 
   summary.push(
     {
