@@ -196,24 +196,16 @@ const perMillion = (price: number) => `$${price} / million`;
 const perOrder = (measure: ScenarioMeasure) => {
   const per = (total: number) => total / Math.max(1, measure.orders);
   const sum = (uses: readonly FunctionUse[], of: (use: FunctionUse) => number) => per(uses.reduce((total, use) => total + of(use), 0));
+  const invocationsOf = (keep: (use: FunctionUse) => boolean) => sum(measure.functions.filter(keep), (use) => use.invocations);
   const requests = per(measure.apiRequests);
-  const invocations = sum(measure.functions, (use) => use.invocations);
+  const invocations = invocationsOf(() => true);
   return {
     per,
     requests,
     invocations,
-    workerInvocations: sum(
-      measure.functions.filter((use) => use.trigger !== 'api'),
-      (use) => use.invocations,
-    ),
-    queueInvocations: sum(
-      measure.functions.filter((use) => use.trigger === 'queue'),
-      (use) => use.invocations,
-    ),
-    streamInvocations: sum(
-      measure.functions.filter((use) => use.trigger === 'stream'),
-      (use) => use.invocations,
-    ),
+    workerInvocations: invocationsOf((use) => use.trigger !== 'api'),
+    queueInvocations: invocationsOf((use) => use.trigger === 'queue'),
+    streamInvocations: invocationsOf((use) => use.trigger === 'stream'),
     functionLogBytes: sum(measure.functions, (use) => use.logBytes),
     platformLogBytes: invocations * ASSUMED.platformLogBytesPerInvocation,
     accessLogBytes: requests * ASSUMED.accessLogBytesPerRequest,
