@@ -21,7 +21,7 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { startBenchStack } from './bench/local';
+import { type Reply, startBenchStack, statusCount } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
@@ -130,7 +130,6 @@ const PER_PAGE = 15;
 // ---------------------------------------------------------------------------------------------
 // HTTP: one keep-alive agent without a socket cap, so a burst of 500 is 500 requests in flight.
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-type Reply = { status: number | 'error'; ms: number; body?: unknown };
 
 /**
  * One request. A kept-alive socket the server closed just as it was reused fails with ECONNRESET
@@ -311,28 +310,18 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
   for (const size of BURSTS) {
     await new Promise((resolve) => setTimeout(resolve, 500)); // let the previous burst's tail settle
     const { value: replies, ms: wall } = await timed(() => Promise.all(Array.from({ length: size }, create)));
-    const byStatus = new Map<string, number>();
-    for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
-    const created = byStatus.get('201') ?? 0;
+    const created = replies.filter((reply) => reply.status === 201).length;
     createdTotal += created;
     const burstRate = created / (wall / 1000);
     const latencies = replies.map((reply) => reply.ms);
     if (created !== size) {
       all201 = false;
-      burstFailures.push(
-        `${size}: ${[...byStatus]
-          .filter(([status]) => status !== '201')
-          .map(([status, n]) => `${n} x ${status}`)
-          .join(', ')}`,
-      );
+      burstFailures.push(`${size}: ${statusCount(replies.filter((reply) => reply.status !== 201))}`);
     }
     if (size === 200) burst200 = { rate: burstRate, ratio: burstRate / sequentialRate, p99: percentile(latencies, 99) };
     rows.push([
       size,
-      [...byStatus]
-        .sort()
-        .map(([status, n]) => `${n} x ${status}`)
-        .join(', '),
+      statusCount(replies),
       seconds(wall),
       rate(burstRate),
       ms(percentile(latencies, 50)),

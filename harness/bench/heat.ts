@@ -71,7 +71,7 @@ import {
   storedItem,
   type Trigger,
 } from './cost';
-import { startBenchStack } from './local';
+import { type Reply, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +111,6 @@ another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`
 
 // ---------------------------------------------------------------------------------------------
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-type Reply = { status: number | 'error'; ms: number; body?: unknown };
 
 const post = (url: string, token: string, body: unknown, idempotencyKey?: string) =>
   new Promise<Reply>((resolve) => {
@@ -648,7 +647,6 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
 };
 
 type HeatRun = Awaited<ReturnType<typeof setUpRun>>;
-type CreateReply = Awaited<ReturnType<ReturnType<HeatRun['create']>>>;
 
 /** Warm-up (auth caches, the emulator's JIT, each merchant's first block), not recorded; then a create's latency alone. */
 const warmUp = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
@@ -718,15 +716,6 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
 };
 
 type SteadyRun = Awaited<ReturnType<typeof steadyRun>>;
-
-const statusCount = (replies: Reply[]) => {
-  const byStatus = new Map<string, number>();
-  for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
-  return [...byStatus]
-    .sort()
-    .map(([status, n]) => `${n} x ${status}`)
-    .join(', ');
-};
 
 /** The run in one paragraph: what was answered, how fast, how long the workers took. */
 const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opts: HeatOptions, sandboxCalls: number) => {

@@ -15,6 +15,19 @@ import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export type Print = (line: string) => void;
 
+/** One HTTP answer as the benches keep it: its status (or `error` when none came), its time, its body. */
+export type Reply = { status: number | 'error'; ms: number; body?: unknown };
+
+/** The replies by status, e.g. `3 x 201, 1 x 503`. */
+export const statusCount = (replies: readonly Reply[]) => {
+  const byStatus = new Map<string, number>();
+  for (const reply of replies) byStatus.set(String(reply.status), (byStatus.get(String(reply.status)) ?? 0) + 1);
+  return [...byStatus]
+    .sort()
+    .map(([status, n]) => `${n} x ${status}`)
+    .join(', ');
+};
+
 /** A fresh in-memory local stack on free ports; `workerEnv` adds to its stage processes' environment. */
 export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
   startLocalStack({
