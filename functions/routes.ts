@@ -1,5 +1,6 @@
 import { GSI3, type QueueId } from '#shared/db/table-def';
-import type { ApiRoute } from '#shared/http/route';
+import type { ApiRoute, Replying } from '#shared/http/route';
+import type { ReplyData } from './responses';
 import type { TableAction } from './workers';
 
 /**
@@ -43,6 +44,7 @@ export const routes = [
   {
     id: 'orders-create-legacy',
     method: 'POST',
+    status: 201,
     path: '/api/orders/create',
     handler: 'functions/orders/create-legacy.ts',
     envelope: 'legacy',
@@ -53,6 +55,7 @@ export const routes = [
   {
     id: 'orders-create',
     method: 'POST',
+    status: 201,
     path: '/api/v2/orders/create',
     handler: 'functions/orders/create.ts',
     envelope: 'v2',
@@ -191,6 +194,7 @@ export const routes = [
   {
     id: 'webhooks-create',
     method: 'POST',
+    status: 201,
     path: '/api/v2/webhooks',
     handler: 'functions/webhooks/create.ts',
     envelope: 'v2',
@@ -242,6 +246,7 @@ export const routes = [
   {
     id: 'webhooks-test',
     method: 'POST',
+    status: 202,
     path: '/api/v2/webhooks/{uuid}/test',
     handler: 'functions/webhooks/test.ts',
     envelope: 'v2',
@@ -259,6 +264,7 @@ export const routes = [
   {
     id: 'webhooks-resend',
     method: 'POST',
+    status: 202,
     path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
     handler: 'functions/webhooks/resend.ts',
     envelope: 'v2',
@@ -267,6 +273,7 @@ export const routes = [
   {
     id: 'webhooks-recover',
     method: 'POST',
+    status: 202,
     path: '/api/v2/webhooks/{uuid}/recover',
     handler: 'functions/webhooks/recover.ts',
     envelope: 'v2',
@@ -296,8 +303,11 @@ export const routes = [
 export type RouteId = (typeof routes)[number]['id'];
 type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 
-/** The manifest entry of one route, with its literal method: a handler is built from it (apiHandler / postApiHandler). */
-export const route = <Id extends RouteId>(id: Id): RouteOf<Id> => {
+/**
+ * The manifest entry of one route, with its literal method and the `data` its handler answers
+ * (functions/responses.ts): a handler is built from it (apiHandler / postApiHandler).
+ */
+export const route = <Id extends RouteId>(id: Id): RouteOf<Id> & Replying<ReplyData<Id>> => {
   const found = routes.find((candidate): candidate is RouteOf<Id> => candidate.id === id);
   if (!found) throw new Error(`Unknown route ${id}`);
   return found;

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
-import { type RouteDef, type RouteId, routes } from '#functions/routes';
+import { responses } from '#functions/responses';
+import { type RouteDef, type RouteId, routeById, routes } from '#functions/routes';
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
@@ -11,6 +12,7 @@ import type { Schemas } from '#shared/http/validate';
 import { EVENTS_RETENTION_DAYS } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { inviteCreateBody } from '#shared/schemas/program';
+import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
 import { webhookCreateBody, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import {
@@ -25,31 +27,23 @@ import {
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
- * methods, envelopes, which routes take Idempotency-Key or place orders), the request schemas each
- * handler validates with (read from the handler module) and the response schemas
- * (shared/schemas/responses.ts, which the presenters are typed against), with the examples of
+ * methods, envelopes, success statuses, which routes take Idempotency-Key or place orders), the
+ * request schemas each handler validates with (read from the handler module) and each route's
+ * response (functions/responses.ts, which its handler's reply is typed by), with the examples of
  * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
-/** What the document says of a route besides its manifest entry and its request schemas. */
+/** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
 type OperationDoc = {
   summary: string;
   description?: string;
   tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports' | 'Events';
-  /** The success status and the envelope's `data` (a legacy route: the legacy `data`). */
-  status: 200 | 201 | 202;
-  data: z.ZodMiniType;
-  pagination?: R.PaginationKind;
-  /** What the route adds to `meta` besides the pagination. */
-  meta?: Record<string, z.ZodMiniType>;
   /** 422 for a business rule besides validation (named in the description). */
   refusals?: string;
 };
 
-/** An operation with the schemas its handler validates with. */
-type Operation = OperationDoc & { request: Schemas };
-
-const obj = <T extends Record<string, z.ZodMiniType>>(shape: T) => z.strictObject(shape);
+/** An operation with its success status, its response and the schemas its handler validates with. */
+type Operation = OperationDoc & RouteResponse & { status: 200 | 201 | 202; request: Schemas };
 
 /** One entry per route of the manifest: a route without one does not compile. */
 const operations = {
@@ -57,212 +51,150 @@ const operations = {
     tag: 'Orders',
     summary: 'Create an order (legacy envelope)',
     description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    status: 201,
-    data: R.createdOrderResponse,
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
   'orders-create': {
     tag: 'Orders',
     summary: 'Create an order',
-    status: 201,
-    data: obj({ order: R.createdOrderResponse }),
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
   'orders-list': {
     tag: 'Orders',
     summary: 'List orders',
     description: 'Newest first.',
-    status: 200,
-    data: obj({ orders: z.array(R.orderResponse) }),
-    pagination: 'laravel',
   },
   'orders-get': {
     tag: 'Orders',
     summary: 'Get an order',
-    status: 200,
-    data: obj({ order: R.orderResponse }),
   },
   'orders-update': {
     tag: 'Orders',
     summary: 'Update the shipping value of an order',
     description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
-    status: 200,
-    data: obj({ order: R.orderResponse }),
     refusals: 'the order is cancelled',
   },
   'orders-cancel': {
     tag: 'Orders',
     summary: 'Cancel an order',
-    status: 200,
-    data: obj({ order: R.orderResponse }),
     refusals: 'the order is already cancelled, older than one month, or linked to a payment',
   },
   'affiliates-list': {
     tag: 'Affiliates',
     summary: 'List affiliates',
-    status: 200,
-    data: obj({ affiliates: z.array(R.affiliateResponse) }),
-    pagination: 'laravel',
   },
   'affiliates-get': {
     tag: 'Affiliates',
     summary: 'Get an affiliate',
-    status: 200,
-    data: obj({ affiliate: R.affiliateResponse }),
   },
   'invites-create': {
     tag: 'Invites',
     summary: 'Invite an affiliate',
     description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
-    status: 200,
-    data: obj({ invite: R.inviteResponse }),
     refusals: 'the address is already invited, the sender is not a user of the merchant',
   },
   'invites-list': {
     tag: 'Invites',
     summary: 'List invitations',
     description: '`data` is the array itself; the pagination is the invites form.',
-    status: 200,
-    data: z.array(R.inviteResponse),
-    pagination: 'invites',
   },
   'affiliate-requests-list': {
     tag: 'Affiliate requests',
     summary: 'List affiliate requests',
     description: '`data` is the array itself.',
-    status: 200,
-    data: z.array(R.affiliateRequestResponse),
-    pagination: 'laravel',
   },
   'affiliate-requests-get': {
     tag: 'Affiliate requests',
     summary: 'Get an affiliate request',
-    status: 200,
-    data: obj({ affiliate_request: R.affiliateRequestResponse }),
   },
   'affiliate-requests-accept': {
     tag: 'Affiliate requests',
     summary: 'Accept an affiliate request',
     description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    status: 200,
-    data: obj({ affiliate_request: R.acceptedRequestResponse }),
     refusals: 'the request is already decided',
   },
   'affiliate-requests-decline': {
     tag: 'Affiliate requests',
     summary: 'Decline an affiliate request',
-    status: 200,
-    data: obj({ affiliate_request: R.affiliateRequestResponse }),
     refusals: 'the request is already decided',
   },
   'tiers-list': {
     tag: 'Tiers',
     summary: 'List tiers',
-    status: 200,
-    data: obj({ tiers: z.array(R.tierResponse) }),
-    pagination: 'laravel',
   },
-  'tiers-get': { tag: 'Tiers', summary: 'Get a tier', status: 200, data: obj({ tier: R.tierResponse }) },
+  'tiers-get': {
+    tag: 'Tiers',
+    summary: 'Get a tier',
+  },
   'segments-list': {
     tag: 'Segments',
     summary: 'List segments',
     description: 'Segments without their `tiers` (the single segment has them).',
-    status: 200,
-    data: obj({ segments: z.array(R.segmentResponse) }),
-    pagination: 'laravel',
   },
   'segments-get': {
     tag: 'Segments',
     summary: 'Get a segment with its rate per tier',
-    status: 200,
-    data: obj({ segment: R.segmentDetailResponse }),
   },
   'webhooks-create': {
     tag: 'Webhooks',
     summary: 'Create a webhook endpoint',
     description:
       'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.',
-    status: 201,
-    data: obj({ webhook: R.createdWebhookResponse }),
     refusals: 'the merchant has 20 endpoints already',
   },
   'webhooks-list': {
     tag: 'Webhooks',
     summary: 'List webhook endpoints',
     description: 'Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.',
-    status: 200,
-    data: obj({ webhooks: z.array(R.webhookResponse) }),
   },
   'webhooks-get': {
     tag: 'Webhooks',
     summary: 'Get a webhook endpoint',
-    status: 200,
-    data: obj({ webhook: R.webhookResponse }),
   },
   'webhooks-update': {
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
     description:
       'Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.',
-    status: 200,
-    data: obj({ webhook: R.webhookResponse }),
   },
   'webhooks-delete': {
     tag: 'Webhooks',
     summary: 'Delete a webhook endpoint',
     description: 'Nothing more is delivered to it; `data` is null.',
-    status: 200,
-    data: z.null(),
   },
   'webhooks-rotate-secret': {
     tag: 'Webhooks',
     summary: "Rotate a webhook endpoint's signing secret",
     description:
       'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
-    status: 200,
-    data: obj({ webhook: R.rotatedWebhookResponse }),
   },
   'webhooks-test': {
     tag: 'Webhooks',
     summary: 'Send a test event',
     description:
       'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
-    status: 202,
-    data: obj({ delivery: R.queuedDeliveryResponse }),
   },
   'webhooks-deliveries': {
     tag: 'Webhooks',
     summary: "List a webhook endpoint's deliveries",
     description:
       'Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept 15 days. Pass `meta.pagination.next_cursor` as `cursor` for the next page.',
-    status: 200,
-    data: obj({ deliveries: z.array(R.webhookDeliveryResponse) }),
-    pagination: 'cursor',
   },
   'webhooks-resend': {
     tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    status: 202,
-    data: obj({ delivery: R.queuedDeliveryResponse }),
   },
   'webhooks-recover': {
     tag: 'Webhooks',
     summary: 'Recover failed deliveries',
     description:
       'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).',
-    status: 202,
-    data: obj({ recovery: R.recoveryResponse }),
   },
   'reports-commissions': {
     tag: 'Reports',
     summary: 'Commission report',
     description:
       'What the commission ledgers add up to between `from` and `to` (UTC dates, `to` exclusive, at most 366 days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and `meta.as_of` is the time before which every ledger entry is included.',
-    status: 200,
-    data: obj({ rows: z.array(R.commissionReportRow) }),
-    pagination: 'laravel',
-    meta: R.reportMeta,
   },
   'events-list': {
     tag: 'Events',
@@ -273,9 +205,6 @@ const operations = {
       `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
       'A page examines at most 500 events whatever the filters: a rare `types` filter may answer an empty page with `has_more: true`; continue from its `next_cursor`.',
     ].join('\n\n'),
-    status: 200,
-    data: z.array(R.loggedEventResponse),
-    pagination: 'log',
     refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
   },
 } satisfies Record<RouteId, OperationDoc>;
@@ -738,7 +667,7 @@ const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
   const documented = {} as Record<RouteId, Operation>;
   for (const route of routes) {
     const { schemas } = await importHandler<{ schemas: Schemas }>(route.handler);
-    documented[route.id] = { ...operations[route.id], request: schemas };
+    documented[route.id] = { ...operations[route.id], ...responses[route.id], status: routeById(route.id).status ?? 200, request: schemas };
   }
   return documented;
 };

@@ -11,6 +11,6 @@ export const handler = postApiHandler(
   async ({ merchant, body, identity, admitted }) => {
     const order = await createOrder(merchant, body, identity, admitted);
     countMetric(METRIC.ordersAccepted);
-    return { statusCode: 201, message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
+    return { message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
   },
 );

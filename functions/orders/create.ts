@@ -7,5 +7,5 @@ import { orderCreateBody } from '#shared/schemas/order';
 export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body, identity, admitted }) => {
   const order = await createOrder(merchant, body, identity, admitted);
   countMetric(METRIC.ordersAccepted);
-  return { statusCode: 201, data: { order: { uuid: order.uuid, order_no: order.order_no } } };
+  return { data: { order: { uuid: order.uuid, order_no: order.order_no } } };
 });

@@ -9,7 +9,6 @@ export const handler = postApiHandler(
   route('webhooks-create'),
   { body: webhookCreateBody },
   async ({ merchant, body, identity }) => ({
-    statusCode: 201,
     data: { webhook: await createWebhook(merchant.id, body, identity) },
   }),
   { fields: [['data', 'webhook', 'secret']], box: secretBox },

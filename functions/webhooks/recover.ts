@@ -9,7 +9,6 @@ export const handler = postApiHandler(
   route('webhooks-recover'),
   { params: uuidParams, body: webhookRecoverBody, bodyRequired: true },
   async ({ merchant, params, body }) => ({
-    statusCode: 202,
     data: { recovery: await recoverDeliveries(merchant.id, params.uuid, body.since ?? recoverableSince()) },
   }),
 );

@@ -5,6 +5,5 @@ import { deliveryParams } from '#shared/schemas/webhooks';
 
 /** 202: the delivery's event is queued again, as a first attempt with the same webhook-id. */
 export const handler = postApiHandler(route('webhooks-resend'), { params: deliveryParams }, async ({ merchant, params }) => ({
-  statusCode: 202,
   data: { delivery: await resendDelivery(merchant.id, params.uuid, params.id) },
 }));

@@ -5,6 +5,5 @@ import { uuidParams } from '#shared/schemas/common';
 
 /** 202: the `webhook.test` event is queued; its delivery shows in the endpoint's deliveries. */
 export const handler = postApiHandler(route('webhooks-test'), { params: uuidParams }, async ({ merchant, params }) => ({
-  statusCode: 202,
   data: { delivery: await testWebhook(merchant.id, params.uuid) },
 }));

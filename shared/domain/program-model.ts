@@ -82,7 +82,7 @@ export const toAffiliateResponse = (affiliate: AffiliateItem, tier: TierItem | u
 });
 
 /** The status the accept response reports for an accepted request (the spec's `active`). */
-export const ACCEPTED_RESPONSE_STATUS = 'active';
+export const ACCEPTED_RESPONSE_STATUS = 'active' as const;
 
 export const toAffiliateRequestResponse = (request: AffiliateRequestItem) => ({
   uuid: request.uuid,

@@ -1,5 +1,6 @@
 import type { WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
+import type { SubscribableEventType } from '#shared/webhooks/events';
 
 /**
  * How the API (and the admin CLI) shows webhook endpoints and deliveries: no I/O, so the operator
@@ -9,7 +10,8 @@ export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
   uuid: endpoint.uuid,
   url: endpoint.url,
   description: endpoint.description,
-  events: endpoint.events,
+  // Validated against the event types on the way in (shared/schemas/webhooks.ts).
+  events: endpoint.events as SubscribableEventType[],
   enabled: endpoint.enabled,
   disabled_reason: endpoint.disabled_reason,
   failing_since: endpoint.failing_since ?? null,

@@ -8,7 +8,7 @@ import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { type JsonBodyContext, jsonBody } from './json-body';
 import { putQuotaHeaders, quota } from './quota';
-import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute } from './route';
+import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
 import { type Input, type Schemas, validation } from './validate';
@@ -26,7 +26,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   admitted: () => Promise<void>;
 };
 
-export type Handle<S extends Schemas> = (request: ApiRequest<S>) => Promise<Reply>;
+/** A route's handler: its validated request in, the reply its route declares out (`data` typed by the route's response). */
+export type Handle<S extends Schemas, D = unknown> = (request: ApiRequest<S>) => Promise<Reply<D>>;
 
 const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] => {
   const header = (name: string) => Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
@@ -66,7 +67,12 @@ export type IdempotencyHandling = {
  * nothing and its corrected retry runs (as Stripe keeps keys); the response is recorded outside
  * the error envelope, so what is stored is the final HTTP response, the handler's errors included.
  */
-export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, handle: Handle<S>, idempotency?: IdempotencyHandling) => {
+export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
+  route: R,
+  schemas: S,
+  handle: Handle<S, ReplyDataOf<R>>,
+  idempotency?: IdempotencyHandling,
+) => {
   // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
   if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
     throw new Error(
@@ -97,7 +103,7 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
       });
       // No answer before the quota's decision, whether or not the handler awaited it.
       await admitted();
-      return envelopeResponse(route.envelope, traceId, reply);
+      return envelopeResponse(route, traceId, reply);
     });
   // The schemas the route validates with: the OpenAPI generator documents these (scripts/openapi-document.ts).
   return Object.assign(handler, { schemas });
@@ -108,5 +114,5 @@ export const buildApiHandler = <S extends Schemas>(route: ApiRoute, schemas: S, 
  * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
  * separate module, so that the read-only functions do not bundle its writes.
  */
-export const apiHandler = <S extends Schemas>(route: ReadOrPatchRoute, schemas: S, handle: Handle<S>) =>
+export const apiHandler = <S extends Schemas, R extends ReadOrPatchRoute>(route: R, schemas: S, handle: Handle<S, ReplyDataOf<R>>) =>
   buildApiHandler(route, schemas, handle);

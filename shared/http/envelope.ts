@@ -33,8 +33,8 @@ export type LogCursor = { next_cursor: string; has_more: boolean };
 
 export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination; as_of?: string | null } & Partial<LogCursor>;
 
-/** What a route's handler returns; envelopeResponse turns it into the HTTP response. */
-export type Reply = { statusCode?: number; data: unknown; meta?: Meta; message?: string };
+/** What a route's handler returns (`data` as the route's response declares it); envelopeResponse turns it into the HTTP response. */
+export type Reply<D = unknown> = { data: D; meta?: Meta; message?: string };
 
 export const v2Body = (traceId: string, outcome: { data: unknown; meta?: Meta } | { errors: FieldErrors }) =>
   'errors' in outcome
@@ -59,10 +59,14 @@ const json = (statusCode: number, body: unknown, headers: Record<string, string>
   body: JSON.stringify(body),
 });
 
-/** A handler's Reply in the route's envelope. */
-export const envelopeResponse = (kind: EnvelopeKind, traceId: string, reply: Reply): APIGatewayProxyResult => {
-  const statusCode = reply.statusCode ?? 200;
-  return kind === 'v2'
+/** A handler's Reply in the route's envelope, with the route's success status. */
+export const envelopeResponse = (
+  route: { envelope: EnvelopeKind; status?: number },
+  traceId: string,
+  reply: Reply,
+): APIGatewayProxyResult => {
+  const statusCode = route.status ?? 200;
+  return route.envelope === 'v2'
     ? json(statusCode, v2Body(traceId, { data: reply.data, meta: reply.meta }))
     : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
 };

@@ -1,6 +1,6 @@
 import { buildApiHandler, type Handle } from './api-handler';
 import { idempotencyKey, idempotencyKeyOf, idempotentResponse, type ReplySecrets } from './idempotency';
-import type { PostRoute } from './route';
+import type { PostRoute, ReplyDataOf } from './route';
 import type { Schemas } from './validate';
 
 /**
@@ -8,7 +8,12 @@ import type { Schemas } from './validate';
  * optional `Idempotency-Key` header (every POST route takes it: shared/http/route.ts). A route
  * that answers a secret names it (`secrets`), so its idempotency record keeps it sealed.
  */
-export const postApiHandler = <S extends Schemas>(route: PostRoute, schemas: S, handle: Handle<S>, secrets?: ReplySecrets) =>
+export const postApiHandler = <S extends Schemas, R extends PostRoute>(
+  route: R,
+  schemas: S,
+  handle: Handle<S, ReplyDataOf<R>>,
+  secrets?: ReplySecrets,
+) =>
   buildApiHandler(route, schemas, handle, {
     keyOf: idempotencyKeyOf,
     claimKey: idempotencyKey(secrets),

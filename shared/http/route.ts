@@ -10,6 +10,8 @@ export type ApiRoute = {
   id: string;
   method: HttpMethod;
   envelope: EnvelopeKind;
+  /** The success status: 200 when absent. */
+  status?: 201 | 202;
   /** Creates orders: a live token needs permission to place live orders. */
   placesOrders?: boolean;
   /**
@@ -19,6 +21,15 @@ export type ApiRoute = {
    */
   admitsBesideReads?: boolean;
 };
+
+/**
+ * A route typed with the `data` its handler answers (functions/responses.ts). Type only: the
+ * property is never set, it carries the type from the route's entry to its handler's reply.
+ */
+export type Replying<D> = { readonly replyData?: D };
+
+/** The `data` a route's handler answers: unknown for a route not typed with one. */
+export type ReplyDataOf<R> = R extends Replying<infer D> ? D : unknown;
 
 /** Every POST route accepts an optional `Idempotency-Key` header (shared/http/idempotency.ts). */
 export const acceptsIdempotencyKey = (route: Pick<ApiRoute, 'method'>): boolean => route.method === 'POST';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '#shared/errors';
-import { legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { route } from '#functions/routes';
+import { apiHandler } from '#shared/http/api-handler';
+import { envelopeResponse, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 
 const TRACE = '2026-03-01T10:00:00Z:api:0badc0de';
 
@@ -32,6 +34,27 @@ describe('v2Body', () => {
       errors: { order_no: ['The order no field is required.'] },
       meta: { trace_id: TRACE },
     });
+  });
+});
+
+describe('envelopeResponse', () => {
+  it("answers with the route's success status from its manifest entry, 200 when it names none", () => {
+    // Act
+    const created = envelopeResponse(route('orders-create'), TRACE, { data: { order: { uuid: 'u', order_no: 'A-1' } } });
+    const queued = envelopeResponse(route('webhooks-test'), TRACE, { data: { delivery: { event_id: 'e', event_type: 'webhook.test' } } });
+    const read = envelopeResponse(route('orders-get'), TRACE, { data: { order: null } });
+
+    // Assess
+    expect([created.statusCode, queued.statusCode, read.statusCode]).toEqual([201, 202, 200]);
+  });
+
+  it("types a handler's reply by its route's response: data of another shape does not compile", () => {
+    // Act
+    // @ts-expect-error `orders` is not the `order` that orders-get answers (functions/responses.ts).
+    const wrong = () => apiHandler(route('orders-get'), {}, async () => ({ data: { orders: [] } }));
+
+    // Assess
+    expect(wrong).toBeTypeOf('function');
   });
 });
 
