@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { ROUTE_TIMEOUT_SECONDS, type RouteDef } from '#functions/routes';
+import { badPercentEncoding } from '#shared/errors';
 
 /**
  * API Gateway (REST API, Lambda proxy integration) emulation: matches a request to a route of the
@@ -22,7 +23,7 @@ export const compileRoutes = (routes: readonly RouteDef[]): CompiledRoute[] =>
 /** A path parameter that is not valid percent-encoding (`%E0%A4%A`): the server answers 400 naming it. */
 export class MalformedPathParameterError extends Error {
   constructor(readonly parameter: string) {
-    super(`The ${parameter} path parameter is not valid percent-encoding.`);
+    super(badPercentEncoding(parameter));
     this.name = 'MalformedPathParameterError';
   }
 }

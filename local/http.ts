@@ -144,7 +144,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       return;
     }
     if (body === 'too-large') {
-      send(response, 413, errorBody(envelope, 'The request body is larger than 10 MB.'), { connection: 'close' });
+      send(response, 413, errorBody(envelope, MESSAGES.bodyTooLarge), { connection: 'close' });
       request.destroy();
       return;
     }

@@ -5,7 +5,7 @@ import { type RouteDef, type RouteId, routeById, routes } from '#functions/route
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
-import type { FieldErrors } from '#shared/errors';
+import { badPercentEncoding, type FieldErrors, MAX_IDEMPOTENCY_KEY_LENGTH, MESSAGES, REPLAYED_HEADER } from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
@@ -20,7 +20,6 @@ import {
   EXAMPLE_GATEWAY_TRACE_ID,
   EXAMPLE_TRACE_ID,
   exampleRegistry,
-  MESSAGES_ELSEWHERE,
   type OperationExamples,
   operationExamples,
 } from './openapi-examples';
@@ -234,13 +233,6 @@ const PARAMETER_DOCS: Record<string, string> = {
 
 type Json = Record<string, any>;
 
-/**
- * Idempotency-Key facts. The key's length limit and the replay header are written out, not
- * imported: shared/http/idempotency.ts builds a DynamoDB client at load, which needs a stage's
- * environment; test/unit/openapi.test.ts checks they equal its own.
- */
-export const IDEMPOTENCY_FACTS = { maxKeyLength: 255, replayedHeader: 'idempotent-replayed', recordTtlHours: RECORD_TTL_SECONDS / 3600 };
-
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** zod schemas to JSON Schema 2020-12, sharing one registry so named schemas become $refs. */
@@ -417,7 +409,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
     const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
     badRequests.bad_percent_encoding = {
       summary: 'Bad percent-encoding',
-      value: gatewayBody({ message: [MESSAGES_ELSEWHERE.badPercentEncoding(parameter)] }),
+      value: gatewayBody({ message: [badPercentEncoding(parameter)] }),
     };
   }
   if (post)
@@ -538,7 +530,7 @@ const parameters = (route: RouteDef, operation: Operation, examples: OperationEx
 /** The success body of an operation's example, in the route's envelope. */
 const successExample = (route: RouteDef, operation: Operation, examples: OperationExamples) =>
   route.envelope === 'legacy'
-    ? legacySuccessBody(MESSAGES_ELSEWHERE.legacyOrderCreated, examples.data)
+    ? legacySuccessBody(MESSAGES.orderCreated, examples.data)
     : v2Body(EXAMPLE_TRACE_ID, {
         data: examples.data,
         meta:
@@ -699,8 +691,8 @@ export const buildOpenApiDocument = async () => {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: `Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept ${IDEMPOTENCY_FACTS.recordTtlHours} hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs.`,
-          schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_FACTS.maxKeyLength },
+          description: `Makes the POST safe to retry: the same key with the same request (method, path, and body compared as JSON) gets the first answer again. Kept ${RECORD_TTL_SECONDS / 3600} hours, per merchant. A request refused for malformed JSON or validation (422) keeps nothing, so its corrected retry with the same key runs.`,
+          schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
         },
       },
       headers: {
@@ -720,7 +712,7 @@ export const buildOpenApiDocument = async () => {
           example: '"default";r=42;t=1',
         },
         IdempotentReplayed: {
-          description: `\`true\` when the answer is the stored one of an earlier request with the same Idempotency-Key (header \`${IDEMPOTENCY_FACTS.replayedHeader}\`).`,
+          description: `\`true\` when the answer is the stored one of an earlier request with the same Idempotency-Key (header \`${REPLAYED_HEADER}\`).`,
           required: false,
           schema: { type: 'string', enum: ['true'] },
         },

@@ -5,7 +5,18 @@ import { DEMO } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES } from '#shared/domain/order-model';
-import { ApiError, busy, type FieldErrors, IDEMPOTENCY_MESSAGES, keyReused, MESSAGES, notFound, unauthenticated } from '#shared/errors';
+import {
+  ApiError,
+  busy,
+  type FieldErrors,
+  IDEMPOTENCY_MESSAGES,
+  INVITE_MESSAGES,
+  keyReused,
+  MESSAGES,
+  notFound,
+  REQUEST_MESSAGES,
+  unauthenticated,
+} from '#shared/errors';
 import { parseJsonBody } from '#shared/http/json-body';
 import { encodeCursor } from '#shared/http/pagination';
 import { EVENTS_MESSAGES, eventsQuery } from '#shared/schemas/events';
@@ -45,22 +56,6 @@ const AT = '2026-11-23T10:15:30.512Z';
 const EARLIER = '2026-11-02T08:41:07.118Z';
 const LATER = '2026-11-24T10:15:30.512Z';
 const LIVE_URL = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live';
-
-/** Messages answered by modules that need a stage's environment at load; the unit test compares them. */
-export const MESSAGES_ELSEWHERE = {
-  /** shared/domain/invite-affiliate.ts INVITE_MESSAGES */
-  inviteEmailTaken: 'The email has already been taken.',
-  inviteSenderInvalid: 'The selected sender email is invalid.',
-  /** shared/domain/affiliate-request-decisions.ts REQUEST_MESSAGES */
-  requestAlreadyAccepted: 'The affiliate request has already been accepted.',
-  requestAlreadyDeclined: 'The affiliate request has already been declined.',
-  /** local/http.ts */
-  bodyTooLarge: 'The request body is larger than 10 MB.',
-  /** functions/orders/create-legacy.ts */
-  legacyOrderCreated: 'Order created successfully.',
-  /** local/apigw.ts MalformedPathParameterError */
-  badPercentEncoding: (parameter: string) => `The ${parameter} path parameter is not valid percent-encoding.`,
-} as const;
 
 // ---------------------------------------------------------------------------------------------
 // Payloads
@@ -291,8 +286,8 @@ const orderRefusals = {
   currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
 };
 const decisionRefusals = {
-  already_accepted: { message: [MESSAGES_ELSEWHERE.requestAlreadyAccepted] },
-  already_declined: { message: [MESSAGES_ELSEWHERE.requestAlreadyDeclined] },
+  already_accepted: { message: [REQUEST_MESSAGES.alreadyAccepted] },
+  already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
 };
 
 const webhookParameters = { uuid: WEBHOOK_UUID };
@@ -415,8 +410,8 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     body: inviteCreate,
     invalid: validationErrors(inviteCreateBody, { email: 'erin.example.com', sender_email: '' }),
     refusals: {
-      email_taken: { email: [MESSAGES_ELSEWHERE.inviteEmailTaken] },
-      sender_invalid: { sender_email: [MESSAGES_ELSEWHERE.inviteSenderInvalid] },
+      email_taken: { email: [INVITE_MESSAGES.emailTaken] },
+      sender_invalid: { sender_email: [INVITE_MESSAGES.senderInvalid] },
     },
   },
   'invites-list': {
@@ -478,7 +473,7 @@ export const commonFailures = {
   wrongTokenKindSandbox: { message: [MESSAGES.wrongTokenKind.sandbox] },
   noLiveOrders: { message: [MESSAGES.noLiveOrders] },
   tooManyAttempts: { message: [MESSAGES.tooManyAttempts] },
-  bodyTooLarge: { message: [MESSAGES_ELSEWHERE.bodyTooLarge] },
+  bodyTooLarge: { message: [MESSAGES.bodyTooLarge] },
   idempotencyReused: keyReused().errors,
   idempotencyInFlight: { message: [IDEMPOTENCY_MESSAGES.inFlight] },
   idempotencyKeyMalformed: { idempotency_key: [IDEMPOTENCY_MESSAGES.required] },

@@ -31,9 +31,30 @@ export const MESSAGES = {
   noLiveOrders: 'This token is not allowed to place live orders.',
   /** A rate limit or the merchant's quota refused the request (429), as Laravel's throttle says it. */
   tooManyAttempts: 'Too Many Attempts.',
+  /** A body over API Gateway's 10 MB limit (413; the local server answers it, API Gateway does in AWS). */
+  bodyTooLarge: 'The request body is larger than 10 MB.',
+  /** The legacy create's success message. */
+  orderCreated: 'Order created successfully.',
+} as const;
+
+/** A path parameter that is not valid percent-encoding (400, naming it). */
+export const badPercentEncoding = (parameter: string) => `The ${parameter} path parameter is not valid percent-encoding.`;
+
+/** An invitation refused (422, keyed by the field). */
+export const INVITE_MESSAGES = {
+  emailTaken: 'The email has already been taken.',
+  senderInvalid: 'The selected sender email is invalid.',
+} as const;
+
+/** Accepting or declining a request that is no longer pending: 422 with errors.message. */
+export const REQUEST_MESSAGES = {
+  alreadyAccepted: 'The affiliate request has already been accepted.',
+  alreadyDeclined: 'The affiliate request has already been declined.',
 } as const;
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** The header that marks an answer replayed from an Idempotency-Key's record. */
+export const REPLAYED_HEADER = 'idempotent-replayed';
 
 /** Idempotency-Key answers: a malformed header is 400, a key reused for another request 422, one still in flight 409. */
 export const IDEMPOTENCY_MESSAGES = {

@@ -1,5 +1,6 @@
 import { route } from '#functions/routes';
 import { createOrder } from '#shared/domain/orders';
+import { MESSAGES } from '#shared/errors';
 import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
@@ -11,6 +12,6 @@ export const handler = postApiHandler(
   async ({ merchant, body, identity, admitted }) => {
     const order = await createOrder(merchant, body, identity, admitted);
     countMetric(METRIC.ordersAccepted);
-    return { message: 'Order created successfully.', data: { uuid: order.uuid, order_no: order.order_no } };
+    return { message: MESSAGES.orderCreated, data: { uuid: order.uuid, order_no: order.order_no } };
   },
 );

@@ -15,7 +15,7 @@ import type { Merchant } from '#shared/db/merchants';
 import { backOff, WRITE_ATTEMPTS, withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused, type TransactPart, transactWrite } from '#shared/db/transact';
 import { isRetryableWriteFailure } from '#shared/dependency-errors';
-import { asError, busy, notFound, ruleRefused } from '#shared/errors';
+import { asError, busy, notFound, REQUEST_MESSAGES, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { requestDecisionMessage } from '#shared/mail/messages';
 import { deliverNotification } from '#shared/mail/send';
@@ -25,12 +25,6 @@ import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
 
 export { toAcceptedRequestResponse, toAffiliateRequestResponse } from './program-model';
-
-/** Accepting or declining a request that is no longer pending: 422 with errors.message. */
-export const REQUEST_MESSAGES = {
-  alreadyAccepted: 'The affiliate request has already been accepted.',
-  alreadyDeclined: 'The affiliate request has already been declined.',
-} as const;
 
 const notPending = (status: AffiliateRequestStatus) =>
   ruleRefused(status === 'accepted' ? REQUEST_MESSAGES.alreadyAccepted : REQUEST_MESSAGES.alreadyDeclined);

@@ -15,7 +15,7 @@ import { getUser } from '#shared/db/entities/user';
 import type { Merchant } from '#shared/db/merchants';
 import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused, transactWrite } from '#shared/db/transact';
-import { asError, type FieldErrors, invalid, keyReused } from '#shared/errors';
+import { asError, type FieldErrors, INVITE_MESSAGES, invalid, keyReused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { invitationMessage } from '#shared/mail/messages';
 import { deliverNotification, INVITE_LINK_BASE_URL } from '#shared/mail/send';
@@ -55,11 +55,6 @@ const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCrea
   await settleInvite(merchant, invite, markCountsForRecount(functionTable, merchant.id, [inviteCountChange(invite)]));
   return invite;
 };
-
-export const INVITE_MESSAGES = {
-  emailTaken: 'The email has already been taken.',
-  senderInvalid: 'The selected sender email is invalid.',
-} as const;
 
 /**
  * Invites an e-mail address on behalf of one of the merchant's users.

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { functionTable } from '#shared/db/client';
 import { type Claim, claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
 import { withWriteRetry } from '#shared/db/retry';
-import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/errors';
+import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import type { JsonBodyContext } from './json-body';
@@ -30,8 +30,6 @@ import type { ApiMiddleware } from './types';
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-export const REPLAYED_HEADER = 'idempotent-replayed';
-export const MAX_KEY_LENGTH = MAX_IDEMPOTENCY_KEY_LENGTH;
 
 /**
  * Seconds a client should wait before retrying a request whose key is still in flight. Most such
@@ -57,7 +55,7 @@ const checkKey = (key: string) => {
   const length = [...key].length;
   // A malformed header is a bad request (400), as the IETF draft answers it.
   if (length === 0) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.required] });
-  if (length > MAX_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
+  if (length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
 };
 
 /**

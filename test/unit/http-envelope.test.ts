@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '#shared/errors';
 import { route } from '#functions/routes';
+import { ApiError, forbidden, invalid, invalidField, MESSAGES, notFound, ruleRefused, unauthenticated } from '#shared/errors';
 import { apiHandler } from '#shared/http/api-handler';
 import { envelopeResponse, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 

@@ -5,12 +5,7 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { CLIENT_TYPES_PATH, clientTypes, OPENAPI_PATH, serializeOpenApi } from '#scripts/openapi';
-import { buildOpenApiDocument, IDEMPOTENCY_FACTS } from '#scripts/openapi-document';
-import { MESSAGES_ELSEWHERE } from '#scripts/openapi-examples';
-import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
-import { REQUEST_MESSAGES } from '#shared/domain/affiliate-request-decisions';
-import { INVITE_MESSAGES } from '#shared/domain/invite-affiliate';
-import { MAX_KEY_LENGTH, REPLAYED_HEADER } from '#shared/http/idempotency';
+import { buildOpenApiDocument } from '#scripts/openapi-document';
 
 type Json = Record<string, any>;
 
@@ -50,8 +45,6 @@ const messagesIn = (value: unknown): string[] => {
   return [...fromErrors(body.errors), ...fromErrors(body.data?.errors), ...(typeof body.message === 'string' ? [body.message] : [])];
 };
 
-const source = (path: string) => readFileSync(resolve(import.meta.dirname, '..', '..', path), 'utf8');
-
 describe('openapi.json', () => {
   it('is what `npm run openapi` generates from the code (run it after changing a route or a schema)', async () => {
     // Prepare
@@ -86,17 +79,6 @@ describe('openapi.json', () => {
 
     // Assess
     expect(found.sort()).toEqual(routes.map((route) => `${route.method} ${route.path} ${route.id}`).sort());
-  });
-
-  it('states the Idempotency-Key facts the middleware enforces', () => {
-    // Prepare
-    const actual = { maxKeyLength: MAX_KEY_LENGTH, replayedHeader: REPLAYED_HEADER, recordTtlHours: RECORD_TTL_SECONDS / 3600 };
-
-    // Act
-    const documented = IDEMPOTENCY_FACTS;
-
-    // Assess
-    expect(documented).toEqual(actual);
   });
 
   it('has an example for every request body, every parameter of a path and every response, each valid against its schema', async () => {
@@ -145,25 +127,6 @@ describe('openapi.json', () => {
       expect(message).not.toMatch(/additionalProp|^string$/);
       expect(message).toMatch(/^[A-Z].*[.]$|^Not Found$/);
     }
-  });
-
-  it('writes out the messages of modules it cannot load exactly as the code has them', () => {
-    // Prepare
-    const elsewhere = MESSAGES_ELSEWHERE;
-
-    // Act
-    const fromCode = {
-      inviteEmailTaken: INVITE_MESSAGES.emailTaken,
-      inviteSenderInvalid: INVITE_MESSAGES.senderInvalid,
-      requestAlreadyAccepted: REQUEST_MESSAGES.alreadyAccepted,
-      requestAlreadyDeclined: REQUEST_MESSAGES.alreadyDeclined,
-    };
-
-    // Assess
-    expect(elsewhere).toMatchObject(fromCode);
-    expect(source('local/http.ts')).toContain(`'${elsewhere.bodyTooLarge}'`);
-    expect(source('functions/orders/create-legacy.ts')).toContain(`'${elsewhere.legacyOrderCreated}'`);
-    expect(source('local/apigw.ts')).toContain(elsewhere.badPercentEncoding('${parameter}'));
   });
 
   it('declares path parameters as plain strings: a value that names no resource is 404, not a format error', async () => {
