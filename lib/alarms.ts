@@ -9,20 +9,9 @@ import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
 import { METRIC } from '#shared/metric-names';
 import type { MerchantFunction } from './merchant-function';
-import { businessMetric } from './observability';
+import { businessMetric, type WatchedResources } from './observability';
 
-export type MerchantAlarmsProps = {
-  stageName: Stage;
-  api: RestApi;
-  functions: MerchantFunction[];
-  queue: Queue;
-  dlq: Queue;
-  /** What nothing retries any more (table-def.ts QUEUES `parked`). */
-  parked: Queue;
-  /** Webhook delivery messages the deliverer failed on 5 times. */
-  webhooksDlq: Queue;
-  /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
-  changeFeed: MerchantFunction;
+export type MerchantAlarmsProps = WatchedResources & {
   latencyP99Ms: number;
   /** Subscribed to the stage's topic. */
   alarmEmail: string | undefined;
@@ -59,7 +48,7 @@ export class MerchantAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: MerchantAlarmsProps) {
     super(scope, id);
-    this.topic = new Topic(this, 'Topic', { displayName: `Affiliate merchant API (${props.stageName}) alarms`, enforceSSL: true });
+    this.topic = new Topic(this, 'Topic', { displayName: `Affiliate merchant API (${props.stage}) alarms`, enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     this.actions = [
       new SnsAction(this.topic),
@@ -96,13 +85,13 @@ export class MerchantAlarms extends Construct {
   private addRequestAlarms(props: MerchantAlarmsProps) {
     this.alarm(
       'Api5xxRate',
-      `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stageName} API requests answered 5xx in 5 minutes`,
+      `More than ${API_5XX_RATE_THRESHOLD * 100}% of ${props.stage} API requests answered 5xx in 5 minutes`,
       props.api.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
       API_5XX_RATE_THRESHOLD,
     );
     this.alarm(
       'ApiLatencyP99',
-      `${props.stageName} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
+      `${props.stage} API p99 latency above ${props.latencyP99Ms} ms in 2 of 3 five-minute periods`,
       props.api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
       props.latencyP99Ms,
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
@@ -112,14 +101,14 @@ export class MerchantAlarms extends Construct {
       const name = fn.node.id;
       this.alarm(
         `${name}Errors`,
-        `${fn.spec.id} (${props.stageName}): invocation errors (crash, timeout, init failure)`,
+        `${fn.spec.id} (${props.stage}): invocation errors (crash, timeout, init failure)`,
         fn.fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
         1,
         { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
       );
       this.alarm(
         `${name}Throttles`,
-        `${fn.spec.id} (${props.stageName}): throttled invocations`,
+        `${fn.spec.id} (${props.stage}): throttled invocations`,
         fn.fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
         1,
         { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
@@ -131,53 +120,53 @@ export class MerchantAlarms extends Construct {
   private addAsyncAlarms(props: MerchantAlarmsProps) {
     this.alarm(
       'DlqDepth',
-      `${props.stageName}: order messages in the dead-letter queue (commission processing failed 5 times)`,
+      `${props.stage}: order messages in the dead-letter queue (commission processing failed 5 times)`,
       props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
     this.alarm(
       'QueueAge',
-      `${props.stageName}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
+      `${props.stage}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
       props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
       QUEUE_AGE_THRESHOLD_SECONDS,
     );
 
     this.alarm(
       'EmailsFailed',
-      `${props.stageName}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
-      businessMetric(props.stageName, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
+      `${props.stage}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
+      businessMetric(props.stage, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
       EMAILS_FAILED_THRESHOLD,
       { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
     this.alarm(
       'ParkedDepth',
-      `${props.stageName}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
+      `${props.stage}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
       props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
     this.alarm(
       'QuotaRefusals',
-      `${props.stageName}: more than ${QUOTA_REFUSALS_THRESHOLD} requests refused by merchants' quotas (429) in each of 3 five-minute periods (the dashboard shows which merchants)`,
-      businessMetric(props.stageName, METRIC.quotaRefusals, 'Sum', FIVE_MINUTES),
+      `${props.stage}: more than ${QUOTA_REFUSALS_THRESHOLD} requests refused by merchants' quotas (429) in each of 3 five-minute periods (the dashboard shows which merchants)`,
+      businessMetric(props.stage, METRIC.quotaRefusals, 'Sum', FIVE_MINUTES),
       QUOTA_REFUSALS_THRESHOLD,
       { evaluationPeriods: 3, datapointsToAlarm: 3 },
     );
     this.alarm(
       'WebhooksDlqDepth',
-      `${props.stageName}: webhook delivery messages in the dead-letter queue (the deliverer's table or queue work failed 5 times)`,
+      `${props.stage}: webhook delivery messages in the dead-letter queue (the deliverer's table or queue work failed 5 times)`,
       props.webhooksDlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       0,
     );
     this.alarm(
       'WebhookEndpointsDisabled',
-      `${props.stageName}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
-      businessMetric(props.stageName, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
+      `${props.stage}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
+      businessMetric(props.stage, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
       WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
       { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
     );
     this.alarm(
       'ChangeFeedBehind',
-      `${props.stageName}: the change feed is more than ${FEED_BEHIND_THRESHOLD_SECONDS / 60} minutes behind the table's stream (order events and follow-ups wait)`,
+      `${props.stage}: the change feed is more than ${FEED_BEHIND_THRESHOLD_SECONDS / 60} minutes behind the table's stream (order events and follow-ups wait)`,
       props.changeFeed.fn.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
       FEED_BEHIND_THRESHOLD_SECONDS * 1000,
     );

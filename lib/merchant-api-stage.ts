@@ -92,8 +92,8 @@ export class MerchantApiStage extends Stack {
 
     this.functions = specs.map((spec) => this.addFunction(spec, { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey }));
 
-    this.alarms = new MerchantAlarms(this, 'Alarms', {
-      stageName: stage,
+    const watched = {
+      stage,
       api: this.restApi.api,
       functions: this.functions,
       queue,
@@ -101,22 +101,14 @@ export class MerchantApiStage extends Stack {
       parked: queues.parked,
       webhooksDlq: queues['webhooks-dlq'],
       changeFeed: changeFeedOf(this.functions),
+    };
+    this.alarms = new MerchantAlarms(this, 'Alarms', {
+      ...watched,
       latencyP99Ms: config.latencyP99Ms,
       alarmEmail: config.alarmEmail,
       alarmTopicArn: config.alarmTopicArn,
     });
-    this.dashboard = new MerchantDashboard(this, 'Dashboard', {
-      stage,
-      api: this.restApi.api,
-      webAcl: this.restApi.webAcl,
-      functions: this.functions,
-      queue,
-      dlq,
-      parked: queues.parked,
-      webhooksDlq: queues['webhooks-dlq'],
-      changeFeed: changeFeedOf(this.functions),
-      alarms: this.alarms.alarms,
-    });
+    this.dashboard = new MerchantDashboard(this, 'Dashboard', { ...watched, webAcl: this.restApi.webAcl, alarms: this.alarms.alarms });
     this.operatorPolicy = new OperatorPolicy(this, 'Operator', {
       stage,
       table,

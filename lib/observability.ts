@@ -35,19 +35,23 @@ export const commissionAmountByCurrency = (stage: Stage, period: Duration = FIVE
     period,
   });
 
-export type MerchantDashboardProps = {
+/** What a stage's alarms and dashboard watch. */
+export type WatchedResources = {
   stage: Stage;
   api: RestApi;
-  webAcl: CfnWebACL;
   functions: MerchantFunction[];
+  /** The orders queue and its dead-letter queue (commission processing failed 5 times). */
   queue: Queue;
+  dlq: Queue;
+  /** What nothing retries any more (table-def.ts QUEUES `parked`). */
   parked: Queue;
   /** Webhook delivery messages the deliverer failed on 5 times. */
   webhooksDlq: Queue;
+  /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
   changeFeed: MerchantFunction;
-  dlq: Queue;
-  alarms: Alarm[];
 };
+
+export type MerchantDashboardProps = WatchedResources & { webAcl: CfnWebACL; alarms: Alarm[] };
 
 const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
 const WIDE = { width: 12, height: 6 };
