@@ -7,7 +7,6 @@
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +20,7 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { type Reply, startBenchStack, statusCount } from './bench/local';
+import { closeConnections, type Reply, send, startBenchStack, statusCount } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
@@ -126,56 +125,6 @@ const WARMUP_CREATES = 1000;
 const WARMUP_CONCURRENCY = 50;
 const SAMPLES = 30;
 const PER_PAGE = 15;
-
-// ---------------------------------------------------------------------------------------------
-// HTTP: one keep-alive agent without a socket cap, so a burst of 500 is 500 requests in flight.
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-
-/**
- * One request. A kept-alive socket the server closed just as it was reused fails with ECONNRESET
- * before the request reached the server (Node's documented keep-alive race): that one is sent again
- * on a fresh socket; any other failure is an `error` reply.
- */
-const request = (url: string, token: string, method: 'GET' | 'POST', body?: unknown, resent = false): Promise<Reply> =>
-  new Promise<Reply>((resolve) => {
-    const start = performance.now();
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        timeout: 120_000,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          Accept: 'application/json',
-          ...(payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const ms = performance.now() - start;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            parsed = undefined;
-          }
-          resolve({ status: res.statusCode ?? 'error', ms, body: parsed });
-        });
-        res.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      if (!resent && req.reusedSocket && error.code === 'ECONNRESET') resolve(request(url, token, method, body, true));
-      else resolve({ status: 'error', ms: performance.now() - start });
-    });
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
 
 // ---------------------------------------------------------------------------------------------
 // Figures and tables.
@@ -344,7 +293,7 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
  */
 const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: string, creates: { sent: number; answered: number }) => {
   const listTotal = async () => {
-    const stored = await request(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token, 'GET');
+    const stored = await send(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token);
     const total = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
     return total ?? `n/a (status ${stored.status})`;
   };
@@ -373,13 +322,16 @@ const benchCreates = async (stack: LocalStack) => {
   let serial = 0;
   const run = process.pid;
   const create = () =>
-    request(url, token, 'POST', {
-      affiliate_slug: 'popular',
-      order_no: `BENCH-${run}-${serial++}`,
-      total_shipping_value: 0,
-      currency_code: 'EUR',
-      customer: { name: 'Burst Buyer', email: `buyer-${serial % 100}@example.com` },
-      order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+    send(url, token, {
+      method: 'POST',
+      body: {
+        affiliate_slug: 'popular',
+        order_no: `BENCH-${run}-${serial++}`,
+        total_shipping_value: 0,
+        currency_code: 'EUR',
+        customer: { name: 'Burst Buyer', email: `buyer-${serial % 100}@example.com` },
+        order_rows: [{ product_name: 'Tent', price_value: 19900, quantity: 1 }],
+      },
     });
 
   let createdTotal = 0;
@@ -465,7 +417,7 @@ const benchLists = async (stack: LocalStack) => {
     const samples = { large: [] as number[], small: [] as number[] };
     for (let index = 0; index < WARMUP + SAMPLES; index++) {
       for (const which of ['large', 'small'] as const) {
-        const reply = await request(pageUrl(path, pages[which]), tokens[which], 'GET');
+        const reply = await send(pageUrl(path, pages[which]), tokens[which]);
         statuses[which].add(String(reply.status));
         if (index >= WARMUP) samples[which].push(reply.ms);
       }
@@ -480,8 +432,8 @@ const benchLists = async (stack: LocalStack) => {
   let worst = { ratio: 0, where: '' };
   for (const path of lists) {
     const first = {
-      large: await request(pageUrl(path, 1), tokens.large, 'GET'),
-      small: await request(pageUrl(path, 1), tokens.small, 'GET'),
+      large: await send(pageUrl(path, 1), tokens.large),
+      small: await send(pageUrl(path, 1), tokens.small),
     };
     const shape = { large: lastPageOf(first.large.body), small: lastPageOf(first.small.body) };
     for (const which of ['first', 'last'] as const) {
@@ -629,7 +581,7 @@ try {
     print(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
   }
 } finally {
-  agent.destroy();
+  closeConnections();
   await stack.stop();
 }
 try {

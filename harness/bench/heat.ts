@@ -41,7 +41,6 @@
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -71,7 +70,7 @@ import {
   storedItem,
   type Trigger,
 } from './cost';
-import { type Reply, startBenchStack, statusCount } from './local';
+import { closeConnections, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
@@ -110,47 +109,6 @@ last one the cost per million orders at steady and quiet load, without and with 
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
 // ---------------------------------------------------------------------------------------------
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-
-const post = (url: string, token: string, body: unknown, idempotencyKey?: string) =>
-  new Promise<Reply>((resolve) => {
-    const start = performance.now();
-    const payload = JSON.stringify(body);
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        timeout: 60_000,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          Accept: 'application/json',
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(payload),
-          ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            parsed = undefined;
-          }
-          resolve({ status: res.statusCode ?? 'error', ms: performance.now() - start, body: parsed });
-        });
-        res.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 'error', ms: performance.now() - start }));
-    req.write(payload);
-    req.end();
-  });
-
 /** Runs `jobs` with at most `concurrency` in flight. */
 const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {
   const results: T[] = new Array(jobs.length);
@@ -630,13 +588,12 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
   const ordersOn = new Map<string, number>();
   const create = (merchant: Merchant, withKey: boolean) => () => {
     const number = serial++;
-    return post(
-      createUrl,
-      merchant.token,
+    return send(createUrl, merchant.token, {
+      method: 'POST',
       // A merchant's orders go to a new customer each round (50 in turn), not all to one.
-      createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
-      withKey ? `heat-${run}-${number}` : undefined,
-    ).then((reply) => {
+      body: createBody(`HEAT-${run}-${number}`, Math.floor(number / opts.merchants)),
+      idempotencyKey: withKey ? `heat-${run}-${number}` : undefined,
+    }).then((reply) => {
       if (reply.status === 201) ordersOn.set(merchant.id, (ordersOn.get(merchant.id) ?? 0) + 1);
       return { ...reply, merchant, withKey };
     });
@@ -696,7 +653,7 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
     toCancel.map(
       ({ merchant, uuid }) =>
         () =>
-          post(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, {}),
+          send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} }),
     ),
     opts.concurrency,
   );
@@ -1054,7 +1011,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
     return undefined;
   } finally {
-    agent.destroy();
+    closeConnections();
     storage?.destroy();
     hooks.server.closeAllConnections();
     hooks.server.close();

@@ -4,6 +4,7 @@
  * the read units of the calls a route's code makes.
  */
 
+import http from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
@@ -17,6 +18,54 @@ export type Print = (line: string) => void;
 
 /** One HTTP answer as the benches keep it: its status (or `error` when none came), its time, its body. */
 export type Reply = { status: number | 'error'; ms: number; body?: unknown };
+
+/** One keep-alive agent without a socket cap, so a burst of 500 is 500 requests in flight. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+/** Closes the sockets the agent keeps alive: before the stack they talk to stops. */
+export const closeConnections = () => agent.destroy();
+
+export type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
+
+/**
+ * One request, timed. A kept-alive socket the server closed just as it was reused fails with
+ * ECONNRESET before the request reached the server (Node's documented keep-alive race): that one
+ * is sent again on a fresh socket; any other failure, or no answer in 120 s, is an `error` reply.
+ */
+export const send = (url: string, token: string, { method = 'GET', body, idempotencyKey }: Send = {}, resent = false): Promise<Reply> =>
+  new Promise<Reply>((resolve) => {
+    const start = performance.now();
+    const failed = () => resolve({ status: 'error', ms: performance.now() - start });
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = {
+      Authorization: `Bearer ${token}`,
+      Accept: 'application/json',
+      ...(payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+      ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+    };
+    const req = http.request(url, { method, agent, timeout: 120_000, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const ms = performance.now() - start;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          parsed = undefined;
+        }
+        resolve({ status: res.statusCode ?? 'error', ms, body: parsed });
+      });
+      res.on('error', failed);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (!resent && req.reusedSocket && error.code === 'ECONNRESET') resolve(send(url, token, { method, body, idempotencyKey }, true));
+      else failed();
+    });
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
 
 /** The replies by status, e.g. `3 x 201, 1 x 503`. */
 export const statusCount = (replies: readonly Reply[]) => {
