@@ -1,14 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
-import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Stage } from '#shared/config';
 import { METRIC } from '#shared/metric-names';
-import type { MerchantFunction } from './merchant-function';
 import { businessMetric, type WatchedResources } from './observability';
 
 export type MerchantAlarmsProps = WatchedResources & {
