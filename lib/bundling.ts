@@ -5,20 +5,8 @@ import type { BuildOptions } from 'esbuild';
 /**
  * How every function is bundled, in one place: the stack (NodejsFunction) and
  * scripts/bundle-size.ts both read these options, so the sizes the script prints are the sizes
- * that get deployed.
- *
- * - ESM, minified, for Node.js 22; `module` before `main` so packages that ship ESM are tree-shaken.
- * - The AWS SDK is bundled (no externals): the runtime's copy is not pinned and costs a second
- *   resolution at cold start.
- * - A `require` for the few CommonJS dependencies that require Node built-ins from an ESM bundle.
- * - `@aws-sdk/credential-provider-node` is replaced by an environment-only provider (see
- *   lib/bundle-shims/credential-provider-env.ts): Lambda's credentials are always in the
- *   environment, and the full chain is about 100 KB per bundle.
- * - `@smithy/core/event-streams` is replaced by a stub that throws (see
- *   lib/bundle-shims/no-event-streams.ts): no DynamoDB, SQS or SES operation streams events, and
- *   the codec is about 15 KB per bundle.
- * - No source maps: stack traces of a minified bundle are less readable, but the maps would double
- *   the upload and `--enable-source-maps` slows every error; the logs carry the trace id instead.
+ * that get deployed. ESM, minified, the AWS SDK inside, two SDK modules swapped for small shims and
+ * no source maps, each to keep the cold start short (docs/contributing.md#how-functions-are-bundled).
  */
 
 export const ROOT = resolve(import.meta.dirname, '..');

@@ -16,25 +16,9 @@ import { answerStack } from './stage-hooks';
 /**
  * Faults on demand at the AWS SDK boundary of the local stage processes, in the shapes AWS sends,
  * because the emulators never throttle, never cancel a transaction for a conflict and never lose
- * an answer (docs/correctness.md). Each rule fires per attempt, below the SDK's own retries, so
- * the SDK retries what it would retry in AWS.
- *
- * SPEC: comma-separated rules `target:fault=probability[xCount][+Skip]`
- *   target       `dynamodb`, `sqs`, `ses`, or one operation (`dynamodb.TransactWriteItems`,
- *                `sqs.SendMessage`), or `<service>.write` for every operation that writes
- *   probability  `5%` or `0.05` (default 100%); `xN` fires the rule at most N times; `+N` lets the
- *                first N calls it matches pass (the second PutItem of a keyed create is its order)
- *   fault        throttle  the throttling error of that operation (a transaction: cancelled with
- *                          ThrottlingError or ProvisionedThroughputExceeded)
- *                conflict  TransactionCanceledException (TransactionConflict) on a transaction,
- *                          TransactionConflictException on a single-item write
- *                lost      the call is applied (or refused), the caller sees a TimeoutError
- *                refuse    the connection is refused (ECONNREFUSED)
- *                unavailable  the service answers 503
- *                hang      no answer until the client's request timeout, then TimeoutError
- *                stop      the call is applied, then the function stops: nothing after it runs and
- *                          API Gateway answers 502 (outside an invocation: like `lost`)
- * Example: `dynamodb:throttle=5%,dynamodb.write:lost=2%,dynamodb.write:conflict=1%,sqs:refuse=5%`
+ * an answer. Each rule fires per attempt, below the SDK's own retries, so the SDK retries what it
+ * would retry in AWS. The rules (`target:fault=probability[xN][+N]`, comma-separated) and what each
+ * fault does are described in docs/correctness.md#faults-on-demand.
  */
 
 export const SERVICES: readonly AwsService[] = ['dynamodb', 'sqs', 'ses'];

@@ -25,29 +25,10 @@ import { invokeScoped } from './invocation-scope';
 
 /**
  * Local stand-in for Lambda's DynamoDB Streams event source mapping, as local/sqs-poller.ts is for
- * the SQS one: reads a table's stream (DynamoDB Local serves the DynamoDB Streams API on its own
- * endpoint), hands each batch to the same handler as a DynamoDBStreamEvent, and keeps the
- * mapping's checkpoint, retries, bisection and on-failure destination.
- *
- * ```ts
- * const poller = createStreamPoller({
- *   client: new DynamoDBStreamsClient({ endpoint }),
- *   streamArn,                                   // DescribeTable's LatestStreamArn
- *   handler,                                     // the function's own handler
- *   functionName: 'stream-consumer',
- *   batchSize: 100, maxRetryAttempts: 10, bisectOnError: true,
- *   onBatchDiscarded: (record) => sendToQueue(JSON.stringify(record)),   // the on-failure destination
- *   checkpoints: fileCheckpoints('.local/<data dir>/stream-consumer.checkpoints.json'),
- * });
- * poller.start();  // ...  await poller.stop();
- * ```
- * `pollOnce()` runs one round (what start() repeats), for tests. Calls are serialized: a pollOnce
- * during start() waits for the round in progress. The poller reads one stream ARN: a table whose
- * stream is disabled and enabled again has a new one (its old shards close), so make a new poller.
- *
- * It follows the mapping's documented rules (shards and their lineage, polling, filters, the
- * record shape, checkpoints, partial failures, bisection, retries, the on-failure record, iterators)
- * and notes where DynamoDB Local differs: docs/architecture.md, "The local stream poller".
+ * the SQS one: reads a table's stream from DynamoDB Local, hands each batch to the same handler as
+ * a DynamoDBStreamEvent, and keeps the mapping's checkpoint, retries, bisection and on-failure
+ * destination. How to use it, the mapping's rules it follows and where DynamoDB Local differs are
+ * described in docs/architecture.md#the-local-stream-poller.
  */
 
 /** The function's handler: it may return a partial batch response, or nothing (a complete success). */

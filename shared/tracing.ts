@@ -7,20 +7,11 @@ import { classifyDependencyError } from '#shared/dependency-errors';
 
 /**
  * X-Ray subsegments for the AWS SDK calls a function makes (DynamoDB, SQS, SES), so a trace shows
- * each call under the function's own segment, with its operation, table or queue, status and
- * duration, and SQS carries the trace on to the commission consumer.
- *
- * Why not Powertools Tracer / aws-xray-sdk-core `captureAWSv3Client`: they add 113-125 KB to every
- * minified bundle (the heaviest would go from ~300 KB to ~425 KB, over the 320 KB budget); and the
- * ADOT / OpenTelemetry layer instruments SDK modules as they are loaded, which never happens in a
- * single-file bundle. See lib/README.md, "Tracing".
- *
- * This is what the X-Ray SDK does in Lambda, reduced to the calls this project makes: one SDK
- * middleware per client which, for a sampled invocation (`_X_AMZN_TRACE_ID` / Lambda's invoke
- * store, `Sampled=1`), times the call including retries, sends one subsegment document to the
- * X-Ray daemon Lambda runs (UDP, AWS_XRAY_DAEMON_ADDRESS) parented to the function's segment, and
- * passes the trace header on the request (SQS stores it as the message's AWSTraceHeader). It does
- * nothing outside Lambda, or when the invocation is not sampled.
+ * each call under the function's own segment and SQS carries the trace on to the consumers: what
+ * the X-Ray SDK does in Lambda, reduced to the calls this project makes, one middleware per client.
+ * It does nothing outside Lambda, or when the invocation is not sampled. Why not Powertools Tracer
+ * or ADOT: docs/design-notes.md#libraries-and-hand-written-code; how it works:
+ * lib/README.md#metrics-and-tracing.
  */
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };

@@ -15,35 +15,11 @@ import { itemWebhookEvents, orderWebhookEvent } from '#shared/webhooks/events';
 import type { MerchantEvents } from '#shared/webhooks/fan-out';
 
 /**
- * The change feed: what the rest of the service does in reaction to a write, derived from the
- * table's stream (one record per write, with the item before and after it, in order per item).
- * Pure: `reactionsTo` reads one record; functions/changes/feed.ts carries the reactions out. Each
- * reaction is idempotent, because the stream is read at least once (a batch that fails is read
- * again from its first failed record):
- * - `orderEvent`: a new version of an order (created, shipping changed, cancelled): its event on
- *   the orders queue (the commission consumer applies each version once; webhooks read the same
- *   events). An imported order (`history`, the seed) announces nothing on creation.
- * - `customer`: a new order names a customer: the customer's upsert (if_not_exists, idempotent),
- *   off the request path since every order of one customer writes that item.
- * - `followUps`: a write set or moved an item's owed-work entry (an e-mail still owed, a block
- *   count marked for recount): a follow-up on the delayed follow-ups queue, for when it is due.
- *   Also, when the orders' sequence counter moves past a block, a recount of that block once
- *   every create that took a number in it is over (the follow-up's delay is longer than a
- *   request's timeout): a create that stopped between its commit and its count, and was never
- *   retried, is counted then at the latest, without racing a create still in flight.
- * - `countBlock`: a list's block count changed (its version moved), or the orders' sequence
- *   moved into a new group of blocks: the total of the block's (the left) group is refreshed from
- *   the blocks (counter.ts refreshGroupTotals, idempotent and order-safe; an orders group only once
- *   closed, `blocksOfClosedGroups`), so pages of any size read a bounded number of count items.
- * - `webhookEvents`: the merchant's webhook events of this write (shared/webhooks/events.ts: an
- *   order event, a commission booked, a request created or decided, an invitation sent or used),
- *   fanned out to the endpoints that subscribe (shared/webhooks/fan-out.ts).
- * - `reportTotals`: a commission ledger was written: what its new entries add to the merchant's
- *   commission totals (shared/domain/reports.ts), applied once per record by its stream sequence
- *   number, and the record's time, how far the merchant's totals then reach.
- * - `eventLog`: the same events, each at its position (the record's sequence number and the
- *   event's index in it), for the merchant's event log (shared/db/entities/event-log.ts): put by
- *   position, so a record read again writes the same items.
+ * The change feed's plan: what the rest of the service does in reaction to one write, derived from
+ * the table's stream record of it (the item before and after, in order per item). `reactionsTo` is
+ * pure; functions/changes/feed.ts carries the reactions out. Each reaction is idempotent, because
+ * the stream is read at least once. Each field's reaction, and why, is described in
+ * docs/architecture.md#the-change-feed.
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;

@@ -50,22 +50,11 @@ export type IdempotencyHandling = {
 /**
  * The one request chain of every route, built middleware-first and handler-last, so TypeScript
  * infers what each step adds to the context (middy's `use` types): the handler reads the
- * credential and the input as the route's schemas output it, with no cast and no check.
+ * credential and the input as the route's schemas output it, with no cast and no check. The
+ * handler's Reply, and any failure, go out in the route's envelope. Why the steps come in this
+ * order is described in docs/design-notes.md#idempotency-key ("Where it runs").
  *
  *   trace id -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
- *
- * The handler's Reply is put in the route's envelope here; the error envelope turns any failure
- * into the route's envelope. Authentication runs before the body is parsed, so an unauthenticated
- * caller learns nothing else. The merchant's quota is taken right after authentication (a replay of
- * an Idempotency-Key counts too; a route that `admitsBesideReads` awaits the decision in its
- * handler, beside its first reads, and no answer leaves before it); its RateLimit headers go on
- * the final answer at the request's end (middy's requestEnd: a replay answers early and skips
- * every `after`), outside the record.
- *
- * POST routes add the two halves of Idempotency-Key handling: the key is claimed after
- * validation, just before the handler, so a request refused for its JSON or its fields stores
- * nothing and its corrected retry runs (as Stripe keeps keys); the response is recorded outside
- * the error envelope, so what is stored is the final HTTP response, the handler's errors included.
  */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,

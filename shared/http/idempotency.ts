@@ -11,22 +11,12 @@ import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware } from './types';
 
 /**
- * `Idempotency-Key` on POST routes (IETF draft "The Idempotency-Key HTTP Header Field", Stripe's
- * behaviour). Two middlewares, because the key needs the merchant and a valid request (so it is
- * claimed after validation) while the stored response must be the final HTTP response (so it is
- * recorded outside the envelope):
- *
- *   trace id -> idempotentResponse -> error envelope -> authentication -> JSON body -> validation -> idempotencyKey -> handler
- *
- * - idempotencyKey (before, after validation): no header, nothing happens. A malformed key is 400 `idempotency_key`.
- *   Otherwise it claims the key for this merchant; if another request holds it: a different
- *   request (method, path, body as JSON) is 422, one still in flight is 409 with Retry-After, a
- *   finished one is answered with its stored response (same status and body,
- *   `Idempotent-Replayed: true`) and nothing else runs. A request refused before it (malformed
- *   JSON, validation) touches no record, so its corrected retry with the same key runs, as Stripe does.
- * - idempotentResponse (after, onError): stores the final response of a claimed key (2xx, and the
- *   handler's 4xx: a business rule, a 404), or releases the key on a 5xx so a retry runs again.
- *   A route that answers a secret names where it is (`secretFields`): the record keeps it sealed.
+ * `Idempotency-Key` on POST routes, in two middlewares: `idempotencyKey` claims the key, if any, after
+ * validation (it needs the merchant and a valid request) and answers a key held by another request
+ * (422, 409 or the stored response); `idempotentResponse` records the final HTTP response outside
+ * the error envelope, or releases the key on a 5xx. A route that answers a secret names it
+ * (`secrets`), and the record keeps it sealed. What is stored, replayed and refused is described
+ * in docs/design-notes.md#idempotency-key.
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';

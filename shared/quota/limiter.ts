@@ -7,20 +7,10 @@ import { rateLimitHeaders } from './policy';
 /**
  * The per-merchant quota in the request path, per container. A request spends a token this
  * container holds, or takes tokens from the merchant's bucket in one conditional write
- * (shared/db/entities/quota.ts), decided on the bucket as it stands: the quota is exact across
- * containers, and a lost conditional write is decided again, never admitted on a guess.
- *
- * How many tokens a take asks for follows what this container sees of the merchant: one (a write
- * per request) until it sees more than a token per LEASE_TARGET_MS, then what it expects to spend
- * in that time, so a busy container writes about ten times a second per merchant however fast it
- * serves. Held tokens last only while their intervals in the bucket have not passed (gcra.ts,
- * heldTokens): tokens held anywhere and the bucket's never add up to more than the burst, and
- * unspent ones go back to the bucket by the passing of time, with no write.
- *
- * When the quota store fails (throttled, timed out), the request is decided on this container's
- * own view of the bucket, the state it last saw moved on locally (fail open: an outage of the
- * quota item must not become the merchant's outage, yet a flood stays bounded), and `degraded`
- * says so. Only a failing store falls back: contention never does.
+ * (shared/db/entities/quota.ts), so the quota is exact across containers. When the quota store
+ * fails (not on contention), the request is decided on this container's own view of the bucket and
+ * `degraded` says so. How many tokens a take asks for, and why failing open is safe, is described
+ * in docs/design-notes.md#quotas.
  */
 export const LEASE_TARGET_MS = 100;
 /** The longest a request waits for another request's take in the same process. */

@@ -6,22 +6,10 @@ import { boundedInt, emailAddress, optionalString, requiredKeyString, requiredSt
 export const MAX_ORDER_ROWS = 200;
 
 /**
- * The limits of an order's numbers (docs/design-notes.md, "Limits"). Money is an integer in the currency's minor
- * unit (cents for EUR), so MAX_MONEY_VALUE is 100,000,000.00 EUR, 10,000,000,000 JPY or
- * 100,000,000.00 IDR. The bounds make every number the service derives from a valid order an
- * exact JavaScript number, i.e. an integer <= Number.MAX_SAFE_INTEGER = 2^53 - 1 (about 9.007e15):
- *
- *   a row's base        price_value * quantity                 <= 1e10 * 1e3             = 1e13
- *   an order's sums     sum over <= 200 rows of (price_value + tax_value) * quantity, plus
- *                       total_shipping_value                   <= 200 * 2e10 * 1e3 + 1e10 ~ 4.00001e15
- *   its commission      sum of round(base * rate / 100), rate in [0, 100] %
- *                                                              <= sum of bases           <= 2e15
- *
- * All below 2^53 with room to spare (the tax term is there so an order total stays exact too).
- * The one intermediate that does not fit, base * rate in hundredths of a percent (<= 1e13 * 1e4 =
- * 1e17), is computed in BigInt (shared/money.ts) and rounded once. test/unit/order-limits.test.ts
- * checks the inequality. Raising one bound means lowering another (or BigInt sums and stored
- * numbers beyond 2^53).
+ * The limits of an order's numbers. Money is an integer in the currency's minor unit, and the
+ * bounds keep every number the service derives from a valid order an exact JavaScript number
+ * (at most 2^53 - 1); test/unit/order-limits.test.ts checks it. The proof, and why raising one
+ * bound means lowering another, is in docs/design-notes.md#limits.
  */
 export const MAX_MONEY_VALUE = 10_000_000_000;
 export const MAX_QUANTITY = 1_000;

@@ -9,25 +9,13 @@ import { batchDelete, batchPut } from './batch';
 import { moveForward } from './forward';
 
 /**
- * Commission totals: what the commission ledgers of a merchant add up to, per UTC day and per
- * month, kept by the change feed (shared/domain/reports.ts says what a ledger write adds). All in
- * two partitions of the merchant, never a key shared by merchants:
- * - `M#<merchant>#TOTALS`: the merchant's totals, sk `D#<yyyy-mm-dd>#<currency>` and
- *   `M#<yyyy-mm>#<currency>`, each also counting its affiliate rows (`affiliate_rows`: how many
- *   affiliate totals items that day or month has, so a report grouped by affiliate knows its
- *   total without reading them); and `AS_OF`, how far the feed has applied the merchant's ledgers.
- * - `M#<merchant>#TOTALS#A`: per affiliate, sk `D#<day>#<slug>#<currency>` and
- *   `M#<month>#<slug>#<currency>`, so one period's affiliates are one key range in slug order; the
- *   day items also on gsi1 under `M#<merchant>#TOTALS#A#<slug>` (sk `D#<day>#<currency>`) for a
- *   report of one affiliate, whose months are the sums of its days (one index write per ledger
- *   write, not two).
- *
- * A batch of the stream writes each item once: an UpdateItem that `ADD`s the figures of the
- * batch's records and sets `applied_through` to the stream sequence number of the last of them,
- * conditional on the item not having applied the first yet (when it applied some, the rest are
- * added conditional on what it applied): a record read again or replayed adds nothing.
- * `created_seq` (set once) names the record that created the item, so a record read again still
- * knows the affiliate rows it created.
+ * Commission totals: what a merchant's commission ledgers add up to per UTC day and per month, for
+ * the merchant and per affiliate, kept by the change feed (shared/domain/reports.ts says what a
+ * ledger write adds) in two partitions of the merchant, never a key shared by merchants. A batch of
+ * the stream writes each item once, conditional on the stream sequence numbers it already applied,
+ * so a record read again or replayed adds nothing. The keys and the conditions are described in
+ * docs/reports.md#the-totals-shareddbentitiescommission-totalsts and
+ * docs/reports.md#exactly-once-without-a-transaction.
  */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };

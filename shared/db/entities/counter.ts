@@ -9,27 +9,11 @@ import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 
 /**
- * Counters of a merchant's lists, all kept with atomic `ADD` (which never conflicts and never
- * joins a transaction, see DESIGN.md "No hot item in a transaction"):
- *
- * - a sequence counter per list (`COUNTER#<list>`): each item of the list takes the next number
- *   when it is created, so list order is creation order and an item's place never moves;
- * - a count item per (list, bucket, block of BLOCK_SIZE sequence numbers), under the merchant's
- *   `#COUNTS` partition: how many items of that block are in the bucket (a status, a tier, `all`)
- *   in `n`, and a version `v` that grows by one with every change of `n`. Every write that adds an
- *   item to a bucket or moves it between buckets adds +1/-1 here after it committed, so page N can
- *   find its block from the counts alone (see pages.ts);
- * - a group total per (list, bucket, group of GROUP_SIZE consecutive blocks), in the same
- *   partition: the sum of the group's block counts (`n`) and of their versions (`vs`), written by
- *   `refreshGroupTotals` after the blocks changed (the table's stream consumer, the seed, the
- *   recount). A page reads the group totals of the older groups instead of every block count.
- *
- * Sort keys: a block `<list>#<bucket>#<8-digit block>`, a group `<list>#<bucket>#G#<8-digit group>`.
- * `G` sorts after every digit, so a block range (`…#00000000` to `…#99999999`) never holds a group
- * total and a group range (`…#G#00000000` to `…#G#99999999`) never holds a block.
- *
- * A sequence number whose create failed after it was taken (lost an order_no race) is simply never
- * counted: the lists have no visible gap, and totals come from the counts, not from the counter.
+ * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
+ * counter per list (`COUNTER#<list>`, so list order is creation order), a count item per bucket and
+ * block of BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the merchant's
+ * `#COUNTS` partition, so a page finds its place from a bounded number of count items. Their keys
+ * and versions, and why, are in docs/data-model-heat.md#page-cost-at-any-size.
  */
 
 export const BLOCK_SIZE = 256;
@@ -333,22 +317,12 @@ export type GroupRefresh = { list: ListName; bucket: string; group: number; n: n
 const REFRESH_CONCURRENCY = 8;
 
 /**
- * Sets the total of every group the given blocks lie in to what the group's block counts hold
- * now: per group, one Query of its block items (ConsistentRead, at most GROUP_SIZE small items)
- * and one conditional UpdateItem of `n` (their sum) and `vs` (the sum of their versions).
- *
- * Idempotent and order-safe, so it may run any number of times, concurrently, in any order (the
- * stream consumer calls it for every changed block, batched per group; the seed and the recount
- * call it too). A block's version only grows and grows with every change of its count, so `vs`
- * only grows with the group's state; the write is refused when the stored `vs` is not lower (a
- * newer state, or this very one, is already there: not an error, `written: false`). A Query is
- * not a snapshot: with writes landing meanwhile it may see some blocks before and others after
- * them, but each block it reads is at most as new as after the last write, so that state's `vs`
- * is never higher than the last one's, and equal only if it is the last state itself: a refresh
- * that starts after the last change of a group always leaves the exact total.
- *
- * A group without any block item has no total (nothing is written). Errors other than the
- * refusal are thrown, after every group was tried.
+ * Sets the total of every group the given blocks lie in to what its block counts hold now: one
+ * consistent Query and one UpdateItem per group, conditional on the stored `vs` being lower. It is
+ * idempotent and order-safe, so the stream consumer, the seed and the recount may run it any number
+ * of times, concurrently, in any order (why: docs/data-model-heat.md#page-cost-at-any-size). A
+ * refused write is not an error (`written: false`); a group with no block item gets no total; other
+ * errors are thrown once every group was tried.
  */
 export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();

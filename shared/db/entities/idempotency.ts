@@ -9,21 +9,11 @@ import { isRefused, itemKey, type Key, parseStoredOptional, refusedItem } from '
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /**
- * Idempotency records: one item per merchant and `Idempotency-Key`, under the merchant's own
- * partition (`M#<merchantId>`, sk `IDEMPOTENCY#<key>`), so keys of different merchants never meet
- * and no key lands on a shared hot partition. Each stage has its own table.
- *
- * Life of a record:
- * - claim: a conditional PutItem writes `in_progress` with the request's fingerprint and an
- *   in-flight lease (`in_flight_until`, epoch ms). It succeeds when there is no record, when the
- *   record has expired (`expires_at`, epoch seconds, the table's TTL attribute), or when it is an
- *   `in_progress` record whose lease ran out (the Lambda that claimed it crashed or timed out).
- * - complete: the claimer stores the final response (status, headers, body) with `completed`;
- *   a secret in the body is stored sealed, and `response_sealed` lists where (shared/http/idempotency.ts).
- * - release: a claimer whose response is not stored (a 5xx) ends its lease at once, so a retry
- *   may run the request again.
- * Complete and release are conditional on the claimer's `claim_id`, so a claimer that lost its
- * lease cannot overwrite the record of the request that took it over.
+ * Idempotency records: one item per merchant and `Idempotency-Key` under the merchant's own
+ * partition, so keys of different merchants never meet and no key lands on a shared hot partition.
+ * A request claims its key (`in_progress`, with an in-flight lease), then completes it with the final
+ * response or releases it on a 5xx; complete and release are conditional on the claimer's
+ * `claim_id`. The life of a record is described in docs/design-notes.md#idempotency-key.
  */
 
 /** Records are kept (and replayed) for 24 hours. */

@@ -53,21 +53,11 @@ export const MAX_TAKE_ATTEMPTS = 8;
 
 /**
  * Takes up to `want` tokens of the merchant's bucket at the take's instant (microseconds) in one
- * conditional UpdateItem, decided on the item as it stands, never on a guess:
- *
- * - bucket full (`tat_us` absent or past): `SET tat_us = now + tokens`, on `tat_us` still past;
- * - bucket in use: `SET tat_us = tat_us + tokens`, on `tat_us` between now and the last instant
- *   that leaves room for them. An addition, not a compare-and-set: containers taking at once do
- *   not conflict, each gets its own intervals, and the answer (`end`) says where they end.
- *
- * `seen` and `inUse` pick the first write; when its condition fails, the refusal carries the item
- * as it stands and the take is decided again on it: the addition (`tat_us` only grows, so a bucket
- * found in use stays in use), fewer tokens, or a refusal without a write when the bucket is empty
- * (judged again, once, at the instant of the answer, so a request held up meanwhile is not refused
- * for the time it waited). A refusal on `seen` alone is exact too: the bucket holds no more than seen.
- * Each condition also holds the quota as seen, so a take computed with a quota ops have changed
- * since is computed again. After MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the
- * limiter answers with a refusal.
+ * conditional UpdateItem, decided on the item as it stands, never on a guess: `SET tat_us = now +
+ * tokens` on a full bucket, `SET tat_us = tat_us + tokens` on one in use, and the answer (`end`)
+ * says where the tokens end. `seen` and `inUse` pick the first write; a refused write is decided
+ * again on the item it returns. After MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which
+ * the limiter answers with a refusal. The conditions, and why, are in docs/design-notes.md#quotas.
  */
 export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};
