@@ -9,6 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSReco
 import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { invokeScoped } from './invocation-scope';
+import { stoppableLoop } from './loop';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to
@@ -146,8 +147,6 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
   let queueArn: string | undefined;
   const aborts = new Set<AbortController>();
-  let loop: Promise<unknown> | undefined;
-  let stopping = false;
 
   const arn = async () => {
     if (!queueArn) {
@@ -185,10 +184,10 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
    * Like the event source mapping, it receives up to 10 messages at a time and invokes the handler
    * per `batchSize` of them (so batches of 1 are not limited to one receive per message).
    */
-  const run = async () => {
+  const run = async (stopping: () => boolean) => {
     const concurrency = Math.max(1, options.concurrency ?? 1);
     const inFlight = new Set<Promise<unknown>>();
-    while (!stopping) {
+    while (!stopping()) {
       if (inFlight.size >= concurrency) {
         await Promise.race(inFlight);
         continue;
@@ -203,7 +202,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
           inFlight.add(batch);
         }
       } catch (error) {
-        if (stopping) break;
+        if (stopping()) break;
         onError(asError(error));
         await new Promise((resolve) => setTimeout(resolve, 2000));
       }
@@ -211,18 +210,8 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     await Promise.allSettled(inFlight);
   };
 
-  return {
-    pollOnce,
-    start: () => {
-      if (loop) return;
-      stopping = false;
-      loop = run();
-    },
-    stop: async () => {
-      stopping = true;
-      for (const abort of aborts) abort.abort();
-      await loop;
-      loop = undefined;
-    },
-  };
+  const loop = stoppableLoop(run, () => {
+    for (const abort of aborts) abort.abort();
+  });
+  return { pollOnce, ...loop };
 };

@@ -22,6 +22,7 @@ import { asError } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { checkFilterPattern, passesFilters } from './event-filter';
 import { invokeScoped } from './invocation-scope';
+import { stoppableLoop } from './loop';
 
 /**
  * Local stand-in for Lambda's DynamoDB Streams event source mapping, as local/sqs-poller.ts is for
@@ -419,8 +420,6 @@ const nextBatch = (shard: ShardState, batchSize: number, passes: (record: _Recor
  * the round in progress.
  */
 const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: number, onError: (error: Error) => void) => {
-  let loop: Promise<void> | undefined;
-  let stopping = false;
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -433,33 +432,21 @@ const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: numb
       wake = done;
     });
 
-  const run = async () => {
-    while (!stopping) {
+  const run = async (stopping: () => boolean) => {
+    while (!stopping()) {
       let delay = intervalMs;
       try {
         // After a batch that moved a checkpoint, straight on to the next one.
         if ((await pollOnce()).checkpointed > 0) delay = 0;
       } catch (error) {
-        if (stopping) break;
+        if (stopping()) break;
         onError(asError(error));
         delay = ERROR_BACKOFF_MS;
       }
-      if (!stopping && delay > 0) await pause(delay);
+      if (!stopping() && delay > 0) await pause(delay);
     }
   };
-  return {
-    start: () => {
-      if (loop) return;
-      stopping = false;
-      loop = run();
-    },
-    stop: async () => {
-      stopping = true;
-      wake?.();
-      await loop;
-      loop = undefined;
-    },
-  };
+  return stoppableLoop(run, () => wake?.());
 };
 
 /** A shard's checkpoints and the batches it gives up: moved past once the on-failure destination took them. */
