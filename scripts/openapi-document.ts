@@ -62,10 +62,7 @@ const operations = {
     summary: 'List orders',
     description: 'Newest first.',
   },
-  'orders-get': {
-    tag: 'Orders',
-    summary: 'Get an order',
-  },
+  'orders-get': { tag: 'Orders', summary: 'Get an order' },
   'orders-update': {
     tag: 'Orders',
     summary: 'Update the shipping value of an order',
@@ -77,14 +74,8 @@ const operations = {
     summary: 'Cancel an order',
     refusals: 'the order is already cancelled, older than one month, or linked to a payment',
   },
-  'affiliates-list': {
-    tag: 'Affiliates',
-    summary: 'List affiliates',
-  },
-  'affiliates-get': {
-    tag: 'Affiliates',
-    summary: 'Get an affiliate',
-  },
+  'affiliates-list': { tag: 'Affiliates', summary: 'List affiliates' },
+  'affiliates-get': { tag: 'Affiliates', summary: 'Get an affiliate' },
   'invites-create': {
     tag: 'Invites',
     summary: 'Invite an affiliate',
@@ -101,10 +92,7 @@ const operations = {
     summary: 'List affiliate requests',
     description: '`data` is the array itself.',
   },
-  'affiliate-requests-get': {
-    tag: 'Affiliate requests',
-    summary: 'Get an affiliate request',
-  },
+  'affiliate-requests-get': { tag: 'Affiliate requests', summary: 'Get an affiliate request' },
   'affiliate-requests-accept': {
     tag: 'Affiliate requests',
     summary: 'Accept an affiliate request',
@@ -116,23 +104,14 @@ const operations = {
     summary: 'Decline an affiliate request',
     refusals: 'the request is already decided',
   },
-  'tiers-list': {
-    tag: 'Tiers',
-    summary: 'List tiers',
-  },
-  'tiers-get': {
-    tag: 'Tiers',
-    summary: 'Get a tier',
-  },
+  'tiers-list': { tag: 'Tiers', summary: 'List tiers' },
+  'tiers-get': { tag: 'Tiers', summary: 'Get a tier' },
   'segments-list': {
     tag: 'Segments',
     summary: 'List segments',
     description: 'Segments without their `tiers` (the single segment has them).',
   },
-  'segments-get': {
-    tag: 'Segments',
-    summary: 'Get a segment with its rate per tier',
-  },
+  'segments-get': { tag: 'Segments', summary: 'Get a segment with its rate per tier' },
   'webhooks-create': {
     tag: 'Webhooks',
     summary: 'Create a webhook endpoint',
@@ -145,10 +124,7 @@ const operations = {
     summary: 'List webhook endpoints',
     description: 'Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.',
   },
-  'webhooks-get': {
-    tag: 'Webhooks',
-    summary: 'Get a webhook endpoint',
-  },
+  'webhooks-get': { tag: 'Webhooks', summary: 'Get a webhook endpoint' },
   'webhooks-update': {
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
