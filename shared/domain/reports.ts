@@ -82,6 +82,7 @@ const addMonths = (month: string, count: number) => {
  * (read from month items) and the days before and after them (read from day items).
  */
 export const rangeParts = (from: string, to: string) => {
+  if (from.slice(0, 7) === to.slice(0, 7)) return { months: undefined, days: [{ from, to }] };
   const firstWhole = from.endsWith('-01') ? from.slice(0, 7) : addMonths(from.slice(0, 7), 1);
   const endWhole = to.slice(0, 7);
   if (firstWhole >= endWhole) return { months: undefined, days: [{ from, to }] };

@@ -47,19 +47,4 @@ export const emailAddress = () => text().check(z.email(), z.maxLength(255));
 
 export const uuidParams = z.object({ uuid: text().check(z.uuid()) });
 
-/**
- * DynamoDB takes a sort key of at most 1,024 UTF-8 bytes, and a text that becomes part of one (an
- * order_no, a slug) shares it with a prefix: such a text is kept to 765 bytes (255 characters of
- * the BMP; 255 characters outside it would take 1,020), a 422 naming the field beyond that.
- */
-export const MAX_KEY_TEXT_BYTES = 765;
-
-const keyTextBytes = () =>
-  z.refine<string>((value) => Buffer.byteLength(value, 'utf8') <= MAX_KEY_TEXT_BYTES, {
-    message: `The :attribute field must not be greater than ${MAX_KEY_TEXT_BYTES} bytes.`,
-  });
-
-/** A required string that becomes part of a key: 255 characters and MAX_KEY_TEXT_BYTES at most. */
-export const requiredKeyString = () => requiredString().check(keyTextBytes());
-
-export const slugParams = z.object({ slug: text().check(z.minLength(1), z.maxLength(255), keyTextBytes()) });
+export const slugParams = z.object({ slug: text().check(z.minLength(1), z.maxLength(255)) });

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '#shared/http/pagination';
-import { boundedInt, emailAddress, optionalString, requiredKeyString, requiredString, text } from './common';
+import { boundedInt, emailAddress, optionalString, requiredString, text } from './common';
 
 /** Rows per order: at least 1 (spec); at most 200 (our cap, keeps an order item well under 400 KB). */
 export const MAX_ORDER_ROWS = 200;
@@ -42,8 +42,8 @@ const rowsBytes = (rows: readonly z.output<typeof orderRow>[]) => Buffer.byteLen
 
 /** The order creation body, shared by the legacy and the V2 endpoint. */
 export const orderCreateBody = z.object({
-  affiliate_slug: requiredKeyString(),
-  order_no: requiredKeyString(),
+  affiliate_slug: requiredString(),
+  order_no: requiredString(),
   total_shipping_value: moneyValue(),
   currency_code: text().check(z.length(3)),
   customer: z.optional(z.nullable(customer)),

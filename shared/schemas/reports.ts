@@ -11,8 +11,11 @@ export const MAX_REPORT_DAYS = 366;
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
-const isDate = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 and 2026-13-01 do not). */
+const isDate = (value: string) => {
+  const at = Date.parse(`${value}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(at) && new Date(at).toISOString().startsWith(value);
+};
 
 const dateField = () =>
   z.optional(
@@ -63,6 +66,16 @@ export const reportQuery = z.pipe(
     const today = new Date().toISOString().slice(0, 10);
     const from = query.from ?? (query.to ? monthStart(dayBefore(query.to)) : monthStart(today));
     const to = query.to ?? addMonth(from);
+    if (!isDate(to)) {
+      // The month after December 9999 has no `YYYY-MM-DD`.
+      ctx.issues.push({
+        code: 'custom',
+        path: ['from'],
+        message: 'The :attribute field must be a date before 9999-12-01.',
+        input: query.from,
+      });
+      return z.NEVER;
+    }
     const days = (Date.parse(to) - Date.parse(from)) / DAY_MS;
     if (days <= 0) {
       ctx.issues.push({ code: 'custom', path: ['to'], message: 'The :attribute field must be a date after from.', input: query.to });

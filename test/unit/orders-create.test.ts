@@ -332,6 +332,31 @@ describe('POST /api/v2/orders/create', () => {
     expect(orderPut()?.Item).toMatchObject({ affiliate_slug: 'alice', currency_code: 'EUR' });
   });
 
+  it('creates an order whose order_no is 255 characters outside the BMP, without reading an old order_no guard under a key DynamoDB could not hold', async () => {
+    // Prepare
+    const orderNo = '\u{1F3D5}'.repeat(255);
+
+    // Act
+    const response = await postV2(orderBody({ order_no: orderNo }));
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.body.data.order.order_no).toBe(orderNo);
+    const keysRead = ddbMock.commandCalls(GetCommand).map((call) => call.args[0].input.Key?.sk as string);
+    expect(keysRead.some((sk) => sk.startsWith('ORDER_NO#'))).toBe(false);
+  });
+
+  it('answers 422 on an affiliate_slug of 255 characters outside the BMP: no affiliate can have it, and its key is not read', async () => {
+    // Act
+    const response = await postV2(orderBody({ affiliate_slug: '\u{1F3D5}'.repeat(255) }));
+
+    // Assess
+    expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
+    const keysRead = ddbMock.commandCalls(GetCommand).map((call) => call.args[0].input.Key?.sk as string);
+    expect(keysRead.some((sk) => sk.startsWith('AFFILIATE#'))).toBe(false);
+    expect(orderPuts()).toHaveLength(0);
+  });
+
   it('gives the first order of a merchant sequence number 1 (ADD creates the counter)', async () => {
     // Prepare
     stubOrderCreate({ seq: 1 });

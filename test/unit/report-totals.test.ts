@@ -114,6 +114,33 @@ describe('rangeParts (the stored periods that cover a range exactly)', () => {
       ],
     });
     expect(rangeParts('2026-11-03', '2026-11-20')).toEqual({ months: undefined, days: [{ from: '2026-11-03', to: '2026-11-20' }] });
+    expect(rangeParts('9999-12-30', '9999-12-31')).toEqual({ months: undefined, days: [{ from: '9999-12-30', to: '9999-12-31' }] });
+  });
+});
+
+describe('reportQuery (the dates a report is asked for)', () => {
+  it('refuses, naming the field, a date that does not exist or a range whose end has no date', () => {
+    // Act
+    const refusals = [
+      { from: '2026-13-01' },
+      { from: '2026-00-01' },
+      { from: '2026-12-32' },
+      { to: '2026-11-00' },
+      { from: '9999-12-01' },
+    ].map((query) => z.safeParse(reportQuery, query).error?.issues.map((issue) => [issue.path.join('.'), issue.message]));
+
+    // Assess
+    expect(refusals).toEqual([
+      [['from', 'The :attribute field must match the format Y-m-d.']],
+      [['from', 'The :attribute field must match the format Y-m-d.']],
+      [['from', 'The :attribute field must match the format Y-m-d.']],
+      [['to', 'The :attribute field must match the format Y-m-d.']],
+      [['from', 'The :attribute field must be a date before 9999-12-01.']],
+    ]);
+  });
+
+  it('takes the last days a date can name', () => {
+    expect(z.parse(reportQuery, { from: '9999-12-30', to: '9999-12-31' })).toMatchObject({ from: '9999-12-30', to: '9999-12-31' });
   });
 });
 

@@ -47,6 +47,13 @@ export const parseStored = <S extends $ZodType>(entity: string, schema: S, raw: 
 export const parseStoredOptional = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> | undefined =>
   raw === undefined ? undefined : parseStored(entity, schema, raw);
 
+/**
+ * Whether DynamoDB can store an item with this key (a partition key of at most 2,048 UTF-8 bytes, a
+ * sort key of at most 1,024): a text the API accepts (255 characters of an order_no or a slug,
+ * 1,020 bytes outside the BMP) may make a longer one, which names no item.
+ */
+export const isStorableKey = (key: Key): boolean => Buffer.byteLength(key.pk, 'utf8') <= 2048 && Buffer.byteLength(key.sk, 'utf8') <= 1024;
+
 /** One item by its key (GetItem, `consistent` for a strongly consistent read), parsed as `entity`; undefined when there is none. */
 export const getStored = async <S extends $ZodType>(
   { ddb, table }: TableRef,
@@ -55,6 +62,7 @@ export const getStored = async <S extends $ZodType>(
   key: Key,
   consistent = false,
 ): Promise<output<S> | undefined> => {
+  if (!isStorableKey(key)) return undefined;
   const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: consistent }));
   return parseStoredOptional(entity, schema, Item);
 };

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
-import { type Key, parseStoredOptional } from './base';
+import { isStorableKey, type Key, parseStoredOptional } from './base';
 
 /**
  * A uniqueness guard (an order_no, an invited address): one item per merchant and value, naming
@@ -28,6 +28,7 @@ export const uniquenessGuard = (options: { type: string; holderField: string; ke
     }),
     /** Who holds the value now (a read before the create: the guard still decides races). */
     holder: async ({ ddb, table }: TableRef, merchantId: string, value: string): Promise<string | undefined> => {
+      if (!isStorableKey(key(merchantId, value))) return undefined;
       const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key(merchantId, value), ProjectionExpression: holderField }));
       return holderIn(Item);
     },
