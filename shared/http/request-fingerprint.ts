@@ -2,20 +2,41 @@ import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { parseJsonBody } from './json-body';
 
+/** A piece of the canonical form: text written as it is, or a JSON value still to spell. */
+type Piece = { text: string } | { json: unknown };
+
+/** A value's pieces: its punctuation and keys as text, its members still to spell. */
+const piecesOf = (value: unknown): Piece[] => {
+  if (Array.isArray(value))
+    return [{ text: '[' }, ...value.flatMap((item, at) => [...(at > 0 ? [{ text: ',' }] : []), { json: item }]), { text: ']' }];
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .flatMap((key, at) => [{ text: `${at > 0 ? ',' : ''}${JSON.stringify(key)}:` }, { json: record[key] }]);
+    return [{ text: '{' }, ...members, { text: '}' }];
+  }
+  return [{ text: JSON.stringify(value) ?? 'null' }];
+};
+
 /**
  * One spelling of a JSON value: object keys sorted (by code unit), no whitespace, arrays in their
  * order, numbers and strings as JSON.stringify writes them. Written as text, never rebuilt as an
- * object, so a client's `__proto__` key stays a plain key.
+ * object, so a client's `__proto__` key stays a plain key; spelled with a stack of its own, not
+ * by recursion, so a body nested as deep as JSON.parse takes never overflows the call stack.
  */
 export const canonicalJson = (value: unknown): string => {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
+  const out: string[] = [];
+  const pending: Piece[] = [{ json: value }];
+  for (let piece = pending.pop(); piece !== undefined; piece = pending.pop()) {
+    if ('text' in piece) {
+      out.push(piece.text);
+      continue;
+    }
+    const pieces = piecesOf(piece.json);
+    for (let at = pieces.length - 1; at >= 0; at--) pending.push(pieces[at] as Piece);
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 };
 
 /**

@@ -679,6 +679,19 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint(event('{"__proto__":{"a":1}}'))).not.toBe(requestFingerprint(event('{"a":1}')));
     expect(requestFingerprint(event('{}'))).not.toBe(requestFingerprint(event('')));
   });
+
+  it('spells a body nested 100,000 levels deep (JSON.parse takes it) without overflowing the stack, and tells the depth apart', () => {
+    // Prepare
+    const nested = (depth: number) => `{"a":1,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
+    // Act
+    const deep = requestFingerprint(createEvent({ rawBody: nested(100_000) }));
+    const deeper = requestFingerprint(createEvent({ rawBody: nested(100_001) }));
+
+    // Assess
+    expect(deep).toMatch(/^[0-9a-f]{64}$/);
+    expect(deeper).not.toBe(deep);
+  });
 });
 
 describe('the route manifest decides which routes take the header', () => {
