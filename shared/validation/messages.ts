@@ -93,6 +93,13 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
 };
 
 /**
+ * Prohibited (unknown) fields an answer names, and the longest name it repeats: a body of 10 MB
+ * of unknown keys would otherwise be answered with twice that, past what Lambda can return.
+ */
+export const MAX_NAMED_PROHIBITED = 50;
+const MAX_ECHOED_NAME_LENGTH = 255;
+
+/**
  * The first message per field. The result's keys are own data properties, whatever the client
  * named its fields (Object.fromEntries defines `__proto__` as an ordinary key), so it is safe to
  * spread, serialise and count; merge several with mergeFieldErrors, never Object.assign.
@@ -102,11 +109,13 @@ export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldEr
   const add = (key: string, message: string) => {
     if (!errors.has(key)) errors.set(key, [message]);
   };
+  let unnamed = 0;
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys ?? []) {
         const path = [...issue.path.map(String), key].join('.');
-        add(path, `The ${attributeName(path)} field is prohibited.`);
+        if (path.length > MAX_ECHOED_NAME_LENGTH || errors.size >= MAX_NAMED_PROHIBITED) unnamed++;
+        else add(path, `The ${attributeName(path)} field is prohibited.`);
       }
       continue;
     }
@@ -117,6 +126,7 @@ export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldEr
     const key = issue.path.map(String).join('.');
     add(key, messageFor(issue, attributeName(key), valueAt(input, issue.path)));
   }
+  if (unnamed > 0) add('message', `The request has ${unnamed.toLocaleString('en-US')} more prohibited field${unnamed === 1 ? '' : 's'}.`);
   return Object.fromEntries(errors);
 };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
-import { attributeName, laravelErrors } from '#shared/validation/messages';
+import { attributeName, laravelErrors, MAX_NAMED_PROHIBITED } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
 /** The Laravel-style errors for `input` against `schema`, through real zod issues. */
@@ -24,6 +24,23 @@ describe('attributeName', () => {
 });
 
 describe('laravelErrors', () => {
+  it('names at most MAX_NAMED_PROHIBITED unknown fields and none with a name over 255 characters, and counts the rest, so the answer stays small', () => {
+    // Prepare
+    const unknown = Object.fromEntries(Array.from({ length: 200_000 }, (_, at) => [`k${at}`, 1]));
+    const longName = 'x'.repeat(1_000_000);
+
+    // Act
+    const many = errorsFor(orderUpdateBody, { total_shipping_value: 1, ...unknown });
+    const long = errorsFor(orderUpdateBody, { total_shipping_value: 1, [longName]: 1 });
+
+    // Assess
+    expect(Object.keys(many)).toHaveLength(MAX_NAMED_PROHIBITED + 1);
+    expect(many.k0).toEqual(['The k0 field is prohibited.']);
+    expect(many.message).toEqual([`The request has ${(200_000 - MAX_NAMED_PROHIBITED).toLocaleString('en-US')} more prohibited fields.`]);
+    expect(JSON.stringify(many).length).toBeLessThan(10_000);
+    expect(long).toEqual({ message: ['The request has 1 more prohibited field.'] });
+  });
+
   it('says a missing, null or empty required field "is required"', () => {
     // Act
     const errors = errorsFor(orderCreateBody, { ...orderBody(), affiliate_slug: undefined, order_no: null, currency_code: '' });
