@@ -36,9 +36,10 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
     return undefined;
   };
   const query = parse(schemas.query, event.queryStringParameters ?? {});
-  const absent = jsonBody === undefined || jsonBody === null;
+  // No body at all is `{}` unless the route requires one; a JSON `null` is a body that is not an object.
+  const absent = jsonBody === undefined;
   if (schemas.bodyRequired && absent) found.push({ message: ['The request body must be a JSON object.'] });
-  const body = schemas.bodyRequired && absent ? undefined : parse(schemas.body, jsonBody ?? {});
+  const body = schemas.bodyRequired && absent ? undefined : parse(schemas.body, absent ? {} : jsonBody);
   if (found.length > 0) throw invalid(mergeFieldErrors(...found));
   return { body, query, params: params?.data };
 }

@@ -45,6 +45,13 @@ export const boundedInt = (min: number, max: number) => z.number().check(z.minim
 
 export const emailAddress = () => text().check(z.email(), z.maxLength(255));
 
-export const uuidParams = z.object({ uuid: text().check(z.uuid()) });
+/** A UUID in any case (RFC 9562 reads its hex digits either way), as the lowercase the API writes. */
+export const uuidText = () =>
+  z.pipe(
+    text().check(z.uuid()),
+    z.transform((value) => value.toLowerCase()),
+  );
+
+export const uuidParams = z.object({ uuid: uuidText() });
 
 export const slugParams = z.object({ slug: text().check(z.minLength(1), z.maxLength(255)) });

@@ -90,7 +90,14 @@ export const reportQuery = z.pipe(
       });
       return z.NEVER;
     }
-    return { per_page: query.per_page, page: query.page, from, to, group_by: query.group_by, affiliate_slug: query.affiliate_slug ?? null };
+    return {
+      per_page: query.per_page,
+      page: query.page,
+      from,
+      to,
+      group_by: query.group_by,
+      affiliate_slug: query.affiliate_slug?.toLowerCase() ?? null,
+    };
   }),
 );
 

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { cursorParam, pageQueryShape } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
-import { optionalString, text } from './common';
+import { optionalString, text, uuidText } from './common';
 
 /** The most endpoints a merchant has (the transaction that creates one holds it). */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
@@ -57,7 +57,7 @@ export const webhookDeliveriesQuery = z.object({
   cursor: cursorParam(),
 });
 
-export const deliveryParams = z.object({ uuid: text().check(z.uuid()), id: text().check(z.minLength(1), z.maxLength(200)) });
+export const deliveryParams = z.object({ uuid: uuidText(), id: text().check(z.minLength(1), z.maxLength(200)) });
 
 /** The earliest `since` a recovery takes, and its default. */
 export const recoverableSince = (now = Date.now()) => new Date(now - RECOVER_MAX_DAYS * 24 * 3600 * 1000).toISOString();

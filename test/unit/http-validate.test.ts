@@ -79,6 +79,22 @@ describe('the validation step', () => {
     });
   });
 
+  it('refuses a JSON null body like any body that is not an object, where no body at all is validated as {}', async () => {
+    // Act
+    const outcome = run({ body: orderUpdateBody }, { jsonBody: null });
+
+    // Assess
+    await expect(outcome).rejects.toMatchObject({ statusCode: 422, errors: { message: ['The request body must be a JSON object.'] } });
+  });
+
+  it('takes a path UUID in capitals as the resource it names, in the lowercase the API writes', async () => {
+    // Act
+    const input = await run({ params: uuidParams }, { pathParameters: { uuid: ORDER_UUID.toUpperCase() } });
+
+    // Assess
+    expect(input.params).toEqual({ uuid: ORDER_UUID });
+  });
+
   it('leaves parts without a schema undefined', async () => {
     // Act
     const input = await run({ query: z.object({}) }, { jsonBody: { anything: 1 } });

@@ -139,6 +139,10 @@ describe('reportQuery (the dates a report is asked for)', () => {
     ]);
   });
 
+  it('matches an affiliate_slug in any case, as slugs are everywhere else', () => {
+    expect(z.parse(reportQuery, { affiliate_slug: 'ALICE' })).toMatchObject({ affiliate_slug: 'alice' });
+  });
+
   it('takes the last days a date can name', () => {
     expect(z.parse(reportQuery, { from: '9999-12-30', to: '9999-12-31' })).toMatchObject({ from: '9999-12-30', to: '9999-12-31' });
   });
