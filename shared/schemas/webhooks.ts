@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { cursorParam, pageQueryShape } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
-import { targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
+import { MAX_URL_LENGTH, targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
 import { optionalString, text, uuidText } from './common';
 
 /** The most endpoints a merchant has (the transaction that creates one holds it). */
@@ -19,7 +19,7 @@ const policy = targetPolicyFromEnv();
 /** A webhook URL this stage can deliver to (https to a public address; `npm start` also http://localhost). */
 const webhookUrl = () =>
   z.pipe(
-    text().check(z.trim(), z.minLength(1)),
+    text().check(z.trim(), z.minLength(1), z.maxLength(MAX_URL_LENGTH)),
     z.transform((url, ctx) => {
       const refusal = urlRefusal(url, policy);
       if (refusal === undefined) return url;

@@ -13,7 +13,7 @@ export function targetPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): Targe
   return { allowLocal: env.WEBHOOKS_ALLOW_LOCAL_TARGETS === 'true' };
 }
 
-const MAX_URL_LENGTH = 2048;
+export const MAX_URL_LENGTH = 2048;
 const LOCAL_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const USER_AGENT = 'affiliate-merchant-api-webhooks/1';
 

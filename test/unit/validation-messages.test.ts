@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
+import { webhookCreateBody } from '#shared/schemas/webhooks';
 import { attributeName, laravelErrors, MAX_NAMED_PROHIBITED } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
@@ -24,6 +25,14 @@ describe('attributeName', () => {
 });
 
 describe('laravelErrors', () => {
+  it("refuses a webhook URL over 2,048 characters with the string rule's message, as the document's maxLength says", () => {
+    // Act
+    const errors = errorsFor(webhookCreateBody, { url: `https://shop.example/${'a'.repeat(2048)}` });
+
+    // Assess
+    expect(errors).toEqual({ url: ['The url field must not be greater than 2048 characters.'] });
+  });
+
   it('names at most MAX_NAMED_PROHIBITED unknown fields and none with a name over 255 characters, and counts the rest, so the answer stays small', () => {
     // Prepare
     const unknown = Object.fromEntries(Array.from({ length: 200_000 }, (_, at) => [`k${at}`, 1]));
