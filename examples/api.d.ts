@@ -362,7 +362,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.
+         * @description Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored. Enabling an endpoint the service disabled clears its failure streak.
          */
         patch: operations["webhooks-update"];
         trace?: never;

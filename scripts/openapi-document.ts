@@ -129,7 +129,7 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
     description:
-      'Changes `url`, `events`, `description` or `enabled`. Enabling an endpoint the service disabled clears its failure streak.',
+      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored. Enabling an endpoint the service disabled clears its failure streak.',
   },
   'webhooks-delete': {
     tag: 'Webhooks',

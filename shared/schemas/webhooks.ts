@@ -43,7 +43,8 @@ export const webhookCreateBody = z.object({
 });
 export type WebhookCreateInput = z.output<typeof webhookCreateBody>;
 
-export const webhookUpdateBody = z.object({
+/** Only these fields change an endpoint; any other (its `secret`, `uuid`) is refused by name rather than silently ignored. */
+export const webhookUpdateBody = z.strictObject({
   url: z.optional(webhookUrl()),
   events: z.optional(eventFilter()),
   description: optionalString(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
-import { webhookCreateBody } from '#shared/schemas/webhooks';
+import { webhookCreateBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import { attributeName, laravelErrors, MAX_NAMED_PROHIBITED } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
@@ -25,6 +25,10 @@ describe('attributeName', () => {
 });
 
 describe('laravelErrors', () => {
+  it('refuses a field a webhook update cannot change (its secret) by name, rather than ignoring it', () => {
+    expect(errorsFor(webhookUpdateBody, { secret: 'whsec_mine', enabled: false })).toEqual({ secret: ['The secret field is prohibited.'] });
+  });
+
   it("refuses a webhook URL over 2,048 characters with the string rule's message, as the document's maxLength says", () => {
     // Act
     const errors = errorsFor(webhookCreateBody, { url: `https://shop.example/${'a'.repeat(2048)}` });
