@@ -5579,10 +5579,10 @@ export interface operations {
                  */
                 after?: string;
                 /**
-                 * @description Events per page (default 25, at most 100). An empty value means the default.
+                 * @description Events per page (default 25, at most 100), in plain decimal digits as `per_page`. An empty value means the default.
                  * @example 25
                  */
-                limit?: string;
+                limit?: number;
                 /**
                  * @description Only these event types, separated by commas (for example `order.created,order.cancelled`).
                  * @example order.created,commission.accrued
@@ -5594,7 +5594,7 @@ export interface operations {
                  */
                 created_gte?: string;
                 /**
-                 * @description Only events whose `timestamp` is before this time (ISO 8601 with offset).
+                 * @description Only events whose `timestamp` is before this time (ISO 8601 with offset); after `created_gte` when both are given (422 otherwise).
                  * @example 2100-01-01T00:00:00Z
                  */
                 created_lt?: string;

@@ -201,10 +201,11 @@ const PARAMETER_DOCS: Record<string, string> = {
   group_by: 'How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.',
   affiliate_slug: 'Only this affiliate (an unknown slug: no rows).',
   after: 'The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept.',
-  limit: 'Events per page (default 25, at most 100). An empty value means the default.',
+  limit: 'Events per page (default 25, at most 100), in plain decimal digits as `per_page`. An empty value means the default.',
   types: 'Only these event types, separated by commas (for example `order.created,order.cancelled`).',
   created_gte: 'Only events whose `timestamp` is at or after this time (ISO 8601 with offset).',
-  created_lt: 'Only events whose `timestamp` is before this time (ISO 8601 with offset).',
+  created_lt:
+    'Only events whose `timestamp` is before this time (ISO 8601 with offset); after `created_gte` when both are given (422 otherwise).',
 };
 
 type Json = Record<string, any>;

@@ -362,7 +362,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: {
       // The start of the demo merchant's log; its time is far ahead, so the example never expires.
       after: encodeEventCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
-      limit: '25',
+      limit: 25,
       types: 'order.created,commission.accrued',
       created_gte: EARLIER,
       created_lt: '2100-01-01T00:00:00Z',

@@ -32,12 +32,16 @@ const positiveInt = (max?: number) =>
     z.optional(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),
   );
 
+/** A page size: plain decimal digits from 1 to `max`, `fallback` when absent or empty. */
+export const pageSizeParam = (max: number, fallback: number) =>
+  z.pipe(
+    positiveInt(max),
+    z.transform((value) => value ?? fallback),
+  );
+
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
-  per_page: z.pipe(
-    positiveInt(MAX_PER_PAGE),
-    z.transform((value) => value ?? DEFAULT_PER_PAGE),
-  ),
+  per_page: pageSizeParam(MAX_PER_PAGE, DEFAULT_PER_PAGE),
   page: z.pipe(
     positiveInt(),
     z.transform((value) => value ?? 1),

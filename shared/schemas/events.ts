@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { pageSizeParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { text } from './common';
 
@@ -23,20 +24,6 @@ const given = <T extends z.ZodMiniType>(schema: T) =>
     z.transform((value: unknown) => (value === '' ? undefined : value)),
     z.optional(schema),
   );
-
-/** `limit`: a plain decimal integer from 1 to 100 (no sign, exponent or fraction). */
-const limit = z.pipe(
-  given(
-    z.pipe(
-      text().check(z.regex(/^\d{1,6}$/, { message: 'The :attribute field must be an integer.' })),
-      z.pipe(
-        z.transform((value: string) => Number(value)),
-        z.number().check(z.minimum(1), z.maximum(MAX_EVENTS_LIMIT)),
-      ),
-    ),
-  ),
-  z.transform((value) => value ?? DEFAULT_EVENTS_LIMIT),
-);
 
 const SUBSCRIBABLE: readonly string[] = WEBHOOK_EVENT_TYPES;
 
@@ -67,5 +54,18 @@ const time = given(
 /** `after`: a next_cursor as handed out (base64url, a dot, base64url); whose it is, the domain checks. */
 const cursor = given(text().check(z.maxLength(400), z.regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, { message: EVENTS_MESSAGES.badCursor })));
 
-export const eventsQuery = z.object({ after: cursor, limit, types, created_gte: time, created_lt: time });
+/** The window `created_gte` to `created_lt`, when both are given, must hold a moment: 422 on `created_lt` otherwise. */
+export const eventsQuery = z.pipe(
+  z.object({ after: cursor, limit: pageSizeParam(MAX_EVENTS_LIMIT, DEFAULT_EVENTS_LIMIT), types, created_gte: time, created_lt: time }),
+  z.transform((query, ctx) => {
+    if (query.created_gte === undefined || query.created_lt === undefined || query.created_gte < query.created_lt) return query;
+    ctx.issues.push({
+      code: 'custom',
+      path: ['created_lt'],
+      message: 'The :attribute field must be a time after created_gte.',
+      input: query.created_lt,
+    });
+    return z.NEVER;
+  }),
+);
 export type EventsQuery = z.output<typeof eventsQuery>;

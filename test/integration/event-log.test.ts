@@ -157,7 +157,7 @@ describe('the event log', () => {
     expect(sandboxLog.body.data).toEqual([]);
   }, 60_000);
 
-  it('refuses a bad limit, unknown types, a malformed time, a garbled cursor and an expired one, each keyed by its field', async () => {
+  it('refuses a bad limit, unknown types, a malformed time or an empty window, a garbled cursor and an expired one, each keyed by its field', async () => {
     // Prepare
     const { merchant, client } = await newMerchant();
     const expired = encodeCursor('live', merchant.id, {
@@ -172,17 +172,20 @@ describe('the event log', () => {
         'limit=101',
         'limit=1.5',
         'limit=1e2',
+        'limit=01',
         'types=order.created,order.deleted',
         'types=webhook.test',
         'created_gte=yesterday',
+        'created_gte=2026-11-02T00:00:00Z&created_lt=2026-11-01T00:00:00Z',
         'after=garbage',
         `after=${encodeURIComponent(expired)}`,
       ].map((query) => client.get(`/api/v2/events?${query}`)),
     );
 
     // Assess
-    expect(answers.map((answer) => answer.status)).toEqual(Array(9).fill(422));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(11).fill(422));
     expect(answers.map((answer) => Object.keys(answer.body.errors)[0])).toEqual([
+      'limit',
       'limit',
       'limit',
       'limit',
@@ -190,10 +193,11 @@ describe('the event log', () => {
       'types',
       'types',
       'created_gte',
+      'created_lt',
       'after',
       'after',
     ]);
-    expect(answers[8]?.body.errors.after).toEqual([EVENTS_MESSAGES.expiredCursor]);
+    expect(answers[10]?.body.errors.after).toEqual([EVENTS_MESSAGES.expiredCursor]);
   });
 
   it('examples/poll-events.ts prints each event once across runs, keeping its cursor in a file', async () => {
