@@ -43,7 +43,8 @@ export const optionalString = (max = 255) =>
  */
 export const boundedInt = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max), z.int());
 
-export const emailAddress = () => text().check(z.email(), z.maxLength(255));
+/** An e-mail address, trimmed first like every string. */
+export const emailAddress = () => text().check(z.trim(), z.email(), z.maxLength(255));
 
 /** A UUID in any case (RFC 9562 reads its hex digits either way), as the lowercase the API writes. */
 export const uuidText = () =>

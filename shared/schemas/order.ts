@@ -45,7 +45,7 @@ export const orderCreateBody = z.object({
   affiliate_slug: requiredString(),
   order_no: requiredString(),
   total_shipping_value: moneyValue(),
-  currency_code: text().check(z.length(3)),
+  currency_code: text().check(z.trim(), z.length(3)),
   customer: z.optional(z.nullable(customer)),
   order_rows: z.array(orderRow).check(
     z.minLength(1),

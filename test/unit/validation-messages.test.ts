@@ -25,6 +25,14 @@ describe('attributeName', () => {
 });
 
 describe('laravelErrors', () => {
+  it('trims every string before its rule, the currency code and the e-mail addresses too (TrimStrings)', () => {
+    // Act
+    const parsed = z.parse(orderCreateBody, orderBody({ currency_code: ' EUR ', customer: { name: 'Dan', email: ' dan@example.com ' } }));
+
+    // Assess
+    expect(parsed).toMatchObject({ currency_code: 'EUR', customer: { email: 'dan@example.com' } });
+  });
+
   it('refuses a field a webhook update cannot change (its secret) by name, rather than ignoring it', () => {
     expect(errorsFor(webhookUpdateBody, { secret: 'whsec_mine', enabled: false })).toEqual({ secret: ['The secret field is prohibited.'] });
   });
