@@ -5439,7 +5439,7 @@ export interface operations {
                  */
                 page?: number;
                 /**
-                 * @description The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month of `to`, or of the current month.
+                 * @description The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month that holds the day before `to` (`to=2026-12-01` reports November), or of the current month.
                  * @example 2026-11-01
                  */
                 from?: string | null;

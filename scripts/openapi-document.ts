@@ -196,7 +196,7 @@ const PARAMETER_DOCS: Record<string, string> = {
   cursor:
     'The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`.',
   id: 'The event id of the delivery (`event_id`, the `webhook-id` header of its requests).',
-  from: 'The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month of `to`, or of the current month.',
+  from: 'The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month that holds the day before `to` (`to=2026-12-01` reports November), or of the current month.',
   to: 'The UTC day after the report (`YYYY-MM-DD`, exclusive); default: the first day of the month after `from`. At most 366 days after `from`.',
   group_by: 'How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.',
   affiliate_slug: 'Only this affiliate (an unknown slug: no rows).',
