@@ -147,6 +147,34 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
+  it('takes an order_no of 255 characters outside the BMP, as the spec counts characters, and refuses such an affiliate_slug as unknown', async () => {
+    // Prepare
+    const long = '\u{1F3D5}'.repeat(255);
+
+    // Act
+    const created = await live().post('/api/v2/orders/create', orderBody({ order_no: long }));
+    const read = await live().get(`/api/v2/orders/${created.body.data.order.uuid}`);
+    const again = await live().post('/api/v2/orders/create', orderBody({ order_no: long }));
+    const unknownAffiliate = await live().post('/api/v2/orders/create', orderBody({ affiliate_slug: long }));
+    const affiliatePath = await live().get(`/api/v2/affiliates/${encodeURIComponent(long)}`);
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(read.body.data.order.order_no).toBe(long);
+    expect(again.body.errors).toEqual({ order_no: ['The order no has already been taken.'] });
+    expect(unknownAffiliate.body.errors).toEqual({ affiliate_slug: ['The selected affiliate slug is invalid.'] });
+    expect(affiliatePath.status).toBe(404);
+  });
+
+  it('finds an order by its uuid in capitals', async () => {
+    // Act
+    const res = await live().get(`/api/v2/orders/${acme.orders.recent?.toUpperCase()}`);
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.order.uuid).toBe(acme.orders.recent);
+  });
+
   it('looks the customer up by e-mail, whatever its case, and creates it once, with the name of its first order', async () => {
     // Prepare: a merchant of its own, whose event log says when the change feed has read both orders
     const shop = await seedOne(merchantFixture());
