@@ -1,23 +1,32 @@
 import * as z from 'zod/mini';
+import { affiliateKey } from '#shared/db/entities/affiliate';
+import { isStorableKey } from '#shared/db/entities/base';
 import { MAX_SEGMENTS } from '#shared/db/entities/segment';
-import { MAX_TIERS } from '#shared/db/entities/tier';
+import { MAX_TIERS, tierKey } from '#shared/db/entities/tier';
+import { isKnownCurrency } from '#shared/domain/currency';
+import { requiredString, text } from '#shared/schemas/common';
 import { orderCreateBody } from '#shared/schemas/order';
+import { laravelErrors } from '#shared/validation/messages';
 
 /** The seed fixture format of DESIGN.md. Besides it, optional fixed ids/values (used by the demo). */
 const isoTimestamp = z.iso.datetime({ offset: true });
+/** A name, slug or key: the API's own string rule (well-formed, trimmed, 1 to 255 characters). */
+const name = () => requiredString();
+/** Any other text: well-formed, at most `max` characters. */
+const words = (max = 255) => text().check(z.maxLength(max));
 
 export const fixtureSchema = z.object({
   merchants: z.array(
     z.object({
-      key: z.string(),
+      key: name(),
       id: z.optional(z.uuid()),
-      name: z.string(),
-      currency: z.string().check(z.length(3)),
-      users: z.optional(z.array(z.object({ email: z.email(), name: z.optional(z.string()) }))),
+      name: name(),
+      currency: text().check(z.length(3)),
+      users: z.optional(z.array(z.object({ email: z.email(), name: z.optional(words()) }))),
       tokens: z.optional(
         z.array(
           z.object({
-            key: z.string(),
+            key: name(),
             kind: z.optional(z.enum(['live', 'testing'])),
             can_place_live_orders: z.optional(z.boolean()),
             /** A fixed token string (the demo's, so events/ can use it); minted when absent. */
@@ -27,21 +36,21 @@ export const fixtureSchema = z.object({
       ),
       tiers: z.optional(
         z
-          .array(z.object({ slug: z.string(), name: z.string(), description: z.optional(z.string()), default: z.optional(z.boolean()) }))
+          .array(z.object({ slug: name(), name: name(), description: z.optional(words()), default: z.optional(z.boolean()) }))
           .check(z.maxLength(MAX_TIERS)),
       ),
       segments: z.optional(
         z
           .array(
             z.object({
-              key: z.string(),
+              key: name(),
               uuid: z.optional(z.uuid()),
-              name: z.string(),
-              description: z.optional(z.string()),
+              name: name(),
+              description: z.optional(words()),
               default: z.optional(z.boolean()),
               type: z.optional(z.literal('percentage')),
-              slugs: z.optional(z.array(z.string())),
-              skus: z.optional(z.array(z.string())),
+              slugs: z.optional(z.array(name())),
+              skus: z.optional(z.array(name())),
               rates: z.optional(z.record(z.string(), z.number())),
             }),
           )
@@ -50,10 +59,10 @@ export const fixtureSchema = z.object({
       affiliates: z.optional(
         z.array(
           z.object({
-            slug: z.string(),
-            name: z.string(),
+            slug: name(),
+            name: name(),
             email: z.email(),
-            tier: z.optional(z.string()),
+            tier: z.optional(name()),
             status: z.optional(z.enum(['active', 'inactive'])),
             accepted_at: z.optional(isoTimestamp),
           }),
@@ -62,22 +71,22 @@ export const fixtureSchema = z.object({
       affiliate_requests: z.optional(
         z.array(
           z.object({
-            key: z.string(),
+            key: name(),
             uuid: z.optional(z.uuid()),
             status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
             requested_at: z.optional(isoTimestamp),
-            affiliate: z.object({ slug: z.string(), name: z.string(), email: z.email() }),
+            affiliate: z.object({ slug: name(), name: name(), email: z.email() }),
           }),
         ),
       ),
       invites: z.optional(
         z.array(
           z.object({
-            key: z.string(),
+            key: name(),
             uuid: z.optional(z.uuid()),
             email: z.email(),
             sender_email: z.optional(z.email()),
-            content: z.optional(z.string()),
+            content: z.optional(words(5000)),
             link_used_at: z.optional(z.nullable(isoTimestamp)),
           }),
         ),
@@ -85,10 +94,10 @@ export const fixtureSchema = z.object({
       orders: z.optional(
         z.array(
           z.extend(orderCreateBody, {
-            key: z.string(),
+            key: name(),
             uuid: z.optional(z.uuid()),
             created_at: z.optional(isoTimestamp),
-            payment_id: z.optional(z.string()),
+            payment_id: z.optional(name()),
             cancelled_at: z.optional(isoTimestamp),
           }),
         ),
@@ -99,9 +108,93 @@ export const fixtureSchema = z.object({
 
 export type Fixture = z.output<typeof fixtureSchema>;
 
+/** The API's own field messages, one line per field, with the path into the fixture. */
 export const parseFixture = (input: unknown): Fixture => {
   const result = z.safeParse(fixtureSchema, input);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const problems = Object.entries(laravelErrors(result.error.issues, input)).map(([path, [message]]) => `${path}: ${message}`);
   throw new Error(`Invalid fixture:\n  ${problems.join('\n  ')}`);
 };
+
+/** The values of `values` given more than once (compared as `normal` makes them). */
+const repeated = (values: readonly string[], normal = (value: string) => value) => {
+  const seen = new Set<string>();
+  return [...new Set(values.map(normal).filter((value) => seen.has(value) || !seen.add(value)))];
+};
+
+/** A merchant id's length, so a key's bytes are counted as they will be stored. */
+const SOME_MERCHANT = '00000000-0000-4000-8000-000000000000';
+const lower = (value: string) => value.toLowerCase();
+
+/** What is wrong with one merchant of a parsed fixture beyond its fields: references and uniqueness. */
+const merchantProblems = (merchant: Fixture['merchants'][number]): string[] => {
+  const problems: string[] = [];
+  const twice = (what: string, values: readonly string[], normal?: (value: string) => string) => {
+    for (const value of repeated(values, normal)) problems.push(`${what} ${JSON.stringify(value)} is used twice`);
+  };
+  if (!isKnownCurrency(merchant.currency)) problems.push(`currency ${merchant.currency} is not an ISO 4217 code`);
+  const tiers = (merchant.tiers ?? []).map((tier) => lower(tier.slug));
+  const knownTiers = new Set(tiers.length > 0 ? tiers : ['default']);
+  const slugs = new Set((merchant.affiliates ?? []).map((affiliate) => lower(affiliate.slug)));
+  twice(
+    'token key',
+    (merchant.tokens ?? []).map((token) => token.key),
+  );
+  twice('tier slug', tiers);
+  twice(
+    'segment key',
+    (merchant.segments ?? []).map((segment) => segment.key),
+  );
+  twice(
+    'affiliate slug',
+    (merchant.affiliates ?? []).map((affiliate) => affiliate.slug),
+    lower,
+  );
+  twice(
+    'affiliate request key',
+    (merchant.affiliate_requests ?? []).map((request) => request.key),
+  );
+  twice(
+    'invite key',
+    (merchant.invites ?? []).map((invite) => invite.key),
+  );
+  twice(
+    'invite e-mail',
+    (merchant.invites ?? []).map((invite) => invite.email),
+    lower,
+  );
+  twice(
+    'order key',
+    (merchant.orders ?? []).map((order) => order.key),
+  );
+  twice(
+    'order_no',
+    (merchant.orders ?? []).map((order) => order.order_no),
+  );
+  for (const slug of slugs)
+    if (!isStorableKey(affiliateKey(SOME_MERCHANT, slug))) problems.push(`affiliate slug ${slug} is too long to be a key`);
+  for (const slug of tiers) if (!isStorableKey(tierKey(SOME_MERCHANT, slug))) problems.push(`tier slug ${slug} is too long to be a key`);
+  for (const affiliate of merchant.affiliates ?? [])
+    if (affiliate.tier !== undefined && !knownTiers.has(lower(affiliate.tier)))
+      problems.push(`affiliate ${affiliate.slug}: tier ${affiliate.tier} is not in the fixture`);
+  for (const segment of merchant.segments ?? [])
+    for (const tier of Object.keys(segment.rates ?? {}))
+      if (!knownTiers.has(lower(tier))) problems.push(`segment ${segment.key}: a rate for tier ${tier}, which is not in the fixture`);
+  for (const order of merchant.orders ?? []) {
+    if (!slugs.has(lower(order.affiliate_slug)))
+      problems.push(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
+    if (order.currency_code.toUpperCase() !== merchant.currency.toUpperCase())
+      problems.push(`order ${order.key}: currency ${order.currency_code} is not the merchant's (${merchant.currency})`);
+  }
+  return problems;
+};
+
+/** Every problem of a parsed fixture that its fields alone do not show, merchant by merchant; empty when it can be seeded. */
+export const fixtureProblems = (fixture: Fixture): string[] => [
+  ...repeated(fixture.merchants.map((merchant) => merchant.key)).map((key) => `merchant key ${JSON.stringify(key)} is used twice`),
+  ...repeated(
+    fixture.merchants.flatMap((merchant) => (merchant.id ? [merchant.id] : [])),
+    lower,
+  ).map((id) => `merchant id ${id} is used twice`),
+  ...fixture.merchants.flatMap((merchant) => merchantProblems(merchant).map((problem) => `merchant ${merchant.key}: ${problem}`)),
+];

@@ -8,7 +8,7 @@ import { applyCountChanges, blockOf, type CountChange, refreshGroupTotals, takeS
 import { customerKey } from '#shared/db/entities/customer';
 import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailRecord } from '#shared/db/entities/invite-email';
-import { putNewMerchant } from '#shared/db/entities/merchant';
+import { getMerchant, putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderRecord } from '#shared/db/entities/order';
 import { orderNoRecord } from '#shared/db/entities/order-no';
 import { segmentRecord } from '#shared/db/entities/segment';
@@ -17,7 +17,7 @@ import { tokenRecord } from '#shared/db/entities/token';
 import { userRecord } from '#shared/db/entities/user';
 import { isoNow, toIso } from '#shared/time';
 import { tokenKindOfStage } from '#shared/tokens';
-import type { Fixture } from './fixture';
+import { type Fixture, fixtureProblems } from './fixture';
 import type { Store } from './store';
 
 export type SeededMerchant = {
@@ -91,16 +91,14 @@ const programItems = (
   }
 };
 
-/** The affiliates, oldest first, each taking its sequence number; returns their slugs. */
-const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string): Promise<Set<string>> => {
-  const { store, id, now, items, counts, problem } = seeding;
+/** The affiliates, oldest first, each taking its sequence number. */
+const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string) => {
+  const { store, id, now, items, counts } = seeding;
   const affiliates = oldestFirst(
     merchant.affiliates ?? [],
     () => now,
     (affiliate) => affiliate.slug.toLowerCase(),
   );
-  const slugs = new Set(affiliates.map((affiliate) => affiliate.slug.toLowerCase()));
-  if (slugs.size < affiliates.length) throw problem('an affiliate slug is used twice');
   let seq = await sequences(store, id, 'affiliates', affiliates.length);
   for (const affiliate of affiliates) {
     const item = affiliateRecord(
@@ -116,7 +114,6 @@ const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defau
     items.push(item);
     counts.push(...affiliateCountChanges(item));
   }
-  return slugs;
 };
 
 /** The join requests, oldest first. */
@@ -142,13 +139,12 @@ const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
 
 /** The invitations with their e-mail guards; returns them for the e-mail projection. */
 const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
-  const { store, id, now, result, items, counts, problem } = seeding;
+  const { store, id, now, result, items, counts } = seeding;
   const invites = oldestFirst(
     (merchant.invites ?? []).map((invite) => ({ ...invite, uuid: invite.uuid ?? randomUUID() })),
     () => now,
     (invite) => invite.uuid,
   );
-  if (new Set(invites.map((invite) => invite.email.toLowerCase())).size < invites.length) throw problem('an invite e-mail is used twice');
   let seq = await sequences(store, id, 'invites', invites.length);
   return invites.map((invite) => {
     const item = inviteRecord(id, { ...invite, seq: seq++, link_used_at: invite.link_used_at ? toIso(invite.link_used_at) : null }, now);
@@ -160,19 +156,16 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
 };
 
 /** The orders, oldest first so the sequence follows creation time, with their order_no guards and customers; history: the change feed announces none of them. */
-const orderItems = async (seeding: Seeding, merchant: FixtureMerchant, slugs: ReadonlySet<string>) => {
-  const { store, id, now, result, items, counts, problem } = seeding;
+const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
+  const { store, id, now, result, items, counts } = seeding;
   const orders = oldestFirst(
     merchant.orders ?? [],
     (order) => (order.created_at ? toIso(order.created_at) : now),
     (order) => order.key,
   );
-  if (new Set(orders.map((order) => order.order_no)).size < orders.length) throw problem('an order_no is used twice');
   const customers = new Map<string, Record<string, unknown>>();
   let seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
-    if (!slugs.has(order.affiliate_slug.toLowerCase()))
-      throw problem(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);
     const item = buildOrder(order, {
       uuid: order.uuid,
       seq: seq++,
@@ -218,10 +211,10 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     throw error;
   }
   programItems(seeding, stage, merchant, tiers);
-  const slugs = await affiliateItems(seeding, merchant, defaultTier);
+  await affiliateItems(seeding, merchant, defaultTier);
   await requestItems(seeding, merchant);
   const invites = await inviteItems(seeding, merchant);
-  await orderItems(seeding, merchant, slugs);
+  await orderItems(seeding, merchant);
 
   const { items, counts } = seeding;
   await batchPut(store, items);
@@ -234,8 +227,19 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   return seeding.result;
 };
 
-/** Loads a fixture into one stage's table and returns the ids and tokens it created. */
+/**
+ * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with
+ * a problem (fixtureProblems), or a fixed merchant id already in the table, is refused before
+ * anything is written; each run creates new merchants (a fixture without ids can be seeded again).
+ */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
+  const problems = fixtureProblems(fixture);
+  const fixedIds = fixture.merchants.flatMap((merchant) => (merchant.id ? [merchant.id] : []));
+  const existing = await Promise.all(fixedIds.map((id) => getMerchant(store, id, true)));
+  problems.push(
+    ...fixedIds.filter((_, at) => existing[at] !== undefined).map((id) => `merchant id ${id} already exists in the ${stage} table`),
+  );
+  if (problems.length > 0) throw new Error(`Invalid fixture:\n  ${problems.join('\n  ')}`);
   const merchants: Record<string, SeededMerchant> = {};
   for (const merchant of fixture.merchants) merchants[merchant.key] = await seedMerchant(store, stage, merchant);
   return { stage, merchants };

@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_MAIL_DEFAULTS } from '#local/aws-env';
-import { api, stack } from './helpers';
+import { getMerchant } from '#shared/db/entities/merchant';
+import { api, stack, storeFor } from './helpers';
 
 /**
  * What a newcomer runs first: every command line tool explains itself with --help, the shipped
@@ -79,6 +83,51 @@ describe('examples/fixture.json', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(orders.status).toBe(200);
     expect(orders.body.data.orders.map((order: { order_no: string }) => order.order_no)).toEqual(['A-1']);
+  });
+});
+
+describe('npm run seed', () => {
+  const seedEnv = () => ({ DYNAMODB_PORT: new URL(stack.endpoints.dynamodb).port, SEED_TABLE_NAME: '' });
+
+  it('refuses a fixture with problems before writing anything, naming each problem, and a bad option in one line', async () => {
+    // Prepare
+    const first = randomUUID();
+    const order = {
+      affiliate_slug: 'alice',
+      currency_code: 'EUR',
+      total_shipping_value: 0,
+      order_rows: [{ product_name: 'Tent', price_value: 1, quantity: 1 }],
+    };
+    const fixture = {
+      merchants: [
+        { key: 'fine', id: first, name: 'Fine', currency: 'EUR' },
+        {
+          key: 'broken',
+          name: 'Broken',
+          currency: 'EUR',
+          affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', tier: 'platinum' }],
+          orders: [
+            { key: 'a', order_no: 'X-1', ...order },
+            { key: 'b', order_no: 'X-1', ...order },
+          ],
+        },
+      ],
+    };
+    const file = join(mkdtempSync(join(tmpdir(), 'seed-')), 'fixture.json');
+    writeFileSync(file, JSON.stringify(fixture));
+
+    // Act
+    const run = await tsx(['bin/seed.ts', file], seedEnv());
+    const badOption = await tsx(['bin/seed.ts', file, '--bogus'], seedEnv());
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('merchant broken: order_no "X-1" is used twice');
+    expect(run.stderr).toContain('merchant broken: affiliate alice: tier platinum is not in the fixture');
+    expect(await getMerchant(storeFor('live'), first, true)).toBeUndefined();
+    expect(badOption.code).toBe(1);
+    expect(badOption.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
 
