@@ -3,6 +3,7 @@
  * the payment side do outside this API. Prints one JSON object on stdout; on failure one line on
  * stderr and exit code 1. `--help` lists the commands, `<command> --help` explains one (COMMANDS).
  */
+import './sdk-env';
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_MAIL_DEFAULTS, localClientConfig, localInviteLinkBase } from '#local/aws-env';
@@ -27,7 +28,7 @@ import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } 
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForStage } from '#shared/db/table-def';
 import { sendDeliveries } from '#shared/queue/webhooks';
-import { stageOfToken } from '#shared/tokens';
+import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
 import { resolveStore, useFunctionEnv } from './target';
 
@@ -265,6 +266,8 @@ const HANDLERS: Record<Exclude<Command, 'webhooks' | 'parked'>, Handler> = {
   'mint-token': async (values, stage) => {
     if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
       throw new AdminError('--kind must be live or testing');
+    if (values.kind !== undefined && values.kind !== tokenKindOfStage(stage))
+      throw new AdminError(`a ${values.kind} token is accepted by the ${stageOfTokenKind(values.kind)} stage only, not ${stage}`);
     const result = await mintToken(resolveStore(stage), stage, {
       merchantId: required(values, 'merchant'),
       kind: values.kind,
@@ -361,11 +364,14 @@ const run = async (): Promise<Record<string, unknown>> => {
   if (command === 'parked') return parkedCommand(actionOf(command, PARKED_ACTIONS, extra, '[--limit <n>]'), values, stage());
   if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   if (!isCommand(command)) throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
-  // A token names its stage; every other command targets live unless told.
-  return HANDLERS[command as keyof typeof HANDLERS](
-    values,
-    stage(command === 'revoke-token' ? stageOfToken(required(values, 'token')) : 'live'),
-  );
+  // A token names its stage, and so does the kind of one to mint; every other command targets live unless told.
+  const fallback =
+    command === 'revoke-token'
+      ? stageOfToken(required(values, 'token'))
+      : command === 'mint-token' && values.kind === 'testing'
+        ? stageOfTokenKind(values.kind)
+        : 'live';
+  return HANDLERS[command as keyof typeof HANDLERS](values, stage(fallback));
 };
 
 try {

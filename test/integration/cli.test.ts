@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_MAIL_DEFAULTS } from '#local/aws-env';
 import { getMerchant } from '#shared/db/entities/merchant';
-import { api, stack, storeFor } from './helpers';
+import { api, seedOne, stack, storeFor } from './helpers';
 
 /**
  * What a newcomer runs first: every command line tool explains itself with --help, the shipped
@@ -21,7 +21,16 @@ const tsx = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     execFile(
       process.execPath,
       ['--import', 'tsx', ...args],
-      { cwd: ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env }, timeout: 60_000 },
+      {
+        cwd: ROOT,
+        // A variable given as undefined is left out of the child's environment.
+        env: Object.fromEntries(
+          Object.entries({ ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env }).filter(
+            ([, value]) => value !== undefined,
+          ),
+        ),
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -128,6 +137,28 @@ describe('npm run seed', () => {
     expect(await getMerchant(storeFor('live'), first, true)).toBeUndefined();
     expect(badOption.code).toBe(1);
     expect(badOption.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('npm run admin', () => {
+  it("mints a testing token on the sandbox stage, where it works, and writes nothing on stderr, the SDK's Node.js notice included", async () => {
+    // Prepare
+    const merchant = await seedOne(undefined, 'sandbox');
+
+    // Act
+    const run = await tsx(['bin/admin.ts', 'mint-token', '--merchant', merchant.id, '--kind', 'testing'], {
+      DYNAMODB_PORT: new URL(stack.endpoints.dynamodb).port,
+      SEED_TABLE_NAME: '',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined,
+    });
+    const minted = JSON.parse(run.stdout) as { stage: string; token: string };
+    const onSandbox = await api('sandbox', minted.token).get('/api/v2/tiers');
+
+    // Assess
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(minted.stage).toBe('sandbox');
+    expect(onSandbox.status).toBe(200);
   });
 });
 
