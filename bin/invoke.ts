@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { functionSpecs } from '#lib/function-specs';
@@ -31,14 +32,27 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-const args = process.argv.slice(2);
-const stageFlag = args.indexOf('--stage');
-const stage = parseStage(stageFlag >= 0 ? args[stageFlag + 1] : 'live');
-const positional = args.filter((arg, index) => !arg.startsWith('--') && (stageFlag < 0 || index !== stageFlag + 1));
-const [id, eventArg] = positional;
 const specs = functionSpecs();
 const usage = `usage: npm run invoke -- <function-id> [event-file] [--stage live|sandbox]\nfunctions: ${specs.map((spec) => spec.id).join(', ')}`;
-if (args.includes('--help') || args.includes('-h')) {
+const parsed = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { stage: { type: 'string', default: 'live' }, help: { type: 'boolean', short: 'h', default: false } },
+    });
+  } catch (error) {
+    return fail(`${asError(error).message}\n${usage}`);
+  }
+})();
+const stage = (() => {
+  try {
+    return parseStage(parsed.values.stage);
+  } catch (error) {
+    return fail(asError(error).message);
+  }
+})();
+const [id, eventArg] = parsed.positionals;
+if (parsed.values.help) {
   console.log(`${usage}
 
 Invokes one function's handler in this process against the running local stack (npm start), with

@@ -140,6 +140,22 @@ describe('npm run seed', () => {
   });
 });
 
+describe('npm run invoke', () => {
+  it('refuses a stage that does not exist and an unknown option in a line or two, exit 1, never a stack trace', async () => {
+    // Act
+    const runs = await Promise.all([
+      tsx(['bin/invoke.ts', 'orders-list', '--stage', 'prod']),
+      tsx(['bin/invoke.ts', 'orders-list', '--bogus']),
+    ]);
+
+    // Assess
+    expect(runs.map((run) => run.code)).toEqual([1, 1]);
+    expect(runs[0]?.stderr.trim()).toBe('STAGE must be "live" or "sandbox", got "prod"');
+    expect(runs[1]?.stderr).toMatch(/^Unknown option '--bogus'/);
+    for (const run of runs) expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe('npm run admin', () => {
   it("mints a testing token on the sandbox stage, where it works, and writes nothing on stderr, the SDK's Node.js notice included", async () => {
     // Prepare
