@@ -21,6 +21,30 @@ export const portsFromEnv = (): Ports => ({
   sqs: envPort('SQS_PORT', 4566),
 });
 
+/** Whether something listens on this loopback port now (port 0 is chosen when listening: never taken). */
+const isTaken = (port: number) =>
+  new Promise<boolean>((resolvePromise) => {
+    if (port === 0) return resolvePromise(false);
+    const server = createServer();
+    server.once('error', () => resolvePromise(true));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolvePromise(false)));
+  });
+
+/** Ports a stack was told to use that something else listens on: it would share that one's data, or fail half-started. */
+export class PortsTakenError extends Error {
+  override name = 'PortsTakenError';
+}
+
+/** Refuses, in one message, every port of `ports` that is in use. */
+export const assertPortsFree = async (ports: Partial<Ports>) => {
+  const taken: string[] = [];
+  for (const [name, port] of Object.entries(ports)) if (port !== undefined && (await isTaken(port))) taken.push(`${port} (${name})`);
+  if (taken.length > 0)
+    throw new PortsTakenError(
+      `Port${taken.length > 1 ? 's' : ''} in use: ${taken.join(', ')}. Another local stack may be running: stop it, or move this one with PORT, SANDBOX_PORT, SES_PORT, DYNAMODB_PORT and SQS_PORT.`,
+    );
+};
+
 /** A port nobody listens on right now (for tests that start their own stack). */
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {

@@ -9,7 +9,7 @@ import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkB
 import { DEMO, seedDemo } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
 import { FAULT_TALLY_REQUEST, parseFaultSpec } from './faults';
-import type { Ports } from './ports';
+import { assertPortsFree, type Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
 import { isStageAnswer } from './stage-hooks';
 
@@ -201,6 +201,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
   };
   try {
     const faults = parseFaultSpec(options.faults ?? '');
+    // A DynamoDB that already runs is given by URL, and is not this stack's port to check.
+    await assertPortsFree(options.dynamodbEndpoint ? { ...ports, dynamodb: undefined } : ports);
     const dynamodb = options.dynamodbEndpoint
       ? { endpoint: options.dynamodbEndpoint }
       : await startDynamoDbLocal(ports.dynamodb, options.dataDir);

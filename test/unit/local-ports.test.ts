@@ -1,8 +1,10 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { removePortsFile, runningStackPorts, writePortsFile } from '#local/ports';
+import { freePorts, PortsTakenError, removePortsFile, runningStackPorts, writePortsFile } from '#local/ports';
+import { startLocalStack } from '#local/stack';
 
 /** `npm start` records its ports so that `npm run invoke` finds it without the port env. */
 
@@ -53,5 +55,25 @@ describe('recorded local ports', () => {
 
     expect(existsSync(own)).toBe(false);
     expect(existsSync(other)).toBe(true);
+  });
+});
+
+describe('a local stack told to use a port something else listens on', () => {
+  it("refuses at once, naming the port, before it starts anything (it would share that one's data, or fail half-started)", async () => {
+    // Prepare
+    const ports = await freePorts();
+    const other = createServer();
+    await new Promise<void>((listening) => other.listen(ports.dynamodb, '127.0.0.1', () => listening()));
+
+    // Act
+    const started = startLocalStack({ ports, seedDemo: false });
+
+    // Assess
+    try {
+      await expect(started).rejects.toBeInstanceOf(PortsTakenError);
+      await expect(started).rejects.toThrow(`Port in use: ${ports.dynamodb} (dynamodb).`);
+    } finally {
+      other.close();
+    }
   });
 });
