@@ -1,9 +1,12 @@
+import * as DynamoDB from '@aws-sdk/client-dynamodb';
 import {
   ProvisionedThroughputExceededException,
   ThrottlingException,
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
+import * as SES from '@aws-sdk/client-ses';
+import * as SQS from '@aws-sdk/client-sqs';
 import { ServiceException } from '@smithy/core/client';
 import type { DeserializeMiddleware, MetadataBearer } from '@smithy/types';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
@@ -52,6 +55,25 @@ const parseProbability = (text: string, rule: string): number => {
   return probability;
 };
 
+/** Each service's operations, as its SDK client names its commands: a rule for another can never fire. */
+const operationsOf = (client: object) =>
+  Object.keys(client)
+    .filter((name) => name.endsWith('Command') && name !== 'Command')
+    .map((name) => name.slice(0, -'Command'.length));
+const OPERATIONS: Record<AwsService, readonly string[]> = {
+  dynamodb: operationsOf(DynamoDB),
+  sqs: operationsOf(SQS),
+  ses: operationsOf(SES),
+};
+
+const checkOperation = (service: AwsService, operation: string | undefined, rule: string) => {
+  if (operation === undefined || operation === 'write' || OPERATIONS[service].includes(operation)) return;
+  const spelled = OPERATIONS[service].find((known) => known.toLowerCase() === operation.toLowerCase());
+  throw new FaultSpecError(
+    `Fault rule "${rule}": ${service} has no operation "${operation}"${spelled ? ` (did you mean ${spelled}?)` : ''}; name one as its SDK command is named without "Command", or "write"`,
+  );
+};
+
 /** Parses a SPEC (see above); `none` or an empty string is no rule. Throws FaultSpecError naming the bad rule. */
 export const parseFaultSpec = (spec: string): FaultRule[] => {
   const trimmed = spec.trim();
@@ -65,6 +87,7 @@ export const parseFaultSpec = (spec: string): FaultRule[] => {
     if (!service) throw new FaultSpecError(`Fault rule "${text}": unknown service "${serviceName}" (one of ${SERVICES.join(', ')})`);
     const fault = FAULTS.find((known) => known === faultName);
     if (!fault) throw new FaultSpecError(`Fault rule "${text}": unknown fault "${faultName}" (one of ${FAULTS.join(', ')})`);
+    checkOperation(service, operation, text);
     return {
       text,
       service,

@@ -63,6 +63,14 @@ const failureOf = async (call: Promise<unknown>): Promise<Record<string, unknown
 };
 
 describe('parseFaultSpec', () => {
+  it('refuses an operation its service does not have, naming the spelling it has, since such a rule could never fire', () => {
+    expect(() => parseFaultSpec('dynamodb.Frobnicate:throttle=5%')).toThrow('dynamodb has no operation "Frobnicate"');
+    expect(() => parseFaultSpec('dynamodb.putitem:lost')).toThrow('(did you mean PutItem?)');
+    expect(
+      parseFaultSpec('dynamodb.TransactWriteItems:conflict,sqs.SendMessageBatch:refuse,ses.SendEmail:throttle,dynamodb.write:lost'),
+    ).toHaveLength(4);
+  });
+
   it.each([
     ['dynamodb:throttle=5%', { service: 'dynamodb', operation: undefined, fault: 'throttle', probability: 0.05, remaining: Infinity }],
     [
