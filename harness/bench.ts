@@ -17,7 +17,7 @@ import { benchReports } from '#harness/bench/reports';
 import { functionSpecs } from '#lib/function-specs';
 import type { LocalStack } from '#local/stack';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundles';
-import type { Fixture } from '#shared/admin/fixture';
+import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
 import { closeConnections, type Reply, send, startBenchStack, statusCount } from './bench/local';
@@ -25,7 +25,6 @@ import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
 
-type FixtureMerchant = Fixture['merchants'][number];
 type Order = NonNullable<FixtureMerchant['orders']>[number];
 
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]

@@ -1,4 +1,4 @@
-import type { Fixture } from '#shared/admin/fixture';
+import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import type { Stage } from '#shared/config';
@@ -10,8 +10,6 @@ import type { Stage } from '#shared/config';
  * one is too old to cancel). Every slug, e-mail and order_no carries the merchant's short name,
  * so nothing of one merchant can be mistaken for another's.
  */
-
-type FixtureMerchant = Fixture['merchants'][number];
 
 export type SeededOrder = { uuid: string; orderNo: string; kind: 'plain' | 'paid' | 'old'; shipping: number };
 

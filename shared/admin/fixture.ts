@@ -116,61 +116,40 @@ export const parseFixture = (input: unknown): Fixture => {
   throw new Error(`Invalid fixture:\n  ${problems.join('\n  ')}`);
 };
 
-/** The values of `values` given more than once (compared as `normal` makes them). */
-const repeated = (values: readonly string[], normal = (value: string) => value) => {
+/** The values given more than once. */
+const repeated = (values: readonly string[]) => {
   const seen = new Set<string>();
-  return [...new Set(values.map(normal).filter((value) => seen.has(value) || !seen.add(value)))];
+  return [...new Set(values.filter((value) => seen.has(value) || !seen.add(value)))];
 };
 
 /** A merchant id's length, so a key's bytes are counted as they will be stored. */
 const SOME_MERCHANT = '00000000-0000-4000-8000-000000000000';
 const lower = (value: string) => value.toLowerCase();
 
-/** What is wrong with one merchant of a parsed fixture beyond its fields: references and uniqueness. */
-const merchantProblems = (merchant: Fixture['merchants'][number]): string[] => {
-  const problems: string[] = [];
-  const twice = (what: string, values: readonly string[], normal?: (value: string) => string) => {
-    for (const value of repeated(values, normal)) problems.push(`${what} ${JSON.stringify(value)} is used twice`);
-  };
+export type FixtureMerchant = Fixture['merchants'][number];
+
+/** What must be unique within a merchant, by name (slugs and e-mails in any case). */
+const uniqueValues = (merchant: FixtureMerchant): [string, string[]][] => [
+  ['token key', (merchant.tokens ?? []).map((token) => token.key)],
+  ['tier slug', (merchant.tiers ?? []).map((tier) => lower(tier.slug))],
+  ['segment key', (merchant.segments ?? []).map((segment) => segment.key)],
+  ['affiliate slug', (merchant.affiliates ?? []).map((affiliate) => lower(affiliate.slug))],
+  ['affiliate request key', (merchant.affiliate_requests ?? []).map((request) => request.key)],
+  ['invite key', (merchant.invites ?? []).map((invite) => invite.key)],
+  ['invite e-mail', (merchant.invites ?? []).map((invite) => lower(invite.email))],
+  ['order key', (merchant.orders ?? []).map((order) => order.key)],
+  ['order_no', (merchant.orders ?? []).map((order) => order.order_no)],
+];
+
+/** What is wrong with one merchant of a parsed fixture beyond its fields: uniqueness and references. */
+const merchantProblems = (merchant: FixtureMerchant): string[] => {
+  const problems = uniqueValues(merchant).flatMap(([what, values]) =>
+    repeated(values).map((value) => `${what} ${JSON.stringify(value)} is used twice`),
+  );
   if (!isKnownCurrency(merchant.currency)) problems.push(`currency ${merchant.currency} is not an ISO 4217 code`);
   const tiers = (merchant.tiers ?? []).map((tier) => lower(tier.slug));
   const knownTiers = new Set(tiers.length > 0 ? tiers : ['default']);
   const slugs = new Set((merchant.affiliates ?? []).map((affiliate) => lower(affiliate.slug)));
-  twice(
-    'token key',
-    (merchant.tokens ?? []).map((token) => token.key),
-  );
-  twice('tier slug', tiers);
-  twice(
-    'segment key',
-    (merchant.segments ?? []).map((segment) => segment.key),
-  );
-  twice(
-    'affiliate slug',
-    (merchant.affiliates ?? []).map((affiliate) => affiliate.slug),
-    lower,
-  );
-  twice(
-    'affiliate request key',
-    (merchant.affiliate_requests ?? []).map((request) => request.key),
-  );
-  twice(
-    'invite key',
-    (merchant.invites ?? []).map((invite) => invite.key),
-  );
-  twice(
-    'invite e-mail',
-    (merchant.invites ?? []).map((invite) => invite.email),
-    lower,
-  );
-  twice(
-    'order key',
-    (merchant.orders ?? []).map((order) => order.key),
-  );
-  twice(
-    'order_no',
-    (merchant.orders ?? []).map((order) => order.order_no),
-  );
   for (const slug of slugs)
     if (!isStorableKey(affiliateKey(SOME_MERCHANT, slug))) problems.push(`affiliate slug ${slug} is too long to be a key`);
   for (const slug of tiers) if (!isStorableKey(tierKey(SOME_MERCHANT, slug))) problems.push(`tier slug ${slug} is too long to be a key`);
@@ -192,9 +171,8 @@ const merchantProblems = (merchant: Fixture['merchants'][number]): string[] => {
 /** Every problem of a parsed fixture that its fields alone do not show, merchant by merchant; empty when it can be seeded. */
 export const fixtureProblems = (fixture: Fixture): string[] => [
   ...repeated(fixture.merchants.map((merchant) => merchant.key)).map((key) => `merchant key ${JSON.stringify(key)} is used twice`),
-  ...repeated(
-    fixture.merchants.flatMap((merchant) => (merchant.id ? [merchant.id] : [])),
-    lower,
-  ).map((id) => `merchant id ${id} is used twice`),
+  ...repeated(fixture.merchants.flatMap((merchant) => (merchant.id ? [lower(merchant.id)] : []))).map(
+    (id) => `merchant id ${id} is used twice`,
+  ),
   ...fixture.merchants.flatMap((merchant) => merchantProblems(merchant).map((problem) => `merchant ${merchant.key}: ${problem}`)),
 ];

@@ -17,7 +17,7 @@ import { tokenRecord } from '#shared/db/entities/token';
 import { userRecord } from '#shared/db/entities/user';
 import { isoNow, toIso } from '#shared/time';
 import { tokenKindOfStage } from '#shared/tokens';
-import { type Fixture, fixtureProblems } from './fixture';
+import { type Fixture, type FixtureMerchant, fixtureProblems } from './fixture';
 import type { Store } from './store';
 
 export type SeededMerchant = {
@@ -30,8 +30,6 @@ export type SeededMerchant = {
 };
 
 export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchant> };
-
-type FixtureMerchant = Fixture['merchants'][number];
 
 /** The tier a merchant gives affiliates that join without one: the marked one, else the first; a merchant without tiers gets one. */
 const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every affiliate until assigned another tier' };

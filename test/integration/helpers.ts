@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
-import type { Fixture } from '#shared/admin/fixture';
+import type { FixtureMerchant } from '#shared/admin/fixture';
 import { parseFixture } from '#shared/admin/fixture';
 import { type SeededMerchant, seedFixture } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
@@ -15,8 +15,6 @@ useLocalAwsEnv();
 export const stack = inject('stack');
 
 export const storeFor = (stage: Stage): Store => createStore(stack.stages[stage].table, stack.endpoints.dynamodb);
-
-type FixtureMerchant = Fixture['merchants'][number];
 
 /**
  * A merchant of its own for one test file: unique order numbers and slugs never collide with
