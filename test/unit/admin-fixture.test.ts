@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { fixtureProblems, MAX_SLUG_BYTES, parseFixture } from '#shared/admin/fixture';
+
+const merchant = (extra: Record<string, unknown> = {}) => ({ key: 'm', name: 'M', currency: 'EUR', ...extra });
+
+describe('fixtureProblems (what the seed checks before it writes anything)', () => {
+  it('names every repeated key, unknown reference and foreign currency of a fixture, merchant by merchant', () => {
+    // Prepare
+    const order = (key: string, order_no: string, affiliate_slug: string, currency_code = 'EUR') => ({
+      key,
+      order_no,
+      affiliate_slug,
+      currency_code,
+      total_shipping_value: 0,
+      order_rows: [{ product_name: 'Tent', price_value: 1, quantity: 1 }],
+    });
+    const fixture = parseFixture({
+      merchants: [
+        merchant({
+          tiers: [{ slug: 'gold', name: 'Gold' }],
+          segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10, platinum: 12 } }],
+          affiliates: [
+            { slug: 'alice', name: 'Alice', email: 'a@example.com', tier: 'silver' },
+            { slug: 'ALICE', name: 'Alice again', email: 'b@example.com' },
+          ],
+          orders: [order('a', 'X-1', 'alice'), order('b', 'X-1', 'bob'), order('c', 'X-2', 'alice', 'USD')],
+        }),
+        merchant({ currency: 'XYZ' }),
+      ],
+    });
+
+    // Act
+    const problems = fixtureProblems(fixture);
+
+    // Assess
+    expect(problems).toEqual([
+      'merchant key "m" is used twice',
+      'merchant m: affiliate slug "alice" is used twice',
+      'merchant m: order_no "X-1" is used twice',
+      'merchant m: affiliate alice: tier silver is not in the fixture',
+      'merchant m: segment default: a rate for tier platinum, which is not in the fixture',
+      'merchant m: order b: affiliate bob is not in the fixture',
+      "merchant m: order c: currency USD is not the merchant's (EUR)",
+      'merchant m: currency XYZ is not an ISO 4217 code',
+    ]);
+  });
+
+  it('refuses a slug too long for the keys it becomes part of, though the API takes 255 characters of any plane', () => {
+    // Prepare
+    const slug = '\u{1F3D5}'.repeat(255);
+    const fixture = parseFixture({ merchants: [merchant({ affiliates: [{ slug, name: 'Long', email: 'l@example.com' }] })] });
+
+    // Act
+    const problems = fixtureProblems(fixture);
+
+    // Assess
+    expect(problems).toEqual([`merchant m: slug ${slug} is over ${MAX_SLUG_BYTES} UTF-8 bytes, too long for its keys`]);
+  });
+
+  it("says a field's problem in the API's words, with its path in the fixture", () => {
+    expect(() => parseFixture({ merchants: [{ key: 'm', currency: 'EUR' }] })).toThrow(
+      'merchants.0.name: The merchants.0.name field is required.',
+    );
+  });
+});
