@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkAsync } from '#harness/soak/async-checks';
-import type { SoakMerchant } from '#harness/soak/fixtures';
-import type { Op } from '#harness/soak/ops';
-import type { MerchantTruth } from '#harness/soak/truth';
+import { checkAsync } from '#test/soak/async-checks';
+import type { SoakMerchant } from '#test/soak/fixtures';
+import type { Op } from '#test/soak/ops';
+import type { MerchantTruth } from '#test/soak/truth';
 
 const merchant = { key: 'l1', stage: 'live', seededOrders: [] } as unknown as SoakMerchant;
 const body = {

@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SoakMerchant } from '#harness/soak/fixtures';
-import { WEBHOOK_SCHEDULE } from '#harness/soak/options';
-import { createModel, createRng, largeOrderBody, oddOrderBody } from '#harness/soak/plan';
-import { Receiver, WINDOWS } from '#harness/soak/receivers';
-import { LARGE_TEXT_KINDS, ODD_TEXT_KINDS, refusableRows } from '#harness/soak/texts';
 import { orderCreateBody } from '#shared/schemas/order';
+import type { SoakMerchant } from '#test/soak/fixtures';
+import { WEBHOOK_SCHEDULE } from '#test/soak/options';
+import { createModel, createRng, largeOrderBody, oddOrderBody } from '#test/soak/plan';
+import { Receiver, WINDOWS } from '#test/soak/receivers';
+import { LARGE_TEXT_KINDS, ODD_TEXT_KINDS, refusableRows } from '#test/soak/texts';
 
 /**
  * The soak's inputs are what it claims to be: the odd and the largest texts are orders the API

@@ -8,21 +8,21 @@
  *    to a minute) with faults injected into the stage processes' AWS clients (default: 5 %
  *    throttling, 2 % lost answers after an applied write, 1 % transaction conflicts, 5 % SQS
  *    refusals, 0.5 % functions stopped after a write);
- * 2. seeds M merchants per stage (harness/soak/fixtures.ts) and gives each webhook endpoints by
- *    profile (harness/soak/webhooks.ts), each with a receiver of its own on 127.0.0.1 that answers,
- *    fails for seconds, hangs, flaps or answers 410 (harness/soak/receivers.ts);
- * 3. runs the mixed workload (harness/soak/workload.ts): V2 and legacy creates (half with an
+ * 2. seeds M merchants per stage (test/soak/fixtures.ts) and gives each webhook endpoints by
+ *    profile (test/soak/webhooks.ts), each with a receiver of its own on 127.0.0.1 that answers,
+ *    fails for seconds, hangs, flaps or answers 410 (test/soak/receivers.ts);
+ * 3. runs the mixed workload (test/soak/workload.ts): V2 and legacy creates (half with an
  *    Idempotency-Key, a few with a taken order_no, a few with odd or the largest texts:
- *    harness/soak/texts.ts), PATCHes, cancels, invites, accepts and declines, gets and lists,
+ *    test/soak/texts.ts), PATCHes, cancels, invites, accepts and declines, gets and lists,
  *    deliberate replays of keyed requests and probes with another merchant's ids; the client
  *    retries 503, 502, 409, 429 and its own timeouts like a good merchant platform
- *    (harness/soak/client.ts), and records every attempt;
+ *    (test/soak/client.ts), and records every attempt;
  * 4. waits until the change feed caught up and the queues and the follow-ups (e-mails, recounts,
- *    webhook retries) have nothing left to do (harness/soak/settle.ts), bounded;
+ *    webhook retries) have nothing left to do (test/soak/settle.ts), bounded;
  * 5. reads the truth from the tables through the unfaulted operator store, every list and every
- *    endpoint through the API (harness/soak/truth.ts, webhooks.ts), checks each invariant
- *    (harness/soak/checks.ts, async-checks.ts, report-check.ts, event-log.ts) and prints the figures and the table of invariants
- *    (harness/soak/report.ts); the receivers are closed whatever happened.
+ *    endpoint through the API (test/soak/truth.ts, webhooks.ts), checks each invariant
+ *    (test/soak/checks.ts, async-checks.ts, report-check.ts, event-log.ts) and prints the figures and the table of invariants
+ *    (test/soak/report.ts); the receivers are closed whatever happened.
  *
  * `runSoak(options)` does all of it and returns the results, for a test that wants the checks.
  */
