@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { DEMO } from '#local/demo';
 import { MissingJavaError } from '#local/emulators';
 import { FaultSpecError } from '#local/faults';
-import { portsFromEnv, removePortsFile, writePortsFile } from '#local/ports';
+import { forgetRunningStack, portsFromEnv, recordRunningStack, stackKeepingData } from '#local/ports';
 import { LOCAL_DATA_DIR, startLocalStack } from '#local/stack';
 import { asError } from '#shared/errors';
 
@@ -55,7 +55,19 @@ if (dynamodbEndpoint !== undefined && !URL.canParse(dynamodbEndpoint))
   usageError(`--dynamodb-endpoint must be a URL, got ${dynamodbEndpoint}`);
 
 const inMemory = args['in-memory'];
-const dataDir = inMemory ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
+const dataDir = inMemory || dynamodbEndpoint ? undefined : resolve(import.meta.dirname, '..', '.local', LOCAL_DATA_DIR);
+const keeper = dataDir === undefined ? undefined : stackKeepingData(dataDir);
+if (keeper) {
+  console.error(
+    `Another npm start (pid ${keeper.pid}, live API on port ${keeper.ports.live}) keeps its data in ${dataDir}: stop it, or start this one with --in-memory.`,
+  );
+  process.exit(1);
+}
+// For `npm run invoke` and other tools on this machine: where this stack listens, and the data it
+// keeps (.local/ports.json); recorded before the emulators start, so a second start meanwhile sees it.
+const record = { ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}), ...(dataDir ? { dataDir } : {}) };
+recordRunningStack({ ports: portsFromEnv(), ...record });
+process.on('exit', () => forgetRunningStack());
 
 try {
   let fatal: ((message: string) => void) | undefined;
@@ -69,9 +81,7 @@ try {
     onRestart: (message) => console.error(message),
     onFatal: (message) => fatal?.(message),
   });
-  // For `npm run invoke` and other tools on this machine: where this stack listens (.local/ports.json).
-  writePortsFile(stack.ports, undefined, dynamodbEndpoint);
-  process.on('exit', () => removePortsFile());
+  recordRunningStack({ ports: stack.ports, ...record });
   const seededNow = Object.keys(stack.demo).length > 0;
   console.log(`
 Affiliate Program Merchant API — local stack (${dynamodbEndpoint ? `DynamoDB at ${dynamodbEndpoint}` : inMemory ? 'in memory' : `data in ${dataDir}`})

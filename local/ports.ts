@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
@@ -65,26 +65,15 @@ export const freePorts = async (): Promise<Ports> => ({
 });
 
 /**
- * Where a running `npm start` records its ports, so `npm run invoke` (and anything else on this
- * machine) finds it without the port env. Written at start, removed at exit; a file left by a
- * process that no longer runs is ignored.
+ * Where each running `npm start` records itself (its ports, and the data it keeps), so
+ * `npm run invoke` (and anything else on this machine) finds it without the port env, and a second
+ * stack does not open data another one keeps. Each stack adds its record at start and removes it at
+ * exit; records of processes that no longer run are ignored and dropped at the next write.
  */
 export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 
-/** `dynamodbEndpoint`: the DynamoDB the stack uses when it did not start its own (`--dynamodb-endpoint`). */
-export const writePortsFile = (ports: Ports, file = PORTS_FILE, dynamodbEndpoint?: string) => {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ pid: process.pid, ports, ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}) }, null, 2)}\n`);
-};
-
-export const removePortsFile = (file = PORTS_FILE) => {
-  try {
-    const recorded = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number };
-    if (recorded.pid === process.pid) rmSync(file, { force: true });
-  } catch {
-    // nothing recorded, or not ours
-  }
-};
+/** One running `npm start`: `dynamodbEndpoint` when it uses a DynamoDB that already ran, `dataDir` when it keeps its data. */
+type StackRecord = { pid: number; ports: Partial<Ports>; dynamodbEndpoint?: string; dataDir?: string };
 
 const alive = (pid: number) => {
   try {
@@ -95,19 +84,53 @@ const alive = (pid: number) => {
   }
 };
 
-type Recorded = { ports?: Partial<Ports>; dynamodbEndpoint?: string };
-
-/** What the running `npm start` recorded (undefined when none runs). */
-const readRecorded = (file: string): Recorded | undefined => {
+/** The records of the stacks running now, oldest first (a file of one bare record, as older versions wrote it, is one). */
+const runningRecords = (file: string): StackRecord[] => {
+  let content: unknown;
   try {
-    const content = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number } & Recorded;
-    return typeof content.pid === 'number' && alive(content.pid) ? content : undefined;
+    content = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
-    return undefined;
+    return [];
   }
+  const records: unknown[] = Array.isArray((content as { stacks?: unknown })?.stacks)
+    ? (content as { stacks: unknown[] }).stacks
+    : [content];
+  return records.filter(
+    (record): record is StackRecord => typeof (record as StackRecord)?.pid === 'number' && alive((record as StackRecord).pid),
+  );
 };
 
-/** The ports of the running `npm start` (from PORTS_FILE), each overridden by its env variable. */
+/** Replaces the file in one rename, so a reader finds the old list or the new one, never half of one. */
+const writeRecords = (file: string, records: StackRecord[]) => {
+  if (records.length === 0) return rmSync(file, { force: true });
+  mkdirSync(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify({ stacks: records }, null, 2)}\n`);
+  renameSync(temporary, file);
+};
+
+/** Records this process's stack beside the others that run. */
+export const recordRunningStack = (stack: Omit<StackRecord, 'pid'>, file = PORTS_FILE) =>
+  writeRecords(file, [...runningRecords(file).filter(({ pid }) => pid !== process.pid), { pid: process.pid, ...stack }]);
+
+/** Removes this process's record, leaving the other stacks' as they are. */
+export const forgetRunningStack = (file = PORTS_FILE) => {
+  const records = runningRecords(file);
+  if (records.some(({ pid }) => pid === process.pid))
+    writeRecords(
+      file,
+      records.filter(({ pid }) => pid !== process.pid),
+    );
+};
+
+/** Another running stack that keeps its data in `dataDir` (two DynamoDB Locals on one file would share its tables and stream). */
+export const stackKeepingData = (dataDir: string, file = PORTS_FILE): StackRecord | undefined =>
+  runningRecords(file).find((record) => record.pid !== process.pid && record.dataDir === dataDir);
+
+/** What the stack started last of those running recorded (undefined when none runs). */
+const readRecorded = (file: string): StackRecord | undefined => runningRecords(file).at(-1);
+
+/** The ports of the running `npm start` (the last one started, from PORTS_FILE), each overridden by its env variable. */
 export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolean } => {
   const recorded = readRecorded(file)?.ports;
   const defaults = portsFromEnv();
