@@ -93,7 +93,7 @@ const isCommand = (name: string | undefined): name is Command => name !== undefi
 const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
 (AWS credentials and region from the environment; resend-notifications also MAIL_FROM and
 INVITE_LINK_BASE_URL). A deployed stage's operator permissions are its OperatorPolicyArn output.
-Prints one JSON object on stdout; a failure is one line on stderr and exit code 1.`;
+Prints one JSON object on stdout (report --format csv: CSV); a failure is one line on stderr and exit code 1.`;
 
 const USAGE = `usage: npm run --silent admin -- <command> [options] [--stage live|sandbox]
 

@@ -36,7 +36,9 @@ const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
-seeding, the cost of page 1 vs the last page of every list, and each function bundle's cold start.
+seeding, the cost of page 1 vs the last page of every list, each function bundle's cold start, then
+partition heat and the cost of a create (harness/bench/heat.ts), webhook isolation and the quota
+across containers (most of its time), and prints its targets.
 At --scale 1 (the default; several minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
 seeds a tenth of the list sizes and only prints. --out FILE writes the report there instead.
 

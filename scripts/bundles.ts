@@ -60,7 +60,7 @@ export type ImportResult = { ok: true; ms: number; initMs: number; importCpuMs: 
 /**
  * The cold-start budget of every function: the median CPU time of importing its bundle (see
  * IMPORT_PROBE), with the heaviest bundle's size when the budget was set beside it, for scale
- * (docs/contributing.md, "Cold-start budget"). `npm run bundle-size` (median of 20) and
+ * (docs/contributing.md, "The cold-start budget"). `npm run bundle-size` (median of 20) and
  * test/infra/function-init.test.ts (median of 3, part of npm test) fail past it.
  */
 export const COLD_START_BUDGET = { importCpuMs: 250, heaviestBytes: 322.4 * 1024 };

@@ -27,7 +27,6 @@ export const METRIC = {
   quotaRefusals: 'QuotaRefusals',
   /** The service disabled a webhook endpoint (410 Gone, a failure streak). */
   webhookEndpointsDisabled: 'WebhookEndpointsDisabled',
-  /** Age of the oldest accepted order still waiting for its queue send, after a relay run (0 when none). */
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

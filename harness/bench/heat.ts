@@ -1,7 +1,7 @@
 /**
  * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
  * the functions recorded (harness/recorders/write-recorder.ts, loaded into the stage processes). `npm run bench` runs it
- * as its last section; alone:
+ * as one of its sections; alone:
  *
  *   npx tsx harness/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
  *     [--doc [--baseline FILE --baseline-label TEXT]]

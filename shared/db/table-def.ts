@@ -25,8 +25,8 @@ export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];
 
 /**
- * The table's TTL attribute (epoch seconds). Only idempotency records carry it. DynamoDB deletes
- * expired items lazily (and DynamoDB Local never does), so readers treat an expired item as absent.
+ * The table's TTL attribute (epoch seconds): records kept for a while (Idempotency-Key records, the
+ * event log, webhook deliveries, stored payloads) carry it. DynamoDB deletes expired items lazily (and DynamoDB Local never does), so readers treat an expired item as absent.
  */
 export const TTL_ATTRIBUTE = 'expires_at';
 
