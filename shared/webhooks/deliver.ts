@@ -12,7 +12,9 @@ import {
   markEndpointSlow,
   markStreakNotified,
   signingSecretBoxes,
+  slotsAfterPromptAnswer,
   takeRelease,
+  UNPROVEN_SLOTS,
   type WebhookEndpointItem,
 } from '#shared/db/entities/webhook-endpoint';
 import { removeWaitingDeliveries, waitingDeliveries } from '#shared/db/entities/webhook-waiting';
@@ -152,7 +154,8 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
     if (endpoint.waiting !== undefined) await releaseParked(settings, message, now);
     return 'failed';
   }
-  const heldUntil = endpointHeldUntil(endpoint);
+  // A disabled endpoint (only a test reaches it) is held back by nothing but its slots.
+  const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
   if (heldUntil > now) {
     // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked.
     if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
@@ -288,15 +291,20 @@ const answeredFields = (result: PostResult) => ({
   error: result.error ?? null,
 });
 
-/** A 2xx: recorded, the claim given back, the failure streak ended, a prompt answer noted. */
+/**
+ * A 2xx: recorded, the claim given back, the failure streak ended; a prompt answer noted with the
+ * slots it earns (twice the endpoint's; a streak's last probe earns UNPROVEN_SLOTS again).
+ */
 const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoint: WebhookEndpointItem, result: PostResult) => {
   const fast = result.latencyMs < slowAfterMs(settings.timeoutMs);
+  const wasFailing = endpoint.failing_since !== undefined;
+  const slots = wasFailing ? UNPROVEN_SLOTS : slotsAfterPromptAnswer(endpoint);
   const [, after] = await Promise.all([
     record({ ...answeredFields(result), next_attempt_at: null, status: 'succeeded' }),
     finishDelivery(settings.db, message.merchant_id, message.endpoint_uuid, {
       result: 'delivered',
-      wasFailing: endpoint.failing_since !== undefined,
-      ...(fast ? { fastAt: iso(now) } : {}),
+      wasFailing,
+      ...(fast ? { prompt: { at: iso(now), slots } } : {}),
     }),
   ]);
   // This answer may have ended the hold the parked deliveries wait for.

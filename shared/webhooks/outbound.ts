@@ -2,6 +2,7 @@ import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { responseExcerpt } from '#shared/db/entities/webhook-delivery';
 
 /** Which webhook targets are allowed: deployed stages only reach the public internet over https, local runs may also reach loopback. */
 export interface TargetPolicy {
@@ -86,7 +87,11 @@ const hasControlCharacter = (text: string) =>
   });
 
 /** `localhost` and its subdomains always name the loopback address (RFC 6761). */
-const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+const isLocalhostName = (host: string) => {
+  // A name may end in the root's dot (`localhost.`): the same name.
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  return name === 'localhost' || name.endsWith('.localhost');
+};
 
 /**
  * Says why a webhook URL must not be called (length, control characters, scheme, credentials, port 0,
@@ -191,7 +196,7 @@ export async function postWebhook(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      const text = Buffer.concat(chunks).toString('utf8').slice(0, 1024);
+      const text = responseExcerpt(Buffer.concat(chunks).toString('utf8'));
       const result: PostResult = { latencyMs: elapsed(), body: text };
       if (status !== undefined) result.status = status;
       if (retryAfter !== undefined) result.retryAfter = retryAfter;

@@ -145,7 +145,7 @@ describe('deliver', () => {
       ':next': null,
     });
     expect([claims().length, finishes().length]).toEqual([1, 1]);
-    expect(finishes()[0]?.UpdateExpression).toBe('SET fast_at = :fastAt ADD in_flight :minus REMOVE slow_until');
+    expect(finishes()[0]?.UpdateExpression).toBe('SET fast_at = :fastAt, slots = :slots ADD in_flight :minus REMOVE slow_until');
     expect(requeued).toEqual([]);
   });
 
@@ -289,13 +289,15 @@ describe('deliver', () => {
     expect(claims()[0]?.ConditionExpression).toContain('claim_token <> :token');
   });
 
-  it('gives a slow or never-proven endpoint two slots and a promptly answering one twenty, in the claim itself', async () => {
+  it('gives a slow or never-proven endpoint two slots and a promptly answering one those it earned (at most twenty), in the claim itself', async () => {
     // Act
     await deliver(message(), settings());
 
     // Assess
     const [claim] = claims();
-    expect(claim?.ConditionExpression).toContain('in_flight < :unproven OR (fast_at >= :recent AND in_flight < :slots)');
+    expect(claim?.ConditionExpression).toContain(
+      'in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots)',
+    );
     expect(claim?.ExpressionAttributeValues).toMatchObject({
       ':unproven': 2,
       ':slots': 20,
@@ -408,7 +410,7 @@ describe('deliver', () => {
 
   it('releases the parked deliveries when a delivery ends the hold: sent again due now, removed, and the mark cleared once none is left', async () => {
     // Prepare: the probe is claimed and answered promptly (twenty slots); two deliveries are parked.
-    stored = await storedEndpoint({ waiting: 2, fast_at: new Date(NOW - 1000).toISOString() });
+    stored = await storedEndpoint({ waiting: 2, fast_at: new Date(NOW - 1000).toISOString(), slots: 20 });
     const parked = [
       message({ event: { ...message().event, id: 'evt_a' } }),
       message({ event: { ...message().event, id: 'evt_b' }, attempt: 3 }),
@@ -594,6 +596,58 @@ describe('deliver', () => {
     expect([disabled, tested]).toEqual(['failed', 'delivered']);
     expect(claims().map((input) => input.ConditionExpression?.includes('enabled = :true'))).toEqual([true, false]);
     expect(received).toHaveLength(1);
+  });
+
+  it('lets a test through to a disabled endpoint whatever hold its last failure left, and never parks it there', async () => {
+    // Prepare: disabled after a long streak, its last failure's rest a day ahead; a test in flight takes its one slot.
+    stored = await storedEndpoint({
+      enabled: false,
+      failing_since: new Date(NOW - 6 * 86_400_000).toISOString(),
+      consecutive_failures: 300,
+      retry_at: new Date(NOW + 86_400_000).toISOString(),
+      in_flight: 1,
+      in_flight_at: new Date(NOW - 1000).toISOString(),
+    });
+    refuseClaim = true;
+    const test = message({ event: { id: 'evt_test_2', type: 'webhook.test', timestamp: 'T', data: {} } });
+
+    // Act
+    const outcome = await deliver(test, settings());
+
+    // Assess: the claim ignores a disabled endpoint's holds; refused for its slot, the test waits about a delivery timeout.
+    expect(claims()[0]?.ConditionExpression).toContain('(enabled = :false OR ((attribute_not_exists(retry_at) OR retry_at <= :now)');
+    expect(outcome).toBe('held');
+    expect(parks()).toEqual([]);
+    expect(requeued.map((held) => Date.parse(held.not_before ?? '') - NOW)).toEqual([2000]);
+  });
+
+  it('doubles the slots of an endpoint with each prompt answer up to twenty, and a failure streak ended by its probe starts again from two', async () => {
+    // Act
+    stored = await storedEndpoint({ fast_at: new Date(NOW - 60_000).toISOString(), slots: 4 });
+    await deliver(message(), settings());
+    stored = await storedEndpoint({ fast_at: new Date(NOW - 60_000).toISOString(), slots: 16 });
+    await deliver(message(), settings());
+    stored = await storedEndpoint({ failing_since: new Date(NOW - 60_000).toISOString(), consecutive_failures: 3, slots: 16 });
+    await deliver(message(), settings());
+
+    // Assess
+    expect(finishes().map((input) => input.ExpressionAttributeValues?.[':slots'])).toEqual([8, 20, 2]);
+  });
+
+  it('takes the earned slots away from an endpoint that answers slowly or fails, so it proves itself again from two', async () => {
+    // Prepare: it answered promptly a minute ago and earned twenty slots.
+    stored = await storedEndpoint({ fast_at: new Date(NOW - 60_000).toISOString(), slots: 20 });
+
+    // Act: a 2xx after the 1 s that counts as slow here, then a 503.
+    answer = { status: 200, delayMs: 1100 };
+    await deliver(message(), settings());
+    answer = { status: 503 };
+    await deliver(message(), settings());
+
+    // Assess
+    const [slow, failed] = finishes();
+    expect(slow?.UpdateExpression).toBe('ADD in_flight :minus REMOVE slow_until, fast_at, slots');
+    expect(failed?.UpdateExpression).toContain('REMOVE slow_until, fast_at, slots');
   });
 
   it('sends a message that is not yet due on again unchanged, and drops one whose endpoint is gone or no longer subscribes', async () => {

@@ -140,6 +140,8 @@ describe('urlRefusal', () => {
     ['a URL longer than 2048 characters', `https://merchant.example/${'a'.repeat(2048)}`, DEPLOYED],
     ['localhost by name on a deployed stage', 'https://localhost/hook', DEPLOYED],
     ['a subdomain of localhost on a deployed stage', 'https://api.localhost/hook', DEPLOYED],
+    ['localhost spelled with the root dot on a deployed stage', 'https://localhost./hook', DEPLOYED],
+    ['a subdomain of localhost spelled with the root dot on a deployed stage', 'https://api.localhost./hook', DEPLOYED],
   ])('refuses %s', (_name, url, policy) => {
     // Act
     const refusal = urlRefusal(url, policy);
@@ -323,6 +325,18 @@ describe('postWebhook', () => {
     expect(result.status).toBe(200);
     expect(result.body.length).toBeLessThanOrEqual(1024);
     expect(result.body).toMatch(/^x+$/);
+  });
+
+  it('keeps whole characters of the answer: the excerpt never ends in half of one outside the BMP', async () => {
+    // Prepare: the 1,024th UTF-16 unit of the answer is the first half of an emoji.
+    const target = await startServer((_request, response) => response.writeHead(200).end(`${'a'.repeat(1023)}😀 and more`));
+
+    // Act
+    const result = await postWebhook(target.url, {}, '{}', options);
+
+    // Assess
+    expect(result.body).toBe('a'.repeat(1023));
+    expect(result.body.isWellFormed()).toBe(true);
   });
 
   it('keeps no more of the answer than maxBodyBytes', async () => {

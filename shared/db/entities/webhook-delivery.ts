@@ -17,6 +17,13 @@ import { packedJson, packJson, unpackJson } from './packed-json';
 export const RETENTION_DAYS = 15;
 export const RESPONSE_EXCERPT_CHARS = 1024;
 
+/** The first RESPONSE_EXCERPT_CHARS of an answer, never ending in half of a character outside the BMP. */
+export const responseExcerpt = (text: string) => {
+  const cut = text.slice(0, RESPONSE_EXCERPT_CHARS);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+};
+
 const deliveryKey = (merchantId: string, endpointUuid: string, eventId: string): Key =>
   itemKey(merchantId, `WHDELIVERY#${endpointUuid}#${eventId}`);
 const listPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merchantId)}#WEBHOOK_DELIVERIES#${endpointUuid}`;
@@ -102,7 +109,7 @@ export const recordWebhookDelivery = async (
         ':attempt': attempt.attempt,
         ':code': attempt.response_status,
         ':latency': attempt.latency_ms,
-        ':body': attempt.response_body === null ? null : attempt.response_body.slice(0, RESPONSE_EXCERPT_CHARS),
+        ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
         ':error': attempt.error,
         ':next': attempt.next_attempt_at,
         ':ttl': expires,

@@ -58,6 +58,8 @@ const endpointSchema = z.looseObject({
   slow_until: z.optional(z.string()),
   /** When a delivery was last answered 2xx before it counted as slow. */
   fast_at: z.optional(z.string()),
+  /** The deliveries it may have in flight while it answers promptly: doubled by each prompt answer, up to DELIVERY_SLOTS. */
+  slots: z.optional(z.number()),
   /** Present while deliveries may be parked for it (webhook-waiting): how many were parked since the last release emptied the list. */
   waiting: z.optional(z.number()),
   /** Until when one deliverer is releasing the parked deliveries (no other starts meanwhile), for which message. */
@@ -254,13 +256,21 @@ export const disableWebhookEndpoint = (db: TableRef, merchantId: string, uuid: s
 export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at' | 'slow_until'>): number =>
   Math.max(0, ...[endpoint.retry_at, endpoint.slow_until].map((at) => (at === undefined ? 0 : Date.parse(at))));
 
-/** Whether the endpoint is on DELIVERY_SLOTS: a prompt 2xx within FAST_ANSWER_COUNTS_MS and no failure streak (the claim's rule). */
+/** Whether the endpoint is on its earned `slots`: a prompt 2xx within FAST_ANSWER_COUNTS_MS and no failure streak (the claim's rule). */
 export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
   endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
 
+/** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start, so a flood finds its limit). */
+export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>): number =>
+  Math.min(DELIVERY_SLOTS, 2 * Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+
 /** How many more deliveries a claim would let in now: the endpoint's slots (one while it fails) less those in flight. */
-export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight'>, now: number): number => {
-  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? DELIVERY_SLOTS : UNPROVEN_SLOTS;
+export const freeSlots = (
+  endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight' | 'slots'>,
+  now: number,
+): number => {
+  const earned = Math.min(DELIVERY_SLOTS, Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? earned : UNPROVEN_SLOTS;
   return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
 };
 
@@ -278,13 +288,17 @@ export type DeliveryClaim =
 
 /**
  * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
- * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back by a
- * failure streak (`retry_at` passed) or by a delivery that is taking long (`slow_until` passed),
- * and has fewer deliveries in flight than its slots: DELIVERY_SLOTS when it answered promptly
- * within FAST_ANSWER_COUNTS_MS, else UNPROVEN_SLOTS, and 1 while it fails (a single probe). So a
- * slow or hanging endpoint holds at most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was says why. A count left by a
- * deliverer that died is reset once it is DELIVERER_RUNS_MS old.
+ * granted while it is enabled (`anyState`: a test reaches a disabled one, which nothing else holds
+ * back), not held back by a failure streak (`retry_at` passed) or by a delivery that is taking long
+ * (`slow_until` passed), and has fewer deliveries in flight than its slots: those its prompt answers
+ * earned (`slots`, up to DELIVERY_SLOTS) while it answered promptly within FAST_ANSWER_COUNTS_MS,
+ * else UNPROVEN_SLOTS, and 1 while it fails (a single probe). So a slow or hanging endpoint holds at
+ * most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was
+ * says why. A count left by a deliverer that died is reset once it is DELIVERER_RUNS_MS old.
  */
+/** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
+const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
+
 export const claimDelivery = async (
   { ddb, table }: TableRef,
   merchantId: string,
@@ -303,10 +317,8 @@ export const claimDelivery = async (
         ConditionExpression: [
           'attribute_exists(pk)',
           '(attribute_not_exists(claim_token) OR claim_token <> :token)',
-          ...(options.anyState ? [] : ['enabled = :true']),
-          '(attribute_not_exists(retry_at) OR retry_at <= :now)',
-          '(attribute_not_exists(slow_until) OR slow_until <= :now)',
-          '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < :slots))))',
+          options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
+          '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
         ].join(' AND '),
         ExpressionAttributeValues: {
           ':zero': 0,
@@ -316,7 +328,7 @@ export const claimDelivery = async (
           ':unproven': UNPROVEN_SLOTS,
           ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
           ':token': options.token,
-          ...(options.anyState ? {} : { ':true': true }),
+          ...(options.anyState ? { ':false': false } : { ':true': true }),
         },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -359,14 +371,16 @@ const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, con
 
 /**
  * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
- * `released`: nothing was sent. `delivered` ends the failure streak (and, `fastAt`, notes a prompt
- * answer); `failed` starts or extends it and holds the endpoint's other deliveries back until `retryAt`. Any answer, even a failing one,
- * clears `slow_until` (the endpoint is not hanging). The endpoint as it is now (undefined when it
- * was deleted).
+ * `released`: nothing was sent. `delivered` ends the failure streak and, `prompt`, notes a prompt
+ * answer and the slots it earned; `failed` starts or extends the streak and holds the endpoint's
+ * other deliveries back until `retryAt`. Any answer, even a failing one, clears `slow_until` (the
+ * endpoint is not hanging); any outcome but a prompt answer takes the earned slots away, so an
+ * endpoint that turns slow or fails proves itself again from UNPROVEN_SLOTS. The endpoint as it is
+ * now (undefined when it was deleted).
  */
 export type DeliveryEnd =
   | { result: 'released' }
-  | { result: 'delivered'; wasFailing: boolean; fastAt?: string }
+  | { result: 'delivered'; wasFailing: boolean; prompt?: { at: string; slots: number } }
   /** `probe`: claimed while the endpoint was failing already; only a probe's failure lengthens the streak (deliveries that were in flight together when it began count once). */
   | { result: 'failed'; at: string; retryAt: string; answered: boolean; probe: boolean };
 
@@ -377,8 +391,10 @@ export const finishDelivery = async (
   end: DeliveryEnd,
 ): Promise<WebhookEndpointItem | undefined> => {
   const answered = end.result === 'delivered' || (end.result === 'failed' && end.answered);
+  const prompt = end.result === 'delivered' ? end.prompt : undefined;
   const remove = [
     ...(answered ? ['slow_until'] : []),
+    ...(end.result !== 'released' && prompt === undefined ? ['fast_at', 'slots'] : []),
     ...(end.result === 'delivered' && end.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
   ];
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
@@ -390,10 +406,10 @@ export const finishDelivery = async (
             : `SET failing_since = if_not_exists(failing_since, :at), consecutive_failures = if_not_exists(consecutive_failures, :one), retry_at = :retryAt ADD in_flight :minus${removal}`,
           ExpressionAttributeValues: { ':minus': -1, ':one': 1, ':at': end.at, ':retryAt': end.retryAt },
         }
-      : end.result === 'delivered' && end.fastAt !== undefined
+      : prompt !== undefined
         ? {
-            UpdateExpression: `SET fast_at = :fastAt ADD in_flight :minus${removal}`,
-            ExpressionAttributeValues: { ':minus': -1, ':fastAt': end.fastAt },
+            UpdateExpression: `SET fast_at = :fastAt, slots = :slots ADD in_flight :minus${removal}`,
+            ExpressionAttributeValues: { ':minus': -1, ':fastAt': prompt.at, ':slots': prompt.slots },
           }
         : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
   try {
