@@ -93,9 +93,15 @@ const fakeLog = (
   });
   ddbMock.on(PutCommand).callsFake(async (input) => {
     const existing = items.get(input.Item.sk);
-    if (input.ConditionExpression === 'attribute_not_exists(pk)' && existing !== undefined) {
+    const refused =
+      (input.ConditionExpression === 'attribute_not_exists(pk)' && existing !== undefined) ||
+      (input.ConditionExpression === 'late_at = :marked' && existing?.late_at !== input.ExpressionAttributeValues[':marked']);
+    if (refused) {
       // As DynamoDB answers through the document client: the old item in wire format.
-      throw Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException', Item: marshall(existing) });
+      throw Object.assign(new Error('refused'), {
+        name: 'ConditionalCheckFailedException',
+        ...(existing ? { Item: marshall(existing) } : {}),
+      });
     }
     await beforeWrite(apply, [input.Item]);
     apply([input.Item]);
@@ -196,6 +202,28 @@ describe('appending to the event log', () => {
     expect(items.get(lateAt)).toEqual(expect.objectContaining({ commit_at: lateAt }));
     const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
     expect(page.items.map((item) => item.event.id)).toEqual([entry('900').event.id, late.event.id]);
+  });
+
+  it('moves a late event whose put failed above the top the log has committed since, so a reader past its old place still gets it', async () => {
+    // Prepare: 900 is committed; the replay of record 700 puts its marker, and then its own put fails.
+    const lateAt = `${eventPosition('900', 0)}~${entry('700').position}`;
+    const items = fakeLog(async (_, written) => {
+      if (written.some((item) => item.sk === lateAt)) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+    });
+    await appendToEventLog(db, MERCHANT.id, [entry('900')]);
+    await expect(appendToEventLog(db, MERCHANT.id, [entry('700')])).rejects.toThrow('throttled');
+    // The live feed commits 1000, and a reader reads up to it.
+    await appendToEventLog(db, MERCHANT.id, [entry('1000')]);
+    const seen = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
+
+    // Act: the replay again.
+    await appendToEventLog(db, MERCHANT.id, [entry('700')]);
+
+    // Assess
+    const next = await eventLogPage(db, MERCHANT.id, seen.lastExamined, 25, 500);
+    expect(seen.items.map((item) => item.event.id)).toEqual([entry('900').event.id, entry('1000').event.id]);
+    expect(next.items.map((item) => item.event.id)).toEqual([entry('700').event.id]);
+    expect(items.get(entry('700').position)?.late_at).toBe(`${eventPosition('1000', 0)}~${entry('700').position}`);
   });
 
   it('writes nothing for an event read again below the committed top: it is already there', async () => {

@@ -140,14 +140,8 @@ export const committedTop = async (db: TableRef, merchantId: string): Promise<st
   }
 };
 
-/**
- * Where an event that arrived at or below the committed top goes: a marker at its own position
- * names a late position just above the top (put only where nothing is: the event itself, or a
- * marker of an earlier try, wins). Returns the late position to put it at, or undefined when the
- * event itself is already logged at its own position.
- */
-const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
-  const lateAt = `${top}~${entry.position}`;
+/** Puts a late event's marker at its own position, on `condition`: the marker's late position, or that of the item that refused it. */
+const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, lateAt: string, condition: Record<string, unknown>) => {
   try {
     await db.ddb.send(
       new PutCommand({
@@ -159,7 +153,7 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
           late_at: lateAt,
           [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
         },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...condition,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -170,6 +164,35 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
     if (existing === undefined) return undefined;
     return parseStored('event log item', storedSchema, existing).late_at;
   }
+};
+
+/** Whether an item is logged at `position`: the first item at or above it, read consistently (a Query: what the log's writers may do). */
+const isLoggedAt = async (db: TableRef, merchantId: string, position: string) => {
+  const { Items } = await queryLog(db, merchantId, {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
+    ProjectionExpression: 'sk',
+    Limit: 1,
+  });
+  return Items?.[0]?.sk === position;
+};
+
+/**
+ * Where an event that arrived at or below the committed top goes: a marker at its own position
+ * names a late position just above the top (put only where nothing is: the event itself, or a
+ * marker of an earlier try, wins). A marker of an earlier try whose late position the log has
+ * committed past since, with the event never written there (its put failed), moves above the top
+ * again: readers' cursors may be past its old place. Returns the late position to put it at, or
+ * undefined when the event itself is already logged at its own position.
+ */
+const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
+  const lateAt = `${top}~${entry.position}`;
+  const marked = await putMarker(db, merchantId, entry, lateAt, { ConditionExpression: 'attribute_not_exists(pk)' });
+  if (marked === undefined || marked === lateAt || marked > top || (await isLoggedAt(db, merchantId, marked))) return marked;
+  return putMarker(db, merchantId, entry, lateAt, {
+    ConditionExpression: 'late_at = :marked',
+    ExpressionAttributeValues: { ':marked': marked },
+  });
 };
 
 /**
