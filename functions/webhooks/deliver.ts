@@ -4,8 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { readMessageBody } from '#shared/queue/large-bodies';
-import { parseDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
+import { readDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { deliver } from '#shared/webhooks/deliver';
 import { targetPolicyFromEnv } from '#shared/webhooks/outbound';
 import { deliveryTimeoutMs, scheduleFromEnv } from '#shared/webhooks/schedule';
@@ -29,12 +28,12 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
   .handler(async (event) => {
     const failures = await Promise.all(
       event.Records.map(async (record) => {
-        const message = parseDeliveryMessage(await readMessageBody(functionTable, record.body));
-        if (!message) {
-          logger.error('Not a webhook delivery message; dropped', { message_id: record.messageId });
-          return [];
-        }
         try {
+          const message = await readDeliveryMessage(functionTable, record.body);
+          if (!message) {
+            logger.error('Not a webhook delivery message; dropped', { message_id: record.messageId });
+            return [];
+          }
           const outcome = await deliver(message, settings);
           logger.info('Webhook delivery', {
             outcome,

@@ -1,9 +1,10 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { loadPayload, type PayloadRef, storePayload } from '#shared/db/entities/message-payload';
 import type { TableRef } from '#shared/db/table-def';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
 import { lazyQueueUrl } from './client';
-import { withLargeBodiesStored } from './large-bodies';
-import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+import { readMessageBody } from './large-bodies';
+import { bodyBytes, encodeMessage, MAX_BATCH_BYTES, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
 /**
  * One delivery attempt of one event to one endpoint, on the stage's webhooks queue. A retry is a
@@ -23,22 +24,56 @@ export type DeliveryMessage = {
   wake?: true;
   /** Of a wake-up: it keeps coming back while deliveries are parked (the first park of a backlog leaves one). */
   keep?: true;
+  /**
+   * Where the event is stored when it is too large to travel inline (the message then carries this
+   * instead of it). Kept on the message once read, so a retry, a park or a release sends the
+   * reference again instead of storing the event again.
+   */
+  event_ref?: PayloadRef;
 };
 
 /** The function's webhooks queue (only the senders have it). */
 const webhooksQueueUrl = lazyQueueUrl('webhooks');
 
-/** Delivery messages as queue messages, each delayed until its `not_before` (at most 15 minutes); a large event travels by reference. */
+/** The body of a delivery message: with its event, or, when that is stored (`event_ref`), with the reference instead. */
+const deliveryBody = (message: DeliveryMessage) => {
+  if (!message.event_ref) return encodeMessage(message);
+  const { event: _stored, ...reference } = message;
+  return encodeMessage(reference);
+};
+
+/** Delivery messages as queue messages, each delayed until its `not_before` (at most 15 minutes). */
 export const deliveryMessages = (messages: readonly DeliveryMessage[], now = Date.now()) =>
   messages.map((message) => {
     const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
     return {
-      body: encodeMessage(message),
+      body: deliveryBody(message),
       delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)),
-      merchantId: message.merchant_id,
       group: message.merchant_id,
     };
   });
+
+/**
+ * The messages with every event too large to travel inline stored in `store` and referenced:
+ * each such event once, however many endpoints and attempts carry it (a message that already has
+ * its reference stores nothing). A message whose event could not be stored is undefined.
+ */
+const withLargeEventsStored = (store: TableRef, messages: readonly DeliveryMessage[]): Promise<(DeliveryMessage | undefined)[]> => {
+  const stored = new Map<string, Promise<PayloadRef>>();
+  return Promise.all(
+    messages.map(async (message) => {
+      if (message.event_ref || bodyBytes(deliveryBody(message)) <= MAX_BATCH_BYTES) return message;
+      const json = JSON.stringify(message.event);
+      const key = `${message.merchant_id} ${json}`;
+      if (!stored.has(key)) stored.set(key, storePayload(store, message.merchant_id, json));
+      try {
+        return { ...message, event_ref: await (stored.get(key) as Promise<PayloadRef>) };
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+};
 
 /**
  * Sends delivery messages (see `deliveryMessages`) to the webhooks queue (the function's, unless
@@ -49,11 +84,11 @@ export const sendDeliveries = async (
   messages: readonly DeliveryMessage[],
   target?: { queueUrl: string; client: SQSClient },
 ): Promise<boolean[]> => {
-  const prepared = await withLargeBodiesStored(store, deliveryMessages(messages));
+  const prepared = await withLargeEventsStored(store, messages);
   const sendable = prepared.flatMap((message, index) => (message === undefined ? [] : [{ message, index }]));
   const sent = await sendMessages(
     target?.queueUrl ?? webhooksQueueUrl(),
-    sendable.map(({ message }) => message),
+    deliveryMessages(sendable.map(({ message }) => message)),
     target?.client,
   );
   const result = messages.map(() => false);
@@ -65,7 +100,29 @@ export const sendDeliveries = async (
 
 const EVENT_TYPES: readonly string[] = [...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE];
 
-/** The delivery a message carries, or undefined when the body is not one. */
+const isPayloadRef = (value: unknown, merchantId: string): value is PayloadRef => {
+  const ref = value as Partial<PayloadRef> | undefined;
+  return ref?.merchant_id === merchantId && typeof ref.sha256 === 'string' && typeof ref.bytes === 'number';
+};
+
+/**
+ * The delivery a received body carries, its event read back when it travelled by reference (or the
+ * whole body, as large messages were sent before); undefined when the body is not one. Throws when
+ * the stored event cannot be read (the message comes back).
+ */
+export const readDeliveryMessage = async (store: TableRef, body: string): Promise<DeliveryMessage | undefined> => {
+  const text = await readMessageBody(store, body);
+  let value: Partial<DeliveryMessage> | null;
+  try {
+    value = JSON.parse(text) as Partial<DeliveryMessage> | null;
+  } catch {
+    return undefined;
+  }
+  if (value?.event !== undefined || !isPayloadRef(value?.event_ref, String(value?.merchant_id))) return parseDeliveryMessage(text);
+  return parseDeliveryMessage(JSON.stringify({ ...value, event: JSON.parse(await loadPayload(store, value.event_ref)) }));
+};
+
+/** The delivery a message carries (its event inline), or undefined when the body is not one. */
 export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => {
   let value: Partial<DeliveryMessage> | null;
   try {
@@ -87,5 +144,6 @@ export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined 
     ...(typeof value.holds === 'number' && Number.isSafeInteger(value.holds) && value.holds > 0 ? { holds: value.holds } : {}),
     ...(value.wake === true ? { wake: true } : {}),
     ...(value.keep === true ? { keep: true } : {}),
+    ...(isPayloadRef(value.event_ref, value.merchant_id) ? { event_ref: value.event_ref } : {}),
   };
 };

@@ -10,6 +10,7 @@ import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { BLOCK_SIZE, GROUP_SIZE } from '#shared/db/entities/counter';
 import { readMessageBody } from '#shared/queue/large-bodies';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
+import { readDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { workerContext } from './support/api';
 import { batchMessagesSentTo, conditionFailed, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './support/fixtures';
@@ -751,9 +752,9 @@ describe('what the change feed sends, whatever an order holds', () => {
     }
   });
 
-  it("stores an event too large for a message in the merchant's table space and sends a reference that reads back to it", async () => {
-    // Prepare: 200 rows of 255 characters outside the BMP, about 600 KB once escaped.
-    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-all')] });
+  it("stores an event too large for a message once in the merchant's table space, however many endpoints get it, and sends a reference that reads back to it", async () => {
+    // Prepare: 200 rows of 255 characters outside the BMP, about 600 KB once escaped; three endpoints.
+    ddbMock.on(QueryCommand).resolves({ Items: [endpoint('e-a'), endpoint('e-b'), endpoint('e-c')] });
     ddbMock.on(PutCommand).resolves({});
     const order = orderWithRows('00000000-0000-4000-8000-0000000000f3', 200, '\u{1F600}'.repeat(255));
 
@@ -762,16 +763,43 @@ describe('what the change feed sends, whatever an order holds', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
-    const [body] = batchesSentTo(WEBHOOKS_QUEUE).flat();
-    expect(JSON.parse(body as string)).toEqual({
-      payload_ref: { merchant_id: expect.any(String), sha256: expect.any(String), bytes: expect.any(Number) },
-    });
+    const bodies = batchesSentTo(WEBHOOKS_QUEUE)
+      .flat()
+      .map((body) => JSON.parse(body as string));
+    expect(bodies.map((body) => body.endpoint_uuid).sort()).toEqual(['e-a', 'e-b', 'e-c']);
+    const ref = { merchant_id: MERCHANT.id, sha256: expect.any(String), bytes: expect.any(Number) };
+    for (const body of bodies) expect(body).toEqual(expect.objectContaining({ event_ref: ref, attempt: 1 }));
+    for (const body of bodies) expect(body).not.toHaveProperty('event');
+    expect(new Set(bodies.map((body) => body.event_ref.sha256)).size).toBe(1);
     const puts = callsBesideEventLog(PutCommand).map((call) => (call.args[0].input as { Item?: Record<string, unknown> }).Item ?? {});
-    expect(puts.length).toBeGreaterThan(1);
+    // One event stored once (its JSON, unescaped: about 200 KB, one chunk), not once per endpoint.
+    expect(puts.map((item) => item.sk)).toEqual(['0000']);
     expect(puts.every((item) => String(item.pk).startsWith(`${MERCHANT_PK}#PAYLOAD#`))).toBe(true);
     ddbMock.on(QueryCommand).resolves({ Items: puts });
-    const delivery = JSON.parse(await readMessageBody({ ddb: ddbMock as never, table: 'unit-table' }, body as string));
-    expect(delivery.event.data.order.order_rows[199].product_name).toBe('\u{1F600}'.repeat(255));
+    const delivery = await readDeliveryMessage({ ddb: ddbMock as never, table: 'unit-table' }, JSON.stringify(bodies[0]));
+    const sent = delivery?.event.data.order as { uuid: string; order_rows: { product_name: string }[] } | undefined;
+    expect(sent?.uuid).toBe(order.uuid);
+    expect(sent?.order_rows[199]?.product_name).toBe('\u{1F600}'.repeat(255));
+    expect(delivery?.event_ref).toEqual(bodies[0].event_ref);
+  });
+
+  it('sends a delivery that already carries its stored event on by reference, storing nothing again (a retry, a release)', async () => {
+    // Prepare
+    const ref = { merchant_id: MERCHANT.id, sha256: 'abc', bytes: 600_000 };
+    const event = { id: 'evt_big', type: 'order.created' as const, timestamp: 'T', data: { order: { notes: 'x'.repeat(300_000) } } };
+
+    // Act
+    await sendDeliveries({ ddb: ddbMock as never, table: 'unit-table' }, [
+      { merchant_id: MERCHANT.id, endpoint_uuid: 'e-a', event, attempt: 3, event_ref: ref },
+    ]);
+
+    // Assess
+    expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
+    expect(
+      batchesSentTo(WEBHOOKS_QUEUE)
+        .flat()
+        .map((body) => JSON.parse(body as string)),
+    ).toEqual([{ merchant_id: MERCHANT.id, endpoint_uuid: 'e-a', attempt: 3, event_ref: ref }]);
   });
 });
 
