@@ -105,31 +105,30 @@ const isPayloadRef = (value: unknown, merchantId: string): value is PayloadRef =
   return ref?.merchant_id === merchantId && typeof ref.sha256 === 'string' && typeof ref.bytes === 'number';
 };
 
+const parsed = (body: string): Partial<DeliveryMessage> | null | undefined => {
+  try {
+    return JSON.parse(body) as Partial<DeliveryMessage> | null;
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * The delivery a received body carries, its event read back when it travelled by reference (or the
  * whole body, as large messages were sent before); undefined when the body is not one. Throws when
  * the stored event cannot be read (the message comes back).
  */
 export const readDeliveryMessage = async (store: TableRef, body: string): Promise<DeliveryMessage | undefined> => {
-  const text = await readMessageBody(store, body);
-  let value: Partial<DeliveryMessage> | null;
-  try {
-    value = JSON.parse(text) as Partial<DeliveryMessage> | null;
-  } catch {
-    return undefined;
-  }
-  if (value?.event !== undefined || !isPayloadRef(value?.event_ref, String(value?.merchant_id))) return parseDeliveryMessage(text);
-  return parseDeliveryMessage(JSON.stringify({ ...value, event: JSON.parse(await loadPayload(store, value.event_ref)) }));
+  const value = parsed(await readMessageBody(store, body));
+  if (value?.event === undefined && isPayloadRef(value?.event_ref, String(value?.merchant_id)))
+    value.event = JSON.parse(await loadPayload(store, value.event_ref)) as WebhookEvent;
+  return deliveryOf(value);
 };
 
 /** The delivery a message carries (its event inline), or undefined when the body is not one. */
-export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => {
-  let value: Partial<DeliveryMessage> | null;
-  try {
-    value = JSON.parse(body) as Partial<DeliveryMessage> | null;
-  } catch {
-    return undefined;
-  }
+export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => deliveryOf(parsed(body));
+
+const deliveryOf = (value: Partial<DeliveryMessage> | null | undefined): DeliveryMessage | undefined => {
   const event = value?.event;
   if (typeof value?.merchant_id !== 'string' || typeof value.endpoint_uuid !== 'string') return undefined;
   if (typeof value.attempt !== 'number' || !Number.isSafeInteger(value.attempt) || value.attempt < 1) return undefined;

@@ -286,6 +286,9 @@ export type DeliveryClaim =
   /** Not claimed: the endpoint is disabled, held until `retry_at`, or has all its deliveries in flight. */
   | { kind: 'refused'; endpoint: WebhookEndpointItem };
 
+/** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
+const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
+
 /**
  * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
  * granted while it is enabled (`anyState`: a test reaches a disabled one, which nothing else holds
@@ -296,9 +299,6 @@ export type DeliveryClaim =
  * most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was
  * says why. A count left by a deliverer that died is reset once it is DELIVERER_RUNS_MS old.
  */
-/** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
-const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
-
 export const claimDelivery = async (
   { ddb, table }: TableRef,
   merchantId: string,
