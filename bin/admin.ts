@@ -30,7 +30,7 @@ import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForSta
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
-import { resolveStore, useFunctionEnv } from './target';
+import { resolveStore, targetStage, useFunctionEnv } from './target';
 
 /** Every command: its options and what it does, for `--help` (and the README's operator tools). */
 const COMMANDS = {
@@ -93,6 +93,8 @@ const isCommand = (name: string | undefined): name is Command => name !== undefi
 const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
 (AWS credentials and region from the environment; resend-notifications also MAIL_FROM and
 INVITE_LINK_BASE_URL). A deployed stage's operator permissions are its OperatorPolicyArn output.
+--stage defaults to the one a command's token implies, else the stage of SEED_TABLE_NAME's table,
+else live; a stage that contradicts that table is refused.
 Prints one JSON object on stdout (report --format csv: CSV); a failure is one line on stderr and exit code 1.`;
 
 const USAGE = `usage: npm run --silent admin -- <command> [options] [--stage live|sandbox]
@@ -359,19 +361,20 @@ const run = async (): Promise<Record<string, unknown>> => {
     console.log(isCommand(command) ? commandUsage(command) : USAGE);
     process.exit(0);
   }
-  const stage = (fallback: Stage = 'live') => (values.stage === undefined ? fallback : parseStage(values.stage));
+  // The stage given, else the one the command implies (a token's), else the deployed table's, else live.
+  const stage = (implied?: Stage) => targetStage(values.stage === undefined ? implied : parseStage(values.stage));
   if (command === 'webhooks') return webhooksCommand(actionOf(command, WEBHOOK_ACTIONS, extra, '--merchant <id> ...'), values, stage());
   if (command === 'parked') return parkedCommand(actionOf(command, PARKED_ACTIONS, extra, '[--limit <n>]'), values, stage());
   if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   if (!isCommand(command)) throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
-  // A token names its stage, and so does the kind of one to mint; every other command targets live unless told.
-  const fallback =
+  // A token names its stage, and so does the kind of one to mint.
+  const implied =
     command === 'revoke-token'
       ? stageOfToken(required(values, 'token'))
       : command === 'mint-token' && values.kind === 'testing'
         ? stageOfTokenKind(values.kind)
-        : 'live';
-  return HANDLERS[command as keyof typeof HANDLERS](values, stage(fallback));
+        : undefined;
+  return HANDLERS[command as keyof typeof HANDLERS](values, stage(implied));
 };
 
 try {

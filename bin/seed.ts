@@ -11,7 +11,7 @@ import { parseFixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { parseStage } from '#shared/config';
 import { asError } from '#shared/errors';
-import { resolveStore } from './target';
+import { resolveStore, targetStage } from './target';
 
 const USAGE = `usage: npm run --silent seed -- FILE [--stage live|sandbox]
 
@@ -22,12 +22,14 @@ and nothing of it is written. Each run creates new merchants (a fixed merchant \
 the table is refused).
 
 Target: the running local stack (npm start; DYNAMODB_PORT overrides its recorded port), or a
-deployed table when SEED_TABLE_NAME is set (AWS credentials and region from the environment).`;
+deployed table when SEED_TABLE_NAME is set (AWS credentials and region from the environment).
+--stage defaults to the stage of that table (affiliate-merchant-api-<stage>), else live; a stage
+that contradicts the table is refused.`;
 
 try {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { stage: { type: 'string', default: 'live' }, help: { type: 'boolean', short: 'h', default: false } },
+    options: { stage: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
   });
   if (values.help) {
     console.log(USAGE);
@@ -35,7 +37,7 @@ try {
   }
   const file = positionals[0];
   if (!file) throw new Error(USAGE.split('\n')[0]);
-  const stage = parseStage(values.stage);
+  const stage = targetStage(values.stage === undefined ? undefined : parseStage(values.stage));
   const fixture = parseFixture(JSON.parse(readFileSync(file, 'utf8')));
   const result = await seedFixture(resolveStore(stage), stage, fixture);
   process.stdout.write(`${JSON.stringify(result)}\n`);

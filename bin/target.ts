@@ -1,8 +1,24 @@
 import { useLocalAwsEnv } from '#local/aws-env';
 import { runningDynamoDbEndpoint } from '#local/ports';
 import { createStore, type Store } from '#shared/admin/store';
-import type { Stage } from '#shared/config';
+import { STAGES, type Stage } from '#shared/config';
 import { tableNameForStage } from '#shared/db/table-def';
+
+/**
+ * The stage an operator command acts on: the one it was given (or its token implies), else the
+ * stage whose table SEED_TABLE_NAME names (`affiliate-merchant-api-<stage>`), else `fallback`. A
+ * stage that contradicts that table is refused: the queues, token kinds and quotas a command takes
+ * from its stage would not be the table's.
+ */
+export const targetStage = (chosen: Stage | undefined, fallback: Stage = 'live'): Stage => {
+  const deployed = process.env.SEED_TABLE_NAME;
+  const tableStage = STAGES.find((stage) => deployed === tableNameForStage(stage));
+  if (chosen !== undefined && tableStage !== undefined && chosen !== tableStage)
+    throw new Error(
+      `SEED_TABLE_NAME is the ${tableStage} stage's table (${deployed}), but the command targets ${chosen}: give --stage ${tableStage}`,
+    );
+  return chosen ?? tableStage ?? fallback;
+};
 
 /**
  * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is
