@@ -18,8 +18,8 @@ const USAGE = `usage: npm run --silent seed -- FILE [--stage live|sandbox]
 Loads a fixture (format: docs/architecture.md, "Fixtures"; a complete one: examples/fixture.json)
 into the stage's table and prints one JSON object with the ids and tokens it created, and nothing
 else, on stdout. A bad fixture is reported on stderr with the path of each problem (exit code 1),
-and nothing of it is written. Each run creates new merchants (a fixed merchant \`id\` already in
-the table is refused).
+and nothing of it is written. Each run creates new merchants (a fixed merchant \`id\` or token
+\`value\` already in the table is refused).
 
 Target: the running local stack (npm start; DYNAMODB_PORT overrides its recorded port), or a
 deployed table when SEED_TABLE_NAME is set (AWS credentials and region from the environment).

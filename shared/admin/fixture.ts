@@ -176,5 +176,11 @@ export const fixtureProblems = (fixture: Fixture): string[] => [
   ...repeated(fixture.merchants.flatMap((merchant) => (merchant.id ? [lower(merchant.id)] : []))).map(
     (id) => `merchant id ${id} is used twice`,
   ),
+  // A token's value names one merchant (its hash is the lookup key): never two.
+  ...repeated(fixedTokenValues(fixture)).map(() => 'a token value is used twice (a token opens one merchant)'),
   ...fixture.merchants.flatMap((merchant) => merchantProblems(merchant).map((problem) => `merchant ${merchant.key}: ${problem}`)),
 ];
+
+/** The token values a fixture fixes (the others are minted). */
+export const fixedTokenValues = (fixture: Fixture): string[] =>
+  fixture.merchants.flatMap((merchant) => (merchant.tokens ?? []).flatMap((token) => (token.value ? [token.value] : [])));

@@ -13,11 +13,11 @@ import { buildOrder, orderCountChange, orderRecord } from '#shared/db/entities/o
 import { orderNoRecord } from '#shared/db/entities/order-no';
 import { segmentRecord } from '#shared/db/entities/segment';
 import { tierRecord } from '#shared/db/entities/tier';
-import { tokenRecord } from '#shared/db/entities/token';
+import { findToken, tokenRecord } from '#shared/db/entities/token';
 import { userRecord } from '#shared/db/entities/user';
 import { isoNow, toIso } from '#shared/time';
-import { tokenKindOfStage } from '#shared/tokens';
-import { type Fixture, type FixtureMerchant, fixtureProblems } from './fixture';
+import { hashToken, tokenKindOfStage } from '#shared/tokens';
+import { type Fixture, type FixtureMerchant, fixedTokenValues, fixtureProblems } from './fixture';
 import type { Store } from './store';
 
 export type SeededMerchant = {
@@ -227,15 +227,21 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 
 /**
  * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with
- * a problem (fixtureProblems), or a fixed merchant id already in the table, is refused before
- * anything is written; each run creates new merchants (a fixture without ids can be seeded again).
+ * a problem (fixtureProblems), a fixed merchant id or a fixed token value already in the table, is
+ * refused before anything is written; each run creates new merchants (a fixture without ids or
+ * token values can be seeded again).
  */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);
   const fixedIds = fixture.merchants.flatMap((merchant) => (merchant.id ? [merchant.id] : []));
-  const existing = await Promise.all(fixedIds.map((id) => getMerchant(store, id, true)));
+  const fixedTokens = fixedTokenValues(fixture);
+  const [existing, tokensTaken] = await Promise.all([
+    Promise.all(fixedIds.map((id) => getMerchant(store, id, true))),
+    Promise.all(fixedTokens.map((value) => findToken(store, hashToken(value)))),
+  ]);
   problems.push(
     ...fixedIds.filter((_, at) => existing[at] !== undefined).map((id) => `merchant id ${id} already exists in the ${stage} table`),
+    ...tokensTaken.filter((found) => found !== undefined).map(() => `a token value is already in the ${stage} table`),
   );
   if (problems.length > 0) throw new Error(`Invalid fixture:\n  ${problems.join('\n  ')}`);
   const merchants: Record<string, SeededMerchant> = {};

@@ -99,7 +99,8 @@ describe('npm run seed', () => {
   const seedEnv = () => ({ DYNAMODB_PORT: new URL(stack.endpoints.dynamodb).port, SEED_TABLE_NAME: '' });
 
   it('refuses a fixture with problems before writing anything, naming each problem, and a bad option in one line', async () => {
-    // Prepare
+    // Prepare: the first merchant fixes a token value another merchant's token already has.
+    const taken = Object.values((await seedOne()).tokens)[0] as string;
     const first = randomUUID();
     const order = {
       affiliate_slug: 'alice',
@@ -109,7 +110,7 @@ describe('npm run seed', () => {
     };
     const fixture = {
       merchants: [
-        { key: 'fine', id: first, name: 'Fine', currency: 'EUR' },
+        { key: 'fine', id: first, name: 'Fine', currency: 'EUR', tokens: [{ key: 'live', value: taken }] },
         {
           key: 'broken',
           name: 'Broken',
@@ -134,6 +135,7 @@ describe('npm run seed', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('merchant broken: order_no "X-1" is used twice');
     expect(run.stderr).toContain('merchant broken: affiliate alice: tier platinum is not in the fixture');
+    expect(run.stderr).toContain('a token value is already in the live table');
     expect(await getMerchant(storeFor('live'), first, true)).toBeUndefined();
     expect(badOption.code).toBe(1);
     expect(badOption.stderr.trim().split('\n')).toHaveLength(1);

@@ -45,6 +45,20 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
     ]);
   });
 
+  it('refuses a token value given to two merchants: a token opens one merchant, found by its hash', () => {
+    // Prepare
+    const value = `live_${'a'.repeat(40)}`;
+    const fixture = parseFixture({
+      merchants: [merchant({ key: 'a', tokens: [{ key: 'live', value }] }), merchant({ key: 'b', tokens: [{ key: 'live', value }] })],
+    });
+
+    // Act
+    const problems = fixtureProblems(fixture);
+
+    // Assess
+    expect(problems).toEqual(['a token value is used twice (a token opens one merchant)']);
+  });
+
   it('refuses a slug too long for the keys it becomes part of, though the API takes 255 characters of any plane', () => {
     // Prepare
     const slug = '\u{1F3D5}'.repeat(255);

@@ -46,7 +46,7 @@ export const tokenRecord = (
   };
 };
 
-/** Stores a new token's item (tokenRecord); refused when its hash is stored already. */
+/** Stores a new token's item (tokenRecord); refused when this merchant has its hash already (another merchant's is the seed's check). */
 export const putNewToken = (db: TableRef, item: ReturnType<typeof tokenRecord>['item']) => putNew(db, item);
 
 /** The token item of a hash, or undefined. One Query on gsi1. */
