@@ -1,5 +1,5 @@
-import { padSeq } from './entities/base';
-import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, readBlockRange, readGroupTotals } from './entities/counter';
+import { isStorableKey, padSeq } from './entities/base';
+import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, groupTotalKey, readBlockRange, readGroupTotals } from './entities/counter';
 import type { ListName } from './entities/list-entry';
 import { queryItems } from './query';
 import type { ListIndex, TableRef } from './table-def';
@@ -29,7 +29,8 @@ const NEWEST_BLOCKS = GROUP_SIZE;
  * sequence number. The walk, its cost and how exact it is: docs/design-notes.md, "Pagination".
  */
 export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: PageRequest): Promise<{ total: number; items: T[] }> => {
-  const counts = await Promise.all(spec.buckets.map((bucket) => readBucketCounts(db, spec, bucket)));
+  const buckets = spec.buckets.filter((bucket) => holdsItems(spec, bucket));
+  const counts = await Promise.all(buckets.map((bucket) => readBucketCounts(db, spec, bucket)));
   const groups = new Map<number, number>();
   for (const bucket of counts) for (const [group, n] of bucket.groups) groups.set(group, (groups.get(group) ?? 0) + n);
   const total = [...groups.values()].reduce((sum, n) => sum + n, 0);
@@ -45,13 +46,21 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
   const [top, skip] = full ? [blockTop - inBlock, 0] : [blockTop, inBlock];
 
   const fetched = await Promise.all(
-    spec.buckets.map((bucket) =>
+    buckets.map((bucket) =>
       queryDownFrom(db, spec.index, spec.partitionOf(bucket), padSeq(top), skip + request.per_page).then((items) => items.map(spec.parse)),
     ),
   );
   const merged = fetched.flat().sort((a, b) => spec.seqOf(b) - spec.seqOf(a));
   return { total, items: merged.slice(skip, skip + request.per_page) };
 };
+
+/**
+ * Whether a bucket can hold items: its index partition and its count keys are within DynamoDB's key
+ * sizes. A filter value the API takes (255 characters of any plane, URI-encoded into the count keys)
+ * can name a bucket that could never be written, and so holds nothing.
+ */
+const holdsItems = <T>(spec: ListSpec<T>, bucket: string) =>
+  isStorableKey({ pk: spec.partitionOf(bucket), sk: '' }) && isStorableKey(groupTotalKey(spec.merchantId, spec.list, bucket, 0));
 
 /** One bucket's counts as a page reads them. */
 type BucketCounts = {

@@ -66,6 +66,17 @@ describe('GET /api/v2/affiliates', () => {
     expect(none.body.meta.pagination).toMatchObject({ total: 0, last_page: 1 });
   });
 
+  it('answers an unknown tier of 255 characters of any plane with an empty list, though its keys would be too long to store', async () => {
+    // Act
+    const answers = await Promise.all(
+      ['é', '漢', '\u{1F600}'].map((char) => live().get(`/api/v2/affiliates?tier_slug=${encodeURIComponent(char.repeat(255))}`)),
+    );
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    for (const answer of answers) expect(answer.body.meta.pagination).toMatchObject({ total: 0, last_page: 1 });
+  });
+
   it('lists newest first: an affiliate accepted now comes before the seeded ones', async () => {
     expect((await live().post(`/api/v2/affiliate-requests/${acme.affiliate_requests.newbie}/accept`)).status).toBe(200);
     const page1 = await live().get('/api/v2/affiliates?per_page=2');
