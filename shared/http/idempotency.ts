@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
@@ -123,8 +124,10 @@ export const idempotencyKey = (
     if (key === undefined) return undefined;
     checkKey(key);
     const fingerprint = requestFingerprint(event, context.jsonBody);
+    // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
+    const claimId = randomUUID();
     const outcome = await withWriteRetry(() =>
-      claimKey(functionTable, { merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context) }),
+      claimKey(functionTable, { merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context), claimId }),
     );
     if (outcome.claimed) {
       context.idempotency = outcome.claim;

@@ -525,6 +525,27 @@ describe('claiming a key', () => {
     expect(update!.ExpressionAttributeValues).toMatchObject({ ':claimId': claimId, ':statusCode': 201, ':body': response.raw });
   });
 
+  it('knows its own claim when the SDK gave up on a throttled retry after the first attempt was applied: the request runs, not 409', async () => {
+    // Prepare: the first attempt was applied and its answer lost (the SDK's retries throttled), so the
+    // request's own retry of the claim is refused by it.
+    let applied: Record<string, unknown> | undefined;
+    ddbMock.on(PutCommand, CLAIM).callsFake(async (input: PutCommandInput) => {
+      if (applied === undefined) {
+        applied = input.Item;
+        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { attempts: 3 } });
+      }
+      throw conditionFailed(marshall(applied));
+    });
+
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(idempotencyPuts()).toHaveLength(2);
+    expect(orderPuts()).toHaveLength(1);
+  });
+
   it.each([
     ['released (its request failed with a 5xx)', { in_flight_until: 0 }],
     ['dead (its lease ran out)', { in_flight_until: Date.now() - 1 }],

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
@@ -102,18 +101,19 @@ const CLAIM_ATTEMPTS = 3;
  * request failed (released) or died (lease run out) may be taken over by a retry of the same
  * request only. The claim lasts `leaseMs`.
  *
- * The claim is a conditional PutItem: when an attempt of it was applied but its answer lost, the
- * SDK's retry is refused by our own claim, which the old image (ALL_OLD) shows by its claim id.
+ * The claim is a conditional PutItem: when an attempt of it was applied but its answer lost, a
+ * retry (the SDK's, or the caller's with the same `claimId`, one per request) is refused by our own
+ * claim, which the old image (ALL_OLD) shows by its claim id.
  */
 export const claimKey = async (
   db: TableRef,
-  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number },
+  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string },
 ): Promise<ClaimOutcome> => {
   const { ddb, table } = db;
-  const { merchantId, key, fingerprint, leaseMs } = request;
+  const { merchantId, key, fingerprint, leaseMs, claimId } = request;
+  const claim: Claim = { merchantId, key, claimId, fingerprint };
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
-    const claim: Claim = { merchantId, key, claimId: randomUUID(), fingerprint };
     try {
       await ddb.send(
         new PutCommand({
