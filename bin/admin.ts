@@ -79,7 +79,7 @@ const COMMANDS = {
   },
   parked: {
     options: 'list|replay [--limit <n>]',
-    does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again and puts parked follow-ups back on their queue; what fails again stays parked.',
+    does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again, in stream order (the later records of a merchant stay parked once one fails again), and puts parked follow-ups back on their queue; what fails again stays parked.',
   },
   webhooks: {
     options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',

@@ -10,6 +10,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { reactionsTo } from '#shared/changes/feed';
+import { merchantIdOf } from '#shared/db/entities/base';
 import type { TableRef } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 import { parseFollowUp } from '#shared/queue/follow-ups';
@@ -128,17 +129,37 @@ const replayOne = async (
   return { done: false, why: 'neither a change record nor a follow-up' };
 };
 
+/** A change record's place in the stream, for sorting (sequence numbers are decimal strings of any length). */
+const streamOrder = (record: DynamoDBRecord | undefined) => (record?.dynamodb?.SequenceNumber ?? '').padStart(40, '0');
+
+/** The merchant of a change record (its item's partition key), or undefined for anything else. */
+const merchantOfRecord = (record: DynamoDBRecord | undefined) => {
+  const pk = record?.dynamodb?.Keys ? unmarshall(record.dynamodb.Keys as Record<string, AttributeValue>).pk : undefined;
+  return typeof pk === 'string' ? merchantIdOf(pk) : undefined;
+};
+
 /**
  * Replays up to `limit` parked messages: a change record runs through the change feed again (its
- * reactions are idempotent), a follow-up goes back on the follow-ups queue. What succeeds leaves
- * the parked queue; what fails again stays, with why.
+ * reactions are idempotent), a follow-up goes back on the follow-ups queue. Change records go in
+ * stream order (SQS hands them out in any), and once one of a merchant's fails again the later
+ * ones of that merchant stay parked too, so none overtakes an earlier one (an object's events keep
+ * their order in the log). What succeeds leaves the parked queue; what fails again stays, with why.
  */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
-  const parked = await receiveParked(target, limit, 300);
+  const parked = (await receiveParked(target, limit, 300)).sort((a, b) =>
+    streamOrder(recordOf(a.body)) < streamOrder(recordOf(b.body)) ? -1 : 1,
+  );
   const left: { message_id: string | undefined; why: string }[] = [];
+  const held = new Set<string>();
   let replayed = 0;
   for (const entry of parked) {
+    const merchant = merchantOfRecord(recordOf(entry.body));
+    if (merchant !== undefined && held.has(merchant)) {
+      left.push({ message_id: entry.message.MessageId, why: 'an earlier record of its merchant failed again' });
+      continue;
+    }
     const outcome = await replayOne(target, processRecords, entry);
+    if (!outcome.done && merchant !== undefined) held.add(merchant);
     if (outcome.done) {
       await target.sqs.send(new DeleteMessageCommand({ QueueUrl: target.parkedUrl, ReceiptHandle: entry.message.ReceiptHandle }));
       replayed += 1;
