@@ -6,8 +6,8 @@ import { GSI1, GSI2, GSI3 } from '#shared/db/table-def';
 
 /**
  * What the operator commands do against a deployed stage, action by action (bin/seed.ts,
- * bin/admin.ts, shared/admin/*). The operator policy grants exactly this; test/infra checks it
- * against the template and against the operations the commands' code contains.
+ * bin/admin.ts, shared/admin/*). The operator policy grants exactly this; test/infra holds the
+ * template's policy to it, action by action (the commands' code is checked against it by review).
  */
 export const OPERATOR_ACCESS = {
   table: [
