@@ -121,11 +121,10 @@ export const workers = [
     trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 10 },
     // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
     // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
-    // (UpdateItem). Recount: Query the orders' sequence counter (an orders block still filling waits for
-    // its close), GetItem the count, Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
+    // (UpdateItem). Recount: GetItem the count, Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
     // Sends: a follow-up due later than SQS can delay, again.
     access: {
-      table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       indexes: [GSI1.indexName, GSI3.indexName],
       sends: ['follow-ups'],
       mail: true,

@@ -18,14 +18,13 @@ class NotDoneYet extends Error {
  * - an owed e-mail is sent and settled (shared/mail/relay.ts); one due later than SQS could delay
  *   the message is scheduled again; one settled, parked or rescheduled since is left alone;
  * - a block marked for recount is recounted from its list index (count-repair.ts), unless it
- *   keeps changing under the recount, which is then tried again (an orders block still filling is
- *   left to the recount it gets when it closes).
+ *   keeps changing under the recount, which is then tried again.
  */
 const followUp = async (work: FollowUp): Promise<string> => {
   if (work.kind === 'recount') {
     const recount = await recountMarkedBlock(functionTable, work.key);
     if (!recount) throw new NotDoneYet('the block kept changing under its recount');
-    return recount === 'at close' ? 'left to the recount when its block closes' : `recounted ${recount.before} -> ${recount.after}`;
+    return `recounted ${recount.before} -> ${recount.after}`;
   }
   const outcome = await relayOwedNotification(work.key);
   if (outcome === 'skipped') throw new NotDoneYet('the owed e-mail could not be read');

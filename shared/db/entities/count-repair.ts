@@ -7,11 +7,9 @@ import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOpti
 import {
   BLOCK_SIZE,
   blockCountKey,
-  blockOf,
   countsPartition,
   parseBlockCountSk,
   parseCountBucketSk,
-  readSequence,
   readSequences,
   refreshGroupTotals,
 } from './counter';
@@ -100,17 +98,10 @@ export const recountBlock = async (
   return undefined;
 };
 
-/**
- * Recounts the block whose count item has `key` (a RECOUNT follow-up of the change feed), or leaves
- * an orders block the sequence is still in to the recount it gets when the sequence leaves it
- * (`closedOrderBlocks`): while creates go on in it, an order counted and not yet on the (eventually
- * consistent) list index would make its recount short. 'at close' then, the mark left in place.
- */
-export const recountMarkedBlock = async (db: TableRef, key: Key): Promise<Recount | 'at close' | undefined> => {
+/** Recounts the block whose count item has `key` (a RECOUNT follow-up of the change feed). */
+export const recountMarkedBlock = (db: TableRef, key: Key): Promise<Recount | undefined> => {
   const { list, bucket, block } = parseBlockCountSk(key.sk);
-  const merchantId = merchantIdOf(key.pk);
-  if (list === 'orders' && blockOf(await readSequence(db, merchantId, 'orders')) === block) return 'at close';
-  return recountBlock(db, merchantId, list, bucket, block);
+  return recountBlock(db, merchantIdOf(key.pk), list, bucket, block);
 };
 
 /**
@@ -129,9 +120,7 @@ export const repairMarkedCounts = async (
   for (let page = 0; page < maxPages; page++) {
     const { keys, next } = await workPage(db, merchantId, 'RECOUNT', olderThanSeconds, limit, startKey);
     for (const key of keys) {
-      // Drained on purpose (no creates going on), a block the sequence is still in is recounted too.
-      const { list, bucket, block } = parseBlockCountSk(key.sk);
-      const result = await recountBlock(db, merchantId, list, bucket, block);
+      const result = await recountMarkedBlock(db, key);
       if (result) done.push(result);
     }
     if (!next) break;

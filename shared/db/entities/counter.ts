@@ -35,7 +35,7 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
 };
 
 /** The last sequence number of one list (0 before its first): one consistent Query of its counter item. */
-export const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
+const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
   const key = sequenceKey(merchantId, list);
   const [raw] = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk = :sk',
