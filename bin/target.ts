@@ -6,18 +6,18 @@ import { tableNameForStage } from '#shared/db/table-def';
 
 /**
  * The stage an operator command acts on: the one it was given (or its token implies), else the
- * stage whose table SEED_TABLE_NAME names (`affiliate-merchant-api-<stage>`), else `fallback`. A
+ * stage whose table SEED_TABLE_NAME names (`affiliate-merchant-api-<stage>`), else live. A
  * stage that contradicts that table is refused: the queues, token kinds and quotas a command takes
  * from its stage would not be the table's.
  */
-export const targetStage = (chosen: Stage | undefined, fallback: Stage = 'live'): Stage => {
+export const targetStage = (chosen: Stage | undefined): Stage => {
   const deployed = process.env.SEED_TABLE_NAME;
   const tableStage = STAGES.find((stage) => deployed === tableNameForStage(stage));
   if (chosen !== undefined && tableStage !== undefined && chosen !== tableStage)
     throw new Error(
       `SEED_TABLE_NAME is the ${tableStage} stage's table (${deployed}), but the command targets ${chosen}: give --stage ${tableStage}`,
     );
-  return chosen ?? tableStage ?? fallback;
+  return chosen ?? tableStage ?? 'live';
 };
 
 /**
