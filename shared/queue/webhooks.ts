@@ -42,32 +42,30 @@ const deliveryBody = (message: DeliveryMessage) => {
   return encodeMessage(reference);
 };
 
-/** Delivery messages as queue messages, each delayed until its `not_before` (at most 15 minutes). */
-export const deliveryMessages = (messages: readonly DeliveryMessage[], now = Date.now()) =>
-  messages.map((message) => {
-    const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
-    return {
-      body: deliveryBody(message),
-      delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)),
-      group: message.merchant_id,
-    };
-  });
+/** A delivery message as a queue message with `body`, delayed until its `not_before` (at most 15 minutes). */
+const queueMessage = (message: DeliveryMessage, body: string, now: number) => {
+  const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
+  return { body, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)), group: message.merchant_id };
+};
 
 /**
- * The messages with every event too large to travel inline stored in `store` and referenced:
- * each such event once, however many endpoints and attempts carry it (a message that already has
- * its reference stores nothing). A message whose event could not be stored is undefined.
+ * Delivery messages as queue messages, each body encoded once, with every event too large to
+ * travel inline stored in `store` and referenced: each such event once, however many endpoints and
+ * attempts carry it (a message that already has its reference stores nothing). A message whose
+ * event could not be stored is undefined.
  */
-const withLargeEventsStored = (store: TableRef, messages: readonly DeliveryMessage[]): Promise<(DeliveryMessage | undefined)[]> => {
+const queueMessages = (store: TableRef, messages: readonly DeliveryMessage[], now = Date.now()) => {
   const stored = new Map<string, Promise<PayloadRef>>();
   return Promise.all(
     messages.map(async (message) => {
-      if (message.event_ref || bodyBytes(deliveryBody(message)) <= MAX_BATCH_BYTES) return message;
+      const body = deliveryBody(message);
+      if (message.event_ref || bodyBytes(body) <= MAX_BATCH_BYTES) return queueMessage(message, body, now);
       const json = JSON.stringify(message.event);
       const key = `${message.merchant_id} ${json}`;
       if (!stored.has(key)) stored.set(key, storePayload(store, message.merchant_id, json));
       try {
-        return { ...message, event_ref: await (stored.get(key) as Promise<PayloadRef>) };
+        const referenced = { ...message, event_ref: await (stored.get(key) as Promise<PayloadRef>) };
+        return queueMessage(referenced, deliveryBody(referenced), now);
       } catch {
         return undefined;
       }
@@ -76,7 +74,7 @@ const withLargeEventsStored = (store: TableRef, messages: readonly DeliveryMessa
 };
 
 /**
- * Sends delivery messages (see `deliveryMessages`) to the webhooks queue (the function's, unless
+ * Sends delivery messages (see `queueMessages`) to the webhooks queue (the function's, unless
  * `target` names another), storing large events in `store`; for each, whether SQS took it.
  */
 export const sendDeliveries = async (
@@ -84,11 +82,11 @@ export const sendDeliveries = async (
   messages: readonly DeliveryMessage[],
   target?: { queueUrl: string; client: SQSClient },
 ): Promise<boolean[]> => {
-  const prepared = await withLargeEventsStored(store, messages);
+  const prepared = await queueMessages(store, messages);
   const sendable = prepared.flatMap((message, index) => (message === undefined ? [] : [{ message, index }]));
   const sent = await sendMessages(
     target?.queueUrl ?? webhooksQueueUrl(),
-    deliveryMessages(sendable.map(({ message }) => message)),
+    sendable.map(({ message }) => message),
     target?.client,
   );
   const result = messages.map(() => false);
