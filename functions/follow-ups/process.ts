@@ -2,11 +2,14 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
-import { recountMarkedBlock } from '#shared/db/entities/count-repair';
+import { QUIET_BEFORE_RECOUNT_MS, recountMarkedBlock } from '#shared/db/entities/count-repair';
 import { asError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { relayOwedNotification } from '#shared/mail/relay';
 import { type FollowUp, parseFollowUp, sendFollowUps } from '#shared/queue/follow-ups';
+
+/** How long a block must have been quiet before it is recounted (the stage's default unless set: tests on an emulator without index lag set less). */
+const RECOUNT_QUIET_SECONDS = Number(process.env.RECOUNT_QUIET_SECONDS ?? QUIET_BEFORE_RECOUNT_MS / 1000);
 
 /** A follow-up whose work cannot be done now: SQS redelivers it (and parks it after 5 receives). */
 class NotDoneYet extends Error {
@@ -18,12 +21,14 @@ class NotDoneYet extends Error {
  * - an owed e-mail is sent and settled (shared/mail/relay.ts); one due later than SQS could delay
  *   the message is scheduled again; one settled, parked or rescheduled since is left alone;
  * - a block marked for recount is recounted from its list index (count-repair.ts), unless it
- *   keeps changing under the recount, which is then tried again.
+ *   keeps changing under the recount, which is then tried again, or changed a moment ago, which is
+ *   marked again for a later follow-up.
  */
 const followUp = async (work: FollowUp): Promise<string> => {
   if (work.kind === 'recount') {
-    const recount = await recountMarkedBlock(functionTable, work.key);
+    const recount = await recountMarkedBlock(functionTable, work.key, { quietMs: RECOUNT_QUIET_SECONDS * 1000 });
     if (!recount) throw new NotDoneYet('the block kept changing under its recount');
+    if (recount === 'marked') return 'changed a moment ago: marked to be recounted later';
     return `recounted ${recount.before} -> ${recount.after}`;
   }
   const outcome = await relayOwedNotification(work.key);

@@ -262,12 +262,12 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
 /**
  * Recounts every block count of a merchant's lists from the list indexes (`admin recount`): the
  * repair for a count that could be neither kept nor marked for the count-repair worker. Prints
- * what it checked and every block it corrected.
+ * what it checked, every block it corrected, and those it left marked because they just changed.
  */
 export const recountLists = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
   const tiers = await allTiers(store, merchantId);
-  const recounts = await recountMerchant(
+  const { recounts, marked } = await recountMerchant(
     store,
     merchantId,
     tiers.map((tier) => tierBucket(tier.slug)),
@@ -276,5 +276,7 @@ export const recountLists = async (store: Store, merchantId: string) => {
     merchant_id: merchantId,
     blocks_checked: recounts.length,
     corrected: recounts.filter(({ before, after }) => before !== after),
+    // Changed in the last seconds: marked, and recounted by the change feed's follow-up.
+    marked_for_later: marked,
   };
 };

@@ -23,6 +23,8 @@ export default async function setup(project: TestProject) {
       ...UNMETERED_QUOTA_ENV,
       AUTH_CACHE_TTL_SECONDS: '0',
       FOLLOW_UP_MIN_DELAY_SECONDS: '2',
+      // DynamoDB Local's index has no lag to wait out before a recount.
+      RECOUNT_QUIET_SECONDS: '1',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       CONSUMER_POLL: 'off',
       // Webhook retries after 0, 1, 1, ... s instead of hours, and a 1.5 s delivery timeout (tests only).

@@ -123,6 +123,22 @@ describe('the follow-ups function', () => {
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'recount-1' }] });
   });
 
+  it('marks a block changed a moment ago again instead of recounting it, and acknowledges its follow-up', async () => {
+    // Prepare: an ADD landed a second ago; the list index may not show its item yet.
+    ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: { n: 8, marked_at: inSeconds(-60), changed_at: inSeconds(-1) } });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 7 });
+
+    // Act
+    const result = await run(record('recount-1', { kind: 'recount', key: BLOCK_KEY, due: inSeconds(-60) }));
+
+    // Assess: the count is left alone, the mark renewed (the change feed sends the next follow-up).
+    expect(result).toEqual({ batchItemFailures: [] });
+    const writes = ddbMock.commandCalls(UpdateCommand).map((call) => String(call.args[0].input.UpdateExpression));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toContain('marked_at = :now');
+    expect(writes[0]).not.toContain('SET n =');
+  });
+
   it('sends the owed e-mail of a notify follow-up that is due, settles it, and acknowledges it', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: INVITE_KEY }).resolves({ Item: owedInvite(inSeconds(-1)) });

@@ -33,9 +33,10 @@ describe('keeping a block count after a committed change', () => {
     const updates = updatesOf(BLOCK_2);
     expect(updates).toHaveLength(1);
     expect(updates[0]).toMatchObject({
-      UpdateExpression: 'ADD n :delta, v :one SET #type = :type',
+      UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
       ExpressionAttributeValues: { ':delta': 1, ':one': 1 },
     });
+    expect(Date.parse(String(updates[0]?.ExpressionAttributeValues?.[':now']))).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('marks the block for recount when the ADD needed a retry, because a timed-out attempt may have been applied too', async () => {
@@ -110,6 +111,37 @@ describe('recounting a block from the list index', () => {
       ConditionExpression: 'n = :before AND marked_at = :markedAt',
       ExpressionAttributeValues: { ':after': 9, ':before': 7, ':markedAt': '2026-11-23T00:00:00.000Z', ':zero': 0, ':one': 1 },
     });
+  });
+
+  it('leaves a block changed a moment ago as it is and marks it again, since the index may not show that change yet', async () => {
+    // Prepare: the block holds 8 since an ADD 1 s ago; the index, a moment behind, shows 7 items.
+    const now = Date.parse('2026-11-27T12:00:00.000Z');
+    stubBlock({ n: 8, marked_at: '2026-11-27T11:59:00.000Z', changed_at: '2026-11-27T11:59:59.000Z' }, 7);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2, { now: () => now });
+
+    // Assess: no short count written; the mark renewed, so the change feed schedules the recount again.
+    expect(result).toBe('marked');
+    const updates = updatesOf(BLOCK_2);
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({ ExpressionAttributeValues: { ':now': '2026-11-27T12:00:00.000Z' } });
+    expect(isMark(updates[0] as UpdateCommandInput)).toBe(true);
+  });
+
+  it('recounts a block whose last change is older than the quiet time', async () => {
+    // Prepare
+    const now = Date.parse('2026-11-27T12:00:00.000Z');
+    stubBlock({ n: 8, marked_at: '2026-11-27T11:59:00.000Z', changed_at: '2026-11-27T11:59:49.000Z' }, 7);
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2, { now: () => now });
+
+    // Assess
+    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 8, after: 7 });
+    expect(updatesOf(BLOCK_2).some(isMark)).toBe(false);
   });
 
   it('counts a tier bucket of the affiliates on the tier index (gsi3)', async () => {

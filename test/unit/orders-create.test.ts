@@ -250,9 +250,9 @@ describe('POST /api/v2/orders/create', () => {
     expect(updatesOf(orderBlockKey(0))[0]?.args[0].input).toEqual({
       TableName: 'unit-table',
       Key: orderBlockKey(0),
-      UpdateExpression: 'ADD n :delta, v :one SET #type = :type',
+      UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
       ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':delta': 1, ':one': 1, ':type': 'list_count' },
+      ExpressionAttributeValues: { ':delta': 1, ':one': 1, ':type': 'list_count', ':now': expect.any(String) },
     });
     const commit = positionOf('PutCommand');
     expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);

@@ -6,8 +6,10 @@ import { REQUEST_STATUSES } from './affiliate-request';
 import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
 import {
   BLOCK_SIZE,
+  type BlockRef,
   blockCountKey,
   countsPartition,
+  markForRecount,
   parseBlockCountSk,
   parseCountBucketSk,
   readSequences,
@@ -24,9 +26,19 @@ import { WORK_REMOVE, workPage } from './owed-work';
  * A recount is idempotent, so running it twice, or on a block that was right, changes nothing.
  */
 
-const countState = z.object({ n: z.optional(z.number()), marked_at: z.optional(z.string()) });
+const countState = z.object({ n: z.optional(z.number()), marked_at: z.optional(z.string()), changed_at: z.optional(z.string()) });
 
 export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
+
+/**
+ * How long after its last change a block is recounted at the earliest: the list index is
+ * eventually consistent (usually well under a second behind), so an item counted into the block
+ * just before the recount may not be on the index yet, and the recount would come out short.
+ */
+export const QUIET_BEFORE_RECOUNT_MS = 10_000;
+
+/** When it is (`now`) and how quiet a block must have been (`quietMs`, QUIET_BEFORE_RECOUNT_MS unless given). */
+export type RecountTiming = { now?: () => number; quietMs?: number };
 
 /** What a block's count should be: the items of its bucket's index partition within the block. */
 const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) => {
@@ -51,7 +63,8 @@ const RECOUNT_ATTEMPTS = 5;
  * rather than overwrite. The RECOUNT entry is removed with the same write, unless it was renewed.
  * The write adds 1 to the block's version (counter.ts), whether or not the count changed: the
  * stream consumer then refreshes the block's group total. Undefined when the block kept changing
- * through every attempt (it stays marked).
+ * through every attempt (it stays marked). A block changed within `quietMs` is not counted but
+ * marked again (`'marked'`): the change feed schedules its recount for later.
  */
 export const recountBlock = async (
   db: TableRef,
@@ -59,13 +72,18 @@ export const recountBlock = async (
   list: ListName,
   bucket: string,
   block: number,
-): Promise<Recount | undefined> => {
+  { now = Date.now, quietMs = QUIET_BEFORE_RECOUNT_MS }: RecountTiming = {},
+): Promise<Recount | 'marked' | undefined> => {
   const key = blockCountKey(merchantId, list, bucket, block);
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
     const { Item } = await db.ddb.send(
-      new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at' }),
+      new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at, changed_at' }),
     );
     const state = parseStoredOptional('list count', countState, Item);
+    if (state?.changed_at !== undefined && Date.parse(state.changed_at) > now() - quietMs) {
+      await markForRecount(db, key, new Date(now()).toISOString());
+      return 'marked';
+    }
     const after = await countBlock(db, merchantId, list, bucket, block);
     const before = state?.n;
     if (state === undefined && after === 0) return { list, bucket, block, before: 0, after };
@@ -99,9 +117,9 @@ export const recountBlock = async (
 };
 
 /** Recounts the block whose count item has `key` (a RECOUNT follow-up of the change feed). */
-export const recountMarkedBlock = (db: TableRef, key: Key): Promise<Recount | undefined> => {
+export const recountMarkedBlock = (db: TableRef, key: Key, timing?: RecountTiming): ReturnType<typeof recountBlock> => {
   const { list, bucket, block } = parseBlockCountSk(key.sk);
-  return recountBlock(db, merchantIdOf(key.pk), list, bucket, block);
+  return recountBlock(db, merchantIdOf(key.pk), list, bucket, block, timing);
 };
 
 /**
@@ -121,7 +139,7 @@ export const repairMarkedCounts = async (
     const { keys, next } = await workPage(db, merchantId, 'RECOUNT', olderThanSeconds, limit, startKey);
     for (const key of keys) {
       const result = await recountMarkedBlock(db, key);
-      if (result) done.push(result);
+      if (typeof result === 'object') done.push(result);
     }
     if (!next) break;
     startKey = next;
@@ -143,9 +161,14 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
  * tiers (`tierBuckets`) and any other that has a count item; blocks: 0 up to the list's sequence.
  * Then refreshes the total of every group of those blocks, so the pages' older groups are exact
  * too (and a merchant whose counts predate group totals gets them). Reads every index item of the
- * merchant's lists once: an operator command, not a request path.
+ * merchant's lists once: an operator command, not a request path. A block changed a moment ago is
+ * marked instead, and recounted by the change feed's follow-up.
  */
-export const recountMerchant = async (db: TableRef, merchantId: string, tierBuckets: readonly string[]): Promise<Recount[]> => {
+export const recountMerchant = async (
+  db: TableRef,
+  merchantId: string,
+  tierBuckets: readonly string[],
+): Promise<{ recounts: Recount[]; marked: BlockRef[] }> => {
   const [countItems, lastSeq] = await Promise.all([
     queryItems(db, {
       KeyConditionExpression: 'pk = :pk',
@@ -160,14 +183,16 @@ export const recountMerchant = async (db: TableRef, merchantId: string, tierBuck
   for (const bucket of tierBuckets) add({ list: 'affiliates', bucket });
   for (const raw of countItems) add(parseCountBucketSk(parseStored('list count', z.object({ sk: z.string() }), raw).sk));
 
-  const results: Recount[] = [];
+  const recounts: Recount[] = [];
+  const marked: BlockRef[] = [];
   for (const { list, bucket } of buckets.values()) {
     const blocks = Math.floor((lastSeq.get(list) ?? 0) / BLOCK_SIZE) + 1;
     for (let block = 0; block < blocks; block++) {
       const result = await recountBlock(db, merchantId, list, bucket, block);
-      if (result) results.push(result);
+      if (result === 'marked') marked.push({ list, bucket, block });
+      else if (result) recounts.push(result);
     }
   }
-  await refreshGroupTotals(db, merchantId, results);
-  return results;
+  await refreshGroupTotals(db, merchantId, recounts);
+  return { recounts, marked };
 };

@@ -137,7 +137,8 @@ export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string
 
 /**
  * Applies count changes, summed per block: one UpdateItem (ADD) per block touched, which also
- * adds 1 to the block's version `v` (what orders the states a group total is refreshed from).
+ * adds 1 to the block's version `v` (what orders the states a group total is refreshed from) and
+ * stamps `changed_at`.
  * Called after the write that made the change committed; safe to run concurrently with any other
  * request. Group totals are not touched here: the stream consumer refreshes them
  * (`refreshGroupTotals`), and a page counts the newest group from its blocks anyway.
@@ -153,6 +154,8 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
     const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
     sums.set(key.sk, { key, delta: (sums.get(key.sk)?.delta ?? 0) + change.delta });
   }
+  // When the block last changed: a recount waits until its list index has caught up (count-repair.ts).
+  const now = isoNow();
   const unsure = await Promise.all(
     [...sums.values()]
       .filter(({ delta }) => delta !== 0)
@@ -162,9 +165,9 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
             new UpdateCommand({
               TableName: db.table,
               Key: key,
-              UpdateExpression: 'ADD n :delta, v :one SET #type = :type',
+              UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
               ExpressionAttributeNames: { '#type': 'type' },
-              ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count' },
+              ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
             }),
           );
           return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
