@@ -32,8 +32,15 @@ export const retryAfterSeconds = (header: string | undefined, now = Date.now()):
 };
 
 /**
- * The wait before attempt `attempt + 1` after attempt `attempt` failed (attempts count from 1),
- * or undefined when the schedule is exhausted.
+ * A wait of `base` seconds, ±10%, to the millisecond: rounded to whole seconds, the jitter of a
+ * short wait is lost (1, 2 or 4 s stay exact, 5 s is 5 or 6), and retries that failed together
+ * come back together, in step with an endpoint that is down at regular intervals.
+ */
+const jittered = (base: number, random: () => number) => Math.round(base * 1000 * (0.9 + 0.2 * random())) / 1000;
+
+/**
+ * The wait in seconds before attempt `attempt + 1` after attempt `attempt` failed (attempts count
+ * from 1), or undefined when the schedule is exhausted.
  */
 export const waitBeforeNextAttempt = (
   attempt: number,
@@ -43,12 +50,11 @@ export const waitBeforeNextAttempt = (
 ): number | undefined => {
   const base = schedule[attempt];
   if (base === undefined) return undefined;
-  const jittered = Math.round(base * (0.9 + 0.2 * random()));
-  return Math.max(jittered, retryAfter ?? 0);
+  return Math.max(jittered(base, random), retryAfter ?? 0);
 };
 
 /**
- * How long a failing endpoint rests after its `failures`-th failure in a row before the next
+ * How long (seconds) a failing endpoint rests after its `failures`-th failure in a row before the next
  * probe: the same schedule, counted per endpoint (the last wait repeats), or longer when its
  * `Retry-After` asks. So an endpoint with a backlog is probed one attempt at a time on the
  * schedule, however many of its deliveries fail or wait.
@@ -60,7 +66,7 @@ export const endpointRestAfterFailures = (
   random = Math.random,
 ): number => {
   const base = schedule[Math.min(Math.max(1, failures), schedule.length - 1)] ?? 0;
-  return Math.max(Math.round(base * (0.9 + 0.2 * random())), retryAfter ?? 0);
+  return Math.max(jittered(base, random), retryAfter ?? 0);
 };
 
 /**
