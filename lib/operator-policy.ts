@@ -13,7 +13,7 @@ export const OPERATOR_ACCESS = {
   table: [
     // mint-token, apply, mark-invite-used, link-payment, resend-notifications: read the merchant / item first.
     'dynamodb:GetItem',
-    // apply: the block counts of the pending list; recount: the count items and sequence counters.
+    // apply: the block counts of the pending list; recount: the count items and sequence counters; check-totals, rebuild-totals: the ledgers and totals.
     'dynamodb:Query',
     // seed: the merchant (guarded); mint-token, apply: the new item.
     'dynamodb:PutItem',

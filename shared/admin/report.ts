@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { merchantPk } from '#shared/db/entities/base';
-import type { CommissionLedger } from '#shared/db/entities/commission';
+import { type CommissionLedger, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   addFigures,
   type PeriodKind,
@@ -15,11 +15,12 @@ import type { TableRef } from '#shared/db/table-def';
 import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { laravelErrors } from '#shared/validation/messages';
+import { requireMerchant } from './operations';
 
 /**
  * The commission report for operators (`npm run admin -- report`): the same rows as
  * GET /api/v2/reports/commissions, all pages at once, as JSON or as CSV for the payout run; the
- * check that the totals equal what the ledgers add up to (the soak's invariant); and the rebuild of
+ * check that the totals equal what the ledgers add up to (the soak's invariant, and `check-totals`); and the rebuild of
  * the closed periods' totals from the ledgers (ledgers written before the totals existed, a repair).
  */
 
@@ -137,6 +138,17 @@ export const reportTotalsDifferences = async (
     }
   }
   return differences;
+};
+
+/**
+ * The check for operators (`npm run admin -- check-totals`): every commission ledger of the
+ * merchant against its day and month totals per affiliate. Reads every ledger; the current day may
+ * show a difference still on its way through the change feed.
+ */
+export const checkTotalsAgainstLedgers = async (store: TableRef, merchantId: string) => {
+  await requireMerchant(store, merchantId);
+  const ledgers = (await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#')).map(parseCommissionLedgerImage);
+  return { merchant_id: merchantId, ledgers: ledgers.length, differences: await reportTotalsDifferences(store, merchantId, ledgers) };
 };
 
 /** How long after a period's end it counts as closed: the ledger writes' lag and a margin for clocks. */

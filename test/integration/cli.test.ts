@@ -45,6 +45,7 @@ const ADMIN_COMMANDS = [
   'redrive',
   'commission',
   'recount',
+  'check-totals',
   'parked',
 ];
 
