@@ -158,9 +158,12 @@ const merchantProblems = (merchant: FixtureMerchant): string[] => {
   for (const affiliate of merchant.affiliates ?? [])
     if (affiliate.tier !== undefined && !knownTiers.has(lower(affiliate.tier)))
       problems.push(`affiliate ${affiliate.slug}: tier ${affiliate.tier} is not in the fixture`);
-  for (const segment of merchant.segments ?? [])
-    for (const tier of Object.keys(segment.rates ?? {}))
+  for (const segment of merchant.segments ?? []) {
+    const rated = Object.keys(segment.rates ?? {});
+    for (const tier of rated)
       if (!knownTiers.has(lower(tier))) problems.push(`segment ${segment.key}: a rate for tier ${tier}, which is not in the fixture`);
+    problems.push(...repeated(rated.map(lower)).map((tier) => `segment ${segment.key}: two rates for tier ${JSON.stringify(tier)}`));
+  }
   for (const order of merchant.orders ?? []) {
     if (!slugs.has(lower(order.affiliate_slug)))
       problems.push(`order ${order.key}: affiliate ${order.affiliate_slug} is not in the fixture`);

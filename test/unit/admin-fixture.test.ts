@@ -18,7 +18,7 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
       merchants: [
         merchant({
           tiers: [{ slug: 'gold', name: 'Gold' }],
-          segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10, platinum: 12 } }],
+          segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10, platinum: 12, Gold: 11 } }],
           affiliates: [
             { slug: 'alice', name: 'Alice', email: 'a@example.com', tier: 'silver' },
             { slug: 'ALICE', name: 'Alice again', email: 'b@example.com' },
@@ -39,6 +39,7 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
       'merchant m: order_no "X-1" is used twice',
       'merchant m: affiliate alice: tier silver is not in the fixture',
       'merchant m: segment default: a rate for tier platinum, which is not in the fixture',
+      'merchant m: segment default: two rates for tier "gold"',
       'merchant m: order b: affiliate bob is not in the fixture',
       "merchant m: order c: currency USD is not the merchant's (EUR)",
       'merchant m: currency XYZ is not an ISO 4217 code',

@@ -49,6 +49,19 @@ describe('segment presenters', () => {
   });
 });
 
+describe('a segment record', () => {
+  it("keys its rates by the tier slugs as stored, lowercase, so that a rate given for Gold is the gold tier's", () => {
+    // Act
+    const segment = segmentRecord(M, { name: 'Shoes', rates: { Gold: 12.5 } }, NOW);
+
+    // Assess
+    expect(segment.rates).toEqual({ gold: 12.5 });
+    expect(toSegmentDetailResponse(segment, [tierRecord(M, { slug: 'Gold', name: 'Gold' }, NOW)]).tiers).toEqual([
+      { name: 'Gold', slug: 'gold', rate: 12.5, visual_rate: '12.5%' },
+    ]);
+  });
+});
+
 describe('affiliate and request presenters', () => {
   it('shows the tier as {name, slug}, or null', () => {
     const gold = tierRecord(M, { slug: 'gold', name: 'Gold' }, NOW);

@@ -144,6 +144,20 @@ describe('laravelErrors', () => {
     });
   });
 
+  it.each(['a&b@example.com', 'a/b=c@example.com', "o'brien@example.ie", 'user@example.xn--p1ai'])(
+    'takes %s, an address a checkout form (HTML input type=email) sends',
+    (email) => {
+      const parsed = z.safeParse(orderCreateBody, { ...orderBody(), customer: { email } });
+      expect(parsed.success && parsed.data.customer?.email).toBe(email);
+    },
+  );
+
+  it.each(['a@b', 'müller@example.de', 'a@-b.com', 'a@b..com'])('refuses %s as not a valid email address', (email) => {
+    expect(errorsFor(orderCreateBody, { ...orderBody(), customer: { email } })).toEqual({
+      'customer.email': ['The customer.email field must be a valid email address.'],
+    });
+  });
+
   it('says another failed format "format is invalid"', () => {
     expect(errorsFor(z.object({ slug: z.string().check(z.regex(/^[a-z]+$/)) }), { slug: 'A!' })).toEqual({
       slug: ['The slug field format is invalid.'],

@@ -48,7 +48,8 @@ export const segmentRecord = (
     segment_type: 'percentage' as const,
     slugs: segment.slugs ?? [],
     skus: segment.skus ?? [],
-    rates: segment.rates ?? {},
+    // Keyed by tier slug, which is stored lowercase (tier.ts): a rate given for `Gold` is gold's.
+    rates: Object.fromEntries(Object.entries(segment.rates ?? {}).map(([tier, rate]) => [tier.toLowerCase(), rate])),
     is_default: segment.default ?? false,
     created_at: now,
     updated_at: now,
