@@ -1,6 +1,6 @@
 import { currentStage } from '#shared/config';
 import { functionTable } from '#shared/db/client';
-import { eventLogPage, LOG_START, type LoggedEvent } from '#shared/db/entities/event-log';
+import { EVENT_LOG_RETENTION_DAYS, eventLogPage, LOG_START, type LoggedEvent } from '#shared/db/entities/event-log';
 import { invalidField } from '#shared/errors';
 import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery } from '#shared/schemas/events';
 import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cursor';
@@ -20,23 +20,30 @@ export const MAX_EXAMINED_PER_PAGE = MAX_EXAMINED_PER_PAGE_VALUE;
 
 export type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
 
+/** How long before its items' TTL a cursor is refused: clocks differ, and DynamoDB may delete an item as soon as it is due. */
+const EXPIRY_MARGIN_SECONDS = 3600;
+
 export const listEvents = async (merchantId: string, query: EventsQuery, now = Date.now()): Promise<EventsPage> => {
   const stage = currentStage();
   const nowSeconds = Math.floor(now / 1000);
+  // A first read starts with the events of the last EVENTS_RETENTION_DAYS (older ones are on their way out);
+  // a cursor stands while what follows it is still stored (a day longer), so paging from the start never expires.
   let after: Cursor = { position: LOG_START, since: nowSeconds - EVENTS_RETENTION_DAYS * DAY_SECONDS };
   if (query.after !== undefined) {
     const decoded = decodeCursor(stage, merchantId, query.after);
     if (decoded === undefined) throw invalidField('after', EVENTS_MESSAGES.badCursor);
-    if (decoded.since < nowSeconds - EVENTS_RETENTION_DAYS * DAY_SECONDS) throw invalidField('after', EVENTS_MESSAGES.expiredCursor);
+    if (decoded.since < nowSeconds - EVENT_LOG_RETENTION_DAYS * DAY_SECONDS + EXPIRY_MARGIN_SECONDS)
+      throw invalidField('after', EVENTS_MESSAGES.expiredCursor);
     after = decoded;
   }
   const page = await eventLogPage(functionTable, merchantId, after.position, query.limit, MAX_EXAMINED_PER_PAGE, {
     types: query.types,
     createdGte: query.created_gte,
     createdLt: query.created_lt,
+    ...(query.after === undefined ? { loggedGte: after.since } : {}),
   });
   // Caught up with what is committed: whatever follows is logged from now on; else from the last examined event's time.
-  const since = page.more ? (page.lastExaminedAt ?? after.since) : nowSeconds;
+  const since = page.more ? Math.max(page.lastExaminedAt ?? after.since, after.since) : nowSeconds;
   return {
     events: page.items.map((item) => item.event),
     next_cursor: encodeCursor(stage, merchantId, { position: page.lastExamined, since }),

@@ -6,6 +6,8 @@ import { seededRandom } from '#local/faults';
 import { reactionsTo } from '#shared/changes/feed';
 import { appendToEventLog, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { decodeCursor, encodeCursor } from '#shared/domain/event-cursor';
+import { listEvents } from '#shared/domain/events';
+import type { EventsQuery } from '#shared/schemas/events';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK, OTHER_MERCHANT_ID, storedPendingRequest } from './support/fixtures';
 
@@ -204,6 +206,21 @@ describe('appending to the event log', () => {
     expect(page.items.map((item) => item.event.id)).toEqual([entry('900').event.id, late.event.id]);
   });
 
+  it('keeps a late event from when it is placed: logged and kept 31 days from the replay, not from its first write', async () => {
+    // Prepare: 900 is committed; record 700 was parked three days and is replayed now.
+    const items = fakeLog();
+    const now = 1_772_000_000;
+    await appendToEventLog(db, MERCHANT.id, [entry('900')], now);
+    const late = { ...entry('700'), loggedAt: now - 3 * 86_400 };
+
+    // Act
+    await appendToEventLog(db, MERCHANT.id, [late], now);
+
+    // Assess: a cursor handed out before the replay finds it for as long as any other event it has not seen.
+    const placed = items.get(`${eventPosition('900', 0)}~${late.position}`);
+    expect(placed).toEqual(expect.objectContaining({ logged_at: now, expires_at: now + 31 * 86_400 }));
+  });
+
   it('moves a late event whose put failed above the top the log has committed since, so a reader past its old place still gets it', async () => {
     // Prepare: 900 is committed; the replay of record 700 puts its marker, and then its own put fails.
     const lateAt = `${eventPosition('900', 0)}~${entry('700').position}`;
@@ -356,6 +373,46 @@ describe('reading the event log', () => {
     expect(queries.reduce((sum, input) => sum + (input.Limit ?? 0), 0)).toBeLessThanOrEqual(500);
     expect(queries.every((input) => input.ConsistentRead === true)).toBe(true);
     expect(page).toEqual(expect.objectContaining({ items: [], more: true, lastExamined: logged[499]?.position }));
+  });
+});
+
+describe('polling the event log (GET /api/v2/events)', () => {
+  const NOW = 1_790_000_000_000;
+  const nowSeconds = NOW / 1000;
+  const logged = (first: number, count: number, loggedAt: number) =>
+    Array.from({ length: count }, (_, index) => ({ ...entry(String(first + index)), loggedAt }));
+  const query = (extra: Partial<EventsQuery> = {}): EventsQuery => ({ limit: 25, ...extra }) as EventsQuery;
+
+  it('starts a first read with the last 30 days, so paging on from it never meets an expired cursor', async () => {
+    // Prepare: 30 events logged 30.5 days ago (kept 31 days), then 30 an hour ago.
+    fakeLog();
+    const old = logged(100, 30, nowSeconds - 30.5 * 86_400);
+    const recent = logged(200, 30, nowSeconds - 3600);
+    await appendToEventLog(db, MERCHANT.id, old, nowSeconds);
+    await appendToEventLog(db, MERCHANT.id, recent, nowSeconds);
+
+    // Act
+    const first = await listEvents(MERCHANT.id, query(), NOW);
+    const second = await listEvents(MERCHANT.id, query({ after: first.next_cursor }), NOW + 1000);
+
+    // Assess
+    expect(first.events.map((event) => event.id)).toEqual(recent.slice(0, 25).map(({ event }) => event.id));
+    expect(second.events.map((event) => event.id)).toEqual(recent.slice(25).map(({ event }) => event.id));
+  });
+
+  it('takes a cursor while what follows it is still kept (31 days, less an hour), and refuses an older one', async () => {
+    // Prepare
+    fakeLog();
+    const cursorAt = (daysAgo: number) =>
+      encodeCursor('live', MERCHANT.id, { position: LOG_START, since: Math.floor(nowSeconds - daysAgo * 86_400) });
+
+    // Act
+    const kept = await listEvents(MERCHANT.id, query({ after: cursorAt(30.5) }), NOW);
+    const expired = listEvents(MERCHANT.id, query({ after: cursorAt(31) }), NOW);
+
+    // Assess
+    expect(kept.has_more).toBe(false);
+    await expect(expired).rejects.toMatchObject({ statusCode: 422, errors: { after: [expect.stringContaining('expired')] } });
   });
 });
 

@@ -203,15 +203,24 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
  * uncommitted and it is written again whole. Idempotent: an event is put again at the same place
  * with the same content; one already committed keeps a commit it reaches.
  */
-export const appendToEventLog = async (db: TableRef, merchantId: string, entries: readonly LogEntry[]): Promise<void> => {
+export const appendToEventLog = async (
+  db: TableRef,
+  merchantId: string,
+  entries: readonly LogEntry[],
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<void> => {
   if (entries.length === 0) return;
   const top = await committedTop(db, merchantId);
   const committed = (position: string) => top !== undefined && position <= top;
   const placed = await Promise.all(
-    entries.map(async (entry) => ({
-      entry,
-      position: top === undefined || !committed(entry.position) ? entry.position : await latePosition(db, merchantId, top, entry),
-    })),
+    entries.map(async (entry) => {
+      if (top === undefined || !committed(entry.position)) return { entry, position: entry.position };
+      // A late event is logged, and kept, from when it is placed: a cursor handed out before then has not seen it.
+      return {
+        entry: { ...entry, loggedAt: Math.max(entry.loggedAt, nowSeconds) },
+        position: await latePosition(db, merchantId, top, entry),
+      };
+    }),
   );
   const writes = placed.filter((write): write is { entry: LogEntry; position: string } => write.position !== undefined);
   const commitAt = writes.reduce((highest, { position }) => (!committed(position) && position > highest ? position : highest), LOG_START);
@@ -225,7 +234,8 @@ export const appendToEventLog = async (db: TableRef, merchantId: string, entries
   if (commit !== undefined) await db.ddb.send(new PutCommand({ TableName: db.table, Item: commit }));
 };
 
-export type LogFilter = { types?: readonly string[]; createdGte?: string; createdLt?: string };
+/** `loggedGte`: only events logged at or after that time (epoch seconds): a first read passes over what is about to expire. */
+export type LogFilter = { types?: readonly string[]; createdGte?: string; createdLt?: string; loggedGte?: number };
 
 /** Whether a log item is an event that passes the filter (times compare as stored: ISO 8601 in UTC). */
 const matches = (item: Stored, filter: LogFilter) =>
@@ -233,7 +243,8 @@ const matches = (item: Stored, filter: LogFilter) =>
   item.event !== undefined &&
   (filter.types === undefined || filter.types.length === 0 || filter.types.includes(item.event_type ?? '')) &&
   (filter.createdGte === undefined || (item.created_at ?? '') >= filter.createdGte) &&
-  (filter.createdLt === undefined || (item.created_at ?? '') < filter.createdLt);
+  (filter.createdLt === undefined || (item.created_at ?? '') < filter.createdLt) &&
+  (filter.loggedGte === undefined || (item.logged_at ?? 0) >= filter.loggedGte);
 
 const logItem = (item: Stored): LogItem => ({
   position: item.sk,
