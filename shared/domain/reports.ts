@@ -153,6 +153,8 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
       counts.reduce((sum, item) => sum + item.affiliate_rows, 0),
     );
     const behind = window.offset === 0 ? 0 : (await counting) - window.offset;
+    // A page past the last: empty, without reading (its Limit could pass DynamoDB's int32).
+    if (window.offset > 0 && behind <= 0) return { rows: [], total: await counting, as_of: await asOf };
     if (behind > 0 && behind < wanted) {
       // This page's first row and those after it, read backward (the feed counts rows after writing them: there may be more).
       // Fewer than counted (a rebuild under way): the read reached the first row and holds them all.
@@ -175,9 +177,9 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
     if (wholeMonths && parts.months && (time === 'month' || oneMonth)) return paged('M', parts.months, time === null);
   }
 
-  /** Everything of the range, from month items where whole months allow and day items elsewhere. */
+  /** Everything of the range, from month items where whole months allow and day items elsewhere; one affiliate's, whatever the grouping. */
   const read = (kind: PeriodKind, range: { from: string; to: string }): Promise<Stored[]> =>
-    affiliate
+    affiliate || slug !== undefined
       ? readAffiliateTotals(db, merchantId, kind, range, slug === undefined ? {} : { slug })
       : readMerchantTotals(db, merchantId, kind, range.from, range.to);
   const reads =

@@ -191,6 +191,16 @@ describe('GET /api/v2/reports/commissions', () => {
     const second = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,day', per_page: '2', page: '2' });
     const third = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate,day', per_page: '2', page: '3' });
     const bob = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'affiliate', affiliate_slug: 'bob' });
+    const bobByMonth = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'month', affiliate_slug: 'bob' });
+    const bobByDay = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'day', affiliate_slug: 'bob' });
+    const nobody = await report(merchant, { from: '2025-11-01', to: '2026-01-01', group_by: 'day', affiliate_slug: 'nobody' });
+    const farPast = await report(merchant, {
+      from: '2025-11-01',
+      to: '2026-01-01',
+      group_by: 'affiliate,day',
+      per_page: '100',
+      page: '21474837',
+    });
 
     expect(first.body.meta.pagination).toMatchObject({ total: 5, last_page: 3 });
     expect(
@@ -213,6 +223,23 @@ describe('GET /api/v2/reports/commissions', () => {
         net_value: 0,
       },
     ]);
+    // Grouped by time alone, the filter still holds: bob's figures only, per period.
+    expect(
+      bobByMonth.body.data.rows.map((row: { period: string; orders: number; net_value: number }) => [
+        row.period,
+        row.orders,
+        row.net_value,
+      ]),
+    ).toEqual([
+      ['2025-11', 1, 500],
+      ['2025-12', 0, -500],
+    ]);
+    expect(bobByDay.body.data.rows.map((row: { period: string }) => row.period)).toEqual(['2025-11-25', '2025-12-02']);
+    expect(nobody.body.data.rows).toEqual([]);
+    // A page far past the last is empty (its read would have asked DynamoDB for more than an int32 of items).
+    expect(farPast.status).toBe(200);
+    expect(farPast.body.data.rows).toEqual([]);
+    expect(farPast.body.meta.pagination).toMatchObject({ total: 5 });
   });
 
   it('shows each merchant only its own ledgers, and the sandbox only its own', async () => {
