@@ -49,7 +49,8 @@ export const fixtureSchema = z.object({
               type: z.optional(z.literal('percentage')),
               slugs: z.optional(z.array(name())),
               skus: z.optional(z.array(name())),
-              rates: z.optional(z.record(z.string(), z.number())),
+              // Percent, 0 to 100 with at most two decimals: what a commission can be computed from (shared/money.ts).
+              rates: z.optional(z.record(z.string(), z.number().check(z.minimum(0), z.maximum(100), z.multipleOf(0.01)))),
             }),
           )
           .check(z.maxLength(MAX_SEGMENTS)),
@@ -136,6 +137,9 @@ const uniqueValues = (merchant: FixtureMerchant): [string, string[]][] => [
   ['token key', (merchant.tokens ?? []).map((token) => token.key)],
   ['tier slug', (merchant.tiers ?? []).map((tier) => lower(tier.slug))],
   ['segment key', (merchant.segments ?? []).map((segment) => segment.key)],
+  // A row's segment is the one naming its slug (in any case), else the default: one of each, or the choice is arbitrary.
+  ['segment slug', (merchant.segments ?? []).flatMap((segment) => [...new Set((segment.slugs ?? []).map(lower))])],
+  ['default segment', (merchant.segments ?? []).filter((segment) => segment.default === true).map(() => 'default')],
   ['affiliate slug', (merchant.affiliates ?? []).map((affiliate) => lower(affiliate.slug))],
   ['affiliate request key', (merchant.affiliate_requests ?? []).map((request) => request.key)],
   ['invite key', (merchant.invites ?? []).map((invite) => invite.key)],

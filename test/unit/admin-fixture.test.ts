@@ -18,7 +18,11 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
       merchants: [
         merchant({
           tiers: [{ slug: 'gold', name: 'Gold' }],
-          segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10, platinum: 12, Gold: 11 } }],
+          segments: [
+            { key: 'default', name: 'Default', default: true, rates: { gold: 10, platinum: 12, Gold: 11 } },
+            { key: 'shoes', name: 'Shoes', default: true, slugs: ['shoes', 'SHOES'], rates: { gold: 12 } },
+            { key: 'boots', name: 'Boots', slugs: ['Shoes'], rates: { gold: 12 } },
+          ],
           affiliates: [
             { slug: 'alice', name: 'Alice', email: 'a@example.com', tier: 'silver' },
             { slug: 'ALICE', name: 'Alice again', email: 'b@example.com' },
@@ -35,6 +39,8 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
     // Assess
     expect(problems).toEqual([
       'merchant key "m" is used twice',
+      'merchant m: segment slug "shoes" is used twice',
+      'merchant m: default segment "default" is used twice',
       'merchant m: affiliate slug "alice" is used twice',
       'merchant m: order_no "X-1" is used twice',
       'merchant m: affiliate alice: tier silver is not in the fixture',
@@ -70,6 +76,12 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
 
     // Assess
     expect(problems).toEqual([`merchant m: slug ${slug} is over ${MAX_SLUG_BYTES} UTF-8 bytes, too long for its keys`]);
+  });
+
+  it.each([150, -5, 12.345])('refuses a segment rate of %s: a commission is computed from 0 to 100 percent in hundredths', (rate) => {
+    expect(() => parseFixture({ merchants: [merchant({ segments: [{ key: 's', name: 'S', rates: { gold: rate } }] })] })).toThrow(
+      /merchants\.0\.segments\.0\.rates\.gold/,
+    );
   });
 
   it("says a field's problem in the API's words, with its path in the fixture", () => {
