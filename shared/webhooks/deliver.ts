@@ -1,4 +1,4 @@
-import { type AttemptRecord, recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
+import { type AttemptRecord, recordWebhookDelivery, UNANSWERED } from '#shared/db/entities/webhook-delivery';
 import {
   answersPromptly,
   claimDelivery,
@@ -69,8 +69,6 @@ const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: 
   await requeueOrThrow(settings, { ...message, not_before: iso(at) });
   return 'waiting';
 };
-
-const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
 
 const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMessage[]) => {
   const sent = await settings.requeue(messages);

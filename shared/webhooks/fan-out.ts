@@ -1,9 +1,11 @@
+import { recordWebhookDelivery, UNANSWERED } from '#shared/db/entities/webhook-delivery';
 import { allWebhookEndpoints, endpointHeldUntil, type WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { sendLists } from '#shared/queue/send-batch';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
+import { recoverableSince } from '#shared/schemas/webhooks';
 import { subscribes, type WebhookEvent } from './events';
 import { keeper, parkWhileHeld } from './park';
 
@@ -42,6 +44,7 @@ export const fanOutWebhookEvents = async (
       }
     }),
   );
+  const missed = await recordMissedWhileDisabled(db, records, endpoints, now);
   const planned = records.map(({ merchantId, events }) =>
     (endpoints.get(merchantId) ?? [])
       .filter((endpoint) => endpoint.enabled)
@@ -82,7 +85,51 @@ export const fanOutWebhookEvents = async (
     }),
   );
   const sent = await sendLists(lists, send);
-  return records.map(({ merchantId }, index) => endpoints.get(merchantId) !== undefined && sent[index] === true);
+  return records.map(({ merchantId }, index) => endpoints.get(merchantId) !== undefined && sent[index] === true && missed[index] === true);
+};
+
+/** Whether the service disabled the endpoint (410 Gone, a failure streak) recently enough for recover to reach what it misses. */
+const missesRecoverably = (endpoint: WebhookEndpointItem, now: number) =>
+  !endpoint.enabled && endpoint.disabled_reason !== null && Date.parse(endpoint.updated_at) >= Date.parse(recoverableSince(now));
+
+/**
+ * An event for an endpoint the service disabled is recorded as a failed delivery (one write), not
+ * sent: so once the merchant has fixed the receiver and enabled it again, recover sends what it
+ * missed, as the notice of its disabling says. An endpoint disabled longer than recover reaches
+ * back, or by the merchant, records nothing (the event log keeps every event 30 days). False for a
+ * record whose recording failed: the feed reads it again.
+ */
+const recordMissedWhileDisabled = async (
+  db: TableRef,
+  records: readonly MerchantEvents[],
+  endpoints: ReadonlyMap<string, WebhookEndpointItem[] | undefined>,
+  now: number,
+): Promise<boolean[]> => {
+  const at = new Date(now).toISOString();
+  return Promise.all(
+    records.map(async ({ merchantId, events }) => {
+      const missing = (endpoints.get(merchantId) ?? [])
+        .filter((endpoint) => missesRecoverably(endpoint, now))
+        .flatMap((endpoint) => events.filter((event) => subscribes(endpoint, event.type)).map((event) => ({ endpoint, event })));
+      try {
+        for (const { endpoint, event } of missing)
+          await recordWebhookDelivery(
+            db,
+            merchantId,
+            endpoint.uuid,
+            { id: event.id, type: event.type, json: JSON.stringify(event) },
+            { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled', attempt: 1, at },
+          );
+        return true;
+      } catch (error) {
+        logger.warn('A missed webhook delivery of a disabled endpoint not recorded; the feed will retry', {
+          merchant_id: merchantId,
+          error_name: errorName(error),
+        });
+        return false;
+      }
+    }),
+  );
 };
 
 /**

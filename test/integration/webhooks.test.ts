@@ -265,6 +265,42 @@ describe('webhooks', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('records the events an endpoint missed while the service had it disabled, and recovers them once it is enabled again', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare: a receiver that answers 410 Gone until it is fixed; an order created while its endpoint is disabled
+    const { client } = await setUp();
+    let fixed = false;
+    const inbox = await receiver((_index, response) => {
+      response.statusCode = fixed ? 200 : 410;
+      response.end();
+    });
+    const endpoint = await createEndpoint(client, inbox.url);
+    await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+    await eventually(
+      async () => ((await client.get(`/api/v2/webhooks/${endpoint.uuid}`)).body.data.webhook.enabled ? undefined : true),
+      20_000,
+    );
+    const created = await client.post('/api/v2/orders/create', orderBody());
+    const eventId = `evt_${created.body.data.order.uuid}_v1`;
+    const missed = await eventually(async () => {
+      const page = await client.get(`/api/v2/webhooks/${endpoint.uuid}/deliveries`);
+      return (page.body.data.deliveries as { event_id: string; status: string }[]).find((item) => item.event_id === eventId);
+    }, 20_000);
+    fixed = true;
+
+    // Act
+    const enabled = await client.patch(`/api/v2/webhooks/${endpoint.uuid}`, { enabled: true });
+    const recovered = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, {});
+    const hit = await eventually(async () => inbox.hits.find((request) => request.headers['webhook-id'] === eventId), 20_000);
+
+    // Assess
+    expect(missed.status).toBe('failed');
+    expect(enabled.status).toBe(200);
+    expect(recovered.body.data.recovery.queued).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(hit.body).type).toBe('order.created');
+  });
+
   it("never shows or delivers to another merchant's or stage's endpoints", async () => {
     // Prepare
     const { client } = await setUp();

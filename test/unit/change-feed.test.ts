@@ -423,6 +423,30 @@ describe('the change-feed function', () => {
     expect(callsBesideEventLog(QueryCommand)).toHaveLength(1);
   });
 
+  it('records the events of an endpoint the service disabled as failed deliveries, for recover to send once it is enabled again', async () => {
+    // Prepare: one endpoint disabled by a 410 an hour ago, one by the merchant, one by the service 20 days ago.
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const gone = endpoint('e-gone', { enabled: false, disabled_reason: 'it answered 410 Gone', updated_at: hourAgo });
+    const paused = endpoint('e-paused', { enabled: false, updated_at: hourAgo });
+    const long = endpoint('e-long', { enabled: false, disabled_reason: 'it answered 410 Gone', updated_at: '2026-01-01T00:00:00.000Z' });
+    ddbMock.on(QueryCommand).resolves({ Items: [gone, paused, long] });
+    const order = storedOrder({ uuid: '00000000-0000-4000-8000-00000000000a', customer: null });
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess: one failed delivery of e-gone, on its failed list; nothing queued, nothing for the others.
+    expect(result).toEqual({ batchItemFailures: [] });
+    const deliveries = ddbMock
+      .commandCalls(UpdateCommand)
+      .map((call) => call.args[0].input)
+      .filter((input) => String(input.Key?.sk).startsWith('WHDELIVERY#'));
+    expect(
+      deliveries.map((input) => [input.Key?.sk, input.ExpressionAttributeValues?.[':status'], input.ExpressionAttributeValues?.[':error']]),
+    ).toEqual([[`WHDELIVERY#e-gone#evt_${order.uuid}_v1`, 'failed', 'The endpoint is disabled']]);
+    expect(batchMessagesSentTo(WEBHOOKS_QUEUE)).toEqual([]);
+  });
+
   it("parks a held endpoint's events for it at once (failing or hanging), with a keeper for a new backlog, instead of queueing them", async () => {
     // Prepare: one endpoint rests after failures, with nothing parked yet; the note on it is taken
     const retryAt = new Date(Date.now() + 600_000).toISOString();

@@ -61,6 +61,9 @@ export type AttemptRecord = Pick<
   'status' | 'response_status' | 'latency_ms' | 'response_body' | 'error' | 'next_attempt_at'
 > & { attempt: number; at: string };
 
+/** The fields of an attempt that got no answer and has no next one (not sent, or disabled). */
+export const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
+
 /**
  * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before.
  * A failed one enters the failed list at the delivery's list position; any other leaves it.
