@@ -121,6 +121,9 @@ const summed = (items: readonly Stored[], by: { affiliate: boolean; time: 'month
   return [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 };
 
+/** More rows than the feed adds before it counts them (a batch of at most 100 records, a few rows each). */
+const ROWS_A_COUNT_MAY_LAG = 1000;
+
 const asOfFrom = (through: string | undefined) =>
   through === undefined ? null : new Date(Date.parse(through) - LEDGER_WRITE_LAG_SECONDS * 1000).toISOString();
 
@@ -153,8 +156,9 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
       counts.reduce((sum, item) => sum + item.affiliate_rows, 0),
     );
     const behind = window.offset === 0 ? 0 : (await counting) - window.offset;
-    // A page past the last: empty, without reading (its Limit could pass DynamoDB's int32).
-    if (window.offset > 0 && behind <= 0) return { rows: [], total: await counting, as_of: await asOf };
+    // A page far past the last: empty, without reading (its Limit could pass DynamoDB's int32). Just past it, the
+    // count may lag behind rows the feed added (a batch's at most), so that page is read.
+    if (window.offset > 0 && behind <= -ROWS_A_COUNT_MAY_LAG) return { rows: [], total: await counting, as_of: await asOf };
     if (behind > 0 && behind < wanted) {
       // This page's first row and those after it, read backward (the feed counts rows after writing them: there may be more).
       // Fewer than counted (a rebuild under way): the read reached the first row and holds them all.
