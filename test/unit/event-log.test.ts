@@ -4,7 +4,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '#local/faults';
 import { reactionsTo } from '#shared/changes/feed';
-import { appendToEventLog, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
+import { appendToEventLog, eventLogPage, eventPosition, LOG_START, type LogEntry, lateAbove } from '#shared/db/entities/event-log';
 import { decodeCursor, encodeCursor } from '#shared/domain/event-cursor';
 import { listEvents } from '#shared/domain/events';
 import type { EventsQuery } from '#shared/schemas/events';
@@ -204,6 +204,29 @@ describe('appending to the event log', () => {
     expect(items.get(lateAt)).toEqual(expect.objectContaining({ commit_at: lateAt }));
     const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
     expect(page.items.map((item) => item.event.id)).toEqual([entry('900').event.id, late.event.id]);
+  });
+
+  it('keeps late events replayed one after another two steps long, so the cursors past them stay within what the API takes', async () => {
+    // Prepare: 900 is committed; eight parked records of the merchant are replayed one by one, in stream order.
+    const items = fakeLog();
+    await appendToEventLog(db, MERCHANT.id, [entry('900')]);
+    const late = Array.from({ length: 8 }, (_, index) => entry(String(700 + index)));
+
+    // Act
+    for (const event of late) await appendToEventLog(db, MERCHANT.id, [event]);
+
+    // Assess: each just above the previous, read in that order.
+    const placed = late.map((event) => String(items.get(event.position)?.late_at));
+    expect(placed).toEqual(late.map((event) => `${eventPosition('900', 0)}~${event.position}`));
+    const page = await eventLogPage(db, MERCHANT.id, LOG_START, 25, 500);
+    expect(page.items.map((item) => item.event.id)).toEqual([entry('900'), ...late].map((event) => event.event.id));
+  });
+
+  it('places a late event that sorts below the late one at the top one step further, still above it', () => {
+    const top = `${eventPosition('900', 0)}~${eventPosition('705', 0)}`;
+    expect(lateAbove(top, eventPosition('702', 0))).toBe(`${top}~${eventPosition('702', 0)}`);
+    expect(lateAbove(top, eventPosition('706', 0))).toBe(`${eventPosition('900', 0)}~${eventPosition('706', 0)}`);
+    expect(lateAbove(eventPosition('900', 0), eventPosition('702', 0))).toBe(`${eventPosition('900', 0)}~${eventPosition('702', 0)}`);
   });
 
   it('keeps a late event from when it is placed: logged and kept 31 days from the replay, not from its first write', async () => {

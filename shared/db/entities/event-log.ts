@@ -178,6 +178,20 @@ const isLoggedAt = async (db: TableRef, merchantId: string, position: string) =>
 };
 
 /**
+ * The shortest late position above `top` for the event at `own`: the top's first step extended by
+ * `own` when that sorts above the top, else by one more of its steps. Late events replayed in
+ * stream order so stay two steps long, however many follow one another at the top.
+ */
+export const lateAbove = (top: string, own: string): string => {
+  const steps = top.split('~');
+  for (let kept = 1; kept < steps.length; kept++) {
+    const candidate = [...steps.slice(0, kept), own].join('~');
+    if (candidate > top) return candidate;
+  }
+  return `${top}~${own}`;
+};
+
+/**
  * Where an event that arrived at or below the committed top goes: a marker at its own position
  * names a late position just above the top (put only where nothing is: the event itself, or a
  * marker of an earlier try, wins). A marker of an earlier try whose late position the log has
@@ -186,7 +200,7 @@ const isLoggedAt = async (db: TableRef, merchantId: string, position: string) =>
  * undefined when the event itself is already logged at its own position.
  */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
-  const lateAt = `${top}~${entry.position}`;
+  const lateAt = lateAbove(top, entry.position);
   const marked = await putMarker(db, merchantId, entry, lateAt, { ConditionExpression: 'attribute_not_exists(pk)' });
   if (marked === undefined || marked === lateAt || marked > top || (await isLoggedAt(db, merchantId, marked))) return marked;
   return putMarker(db, merchantId, entry, lateAt, {
