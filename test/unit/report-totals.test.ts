@@ -272,6 +272,22 @@ describe('commissionReport (a month grouped by affiliate, a page at a time)', ()
     ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } }).resolves({ Items: [] });
   };
 
+  it('reports a total past 2^53, which the SDK reads as a BigInt, as the nearest number instead of failing', async () => {
+    // Prepare: five orders of the largest values in one month make 1e16 minor units of sales.
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS#A` } })
+      .resolves({ Items: [{ type: 'affiliate_totals', period: '2026-11', affiliate_slug: 'alice', ...figures, sales_value: 10n ** 16n }] });
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':from': 'M#2026-11' } })
+      .resolves({ Items: [{ type: 'merchant_totals', period: '2026-11', affiliate_rows: 1, ...figures }] });
+
+    // Act
+    const report = await commissionReport(functionTable, MERCHANT.id, query(1));
+
+    // Assess
+    expect(report.rows.map((row) => row.sales_value)).toEqual([1e16]);
+  });
+
   it('counts a row the feed added after the count was read, so the last page is not cut off', async () => {
     // Prepare: the count says 2, but a third affiliate's row was added between the two reads
     stored(2, ['alice', 'bob', 'carol']);

@@ -22,11 +22,21 @@ export type Figures = { orders: number; sales_value: number; accrued_value: numb
 
 export type PeriodKind = 'D' | 'M';
 
+/**
+ * A figure as read: a sum past 2^53 (many orders of the largest values) comes back from the SDK
+ * as a BigInt, and is reported as the nearest number rather than refused.
+ */
+const figure = () =>
+  z.pipe(
+    z.union([z.number(), z.bigint()]),
+    z.transform((value) => Number(value)),
+  );
+
 const figuresShape = {
-  orders: z.number(),
-  sales_value: z.number(),
-  accrued_value: z.number(),
-  reversed_value: z.number(),
+  orders: figure(),
+  sales_value: figure(),
+  accrued_value: figure(),
+  reversed_value: figure(),
 };
 
 const totalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_rows: z.optional(z.number()) });
