@@ -32,17 +32,24 @@ type Received = {
 
 const received: Received[] = [];
 
-/** The endpoints of this stage whose URL is this inbox path (a local table: a Scan is fine here). */
+/** The endpoints of this stage whose URL is this inbox path (a local table: a Scan, every page of it, is fine here). */
 const endpointsAt = async (path: string) => {
-  const { Items = [] } = await functionTable.ddb.send(
-    new ScanCommand({
-      TableName: functionTable.table,
-      FilterExpression: '#type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
-    }),
-  );
-  return Items.filter((item) => {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await functionTable.ddb.send(
+      new ScanCommand({
+        TableName: functionTable.table,
+        FilterExpression: '#type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items.filter((item) => {
     try {
       const url = new URL(String(item.url));
       return `${url.pathname}${url.search}` === path;
