@@ -458,7 +458,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).
+         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over. A request without a body is refused (422).
          */
         post: operations["webhooks-recover"];
         delete?: never;
@@ -5234,7 +5234,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`). */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the endpoint no longer subscribes to the event's type. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

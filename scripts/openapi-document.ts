@@ -158,12 +158,13 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
+    refusals: "the endpoint no longer subscribes to the event's type",
   },
   'webhooks-recover': {
     tag: 'Webhooks',
     summary: 'Recover failed deliveries',
     description:
-      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. A request without a body is refused (422).',
+      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over. A request without a body is refused (422).',
   },
   'reports-commissions': {
     tag: 'Reports',

@@ -3,7 +3,7 @@ import { allWebhookEndpoints, getWebhookEndpoint } from '#shared/db/entities/web
 import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 import { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
 import { recoverableSince } from '#shared/schemas/webhooks';
-import { replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
+import { NoLongerSubscribed, replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
 import { AdminError, requireMerchant } from './operations';
 import type { Store } from './store';
 
@@ -52,13 +52,15 @@ export const replayWebhookDeliveries = async (
   send: SendDeliveries,
   options: { merchantId: string; endpointUuid: string; eventId?: string; since?: string },
 ) => {
-  await requireEndpoint(store, options.merchantId, options.endpointUuid);
+  const endpoint = await requireEndpoint(store, options.merchantId, options.endpointUuid);
   if (options.eventId !== undefined) {
-    const event = await replayDelivery(store, send, options.merchantId, options.endpointUuid, options.eventId);
+    const event = await replayDelivery(store, send, options.merchantId, endpoint, options.eventId).catch((error: unknown) => {
+      throw error instanceof NoLongerSubscribed ? new AdminError(error.message) : error;
+    });
     if (!event) throw new AdminError(`endpoint ${options.endpointUuid} has no delivery of event ${options.eventId}`);
     return { queued: 1, event_id: event.id };
   }
   const since = options.since ?? recoverableSince();
   if (Number.isNaN(Date.parse(since))) throw new AdminError('--since must be an ISO 8601 time');
-  return replayFailedDeliveries(store, send, options.merchantId, options.endpointUuid, new Date(since).toISOString());
+  return replayFailedDeliveries(store, send, options.merchantId, endpoint, new Date(since).toISOString());
 };

@@ -17,7 +17,7 @@ import type { RequestIdentity } from '#shared/request-identity';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
-import { DeliveriesNotQueued, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
+import { DeliveriesNotQueued, NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
@@ -158,20 +158,21 @@ const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
     return await replay();
   } catch (error) {
     if (error instanceof DeliveriesNotQueued) throw busy();
+    if (error instanceof NoLongerSubscribed) throw ruleRefused(error.message);
     throw error;
   }
 };
 
 /** Queues the event of one delivery again, as a first attempt (same `webhook-id`). */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
-  await existing(merchantId, uuid);
-  const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, uuid, eventId));
+  const endpoint = await existing(merchantId, uuid);
+  const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
   if (!event) throw notFound();
   return queued(event);
 };
 
 /** Queues again every delivery to this endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
 export const recoverDeliveries = async (merchantId: string, uuid: string, since: string) => {
-  await existing(merchantId, uuid);
-  return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, uuid, since));
+  const endpoint = await existing(merchantId, uuid);
+  return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
 };

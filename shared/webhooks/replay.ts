@@ -1,7 +1,8 @@
 import { eventJsonOf, failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
+import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
-import type { WebhookEvent } from './events';
+import { subscribes, type WebhookEvent } from './events';
 
 /**
  * Sending recorded deliveries again (the API's resend and recover, `npm run admin -- webhooks
@@ -29,10 +30,21 @@ const queue = async (send: SendDeliveries, messages: DeliveryMessage[]) => {
   if (!(await send(messages)).every(Boolean)) throw new DeliveriesNotQueued('The webhooks queue refused some deliveries');
 };
 
+/** A delivery of an event type the endpoint no longer subscribes to: the deliverer would drop it, so it is not sent. */
+export class NoLongerSubscribed extends Error {
+  override name = 'NoLongerSubscribed';
+  constructor(readonly eventType: string) {
+    super(`The endpoint no longer subscribes to ${eventType} events.`);
+  }
+}
+
+type Endpoint = Pick<WebhookEndpointItem, 'uuid' | 'events'>;
+
 /** Sends one recorded delivery again; undefined when the endpoint has no delivery of that event. */
-export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchantId: string, endpointUuid: string, eventId: string) => {
-  const delivery = await getWebhookDelivery(db, merchantId, endpointUuid, eventId);
+export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, eventId: string) => {
+  const delivery = await getWebhookDelivery(db, merchantId, endpoint.uuid, eventId);
   if (!delivery) return undefined;
+  if (!subscribes(endpoint, delivery.event_type)) throw new NoLongerSubscribed(delivery.event_type);
   const message = redelivery(merchantId, delivery);
   await queue(send, [message]);
   return message.event;
@@ -41,19 +53,15 @@ export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchan
 /**
  * Sends again the deliveries to the endpoint that failed since `since`, oldest first, RECOVER_BATCH
  * at a time (fewer when their events are large): read from the endpoint's failed list, so the
- * cost follows the failures, never the deliveries that succeeded. `next_since` continues.
+ * cost follows the failures, never the deliveries that succeeded. `next_since` continues. Those of
+ * event types the endpoint no longer subscribes to are passed over (not sent, not counted).
  */
-export const replayFailedDeliveries = async (
-  db: TableRef,
-  send: SendDeliveries,
-  merchantId: string,
-  endpointUuid: string,
-  since: string,
-) => {
-  const { deliveries, next } = await failedWebhookDeliveries(db, merchantId, endpointUuid, since, RECOVER_BATCH);
+export const replayFailedDeliveries = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, since: string) => {
+  const { deliveries, next } = await failedWebhookDeliveries(db, merchantId, endpoint.uuid, since, RECOVER_BATCH);
+  const wanted = deliveries.filter((delivery) => subscribes(endpoint, delivery.event_type));
   await queue(
     send,
-    deliveries.map((delivery) => redelivery(merchantId, delivery)),
+    wanted.map((delivery) => redelivery(merchantId, delivery)),
   );
-  return { since, queued: deliveries.length, next_since: next ?? null };
+  return { since, queued: wanted.length, next_since: next ?? null };
 };

@@ -1,12 +1,14 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
-import { replayDelivery } from '#shared/webhooks/replay';
+import { NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK } from './support/fixtures';
 
 const db = { ddb: ddbMock as never, table: 'unit-table' };
+/** An endpoint subscribed to every event type. */
+const ENDPOINT = { uuid: 'ep', events: [] };
 const EVENT = {
   id: 'evt_1',
   type: 'order.created',
@@ -64,13 +66,47 @@ describe('a recorded webhook delivery', () => {
       .on(GetCommand)
       .resolvesOnce({ Item: storedDelivery(packed) })
       .resolvesOnce({ Item: storedDelivery(JSON.stringify(EVENT)) });
-    const now = await replayDelivery(db, send, MERCHANT.id, 'ep', EVENT.id);
-    const before = await replayDelivery(db, send, MERCHANT.id, 'ep', EVENT.id);
+    const now = await replayDelivery(db, send, MERCHANT.id, ENDPOINT, EVENT.id);
+    const before = await replayDelivery(db, send, MERCHANT.id, ENDPOINT, EVENT.id);
 
     // Assess
     expect(packed).toBeInstanceOf(Uint8Array);
     expect(packed.length).toBeLessThan(JSON.stringify(EVENT).length);
     expect([now, before]).toEqual([EVENT, EVENT]);
     expect(sent.map((message) => message.event)).toEqual([EVENT, EVENT]);
+  });
+});
+
+describe('sending deliveries again to an endpoint that narrowed its subscription', () => {
+  const collect = () => {
+    const sent: DeliveryMessage[] = [];
+    return { sent, send: async (messages: DeliveryMessage[]) => (sent.push(...messages), messages.map(() => true)) };
+  };
+  const ordersCancelledOnly = { uuid: 'ep', events: ['order.cancelled'] };
+
+  it('refuses to resend a delivery of a type the endpoint no longer subscribes to, which the deliverer would drop', async () => {
+    // Prepare
+    ddbMock.on(GetCommand).resolves({ Item: storedDelivery(JSON.stringify(EVENT)) });
+    const { sent, send } = collect();
+
+    // Act
+    const resent = replayDelivery(db, send, MERCHANT.id, ordersCancelledOnly, EVENT.id);
+
+    // Assess
+    await expect(resent).rejects.toBeInstanceOf(NoLongerSubscribed);
+    expect(sent).toEqual([]);
+  });
+
+  it('passes over, uncounted, the failed deliveries of such a type when recovering', async () => {
+    // Prepare: the failed list holds one order.created delivery
+    ddbMock.on(QueryCommand).resolves({ Items: [{ ...storedDelivery(JSON.stringify(EVENT)), status: 'failed' }] });
+    const { sent, send } = collect();
+
+    // Act
+    const recovered = await replayFailedDeliveries(db, send, MERCHANT.id, ordersCancelledOnly, '2026-02-20T00:00:00.000Z');
+
+    // Assess
+    expect(recovered).toEqual({ since: '2026-02-20T00:00:00.000Z', queued: 0, next_since: null });
+    expect(sent).toEqual([]);
   });
 });
