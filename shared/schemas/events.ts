@@ -43,11 +43,22 @@ const types = given(
   ),
 );
 
-/** An ISO 8601 time with its offset, normalized to UTC with milliseconds (how events' timestamps are stored). */
+const TIME_MESSAGE = 'The :attribute field must be a valid ISO 8601 date and time.';
+
+/**
+ * An ISO 8601 time with its offset, normalized to UTC with milliseconds (how events' timestamps are
+ * stored, and compared as text). One whose UTC form falls outside the years 0000-9999 has no such
+ * form (`+010000-...` sorts before every year) and is refused.
+ */
 const time = given(
   z.pipe(
-    text().check(z.iso.datetime({ offset: true, message: 'The :attribute field must be a valid ISO 8601 date and time.' })),
-    z.transform((value) => new Date(value).toISOString()),
+    text().check(z.iso.datetime({ offset: true, message: TIME_MESSAGE })),
+    z.transform((value, ctx) => {
+      const utc = new Date(value).toISOString();
+      if (/^\d{4}-/.test(utc)) return utc;
+      ctx.issues.push({ code: 'custom', message: TIME_MESSAGE, input: value });
+      return z.NEVER;
+    }),
   ),
 );
 
