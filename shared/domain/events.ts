@@ -28,7 +28,7 @@ export const listEvents = async (merchantId: string, query: EventsQuery, now = D
   const nowSeconds = Math.floor(now / 1000);
   // A first read starts with the events of the last EVENTS_RETENTION_DAYS (older ones are on their way out);
   // a cursor stands while what follows it is still stored (a day longer), so paging from the start never expires.
-  let after: Cursor = { position: LOG_START, since: nowSeconds - EVENTS_RETENTION_DAYS * DAY_SECONDS };
+  let after: Cursor = { position: LOG_START, since: nowSeconds - EVENTS_RETENTION_DAYS * DAY_SECONDS, floor: true };
   if (query.after !== undefined) {
     const decoded = decodeCursor(stage, merchantId, query.after);
     if (decoded === undefined) throw invalidField('after', EVENTS_MESSAGES.badCursor);
@@ -40,13 +40,15 @@ export const listEvents = async (merchantId: string, query: EventsQuery, now = D
     types: query.types,
     createdGte: query.created_gte,
     createdLt: query.created_lt,
-    ...(query.after === undefined ? { loggedGte: after.since } : {}),
+    ...(after.floor ? { loggedGte: after.since } : {}),
   });
   // Caught up with what is committed: whatever follows is logged from now on; else from the last examined event's time.
   const since = page.more ? Math.max(page.lastExaminedAt ?? after.since, after.since) : nowSeconds;
+  // A first read passes over events older than its window until it has examined one inside it (up to 500 a page).
+  const floor = after.floor === true && page.more && (page.lastExaminedAt ?? 0) < after.since;
   return {
     events: page.items.map((item) => item.event),
-    next_cursor: encodeCursor(stage, merchantId, { position: page.lastExamined, since }),
+    next_cursor: encodeCursor(stage, merchantId, { position: page.lastExamined, since, ...(floor ? { floor } : {}) }),
     has_more: page.more,
   };
 };

@@ -62,8 +62,13 @@ const time = given(
   ),
 );
 
+/** The longest cursor: a position as long as a sort key may be (1,024 bytes: a late event's), its time, base64url, and its tag. */
+export const MAX_CURSOR_LENGTH = 1500;
+
 /** `after`: a next_cursor as handed out (base64url, a dot, base64url); whose it is, the domain checks. */
-const cursor = given(text().check(z.maxLength(400), z.regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, { message: EVENTS_MESSAGES.badCursor })));
+const cursor = given(
+  text().check(z.maxLength(MAX_CURSOR_LENGTH), z.regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, { message: EVENTS_MESSAGES.badCursor })),
+);
 
 /** The window `created_gte` to `created_lt`, when both are given, must hold a moment: 422 on `created_lt` otherwise. */
 export const eventsQuery = z.pipe(

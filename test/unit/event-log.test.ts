@@ -2,12 +2,13 @@ import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { seededRandom } from '#local/faults';
 import { reactionsTo } from '#shared/changes/feed';
 import { appendToEventLog, eventLogPage, eventPosition, LOG_START, type LogEntry, lateAbove } from '#shared/db/entities/event-log';
 import { decodeCursor, encodeCursor } from '#shared/domain/event-cursor';
 import { listEvents } from '#shared/domain/events';
-import type { EventsQuery } from '#shared/schemas/events';
+import { type EventsQuery, eventsQuery } from '#shared/schemas/events';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK, OTHER_MERCHANT_ID, storedPendingRequest } from './support/fixtures';
 
@@ -421,6 +422,47 @@ describe('polling the event log (GET /api/v2/events)', () => {
     // Assess
     expect(first.events.map((event) => event.id)).toEqual(recent.slice(0, 25).map(({ event }) => event.id));
     expect(second.events.map((event) => event.id)).toEqual(recent.slice(25).map(({ event }) => event.id));
+  });
+
+  it('passes over more old events than a page examines before it returns any, on every page until it reaches the last 30 days', async () => {
+    // Prepare: 600 events logged 30.5 days ago (more than the 500 a page examines), then 3 an hour ago.
+    fakeLog();
+    for (let start = 0; start < 600; start += 100)
+      await appendToEventLog(db, MERCHANT.id, logged(1000 + start, 100, nowSeconds - 30.5 * 86_400), nowSeconds);
+    const recent = logged(5000, 3, nowSeconds - 3600);
+    await appendToEventLog(db, MERCHANT.id, recent, nowSeconds);
+
+    // Act
+    const seen: string[] = [];
+    let page = await listEvents(MERCHANT.id, query(), NOW);
+    seen.push(...page.events.map((event) => event.id));
+    for (let reads = 0; page.has_more && reads < 5; reads++) {
+      page = await listEvents(MERCHANT.id, query({ after: page.next_cursor }), NOW);
+      seen.push(...page.events.map((event) => event.id));
+    }
+
+    // Assess
+    expect(seen).toEqual(recent.map(({ event }) => event.id));
+  });
+
+  it('takes back its own cursor past late events replayed in descending order, each a step longer', async () => {
+    // Prepare: 900 committed; records 705 down to 690 replayed one by one (lower each time), a reader polling after each.
+    fakeLog();
+    await appendToEventLog(db, MERCHANT.id, [entry('900')], nowSeconds);
+    let cursor = (await listEvents(MERCHANT.id, query(), NOW)).next_cursor;
+    const seen: string[] = [];
+
+    // Act
+    for (let sequence = 705; sequence >= 690; sequence--) {
+      await appendToEventLog(db, MERCHANT.id, [entry(String(sequence))], nowSeconds);
+      const page = await listEvents(MERCHANT.id, z.parse(eventsQuery, { after: cursor }), NOW);
+      seen.push(...page.events.map((event) => event.id));
+      cursor = page.next_cursor;
+    }
+
+    // Assess
+    expect(cursor.length).toBeGreaterThan(400);
+    expect(seen).toEqual(Array.from({ length: 16 }, (_, index) => entry(String(705 - index)).event.id));
   });
 
   it('takes a cursor while what follows it is still kept (31 days, less an hour), and refuses an older one', async () => {
