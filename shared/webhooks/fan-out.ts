@@ -90,7 +90,10 @@ export const fanOutWebhookEvents = async (
 
 /** Whether the service disabled the endpoint (410 Gone, a failure streak) recently enough for recover to reach what it misses. */
 const missesRecoverably = (endpoint: WebhookEndpointItem, now: number) =>
-  !endpoint.enabled && endpoint.disabled_reason !== null && Date.parse(endpoint.updated_at) >= Date.parse(recoverableSince(now));
+  !endpoint.enabled &&
+  endpoint.disabled_reason !== null &&
+  endpoint.disabled_at !== undefined &&
+  Date.parse(endpoint.disabled_at) >= Date.parse(recoverableSince(now));
 
 /**
  * An event for an endpoint the service disabled is recorded as a failed delivery (one write), not
@@ -119,6 +122,8 @@ const recordMissedWhileDisabled = async (
             endpoint.uuid,
             { id: event.id, type: event.type, json: JSON.stringify(event) },
             { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled', attempt: 1, at },
+            // A record read again after the event was delivered (before the disabling) leaves that delivery as it is.
+            { onlyNew: true },
           );
         return true;
       } catch (error) {

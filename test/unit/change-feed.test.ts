@@ -424,11 +424,11 @@ describe('the change-feed function', () => {
   });
 
   it('records the events of an endpoint the service disabled as failed deliveries, for recover to send once it is enabled again', async () => {
-    // Prepare: one endpoint disabled by a 410 an hour ago, one by the merchant, one by the service 20 days ago.
+    // Prepare: one endpoint disabled by a 410 an hour ago, one by the merchant, one by the service long ago.
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
-    const gone = endpoint('e-gone', { enabled: false, disabled_reason: 'it answered 410 Gone', updated_at: hourAgo });
+    const gone = endpoint('e-gone', { enabled: false, disabled_reason: 'it answered 410 Gone', disabled_at: hourAgo });
     const paused = endpoint('e-paused', { enabled: false, updated_at: hourAgo });
-    const long = endpoint('e-long', { enabled: false, disabled_reason: 'it answered 410 Gone', updated_at: '2026-01-01T00:00:00.000Z' });
+    const long = endpoint('e-long', { enabled: false, disabled_reason: 'it answered 410 Gone', disabled_at: '2026-01-01T00:00:00.000Z' });
     ddbMock.on(QueryCommand).resolves({ Items: [gone, paused, long] });
     const order = storedOrder({ uuid: '00000000-0000-4000-8000-00000000000a', customer: null });
 
@@ -442,8 +442,32 @@ describe('the change-feed function', () => {
       .map((call) => call.args[0].input)
       .filter((input) => String(input.Key?.sk).startsWith('WHDELIVERY#'));
     expect(
-      deliveries.map((input) => [input.Key?.sk, input.ExpressionAttributeValues?.[':status'], input.ExpressionAttributeValues?.[':error']]),
-    ).toEqual([[`WHDELIVERY#e-gone#evt_${order.uuid}_v1`, 'failed', 'The endpoint is disabled']]);
+      deliveries.map((input) => [
+        input.Key?.sk,
+        input.ExpressionAttributeValues?.[':status'],
+        input.ExpressionAttributeValues?.[':error'],
+        input.ConditionExpression,
+      ]),
+    ).toEqual([[`WHDELIVERY#e-gone#evt_${order.uuid}_v1`, 'failed', 'The endpoint is disabled', 'attribute_not_exists(pk)']]);
+    expect(batchMessagesSentTo(WEBHOOKS_QUEUE)).toEqual([]);
+  });
+
+  it('leaves a delivery the endpoint already has as it is when its record is read again after the disabling: recover does not send it twice', async () => {
+    // Prepare: the event was delivered before the 410; the delivery exists, so the conditional record is refused.
+    const gone = endpoint('e-gone', { enabled: false, disabled_reason: 'it answered 410 Gone', disabled_at: new Date().toISOString() });
+    ddbMock.on(QueryCommand).resolves({ Items: [gone] });
+    ddbMock.on(UpdateCommand).callsFake(async (input) => {
+      if (String(input.Key?.sk).startsWith('WHDELIVERY#'))
+        throw Object.assign(new Error('refused'), { name: 'ConditionalCheckFailedException' });
+      return {};
+    });
+    const order = storedOrder({ uuid: '00000000-0000-4000-8000-00000000000b', customer: null });
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess: done, nothing rewritten, nothing queued.
+    expect(result).toEqual({ batchItemFailures: [] });
     expect(batchMessagesSentTo(WEBHOOKS_QUEUE)).toEqual([]);
   });
 

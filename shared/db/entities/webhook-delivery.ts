@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { getStored, isRefused, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
@@ -65,7 +65,8 @@ export type AttemptRecord = Pick<
 export const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
 
 /**
- * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before.
+ * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before
+ * (`onlyNew`: only when the endpoint has no delivery of the event yet; one it has is left as it is).
  * A failed one enters the failed list at the delivery's list position; any other leaves it.
  */
 export const recordWebhookDelivery = async (
@@ -74,52 +75,58 @@ export const recordWebhookDelivery = async (
   endpointUuid: string,
   event: { id: string; type: string; json: string },
   attempt: AttemptRecord,
+  { onlyNew = false } = {},
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
-  await ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: deliveryKey(merchantId, endpointUuid, event.id),
-      UpdateExpression:
-        [
-          'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
-          'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
-          '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
-          'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
-          ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
-        ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
-      ExpressionAttributeNames: {
-        '#type': 'type',
-        '#status': 'status',
-        '#error': 'error',
-        '#gsiPk': GSI1.partitionKey,
-        '#gsiSk': GSI1.sortKey,
-        '#ttl': TTL_ATTRIBUTE,
-        '#failedPk': GSI3.partitionKey,
-        '#failedSk': GSI3.sortKey,
-      },
-      ExpressionAttributeValues: {
-        ':type': 'webhook_delivery',
-        ':ep': endpointUuid,
-        ':id': event.id,
-        ':eventType': event.type,
-        ':event': packJson(event.json),
-        ':at': attempt.at,
-        ':gsiPk': listPk(merchantId, endpointUuid),
-        ':gsiSk': `${attempt.at}#${event.id}`,
-        ':status': attempt.status,
-        ':attempt': attempt.attempt,
-        ':code': attempt.response_status,
-        ':latency': attempt.latency_ms,
-        ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
-        ':error': attempt.error,
-        ':next': attempt.next_attempt_at,
-        ':ttl': expires,
-        ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
-      },
-    }),
-  );
+  await ddb
+    .send(
+      new UpdateCommand({
+        TableName: table,
+        Key: deliveryKey(merchantId, endpointUuid, event.id),
+        ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        UpdateExpression:
+          [
+            'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
+            'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
+            '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
+            'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
+            ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
+          ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
+        ExpressionAttributeNames: {
+          '#type': 'type',
+          '#status': 'status',
+          '#error': 'error',
+          '#gsiPk': GSI1.partitionKey,
+          '#gsiSk': GSI1.sortKey,
+          '#ttl': TTL_ATTRIBUTE,
+          '#failedPk': GSI3.partitionKey,
+          '#failedSk': GSI3.sortKey,
+        },
+        ExpressionAttributeValues: {
+          ':type': 'webhook_delivery',
+          ':ep': endpointUuid,
+          ':id': event.id,
+          ':eventType': event.type,
+          ':event': packJson(event.json),
+          ':at': attempt.at,
+          ':gsiPk': listPk(merchantId, endpointUuid),
+          ':gsiSk': `${attempt.at}#${event.id}`,
+          ':status': attempt.status,
+          ':attempt': attempt.attempt,
+          ':code': attempt.response_status,
+          ':latency': attempt.latency_ms,
+          ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
+          ':error': attempt.error,
+          ':next': attempt.next_attempt_at,
+          ':ttl': expires,
+          ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
+        },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(onlyNew && isRefused(error))) throw error;
+    });
 };
 
 export const getWebhookDelivery = (

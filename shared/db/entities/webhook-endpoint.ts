@@ -37,6 +37,8 @@ const endpointSchema = z.looseObject({
   enabled: z.boolean(),
   /** Why the service disabled it (410 Gone, a failure streak); null when enabled or disabled by the merchant. */
   disabled_reason: nullableString(),
+  /** When the service disabled it (absent on endpoints it disabled before this was kept). */
+  disabled_at: z.optional(z.string()),
   secret_box: z.string(),
   /** Secrets replaced within the last day, newest first, each signing until its `expires_at` (at most MAX_PREVIOUS_SECRETS). */
   previous_secrets: z.optional(z.array(z.object({ box: z.string(), expires_at: z.string() }))),
@@ -169,7 +171,8 @@ export type EndpointChanges = Partial<Pick<WebhookEndpointItem, 'url' | 'descrip
 
 /**
  * Applies the merchant's changes; false when the endpoint does not exist. Enabling it again starts
- * afresh: the failure streak and the service's reason for disabling it are cleared.
+ * afresh: the failure streak is cleared. Enabling or disabling it clears the service's reason and
+ * time for disabling it.
  */
 export const updateWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, changes: EndpointChanges, now: string) => {
   const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
@@ -177,11 +180,17 @@ export const updateWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
   const values: Record<string, unknown> = { ':now': now, ...Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value])) };
   const names = Object.fromEntries(entries.map(([name]) => [`#${name}`, name]));
   const restart = changes.enabled === true;
-  if (restart) set.push('disabled_reason = :null');
-  if (restart) values[':null'] = null;
+  // Enabled again, or disabled by the merchant: no longer the service's disabling (whose missed events are recorded for recover).
+  const ownState = changes.enabled !== undefined;
+  if (ownState) set.push('disabled_reason = :null');
+  if (ownState) values[':null'] = null;
+  const remove = [
+    ...(restart ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
+    ...(ownState ? ['disabled_at'] : []),
+  ];
   return updateEndpoint(db, merchantId, uuid, {
     set: set.join(', '),
-    ...(restart ? { remove: 'failing_since, consecutive_failures, retry_at, streak_notified_at' } : {}),
+    ...(remove.length > 0 ? { remove: remove.join(', ') } : {}),
     condition: 'attribute_exists(pk)',
     values,
     ...(entries.length > 0 ? { names } : {}),
@@ -246,7 +255,7 @@ export const rotateWebhookSecret = (
 /** The service disables an endpoint (410 Gone, a failure streak); false when it was already disabled or is gone. */
 export const disableWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, reason: string, now: string) =>
   updateEndpoint(db, merchantId, uuid, {
-    set: 'enabled = :false, disabled_reason = :reason, updated_at = :now',
+    set: 'enabled = :false, disabled_reason = :reason, disabled_at = :now, updated_at = :now',
     remove: 'retry_at',
     condition: 'enabled = :true',
     values: { ':false': false, ':true': true, ':reason': reason, ':now': now },
