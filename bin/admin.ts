@@ -75,7 +75,7 @@ const COMMANDS = {
   },
   recount: {
     options: '--merchant <id>',
-    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected.',
+    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected; a block changed in the last 10 s is marked instead (marked_for_later), and the change feed recounts it a minute later.',
   },
   quota: {
     options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',

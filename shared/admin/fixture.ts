@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { MAX_SEGMENTS } from '#shared/db/entities/segment';
 import { MAX_TIERS } from '#shared/db/entities/tier';
 import { isKnownCurrency } from '#shared/domain/currency';
-import { requiredString, text } from '#shared/schemas/common';
+import { emailAddress, requiredString, text } from '#shared/schemas/common';
 import { orderCreateBody } from '#shared/schemas/order';
 import { laravelErrors } from '#shared/validation/messages';
 
@@ -20,7 +20,7 @@ export const fixtureSchema = z.object({
       id: z.optional(z.uuid()),
       name: name(),
       currency: text().check(z.length(3)),
-      users: z.optional(z.array(z.object({ email: z.email(), name: z.optional(words()) }))),
+      users: z.optional(z.array(z.object({ email: emailAddress(), name: z.optional(words()) }))),
       tokens: z.optional(
         z.array(
           z.object({
@@ -60,7 +60,7 @@ export const fixtureSchema = z.object({
           z.object({
             slug: name(),
             name: name(),
-            email: z.email(),
+            email: emailAddress(),
             tier: z.optional(name()),
             status: z.optional(z.enum(['active', 'inactive'])),
             accepted_at: z.optional(isoTimestamp),
@@ -74,7 +74,7 @@ export const fixtureSchema = z.object({
             uuid: z.optional(z.uuid()),
             status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
             requested_at: z.optional(isoTimestamp),
-            affiliate: z.object({ slug: name(), name: name(), email: z.email() }),
+            affiliate: z.object({ slug: name(), name: name(), email: emailAddress() }),
           }),
         ),
       ),
@@ -83,8 +83,8 @@ export const fixtureSchema = z.object({
           z.object({
             key: name(),
             uuid: z.optional(z.uuid()),
-            email: z.email(),
-            sender_email: z.optional(z.email()),
+            email: emailAddress(),
+            sender_email: z.optional(emailAddress()),
             content: z.optional(words(5000)),
             link_used_at: z.optional(z.nullable(isoTimestamp)),
           }),

@@ -44,12 +44,14 @@ export const optionalString = (max = 255) =>
 export const boundedInt = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max), z.int());
 
 /**
- * An address as HTML's `<input type=email>` takes it (what shops' checkout forms send: any of
- * RFC 5322's unquoted characters before the `@`, an internationalised domain in its `xn--` form),
- * with a dot in the domain. zod's default pattern refused `a&b@example.com` and `.xn--p1ai`.
+ * An address as RFC 5322 writes it unquoted: a dot-atom before the `@` (any of its characters, no
+ * leading, trailing or doubled dot), LDH labels after it, the last a name of letters or an
+ * internationalised one in its `xn--` form (what browsers send). zod's default pattern refused
+ * `a&b@example.com` and `.xn--p1ai`.
  */
-const ADDRESS =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const ADDRESS = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`);
 
 /** An e-mail address, trimmed first like every string. */
 export const emailAddress = () => text().check(z.trim(), z.email({ pattern: ADDRESS }), z.maxLength(255));

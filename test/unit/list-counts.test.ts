@@ -139,9 +139,13 @@ describe('recounting a block from the list index', () => {
     // Act
     const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2, { now: () => now });
 
-    // Assess
+    // Assess: written only if no ADD (one that leaves n as it was included) landed since the read.
     expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 8, after: 7 });
     expect(updatesOf(BLOCK_2).some(isMark)).toBe(false);
+    expect(updatesOf(BLOCK_2)[0]).toMatchObject({
+      ConditionExpression: 'n = :before AND marked_at = :markedAt AND changed_at = :changedAt',
+      ExpressionAttributeValues: expect.objectContaining({ ':changedAt': '2026-11-27T11:59:49.000Z' }),
+    });
   });
 
   it('counts a tier bucket of the affiliates on the tier index (gsi3)', async () => {

@@ -96,6 +96,8 @@ export const recountBlock = async (
           ConditionExpression: [
             before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
             state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
+            // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
+            ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
           ].join(' AND '),
           ExpressionAttributeNames: { '#type': 'type' },
           ExpressionAttributeValues: {
@@ -105,6 +107,7 @@ export const recountBlock = async (
             ':type': 'list_count',
             ...(before === undefined ? {} : { ':before': before }),
             ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
+            ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
           },
         }),
       );
