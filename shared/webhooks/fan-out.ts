@@ -115,16 +115,19 @@ const recordMissedWhileDisabled = async (
         .filter((endpoint) => missesRecoverably(endpoint, now))
         .flatMap((endpoint) => events.filter((event) => subscribes(endpoint, event.type)).map((event) => ({ endpoint, event })));
       try {
-        for (const { endpoint, event } of missing)
-          await recordWebhookDelivery(
-            db,
-            merchantId,
-            endpoint.uuid,
-            { id: event.id, type: event.type, json: JSON.stringify(event) },
-            { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled', attempt: 1, at },
-            // A record read again after the event was delivered (before the disabling) leaves that delivery as it is.
-            { onlyNew: true },
-          );
+        await Promise.all(
+          missing.map(({ endpoint, event }) =>
+            recordWebhookDelivery(
+              db,
+              merchantId,
+              endpoint.uuid,
+              { id: event.id, type: event.type, json: JSON.stringify(event) },
+              { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled', attempt: 1, at },
+              // A record read again after the event was delivered (before the disabling) leaves that delivery as it is.
+              { onlyNew: true },
+            ),
+          ),
+        );
         return true;
       } catch (error) {
         logger.warn('A missed webhook delivery of a disabled endpoint not recorded; the feed will retry', {
