@@ -1,4 +1,4 @@
-import { type AttemptRecord, recordWebhookDelivery, UNANSWERED } from '#shared/db/entities/webhook-delivery';
+import { type AttemptRecord, DISABLED_OUTCOME, recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import {
   answersPromptly,
   claimDelivery,
@@ -147,7 +147,7 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   const { message, settings, now, random } = attempt;
   const { endpoint } = refused;
   if (!endpoint.enabled && message.event.type !== TEST_EVENT_TYPE) {
-    await attempt.record({ ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' });
+    await attempt.record(DISABLED_OUTCOME);
     // The parked deliveries are failed too, each as it comes back (and then recoverable).
     if (endpoint.waiting !== undefined) await releaseParked(settings, message, now);
     return 'failed';

@@ -1,4 +1,4 @@
-import { recordWebhookDelivery, UNANSWERED } from '#shared/db/entities/webhook-delivery';
+import { DISABLED_OUTCOME, recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import { allWebhookEndpoints, endpointHeldUntil, type WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
@@ -122,7 +122,7 @@ const recordMissedWhileDisabled = async (
               merchantId,
               endpoint.uuid,
               { id: event.id, type: event.type, json: JSON.stringify(event) },
-              { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled', attempt: 1, at },
+              { ...DISABLED_OUTCOME, attempt: 1, at },
               // A record read again after the event was delivered (before the disabling) leaves that delivery as it is.
               { onlyNew: true },
             ),

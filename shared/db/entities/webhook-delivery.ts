@@ -62,7 +62,10 @@ export type AttemptRecord = Pick<
 > & { attempt: number; at: string };
 
 /** The fields of an attempt that got no answer and has no next one (not sent, or disabled). */
-export const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
+const UNANSWERED = { response_status: null, latency_ms: null, response_body: null, next_attempt_at: null } as const;
+
+/** The outcome of a delivery to a disabled endpoint: failed, nothing sent (recover sends it once the endpoint is enabled again). */
+export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' } as const;
 
 /**
  * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before
