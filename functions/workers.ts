@@ -1,4 +1,4 @@
-import { CHANGE_FEED_FILTER } from '#shared/changes/feed';
+import { CHANGE_FEED_FILTERS } from '#shared/changes/feed';
 import {
   GSI1,
   GSI3,
@@ -98,10 +98,10 @@ export const workers = [
       retryAttempts: 10_000,
       maxRecordAgeSeconds: 24 * 60 * 60,
       parallelizationFactor: 1,
-      filterPatterns: [CHANGE_FEED_FILTER],
+      filterPatterns: CHANGE_FEED_FILTERS,
       onFailure: 'parked',
     },
-    // Query: a new customer's key, the orders' sequence counter and a group's block counts (consistent), the
+    // Query: a new customer's key, the orders' sequence (quota item or older counter) and a group's block counts (consistent), the
     // merchant's webhook endpoints, its event log's top. UpdateItem: a new customer, a group total, the report
     // totals, a held endpoint's parked count. BatchWriteItem: the events of the event log, a held endpoint's parked
     // deliveries (and taking them back); PutItem: an event too large for a message (by reference), a batch's top

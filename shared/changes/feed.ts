@@ -8,6 +8,7 @@ import { type BlockRef, closedOrderBlocks, closedOrderGroup, parseBlockCountSk }
 import { eventPosition, type LogEntry } from '#shared/db/entities/event-log';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
+import { SEQUENCE_TAKEN } from '#shared/db/entities/quota';
 import { type OrderEventMessage, orderEventMessage, versionOf } from '#shared/domain/order-events';
 import { ledgerTotalsDeltas } from '#shared/domain/reports';
 import type { FollowUp } from '#shared/queue/follow-ups';
@@ -33,18 +34,17 @@ export type Reactions = {
 
 /**
  * The item types whose writes can have a reaction above (orders; the items with webhook events,
- * which also owe e-mails; list block counts and the orders' sequence counter). The stream's event
- * source filters on them, so the writes of everything else (event log, totals, deliveries,
- * endpoints, quota, idempotency, customers) and every removal never invoke the feed; a test holds
- * this list to `reactionsTo`.
+ * which also owe e-mails; list block counts and the older sequence counters). The stream's event
+ * source filters on them, and on a quota item's write that took order sequence numbers, so the
+ * writes of everything else (event log, totals, deliveries, endpoints, other quota takes,
+ * idempotency, customers) and every removal never invoke the feed; a test holds this to `reactionsTo`.
  */
 export const REACTING_ITEM_TYPES = ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] as const;
 
-/** The event source's filter pattern (Lambda FilterCriteria): inserts and modifications of those items. */
-export const CHANGE_FEED_FILTER = {
-  eventName: ['INSERT', 'MODIFY'],
-  dynamodb: { NewImage: { type: { S: REACTING_ITEM_TYPES } } },
-};
+/** The event source's filter patterns (Lambda FilterCriteria, any one passes): inserts and modifications of those items. */
+const REACTING_ITEMS = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { type: { S: REACTING_ITEM_TYPES } } } };
+const ORDER_SEQUENCE_TAKEN = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { [SEQUENCE_TAKEN]: { BOOL: [true] } } } };
+export const CHANGE_FEED_FILTERS = [REACTING_ITEMS, ORDER_SEQUENCE_TAKEN] as const;
 
 type Image = Record<string, unknown>;
 

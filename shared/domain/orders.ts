@@ -1,6 +1,6 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
-import { applyCountChanges, markCountsForRecount, takeSequence } from '#shared/db/entities/counter';
+import { applyCountChanges, markCountsForRecount, takeOrderSequenceNumbers } from '#shared/db/entities/counter';
 import {
   buildOrder,
   type OrderItem,
@@ -35,8 +35,9 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 
 /**
  * Creates an order in three round trips, nothing that many creates share in a transaction
- * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, the sequence
- * number and the quota's decision in parallel; one conditional put of the order under the uuid
+ * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, and the
+ * quota's decision in parallel, with the sequence number (taken in the quota's write when it makes
+ * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
  * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
  * one is stored, the others get 422); then +1 on the list's block count (a failure there is logged
  * and marked for recount, never a 500). What reacts to the order is the change feed's. A put
@@ -47,15 +48,14 @@ export const createOrder = async (
   merchant: Merchant,
   input: OrderCreateInput,
   identity: RequestIdentity,
-  admitted: () => Promise<void>,
+  admitted: () => Promise<{ orderSeq?: number }>,
 ): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
   const [affiliate, legacyHolder, seq] = await Promise.all([
     getAffiliate(db, merchant.id, input.affiliate_slug, true),
     orderNoHolder(db, merchant.id, input.order_no),
-    takeSequence(db, merchant.id, 'orders'),
-    admitted(),
+    admitted().then(({ orderSeq }) => orderSeq ?? takeOrderSequenceNumbers(db, merchant.id)),
   ]);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];

@@ -7,7 +7,7 @@ import { type RequestIdentity, requestIdentity } from '#shared/request-identity'
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { type JsonBodyContext, jsonBody } from './json-body';
-import { putQuotaHeaders, quota } from './quota';
+import { type Admission, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
@@ -23,7 +23,7 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
   identity: RequestIdentity;
   /** Resolves once the merchant's quota admitted the request (throws its 429): awaited before the first write of a route that `admitsBesideReads`. */
-  admitted: () => Promise<void>;
+  admitted: () => Promise<Admission>;
 };
 
 /** A route's handler: its validated request in, the reply its route declares out (`data` typed by the route's response). */
@@ -74,13 +74,13 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
-    .use(quota((event) => route.admitsBesideReads === true && idempotency?.keyOf(event) === undefined))
+    .use(quota((event) => route.admitsBesideReads === true && idempotency?.keyOf(event) === undefined, route.placesOrders === true))
     .use(jsonBody())
     .use(validation(schemas))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
-      const admitted = context.admitted ?? (async () => undefined);
+      const admitted = context.admitted ?? (async (): Promise<Admission> => ({}));
       const reply = await handle({
         ...input,
         merchant: credential.merchant,

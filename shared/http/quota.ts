@@ -24,32 +24,37 @@ const quotaLimiter = () => {
   return limiter;
 };
 
+/** What the admission brought besides itself: a create's order sequence number, when the quota's take wrote it. */
+export type Admission = { orderSeq?: number };
+
 export type QuotaContext = AuthenticatedContext & {
   quota?: QuotaDecision;
   /** Resolves once the request is admitted; rejects with the 429 when it is refused. */
-  admitted?: () => Promise<void>;
+  admitted?: () => Promise<Admission>;
 };
 
 /**
  * `besideReads(event)`: whether this request's decision is left to its handler, which awaits it
  * beside its first reads (the route's `admitsBesideReads`); any answer still waits for it, the
  * handler's own (api-handler.ts) and an error's (onError): so a refused request answers 429
- * whatever else it met, as when the decision comes first.
+ * whatever else it met, as when the decision comes first. `placesOrders`: a take this request
+ * writes also takes its order sequence number (`Admission`).
  */
 export const quota = (
   besideReads: (event: APIGatewayProxyEvent) => boolean = () => false,
+  placesOrders = false,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
   before: async (request) => {
     if (!enforced) return;
     const { context } = request;
     const merchantId = context.credential.merchant.id;
     const deciding = quotaLimiter()
-      .admit(merchantId)
-      .then((decision) => {
+      .admit(merchantId, { sequence: placesOrders })
+      .then((decision): Admission => {
         context.quota = decision;
         if (decision.degraded)
           logger.warn("Quota store unavailable: admitted against this container's own bucket", { merchant_id: merchantId });
-        if (decision.admitted) return;
+        if (decision.admitted) return decision.seq !== undefined ? { orderSeq: decision.seq } : {};
         // Per merchant (dashboard, logs insights) and for the stage (the alarm: no alarm per merchant).
         emitMetrics({ [METRIC.quotaRefusals]: 1 }, { merchant: merchantId });
         emitMetrics({ [METRIC.quotaRefusals]: 1 });

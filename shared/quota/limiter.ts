@@ -28,6 +28,8 @@ export type QuotaDecision = {
   degraded?: boolean;
   /** The instant it was decided on (microseconds since the epoch). */
   at: number;
+  /** The order sequence number taken in the same write, when one was asked for and the take wrote. */
+  seq?: number;
 };
 
 /** What this container knows of a merchant's bucket. */
@@ -94,7 +96,8 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
   /** The take in flight per merchant: a request arriving meanwhile waits for it, then decides on what it brought. */
   const taking = new Map<string, Promise<void>>();
 
-  const admit = async (merchantId: string): Promise<QuotaDecision> => {
+  /** `sequence`: a create's request, which also takes its order sequence number in the take's write, when it makes one. */
+  const admit = async (merchantId: string, { sequence = false }: { sequence?: boolean } = {}): Promise<QuotaDecision> => {
     // Where one process serves many requests at once (npm start), a request waits for the take in
     // flight (never longer than LEASE_WAIT_MS: an invocation stopped mid-take never settles it),
     // then spends what it brought or is refused on the bucket it saw, instead of writing on a view
@@ -127,6 +130,7 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
           fallback: options.fallback,
           seen: view.seen,
           inUse: view.inUse > 0.5,
+          sequence,
         }),
       );
     } catch (error) {
@@ -152,7 +156,12 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
     next.held = { end: take.end, unspent: take.granted - 1 };
     remember(merchantId, next);
     // Counted at the answer: a take written meanwhile by another container on a later clock is in the item.
-    return { admitted: true, headers: headersOf(next, Math.max(take.at, nowUs())), at: take.at };
+    return {
+      admitted: true,
+      headers: headersOf(next, Math.max(take.at, nowUs())),
+      at: take.at,
+      ...(take.seq !== undefined ? { seq: take.seq } : {}),
+    };
   };
 
   /** Fail open, on this container's own view of the bucket (the state it last saw, moved on locally). */

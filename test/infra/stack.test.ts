@@ -396,7 +396,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
-  it('invokes the change feed only for inserts and modifications of the item types it reacts to (event filtering)', () => {
+  it('invokes the change feed only for inserts and modifications of the item types it reacts to, and quota writes that took order numbers (event filtering)', () => {
     const { template, stack } = synth[stage];
     const table = logicalId(stack, stack.data.table);
     const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).find(
@@ -409,6 +409,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
         eventName: ['INSERT', 'MODIFY'],
         dynamodb: { NewImage: { type: { S: ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] } } },
       },
+      { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { seq_taken: { BOOL: [true] } } } },
     ]);
   });
 

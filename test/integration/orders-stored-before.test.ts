@@ -2,12 +2,15 @@
  * Orders stored before order keys were derived from order_no (a random uuid and an `ORDER_NO#`
  * guard item beside the order, which is how the seed still imports orders) keep working: they are
  * read, changed and cancelled by their uuid, and their order_no stays taken for every create.
+ * So do the lists of a merchant whose orders an older sequence counter numbered.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
+import { ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
 import { orderKey, orderUuidFor } from '#shared/db/entities/order';
 import { orderNoKey } from '#shared/db/entities/order-no';
+import { quotaKey } from '#shared/db/entities/quota';
 import { api, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 
 const row = { product_name: 'Tent', price_value: 100, quantity: 1 };
@@ -126,5 +129,53 @@ describe('an order stored before derived keys', () => {
     expect(await total()).toBe(before + 1);
     const listed = (await live().get('/api/v2/orders?per_page=100')).body.data.orders.map((order: { uuid: string }) => order.uuid);
     expect(listed).toEqual(expect.arrayContaining([created.body.data.order.uuid, merchant.orders.kept, merchant.orders.patched]));
+  });
+});
+
+describe('a merchant whose orders were numbered by the older COUNTER#orders', () => {
+  let older: SeededMerchant;
+  const client = () => api('live', older.tokens.live);
+
+  beforeAll(async () => {
+    // Prepare: three orders seeded, then their sequence moved back to where it was kept before the
+    // quota item held it: a `COUNTER#orders` item, and no `orders_seq` on the quota item.
+    older = await seedOne(
+      merchantFixture({
+        key: 'older-counter',
+        orders: ['OLD-1', 'OLD-2', 'OLD-3'].map((order_no, index) => ({
+          key: `o${index}`,
+          order_no,
+          affiliate_slug: 'alice',
+          currency_code: 'EUR',
+          total_shipping_value: 0,
+          order_rows: [row],
+        })),
+      }),
+    );
+    const { ddb, table } = storeFor('live');
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk: `M#${older.id}`, sk: 'COUNTER#orders', type: 'counter', seq: 3 } }));
+    await ddb.send(new UpdateCommand({ TableName: table, Key: quotaKey(older.id), UpdateExpression: 'REMOVE orders_seq, seq_taken' }));
+  });
+
+  it('numbers its next orders past that counter by a gap, lists them first, and counts every order once', async () => {
+    // Act: concurrent creates, V2 and legacy, each the merchant's first with this code
+    const created = await Promise.all([
+      client().post('/api/v2/orders/create', orderBody({ order_no: 'NEW-1' })),
+      client().post('/api/orders/create', orderBody({ order_no: 'NEW-2' })),
+      client().post('/api/v2/orders/create', orderBody({ order_no: 'NEW-3' })),
+    ]);
+
+    // Assess
+    expect(created.map((res) => res.status)).toEqual([201, 201, 201]);
+    const { ddb, table } = storeFor('live');
+    const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: quotaKey(older.id), ConsistentRead: true }));
+    expect(Item?.orders_seq).toBe(3 + ORDER_SEQUENCE_GAP + 3);
+    const page = (await client().get('/api/v2/orders?per_page=100')).body;
+    expect(page.meta.pagination.total).toBe(6);
+    const listed = page.data.orders.map((order: { order_no: string }) => order.order_no);
+    expect([listed.slice(0, 3).sort(), listed.slice(3).sort()]).toEqual([
+      ['NEW-1', 'NEW-2', 'NEW-3'],
+      ['OLD-1', 'OLD-2', 'OLD-3'],
+    ]);
   });
 });

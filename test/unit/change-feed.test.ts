@@ -5,7 +5,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler, processChangeRecords } from '#functions/changes/feed';
 import { passesFilters } from '#local/event-filter';
-import { CHANGE_FEED_FILTER, reactionsTo } from '#shared/changes/feed';
+import { CHANGE_FEED_FILTERS, reactionsTo } from '#shared/changes/feed';
 import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { BLOCK_SIZE, GROUP_SIZE } from '#shared/db/entities/counter';
 import { readMessageBody } from '#shared/queue/large-bodies';
@@ -103,14 +103,14 @@ beforeEach(() => {
   ddbMock.on(QueryCommand).resolves({ Items: [] });
 });
 
-/** The orders' sequence counter as a consistent read of it finds it. */
+/** The orders' sequence (on the merchant's quota item) as a consistent read of it finds it. */
 const sequenceAt = (seq: number) =>
   ddbMock
     .on(QueryCommand, {
       KeyConditionExpression: 'pk = :pk AND sk = :sk',
-      ExpressionAttributeValues: { ':pk': MERCHANT_PK, ':sk': 'COUNTER#orders' },
+      ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#QUOTA`, ':sk': 'QUOTA' },
     })
-    .resolves({ Items: [{ pk: MERCHANT_PK, sk: 'COUNTER#orders', seq }] });
+    .resolves({ Items: [{ orders_seq: seq }] });
 
 /** The sort keys of the group totals written so far, in order. */
 const totalsWritten = () =>
@@ -325,6 +325,7 @@ describe("the change feed's event filter", () => {
     const pending = storedPendingRequest();
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000070', type: 'list_count', n: 4, v: 4 };
     const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: 255 };
+    const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1 };
     const reacting = [
       record('INSERT', storedOrder()),
       record('INSERT', pending),
@@ -333,8 +334,11 @@ describe("the change feed's event filter", () => {
       record('INSERT', LEDGER),
       record('MODIFY', { ...block, n: 5, v: 5 }, block),
       record('MODIFY', { ...counter, seq: 256 }, counter),
+      record('MODIFY', { ...quota, tat_us: 2, orders_seq: 256, seq_taken: true }, { ...quota, orders_seq: 255, seq_taken: true }),
     ];
     const idle = [
+      // A quota take that took no sequence number (every route's but a create's) removes the mark.
+      record('MODIFY', { ...quota, tat_us: 3, orders_seq: 256 }, { ...quota, tat_us: 2, orders_seq: 256, seq_taken: true }),
       record('INSERT', { pk: `${MERCHANT_PK}#EVENTS`, sk: '1.000', type: 'event_log', event: '{}' }),
       record('MODIFY', { pk: `${MERCHANT_PK}#EVENTS`, sk: 'HEAD', type: 'event_log_head', position: '2' }),
       record('INSERT', { pk: `${MERCHANT_PK}#WEBHOOK#e1`, sk: 'DELIVERY#evt_1', type: 'webhook_delivery', status: 'succeeded' }),
@@ -346,7 +350,7 @@ describe("the change feed's event filter", () => {
     ];
 
     // Act
-    const passed = (records: DynamoDBRecord[]) => records.map((change) => passesFilters(change, [CHANGE_FEED_FILTER]));
+    const passed = (records: DynamoDBRecord[]) => records.map((change) => passesFilters(change, CHANGE_FEED_FILTERS));
 
     // Assess
     for (const change of reacting) expect(Object.keys(reactionsTo(change)).length).toBeGreaterThan(0);
@@ -633,7 +637,7 @@ describe('the change-feed function', () => {
     expect(totalsWritten()).toEqual(['invites#all#G#00000000']);
     const sequenceReads = ddbMock
       .commandCalls(QueryCommand)
-      .filter((call) => call.args[0].input.ExpressionAttributeValues?.[':sk'] === 'COUNTER#orders');
+      .filter((call) => ['COUNTER#orders', 'QUOTA'].includes(String(call.args[0].input.ExpressionAttributeValues?.[':sk'])));
     expect(sequenceReads).toEqual([]);
   });
 
@@ -641,17 +645,17 @@ describe('the change-feed function', () => {
     // Prepare: the sequence is in group 0
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
     const invites = { ...block, sk: 'invites#all#00000000' };
-    const counter = { pk: MERCHANT_PK, sk: 'COUNTER#orders', type: 'counter', seq: GROUP_SIZE * BLOCK_SIZE - 1 };
+    const counter = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', seq_taken: true, orders_seq: GROUP_SIZE * BLOCK_SIZE - 1 };
     ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
-    sequenceAt(counter.seq);
+    sequenceAt(counter.orders_seq);
 
     // Act
     const open = await runFeed(
       streamEvent(record('MODIFY', { ...block, n: 8, v: 8 }, block), record('MODIFY', { ...invites, n: 8, v: 8 }, invites)),
     );
     const openTotals = totalsWritten();
-    sequenceAt(counter.seq + 1);
-    const left = await runFeed(streamEvent(record('MODIFY', { ...counter, seq: counter.seq + 1 }, counter)));
+    sequenceAt(counter.orders_seq + 1);
+    const left = await runFeed(streamEvent(record('MODIFY', { ...counter, orders_seq: counter.orders_seq + 1 }, counter)));
 
     // Assess
     expect([open, left]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
@@ -671,6 +675,39 @@ describe('the change-feed function', () => {
     expect(batchMessagesSentTo(FOLLOW_UPS_QUEUE)).toEqual([
       { body: { kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000000' }, due: expect.any(String) }, delay: 60 },
     ]);
+  });
+
+  it("sends the recount of an order block that the quota item's order sequence moved past, as for the older counter", async () => {
+    // Prepare
+    const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1, orders_seq: 511, seq_taken: true };
+
+    // Act
+    const result = await runFeed(streamEvent(record('MODIFY', { ...quota, tat_us: 2, orders_seq: 512 }, quota)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(batchMessagesSentTo(FOLLOW_UPS_QUEUE)).toEqual([
+      { body: { kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000001' }, due: expect.any(String) }, delay: 60 },
+    ]);
+  });
+
+  it('reads the open group of the orders from their older counter while the quota item holds no sequence', async () => {
+    // Prepare: the quota item has no orders_seq; the older counter is in group 1
+    const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
+    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#QUOTA`, ':sk': 'QUOTA' } })
+      .resolves({ Items: [{ tat_us: 1 }] });
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': MERCHANT_PK, ':sk': 'COUNTER#orders' } })
+      .resolves({ Items: [{ pk: MERCHANT_PK, sk: 'COUNTER#orders', seq: GROUP_SIZE * BLOCK_SIZE }] });
+
+    // Act
+    const result = await runFeed(streamEvent(record('MODIFY', { ...block, n: 8, v: 8 }, block)));
+
+    // Assess: group 0 is closed, so its total is refreshed
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(totalsWritten()).toEqual(['orders#all#G#00000000']);
   });
 
   it('delays each follow-up until it is due, at least the configured minimum', async () => {

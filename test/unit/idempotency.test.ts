@@ -21,6 +21,7 @@ import {
   storedOrder,
   stubAuth,
   stubOrderCreate,
+  stubOrderSequence,
   TOKENS,
   TRACE_ID,
 } from './support/fixtures';
@@ -88,6 +89,7 @@ beforeEach(() => {
   stubAuth();
   stubOrderCreate();
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder() });
+  stubOrderSequence();
   ddbMock.on(PutCommand, CLAIM).resolves({});
   ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${ORDER_UUID}` } }).resolves({ Item: storedOrder() });
 });

@@ -19,8 +19,9 @@ const heldQuota = (refuse = false) => {
   ddbMock.on(UpdateCommand, { Key: quotaKey(MERCHANT.id) }).callsFake(async (input: UpdateCommandInput) => {
     await answered;
     // Refused: the bucket stands a minute ahead (no token left); admitted: the take's own end.
-    if (refuse) throw conditionFailed(marshall({ tat_us: Date.now() * 1000 + 60_000_000 }));
-    return { Attributes: { tat_us: input.ExpressionAttributeValues?.[':end'] } };
+    if (refuse) throw conditionFailed(marshall({ tat_us: Date.now() * 1000 + 60_000_000, orders_seq: 6 }));
+    // A create's take also takes its order sequence number.
+    return { Attributes: { tat_us: input.ExpressionAttributeValues?.[':end'], orders_seq: 7 } };
   });
   return { answer };
 };

@@ -1,11 +1,20 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as changeFeed } from '#functions/changes/feed';
 import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
+import { padSeq } from '#shared/db/entities/base';
+import { ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
 import { logger } from '#shared/logger';
 import { apiEvent, expectV2Error, invoke, workerContext } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
@@ -18,6 +27,7 @@ import {
   MERCHANT_PK,
   ORDER_COUNTER_KEY,
   ORDER_PUT,
+  ORDER_SEQUENCE_KEY,
   ORDERS_LIST_PK,
   orderBody,
   orderPuts,
@@ -195,25 +205,54 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('reads the affiliate (consistently) and the order_no guard of an order stored before derived keys, and takes the sequence number with one atomic ADD', async () => {
+  it('reads the affiliate (consistently) and the order_no guard of an order stored before derived keys, and takes the sequence number with one atomic ADD on the quota item', async () => {
     // Act
     await postV2(orderBody());
 
     // Assess
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: AFFILIATE_KEY, ConsistentRead: true });
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: GUARD_KEY, ProjectionExpression: 'order_uuid' });
-    expect(updatesOf(ORDER_COUNTER_KEY)).toHaveLength(1);
-    expect(updatesOf(ORDER_COUNTER_KEY)[0]?.args[0].input).toEqual({
+    expect(updatesOf(ORDER_SEQUENCE_KEY)).toHaveLength(1);
+    expect(updatesOf(ORDER_SEQUENCE_KEY)[0]?.args[0].input).toEqual({
       TableName: 'unit-table',
-      Key: ORDER_COUNTER_KEY,
-      UpdateExpression: 'ADD seq :count SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':count': 1, ':type': 'counter' },
+      Key: ORDER_SEQUENCE_KEY,
+      UpdateExpression: 'SET #taken = :taken ADD #seq :count',
+      // Refused only before the merchant's sequence is started (never on a race): see the next test.
+      ConditionExpression: 'attribute_exists(#seq)',
+      ExpressionAttributeNames: { '#taken': 'seq_taken', '#seq': 'orders_seq' },
+      ExpressionAttributeValues: { ':taken': true, ':count': 1 },
       ReturnValues: 'UPDATED_NEW',
     });
-    // The counter is never read first and never written conditionally: nothing to lose a race on.
-    expect(updatesOf(ORDER_COUNTER_KEY)[0]?.args[0].input).not.toHaveProperty('ConditionExpression');
+    // The sequence is never read first.
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_SEQUENCE_KEY });
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_COUNTER_KEY });
+  });
+
+  it("numbers a merchant's first order after its older COUNTER#orders by a gap, and marks that counter's last block for recount", async () => {
+    // Prepare: orders numbered up to 300 by the older counter; the quota item has no sequence yet
+    let started: number | undefined;
+    ddbMock
+      .on(GetCommand, { Key: ORDER_COUNTER_KEY, ConsistentRead: true })
+      .resolves({ Item: { ...ORDER_COUNTER_KEY, type: 'counter', seq: 300 } });
+    ddbMock.on(UpdateCommand, { Key: ORDER_SEQUENCE_KEY }).callsFake(async (input: UpdateCommandInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      if (input.ConditionExpression === 'attribute_not_exists(#seq)') {
+        started = values[':last'];
+        return {};
+      }
+      if (started === undefined) throw conditionFailed();
+      started += values[':count'];
+      return { Attributes: { orders_seq: started } };
+    });
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(started).toBe(300 + ORDER_SEQUENCE_GAP + 1);
+    expect(orderPut()?.Item?.gsi1sk).toBe(padSeq(300 + ORDER_SEQUENCE_GAP + 1));
+    expect(updatesOf(orderBlockKey(1))[0]?.args[0].input.UpdateExpression).toMatch(/^ADD n :zero SET #type = :type, marked_at = :now/);
   });
 
   it('takes the sequence number while it reads (one round trip for the three), then puts the order', async () => {
@@ -222,7 +261,7 @@ describe('POST /api/v2/orders/create', () => {
     let addsSentDuringRead = -1;
     ddbMock.on(GetCommand, { Key: AFFILIATE_KEY }).callsFake(async () => {
       await new Promise((resolve) => setImmediate(resolve));
-      addsSentDuringRead = updatesOf(ORDER_COUNTER_KEY).length;
+      addsSentDuringRead = updatesOf(ORDER_SEQUENCE_KEY).length;
       return { Item: storedAffiliate() };
     });
 
@@ -234,7 +273,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(addsSentDuringRead).toBe(1);
     const affiliateRead = positionOf('GetCommand', AFFILIATE_KEY);
     const guardRead = positionOf('GetCommand', GUARD_KEY);
-    const sequence = positionOf('UpdateCommand', ORDER_COUNTER_KEY);
+    const sequence = positionOf('UpdateCommand', ORDER_SEQUENCE_KEY);
     const put = positionOf('PutCommand');
     expect(Math.min(affiliateRead, guardRead, sequence, put)).toBeGreaterThanOrEqual(0);
     expect(Math.max(affiliateRead, guardRead, sequence)).toBeLessThan(put);
@@ -258,7 +297,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
     expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
     // The only UpdateItems are the sequence number and the block count.
-    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_COUNTER_KEY, orderBlockKey(0)]);
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
   });
 
   it('commits an order from which the change feed announces order.created (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
@@ -440,7 +479,7 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
       // The sequence number is never counted: the lists show no gap.
-      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
       expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -456,7 +495,7 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
     expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -499,7 +538,7 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
       expect(recountMarks()).toEqual([orderBlockKey(1)]);
-      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY, orderBlockKey(1)]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(1)]);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(sqsMock).not.toHaveReceivedAnyCommand();
     });
@@ -514,7 +553,7 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
       expect(recountMarks()).toEqual([]);
-      expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
     });
   });
 
@@ -547,7 +586,7 @@ describe('POST /api/v2/orders/create', () => {
     // The holder came back with the refusal: it is not read again.
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } });
     // The sequence number was taken, but it is never counted: the lists show no gap.
-    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -561,7 +600,7 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(500);
     expect(orderPuts()).toHaveLength(1);
-    expect(updatedKeys()).toEqual([ORDER_COUNTER_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
@@ -647,7 +686,7 @@ describe('POST /api/v2/orders/create', () => {
       .calls()
       .map((call) => (call.args[0].input as { Key?: { pk: string } }).Key?.pk)
       .filter((pk) => pk !== undefined);
-    expect(keys.every((pk) => pk === MERCHANT_PK || pk === COUNTS_PK)).toBe(true);
+    expect(keys.every((pk) => pk === MERCHANT_PK || pk === COUNTS_PK || pk === ORDER_SEQUENCE_KEY.pk)).toBe(true);
   });
 });
 

@@ -141,7 +141,7 @@ describe('quota limiter under contention', () => {
     expect(decision).toMatchObject({ admitted: true });
     expect(decision.degraded).toBeUndefined();
     expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 2);
-    expect(ddbMock.commandCalls(UpdateCommand)[1]?.args[0].input.UpdateExpression).toBe('SET #tat = #tat + :add');
+    expect(ddbMock.commandCalls(UpdateCommand)[1]?.args[0].input.UpdateExpression).toBe('SET #tat = #tat + :add REMOVE #taken');
     expect(item.tat_us).toBe(NOW * 1000 + 6 * step);
     expect(remainingOf(decision)).toBe(14);
   });
@@ -237,5 +237,71 @@ describe('quota limiter under contention', () => {
     expect(steadyAdmitted).toBe(5000);
     expect(writesAtHalf).toBeLessThan(5000 / 10);
     expect(floodAdmitted).toBeLessThanOrEqual(fast.rate * 2 + fast.burst);
+  });
+});
+
+describe("quota limiter and a create's order sequence", () => {
+  /** The quota item with the order sequence at `seq` (none: not started), checking the take's conditions. */
+  const sequencedItem = (seq?: number) => {
+    const item: { tat_us?: number; orders_seq?: number } = seq === undefined ? {} : { orders_seq: seq };
+    ddbMock.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      const takesSeq = input.UpdateExpression?.includes('ADD #seq') ?? false;
+      const bucketHolds = item.tat_us === undefined || item.tat_us < values[':now'];
+      if (!bucketHolds || (takesSeq && item.orders_seq === undefined)) throw conditionFailed(marshall(item));
+      item.tat_us = values[':end'];
+      if (takesSeq) item.orders_seq = (item.orders_seq ?? 0) + values[':one'];
+      return { Attributes: { ...item } };
+    });
+    return item;
+  };
+
+  it('takes the sequence number in the same conditional write as the tokens, marking the write for the change feed', async () => {
+    // Prepare
+    const item = sequencedItem(41);
+    const limiter = createQuotaLimiter({ db: functionTable, fallback: { rate: 100, burst: 200 }, now: () => NOW });
+
+    // Act
+    const decision = await limiter.admit('m1', { sequence: true });
+
+    // Assess
+    expect(decision).toMatchObject({ admitted: true, seq: 42 });
+    expect(item.orders_seq).toBe(42);
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    const input = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).toBe('SET #tat = :end, #taken = :taken ADD #seq :one');
+    expect(input?.ConditionExpression).toMatch(/ AND attribute_exists\(#seq\)$/);
+  });
+
+  it('takes only tokens, and no sequence number, while the item has no sequence yet (the create then starts it)', async () => {
+    // Prepare
+    const item = sequencedItem();
+    const limiter = createQuotaLimiter({ db: functionTable, fallback: { rate: 100, burst: 200 }, now: () => NOW });
+
+    // Act
+    const decision = await limiter.admit('m1', { sequence: true });
+
+    // Assess: the first write (with the sequence) is refused, the second takes the tokens alone
+    expect(decision.admitted).toBe(true);
+    expect(decision.seq).toBeUndefined();
+    expect(item).toEqual({ tat_us: expect.any(Number) });
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
+      'SET #tat = :end, #taken = :taken ADD #seq :one',
+      'SET #tat = :end REMOVE #taken',
+    ]);
+  });
+
+  it("takes no sequence number for another route's request, and removes the change feed's mark", async () => {
+    // Prepare
+    const item = sequencedItem(41);
+    const limiter = createQuotaLimiter({ db: functionTable, fallback: { rate: 100, burst: 200 }, now: () => NOW });
+
+    // Act
+    const decision = await limiter.admit('m1');
+
+    // Assess
+    expect(decision.seq).toBeUndefined();
+    expect(item.orders_seq).toBe(41);
+    expect(ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toBe('SET #tat = :end REMOVE #taken');
   });
 });

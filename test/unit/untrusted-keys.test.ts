@@ -11,7 +11,16 @@ import { orderUpdateBody } from '#shared/schemas/order';
 import { laravelErrors } from '#shared/validation/messages';
 import { apiEvent, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
-import { ORDER_UUID, orderBody, storedOrder, stubAuth, stubBlockCounts, stubOrderCreate, TOKENS } from './support/fixtures';
+import {
+  ORDER_UUID,
+  orderBody,
+  storedOrder,
+  stubAuth,
+  stubBlockCounts,
+  stubOrderCreate,
+  stubOrderSequence,
+  TOKENS,
+} from './support/fixtures';
 
 /**
  * Keys named like Object.prototype members (`constructor`, `__proto__`, `toString`,
@@ -30,6 +39,7 @@ beforeEach(() => {
   stubOrderCreate();
   ddbMock.on(TransactWriteCommand).resolves({});
   ddbMock.on(UpdateCommand).resolves({ Attributes: storedOrder({ total_shipping_value: 5 }) });
+  stubOrderSequence();
 });
 
 describe('PATCH /api/v2/orders/{uuid} with a prototype-named key', () => {

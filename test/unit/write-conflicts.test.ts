@@ -40,8 +40,8 @@ import {
   COUNTS_PK,
   derivedOrderUuid,
   MERCHANT_PK,
-  ORDER_COUNTER_KEY,
   ORDER_PUT,
+  ORDER_SEQUENCE_KEY,
   ORDER_UUID,
   orderBody,
   orderPuts,
@@ -332,7 +332,7 @@ describe('a throttled order create', () => {
     expect(first?.Item).toMatchObject({ uuid: derivedOrderUuid('A-1001'), seq: 77 });
     expect(response.body.data.order.uuid).toBe(derivedOrderUuid('A-1001'));
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
-    expect(ddbMock.commandCalls(UpdateCommand, { Key: ORDER_COUNTER_KEY })).toHaveLength(1);
+    expect(ddbMock.commandCalls(UpdateCommand, { Key: ORDER_SEQUENCE_KEY })).toHaveLength(1);
     expect(countWrites()).toHaveLength(1);
   });
 });

@@ -3,14 +3,16 @@ import * as z from 'zod/mini';
 import { queryItems, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
+import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
 import { moveForward } from './forward';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
+import { OrderSequenceNotStarted, orderSequenceMove, readOrderSequence, startOrderSequence, takeOrderSequence } from './quota';
 
 /**
  * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
- * counter per list (`COUNTER#<list>`, so list order is creation order), a count item per bucket and
+ * counter per list (`COUNTER#<list>`, so list order is creation order; the orders' is on the quota
+ * item, quota.ts), a count item per bucket and
  * block of BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the merchant's
  * `#COUNTS` partition, so a page finds its place from a bounded number of count items. Their keys
  * and versions, and why, are in docs/data-model-heat.md#page-cost-at-any-size.
@@ -23,19 +25,25 @@ const sequenceKey = (merchantId: string, list: ListName) => itemKey(merchantId, 
 
 const sequenceItem = z.object({ sk: z.string(), seq: z.number() });
 
-/** The last sequence number each list of a merchant has handed out. One Query of a few items. */
+/** The last sequence number each list of a merchant has handed out. One Query of a few items, and the orders' on the quota item. */
 export const readSequences = async (db: TableRef, merchantId: string): Promise<Map<ListName, number>> => {
-  const items = await queryKeyPrefix(db, merchantPk(merchantId), SEQUENCE_PREFIX);
+  const [items, orders] = await Promise.all([
+    queryKeyPrefix(db, merchantPk(merchantId), SEQUENCE_PREFIX),
+    readOrderSequence(db, merchantId),
+  ]);
   const sequences = new Map<ListName, number>();
   for (const raw of items) {
     const { sk, seq } = parseStored('counter', sequenceItem, raw);
     sequences.set(parseStored('counter', listName, sk.slice(SEQUENCE_PREFIX.length)), seq);
   }
+  if (orders !== undefined) sequences.set('orders', orders);
   return sequences;
 };
 
-/** The last sequence number of one list (0 before its first): one consistent Query of its counter item. */
+/** The last sequence number of one list (0 before its first): one consistent Query of its counter item (the orders': of the quota item, else their older counter). */
 const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
+  const orders = list === 'orders' ? await readOrderSequence(db, merchantId) : undefined;
+  if (orders !== undefined) return orders;
   const key = sequenceKey(merchantId, list);
   const [raw] = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk = :sk',
@@ -45,16 +53,22 @@ const readSequence = async (db: TableRef, merchantId: string, list: ListName): P
   return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
 };
 
-/** The blocks of the orders' sequence counter before and after a write of it; undefined for any other item. */
-const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) =>
-  after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders`
+/**
+ * The blocks of the orders' sequence before and after a write of it (the quota item's
+ * `orders_seq`, or the older `COUNTER#orders` that stores written before it); undefined for any other write.
+ */
+const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) => {
+  const quotaMove = orderSequenceMove(before, after);
+  if (quotaMove) return { from: blockOf(quotaMove.from), to: blockOf(quotaMove.to) };
+  return after.type !== 'counter' || after.sk !== `${SEQUENCE_PREFIX}orders`
     ? undefined
     : { from: blockOf(typeof before?.seq === 'number' ? before.seq : 0), to: blockOf(typeof after.seq === 'number' ? after.seq : 0) };
+};
 
 /**
- * The order blocks a write of the orders' sequence counter closed: every block the counter moved
+ * The order blocks a write of the orders' sequence closed: every block the sequence moved
  * past (from its old to its new value). Once no create can still count into a block, its count
- * can be recounted without racing one (the change feed schedules that, counter images in, keys out).
+ * can be recounted without racing one (the change feed schedules that, sequence images in, keys out).
  */
 export const closedOrderBlocks = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): Key[] => {
   const move = orderBlocksMoved(before, after);
@@ -66,11 +80,33 @@ export const closedOrderBlocks = (before: Record<string, unknown> | undefined, a
   return closed;
 };
 
+/** How far past the older `COUNTER#orders` the orders' sequence starts on the quota item: creates of code that still takes from the counter (during a deploy) never share a number with the new ones. */
+export const ORDER_SEQUENCE_GAP = 16_384;
+
+/**
+ * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
+ * first. A merchant whose orders were numbered by `COUNTER#orders` first has its sequence started
+ * ORDER_SEQUENCE_GAP past that counter, and the counter's last block marked for recount: the
+ * counter's move past it, which would have scheduled that recount and its group's total, never comes.
+ */
+export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<number> => {
+  try {
+    return await takeOrderSequence(db, merchantId, count);
+  } catch (error) {
+    if (!(error instanceof OrderSequenceNotStarted)) throw error;
+  }
+  const counter = await getStored(db, 'counter', sequenceItem, sequenceKey(merchantId, 'orders'), true);
+  await startOrderSequence(db, merchantId, counter ? counter.seq + ORDER_SEQUENCE_GAP : 0);
+  if (counter) await markForRecount(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(counter.seq)));
+  return takeOrderSequence(db, merchantId, count);
+};
+
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
-export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string, list: ListName, count = 1): Promise<number> => {
-  const { Attributes } = await ddb.send(
+export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1): Promise<number> => {
+  if (list === 'orders') return takeOrderSequenceNumbers(db, merchantId, count);
+  const { Attributes } = await db.ddb.send(
     new UpdateCommand({
-      TableName: table,
+      TableName: db.table,
       Key: sequenceKey(merchantId, list),
       UpdateExpression: 'ADD seq :count SET #type = :type',
       ExpressionAttributeNames: { '#type': 'type' },
@@ -83,8 +119,8 @@ export const takeSequence = async ({ ddb, table }: TableRef, merchantId: string,
 };
 
 /**
- * The group of order blocks a write of the orders' sequence counter closed, as the last block of
- * it: the counter moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
+ * The group of order blocks a write of the orders' sequence closed, as the last block of
+ * it: the sequence moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
  */
 export const closedOrderGroup = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): BlockRef | undefined => {
   const move = orderBlocksMoved(before, after);

@@ -1,14 +1,17 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { getStored, type Key, merchantPk, parseStoredOptional, refusedItem } from './base';
+import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem } from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own,
  * `M#<merchant>#QUOTA`, so that every route may write it (IAM `dynamodb:LeadingKeys` matches that
  * partition only) without being allowed any other write. It holds the bucket's state (`tat_us`, see
  * shared/quota/gcra.ts; an older `tat` in milliseconds is ignored) and the override ops set (`rate`, `burst`; absent: the stage's default).
+ * It also holds the orders' sequence (`orders_seq`), so that a create's take and its sequence
+ * number are one write (docs/data-model-heat.md, "The create now").
  */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
@@ -19,15 +22,16 @@ const quotaSchema = z.looseObject({
   tat_us: z.optional(z.number()),
   rate: z.optional(z.number()),
   burst: z.optional(z.number()),
+  orders_seq: z.optional(z.number()),
 });
 export type QuotaItem = z.output<typeof quotaSchema>;
 
 export const policyOf = (item: QuotaItem | undefined, fallback: QuotaPolicy): QuotaPolicy =>
   item?.rate !== undefined && item.burst !== undefined ? { rate: item.rate, burst: item.burst } : fallback;
 
-/** Tokens taken and the item as it now stands (`item`: what the next take starts from). */
+/** Tokens taken and the item as it now stands (`item`: what the next take starts from); `seq`: the order sequence number taken with them. */
 export type QuotaTake = (
-  | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem }
+  | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem; seq?: number }
   | { granted: 0; retryAfterUs: number; policy: QuotaPolicy; item: QuotaItem }
 ) & {
   /** The instant it was decided on. */
@@ -46,7 +50,18 @@ export type TakeRequest = {
   seen?: QuotaItem;
   /** Whether the bucket was in use at this container's last take: which write to try first when `seen` is old. */
   inUse?: boolean;
+  /** Also take the next order sequence number, unless the item has no sequence yet (then the caller takes it apart). */
+  sequence?: boolean;
 };
+
+/**
+ * Set by every write that takes order sequence numbers, removed by every take that takes none: the
+ * change feed's event source passes only the former (`ORDER_SEQUENCE_FILTER`), so the quota takes of
+ * every other request invoke nothing.
+ */
+export const SEQUENCE_TAKEN = 'seq_taken';
+const SEQUENCE_STARTED = 'attribute_exists(#seq)';
+const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #seq :one' : ' REMOVE #taken');
 
 /** Conditional writes one take may lose before it refuses (each loss answers the item as it stands). */
 export const MAX_TAKE_ATTEMPTS = 8;
@@ -79,6 +94,8 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
     if (!('tat' in lease)) return { granted: 0, retryAfterUs: lease.retryAfterUs, policy, item, at: now, inUse };
     const adds = inUse || (!fresh && request.inUse === true);
     const quotaCondition = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
+    // Tried on a view (which may predate the sequence); not again once the item itself shows none.
+    const withSeq = request.sequence === true && (item.orders_seq !== undefined || !fresh);
     try {
       const { Attributes } = await ddb.send(
         new UpdateCommand({
@@ -86,20 +103,27 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
           Key: quotaKey(merchantId),
           ...(adds
             ? {
-                UpdateExpression: 'SET #tat = #tat + :add',
-                ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}`,
+                UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
+                ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
               }
             : {
-                UpdateExpression: 'SET #tat = :end',
-                ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}`,
+                UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
+                ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
               }),
-          ExpressionAttributeNames: { '#tat': 'tat_us', '#rate': 'rate', ...(own ? { '#burst': 'burst' } : {}) },
+          ExpressionAttributeNames: {
+            '#tat': 'tat_us',
+            '#rate': 'rate',
+            '#taken': SEQUENCE_TAKEN,
+            ...(own ? { '#burst': 'burst' } : {}),
+            ...(withSeq ? { '#seq': 'orders_seq' } : {}),
+          },
           ExpressionAttributeValues: {
             ':now': now,
             ...(adds
               ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
               : { ':end': now + lease.granted * step }),
             ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
+            ...(withSeq ? { ':one': 1, ':taken': true } : {}),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -107,7 +131,15 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
       );
       const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? {};
       const end = stored.tat_us ?? now + lease.granted * step;
-      return { granted: lease.granted, end, policy: policyOf(stored, request.fallback), item: stored, at: now, inUse: adds };
+      return {
+        granted: lease.granted,
+        end,
+        policy: policyOf(stored, request.fallback),
+        item: stored,
+        at: now,
+        inUse: adds,
+        ...(withSeq && stored.orders_seq !== undefined ? { seq: stored.orders_seq } : {}),
+      };
     } catch (error) {
       // None: no item yet.
       item = parseStoredOptional('quota', quotaSchema, refusedItem(error)) ?? {};
@@ -120,6 +152,72 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
 export class QuotaContention extends Error {
   override name = 'QuotaContention';
 }
+
+/** The item has no `orders_seq` yet: the caller starts it from the orders' older counter (counter.ts). */
+export class OrderSequenceNotStarted extends Error {
+  override name = 'OrderSequenceNotStarted';
+}
+
+/** Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started. */
+export const takeOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, count = 1): Promise<number> => {
+  try {
+    const { Attributes } = await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: quotaKey(merchantId),
+        UpdateExpression: 'SET #taken = :taken ADD #seq :count',
+        ConditionExpression: SEQUENCE_STARTED,
+        ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
+        ExpressionAttributeValues: { ':taken': true, ':count': count },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return parseStored('quota', z.object({ orders_seq: z.number() }), Attributes).orders_seq - count + 1;
+  } catch (error) {
+    if (isRefused(error)) throw new OrderSequenceNotStarted(`order sequence of merchant ${merchantId} not started`);
+    throw error;
+  }
+};
+
+/** Starts the order sequence after `last` (the number last handed out), unless it was started already. */
+export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, last: number): Promise<void> => {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: quotaKey(merchantId),
+        UpdateExpression: 'SET #seq = :last',
+        ConditionExpression: 'attribute_not_exists(#seq)',
+        ExpressionAttributeNames: { '#seq': 'orders_seq' },
+        ExpressionAttributeValues: { ':last': last },
+      }),
+    );
+  } catch (error) {
+    if (!isRefused(error)) throw error;
+  }
+};
+
+/** The last order sequence number handed out, read consistently (a Query: the change feed may not GetItem); undefined before the sequence is started. */
+export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<number | undefined> => {
+  const key = quotaKey(merchantId);
+  const [raw] = await queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND sk = :sk',
+    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+    ProjectionExpression: 'orders_seq',
+    ConsistentRead: true,
+  });
+  return parseStoredOptional('quota', quotaSchema, raw)?.orders_seq;
+};
+
+/** The order sequence numbers before and after a write of a quota item (stream images); undefined when it moved none. */
+export const orderSequenceMove = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) =>
+  typeof after.pk === 'string' &&
+  after.pk.endsWith(QUOTA_PARTITION_SUFFIX) &&
+  typeof before?.orders_seq === 'number' &&
+  typeof after.orders_seq === 'number' &&
+  after.orders_seq > before.orders_seq
+    ? { from: before.orders_seq, to: after.orders_seq }
+    : undefined;
 
 export const getQuota = (db: TableRef, merchantId: string): Promise<QuotaItem | undefined> =>
   getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);

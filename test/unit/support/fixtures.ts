@@ -107,7 +107,9 @@ export const orderBody = (overrides: Partial<OrderCreateBody> = {}): OrderCreate
 /** The order list's index partition on gsi1 and its block counts (one item per 256 sequence numbers). */
 export const ORDERS_LIST_PK = `${MERCHANT_PK}#orders#all`;
 export const COUNTS_PK = `${MERCHANT_PK}#COUNTS`;
-/** The merchant's order sequence counter (atomic ADD, never in a transaction). */
+/** The merchant's order sequence: `orders_seq` on its quota item (atomic ADD, never in a transaction). */
+export const ORDER_SEQUENCE_KEY = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA' };
+/** The orders' older sequence counter, which numbered the orders before the quota item did. */
 export const ORDER_COUNTER_KEY = { pk: MERCHANT_PK, sk: 'COUNTER#orders' };
 export const AFFILIATE_KEY = { pk: MERCHANT_PK, sk: 'AFFILIATE#alice' };
 
@@ -153,7 +155,7 @@ export const derivedOrderUuid = (orderNo: string, merchantId: string = MERCHANT.
 
 /**
  * Stubs what an order create reads and writes besides authentication: the affiliate `alice`
- * (active unless given), the order counter (its ADD hands back `seq`), and success for the order's
+ * (active unless given), the order sequence (its ADD hands back `seq`), and success for the order's
  * put and every other UpdateItem (block count, recount mark).
  */
 export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
@@ -162,8 +164,12 @@ export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<stri
     .resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
   ddbMock.on(PutCommand, ORDER_PUT).resolves({});
   ddbMock.on(UpdateCommand).resolves({});
-  ddbMock.on(UpdateCommand, { Key: ORDER_COUNTER_KEY }).resolves({ Attributes: { seq: options.seq ?? 42 } });
+  stubOrderSequence(options.seq);
 };
+
+/** The order sequence's ADD hands back `seq` (again after a test stubs every UpdateItem). */
+export const stubOrderSequence = (seq = 42) =>
+  ddbMock.on(UpdateCommand, { Key: ORDER_SEQUENCE_KEY }).resolves({ Attributes: { orders_seq: seq } });
 
 /**
  * Stubs the counts of one list bucket (Queries on the merchant's COUNTS partition, support/counts.ts):
