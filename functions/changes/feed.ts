@@ -188,6 +188,10 @@ const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, str
   return failed;
 };
 
+/** The reactions of a record less those it carried out when it was read before. */
+const withoutCarried = (reactions: Reactions, carried: ReadonlySet<string>): Reactions =>
+  carried.size === 0 ? reactions : (Object.fromEntries(Object.entries(reactions).filter(([kind]) => !carried.has(kind))) as Reactions);
+
 /** A record whose reactions kept failing, as the reason it is parked for. */
 class ReactionsKeptFailing extends Error {
   override name = 'ReactionsKeptFailing';
@@ -199,13 +203,14 @@ class ReactionsKeptFailing extends Error {
  * carried out or it was parked: one that cannot be read is parked at once; one whose reactions keep
  * failing is retried (the batch is read again from it) until it has failed for the park policy's
  * tries and seconds, then parked, so it holds the records behind it for a bounded time only.
- * Every reaction is idempotent, so records read again are harmless. The operator's replay of
+ * Every reaction is idempotent, and a record read again skips the reactions it carried out before
+ * in this container (a webhook event fanned out again would be POSTed again). The operator's replay of
  * parked records (`npm run admin -- parked replay`) runs this too.
  */
 export const processChangeRecords = async (records: readonly DynamoDBRecord[], now = Date.now()): Promise<string | undefined> => {
   const planned: Planned[] = records.map((record) => {
     try {
-      return { record, reactions: reactionsTo(record) };
+      return { record, reactions: withoutCarried(reactionsTo(record), failures.carried(recordId(record))) };
     } catch (error) {
       return { record, poison: asError(error) };
     }
@@ -230,7 +235,15 @@ export const processChangeRecords = async (records: readonly DynamoDBRecord[], n
     if (!failed.has(index)) failures.done(recordId(record));
   });
   if (failed.size === 0) return undefined;
-  const first = records[Math.min(...failed.keys())];
+  const from = Math.min(...failed.keys());
+  // What the records read again have carried out is not done again: another merchant's failing record must not resend their webhooks.
+  planned.forEach((entry, index) => {
+    if (index >= from && 'reactions' in entry) {
+      const kinds = Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind));
+      failures.carriedOut(recordId(entry.record), kinds);
+    }
+  });
+  const first = records[from];
   logger.warn('Change feed: some reactions failed; the batch is read again from the first of them', {
     records: records.length,
     failed: failed.size,

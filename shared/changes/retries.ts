@@ -22,25 +22,39 @@ export const parkPolicyFromEnv = (value = process.env.FEED_PARK_AFTER): ParkPoli
 const MAX_TRACKED = 10_000;
 
 /**
- * The failures this container has seen per record (by stream event id). A shard's batches are
- * normally read by one container at a time, so its retries are counted here; a record that moves
- * to a new container starts again from nothing, which delays its parking but never hastens it.
+ * The failures this container has seen per record (by stream event id), and the reactions a
+ * record read again has already carried out. A shard's batches are normally read by one container
+ * at a time, so its retries are counted here; a record that moves to a new container starts again
+ * from nothing, which delays its parking but never hastens it, and redoes its reactions (each is
+ * idempotent, but a webhook delivery sent again is one more POST to the merchant's endpoint).
  */
 export const createFailureTracker = (policy: ParkPolicy) => {
   const seen = new Map<string, { tries: number; first: number }>();
+  const carried = new Map<string, ReadonlySet<string>>();
+  /** Moves `id` to the newest end of `map`, forgetting the oldest entry past MAX_TRACKED. */
+  const remember = <V>(map: Map<string, V>, id: string, value: V) => {
+    map.delete(id);
+    map.set(id, value);
+    if (map.size > MAX_TRACKED) map.delete(map.keys().next().value as string);
+  };
   return {
     /** Counts a failure of `id`; true when the record has now failed long enough to be parked. */
     failed(id: string, now = Date.now()): boolean {
       const entry = seen.get(id) ?? { tries: 0, first: now };
       entry.tries += 1;
-      seen.delete(id);
-      seen.set(id, entry);
-      if (seen.size > MAX_TRACKED) seen.delete(seen.keys().next().value as string);
+      remember(seen, id, entry);
       return entry.tries >= policy.tries && now - entry.first >= policy.seconds * 1000;
     },
+    /** Notes reactions of `id` carried out in a batch that will be read again: not done again. */
+    carriedOut(id: string, kinds: readonly string[]) {
+      if (kinds.length > 0) remember(carried, id, new Set([...(carried.get(id) ?? []), ...kinds]));
+    },
+    /** The reactions of `id` already carried out. */
+    carried: (id: string): ReadonlySet<string> => carried.get(id) ?? new Set(),
     /** Forgets `id` (its reactions were carried out, or it was parked). */
     done(id: string) {
       seen.delete(id);
+      carried.delete(id);
     },
     tries: (id: string) => seen.get(id)?.tries ?? 0,
   };

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { readDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { workerContext } from './support/api';
 import { batchMessagesSentTo, conditionFailed, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
-import { MERCHANT, MERCHANT_PK, storedOrder, storedPendingRequest } from './support/fixtures';
+import { MERCHANT, MERCHANT_PK, OTHER_MERCHANT_ID, storedOrder, storedPendingRequest } from './support/fixtures';
 
 const ORDERS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orders';
 const FOLLOW_UPS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-follow-ups';
@@ -570,6 +570,39 @@ describe('the change-feed function', () => {
     // Assess
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: order.dynamodb?.SequenceNumber }] });
     expect(batchMessagesSentTo(ORDERS_QUEUE)).toHaveLength(1);
+  });
+
+  it("does not send a merchant's webhook events again when the batch is read again for another merchant's failing record", async () => {
+    // Prepare: the other merchant's order first, whose endpoints cannot be read the first time
+    const otherPk = `M#${OTHER_MERCHANT_ID}`;
+    let otherReads = 0;
+    ddbMock.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
+      if (String(input.ExpressionAttributeValues?.[':pk']).startsWith(otherPk) && otherReads++ === 0)
+        throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+      const pk = String(input.ExpressionAttributeValues?.[':pk']);
+      return { Items: pk === MERCHANT_PK ? [endpoint('e-own')] : pk === otherPk ? [endpoint('e-other', { pk: otherPk })] : [] };
+    });
+    const failing = record('INSERT', storedOrder({ pk: otherPk, uuid: '00000000-0000-4000-8000-0000000000f1', customer: null }));
+    const behind = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000f2', customer: null }));
+
+    // Act: the stream reads the batch again from the failed record
+    const first = await runFeed(streamEvent(failing, behind));
+    const again = await runFeed(streamEvent(failing, behind));
+
+    // Assess: each event went to its endpoint once
+    expect([first, again]).toEqual([
+      { batchItemFailures: [{ itemIdentifier: failing.dynamodb?.SequenceNumber }] },
+      { batchItemFailures: [] },
+    ]);
+    expect(
+      batchMessagesSentTo(WEBHOOKS_QUEUE)
+        .map(({ body }) => body.endpoint_uuid)
+        .sort(),
+    ).toEqual(['e-other', 'e-own']);
+    expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toEqual([
+      '00000000-0000-4000-8000-0000000000f1',
+      '00000000-0000-4000-8000-0000000000f2',
+    ]);
   });
 
   it('reports the first record whose event SQS refused, so the stream is read again from there (nothing lost)', async () => {
