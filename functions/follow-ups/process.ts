@@ -31,7 +31,7 @@ const followUp = async (work: FollowUp): Promise<string> => {
     if (recount === 'marked') return 'changed a moment ago: marked to be recounted later';
     return `recounted ${recount.before} -> ${recount.after}`;
   }
-  const outcome = await relayOwedNotification(work.key);
+  const outcome = await relayOwedNotification(work.key, work.due);
   if (outcome === 'skipped') throw new NotDoneYet('the owed e-mail could not be read');
   if (outcome === 'early' && Date.parse(work.due) > Date.now()) {
     const [sent] = await sendFollowUps([work], 0);

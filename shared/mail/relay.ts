@@ -83,18 +83,20 @@ export const relayPendingNotifications = async ({
 };
 
 /**
- * The follow-up of an owed e-mail (scheduled by the change feed for when it is due): sends it if
- * it is still owed and due, else leaves it (settled meanwhile: dropped; rescheduled later: the
- * write that moved it scheduled its own follow-up). Never throws; `skipped` means it could not
- * even be read and should be tried again.
+ * The follow-up of an owed e-mail (scheduled by the change feed for `due`, the time its entry
+ * then had): sends it if it is still owed and due at that time, else leaves it (settled
+ * meanwhile: dropped; rescheduled: the write that moved it scheduled its own follow-up, so two
+ * follow-ups never both send it). Never throws; `skipped` means it could not even be read and
+ * should be tried again.
  */
-export const relayOwedNotification = (key: Key): Promise<keyof RelayResult> => relayOne(key, new Map(), { dueOnly: true });
+export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> =>
+  relayOne(key, new Map(), { dueOnly: true, scheduledFor: due });
 
 /** Tries one owed e-mail. Never throws: what cannot even be tried (a read failed) is skipped until the next run. */
 const relayOne = async (
   key: Key,
   merchantNames: Map<string, string | undefined>,
-  { dueOnly }: { dueOnly: boolean },
+  { dueOnly, scheduledFor }: { dueOnly: boolean; scheduledFor?: string },
 ): Promise<keyof RelayResult> => {
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
@@ -116,7 +118,8 @@ const relayOne = async (
   }
   const due = workDueOf(item);
   // A follow-up for an e-mail parked or rescheduled since: the later write scheduled its own (or nothing, when parked).
-  if (dueOnly && (item.notification_parked_at !== undefined || (due !== undefined && Date.parse(due) > Date.now() + DUE_SLACK_MS)))
+  const moved = scheduledFor !== undefined && due !== undefined && due !== scheduledFor;
+  if (dueOnly && (item.notification_parked_at !== undefined || moved || (due !== undefined && Date.parse(due) > Date.now() + DUE_SLACK_MS)))
     return 'early';
   const owed = item;
   const build = (): MailMessage => {

@@ -57,9 +57,16 @@ const answerIndex = async (input: QueryCommandInput) => {
     ...(index < pages.length - 1 && last ? { LastEvaluatedKey: { ...last, gsi2pk: partition, gsi2sk: NOW } } : {}),
   };
 };
+/** The due time each stored item's entry had: what the follow-up scheduled for it carries. */
+const dues = new Map<string, string>();
 const stored = (...items: Record<string, unknown>[]) => {
-  for (const item of items) ddbMock.on(GetCommand, { Key: { pk: item.pk, sk: item.sk } }).resolves({ Item: item });
+  for (const item of items) {
+    ddbMock.on(GetCommand, { Key: { pk: item.pk, sk: item.sk } }).resolves({ Item: item });
+    if (typeof item.gsi2sk === 'string') dues.set(String(item.sk), item.gsi2sk);
+  }
 };
+/** The follow-up the change feed scheduled for invite `n`'s entry as stored. */
+const followUpOf = (n: number) => relayOwedNotification(inviteKey(n), dues.get(inviteKey(n).sk) ?? NOW);
 const updateFor = (n: number) =>
   ddbMock.commandCalls(UpdateCommand).find((call) => call.args[0].input.Key?.sk === inviteKey(n).sk)?.args[0].input;
 const indexQueries = () => ddbMock.commandCalls(QueryCommand).map((call) => call.args[0].input);
@@ -76,6 +83,7 @@ beforeEach(() => {
   resetAwsMocks();
   sesMock.reset();
   partitions.clear();
+  dues.clear();
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date(NOW));
   // An item not stubbed reads as missing, the way DynamoDB answers.
@@ -337,7 +345,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     stored(owedInvite(1, { notification_attempts: 2, gsi2sk: inSeconds(-30) }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('sent');
@@ -355,7 +363,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     stored(owedInvite(1, { notification_attempts: 2, gsi2sk: inSeconds(4) }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('sent');
@@ -367,7 +375,20 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     stored(owedInvite(1, { notification_attempts: 1, gsi2sk: inSeconds(60) }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
+
+    // Assess
+    expect(outcome).toBe('early');
+    expect(sesMock).not.toHaveReceivedCommand(SendEmailCommand);
+    expect(ddbMock).not.toHaveReceivedCommand(UpdateCommand);
+  });
+
+  it("answers 'early' and sends nothing when its entry moved since it was scheduled, even to a moment later: the follow-up of the new time sends it", async () => {
+    // Prepare: its first try failed and moved the entry 2 s on; this follow-up was for the first time
+    stored(owedInvite(1, { notification_attempts: 1, gsi2sk: inSeconds(2) }));
+
+    // Act
+    const outcome = await relayOwedNotification(inviteKey(1), inSeconds(-60));
 
     // Assess
     expect(outcome).toBe('early');
@@ -387,7 +408,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     );
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('early');
@@ -400,7 +421,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     stored({ ...owedInvite(1), notification_pending_at: undefined, notified_at: inSeconds(-10) });
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('dropped');
@@ -415,7 +436,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     // Prepare: GetItem finds nothing (the default answer).
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('dropped');
@@ -427,7 +448,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     ddbMock.on(GetCommand, { Key: inviteKey(1) }).rejects(Object.assign(new Error('timeout'), { name: 'TimeoutError' }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('skipped');
@@ -441,7 +462,7 @@ describe('relayOwedNotification (the follow-up of one owed e-mail, when it is du
     sesMock.on(SendEmailCommand).rejects(Object.assign(new Error('x'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('retry');
@@ -488,7 +509,7 @@ describe('an owed e-mail of an unfinished request, and the list counts', () => {
     stored(owedInvite(1, { seq: 513 }));
 
     // Act
-    const outcome = await relayOwedNotification(inviteKey(1));
+    const outcome = await followUpOf(1);
 
     // Assess
     expect(outcome).toBe('sent');
