@@ -57,7 +57,7 @@ type Attempt = {
   now: number;
   random: () => number;
   /** Records this attempt on the delivery, on top of what every record of it carries. */
-  record: (fields: Omit<AttemptRecord, 'attempt' | 'at'>) => Promise<void>;
+  record: (fields: Omit<AttemptRecord, 'attempt' | 'at'>, options?: { keepSucceeded?: boolean }) => Promise<void>;
 };
 
 /** Whether the message was sent to come back when a hold ending at `heldUntil` ends (or later). */
@@ -99,13 +99,14 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
     settings,
     now,
     random: settings.random ?? Math.random,
-    record: (fields) =>
+    record: (fields, options) =>
       recordWebhookDelivery(
         settings.db,
         merchantId,
         endpointUuid,
         { id: event.id, type: event.type, json },
         { ...fields, attempt: message.attempt, at: iso(now) },
+        options,
       ),
   };
   const claimed = await claim(attempt);
@@ -147,7 +148,8 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   const { message, settings, now, random } = attempt;
   const { endpoint } = refused;
   if (!endpoint.enabled && message.event.type !== TEST_EVENT_TYPE) {
-    await attempt.record(DISABLED_OUTCOME);
+    // A copy of a message whose delivery succeeded (a stream record read again) leaves it succeeded.
+    await attempt.record(DISABLED_OUTCOME, { keepSucceeded: true });
     // The parked deliveries are failed too, each as it comes back (and then recoverable).
     if (endpoint.waiting !== undefined) await releaseParked(settings, message, now);
     return 'failed';

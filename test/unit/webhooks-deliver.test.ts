@@ -598,6 +598,22 @@ describe('deliver', () => {
     expect(received).toHaveLength(1);
   });
 
+  it('leaves a delivery that succeeded as it is when a copy of its message reaches the endpoint once disabled (recover must not send it again)', async () => {
+    // Prepare
+    stored = await storedEndpoint({ enabled: false });
+    refuseClaim = true;
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess: the failed record is written only over no delivery or one that did not succeed
+    expect(outcome).toBe('failed');
+    expect(deliveryRecord()).toMatchObject({
+      ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded',
+      ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':succeeded': 'succeeded' }),
+    });
+  });
+
   it('lets a test through to a disabled endpoint whatever hold its last failure left, and never parks it there', async () => {
     // Prepare: disabled after a long streak, its last failure's rest a day ahead; a test in flight takes its one slot.
     stored = await storedEndpoint({

@@ -69,8 +69,9 @@ export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The e
 
 /**
  * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before
- * (`onlyNew`: only when the endpoint has no delivery of the event yet; one it has is left as it is).
- * A failed one enters the failed list at the delivery's list position; any other leaves it.
+ * (`onlyNew`: only when the endpoint has no delivery of the event yet; one it has is left as it is;
+ * `keepSucceeded`: a delivery that succeeded is left as it is). A failed one enters the failed
+ * list at the delivery's list position; any other leaves it.
  */
 export const recordWebhookDelivery = async (
   { ddb, table }: TableRef,
@@ -78,7 +79,7 @@ export const recordWebhookDelivery = async (
   endpointUuid: string,
   event: { id: string; type: string; json: string },
   attempt: AttemptRecord,
-  { onlyNew = false } = {},
+  { onlyNew = false, keepSucceeded = false } = {},
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
@@ -88,6 +89,7 @@ export const recordWebhookDelivery = async (
         TableName: table,
         Key: deliveryKey(merchantId, endpointUuid, event.id),
         ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        ...(keepSucceeded ? { ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded' } : {}),
         UpdateExpression:
           [
             'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
@@ -124,11 +126,12 @@ export const recordWebhookDelivery = async (
           ':next': attempt.next_attempt_at,
           ':ttl': expires,
           ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
+          ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
         },
       }),
     )
     .catch((error: unknown) => {
-      if (!(onlyNew && isRefused(error))) throw error;
+      if (!((onlyNew || keepSucceeded) && isRefused(error))) throw error;
     });
 };
 
