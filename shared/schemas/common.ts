@@ -47,11 +47,12 @@ export const boundedInt = (min: number, max: number) => z.number().check(z.minim
  * An address as RFC 5322 writes it unquoted: a dot-atom before the `@` (any of its characters, no
  * leading, trailing or doubled dot), LDH labels after it, the last a name of letters or an
  * internationalised one in its `xn--` form (what browsers send). zod's default pattern refused
- * `a&b@example.com` and `.xn--p1ai`.
+ * `a&b@example.com` and `.xn--p1ai`. At most 64 characters before the `@`, as SMTP takes them
+ * (a longer one is refused by every mail server, SES included).
  */
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-const ADDRESS = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`);
+const ADDRESS = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`);
 
 /** An e-mail address, trimmed first like every string. */
 export const emailAddress = () => text().check(z.trim(), z.email({ pattern: ADDRESS }), z.maxLength(255));
