@@ -32,7 +32,13 @@ const cancellationCodes = (error: unknown): string[] => {
 type SdkLike = Parameters<typeof isThrottlingError>[0];
 const asSdkLike = (error: unknown): SdkLike | undefined => (typeof error === 'object' && error !== null ? (error as SdkLike) : undefined);
 
+/** A batch call whose items DynamoDB kept leaving unprocessed (what it does when throttled): throttling, like the plain exceptions. */
+export class UnprocessedBatch extends Error {
+  override name = 'UnprocessedBatch';
+}
+
 export const classifyDependencyError = (error: unknown): DependencyFailure => {
+  if (error instanceof UnprocessedBatch) return 'throttled';
   const name = errorName(error);
   if (name === 'TransactionConflictException') return 'conflict';
   if (name === 'TransactionCanceledException') {

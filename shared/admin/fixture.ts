@@ -128,6 +128,8 @@ const repeated = (values: readonly string[]) => {
  */
 export const MAX_SLUG_BYTES = 765;
 const overlong = (slug: string) => Buffer.byteLength(slug, 'utf8') > MAX_SLUG_BYTES;
+/** A tier's slug is also its list bucket, percent-encoded into the sort keys of its counts: at most this long encoded. */
+export const MAX_TIER_BUCKET_LENGTH = 1_000;
 const lower = (value: string) => value.toLowerCase();
 
 export type FixtureMerchant = Fixture['merchants'][number];
@@ -156,9 +158,15 @@ const merchantProblems = (merchant: FixtureMerchant): string[] => {
   if (!isKnownCurrency(merchant.currency)) problems.push(`currency ${merchant.currency} is not an ISO 4217 code`);
   const tiers = (merchant.tiers ?? []).map((tier) => lower(tier.slug));
   const knownTiers = new Set(tiers.length > 0 ? tiers : ['default']);
-  const slugs = new Set((merchant.affiliates ?? []).map((affiliate) => lower(affiliate.slug)));
+  const slugs = new Set(
+    [...(merchant.affiliates ?? []), ...(merchant.affiliate_requests ?? []).map((request) => request.affiliate)].map((affiliate) =>
+      lower(affiliate.slug),
+    ),
+  );
   for (const slug of [...slugs, ...tiers].filter(overlong))
     problems.push(`slug ${slug} is over ${MAX_SLUG_BYTES} UTF-8 bytes, too long for its keys`);
+  for (const tier of tiers.filter((slug) => encodeURIComponent(slug).length > MAX_TIER_BUCKET_LENGTH))
+    problems.push(`tier ${tier} is over ${MAX_TIER_BUCKET_LENGTH} characters once percent-encoded, too long for its list counts' keys`);
   for (const affiliate of merchant.affiliates ?? [])
     if (affiliate.tier !== undefined && !knownTiers.has(lower(affiliate.tier)))
       problems.push(`affiliate ${affiliate.slug}: tier ${affiliate.tier} is not in the fixture`);

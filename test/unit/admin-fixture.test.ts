@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureProblems, MAX_SLUG_BYTES, parseFixture } from '#shared/admin/fixture';
+import { fixtureProblems, MAX_SLUG_BYTES, MAX_TIER_BUCKET_LENGTH, parseFixture } from '#shared/admin/fixture';
 
 const merchant = (extra: Record<string, unknown> = {}) => ({ key: 'm', name: 'M', currency: 'EUR', ...extra });
 
@@ -76,6 +76,34 @@ describe('fixtureProblems (what the seed checks before it writes anything)', () 
 
     // Assess
     expect(problems).toEqual([`merchant m: slug ${slug} is over ${MAX_SLUG_BYTES} UTF-8 bytes, too long for its keys`]);
+  });
+
+  it("refuses a join request's slug too long for the affiliate's keys its accept would write", () => {
+    // Prepare
+    const slug = '\u{1F3D5}'.repeat(200);
+    const fixture = parseFixture({
+      merchants: [merchant({ affiliate_requests: [{ key: 'r', affiliate: { slug, name: 'Long', email: 'l@example.com' } }] })],
+    });
+
+    // Act
+    const problems = fixtureProblems(fixture);
+
+    // Assess
+    expect(problems).toEqual([`merchant m: slug ${slug} is over ${MAX_SLUG_BYTES} UTF-8 bytes, too long for its keys`]);
+  });
+
+  it("refuses a tier slug too long for its list counts' keys once percent-encoded, though short enough in bytes", () => {
+    // Prepare: 200 Cyrillic letters, 400 bytes, 1,200 characters percent-encoded
+    const slug = 'ж'.repeat(200);
+    const fixture = parseFixture({ merchants: [merchant({ tiers: [{ slug, name: 'Long' }] })] });
+
+    // Act
+    const problems = fixtureProblems(fixture);
+
+    // Assess
+    expect(problems).toEqual([
+      `merchant m: tier ${slug} is over ${MAX_TIER_BUCKET_LENGTH} characters once percent-encoded, too long for its list counts' keys`,
+    ]);
   });
 
   it.each([150, -5, 12.345])('refuses a segment rate of %s: a commission is computed from 0 to 100 percent in hundredths', (rate) => {

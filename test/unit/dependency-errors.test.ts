@@ -10,6 +10,7 @@ import {
   type DependencyFailure,
   isPassingDependencyFailure,
   isRetryableWriteFailure,
+  UnprocessedBatch,
 } from '#shared/dependency-errors';
 import {
   conditionFailed,
@@ -31,6 +32,11 @@ const validationException = () =>
   });
 
 const ERRORS: [string, () => unknown, DependencyFailure][] = [
+  [
+    'a batch call whose items DynamoDB kept leaving unprocessed',
+    () => new UnprocessedBatch('BatchGetItem kept returning unprocessed items'),
+    'throttled',
+  ],
   ['a transaction cancelled by a TransactionConflict', () => transactionCanceled('None', 'TransactionConflict'), 'conflict'],
   ['a transaction cancelled by a ThrottlingError', () => transactionCanceled('ThrottlingError', 'None'), 'throttled'],
   [

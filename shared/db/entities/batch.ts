@@ -1,15 +1,16 @@
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
+import { UnprocessedBatch } from '#shared/dependency-errors';
 import type { Key } from './base';
 
 /**
  * Sends `items` in one batch call, then what each answer left unprocessed, with back-off, until
- * nothing is left; throws after 9 calls. `send` returns what was left.
+ * nothing is left; throws after 9 calls (throttled: a 503, retried by the write paths). `send` returns what was left.
  */
 const untilAllProcessed = async <T>(operation: string, items: readonly T[], send: (pending: T[]) => Promise<T[]>) => {
   let pending = [...items];
   for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt > 8) throw new Error(`${operation} kept returning unprocessed items`);
+    if (attempt > 8) throw new UnprocessedBatch(`${operation} kept returning unprocessed items`);
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
     pending = await send(pending);
   }
