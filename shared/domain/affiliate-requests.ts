@@ -25,8 +25,9 @@ export const listAffiliateRequests = async (
 };
 
 /** One GetItem. Missing or foreign: 404. */
+/** A consistent read: a request shows its accept or decline right after it answered. */
 export const getAffiliateRequest = async (merchantId: string, uuid: string): Promise<AffiliateRequestItem> => {
-  const request = await readRequest(functionTable, merchantId, uuid);
+  const request = await readRequest(functionTable, merchantId, uuid, true);
   if (!request) throw notFound();
   return request;
 };

@@ -118,8 +118,9 @@ const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<Order
   return order;
 };
 
+/** A consistent read: an order is found right after its 201 and shows its last PATCH or cancel. */
 export const getOrder = async (merchantId: string, uuid: string): Promise<OrderItem> => {
-  const order = await readOrder(functionTable, merchantId, uuid);
+  const order = await readOrder(functionTable, merchantId, uuid, true);
   if (!order) throw notFound();
   return order;
 };

@@ -15,7 +15,7 @@ beforeEach(() => {
 });
 
 describe('GET /api/v2/orders/{uuid}', () => {
-  it('answers 200 with the full order, read with one GetItem under the merchant partition', async () => {
+  it('answers 200 with the full order, read with one consistent GetItem under the merchant partition (found right after its 201)', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: storedOrder({ cancelled_at: '2026-03-02T08:00:00.000Z' }) });
 
@@ -38,7 +38,7 @@ describe('GET /api/v2/orders/{uuid}', () => {
       errors: null,
       meta: { trace_id: expect.stringMatching(TRACE_ID) },
     });
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: ORDER_KEY });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: ORDER_KEY, ConsistentRead: true });
   });
 
   it('answers 404 when the order is missing or belongs to another merchant (it is not under this partition)', async () => {
