@@ -59,6 +59,7 @@ export type WorkerTrigger =
       kind: 'table-stream';
       batchSize: number;
       maxBatchingWindowSeconds: number;
+      /** -1: retried until the records are older than maxRecordAgeSeconds (Lambda's default). */
       retryAttempts: number;
       maxRecordAgeSeconds: number;
       parallelizationFactor: number;
@@ -95,8 +96,11 @@ export const workers = [
       kind: 'table-stream',
       batchSize: 100,
       maxBatchingWindowSeconds: 1,
-      retryAttempts: 10_000,
-      maxRecordAgeSeconds: 24 * 60 * 60,
+      // Retried by time, not count (a parked queue refusing at once would use up 10,000 tries in
+      // minutes), and given up 4 hours before the stream drops the records, so the batch the
+      // on-failure destination names can still be read from the stream.
+      retryAttempts: -1,
+      maxRecordAgeSeconds: 20 * 60 * 60,
       parallelizationFactor: 1,
       filterPatterns: CHANGE_FEED_FILTERS,
       onFailure: 'parked',

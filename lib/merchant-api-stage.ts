@@ -167,7 +167,7 @@ export class MerchantApiStage extends Stack {
           batchSize: trigger.batchSize,
           maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
           bisectBatchOnError: true,
-          retryAttempts: trigger.retryAttempts,
+          retryAttempts: trigger.retryAttempts < 0 ? undefined : trigger.retryAttempts,
           maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
           parallelizationFactor: trigger.parallelizationFactor,
           filters: trigger.filterPatterns.map((pattern) => FilterCriteria.filter(pattern)),

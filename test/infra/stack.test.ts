@@ -388,8 +388,9 @@ describe.each(STAGES)('the %s stack', (stage) => {
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 100,
       BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: 10_000,
-      MaximumRecordAgeInSeconds: 24 * 60 * 60,
+      // Retried by time (no count), and given up while the stream still holds the records.
+      MaximumRetryAttempts: Match.absent(),
+      MaximumRecordAgeInSeconds: 20 * 60 * 60,
       ParallelizationFactor: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack, stack.data.queues.parked), 'Arn'] } } },
