@@ -139,10 +139,11 @@ export const workers = [
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
-    // As many at once as an SQS event source allows: the ledgers are one item per order, so the table, not
-    // the consumer, sets the stage's ceiling; the queue is fair per merchant (MessageGroupId), so one
-    // merchant's burst does not hold up the others' commissions.
-    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 1000 },
+    // 100 at once: batches of 10 in tens of milliseconds are far more than the table's ceiling takes,
+    // and a backlog (after an outage, one merchant's burst) never takes the account's concurrency from
+    // the API and the deliverers (1,000 by default, shared by both stages). The queue is fair per merchant
+    // (MessageGroupId), so one merchant's burst does not hold up the others' commissions.
+    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 100 },
     // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
     // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },

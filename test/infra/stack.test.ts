@@ -427,6 +427,16 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
+  it("caps the commission consumer at 100 at once, so a backlog never takes the account's concurrency from the API and the deliverers", () => {
+    const { template, stack } = synth[stage];
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack, stack.data.queues.orders), 'Arn'] },
+      FunctionName: { Ref: logicalId(stack, functionOf(stage, 'commissions-process').fn) },
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 100 },
+    });
+  });
+
   it('feeds the webhook deliverer from the webhooks queue one message at a time (DLQ after 5 receives, alarmed, a stopped delivery back within twice its timeout), 50 at most at once', () => {
     const { template, resources, stack } = synth[stage];
     const webhooks = logicalId(stack, stack.data.queues.webhooks);
