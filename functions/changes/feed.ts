@@ -188,6 +188,9 @@ const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, str
   return failed;
 };
 
+/** What a record read again has carried out when it was parked: nothing is left to do. */
+const PARKED = 'parked';
+
 /** The reactions of a record less those it carried out when it was read before. */
 const withoutCarried = (reactions: Reactions, carried: ReadonlySet<string>): Reactions =>
   carried.size === 0 ? reactions : (Object.fromEntries(Object.entries(reactions).filter(([kind]) => !carried.has(kind))) as Reactions);
@@ -209,13 +212,19 @@ class ReactionsKeptFailing extends Error {
  */
 export const processChangeRecords = async (records: readonly DynamoDBRecord[], now = Date.now()): Promise<string | undefined> => {
   const planned: Planned[] = records.map((record) => {
+    const carried = failures.carried(recordId(record));
+    if (carried.has(PARKED)) return { record, reactions: {} };
     try {
-      return { record, reactions: withoutCarried(reactionsTo(record), failures.carried(recordId(record))) };
+      return { record, reactions: withoutCarried(reactionsTo(record), carried) };
     } catch (error) {
       return { record, poison: asError(error) };
     }
   });
   const failed = await carryOutAll(planned);
+  // What each record carried out in this read: its reactions that did not fail (or its parking, below).
+  const carried = planned.map((entry, index) =>
+    'reactions' in entry ? Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind)) : [],
+  );
   const unreadable = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
   const overdue = [...failed].flatMap(([index, kinds]) => {
     const record = records[index] as DynamoDBRecord;
@@ -228,21 +237,19 @@ export const processChangeRecords = async (records: readonly DynamoDBRecord[], n
   const toPark = [...unreadable, ...overdue];
   const parked = await park(toPark);
   toPark.forEach(({ index }, position) => {
-    if (parked[position]) failed.delete(index);
-    else failed.set(index, ['park']);
+    if (parked[position]) {
+      failed.delete(index);
+      carried[index] = [PARKED];
+    } else failed.set(index, [...(failed.get(index) ?? []), 'park']);
   });
+  // The records before the first failure are done; the rest are read again, and skip what they carried out
+  // (another merchant's failing record must not resend their webhooks, nor park a record twice).
+  const from = failed.size === 0 ? records.length : Math.min(...failed.keys());
   records.forEach((record, index) => {
-    if (!failed.has(index)) failures.done(recordId(record));
+    if (index < from) failures.done(recordId(record));
+    else failures.carriedOut(recordId(record), carried[index] ?? []);
   });
   if (failed.size === 0) return undefined;
-  const from = Math.min(...failed.keys());
-  // What the records read again have carried out is not done again: another merchant's failing record must not resend their webhooks.
-  planned.forEach((entry, index) => {
-    if (index >= from && 'reactions' in entry) {
-      const kinds = Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind));
-      failures.carriedOut(recordId(entry.record), kinds);
-    }
-  });
   const first = records[from];
   logger.warn('Change feed: some reactions failed; the batch is read again from the first of them', {
     records: records.length,

@@ -575,9 +575,9 @@ describe('the change-feed function', () => {
   it("does not send a merchant's webhook events again when the batch is read again for another merchant's failing record", async () => {
     // Prepare: the other merchant's order first, whose endpoints cannot be read the first time
     const otherPk = `M#${OTHER_MERCHANT_ID}`;
-    let otherReads = 0;
+    let othersDown = true;
     ddbMock.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
-      if (String(input.ExpressionAttributeValues?.[':pk']).startsWith(otherPk) && otherReads++ === 0)
+      if (String(input.ExpressionAttributeValues?.[':pk']).startsWith(otherPk) && othersDown)
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
       const pk = String(input.ExpressionAttributeValues?.[':pk']);
       return { Items: pk === MERCHANT_PK ? [endpoint('e-own')] : pk === otherPk ? [endpoint('e-other', { pk: otherPk })] : [] };
@@ -585,15 +585,15 @@ describe('the change-feed function', () => {
     const failing = record('INSERT', storedOrder({ pk: otherPk, uuid: '00000000-0000-4000-8000-0000000000f1', customer: null }));
     const behind = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000f2', customer: null }));
 
-    // Act: the stream reads the batch again from the failed record
+    // Act: the stream reads the batch again from the failed record, which fails once more before it passes
     const first = await runFeed(streamEvent(failing, behind));
-    const again = await runFeed(streamEvent(failing, behind));
+    const second = await runFeed(streamEvent(failing, behind));
+    othersDown = false;
+    const third = await runFeed(streamEvent(failing, behind));
 
     // Assess: each event went to its endpoint once
-    expect([first, again]).toEqual([
-      { batchItemFailures: [{ itemIdentifier: failing.dynamodb?.SequenceNumber }] },
-      { batchItemFailures: [] },
-    ]);
+    const failedAt = { batchItemFailures: [{ itemIdentifier: failing.dynamodb?.SequenceNumber }] };
+    expect([first, second, third]).toEqual([failedAt, failedAt, { batchItemFailures: [] }]);
     expect(
       batchMessagesSentTo(WEBHOOKS_QUEUE)
         .map(({ body }) => body.endpoint_uuid)
@@ -951,6 +951,44 @@ describe('a change record that keeps failing', () => {
     expect(parked?.QueueUrl).toBe(PARKED_QUEUE);
     expect(JSON.parse(parked?.MessageBody ?? '{}')).toEqual(stuck);
     expect(parked?.MessageAttributes?.dead_letter_error?.StringValue).toBe('ReactionsKeptFailing');
+  });
+
+  it('keeps failing, and is parked later, when the parked queue refuses it: its reactions are not forgotten', async () => {
+    // Prepare: the orders queue refuses the record's event, and the parked queue refuses it once
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer([]));
+    let parkAnswers = 0;
+    sqsMock.on(SendMessageCommand).callsFake(async () => {
+      parkAnswers += 1;
+      if (parkAnswers === 1) throw Object.assign(new Error('refused'), { name: 'AccessDenied' });
+      return { MessageId: 'parked-1' };
+    });
+    const stuck = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000b1', customer: null }));
+    const start = Date.parse('2026-11-25T12:00:00Z');
+
+    // Act: tries past the policy; the first park is refused, the next one taken
+    const answers: (string | undefined)[] = [];
+    for (let attempt = 0; attempt <= DEFAULT_PARK_POLICY.seconds + 1; attempt += 1)
+      answers.push(await processChangeRecords([stuck], start + attempt * 1000));
+
+    // Assess: after the refused park it is tried again (its event sent again), then parked
+    expect(answers.slice(0, -1)).toEqual(answers.slice(0, -1).map(() => stuck.dynamodb?.SequenceNumber));
+    expect(answers.at(-1)).toBeUndefined();
+    expect(batchMessagesSentTo(ORDERS_QUEUE)).toHaveLength(answers.length);
+    expect(parkAnswers).toBe(2);
+  });
+
+  it('is parked once, though a record before it keeps the batch coming back', async () => {
+    // Prepare: the second record cannot be read; the first's event is refused every time
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer([]));
+    const failing = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000b2', customer: null }));
+    const unreadable = record('INSERT', { pk: MERCHANT_PK, sk: 'ORDER#broken', type: 'order', uuid: 'broken' });
+
+    // Act
+    await processChangeRecords([failing, unreadable]);
+    await processChangeRecords([failing, unreadable]);
+
+    // Assess
+    expect(sqsMock.commandCalls(SendMessageCommand).filter((call) => call.args[0].input.QueueUrl === PARKED_QUEUE)).toHaveLength(1);
   });
 
   it('is not parked for a brief outage: fewer seconds than the policy, however many tries', async () => {
