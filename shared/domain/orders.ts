@@ -1,6 +1,7 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
 import { applyCountChanges, markCountsForRecount, takeOrderSequenceNumbers } from '#shared/db/entities/counter';
+import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import {
   buildOrder,
   type OrderItem,
@@ -66,9 +67,10 @@ export const createOrder = async (
   const order: OrderItem = {
     ...buildOrder(input, { uuid: orderUuidFor(merchant.id, input.order_no), seq }),
     last_write_id: identity.writeId,
+    created_write_id: identity.writeId,
   };
   const holder = await withWriteRetry(() => putNewOrder(db, merchant.id, order));
-  if (holder?.last_write_id === identity.writeId) return recoverOrder(merchant, holder);
+  if (holder !== undefined && createdBy(holder, identity)) return recoverOrder(merchant, holder);
   if (holder !== undefined) {
     await recountIfRecent(merchant.id, holder);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
@@ -76,6 +78,15 @@ export const createOrder = async (
   await settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
   return order;
 };
+
+/**
+ * Whether this request created the order: its own attempt applied although the answer was lost,
+ * whatever PATCH or cancel came since. Within an Idempotency-Key's life only: a key used again
+ * after its record expired is a new request, to which the order_no is taken.
+ */
+const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
+  (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
+  Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
 
 /** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
 const settleCreate = async (order: OrderItem, counted: Promise<void>) => {

@@ -80,11 +80,25 @@ const CREATES = [
 const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
 /**
- * The refusal of a put of order A-1001 because it is stored (seq 300, in block 1), stamped with
- * `writeId`: what DynamoDB hands back with ALL_OLD.
+ * The refusal of a put of order A-1001 because it is stored (seq 300, in block 1), created a minute
+ * ago by the request of `writeId` (and last written by it, unless `overrides` say): what DynamoDB
+ * hands back with ALL_OLD.
  */
-const storedBy = (writeId: string) =>
-  conditionFailed(marshall(storedOrder({ uuid: A_1001_UUID, seq: 300, order_no: 'A-1001', version: 1, last_write_id: writeId })));
+const storedBy = (writeId: string, overrides: Record<string, unknown> = {}) =>
+  conditionFailed(
+    marshall(
+      storedOrder({
+        uuid: A_1001_UUID,
+        seq: 300,
+        order_no: 'A-1001',
+        version: 1,
+        created_at: new Date(Date.now() - 60_000).toISOString(),
+        created_write_id: writeId,
+        last_write_id: writeId,
+        ...overrides,
+      }),
+    ),
+  );
 
 const updateInputs = () => ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input as UpdateCommandInput);
 /** The block count changes (ADD n :delta), as key -> delta. */
@@ -150,10 +164,36 @@ describe('a keyed order create whose first attempt was stored but whose answer w
     });
   });
 
+  it('finds its own order though a PATCH or cancel has written it since (another last write id): 201, not order_no taken', async () => {
+    // Prepare
+    const event = keyedCreate('orders-create');
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(event).writeId, { last_write_id: OTHER_REQUESTS_WRITE_ID, version: 2 }));
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.body.data.order.uuid).toBe(A_1001_UUID);
+  });
+
+  it('answers 422 order_no taken to its key used again after the key could have expired (the order is over 24 hours old)', async () => {
+    // Prepare
+    const event = keyedCreate('orders-create');
+    const dayAgo = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString();
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(event).writeId, { created_at: dayAgo }));
+
+    // Act
+    const response = await invoke(createV2, event);
+
+    // Assess
+    expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
+  });
+
   it('answers 422 order_no taken when its put is refused by an order another request stored (another write id), and reads no order', async () => {
     // Prepare
     const event = keyedCreate('orders-create');
-    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(OTHER_REQUESTS_WRITE_ID));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(OTHER_REQUESTS_WRITE_ID, { created_at: storedOrder().created_at }));
 
     // Act
     const response = await invoke(createV2, event);
@@ -170,7 +210,7 @@ describe('a keyed order create whose first attempt was stored but whose answer w
     // Prepare: the key was used for another request with this order_no, whose record has expired.
     const event = keyedCreate('orders-create');
     const otherBody = keyedCreate('orders-create', orderBody({ total_shipping_value: 0 }));
-    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(otherBody).writeId));
+    ddbMock.on(PutCommand, ORDER_PUT).rejects(storedBy(identityOf(otherBody).writeId, { created_at: storedOrder().created_at }));
 
     // Act
     const response = await invoke(createV2, event);

@@ -188,6 +188,7 @@ describe('POST /api/v2/orders/create', () => {
         updated_at: expect.stringMatching(ISO),
         version: 1,
         last_write_id: expect.stringMatching(UUID),
+        created_write_id: expect.stringMatching(UUID),
       },
     });
     expect(orderPut()?.Item).not.toHaveProperty('gsi2pk');

@@ -44,6 +44,8 @@ const orderSchema = z.object({
   history: z.optional(z.boolean()),
   /** The write id of the request that wrote the order last (shared/request-identity.ts). */
   last_write_id: z.optional(z.string()),
+  /** The write id of the request that created it: a retry of that request knows it after a PATCH or cancel changed `last_write_id`. */
+  created_write_id: z.optional(z.string()),
 });
 
 export type OrderItem = z.output<typeof orderSchema>;
@@ -102,7 +104,7 @@ export const orderUuidFor = (merchantId: string, orderNo: string): string => der
 
 /**
  * Puts a new order unless its key is taken; returns the order that holds it when it is (ALL_OLD,
- * so the caller tells its own applied attempt, by `last_write_id`, from another request's order).
+ * so the caller tells its own applied attempt, by `created_write_id`, from another request's order).
  */
 export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
   try {
