@@ -47,15 +47,18 @@ export const boundedInt = (min: number, max: number) => z.number().check(z.minim
  * An address as RFC 5322 writes it unquoted: a dot-atom before the `@` (any of its characters, no
  * leading, trailing or doubled dot), LDH labels after it, the last a name of letters or an
  * internationalised one in its `xn--` form (what browsers send). zod's default pattern refused
- * `a&b@example.com` and `.xn--p1ai`. At most 64 characters before the `@`, as SMTP takes them
- * (a longer one is refused by every mail server, SES included).
+ * `a&b@example.com` and `.xn--p1ai`.
  */
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-const ADDRESS = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`);
+const ADDRESS = `${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`;
+/** One the service sends mail to also has at most 64 characters before the `@`, as SMTP takes them (SES refuses a longer one). */
+const MAILBOX = new RegExp(`^(?=[^@]{1,64}@)${ADDRESS}`);
+const ANY_ADDRESS = new RegExp(`^${ADDRESS}`);
 
-/** An e-mail address, trimmed first like every string. */
-export const emailAddress = () => text().check(z.trim(), z.email({ pattern: ADDRESS }), z.maxLength(255));
+/** An e-mail address, trimmed first like every string; `mailedTo: false` for one the service never sends to (an order's customer). */
+export const emailAddress = ({ mailedTo = true } = {}) =>
+  text().check(z.trim(), z.email({ pattern: mailedTo ? MAILBOX : ANY_ADDRESS }), z.maxLength(255));
 
 /** A UUID in any case (RFC 9562 reads its hex digits either way), as the lowercase the API writes. */
 export const uuidText = () =>
