@@ -5,7 +5,7 @@
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { blockCountKey, countsPartition, markForRecount } from '#shared/db/entities/counter';
+import { BLOCK_SIZE, blockCountKey, countsPartition, markForRecount, ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
 import { api, eventually, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
 
@@ -22,12 +22,15 @@ const history = (count: number) =>
     order_rows: [{ product_name: 'Tent', price_value: 100, quantity: 1 }],
   }));
 
-/** Adds `delta` to a block count behind the API's back: what a twice-applied or lost ADD leaves. */
+/** The block of a merchant's first orders: their sequence starts past the gap. */
+const FIRST_ORDERS_BLOCK = Math.floor((ORDER_SEQUENCE_GAP + 1) / BLOCK_SIZE);
+
+/** Adds `delta` to a list's first block count behind the API's back: what a twice-applied or lost ADD leaves. */
 const driftCount = (merchantId: string, list: 'orders' | 'affiliates', bucket: string, delta: number) =>
   store.ddb.send(
     new UpdateCommand({
       TableName: store.table,
-      Key: blockCountKey(merchantId, list, bucket, 0),
+      Key: blockCountKey(merchantId, list, bucket, list === 'orders' ? FIRST_ORDERS_BLOCK : 0),
       UpdateExpression: 'ADD n :delta',
       ExpressionAttributeValues: { ':delta': delta },
     }),
@@ -66,7 +69,11 @@ describe('list counts that drifted', () => {
     expect((await client.get('/api/v2/orders?per_page=5')).body.meta.pagination.total).toBe(7);
 
     // Act
-    await markForRecount(store, blockCountKey(merchant.id, 'orders', 'all', 0), new Date(Date.now() - 120_000).toISOString());
+    await markForRecount(
+      store,
+      blockCountKey(merchant.id, 'orders', 'all', FIRST_ORDERS_BLOCK),
+      new Date(Date.now() - 120_000).toISOString(),
+    );
 
     // Assess
     const total = await eventually(async () => {
@@ -96,7 +103,7 @@ describe('list counts that drifted', () => {
       merchant_id: merchant.id,
       blocks_checked: expect.any(Number),
       corrected: expect.arrayContaining([
-        { list: 'orders', bucket: 'all', block: 0, before: 2, after: 3 },
+        { list: 'orders', bucket: 'all', block: FIRST_ORDERS_BLOCK, before: 2, after: 3 },
         { list: 'affiliates', bucket: 'tier:gold', block: 0, before: 6, after: 2 },
       ]),
       marked_for_later: [],
@@ -120,7 +127,7 @@ describe('list counts that drifted', () => {
 
     // Assess: the orders block is left to the follow-up, which recounts it once quiet.
     expect(result.code).toBe(0);
-    expect(result.json.marked_for_later).toEqual([{ list: 'orders', bucket: 'all', block: 0 }]);
+    expect(result.json.marked_for_later).toEqual([{ list: 'orders', bucket: 'all', block: FIRST_ORDERS_BLOCK }]);
     expect(result.json.corrected).toEqual([]);
     const total = await eventually(async () => {
       const { body } = await client.get('/api/v2/orders');

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { padSeq } from '#shared/db/entities/base';
 import { quotaKey } from '#shared/db/entities/quota';
 import { apiEvent, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
@@ -51,6 +52,22 @@ describe('a create and the merchant quota', () => {
     expect(putsBeforeDecision).toBe(0);
     expect(response.statusCode).toBe(201);
     expect(orderPuts()).toBe(1);
+  });
+
+  it("numbers the order from the quota's take: one write for both, no ADD of its own", async () => {
+    // Prepare
+    const quota = heldQuota();
+    quota.answer();
+
+    // Act
+    const response = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    const writes = ddbMock.commandCalls(UpdateCommand, { Key: quotaKey(MERCHANT.id) }).map((call) => call.args[0].input);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.UpdateExpression).toMatch(/ADD #seq :one$/);
+    expect(ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item?.gsi1sk).toBe(padSeq(7));
   });
 
   it('takes the decision before anything else with an Idempotency-Key, whose claim must come after it', async () => {

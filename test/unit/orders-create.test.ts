@@ -229,31 +229,51 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_COUNTER_KEY });
   });
 
-  it("numbers a merchant's first order after its older COUNTER#orders by a gap, and marks that counter's last block for recount", async () => {
-    // Prepare: orders numbered up to 300 by the older counter; the quota item has no sequence yet
-    let started: number | undefined;
+  /** The quota item without a sequence until it is started; `counter`: the older COUNTER#orders, if any. */
+  const unstartedSequence = (counter?: number) => {
+    const state: { started?: number } = {};
     ddbMock
       .on(GetCommand, { Key: ORDER_COUNTER_KEY, ConsistentRead: true })
-      .resolves({ Item: { ...ORDER_COUNTER_KEY, type: 'counter', seq: 300 } });
+      .resolves(counter === undefined ? {} : { Item: { ...ORDER_COUNTER_KEY, type: 'counter', seq: counter } });
     ddbMock.on(UpdateCommand, { Key: ORDER_SEQUENCE_KEY }).callsFake(async (input: UpdateCommandInput) => {
       const values = input.ExpressionAttributeValues ?? {};
       if (input.ConditionExpression === 'attribute_not_exists(#seq)') {
-        started = values[':last'];
+        state.started = values[':last'];
         return {};
       }
-      if (started === undefined) throw conditionFailed();
-      started += values[':count'];
-      return { Attributes: { orders_seq: started } };
+      if (state.started === undefined) throw conditionFailed();
+      state.started += values[':count'];
+      return { Attributes: { orders_seq: state.started } };
     });
+    return state;
+  };
+
+  it("numbers a merchant's first order after its older COUNTER#orders by a gap, having marked that counter's last block for recount first", async () => {
+    // Prepare: orders numbered up to 300 by the older counter; the quota item has no sequence yet
+    const sequence = unstartedSequence(300);
 
     // Act
     const response = await postV2(orderBody());
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(started).toBe(300 + ORDER_SEQUENCE_GAP + 1);
+    expect(sequence.started).toBe(300 + ORDER_SEQUENCE_GAP + 1);
     expect(orderPut()?.Item?.gsi1sk).toBe(padSeq(300 + ORDER_SEQUENCE_GAP + 1));
     expect(updatesOf(orderBlockKey(1))[0]?.args[0].input.UpdateExpression).toMatch(/^ADD n :zero SET #type = :type, marked_at = :now/);
+    const start = tableCalls().findIndex((call) => (call.input as UpdateCommandInput).ConditionExpression === 'attribute_not_exists(#seq)');
+    expect(positionOf('UpdateCommand', orderBlockKey(1))).toBeLessThan(start);
+  });
+
+  it("starts a new merchant's sequence past the gap too: a create of the code before may be numbering its first order from 1", async () => {
+    // Prepare
+    const sequence = unstartedSequence();
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(sequence.started).toBe(ORDER_SEQUENCE_GAP + 1);
   });
 
   it('takes the sequence number while it reads (one round trip for the three), then puts the order', async () => {

@@ -85,9 +85,10 @@ export const ORDER_SEQUENCE_GAP = 16_384;
 
 /**
  * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
- * first. A merchant whose orders were numbered by `COUNTER#orders` first has its sequence started
- * ORDER_SEQUENCE_GAP past that counter, and the counter's last block marked for recount: the
- * counter's move past it, which would have scheduled that recount and its group's total, never comes.
+ * first. A merchant's sequence starts ORDER_SEQUENCE_GAP past its `COUNTER#orders` (or past 0: a
+ * create of the code before may be numbering its first order meanwhile), after the counter's last
+ * block is marked for recount: the counter's move past it, which would have scheduled that recount
+ * and its group's total, never comes (marked first, so a start cannot happen without its mark).
  */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<number> => {
   try {
@@ -96,8 +97,8 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
     if (!(error instanceof OrderSequenceNotStarted)) throw error;
   }
   const counter = await getStored(db, 'counter', sequenceItem, sequenceKey(merchantId, 'orders'), true);
-  await startOrderSequence(db, merchantId, counter ? counter.seq + ORDER_SEQUENCE_GAP : 0);
   if (counter) await markForRecount(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(counter.seq)));
+  await startOrderSequence(db, merchantId, (counter?.seq ?? 0) + ORDER_SEQUENCE_GAP);
   return takeOrderSequence(db, merchantId, count);
 };
 
