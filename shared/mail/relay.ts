@@ -130,7 +130,8 @@ const relayOne = async (
   };
   const previousAttempts = typeof owed.notification_attempts === 'number' ? owed.notification_attempts : 0;
   const about = { notification: 'relay', uuid: String(owed.uuid) };
-  if (previousAttempts <= 1) await finishUnfinished(merchantIdOf(key.pk), owed);
+  // What the request left unfinished is done first: an e-mail settled before it would leave it undone for good.
+  if (previousAttempts <= 1 && !(await finishUnfinished(merchantIdOf(key.pk), owed))) return 'skipped';
   const settled = await tryNotification(key, build, about, previousAttempts);
   // Its outcome could not be recorded: still owed as before, so tried again like one that could not be read.
   return settled === 'unsettled' ? 'skipped' : settled;
@@ -141,9 +142,10 @@ const relayOne = async (
  * failed, a follow-up write failed, or the function stopped after its commit. Which one is
  * unknown, so the blocks the write counted in are marked for an exact recount (count-repair.ts)
  * and an invite's address is put in the e-mail projection again (an idempotent SET). Never
- * throws: what fails is logged and the e-mail still goes out.
+ * throws: false when a write failed (logged), and the e-mail waits for the next try, which does
+ * them again.
  */
-const finishUnfinished = async (merchantId: string, owed: OwedItem) => {
+const finishUnfinished = async (merchantId: string, owed: OwedItem): Promise<boolean> => {
   try {
     const changes: CountChange[] = [];
     if (owed.type === 'invite') {
@@ -159,7 +161,12 @@ const finishUnfinished = async (merchantId: string, owed: OwedItem) => {
       if (affiliate) changes.push(...affiliateCountChanges(affiliate));
     }
     await markCountsForRecount(functionTable, merchantId, changes);
+    return true;
   } catch (error) {
-    logger.warn('Could not finish the follow-ups of an unfinished request', { sk: String(owed.sk), error_name: errorName(error) });
+    logger.warn('Could not finish the follow-ups of an unfinished request; the e-mail waits for them', {
+      sk: String(owed.sk),
+      error_name: errorName(error),
+    });
+    return false;
   }
 };
