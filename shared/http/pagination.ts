@@ -39,6 +39,19 @@ export const pageSizeParam = (max: number, fallback: number) =>
     z.transform((value) => value ?? fallback),
   );
 
+/**
+ * The most a page's items may take, JSON-escaped as the body travels inside Lambda's answer, which
+ * is at most 6 MB: a page of the largest orders the API takes passes it well before per_page's 100.
+ */
+export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
+
+/** The page's items, or a 422 naming per_page when they are too large to send in one answer. */
+export const fittingPage = <T>(items: T[]): T[] => {
+  if (Buffer.byteLength(JSON.stringify(JSON.stringify(items))) > MAX_PAGE_BYTES)
+    throw invalidField('per_page', 'The page is too large to send: ask for fewer items per page.');
+  return items;
+};
+
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
   per_page: pageSizeParam(MAX_PER_PAGE, DEFAULT_PER_PAGE),

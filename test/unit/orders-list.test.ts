@@ -381,3 +381,27 @@ describe('GET /api/v2/orders', () => {
     expect(response.body.meta.pagination).toMatchObject({ per_page: 15, current_page: 1 });
   });
 });
+
+describe('GET /api/v2/orders at the largest orders', () => {
+  it('answers 422 naming per_page, never a 5xx, when a page is too large for one answer, and the page with fewer per_page', async () => {
+    // Prepare: 40 orders of 200 rows, each name and SKU 255 quotes (which JSON escapes twice on the way out)
+    const big = (seq: number) => {
+      const order = orderOf(seq);
+      const row = { ...order.order_rows[0], product_sku: '"'.repeat(255), product_name: '"'.repeat(255) };
+      return { ...order, order_rows: Array.from({ length: 200 }, () => row) };
+    };
+    stubBlockCounts('orders#all', { 0: 40 });
+    ddbMock
+      .on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE })
+      .callsFake(async (input: QueryCommandInput) => ({ Items: range(1, 40).reverse().slice(0, input.Limit).map(big) }));
+
+    // Act
+    const tooLarge = await list({ query: { per_page: '40' } });
+    const fits = await list({ query: { per_page: '5' } });
+
+    // Assess
+    expectV2Error(tooLarge, 422, { per_page: ['The page is too large to send: ask for fewer items per page.'] });
+    expect(fits.statusCode).toBe(200);
+    expect(fits.body.data.orders).toHaveLength(5);
+  });
+});
