@@ -56,7 +56,7 @@ export type TakeRequest = {
 
 /**
  * Set by every write that takes order sequence numbers, removed by every take that takes none: the
- * change feed's event source passes only the former (`ORDER_SEQUENCE_FILTER`), so the quota takes of
+ * change feed's event source passes only the former (`CHANGE_FEED_FILTERS`), so the quota takes of
  * every other request invoke nothing.
  */
 export const SEQUENCE_TAKEN = 'seq_taken';
