@@ -22,8 +22,8 @@ const history = (count: number) =>
     order_rows: [{ product_name: 'Tent', price_value: 100, quantity: 1 }],
   }));
 
-/** The block of a merchant's first orders: their sequence starts past the gap. */
-const FIRST_ORDERS_BLOCK = Math.floor((ORDER_SEQUENCE_GAP + 1) / BLOCK_SIZE);
+/** The block of a merchant's first orders: their sequence starts past the gap, at a block's first number. */
+const FIRST_ORDERS_BLOCK = ORDER_SEQUENCE_GAP / BLOCK_SIZE;
 
 /** Adds `delta` to a list's first block count behind the API's back: what a twice-applied or lost ADD leaves. */
 const driftCount = (merchantId: string, list: 'orders' | 'affiliates', bucket: string, delta: number) =>

@@ -7,7 +7,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
-import { ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
+import { BLOCK_SIZE, ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
 import { orderKey, orderUuidFor } from '#shared/db/entities/order';
 import { orderNoKey } from '#shared/db/entities/order-no';
 import { quotaKey } from '#shared/db/entities/quota';
@@ -134,6 +134,8 @@ describe('an order stored before derived keys', () => {
 
 describe('a merchant whose orders were numbered by the older COUNTER#orders', () => {
   let older: SeededMerchant;
+  /** The last number the older counter handed out (the seeded orders'). */
+  let counted: number;
   const client = () => api('live', older.tokens.live);
 
   beforeAll(async () => {
@@ -153,7 +155,11 @@ describe('a merchant whose orders were numbered by the older COUNTER#orders', ()
       }),
     );
     const { ddb, table } = storeFor('live');
-    await ddb.send(new PutCommand({ TableName: table, Item: { pk: `M#${older.id}`, sk: 'COUNTER#orders', type: 'counter', seq: 3 } }));
+    const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: quotaKey(older.id), ConsistentRead: true }));
+    counted = Item?.orders_seq as number;
+    await ddb.send(
+      new PutCommand({ TableName: table, Item: { pk: `M#${older.id}`, sk: 'COUNTER#orders', type: 'counter', seq: counted } }),
+    );
     await ddb.send(new UpdateCommand({ TableName: table, Key: quotaKey(older.id), UpdateExpression: 'REMOVE orders_seq, seq_taken' }));
   });
 
@@ -169,7 +175,8 @@ describe('a merchant whose orders were numbered by the older COUNTER#orders', ()
     expect(created.map((res) => res.status)).toEqual([201, 201, 201]);
     const { ddb, table } = storeFor('live');
     const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: quotaKey(older.id), ConsistentRead: true }));
-    expect(Item?.orders_seq).toBe(3 + ORDER_SEQUENCE_GAP + 3);
+    // Started at the first number of the block the counter + the gap falls in: three numbers taken from there.
+    expect(Item?.orders_seq).toBe(Math.floor((counted + ORDER_SEQUENCE_GAP) / BLOCK_SIZE) * BLOCK_SIZE + 2);
     const page = (await client().get('/api/v2/orders?per_page=100')).body;
     expect(page.meta.pagination.total).toBe(6);
     const listed = page.data.orders.map((order: { order_no: string }) => order.order_no);

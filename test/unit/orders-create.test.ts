@@ -14,7 +14,7 @@ import { handler as changeFeed } from '#functions/changes/feed';
 import { handler as createV2 } from '#functions/orders/create';
 import { handler as createLegacy } from '#functions/orders/create-legacy';
 import { padSeq } from '#shared/db/entities/base';
-import { ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
+import { BLOCK_SIZE, ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
 import { logger } from '#shared/logger';
 import { apiEvent, expectV2Error, invoke, workerContext } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks, sqsMock } from './support/aws';
@@ -257,14 +257,16 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(sequence.started).toBe(300 + ORDER_SEQUENCE_GAP + 1);
-    expect(orderPut()?.Item?.gsi1sk).toBe(padSeq(300 + ORDER_SEQUENCE_GAP + 1));
+    // The first number of the block 300 + the gap falls in, so that block fills.
+    const first = Math.floor((300 + ORDER_SEQUENCE_GAP) / BLOCK_SIZE) * BLOCK_SIZE;
+    expect(sequence.started).toBe(first);
+    expect(orderPut()?.Item?.gsi1sk).toBe(padSeq(first));
     expect(updatesOf(orderBlockKey(1))[0]?.args[0].input.UpdateExpression).toMatch(/^ADD n :zero SET #type = :type, marked_at = :now/);
     const start = tableCalls().findIndex((call) => (call.input as UpdateCommandInput).ConditionExpression === 'attribute_not_exists(#seq)');
     expect(positionOf('UpdateCommand', orderBlockKey(1))).toBeLessThan(start);
   });
 
-  it("starts a new merchant's sequence past the gap too: a create of the code before may be numbering its first order from 1", async () => {
+  it("starts a new merchant's sequence past the gap too, at a block's first number: a create of the code before may be numbering its first order from 1", async () => {
     // Prepare
     const sequence = unstartedSequence();
 
@@ -273,7 +275,8 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(sequence.started).toBe(ORDER_SEQUENCE_GAP + 1);
+    expect(sequence.started).toBe(ORDER_SEQUENCE_GAP);
+    expect(ORDER_SEQUENCE_GAP % BLOCK_SIZE).toBe(0);
   });
 
   it('takes the sequence number while it reads (one round trip for the three), then puts the order', async () => {

@@ -86,9 +86,11 @@ export const ORDER_SEQUENCE_GAP = 16_384;
 /**
  * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
  * first. A merchant's sequence starts ORDER_SEQUENCE_GAP past its `COUNTER#orders` (or past 0: a
- * create of the code before may be numbering its first order meanwhile), after the counter's last
- * block is marked for recount: the counter's move past it, which would have scheduled that recount
- * and its group's total, never comes (marked first, so a start cannot happen without its mark).
+ * create of the code before may be numbering its first order meanwhile), at the first number of a
+ * block (so the block fills, and a page finds its place in it from the counts alone), after the
+ * counter's last block is marked for recount: the counter's move past it, which would have
+ * scheduled that recount and its group's total, never comes (marked first, so a start cannot happen
+ * without its mark).
  */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<number> => {
   try {
@@ -98,7 +100,8 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
   }
   const counter = await getStored(db, 'counter', sequenceItem, sequenceKey(merchantId, 'orders'), true);
   if (counter) await markForRecount(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(counter.seq)));
-  await startOrderSequence(db, merchantId, (counter?.seq ?? 0) + ORDER_SEQUENCE_GAP);
+  const firstNumber = blockOf((counter?.seq ?? 0) + ORDER_SEQUENCE_GAP) * BLOCK_SIZE;
+  await startOrderSequence(db, merchantId, firstNumber - 1);
   return takeOrderSequence(db, merchantId, count);
 };
 
