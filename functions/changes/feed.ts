@@ -29,6 +29,28 @@ const failures = createFailureTracker(parkPolicyFromEnv());
 
 type Planned = { record: DynamoDBRecord; reactions: Reactions } | { record: DynamoDBRecord; poison: Error };
 
+/**
+ * How long before the function's timeout the reactions give up (the parking then has this long):
+ * a batch that times out loses this container's failure counts, so its record would never be parked.
+ */
+const REACTIONS_MARGIN_MS = 10_000;
+/** How long before the timeout the parking gives up, leaving time to answer. */
+const PARKING_MARGIN_MS = 2_000;
+
+/** `work`'s answer, or `late` once the clock passes `deadline` (work left running is idempotent, and done again when its record is read again). */
+const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T): Promise<T> => {
+  if (!Number.isFinite(deadline)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
 
 /** The merchant whose item the record is about, if its key says. */
@@ -37,9 +59,13 @@ const merchantOf = (record: DynamoDBRecord): string | undefined => {
   return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
 };
 
-/** Carries out one kind of reaction for the records that have it; returns the indexes (into `planned`) that failed. */
+/**
+ * Carries out one kind of reaction for the records that have it; returns the indexes (into
+ * `planned`) that failed, or had not finished by `deadline`.
+ */
 const carryOut = async <T>(
   planned: readonly Planned[],
+  deadline: number,
   pick: (reactions: Reactions) => T | undefined,
   send: (items: T[]) => Promise<boolean[]>,
 ): Promise<number[]> => {
@@ -48,34 +74,38 @@ const carryOut = async <T>(
     return item === undefined ? [] : [{ index, item }];
   });
   if (wanted.length === 0) return [];
-  const done = await send(wanted.map(({ item }) => item));
+  const done = await byDeadline(send(wanted.map(({ item }) => item)), deadline, () => wanted.map(() => false));
   return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
 };
 
 /**
  * Parks records on the parked queue with their content (a large one by reference) and why
- * (alarmed; `npm run admin -- parked list|replay`); for each, whether the queue took it.
+ * (alarmed; `npm run admin -- parked list|replay`); for each, whether the queue took it by `deadline`.
  */
-const park = async (entries: { record: DynamoDBRecord; error: Error }[]): Promise<boolean[]> =>
-  Promise.all(
-    entries.map(async ({ record, error }) => {
-      try {
-        const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOf(record) });
-        await sendToDeadLetterQueue(
-          PARKED_QUEUE_URL,
-          { body, id: recordId(record) },
-          { error: error.name, message: error.message, source: FUNCTION_ID },
-        );
-        logger.error('Change record parked', { event_id: record.eventID, error: { name: error.name, message: error.message } });
-        return true;
-      } catch (parkError) {
-        logger.error('Change record not parked: the parked queue refused it; the stream will retry', {
-          event_id: record.eventID,
-          error_name: errorName(parkError),
-        });
-        return false;
-      }
-    }),
+const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadline: number): Promise<boolean[]> =>
+  byDeadline(
+    Promise.all(
+      entries.map(async ({ record, error }) => {
+        try {
+          const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOf(record) });
+          await sendToDeadLetterQueue(
+            PARKED_QUEUE_URL,
+            { body, id: recordId(record) },
+            { error: error.name, message: error.message, source: FUNCTION_ID },
+          );
+          logger.error('Change record parked', { event_id: record.eventID, error: { name: error.name, message: error.message } });
+          return true;
+        } catch (parkError) {
+          logger.error('Change record not parked: the parked queue refused it; the stream will retry', {
+            event_id: record.eventID,
+            error_name: errorName(parkError),
+          });
+          return false;
+        }
+      }),
+    ),
+    deadline,
+    () => entries.map(() => false),
   );
 
 /** Sends every record's follow-ups in one go; a record's are done when SQS took all of them. */
@@ -167,19 +197,20 @@ const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<bo
   );
 
 /** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
-const carryOutAll = async (planned: readonly Planned[]): Promise<Map<number, string[]>> => {
+const carryOutAll = async (planned: readonly Planned[], deadline: number): Promise<Map<number, string[]>> => {
   const kinds = {
-    orderEvent: carryOut(planned, (reactions) => reactions.orderEvent, sendOrderEvents),
-    followUps: carryOut(planned, (reactions) => reactions.followUps, sendFollowUpLists),
-    customer: carryOut(planned, (reactions) => reactions.customer, upsertCustomers),
-    countBlock: carryOut(planned, (reactions) => reactions.countBlock, refreshGroups),
+    orderEvent: carryOut(planned, deadline, (reactions) => reactions.orderEvent, sendOrderEvents),
+    followUps: carryOut(planned, deadline, (reactions) => reactions.followUps, sendFollowUpLists),
+    customer: carryOut(planned, deadline, (reactions) => reactions.customer, upsertCustomers),
+    countBlock: carryOut(planned, deadline, (reactions) => reactions.countBlock, refreshGroups),
     webhookEvents: carryOut(
       planned,
+      deadline,
       (reactions) => reactions.webhookEvents,
       (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
     ),
-    reportTotals: carryOut(planned, (reactions) => reactions.reportTotals, applyReportTotals),
-    eventLog: carryOut(planned, (reactions) => reactions.eventLog, appendEventLogs),
+    reportTotals: carryOut(planned, deadline, (reactions) => reactions.reportTotals, applyReportTotals),
+    eventLog: carryOut(planned, deadline, (reactions) => reactions.eventLog, appendEventLogs),
   };
   const failed = new Map<number, string[]>();
   for (const [kind, indexes] of Object.entries(kinds)) {
@@ -207,10 +238,16 @@ class ReactionsKeptFailing extends Error {
  * failing is retried (the batch is read again from it) until it has failed for the park policy's
  * tries and seconds, then parked, so it holds the records behind it for a bounded time only.
  * Every reaction is idempotent, and a record read again skips the reactions it carried out before
- * in this container (a webhook event fanned out again would be POSTed again). The operator's replay of
- * parked records (`npm run admin -- parked replay`) runs this too.
+ * in this container (a webhook event fanned out again would be POSTed again). Reactions unfinished
+ * `REACTIONS_MARGIN_MS` before `timeoutAt` count as failed, so a slow batch is counted and parked
+ * like a failing one instead of timing out. The operator's replay of parked records
+ * (`npm run admin -- parked replay`) runs this too.
  */
-export const processChangeRecords = async (records: readonly DynamoDBRecord[], now = Date.now()): Promise<string | undefined> => {
+export const processChangeRecords = async (
+  records: readonly DynamoDBRecord[],
+  now = Date.now(),
+  timeoutAt = Number.POSITIVE_INFINITY,
+): Promise<string | undefined> => {
   const planned: Planned[] = records.map((record) => {
     const carried = failures.carried(recordId(record));
     if (carried.has(PARKED)) return { record, reactions: {} };
@@ -220,7 +257,7 @@ export const processChangeRecords = async (records: readonly DynamoDBRecord[], n
       return { record, poison: asError(error) };
     }
   });
-  const failed = await carryOutAll(planned);
+  const failed = await carryOutAll(planned, timeoutAt - REACTIONS_MARGIN_MS);
   // What each record carried out in this read: its reactions that did not fail (or its parking, below).
   const carried = planned.map((entry, index) =>
     'reactions' in entry ? Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind)) : [],
@@ -235,7 +272,7 @@ export const processChangeRecords = async (records: readonly DynamoDBRecord[], n
     return [{ index, record, error }];
   });
   const toPark = [...unreadable, ...overdue];
-  const parked = await park(toPark);
+  const parked = await park(toPark, timeoutAt - PARKING_MARGIN_MS);
   toPark.forEach(({ index }, position) => {
     if (parked[position]) {
       failed.delete(index);
@@ -268,7 +305,7 @@ export const processChangeRecords = async (records: readonly DynamoDBRecord[], n
  */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .handler(async (event) => {
-    const from = await processChangeRecords(event.Records);
+  .handler(async (event, context) => {
+    const from = await processChangeRecords(event.Records, Date.now(), Date.now() + context.getRemainingTimeInMillis());
     return { batchItemFailures: from === undefined ? [] : [{ itemIdentifier: from }] };
   });

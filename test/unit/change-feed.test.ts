@@ -991,6 +991,26 @@ describe('a change record that keeps failing', () => {
     expect(sqsMock.commandCalls(SendMessageCommand).filter((call) => call.args[0].input.QueueUrl === PARKED_QUEUE)).toHaveLength(1);
   });
 
+  it('is counted as failing when its reactions hang past the deadline before the timeout, and parked like one, instead of timing the batch out', async () => {
+    // Prepare: the orders queue never answers; the function has 10.05 s left, 10 s of them the parking's margin
+    sqsMock.on(SendMessageBatchCommand).callsFake(() => new Promise(() => {}));
+    const hanging = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000a4', customer: null }));
+    const start = Date.parse('2026-11-25T13:00:00Z');
+
+    // Act: one read a second, each given 50 ms before the deadline
+    const answers: (string | undefined)[] = [];
+    for (let attempt = 0; attempt <= DEFAULT_PARK_POLICY.seconds; attempt += 1) {
+      answers.push(await processChangeRecords([hanging], start + attempt * 1000, Date.now() + 10_050));
+    }
+
+    // Assess: read again from it until the policy, then parked
+    expect(answers.slice(0, -1)).toEqual(answers.slice(0, -1).map(() => hanging.dynamodb?.SequenceNumber));
+    expect(answers.at(-1)).toBeUndefined();
+    const parked = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(parked.map((input) => input.QueueUrl)).toEqual([PARKED_QUEUE]);
+    expect(parked[0]?.MessageAttributes?.dead_letter_error?.StringValue).toBe('ReactionsKeptFailing');
+  });
+
   it('is not parked for a brief outage: fewer seconds than the policy, however many tries', async () => {
     // Prepare
     sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer([]));
