@@ -232,11 +232,42 @@ class ReactionsKeptFailing extends Error {
 }
 
 /**
+ * Counts a failure of each failed record; returns those to park now: each that has failed for the
+ * park policy, and each of a merchant whose records keep failing (one was parked lately) while
+ * another merchant's records went through in this read, so one merchant's failures hold the
+ * others behind them for the policy's time once, not once per record. Notes the merchants whose
+ * records all went through.
+ */
+const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
+  const merchants = planned.map(({ record }) => merchantOf(record));
+  const failing = new Set([...failed.keys()].map((index) => merchants[index]));
+  const others = planned.some((entry, index) => 'reactions' in entry && !failing.has(merchants[index]));
+  planned.forEach((entry, index) => {
+    const merchantId = merchants[index];
+    if ('reactions' in entry && Object.keys(entry.reactions).length > 0 && merchantId !== undefined && !failing.has(merchantId))
+      failures.merchantWentThrough(merchantId);
+  });
+  return [...failed].flatMap(([index, kinds]) => {
+    const { record } = planned[index] as Planned;
+    const merchantId = merchants[index];
+    const kept = failures.failed(recordId(record), now);
+    if (!kept && !(others && merchantId !== undefined && failures.merchantFailing(merchantId, now))) return [];
+    const error = new ReactionsKeptFailing(
+      kept
+        ? `Its reactions kept failing (${kinds.join(', ')}) over ${failures.tries(recordId(record))} tries`
+        : `Its reactions failed (${kinds.join(', ')}) while its merchant's kept failing`,
+    );
+    return [{ index, record, error }];
+  });
+};
+
+/**
  * Carries out the reactions of a batch of stream records, in order; returns the sequence number to
  * read again from, or undefined when every record is done. A record is done when its reactions were
  * carried out or it was parked: one that cannot be read is parked at once; one whose reactions keep
  * failing is retried (the batch is read again from it) until it has failed for the park policy's
- * tries and seconds, then parked, so it holds the records behind it for a bounded time only.
+ * tries and seconds, then parked, so it holds the records behind it for a bounded time only (and
+ * once per failing merchant, see `overdueRecords`).
  * Every reaction is idempotent, and a record read again skips the reactions it carried out before
  * in this container (a webhook event fanned out again would be POSTed again). Reactions unfinished
  * `REACTIONS_MARGIN_MS` before `timeoutAt` count as failed, so a slow batch is counted and parked
@@ -263,20 +294,15 @@ export const processChangeRecords = async (
     'reactions' in entry ? Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind)) : [],
   );
   const unreadable = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
-  const overdue = [...failed].flatMap(([index, kinds]) => {
-    const record = records[index] as DynamoDBRecord;
-    if (!failures.failed(recordId(record), now)) return [];
-    const error = new ReactionsKeptFailing(
-      `Its reactions kept failing (${kinds.join(', ')}) over ${failures.tries(recordId(record))} tries`,
-    );
-    return [{ index, record, error }];
-  });
+  const overdue = overdueRecords(planned, failed, now);
   const toPark = [...unreadable, ...overdue];
   const parked = await park(toPark, timeoutAt - PARKING_MARGIN_MS);
-  toPark.forEach(({ index }, position) => {
+  toPark.forEach(({ index, record, error }, position) => {
     if (parked[position]) {
       failed.delete(index);
       carried[index] = [PARKED];
+      const merchantId = merchantOf(record);
+      if (error instanceof ReactionsKeptFailing && merchantId !== undefined) failures.merchantParked(merchantId, now);
     } else failed.set(index, [...(failed.get(index) ?? []), 'park']);
   });
   // The records before the first failure are done; the rest are read again, and skip what they carried out

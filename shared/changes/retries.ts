@@ -18,8 +18,11 @@ export const parkPolicyFromEnv = (value = process.env.FEED_PARK_AFTER): ParkPoli
   return { tries: tries as number, seconds: seconds as number };
 };
 
-/** At most this many records' failures are remembered (the oldest are forgotten first). */
+/** At most this many records' failures (and merchants) are remembered (the oldest are forgotten first). */
 const MAX_TRACKED = 10_000;
+
+/** How many of the policy's durations a merchant counts as failing after one of its records was parked. */
+const FAILING_MERCHANT_POLICIES = 10;
 
 /**
  * The failures this container has seen per record (by stream event id), and the reactions a
@@ -31,6 +34,8 @@ const MAX_TRACKED = 10_000;
 export const createFailureTracker = (policy: ParkPolicy) => {
   const seen = new Map<string, { tries: number; first: number }>();
   const carried = new Map<string, ReadonlySet<string>>();
+  /** When each merchant last had a record parked for failing reactions, until one of its records goes through. */
+  const parkedMerchants = new Map<string, number>();
   /** Moves `id` to the newest end of `map`, forgetting the oldest entry past MAX_TRACKED. */
   const remember = <V>(map: Map<string, V>, id: string, value: V) => {
     map.delete(id);
@@ -57,5 +62,22 @@ export const createFailureTracker = (policy: ParkPolicy) => {
       carried.delete(id);
     },
     tries: (id: string) => seen.get(id)?.tries ?? 0,
+    /** Notes that a record of `merchantId` was parked because its reactions kept failing. */
+    merchantParked(merchantId: string, now = Date.now()) {
+      remember(parkedMerchants, merchantId, now);
+    },
+    /** Notes that a record of `merchantId` went through: its next failing record gets the whole policy again. */
+    merchantWentThrough(merchantId: string) {
+      parkedMerchants.delete(merchantId);
+    },
+    /**
+     * Whether `merchantId` had a record parked within FAILING_MERCHANT_POLICIES times the policy's
+     * seconds and none of its records went through since: its next failing record is parked at once
+     * where other merchants' records wait behind it, instead of holding them for the policy again.
+     */
+    merchantFailing(merchantId: string, now = Date.now()): boolean {
+      const at = parkedMerchants.get(merchantId);
+      return at !== undefined && now - at <= FAILING_MERCHANT_POLICIES * policy.seconds * 1000;
+    },
   };
 };

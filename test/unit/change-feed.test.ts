@@ -1028,6 +1028,66 @@ describe('a change record that keeps failing', () => {
   });
 });
 
+describe('a merchant whose records keep failing', () => {
+  /** The orders queue refuses the events of merchant `failing` and takes every other's. */
+  const refuseEventsOf = (failing: string) =>
+    sqsMock.on(SendMessageBatchCommand).callsFake(async (input) => {
+      const entries = (input.Entries ?? []) as { Id?: string; MessageBody?: string }[];
+      return sqsBatchAnswer(entries.filter((entry) => !entry.MessageBody?.includes(failing)).map((entry) => entry.Id as string))(input);
+    });
+  const orderOf = (merchantId: string, uuid: string) =>
+    record('INSERT', storedOrder({ pk: `M#${merchantId}`, uuid: `00000000-0000-4000-8000-${uuid}`, customer: null }));
+  const parkedIds = () =>
+    sqsMock
+      .commandCalls(SendMessageCommand)
+      .filter((call) => call.args[0].input.QueueUrl === PARKED_QUEUE)
+      .map((call) => (JSON.parse(call.args[0].input.MessageBody ?? '{}') as DynamoDBRecord).eventID);
+
+  it("holds another merchant's records for the park policy once, not once per failing record: its next failing record is parked at once", async () => {
+    // Prepare: merchant F's events are refused; one of its records failed for the whole policy and was parked
+    const failing = 'f0f0f0f0-0000-4000-8000-00000000000f';
+    refuseEventsOf(failing);
+    const start = Date.parse('2026-11-25T14:00:00Z');
+    const first = [orderOf(failing, '0000000000c1'), orderOf(OTHER_MERCHANT_ID, '0000000000c2')];
+    let seconds = 0;
+    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    const next = [orderOf(failing, '0000000000c3'), orderOf(OTHER_MERCHANT_ID, '0000000000c4')];
+
+    // Act: the next batch, one second later
+    const answer = await processChangeRecords(next, start + (seconds + 1) * 1000);
+
+    // Assess: read once, F's record parked, the other merchant's event sent
+    expect(seconds).toBe(DEFAULT_PARK_POLICY.seconds);
+    expect(answer).toBeUndefined();
+    expect(parkedIds()).toEqual([first[0]?.eventID, next[0]?.eventID]);
+    expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toContain('00000000-0000-4000-8000-0000000000c4');
+  });
+
+  it('gives its failing record the whole policy again once one of its records went through, and while no other merchant waits behind it', async () => {
+    // Prepare: merchant G had a record parked
+    const failing = 'f1f1f1f1-0000-4000-8000-00000000000f';
+    refuseEventsOf(failing);
+    const start = Date.parse('2026-11-25T15:00:00Z');
+    const first = [orderOf(failing, '0000000000d1'), orderOf(OTHER_MERCHANT_ID, '0000000000d2')];
+    let seconds = 0;
+    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+
+    // Act: a record of G alone; then one of G that goes through, and one of G that fails beside another merchant's
+    const alone = orderOf(failing, '0000000000d3');
+    const aloneAnswer = await processChangeRecords([alone], start + (seconds + 1) * 1000);
+    sqsMock.on(SendMessageBatchCommand).callsFake(sqsBatchAnswer());
+    await processChangeRecords([alone], start + (seconds + 2) * 1000);
+    refuseEventsOf(failing);
+    const later = [orderOf(failing, '0000000000d5'), orderOf(OTHER_MERCHANT_ID, '0000000000d6')];
+    const laterAnswer = await processChangeRecords(later, start + (seconds + 3) * 1000);
+
+    // Assess: neither was parked at once
+    expect(aloneAnswer).toBe(alone.dynamodb?.SequenceNumber);
+    expect(laterAnswer).toBe(later[0]?.dynamodb?.SequenceNumber);
+    expect(parkedIds()).toEqual([first[0]?.eventID]);
+  });
+});
+
 describe('fairness between merchants on the queues', () => {
   it("names each message's merchant as its MessageGroupId, so SQS's fair queues keep one merchant's backlog from delaying another's", async () => {
     // Prepare
