@@ -17,6 +17,7 @@ const unitEnv = {
   PARKED_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-parked',
   WEBHOOKS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks',
   WEBHOOKS_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks-dlq',
+  WEBHOOKS_SLOW_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks-slow',
   WEBHOOK_SECRET_KEY: 'unit-webhook-key',
   // The handlers' tests count their own writes; the quota has its own tests (unit and integration).
   QUOTA_ENFORCEMENT: 'off',

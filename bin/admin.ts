@@ -6,6 +6,7 @@
 import './sdk-env';
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { workers } from '#functions/workers';
 import { LOCAL_MAIL_DEFAULTS, localClientConfig, localInviteLinkBase } from '#local/aws-env';
 import { runningStackPorts } from '#local/ports';
 import {
@@ -220,7 +221,7 @@ const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => {
 const changeFeed = async (stage: Stage) => {
   useFunctionEnv(stage);
   const sqs = operatorSqs();
-  for (const queue of ['orders', 'follow-ups', 'webhooks', 'parked'] as const) {
+  for (const queue of workers.find((worker) => worker.id === 'change-feed')?.access.sends ?? []) {
     process.env[QUEUES[queue].envVar] = await queueUrlOf(sqs, queueNameForStage(stage, queue));
   }
   if (!process.env.SEED_TABLE_NAME) process.env.AWS_ENDPOINT_URL_SQS ??= `http://127.0.0.1:${runningStackPorts().sqs}`;

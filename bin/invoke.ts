@@ -134,7 +134,7 @@ if (stage === 'sandbox') event = forSandbox(event);
 const handler = await importHandler<(event: unknown, context: unknown) => Promise<unknown>>(spec.handler);
 let result: unknown;
 try {
-  result = await handler(event, lambdaContext(spec.id));
+  result = await handler(event, lambdaContext(spec.id, spec.timeoutSeconds));
 } catch (error) {
   console.error(error);
   fail(`${spec.id} threw (API Gateway would answer 502).`);

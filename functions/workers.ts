@@ -80,6 +80,19 @@ export type WorkerDef = {
   environment?: Record<string, string>;
 };
 
+/** What both lanes' deliverers may do (they run the same code; a delivery moves between the lanes as its endpoint does). */
+const DELIVERER_ACCESS = {
+  // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark and
+  // parked count, the delivery record; PutItem: a large event's stored body; Query: the parked deliveries, a
+  // merchant's users for a notice, a large event's body; BatchWriteItem: parking deliveries, removing released
+  // parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to either lane.
+  // Mail: the failing/disabled notices.
+  table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
+  sends: ['webhooks', 'webhooks-slow'],
+  mail: true,
+  webhookSecrets: true,
+} as const satisfies WorkerAccess;
+
 /** How long a follow-up waits at least: a request's own e-mail try, and the list index, settle first. */
 export const FOLLOW_UP_MIN_DELAY_SECONDS = 60;
 
@@ -113,7 +126,7 @@ export const workers = [
     // backlog's keeper), parked records.
     access: {
       table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
-      sends: ['orders', 'follow-ups', 'webhooks', 'parked'],
+      sends: ['orders', 'follow-ups', 'webhooks', 'webhooks-slow', 'parked'],
     },
     timeoutSeconds: 30,
     environment: { FOLLOW_UP_MIN_DELAY_SECONDS: String(FOLLOW_UP_MIN_DELAY_SECONDS) },
@@ -154,19 +167,20 @@ export const workers = [
     handler: 'functions/webhooks/deliver.ts',
     description: 'Delivers webhook events: one signed POST per message, retried on the Standard Webhooks schedule.',
     // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
-    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS.
+    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS. An endpoint
+    // that turns slow holds one or two of them until its deliveries move to the slow lane.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
-    // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark and
-    // parked count, the delivery record; PutItem: a large event's stored body; Query: the parked deliveries, a
-    // merchant's users for a notice, a large event's body; BatchWriteItem: parking deliveries, removing released
-    // parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to the webhooks queue.
-    // Mail: the failing/disabled notices.
-    access: {
-      table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
-      sends: ['webhooks'],
-      mail: true,
-      webhookSecrets: true,
-    },
+    access: DELIVERER_ACCESS,
+    timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+  },
+  {
+    id: 'webhooks-deliver-slow',
+    handler: 'functions/webhooks/deliver.ts',
+    description: 'Delivers webhook events to endpoints that hang or answer slowly, on deliverers of their own.',
+    // The slow lane: however many endpoints of however many merchants hang, they share these 20 and leave the
+    // 50 above to the endpoints that answer.
+    trigger: { kind: 'queue', queue: 'webhooks-slow', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 20 },
+    access: DELIVERER_ACCESS,
     timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
   },
 ] as const satisfies readonly WorkerDef[];

@@ -80,7 +80,7 @@ const consumers = await Promise.all(
         concurrency: worker.trigger.maxConcurrency,
         // The SQS emulator does not hand a waiting receive a message whose delay ends meanwhile: short
         // waits keep a webhook retry from arriving up to 20 s late.
-        ...(worker.trigger.queue === 'webhooks' ? { waitTimeSeconds: 1 } : {}),
+        ...(worker.trigger.queue === 'webhooks' || worker.trigger.queue === 'webhooks-slow' ? { waitTimeSeconds: 1 } : {}),
         onError: (error) => console.error(`[${stage}] ${worker.id}: ${error.message}`),
       }),
     ),

@@ -227,6 +227,19 @@ const changeFeedEvent = (): DynamoDBStreamEvent => {
   };
 };
 
+/** A test event's delivery to the demo endpoint. */
+const TEST_DELIVERY = {
+  merchant_id: DEMO.merchantId,
+  endpoint_uuid: DEMO.webhookUuid,
+  event: {
+    id: 'evt_test_sample',
+    type: 'webhook.test',
+    timestamp: new Date(REQUEST_TIME_EPOCH).toISOString(),
+    data: { webhook: { uuid: DEMO.webhookUuid }, message: 'This is a test event from the Affiliate Program Merchant API.' },
+  },
+  attempt: 1,
+};
+
 /** The worker samples: the change feed's stream batch, and an SQS batch for each queue consumer. */
 export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
   'change-feed': changeFeedEvent(),
@@ -235,21 +248,8 @@ export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
       sqsRecord('commissions-process', 'orders', { type: 'order.created', merchant_id: DEMO.merchantId, order_uuid: DEMO.orderUuid }),
     ],
   },
-  'webhooks-deliver': {
-    Records: [
-      sqsRecord('webhooks-deliver', 'webhooks', {
-        merchant_id: DEMO.merchantId,
-        endpoint_uuid: DEMO.webhookUuid,
-        event: {
-          id: 'evt_test_sample',
-          type: 'webhook.test',
-          timestamp: new Date(REQUEST_TIME_EPOCH).toISOString(),
-          data: { webhook: { uuid: DEMO.webhookUuid }, message: 'This is a test event from the Affiliate Program Merchant API.' },
-        },
-        attempt: 1,
-      }),
-    ],
-  },
+  'webhooks-deliver': { Records: [sqsRecord('webhooks-deliver', 'webhooks', TEST_DELIVERY)] },
+  'webhooks-deliver-slow': { Records: [sqsRecord('webhooks-deliver-slow', 'webhooks-slow', { ...TEST_DELIVERY, slow: true })] },
   'follow-ups': {
     Records: [
       sqsRecord('follow-ups', 'follow-ups', {

@@ -30,12 +30,13 @@ const failures = createFailureTracker(parkPolicyFromEnv());
 type Planned = { record: DynamoDBRecord; reactions: Reactions } | { record: DynamoDBRecord; poison: Error };
 
 /**
- * How long before the function's timeout the reactions give up (the parking then has this long):
- * a batch that times out loses this container's failure counts, so its record would never be parked.
+ * The share of the time left that the reactions may take before they count as failed (the parking
+ * has most of the rest): a batch that times out loses this container's failure counts, so its
+ * record would never be parked. 20 of the change feed's 30 s.
  */
-const REACTIONS_MARGIN_MS = 10_000;
-/** How long before the timeout the parking gives up, leaving time to answer. */
-const PARKING_MARGIN_MS = 2_000;
+const REACTIONS_SHARE = 2 / 3;
+/** The share of the time left by which the parking gives up, leaving time to answer. */
+const PARKING_SHARE = 0.93;
 
 /** `work`'s answer, or `late` once the clock passes `deadline` (work left running is idempotent, and done again when its record is read again). */
 const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T): Promise<T> => {
@@ -270,15 +271,16 @@ const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number,
  * once per failing merchant, see `overdueRecords`).
  * Every reaction is idempotent, and a record read again skips the reactions it carried out before
  * in this container (a webhook event fanned out again would be POSTed again). Reactions unfinished
- * `REACTIONS_MARGIN_MS` before `timeoutAt` count as failed, so a slow batch is counted and parked
+ * after `REACTIONS_SHARE` of `timeLeftMs` count as failed, so a slow batch is counted and parked
  * like a failing one instead of timing out. The operator's replay of parked records
  * (`npm run admin -- parked replay`) runs this too.
  */
 export const processChangeRecords = async (
   records: readonly DynamoDBRecord[],
   now = Date.now(),
-  timeoutAt = Number.POSITIVE_INFINITY,
+  timeLeftMs = Number.POSITIVE_INFINITY,
 ): Promise<string | undefined> => {
+  const started = Date.now();
   const planned: Planned[] = records.map((record) => {
     const carried = failures.carried(recordId(record));
     if (carried.has(PARKED)) return { record, reactions: {} };
@@ -288,7 +290,7 @@ export const processChangeRecords = async (
       return { record, poison: asError(error) };
     }
   });
-  const failed = await carryOutAll(planned, timeoutAt - REACTIONS_MARGIN_MS);
+  const failed = await carryOutAll(planned, started + timeLeftMs * REACTIONS_SHARE);
   // What each record carried out in this read: its reactions that did not fail (or its parking, below).
   const carried = planned.map((entry, index) =>
     'reactions' in entry ? Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind)) : [],
@@ -296,7 +298,7 @@ export const processChangeRecords = async (
   const unreadable = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
   const overdue = overdueRecords(planned, failed, now);
   const toPark = [...unreadable, ...overdue];
-  const parked = await park(toPark, timeoutAt - PARKING_MARGIN_MS);
+  const parked = await park(toPark, started + timeLeftMs * PARKING_SHARE);
   toPark.forEach(({ index, record, error }, position) => {
     if (parked[position]) {
       failed.delete(index);
@@ -332,6 +334,6 @@ export const processChangeRecords = async (
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event, context) => {
-    const from = await processChangeRecords(event.Records, Date.now(), Date.now() + context.getRemainingTimeInMillis());
+    const from = await processChangeRecords(event.Records, Date.now(), context.getRemainingTimeInMillis());
     return { batchItemFailures: from === undefined ? [] : [{ itemIdentifier: from }] };
   });

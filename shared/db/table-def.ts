@@ -62,6 +62,13 @@ export const QUEUES = {
     consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
     visibilityTimeouts: 2,
   },
+  /** The slow lane: deliveries to endpoints that hang or answer slowly (webhook-endpoint.ts onSlowLane), with deliverers of their own. */
+  'webhooks-slow': {
+    envVar: 'WEBHOOKS_SLOW_QUEUE_URL',
+    redrivesTo: 'webhooks-dlq',
+    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+    visibilityTimeouts: 2,
+  },
   'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
 } as const satisfies Record<
   string,

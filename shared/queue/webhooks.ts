@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { loadPayload, type PayloadRef, storePayload } from '#shared/db/entities/message-payload';
+import { onSlowLane, type WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
 import { lazyQueueUrl } from './client';
@@ -24,6 +25,8 @@ export type DeliveryMessage = {
   wake?: true;
   /** Of a wake-up: it keeps coming back while deliveries are parked (the first park of a backlog leaves one). */
   keep?: true;
+  /** Sent on the slow lane (its endpoint hangs or answers slowly: webhook-endpoint.ts onSlowLane). */
+  slow?: true;
   /**
    * Where the event is stored when it is too large to travel inline (the message then carries this
    * instead of it). Kept on the message once read, so a retry, a park or a release sends the
@@ -32,8 +35,15 @@ export type DeliveryMessage = {
   event_ref?: PayloadRef;
 };
 
-/** The function's webhooks queue (only the senders have it). */
+/** The function's webhooks queues, the lane of endpoints that answer and the slow lane (only the senders have them). */
 const webhooksQueueUrl = lazyQueueUrl('webhooks');
+const slowLaneQueueUrl = lazyQueueUrl('webhooks-slow');
+
+/** The message on the lane of its endpoint as `endpoint` shows it. */
+export const onLaneOf = (message: DeliveryMessage, endpoint: Pick<WebhookEndpointItem, 'slow_at'>): DeliveryMessage => {
+  const { slow: _slow, ...rest } = message;
+  return onSlowLane(endpoint) ? { ...rest, slow: true } : rest;
+};
 
 /** The body of a delivery message: with its event, or, when that is stored (`event_ref`), with the reference instead. */
 const deliveryBody = (message: DeliveryMessage) => {
@@ -74,8 +84,8 @@ const queueMessages = (store: TableRef, messages: readonly DeliveryMessage[], no
 };
 
 /**
- * Sends delivery messages (see `queueMessages`) to the webhooks queue (the function's, unless
- * `target` names another), storing large events in `store`; for each, whether SQS took it.
+ * Sends delivery messages (see `queueMessages`) to the function's webhooks queue of their lane (or
+ * all to the queue `target` names), storing large events in `store`; for each, whether SQS took it.
  */
 export const sendDeliveries = async (
   store: TableRef,
@@ -83,16 +93,24 @@ export const sendDeliveries = async (
   target?: { queueUrl: string; client: SQSClient },
 ): Promise<boolean[]> => {
   const prepared = await queueMessages(store, messages);
-  const sendable = prepared.flatMap((message, index) => (message === undefined ? [] : [{ message, index }]));
-  const sent = await sendMessages(
-    target?.queueUrl ?? webhooksQueueUrl(),
-    sendable.map(({ message }) => message),
-    target?.client,
-  );
   const result = messages.map(() => false);
-  sendable.forEach(({ index }, position) => {
-    result[index] = sent[position] === true;
-  });
+  await Promise.all(
+    [false, true].map(async (slow) => {
+      const lane = prepared.flatMap((message, index) =>
+        message === undefined || (messages[index]?.slow === true) !== slow ? [] : [{ message, index }],
+      );
+      if (lane.length === 0) return;
+      const queueUrl = target?.queueUrl ?? (slow ? slowLaneQueueUrl() : webhooksQueueUrl());
+      const sent = await sendMessages(
+        queueUrl,
+        lane.map(({ message }) => message),
+        target?.client,
+      );
+      lane.forEach(({ index }, position) => {
+        result[index] = sent[position] === true;
+      });
+    }),
+  );
   return result;
 };
 
@@ -141,6 +159,7 @@ const deliveryOf = (value: Partial<DeliveryMessage> | null | undefined): Deliver
     ...(typeof value.holds === 'number' && Number.isSafeInteger(value.holds) && value.holds > 0 ? { holds: value.holds } : {}),
     ...(value.wake === true ? { wake: true } : {}),
     ...(value.keep === true ? { keep: true } : {}),
+    ...(value.slow === true ? { slow: true } : {}),
     ...(isPayloadRef(value.event_ref, value.merchant_id) ? { event_ref: value.event_ref } : {}),
   };
 };

@@ -22,7 +22,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { emitMetrics, METRIC } from '#shared/metrics';
-import { type DeliveryMessage, parseDeliveryMessage } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf, parseDeliveryMessage } from '#shared/queue/webhooks';
 import { eventBody, subscribes, TEST_EVENT_TYPE } from './events';
 import { sendEndpointNotice } from './notices';
 import { type PostResult, postWebhook, type TargetPolicy } from './outbound';
@@ -139,7 +139,7 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
     }
     return 'dropped';
   }
-  if (claimed.kind === 'refused') return holdRefused(attempt, claimed);
+  if (claimed.kind === 'refused') return holdRefused({ ...attempt, message: onLaneOf(message, claimed.endpoint) }, claimed);
   return claimed.endpoint;
 };
 
@@ -222,7 +222,7 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
   const read = parked.map(({ key, message: stored }) => ({ key, parsed: parseDeliveryMessage(stored) }));
   // A park that is not a delivery message could never be delivered: it goes with the sent ones.
   const done = read.filter(({ parsed }) => parsed === undefined).map(({ key }) => key);
-  let pending = read.flatMap(({ key, parsed }) => (parsed ? [{ key, parsed }] : []));
+  let pending = read.flatMap(({ key, parsed }) => (parsed ? [{ key, parsed: onLaneOf(parsed, endpoint) }] : []));
   // The queue may refuse a few of a large batch: those are sent again at once, a few rounds, rather than the release failed.
   for (let round = 0; round < RELEASE_SEND_ROUNDS && pending.length > 0; round++) {
     const sent = await settings.requeue(pending.map(({ parsed }) => parsed));
@@ -248,10 +248,11 @@ const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: nu
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const endpoint = await getWebhookEndpoint(settings.db, merchantId, endpointUuid, true);
   if (endpoint?.waiting === undefined) return 'dropped';
+  const laned = onLaneOf(message, endpoint);
   const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
-  if (heldUntil > now) return message.keep || dueBy(message, heldUntil) ? carryOn(settings, message, heldUntil) : 'dropped';
+  if (heldUntil > now) return message.keep || dueBy(message, heldUntil) ? carryOn(settings, laned, heldUntil) : 'dropped';
   const { left } = await releaseParked(settings, message, now);
-  return message.keep && left ? carryOn(settings, message, now + settings.timeoutMs) : 'released';
+  return message.keep && left ? carryOn(settings, laned, now + settings.timeoutMs) : 'released';
 };
 
 /**
@@ -320,13 +321,13 @@ const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoi
  * own schedule, no sooner than the endpoint's next probe.
  */
 const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, result: PostResult): Promise<DeliverOutcome> => {
-  const { message, settings, now, random, record } = attempt;
-  const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
+  const { settings, now, random, record } = attempt;
+  const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = attempt.message;
   const answered = answeredFields(result);
   // The waits count from the failure, not from the attempt's start: after a 15 s timeout the 5 s rest has not passed yet.
   const failedAt = settings.now?.() ?? Date.now();
   const retryAfter = retryAfterSeconds(result.retryAfter, failedAt);
-  const ownWait = waitBeforeNextAttempt(message.attempt, retryAfter, settings.schedule, random);
+  const ownWait = waitBeforeNextAttempt(attempt.message.attempt, retryAfter, settings.schedule, random);
   const rest = endpointRestAfterFailures((endpoint.consecutive_failures ?? 0) + 1, retryAfter, settings.schedule, random);
   // The endpoint's hold is its own schedule's; a delivery far along its schedule does not hold the others longer.
   const probeAt = iso(failedAt + rest * 1000);
@@ -338,6 +339,8 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
     probe: endpoint.failing_since !== undefined,
   });
   if (!streak) return 'dropped';
+  // What comes back goes on the lane of the endpoint as this delivery left it (slow, if it went unanswered for a moment).
+  const message = onLaneOf(attempt.message, streak);
   if (result.status === 410) return disable(attempt, streak, answered, 'it answered 410 Gone');
   if (streakDisables(streak.failing_since ?? iso(now), now)) {
     return disable(attempt, streak, answered, 'its deliveries failed for 5 days in a row');

@@ -4,7 +4,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { sendLists } from '#shared/queue/send-batch';
-import type { DeliveryMessage } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
 import { recoverableSince } from '#shared/schemas/webhooks';
 import { subscribes, type WebhookEvent } from './events';
 import { keeper, parkWhileHeld } from './park';
@@ -21,7 +21,7 @@ type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUnt
  * (parkHeld) when the hold is long (parksDuring), so its backlog drains at its own pace rather than
  * arriving on the shared queue all at once when the hold ends; a short hold's are sent delayed to
  * its end, each one more chance to find the endpoint up; the others are sent. A record is done
- * when all its deliveries were parked or sent; a merchant whose endpoints could not be read fails
+ * when all its deliveries were parked or sent, each on its endpoint's lane; a merchant whose endpoints could not be read fails
  * its records (the feed reads them again). Sending twice is harmless: a delivery is keyed by
  * endpoint and event id.
  */
@@ -51,7 +51,12 @@ export const fanOutWebhookEvents = async (
       .flatMap((endpoint) =>
         events
           .filter((event) => subscribes(endpoint, event.type))
-          .map((event): Delivery => ({ endpoint, message: { merchant_id: merchantId, endpoint_uuid: endpoint.uuid, event, attempt: 1 } })),
+          .map(
+            (event): Delivery => ({
+              endpoint,
+              message: onLaneOf({ merchant_id: merchantId, endpoint_uuid: endpoint.uuid, event, attempt: 1 }, endpoint),
+            }),
+          ),
       ),
   );
   const held = new Map<string, HeldEndpoint>();

@@ -459,6 +459,26 @@ describe.each(STAGES)('the %s stack', (stage) => {
     });
   });
 
+  it('feeds the slow lane to deliverers of its own, 20 at most at once, with the same dead-letter queue, and lets the feed and both deliverers send to both lanes', () => {
+    const { template, resources, stack } = synth[stage];
+    const slow = logicalId(stack, stack.data.queues['webhooks-slow']);
+    const dlq = logicalId(stack, stack.data.queues['webhooks-dlq']);
+    expect((resources[slow] as Resource).Properties).toMatchObject({
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
+      VisibilityTimeout: 2 * functionOf(stage, 'webhooks-deliver-slow').spec.timeoutSeconds,
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [slow, 'Arn'] },
+      FunctionName: { Ref: logicalId(stack, functionOf(stage, 'webhooks-deliver-slow').fn) },
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 20 },
+    });
+    for (const id of ['change-feed', 'webhooks-deliver', 'webhooks-deliver-slow'] as const) {
+      const { grants } = grantsOf(stage, id);
+      expect([grants.has('sqs:SendMessage on queue:webhooks'), grants.has('sqs:SendMessage on queue:webhooks-slow')]).toEqual([true, true]);
+    }
+  });
+
   it("lets every route write the merchants' quota items, and nothing else with that grant (LeadingKeys M#*#QUOTA)", () => {
     const { template } = synth[stage];
     const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
@@ -476,7 +496,12 @@ describe.each(STAGES)('the %s stack', (stage) => {
 
   it('lets only the functions that seal or open webhook secrets read the webhook key', () => {
     const readers = synth[stage].stack.functions.filter((fn) => grantsOf(stage, fn.spec.id).grants.has(WEBHOOK_KEY_GRANTS[1] as string));
-    expect(readers.map((fn) => fn.spec.id).sort()).toEqual(['webhooks-create', 'webhooks-deliver', 'webhooks-rotate-secret']);
+    expect(readers.map((fn) => fn.spec.id).sort()).toEqual([
+      'webhooks-create',
+      'webhooks-deliver',
+      'webhooks-deliver-slow',
+      'webhooks-rotate-secret',
+    ]);
   });
 
   it('builds the table from the shared definition: on demand, PITR, encrypted, protected on live', () => {

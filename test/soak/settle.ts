@@ -68,7 +68,9 @@ export const readBacklog = async (
       queueDepth(sqs, info.queueUrls.parked),
       entries(stack, stage, merchants[stage], 'RECOUNT'),
       entries(stack, stage, merchants[stage], 'NOTIFY'),
-      queueDepth(sqs, info.queueUrls.webhooks),
+      Promise.all([queueDepth(sqs, info.queueUrls.webhooks), queueDepth(sqs, info.queueUrls['webhooks-slow'])]).then(
+        ([main, slow]) => main + slow,
+      ),
       Promise.all(merchants[stage].map((id) => parkedDeliveryCount(info.store, id, 1000))).then((counts) =>
         counts.reduce((a, b) => a + b, 0),
       ),

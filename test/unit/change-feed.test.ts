@@ -8,7 +8,6 @@ import { passesFilters } from '#local/event-filter';
 import { CHANGE_FEED_FILTERS, reactionsTo } from '#shared/changes/feed';
 import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { BLOCK_SIZE, GROUP_SIZE } from '#shared/db/entities/counter';
-import { readMessageBody } from '#shared/queue/large-bodies';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { readDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { workerContext } from './support/api';
@@ -19,6 +18,7 @@ const ORDERS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-orde
 const FOLLOW_UPS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-follow-ups';
 const PARKED_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-parked';
 const WEBHOOKS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks';
+const SLOW_WEBHOOKS_QUEUE = 'https://sqs.us-east-1.amazonaws.com/000000000000/unit-webhooks-slow';
 
 /** A stored webhook endpoint of the merchant. */
 const endpoint = (uuid: string, overrides: Record<string, unknown> = {}) => ({
@@ -425,6 +425,21 @@ describe('the change-feed function', () => {
       orders.map((order) => ['e-all', `evt_${order.uuid}_v1`, 1]),
     );
     expect(callsBesideEventLog(QueryCommand)).toHaveLength(1);
+  });
+
+  it('sends the events of an endpoint that went unanswered lately on the slow lane, and the others on the lane of endpoints that answer', async () => {
+    // Prepare: one endpoint whose last delivery went unanswered for a moment (not held any more), one that answers
+    const hanging = endpoint('e-slow', { slow_at: new Date(Date.now() - 60_000).toISOString() });
+    ddbMock.on(QueryCommand).resolves({ Items: [hanging, endpoint('e-fast')] });
+    const order = storedOrder({ uuid: '00000000-0000-4000-8000-0000000000e1', customer: null });
+
+    // Act
+    const result = await runFeed(streamEvent(record('INSERT', order)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(batchMessagesSentTo(WEBHOOKS_QUEUE).map(({ body }) => body.endpoint_uuid)).toEqual(['e-fast']);
+    expect(batchMessagesSentTo(SLOW_WEBHOOKS_QUEUE).map(({ body }) => [body.endpoint_uuid, body.slow])).toEqual([['e-slow', true]]);
   });
 
   it('records the events of an endpoint the service disabled as failed deliveries, for recover to send once it is enabled again', async () => {
@@ -992,15 +1007,15 @@ describe('a change record that keeps failing', () => {
   });
 
   it('is counted as failing when its reactions hang past the deadline before the timeout, and parked like one, instead of timing the batch out', async () => {
-    // Prepare: the orders queue never answers; the function has 10.05 s left, 10 s of them the parking's margin
+    // Prepare: the orders queue never answers; the function has 150 ms left
     sqsMock.on(SendMessageBatchCommand).callsFake(() => new Promise(() => {}));
     const hanging = record('INSERT', storedOrder({ uuid: '00000000-0000-4000-8000-0000000000a4', customer: null }));
     const start = Date.parse('2026-11-25T13:00:00Z');
 
-    // Act: one read a second, each given 50 ms before the deadline
+    // Act: one read a second
     const answers: (string | undefined)[] = [];
     for (let attempt = 0; attempt <= DEFAULT_PARK_POLICY.seconds; attempt += 1) {
-      answers.push(await processChangeRecords([hanging], start + attempt * 1000, Date.now() + 10_050));
+      answers.push(await processChangeRecords([hanging], start + attempt * 1000, 150));
     }
 
     // Assess: read again from it until the policy, then parked

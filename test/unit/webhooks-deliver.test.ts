@@ -117,6 +117,10 @@ const updateHandler = () => async (input: UpdateCommandInput) => {
     return { Attributes: stored };
   }
   if (expression.includes('failing_since = if_not_exists')) return { Attributes: { ...stored, ...afterFailure } };
+  if (expression.startsWith('SET slow_until') && stored) {
+    stored = { ...stored, slow_until: input.ExpressionAttributeValues?.[':until'], slow_at: input.ExpressionAttributeValues?.[':now'] };
+    return {};
+  }
   if (input.ReturnValues === 'UPDATED_OLD') return { Attributes: stored?.waiting === undefined ? {} : { waiting: stored.waiting } };
   return input.ReturnValues === 'ALL_NEW' ? { Attributes: stored } : {};
 };
@@ -145,7 +149,7 @@ describe('deliver', () => {
       ':next': null,
     });
     expect([claims().length, finishes().length]).toEqual([1, 1]);
-    expect(finishes()[0]?.UpdateExpression).toBe('SET fast_at = :fastAt, slots = :slots ADD in_flight :minus REMOVE slow_until');
+    expect(finishes()[0]?.UpdateExpression).toBe('SET fast_at = :fastAt, slots = :slots ADD in_flight :minus REMOVE slow_until, slow_at');
     expect(requeued).toEqual([]);
   });
 
@@ -754,6 +758,35 @@ describe('deliver', () => {
     expect(endpoint.previous_secrets?.map((previous) => previous.box)).toEqual(
       Array.from({ length: MAX_PREVIOUS_SECRETS }, (_, index) => `box-${MAX_PREVIOUS_SECRETS + 2 - index}`),
     );
+  });
+
+  it('sends the retry of a delivery that went unanswered for a moment on the slow lane', async () => {
+    // Prepare: a 500 after 1.2 s, with a 2 s timeout (slow after 1 s)
+    answer = { status: 500, delayMs: 1200 };
+
+    // Act
+    const outcome = await deliver(message(), settings());
+
+    // Assess
+    expect(outcome).toBe('retrying');
+    expect(requeued.map((sent) => [sent.attempt, sent.slow ?? false])).toEqual([[2, true]]);
+  });
+
+  it('moves a slow-lane message back to the lane of endpoints that answer once its endpoint answered promptly, and a message of a slow endpoint to the slow lane', async () => {
+    // Prepare: every slot in flight; first an endpoint that answers promptly, then one that went unanswered
+    refuseClaim = true;
+    stored = await storedEndpoint({ in_flight: 2, fast_at: new Date(NOW - 1000).toISOString(), slots: 2 });
+
+    // Act
+    await deliver(message({ slow: true }), settings());
+    stored = await storedEndpoint({ in_flight: 2, slow_at: new Date(NOW - 60_000).toISOString() });
+    await deliver(message(), settings());
+
+    // Assess: each waits, on its endpoint's lane
+    expect(requeued.map((sent) => [sent.holds, sent.slow ?? false])).toEqual([
+      [1, false],
+      [1, true],
+    ]);
   });
 
   it('marks the endpoint slow while a delivery goes unanswered, so its other deliveries wait instead of piling up', async () => {

@@ -58,6 +58,8 @@ const endpointSchema = z.looseObject({
   claim_token: z.optional(z.string()),
   /** Set when a delivery is still unanswered after a moment: no new one starts before then. */
   slow_until: z.optional(z.string()),
+  /** When a delivery last went unanswered for a moment; removed by a prompt 2xx. Its deliveries go on the slow lane meanwhile. */
+  slow_at: z.optional(z.string()),
   /** When a delivery was last answered 2xx before it counted as slow. */
   fast_at: z.optional(z.string()),
   /** The deliveries it may have in flight while it answers promptly: doubled by each prompt answer, up to DELIVERY_SLOTS. */
@@ -269,6 +271,14 @@ export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at'
 export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
   endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
 
+/**
+ * Whether the endpoint's deliveries go on the slow lane (the webhooks-slow queue and its own
+ * deliverers): one of its deliveries went unanswered for a moment and none answered promptly since.
+ * So endpoints that hang or answer slowly hold the slow lane's deliverers, never those of the
+ * endpoints that answer.
+ */
+export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'slow_at'>): boolean => endpoint.slow_at !== undefined;
+
 /** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start, so a flood finds its limit). */
 export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>): number =>
   Math.min(DELIVERY_SLOTS, 2 * Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
@@ -404,6 +414,7 @@ export const finishDelivery = async (
   const remove = [
     ...(answered ? ['slow_until'] : []),
     ...(end.result !== 'released' && prompt === undefined ? ['fast_at', 'slots'] : []),
+    ...(prompt !== undefined ? ['slow_at'] : []),
     ...(end.result === 'delivered' && end.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
   ];
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
@@ -444,7 +455,7 @@ export const finishDelivery = async (
  */
 export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string, now: string, until: string) =>
   updateEndpoint(db, merchantId, uuid, {
-    set: 'slow_until = :until',
+    set: 'slow_until = :until, slow_at = :now',
     condition: 'attribute_not_exists(slow_until) OR slow_until < :now',
     values: { ':until': until, ':now': now },
   });
