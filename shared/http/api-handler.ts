@@ -11,7 +11,7 @@ import { type Admission, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
-import { type Input, type Schemas, validation } from './validate';
+import { type Input, type Schemas, type ValidatedContext, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
 export type ApiRequest<S extends Schemas> = Input<S> & {
@@ -43,7 +43,7 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
 export type IdempotencyHandling = {
   /** The request's Idempotency-Key, if it sent one. */
   keyOf: (event: APIGatewayProxyEvent) => string | undefined;
-  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & JsonBodyContext>;
+  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>>;
   recordResponse: ApiMiddleware;
 };
 

@@ -7,9 +7,9 @@ import { withWriteRetry } from '#shared/db/retry';
 import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
-import type { JsonBodyContext } from './json-body';
 import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware } from './types';
+import type { Schemas, ValidatedContext } from './validate';
 
 /**
  * `Idempotency-Key` on POST routes, in two middlewares: `idempotencyKey` claims the key, if any, after
@@ -111,19 +111,39 @@ const replay = async (stored: StoredResponse, merchantId: string, key: string, s
 };
 
 /**
+ * The request's path with each path parameter spelled as validated (a uuid in capitals names the
+ * same resource as in lowercase), so a retry spelled otherwise is the same request.
+ */
+const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParameters'>, params: unknown): string => {
+  const validated = (params ?? {}) as Record<string, unknown>;
+  const respelled = new Map(
+    Object.entries(event.pathParameters ?? {}).flatMap(([name, raw]) => {
+      const value = validated[name];
+      return raw !== undefined && typeof value === 'string' && value !== raw ? [[raw, value] as const] : [];
+    }),
+  );
+  return respelled.size === 0
+    ? event.path
+    : event.path
+        .split('/')
+        .map((segment) => respelled.get(segment) ?? segment)
+        .join('/');
+};
+
+/**
  * Validates and claims the key for the authenticated merchant (so it runs after authentication,
  * and after validation: a refused request stores nothing), or answers for it: a finished request
  * with this key gets its stored response, and nothing else runs.
  */
 export const idempotencyKey = (
   secrets?: ReplySecrets,
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & JsonBodyContext> => ({
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>> => ({
   before: async (request) => {
     const { event, context } = request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return undefined;
     checkKey(key);
-    const fingerprint = requestFingerprint(event, context.jsonBody);
+    const fingerprint = requestFingerprint({ ...event, path: pathAsValidated(event, context.input.params) }, context.jsonBody);
     // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
     const claimId = randomUUID();
     const outcome = await withWriteRetry(() =>

@@ -345,6 +345,22 @@ describe('a retry with the same key', () => {
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 
+  it('is the same request when it spells the path uuid in capitals: it gets the stored response, not 422', async () => {
+    // Prepare: the cancel was stored for the lowercase uuid
+    const cancel = (uuid: string) =>
+      apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid }, headers: { 'Idempotency-Key': KEY } });
+    const stored = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID } }, errors: null, meta: {} });
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(cancel(ORDER_UUID), { status: 200, body: stored })));
+
+    // Act
+    const response = await invoke(cancelOrder, cancel(ORDER_UUID.toUpperCase()));
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(response.raw).toBe(stored);
+    expect(response.headers?.['idempotent-replayed']).toBe('true');
+  });
+
   it('replays a stored 4xx with its status', async () => {
     // Prepare
     const event = createEvent();
