@@ -29,7 +29,7 @@ type Order = NonNullable<FixtureMerchant['orders']>[number];
 
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
-       npm run bench -- --webhooks [--rate N]
+       npm run bench -- --webhooks [--rate N] [--noisy N]
        npm run bench -- --quota
        npm run bench -- --events N
        npm run bench -- --reports
@@ -47,7 +47,9 @@ seeds a tenth of the list sizes and only prints. --out FILE writes the report th
 minutes (harness/bench/page-cost.ts).
 
 --webhooks measures only webhook delivery latency, with and without a hanging endpoint, and prints
-it (harness/bench/webhooks.ts); --rate N sets the healthy merchant's changes per second (default 40). --quota measures only the per-merchant quota beside a noisy
+it (harness/bench/webhooks.ts); --rate N sets the healthy merchant's changes per second (default 40);
+--noisy N the other merchants with two endpoints each (default 5; 13 or more hang more endpoints than
+the stage has deliverers), their changes about 20 a second in all. --quota measures only the per-merchant quota beside a noisy
 neighbour and what it costs, and its exactness across 20 containers (harness/bench/quota.ts). --events N
 measures only the event log: how soon a polling consumer sees a create, and what a page costs at
 1,000 and at N events (harness/bench/events.ts). --reports measures only the commission report: how
@@ -61,6 +63,7 @@ const { values: options } = parseArgs({
     orders: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
     rate: { type: 'string' },
+    noisy: { type: 'string' },
     quota: { type: 'boolean', default: false },
     events: { type: 'string' },
     reports: { type: 'boolean', default: false },
@@ -86,7 +89,13 @@ if (options.webhooks) {
     console.error('--rate takes a positive integer, e.g. --rate 100');
     process.exit(2);
   }
-  await benchWebhooks(console.log, { rate });
+  const noisyMerchants = Number(options.noisy ?? WEBHOOK_BENCH.noisyMerchants);
+  if (!Number.isInteger(noisyMerchants) || noisyMerchants < 1 || noisyMerchants > 50) {
+    console.error('--noisy takes a whole number from 1 to 50, e.g. --noisy 15');
+    process.exit(2);
+  }
+  const noisyRate = Math.max(1, Math.round((WEBHOOK_BENCH.noisyRate * WEBHOOK_BENCH.noisyMerchants) / noisyMerchants));
+  await benchWebhooks(console.log, { rate, noisyMerchants, noisyRate });
   process.exit(0);
 }
 if (options.events !== undefined) {
