@@ -40,7 +40,7 @@ const webhooksQueueUrl = lazyQueueUrl('webhooks');
 const slowLaneQueueUrl = lazyQueueUrl('webhooks-slow');
 
 /** The message on the lane of its endpoint as `endpoint` shows it. */
-export const onLaneOf = (message: DeliveryMessage, endpoint: Pick<WebhookEndpointItem, 'slow_at'>): DeliveryMessage => {
+export const onLaneOf = (message: DeliveryMessage, endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): DeliveryMessage => {
   const { slow: _slow, ...rest } = message;
   return onSlowLane(endpoint) ? { ...rest, slow: true } : rest;
 };

@@ -34,6 +34,8 @@ const endpoint = (uuid: string, overrides: Record<string, unknown> = {}) => ({
   secret_box: 'v1.sealed',
   created_at: '2026-03-01T10:00:00.000Z',
   updated_at: '2026-03-01T10:00:00.000Z',
+  // Its last delivery answered promptly: its deliveries go on the lane of endpoints that answer.
+  fast_at: '2026-03-01T10:00:00.000Z',
   ...overrides,
 });
 
@@ -427,10 +429,11 @@ describe('the change-feed function', () => {
     expect(callsBesideEventLog(QueryCommand)).toHaveLength(1);
   });
 
-  it('sends the events of an endpoint that went unanswered lately on the slow lane, and the others on the lane of endpoints that answer', async () => {
-    // Prepare: one endpoint whose last delivery went unanswered for a moment (not held any more), one that answers
-    const hanging = endpoint('e-slow', { slow_at: new Date(Date.now() - 60_000).toISOString() });
-    ddbMock.on(QueryCommand).resolves({ Items: [hanging, endpoint('e-fast')] });
+  it('sends the events of an endpoint not known to answer on the slow lane (new, or unanswered lately), and the others on the lane of endpoints that answer', async () => {
+    // Prepare: a new endpoint, one whose last delivery went unanswered for a moment (not held any more), one that answers
+    const fresh = endpoint('e-new', { fast_at: undefined });
+    const hanging = endpoint('e-slow', { fast_at: undefined, slow_at: new Date(Date.now() - 60_000).toISOString() });
+    ddbMock.on(QueryCommand).resolves({ Items: [fresh, hanging, endpoint('e-fast')] });
     const order = storedOrder({ uuid: '00000000-0000-4000-8000-0000000000e1', customer: null });
 
     // Act
@@ -439,7 +442,10 @@ describe('the change-feed function', () => {
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
     expect(batchMessagesSentTo(WEBHOOKS_QUEUE).map(({ body }) => body.endpoint_uuid)).toEqual(['e-fast']);
-    expect(batchMessagesSentTo(SLOW_WEBHOOKS_QUEUE).map(({ body }) => [body.endpoint_uuid, body.slow])).toEqual([['e-slow', true]]);
+    expect(batchMessagesSentTo(SLOW_WEBHOOKS_QUEUE).map(({ body }) => [body.endpoint_uuid, body.slow])).toEqual([
+      ['e-new', true],
+      ['e-slow', true],
+    ]);
   });
 
   it('records the events of an endpoint the service disabled as failed deliveries, for recover to send once it is enabled again', async () => {

@@ -61,6 +61,9 @@ const message = (overrides: Partial<DeliveryMessage> = {}): DeliveryMessage => (
   ...overrides,
 });
 
+/** A message as sent on the slow lane (its endpoint not known to answer promptly). */
+const slowLane = (sent: DeliveryMessage): DeliveryMessage => ({ ...sent, slow: true });
+
 let requeued: DeliveryMessage[] = [];
 const settings = (): DeliverSettings => ({
   db: functionTable,
@@ -117,6 +120,11 @@ const updateHandler = () => async (input: UpdateCommandInput) => {
     return { Attributes: stored };
   }
   if (expression.includes('failing_since = if_not_exists')) return { Attributes: { ...stored, ...afterFailure } };
+  if (expression.startsWith('SET fast_at') && stored) {
+    const { slow_at: _slowAt, slow_until: _slowUntil, ...rest } = stored;
+    stored = { ...rest, fast_at: input.ExpressionAttributeValues?.[':fastAt'], slots: input.ExpressionAttributeValues?.[':slots'] };
+    return { Attributes: stored };
+  }
   if (expression.startsWith('SET slow_until') && stored) {
     stored = { ...stored, slow_until: input.ExpressionAttributeValues?.[':until'], slow_at: input.ExpressionAttributeValues?.[':now'] };
     return {};
@@ -163,7 +171,7 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('retrying');
     const retryAt = new Date(NOW + 120_000).toISOString();
-    expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
+    expect(requeued).toEqual([slowLane(message({ attempt: 2, not_before: retryAt }))]);
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':code': 503, ':next': retryAt });
     expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt, ':minus': -1 });
   });
@@ -181,7 +189,7 @@ describe('deliver', () => {
     expect(outcome).toBe('retrying');
     const retryAt = new Date(NOW + 2000 + 5000).toISOString();
     expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt });
-    expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
+    expect(requeued).toEqual([slowLane(message({ attempt: 2, not_before: retryAt }))]);
   });
 
   it('gives a delivery up when the schedule is exhausted, without a retry', async () => {
@@ -195,7 +203,7 @@ describe('deliver', () => {
     // Assess: no retry, only a wake-up at the endpoint's retry time for what is parked by then.
     expect(outcome).toBe('failed');
     expect(requeued).toEqual([
-      { ...message({ attempt: 3 }), wake: true, not_before: finishes()[0]?.ExpressionAttributeValues?.[':retryAt'] },
+      { ...slowLane(message({ attempt: 3 })), wake: true, not_before: finishes()[0]?.ExpressionAttributeValues?.[':retryAt'] },
     ]);
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':attempt': 3, ':next': null });
   });
@@ -257,7 +265,7 @@ describe('deliver', () => {
     const retryAt = new Date(NOW + 300_000).toISOString();
     expect(outcome).toBe('retrying');
     expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': retryAt });
-    expect(requeued).toEqual([message({ attempt: 2, not_before: retryAt })]);
+    expect(requeued).toEqual([slowLane(message({ attempt: 2, not_before: retryAt }))]);
   });
 
   it("holds the endpoint only for its own next probe when a delivery's next attempt is later, and leaves a wake-up for that probe", async () => {
@@ -274,8 +282,8 @@ describe('deliver', () => {
     expect(finishes()[0]?.ExpressionAttributeValues).toMatchObject({ ':retryAt': probeAt });
     expect(deliveryRecord()?.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':next': retryAt });
     expect(requeued).toEqual([
-      message({ attempt: 3, not_before: retryAt }),
-      { ...message({ attempt: 2 }), wake: true, not_before: probeAt },
+      slowLane(message({ attempt: 3, not_before: retryAt })),
+      { ...slowLane(message({ attempt: 2 })), wake: true, not_before: probeAt },
     ]);
   });
 
@@ -339,7 +347,7 @@ describe('deliver', () => {
     expect(requeued).toEqual([]);
     const at = new Date(NOW).toISOString();
     expect(parks().map((item) => item?.sk)).toEqual([`WHWAIT#${ENDPOINT}#${at}#evt_order_v1`, `WHWAIT#${ENDPOINT}#${at}#evt_order_v2`]);
-    expect(JSON.parse(String(parks()[0]?.message))).toEqual(message());
+    expect(JSON.parse(String(parks()[0]?.message))).toEqual(slowLane(message()));
     const noted = updates().filter((input) => String(input.UpdateExpression).startsWith('SET waiting'));
     expect(noted.map((input) => input.ConditionExpression)).toEqual([
       'attribute_exists(pk) AND (enabled = :true AND (retry_at > :now OR slow_until > :now))',
@@ -370,10 +378,10 @@ describe('deliver', () => {
 
     // Assess
     expect(parked).toBe('parked');
-    expect(keeper).toEqual({ ...message(), wake: true, keep: true, not_before: until });
+    expect(keeper).toEqual({ ...slowLane(message()), wake: true, keep: true, not_before: until });
     expect([duringHold, carried.not_before]).toEqual(['waiting', later]);
     expect(afterHold).toBe('waiting');
-    expect(requeued).toEqual([message(), { ...keeper, not_before: new Date(NOW + settings().timeoutMs).toISOString() }]);
+    expect(requeued).toEqual([slowLane(message()), { ...keeper, not_before: new Date(NOW + settings().timeoutMs).toISOString() }]);
   });
 
   it('lets the delivery that set the hold, back a moment early, wait for its end instead of parking (it releases the parked ones)', async () => {
@@ -388,7 +396,7 @@ describe('deliver', () => {
     // Assess
     expect(outcome).toBe('waiting');
     expect(parks()).toHaveLength(0);
-    expect(requeued).toEqual([message({ attempt: 2, not_before: until })]);
+    expect(requeued).toEqual([slowLane(message({ attempt: 2, not_before: until }))]);
   });
 
   it('takes its park back and comes again in a moment when the hold ended before the park was noted', async () => {
@@ -442,8 +450,8 @@ describe('deliver', () => {
   });
 
   it("releases only as many parked deliveries as the endpoint's free slots, and leaves the mark for the next answer to release more", async () => {
-    // Prepare: an endpoint not yet answering promptly (two slots), one delivery still in flight after this one; three parked.
-    stored = await storedEndpoint({ waiting: 3, in_flight: 1 });
+    // Prepare: an endpoint whose prompt answer now earns it four slots, three deliveries still in flight after this one; three parked.
+    stored = await storedEndpoint({ waiting: 3, in_flight: 3 });
     const parked = message({ event: { ...message().event, id: 'evt_a' } });
     ddbMock.on(QueryCommand).resolves({ Items: [{ pk: MERCHANT_PK, sk: `WHWAIT#${ENDPOINT}#evt_a`, message: JSON.stringify(parked) }] });
     ddbMock.on(BatchWriteCommand).resolves({});
@@ -471,8 +479,8 @@ describe('deliver', () => {
     expect(outcome).toBe('retrying');
     const retryAt = finishes()[0]?.ExpressionAttributeValues?.[':retryAt'];
     // Parked without its due time: released, it is due at once.
-    expect(JSON.parse(String(parks()[0]?.message))).toEqual(message({ attempt: 2 }));
-    expect(requeued).toEqual([{ ...message(), wake: true, not_before: retryAt }]);
+    expect(JSON.parse(String(parks()[0]?.message))).toEqual(slowLane(message({ attempt: 2 })));
+    expect(requeued).toEqual([{ ...slowLane(message()), wake: true, not_before: retryAt }]);
   });
 
   it('sends again at once what the queue refused of a release, instead of failing the delivery that released it', async () => {

@@ -273,11 +273,13 @@ export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 
 
 /**
  * Whether the endpoint's deliveries go on the slow lane (the webhooks-slow queue and its own
- * deliverers): one of its deliveries went unanswered for a moment and none answered promptly since.
- * So endpoints that hang or answer slowly hold the slow lane's deliverers, never those of the
- * endpoints that answer.
+ * deliverers): it has not answered promptly since it was created or since its last other outcome
+ * (`fast_at` absent: new, failing, slow or hanging), or a delivery of it is unanswered for a moment
+ * now. So endpoints not known to answer hold the slow lane's deliverers, never those of the
+ * endpoints that answer, however many of them start hanging at once.
  */
-export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'slow_at'>): boolean => endpoint.slow_at !== undefined;
+export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): boolean =>
+  endpoint.fast_at === undefined || endpoint.slow_at !== undefined;
 
 /** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start, so a flood finds its limit). */
 export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>): number =>
