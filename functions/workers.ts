@@ -167,8 +167,8 @@ export const workers = [
     handler: 'functions/webhooks/deliver.ts',
     description: 'Delivers webhook events: one signed POST per message, retried on the Standard Webhooks schedule.',
     // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
-    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS. An endpoint
-    // that turns slow holds one or two of them until its deliveries move to the slow lane.
+    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS. Only endpoints
+    // whose last answer was a prompt 2xx are delivered here; one that turns slow holds its slots once.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
     access: DELIVERER_ACCESS,
     timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
@@ -176,9 +176,10 @@ export const workers = [
   {
     id: 'webhooks-deliver-slow',
     handler: 'functions/webhooks/deliver.ts',
-    description: 'Delivers webhook events to endpoints that hang or answer slowly, on deliverers of their own.',
-    // The slow lane: however many endpoints of however many merchants hang, they share these 20 and leave the
-    // 50 above to the endpoints that answer.
+    description:
+      'Delivers webhook events to endpoints not known to answer promptly (new, failing, slow or hanging), on deliverers of their own.',
+    // The slow lane: however many endpoints of however many merchants are new, fail or hang, they share these 20
+    // and leave the 50 above to the endpoints that answer.
     trigger: { kind: 'queue', queue: 'webhooks-slow', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 20 },
     access: DELIVERER_ACCESS,
     timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,

@@ -62,7 +62,7 @@ export const QUEUES = {
     consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
     visibilityTimeouts: 2,
   },
-  /** The slow lane: deliveries to endpoints that hang or answer slowly (webhook-endpoint.ts onSlowLane), with deliverers of their own. */
+  /** The slow lane: deliveries to endpoints not known to answer promptly (webhook-endpoint.ts onSlowLane), with deliverers of their own. */
   'webhooks-slow': {
     envVar: 'WEBHOOKS_SLOW_QUEUE_URL',
     redrivesTo: 'webhooks-dlq',
