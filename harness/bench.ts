@@ -23,7 +23,7 @@ import { workEntries } from '#shared/db/entities/owed-work';
 import { closeConnections, type Reply, send, startBenchStack, statusCount } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
-import { benchWebhooks, WEBHOOK_BENCH } from './bench/webhooks';
+import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING } from './bench/webhooks';
 
 type Order = NonNullable<FixtureMerchant['orders']>[number];
 
@@ -619,6 +619,19 @@ try {
   }
 } catch (error) {
   print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
+}
+// Again with more hanging endpoints than the stage has deliverers: what the slow lane is for.
+try {
+  const { noisyMerchants, noisyRate } = WEBHOOK_BENCH_MANY_HANGING;
+  const { alone, hung } = await benchWebhooks(print, { noisyMerchants, noisyRate });
+  if (alone && hung)
+    summary.push({
+      target: `webhooks: ${noisyMerchants * 2} hanging endpoints of ${noisyMerchants} merchants (more than the 50 deliverers) leave a healthy merchant's p99 within 1.5x`,
+      measured: `${ratio(hung.p99 / alone.p99)} (${ms(alone.p99)} -> ${ms(hung.p99)})`,
+      pass: hung.p99 <= 1.5 * alone.p99 && hung.delivered === hung.created,
+    });
+} catch (error) {
+  print(`\nwebhook benchmark (many hanging) failed: ${(error as Error).stack ?? String(error)}`);
 }
 // The per-merchant quota beside a noisy neighbour, and its cost (harness/bench/quota.ts).
 try {

@@ -34,6 +34,9 @@ import { percentile } from './percentile';
  */
 export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
 
+/** 40 endpoints of 20 merchants, more than the stage's 50 deliverers can hold two at a time, with about the same traffic. */
+export const WEBHOOK_BENCH_MANY_HANGING = { noisyMerchants: 20, noisyRate: 1 } as const;
+
 type Print = (line: string) => void;
 export type WebhookBenchResult = {
   label: string;
