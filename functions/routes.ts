@@ -250,7 +250,7 @@ export const routes = [
     path: '/api/v2/webhooks/{uuid}/test',
     handler: 'functions/webhooks/test.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem'], sends: ['webhooks'] },
+    access: { table: ['dynamodb:GetItem'], sends: ['webhooks', 'webhooks-slow'] },
   },
   {
     id: 'webhooks-deliveries',
@@ -268,7 +268,7 @@ export const routes = [
     path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
     handler: 'functions/webhooks/resend.ts',
     envelope: 'v2',
-    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks'] },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks', 'webhooks-slow'] },
   },
   {
     id: 'webhooks-recover',
@@ -278,7 +278,7 @@ export const routes = [
     handler: 'functions/webhooks/recover.ts',
     envelope: 'v2',
     // gsi3: the endpoint's failed deliveries (webhook-delivery.ts); PutItem: a large event stored for its message.
-    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks'] },
+    access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks', 'webhooks-slow'] },
   },
   {
     id: 'reports-commissions',

@@ -114,7 +114,7 @@ export class MerchantApiStage extends Stack {
       table,
       ordersQueue: queue,
       dlq,
-      webhooksQueue: queues.webhooks,
+      webhooksQueues: [queues.webhooks, queues['webhooks-slow']],
       parkedQueue: queues.parked,
       followUpsQueue: queues['follow-ups'],
       sesIdentityArn,

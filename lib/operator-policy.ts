@@ -33,8 +33,8 @@ export const OPERATOR_ACCESS = {
   /** redrive: read the queues' ARNs, start a message-move task from the DLQ (or move by hand). */
   dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:StartMessageMoveTask', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
   ordersQueue: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
-  /** webhooks replay: the deliveries sent again; parked replay: a record's webhook events. (webhooks list and deliveries read the table: GetItem, Query on gsi1.) */
-  webhooksQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
+  /** webhooks replay: the deliveries sent again; parked replay: a record's webhook events, on either lane. (webhooks list and deliveries read the table: GetItem, Query on gsi1.) */
+  webhooksQueues: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
   /** parked list and replay: receive, look, let go or delete; a replayed record that is still unreadable is parked again. */
   parkedQueue: ['sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage'],
   /** parked replay: a parked follow-up put back, or a replayed record's follow-ups. */
@@ -46,7 +46,8 @@ export type OperatorPolicyProps = {
   table: ITable;
   ordersQueue: IQueue;
   dlq: IQueue;
-  webhooksQueue: IQueue;
+  /** The webhooks queue and its slow lane. */
+  webhooksQueues: readonly IQueue[];
   parkedQueue: IQueue;
   followUpsQueue: IQueue;
   sesIdentityArn: string;
@@ -96,8 +97,8 @@ export class OperatorPolicy extends Construct {
         }),
         new PolicyStatement({
           sid: 'ReplayWebhooks',
-          actions: [...OPERATOR_ACCESS.webhooksQueue],
-          resources: [props.webhooksQueue.queueArn],
+          actions: [...OPERATOR_ACCESS.webhooksQueues],
+          resources: props.webhooksQueues.map((queue) => queue.queueArn),
         }),
         new PolicyStatement({ sid: 'ParkedWork', actions: [...OPERATOR_ACCESS.parkedQueue], resources: [props.parkedQueue.queueArn] }),
         new PolicyStatement({

@@ -234,27 +234,36 @@ class ReactionsKeptFailing extends Error {
 
 /**
  * Counts a failure of each failed record; returns those to park now: each that has failed for the
- * park policy, and each of a merchant whose records keep failing (one was parked lately) while
- * another merchant's records went through in this read, so one merchant's failures hold the
- * others behind them for the policy's time once, not once per record. Notes the merchants whose
- * records all went through.
+ * park policy, and, from the first failed record on, each of a merchant whose records keep failing
+ * (one was parked lately) while another merchant's record behind it went through: so one
+ * merchant's failures hold the others for the policy's time once, not once per record, and a
+ * failure every merchant shares (an outage) parks nothing sooner. Notes the merchants whose records
+ * all went through.
  */
 const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
   const merchants = planned.map(({ record }) => merchantOf(record));
   const failing = new Set([...failed.keys()].map((index) => merchants[index]));
-  const others = planned.some((entry, index) => 'reactions' in entry && !failing.has(merchants[index]));
-  planned.forEach((entry, index) => {
+  const wentThrough = planned.map((entry, index) => 'reactions' in entry && Object.keys(entry.reactions).length > 0 && !failed.has(index));
+  wentThrough.forEach((through, index) => {
     const merchantId = merchants[index];
-    if ('reactions' in entry && Object.keys(entry.reactions).length > 0 && merchantId !== undefined && !failing.has(merchantId))
-      failures.merchantWentThrough(merchantId);
+    if (through && merchantId !== undefined && !failing.has(merchantId)) failures.merchantWentThrough(merchantId);
   });
-  return [...failed].flatMap(([index, kinds]) => {
-    const { record } = planned[index] as Planned;
+  const kept = new Map(
+    [...failed.keys()].map((index) => [index, failures.failed(recordId(planned[index]?.record as DynamoDBRecord), now)]),
+  );
+  const atOnce = new Set<number>();
+  for (const index of [...failed.keys()].sort((a, b) => a - b)) {
+    if (kept.get(index)) continue;
     const merchantId = merchants[index];
-    const kept = failures.failed(recordId(record), now);
-    if (!kept && !(others && merchantId !== undefined && failures.merchantFailing(merchantId, now))) return [];
+    const othersBehind = wentThrough.some((through, at) => through && at > index && merchants[at] !== merchantId);
+    if (merchantId === undefined || !othersBehind || !failures.merchantFailing(merchantId, now)) break;
+    atOnce.add(index);
+  }
+  return [...failed].flatMap(([index, kinds]) => {
+    if (!kept.get(index) && !atOnce.has(index)) return [];
+    const { record } = planned[index] as Planned;
     const error = new ReactionsKeptFailing(
-      kept
+      kept.get(index)
         ? `Its reactions kept failing (${kinds.join(', ')}) over ${failures.tries(recordId(record))} tries`
         : `Its reactions failed (${kinds.join(', ')}) while its merchant's kept failing`,
     );

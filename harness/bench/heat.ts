@@ -549,8 +549,15 @@ const printCost = (
   );
   // What a real endpoint's answer time would add: the deliverer waits for it.
   const hookedScenario = scenarios.find((scenario) => scenario.label === 'steady + webhook');
-  const deliveries = hookedScenario ? per(hookedScenario, useOf(hookedScenario, 'webhooks-deliver')?.invocations ?? 0) : 0;
-  const deliverMb = hookedScenario ? (useOf(hookedScenario, 'webhooks-deliver')?.memoryMb ?? 0) : 0;
+  // Both lanes' deliverers: an endpoint's first deliveries, before it has answered promptly, are on the slow lane.
+  const deliverers = hookedScenario ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hookedScenario, fn) ?? []) : [];
+  const deliveries = hookedScenario
+    ? per(
+        hookedScenario,
+        deliverers.reduce((total, use) => total + use.invocations, 0),
+      )
+    : 0;
+  const deliverMb = deliverers[0]?.memoryMb ?? 0;
   print(
     `\nAssumed, not measured: durations are the stage process's (every function of the stage in one Node.js process beside the emulators), divided by how much slower a create ran in the scenario than alone; Lambda's init (cold start) is not counted. The webhook receiver answers at once on loopback: each 100 ms a real endpoint takes to answer adds ${cents(1_000_000 * deliveries * 0.1 * (deliverMb / 1024) * PRICES.lambdaArmPerGbSecond)} per million orders at steady load (${fixed(deliveries)} deliveries per order). The local pollers form batches as they find the records (the stream polled 4 times a second, no batching window), so at steady load the change feed and the commission consumer may run more, smaller batches than in AWS. Not counted: data transfer out, CloudWatch metrics, alarms and dashboard, KMS, Secrets Manager API calls, free tiers.`,
   );

@@ -12,7 +12,7 @@
  * ten endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per second
  * each), first answering (what their traffic costs on a shared machine), then never answering: the
  * healthy endpoint's p99 should not move, since an endpoint that has not answered promptly holds at
- * most two of the stage's deliverers and its backlog is parked. Last, alone again, once their
+ * most two of the slow lane's deliverers and its backlog is parked. Last, alone again, once their
  * endpoints are gone and their last attempts have timed out: "alone" is both alone phases pooled, so that what the machine does over the
  * run (the emulator's table grows, a section before this one winds down) weighs on both sides of
  * each comparison rather than on the later phases only.
@@ -215,7 +215,7 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
 export const benchWebhooks = async (print: Print = console.log, options: Partial<Record<keyof typeof WEBHOOK_BENCH, number>> = {}) => {
   const { rate, seconds, settleMs, orders: orderCount, noisyMerchants, noisyRate } = { ...WEBHOOK_BENCH, ...options };
   print(
-    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each) that answer, then that never answer. The stage has 50 deliverers.\n`,
+    `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each) that answer, then that never answer. The stage has 50 deliverers for endpoints that answer promptly and 20 on the slow lane for the others.\n`,
   );
   let stack: LocalStack | undefined;
   const servers: Server[] = [];

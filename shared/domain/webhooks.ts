@@ -12,7 +12,7 @@ import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused } from '#shared/db/transact';
 import { busy, notFound, ruleRefused } from '#shared/errors';
 import { type CursorInput, encodeCursor, openCursor } from '#shared/http/pagination';
-import { type DeliveryMessage, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
 import type { RequestIdentity } from '#shared/request-identity';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
@@ -136,9 +136,9 @@ const queued = (event: WebhookEvent) => ({ event_id: event.id, event_type: event
 
 /** Queues a `webhook.test` event to this endpoint, whatever its filter, even when it is disabled. */
 export const testWebhook = async (merchantId: string, uuid: string) => {
-  await existing(merchantId, uuid);
+  const endpoint = await existing(merchantId, uuid);
   const event = testWebhookEvent(uuid);
-  await queue([{ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }]);
+  await queue([onLaneOf({ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }, endpoint)]);
   return queued(event);
 };
 

@@ -154,7 +154,8 @@ export const idempotencyKey = (
       return undefined;
     }
     const { record } = outcome;
-    if (record.fingerprint !== fingerprint) throw keyReused();
+    // A record stored before the path was fingerprinted as validated has it as sent.
+    if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
     if (record.status === 'in_progress') {
       throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }

@@ -1,7 +1,7 @@
 import { eventJsonOf, failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
-import type { DeliveryMessage } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
 import { subscribes, type WebhookEvent } from './events';
 
 /**
@@ -19,12 +19,17 @@ export class DeliveriesNotQueued extends Error {
   override name = 'DeliveriesNotQueued';
 }
 
-const redelivery = (merchantId: string, delivery: WebhookDeliveryItem): DeliveryMessage => ({
-  merchant_id: merchantId,
-  endpoint_uuid: delivery.endpoint_uuid,
-  event: JSON.parse(eventJsonOf(delivery)) as WebhookEvent,
-  attempt: 1,
-});
+/** A first attempt of the delivery's event again, on its endpoint's lane. */
+const redelivery = (merchantId: string, endpoint: Endpoint, delivery: WebhookDeliveryItem): DeliveryMessage =>
+  onLaneOf(
+    {
+      merchant_id: merchantId,
+      endpoint_uuid: delivery.endpoint_uuid,
+      event: JSON.parse(eventJsonOf(delivery)) as WebhookEvent,
+      attempt: 1,
+    },
+    endpoint,
+  );
 
 const queue = async (send: SendDeliveries, messages: DeliveryMessage[]) => {
   if (!(await send(messages)).every(Boolean)) throw new DeliveriesNotQueued('The webhooks queue refused some deliveries');
@@ -38,14 +43,14 @@ export class NoLongerSubscribed extends Error {
   }
 }
 
-type Endpoint = Pick<WebhookEndpointItem, 'uuid' | 'events'>;
+type Endpoint = Pick<WebhookEndpointItem, 'uuid' | 'events' | 'fast_at' | 'slow_at'>;
 
 /** Sends one recorded delivery again; undefined when the endpoint has no delivery of that event. */
 export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, eventId: string) => {
   const delivery = await getWebhookDelivery(db, merchantId, endpoint.uuid, eventId);
   if (!delivery) return undefined;
   if (!subscribes(endpoint, delivery.event_type)) throw new NoLongerSubscribed(delivery.event_type);
-  const message = redelivery(merchantId, delivery);
+  const message = redelivery(merchantId, endpoint, delivery);
   await queue(send, [message]);
   return message.event;
 };
@@ -61,7 +66,7 @@ export const replayFailedDeliveries = async (db: TableRef, send: SendDeliveries,
   const wanted = deliveries.filter((delivery) => subscribes(endpoint, delivery.event_type));
   await queue(
     send,
-    wanted.map((delivery) => redelivery(merchantId, delivery)),
+    wanted.map((delivery) => redelivery(merchantId, endpoint, delivery)),
   );
   return { since, queued: wanted.length, next_since: next ?? null };
 };

@@ -792,7 +792,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
           (action) => `sqs:${action} on queue:orders-dlq`,
         ),
         ...['GetQueueUrl', 'GetQueueAttributes', 'SendMessage'].map((action) => `sqs:${action} on queue:orders`),
-        ...['GetQueueUrl', 'SendMessage'].map((action) => `sqs:${action} on queue:webhooks`),
+        ...['GetQueueUrl', 'SendMessage'].flatMap((action) => [`sqs:${action} on queue:webhooks`, `sqs:${action} on queue:webhooks-slow`]),
         ...['GetQueueUrl', 'ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'SendMessage'].map(
           (action) => `sqs:${action} on queue:parked`,
         ),

@@ -1084,6 +1084,29 @@ describe('a merchant whose records keep failing', () => {
     expect(batchMessagesSentTo(ORDERS_QUEUE).map(({ body }) => body.order_uuid)).toContain('00000000-0000-4000-8000-0000000000c4');
   });
 
+  it('parks nothing at once behind another failing record, which holds the shard anyway (an outage every merchant shares)', async () => {
+    // Prepare: merchant H had a record parked; now another merchant's record fails first, then H's, then one goes through
+    const failing = 'f2f2f2f2-0000-4000-8000-00000000000f';
+    const other = 'f3f3f3f3-0000-4000-8000-00000000000f';
+    sqsMock.on(SendMessageBatchCommand).callsFake(async (input) => {
+      const entries = (input.Entries ?? []) as { Id?: string; MessageBody?: string }[];
+      const refused = (entry: { MessageBody?: string }) => entry.MessageBody?.includes(failing) || entry.MessageBody?.includes(other);
+      return sqsBatchAnswer(entries.filter((entry) => !refused(entry)).map((entry) => entry.Id as string))(input);
+    });
+    const start = Date.parse('2026-11-25T16:00:00Z');
+    const first = [orderOf(failing, '0000000000e1'), orderOf(OTHER_MERCHANT_ID, '0000000000e2')];
+    let seconds = 0;
+    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    const next = [orderOf(other, '0000000000e3'), orderOf(failing, '0000000000e4'), orderOf(OTHER_MERCHANT_ID, '0000000000e5')];
+
+    // Act
+    const answer = await processChangeRecords(next, start + (seconds + 1) * 1000);
+
+    // Assess: read again from the other merchant's record; H's not parked
+    expect(answer).toBe(next[0]?.dynamodb?.SequenceNumber);
+    expect(parkedIds()).toEqual([first[0]?.eventID]);
+  });
+
   it('gives its failing record the whole policy again once one of its records went through, and while no other merchant waits behind it', async () => {
     // Prepare: merchant G had a record parked
     const failing = 'f1f1f1f1-0000-4000-8000-00000000000f';

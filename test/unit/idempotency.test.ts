@@ -327,6 +327,11 @@ describe('an answer that shows a secret (webhook create)', () => {
   });
 });
 
+/** A cancel with the key, its path uuid as given; and an answer stored for it. */
+const cancelEvent = (uuid: string) =>
+  apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid }, headers: { 'Idempotency-Key': KEY } });
+const CANCEL_BODY = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID } }, errors: null, meta: {} });
+
 describe('a retry with the same key', () => {
   it('gets the stored response byte for byte with Idempotent-Replayed: true, and the handler does not run', async () => {
     // Prepare
@@ -347,18 +352,28 @@ describe('a retry with the same key', () => {
 
   it('is the same request when it spells the path uuid in capitals: it gets the stored response, not 422', async () => {
     // Prepare: the cancel was stored for the lowercase uuid
-    const cancel = (uuid: string) =>
-      apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid }, headers: { 'Idempotency-Key': KEY } });
-    const stored = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID } }, errors: null, meta: {} });
-    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(cancel(ORDER_UUID), { status: 200, body: stored })));
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(cancelEvent(ORDER_UUID), { status: 200, body: CANCEL_BODY })));
 
     // Act
-    const response = await invoke(cancelOrder, cancel(ORDER_UUID.toUpperCase()));
+    const response = await invoke(cancelOrder, cancelEvent(ORDER_UUID.toUpperCase()));
 
     // Assess
     expect(response.statusCode).toBe(200);
-    expect(response.raw).toBe(stored);
+    expect(response.raw).toBe(CANCEL_BODY);
     expect(response.headers?.['idempotent-replayed']).toBe('true');
+  });
+
+  it('replays a record stored with the path as sent (capitals), as the fingerprint was before it took the path as validated', async () => {
+    // Prepare
+    const upper = cancelEvent(ORDER_UUID.toUpperCase());
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(upper, { status: 200, body: CANCEL_BODY })));
+
+    // Act
+    const response = await invoke(cancelOrder, upper);
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(response.raw).toBe(CANCEL_BODY);
   });
 
   it('replays a stored 4xx with its status', async () => {
