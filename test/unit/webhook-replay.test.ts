@@ -77,6 +77,25 @@ describe('a recorded webhook delivery', () => {
   });
 });
 
+describe('a delivery sent again', () => {
+  it("goes on its endpoint's lane: the slow lane until the endpoint has answered promptly, the other once it has", async () => {
+    // Prepare
+    ddbMock.on(GetCommand).resolves({ Item: storedDelivery(JSON.stringify(EVENT)) });
+    const sent: DeliveryMessage[] = [];
+    const send = async (messages: DeliveryMessage[]) => {
+      sent.push(...messages);
+      return messages.map(() => true);
+    };
+
+    // Act
+    await replayDelivery(db, send, MERCHANT.id, ENDPOINT, EVENT.id);
+    await replayDelivery(db, send, MERCHANT.id, { ...ENDPOINT, fast_at: '2026-03-01T10:00:01.000Z' }, EVENT.id);
+
+    // Assess
+    expect(sent.map((message) => message.slow ?? false)).toEqual([true, false]);
+  });
+});
+
 describe('sending deliveries again to an endpoint that narrowed its subscription', () => {
   const collect = () => {
     const sent: DeliveryMessage[] = [];
