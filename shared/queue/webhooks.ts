@@ -25,7 +25,7 @@ export type DeliveryMessage = {
   wake?: true;
   /** Of a wake-up: it keeps coming back while deliveries are parked (the first park of a backlog leaves one). */
   keep?: true;
-  /** Sent on the slow lane (its endpoint hangs or answers slowly: webhook-endpoint.ts onSlowLane). */
+  /** Sent on the slow lane (its endpoint not known to answer promptly: webhook-endpoint.ts onSlowLane). */
   slow?: true;
   /**
    * Where the event is stored when it is too large to travel inline (the message then carries this

@@ -339,7 +339,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
     probe: endpoint.failing_since !== undefined,
   });
   if (!streak) return 'dropped';
-  // What comes back goes on the lane of the endpoint as this delivery left it (slow, if it went unanswered for a moment).
+  // What comes back goes on the lane of the endpoint as this delivery left it: after a failure, the slow lane.
   const message = onLaneOf(attempt.message, streak);
   if (result.status === 410) return disable(attempt, streak, answered, 'it answered 410 Gone');
   if (streakDisables(streak.failing_since ?? iso(now), now)) {
