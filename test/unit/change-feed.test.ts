@@ -1058,6 +1058,13 @@ describe('a merchant whose records keep failing', () => {
     });
   const orderOf = (merchantId: string, uuid: string) =>
     record('INSERT', storedOrder({ pk: `M#${merchantId}`, uuid: `00000000-0000-4000-8000-${uuid}`, customer: null }));
+  /** Reads `failing`'s record beside another merchant's, a second apart, until it is parked for the whole policy. */
+  const parkOneOf = async (failing: string, start: number, [own, others]: [string, string]) => {
+    const first = [orderOf(failing, own), orderOf(OTHER_MERCHANT_ID, others)];
+    let seconds = 0;
+    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    return { first, seconds };
+  };
   const parkedIds = () =>
     sqsMock
       .commandCalls(SendMessageCommand)
@@ -1069,9 +1076,7 @@ describe('a merchant whose records keep failing', () => {
     const failing = 'f0f0f0f0-0000-4000-8000-00000000000f';
     refuseEventsOf(failing);
     const start = Date.parse('2026-11-25T14:00:00Z');
-    const first = [orderOf(failing, '0000000000c1'), orderOf(OTHER_MERCHANT_ID, '0000000000c2')];
-    let seconds = 0;
-    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    const { first, seconds } = await parkOneOf(failing, start, ['0000000000c1', '0000000000c2']);
     const next = [orderOf(failing, '0000000000c3'), orderOf(OTHER_MERCHANT_ID, '0000000000c4')];
 
     // Act: the next batch, one second later
@@ -1094,9 +1099,7 @@ describe('a merchant whose records keep failing', () => {
       return sqsBatchAnswer(entries.filter((entry) => !refused(entry)).map((entry) => entry.Id as string))(input);
     });
     const start = Date.parse('2026-11-25T16:00:00Z');
-    const first = [orderOf(failing, '0000000000e1'), orderOf(OTHER_MERCHANT_ID, '0000000000e2')];
-    let seconds = 0;
-    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    const { first, seconds } = await parkOneOf(failing, start, ['0000000000e1', '0000000000e2']);
     const next = [orderOf(other, '0000000000e3'), orderOf(failing, '0000000000e4'), orderOf(OTHER_MERCHANT_ID, '0000000000e5')];
 
     // Act
@@ -1112,9 +1115,7 @@ describe('a merchant whose records keep failing', () => {
     const failing = 'f1f1f1f1-0000-4000-8000-00000000000f';
     refuseEventsOf(failing);
     const start = Date.parse('2026-11-25T15:00:00Z');
-    const first = [orderOf(failing, '0000000000d1'), orderOf(OTHER_MERCHANT_ID, '0000000000d2')];
-    let seconds = 0;
-    while ((await processChangeRecords(first, start + seconds * 1000)) !== undefined) seconds += 1;
+    const { first, seconds } = await parkOneOf(failing, start, ['0000000000d1', '0000000000d2']);
 
     // Act: a record of G alone; then one of G that goes through, and one of G that fails beside another merchant's
     const alone = orderOf(failing, '0000000000d3');
