@@ -2,6 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { loadPayload, type PayloadRef, storePayload } from '#shared/db/entities/message-payload';
 import { onSlowLane, type WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
+import { groupBy } from '#shared/group-by';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
 import { lazyQueueUrl } from './client';
 import { readMessageBody } from './large-bodies';
@@ -94,12 +95,9 @@ export const sendDeliveries = async (
 ): Promise<boolean[]> => {
   const prepared = await queueMessages(store, messages);
   const result = messages.map(() => false);
+  const sendable = prepared.flatMap((message, index) => (message === undefined ? [] : [{ message, index }]));
   await Promise.all(
-    [false, true].map(async (slow) => {
-      const lane = prepared.flatMap((message, index) =>
-        message === undefined || (messages[index]?.slow === true) !== slow ? [] : [{ message, index }],
-      );
-      if (lane.length === 0) return;
+    [...groupBy(sendable, ({ index }) => messages[index]?.slow === true)].map(async ([slow, lane]) => {
       const queueUrl = target?.queueUrl ?? (slow ? slowLaneQueueUrl() : webhooksQueueUrl());
       const sent = await sendMessages(
         queueUrl,

@@ -471,11 +471,15 @@ describe('webhooks', () => {
     });
 
     try {
-      // Act: test events until the receiver is up and has printed one
-      const line = await eventually(async () => {
-        if (!printed) await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
-        return printed.includes('webhook.test') ? printed : undefined;
-      }, 20_000);
+      // The receiver is up once it refuses an unsigned post: no delivery fails while it starts.
+      await eventually(
+        async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).catch(() => undefined))?.status,
+        20_000,
+      );
+
+      // Act
+      await client.post(`/api/v2/webhooks/${endpoint.uuid}/test`);
+      const line = await eventually(async () => (printed.includes('webhook.test') ? printed : undefined));
 
       // Assess
       expect(line).toMatch(/^evt_test_\S+ webhook\.test \{/);
