@@ -2,18 +2,9 @@ import { isServerError, isThrottlingError, isTransientError } from '@smithy/core
 import { errorName } from '#shared/errors';
 
 /**
- * The one classification of what a dependency (DynamoDB, SQS, SES) threw, used by the write
- * retries (db/retry.ts), the error envelope (503 or 500) and the X-Ray subsegments. It starts from
- * the SDK's own classifiers (the ones its retry strategy uses), and adds what only DynamoDB says
- * inside a TransactionCanceledException: a cancellation for a conflict or for throttling is as
- * passing as the plain exceptions, though the SDK does not retry it.
- *
- * - `conflict`: another transaction held an item (TransactionConflict); retry the write.
- * - `throttled`: the table, an index or the account is over its capacity; retry with back-off.
- * - `unavailable`: no answer in time, a refused or reset connection, a 5xx: the call may or may
- *   not have been applied; the client gets 503 and retries (Idempotency-Key makes that safe).
- * - `refused`: a TransactionCanceledException for conditions (the caller reads its reasons), or
- *   any other client error: the caller's own business.
+ * The one classification of what a dependency (DynamoDB, SQS, SES) threw: the SDK's own classifiers
+ * plus the reasons inside a TransactionCanceledException, which the SDK does not retry. The classes
+ * and what each path does with them: docs/correctness.md#one-classification-of-dependency-errors.
  */
 export type DependencyFailure = 'conflict' | 'throttled' | 'unavailable' | 'refused';
 

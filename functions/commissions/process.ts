@@ -14,19 +14,10 @@ const FUNCTION_ID = 'commissions-process';
 const ORDERS_DLQ_URL = requireQueueUrl('orders-dlq');
 
 /**
- * The commission consumer on the orders queue (SQS event source with ReportBatchItemFailures in
- * AWS, local/sqs-poller.ts in `npm start`). Each message is processed on its own: it brings the
- * order's commission ledger up to the order's current version (shared/domain/commissions.ts), so a
- * duplicate, late or out-of-order message is acknowledged without counting twice.
- *
- * A failure is one of two kinds:
- * - permanent: the message can never succeed (not an order event message, an order that does
- *   not exist, amounts that cannot be computed exactly). Retrying only burns receives and delays
- *   the alarm, so the consumer puts it on the dead-letter queue itself, with the reason as a
- *   message attribute, logs the reason, and acknowledges it. If that send fails, it falls back to
- *   the transient path, so the message is never lost.
- * - transient (anything else: throttling, timeouts, a DynamoDB outage): reported in
- *   batchItemFailures, so SQS redelivers only those, and moves them to the DLQ after 5 receives.
+ * The commission consumer on the orders queue: each message brings its order's commission ledger up
+ * to the order's current version (shared/domain/commissions.ts), so a duplicate, late or out-of-order
+ * message never counts twice. A permanent failure goes to the DLQ at once, a transient one is
+ * redelivered (docs/architecture.md#commission-processing).
  */
 export const isPermanentFailure = (error: unknown) => error instanceof PermanentMessageError || error instanceof AmountNotComputableError;
 

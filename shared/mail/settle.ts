@@ -3,20 +3,10 @@ import { WORK_REMOVE, WORK_SET, workSetValues } from '#shared/db/entities/owed-w
 import { asError, errorName, httpStatusOf } from '#shared/errors';
 
 /**
- * What becomes of an owed e-mail after a try (docs/design-notes.md, "Affiliate program"). Pure: the API,
- * the follow-ups and the admin CLI's resend all settle through notificationOutcomeUpdate,
- * so one policy decides retries and parking everywhere.
- *
- * Every failed try counts (`notification_attempts`) and records when and why
- * (`notification_failed_at`, `notification_error`). The entry then either
- * - waits on its merchant's NOTIFY entries (owed-work.ts) until its retry is due (its entry's time = due time), so it never sits in
- *   front of the e-mails owed after it: a transient failure backs off (1 minute, doubling, capped
- *   at 1 hour); a permanent one is simply due again at once (its next follow-up); or
- * - is parked (`notification_parked_at`, its entry moved to PARKED, which nothing retries): after
- *   MAX_PERMANENT_ATTEMPTS tries that failed for a reason that cannot change (the message cannot
- *   be encoded, SES rejects it as invalid), or after MAX_ATTEMPTS tries of any kind (about 14 hours
- *   of a transient outage). A parked e-mail keeps `notification_pending_at`, so
- *   `npm run admin -- resend-notifications` still finds (its merchant's PARKED entries) and sends it once the cause is fixed.
+ * What becomes of an owed e-mail after a try: retried on its merchant's NOTIFY entries with
+ * back-off, or parked after MAX_PERMANENT_ATTEMPTS permanent or MAX_ATTEMPTS tries of any kind.
+ * Pure; the API, the follow-ups and the admin CLI's resend all settle through
+ * notificationOutcomeUpdate (docs/design-notes.md#affiliate-program, "One e-mail never holds up another").
  */
 export const MAX_PERMANENT_ATTEMPTS = 3;
 export const MAX_ATTEMPTS = 20;

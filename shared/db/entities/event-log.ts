@@ -6,20 +6,11 @@ import { batchPut } from './batch';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
- * A merchant's event log: every webhook event of the merchant, once, in one partition of its own,
- * `M#<merchant>#EVENTS` (no key is shared by merchants), sorted by position. A position is the
- * stream sequence number of the write the event came from, padded, then the event's index within
- * that write: positions only grow with the stream, which brings a merchant's writes in order.
- *
- * A batch's top event is its commit: every event of a batch names the batch's highest position
- * (`commit_at`) and the top one, a commit, is put after all the others were, so an event is
- * committed once the log holds a commit at or above its `commit_at`; readers show only the
- * committed prefix, and a position once handed out never gains an event behind it. The design and
- * its proof are in docs/events.md.
- *
- * A write's event arriving below the committed top (its stream record was parked and replayed
- * after later ones were logged) is logged at a late position just above it instead, and a marker
- * at its own position remembers where, so it is logged once whatever the retries.
+ * A merchant's event log: every webhook event of the merchant, once, in its own partition
+ * `M#<merchant>#EVENTS`, sorted by position (the padded stream sequence number of the write it came
+ * from, then its index in that write). Each batch's top event is its commit, put last; readers show
+ * only the committed prefix, and an event arriving below the committed top is logged just above it,
+ * once, with a marker at its own position. Design and proof: docs/events.md#what-is-guaranteed-and-how.
  */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 

@@ -4,17 +4,10 @@ import { GSI2, type TableRef } from '#shared/db/table-def';
 import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
 
 /**
- * Owed work: a sparse entry on gsi2 of the item that owes it, written in the same write as the
- * change that owes it and removed once the work is done. The index partition is the merchant's
- * own (`M#<merchant>#<kind>`), so no key is shared by merchants; the sort key is when the work is
- * due. Nothing polls these partitions: the change feed (shared/changes) sees the write that sets
- * an entry and schedules its follow-up; operator tools and the soak read them per merchant.
- * - `NOTIFY`: an invite or affiliate request whose e-mail has not gone out (due: its next try);
- * - `PARKED`: such an e-mail that failed too often: nothing retries it,
- *   `npm run admin -- resend-notifications` finds it here;
- * - `RECOUNT`: a list's block count that may be off (its `ADD` failed or was retried): the
- *   follow-up recounts the block from the list index (count-repair.ts).
- * Only this module spells the gsi2 attributes.
+ * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
+ * one that failed too often; `RECOUNT`: a block count that may be off), in the merchant's own index
+ * partition, sorted by when it is due; written with the change that owes it, removed once done.
+ * Only this module spells the gsi2 attributes (docs/architecture.md#data-one-table-keyed-by-merchant).
  */
 export type WorkKind = 'NOTIFY' | 'PARKED' | 'RECOUNT';
 
