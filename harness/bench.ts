@@ -392,7 +392,7 @@ const benchLists = async (stack: LocalStack) => {
     'Seeding (seedFixture: BatchWriteItem in parallel chunks)',
     ['merchant', 'items in the fixture', 'seed time'],
     [
-      [`orders only`, `${count(SIZES.orders)} orders (+ order_no guards, customers)`, seconds(ordersOnly.ms)],
+      [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
       [
         'large',
         `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,

@@ -7,8 +7,8 @@
  * 1. Starts a fresh in-memory local stack on free ports, as the bench does (its stage processes
  *    idle: nothing here goes through HTTP).
  * 2. Seeds two merchants, 20,000 orders and N orders, fast: the order items (with their gsi1 list
- *    entries) and order_no guards with BatchWriteItem in parallel, built by the entities the API
- *    and the seed use (buildOrder, orderRecord, orderNoRecord), then per 16,384 orders (one group)
+ *    entries, under the uuids derived from their order_nos) with BatchWriteItem in parallel, built
+ *    by the entities the API and the seed use (buildOrder, orderRecord), then per 16,384 orders (one group)
  *    their block counts (applyCountChanges) and group totals (refreshGroupTotals): the state the
  *    API's creates and the stream consumer leave. No customers, no affiliates: a page does not read them.
  * 3. Measures, in this process, `readPage(orderList(merchant))` (what GET /api/v2/orders runs after
@@ -37,8 +37,7 @@ import {
   takeSequence,
 } from '#shared/db/entities/counter';
 import { putNewMerchant } from '#shared/db/entities/merchant';
-import { buildOrder, orderCountChange, orderList, orderRecord } from '#shared/db/entities/order';
-import { orderNoRecord } from '#shared/db/entities/order-no';
+import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
 import { meteredStore, startBenchStack, sumUnits } from './local';
 
@@ -72,15 +71,17 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
   let lastPrint = start;
   for (let done = 0; done < count; ) {
     const size = Math.min(STEP, count - done);
-    const orders = Array.from({ length: size }, (_, index) =>
-      buildOrder(orderInput(key, done + index), {
+    const orders = Array.from({ length: size }, (_, index) => {
+      const input = orderInput(key, done + index);
+      return buildOrder(input, {
+        uuid: orderUuidFor(id, input.order_no),
         seq: first + done + index,
         created_at: new Date(BASE_TIME + (done + index) * 1000).toISOString(),
-      }),
-    );
+      });
+    });
     await batchPut(
       store,
-      orders.flatMap((order) => [orderRecord(id, order, { history: true }), orderNoRecord(id, order.order_no, order.uuid)]),
+      orders.map((order) => orderRecord(id, order, { history: true })),
     );
     const changes = orders.map(orderCountChange);
     await applyCountChanges(store, id, changes);

@@ -9,7 +9,7 @@ import { customerKey } from '#shared/db/entities/customer';
 import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailRecord } from '#shared/db/entities/invite-email';
 import { getMerchant, putNewMerchant } from '#shared/db/entities/merchant';
-import { buildOrder, orderCountChange, orderRecord } from '#shared/db/entities/order';
+import { buildOrder, orderCountChange, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { orderNoRecord } from '#shared/db/entities/order-no';
 import { segmentRecord } from '#shared/db/entities/segment';
 import { tierRecord } from '#shared/db/entities/tier';
@@ -153,7 +153,7 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   });
 };
 
-/** The orders, oldest first so the sequence follows creation time, with their order_no guards and customers; history: the change feed announces none of them. */
+/** The orders, oldest first so the sequence follows creation time, with their customers; history: the change feed announces none of them. */
 const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
   const orders = oldestFirst(
@@ -165,13 +165,14 @@ const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   let seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
     const item = buildOrder(order, {
-      uuid: order.uuid,
+      uuid: order.uuid ?? orderUuidFor(id, order.order_no),
       seq: seq++,
       created_at: order.created_at ? toIso(order.created_at) : now,
       cancelled_at: order.cancelled_at ? toIso(order.cancelled_at) : undefined,
       payment_id: order.payment_id,
     });
-    items.push(orderRecord(id, item, { history: true }), orderNoRecord(id, item.order_no, item.uuid));
+    // Stored as the API stores it, its key its own order_no guard; a fixed uuid is stored as an order from before derived keys, beside its guard.
+    items.push(orderRecord(id, item, { history: true }), ...(order.uuid ? [orderNoRecord(id, item.order_no, item.uuid)] : []));
     counts.push(orderCountChange(item));
     if (item.customer && !customers.has(item.customer.email.toLowerCase())) {
       const email = item.customer.email.toLowerCase();

@@ -1,9 +1,10 @@
 /**
  * Orders stored before order keys were derived from order_no (a random uuid and an `ORDER_NO#`
- * guard item beside the order, which is how the seed still imports orders) keep working: they are
+ * guard item beside the order, which is how the seed imports an order with a fixed uuid) keep working: they are
  * read, changed and cancelled by their uuid, and their order_no stays taken for every create.
  * So do the lists of a merchant whose orders an older sequence counter numbered.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SeededMerchant } from '#shared/admin/seed';
@@ -25,10 +26,27 @@ beforeAll(async () => {
     merchantFixture({
       key: 'before',
       orders: [
-        { key: 'kept', order_no: 'BEFORE-1', affiliate_slug: 'alice', currency_code: 'EUR', total_shipping_value: 0, order_rows: [row] },
-        { key: 'patched', order_no: 'BEFORE-2', affiliate_slug: 'alice', currency_code: 'EUR', total_shipping_value: 0, order_rows: [row] },
+        {
+          key: 'kept',
+          uuid: randomUUID(),
+          order_no: 'BEFORE-1',
+          affiliate_slug: 'alice',
+          currency_code: 'EUR',
+          total_shipping_value: 0,
+          order_rows: [row],
+        },
+        {
+          key: 'patched',
+          uuid: randomUUID(),
+          order_no: 'BEFORE-2',
+          affiliate_slug: 'alice',
+          currency_code: 'EUR',
+          total_shipping_value: 0,
+          order_rows: [row],
+        },
         {
           key: 'cancelled',
+          uuid: randomUUID(),
           order_no: 'BEFORE-3',
           affiliate_slug: 'alice',
           currency_code: 'EUR',
@@ -129,6 +147,38 @@ describe('an order stored before derived keys', () => {
     expect(await total()).toBe(before + 1);
     const listed = (await live().get('/api/v2/orders?per_page=100')).body.data.orders.map((order: { uuid: string }) => order.uuid);
     expect(listed).toEqual(expect.arrayContaining([created.body.data.order.uuid, merchant.orders.kept, merchant.orders.patched]));
+  });
+});
+
+describe('an order seeded without a fixed uuid', () => {
+  it('is stored as the API stores it: under the uuid derived from its order_no, with no guard, and its order_no is taken', async () => {
+    // Prepare
+    const seeded = await seedOne(
+      merchantFixture({
+        key: 'derived',
+        orders: [
+          { key: 'o', order_no: 'SEEDED-1', affiliate_slug: 'alice', currency_code: 'EUR', total_shipping_value: 0, order_rows: [row] },
+        ],
+      }),
+    );
+    const client = api('live', seeded.tokens.live);
+    const { ddb, table } = storeFor('live');
+
+    // Act
+    const guard = await ddb.send(new GetCommand({ TableName: table, Key: orderNoKey(seeded.id, 'SEEDED-1'), ConsistentRead: true }));
+    const read = await client.get(`/api/v2/orders/${seeded.orders.o}`);
+    const again = await client.post('/api/v2/orders/create', orderBody({ order_no: 'SEEDED-1' }));
+    const listed = (await client.get('/api/v2/orders')).body;
+
+    // Assess
+    expect(seeded.orders.o).toBe(orderUuidFor(seeded.id, 'SEEDED-1'));
+    expect(guard.Item).toBeUndefined();
+    expect(read.status).toBe(200);
+    expect(read.body.data.order).toMatchObject({ uuid: seeded.orders.o, order_no: 'SEEDED-1' });
+    expect(again.status).toBe(422);
+    expect(again.body.errors).toEqual({ order_no: TAKEN });
+    expect(listed.meta.pagination.total).toBe(1);
+    expect(listed.data.orders.map((order: { uuid: string }) => order.uuid)).toEqual([seeded.orders.o]);
   });
 });
 
