@@ -27,7 +27,7 @@ import { setMerchantQuota } from '#shared/admin/quota';
 import { checkTotalsAgainstLedgers, ReportOptionsError, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
-import { ordersDlqNameForStage, ordersQueueNameForStage, QUEUES, queueNameForStage } from '#shared/db/table-def';
+import { QUEUES, queueNameForStage } from '#shared/db/table-def';
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
@@ -151,8 +151,8 @@ const redriveTarget = async (stage: Stage) => {
   const sqs = operatorSqs();
   return {
     sqs,
-    dlqUrl: await queueUrlOf(sqs, ordersDlqNameForStage(stage)),
-    ordersQueueUrl: await queueUrlOf(sqs, ordersQueueNameForStage(stage)),
+    dlqUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'orders-dlq')),
+    ordersQueueUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'orders')),
   };
 };
 

@@ -85,8 +85,6 @@ export const QUEUE_CREATION_ORDER: readonly QueueId[] = [
 ];
 
 export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
-export const ordersQueueNameForStage = (stage: string): string => queueNameForStage(stage, 'orders');
-export const ordersDlqNameForStage = (stage: string): string => queueNameForStage(stage, 'orders-dlq');
 
 /**
  * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local

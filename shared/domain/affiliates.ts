@@ -6,8 +6,6 @@ import type { PageQuery } from '#shared/page-window';
 import { toAffiliateResponse } from './program-model';
 import { findTier, tiersBySlug } from './tiers';
 
-export { toAffiliateResponse } from './program-model';
-
 /**
  * One page of the merchant's affiliates (every status), newest first, optionally only those of
  * one tier: the constant-cost page read (db/pages.ts) and, when the page shows any tier, one

@@ -23,7 +23,7 @@ import { eventTypeOf, versionOf } from './order-events';
  * computeCommission gives a cancelled order zero amounts and `void`.
  */
 
-export type { CommissionLedger, CommissionRow, LedgerEntry } from '#shared/db/entities/commission';
+export type { CommissionLedger } from '#shared/db/entities/commission';
 
 export type CommissionItem = {
   type: 'commission';

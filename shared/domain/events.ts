@@ -2,7 +2,7 @@ import { currentStage } from '#shared/config';
 import { functionTable } from '#shared/db/client';
 import { EVENT_LOG_RETENTION_DAYS, eventLogPage, LOG_START, type LoggedEvent } from '#shared/db/entities/event-log';
 import { invalidField } from '#shared/errors';
-import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery } from '#shared/schemas/events';
+import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cursor';
 
 /**
@@ -12,11 +12,6 @@ import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cu
  * A cursor (event-cursor.ts) of another merchant or stage is a 422 on `after`, and so is one whose
  * time is past the retention, rather than silently skipping what expired.
  */
-
-import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-
-/** The most log items one page examines, whatever the filters: a rare type costs a bounded read and an empty page with has_more. */
-export const MAX_EXAMINED_PER_PAGE = MAX_EXAMINED_PER_PAGE_VALUE;
 
 export type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
 
@@ -36,7 +31,7 @@ export const listEvents = async (merchantId: string, query: EventsQuery, now = D
       throw invalidField('after', EVENTS_MESSAGES.expiredCursor);
     after = decoded;
   }
-  const page = await eventLogPage(functionTable, merchantId, after.position, query.limit, MAX_EXAMINED_PER_PAGE, {
+  const page = await eventLogPage(functionTable, merchantId, after.position, query.limit, MAX_EXAMINED_PER_PAGE_VALUE, {
     types: query.types,
     createdGte: query.created_gte,
     createdLt: query.created_lt,

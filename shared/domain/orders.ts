@@ -26,8 +26,7 @@ import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
 import { ORDER_MESSAGES } from './order-model';
 
-export type { OrderItem } from '#shared/db/entities/order';
-export { ORDER_MESSAGES, toOrderResponse } from './order-model';
+export { toOrderResponse } from './order-model';
 
 const checkCurrency = (merchant: Merchant, code: string) => {
   if (!isKnownCurrency(code)) throw invalid({ currency_code: [ORDER_MESSAGES.currencyInvalid] });

@@ -10,7 +10,6 @@ import type { TierItem } from '#shared/db/entities/tier';
  * every endpoint (and the admin CLI) that shows it, so a field cannot differ between list and
  * single responses.
  */
-export type { AffiliateItem, AffiliateRequestItem, AffiliateRequestStatus, InviteItem, SegmentItem, TierItem };
 
 /** Display names of segment types (the spec shows one: percentage). */
 export const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percentage: 'Percentage' };

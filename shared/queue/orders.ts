@@ -2,8 +2,6 @@ import type { OrderEventMessage } from '#shared/domain/order-events';
 import { requireQueueUrl } from './client';
 import { encodeMessage, sendMessages } from './send-batch';
 
-export type { OrderEventMessage } from '#shared/domain/order-events';
-
 const ORDERS_QUEUE_URL = requireQueueUrl('orders');
 
 /**

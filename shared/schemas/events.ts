@@ -7,7 +7,7 @@ import { text } from './common';
 export const DEFAULT_EVENTS_LIMIT = 25;
 export const MAX_EVENTS_LIMIT = 100;
 
-/** The most log items one page examines, whatever the filters (shared/domain/events.ts). */
+/** The most log items one page examines, whatever the filters (shared/domain/events.ts): a rare type costs a bounded read and an empty page with has_more. */
 export const MAX_EXAMINED_PER_PAGE_VALUE = 500;
 
 /** How long the log keeps an event, as promised (the items live a day longer: shared/db/entities/event-log.ts). */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { AffiliateRequestStatus } from '#shared/domain/program-model';
+import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
 import { pageQueryShape } from '#shared/http/pagination';
 import { emailAddress, optionalString, text } from './common';
 

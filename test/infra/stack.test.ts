@@ -11,15 +11,7 @@ import { missingAlarmDestination } from '#lib/config';
 import type { MerchantApiStage } from '#lib/merchant-api-stage';
 import { TRACE_SAMPLING_RATE } from '#lib/rest-api';
 import { STAGES, type Stage } from '#shared/config';
-import {
-  GLOBAL_INDEXES,
-  ordersDlqNameForStage,
-  ordersQueueNameForStage,
-  QUEUE_IDS,
-  QUEUES,
-  type QueueId,
-  tableNameForStage,
-} from '#shared/db/table-def';
+import { GLOBAL_INDEXES, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/metric-names';
 import { RATE_LIMIT } from '#shared/rate-limit';
@@ -351,10 +343,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const { template, resources, stack } = synth[stage];
     const dlq = logicalId(stack, stack.data.dlq);
     const queue = logicalId(stack, stack.data.queue);
-    expect((resources[dlq] as Resource).Properties).toMatchObject({ QueueName: ordersDlqNameForStage(stage), SqsManagedSseEnabled: true });
+    expect((resources[dlq] as Resource).Properties).toMatchObject({
+      QueueName: queueNameForStage(stage, 'orders-dlq'),
+      SqsManagedSseEnabled: true,
+    });
     const queueProps = (resources[queue] as Resource).Properties;
     expect(queueProps).toMatchObject({
-      QueueName: ordersQueueNameForStage(stage),
+      QueueName: queueNameForStage(stage, 'orders'),
       SqsManagedSseEnabled: true,
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
     });

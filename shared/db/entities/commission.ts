@@ -12,7 +12,6 @@ import { isRefused, itemKey, type Key, nullableString, parseStored } from './bas
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
 export const LEDGER_ENTRY_TYPES = ['accrual', 'reversal', 'shipping_change'] as const;
-export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
 
 const entrySchema = z.object({ type: z.enum(LEDGER_ENTRY_TYPES), amount: z.number(), at: z.string(), version: z.number() });
 export type LedgerEntry = z.output<typeof entrySchema>;

@@ -30,7 +30,6 @@ const listPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merch
 const failedListPk = (merchantId: string, endpointUuid: string) => `${merchantPk(merchantId)}#WEBHOOK_FAILED#${endpointUuid}`;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const deliverySchema = z.looseObject({
   endpoint_uuid: z.string(),
