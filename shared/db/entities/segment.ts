@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
+import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, parseStored } from './base';
-import { queryMerchantPrefix } from './prefix-query';
+import { getStored, itemKey, type Key, merchantPk, parseStored } from './base';
 
 /** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
 const SK_PREFIX = 'SEGMENT#';
@@ -61,4 +61,4 @@ export const getSegment = (db: TableRef, merchantId: string, uuid: string): Prom
 
 /** Every segment of the merchant (at most MAX_SEGMENTS): one Query. */
 export const allSegments = async (db: TableRef, merchantId: string): Promise<SegmentItem[]> =>
-  (await queryMerchantPrefix(db, merchantId, SK_PREFIX)).map((raw) => parseStored('segment', segmentSchema, raw));
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map((raw) => parseStored('segment', segmentSchema, raw));

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
+import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, parseStored } from './base';
-import { queryMerchantPrefix } from './prefix-query';
+import { getStored, itemKey, type Key, merchantPk, parseStored } from './base';
 
 /** A commission tier: `TIER#<slug>` (lowercase). At most MAX_TIERS per merchant, so the list is a bounded read. */
 const SK_PREFIX = 'TIER#';
@@ -33,4 +33,4 @@ export const getTier = (db: TableRef, merchantId: string, slug: string): Promise
 
 /** Every tier of the merchant (at most MAX_TIERS): one Query. */
 export const allTiers = async (db: TableRef, merchantId: string): Promise<TierItem[]> =>
-  (await queryMerchantPrefix(db, merchantId, SK_PREFIX)).map((raw) => parseStored('tier', tierSchema, raw));
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map((raw) => parseStored('tier', tierSchema, raw));
