@@ -23,9 +23,9 @@ export type Access = {
   indexes?: readonly (typeof GSI3.indexName)[];
   /** May send e-mail through SES as the configured sender. */
   mail?: boolean;
-  /** The queues it sends to (webhook test, resend, recover). */
+  /** The queues it sends to (their URLs come in its environment, see table-def.ts QUEUES). */
   sends?: readonly QueueId[];
-  /** May read the stage's webhook key (Secrets Manager), to seal webhook secrets. */
+  /** May read the stage's webhook key (Secrets Manager), to seal or open webhook secrets. */
   webhookSecrets?: boolean;
 };
 

@@ -7,6 +7,7 @@ import {
   type QueueId,
   WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
 } from '#shared/db/table-def';
+import type { Access } from './routes';
 
 /**
  * A Lambda FilterCriteria pattern, in the part of the rule syntax we use: objects field by field,
@@ -34,17 +35,10 @@ export type TableAction =
   | 'dynamodb:DeleteItem'
   | 'dynamodb:ConditionCheckItem';
 
-export type WorkerAccess = {
-  /** DynamoDB actions on the base table. */
-  table: readonly TableAction[];
+/** A route's access (routes.ts), but on any secondary index and with nothing on top: the stack grants exactly this. */
+export type WorkerAccess = Omit<Access, 'indexes'> & {
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
   indexes?: readonly IndexName[];
-  /** The queues it sends to (their URLs come in its environment, see table-def.ts QUEUES). */
-  sends?: readonly QueueId[];
-  /** May send e-mail through SES as the configured sender. */
-  mail?: boolean;
-  /** May read the stage's webhook key (Secrets Manager), to seal or open webhook secrets. */
-  webhookSecrets?: boolean;
 };
 
 export type WorkerTrigger =

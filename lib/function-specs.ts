@@ -1,5 +1,5 @@
 import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
-import { type TableAction, type WorkerDef, workers } from '#functions/workers';
+import { type TableAction, type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '#functions/workers';
 import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
@@ -52,40 +52,36 @@ const TABLE_ACTION_ORDER: readonly TableAction[] = [
 
 const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION_ORDER.filter((action) => actions.includes(action));
 
-/**
- * What authentication needs in every route: GetItem of the merchant on the table, Query of the
- * token by its hash on gsi1 (which also serves the order sequence). gsi2 (owed work) is for the
- * operator tools only.
- */
-export const AUTH_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem'];
-
 /** What an Idempotency-Key record needs (claim, read, record): every POST route's function. */
 export const IDEMPOTENCY_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
-/** A route's role: exactly the table actions its manifest entry lists, plus authentication's and, on POST, idempotency's. */
-export const routeAccess = (route: Pick<RouteDef, 'method'> & { access: Access }): FunctionAccess => {
-  const { access } = route;
-  return {
-    table: tableActions([...AUTH_TABLE_ACTIONS, ...(acceptsIdempotencyKey(route) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table]),
-    indexes: Object.fromEntries([GSI1.indexName, ...(access.indexes ?? [])].map((index) => [index, ['dynamodb:Query']])),
-    sends: access.sends ?? [],
-    consumes: undefined,
-    stream: false,
-    mail: access.mail ?? false,
-    webhookSecrets: access.webhookSecrets ?? false,
-    quota: true,
-  };
-};
-
-export const workerAccess = (worker: Pick<WorkerDef, 'access' | 'trigger'>): FunctionAccess => ({
-  table: tableActions(worker.access.table),
-  indexes: Object.fromEntries((worker.access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
-  sends: worker.access.sends ?? [],
-  consumes: worker.trigger.kind === 'queue' ? worker.trigger.queue : undefined,
-  stream: worker.trigger.kind === 'table-stream',
-  mail: worker.access.mail ?? false,
-  webhookSecrets: worker.access.webhookSecrets ?? false,
+/** A worker's role: exactly its manifest entry's access, and what its trigger reads. Without a trigger, the base of a route's. */
+export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigger?: WorkerTrigger }): FunctionAccess => ({
+  table: tableActions(access.table),
+  indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
+  sends: access.sends ?? [],
+  consumes: trigger?.kind === 'queue' ? trigger.queue : undefined,
+  stream: trigger?.kind === 'table-stream',
+  mail: access.mail ?? false,
+  webhookSecrets: access.webhookSecrets ?? false,
   quota: false,
+});
+
+/**
+ * A route's role: exactly what its manifest entry lists, plus what authentication needs in every
+ * route (GetItem of the merchant on the table, Query of the token by its hash on gsi1, which also
+ * serves the order sequence; gsi2, owed work, is for the operator tools only), idempotency's on
+ * POST, and the quota.
+ */
+export const routeAccess = ({ access, method }: Pick<RouteDef, 'method'> & { access: Access }): FunctionAccess => ({
+  ...workerAccess({
+    access: {
+      ...access,
+      table: ['dynamodb:GetItem', ...(acceptsIdempotencyKey({ method }) ? IDEMPOTENCY_TABLE_ACTIONS : []), ...access.table],
+      indexes: [GSI1.indexName, ...(access.indexes ?? [])],
+    },
+  }),
+  quota: true,
 });
 
 export const functionSpecs = (): FunctionSpec[] => [
