@@ -20,24 +20,12 @@ import { eventTypeOf, versionOf } from './order-events';
  * Per row: the segment whose `slugs` contain the row's segment_slug (case-insensitive), else the
  * merchant's default segment; rate = segment.rates[affiliate tier] ?? 0 (percent);
  * amount = round(price_value * quantity * rate / 100). Shipping and tax carry no commission.
- * computeCommission gives a cancelled order zero amounts and `void`.
  */
 
 export type { CommissionLedger } from '#shared/db/entities/commission';
 
-export type CommissionItem = {
-  type: 'commission';
-  order_uuid: string;
-  order_no: string;
-  affiliate_slug: string;
-  tier_slug: string | null;
-  currency_code: string;
-  rows: CommissionRow[];
-  total_amount: number;
-  status: 'pending' | 'void';
-  order_created_at: string;
-  created_at: string;
-};
+/** What an accrual books: each row's commission, their total, and the affiliate tier they were computed for. */
+export type CommissionItem = { tier_slug: string | null; rows: CommissionRow[]; total_amount: number };
 
 type SegmentRates = Pick<SegmentItem, 'uuid' | 'slugs' | 'rates' | 'is_default'>;
 
@@ -49,34 +37,20 @@ export const segmentForRow = (segments: readonly SegmentRates[], segmentSlug: st
 };
 
 export const computeCommission = (
-  order: Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'order_rows' | 'created_at' | 'cancelled_at'>,
+  order: Pick<OrderItem, 'order_rows'>,
   segments: readonly SegmentRates[],
   affiliate: Pick<AffiliateItem, 'tier_slug'> | undefined,
-  now: string = isoNow(),
 ): CommissionItem => {
   const tier = affiliate?.tier_slug ?? null;
-  const void_ = Boolean(order.cancelled_at);
   const rows = order.order_rows.map((row): CommissionRow => {
     const segment = segmentForRow(segments, row.segment_slug);
     // Rates are looked up as own keys only (a tier slug is data), and computed exactly
     // (shared/money.ts); an amount that cannot be computed exactly throws AmountNotComputableError.
     const rate = (tier !== null && segment && Object.hasOwn(segment.rates, tier) ? segment.rates[tier] : undefined) ?? 0;
     const { base, amount } = rowCommission(row.price_value, row.quantity, rate);
-    return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount: void_ ? 0 : amount };
+    return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount };
   });
-  return {
-    type: 'commission',
-    order_uuid: order.uuid,
-    order_no: order.order_no,
-    affiliate_slug: order.affiliate_slug,
-    tier_slug: tier,
-    currency_code: order.currency_code,
-    rows,
-    total_amount: sumExact(rows.map((row) => row.amount)),
-    status: void_ ? 'void' : 'pending',
-    order_created_at: order.created_at,
-    created_at: now,
-  };
+  return { tier_slug: tier, rows, total_amount: sumExact(rows.map((row) => row.amount)) };
 };
 
 /**
