@@ -85,13 +85,7 @@ export const listWebhooks = async (merchantId: string) => (await allWebhookEndpo
 export const getWebhook = async (merchantId: string, uuid: string) => toWebhookResponse(await existing(merchantId, uuid));
 
 export const updateWebhook = async (merchantId: string, uuid: string, input: WebhookUpdateInput) => {
-  const changes = {
-    ...(input.url === undefined ? {} : { url: input.url }),
-    ...(input.events === undefined ? {} : { events: input.events }),
-    ...(input.description === undefined ? {} : { description: input.description }),
-    ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
-  };
-  const updated = await withWriteRetry(() => updateWebhookEndpoint(functionTable, merchantId, uuid, changes, isoNow()));
+  const updated = await withWriteRetry(() => updateWebhookEndpoint(functionTable, merchantId, uuid, input, isoNow()));
   if (!updated) throw notFound();
   return getWebhook(merchantId, uuid);
 };
