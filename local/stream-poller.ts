@@ -18,7 +18,7 @@ import type {
   StreamRecord,
 } from 'aws-lambda';
 import type { FilterPattern } from '#functions/workers';
-import { asError } from '#shared/errors';
+import { asError, errorName } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { checkFilterPattern, passesFilters } from './event-filter';
 import { invokeScoped } from './invocation-scope';
@@ -80,8 +80,6 @@ export type StreamPollerOptions = {
   maxRetryAttempts?: number;
   /** BisectBatchOnFunctionError (default true). */
   bisectOnError?: boolean;
-  /** FunctionResponseTypes includes ReportBatchItemFailures (default true): batchItemFailures are read. */
-  reportBatchItemFailures?: boolean;
   /** How often each shard is polled when it had nothing (default 250 ms: Lambda polls 4 times a second). */
   pollIntervalMs?: number;
   /** The records' awsRegion (default AWS_REGION, else us-east-1). */
@@ -236,10 +234,10 @@ export type InvocationOutcome = { response: unknown } | { error: unknown };
  */
 export type BatchVerdict = { kind: 'success' } | { kind: 'failed' } | { kind: 'partial'; failedFrom: number };
 
-export const batchVerdict = (records: DynamoDBRecord[], outcome: InvocationOutcome, reportBatchItemFailures = true): BatchVerdict => {
+export const batchVerdict = (records: DynamoDBRecord[], outcome: InvocationOutcome): BatchVerdict => {
   if ('error' in outcome) return { kind: 'failed' };
   const { response } = outcome;
-  if (!reportBatchItemFailures || typeof response !== 'object' || response === null) return { kind: 'success' };
+  if (typeof response !== 'object' || response === null) return { kind: 'success' };
   const failures: unknown = (response as { batchItemFailures?: unknown }).batchItemFailures;
   if (failures === undefined || failures === null || (Array.isArray(failures) && failures.length === 0)) return { kind: 'success' };
   if (!Array.isArray(failures)) return { kind: 'failed' };
@@ -298,8 +296,6 @@ const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length ==
 const sequenceNumberOf = (record: _Record | undefined) => record?.dynamodb?.SequenceNumber ?? '';
 
 const isoSeconds = (date: Date | undefined) => (date ?? new Date(0)).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-const errorName = (error: unknown) => (typeof error === 'object' && error !== null && 'name' in error ? String(error.name) : '');
 
 /** GetRecords returns 1,000 records at most. */
 const GET_RECORDS_LIMIT = 1000;
@@ -581,7 +577,6 @@ const settingsOf = (options: StreamPollerOptions) => {
     batchSize,
     maxRetryAttempts: options.maxRetryAttempts ?? 10,
     bisectOnError: options.bisectOnError ?? true,
-    reportBatchItemFailures: options.reportBatchItemFailures ?? true,
     pollIntervalMs: options.pollIntervalMs ?? 250,
     region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
     checkpoints: options.checkpoints ?? memoryCheckpoints(),
@@ -593,8 +588,7 @@ const settingsOf = (options: StreamPollerOptions) => {
 
 export const createStreamPoller = (options: StreamPollerOptions): StreamPoller => {
   const { client, streamArn, handler, functionName, onBatchDiscarded } = options;
-  const { batchSize, maxRetryAttempts, bisectOnError, reportBatchItemFailures, pollIntervalMs, region, checkpoints, onError, readLimit } =
-    settingsOf(options);
+  const { batchSize, maxRetryAttempts, bisectOnError, pollIntervalMs, region, checkpoints, onError, readLimit } = settingsOf(options);
 
   const shards = new Map<string, ShardState>();
   let shardsListedAt = Number.NEGATIVE_INFINITY;
@@ -664,7 +658,7 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     batch = { ...batch, lastInvocation };
     shard.pending[0] = batch;
 
-    const verdict = batchVerdict(event.Records, outcome, reportBatchItemFailures);
+    const verdict = batchVerdict(event.Records, outcome);
     await settle({ checkpoint, retryOrDiscard, bisectOnError }, shard, batch, verdict, result);
     result.checkpointed += result.discarded;
     return result;
