@@ -41,12 +41,6 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
   }
 };
 
-/** What a log line may say about an SES failure: never its message, which can quote addresses. */
-export const mailErrorSummary = (error: unknown) => ({
-  error_name: errorName(error) || 'Error',
-  http_status: httpStatusOf(error),
-});
-
 /** A try's outcome as recorded, or `unsettled`: the record itself failed, so the e-mail is still owed as before. */
 export type SettleResult = Settled | 'unsettled';
 
@@ -98,7 +92,9 @@ export const tryNotification = async (
     outcome = { sent: false, failure: mailFailure(error) };
     logger.error('Notification e-mail not sent; its follow-up retries it', {
       ...about,
-      ...mailErrorSummary(error),
+      // Never the SES error's message, which can quote addresses.
+      error_name: errorName(error) || 'Error',
+      http_status: httpStatusOf(error),
       attempt: previousAttempts + 1,
       permanent: outcome.failure.permanent,
     });
