@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recountBlock, recountMarkedBlock, repairMarkedCounts } from '#shared/db/entities/count-repair';
+import { recountBlock, recountMarkedBlock } from '#shared/db/entities/count-repair';
 import { applyCountChanges, CountNotKept, refreshGroupTotals } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
@@ -211,29 +211,6 @@ describe('recounting a block from the list index', () => {
     expect(updatesOf(BLOCK_2)[0]?.UpdateExpression).toBe(
       'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
     );
-  });
-
-  it('repairs every marked block of one merchant found in its RECOUNT partition of gsi2, oldest first', async () => {
-    // Prepare
-    ddbMock
-      .on(QueryCommand, { IndexName: 'gsi2' })
-      .resolves({ Items: [BLOCK_2, { pk: BLOCK_2.pk, sk: 'affiliate_requests#pending#00000000' }] });
-    ddbMock.on(GetCommand).resolves({ Item: { n: 3, marked_at: '2026-11-23T00:00:00.000Z' } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 3 });
-    ddbMock.on(UpdateCommand).resolves({});
-
-    // Act
-    const results = await repairMarkedCounts(db, MERCHANT, { olderThanSeconds: 60 });
-
-    // Assess
-    expect(results).toEqual([
-      { list: 'orders', bucket: 'all', block: 2, before: 3, after: 3 },
-      { list: 'affiliate_requests', bucket: 'pending', block: 0, before: 3, after: 3 },
-    ]);
-    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
-      IndexName: 'gsi2',
-      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'M#m-1#RECOUNT' }),
-    });
   });
 });
 

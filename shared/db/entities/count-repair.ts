@@ -16,7 +16,7 @@ import {
   refreshGroupTotals,
 } from './counter';
 import { ALL_BUCKET, type ListName, listIndexOf, listPartition } from './list-entry';
-import { WORK_REMOVE, workPage } from './owed-work';
+import { WORK_REMOVE } from './owed-work';
 
 /**
  * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
@@ -123,31 +123,6 @@ export const recountBlock = async (
 export const recountMarkedBlock = (db: TableRef, key: Key, timing?: RecountTiming): ReturnType<typeof recountBlock> => {
   const { list, bucket, block } = parseBlockCountSk(key.sk);
   return recountBlock(db, merchantIdOf(key.pk), list, bucket, block, timing);
-};
-
-/**
- * Recounts every block of one merchant marked RECOUNT at least `olderThanSeconds` ago (the list
- * index is eventually consistent: a mark that old is past any write still on its way to the
- * index), oldest first; one page of `limit` marks per Query, at most `maxPages`. The change feed
- * does this mark by mark; operator tools and the bench use it to drain a merchant's marks at once.
- */
-export const repairMarkedCounts = async (
-  db: TableRef,
-  merchantId: string,
-  { olderThanSeconds = 60, limit = 25, maxPages = 20 } = {},
-): Promise<Recount[]> => {
-  const done: Recount[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  for (let page = 0; page < maxPages; page++) {
-    const { keys, next } = await workPage(db, merchantId, 'RECOUNT', olderThanSeconds, limit, startKey);
-    for (const key of keys) {
-      const result = await recountMarkedBlock(db, key);
-      if (typeof result === 'object') done.push(result);
-    }
-    if (!next) break;
-    startKey = next;
-  }
-  return done;
 };
 
 /** The buckets every merchant has, whether or not a count item exists for them yet. */
