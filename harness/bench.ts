@@ -547,7 +547,7 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
   merchant and one affiliate, then bursts of ${BURSTS.join(', ')} truly concurrent creates for that merchant and affiliate
   (keep-alive agent without a socket cap): statuses, orders/s (201s / wall time), p50, p99, ratio to the sequential rate.
 - **Stored vs answered**: the merchant's list total against the 201s it answered, right after the bursts and once the
-  count-repair worker has recounted every marked block.
+  recount follow-ups have recounted every marked block.
 - **Seeding**: \`seedFixture\` of a merchant with only orders, and of a large program.
 - **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
   with one of each, requests alternating so that other load on the machine hits both alike.

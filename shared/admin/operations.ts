@@ -261,7 +261,7 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
 
 /**
  * Recounts every block count of a merchant's lists from the list indexes (`admin recount`): the
- * repair for a count that could be neither kept nor marked for the count-repair worker. Prints
+ * repair for a count that could be neither kept nor marked for the recount follow-up. Prints
  * what it checked, every block it corrected, and those it left marked because they just changed.
  */
 export const recountLists = async (store: Store, merchantId: string) => {

@@ -159,7 +159,7 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
  * count, so a block is trusted only while its count is what it was when read AND it held exactly
  * that many entries: a new invite changes the count (re-read); an entry not yet written, or one
  * whose count update failed, makes the two differ (re-read every time until the projection write
- * lands or the count-repair worker recounts the block). Bounded: past MAX_CACHED_MERCHANTS the
+ * lands or the recount follow-up recounts the block). Bounded: past MAX_CACHED_MERCHANTS the
  * least recently used merchant is dropped.
  */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
