@@ -1,12 +1,11 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { applyOrderChanges, PermanentMessageError } from '#shared/domain/commissions';
 import { parseOrderEvent } from '#shared/domain/order-events';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { countMetric, emitMetrics, METRIC } from '#shared/metrics';
 import { AmountNotComputableError } from '#shared/money';
+import { sqsBatchHandler } from '#shared/queue/batch-handler';
 import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 
@@ -76,16 +75,4 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   }
 };
 
-export const handler = middy<SQSEvent, SQSBatchResponse>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
-  .handler(async (event) => {
-    const results = await Promise.allSettled(event.Records.map(processRecord));
-    const failed = event.Records.flatMap((record, index) => {
-      const result = results[index];
-      return result?.status === 'rejected' ? [{ record, error: asError(result.reason) }] : [];
-    });
-    const acknowledged = await Promise.all(failed.map(({ record, error }) => settleFailure(record, error)));
-    return {
-      batchItemFailures: failed.filter((_, index) => !acknowledged[index]).map(({ record }) => ({ itemIdentifier: record.messageId })),
-    };
-  });
+export const handler = sqsBatchHandler(processRecord, settleFailure);

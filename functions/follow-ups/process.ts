@@ -1,11 +1,9 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
 import { QUIET_BEFORE_RECOUNT_MS, recountMarkedBlock } from '#shared/db/entities/count-repair';
-import { asError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { relayOwedNotification } from '#shared/mail/relay';
+import { sqsBatchHandler } from '#shared/queue/batch-handler';
 import { type FollowUp, parseFollowUp, sendFollowUps } from '#shared/queue/follow-ups';
 
 /** How long a block must have been quiet before it is recounted (the stage's default unless set: tests on an emulator without index lag set less). */
@@ -54,19 +52,11 @@ const processRecord = async (record: SQSRecord) => {
  * due, for every write that sets or moves an item's owed work; each is done on its own, and one
  * that fails is redelivered by SQS and, after 5 receives, parked on the parked queue (alarmed).
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
-  .handler(async (event) => {
-    const results = await Promise.allSettled(event.Records.map(processRecord));
-    const failed = event.Records.filter((record, index) => {
-      const result = results[index];
-      if (result?.status !== 'rejected') return false;
-      logger.warn('Follow-up not done; SQS will redeliver it', {
-        message_id: record.messageId,
-        receive_count: record.attributes?.ApproximateReceiveCount,
-        error: { name: asError(result.reason).name, message: asError(result.reason).message },
-      });
-      return true;
-    });
-    return { batchItemFailures: failed.map((record) => ({ itemIdentifier: record.messageId })) };
+export const handler = sqsBatchHandler(processRecord, (record, error) => {
+  logger.warn('Follow-up not done; SQS will redeliver it', {
+    message_id: record.messageId,
+    receive_count: record.attributes?.ApproximateReceiveCount,
+    error: { name: error.name, message: error.message },
   });
+  return false;
+});
