@@ -11,9 +11,11 @@ import { serveDocs } from './docs';
 import type { RateLimiter } from './rate-limit';
 
 /**
- * The local API Gateway front door of one stage: every request gets an answer in the route's
- * envelope, whatever it is (bad framing, oversized headers, a bad escape, a client hanging up), and
- * no request can bring the process down.
+ * The local API Gateway front door of one stage: every request gets an answer, whatever it is (bad
+ * framing, oversized headers, a bad escape, a client hanging up), and no request can bring the
+ * process down. What the stage's gateway responses and WebACL answer in AWS (an unknown route or
+ * method, 413, the WAF's 429) is in the V2 envelope on every path, as they are; the rest in the
+ * envelope of the path.
  */
 
 export type RouteInvoker = (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -117,7 +119,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       const retryAfter = options.rateLimiter.take(rateLimitKey(authorization));
       if (retryAfter !== undefined) {
         request.resume();
-        return send(response, 429, errorBody(envelope, MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
+        return send(response, 429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
       }
     }
 
@@ -131,9 +133,8 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     }
     if (!match) {
       request.resume();
-      return send(response, 404, errorBody(envelope, MESSAGES.notFound));
+      return send(response, 404, errorBody('v2', MESSAGES.notFound));
     }
-    envelope = match.route.envelope;
 
     let body: string | 'too-large';
     try {
@@ -144,7 +145,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       return;
     }
     if (body === 'too-large') {
-      send(response, 413, errorBody(envelope, MESSAGES.bodyTooLarge), { connection: 'close' });
+      send(response, 413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' });
       request.destroy();
       return;
     }

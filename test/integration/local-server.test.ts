@@ -6,8 +6,9 @@ import { stageEnvironment, startWorker } from '#local/stack';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
- * The local API Gateway emulation answers every request, however malformed, in the route's
- * envelope, and no request brings a stage's server down.
+ * The local API Gateway emulation answers every request, however malformed, in an envelope (what
+ * the stage's gateway responses and WebACL answer in AWS in the V2 one), and no request brings a
+ * stage's server down.
  */
 
 const portOf = (stage: 'live' | 'sandbox') => Number(new URL(stack.stages[stage].url).port);
@@ -131,11 +132,21 @@ describe('local API server under malformed requests', () => {
     await stillServes('live');
   });
 
-  it('answers an unknown path on the legacy prefix and the V2 prefix with 404 in their envelopes', async () => {
-    const v2 = await api('live').get('/api/v2/nothing-here');
+  it('answers a body over 10 MB with 413 in the V2 envelope, on the legacy route too', async () => {
+    const body = `{"order_no":"${'a'.repeat(10 * 1024 * 1024)}"}`;
+    const response = await fetch(`${stack.stages.live.url}/api/orders/create`, { method: 'POST', body });
 
-    expect(v2.status).toBe(404);
+    expect(response.status).toBe(413);
+    expectV2Error(await response.json(), 'The request body is larger than 10 MB.');
+  });
+
+  it('answers an unknown path, and a wrong method on the legacy route, with 404 in the V2 envelope, as the gateway response does in AWS', async () => {
+    const v2 = await api('live').get('/api/v2/nothing-here');
+    const legacy = await api('live').get('/api/orders/create');
+
+    expect([v2.status, legacy.status]).toEqual([404, 404]);
     expectV2Error(v2.body, 'Not Found');
+    expectV2Error(legacy.body, 'Not Found');
   });
 });
 
@@ -169,7 +180,7 @@ describe('local emulators', () => {
 });
 
 describe('local per-merchant rate limit', () => {
-  it("answers 429 with Retry-After in the route's envelope once a token used its 5-minute budget, in any spelling, and only for that token", async () => {
+  it("answers 429 with Retry-After in the V2 envelope on every route once a token used its 5-minute budget, in any spelling, and only for that token", async () => {
     const busy = await seedOne();
     const quiet = await seedOne();
     const port = await freePort();
@@ -203,8 +214,9 @@ describe('local per-merchant rate limit', () => {
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
       expectV2Error(await throttled.json(), 'Too Many Attempts.');
+      // The WebACL answers every path with its one custom body, the V2 envelope.
       expect(throttledLegacy.status).toBe(429);
-      expect(await throttledLegacy.json()).toEqual({ success: false, message: 'Too Many Attempts.', data: [] });
+      expectV2Error(await throttledLegacy.json(), 'Too Many Attempts.');
       expect(respelled.status).toBe(429);
       expect(other.status).toBe(200);
     } finally {
