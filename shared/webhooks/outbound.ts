@@ -60,7 +60,8 @@ const compile = (rules: Rule[], family: 'ipv4' | 'ipv6') =>
   rules.map(([address, prefix, reason]) => {
     const list = new net.BlockList();
     list.addSubnet(address, prefix, family);
-    return { list, reason };
+    // One address is that address; a wider rule is a range the address is in.
+    return { list, reason: prefix === (family === 'ipv4' ? 32 : 128) ? reason : `in ${reason}` };
   });
 const BLOCKED = { ipv4: compile(IPV4_RULES, 'ipv4'), ipv6: compile(IPV6_RULES, 'ipv6') };
 const LOOPBACK = { ipv4: compile([['127.0.0.0', 8, '']], 'ipv4'), ipv6: compile([['::1', 128, '']], 'ipv6') };
@@ -74,9 +75,7 @@ export function addressRefusal(address: string, policy: TargetPolicy): string | 
   if (policy.allowLocal && LOOPBACK[family].some(({ list }) => list.check(bare, family))) return undefined;
   const hit = BLOCKED[family].find(({ list }) => list.check(bare, family));
   if (!hit) return undefined;
-  if (hit.reason.includes('instance metadata'))
-    return `Webhook target ${address} is the cloud instance metadata address and cannot be reached.`;
-  return `Webhook target ${address} is in ${hit.reason} and cannot be reached.`;
+  return `Webhook target ${address} is ${hit.reason} and cannot be reached.`;
 }
 
 // C0 controls (NUL, TAB, LF, CR...), DEL and the C1 controls: the URL parser drops some and encodes others, so what is stored would not be what is dialed.

@@ -108,6 +108,19 @@ describe('addressRefusal', () => {
     expect(refusal).toMatch(/instance metadata/);
   });
 
+  it('says a single reserved address is that address, and any other is in its range', () => {
+    // Act
+    const refusals = ['::', '255.255.255.255', '10.1.2.3', '[fe80::1]'].map((address) => addressRefusal(address, DEPLOYED));
+
+    // Assess
+    expect(refusals).toEqual([
+      'Webhook target :: is the unspecified address and cannot be reached.',
+      'Webhook target 255.255.255.255 is the broadcast address and cannot be reached.',
+      'Webhook target 10.1.2.3 is in a private range and cannot be reached.',
+      'Webhook target [fe80::1] is in the link-local range and cannot be reached.',
+    ]);
+  });
+
   it.each(['8.8.8.8', '2606:4700::1111', '1.1.1.1'])('allows the public address %s', (address) => {
     // Act
     const refusal = addressRefusal(address, DEPLOYED);
