@@ -34,8 +34,8 @@ export const customer = z.object({
 
 /**
  * An order is stored as one item (DynamoDB: 400 KB at most) and its events carry it whole (a
- * webhook delivery record keeps the event beside its outcome): an order whose rows' texts take
- * more than this many UTF-8 bytes is refused with a 422 on `order_rows`, however valid each field.
+ * webhook delivery record keeps the event beside its outcome): an order whose rows take more than
+ * this many bytes as JSON in UTF-8 is refused with a 422 on `order_rows`, however valid each field.
  */
 export const MAX_ORDER_ROWS_BYTES = 340 * 1024;
 
