@@ -1723,7 +1723,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyRefused"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1881,7 +1881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2331,7 +2331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2393,7 +2393,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -2511,7 +2511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2885,7 +2885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3293,7 +3293,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -3383,7 +3383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3446,7 +3446,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -3536,7 +3536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4257,7 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4493,7 +4493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4626,7 +4626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4688,7 +4688,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -4785,7 +4785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,7 +4848,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -4933,7 +4933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,7 +5140,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -5225,7 +5225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5378,7 +5378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is larger than 10 MB. */
+            /** @description The body is 1,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -16,7 +16,7 @@ import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import type { RouteDef } from '#functions/routes';
 import type { Stage } from '#shared/config';
-import { MESSAGES } from '#shared/errors';
+import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
 import { KEY_TRANSFORMATIONS, RATE_LIMIT } from '#shared/rate-limit';
 
 export type MerchantRestApiProps = {
@@ -41,6 +41,7 @@ export const THROTTLE_RETRY_AFTER_SECONDS = 1;
 export const WAF_TOKEN_RULE = 'rate-limit-per-token';
 export const WAF_IP_RULE = 'rate-limit-per-ip';
 export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
+export const WAF_BODY_SIZE_RULE = 'body-too-large';
 
 /**
  * The body of a WAF block. WAF custom responses are static (no variables), so the trace id cannot
@@ -52,6 +53,13 @@ export const WAF_BLOCK_BODY = JSON.stringify({
   data: null,
   errors: { message: [MESSAGES.tooManyAttempts] },
   meta: { trace_id: 'waf:api:rate-limited' },
+});
+/** The body of the size rule's block (413), in the same form. */
+export const WAF_TOO_LARGE_BODY = JSON.stringify({
+  success: false,
+  data: null,
+  errors: { message: [MESSAGES.bodyTooLarge] },
+  meta: { trace_id: 'waf:api:body-too-large' },
 });
 
 /**
@@ -186,7 +194,7 @@ export class MerchantRestApi extends Construct {
     gatewayResponse('Default5xx', ResponseType.DEFAULT_5XX, undefined, '"Server Error"');
   }
 
-  /** AWS WAF: a rate-based rule per merchant token and one per client IP, answering 429 in the V2 envelope. */
+  /** AWS WAF: a rate-based rule per merchant token and one per client IP (429), and a bound on the body's size (413), in the V2 envelope. */
   private addWebAcl(props: MerchantRestApiProps): CfnWebACL {
     const metricName = `affiliate-merchant-api-${props.stage}`;
     const block: CfnWebACL.RuleActionProperty = {
@@ -200,11 +208,14 @@ export class MerchantRestApi extends Construct {
     };
     return new CfnWebACL(this, 'WebAcl', {
       name: metricName,
-      description: `Rate limits per merchant token and per client IP for the ${props.stage} API`,
+      description: `Rate limits per merchant token and per client IP, and a bound on the body size, for the ${props.stage} API`,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: { cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true },
-      customResponseBodies: { [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY } },
+      customResponseBodies: {
+        [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY },
+        [WAF_BODY_SIZE_RULE]: { contentType: 'APPLICATION_JSON', content: WAF_TOO_LARGE_BODY },
+      },
       rules: [
         {
           // One budget per bearer token: one merchant's burst cannot use up the others' share of the
@@ -240,6 +251,26 @@ export class MerchantRestApi extends Construct {
           action: block,
           statement: { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
           visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_IP_RULE}`, sampledRequestsEnabled: true },
+        },
+        {
+          // A body that could not reach a function whole (MAX_BODY_BYTES): 413, not API Gateway's 5xx.
+          // WAF reads the Content-Length as text, so its length in digits is the bound.
+          name: WAF_BODY_SIZE_RULE,
+          priority: 2,
+          action: { block: { customResponse: { responseCode: 413, customResponseBodyKey: WAF_BODY_SIZE_RULE } } },
+          statement: {
+            sizeConstraintStatement: {
+              fieldToMatch: { singleHeader: { Name: 'content-length' } },
+              comparisonOperator: 'GE',
+              size: String(MAX_BODY_BYTES).length,
+              textTransformations: [{ priority: 0, type: 'NONE' }],
+            },
+          },
+          visibilityConfig: {
+            cloudWatchMetricsEnabled: true,
+            metricName: `${metricName}-${WAF_BODY_SIZE_RULE}`,
+            sampledRequestsEnabled: true,
+          },
         },
       ],
     });

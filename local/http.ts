@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type RouteDef, routes } from '#functions/routes';
-import { MESSAGES } from '#shared/errors';
+import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
 import { type EnvelopeKind, v2Body } from '#shared/http/envelope';
 import { newTraceId } from '#shared/http/trace';
 import { rateLimitKey } from '#shared/rate-limit';
@@ -30,9 +30,6 @@ export type ApiServerOptions = {
   /** Unexpected per-request failures (a handler that throws); the server carries on. */
   onError?: (error: unknown) => void;
 };
-
-/** API Gateway's payload limit. */
-export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 const LEGACY_PATHS = new Set<string>(routes.flatMap((route) => (route.envelope === 'legacy' ? [route.path] : [])));
 
@@ -85,7 +82,7 @@ const readBody = async (request: IncomingMessage): Promise<string | 'too-large'>
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return 'too-large';
+    if (size >= MAX_BODY_BYTES) return 'too-large';
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -121,6 +118,12 @@ export const createApiServer = (options: ApiServerOptions): Server => {
         request.resume();
         return send(response, 429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
       }
+    }
+
+    // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched.
+    if (Number(request.headers['content-length']) >= MAX_BODY_BYTES) {
+      request.resume();
+      return send(response, 413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' });
     }
 
     let match: ReturnType<typeof matchRoute>;

@@ -5,7 +5,14 @@ import { type RouteDef, type RouteId, routeById, routes } from '#functions/route
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
-import { badPercentEncoding, type FieldErrors, MAX_IDEMPOTENCY_KEY_LENGTH, MESSAGES, REPLAYED_HEADER } from '#shared/errors';
+import {
+  badPercentEncoding,
+  type FieldErrors,
+  MAX_BODY_BYTES,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MESSAGES,
+  REPLAYED_HEADER,
+} from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
@@ -31,6 +38,9 @@ import {
  * response (functions/responses.ts, which its handler's reply is typed by), with the examples of
  * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
+
+/** The body limit as the documents say it: 1,000,000 bytes. */
+const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 
 /** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
 type OperationDoc = {
@@ -452,7 +462,11 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
     );
   }
   if (route.method !== 'GET') {
-    out['413'] = errorResponse('The body is larger than 10 MB.', gateway, one('Body too large', gatewayBody(commonFailures.bodyTooLarge)));
+    out['413'] = errorResponse(
+      `The body is ${BODY_LIMIT} or larger.`,
+      gateway,
+      one('Body too large', gatewayBody(commonFailures.bodyTooLarge)),
+    );
   }
   if (operation.request.body || operation.request.query || post || operation.refusals)
     out['422'] = refusedResponse(route, operation, examples);
@@ -517,10 +531,10 @@ const successExample = (route: RouteDef, operation: Operation, examples: Operati
             : { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
       });
 
-/** A POST without a body schema still takes (and ignores) a body, up to the 10 MB limit. */
+/** A POST without a body schema still takes (and ignores) a body, up to the body limit. */
 const IGNORED_BODY = {
   required: false,
-  description: 'No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; over 10 MB: 413).',
+  description: `No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of ${BODY_LIMIT} or more: 413).`,
   content: { 'application/json': { schema: {} } },
 };
 

@@ -17,6 +17,13 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The largest body taken, well under what reaches a function whole: API Gateway takes 10 MB, but a
+ * Lambda event is at most 6 MB with the body escaped inside it (up to six bytes a byte), and a body
+ * past that would be answered with API Gateway's 5xx. The WebACL refuses a Content-Length of 7 digits.
+ */
+export const MAX_BODY_BYTES = 1_000_000;
+
 const messageError = (statusCode: number, message: string) => new ApiError(statusCode, { message: [message] });
 
 export const MESSAGES = {
@@ -31,8 +38,8 @@ export const MESSAGES = {
   noLiveOrders: 'This token is not allowed to place live orders.',
   /** A rate limit or the merchant's quota refused the request (429), as Laravel's throttle says it. */
   tooManyAttempts: 'Too Many Attempts.',
-  /** A body over API Gateway's 10 MB limit (413; the local server answers it, API Gateway does in AWS). */
-  bodyTooLarge: 'The request body is larger than 10 MB.',
+  /** A body of MAX_BODY_BYTES or more (413; the stage's WebACL answers it in AWS, the local server here). */
+  bodyTooLarge: 'The request body must be smaller than 1 MB (1,000,000 bytes).',
   /** The legacy create's success message. */
   orderCreated: 'Order created successfully.',
 } as const;

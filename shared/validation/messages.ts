@@ -93,8 +93,8 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
 };
 
 /**
- * Prohibited (unknown) fields an answer names, and the longest name it repeats: a body of 10 MB
- * of unknown keys would otherwise be answered with twice that, past what Lambda can return.
+ * Prohibited (unknown) fields an answer names, and the longest name it repeats: a body full of
+ * unknown keys would otherwise be answered with twice its size.
  */
 export const MAX_NAMED_PROHIBITED = 50;
 const MAX_ECHOED_NAME_LENGTH = 255;

@@ -12,6 +12,7 @@ import type { MerchantApiStage } from '#lib/merchant-api-stage';
 import { TRACE_SAMPLING_RATE } from '#lib/rest-api';
 import { STAGES, type Stage } from '#shared/config';
 import { GLOBAL_INDEXES, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/metric-names';
 import { RATE_LIMIT } from '#shared/rate-limit';
@@ -573,9 +574,11 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     expect(webAcl?.Properties.Scope).toBe('REGIONAL');
     const rules = (webAcl?.Properties.Rules ?? []) as any[];
-    expect(rules.map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip']);
+    expect(rules.map((rule) => rule.Name)).toEqual(['rate-limit-per-token', 'rate-limit-per-ip', 'body-too-large']);
     // What one token and one IP may send past WAF, per second, against the stage's shared bucket: an eighth and a quarter.
-    const perSecond = rules.map((rule) => rule.Statement.RateBasedStatement.Limit / rule.Statement.RateBasedStatement.EvaluationWindowSec);
+    const perSecond = rules
+      .slice(0, 2)
+      .map((rule) => rule.Statement.RateBasedStatement.Limit / rule.Statement.RateBasedStatement.EvaluationWindowSec);
     expect(perSecond).toEqual([500, 1000]);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [stack.getLogicalId(stack.restApi.webAcl), 'Arn'] },
@@ -646,11 +649,11 @@ describe.each(STAGES)('the %s stack', (stage) => {
     expect(perIp.Statement.RateBasedStatement.Limit).toBeGreaterThan(RATE_LIMIT.requestsPer5Minutes);
   });
 
-  it('answers a WAF block with 429, Retry-After and the V2 envelope as JSON', () => {
+  it('answers a rate-limit block with 429, Retry-After and the V2 envelope as JSON', () => {
     const { template } = synth[stage];
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
-    for (const rule of (webAcl?.Properties.Rules ?? []) as any[]) {
+    for (const rule of ((webAcl?.Properties.Rules ?? []) as any[]).filter((rule) => rule.Statement.RateBasedStatement)) {
       const response = rule.Action.Block.CustomResponse;
       expect(response, rule.Name).toMatchObject({
         ResponseCode: 429,
@@ -665,6 +668,25 @@ describe.each(STAGES)('the %s stack', (stage) => {
         meta: { trace_id: expect.stringMatching(/^[^:]+:api:[^:]+$/) },
       });
     }
+  });
+
+  it('refuses a body of MAX_BODY_BYTES or more by its Content-Length with 413 in the V2 envelope, before a function could be given it', () => {
+    const { template } = synth[stage];
+    const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
+    const rule = ((webAcl?.Properties.Rules ?? []) as any[]).find((candidate) => candidate.Name === 'body-too-large');
+    const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
+    // A Content-Length of at least as many digits as MAX_BODY_BYTES (a power of ten): the body is at least that large.
+    expect(String(MAX_BODY_BYTES)).toMatch(/^10+$/);
+    expect(rule.Statement.SizeConstraintStatement).toEqual({
+      FieldToMatch: { SingleHeader: { Name: 'content-length' } },
+      ComparisonOperator: 'GE',
+      Size: String(MAX_BODY_BYTES).length,
+      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+    });
+    expect(rule.Action.Block.CustomResponse.ResponseCode).toBe(413);
+    const body = bodies[rule.Action.Block.CustomResponse.CustomResponseBodyKey];
+    expect(body?.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(body!.Content)).toMatchObject({ success: false, data: null, errors: { message: [MESSAGES.bodyTooLarge] } });
   });
 
   it('answers stage throttling (and any other WAF block) with 429, Retry-After and the V2 envelope', () => {

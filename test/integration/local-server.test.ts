@@ -3,6 +3,7 @@ import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '#local/ports';
 import { stageEnvironment, startWorker } from '#local/stack';
+import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
 import { api, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
@@ -132,12 +133,24 @@ describe('local API server under malformed requests', () => {
     await stillServes('live');
   });
 
-  it('answers a body over 10 MB with 413 in the V2 envelope, on the legacy route too', async () => {
-    const body = `{"order_no":"${'a'.repeat(10 * 1024 * 1024)}"}`;
-    const response = await fetch(`${stack.stages.live.url}/api/orders/create`, { method: 'POST', body });
+  it('answers a body of MAX_BODY_BYTES or more with 413 in the V2 envelope, on the legacy route too, sent whole or chunked', async () => {
+    const body = `{"order_no":"${'a'.repeat(MAX_BODY_BYTES - 15)}"}`;
+    const url = `${stack.stages.live.url}/api/orders/create`;
+    const whole = await fetch(url, { method: 'POST', body });
+    const chunked = await fetch(url, { method: 'POST', body: new Blob([body]).stream(), duplex: 'half' } as RequestInit);
 
-    expect(response.status).toBe(413);
-    expectV2Error(await response.json(), 'The request body is larger than 10 MB.');
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES);
+    expect([whole.status, chunked.status]).toEqual([413, 413]);
+    expectV2Error(await whole.json(), MESSAGES.bodyTooLarge);
+    expectV2Error(await chunked.json(), MESSAGES.bodyTooLarge);
+  });
+
+  it('takes a body one byte under MAX_BODY_BYTES as any other (without a token: 401)', async () => {
+    const body = `{"order_no":"${'a'.repeat(MAX_BODY_BYTES - 16)}"}`;
+    const response = await api('live').raw('POST', '/api/v2/orders/create', body);
+
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES - 1);
+    expect(response.status).toBe(401);
   });
 
   it('answers an unknown path, and a wrong method on the legacy route, with 404 in the V2 envelope, as the gateway response does in AWS', async () => {
@@ -180,7 +193,7 @@ describe('local emulators', () => {
 });
 
 describe('local per-merchant rate limit', () => {
-  it("answers 429 with Retry-After in the V2 envelope on every route once a token used its 5-minute budget, in any spelling, and only for that token", async () => {
+  it('answers 429 with Retry-After in the V2 envelope on every route once a token used its 5-minute budget, in any spelling, and only for that token', async () => {
     const busy = await seedOne();
     const quiet = await seedOne();
     const port = await freePort();
