@@ -1723,13 +1723,13 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyRefused"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"];
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
@@ -1753,7 +1753,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LegacyRefused"] | (components["schemas"]["GatewayFailure"] | components["schemas"]["LegacyRefused"]);
+                    "application/json": components["schemas"]["LegacyRefused"] | components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds. */
@@ -1881,7 +1881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2331,7 +2331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2393,7 +2393,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -2511,7 +2511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2885,7 +2885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3293,7 +3293,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -3383,7 +3383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3446,7 +3446,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -3536,7 +3536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4257,7 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4493,7 +4493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4626,7 +4626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4688,7 +4688,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -4785,7 +4785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,7 +4848,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -4933,7 +4933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,7 +5140,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 1,000,000 bytes or more: 413). */
+        /** @description No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of 2,000,000 bytes or more: 413). */
         requestBody?: {
             content: {
                 "application/json": unknown;
@@ -5225,7 +5225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5378,7 +5378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description The body is 1,000,000 bytes or larger. */
+            /** @description The body is 2,000,000 bytes or larger. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -16,7 +16,7 @@ import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '#shared/metric-names';
 import type { MerchantFunction } from './merchant-function';
-import { WAF_IP_RULE, WAF_TOKEN_RULE } from './rest-api';
+import { WAF_RULES } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -94,8 +94,8 @@ const limitsAndQueueRow = (props: MerchantDashboardProps) => {
     });
   return [
     new GraphWidget({
-      title: 'Rate limits: requests blocked by AWS WAF (429)',
-      left: [wafBlocked(WAF_TOKEN_RULE), wafBlocked(WAF_IP_RULE)],
+      title: 'Requests blocked by AWS WAF (rate limits: 429; body size: 413)',
+      left: WAF_RULES.map(wafBlocked),
       ...WIDE,
     }),
     new GraphWidget({

@@ -42,25 +42,28 @@ export const WAF_TOKEN_RULE = 'rate-limit-per-token';
 export const WAF_IP_RULE = 'rate-limit-per-ip';
 export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
 export const WAF_BODY_SIZE_RULE = 'body-too-large';
+/** Every rule of the stage's WebACL, in priority order (the dashboard and the cost model count them). */
+export const WAF_RULES = [WAF_TOKEN_RULE, WAF_IP_RULE, WAF_BODY_SIZE_RULE] as const;
+
+/**
+ * A regex for a decimal Content-Length of at least `bound`, a digit followed by zeros (2,000,000:
+ * seven digits from 2, or eight or more); WAF reads the header as text, so its value cannot be compared.
+ */
+export const atLeastPattern = (bound: number) => {
+  const [lead, ...zeros] = String(bound);
+  if (!lead || zeros.some((digit) => digit !== '0') || lead === '0') throw new Error(`Not a digit followed by zeros: ${bound}`);
+  return `^0*([${lead}-9][0-9]{${zeros.length}}|[1-9][0-9]{${zeros.length + 1},})$`;
+};
 
 /**
  * The body of a WAF block. WAF custom responses are static (no variables), so the trace id cannot
  * name the request: it keeps the `<date part>:api:<suffix>` form with fixed parts, and the request
- * is found in the access log by its status 429 and waf fields.
+ * is found in the access log by its status and waf fields.
  */
-export const WAF_BLOCK_BODY = JSON.stringify({
-  success: false,
-  data: null,
-  errors: { message: [MESSAGES.tooManyAttempts] },
-  meta: { trace_id: 'waf:api:rate-limited' },
-});
-/** The body of the size rule's block (413), in the same form. */
-export const WAF_TOO_LARGE_BODY = JSON.stringify({
-  success: false,
-  data: null,
-  errors: { message: [MESSAGES.bodyTooLarge] },
-  meta: { trace_id: 'waf:api:body-too-large' },
-});
+const wafBody = (message: string, suffix: string) =>
+  JSON.stringify({ success: false, data: null, errors: { message: [message] }, meta: { trace_id: `waf:api:${suffix}` } });
+export const WAF_BLOCK_BODY = wafBody(MESSAGES.tooManyAttempts, 'rate-limited');
+export const WAF_TOO_LARGE_BODY = wafBody(MESSAGES.bodyTooLarge, WAF_BODY_SIZE_RULE);
 
 /**
  * The trace id of a response API Gateway makes itself. Gateway response templates allow only
@@ -253,16 +256,14 @@ export class MerchantRestApi extends Construct {
           visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_IP_RULE}`, sampledRequestsEnabled: true },
         },
         {
-          // A body that could not reach a function whole (MAX_BODY_BYTES): 413, not API Gateway's 5xx.
-          // WAF reads the Content-Length as text, so its length in digits is the bound.
+          // A body that might not reach a function whole (MAX_BODY_BYTES or more): 413, not API Gateway's 5xx.
           name: WAF_BODY_SIZE_RULE,
           priority: 2,
           action: { block: { customResponse: { responseCode: 413, customResponseBodyKey: WAF_BODY_SIZE_RULE } } },
           statement: {
-            sizeConstraintStatement: {
+            regexMatchStatement: {
               fieldToMatch: { singleHeader: { Name: 'content-length' } },
-              comparisonOperator: 'GE',
-              size: String(MAX_BODY_BYTES).length,
+              regexString: atLeastPattern(MAX_BODY_BYTES),
               textTransformations: [{ priority: 0, type: 'NONE' }],
             },
           },

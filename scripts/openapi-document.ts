@@ -388,7 +388,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   const legacy = route.envelope === 'legacy';
   const failure = legacy ? ref('LegacyRefused') : ref('Failure');
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
-  const gateway = legacy ? { anyOf: [ref('GatewayFailure'), ref('LegacyRefused')] } : ref('GatewayFailure');
+  const gateway = ref('GatewayFailure');
   const hasParams = operation.request.params !== undefined;
   const post = acceptsIdempotencyKey(route);
   const out: Record<string, Json> = {};

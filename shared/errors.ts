@@ -18,11 +18,12 @@ export class ApiError extends Error {
 }
 
 /**
- * The largest body taken, well under what reaches a function whole: API Gateway takes 10 MB, but a
- * Lambda event is at most 6 MB with the body escaped inside it (up to six bytes a byte), and a body
- * past that would be answered with API Gateway's 5xx. The WebACL refuses a Content-Length of 7 digits.
+ * A body must be smaller than this: API Gateway takes 10 MB, but hands the body to a function
+ * escaped inside a Lambda event of at most 6 MB, and answers a larger one with its own 5xx. The
+ * largest valid order, sent with every non-ASCII character escaped and indented, is about 1 MB.
+ * A digit followed by zeros, for the WebACL's Content-Length pattern (docs/design-notes.md#limits).
  */
-export const MAX_BODY_BYTES = 1_000_000;
+export const MAX_BODY_BYTES = 2_000_000;
 
 const messageError = (statusCode: number, message: string) => new ApiError(statusCode, { message: [message] });
 
@@ -39,7 +40,7 @@ export const MESSAGES = {
   /** A rate limit or the merchant's quota refused the request (429), as Laravel's throttle says it. */
   tooManyAttempts: 'Too Many Attempts.',
   /** A body of MAX_BODY_BYTES or more (413; the stage's WebACL answers it in AWS, the local server here). */
-  bodyTooLarge: 'The request body must be smaller than 1 MB (1,000,000 bytes).',
+  bodyTooLarge: 'The request body must be smaller than 2 MB (2,000,000 bytes).',
   /** The legacy create's success message. */
   orderCreated: 'Order created successfully.',
 } as const;

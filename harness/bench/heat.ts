@@ -50,7 +50,7 @@ import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
 import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
-import { TRACE_SAMPLING_RATE, WAF_IP_RULE, WAF_TOKEN_RULE } from '#lib/rest-api';
+import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
 import type { Fixture } from '#shared/admin/fixture';
@@ -931,7 +931,7 @@ const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions
 
 const DEPLOYMENT: Deployment = {
   apiTraceRate: TRACE_SAMPLING_RATE,
-  wafRules: [WAF_TOKEN_RULE, WAF_IP_RULE].length,
+  wafRules: WAF_RULES.length,
   logRetentionDays: STAGE_DEFAULTS.live.logRetentionDays,
   consumedQueues: queueWorkers().length,
   workerFunctions: workerDefs.length,

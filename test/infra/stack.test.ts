@@ -675,14 +675,17 @@ describe.each(STAGES)('the %s stack', (stage) => {
     const [webAcl] = Object.values(template.findResources('AWS::WAFv2::WebACL')) as Resource[];
     const rule = ((webAcl?.Properties.Rules ?? []) as any[]).find((candidate) => candidate.Name === 'body-too-large');
     const bodies = webAcl?.Properties.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
-    // A Content-Length of at least as many digits as MAX_BODY_BYTES (a power of ten): the body is at least that large.
-    expect(String(MAX_BODY_BYTES)).toMatch(/^10+$/);
-    expect(rule.Statement.SizeConstraintStatement).toEqual({
+    const { RegexString, ...statement } = rule.Statement.RegexMatchStatement;
+    expect(statement).toEqual({
       FieldToMatch: { SingleHeader: { Name: 'content-length' } },
-      ComparisonOperator: 'GE',
-      Size: String(MAX_BODY_BYTES).length,
       TextTransformations: [{ Priority: 0, Type: 'NONE' }],
     });
+    // The pattern matches exactly the Content-Lengths of MAX_BODY_BYTES and more.
+    const pattern = new RegExp(RegexString);
+    const lengths = [0, 1, 999_999, MAX_BODY_BYTES - 1, MAX_BODY_BYTES, MAX_BODY_BYTES + 1, 9_999_999, 10_000_000, 123_456_789];
+    expect(lengths.filter((length) => pattern.test(String(length)))).toEqual(lengths.filter((length) => length >= MAX_BODY_BYTES));
+    expect(pattern.test(`00${MAX_BODY_BYTES}`)).toBe(true);
+    expect(pattern.test('')).toBe(false);
     expect(rule.Action.Block.CustomResponse.ResponseCode).toBe(413);
     const body = bodies[rule.Action.Block.CustomResponse.CustomResponseBodyKey];
     expect(body?.ContentType).toBe('APPLICATION_JSON');
@@ -733,6 +736,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
       expect(body, needle).toContain(needle);
     }
     for (const name of Object.values(METRIC)) expect(body, name).toContain(name);
+    for (const rule of ['rate-limit-per-token', 'rate-limit-per-ip', 'body-too-large']) expect(body, rule).toContain(`Rule\\",\\"${rule}`);
     expect(body).toContain(METRICS_NAMESPACE);
     for (const queue of [stack.data.queue, stack.data.dlq]) expect(body).toContain(logicalId(stack, queue));
   });

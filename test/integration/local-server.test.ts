@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '#local/ports';
 import { stageEnvironment, startWorker } from '#local/stack';
 import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
-import { api, seedOne, stack, TRACE_ID } from './helpers';
+import { api, orderBody, seedOne, stack, TRACE_ID } from './helpers';
 
 /**
  * The local API Gateway emulation answers every request, however malformed, in an envelope (what
@@ -143,6 +143,29 @@ describe('local API server under malformed requests', () => {
     expect([whole.status, chunked.status]).toEqual([413, 413]);
     expectV2Error(await whole.json(), MESSAGES.bodyTooLarge);
     expectV2Error(await chunked.json(), MESSAGES.bodyTooLarge);
+  });
+
+  it('takes the largest valid order as a client may send it, every non-ASCII character escaped and indented, well under MAX_BODY_BYTES', async () => {
+    const merchant = await seedOne();
+    const text = 'é'.repeat(255);
+    const row = {
+      product_sku: text,
+      product_name: text,
+      segment_slug: text,
+      price_value: 10_000_000_000,
+      tax_value: 10_000_000_000,
+      quantity: 1000,
+    };
+    const order = orderBody({ order_no: text, customer: { name: text, email: 'dan@example.com' }, order_rows: Array(200).fill(row) });
+    const body = JSON.stringify(order, null, 8).replace(
+      /[^\x00-\x7f]/g,
+      (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+
+    const response = await api('live', merchant.tokens.live).raw('POST', '/api/v2/orders/create', body);
+
+    expect(Buffer.byteLength(body)).toBeGreaterThan(900_000);
+    expect(response.status).toBe(201);
   });
 
   it('takes a body one byte under MAX_BODY_BYTES as any other (without a token: 401)', async () => {
