@@ -158,7 +158,7 @@ describe('local API server under malformed requests', () => {
     };
     const order = orderBody({ order_no: text, customer: { name: text, email: 'dan@example.com' }, order_rows: Array(200).fill(row) });
     const body = JSON.stringify(order, null, 8).replace(
-      /[^\x00-\x7f]/g,
+      /[\u0080-\uffff]/g,
       (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
     );
 
