@@ -1,7 +1,17 @@
 import { GSI3, type QueueId } from '#shared/db/table-def';
 import type { ApiRoute, Replying } from '#shared/http/route';
 import type { ReplyData } from './responses';
-import type { TableAction } from './workers';
+
+/** A DynamoDB action, as IAM names it. */
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:BatchWriteItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
+  | 'dynamodb:ConditionCheckItem';
 
 /**
  * THE route manifest. The local server and the CDK stack are both generated from this list, so a

@@ -7,7 +7,7 @@ import {
   type QueueId,
   WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
 } from '#shared/db/table-def';
-import type { Access } from './routes';
+import type { Access, TableAction } from './routes';
 
 /**
  * A Lambda FilterCriteria pattern, in the part of the rule syntax we use: objects field by field,
@@ -23,17 +23,6 @@ export type FilterPattern = { readonly [field: string]: FilterPattern | readonly
  * Their access is spelled out action by action (they do not fit the routes' read/write levels):
  * the stack grants exactly these actions and nothing else.
  */
-
-/** A DynamoDB action, as IAM names it. */
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:BatchWriteItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:DeleteItem'
-  | 'dynamodb:ConditionCheckItem';
 
 /** A route's access (routes.ts), but on any secondary index and with nothing on top: the stack grants exactly this. */
 export type WorkerAccess = Omit<Access, 'indexes'> & {

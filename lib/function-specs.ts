@@ -1,5 +1,5 @@
-import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes } from '#functions/routes';
-import { type TableAction, type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '#functions/workers';
+import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes, type TableAction } from '#functions/routes';
+import { type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '#functions/workers';
 import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
