@@ -25,7 +25,7 @@ import { eventTypeOf, versionOf } from './order-events';
 export type { CommissionLedger } from '#shared/db/entities/commission';
 
 /** What an accrual books: each row's commission, their total, and the affiliate tier they were computed for. */
-export type CommissionItem = { tier_slug: string | null; rows: CommissionRow[]; total_amount: number };
+type Accrual = { tier_slug: string | null; rows: CommissionRow[]; total_amount: number };
 
 type SegmentRates = Pick<SegmentItem, 'uuid' | 'slugs' | 'rates' | 'is_default'>;
 
@@ -40,7 +40,7 @@ export const computeCommission = (
   order: Pick<OrderItem, 'order_rows'>,
   segments: readonly SegmentRates[],
   affiliate: Pick<AffiliateItem, 'tier_slug'> | undefined,
-): CommissionItem => {
+): Accrual => {
   const tier = affiliate?.tier_slug ?? null;
   const rows = order.order_rows.map((row): CommissionRow => {
     const segment = segmentForRow(segments, row.segment_slug);
@@ -77,7 +77,7 @@ type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'cur
 export const advanceLedger = (
   ledger: CommissionLedger | undefined,
   order: LedgerOrder,
-  accrual: CommissionItem | undefined,
+  accrual: Accrual | undefined,
   now: string = isoNow(),
 ): { ledger: CommissionLedger; booked: LedgerEntry[] } => {
   const current = versionOf(order);
@@ -150,7 +150,7 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
     ]);
     if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
-    let accrual: CommissionItem | undefined;
+    let accrual: Accrual | undefined;
     if (accrualDue(ledger, order)) {
       const [segments, affiliate] = await Promise.all([
         allSegments(functionTable, merchantId),
