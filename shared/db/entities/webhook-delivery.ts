@@ -145,7 +145,7 @@ export const getWebhookDelivery = (
 /**
  * One page of an endpoint's deliveries, newest first, after `cursor` (the list position of the
  * last delivery of the previous page; the key is rebuilt from it here, so a cursor cannot point
- * into another merchant's or endpoint's deliveries). `next` is undefined on the last page.
+ * into another merchant's or endpoint's deliveries). `next` is undefined on the last page, a full one included.
  */
 export const webhookDeliveryPage = async (
   { ddb, table }: TableRef,
@@ -163,13 +163,16 @@ export const webhookDeliveryPage = async (
       ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
       ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid) },
       ScanIndexForward: false,
-      Limit: perPage,
+      // One more than the page: whether another page follows is known now, so a full last page has no cursor.
+      Limit: perPage + 1,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     }),
   );
-  const deliveries = (Items ?? []).map(parseDelivery);
+  const read = (Items ?? []).map(parseDelivery);
+  const deliveries = read.slice(0, perPage);
   const last = deliveries.at(-1);
-  return { deliveries, next: LastEvaluatedKey && last ? `${last.created_at}#${last.event_id}` : undefined };
+  const more = read.length > perPage || LastEvaluatedKey !== undefined;
+  return { deliveries, next: more && last ? `${last.created_at}#${last.event_id}` : undefined };
 };
 
 const positionKey = (merchantId: string, endpointUuid: string, position: string) => {
