@@ -8,7 +8,7 @@ import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { type JsonBodyContext, jsonBody } from './json-body';
 import { type Admission, putQuotaHeaders, quota } from './quota';
-import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf } from './route';
+import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
 import { type Input, type Schemas, type ValidatedContext, validation } from './validate';
@@ -75,7 +75,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
     .use(quota((event) => route.admitsBesideReads === true && idempotency?.keyOf(event) === undefined, route.placesOrders === true))
-    .use(jsonBody())
+    .use(jsonBody(readsBody(route)))
     .use(validation(schemas))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {

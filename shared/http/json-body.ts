@@ -18,9 +18,9 @@ export const parseJsonBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase
 /** The context once the body is parsed (undefined when the request had none). */
 export type JsonBodyContext = ApiContext & { jsonBody: unknown };
 
-/** The JSON body step of the request chain. */
-export const jsonBody = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, JsonBodyContext> => ({
+/** The JSON body step of the request chain: a body is parsed only on a route that reads one (`readsBody` in ./route). */
+export const jsonBody = (readsBody: boolean): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, JsonBodyContext> => ({
   before: (request) => {
-    request.context.jsonBody = parseJsonBody(request.event);
+    request.context.jsonBody = readsBody ? parseJsonBody(request.event) : undefined;
   },
 });

@@ -34,6 +34,9 @@ export type ReplyDataOf<R> = R extends Replying<infer D> ? D : unknown;
 /** Every POST route accepts an optional `Idempotency-Key` header (shared/http/idempotency.ts). */
 export const acceptsIdempotencyKey = (route: Pick<ApiRoute, 'method'>): boolean => route.method === 'POST';
 
+/** Only POST and PATCH read a request body; a GET or DELETE ignores any (HTTP gives it no meaning there). */
+export const readsBody = (route: Pick<ApiRoute, 'method'>): boolean => route.method === 'POST' || route.method === 'PATCH';
+
 /** Routes built with apiHandler (no Idempotency-Key) and with postApiHandler. */
 export type ReadOrPatchRoute = ApiRoute & { method: 'GET' | 'PATCH' | 'DELETE' };
 export type PostRoute = ApiRoute & { method: 'POST' };

@@ -15,6 +15,21 @@ beforeEach(() => {
 });
 
 describe('GET /api/v2/orders/{uuid}', () => {
+  it('ignores a body, even one that is not JSON: a GET takes none', async () => {
+    // Prepare
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: storedOrder() });
+
+    // Act
+    const response = await invoke(
+      getOrder,
+      apiEvent('orders-get', { token: TOKENS.live, pathParameters: { uuid: ORDER_UUID }, rawBody: '{bad' }),
+    );
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(response.body.data.order.uuid).toBe(ORDER_UUID);
+  });
+
   it('answers 200 with the full order, read with one consistent GetItem under the merchant partition (found right after its 201)', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: storedOrder({ cancelled_at: '2026-03-02T08:00:00.000Z' }) });
