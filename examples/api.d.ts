@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.
+         * @description Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -362,7 +362,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored. Enabling an endpoint the service disabled clears its failure streak.
+         * @description Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.
          */
         patch: operations["webhooks-update"];
         trace?: never;
@@ -458,7 +458,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over. A request without a body is refused (422).
+         * @description Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed `webhook.test` is not: a test ignores the filter). A request without a body is refused (422).
          */
         post: operations["webhooks-recover"];
         delete?: never;
@@ -1732,7 +1732,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1890,7 +1890,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2033,6 +2033,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -2182,6 +2191,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
@@ -2340,7 +2358,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); a business rule refuses it (`message`): the order is cancelled. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); a business rule refuses it (keyed by the field it is about, else `message`): the order is cancelled. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2520,7 +2538,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the order is already cancelled, older than one month, or linked to a payment. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the order is already cancelled, older than one month, or linked to a payment. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2644,6 +2662,15 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
@@ -2765,6 +2792,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
@@ -2894,7 +2930,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the address is already invited, the sender is not a user of the merchant. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the address is already invited, the sender is not a user of the merchant. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3009,6 +3045,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -3130,6 +3175,15 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
@@ -3249,6 +3303,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
@@ -3392,7 +3455,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the request is already decided. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3545,7 +3608,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the request is already decided. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the request is already decided. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3658,6 +3721,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -3779,6 +3851,15 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
@@ -3891,6 +3972,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -4037,6 +4127,15 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
             429: {
                 headers: {
@@ -4126,6 +4225,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
@@ -4266,7 +4374,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the merchant has 20 endpoints already. */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the merchant has 20 endpoints already. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4391,6 +4499,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough. */
@@ -4990,6 +5107,8 @@ export interface operations {
                 per_page?: number;
                 /** @description The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`. */
                 cursor?: string | null;
+                /** @description Not taken: this list is paged by `cursor`; any value is refused (422). */
+                page?: unknown;
             };
             header?: never;
             path: {
@@ -5080,6 +5199,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
@@ -5234,7 +5362,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (`message`): the endpoint no longer subscribes to the event's type. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the endpoint is disabled (enable it first), or no longer subscribes to the event's type. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5387,7 +5515,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`). */
+            /** @description Refused: the body is not valid JSON or fails validation (keyed by field name); the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the endpoint is disabled (enable it first). */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5533,6 +5661,15 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
             /** @description Refused: a query parameter fails validation (keyed by parameter name). */
             422: {
                 headers: {
@@ -5598,6 +5735,8 @@ export interface operations {
                  * @example 2100-01-01T00:00:00Z
                  */
                 created_lt?: string;
+                /** @description Not taken: this list is paged by `after`; any value is refused (422). */
+                page?: unknown;
             };
             header?: never;
             path?: never;
@@ -5709,7 +5848,16 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description Refused: a query parameter fails validation (keyed by parameter name); a business rule refuses it (`message`): a cursor (`after`) of another account or stage, altered, or older than the retention. */
+            /** @description The body is 2,000,000 bytes or larger. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayFailure"];
+                };
+            };
+            /** @description Refused: a query parameter fails validation (keyed by parameter name); a business rule refuses it (keyed by the field it is about, else `message`): a cursor (`after`) of another account or stage, altered, or older than the retention. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

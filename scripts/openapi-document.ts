@@ -14,7 +14,7 @@ import {
   REPLAYED_HEADER,
 } from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
-import { acceptsIdempotencyKey } from '#shared/http/route';
+import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
 import { EVENTS_RETENTION_DAYS } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
@@ -126,7 +126,7 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Create a webhook endpoint',
     description:
-      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once. `events` empty or absent: every event type.',
+      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
     refusals: 'the merchant has 20 endpoints already',
   },
   'webhooks-list': {
@@ -139,7 +139,7 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
     description:
-      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored. Enabling an endpoint the service disabled clears its failure streak.',
+      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.',
   },
   'webhooks-delete': {
     tag: 'Webhooks',
@@ -168,13 +168,14 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    refusals: "the endpoint no longer subscribes to the event's type",
+    refusals: "the endpoint is disabled (enable it first), or no longer subscribes to the event's type",
   },
   'webhooks-recover': {
     tag: 'Webhooks',
     summary: 'Recover failed deliveries',
     description:
-      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over. A request without a body is refused (422).',
+      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed `webhook.test` is not: a test ignores the filter). A request without a body is refused (422).',
+    refusals: 'the endpoint is disabled (enable it first)',
   },
   'reports-commissions': {
     tag: 'Reports',
@@ -363,14 +364,14 @@ const refusedResponse = (route: RouteDef, operation: Operation, examples: Operat
   const post = acceptsIdempotencyKey(route);
   const causes = [
     operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
-    !operation.request.body && route.method !== 'GET' ? 'the body is not valid JSON' : undefined,
+    !operation.request.body && readsBody(route) ? 'the body is not valid JSON' : undefined,
     operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
     post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
-    operation.refusals ? `a business rule refuses it (\`message\`): ${operation.refusals}` : undefined,
+    operation.refusals ? `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}` : undefined,
   ].filter(Boolean);
   const cases: Record<string, { summary: string; value: unknown }> = {};
   if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
-  if (route.method !== 'GET')
+  if (readsBody(route))
     cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
   for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
     cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
@@ -461,13 +462,12 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
       RETRY_AFTER,
     );
   }
-  if (route.method !== 'GET') {
-    out['413'] = errorResponse(
-      `The body is ${BODY_LIMIT} or larger.`,
-      gateway,
-      one('Body too large', gatewayBody(commonFailures.bodyTooLarge)),
-    );
-  }
+  // The gateway measures the body before it routes, whatever the method.
+  out['413'] = errorResponse(
+    `The body is ${BODY_LIMIT} or larger.`,
+    gateway,
+    one('Body too large', gatewayBody(commonFailures.bodyTooLarge)),
+  );
   if (operation.request.body || operation.request.query || post || operation.refusals)
     out['422'] = refusedResponse(route, operation, examples);
   out['429'] = errorResponse(
@@ -503,11 +503,13 @@ const parameters = (route: RouteDef, operation: Operation, examples: OperationEx
     const required = new Set<string>(object.required ?? []);
     for (const [name, property] of Object.entries(object.properties ?? {})) {
       const example = examples.parameters?.[name];
+      // A parameter's own schema may describe it (one refused on this route); else the shared words for its name.
+      const description = (property as Json).description ?? PARAMETER_DOCS[name];
       list.push({
         name,
         in: location,
         required: location === 'path' || required.has(name),
-        ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
+        ...(description ? { description } : {}),
         schema: location === 'path' ? PATH_PARAMETER_SCHEMA : property,
         ...(example === undefined ? {} : { example }),
       });

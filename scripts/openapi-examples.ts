@@ -319,6 +319,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'webhooks-resend': {
     data: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
     parameters: { ...webhookParameters, id: delivery.event_id },
+    refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
   'reports-commissions': {
     data: {
@@ -355,6 +356,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: webhookParameters,
     body: { since: EARLIER },
     invalid: validationErrors(webhookRecoverBody, { since: '2020-01-01T00:00:00Z' }),
+    refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
   'events-list': {
     data: loggedEvents,

@@ -84,7 +84,9 @@ export const listWebhooks = async (merchantId: string) => (await allWebhookEndpo
 
 export const getWebhook = async (merchantId: string, uuid: string) => toWebhookResponse(await existing(merchantId, uuid));
 
+/** Applies the changes; one that names none changes nothing, `updated_at` included. */
 export const updateWebhook = async (merchantId: string, uuid: string, input: WebhookUpdateInput) => {
+  if (Object.values(input).every((value) => value === undefined)) return getWebhook(merchantId, uuid);
   const updated = await withWriteRetry(() => updateWebhookEndpoint(functionTable, merchantId, uuid, input, isoNow()));
   if (!updated) throw notFound();
   return getWebhook(merchantId, uuid);
@@ -157,9 +159,16 @@ const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
   }
 };
 
+/** The endpoint, if it is enabled: a disabled one would record a resent delivery as failed, sending nothing. */
+const enabled = async (merchantId: string, uuid: string) => {
+  const endpoint = await existing(merchantId, uuid);
+  if (!endpoint.enabled) throw ruleRefused(WEBHOOK_MESSAGES.disabled);
+  return endpoint;
+};
+
 /** Queues the event of one delivery again, as a first attempt (same `webhook-id`). */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
-  const endpoint = await existing(merchantId, uuid);
+  const endpoint = await enabled(merchantId, uuid);
   const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
   if (!event) throw notFound();
   return queued(event);
@@ -167,6 +176,6 @@ export const resendDelivery = async (merchantId: string, uuid: string, eventId: 
 
 /** Queues again every delivery to this endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
 export const recoverDeliveries = async (merchantId: string, uuid: string, since: string) => {
-  const endpoint = await existing(merchantId, uuid);
+  const endpoint = await enabled(merchantId, uuid);
   return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
 };

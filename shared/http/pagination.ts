@@ -113,6 +113,28 @@ export type CursorInput = { position: string; tag: string };
 export const encodeCursor = (position: string, scope: string): string =>
   `${Buffer.from(position, 'utf8').toString('base64url')}.${cursorTag(scope, position)}`;
 
+/**
+ * `page` on a list read by cursor: refused, so that a client paging by number is told, rather than
+ * given the first page again and again. `cursorName` names the parameter that pages it.
+ */
+export const pageRefused = (cursorName: string) =>
+  z.optional(
+    z
+      .pipe(
+        z.unknown(),
+        z.transform((value, ctx) => {
+          ctx.issues.push({
+            code: 'custom',
+            message: `The :attribute field is not taken here: this list is paged by cursor (${cursorName}).`,
+            input: value,
+          });
+          return z.NEVER;
+        }),
+      )
+      // Documented as taking no value at all (JSON Schema `not: {}`).
+      .check(z.meta({ description: `Not taken: this list is paged by \`${cursorName}\`; any value is refused (422).`, not: {} })),
+  );
+
 /** The `cursor` query parameter: absent or '' is the first page; a value not shaped as a cursor is 422. */
 export const cursorParam = () =>
   z.optional(

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageSizeParam } from '#shared/http/pagination';
+import { pageRefused, pageSizeParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { text } from './common';
 
@@ -72,7 +72,14 @@ const cursor = given(
 
 /** The window `created_gte` to `created_lt`, when both are given, must hold a moment: 422 on `created_lt` otherwise. */
 export const eventsQuery = z.pipe(
-  z.object({ after: cursor, limit: pageSizeParam(MAX_EVENTS_LIMIT, DEFAULT_EVENTS_LIMIT), types, created_gte: time, created_lt: time }),
+  z.object({
+    after: cursor,
+    limit: pageSizeParam(MAX_EVENTS_LIMIT, DEFAULT_EVENTS_LIMIT),
+    types,
+    created_gte: time,
+    created_lt: time,
+    page: pageRefused('after'),
+  }),
   z.transform((query, ctx) => {
     if (query.created_gte === undefined || query.created_lt === undefined || query.created_gte < query.created_lt) return query;
     ctx.issues.push({

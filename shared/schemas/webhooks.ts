@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { cursorParam, pageQueryShape } from '#shared/http/pagination';
+import { cursorParam, pageQueryShape, pageRefused } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_URL_LENGTH, targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
 import { optionalString, text, uuidText } from './common';
@@ -9,6 +9,7 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 
 export const WEBHOOK_MESSAGES = {
   tooMany: `A merchant can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints.`,
+  disabled: 'The endpoint is disabled: enable it before sending its deliveries again.',
 } as const;
 
 /** How far back a recovery reaches (deliveries are kept 15 days). */
@@ -35,7 +36,8 @@ const eventFilter = () =>
     z.transform((events) => [...new Set(events)]),
   );
 
-export const webhookCreateBody = z.object({
+/** Only these fields make an endpoint; any other (a `secret` or `uuid` of the caller's) is refused by name, as on an update. */
+export const webhookCreateBody = z.strictObject({
   url: webhookUrl(),
   events: z.optional(eventFilter()),
   description: optionalString(),
@@ -56,6 +58,7 @@ export const webhookDeliveriesQuery = z.object({
   per_page: pageQueryShape.per_page,
   /** The `next_cursor` of the previous page (opaque, bound to this endpoint's list). */
   cursor: cursorParam(),
+  page: pageRefused('cursor'),
 });
 
 export const deliveryParams = z.object({ uuid: uuidText(), id: text().check(z.minLength(1), z.maxLength(200)) });

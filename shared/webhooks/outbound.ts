@@ -94,7 +94,7 @@ const isLocalhostName = (host: string) => {
 
 /**
  * Says why a webhook URL must not be called (length, control characters, scheme, credentials, port 0,
- * a literal address or `localhost` that is not public), or undefined when it may be tried. The API
+ * a literal address or `localhost` that is not public, a host that is no host name), or undefined when it may be tried. The API
  * refuses such a URL when it is written (422 on `url`), and a delivery refuses it again.
  */
 export function urlRefusal(url: string, policy: TargetPolicy): string | undefined {
@@ -120,9 +120,19 @@ export function urlRefusal(url: string, policy: TargetPolicy): string | undefine
   // Node connects to a literal address without calling `lookup`, so it is checked here, whatever the policy. The parser
   // has already turned every spelling of an address (decimal, hex, octal, IPv4-mapped) into its canonical form.
   if (net.isIP(host.replace(/^\[(.*)\]$/, '$1'))) return addressRefusal(host, policy);
+  if (!isHostName(host)) return `The webhook URL's host ${host} is not a valid host name.`;
   if (!policy.allowLocal && isLocalhostName(host)) return `Webhook target ${host} is the loopback address and cannot be reached.`;
   return undefined;
 }
+
+/** A DNS label as host names use it (RFC 1123; `_` too, which some service names carry): 1 to 63 characters, no hyphen at either end. */
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+
+/** Whether a parsed (lowercased, punycoded) host can be a name DNS resolves: labels as above, at most 253 characters, one final dot allowed. */
+const isHostName = (host: string) => {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  return name.length > 0 && name.length <= 253 && name.split('.').every((label) => LABEL.test(label));
+};
 
 /** Resolves a hostname to every address it has, injectable so tests can simulate DNS answers (rebinding included). */
 export type Resolve = (hostname: string) => Promise<Array<{ address: string; family: number }>>;

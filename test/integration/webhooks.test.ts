@@ -265,7 +265,7 @@ describe('webhooks', () => {
     expect(missing.status).toBe(404);
   });
 
-  it('records the events an endpoint missed while the service had it disabled, and recovers them once it is enabled again', {
+  it('records the events an endpoint missed while the service had it disabled, refuses to send them while it is, and recovers them once it is enabled again', {
     timeout: 60_000,
   }, async () => {
     // Prepare: a receiver that answers 410 Gone until it is fixed; an order created while its endpoint is disabled
@@ -289,12 +289,17 @@ describe('webhooks', () => {
     }, 20_000);
     fixed = true;
 
-    // Act
+    // Act: sending again is refused while disabled (it would send nothing), then works once enabled
+    const recoveredWhileDisabled = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, {});
+    const resentWhileDisabled = await client.post(`/api/v2/webhooks/${endpoint.uuid}/deliveries/${eventId}/resend`);
     const enabled = await client.patch(`/api/v2/webhooks/${endpoint.uuid}`, { enabled: true });
     const recovered = await client.post(`/api/v2/webhooks/${endpoint.uuid}/recover`, {});
     const hit = await eventually(async () => inbox.hits.find((request) => request.headers['webhook-id'] === eventId), 20_000);
 
     // Assess
+    const refusal = { message: ['The endpoint is disabled: enable it before sending its deliveries again.'] };
+    expect([recoveredWhileDisabled.status, recoveredWhileDisabled.body.errors]).toEqual([422, refusal]);
+    expect([resentWhileDisabled.status, resentWhileDisabled.body.errors]).toEqual([422, refusal]);
     expect(missed.status).toBe('failed');
     expect(enabled.status).toBe(200);
     expect(recovered.body.data.recovery.queued).toBeGreaterThanOrEqual(1);
@@ -339,12 +344,16 @@ describe('webhooks', () => {
 
     // Act
     const refused = await Promise.all(
-      ['ftp://example.com/x', 'http://example.com/hook', 'http://user:pw@127.0.0.1/x', 'not a url'].map((url) =>
-        client.post('/api/v2/webhooks', { url }),
+      ['ftp://example.com/x', 'http://example.com/hook', 'http://user:pw@127.0.0.1/x', 'not a url', 'https://shop..example/hook'].map(
+        (url) => client.post('/api/v2/webhooks', { url }),
       ),
     );
     const badEvents = await client.post('/api/v2/webhooks', { url: 'https://example.com/hook', events: ['order.deleted'] });
+    const ownSecret = await client.post('/api/v2/webhooks', { url: 'https://example.com/hook', secret: 'whsec_mine' });
     const created = await createEndpoint(client, 'https://example.com/hook', ['invite.sent']);
+    const before = await client.get(`/api/v2/webhooks/${created.uuid}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const unchanged = await client.patch(`/api/v2/webhooks/${created.uuid}`, {});
     const updated = await client.patch(`/api/v2/webhooks/${created.uuid}`, { description: 'Back office', enabled: false });
     const deleted = await client.delete(`/api/v2/webhooks/${created.uuid}`);
     const gone = await client.get(`/api/v2/webhooks/${created.uuid}`);
@@ -352,6 +361,9 @@ describe('webhooks', () => {
     // Assess
     expect(refused.map((response) => [response.status, Object.keys(response.body.errors)])).toEqual(refused.map(() => [422, ['url']]));
     expect([badEvents.status, Object.keys(badEvents.body.errors)[0]]).toEqual([422, 'events.0']);
+    expect([ownSecret.status, ownSecret.body.errors]).toEqual([422, { secret: ['The secret field is prohibited.'] }]);
+    // A PATCH that names no change changes nothing, its updated_at included.
+    expect([unchanged.status, unchanged.body.data.webhook]).toEqual([200, before.body.data.webhook]);
     expect(updated.body.data.webhook).toMatchObject({ description: 'Back office', enabled: false, events: ['invite.sent'] });
     expect(updated.body.data.webhook).not.toHaveProperty('secret');
     expect([deleted.status, deleted.body.data, gone.status]).toEqual([200, null, 404]);
@@ -390,7 +402,7 @@ describe('webhooks', () => {
     expect(list.body.data.webhooks.map((webhook: { url: string }) => webhook.url)).toEqual(['https://example.com/hooks/kept']);
   });
 
-  it('pages deliveries with an opaque cursor, and answers 422 on cursor or per_page for anything else', async () => {
+  it('pages deliveries with an opaque cursor that ends on the last page, and answers 422 on cursor or per_page for anything else', async () => {
     // Prepare: two deliveries on one endpoint, none on another
     const { client } = await setUp();
     const inbox = await receiver();
@@ -405,6 +417,7 @@ describe('webhooks', () => {
     const first = await client.get(`${deliveries}?per_page=1`);
     const cursor = first.body.meta.pagination.next_cursor as string;
     const second = await client.get(`${deliveries}?per_page=1&cursor=${encodeURIComponent(cursor)}`);
+    const whole = await client.get(`${deliveries}?per_page=2`);
     const elsewhere = await client.get(`/api/v2/webhooks/${other.uuid}/deliveries?cursor=${encodeURIComponent(cursor)}`);
     const garbage = await Promise.all(
       ['0', 'zzzz', '2026-01-01T00:00:00.000Z#evt_x', `${cursor}x`].map((bad) =>
@@ -417,6 +430,9 @@ describe('webhooks', () => {
     expect(second.status).toBe(200);
     expect(second.body.data.deliveries).toHaveLength(1);
     expect(second.body.data.deliveries[0].event_id).not.toBe(first.body.data.deliveries[0].event_id);
+    // A last page that is full says so: no cursor to a page with nothing on it.
+    expect(second.body.meta.pagination.next_cursor).toBeNull();
+    expect([whole.body.data.deliveries.length, whole.body.meta.pagination.next_cursor]).toEqual([2, null]);
     expect([elsewhere.status, elsewhere.body.errors]).toEqual([422, { cursor: ['The selected cursor is invalid.'] }]);
     expect(garbage.map((answer) => [answer.status, answer.body.errors])).toEqual(
       garbage.map(() => [422, { cursor: ['The selected cursor is invalid.'] }]),

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
+import { eventsQuery } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { inviteCreateBody } from '#shared/schemas/program';
-import { webhookCreateBody, webhookUpdateBody } from '#shared/schemas/webhooks';
+import { webhookCreateBody, webhookDeliveriesQuery, webhookUpdateBody } from '#shared/schemas/webhooks';
 import { attributeName, laravelErrors, MAX_NAMED_PROHIBITED } from '#shared/validation/messages';
 import { orderBody } from './support/fixtures';
 
@@ -36,6 +37,22 @@ describe('laravelErrors', () => {
 
   it('refuses a field a webhook update cannot change (its secret) by name, rather than ignoring it', () => {
     expect(errorsFor(webhookUpdateBody, { secret: 'whsec_mine', enabled: false })).toEqual({ secret: ['The secret field is prohibited.'] });
+  });
+
+  it('refuses a page number on the lists paged by cursor, naming the cursor, rather than answer the first page again', () => {
+    expect(errorsFor(webhookDeliveriesQuery, { page: '2' })).toEqual({
+      page: ['The page field is not taken here: this list is paged by cursor (cursor).'],
+    });
+    expect(errorsFor(eventsQuery, { page: '2' })).toEqual({
+      page: ['The page field is not taken here: this list is paged by cursor (after).'],
+    });
+  });
+
+  it('refuses a field a webhook create cannot set (its own secret or uuid) by name, as an update does, rather than ignoring it', () => {
+    expect(errorsFor(webhookCreateBody, { url: 'https://shop.example/hooks', secret: 'whsec_mine', uuid: 'mine' })).toEqual({
+      secret: ['The secret field is prohibited.'],
+      uuid: ['The uuid field is prohibited.'],
+    });
   });
 
   it("refuses a webhook URL over 2,048 characters with the string rule's message, as the document's maxLength says", () => {

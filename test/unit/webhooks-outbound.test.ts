@@ -215,7 +215,24 @@ describe('urlRefusal', () => {
   });
 
   it.each([
+    ['an empty label', 'https://shop..example/hook', 'shop..example'],
+    ['a label starting with a hyphen', 'https://-shop.example/hook', '-shop.example'],
+    ['a label ending with a hyphen', 'https://shop-.example/hook', 'shop-.example'],
+    ['a character no host name has', 'https://shop$.example/hook', 'shop$.example'],
+    ['a label of 64 characters', `https://${'a'.repeat(64)}.example/hook`, `${'a'.repeat(64)}.example`],
+  ])('refuses a host that is no host name (%s), which the URL parser takes but DNS never resolves', (_name, url, host) => {
+    // Act
+    const refusal = urlRefusal(url, DEPLOYED);
+
+    // Assess
+    expect(refusal).toBe(`The webhook URL's host ${host} is not a valid host name.`);
+  });
+
+  it.each([
     ['https to a public host on a deployed stage', 'https://merchant.example/hook', DEPLOYED],
+    ['a host name with the root dot', 'https://merchant.example./hook', DEPLOYED],
+    ['an international host name (punycoded by the parser)', 'https://bücher.example/hook', DEPLOYED],
+    ['a label with an underscore and one of 63 characters', `https://_hooks.${'a'.repeat(63)}.example/hook`, DEPLOYED],
     ['https to a public address on a deployed stage', 'https://8.8.8.8/hook', DEPLOYED],
     ['https to a public IPv6 address on a deployed stage', 'https://[2606:4700::1111]/hook', DEPLOYED],
     ['https with an explicit port', 'https://merchant.example:8443/hook', DEPLOYED],
