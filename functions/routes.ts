@@ -305,7 +305,7 @@ export const routes = [
     path: '/api/v2/events',
     handler: 'functions/events/list.ts',
     envelope: 'v2',
-    // Query: the merchant's event log and its head (shared/db/entities/event-log.ts), nothing else.
+    // Query: the merchant's event log, up to its last commit (shared/db/entities/event-log.ts), nothing else.
     access: { table: ['dynamodb:Query'] },
   },
 ] as const satisfies readonly RouteDef[];
