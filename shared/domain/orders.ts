@@ -36,7 +36,7 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 /**
  * Creates an order in three round trips, nothing that many creates share in a transaction
  * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, and the
- * quota's decision in parallel, with the sequence number (taken in the quota's write when it makes
+ * quota's decision (with an Idempotency-Key, and its claim) in parallel, with the sequence number (taken in the quota's write when it makes
  * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
  * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
  * one is stored, the others get 422); then +1 on the list's block count (a failure there is logged

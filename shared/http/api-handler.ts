@@ -22,7 +22,10 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   link: { url: string; rawQuery: Record<string, string> };
   /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
   identity: RequestIdentity;
-  /** Resolves once the merchant's quota admitted the request (throws its 429): awaited before the first write of a route that `admitsBesideReads`. */
+  /**
+   * Resolves once the merchant's quota admitted the request (throws its 429), and its Idempotency-Key is
+   * claimed (throws what another holder of the key answers): awaited before the first write of a route that `admitsBesideReads`.
+   */
   admitted: () => Promise<Admission>;
 };
 
@@ -41,8 +44,6 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
 export type IdempotencyHandling = {
-  /** The request's Idempotency-Key, if it sent one. */
-  keyOf: (event: APIGatewayProxyEvent) => string | undefined;
   claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>>;
   recordResponse: ApiMiddleware;
 };
@@ -74,7 +75,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
-    .use(quota((event) => route.admitsBesideReads === true && idempotency?.keyOf(event) === undefined, route.placesOrders === true))
+    .use(quota(route.admitsBesideReads === true, route.placesOrders === true))
     .use(jsonBody(readsBody(route)))
     .use(validation(schemas))
     .use(idempotency ? [idempotency.claimKey] : [])
@@ -87,7 +88,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
         token: credential.token,
         traceId,
         link: requestLink(event),
-        identity: requestIdentity(credential.merchant.id, context.idempotency),
+        identity: requestIdentity(credential.merchant.id, context.requestKey),
         admitted,
       });
       // No answer before the quota's decision, whether or not the handler awaited it.

@@ -77,6 +77,14 @@ export const envelopeResponse = (
  * no answer in time, a refused connection, throttling, a conflict) is a 503 with Retry-After;
  * anything else is logged with the trace id and answered with a generic 500.
  */
+/** A finished answer thrown from a step the handler awaits (an Idempotency-Key's stored response): answered as it is. */
+export class AnsweredEarly extends Error {
+  override name = 'AnsweredEarly';
+  constructor(readonly response: APIGatewayProxyResult) {
+    super('Answered from a stored response');
+  }
+}
+
 export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
   const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
     json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
@@ -87,6 +95,10 @@ export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
     // see the final response.
     onError: (request) => {
       const error = request.error ?? new Error('unknown error');
+      if (error instanceof AnsweredEarly) {
+        request.response = error.response;
+        return;
+      }
       if (error instanceof ApiError) {
         request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
         return;

@@ -7,8 +7,10 @@ import { withWriteRetry } from '#shared/db/retry';
 import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
+import { AnsweredEarly } from './envelope';
+import type { Admission, QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
-import type { ApiMiddleware } from './types';
+import type { ApiMiddleware, RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
 /**
@@ -39,7 +41,7 @@ const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
 
 /** The header's value (any casing; API Gateway passes the last one when it is sent twice). */
-export const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefined =>
+const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefined =>
   Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER)?.[1] ?? undefined;
 
 const checkKey = (key: string) => {
@@ -130,37 +132,69 @@ const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParamet
         .join('/');
 };
 
+/** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its stored response. */
+const claimOrAnswer = async (
+  event: APIGatewayProxyEvent,
+  context: Context & AuthenticatedContext & ValidatedContext<Schemas>,
+  { key, fingerprint }: RequestKey,
+  secrets: ReplySecrets | undefined,
+): Promise<APIGatewayProxyResult | undefined> => {
+  // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
+  const claimId = randomUUID();
+  const merchantId = context.credential.merchant.id;
+  const outcome = await withWriteRetry(() => claimKey(functionTable, { merchantId, key, fingerprint, leaseMs: leaseMs(context), claimId }));
+  if (outcome.claimed) {
+    context.idempotency = outcome.claim;
+    return undefined;
+  }
+  const { record } = outcome;
+  // A record stored before the path was fingerprinted as validated has it as sent.
+  if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
+  if (record.status === 'in_progress') {
+    throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  }
+  return replay(record.response, merchantId, key, secrets);
+};
+
 /**
  * Validates and claims the key for the authenticated merchant (so it runs after authentication,
  * and after validation: a refused request stores nothing), or answers for it: a finished request
  * with this key gets its stored response, and nothing else runs.
+ *
+ * `besideHandler` (a route that `admitsBesideReads`): the claim goes out beside the quota's decision
+ * and the handler's first reads, and `admitted()`, which the handler awaits before its first write,
+ * waits for both: the quota's refusal first (a key claimed meanwhile is released), then the claim's
+ * answer for a key held by another request (a stored response is thrown as `AnsweredEarly`). A
+ * refusal the quota knows at once ends the request before this step, so it claims nothing.
  */
 export const idempotencyKey = (
   secrets?: ReplySecrets,
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>> => ({
+  besideHandler = false,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
   before: async (request) => {
     const { event, context } = request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return undefined;
     checkKey(key);
-    const fingerprint = requestFingerprint({ ...event, path: pathAsValidated(event, context.input.params) }, context.jsonBody);
-    // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
-    const claimId = randomUUID();
-    const outcome = await withWriteRetry(() =>
-      claimKey(functionTable, { merchantId: context.credential.merchant.id, key, fingerprint, leaseMs: leaseMs(context), claimId }),
-    );
-    if (outcome.claimed) {
-      context.idempotency = outcome.claim;
-      return undefined;
-    }
-    const { record } = outcome;
-    // A record stored before the path was fingerprinted as validated has it as sent.
-    if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
-    if (record.status === 'in_progress') {
-      throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
-    }
+    const requestKey = {
+      key,
+      fingerprint: requestFingerprint({ ...event, path: pathAsValidated(event, context.input.params) }, context.jsonBody),
+    };
+    context.requestKey = requestKey;
     // Early return: middy skips the handler and every `after`, and answers this.
-    return replay(record.response, context.credential.merchant.id, key, secrets);
+    if (!besideHandler) return claimOrAnswer(event, context, requestKey, secrets);
+    const admission = (context.admitted ?? (async (): Promise<Admission> => ({})))();
+    const claiming = claimOrAnswer(event, context, requestKey, secrets);
+    const settled = Promise.allSettled([admission, claiming]).then(([admitted, claimed]) => {
+      if (admitted.status === 'rejected') throw admitted.reason;
+      if (claimed.status === 'rejected') throw claimed.reason;
+      if (claimed.value) throw new AnsweredEarly(claimed.value);
+      return admitted.value;
+    });
+    // Awaited by the handler or at the answer: not an unhandled rejection meanwhile.
+    settled.catch(() => undefined);
+    context.admitted = () => settled;
+    return undefined;
   },
 });
 
@@ -172,7 +206,8 @@ export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
     if (!claim) return;
     request.context.idempotency = undefined;
     try {
-      if (!response || response.statusCode >= 500) {
+      // No answer, a failure of ours, or the quota's refusal: the request did not run, and its retry must.
+      if (!response || response.statusCode >= 500 || response.statusCode === 429) {
         await withWriteRetry(() => releaseKey(functionTable, claim));
         return;
       }

@@ -1,5 +1,5 @@
 import { buildApiHandler, type Handle } from './api-handler';
-import { idempotencyKey, idempotencyKeyOf, idempotentResponse, type ReplySecrets } from './idempotency';
+import { idempotencyKey, idempotentResponse, type ReplySecrets } from './idempotency';
 import type { PostRoute, ReplyDataOf } from './route';
 import type { Schemas } from './validate';
 
@@ -15,7 +15,6 @@ export const postApiHandler = <S extends Schemas, R extends PostRoute>(
   secrets?: ReplySecrets,
 ) =>
   buildApiHandler(route, schemas, handle, {
-    keyOf: idempotencyKeyOf,
-    claimKey: idempotencyKey(secrets),
+    claimKey: idempotencyKey(secrets, route.admitsBesideReads === true),
     recordResponse: idempotentResponse(secrets),
   });

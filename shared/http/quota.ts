@@ -33,15 +33,25 @@ export type QuotaContext = AuthenticatedContext & {
   admitted?: () => Promise<Admission>;
 };
 
+/** Whether `decision` has failed by the next turn of the event loop: decided from this container's own view, with no call. */
+const refusedAtOnce = (decision: Promise<unknown>) =>
+  Promise.race([
+    decision.then(
+      () => false,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+  ]);
+
 /**
- * `besideReads(event)`: whether this request's decision is left to its handler, which awaits it
+ * `besideReads`: whether the decision is left to the route's handler, which awaits it
  * beside its first reads (the route's `admitsBesideReads`); any answer still waits for it, the
  * handler's own (api-handler.ts) and an error's (onError): so a refused request answers 429
  * whatever else it met, as when the decision comes first. `placesOrders`: a take this request
  * writes also takes its order sequence number (`Admission`).
  */
 export const quota = (
-  besideReads: (event: APIGatewayProxyEvent) => boolean = () => false,
+  besideReads = false,
   placesOrders = false,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
   before: async (request) => {
@@ -65,7 +75,8 @@ export const quota = (
         );
       });
     context.admitted = () => deciding;
-    if (!besideReads(request.event)) {
+    // A refusal this container knows from its own view (no call) ends the request here, before any read or claim.
+    if (!besideReads || (await refusedAtOnce(deciding))) {
       await deciding;
       return;
     }

@@ -7,7 +7,11 @@ export type ApiContext = Context & {
   traceId: string;
   /** Set while this request holds its Idempotency-Key (shared/http/idempotency.ts). */
   idempotency?: Claim;
+  /** The request's Idempotency-Key and fingerprint, once validated: who its writes are (shared/request-identity.ts). */
+  requestKey?: RequestKey;
 };
+
+export type RequestKey = { key: string; fingerprint: string };
 
 /** A middy middleware of the request chain (trace id, error envelope, idempotent response). */
 export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>;

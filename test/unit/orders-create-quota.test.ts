@@ -1,15 +1,18 @@
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { padSeq } from '#shared/db/entities/base';
 import { quotaKey } from '#shared/db/entities/quota';
+import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { apiEvent, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
-import { AFFILIATE_KEY, MERCHANT, orderBody, stubAuth, stubOrderCreate, TOKENS } from './support/fixtures';
+import { AFFILIATE_KEY, MERCHANT, MERCHANT_PK, ORDER_UUID, orderBody, stubAuth, stubOrderCreate, TOKENS } from './support/fixtures';
 
 // The quota is enforced here (the other handler tests switch it off): loaded after the switch.
 vi.stubEnv('QUOTA_ENFORCEMENT', 'on');
-const { handler: createV2 } = await import('#functions/orders/create');
+/** The handler with a fresh module graph: each test starts with a container that has seen no quota yet. */
+let createV2: typeof import('#functions/orders/create')['handler'];
 
 /** The merchant's quota take, held until `answer()`; admitted then unless `refuse`. */
 const heldQuota = (refuse = false) => {
@@ -28,9 +31,36 @@ const heldQuota = (refuse = false) => {
 };
 
 const affiliateReads = () => ddbMock.commandCalls(GetCommand, { Key: AFFILIATE_KEY }).length;
-const orderPuts = () => ddbMock.commandCalls(PutCommand).length;
+/** The PutItem that claims a key (the order's own put is stubbed apart). */
+const CLAIM = { Item: { type: 'idempotency' } };
+const claims = () => ddbMock.commandCalls(PutCommand, CLAIM).length;
+/** The UpdateExpressions written to the key's record after the request (its response, or its release). */
+const recorded = () =>
+  ddbMock
+    .commandCalls(UpdateCommand)
+    .map((call) => call.args[0].input as UpdateCommandInput)
+    .filter((input) => String(input.Key?.sk).startsWith('IDEMPOTENCY#'))
+    .map((input) => input.UpdateExpression);
+const keyedEvent = () => apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), headers: { 'Idempotency-Key': 'key-1' } });
+/** A completed record of the key, as DynamoDB hands it back on a failed claim. */
+const completedRecord = (event: APIGatewayProxyEvent, body: string) =>
+  marshall({
+    pk: MERCHANT_PK,
+    sk: 'IDEMPOTENCY#key-1',
+    type: 'idempotency',
+    status: 'completed',
+    fingerprint: requestFingerprint(event),
+    claim_id: 'c-1',
+    response_status: 201,
+    response_headers: { 'content-type': 'application/json' },
+    response_body: body,
+    expires_at: Math.floor(Date.now() / 1000) + 3600,
+  });
+const orderPuts = () => ddbMock.commandCalls(PutCommand).filter((call) => String(call.args[0].input.Item?.sk).startsWith('ORDER#')).length;
 
-beforeEach(() => {
+beforeEach(async () => {
+  vi.resetModules();
+  ({ handler: createV2 } = await import('#functions/orders/create'));
   resetAwsMocks();
   stubAuth();
   stubOrderCreate();
@@ -70,24 +100,76 @@ describe('a create and the merchant quota', () => {
     expect(ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item?.gsi1sk).toBe(padSeq(7));
   });
 
-  it('takes the decision before anything else with an Idempotency-Key, whose claim must come after it', async () => {
+  it('with an Idempotency-Key, claims the key and reads beside the quota decision, and puts the order only once both are in', async () => {
     // Prepare
     const quota = heldQuota();
 
-    // Act
-    const answer = invoke(
-      createV2,
-      apiEvent('orders-create', { token: TOKENS.live, body: orderBody(), headers: { 'Idempotency-Key': 'key-1' } }),
-    );
-    await vi.waitFor(() => expect(ddbMock.commandCalls(UpdateCommand, { Key: quotaKey(MERCHANT.id) })).toHaveLength(1));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const readsBeforeDecision = affiliateReads();
+    // Act: the decision is held back until the claim and the first reads are out
+    const answer = invoke(createV2, keyedEvent());
+    await vi.waitFor(() => expect([claims(), affiliateReads()]).toEqual([1, 1]));
+    const putsBeforeDecision = orderPuts();
     quota.answer();
-    await answer;
+    const response = await answer;
 
     // Assess
-    expect(readsBeforeDecision).toBe(0);
-    expect(affiliateReads()).toBe(1);
+    expect(putsBeforeDecision).toBe(0);
+    expect(response.statusCode).toBe(201);
+    expect(orderPuts()).toBe(1);
+    expect(recorded()).toEqual([expect.stringContaining('status = :completed')]);
+  });
+
+  it('answers the stored response of a key whose request is done, though its reads were out, and writes nothing', async () => {
+    // Prepare: the claim finds a completed record of this very request
+    const quota = heldQuota();
+    const stored = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID, order_no: 'A-1' } }, errors: null, meta: {} });
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(completedRecord(keyedEvent(), stored)));
+
+    // Act
+    const answer = invoke(createV2, keyedEvent());
+    await vi.waitFor(() => expect(affiliateReads()).toBe(1));
+    quota.answer();
+    const response = await answer;
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(response.headers?.['idempotent-replayed']).toBe('true');
+    expect(response.body).toEqual(JSON.parse(stored));
+    expect(orderPuts()).toBe(0);
+    expect(recorded()).toEqual([]);
+  });
+
+  it('with an Idempotency-Key, answers 429 when refused and releases the key it claimed meanwhile, so the retry runs', async () => {
+    // Prepare
+    const quota = heldQuota(true);
+
+    // Act
+    const answer = invoke(createV2, keyedEvent());
+    await vi.waitFor(() => expect(claims()).toBe(1));
+    quota.answer();
+    const response = await answer;
+
+    // Assess
+    expect(response.statusCode).toBe(429);
+    expect(orderPuts()).toBe(0);
+    expect(recorded()).toEqual([expect.stringContaining('in_flight_until = :released')]);
+  });
+
+  it('claims no key and reads nothing when the container already knows the quota is spent: a refused flood costs no call', async () => {
+    // Prepare: one refusal from the quota item teaches the container that the bucket is a minute ahead
+    const quota = heldQuota(true);
+    quota.answer();
+    await invoke(createV2, keyedEvent());
+    const [claimsBefore, readsBefore] = [claims(), affiliateReads()];
+    const takesBefore = ddbMock.commandCalls(UpdateCommand, { Key: quotaKey(MERCHANT.id) }).length;
+
+    // Act: with a key and without
+    const keyed = await invoke(createV2, keyedEvent());
+    const unkeyed = await invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
+
+    // Assess
+    expect([keyed.statusCode, unkeyed.statusCode]).toEqual([429, 429]);
+    expect(ddbMock.commandCalls(UpdateCommand, { Key: quotaKey(MERCHANT.id) })).toHaveLength(takesBefore);
+    expect([claims(), affiliateReads()]).toEqual([claimsBefore, readsBefore]);
   });
 
   it('answers 429 and puts no order when refused, whatever its reads found', async () => {
