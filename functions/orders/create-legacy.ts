@@ -6,12 +6,8 @@ import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
 
 /** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
-export const handler = postApiHandler(
-  route('orders-create-legacy'),
-  { body: orderCreateBody },
-  async ({ merchant, body, identity, admitted }) => {
-    const order = await createOrder(merchant, body, identity, admitted);
-    countMetric(METRIC.ordersAccepted);
-    return { message: MESSAGES.orderCreated, data: { uuid: order.uuid, order_no: order.order_no } };
-  },
-);
+export const handler = postApiHandler(route('orders-create-legacy'), { body: orderCreateBody }, async ({ merchant, body, ...steps }) => {
+  const order = await createOrder(merchant, body, steps);
+  countMetric(METRIC.ordersAccepted);
+  return { message: MESSAGES.orderCreated, data: { uuid: order.uuid, order_no: order.order_no } };
+});

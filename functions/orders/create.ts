@@ -4,8 +4,8 @@ import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
 
-export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body, identity, admitted }) => {
-  const order = await createOrder(merchant, body, identity, admitted);
+export const handler = postApiHandler(route('orders-create'), { body: orderCreateBody }, async ({ merchant, body, ...steps }) => {
+  const order = await createOrder(merchant, body, steps);
   countMetric(METRIC.ordersAccepted);
   return { data: { order: { uuid: order.uuid, order_no: order.order_no } } };
 });

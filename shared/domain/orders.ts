@@ -39,16 +39,22 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * quota's decision (with an Idempotency-Key, and its claim) in parallel, with the sequence number (taken in the quota's write when it makes
  * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
  * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
- * one is stored, the others get 422); then +1 on the list's block count (a failure there is logged
- * and marked for recount, never a 500). What reacts to the order is the change feed's. A put
+ * one is stored, the others get 422); then +1 on the list's block count, which the answer waits for
+ * beside the recording of a key's answer (a failure there is logged and marked for recount, never a 500). What reacts to the order is the change feed's. A put
  * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
  * with its costs: docs/data-model-heat.md, "The create now".
  */
+/** What a create needs of its request: who it is, its admission (awaited before the put), and work the answer waits for but does not depend on. */
+export type CreateSteps = {
+  identity: RequestIdentity;
+  admitted: () => Promise<{ orderSeq?: number }>;
+  alongside: (work: Promise<void>) => void;
+};
+
 export const createOrder = async (
   merchant: Merchant,
   input: OrderCreateInput,
-  identity: RequestIdentity,
-  admitted: () => Promise<{ orderSeq?: number }>,
+  { identity, admitted, alongside }: CreateSteps,
 ): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
@@ -74,7 +80,8 @@ export const createOrder = async (
     await recountIfRecent(merchant.id, holder);
     throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
   }
-  await settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)]));
+  // The count goes out beside the recording of the answer (an Idempotency-Key's record), which it never changes.
+  alongside(settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)])));
   return order;
 };
 

@@ -1,6 +1,6 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy, { type MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Credential } from '#shared/db/merchants';
 import { logger } from '#shared/logger';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
@@ -27,6 +27,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
    * claimed (throws what another holder of the key answers): awaited before the first write of a route that `admitsBesideReads`.
    */
   admitted: () => Promise<Admission>;
+  /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
+  alongside: (work: Promise<void>) => void;
 };
 
 /** A route's handler: its validated request in, the reply its route declares out (`data` typed by the route's response). */
@@ -40,6 +42,12 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
     Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
   return { url: `${proto}://${host}${event.requestContext?.path ?? event.path}`, rawQuery };
+};
+
+/** The request's end, whatever answered: the work that went alongside the answer is done, then the quota's headers go on. */
+const requestEnd = async (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult | null, Error, Context>) => {
+  await Promise.allSettled((request.context as Partial<ApiContext>).alongside ?? []);
+  putQuotaHeaders(request);
 };
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
@@ -69,7 +77,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
       `${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`,
     );
   }
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ requestEnd: putQuotaHeaders })
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ requestEnd })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
@@ -90,6 +98,9 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
         link: requestLink(event),
         identity: requestIdentity(credential.merchant.id, context.requestKey),
         admitted,
+        alongside: (work) => {
+          context.alongside = [...(context.alongside ?? []), work];
+        },
       });
       // No answer before the quota's decision, whether or not the handler awaited it.
       await admitted();

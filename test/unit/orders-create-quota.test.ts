@@ -7,7 +7,17 @@ import { quotaKey } from '#shared/db/entities/quota';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { apiEvent, invoke } from './support/api';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
-import { AFFILIATE_KEY, MERCHANT, MERCHANT_PK, ORDER_UUID, orderBody, stubAuth, stubOrderCreate, TOKENS } from './support/fixtures';
+import {
+  AFFILIATE_KEY,
+  COUNTS_PK,
+  MERCHANT,
+  MERCHANT_PK,
+  ORDER_UUID,
+  orderBody,
+  stubAuth,
+  stubOrderCreate,
+  TOKENS,
+} from './support/fixtures';
 
 // The quota is enforced here (the other handler tests switch it off): loaded after the switch.
 vi.stubEnv('QUOTA_ENFORCEMENT', 'on');
@@ -116,6 +126,34 @@ describe('a create and the merchant quota', () => {
     expect(response.statusCode).toBe(201);
     expect(orderPuts()).toBe(1);
     expect(recorded()).toEqual([expect.stringContaining('status = :completed')]);
+  });
+
+  it("records a keyed create's answer beside its list count, and answers only once both are done", async () => {
+    // Prepare: admitted; the count's ADD held back until the answer is recorded
+    heldQuota().answer();
+    let countAnswer = () => {};
+    const countHeld = new Promise<void>((resolve) => {
+      countAnswer = resolve;
+    });
+    ddbMock.on(UpdateCommand, { Key: { pk: COUNTS_PK, sk: 'orders#all#00000000' } }).callsFake(async () => {
+      await countHeld;
+      return {};
+    });
+    let answered = false;
+
+    // Act
+    const answer = invoke(createV2, keyedEvent()).then((response) => {
+      answered = true;
+      return response;
+    });
+    await vi.waitFor(() => expect(recorded()).toEqual([expect.stringContaining('status = :completed')]));
+    const answeredBeforeCount = answered;
+    countAnswer();
+    const response = await answer;
+
+    // Assess
+    expect(answeredBeforeCount).toBe(false);
+    expect(response.statusCode).toBe(201);
   });
 
   it('answers the stored response of a key whose request is done, though its reads were out, and writes nothing', async () => {
