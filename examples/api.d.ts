@@ -5362,7 +5362,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayFailure"];
                 };
             };
-            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the endpoint is disabled (enable it first), or no longer subscribes to the event's type. */
+            /** @description Refused: the body is not valid JSON; the Idempotency-Key was used with a different request (`message`); a business rule refuses it (keyed by the field it is about, else `message`): the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

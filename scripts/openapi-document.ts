@@ -168,7 +168,8 @@ const operations = {
     tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    refusals: "the endpoint is disabled (enable it first), or no longer subscribes to the event's type",
+    refusals:
+      "the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type",
   },
   'webhooks-recover': {
     tag: 'Webhooks',

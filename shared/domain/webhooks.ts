@@ -17,7 +17,7 @@ import type { RequestIdentity } from '#shared/request-identity';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
-import { DeliveriesNotQueued, NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
+import { DeliveriesNotQueued, EndpointDisabled, NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
@@ -154,21 +154,14 @@ const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
     return await replay();
   } catch (error) {
     if (error instanceof DeliveriesNotQueued) throw busy();
-    if (error instanceof NoLongerSubscribed) throw ruleRefused(error.message);
+    if (error instanceof NoLongerSubscribed || error instanceof EndpointDisabled) throw ruleRefused(error.message);
     throw error;
   }
 };
 
-/** The endpoint, if it is enabled: a disabled one would record a resent delivery as failed, sending nothing. */
-const enabled = async (merchantId: string, uuid: string) => {
-  const endpoint = await existing(merchantId, uuid);
-  if (!endpoint.enabled) throw ruleRefused(WEBHOOK_MESSAGES.disabled);
-  return endpoint;
-};
-
-/** Queues the event of one delivery again, as a first attempt (same `webhook-id`). */
+/** Queues the event of one delivery again, as a first attempt (same `webhook-id`); to a disabled endpoint only a test. */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
-  const endpoint = await enabled(merchantId, uuid);
+  const endpoint = await existing(merchantId, uuid);
   const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
   if (!event) throw notFound();
   return queued(event);
@@ -176,6 +169,8 @@ export const resendDelivery = async (merchantId: string, uuid: string, eventId: 
 
 /** Queues again every delivery to this endpoint that failed since `since`, oldest first, RECOVER_BATCH at a time. */
 export const recoverDeliveries = async (merchantId: string, uuid: string, since: string) => {
-  const endpoint = await enabled(merchantId, uuid);
+  const endpoint = await existing(merchantId, uuid);
+  // A disabled endpoint would have its deliveries recorded as failed again, sending nothing.
+  if (!endpoint.enabled) throw ruleRefused(WEBHOOK_MESSAGES.disabled);
   return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
 };

@@ -2,7 +2,8 @@ import { eventJsonOf, failedWebhookDeliveries, getWebhookDelivery, type WebhookD
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
-import { subscribes, type WebhookEvent } from './events';
+import { WEBHOOK_MESSAGES } from '#shared/schemas/webhooks';
+import { subscribes, TEST_EVENT_TYPE, type WebhookEvent } from './events';
 
 /**
  * Sending recorded deliveries again (the API's resend and recover, `npm run admin -- webhooks
@@ -43,13 +44,22 @@ export class NoLongerSubscribed extends Error {
   }
 }
 
-type Endpoint = Pick<WebhookEndpointItem, 'uuid' | 'events' | 'fast_at' | 'slow_at'>;
+/** The endpoint is disabled: the deliverer would record the delivery as failed, sending nothing (a test it sends). */
+export class EndpointDisabled extends Error {
+  override name = 'EndpointDisabled';
+  constructor() {
+    super(WEBHOOK_MESSAGES.disabled);
+  }
+}
+
+type Endpoint = Pick<WebhookEndpointItem, 'uuid' | 'events' | 'enabled' | 'fast_at' | 'slow_at'>;
 
 /** Sends one recorded delivery again; undefined when the endpoint has no delivery of that event. */
 export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, eventId: string) => {
   const delivery = await getWebhookDelivery(db, merchantId, endpoint.uuid, eventId);
   if (!delivery) return undefined;
   if (!subscribes(endpoint, delivery.event_type)) throw new NoLongerSubscribed(delivery.event_type);
+  if (!endpoint.enabled && delivery.event_type !== TEST_EVENT_TYPE) throw new EndpointDisabled();
   const message = redelivery(merchantId, endpoint, delivery);
   await queue(send, [message]);
   return message.event;

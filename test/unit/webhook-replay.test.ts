@@ -2,13 +2,13 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recordWebhookDelivery } from '#shared/db/entities/webhook-delivery';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
-import { NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
+import { EndpointDisabled, NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { ddbMock, resetAwsMocks } from './support/aws';
 import { MERCHANT, MERCHANT_PK } from './support/fixtures';
 
 const db = { ddb: ddbMock as never, table: 'unit-table' };
 /** An endpoint subscribed to every event type. */
-const ENDPOINT = { uuid: 'ep', events: [] };
+const ENDPOINT = { uuid: 'ep', events: [], enabled: true };
 const EVENT = {
   id: 'evt_1',
   type: 'order.created',
@@ -101,7 +101,7 @@ describe('sending deliveries again to an endpoint that narrowed its subscription
     const sent: DeliveryMessage[] = [];
     return { sent, send: async (messages: DeliveryMessage[]) => (sent.push(...messages), messages.map(() => true)) };
   };
-  const ordersCancelledOnly = { uuid: 'ep', events: ['order.cancelled'] };
+  const ordersCancelledOnly = { uuid: 'ep', events: ['order.cancelled'], enabled: true };
 
   it('refuses to resend a delivery of a type the endpoint no longer subscribes to, which the deliverer would drop', async () => {
     // Prepare
@@ -114,6 +114,24 @@ describe('sending deliveries again to an endpoint that narrowed its subscription
     // Assess
     await expect(resent).rejects.toBeInstanceOf(NoLongerSubscribed);
     expect(sent).toEqual([]);
+  });
+
+  it('refuses to resend to a disabled endpoint, which would record it as failed, but resends a test, which it would send', async () => {
+    // Prepare
+    const disabled = { ...ENDPOINT, enabled: false };
+    const test = { ...EVENT, id: 'evt_test_1', type: 'webhook.test' };
+    ddbMock.on(GetCommand).resolves({ Item: storedDelivery(JSON.stringify(EVENT)) });
+    const { sent, send } = collect();
+
+    // Act
+    const resent = replayDelivery(db, send, MERCHANT.id, disabled, EVENT.id);
+    await expect(resent).rejects.toBeInstanceOf(EndpointDisabled);
+    ddbMock.on(GetCommand).resolves({ Item: { ...storedDelivery(JSON.stringify(test)), event_id: test.id, event_type: test.type } });
+    const resentTest = await replayDelivery(db, send, MERCHANT.id, disabled, test.id);
+
+    // Assess
+    expect(resentTest?.type).toBe('webhook.test');
+    expect(sent.map((message) => message.event.type)).toEqual(['webhook.test']);
   });
 
   it('passes over, uncounted, the failed deliveries of such a type when recovering', async () => {
