@@ -44,24 +44,31 @@ const checkCurrency = (merchant: Merchant, code: string) => {
  * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
  * with its costs: docs/data-model-heat.md, "The create now".
  */
-/** What a create needs of its request: who it is, its admission (awaited before the put), and work the answer waits for but does not depend on. */
+/**
+ * What a create needs of its request: who it is; the quota's decision (with the sequence number its
+ * write took), and the admission, which also waits for an Idempotency-Key's claim (awaited before the
+ * put); and a way to have work the answer waits for but does not depend on.
+ */
 export type CreateSteps = {
   identity: RequestIdentity;
-  admitted: () => Promise<{ orderSeq?: number }>;
+  decided: () => Promise<{ orderSeq?: number }>;
+  admitted: () => Promise<unknown>;
   alongside: (work: Promise<void>) => void;
 };
 
 export const createOrder = async (
   merchant: Merchant,
   input: OrderCreateInput,
-  { identity, admitted, alongside }: CreateSteps,
+  { identity, decided, admitted, alongside }: CreateSteps,
 ): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
   const [affiliate, legacyHolder, seq] = await Promise.all([
     getAffiliate(db, merchant.id, input.affiliate_slug, true),
     orderNoHolder(db, merchant.id, input.order_no),
-    admitted().then(({ orderSeq }) => orderSeq ?? takeOrderSequenceNumbers(db, merchant.id)),
+    // Numbered as soon as the quota decided, not after a key's claim: a replay found then leaves the number unused.
+    decided().then(({ orderSeq }) => orderSeq ?? takeOrderSequenceNumbers(db, merchant.id)),
+    admitted(),
   ]);
   const errors: FieldErrors = {};
   if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];

@@ -1,6 +1,6 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy, { type MiddlewareObj, type Request } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Credential } from '#shared/db/merchants';
 import { logger } from '#shared/logger';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
@@ -29,6 +29,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   admitted: () => Promise<Admission>;
   /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
   alongside: (work: Promise<void>) => void;
+  /** The quota's decision alone, with the order sequence number its write took: a route that `admitsBesideReads` may number with it before `admitted`. */
+  decided: () => Promise<Admission>;
 };
 
 /** A route's handler: its validated request in, the reply its route declares out (`data` typed by the route's response). */
@@ -44,10 +46,12 @@ const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] =
   return { url: `${proto}://${host}${event.requestContext?.path ?? event.path}`, rawQuery };
 };
 
-/** The request's end, whatever answered: the work that went alongside the answer is done, then the quota's headers go on. */
-const requestEnd = async (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult | null, Error, Context>) => {
-  await Promise.allSettled((request.context as Partial<ApiContext>).alongside ?? []);
-  putQuotaHeaders(request);
+/** The answer waits for the work that went alongside it, ended while the request's log keys (its trace id) are still set. */
+const alongsideWork = (): ApiMiddleware => {
+  const finish = async (request: { context: ApiContext }) => {
+    await Promise.allSettled(request.context.alongside ?? []);
+  };
+  return { after: finish, onError: finish };
 };
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
@@ -63,7 +67,7 @@ export type IdempotencyHandling = {
  * handler's Reply, and any failure, go out in the route's envelope. Why the steps come in this
  * order is described in docs/design-notes.md#idempotency-key ("Where it runs").
  *
- *   trace id -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
+ *   [alongside work] -> trace id -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
  */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,
@@ -77,8 +81,9 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
       `${route.id}: ${acceptsIdempotencyKey(route) ? 'a POST route is built with postApiHandler' : 'only POST routes take Idempotency-Key'}`,
     );
   }
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ requestEnd })
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ requestEnd: putQuotaHeaders })
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(alongsideWork())
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
@@ -90,6 +95,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
       const admitted = context.admitted ?? (async (): Promise<Admission> => ({}));
+      const decided = context.decided ?? (async (): Promise<Admission> => ({}));
       const reply = await handle({
         ...input,
         merchant: credential.merchant,
@@ -98,6 +104,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
         link: requestLink(event),
         identity: requestIdentity(credential.merchant.id, context.requestKey),
         admitted,
+        decided,
         alongside: (work) => {
           context.alongside = [...(context.alongside ?? []), work];
         },

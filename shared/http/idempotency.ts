@@ -17,7 +17,7 @@ import type { Schemas, ValidatedContext } from './validate';
  * `Idempotency-Key` on POST routes, in two middlewares: `idempotencyKey` claims the key, if any, after
  * validation (it needs the merchant and a valid request) and answers a key held by another request
  * (422, 409 or the stored response); `idempotentResponse` records the final HTTP response outside
- * the error envelope, or releases the key on a 5xx. A route that answers a secret names it
+ * the error envelope, or releases the key on a 5xx (and forgets it on the quota's 429). A route that answers a secret names it
  * (`secrets`), and the record keeps it sealed. What is stored, replayed and refused is described
  * in docs/design-notes.md#idempotency-key.
  */
@@ -206,9 +206,9 @@ export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
     if (!claim) return;
     request.context.idempotency = undefined;
     try {
-      // No answer, a failure of ours, or the quota's refusal: the request did not run, and its retry must.
+      // No answer or a failure of ours: the retry runs again. The quota's refusal: the request never ran, so the key is forgotten.
       if (!response || response.statusCode >= 500 || response.statusCode === 429) {
-        await withWriteRetry(() => releaseKey(functionTable, claim));
+        await withWriteRetry(() => releaseKey(functionTable, claim, response?.statusCode === 429));
         return;
       }
       const stored = await toStored(response, claim, secrets);

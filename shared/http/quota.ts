@@ -31,6 +31,8 @@ export type QuotaContext = AuthenticatedContext & {
   quota?: QuotaDecision;
   /** Resolves once the request is admitted; rejects with the 429 when it is refused. */
   admitted?: () => Promise<Admission>;
+  /** The quota's decision alone (`admitted` may also wait for an Idempotency-Key's claim). */
+  decided?: () => Promise<Admission>;
 };
 
 /** Whether `decision` has failed by the next turn of the event loop: decided from this container's own view, with no call. */
@@ -75,6 +77,7 @@ export const quota = (
         );
       });
     context.admitted = () => deciding;
+    context.decided = () => deciding;
     // A refusal this container knows from its own view (no call) ends the request here, before any read or claim.
     if (!besideReads || (await refusedAtOnce(deciding))) {
       await deciding;

@@ -15,9 +15,9 @@ export type ApiRoute = {
   /** Creates orders: a live token needs permission to place live orders. */
   placesOrders?: boolean;
   /**
-   * Its handler awaits the quota decision beside its first reads (`admitted()`) rather than before
-   * them, for a request without Idempotency-Key (a key's claim comes after the decision): one round
-   * trip less on its path; a refused request has cost those reads.
+   * Its handler makes its first reads beside the quota's decision and an Idempotency-Key's claim, and
+   * awaits both (`admitted()`) before its first write: fewer round trips on its path; a refusal that
+   * needed the quota's write has cost those reads (and a key's claim, released).
    */
   admitsBesideReads?: boolean;
 };

@@ -15,6 +15,7 @@ import { conditionFailed, ddbMock, provisionedThroughputExceeded, resetAwsMocks,
 import {
   MERCHANT_PK,
   ORDER_PUT,
+  ORDER_SEQUENCE_KEY,
   ORDER_UUID,
   orderBody,
   orderPuts,
@@ -113,6 +114,30 @@ describe('without an Idempotency-Key header', () => {
 });
 
 describe('the first request with a key', () => {
+  it("numbers the order beside the key's claim, not after it", async () => {
+    // Prepare: the claim held back until the order sequence's ADD is out
+    let claimAnswer = () => {};
+    const claimHeld = new Promise<void>((resolve) => {
+      claimAnswer = resolve;
+    });
+    ddbMock.on(PutCommand, CLAIM).callsFake(async () => {
+      await claimHeld;
+      return {};
+    });
+
+    // Act
+    const answer = invoke(createV2, createEvent());
+    await vi.waitFor(() => expect(ddbMock.commandCalls(UpdateCommand, { Key: ORDER_SEQUENCE_KEY })).toHaveLength(1));
+    const ordersPutBeforeClaim = orderPuts().length;
+    claimAnswer();
+    const response = await answer;
+
+    // Assess
+    expect(ordersPutBeforeClaim).toBe(0);
+    expect(response.statusCode).toBe(201);
+    expect(orderPuts()).toHaveLength(1);
+  });
+
   it('claims the key under the merchant partition: in progress, 24 hours to live, an in-flight lease past the invocation', async () => {
     // Prepare
     const before = Date.now();

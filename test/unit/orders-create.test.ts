@@ -385,6 +385,24 @@ describe('POST /api/v2/orders/create', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
+  it("logs a count it could not keep while the request's log keys (its trace id) are still set, though the count ends beside the answer", async () => {
+    // Prepare: the ADD and the recount mark of the block both fail, a moment late
+    ddbMock.on(UpdateCommand, { Key: orderBlockKey(0) }).callsFake(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error('ProvisionedThroughputExceededException');
+    });
+    const logged = vi.spyOn(logger, 'error');
+    const keysReset = vi.spyOn(logger, 'resetKeys');
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess: logged before the logger dropped the request's keys at its end
+    expect(response.statusCode).toBe(201);
+    expect(logged).toHaveBeenCalledWith('Order committed; its list count could not be kept', expect.anything());
+    expect(logged.mock.invocationCallOrder[0]).toBeLessThan(keysReset.mock.invocationCallOrder.at(-1) ?? 0);
+  });
+
   it('stores the affiliate slug in lowercase and the currency code in uppercase', async () => {
     // Act
     const response = await postV2(orderBody({ affiliate_slug: 'ALICE', currency_code: 'eur' }));

@@ -196,17 +196,26 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
 };
 
 /**
- * Gives the key up without storing a response (the request failed with a 5xx): the lease ends
- * now, so the next request with the key runs again. Uses UpdateItem (no DeleteItem in the roles).
+ * Gives the key up without storing a response: the lease ends now, so the next request with the key
+ * runs again. A request that failed with a 5xx may have written part of its work, so the key stays
+ * bound to it (another request with the key is 422); one that never ran (the quota refused it,
+ * `forget`) leaves the key as if never used: the record expires now. UpdateItem (no DeleteItem in the roles).
  */
-export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim): Promise<void> => {
+export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget = false): Promise<void> => {
+  const own = ownClaim(claim);
+  const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: table,
-        ...ownClaim(claim),
-        UpdateExpression: 'SET in_flight_until = :released',
-        ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 },
+        ...own,
+        ...(forget
+          ? {
+              UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
+              ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
+              ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
+            }
+          : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
       }),
     );
   } catch (error) {
