@@ -77,13 +77,16 @@ beforeEach(async () => {
 });
 
 describe('a create and the merchant quota', () => {
-  it('reads beside the quota decision without an Idempotency-Key, and puts the order only once admitted', async () => {
+  it.each([
+    ['without an Idempotency-Key', () => apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }), 0],
+    ['with one, claiming the key beside them too', () => keyedEvent(), 1],
+  ])('reads beside the quota decision %s, and puts the order only once admitted', async (_name, event, claimed) => {
     // Prepare
     const quota = heldQuota();
 
-    // Act: the decision is held back until the create's first reads are out
-    const answer = invoke(createV2, apiEvent('orders-create', { token: TOKENS.live, body: orderBody() }));
-    await vi.waitFor(() => expect(affiliateReads()).toBe(1));
+    // Act: the decision is held back until the first reads (and the claim) are out
+    const answer = invoke(createV2, event());
+    await vi.waitFor(() => expect([affiliateReads(), claims()]).toEqual([1, claimed]));
     const putsBeforeDecision = orderPuts();
     quota.answer();
     const response = await answer;
@@ -92,6 +95,7 @@ describe('a create and the merchant quota', () => {
     expect(putsBeforeDecision).toBe(0);
     expect(response.statusCode).toBe(201);
     expect(orderPuts()).toBe(1);
+    expect(recorded()).toEqual(claimed ? [expect.stringContaining('status = :completed')] : []);
   });
 
   it("numbers the order from the quota's take: one write for both, no ADD of its own", async () => {
@@ -108,24 +112,6 @@ describe('a create and the merchant quota', () => {
     expect(writes).toHaveLength(1);
     expect(writes[0]?.UpdateExpression).toMatch(/ADD #seq :one$/);
     expect(ddbMock.commandCalls(PutCommand)[0]?.args[0].input.Item?.gsi1sk).toBe(padSeq(7));
-  });
-
-  it('with an Idempotency-Key, claims the key and reads beside the quota decision, and puts the order only once both are in', async () => {
-    // Prepare
-    const quota = heldQuota();
-
-    // Act: the decision is held back until the claim and the first reads are out
-    const answer = invoke(createV2, keyedEvent());
-    await vi.waitFor(() => expect([claims(), affiliateReads()]).toEqual([1, 1]));
-    const putsBeforeDecision = orderPuts();
-    quota.answer();
-    const response = await answer;
-
-    // Assess
-    expect(putsBeforeDecision).toBe(0);
-    expect(response.statusCode).toBe(201);
-    expect(orderPuts()).toBe(1);
-    expect(recorded()).toEqual([expect.stringContaining('status = :completed')]);
   });
 
   it("records a keyed create's answer beside its list count, and answers only once both are done", async () => {
