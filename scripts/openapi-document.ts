@@ -39,7 +39,7 @@ import {
  * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
-/** The body limit as the documents say it: 1,000,000 bytes. */
+/** The body limit as the documents say it (`2,000,000 bytes`). */
 const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 
 /** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */

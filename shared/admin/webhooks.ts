@@ -3,7 +3,7 @@ import { allWebhookEndpoints, getWebhookEndpoint } from '#shared/db/entities/web
 import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 import { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
 import { recoverableSince } from '#shared/schemas/webhooks';
-import { EndpointDisabled, NoLongerSubscribed, replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
+import { NotSendable, replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
 import { AdminError, requireMerchant } from './operations';
 import type { Store } from './store';
 
@@ -55,7 +55,7 @@ export const replayWebhookDeliveries = async (
   const endpoint = await requireEndpoint(store, options.merchantId, options.endpointUuid);
   if (options.eventId !== undefined) {
     const event = await replayDelivery(store, send, options.merchantId, endpoint, options.eventId).catch((error: unknown) => {
-      throw error instanceof NoLongerSubscribed || error instanceof EndpointDisabled ? new AdminError(error.message) : error;
+      throw error instanceof NotSendable ? new AdminError(error.message) : error;
     });
     if (!event) throw new AdminError(`endpoint ${options.endpointUuid} has no delivery of event ${options.eventId}`);
     return { queued: 1, event_id: event.id };

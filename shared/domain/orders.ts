@@ -34,17 +34,6 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 };
 
 /**
- * Creates an order in three round trips, nothing that many creates share in a transaction
- * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, and the
- * quota's decision (with an Idempotency-Key, and its claim) in parallel, with the sequence number (taken in the quota's write when it makes
- * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
- * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
- * one is stored, the others get 422); then +1 on the list's block count, which the answer waits for
- * beside the recording of a key's answer (a failure there is logged and marked for recount, never a 500). What reacts to the order is the change feed's. A put
- * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
- * with its costs: docs/data-model-heat.md, "The create now".
- */
-/**
  * What a create needs of its request: who it is; the quota's decision (with the sequence number its
  * write took), and the admission, which also waits for an Idempotency-Key's claim (awaited before the
  * put); and a way to have work the answer waits for but does not depend on.
@@ -56,6 +45,17 @@ export type CreateSteps = {
   alongside: (work: Promise<void>) => void;
 };
 
+/**
+ * Creates an order in three round trips, nothing that many creates share in a transaction
+ * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, and the
+ * quota's decision (with an Idempotency-Key, and its claim) in parallel, with the sequence number (taken in the quota's write when it makes
+ * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
+ * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
+ * one is stored, the others get 422); then +1 on the list's block count, which the answer waits for
+ * beside the recording of a key's answer (a failure there is logged and marked for recount, never a 500). What reacts to the order is the change feed's. A put
+ * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
+ * with its costs: docs/data-model-heat.md, "The create now".
+ */
 export const createOrder = async (
   merchant: Merchant,
   input: OrderCreateInput,

@@ -17,7 +17,7 @@ import type { RequestIdentity } from '#shared/request-identity';
 import { WEBHOOK_MESSAGES, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/schemas/webhooks';
 import { isoNow } from '#shared/time';
 import { testWebhookEvent, type WebhookEvent } from '#shared/webhooks/events';
-import { DeliveriesNotQueued, EndpointDisabled, NoLongerSubscribed, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
+import { DeliveriesNotQueued, NotSendable, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
@@ -154,7 +154,7 @@ const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
     return await replay();
   } catch (error) {
     if (error instanceof DeliveriesNotQueued) throw busy();
-    if (error instanceof NoLongerSubscribed || error instanceof EndpointDisabled) throw ruleRefused(error.message);
+    if (error instanceof NotSendable) throw ruleRefused(error.message);
     throw error;
   }
 };

@@ -7,7 +7,7 @@ import { type RequestIdentity, requestIdentity } from '#shared/request-identity'
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import { type JsonBodyContext, jsonBody } from './json-body';
-import { type Admission, putQuotaHeaders, quota } from './quota';
+import { type Admission, admittedAtOnce, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
 import type { ApiContext, ApiMiddleware } from './types';
@@ -94,8 +94,8 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
       const { credential, input, traceId } = context;
-      const admitted = context.admitted ?? (async (): Promise<Admission> => ({}));
-      const decided = context.decided ?? (async (): Promise<Admission> => ({}));
+      const admitted = context.admitted ?? admittedAtOnce;
+      const decided = context.decided ?? admittedAtOnce;
       const reply = await handle({
         ...input,
         merchant: credential.merchant,

@@ -8,7 +8,7 @@ import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, 
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
-import type { Admission, QuotaContext } from './quota';
+import { admittedAtOnce, type QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
 import type { ApiMiddleware, RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
@@ -183,7 +183,7 @@ export const idempotencyKey = (
     context.requestKey = requestKey;
     // Early return: middy skips the handler and every `after`, and answers this.
     if (!besideHandler) return claimOrAnswer(event, context, requestKey, secrets);
-    const admission = (context.admitted ?? (async (): Promise<Admission> => ({})))();
+    const admission = (context.admitted ?? admittedAtOnce)();
     const claiming = claimOrAnswer(event, context, requestKey, secrets);
     const settled = Promise.allSettled([admission, claiming]).then(([admitted, claimed]) => {
       if (admitted.status === 'rejected') throw admitted.reason;

@@ -35,6 +35,9 @@ export type QuotaContext = AuthenticatedContext & {
   decided?: () => Promise<Admission>;
 };
 
+/** The admission of a request no quota decides (QUOTA_ENFORCEMENT=off): at once, with nothing taken. */
+export const admittedAtOnce = async (): Promise<Admission> => ({});
+
 /** Whether `decision` has failed by the next turn of the event loop: decided from this container's own view, with no call. */
 const refusedAtOnce = (decision: Promise<unknown>) =>
   Promise.race([

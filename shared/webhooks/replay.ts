@@ -36,8 +36,11 @@ const queue = async (send: SendDeliveries, messages: DeliveryMessage[]) => {
   if (!(await send(messages)).every(Boolean)) throw new DeliveriesNotQueued('The webhooks queue refused some deliveries');
 };
 
+/** A delivery the deliverer would not send, so it is not queued; its message says why. */
+export class NotSendable extends Error {}
+
 /** A delivery of an event type the endpoint no longer subscribes to: the deliverer would drop it, so it is not sent. */
-export class NoLongerSubscribed extends Error {
+export class NoLongerSubscribed extends NotSendable {
   override name = 'NoLongerSubscribed';
   constructor(readonly eventType: string) {
     super(`The endpoint no longer subscribes to ${eventType} events.`);
@@ -45,7 +48,7 @@ export class NoLongerSubscribed extends Error {
 }
 
 /** The endpoint is disabled: the deliverer would record the delivery as failed, sending nothing (a test it sends). */
-export class EndpointDisabled extends Error {
+export class EndpointDisabled extends NotSendable {
   override name = 'EndpointDisabled';
   constructor() {
     super(WEBHOOK_MESSAGES.disabled);
