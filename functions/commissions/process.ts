@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { applyOrderChanges, PermanentMessageError } from '#shared/domain/commissions';
+import { applyOrderChanges, type LedgerOutcome, PermanentMessageError } from '#shared/domain/commissions';
 import { parseOrderEvent } from '#shared/domain/order-events';
 import { asError, errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -28,7 +28,7 @@ const processRecord = async (record: SQSRecord) => {
   if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {
     emitMetrics({ [METRIC.commissionAmount]: booked.reduce((sum, entry) => sum + entry.amount, 0) }, { currency: ledger.currency_code });
   }
-  logger.info(
+  logger.debug(
     outcome === 'applied'
       ? 'Commission ledger brought up to the order'
       : 'Duplicate or late message: the ledger already reflects the order',
@@ -44,7 +44,14 @@ const processRecord = async (record: SQSRecord) => {
       booked: booked.map((entry) => entry.type),
     },
   );
-  return outcome;
+  return { outcome, orderUuid: message.order_uuid };
+};
+
+/** One line per batch: the orders whose ledgers moved and those whose message changed nothing (each in detail at DEBUG). */
+const summarize = (processed: { outcome: LedgerOutcome['outcome']; orderUuid: string }[]) => {
+  const uuids = (outcome: LedgerOutcome['outcome']) => processed.filter((done) => done.outcome === outcome).map((done) => done.orderUuid);
+  if (processed.length > 0)
+    logger.info('Commission ledgers brought up to their orders', { applied: uuids('applied'), duplicate: uuids('duplicate') });
 };
 
 /** Settles one failed record: true when it is acknowledged (moved to the DLQ), false when SQS should redeliver it. */
@@ -75,4 +82,4 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   }
 };
 
-export const handler = sqsBatchHandler(processRecord, settleFailure);
+export const handler = sqsBatchHandler(processRecord, settleFailure, summarize);

@@ -21,7 +21,14 @@ const processRecord = async (record: SQSRecord) => {
   // Not a delivery: nothing could ever deliver it; logged, acknowledged.
   if (!message) return logger.error('Not a webhook delivery message; dropped', { message_id: record.messageId });
   const outcome = await deliver(message, settings);
-  logger.info('Webhook delivery', { outcome, endpoint_uuid: message.endpoint_uuid, event_id: message.event.id, attempt: message.attempt });
+  // A delivery is in the endpoint's delivery log; the log line is for what went otherwise.
+  const level = outcome === 'delivered' ? 'debug' : 'info';
+  logger[level]('Webhook delivery', {
+    outcome,
+    endpoint_uuid: message.endpoint_uuid,
+    event_id: message.event.id,
+    attempt: message.attempt,
+  });
 };
 
 /**

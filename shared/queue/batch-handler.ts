@@ -3,27 +3,35 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { asError } from '#shared/errors';
 import { logger } from '#shared/logger';
+import { withBatchedMetrics } from '#shared/metrics';
 
 /**
  * An SQS worker's handler (ReportBatchItemFailures): the batch's records are processed at once,
  * each on its own; a record whose processing failed is reported, and so comes back, unless `settle`
- * acknowledges it (true).
+ * acknowledges it (true); `summarize` may log the processed ones in one line. The batch's metrics
+ * go out at its end, one EMF line per set of dimensions.
  */
-export const sqsBatchHandler = (
-  processRecord: (record: SQSRecord) => Promise<unknown>,
+export const sqsBatchHandler = <T>(
+  processRecord: (record: SQSRecord) => Promise<T>,
   settle: (record: SQSRecord, error: Error) => boolean | Promise<boolean>,
+  summarize?: (processed: T[]) => void,
 ) =>
   middy<SQSEvent, SQSBatchResponse>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .handler(async (event) => {
-      const results = await Promise.allSettled(event.Records.map(processRecord));
-      const acknowledged = await Promise.all(
-        event.Records.map((record, index) => {
-          const result = results[index];
-          return result?.status === 'rejected' ? settle(record, asError(result.reason)) : true;
-        }),
-      );
-      return {
-        batchItemFailures: event.Records.filter((_, index) => !acknowledged[index]).map((record) => ({ itemIdentifier: record.messageId })),
-      };
-    });
+    .handler((event) =>
+      withBatchedMetrics(async () => {
+        const results = await Promise.allSettled(event.Records.map(processRecord));
+        summarize?.(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
+        const acknowledged = await Promise.all(
+          event.Records.map((record, index) => {
+            const result = results[index];
+            return result?.status === 'rejected' ? settle(record, asError(result.reason)) : true;
+          }),
+        );
+        return {
+          batchItemFailures: event.Records.filter((_, index) => !acknowledged[index]).map((record) => ({
+            itemIdentifier: record.messageId,
+          })),
+        };
+      }),
+    );

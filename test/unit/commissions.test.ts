@@ -1,12 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/commissions/process';
 import type { OrderItem } from '#shared/db/entities/order';
 import type { SegmentItem } from '#shared/db/entities/segment';
 import { advanceLedger, applyOrderChanges, computeCommission, LEDGER_ATTEMPTS, segmentForRow } from '#shared/domain/commissions';
 import { parseOrderEvent } from '#shared/domain/order-events';
+import { logger } from '#shared/logger';
 import { workerContext } from './support/api';
 import { ddbMock, resetAwsMocks, sqsMock } from './support/aws';
 import { storedAffiliate } from './support/fixtures';
@@ -329,6 +330,10 @@ const UNKNOWN_ORDER = '00000000-0000-4000-8000-0000000000ff';
 const POISON_ORDER = '00000000-0000-4000-8000-0000000000ee';
 
 describe('the consumer handler', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   beforeEach(() => {
     resetAwsMocks();
     ddbMock.on(GetCommand).resolves({});
@@ -388,6 +393,18 @@ describe('the consumer handler', () => {
     expect(byId.poison?.MessageAttributes?.dead_letter_reason?.StringValue).toMatch(/quantity 9007199254740991|exceeds 2\^53/);
     // Only the good order got a commission record.
     expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item?.order_uuid)).toEqual([ORDER]);
+  });
+
+  it('logs one line for the batch, naming the orders whose ledgers it brought up (failed messages are logged on their own)', async () => {
+    // Prepare
+    const info = vi.spyOn(logger, 'info');
+    const event = { Records: [record('first', accepted(ORDER)), record('malformed', '{'), record('again', accepted(ORDER))] };
+
+    // Act
+    await handler(event as never, workerContext('commissions-process'));
+
+    // Assess
+    expect(info.mock.calls).toEqual([['Commission ledgers brought up to their orders', { applied: [ORDER, ORDER], duplicate: [] }]]);
   });
 
   it('reports a transient failure for redelivery and sends nothing to the DLQ', async () => {

@@ -179,4 +179,44 @@ describe('the EMF line', () => {
     ]);
     expect(emf).toMatchObject({ service: 'merchant-api', stage: 'sandbox', currency: 'EUR', CommissionAmount: 2500 });
   });
+
+  it("holds a batch's points to its end: one line per set of dimensions, every value kept, also when the batch throws", async () => {
+    // Prepare
+    vi.resetModules();
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    const fresh = await import('#shared/metrics');
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const record = (amount: number, currency: string) => {
+      fresh.countMetric(fresh.METRIC.commissionsRecorded);
+      fresh.emitMetrics({ [fresh.METRIC.commissionAmount]: amount }, { currency });
+    };
+
+    // Act
+    await fresh.withBatchedMetrics(async () => {
+      record(2500, 'EUR');
+      record(100, 'USD');
+      record(-700, 'EUR');
+      expect(lines).toEqual([]);
+    });
+    const throwing = fresh.withBatchedMetrics(async () => {
+      record(1, 'EUR');
+      throw new Error('batch failed');
+    });
+
+    // Assess
+    await expect(throwing).rejects.toThrow('batch failed');
+    const emf = lines.map((line) => JSON.parse(line));
+    expect(emf.map(({ _aws, ...rest }) => rest)).toEqual([
+      expect.objectContaining({ CommissionsRecorded: [1, 1, 1] }),
+      expect.objectContaining({ currency: 'EUR', CommissionAmount: [2500, -700] }),
+      expect.objectContaining({ currency: 'USD', CommissionAmount: 100 }),
+      expect.objectContaining({ CommissionsRecorded: 1 }),
+      expect.objectContaining({ currency: 'EUR', CommissionAmount: 1 }),
+    ]);
+    expect(emf[0]).not.toHaveProperty('currency');
+  });
 });
