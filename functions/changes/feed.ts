@@ -5,7 +5,7 @@ import { type Reactions, reactionsTo } from '#shared/changes/feed';
 import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
-import { advanceTotalsAsOf, applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
+import { applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
 import { blocksOfClosedGroups, refreshGroupTotals } from '#shared/db/entities/counter';
 import { lookUpOrCreateCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog } from '#shared/db/entities/event-log';
@@ -170,22 +170,17 @@ const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise
 
 /**
  * Applies the batch's ledger writes to the report totals, a merchant's in one go (each totals item
- * written once, whatever the number of records; what a record read again had applied is skipped),
- * then moves the merchant's applied-through time to its last record's (a failure there only leaves
- * it behind, which claims less).
+ * written once, whatever the number of records; what a record read again had applied is skipped;
+ * the last write also moves how far the merchant's totals reach).
  */
 const applyReportTotals = (writes: NonNullable<Reactions['reportTotals']>[]): Promise<boolean[]> =>
-  perMerchant(writes, 'Report totals not applied', async (merchantId, own) => {
-    await applyLedgerWrites(
+  perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
+    applyLedgerWrites(
       functionTable,
       merchantId,
-      own.map((write) => ({ seq: paddedSequence(write.sequence), deltas: write.deltas })),
-    );
-    const through = own.reduce((latest, write) => (write.at > latest ? write.at : latest), '');
-    await advanceTotalsAsOf(functionTable, merchantId, through).catch((error: unknown) =>
-      logger.warn('Report totals time not advanced', { merchant_id: merchantId, error_name: errorName(error) }),
-    );
-  });
+      own.map((write) => ({ seq: paddedSequence(write.sequence), deltas: write.deltas, at: write.at })),
+    ),
+  );
 
 /** Appends the records' events to their merchants' logs (each log commits its own head). */
 const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> =>

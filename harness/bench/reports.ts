@@ -25,7 +25,7 @@ import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import type { CommissionLedger } from '#shared/db/entities/commission';
-import { advanceTotalsAsOf, applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
+import { applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { createOrders, meteredStore, type Print, startBenchStack } from './local';
@@ -121,12 +121,11 @@ const seedTotals = async (store: Store, merchantId: string, orders: readonly { s
     ({ slug, at }, index): LedgerWrite => ({
       seq: paddedSequence(String(index + 1)),
       deltas: ledgerTotalsDeltas(undefined, ledger(slug, at)),
+      at,
     }),
   );
   for (let start = 0; start < writes.length; start += SEED_BATCH)
     await applyLedgerWrites(store, merchantId, writes.slice(start, start + SEED_BATCH));
-  const latest = orders.reduce((max, { at }) => (at > max ? at : max), '');
-  await advanceTotalsAsOf(store, merchantId, latest);
 };
 
 const slugOf = (index: number) => `aff-${String(index).padStart(3, '0')}`;

@@ -193,7 +193,15 @@ export const rebuildClosedTotals = async (store: TableRef, merchantId: string, n
   for (const { kind, period, currency_code, affiliate_slug: _slug, ...figures } of affiliates.values()) {
     const key = `${kind}|${period}|${currency_code}`;
     const before = merchant.get(key) ?? { ...ZERO_FIGURES, affiliate_rows: 0 };
-    merchant.set(key, { kind, period, currency_code, affiliate_rows: before.affiliate_rows + 1, ...addFigures(before, figures) });
+    const through = kind === 'M' ? { through: `${periodEnd(kind, period)}T00:00:00.000Z` } : {};
+    merchant.set(key, {
+      kind,
+      period,
+      currency_code,
+      affiliate_rows: before.affiliate_rows + 1,
+      ...addFigures(before, figures),
+      ...through,
+    });
   }
   const items: TotalsItem[] = [...affiliates.values(), ...merchant.values()];
   const stale = await staleTotals(store, merchantId, { firstDay, closedBy }, items);

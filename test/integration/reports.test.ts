@@ -384,6 +384,11 @@ describe('GET /api/v2/reports/commissions', () => {
     const sealed = async (sk: string) =>
       (await store.ddb.send(new GetCommand({ TableName: store.table, Key: { pk: `M#${shop?.id}#TOTALS#A`, sk } }))).Item?.applied_through;
     expect(await sealed('D#2025-10-02#dora#EUR')).toBe('sealed');
+    const month = await store.ddb.send(
+      new GetCommand({ TableName: store.table, Key: { pk: `M#${shop?.id}#TOTALS`, sk: 'M#2025-10#EUR' } }),
+    );
+    // A rebuilt month holds every entry booked in it: the totals reach through its end.
+    expect(month.Item?.through).toBe('2025-11-01T00:00:00.000Z');
     expect(await sealed(`D#${today}#dora#EUR`)).toMatch(/^\d{40}$/);
     // A stream record still carrying an entry of a closed day (read again, replayed) adds nothing to it.
     const late = {
@@ -396,7 +401,9 @@ describe('GET /api/v2/reports/commissions', () => {
       accrued_value: 1,
       reversed_value: 0,
     };
-    await applyLedgerWrites(store, shop?.id as string, [{ seq: paddedSequence('9'.repeat(30)), deltas: [late] }]);
+    await applyLedgerWrites(store, shop?.id as string, [
+      { seq: paddedSequence('9'.repeat(30)), deltas: [late], at: '2025-10-02T12:00:00.000Z' },
+    ]);
     expect((await report(shop as SeededMerchant, query)).body.data.rows).toEqual(before.body.data.rows);
     expect((await report(shop as SeededMerchant, { ...query, group_by: 'month' })).body.data.rows).toEqual([
       expect.objectContaining({ period: '2025-10', orders: 2, sales_value: 30_000, accrued_value: 3_000, reversed_value: 0 }),

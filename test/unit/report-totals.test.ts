@@ -56,7 +56,7 @@ const totalsUpdates = () =>
   ddbMock
     .commandCalls(UpdateCommand)
     .map((call) => call.args[0].input as UpdateCommandInput)
-    .filter((input) => String(input.Key?.pk).includes('#TOTALS') && input.Key?.sk !== 'AS_OF');
+    .filter((input) => String(input.Key?.pk).includes('#TOTALS'));
 
 beforeEach(() => {
   resetAwsMocks();
@@ -248,7 +248,21 @@ describe('the change feed keeps the report totals', () => {
 
     // Assess
     expect(from).toBe('10');
-    expect(ddbMock).not.toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: `M#${MERCHANT.id}#TOTALS`, sk: 'AS_OF' } });
+    expect(totalsUpdates().filter((update) => update.ExpressionAttributeValues?.[':through'] !== undefined)).toEqual([]);
+  });
+
+  it("writes the merchant's newest month item last, with the batch's latest booking time: how far its totals reach", async () => {
+    // Prepare: an accrual booked in November, its reversal in December.
+    const records = [record(10, ledger([ACCRUAL])), record(11, ledger([ACCRUAL, SHIPPING, REVERSAL]), ledger([ACCRUAL, SHIPPING]))];
+
+    // Act
+    await processChangeRecords(records);
+
+    // Assess: one write more than the items' own, none of them a separate item
+    const updates = totalsUpdates().map((update) => [update.Key?.pk, update.Key?.sk, update.ExpressionAttributeValues?.[':through']]);
+    expect(updates).toHaveLength(8);
+    expect(updates.at(-1)).toEqual([`M#${MERCHANT.id}#TOTALS`, 'M#2026-12#EUR', REVERSAL.at]);
+    expect(updates.slice(0, -1).every(([, , through]) => through === undefined)).toBe(true);
   });
 });
 
@@ -271,6 +285,41 @@ describe('commissionReport (a month grouped by affiliate, a page at a time)', ()
       .resolves({ Items: [{ type: 'merchant_totals', period: '2026-11', affiliate_rows: counted, ...figures }] });
     ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } }).resolves({ Items: [] });
   };
+
+  it("says how far the totals reach: the later of the newest month item's time and the time stores kept apart before, less the ledger's lag", async () => {
+    // Prepare
+    stored(1, ['alice']);
+    const kept = (through: string) =>
+      ddbMock
+        .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } })
+        .resolves({ Items: [{ through }] });
+    const newestMonth = (through?: string) =>
+      ddbMock
+        .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':month': 'M#' } })
+        .resolves({ Items: through === undefined ? [] : [{ through }] });
+
+    // Act
+    newestMonth('2026-11-30T10:00:00.000Z');
+    const fromMonth = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
+    kept('2026-11-30T11:00:00.000Z');
+    const fromKept = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
+    newestMonth();
+    const keptAlone = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
+
+    // Assess
+    expect([fromMonth, fromKept, keptAlone]).toEqual(['2026-11-30T09:59:50.000Z', '2026-11-30T10:59:50.000Z', '2026-11-30T10:59:50.000Z']);
+  });
+
+  it('reports no time before the feed applied any ledger write', async () => {
+    // Prepare
+    stored(1, ['alice']);
+
+    // Act
+    const report = await commissionReport(functionTable, MERCHANT.id, query(1));
+
+    // Assess
+    expect(report.as_of).toBeNull();
+  });
 
   it('reports a total past 2^53, which the SDK reads as a BigInt, as the nearest number instead of failing', async () => {
     // Prepare: five orders of the largest values in one month make 1e16 minor units of sales.

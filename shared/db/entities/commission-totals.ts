@@ -4,16 +4,16 @@ import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
-import { merchantPk, parseStored } from './base';
+import { merchantPk, parseStored, parseStoredOptional } from './base';
 import { batchDelete, batchPut } from './batch';
-import { moveForward } from './forward';
 
 /**
  * Commission totals: what a merchant's commission ledgers add up to per UTC day and per month, for
  * the merchant and per affiliate, kept by the change feed (shared/domain/reports.ts says what a
  * ledger write adds) in two partitions of the merchant, never a key shared by merchants. A batch of
  * the stream writes each item once, conditional on the stream sequence numbers it already applied,
- * so a record read again or replayed adds nothing. The keys and the conditions are described in
+ * so a record read again or replayed adds nothing; the last item it writes says how far its
+ * merchant's totals reach (`through`). The keys and the conditions are described in
  * docs/reports.md#the-totals-shareddbentitiescommission-totalsts and
  * docs/reports.md#exactly-once-without-a-transaction.
  */
@@ -41,7 +41,7 @@ const figuresShape = {
 
 const totalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_rows: z.optional(z.number()) });
 const affiliateTotalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_slug: z.string() });
-const asOfSchema = z.object({ through: z.string() });
+const throughSchema = z.object({ through: z.optional(z.string()) });
 
 export type MerchantTotals = Figures & { period: string; currency_code: string; affiliate_rows: number };
 export type AffiliateTotals = Figures & { period: string; currency_code: string; affiliate_slug: string };
@@ -52,6 +52,7 @@ const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotal
 
 const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
 const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
+/** Where the feed kept the merchant's applied-through time before the newest month item carried it (read, no longer written). */
 const AS_OF_SK = 'AS_OF';
 
 /** Where an affiliate's day item is indexed for a report of that affiliate alone; month items are not. */
@@ -146,14 +147,16 @@ const addOnce = async (
   }
 };
 
-/** One ledger write of the stream: its sequence number (padded) and what it adds. */
-export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[] };
+/** One ledger write of the stream: its sequence number (padded), what it adds, and when it was booked (ISO). */
+export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
 /**
  * Applies a batch's ledger writes of one merchant (in stream order), each once: one write per
  * affiliate item, then one per merchant item with the affiliate rows each record created, however
- * many records the batch holds. A failure part way leaves the records to be read again; what was
- * applied is then skipped and what was created is still counted.
+ * many records the batch holds; the newest month's item last, with the latest booking time of the
+ * batch as `through` (everything the batch and the batches before it carried is applied once that
+ * write is). A failure part way leaves the records to be read again; what was applied is then
+ * skipped and what was created is still counted.
  */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -183,24 +186,35 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
       createdBy.set(sk, created);
     }),
   );
-  const byMerchantItem = groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code));
-  await Promise.all(
-    [...byMerchantItem].map(([sk, group]) => {
-      const { delta } = group[0] as (typeof group)[number];
-      const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
-        seq,
-        figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO_FIGURES),
-        rows: touched.filter(
-          ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
-        ).length,
-      }));
-      return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
-        set: '',
-        add: ', affiliate_rows :rows',
-        values: { ':type': 'merchant_totals', ':period': delta.period, ':currency': delta.currency_code },
-      });
-    }),
+  const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code))];
+  const newestMonth = byMerchantItem.reduce<string | undefined>(
+    (newest, [sk]) => (sk.startsWith('M#') && sk > (newest ?? '') ? sk : newest),
+    undefined,
   );
+  const through = ordered.reduce((latest, write) => (write.at > latest ? write.at : latest), '');
+  const writeMerchantItem = ([sk, group]: (typeof byMerchantItem)[number]) => {
+    const { delta } = group[0] as (typeof group)[number];
+    const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
+      seq,
+      figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO_FIGURES),
+      rows: touched.filter(
+        ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
+      ).length,
+    }));
+    const last = sk === newestMonth;
+    return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
+      set: last ? ', through = :through' : '',
+      add: ', affiliate_rows :rows',
+      values: {
+        ':type': 'merchant_totals',
+        ':period': delta.period,
+        ':currency': delta.currency_code,
+        ...(last ? { ':through': through } : {}),
+      },
+    });
+  };
+  await Promise.all(byMerchantItem.filter(([sk]) => sk !== newestMonth).map(writeMerchantItem));
+  await Promise.all(byMerchantItem.filter(([sk]) => sk === newestMonth).map(writeMerchantItem));
 };
 
 /**
@@ -210,10 +224,13 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
  */
 const SEALED = 'sealed';
 
-/** One totals item as a rebuild writes it: an affiliate's (with its slug) or the merchant's (with its affiliate rows). */
+/**
+ * One totals item as a rebuild writes it: an affiliate's (with its slug) or the merchant's (with its
+ * affiliate rows and, for a month, `through` its end: a rebuilt month holds every entry booked in it).
+ */
 export type TotalsItem = Figures & { kind: PeriodKind; period: string; currency_code: string } & (
     | { affiliate_slug: string }
-    | { affiliate_rows: number }
+    | { affiliate_rows: number; through?: string }
   );
 
 const keyOfTotals = (merchantId: string, item: TotalsItem) =>
@@ -249,14 +266,6 @@ export const replaceClosedTotals = async (
   );
 };
 
-/**
- * Moves the merchant's applied-through time forward (never back): every ledger write the stream
- * carried up to `through` has been applied. A failure only leaves it behind, which claims less.
- */
-export const advanceTotalsAsOf = async (db: TableRef, merchantId: string, through: string): Promise<void> => {
-  await moveForward(db, { pk: totalsPk(merchantId), sk: AS_OF_SK }, 'through', { through, type: 'totals_as_of' });
-};
-
 const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
 
 /**
@@ -285,13 +294,28 @@ export const readMerchantTotals = async (
   });
 };
 
-/** The merchant's applied-through time, if the feed has applied any of its ledgers. */
+/**
+ * How far the merchant's totals reach: the `through` of its newest month item (the last write of
+ * each batch), or of the `AS_OF` item that stores kept before, whichever is later (each claims no
+ * more than was applied); undefined before any. Two Queries of one item, in parallel.
+ */
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
-  const [item] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': totalsPk(merchantId), ':sk': AS_OF_SK },
-  });
-  return item === undefined ? undefined : parseStored('totals_as_of', asOfSchema, item).through;
+  const pk = totalsPk(merchantId);
+  const [kept, [newest]] = await Promise.all([
+    queryItems(db, { KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': pk, ':sk': AS_OF_SK } }),
+    queryItems(
+      db,
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :month)',
+        ExpressionAttributeValues: { ':pk': pk, ':month': 'M#' },
+        ProjectionExpression: 'through',
+        ScanIndexForward: false,
+      },
+      1,
+    ),
+  ]);
+  const times = [kept[0], newest].flatMap((item) => parseStoredOptional('merchant_totals', throughSchema, item)?.through ?? []);
+  return times.length === 0 ? undefined : times.reduce((later, time) => (time > later ? time : later));
 };
 
 const pickFigures = (item: Figures): Figures => ({
