@@ -240,6 +240,9 @@ const computeLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): Co
   }),
 ];
 
+/** The cost line of a feature's DynamoDB write units (all of them: ''). */
+export const writeUnitsItem = (feature: string) => `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`;
+
 /** The queues and the table: SQS requests, DynamoDB's write units (by feature when measured so) and read units, stream reads. */
 const dataLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => [
   perMillionLine('SQS requests made by the functions (measured)', prices.sqsRequestsPerMillion, q.per(measure.sqsRequests), 'requests'),
@@ -250,12 +253,7 @@ const dataLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostL
     'requests',
   ),
   ...Object.entries(measure.writeUnitsByFeature ?? { '': measure.writeUnits }).map(([feature, units]) =>
-    perMillionLine(
-      `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`,
-      prices.dynamodbWriteUnitsPerMillion,
-      q.per(units),
-      'WRU',
-    ),
+    perMillionLine(writeUnitsItem(feature), prices.dynamodbWriteUnitsPerMillion, q.per(units), 'WRU'),
   ),
   perMillionLine('DynamoDB read request units', prices.dynamodbReadUnitsPerMillion, q.per(measure.readUnits), 'RRU'),
   {

@@ -69,6 +69,7 @@ import {
   sqsRequestsFor,
   storedItem,
   type Trigger,
+  writeUnitsItem,
 } from './cost';
 import { closeConnections, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
@@ -528,6 +529,14 @@ const printCost = (
         .filter((line) => !line.perMonth)
         .map((line) => [line.item, line.price, ...scenarios.map((_, index) => cell(lineOf(index, line.item)))]),
       ['**total per million orders**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, false))}**`)],
+      [
+        `total less the write units of the ${FEATURES.log} and the ${FEATURES.reports} (what the orders, commissions and quota cost without them)`,
+        '',
+        ...scenarios.map((_, index) => {
+          const later = [FEATURES.log, FEATURES.reports].map((feature) => lineOf(index, writeUnitsItem(feature))?.dollars ?? 0);
+          return dollars(totalOf(index, false) - later.reduce((sum, value) => sum + value, 0));
+        }),
+      ],
       ...items
         .filter((line) => line.perMonth)
         .map((line) => [
