@@ -7,7 +7,8 @@
  *
  * Each helper publishes at once (one EMF line per call): route handlers need no flush middleware,
  * and what was counted is out even if the invocation fails afterwards. A queue worker's batch holds
- * its points and publishes them at its end (`withBatchedMetrics`), one line per set of dimensions.
+ * its points and publishes them at its end, or just before its timeout (`withBatchedMetrics`), one
+ * line per set of dimensions; a crash (out of memory) loses what it held.
  *
  * Outside Lambda (`npm start`, tests, `npm run invoke`) nothing reads stdout as metrics, so they are
  * off there unless POWERTOOLS_METRICS_DISABLED=false turns them on.
@@ -71,22 +72,30 @@ export const countMetric = (name: MetricName, value = 1): void => emitMetrics({ 
 /** The most values of one batch's points one line takes. */
 const LINE_VALUES = 99;
 
+/** Publishes the points held so far, one EMF line per set of dimensions, and lets them go. */
+const publishHeld = (held: Held[]): void => {
+  const sets = groupBy(held.splice(0), ({ dimensions }) => JSON.stringify(Object.entries(dimensions).sort()));
+  for (const group of sets.values()) {
+    const points = group.flatMap((entry) => entry.points);
+    // Powertools publishes a metric on its own once it holds 100 values, dropping the dimensions of the rest.
+    for (let start = 0; start < points.length; start += LINE_VALUES)
+      publish(points.slice(start, start + LINE_VALUES), group[0]?.dimensions ?? {});
+  }
+};
+
 /**
  * Runs a queue worker's batch holding its data points, then publishes them in one EMF line per set
  * of dimensions: every value is kept (CloudWatch takes a metric's values as one array), in a tenth
- * of the lines of a batch of ten. Published also when the batch throws.
+ * of the lines of a batch of ten. Published when the batch ends or throws, and what is held by
+ * `publishBy` (epoch ms: before the function's timeout, which runs no `finally`) then too.
  */
-export const withBatchedMetrics = async <T>(work: () => Promise<T>): Promise<T> => {
+export const withBatchedMetrics = async <T>(work: () => Promise<T>, publishBy = Number.POSITIVE_INFINITY): Promise<T> => {
   const held: Held[] = [];
+  const timer = Number.isFinite(publishBy) ? setTimeout(() => publishHeld(held), Math.max(0, publishBy - Date.now())) : undefined;
   try {
     return await heldPoints.run(held, work);
   } finally {
-    const sets = groupBy(held, ({ dimensions }) => JSON.stringify(Object.entries(dimensions).sort()));
-    for (const group of sets.values()) {
-      const points = group.flatMap((entry) => entry.points);
-      // Powertools publishes a metric on its own once it holds 100 values, dropping the dimensions of the rest.
-      for (let start = 0; start < points.length; start += LINE_VALUES)
-        publish(points.slice(start, start + LINE_VALUES), group[0]?.dimensions ?? {});
-    }
+    clearTimeout(timer);
+    publishHeld(held);
   }
 };

@@ -530,7 +530,7 @@ const printCost = (
         .map((line) => [line.item, line.price, ...scenarios.map((_, index) => cell(lineOf(index, line.item)))]),
       ['**total per million orders**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, false))}**`)],
       [
-        `total less the write units of the ${FEATURES.log} and the ${FEATURES.reports} (what the orders, commissions and quota cost without them)`,
+        `total less the write units of the ${FEATURES.log} and the ${FEATURES.reports} (their other costs, the change feed's time included, stay in)`,
         '',
         ...scenarios.map((_, index) => {
           const later = [FEATURES.log, FEATURES.reports].map((feature) => lineOf(index, writeUnitsItem(feature))?.dollars ?? 0);

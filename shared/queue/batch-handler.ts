@@ -5,11 +5,14 @@ import { asError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { withBatchedMetrics } from '#shared/metrics';
 
+/** How long before the function's timeout a batch publishes the metrics it holds. */
+const METRICS_MARGIN_MS = 500;
+
 /**
  * An SQS worker's handler (ReportBatchItemFailures): the batch's records are processed at once,
  * each on its own; a record whose processing failed is reported, and so comes back, unless `settle`
  * acknowledges it (true); `summarize` may log the processed ones in one line. The batch's metrics
- * go out at its end, one EMF line per set of dimensions.
+ * go out at its end (or just before the function's timeout), one EMF line per set of dimensions.
  */
 export const sqsBatchHandler = <T>(
   processRecord: (record: SQSRecord) => Promise<T>,
@@ -18,20 +21,23 @@ export const sqsBatchHandler = <T>(
 ) =>
   middy<SQSEvent, SQSBatchResponse>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .handler((event) =>
-      withBatchedMetrics(async () => {
-        const results = await Promise.allSettled(event.Records.map(processRecord));
-        summarize?.(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
-        const acknowledged = await Promise.all(
-          event.Records.map((record, index) => {
-            const result = results[index];
-            return result?.status === 'rejected' ? settle(record, asError(result.reason)) : true;
-          }),
-        );
-        return {
-          batchItemFailures: event.Records.filter((_, index) => !acknowledged[index]).map((record) => ({
-            itemIdentifier: record.messageId,
-          })),
-        };
-      }),
+    .handler((event, context) =>
+      withBatchedMetrics(
+        async () => {
+          const results = await Promise.allSettled(event.Records.map(processRecord));
+          summarize?.(results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
+          const acknowledged = await Promise.all(
+            event.Records.map((record, index) => {
+              const result = results[index];
+              return result?.status === 'rejected' ? settle(record, asError(result.reason)) : true;
+            }),
+          );
+          return {
+            batchItemFailures: event.Records.filter((_, index) => !acknowledged[index]).map((record) => ({
+              itemIdentifier: record.messageId,
+            })),
+          };
+        },
+        Date.now() + context.getRemainingTimeInMillis() - METRICS_MARGIN_MS,
+      ),
     );

@@ -395,16 +395,24 @@ describe('the consumer handler', () => {
     expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item?.order_uuid)).toEqual([ORDER]);
   });
 
-  it('logs one line for the batch, naming the orders whose ledgers it brought up (failed messages are logged on their own)', async () => {
-    // Prepare
+  it('logs one line for the batch, naming the orders whose ledgers it brought up and those it found up to date; a failed message on its own', async () => {
+    // Prepare: the second message of the order finds the ledger the first one wrote.
+    ddbMock
+      .on(GetCommand, { Key: COMMISSION_KEY })
+      .resolvesOnce({})
+      .resolves({ Item: storedLedger({ version: 1 }) });
     const info = vi.spyOn(logger, 'info');
+    const error = vi.spyOn(logger, 'error');
     const event = { Records: [record('first', accepted(ORDER)), record('malformed', '{'), record('again', accepted(ORDER))] };
 
     // Act
     await handler(event as never, workerContext('commissions-process'));
 
     // Assess
-    expect(info.mock.calls).toEqual([['Commission ledgers brought up to their orders', { applied: [ORDER, ORDER], duplicate: [] }]]);
+    expect(info.mock.calls).toEqual([['Commission ledgers brought up to their orders', { applied: [ORDER], duplicate: [ORDER] }]]);
+    expect(error.mock.calls).toEqual([
+      ['Message can never succeed: moved to the dead-letter queue', expect.objectContaining({ message_id: 'malformed' })],
+    ]);
   });
 
   it('reports a transient failure for redelivery and sends nothing to the DLQ', async () => {

@@ -219,4 +219,38 @@ describe('the EMF line', () => {
     ]);
     expect(emf[0]).not.toHaveProperty('currency');
   });
+
+  it('publishes what a batch holds by the time it is given (before the timeout, which runs no finally), the rest at its end', async () => {
+    // Prepare
+    vi.useFakeTimers();
+    vi.resetModules();
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    const fresh = await import('#shared/metrics');
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    let finish = () => {};
+
+    // Act
+    const batch = fresh.withBatchedMetrics(async () => {
+      fresh.countMetric(fresh.METRIC.webhookDeliveries);
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      fresh.countMetric(fresh.METRIC.webhookFailures);
+    }, Date.now() + 1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    const byThen = lines.length;
+    finish();
+    await batch;
+
+    // Assess
+    expect(byThen).toBe(1);
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ WebhookDeliveries: 1 }),
+      expect.objectContaining({ WebhookFailures: 1 }),
+    ]);
+  });
 });

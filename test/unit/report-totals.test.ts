@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { processChangeRecords } from '#functions/changes/feed';
 import { functionTable } from '#shared/db/client';
-import { paddedSequence } from '#shared/db/entities/commission-totals';
+import { paddedSequence, replaceClosedTotals } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas, rangeParts } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { conditionFailed, ddbMock, resetAwsMocks, throttling } from './support/aws';
@@ -258,11 +258,34 @@ describe('the change feed keeps the report totals', () => {
     // Act
     await processChangeRecords(records);
 
-    // Assess: one write more than the items' own, none of them a separate item
+    // Assess: the items' own writes and no other
     const updates = totalsUpdates().map((update) => [update.Key?.pk, update.Key?.sk, update.ExpressionAttributeValues?.[':through']]);
     expect(updates).toHaveLength(8);
     expect(updates.at(-1)).toEqual([`M#${MERCHANT.id}#TOTALS`, 'M#2026-12#EUR', REVERSAL.at]);
     expect(updates.slice(0, -1).every(([, , through]) => through === undefined)).toBe(true);
+  });
+});
+
+describe('replaceClosedTotals (a rebuild of closed periods)', () => {
+  it('puts the month items that say how far the totals reach last, after every other item and removal', async () => {
+    // Prepare
+    const figures = { orders: 1, sales_value: 100, accrued_value: 10, reversed_value: 0, currency_code: 'EUR' };
+    const items = [
+      { kind: 'M' as const, period: '2025-10', ...figures, affiliate_rows: 1, through: '2025-11-01T00:00:00.000Z' },
+      { kind: 'D' as const, period: '2025-10-02', ...figures, affiliate_slug: 'dora' },
+      { kind: 'D' as const, period: '2025-10-02', ...figures, affiliate_rows: 1 },
+    ];
+
+    // Act
+    await replaceClosedTotals(functionTable, MERCHANT.id, items, [{ kind: 'D', period: '2025-10-15', ...figures, affiliate_slug: 'dora' }]);
+
+    // Assess
+    const calls = ddbMock.commandCalls(BatchWriteCommand).map((call) =>
+      Object.values(call.args[0].input.RequestItems ?? {})
+        .flat()
+        .map((request) => (request.PutRequest ? `put ${request.PutRequest.Item?.sk}` : `delete ${request.DeleteRequest?.Key?.sk}`)),
+    );
+    expect(calls).toEqual([['put D#2025-10-02#dora#EUR', 'put D#2025-10-02#EUR'], ['delete D#2025-10-15#dora#EUR'], ['put M#2025-10#EUR']]);
   });
 });
 
@@ -286,28 +309,36 @@ describe('commissionReport (a month grouped by affiliate, a page at a time)', ()
     ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } }).resolves({ Items: [] });
   };
 
-  it("says how far the totals reach: the later of the newest month item's time and the time stores kept apart before, less the ledger's lag", async () => {
+  it("says how far the totals reach: the latest time of the newest month items (every currency's) and of the item stores kept before, less the ledger's lag", async () => {
     // Prepare
     stored(1, ['alice']);
-    const kept = (through: string) =>
+    const asOf = async (kept: string | undefined, months: (string | undefined)[]) => {
       ddbMock
         .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':sk': 'AS_OF' } })
-        .resolves({ Items: [{ through }] });
-    const newestMonth = (through?: string) =>
+        .resolves({ Items: kept === undefined ? [] : [{ through: kept }] });
       ddbMock
-        .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':month': 'M#' } })
-        .resolves({ Items: through === undefined ? [] : [{ through }] });
+        .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#TOTALS`, ':from': 'M#', ':to': 'M#~' } })
+        .resolves({ Items: months.map((through) => (through === undefined ? {} : { through })) });
+      return (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
+    };
 
     // Act
-    newestMonth('2026-11-30T10:00:00.000Z');
-    const fromMonth = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
-    kept('2026-11-30T11:00:00.000Z');
-    const fromKept = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
-    newestMonth();
-    const keptAlone = (await commissionReport(functionTable, MERCHANT.id, query(1))).as_of;
+    const answers = [
+      await asOf(undefined, ['2026-11-30T10:00:00.000Z']),
+      await asOf('2026-11-30T11:00:00.000Z', ['2026-11-30T10:00:00.000Z']),
+      await asOf('2026-11-30T11:00:00.000Z', ['2026-11-30T12:00:00.000Z']),
+      await asOf(undefined, ['2026-11-30T09:00:00.000Z', '2026-11-30T12:30:00.000Z', undefined]),
+      await asOf('2026-11-30T11:00:00.000Z', []),
+    ];
 
     // Assess
-    expect([fromMonth, fromKept, keptAlone]).toEqual(['2026-11-30T09:59:50.000Z', '2026-11-30T10:59:50.000Z', '2026-11-30T10:59:50.000Z']);
+    expect(answers).toEqual([
+      '2026-11-30T09:59:50.000Z',
+      '2026-11-30T10:59:50.000Z',
+      '2026-11-30T11:59:50.000Z',
+      '2026-11-30T12:29:50.000Z',
+      '2026-11-30T10:59:50.000Z',
+    ]);
   });
 
   it('reports no time before the feed applied any ledger write', async () => {

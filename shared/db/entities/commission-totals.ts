@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
-import { merchantPk, parseStored, parseStoredOptional } from './base';
+import { merchantPk, parseStored } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /**
@@ -241,7 +241,8 @@ const keyOfTotals = (merchantId: string, item: TotalsItem) =>
 /**
  * Replaces the totals of closed periods (an operator's rebuild from the ledgers, shared/admin/report.ts):
  * `items` put whole and sealed, `stale` (items of those periods the ledgers no longer give) removed;
- * BatchWriteItem, 25 a call. Only for periods no ledger entry can still be booked in.
+ * BatchWriteItem, 25 a call. Only for periods no ledger entry can still be booked in. The items that
+ * say how far the totals reach (`through`) go last, once everything they vouch for is in place.
  */
 export const replaceClosedTotals = async (
   db: TableRef,
@@ -249,21 +250,21 @@ export const replaceClosedTotals = async (
   items: readonly TotalsItem[],
   stale: readonly TotalsItem[],
 ): Promise<void> => {
-  await batchPut(
-    db,
-    items.map((item) => {
-      const { kind, ...figures } = item;
-      const affiliate =
-        'affiliate_slug' in item
-          ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, kind, item.period, item.affiliate_slug, item.currency_code) }
-          : { type: 'merchant_totals' };
-      return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
-    }),
-  );
+  const stored = (item: TotalsItem) => {
+    const { kind, ...figures } = item;
+    const affiliate =
+      'affiliate_slug' in item
+        ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, kind, item.period, item.affiliate_slug, item.currency_code) }
+        : { type: 'merchant_totals' };
+    return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
+  };
+  const vouching = (item: TotalsItem) => 'through' in item && item.through !== undefined;
+  await batchPut(db, items.filter((item) => !vouching(item)).map(stored));
   await batchDelete(
     db,
     stale.map((item) => keyOfTotals(merchantId, item)),
   );
+  await batchPut(db, items.filter(vouching).map(stored));
 };
 
 const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
@@ -294,27 +295,31 @@ export const readMerchantTotals = async (
   });
 };
 
+/** How many of the newest month items a report reads for `through`: one per currency of that month, and more. */
+const NEWEST_MONTH_ITEMS = 10;
+
 /**
- * How far the merchant's totals reach: the `through` of its newest month item (the last write of
- * each batch), or of the `AS_OF` item that stores kept before, whichever is later (each claims no
- * more than was applied); undefined before any. Two Queries of one item, in parallel.
+ * How far the merchant's totals reach: the latest `through` of its newest month items (each batch
+ * writes one on the last item it touches) and of the `AS_OF` item that stores kept before. Each
+ * claims no more than was applied, so the latest does not either; undefined before any. Two Queries
+ * in parallel.
  */
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
-  const [kept, [newest]] = await Promise.all([
+  const [kept, newest] = await Promise.all([
     queryItems(db, { KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': pk, ':sk': AS_OF_SK } }),
     queryItems(
       db,
       {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :month)',
-        ExpressionAttributeValues: { ':pk': pk, ':month': 'M#' },
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': pk, ...between('M', '', '~') },
         ProjectionExpression: 'through',
         ScanIndexForward: false,
       },
-      1,
+      NEWEST_MONTH_ITEMS,
     ),
   ]);
-  const times = [kept[0], newest].flatMap((item) => parseStoredOptional('merchant_totals', throughSchema, item)?.through ?? []);
+  const times = [...kept, ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
   return times.length === 0 ? undefined : times.reduce((later, time) => (time > later ? time : later));
 };
 
