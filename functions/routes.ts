@@ -21,12 +21,10 @@ export type TableAction =
  */
 export type Access = {
   /**
-   * The DynamoDB actions (IAM names) the route's own code uses on the base table. A
-   * TransactWriteItems is authorized by the action of each of its items (Put: PutItem, Update:
-   * UpdateItem, ConditionCheck: ConditionCheckItem), so a route lists those. Authentication comes
-   * on top for every route: GetItem on the table (the merchant) and Query on gsi1 (the token by
-   * its hash). The IAM spelling also keeps these names apart from the SDK's operation names, which
-   * test/infra/function-init.test.ts looks for in each bundle (this manifest is bundled too).
+   * The DynamoDB actions (IAM names) the route's own code uses on the base table, a transaction's
+   * items by their own actions; authentication's GetItem and Query on gsi1 come on top
+   * (lib/README.md#functions). IAM names, because test/infra/function-init.test.ts looks for the
+   * SDK's operation names in each bundle, and this manifest is bundled too.
    */
   table: readonly TableAction[];
   /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier, an endpoint's failed deliveries). */

@@ -7,7 +7,7 @@ import {
   type QueueId,
   WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
 } from '#shared/db/table-def';
-import type { Access, TableAction } from './routes';
+import type { Access } from './routes';
 
 /**
  * A Lambda FilterCriteria pattern, in the part of the rule syntax we use: objects field by field,
@@ -16,12 +16,9 @@ import type { Access, TableAction } from './routes';
 export type FilterPattern = { readonly [field: string]: FilterPattern | readonly (string | number | boolean | null)[] };
 
 /**
- * The functions that answer no HTTP route: the change feed on the table's stream, and the
- * consumers of the orders and follow-ups queues. Data only, like routes.ts; the CDK stack and the
- * local stage process are both built from it.
- *
- * Their access is spelled out action by action (they do not fit the routes' read/write levels):
- * the stack grants exactly these actions and nothing else.
+ * The functions that answer no HTTP route (the change feed, the queue consumers): data only, like
+ * routes.ts; the CDK stack and the local stage process are both built from it. Their access is
+ * spelled out action by action, and the stack grants exactly that.
  */
 
 /** A route's access (routes.ts), but on any secondary index and with nothing on top: the stack grants exactly this. */

@@ -60,7 +60,7 @@ export class MerchantAlarms extends Construct {
     description: string,
     metric: IMetric,
     threshold: number,
-    options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator; missing?: TreatMissingData } = {},
+    options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator } = {},
   ) {
     const created = new Alarm(this, alarmId, {
       alarmDescription: description,
@@ -69,7 +69,7 @@ export class MerchantAlarms extends Construct {
       evaluationPeriods: options.evaluationPeriods ?? 1,
       datapointsToAlarm: options.datapointsToAlarm,
       comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     created.addAlarmAction(...this.actions);
     created.addOkAction(...this.actions);

@@ -7,12 +7,10 @@ import { MerchantApiStage } from './merchant-api-stage';
 export const stackNameForStage = (stage: Stage) => `affiliate-merchant-api-${stage}`;
 
 /**
- * Both stages, one stack each, with cdk-nag's AwsSolutions checks on the whole app.
- *
- * The stacks are environment-agnostic (account and region are deploy-time values, nothing in the
- * template names a region) unless context pins them: `-c account=... -c region=...`. The CLI's
- * CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION are deliberately not used: they would bake whatever
- * profile happens to be active into a template that claims to be environment-agnostic.
+ * Both stages, one stack each, with cdk-nag's AwsSolutions checks on the whole app. The stacks are
+ * environment-agnostic unless context pins them (`-c account=... -c region=...`); the CLI's
+ * CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION are not used, as they would bake whatever profile is active
+ * into the template (lib/README.md#deploy).
  */
 export const buildApp = (app: App): Record<Stage, MerchantApiStage> => {
   const account = app.node.tryGetContext('account') as string | undefined;

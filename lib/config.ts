@@ -4,11 +4,10 @@ import type { Stage } from '#shared/config';
 import { RATE_LIMIT } from '#shared/rate-limit';
 
 /**
- * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`). A key may be set for
- * one stage only as `<stage>.<key>` (e.g. `-c sandbox.mailFrom=sandbox@acme.example`), which wins
- * over the plain key. Every setting has a default except the live stage's alarm destination
- * (alarmEmail or alarmTopicArn), without which the live stack refuses to synthesize; the two that
- * must be real for a working deployment (mailFrom, inviteLinkBaseUrl) warn when defaulted.
+ * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`; `<stage>.<key>` wins for
+ * that stage). Every setting has a default except the live stage's alarm destination (alarmEmail or
+ * alarmTopicArn), without which the live stack refuses to synthesize; mailFrom and inviteLinkBaseUrl
+ * warn when defaulted (lib/README.md#deploy).
  */
 export type StageConfig = {
   stage: Stage;
@@ -47,11 +46,10 @@ export type StageConfig = {
   /** p99 latency alarm threshold. */
   latencyP99Ms: number;
   /**
-   * Whether the triggered functions (change feed, queue consumers) start traces of their own
-   * (Lambda's active tracing: the first invocation each second and 5 % of the rest, a rate Lambda
-   * does not let a sampling rule change). Off by default: they only join a trace an upstream
-   * sampled request started (pass-through), and a quiet stage does not trace its every order
-   * three times over. `-c traceWorkers=true` while investigating the asynchronous side.
+   * Whether the triggered functions (change feed, queue consumers) start traces of their own (Lambda's
+   * active tracing, at a rate no sampling rule changes). Off by default: they only join a trace a
+   * sampled request started, so a quiet stage does not trace its every order three times over
+   * (lib/README.md#metrics-and-tracing).
    */
   traceWorkers: boolean;
   /** Live: deletion protection and RETAIN on stateful resources. */

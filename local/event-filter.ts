@@ -2,12 +2,9 @@ import type { FilterPattern } from '#functions/workers';
 
 /**
  * Lambda event filtering (FilterCriteria) as an event source mapping applies it, for the local
- * pollers: a record is handed to the function when it matches any pattern. The part of the rule
- * syntax our patterns use: an object matches field by field (every field named must match), an
- * array lists the values a field may equal (a field that is itself an array matches when any
- * element does), and a field the record lacks matches nothing. Operators (`prefix`,
- * `anything-but`, `numeric`, `exists`) are refused when the pattern is read, rather than
- * misread. Lambda's guide: "Control which events Lambda sends to your function" (invocation-eventfiltering.html).
+ * pollers: a record is handed to the function when it matches any pattern. Only the part of the rule
+ * syntax our patterns use; an operator is refused when the pattern is read, rather than misread
+ * (docs/architecture.md#the-local-stream-poller).
  */
 
 const isScalar = (value: unknown): value is string | number | boolean | null =>

@@ -3,13 +3,10 @@ import type { Context } from 'aws-lambda';
 import type { FaultRule } from './faults';
 
 /**
- * One local process runs many handlers at once (every route of a stage, the relays, the commission
- * consumer), all sharing the Powertools Logger singleton of shared/logger.ts. Lambda runs one
- * invocation per environment, so the logger keeps the Lambda context on its instance: locally, a
- * commission batch would log under the name of whatever request started last
- * (`orders-create-legacy`). Lambda's concurrent mode (AWS_LAMBDA_MAX_CONCURRENCY, managed
- * instances) instead keeps per-invocation state in an InvokeStore backed by AsyncLocalStorage,
- * which Powertools reads; this is that store, and every local invocation runs in its own scope.
+ * The scope every local invocation runs in: one process runs many handlers at once, all sharing the
+ * Powertools Logger of shared/logger.ts, which keeps the Lambda context on its instance. This is the
+ * per-invocation store Lambda's concurrent mode keeps and Powertools reads, so every line names its
+ * own function (docs/architecture.md#local-shape-npm-start).
  */
 
 type Store = Record<string | symbol, unknown>;

@@ -12,12 +12,10 @@ import { invokeScoped } from './invocation-scope';
 import { stoppableLoop } from './loop';
 
 /**
- * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to
- * the same handler as an SQSEvent, and deletes the messages the handler did not report in
- * `batchItemFailures`. As in AWS:
- * - a handler that throws (or reports an id that is not in the batch) fails the whole batch;
- * - failed messages stay on the queue, come back after the visibility timeout, and move to the
- *   DLQ after the queue's maxReceiveCount.
+ * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to the
+ * same handler as an SQSEvent, and deletes the messages the handler did not report in
+ * `batchItemFailures`. As in AWS, a handler that throws (or reports an id not in the batch) fails the
+ * whole batch, and failed messages come back after the visibility timeout, then go to the DLQ.
  */
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;

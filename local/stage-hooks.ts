@@ -2,20 +2,10 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * What the caller of the local stack may load into each stage process, and how the stack asks a
- * stage process for what it keeps. The local stack knows nothing of its callers' instruments: a
- * caller names its modules in LOCAL_STAGE_HOOKS (through `startLocalStack({ workerEnv })`), the
- * stage process loads them.
- *
- * - LOCAL_STAGE_HOOKS: module paths, comma-separated, absolute or relative to the repository root.
- *   Each module exports `install(env)`; the stage process calls them in order before any handler
- *   module loads (after the fault middleware is installed), so that an SDK middleware they register
- *   with `onClientCreated` (shared/aws-clients.ts) sees every client the functions build.
- * - Asking: `LocalStack.ask(request)` sends the string `request` to each stage process; whatever
- *   registered it with `answerStack(request, reply)` in that process answers `{ answer: request,
- *   value: reply() }`. A stage where nothing answers gives undefined once the ask times out.
- *
- * Nothing of this runs in Lambda.
+ * What the caller of the local stack may load into each stage process (LOCAL_STAGE_HOOKS, named
+ * through `startLocalStack({ workerEnv })`), and how the stack asks a stage process for what it
+ * keeps (`answerStack`): the stack knows nothing of its callers' instruments. Nothing of this runs in
+ * Lambda. The hooks' order and the asking protocol: docs/architecture.md#local-shape-npm-start.
  */
 
 export const STAGE_HOOKS_ENV = 'LOCAL_STAGE_HOOKS';

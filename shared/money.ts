@@ -1,10 +1,9 @@
 /**
- * Exact commission arithmetic. Money is an integer in the currency's minor unit; a rate is a
- * percentage that counts to two decimals (hundredths of a percent, as `visual_rate` shows it).
- * The order limits (shared/schemas/order.ts) keep every base and sum below 2^53; the product
- * base * rate is not (up to 1e17), so it is computed in BigInt and rounded once, half up, like
- * Math.round on the exact value. Anything that still does not fit (an order stored before the
- * limits, a rate outside 0..100 %) is an AmountNotComputableError: retrying cannot help.
+ * Exact commission arithmetic: money is an integer in the currency's minor unit, a rate counts to
+ * two decimals of a percent. The product base * rate can pass 2^53, so it is computed in BigInt and
+ * rounded once, half up like Math.round on the exact value; what still does not fit (an order stored
+ * before the limits, a rate outside 0..100 %) is an AmountNotComputableError: retrying cannot help
+ * (docs/design-notes.md#limits).
  */
 
 export class AmountNotComputableError extends Error {

@@ -2,15 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 
 /**
  * Who made a write, so that a retry recognises a write of its own that was applied although its
- * answer was lost (a timeout after the commit, a function stopped right after it): DynamoDB
- * applies such writes, and the retry must answer the original result, not "taken" or "already
- * cancelled" (docs/correctness.md).
- *
- * A request with an Idempotency-Key is the same request on every retry: what it creates gets a
- * uuid derived from the merchant, the key and the request's fingerprint (so the same key used for
- * another request after its record expired names something else), and what it changes is stamped
- * with a write id derived the same way. A request without a key gets random ones, which still
- * recognise the retries inside the request (the SDK's own, and the write paths' back-off).
+ * answer was lost, and answers the original result. With an Idempotency-Key, what a request creates
+ * and the write id it stamps are derived from the merchant, the key and the request's fingerprint;
+ * without one they are random, which still covers the retries inside the request
+ * (docs/correctness.md#every-order-answered-201-exists-exactly-once-a-lost-answer-never-costs-the-client-its-order).
  */
 export const derivedUuid = (merchantId: string, purpose: string, key: string): string => {
   const hash = createHash('sha256').update(`${merchantId}\u0000${purpose}\u0000${key}`).digest();

@@ -7,13 +7,10 @@
  */
 
 /**
- * The SDK caps a client at 50 sockets, and its connection timer starts when the request is made,
- * not when a socket is free: a call queued behind 50 others fails "did not establish a connection
- * within 1000 ms" without ever trying. A Lambda environment serves one invocation at a time and
- * never comes near 50; one process serving many invocations at once (`npm start`, where a stage's
- * functions share one process and its clients) does, and its calls failed for no fault of the
- * dependency. So the cap is far above anything one invocation uses, and only a dependency that
- * really does not answer times out.
+ * The SDK caps a client at 50 sockets and starts its connection timer when the call is made, not when
+ * a socket is free: locally, where a stage's functions share one process, a call queued behind a burst
+ * failed without trying. So the cap is far above anything one invocation uses
+ * (docs/design-notes.md#performance-on-the-local-emulators).
  */
 const MAX_SOCKETS = 1_000;
 

@@ -6,12 +6,10 @@ import type { BuildMiddleware, MetadataBearer, MiddlewareStack, ResponseMetadata
 import { classifyDependencyError } from '#shared/dependency-errors';
 
 /**
- * X-Ray subsegments for the AWS SDK calls a function makes (DynamoDB, SQS, SES), so a trace shows
- * each call under the function's own segment and SQS carries the trace on to the consumers: what
- * the X-Ray SDK does in Lambda, reduced to the calls this project makes, one middleware per client.
- * It does nothing outside Lambda, or when the invocation is not sampled. Why not Powertools Tracer
- * or ADOT: docs/design-notes.md#libraries-and-hand-written-code; how it works:
- * lib/README.md#metrics-and-tracing.
+ * X-Ray subsegments for the AWS SDK calls a function makes (DynamoDB, SQS, SES), one middleware per
+ * client, with the trace carried on through SQS: what the X-Ray SDK does in Lambda, for these calls
+ * only. Nothing outside Lambda, or when the invocation is not sampled. Why not Powertools Tracer or
+ * ADOT: docs/design-notes.md#libraries-and-hand-written-code; how: lib/README.md#metrics-and-tracing.
  */
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };

@@ -229,11 +229,10 @@ class ReactionsKeptFailing extends Error {
 
 /**
  * Counts a failure of each failed record; returns those to park now: each that has failed for the
- * park policy, and, from the first failed record on, each of a merchant whose records keep failing
- * (one was parked lately) while another merchant's record behind it went through: so one
- * merchant's failures hold the others for the policy's time once, not once per record, and a
- * failure every merchant shares (an outage) parks nothing sooner. Notes the merchants whose records
- * all went through.
+ * park policy and, from the first failed record on, each of a merchant that had one parked lately
+ * while another merchant's record behind it went through (so one merchant's failures hold the others
+ * once, and an outage parks nothing sooner: docs/architecture.md#the-change-feed). Notes the
+ * merchants whose records all went through.
  */
 const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
   const merchants = planned.map(({ record }) => merchantOf(record));
@@ -268,16 +267,10 @@ const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number,
 
 /**
  * Carries out the reactions of a batch of stream records, in order; returns the sequence number to
- * read again from, or undefined when every record is done. A record is done when its reactions were
- * carried out or it was parked: one that cannot be read is parked at once; one whose reactions keep
- * failing is retried (the batch is read again from it) until it has failed for the park policy's
- * tries and seconds, then parked, so it holds the records behind it for a bounded time only (and
- * once per failing merchant, see `overdueRecords`).
- * Every reaction is idempotent, and a record read again skips the reactions it carried out before
- * in this container (a webhook event fanned out again would be POSTed again). Reactions unfinished
- * after `REACTIONS_SHARE` of `timeLeftMs` count as failed, so a slow batch is counted and parked
- * like a failing one instead of timing out. The operator's replay of parked records
- * (`npm run admin -- parked replay`) runs this too.
+ * read again from, or undefined when every record is done (carried out or parked). A record read
+ * again skips the reactions this container carried out before, and reactions unfinished after
+ * `REACTIONS_SHARE` of `timeLeftMs` count as failed. The operator's `parked replay` runs this too.
+ * What is parked when, and why: docs/architecture.md#the-change-feed ("A record fails alone").
  */
 export const processChangeRecords = async (
   records: readonly DynamoDBRecord[],

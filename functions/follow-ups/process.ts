@@ -15,12 +15,10 @@ class NotDoneYet extends Error {
 }
 
 /**
- * One follow-up, if its work is still owed:
- * - an owed e-mail is sent and settled (shared/mail/relay.ts); one due later than SQS could delay
- *   the message is scheduled again; one settled, parked or rescheduled since is left alone;
- * - a block marked for recount is recounted from its list index (count-repair.ts), unless it
- *   keeps changing under the recount, which is then tried again, or changed a moment ago, which is
- *   marked again for a later follow-up.
+ * One follow-up, if its work is still owed: an owed e-mail is sent and settled (shared/mail/relay.ts),
+ * or scheduled again when due later than SQS could delay; a block marked for recount is recounted
+ * (count-repair.ts), tried again while it keeps changing, or marked again when it changed a moment
+ * ago (docs/architecture.md#the-change-feed, "Owed work").
  */
 const followUp = async (work: FollowUp): Promise<string> => {
   if (work.kind === 'recount') {

@@ -1,12 +1,8 @@
 /**
- * Bundling shim, swapped in for `@aws-sdk/credential-provider-node` (esbuild alias, see
- * lib/bundling.ts) in deployed functions only.
- *
- * Lambda always hands a function its role's credentials in the environment (AWS_ACCESS_KEY_ID,
- * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the default provider chain's other sources (ini
- * files, SSO, web identity, IMDS, ECS, login) never run there; they and the STS/SSO/sign-in clients
- * they pull in are about 100 KB of every minified bundle. Local runs (tsx) are not bundled and keep
- * the full chain.
+ * Bundling shim, swapped in for `@aws-sdk/credential-provider-node` (esbuild alias, lib/bundling.ts)
+ * in deployed functions only: Lambda always hands a function its role's credentials in the
+ * environment, so the chain's other sources never run there, yet they are about 100 KB of every
+ * bundle. Local runs (tsx) are not bundled and keep the full chain (lib/README.md#functions).
  */
 type Credentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string; expiration?: Date };
 

@@ -1,11 +1,8 @@
 /**
- * Bundling shim, swapped in for `@smithy/core/event-streams` (esbuild alias, see lib/bundling.ts)
- * in deployed functions only.
- *
- * The SDK's HTTP protocol loads event-stream support (a dynamic import, which esbuild inlines into
- * a single-file bundle) only for operations that stream events (Bedrock, Transcribe, S3 Select,
- * ...). No DynamoDB, SQS or SES operation does, yet the codec is about 15 KB of every minified
- * bundle. Should an operation ever need it, it fails loudly here instead of silently misbehaving.
+ * Bundling shim, swapped in for `@smithy/core/event-streams` (esbuild alias, lib/bundling.ts) in
+ * deployed functions only: no DynamoDB, SQS or SES operation streams events, yet esbuild inlines the
+ * codec into every bundle (lib/README.md#functions). Should an operation ever need it, it fails
+ * loudly here instead of silently misbehaving.
  */
 const unsupported = (): never => {
   throw new Error('Event streams are not bundled into this function (lib/bundle-shims/no-event-streams.ts)');

@@ -196,14 +196,10 @@ const isUnsupportedAction = (error: unknown) =>
 const REDRIVE_BATCH = 10;
 
 /**
- * Moves the messages of the orders DLQ back to the orders queue, where the commission consumer
- * takes them again (it is idempotent, so a message that did succeed before counts once).
- *
- * On AWS: one SQS message-move task (StartMessageMoveTask), which SQS runs by itself at its own
- * pace; the result names the task and how many messages the DLQ held. Where the endpoint has no
- * message-move tasks (the local emulator), the same move by hand: receive a batch, send it to
- * the orders queue, delete from the DLQ what was sent; repeated until the DLQ answers empty. A
- * message whose send fails stays in the DLQ (and reappears after its visibility timeout).
+ * Moves the messages of the orders DLQ back to the orders queue, where the idempotent commission
+ * consumer takes them again. On AWS one SQS message-move task, which SQS runs at its own pace; where
+ * the endpoint has none (the local emulator), the same by hand: receive, send, delete what was sent,
+ * until the DLQ answers empty (docs/operations.md#a-message-in-the-dlq).
  */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>

@@ -139,11 +139,10 @@ const merchantOfRecord = (record: DynamoDBRecord | undefined) => {
 };
 
 /**
- * Replays up to `limit` parked messages: a change record runs through the change feed again (its
- * reactions are idempotent), a follow-up goes back on the follow-ups queue. Change records go in
- * stream order (SQS hands them out in any), and once one of a merchant's fails again the later
- * ones of that merchant stay parked too, so none overtakes an earlier one (an object's events keep
- * their order in the log). What succeeds leaves the parked queue; what fails again stays, with why.
+ * Replays up to `limit` parked messages: a change record runs through the change feed again, a
+ * follow-up goes back on its queue. Change records go in stream order, and once one of a merchant's
+ * fails again its later ones stay parked too, so none overtakes an earlier one (an object's events
+ * keep their order in the log). What fails again stays, with why (docs/operations.md#work-on-the-parked-queue-parkeddepth).
  */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
   const parked = (await receiveParked(target, limit, 300)).sort((a, b) =>

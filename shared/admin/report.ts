@@ -163,14 +163,11 @@ const periodEnd = (kind: PeriodKind, period: string) => {
 };
 
 /**
- * Rebuilds the merchant's totals of every closed day and month (ended more than the ledger
- * writes' lag and a clock margin ago) from its commission ledgers, each ledger counted as the
- * change feed counts a write of it (`ledgerTotalsDeltas`, every entry new): what they add up to is
- * put in place, sealed against stream records that still carry their entries, and what they no
- * longer give is removed. A ledger entry is booked at the time it is made, so a closed period
- * never gains one: the rebuild races nothing. Periods still open are left to the change feed, so
- * ledgers written before the totals existed are in the current day and month once they close (run
- * it again then). Reads every ledger of the merchant: an operator's command.
+ * Rebuilds the merchant's totals of every closed day and month from its commission ledgers, each
+ * counted as the change feed counts it (`ledgerTotalsDeltas`): what they add up to is put in place,
+ * sealed against stream records that still carry their entries, and what they no longer give is
+ * removed. Open periods are left to the change feed. Reads every ledger of the merchant: an
+ * operator's command (docs/reports.md#exactly-once-without-a-transaction, "Rebuilding").
  */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
   const ledgers = await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#');

@@ -46,12 +46,10 @@ const sequences = async (store: Store, merchantId: string, list: Parameters<type
   count === 0 ? 0 : takeSequence(store, merchantId, list, count);
 
 /**
- * Seeds one merchant, which must be new: every item is built by its entity, exactly as the API
- * builds it, and written with BatchWriteItem in parallel chunks (no per-item transaction: the
- * merchant is new, so the fixture's own uniqueness, checked here, is all there is to guard).
- * Sequence numbers come from the same counters as the API's creates, and the list counts are
- * added once at the end, then their group totals (counter.ts) refreshed, so that the lists'
- * older groups are exact at once, whether or not a stream consumer runs.
+ * Seeds one merchant, which must be new: every item built by its entity as the API builds it,
+ * numbered by the same counters, and written with BatchWriteItem (no transaction: for a new merchant
+ * the fixture's own uniqueness, checked here, is all there is to guard). The list counts and their
+ * group totals come last, exact whether or not a stream consumer runs (docs/architecture.md#fixtures).
  */
 /** What one merchant's seed gathers: the items to put, the list count changes, and the ids and tokens it returns. */
 type Seeding = {

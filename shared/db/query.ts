@@ -31,10 +31,9 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
 
 /**
  * Every item of partition `pk` whose sort key begins with `prefix`, as a key range rather than
- * `begins_with`: DynamoDB seeks either way, but DynamoDB Local answers `begins_with` by reading the
- * whole partition (figures: docs/design-notes.md, "Performance on the local emulators"). The
- * range ends at the prefix with its last character incremented, which holds every key with the
- * prefix; the one key that could equal that bound without the prefix is dropped here. At most
+ * `begins_with`, which DynamoDB Local answers by reading the whole partition
+ * (docs/design-notes.md#performance-on-the-local-emulators). The range ends at the prefix with its
+ * last character incremented; a key equal to that bound, which lacks the prefix, is dropped. At most
  * `limit` items are read.
  */
 export const queryKeyPrefix = async (

@@ -2,14 +2,10 @@ import { isPassingDependencyFailure, isRetryableWriteFailure } from '#shared/dep
 import { busy } from '#shared/errors';
 
 /**
- * The one back-off helper of every write path (create, cancel, update, invite, accept, decline).
- * In DynamoDB two transactions touching one item at the same time cancel each other
- * (TransactionConflict), a single-item write that meets a running transaction on its item gets
- * TransactionConflictException, and a write over a partition's or the table's capacity is
- * throttled, as an exception or as a transaction cancelled with ThrottlingError (which the SDK does
- * not retry). None is the client's fault and all pass: retry with full-jitter exponential back-off,
- * and past the budget answer 503 with Retry-After (never a 500). shared/dependency-errors.ts says
- * which errors those are; `npm start -- --faults` and the unit tests produce them.
+ * The one back-off helper of every write path (create, cancel, update, invite, accept, decline):
+ * transaction conflicts and throttling are no fault of the client's and pass, so they are retried
+ * with full-jitter exponential back-off and, past the budget, answered 503 with Retry-After, never a
+ * 500 (docs/correctness.md#one-classification-of-dependency-errors).
  */
 export const WRITE_ATTEMPTS = 6;
 const BASE_DELAY_MS = 10;

@@ -1,14 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift.
- *
- * - pk/sk: every merchant item lives under `M#<merchantId>` (see entities/base.ts).
- * - gsi1: generic lookup index: token hash -> token; every sequenced list of a merchant (orders,
- *   affiliates, affiliate requests per status, invites) by sequence number (see db/pages.ts).
- * - gsi3: second list index, for items listed under two keys (affiliates per tier).
- * - gsi2: sparse index of owed work, one partition per merchant and kind (entities/owed-work.ts).
- * - the stream (new and old images) feeds the change feed (shared/changes/feed.ts).
+ * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift:
+ * pk/sk under `M#<merchantId>`, gsi1 (token lookup and every sequenced list), gsi3 (a second list
+ * key: affiliates per tier), gsi2 (sparse, owed work) and the stream that feeds the change feed
+ * (docs/architecture.md#data-one-table-keyed-by-merchant).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
@@ -41,15 +37,10 @@ export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
 export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
 
 /**
- * The stage's queues, by id: the environment variable that hands a function its URL, and where
- * each redrives. Shared by the CDK stack, the local stack and the function manifests.
- * - `orders`: order events for the commission consumer (from the change feed);
- * - `orders-dlq`: order events that failed 5 times, or can never succeed (`npm run admin -- redrive`);
- * - `follow-ups`: owed work (e-mails, recounts), delayed until due (from the change feed);
- * - `parked`: what nothing retries any more: follow-ups that failed 5 times, change-feed records
- *   that cannot be read, and the stream batches Lambda gave up on (alarmed);
- * - `webhooks`: one message per webhook delivery attempt (from the change feed, test, resend,
- *   recover), delayed for retries; `webhooks-dlq` keeps what the deliverer could not handle.
+ * The stage's queues, by id: the environment variable that hands a function its URL, and where each
+ * redrives; shared by the CDK stack, the local stack and the function manifests. `orders` feeds the
+ * commission consumer, `follow-ups` owed work, `webhooks` one message per delivery attempt; `parked`
+ * holds what nothing retries any more (docs/architecture.md#deployed-shape).
  */
 export const QUEUES = {
   orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
@@ -87,12 +78,10 @@ export const QUEUE_CREATION_ORDER: readonly QueueId[] = [
 export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
 
 /**
- * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local
- * stack: redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for
- * an event source, so a message survives a throttled invocation's retries), or `visibilityTimeouts`
- * times it: the webhooks queue's twice, because its event source has a maximum concurrency (it
- * receives only what it can invoke at once), and a deliverer that died would otherwise hold its
- * delivery, and with it a parked backlog, for minutes.
+ * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local stack:
+ * redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for an event
+ * source, so a message survives a throttled invocation's retries), or `visibilityTimeouts` times it:
+ * the webhooks queues' twice (why: docs/webhooks.md#how-it-works).
  */
 export const consumedQueueSettings = (queue: QueueId) => {
   const entry = QUEUES[queue];

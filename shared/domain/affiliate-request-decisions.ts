@@ -103,12 +103,11 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
 };
 
 /**
- * Accepts a pending request: ONE transaction moves the request to `accepted` and makes the
- * affiliate of its slug an active affiliate of the merchant, so orders can be attributed to it the
- * moment the API answers. Reads first (request, then affiliate: consistent GetItems) because the
- * affiliate item is built from the request; every write is conditional on what was read, and a lost
- * race re-reads: a request that stopped being pending is a 422, one that vanished a 404; past the
- * attempts, 503. Then the affiliate is e-mailed (never undoing the accept).
+ * Accepts a pending request: ONE transaction moves it to `accepted` and makes the affiliate of its
+ * slug active, so orders can be attributed to it the moment the API answers. Reads first (consistent):
+ * the affiliate is built from the request; every write is conditional on what was read, and a lost
+ * race re-reads (no longer pending: 422; gone: 404; past the attempts: 503). Then the affiliate is
+ * e-mailed, never undoing the accept (docs/design-notes.md#affiliate-program).
  */
 export const acceptAffiliateRequest = async (
   merchant: Merchant,

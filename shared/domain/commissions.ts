@@ -14,12 +14,10 @@ import { isoNow } from '#shared/time';
 import { eventTypeOf, versionOf } from './order-events';
 
 /**
- * Commission processing: one ledger per order (db/entities/commission.ts), brought up to the
- * order's current version by every order event (applyOrderChanges).
- *
- * Per row: the segment whose `slugs` contain the row's segment_slug (case-insensitive), else the
- * merchant's default segment; rate = segment.rates[affiliate tier] ?? 0 (percent);
- * amount = round(price_value * quantity * rate / 100). Shipping and tax carry no commission.
+ * Commission processing: one ledger per order (db/entities/commission.ts), brought up to the order's
+ * current version by every order event (applyOrderChanges). A row's rate is its segment's (by
+ * segment_slug, else the default segment's) for the affiliate's tier, 0 without one; shipping and tax
+ * carry none (docs/architecture.md#commission-processing).
  */
 
 export type { CommissionLedger } from '#shared/db/entities/commission';
@@ -66,13 +64,10 @@ type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'cur
 
 /**
  * Brings a ledger from its applied_version to the order's current version, one version at a time
- * in order (the kind of each version: shared/domain/order-events.ts). Pure: returns the new ledger
- * and the entries it appended.
- * - accepted: an `accrual` of the commission; none when the order is already cancelled (a cancel
- *   applied together with, or before, the accept: the commission is void from the start);
- * - shipping_updated: a `shipping_change` of 0 (shipping carries no commission in the current rule);
- * - cancelled: a `reversal` of the net amount when something was accrued, and status `void`.
- * `accrual` is needed (computeCommission) only when an accrual is booked.
+ * (kinds: shared/domain/order-events.ts). Pure: returns the new ledger and the entries it appended,
+ * an `accrual` at acceptance (none when already cancelled), a `shipping_change` of 0, a `reversal` of
+ * the net amount at the cancel (docs/architecture.md#commission-processing). `accrual` is needed
+ * (computeCommission) only when an accrual is booked.
  */
 export const advanceLedger = (
   ledger: CommissionLedger | undefined,
@@ -135,12 +130,10 @@ export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: Commissi
 export const LEDGER_ATTEMPTS = 5;
 
 /**
- * Applies every change of one order its ledger does not reflect yet, whatever event was delivered
- * (the message only says "this order changed"): GetItem order and ledger (consistent), GetItem
- * affiliate and Query segments when an accrual is due, then one PutItem conditional on the ledger
- * being as read. A ledger already at the order's version (a redelivered or out-of-order message)
- * is left untouched: `duplicate`. A write refused because another delivery got there first is
- * read again and retried.
+ * Applies every change of one order its ledger does not reflect yet, whatever event was delivered:
+ * reads the order and ledger (consistent; the affiliate and segments when an accrual is due), then one
+ * PutItem conditional on the ledger being as read, read again and retried when refused. A ledger
+ * already at the order's version is left untouched: `duplicate` (docs/architecture.md#commission-processing).
  */
 export const applyOrderChanges = async (merchantId: string, orderUuid: string): Promise<LedgerOutcome> => {
   for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {

@@ -57,14 +57,11 @@ const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCrea
 };
 
 /**
- * Invites an e-mail address on behalf of one of the merchant's users.
- *
- * Reads (in parallel): the sender's user item and the address's invite guard, so one 422 names
- * every failing field. The invite's sequence number: one atomic ADD. Write: ONE transaction
- * putting the invite (which carries its owed e-mail) and its guard, both attribute_not_exists: of
- * two racing invites for one address exactly one commits, the other gets the same 422 on `email`.
- * After the commit: +1 on the list's block count and the address in the e-mail projection
- * (idempotent; a failure is logged), then the e-mail (a failed send never undoes the invite).
+ * Invites an e-mail address on behalf of one of the merchant's users: the sender and the address's
+ * guard read in parallel (one 422 names every failing field), a sequence number by one ADD, then ONE
+ * transaction putting the invite (with its owed e-mail) and its guard, so of two racing invites one
+ * commits. After the commit, the count and the e-mail projection (a failure is logged), then the
+ * e-mail, which never undoes the invite (docs/design-notes.md#affiliate-program).
  */
 export const createInvite = async (
   merchant: Merchant,

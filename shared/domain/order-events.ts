@@ -2,26 +2,20 @@ import type { OrderItem } from '#shared/db/entities/order';
 import { toOrderResponse } from './order-model';
 
 /**
- * The order events of the change feed (shared/changes/feed.ts). Every change of an order
- * increments its `version` (create = 1; PATCH and cancel add 1 in their conditional UpdateItem),
- * and the table's stream carries each version once, in order per order: the feed turns it into
- * one event on the orders queue (the commission consumer) and, later, to the merchant's webhooks.
- *
- * The kind of each version follows from the order's rules, so the order need not store it:
- * version 1 is the acceptance; a cancelled order can no longer change, so its last version is the
- * cancellation; every other version is a shipping change (PATCH changes nothing else).
+ * The order events of the change feed (shared/changes/feed.ts): every change of an order increments
+ * its `version`, and the stream carries each version once, in order, as one event for the commission
+ * consumer and the merchant's webhooks. A version's kind follows from the order's rules, so the order
+ * need not store it: 1 is the acceptance, a cancelled order's last the cancellation, any other a
+ * shipping change (docs/architecture.md#the-change-feed).
  */
 export const ORDER_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /**
- * One change, as the feed publishes it, shaped for Standard Webhooks (`id`, `type`, `timestamp`,
- * `data`) and for the commission consumer, which needs only `merchant_id`, `order_uuid` and
- * `version` and reads the order itself, so a late, repeated or out-of-order event never carries
- * stale data into a ledger.
- * - `id`: the same for every delivery of this version of this order (receivers deduplicate on it);
- * - `timestamp`: when the change was made (the order's updated_at as of this version);
- * - `data.order`: the order as `GET /api/v2/orders/{uuid}` showed it right after the change.
+ * One change, as the feed publishes it: shaped for Standard Webhooks (`id` the same for every delivery
+ * of this version, `timestamp` when the change was made, `data.order` as GET showed it right after) and
+ * for the commission consumer, which needs only `merchant_id`, `order_uuid` and `version` and reads the
+ * order itself, so no stale data reaches a ledger (docs/architecture.md#commission-processing).
  */
 export type OrderEventMessage = {
   id: string;

@@ -46,15 +46,11 @@ export type CreateSteps = {
 };
 
 /**
- * Creates an order in three round trips, nothing that many creates share in a transaction
- * (DESIGN.md, "No hot item in a transaction"): the affiliate, an old order_no guard, and the
- * quota's decision (with an Idempotency-Key, and its claim) in parallel, with the sequence number (taken in the quota's write when it makes
- * one, else by an ADD on the same item as soon as the decision is known); one conditional put of the order under the uuid
- * derived from the merchant and its order_no (its own uniqueness guard: of racing creates exactly
- * one is stored, the others get 422); then +1 on the list's block count, which the answer waits for
- * beside the recording of a key's answer (a failure there is logged and marked for recount, never a 500). What reacts to the order is the change feed's. A put
- * applied whose answer was lost finds its own order on the retry (`recoverOrder`). Step by step,
- * with its costs: docs/data-model-heat.md, "The create now".
+ * Creates an order in three round trips, nothing that many creates share in a transaction: the
+ * affiliate, an old order_no guard and the quota's decision (which numbers it; with a key, its claim)
+ * in parallel; one conditional put under the uuid derived from merchant and order_no, its own
+ * uniqueness guard; then the list's block count (a failure is marked for recount, never a 500). A lost
+ * answer's put is found on the retry (`recoverOrder`). Costs: docs/data-model-heat.md#the-create-now-one-conditional-put.
  */
 export const createOrder = async (
   merchant: Merchant,
@@ -114,12 +110,10 @@ const settleCreate = async (order: OrderItem, counted: Promise<void>) => {
 const RECENT_CREATE_SECONDS = 60 * 60;
 
 /**
- * An order_no taken by a recent order: most likely this is the platform's retry of a create whose
- * answer was lost, and that create may have stopped between its commit and its count (without an
- * Idempotency-Key the retry cannot tell, and answers 422 as the spec says). So the holder's list
- * block is marked for an exact recount (one UpdateItem, and a GetItem for an order found by its
- * guard, on this path only). Logged,
- * never thrown: the 422 stands either way.
+ * An order_no taken by a recent order: most likely the platform's retry of a create whose answer was
+ * lost, and which may have stopped between its commit and its count. So the holder's block is marked
+ * for an exact recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
+ * Logged, never thrown: the 422 stands either way.
  */
 const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {

@@ -128,12 +128,11 @@ const asOfFrom = (through: string | undefined) =>
   through === undefined ? null : new Date(Date.parse(through) - LEDGER_WRITE_LAG_SECONDS * 1000).toISOString();
 
 /**
- * The report's rows and how many there are. Cost: a single calendar month (or whole months
- * grouped by affiliate and month, or days grouped by affiliate and day) reads the merchant's few
- * totals items for the count and only the page's affiliate items and those before or after it,
- * whichever are fewer; a range with part months, or several months grouped by affiliate alone,
- * reads every affiliate item of the range. Grouped by time alone or for one affiliate it reads at
- * most one item per day and currency of the range.
+ * The report's rows and how many there are. A single calendar month by affiliate (or whole months or
+ * days by affiliate and period) reads the few totals items and the page's affiliate items from the
+ * nearer end; a range with part months, or several months by affiliate alone, reads every affiliate
+ * item of it; by time alone or for one affiliate, at most one item per day and currency
+ * (docs/reports.md#the-totals-shareddbentitiescommission-totalsts).
  */
 export const commissionReport = async (db: TableRef, merchantId: string, query: ReportQuery): Promise<CommissionReport> => {
   const { from, to } = query;

@@ -6,7 +6,7 @@ import { logger } from '#shared/logger';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { type AuthenticatedContext, authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
-import { type JsonBodyContext, jsonBody } from './json-body';
+import { jsonBody } from './json-body';
 import { type Admission, admittedAtOnce, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
@@ -61,13 +61,11 @@ export type IdempotencyHandling = {
 };
 
 /**
- * The one request chain of every route, built middleware-first and handler-last, so TypeScript
- * infers what each step adds to the context (middy's `use` types): the handler reads the
- * credential and the input as the route's schemas output it, with no cast and no check. The
- * handler's Reply, and any failure, go out in the route's envelope. Why the steps come in this
- * order is described in docs/design-notes.md#idempotency-key ("Where it runs").
- *
- *   [alongside work] -> trace id -> [record response] -> error envelope -> authentication -> quota -> JSON body -> validation -> [claim key] -> handler
+ * The one request chain of every route, built middleware-first and handler-last so TypeScript infers
+ * what each step adds to the context (middy's `use` types): the handler reads the credential and the
+ * input as the route's schemas output them, with no cast and no check. Its Reply, and any failure, go
+ * out in the route's envelope. Why the steps come in this order: docs/design-notes.md#idempotency-key
+ * ("Where it runs").
  */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,

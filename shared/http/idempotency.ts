@@ -15,11 +15,10 @@ import type { Schemas, ValidatedContext } from './validate';
 
 /**
  * `Idempotency-Key` on POST routes, in two middlewares: `idempotencyKey` claims the key, if any, after
- * validation (it needs the merchant and a valid request) and answers a key held by another request
- * (422, 409 or the stored response); `idempotentResponse` records the final HTTP response outside
- * the error envelope, or releases the key on a 5xx (and forgets it on the quota's 429). A route that answers a secret names it
- * (`secrets`), and the record keeps it sealed. What is stored, replayed and refused is described
- * in docs/design-notes.md#idempotency-key.
+ * validation and answers a key held by another request (422, 409 or the stored response);
+ * `idempotentResponse` records the final HTTP response outside the error envelope (a route's
+ * `secrets` sealed), or releases the key on a 5xx and forgets it on the quota's 429. What is stored,
+ * replayed and refused: docs/design-notes.md#idempotency-key.
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -157,15 +156,11 @@ const claimOrAnswer = async (
 };
 
 /**
- * Validates and claims the key for the authenticated merchant (so it runs after authentication,
- * and after validation: a refused request stores nothing), or answers for it: a finished request
- * with this key gets its stored response, and nothing else runs.
- *
+ * Validates and claims the key for the authenticated merchant, after validation (a refused request
+ * stores nothing), or answers for it: a finished request's stored response, and nothing else runs.
  * `besideHandler` (a route that `admitsBesideReads`): the claim goes out beside the quota's decision
- * and the handler's first reads, and `admitted()`, which the handler awaits before its first write,
- * waits for both: the quota's refusal first (a key claimed meanwhile is released), then the claim's
- * answer for a key held by another request (a stored response is thrown as `AnsweredEarly`). A
- * refusal the quota knows at once ends the request before this step, so it claims nothing.
+ * and the handler's first reads, and `admitted()` waits for both, the quota's refusal first
+ * (docs/design-notes.md#quotas, "Beside a create's reads").
  */
 export const idempotencyKey = (
   secrets?: ReplySecrets,

@@ -93,12 +93,10 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
 });
 
 /**
- * Cursors of lists read by position (webhook deliveries): opaque to the client, and bound to the
- * list they came from. A cursor is the position (base64url) and a tag: the SHA-256 (base64url,
- * 128 bits) of the list's scope (stage table, merchant, list) and the position. Garbage, a cut or
- * edited cursor, or one from another list, merchant or stage is a 422 keyed by its parameter,
- * never a page read from somewhere else (or an empty one). The tag is a binding, not a secret: a
- * position is only ever read inside the caller's own partition.
+ * Cursors of lists read by position (webhook deliveries): the position (base64url) and a 128-bit
+ * SHA-256 tag binding it to the list's scope (stage table, merchant, list). Anything else is a 422
+ * keyed by its parameter, never a page read from somewhere else; the tag is a binding, not a secret
+ * (docs/design-notes.md#pagination).
  */
 const CURSOR = /^([A-Za-z0-9_-]{1,600})\.([A-Za-z0-9_-]{22})$/;
 export const CURSOR_MESSAGE = 'The selected :attribute is invalid.';

@@ -10,11 +10,10 @@ import { defaultQuota } from '#shared/quota/policy';
 import type { AuthenticatedContext } from './auth';
 
 /**
- * The merchant's quota in the request chain (shared/http/api-handler.ts): `quota()` admits the
- * request right after authentication, keyed on the merchant (whatever token or spelling of it),
- * and refuses with 429 in the route's envelope and an honest Retry-After; `putQuotaHeaders`, at the
- * end of the request, puts `RateLimit-Policy` and `RateLimit` on every answer to an authenticated
- * request, success or failure, stored Idempotency-Key replays included (with today's figures).
+ * The merchant's quota in the request chain: `quota()` admits the request right after authentication,
+ * keyed on the merchant (whatever token or spelling of it), or refuses with 429 and an honest
+ * Retry-After; `putQuotaHeaders`, at the request's end, puts `RateLimit-Policy` and `RateLimit` on
+ * every answer to an authenticated request, replays included (docs/design-notes.md#quotas).
  * QUOTA_ENFORCEMENT=off skips both: the unit tests of the handlers, which count their own writes.
  */
 const enforced = process.env.QUOTA_ENFORCEMENT !== 'off';

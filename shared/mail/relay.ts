@@ -42,14 +42,11 @@ export type RelayOptions = {
 };
 
 /**
- * Sends one merchant's owed e-mails at once: the operator's `npm run admin -- resend-notifications`
- * (parked ones included). In the running service each owed e-mail is tried on its own, when it is
- * due, by the follow-up the change feed schedules (relayOwedNotification).
- *
- * Each e-mail is tried and settled on its own (settle.ts): a failure, even an exception, only
- * affects that e-mail, which is rescheduled with backoff or, after a bounded number of tries,
- * parked with its reason; the run goes on with the next one. Bounded by `maxItems` and by
- * `deadline` (epoch ms).
+ * Sends one merchant's owed e-mails at once, parked ones included: the operator's
+ * `npm run admin -- resend-notifications` (in the running service each is tried when due, by its
+ * follow-up: relayOwedNotification). Each e-mail is tried and settled on its own (settle.ts), so a
+ * failure only affects that e-mail (docs/design-notes.md#affiliate-program). Bounded by `maxItems`
+ * and `deadline` (epoch ms).
  */
 export const relayPendingNotifications = async ({
   merchantId,
@@ -138,12 +135,11 @@ const relayOne = async (
 };
 
 /**
- * An e-mail a follow-up sends first (or second) belongs to a request that did not finish: SES
- * failed, a follow-up write failed, or the function stopped after its commit. Which one is
- * unknown, so the blocks the write counted in are marked for an exact recount (count-repair.ts)
- * and an invite's address is put in the e-mail projection again (an idempotent SET). Never
- * throws: false when a write failed (logged), and the e-mail waits for the next try, which does
- * them again.
+ * An e-mail a follow-up sends first (or second) belongs to a request that did not finish (SES failed,
+ * a write failed, or the function stopped after its commit), so the blocks its write counted in are
+ * marked for an exact recount and an invite's address is put in the e-mail projection again. Never
+ * throws: false when a write failed (logged), and the e-mail waits for the next try, which does them
+ * again (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
  */
 const finishUnfinished = async (merchantId: string, owed: OwedItem): Promise<boolean> => {
   try {

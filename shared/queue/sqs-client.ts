@@ -3,11 +3,9 @@ import { instrumentClient } from '#shared/aws-clients';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 
 /**
- * The functions' SQS client, without any queue URL: client.ts adds the orders queue (senders),
- * dead-letter.ts the DLQ (the consumer), each required at init only where it is used.
- *
- * useQueueUrlAsEndpoint=false: requests go to the configured SQS endpoint (AWS's regional one, or
- * AWS_ENDPOINT_URL_SQS locally) rather than the host inside the queue URL, which emulators set to
- * names that need not resolve. Timeouts: shared/sdk-timeouts.ts.
+ * The functions' SQS client, without any queue URL (client.ts and dead-letter.ts add theirs, each
+ * required at init only where it is used). useQueueUrlAsEndpoint=false: requests go to the configured
+ * SQS endpoint rather than the host inside the queue URL, which emulators set to names that need not
+ * resolve. Timeouts: shared/sdk-timeouts.ts.
  */
 export const sqs = instrumentClient('sqs', new SQSClient({ ...FUNCTION_CLIENT_CONFIG.sqs, useQueueUrlAsEndpoint: false }));

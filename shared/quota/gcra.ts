@@ -1,11 +1,8 @@
 /**
- * A merchant's quota as a token bucket, kept as GCRA (generic cell rate algorithm) state: one
- * number, the theoretical arrival time `tat` at which the bucket would be full again. A bucket of
- * `burst` tokens refilled at `rate` per second: each token moves `tat` on by one interval, and
- * tokens are there while `tat` is at most `burst` intervals ahead of now. Times are whole
- * microseconds and the interval is rounded up to one, so the store's arithmetic and a
- * container's agree exactly and the bucket never refills faster than its rate. Pure: the store
- * (shared/db/entities/quota.ts) keeps `tat`, the limiter (limiter.ts) takes tokens from it.
+ * A merchant's quota as a token bucket of `burst` tokens refilled at `rate` per second, kept as GCRA
+ * state: one number, `tat`, the time at which the bucket would be full again; each token moves it on
+ * by one interval, and tokens are there while it is at most `burst` intervals ahead of now. Pure: the
+ * store (shared/db/entities/quota.ts) keeps `tat`, the limiter takes from it (docs/design-notes.md#quotas).
  */
 export type QuotaPolicy = { rate: number; burst: number };
 

@@ -5,12 +5,10 @@ import { availableTokens, bucketState, heldTokens, leaseTokens, type QuotaPolicy
 import { rateLimitHeaders } from './policy';
 
 /**
- * The per-merchant quota in the request path, per container. A request spends a token this
- * container holds, or takes tokens from the merchant's bucket in one conditional write
- * (shared/db/entities/quota.ts), so the quota is exact across containers. When the quota store
- * fails (not on contention), the request is decided on this container's own view of the bucket and
- * `degraded` says so. How many tokens a take asks for, and why failing open is safe, is described
- * in docs/design-notes.md#quotas.
+ * The per-merchant quota in the request path, per container: a request spends a token this container
+ * holds, or takes tokens from the merchant's bucket in one conditional write, so the quota is exact
+ * across containers. When the quota store fails (not on contention), the request is decided on this
+ * container's own view and `degraded` says so (why that is safe: docs/design-notes.md#quotas).
  */
 export const LEASE_TARGET_MS = 100;
 /** The longest a request waits for another request's take in the same process. */

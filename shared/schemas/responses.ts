@@ -16,13 +16,10 @@ import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
 /**
- * The response payloads, written once: the OpenAPI document (scripts/openapi.ts) is generated from
- * these, and the presenters that build them (shared/domain/*-model.ts) and the envelopes
- * (shared/http/envelope.ts) are checked against them at compile time (the `Same` checks at the
- * bottom). Only the generator and the tests import this module at run time: no function bundles it.
- *
- * Objects are strict (`additionalProperties: false` in the document), so a field the code sends
- * and the document does not list fails the integration suite's response check.
+ * The response payloads, written once: the OpenAPI document is generated from these, and the
+ * presenters and envelopes are checked against them at compile time (the `Same` checks at the
+ * bottom). Objects are strict, so a field the code sends and the document does not list fails the
+ * integration suite's response check. No function bundles this module (docs/openapi.md#the-contract-as-openapi).
  */
 
 const timestamp = () => z.iso.datetime();

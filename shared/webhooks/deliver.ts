@@ -77,13 +77,11 @@ const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMe
 };
 
 /**
- * One delivery message: not yet due, sent on again; else one claim on the endpoint (claim), then
- * one signed POST (send), its outcome recorded and the claim given back (recordSuccess,
- * recordFailure), and the next attempt queued on the endpoint's schedule or the delivery given up.
- *
- * So a slow or failing endpoint holds at most its slots of the deliverers (one while it fails),
- * and never another endpoint's messages. Throws only when the table or the queue failed: the
- * message then comes back and is redone (recording an attempt twice is harmless).
+ * One delivery message: not yet due, sent on again; else one claim on the endpoint (claim), one
+ * signed POST (send), its outcome recorded with the claim given back (recordSuccess, recordFailure),
+ * and the next attempt queued or the delivery given up: a slow or failing endpoint holds at most its
+ * slots of the deliverers (docs/webhooks.md#how-it-works). Throws only when the table or the queue
+ * failed: the message comes back and is redone (recording an attempt twice is harmless).
  */
 export const deliver = async (message: DeliveryMessage, settings: DeliverSettings): Promise<DeliverOutcome> => {
   const now = settings.now?.() ?? Date.now();
@@ -173,11 +171,10 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
 };
 
 /**
- * Parks a delivery whose endpoint is held back (a failure streak resting it, a delivery hanging):
- * stored once, and sent back to the queue by the delivery that ends the hold, instead of going round
- * the queue until then. The park is written first and then noted on the endpoint on the condition
- * that the hold still stands, so whoever ends the hold finds it; if the hold ended meanwhile, the
- * park is taken back and the message comes again in a moment.
+ * Parks a delivery whose endpoint is held back, to be sent back by the delivery that ends the hold
+ * instead of going round the queue. The park is noted on the endpoint only while the hold stands;
+ * if it ended meanwhile, the park is taken back and the message comes again in a moment
+ * (docs/webhooks.md#how-it-works).
  */
 const park = async (
   { message, settings, now, random }: Attempt,
@@ -206,10 +203,9 @@ const RELEASE_SEND_ROUNDS = 3;
 
 /**
  * Sends the endpoint's parked deliveries back to the queue, due now, oldest first: as many as its
- * free slots (a single one while it is still failing: its probe, the rest wait for its answer), and
- * each delivery answered releases more, so a backlog drains at the endpoint's pace instead of going
- * round the queue; a disabled endpoint's, RELEASE_CHUNK at a time. One deliverer releases at a time;
- * the endpoint's `waiting` mark goes once the list is empty.
+ * free slots (one, its probe, while it still fails), a disabled endpoint's RELEASE_CHUNK at a time,
+ * so a backlog drains at the endpoint's pace. One deliverer releases at a time; the endpoint's
+ * `waiting` mark goes once the list is empty (docs/webhooks.md#how-it-works).
  */
 const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<{ left: boolean }> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
@@ -240,9 +236,9 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
 /**
  * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then
  * itself (given up, or parked behind the others): once the hold has passed, the parked deliveries
- * are released (the next probe first). While a later hold stands, whatever set it comes back
- * instead. A keeper (`keep`, left by the first park of a backlog) waits for any hold and comes back
- * every delivery timeout while deliveries are left parked, whatever became of the rest of the chain.
+ * are released, the next probe first; while a later hold stands, whatever set it comes back instead.
+ * A keeper (`keep`, left by a backlog's first park) waits out any hold and comes back every delivery
+ * timeout while deliveries are parked (docs/webhooks.md#how-it-works).
  */
 const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<DeliverOutcome> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;

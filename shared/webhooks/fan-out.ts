@@ -15,15 +15,11 @@ type Delivery = { endpoint: WebhookEndpointItem; message: DeliveryMessage };
 type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUntil: number; messages: DeliveryMessage[] };
 
 /**
- * The change feed's webhook reaction for a batch of records: one delivery per event and enabled
- * endpoint that subscribes to it, with one Query of the endpoints per merchant in the batch (which
- * also says which endpoints are held back). A held endpoint's deliveries are parked for it at once
- * (parkHeld) when the hold is long (parksDuring), so its backlog drains at its own pace rather than
- * arriving on the shared queue all at once when the hold ends; a short hold's are sent delayed to
- * its end, each one more chance to find the endpoint up; the others are sent. A record is done
- * when all its deliveries were parked or sent, each on its endpoint's lane; a merchant whose endpoints could not be read fails
- * its records (the feed reads them again). Sending twice is harmless: a delivery is keyed by
- * endpoint and event id.
+ * The change feed's webhook reaction for a batch: one delivery per event and enabled, subscribed
+ * endpoint, with one Query of the endpoints per merchant (which also says which are held back). A long
+ * hold's deliveries are parked at once (parkHeld, parksDuring), a short one's sent delayed to its end,
+ * the rest sent, each on its endpoint's lane; a merchant whose endpoints could not be read fails its
+ * records. Sending twice is harmless: a delivery is keyed by endpoint and event id (docs/webhooks.md#how-it-works).
  */
 export const fanOutWebhookEvents = async (
   db: TableRef,

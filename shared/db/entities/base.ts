@@ -6,12 +6,10 @@ import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
 
 /**
- * What every entity module builds on. An entity module owns one stored item type: its key and
- * index attributes (no other module spells them), its stored shape (parsed at the boundary, never
- * cast), its builder, and its reads and writes.
- *
- * Every item of a merchant lives under a partition key that begins with `M#<merchantId>`, so no
- * key built here can reach another merchant's data.
+ * What every entity module builds on. An entity module owns one stored item type: its key and index
+ * attributes (no other module spells them), its stored shape (parsed at the boundary, never cast),
+ * its builder, and its reads and writes. Every merchant item's partition key begins with
+ * `M#<merchantId>`, so no key built here can reach another merchant's data.
  */
 export type Key = { pk: string; sk: string };
 

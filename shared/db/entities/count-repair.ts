@@ -58,13 +58,11 @@ const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: st
 const RECOUNT_ATTEMPTS = 5;
 
 /**
- * Sets one block's count to what its index holds. The write is conditional on the count (and the
- * mark) read before counting, so an `ADD` or a new mark that lands meanwhile makes it count again
- * rather than overwrite. The RECOUNT entry is removed with the same write, unless it was renewed.
- * The write adds 1 to the block's version (counter.ts), whether or not the count changed: the
- * stream consumer then refreshes the block's group total. Undefined when the block kept changing
- * through every attempt (it stays marked). A block changed within `quietMs` is not counted but
- * marked again (`'marked'`): the change feed schedules its recount for later.
+ * Sets one block's count to what its index holds, conditional on the count and mark read before
+ * counting (a change meanwhile makes it count again), removing the RECOUNT entry unless renewed and
+ * adding 1 to the block's version, so the change feed refreshes its group total. Undefined when the
+ * block kept changing through every attempt; `'marked'` when it changed within `quietMs`, to be
+ * recounted later (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
  */
 export const recountBlock = async (
   db: TableRef,
@@ -134,13 +132,11 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
 ];
 
 /**
- * Recounts every block of every list of one merchant (`npm run admin -- recount`): the operator's
- * repair when a count could be neither kept nor marked. Buckets: the fixed ones, the affiliates'
- * tiers (`tierBuckets`) and any other that has a count item; blocks: 0 up to the list's sequence.
- * Then refreshes the total of every group of those blocks, so the pages' older groups are exact
- * too (and a merchant whose counts predate group totals gets them). Reads every index item of the
- * merchant's lists once: an operator command, not a request path. A block changed a moment ago is
- * marked instead, and recounted by the change feed's follow-up.
+ * Recounts every block of every list of one merchant (`npm run admin -- recount`), then refreshes the
+ * total of every group of those blocks: the operator's repair when a count could be neither kept nor
+ * marked. Buckets: the fixed ones, the tiers and any other with a count item. Reads every index item
+ * of the merchant's lists once; a block changed a moment ago is marked instead
+ * (docs/operations.md#a-list-total-that-is-off).
  */
 export const recountMerchant = async (
   db: TableRef,

@@ -11,11 +11,9 @@ import { OrderSequenceNotStarted, orderSequenceMove, readOrderSequence, startOrd
 
 /**
  * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
- * counter per list (`COUNTER#<list>`, so list order is creation order; the orders' is on the quota
- * item, quota.ts), a count item per bucket and
- * block of BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the merchant's
- * `#COUNTS` partition, so a page finds its place from a bounded number of count items. Their keys
- * and versions, and why, are in docs/data-model-heat.md#page-cost-at-any-size.
+ * counter per list (the orders' on the quota item, quota.ts), a count item per bucket and block of
+ * BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the `#COUNTS` partition, so
+ * a page finds its place from a bounded number of count items (docs/data-model-heat.md#page-cost-at-any-size).
  */
 
 export const BLOCK_SIZE = 256;
@@ -85,12 +83,9 @@ export const ORDER_SEQUENCE_GAP = 16_384;
 
 /**
  * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
- * first. A merchant's sequence starts ORDER_SEQUENCE_GAP past its `COUNTER#orders` (or past 0: a
- * create of the code before may be numbering its first order meanwhile), at the first number of a
- * block (so the block fills, and a page finds its place in it from the counts alone), after the
- * counter's last block is marked for recount: the counter's move past it, which would have
- * scheduled that recount and its group's total, never comes (marked first, so a start cannot happen
- * without its mark).
+ * first. A merchant's first take starts the sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`,
+ * at a block's first number, once the counter's last block is marked for recount
+ * (docs/architecture.md#writing-without-hot-items).
  */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<number> => {
   try {
@@ -176,17 +171,11 @@ export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string
 };
 
 /**
- * Applies count changes, summed per block: one UpdateItem (ADD) per block touched, which also
- * adds 1 to the block's version `v` (what orders the states a group total is refreshed from) and
- * stamps `changed_at`.
- * Called after the write that made the change committed; safe to run concurrently with any other
- * request. Group totals are not touched here: the stream consumer refreshes them
- * (`refreshGroupTotals`), and a page counts the newest group from its blocks anyway.
- *
- * `ADD` is not idempotent: an attempt that timed out may have been applied, and the SDK's retry
- * would then apply it twice; one that failed leaves the count one short. Either way the block is
- * marked for an exact recount (count-repair.ts) instead of being trusted. What reaches the caller
- * is only a block that could be neither counted nor marked: an error naming it, for the log.
+ * Applies count changes, summed per block: one UpdateItem (ADD) per block, which also adds 1 to its
+ * version `v` and stamps `changed_at`. Runs after the change committed, safely beside any other
+ * request; group totals are left to the stream consumer. `ADD` is not idempotent, so a block whose
+ * `ADD` failed or was retried is marked for an exact recount instead; only a block neither counted
+ * nor marked reaches the caller, as an error naming it (docs/architecture.md#writing-without-hot-items).
  */
 export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   const sums = new Map<string, { key: Key; delta: number }>();
@@ -338,15 +327,11 @@ const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.num
 const isOrderBlock = ({ list, bucket }: BlockRef) => list === 'orders' && bucket === ALL_BUCKET;
 
 /**
- * The changed blocks whose group totals a page can read. A page counts the newest GROUP_SIZE block
- * items of a bucket from the blocks themselves, which always cover the group its newest block is
- * in: a page reads a group's total only once a newer group has blocks, so only after the list's
- * sequence has moved past it. For the orders (one bucket, a count of every create) refreshing the
- * open group would be a write per create that nothing reads, so an orders block is kept only once
- * its group is closed (one consistent read of the counter, per merchant and batch); the change
- * feed refreshes a group as the counter leaves it (`closedOrderGroup`), and any change of its
- * blocks after that, which this read then sees closed, refreshes it again. Blocks of the other
- * lists (a few changes a day, several buckets each) are all kept.
+ * The changed blocks whose group totals a page can read. A page counts the newest group from its
+ * blocks, so refreshing the orders' open group would be a write per create that nothing reads: an
+ * orders block is kept only once its group is closed (one consistent read of the sequence per
+ * merchant and batch), and the feed refreshes a group as the sequence leaves it (`closedOrderGroup`).
+ * Other lists' blocks are all kept (docs/data-model-heat.md#page-cost-at-any-size).
  */
 export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
   if (!blocks.some(isOrderBlock)) return [...blocks];
@@ -361,11 +346,10 @@ const REFRESH_CONCURRENCY = 8;
 
 /**
  * Sets the total of every group the given blocks lie in to what its block counts hold now: one
- * consistent Query and one UpdateItem per group, conditional on the stored `vs` being lower. It is
- * idempotent and order-safe, so the stream consumer, the seed and the recount may run it any number
- * of times, concurrently, in any order (why: docs/data-model-heat.md#page-cost-at-any-size). A
- * refused write is not an error (`written: false`); a group with no block item gets no total; other
- * errors are thrown once every group was tried.
+ * consistent Query and one UpdateItem per group, conditional on the stored `vs` being lower, so any
+ * number of runs, concurrent and in any order, leave it exact (docs/data-model-heat.md#page-cost-at-any-size).
+ * A refused write is `written: false`; a group with no block item gets no total; other errors are
+ * thrown once every group was tried.
  */
 export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();

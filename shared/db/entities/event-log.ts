@@ -183,12 +183,11 @@ export const lateAbove = (top: string, own: string): string => {
 };
 
 /**
- * Where an event that arrived at or below the committed top goes: a marker at its own position
- * names a late position just above the top (put only where nothing is: the event itself, or a
- * marker of an earlier try, wins). A marker of an earlier try whose late position the log has
- * committed past since, with the event never written there (its put failed), moves above the top
- * again: readers' cursors may be past its old place. Returns the late position to put it at, or
- * undefined when the event itself is already logged at its own position.
+ * Where an event that arrived at or below the committed top goes: a marker at its own position names
+ * a late position just above the top (put only where nothing is); an earlier try's marker whose late
+ * position the log has committed past since, with the event never written there, moves above the top
+ * again. Returns the late position to put it at, or undefined when the event itself is already logged
+ * at its own position (docs/events.md#what-is-guaranteed-and-how).
  */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
@@ -201,12 +200,11 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
 };
 
 /**
- * Appends a batch's events of one merchant: one write per event and nothing else. The events above
- * the committed top go at their own positions, one below it (see latePosition) at its late
- * position; every new one names the batch's highest position as its commit, and that event is put
- * last, after all the others were written (BatchWriteItem, 25 a call), so a failure leaves the batch
- * uncommitted and it is written again whole. Idempotent: an event is put again at the same place
- * with the same content; one already committed keeps a commit it reaches.
+ * Appends a batch's events of one merchant: one write per event and nothing else, each at its own
+ * position or, below the committed top, at its late one (latePosition). Every new one names the
+ * batch's highest position as its commit, and that event is put last, after the others
+ * (BatchWriteItem, 25 a call), so a failure leaves the batch uncommitted and it is written again
+ * whole. Idempotent (docs/events.md#what-is-guaranteed-and-how).
  */
 export const appendToEventLog = async (
   db: TableRef,

@@ -96,14 +96,10 @@ export const readRecord = async (
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for this request, or answers the live record that holds it. The record keeps
- * `fingerprint` (what the request was) for 24 hours, whatever became of the request: a key whose
- * request failed (released) or died (lease run out) may be taken over by a retry of the same
- * request only. The claim lasts `leaseMs`.
- *
- * The claim is a conditional PutItem: when an attempt of it was applied but its answer lost, a
- * retry (the SDK's, or the caller's with the same `claimId`, one per request) is refused by our own
- * claim, which the old image (ALL_OLD) shows by its claim id.
+ * Claims `key` for this request, or answers the live record that holds it, in one conditional PutItem.
+ * The record keeps `fingerprint` for 24 hours, so a released or dead claim is taken over by a retry of
+ * the same request only; an attempt applied whose answer was lost is recognised by its `claimId` in the
+ * old image (docs/design-notes.md#idempotency-key). The claim lasts `leaseMs`.
  */
 export const claimKey = async (
   db: TableRef,

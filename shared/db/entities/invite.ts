@@ -154,13 +154,10 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
 };
 
 /**
- * The projection blocks this container has read, per merchant, with the invite list's block count
- * at that moment. An address never changes once invited, and every invite adds 1 to its block's
- * count, so a block is trusted only while its count is what it was when read AND it held exactly
- * that many entries: a new invite changes the count (re-read); an entry not yet written, or one
- * whose count update failed, makes the two differ (re-read every time until the projection write
- * lands or the recount follow-up recounts the block). Bounded: past MAX_CACHED_MERCHANTS the
- * least recently used merchant is dropped.
+ * The projection blocks this container has read, per merchant, with the invite list's block count at
+ * that moment: a block is trusted only while that count is unchanged and the block held exactly that
+ * many entries, else read again. Past MAX_CACHED_MERCHANTS the least recently used merchant is
+ * dropped (docs/design-notes.md#pagination).
  */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
 const projectionCache = new Map<string, Map<number, CachedBlock>>();

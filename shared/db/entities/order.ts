@@ -177,12 +177,10 @@ export class OrderUpdateRefused extends Error {
 const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
 
 /**
- * One conditional UpdateItem on an existing order, which also bumps its version (see
- * VERSION_BUMP) and stamps the request's write id; returns the order as updated.
- * A write id the order already carries is refused, so a retry of an applied change (its answer
- * lost) never applies it twice. When the condition fails, the item as it was (ALL_OLD) comes back
- * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed
- * without a second read.
+ * One conditional UpdateItem on an existing order, which also bumps its version (VERSION_BUMP) and
+ * stamps the request's write id; returns the order as updated. A write id the order already carries
+ * is refused, so a retried change never applies twice; a refusal brings the item as it was (ALL_OLD)
+ * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed.
  */
 export const updateOrder = async (
   { ddb, table }: TableRef,

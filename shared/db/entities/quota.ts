@@ -6,12 +6,11 @@ import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra
 import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem } from './base';
 
 /**
- * A merchant's request quota on this stage: one item in a partition of its own,
- * `M#<merchant>#QUOTA`, so that every route may write it (IAM `dynamodb:LeadingKeys` matches that
- * partition only) without being allowed any other write. It holds the bucket's state (`tat_us`, see
- * shared/quota/gcra.ts; an older `tat` in milliseconds is ignored) and the override ops set (`rate`, `burst`; absent: the stage's default).
- * It also holds the orders' sequence (`orders_seq`), so that a create's take and its sequence
- * number are one write (docs/data-model-heat.md, "The create now").
+ * A merchant's request quota on this stage: one item in a partition of its own, `M#<merchant>#QUOTA`,
+ * so every route may write it (IAM `dynamodb:LeadingKeys`) without being allowed any other write. It
+ * holds the bucket's state (`tat_us`, shared/quota/gcra.ts; an older `tat` in ms is ignored), the
+ * override ops set (`rate`, `burst`) and the orders' sequence (`orders_seq`), so that a create's take
+ * and its sequence number are one write (docs/design-notes.md#quotas).
  */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
@@ -68,11 +67,10 @@ export const MAX_TAKE_ATTEMPTS = 8;
 
 /**
  * Takes up to `want` tokens of the merchant's bucket at the take's instant (microseconds) in one
- * conditional UpdateItem, decided on the item as it stands, never on a guess: `SET tat_us = now +
- * tokens` on a full bucket, `SET tat_us = tat_us + tokens` on one in use, and the answer (`end`)
- * says where the tokens end. `seen` and `inUse` pick the first write; a refused write is decided
- * again on the item it returns. After MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which
- * the limiter answers with a refusal. The conditions, and why, are in docs/design-notes.md#quotas.
+ * conditional UpdateItem decided on the item as it stands; `end` says where the tokens end. `seen`
+ * and `inUse` pick the first write; a refused one is decided again on the item it returns. After
+ * MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the limiter answers with a refusal. The
+ * conditions, and why: docs/design-notes.md#quotas.
  */
 export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};

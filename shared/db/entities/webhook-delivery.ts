@@ -5,14 +5,10 @@ import { getStored, isRefused, itemKey, type Key, merchantPk, nullableString, pa
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
- * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>` in the merchant's
- * partition, written once per attempt (one UpdateItem), and listed newest first on gsi1 under
- * `M#<merchant>#WEBHOOK_DELIVERIES#<endpoint>` at `<created_at>#<event id>`. It keeps the event,
- * so that it can be resent and recovered, for RETENTION_DAYS (TTL): recovery reaches 14 days back.
- *
- * While its status is `failed` it is also listed on gsi3 under `M#<merchant>#WEBHOOK_FAILED#<endpoint>`
- * at the same position (a sparse list: any other status removes it), so a recovery reads the
- * failed deliveries only, however many succeeded beside them.
+ * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>`, written once per attempt
+ * and listed newest first on gsi1; while `failed` also on gsi3 (a sparse list), so a recovery reads the
+ * failures only. It keeps the event, to be resent and recovered, for RETENTION_DAYS (TTL): recovery
+ * reaches 14 days back (docs/webhooks.md#how-it-works).
  */
 export const RETENTION_DAYS = 15;
 export const RESPONSE_EXCERPT_CHARS = 1024;

@@ -7,17 +7,11 @@ import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
 import { getStored, isRefused, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
 
 /**
- * A merchant's webhook endpoint: `WEBHOOK#<uuid>` in the merchant's partition (read by the change
- * feed with one Query per merchant and batch), and `WEBHOOK_COUNT`, how many the merchant has (at
- * most MAX_WEBHOOK_ENDPOINTS), moved in the same transaction as a create or delete. Neither is hot:
- * endpoints are created and deleted by hand.
- *
- * Besides what the merchant set, it carries the delivery state the deliverer keeps: the failure
- * streak (`failing_since`, `consecutive_failures`, `retry_at`: while failing, only one delivery
- * probes the endpoint and the rest wait), when it last answered 2xx promptly (`fast_at`), and how
- * many deliveries are in flight: at most DELIVERY_SLOTS while it answers promptly, UNPROVEN_SLOTS
- * while it has not lately (new, slow or hanging), one while it fails. So an endpoint that does
- * not answer holds at most two of the stage's deliverers.
+ * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, how many the merchant has,
+ * moved in the same transaction as a create or delete (neither is hot: endpoints change by hand).
+ * Besides what the merchant set, it carries the deliverer's state: the failure streak, the last
+ * prompt 2xx (`fast_at`) and the deliveries in flight against its slots, so an endpoint that does
+ * not answer holds at most two deliverers (docs/webhooks.md#how-it-works).
  */
 const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
@@ -75,10 +69,6 @@ export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 export const parseWebhookEndpoint = (raw: unknown): WebhookEndpointItem => parseStored('webhook endpoint', endpointSchema, raw);
 
 export type NewWebhookEndpoint = Pick<WebhookEndpointItem, 'uuid' | 'url' | 'description' | 'events' | 'enabled' | 'secret_box'>;
-
-export class TooManyWebhookEndpoints extends Error {
-  override name = 'TooManyWebhookEndpoints';
-}
 
 /**
  * Puts a new endpoint and counts it, in one transaction conditional on the merchant having fewer
@@ -312,13 +302,10 @@ const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attr
 
 /**
  * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
- * granted while it is enabled (`anyState`: a test reaches a disabled one, which nothing else holds
- * back), not held back by a failure streak (`retry_at` passed) or by a delivery that is taking long
- * (`slow_until` passed), and has fewer deliveries in flight than its slots: those its prompt answers
- * earned (`slots`, up to DELIVERY_SLOTS) while it answered promptly within FAST_ANSWER_COUNTS_MS,
- * else UNPROVEN_SLOTS, and 1 while it fails (a single probe). So a slow or hanging endpoint holds at
- * most UNPROVEN_SLOTS deliverers, and a healthy one costs no read. Refused, the endpoint as it was
- * says why. A count left by a deliverer that died is reset once it is DELIVERER_RUNS_MS old.
+ * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back (`retry_at`,
+ * `slow_until` passed) and below its slots (its earned `slots` while it answers promptly, else
+ * UNPROVEN_SLOTS, 1 while it fails). Refused, the endpoint as it was says why. A count left by a
+ * deliverer that died is reset once DELIVERER_RUNS_MS old (docs/webhooks.md#how-it-works).
  */
 export const claimDelivery = async (
   { ddb, table }: TableRef,
@@ -392,12 +379,10 @@ const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, con
 
 /**
  * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
- * `released`: nothing was sent. `delivered` ends the failure streak and, `prompt`, notes a prompt
- * answer and the slots it earned; `failed` starts or extends the streak and holds the endpoint's
- * other deliveries back until `retryAt`. Any answer, even a failing one, clears `slow_until` (the
- * endpoint is not hanging); any outcome but a prompt answer takes the earned slots away, so an
- * endpoint that turns slow or fails proves itself again from UNPROVEN_SLOTS. The endpoint as it is
- * now (undefined when it was deleted).
+ * `released`: nothing was sent; `delivered` ends the failure streak (`prompt`: a prompt answer and
+ * the slots it earned); `failed` starts or extends it and holds the endpoint back until `retryAt`.
+ * Any answer clears `slow_until`; any outcome but a prompt answer takes the earned slots away
+ * (docs/webhooks.md#how-it-works). The endpoint as it is now (undefined when it was deleted).
  */
 export type DeliveryEnd =
   | { result: 'released' }
@@ -463,12 +448,10 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
   });
 
 /**
- * Notes `count` deliveries parked for the endpoint, on the condition that the endpoint is still enabled and
- * held back (its retry time or a slow delivery's timeout ahead). A hold ends only by a write that
- * removes it (a delivery answered) or by its time passing (and then the delivery waiting for it is
- * due): so a park noted here is seen by whoever ends the hold and then reads the parked list.
- * Undefined when the hold has ended (the caller takes its parks back); else whether these were
- * the first of a backlog (none was noted before them).
+ * Notes `count` deliveries parked for the endpoint, on the condition that it is still enabled and
+ * held back: a hold ends only by a write that clears it or by its time passing, so whoever ends it
+ * then finds this park (docs/webhooks.md#how-it-works). Undefined when the hold has ended (the
+ * caller takes its parks back); else whether these were the first of a backlog.
  */
 export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
