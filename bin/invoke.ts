@@ -1,13 +1,8 @@
 /**
- * `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`
- *
- * Invokes one function's handler in this process against the running local stack (`npm start`),
- * with the stage's environment (table, queue, SES pointed at the emulators), and prints the
- * result: `{statusCode, headers, body}` (body parsed) for a route, the return value for a worker.
- * The event defaults to events/<function-id>.json. It finds the running `npm start` through the
- * ports it records in .local/ports.json; the port env of `npm start` (PORT, SANDBOX_PORT, SES_PORT,
- * DYNAMODB_PORT, SQS_PORT) overrides them. With `--stage sandbox`, an event carrying one of the
- * demo's live tokens gets the demo's sandbox (testing) token instead.
+ * `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`: one function's handler run
+ * in this process against the running `npm start` (what it does: `--help` below). It finds the stack
+ * through .local/ports.json; the port env of `npm start` (PORT, SANDBOX_PORT, SES_PORT,
+ * DYNAMODB_PORT, SQS_PORT) overrides them.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

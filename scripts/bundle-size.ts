@@ -1,10 +1,4 @@
-/**
- * `npm run bundle-size`: bundles every function exactly as the stack does (lib/bundling.ts) and
- * prints each bundle's minified and gzipped size and its cold start in a fresh Node.js process with
- * the environment the stack gives that function, median of 20: the CPU time of the import (what the
- * budget is on), its wall time, and the whole init from process start. Fails past the cold-start
- * budget (COLD_START_BUDGET), over the size ceiling, or if a bundle cannot initialise.
- */
+/** `npm run bundle-size`: every function bundled as the stack does (lib/bundling.ts), its size and cold start (USAGE below). */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

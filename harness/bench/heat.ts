@@ -1,45 +1,10 @@
 /**
  * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
- * the functions recorded (harness/recorders/write-recorder.ts, loaded into the stage processes). `npm run bench` runs it
- * as one of its sections; alone:
- *
- *   npx tsx harness/bench/heat.ts [--merchants 100] [--creates 20] [--concurrency 20] [--cancels 1]
- *     [--doc [--baseline FILE --baseline-label TEXT]]
- *
- * `--doc` also writes what it prints into the generated section of docs/data-model-heat.md (between
- * its `heat:begin` and `heat:end` marks), beside `--baseline`: what this script printed when run
- * on another commit (its label says which), so the doc's figures are never typed by hand.
- *
- * It seeds N merchants (one live token, one affiliate each), warms up (2 creates per merchant,
- * not recorded), then sends M creates per merchant, interleaved so every merchant is loaded alike
- * (half of them with an Idempotency-Key), and `--cancels` cancels per merchant; waits until the
- * change feed, the follow-ups and the commission consumer are done; then prints, from the record:
- *
- * 1. what a create costs: DynamoDB round trips, partition writes, write and read units and SQS
- *    sends per create on the request path (with and without Idempotency-Key), per cancel, and per
- *    create for each worker (change feed, commission consumer, follow-ups);
- * 2. every write of a create by item, with what it serves (orders, the event log, the commission
- *    reports, webhooks) and each one's write units per create;
- * 3. the partition heat table: every write of the creates and of the workers for them by partition
- *    key (table items and index partitions), keys normalised (`<merchant>` for the merchant's id), whether all merchants share the key, the
- *    largest share of all writes one key takes (goal: about 1/merchants), and the create rates at
- *    which the hottest keys reach DynamoDB's per-partition limit of 1,000 WCU/s;
- * 4. the all-in cost per million orders at list prices (harness/bench/cost.ts), in four scenarios:
- *    steady load (the creates above, before their cancels) and quiet load (QUIET: creates one at a
- *    time, each alone in every stream and queue batch, as a merchant with one order a minute), each
- *    without and with one webhook endpoint of the merchant subscribed to every event (a receiver on
- *    loopback answering 204; steady + webhook runs on merchants of its own, a fifth as many); with
- *    the per-order counts each dollar figure comes from, and what a stage costs a month whatever
- *    its orders.
- *
- * Write units are DynamoDB Local's ConsumedCapacity (ReturnConsumedCapacity INDEXES), shared out
- * by item size where one call writes several items; the record says when a call had to be estimated.
- * Invocations come with their duration and the bytes they logged (harness/recorders/invocation-recorder.ts):
- * the functions run at their deployed log level with their metrics on, their lines counted, not shown.
- * Asserts nothing; prints markdown.
+ * the functions recorded (what it runs: USAGE below; how it records and what it prints:
+ * docs/data-model-heat.md#how-it-is-measured and #the-cost-per-million-orders-what-is-measured-what-is-assumed).
+ * `npm run bench` runs it as one of its sections. Asserts nothing; prints markdown.
  */
 
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -71,7 +36,7 @@ import {
   type Trigger,
   writeUnitsItem,
 } from './cost';
-import { closeConnections, type Reply, send, startBenchStack, statusCount } from './local';
+import { benchCommit, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
@@ -110,31 +75,11 @@ last one the cost per million orders at steady and quiet load, without and with 
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
 // ---------------------------------------------------------------------------------------------
-/** Runs `jobs` with at most `concurrency` in flight. */
-const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {
-  const results: T[] = new Array(jobs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
-      while (next < jobs.length) {
-        const index = next++;
-        results[index] = await (jobs[index] as () => Promise<T>)();
-      }
-    }),
-  );
-  return results;
-};
-
 // ---------------------------------------------------------------------------------------------
 /** Where the section's lines go: the console alone, or the bench's report too. */
 let print = (line: string) => console.log(line);
 
-const table = (title: string, head: string[], rows: (string | number)[][]) => {
-  print(`\n### ${title}\n`);
-  print(`| ${head.join(' | ')} |`);
-  print(`|${head.map(() => '---').join('|')}|`);
-  for (const row of rows) print(`| ${row.join(' | ')} |`);
-};
+const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '###', title, head, rows);
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(2)} %` : 'n/a');
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
@@ -848,7 +793,6 @@ const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number
     heatRows,
   );
   printCeilings(measured, units, total, createsOf, merchantIds, merchants);
-  return total;
 };
 
 /** The goal and the ceilings: the largest share one key takes, the per-merchant and service-wide create rates the hottest keys allow. */
@@ -1004,7 +948,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     printRun(measured, alone, opts, (await takeWriteRecord(stack)).sandbox.records.length);
     printCreateCosts(measured);
     printWritesByItem(measured, run.merchantIds);
-    const total = printHeat(measured, run.merchantIds, opts.merchants);
+    printHeat(measured, run.merchantIds, opts.merchants);
     const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
     printCost(scenarios, DEPLOYMENT, {
       steadyOrders: measured.created.length,
@@ -1013,19 +957,10 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
       creates: opts.creates,
       concurrency: opts.concurrency,
     });
-    return {
-      createCount: measured.created.length,
-      total,
-      costs: scenarios.map((scenario) => ({
-        label: scenario.label,
-        perMillionOrders: costLines(scenario.measure, DEPLOYMENT)
-          .filter((line) => !line.perMonth)
-          .reduce((sum, line) => sum + line.dollars, 0),
-      })),
-    };
+    return true;
   } catch (error) {
     print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
-    return undefined;
+    return false;
   } finally {
     closeConnections();
     storage?.destroy();
@@ -1049,15 +984,8 @@ function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { la
   const begin = doc.indexOf(DOC_BEGIN);
   const end = doc.indexOf(DOC_END);
   if (begin < 0 || end < begin) throw new Error(`docs/data-model-heat.md has no ${DOC_BEGIN} ... ${DOC_END} section`);
-  const commit = (() => {
-    try {
-      const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
-      return `${head}${dirty ? ' with uncommitted changes' : ''}`;
-    } catch {
-      return 'unknown commit';
-    }
-  })();
+  const { commit: head, dirty } = benchCommit();
+  const commit = head === '' ? 'unknown commit' : `${head}${dirty ? ' with uncommitted changes' : ''}`;
   const command = ['npx tsx harness/bench/heat.ts', ...run.args].join(' ');
   const section = [
     DOC_BEGIN,

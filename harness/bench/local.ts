@@ -4,6 +4,7 @@
  * the read units of the calls a route's code makes.
  */
 
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +16,26 @@ import type { Store } from '#shared/admin/store';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export type Print = (line: string) => void;
+
+/** A markdown table under a heading (`##`, `###`). */
+export const printTable = (print: Print, heading: string, title: string, head: string[], rows: (string | number)[][]) => {
+  print(`\n${heading} ${title}\n`);
+  print(`| ${head.join(' | ')} |`);
+  print(`|${head.map(() => '---').join('|')}|`);
+  for (const row of rows) print(`| ${row.join(' | ')} |`);
+};
+
+/** The commit a bench runs on (short hash, '' when git cannot say) and whether tracked files have uncommitted changes. */
+export const benchCommit = (): { commit: string; dirty: boolean } => {
+  const git = (...args: string[]) => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  return { commit: git('rev-parse', '--short', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no') !== '' };
+};
 
 /** One HTTP answer as the benches keep it: its status (or `error` when none came), its time, its body. */
 export type Reply = { status: number | 'error'; ms: number; body?: unknown };
@@ -85,6 +106,21 @@ export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
     workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
   });
 
+/** Runs `jobs` with at most `concurrency` in flight; their answers in order. */
+export const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {
+  const results: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
+      while (next < jobs.length) {
+        const index = next++;
+        results[index] = await (jobs[index] as () => Promise<T>)();
+      }
+    }),
+  );
+  return results;
+};
+
 /**
  * Creates the orders over HTTP, `concurrency` at a time, each until it is answered 201 (a busy
  * local stack may answer 503: that create is sent again); `answered` hears each at its 201.
@@ -97,19 +133,17 @@ export const createOrders = async <T extends { order_no: string }>(
   answered: (body: T) => void,
 ) => {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let body = bodies[next++]; body !== undefined; body = bodies[next++]) {
-        for (;;) {
-          const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
-          await response.text();
-          if (response.status === 201) break;
-          if (response.status !== 503) throw new Error(`create answered ${response.status}`);
-        }
-        answered(body);
+  await pool(
+    bodies.map((body) => async () => {
+      for (;;) {
+        const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
+        await response.text();
+        if (response.status === 201) break;
+        if (response.status !== 503) throw new Error(`create answered ${response.status}`);
       }
+      answered(body);
     }),
+    concurrency,
   );
 };
 

@@ -39,15 +39,13 @@ import {
 import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
-import { meteredStore, startBenchStack, sumUnits } from './local';
+import { meteredStore, type Print, startBenchStack, sumUnits } from './local';
 
 export const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
 /** Orders written per step: one group of block counts, so each step refreshes the group it filled. */
 const STEP = GROUP_SIZE * BLOCK_SIZE;
 const BASE_TIME = Date.parse('2025-01-01T00:00:00Z');
-
-type Print = (line: string) => void;
 
 /** An order as the bench's fixtures have it (two rows, a customer), created `index` seconds after BASE_TIME. */
 const orderInput = (prefix: string, index: number) => ({

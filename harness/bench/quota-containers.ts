@@ -23,6 +23,7 @@ import { ensureTable } from '#local/resources';
 import type { QuotaPolicy } from '#shared/quota/gcra';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
+import type { Print } from './local';
 import { percentile } from './percentile';
 
 export const CONTAINERS_BENCH = {
@@ -51,7 +52,6 @@ export type ContainersResult = {
   take: { p50: number; p99: number };
 };
 
-type Print = (line: string) => void;
 type Outcome = { decision: QuotaDecision; ms: number; flood: boolean };
 
 /**

@@ -12,16 +12,15 @@
  */
 import { pathToFileURL } from 'node:url';
 import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
-import { freePorts } from '#local/ports';
-import { type LocalStack, startLocalStack } from '#local/stack';
+import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
+import { type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers, type ContainersResult } from './quota-containers';
 
 export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
 
-type Print = (line: string) => void;
 export type QuotaBenchResult = {
   quietAlone: { p50: number; p99: number; refused: number; sent: number };
   quietBeside: { p50: number; p99: number; refused: number; sent: number };
@@ -66,21 +65,14 @@ const summary = (answers: { status: number; ms: number }[]) => {
 };
 
 const startStack = (rate: number, enforced: boolean) =>
-  freePorts().then((ports) =>
-    startLocalStack({
-      ports,
-      seedDemo: false,
-      workerEnv: {
-        POWERTOOLS_LOG_LEVEL: 'ERROR',
-        CONSUMER_POLL: 'off',
-        STREAM_POLL: 'off',
-        QUOTA_RATE_PER_SECOND: String(rate),
-        QUOTA_BURST: String(2 * rate),
-        ...recordingEnv(),
-        ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
-      },
-    }),
-  );
+  startBenchStack({
+    CONSUMER_POLL: 'off',
+    STREAM_POLL: 'off',
+    QUOTA_RATE_PER_SECOND: String(rate),
+    QUOTA_BURST: String(2 * rate),
+    ...recordingEnv(),
+    ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
+  });
 
 const seedTwo = async (stack: LocalStack) => {
   const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });

@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { startBenchStack } from './local';
+import { type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -37,7 +37,6 @@ export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 
 /** 40 endpoints of 20 merchants, more than the stage's 50 deliverers can hold two at a time, with about the same traffic. */
 export const WEBHOOK_BENCH_MANY_HANGING = { noisyMerchants: 20, noisyRate: 1 } as const;
 
-type Print = (line: string) => void;
 export type WebhookBenchResult = {
   label: string;
   /** Each delivered change's latency, ms. */

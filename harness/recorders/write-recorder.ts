@@ -7,34 +7,12 @@ import { logger } from '#shared/logger';
 import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
 /**
- * The write recorder of the local stage processes, a stage hook (local/stage-hooks.ts) that the
- * bench's partition heat and quota sections load through `startLocalStack({ workerEnv:
- * recordingEnv() })`: an AWS SDK middleware, installed like the fault middleware (local/faults.ts),
- * that records every call the functions make:
- *
- * - DynamoDB: the operation, its round trips (1 + the SDK's retries, `$metadata.attempts`), every
- *   written item with the table partition key it writes (`pk`, its `sk` too) and every index
- *   partition the write reaches: the index key the item gets or loses (a Put: the item's
- *   attributes, and the ones of the item it replaces; an Update: the index key attributes its
- *   UpdateExpression sets or removes, values from ExpressionAttributeValues; a TransactWriteItems
- *   each part; a BatchWriteItem each request), plus the ALL-projection indexes (gsi1, gsi3) of an
- *   item that sits on them, which any change of the item rewrites. What an item sits on is learned
- *   from the writes this process saw (items seeded from outside are not known: an index write to
- *   them is reported as `?`).
- * - Capacity: every request asks for `ReturnConsumedCapacity: 'INDEXES'` (DynamoDB Local answers it,
- *   table and each index apart). Where a call writes several items (a transaction), its units per
- *   table/index are shared out by the items' estimated sizes. A call answered without capacity (an
- *   error) gets the estimate: 1 WCU per started KB per table/index write, x2 in a transaction.
- * - Reads: the read capacity and the partition read (GetItem key, Query key condition).
- * - SQS and SES: the operation, the number of messages and the bytes a send carries (SQS bills
- *   each 64 KB of a request's payload as one request).
- *
- * Each record carries the function (the Lambda context the function's logger receives from
- * Powertools' injectLambdaContext, which every handler of this project uses) and its invocation.
- * Beside the calls, each invocation is recorded with its duration and the bytes it logged
- * (harness/recorders/invocation-recorder.ts). The stage process answers the stack's ask
- * 'write-record' (`takeWriteRecord`) with what it recorded since the last ask, and forgets it. The
- * records are the bench's (harness/bench/heat.ts, quota.ts); nothing of this runs in Lambda.
+ * The write recorder of the local stage processes, a stage hook (local/stage-hooks.ts) the bench
+ * loads through `startLocalStack({ workerEnv: recordingEnv() })`: an AWS SDK middleware, installed
+ * like the fault middleware (local/faults.ts), that records every call the functions make, each
+ * with its function and invocation, and answers the stack's ask 'write-record' (`takeWriteRecord`)
+ * with what it recorded since the last ask. What it records, and how:
+ * docs/data-model-heat.md#how-it-is-measured. Nothing of this runs in Lambda.
  */
 
 const WRITE_RECORD_REQUEST = 'write-record';
