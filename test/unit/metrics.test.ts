@@ -152,24 +152,30 @@ describe('e-mails', () => {
 });
 
 describe('the EMF line', () => {
-  it('names the namespace, the service and stage dimensions (plus any added) and the values, in one stdout line', async () => {
-    // Prepare: a fresh module, configured as in Lambda.
+  /** A fresh metrics module, configured as in Lambda, and the lines it writes to stdout. */
+  const metricsAsInLambda = async () => {
     vi.resetModules();
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    vi.stubEnv('STAGE', 'sandbox');
     const fresh = await import('#shared/metrics');
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
       return true;
     });
+    return { fresh, lines };
+  };
+
+  it('names the namespace, the service and stage dimensions (plus any added) and the values, in one stdout line', async () => {
+    // Prepare
+    vi.stubEnv('STAGE', 'sandbox');
+    const { fresh, lines } = await metricsAsInLambda();
 
     // Act
     fresh.emitMetrics({ [fresh.METRIC.commissionAmount]: 2500 }, { currency: 'EUR' });
 
     // Assess
     expect(lines).toHaveLength(1);
-    const emf = JSON.parse(lines[0]!);
+    const emf = JSON.parse(lines[0] ?? '');
     expect(emf._aws.CloudWatchMetrics).toEqual([
       {
         Namespace: 'AffiliateMerchantApi',
@@ -182,14 +188,7 @@ describe('the EMF line', () => {
 
   it("holds a batch's points to its end: one line per set of dimensions, every value kept, also when the batch throws", async () => {
     // Prepare
-    vi.resetModules();
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    const fresh = await import('#shared/metrics');
-    const lines: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
+    const { fresh, lines } = await metricsAsInLambda();
     const record = (amount: number, currency: string) => {
       fresh.countMetric(fresh.METRIC.commissionsRecorded);
       fresh.emitMetrics({ [fresh.METRIC.commissionAmount]: amount }, { currency });
@@ -223,14 +222,7 @@ describe('the EMF line', () => {
   it('publishes what a batch holds by the time it is given (before the timeout, which runs no finally), the rest at its end', async () => {
     // Prepare
     vi.useFakeTimers();
-    vi.resetModules();
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    const fresh = await import('#shared/metrics');
-    const lines: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
+    const { fresh, lines } = await metricsAsInLambda();
     let finish = () => {};
 
     // Act
