@@ -3,6 +3,7 @@ import { merchantPk } from '#shared/db/entities/base';
 import { type CommissionLedger, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   addFigures,
+  type Figures,
   type PeriodKind,
   readAffiliateTotals,
   readMerchantTotals,
@@ -69,16 +70,17 @@ export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
   return [columns.join(','), ...rows.map((row) => columns.map((column) => csvField(row[column])).join(','))].join('\n');
 };
 
-type DayFigures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
+/** The figures a totals item holds, in the order the differences name them. */
+const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
 
 /** What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal. */
-export const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, DayFigures> => {
-  const totals = new Map<string, DayFigures>();
+export const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
+  const totals = new Map<string, Figures>();
   for (const ledger of ledgers) {
     const sales = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
     for (const entry of ledger.entries) {
       const key = `${ledger.affiliate_slug}|${entry.at.slice(0, 10)}|${ledger.currency_code}`;
-      const figures = totals.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+      const figures = totals.get(key) ?? { ...ZERO_FIGURES };
       if (entry.type === 'accrual') {
         figures.orders += 1;
         figures.sales_value += sales;
@@ -110,28 +112,26 @@ export const reportTotalsDifferences = async (
   const stored = await readAffiliateTotals(store, merchantId, 'D', { from: first, to: after });
   const actual = new Map(stored.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
   for (const key of new Set([...expected.keys(), ...actual.keys()])) {
-    const want = expected.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
-    const have = actual.get(key) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
-    for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) {
+    const want = expected.get(key) ?? { ...ZERO_FIGURES };
+    const have = actual.get(key) ?? { ...ZERO_FIGURES };
+    for (const field of FIGURE_FIELDS) {
       if (want[field] !== have[field])
         differences.push(
           `merchant ${merchantId} ${key.replaceAll('|', ' ')}: ${field} ${have[field]} in the totals, ${want[field]} in the ledgers`,
         );
     }
   }
-  const months = new Map<string, DayFigures>();
+  const months = new Map<string, Figures>();
   for (const [key, figures] of expected) {
     const [slug, day, currency] = key.split('|') as [string, string, string];
     const monthKey = `${slug}|${day.slice(0, 7)}|${currency}`;
-    const month = months.get(monthKey) ?? { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
-    for (const field of ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const) month[field] += figures[field];
-    months.set(monthKey, month);
+    months.set(monthKey, addFigures(months.get(monthKey) ?? ZERO_FIGURES, figures));
   }
   const storedMonths = await readAffiliateTotals(store, merchantId, 'M', { from: first.slice(0, 7), to: `${after.slice(0, 7)}~` });
   const actualMonths = new Map(storedMonths.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
   for (const [key, want] of months) {
     const have = actualMonths.get(key);
-    if (!have || (['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const).some((field) => have[field] !== want[field])) {
+    if (!have || FIGURE_FIELDS.some((field) => have[field] !== want[field])) {
       differences.push(
         `merchant ${merchantId} month ${key.replaceAll('|', ' ')}: totals ${JSON.stringify(have ?? null)}, ledgers ${JSON.stringify(want)}`,
       );
