@@ -1,6 +1,6 @@
 import { isStorableKey, padSeq } from './entities/base';
 import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, groupTotalKey, readBlockRange, readGroupTotals } from './entities/counter';
-import type { ListName } from './entities/list-entry';
+import { type ListName, listPartition, PRIMARY_LIST_INDEX } from './entities/list-entry';
 import { queryItems } from './query';
 import type { ListIndex, TableRef } from './table-def';
 
@@ -17,6 +17,22 @@ export type ListSpec<T> = {
   parse: (raw: unknown) => T;
   seqOf: (item: T) => number;
 };
+
+/** A list on the primary list index whose items carry their sequence number. */
+export const primaryList = <T extends { seq: number }>(
+  merchantId: string,
+  list: ListName,
+  buckets: readonly string[],
+  parse: (raw: unknown) => T,
+): ListSpec<T> => ({
+  merchantId,
+  list,
+  buckets,
+  index: PRIMARY_LIST_INDEX,
+  partitionOf: (bucket) => listPartition(merchantId, list, bucket),
+  parse,
+  seqOf: (item) => item.seq,
+});
 
 /** The newest block count items a page reads per bucket: as many as one group has blocks. */
 const NEWEST_BLOCKS = GROUP_SIZE;

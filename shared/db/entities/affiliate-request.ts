@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { ListSpec } from '#shared/db/pages';
+import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { GSI1 } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored, putNew, refusedItem } from './base';
 import type { CountChange } from './counter';
-import { listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 
 /**
@@ -92,15 +92,8 @@ export const getAffiliateRequest = (
   getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
 
 /** The merchant's requests in the given statuses, newest first. */
-export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({
-  merchantId,
-  list: 'affiliate_requests',
-  buckets: statuses,
-  index: PRIMARY_LIST_INDEX,
-  partitionOf: (bucket) => listPartition(merchantId, 'affiliate_requests', bucket),
-  parse: parseAffiliateRequest,
-  seqOf: (request) => request.seq,
-});
+export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> =>
+  primaryList(merchantId, 'affiliate_requests', statuses, parseAffiliateRequest);
 
 /**
  * The decision on a request (pending -> accepted/declined), conditional on it still being pending,

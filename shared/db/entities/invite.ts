@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { ListSpec } from '#shared/db/pages';
+import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
@@ -9,7 +9,7 @@ import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed } from './base';
 import { batchGet } from './batch';
 import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
-import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
@@ -91,15 +91,7 @@ export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid:
 };
 
 /** Every invitation, newest first. */
-export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
-  merchantId,
-  list: 'invites',
-  buckets: [ALL_BUCKET],
-  index: PRIMARY_LIST_INDEX,
-  partitionOf: (bucket) => listPartition(merchantId, 'invites', bucket),
-  parse: parseInvite,
-  seqOf: (invite) => invite.seq,
-});
+export const inviteList = (merchantId: string): ListSpec<InviteItem> => primaryList(merchantId, 'invites', [ALL_BUCKET], parseInvite);
 
 // --- the e-mail projection -------------------------------------------------------------------
 

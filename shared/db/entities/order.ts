@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import type { ListSpec } from '#shared/db/pages';
+import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
 import type { CountChange } from './counter';
-import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry } from './list-entry';
+import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
 const SK_PREFIX = 'ORDER#';
@@ -152,15 +152,7 @@ export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: s
 };
 
 /** The merchant's orders, newest first (see pages.ts). */
-export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
-  merchantId,
-  list: 'orders',
-  buckets: [ALL_BUCKET],
-  index: PRIMARY_LIST_INDEX,
-  partitionOf: (bucket) => listPartition(merchantId, 'orders', bucket),
-  parse: parseOrder,
-  seqOf: (order) => order.seq,
-});
+export const orderList = (merchantId: string): ListSpec<OrderItem> => primaryList(merchantId, 'orders', [ALL_BUCKET], parseOrder);
 
 /** A conditional update of an order refused: `order` is the order as it was, absent when it does not exist. */
 export class OrderUpdateRefused extends Error {
