@@ -1,16 +1,6 @@
 /**
- * The event log (GET /api/v2/events): `npm run bench -- --events N` (only this).
- *
- * 1. Latency: on a fresh in-memory local stack (its change feed polling the stream as in
- *    `npm start`), one merchant's orders are created over HTTP, 20 at a time, while a consumer
- *    polls the log with its cursor every 100 ms: for each order, the time from the create's answer
- *    to its `order.created` in the log. Every event must be seen exactly once.
- * 2. Page cost: two merchants' logs are seeded, 1,000 and N events (realistic order events, put
- *    with BatchWriteItem as the feed's items are built), and a page is read as the route reads it
- *    (the page, and the one item that tells whether its last batch is committed when it ends
- *    inside one) through a client that asks every call for its consumed capacity:
- *    the first page, one from the middle, one near the end, limit 25 and 100, and a filter that
- *    matches nothing (the page's bounded examination). The ratio N vs 1,000 is the figure.
+ * The event log (`npm run bench -- --events N`): the latency from a create to its event in the log,
+ * and a page's cost at 1,000 and N events. How: docs/contributing.md#how-each-part-measures.
  */
 
 import { randomUUID } from 'node:crypto';

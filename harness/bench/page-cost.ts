@@ -1,26 +1,6 @@
 /**
- * What one page of the order list costs in DynamoDB read units at 20,000 orders and at N orders:
- * `npm run bench -- --orders N` (only this; the rest of the bench does not run). The requirement:
- * a page costs the same at any size, the total included (docs/data-model-heat.md, "Page cost at
- * any size").
- *
- * 1. Starts a fresh in-memory local stack on free ports, as the bench does (its stage processes
- *    idle: nothing here goes through HTTP).
- * 2. Seeds two merchants, 20,000 orders and N orders, fast: the order items (with their gsi1 list
- *    entries, under the uuids derived from their order_nos) with BatchWriteItem in parallel, built
- *    by the entities the API and the seed use (buildOrder, orderRecord), then per 16,384 orders (one group)
- *    their block counts (applyCountChanges) and group totals (refreshGroupTotals): the state the
- *    API's creates and the stream consumer leave. No customers, no affiliates: a page does not read them.
- * 3. Measures, in this process, `readPage(orderList(merchant))` (what GET /api/v2/orders runs after
- *    authentication) against the emulator through a client whose middleware asks every call for
- *    `ReturnConsumedCapacity: 'TOTAL'` and sums what DynamoDB Local answers: page 1, a middle page
- *    and the last page, per_page 25 and 100. Each page is checked (total, items, order) as well.
- * 4. Prints the calls and read units of each page, the ratio N vs 20,000, and the same figures for
- *    the algorithm before group totals (every block count of the bucket, then the same index range:
- *    its index part is the one measured here, its count part is `readBlockCounts`, measured too).
- *
- * DynamoDB Local charges a Query like DynamoDB: the size of the items it read, in 4 KB units,
- * halved for an eventually consistent read; the partition and its size do not enter into it.
+ * What one page of the order list costs in read units at 20,000 orders and at N orders (`npm run
+ * bench -- --orders N`): a page must cost the same at any size. How it seeds and measures: docs/contributing.md#how-each-part-measures.
  */
 
 import { randomUUID } from 'node:crypto';

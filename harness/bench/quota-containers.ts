@@ -1,18 +1,7 @@
 /**
  * The quota's exactness across containers (`npm run bench -- --quota`, after the noisy neighbour):
- * the limiter of shared/quota/limiter.ts run as CONTAINERS_BENCH.containers simulated containers,
- * each serving one request at a time as a Lambda environment does, against DynamoDB Local.
- *
- * Per quota, a merchant of its own sends Poisson arrivals at `load` of its rate for `seconds`,
- * then `floodFactor` times its rate for `floodSeconds`; each request goes to an idle container
- * picked at random (queued when none is idle) and holds it for its take plus HANDLER_MS. A
- * request's clock starts at its arrival on the schedule (or at its container's last reading, if
- * later), not when this process got round to it:
- * on a busy machine a stall of the process would otherwise bunch the arrivals into bursts the
- * bucket rightly refuses, and measure the machine instead of the limiter.
- * Reported: the share refused at `load` (target: at most 0.1 %), the most any window of the whole
- * run admitted against what the bucket allows in it (rate x window + burst: never more), the
- * quota's writes per request, and the take's p50 and p99.
+ * shared/quota/limiter.ts as simulated containers against DynamoDB Local. The arrivals, the clock
+ * and what is reported: docs/contributing.md#how-each-part-measures.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

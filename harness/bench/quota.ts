@@ -1,14 +1,6 @@
 /**
- * The per-merchant quota under a noisy neighbour, and what it costs (`npm run bench`, section
- * "Quotas"; `npm run bench -- --quota` runs only this part).
- *
- * On in-memory local stacks with the default quota lowered to RATE/s (burst 2 x RATE) so that a
- * flood of ten times it fits on a laptop: merchant B reads `GET /api/v2/tiers` at half its quota,
- * first with the quota switched off (the cost baseline), then with it on, alone, then for FLOOD_S
- * seconds beside merchant A sending ten times its own quota. Reported: B's 429s and p50/p99 in each
- * phase, A's admitted requests against what its bucket allows (rate x seconds + burst: the
- * exactness), and the quota's writes per request (every call is recorded, harness/recorders/write-recorder.ts).
- * Then the limiter as simulated containers against DynamoDB Local (harness/bench/quota-containers.ts).
+ * The per-merchant quota beside a noisy neighbour, and what it costs (`npm run bench`, "Quotas";
+ * `-- --quota` alone), then the limiter across containers (quota-containers.ts). The phases: docs/contributing.md#how-each-part-measures.
  */
 import { pathToFileURL } from 'node:url';
 import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';

@@ -1,21 +1,6 @@
 /**
- * The commission report (GET /api/v2/reports/commissions): `npm run bench -- --reports` (only this).
- *
- * 1. Current: on a fresh in-memory local stack (its commission consumer and change feed polling as
- *    in `npm start`), one merchant's orders are created over HTTP, 10 at a time, each for an active
- *    affiliate with a 10 % rate, while a poller reads the current month's report grouped by
- *    affiliate every 100 ms: for each order, the time from its create's 201 until a report counts
- *    it in `orders`. The count does not name its orders, so the k-th order answered is taken as
- *    counted when `orders` first reaches k.
- * 2. Constant cost: two merchants' totals are seeded with the feed's own code (applyLedgerWrites
- *    with the deltas ledgerTotalsDeltas makes of synthetic ledgers, ten affiliates' ledgers per
- *    batch): 20,000 orders of 500 affiliates over the days of one month (and one order in each
- *    other month of its year), and a single order. Each report is read over HTTP (p50 of 30, after
- *    3 not counted, the reports taking turns) and once the way the route reads it
- *    (commissionReport, authentication aside) through a client that asks every call for its
- *    consumed capacity: a month by affiliate (first, middle and last page, of the default 15 rows
- *    and of the largest 100), big merchant vs the one-order merchant's first page, and a year by
- *    month vs a month by month. The targets are the first page of the default size and the year.
+ * The commission report (`npm run bench -- --reports`): how soon a create is counted, and what a
+ * report costs at 20,000 orders against one. How it seeds and measures: docs/contributing.md#how-each-part-measures.
  */
 
 import { randomUUID } from 'node:crypto';

@@ -1,21 +1,7 @@
 /**
- * Webhook delivery latency, from the write that caused an event to its receiver, and what a hanging
- * endpoint does to another endpoint's deliveries (`npm run bench`, section "Webhook delivery";
- * `npm run bench -- --webhooks` runs only this part).
- *
- * On its own in-memory local stack: one merchant with ORDERS seeded orders and a healthy endpoint
- * on loopback subscribed to `order.updated`; the orders' shipping is re-priced (PATCH, one
- * UpdateItem: a create costs the local emulator too much to reach 100/s beside the deliveries on
- * 2 cores) at RATE per second for SECONDS seconds, and the receiver notes when each change's event
- * arrives (the time since its PATCH was sent). Then the same again with a second endpoint of the
- * same merchant that never answers (each attempt runs into the 15 s timeout), and again beside
- * ten endpoints of five other merchants (two each, their orders re-priced at NOISY_RATE per second
- * each), first answering (what their traffic costs on a shared machine), then never answering: the
- * healthy endpoint's p99 should not move, since an endpoint that has not answered promptly holds at
- * most two of the slow lane's deliverers and its backlog is parked. Last, alone again, once their
- * endpoints are gone and their last attempts have timed out: "alone" is both alone phases pooled, so that what the machine does over the
- * run (the emulator's table grows, a section before this one winds down) weighs on both sides of
- * each comparison rather than on the later phases only.
+ * Webhook delivery latency from a write to its receiver, and what hanging endpoints of the same and
+ * of other merchants do to it (`npm run bench`, "Webhook delivery"; `-- --webhooks` alone). Its
+ * phases and why "alone" is pooled: docs/contributing.md#how-each-part-measures.
  */
 
 import { randomUUID } from 'node:crypto';

@@ -1,17 +1,10 @@
 import { currentInvocation, observeInvocations } from '#local/invocation-scope';
 
 /**
- * The invocation recorder of the local stage processes, beside the write recorder
- * (harness/recorders/write-recorder.ts, which installs it): for each invocation, its function, how long
- * it ran and how many bytes it wrote to stdout and stderr, which is what Lambda sends to the
- * function's log group (Powertools Logger and the EMF metrics write there). The bench prices
- * Lambda duration and CloudWatch Logs ingestion from these (harness/bench/cost.ts).
- *
- * The bytes are counted by wrapping the streams' `write` and giving each write to the invocation
- * it runs in (the invocation scope of local/invocation-scope.ts); output outside any invocation
- * (the stage process's own lines) is not counted. With LOCAL_RECORD_LOGS=count an invocation's
- * structured lines below ERROR are counted but not shown, so a bench can run its functions at
- * their deployed log level without flooding its own output. Nothing of this runs in Lambda.
+ * The invocation recorder of the local stage processes, beside the write recorder (which installs
+ * it): each invocation's function, duration and the bytes it wrote to stdout and stderr, what the
+ * bench prices Lambda duration and log ingestion from (docs/data-model-heat.md#how-it-is-measured).
+ * With LOCAL_RECORD_LOGS=count, lines below ERROR are counted, not shown. Not in Lambda.
  */
 
 export const RECORD_LOGS_ENV = 'LOCAL_RECORD_LOGS';
