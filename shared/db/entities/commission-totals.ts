@@ -187,11 +187,15 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
     }),
   );
   const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code))];
-  const newestMonth = byMerchantItem.reduce<string | undefined>(
-    (newest, [sk]) => (sk.startsWith('M#') && sk > (newest ?? '') ? sk : newest),
-    undefined,
-  );
-  const through = ordered.reduce((latest, write) => (write.at > latest ? write.at : latest), '');
+  const newestMonth = byMerchantItem
+    .map(([sk]) => sk)
+    .filter((sk) => sk.startsWith('M#'))
+    .sort()
+    .at(-1);
+  const through = ordered
+    .map((write) => write.at)
+    .sort()
+    .at(-1);
   const writeMerchantItem = ([sk, group]: (typeof byMerchantItem)[number]) => {
     const { delta } = group[0] as (typeof group)[number];
     const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
@@ -320,7 +324,7 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
     ),
   ]);
   const times = [...kept, ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
-  return times.length === 0 ? undefined : times.reduce((later, time) => (time > later ? time : later));
+  return times.sort().at(-1);
 };
 
 const pickFigures = (item: Figures): Figures => ({
