@@ -5,8 +5,9 @@ import { type RouteId, route } from '#functions/routes';
 import { proxyEvent } from '#local/apigw';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { blockCountKey } from '#shared/db/entities/counter';
-import { orderRecord } from '#shared/db/entities/order';
+import { buildOrder, orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
+import { testWebhookEvent } from '#shared/webhooks/events';
 
 /**
  * The sample events in events/, one per function, built from this table by
@@ -165,36 +166,16 @@ const sqsRecord = (id: string, queue: QueueId, body: unknown): SQSRecord => {
   };
 };
 
-/** A new order of the demo merchant, as the table stores it (what the change feed sees created). */
-const STREAM_ORDER_UUID = stableUuid('change-feed:order');
+/** A new order of the demo merchant, as the create builds and the table stores it (what the change feed sees created). */
 const streamOrder = () => {
-  const input = order('DEMO-STREAM-1');
-  const createdAt = new Date(REQUEST_TIME_EPOCH).toISOString();
-  return orderRecord(
-    DEMO.merchantId,
-    {
-      uuid: STREAM_ORDER_UUID,
-      seq: 1_000_000,
-      order_no: input.order_no,
-      affiliate_slug: input.affiliate_slug,
-      total_shipping_value: input.total_shipping_value,
-      currency_code: input.currency_code,
-      order_rows: input.order_rows.map((row, index) => ({
-        uuid: stableUuid(`change-feed:row:${index}`),
-        product_sku: row.product_sku,
-        product_name: row.product_name,
-        segment_slug: row.segment_slug ?? null,
-        price_value: row.price_value,
-        tax_value: row.tax_value,
-        quantity: row.quantity,
-      })),
-      customer: input.customer,
-      created_at: createdAt,
-      updated_at: createdAt,
-      version: 1,
-    },
-    { history: false },
-  );
+  const built = buildOrder(order('DEMO-STREAM-1'), {
+    uuid: stableUuid('change-feed:order'),
+    seq: 1_000_000,
+    created_at: new Date(REQUEST_TIME_EPOCH).toISOString(),
+  });
+  // Stable row uuids in place of the random ones, so regenerating the file changes nothing.
+  const rows = built.order_rows.map((row, index) => ({ ...row, uuid: stableUuid(`change-feed:row:${index}`) }));
+  return orderRecord(DEMO.merchantId, { ...built, order_rows: rows }, { history: false });
 };
 
 /**
@@ -231,12 +212,8 @@ const changeFeedEvent = (): DynamoDBStreamEvent => {
 const TEST_DELIVERY = {
   merchant_id: DEMO.merchantId,
   endpoint_uuid: DEMO.webhookUuid,
-  event: {
-    id: 'evt_test_sample',
-    type: 'webhook.test',
-    timestamp: new Date(REQUEST_TIME_EPOCH).toISOString(),
-    data: { webhook: { uuid: DEMO.webhookUuid }, message: 'This is a test event from the Affiliate Program Merchant API.' },
-  },
+  // The test route's own event, with a fixed id in place of its fresh one.
+  event: { ...testWebhookEvent(DEMO.webhookUuid, new Date(REQUEST_TIME_EPOCH).toISOString()), id: 'evt_test_sample' },
   attempt: 1,
 };
 
