@@ -116,11 +116,11 @@ const fillPath = (path: string, params: Record<string, string> = {}) =>
  * and local/apigw.ts builds: headers and multiValueHeaders, query parameters (null when none),
  * path parameters, requestContext, a JSON string body (null when none), isBase64Encoded.
  */
-export const routeEvent = (sample: RouteSample, token: string = DEMO.tokens.live): APIGatewayProxyEvent => {
+const routeEvent = (sample: RouteSample): APIGatewayProxyEvent => {
   const body = sample.body === undefined ? null : JSON.stringify(sample.body);
   const headers: Record<string, string> = {
     Accept: 'application/json',
-    Authorization: `Bearer ${token}`,
+    Authorization: `Bearer ${DEMO.tokens.live}`,
     ...(body === null ? {} : { 'Content-Type': 'application/json' }),
     Host: HOST,
     'User-Agent': USER_AGENT,
