@@ -3,8 +3,9 @@ import type { $ZodType } from 'zod/v4/core';
 import { type RouteId, route } from '#functions/routes';
 import { DEMO } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
+import { buildOrder } from '#shared/db/entities/order';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
-import { ORDER_MESSAGES } from '#shared/domain/order-model';
+import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
 import {
   ApiError,
   busy,
@@ -75,41 +76,16 @@ const orderCreate = {
 const orderUpdate = { total_shipping_value: 795 };
 const inviteCreate = { email: 'erin@example.com', sender_email: 'owner@acme.example', content: 'Join our outdoor partner program!' };
 
-const currency = { code: 'EUR', name: 'Euro' };
-const orderRow = {
-  uuid: 'c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b',
-  product_sku: 'TENT-2P',
-  product_name: 'Trail tent, 2 persons',
-  segment_slug: null,
-  price_value: 19900,
-  tax_value: 3781,
-  quantity: 1,
-};
-const order = {
-  uuid: DEMO.orderUuid,
-  order_no: 'WEB-10001',
-  affiliate_slug: 'alice',
-  total_shipping_value: 495,
-  currency,
-  order_rows: [
-    orderRow,
-    {
-      uuid: 'd4e5f607-1829-43a4-b5c6-d7e8f90a1b2c',
-      product_sku: 'BOOT-42',
-      product_name: 'Hiking boots',
-      segment_slug: 'shoes',
-      price_value: 12900,
-      tax_value: 2451,
-      quantity: 2,
-    },
-  ],
-  customer: { name: 'Dan Doe', email: 'dan@example.com' },
-  cancelled_at: null,
-  created_at: AT,
-  updated_at: AT,
-};
+/** The order the create example makes, as the API answers it (its row uuids fixed rather than random). */
+const builtOrder = buildOrder(orderCreate, { uuid: DEMO.orderUuid, seq: 1, created_at: AT });
+const ROW_UUIDS = ['c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b', 'd4e5f607-1829-43a4-b5c6-d7e8f90a1b2c'];
+const order = toOrderResponse({
+  ...builtOrder,
+  order_rows: builtOrder.order_rows.map((row, index) => ({ ...row, uuid: ROW_UUIDS[index] ?? row.uuid })),
+});
+const [orderRow] = order.order_rows;
 const cancelledOrder = { ...order, cancelled_at: AT };
-const createdOrder = { uuid: DEMO.orderUuid, order_no: 'WEB-10001' };
+const createdOrder = { uuid: order.uuid, order_no: order.order_no };
 const tier = { name: 'Gold', slug: 'gold', description: 'Top partners', created_at: EARLIER, updated_at: EARLIER };
 const segment = {
   uuid: DEMO.segmentUuid,
@@ -216,7 +192,7 @@ const payloadExamples: [$ZodType, unknown][] = [
   [inviteCreateBody, inviteCreate],
   [R.orderResponse, order],
   [R.orderRowResponse, orderRow],
-  [R.currencyResponse, currency],
+  [R.currencyResponse, order.currency],
   [R.createdOrderResponse, createdOrder],
   [R.tierResponse, tier],
   [R.segmentResponse, segment],
@@ -385,7 +361,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   },
   'orders-get': { data: { order }, parameters: { uuid: DEMO.orderUuid } },
   'orders-update': {
-    data: { order: { ...order, total_shipping_value: 795 } },
+    data: { order: { ...order, ...orderUpdate } },
     parameters: { uuid: DEMO.orderUuid },
     body: orderUpdate,
     invalid: validationErrors(orderUpdateBody, { total_shipping_value: '7.95', order_no: 'WEB-10002' }),
