@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteId, route } from '#functions/routes';
-import { DEMO } from '#local/demo';
+import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { buildOrder } from '#shared/db/entities/order';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
@@ -144,8 +144,9 @@ const webhook = {
 const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const createdWebhook = { ...webhook, secret: EXAMPLE_SECRET };
 const rotatedWebhook = { ...createdWebhook, secret: 'whsec_Q2hhbmdlZCBzZWNyZXQgZm9yIHRoZSBkZW1v', previous_secret_expires_at: LATER };
+/** The demo endpoint's delivery on record (local/demo.ts), so the resend example names one that exists. */
 const delivery = {
-  event_id: `evt_${DEMO.orderUuid}_v1`,
+  event_id: DEMO_DELIVERY_EVENT_ID,
   event_type: 'order.created',
   status: 'succeeded',
   attempt: 1,
@@ -159,7 +160,7 @@ const delivery = {
 };
 const queuedDelivery = { event_id: 'evt_test_4f1c2b3a-5d6e-4f70-8a9b-0c1d2e3f4a5b', event_type: 'webhook.test' };
 const recovery = { since: EARLIER, queued: 3, next_since: null };
-const cursorPagination = { per_page: 15, next_cursor: encodeCursor(`${AT}#evt_${DEMO.orderUuid}_v1`, 'example') };
+const cursorPagination = { per_page: 15, next_cursor: encodeCursor(`${AT}#${DEMO_DELIVERY_EVENT_ID}`, 'example') };
 const commission = {
   order_uuid: DEMO.orderUuid,
   order_no: 'WEB-10001',
@@ -173,7 +174,7 @@ const commission = {
 };
 
 const loggedEvents = [
-  { id: `evt_${DEMO.orderUuid}_v1`, type: 'order.created', timestamp: AT, data: { order } },
+  { id: DEMO_DELIVERY_EVENT_ID, type: 'order.created', timestamp: AT, data: { order } },
   { id: `evt_commission_${DEMO.orderUuid}_accrual_v1`, type: 'commission.accrued', timestamp: AT, data: { commission } },
 ];
 const logCursor = {
