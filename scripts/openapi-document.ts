@@ -240,8 +240,9 @@ const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') =>
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
-/** `affiliate_request.created` -> `AffiliateRequestCreatedEvent`. */
-const eventSchemaName = (type: string) => `${type.replace(/(^|[._])(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase())}Event`;
+/** `orders-create` -> `OrdersCreate`, `affiliate_request.created` -> `AffiliateRequestCreated`. */
+const pascal = (name: string) => name.replace(/(^|[-._])(\w)/g, (_match, _separator, letter: string) => letter.toUpperCase());
+const eventSchemaName = (type: string) => `${pascal(type)}Event`;
 
 /**
  * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
@@ -278,8 +279,6 @@ const outgoingWebhooks = () =>
       },
     ]),
   );
-
-const pascal = (id: string) => id.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
 
 /** The shared payloads, named in components (the envelopes per operation are named after it). */
 const SHARED_OUTPUT: Record<string, $ZodType> = {
