@@ -5,6 +5,7 @@ import { type RouteDef, type RouteId, routeById, routes } from '#functions/route
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
+import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import {
   badPercentEncoding,
   type FieldErrors,
@@ -14,14 +15,23 @@ import {
   REPLAYED_HEADER,
 } from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
-import { EVENTS_RETENTION_DAYS } from '#shared/schemas/events';
+import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { inviteCreateBody } from '#shared/schemas/program';
+import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
-import { webhookCreateBody, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
+import {
+  MAX_WEBHOOK_ENDPOINTS,
+  RECOVER_MAX_DAYS,
+  webhookCreateBody,
+  webhookRecoverBody,
+  webhookUpdateBody,
+} from '#shared/schemas/webhooks';
+import { RECOVER_BATCH } from '#shared/webhooks/replay';
 import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
@@ -127,12 +137,12 @@ const operations = {
     summary: 'Create a webhook endpoint',
     description:
       'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
-    refusals: 'the merchant has 20 endpoints already',
+    refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
   },
   'webhooks-list': {
     tag: 'Webhooks',
     summary: 'List webhook endpoints',
-    description: 'Every endpoint of the merchant (at most 20), oldest first. Secrets are never shown.',
+    description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
   },
   'webhooks-get': { tag: 'Webhooks', summary: 'Get a webhook endpoint' },
   'webhooks-update': {
@@ -161,8 +171,7 @@ const operations = {
   'webhooks-deliveries': {
     tag: 'Webhooks',
     summary: "List a webhook endpoint's deliveries",
-    description:
-      'Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept 15 days. Pass `meta.pagination.next_cursor` as `cursor` for the next page.',
+    description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
   },
   'webhooks-resend': {
     tag: 'Webhooks',
@@ -174,15 +183,13 @@ const operations = {
   'webhooks-recover': {
     tag: 'Webhooks',
     summary: 'Recover failed deliveries',
-    description:
-      'Queues again every delivery to this endpoint that failed since `since` (at most 14 days back; `{}` for all of them), oldest first, up to 1,000 per call (fewer when the events are large): when `next_since` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed `webhook.test` is not: a test ignores the filter). A request without a body is refused (422).',
+    description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
     refusals: 'the endpoint is disabled (enable it first)',
   },
   'reports-commissions': {
     tag: 'Reports',
     summary: 'Commission report',
-    description:
-      'What the commission ledgers add up to between `from` and `to` (UTC dates, `to` exclusive, at most 366 days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and `meta.as_of` is the time before which every ledger entry is included.',
+    description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
   },
   'events-list': {
     tag: 'Events',
@@ -191,7 +198,7 @@ const operations = {
       'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
       `Complete and in order: a consumer that starts without \`after\` and keeps passing \`meta.next_cursor\` as \`after\` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.`,
       `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
-      'A page examines at most 500 events whatever the filters: a rare `types` filter may answer an empty page with `has_more: true`; continue from its `next_cursor`.',
+      `A page examines at most ${MAX_EXAMINED_PER_PAGE_VALUE} events whatever the filters: a rare \`types\` filter may answer an empty page with \`has_more: true\`; continue from its \`next_cursor\`.`,
     ].join('\n\n'),
     refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
   },
@@ -200,8 +207,7 @@ const operations = {
 const PARAMETER_DOCS: Record<string, string> = {
   uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
   slug: 'The resource slug.',
-  per_page:
-    'Items per page (default 15, at most 100), in plain decimal digits (`0x10`, `1e2`, `+5`, `05` or spaces are 422). An empty value means the default.',
+  per_page: `Items per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE}), in plain decimal digits (\`0x10\`, \`1e2\`, \`+5\`, \`05\` or spaces are 422). An empty value means the default.`,
   page: 'The page, from 1 (default 1), in plain decimal digits. A page past the last is empty.',
   tier_slug: 'Only the affiliates of this tier (an unknown slug: an empty page).',
   email: 'A partial, case-insensitive match on the invited address.',
@@ -210,11 +216,11 @@ const PARAMETER_DOCS: Record<string, string> = {
     'The `meta.pagination.next_cursor` of the previous page, as it was given (opaque, bound to this endpoint, merchant and stage); absent or empty for the first page. Any other value is 422 on `cursor`.',
   id: 'The event id of the delivery (`event_id`, the `webhook-id` header of its requests).',
   from: 'The first UTC day of the report (`YYYY-MM-DD`); default: the first day of the month that holds the day before `to` (`to=2026-12-01` reports November), or of the current month.',
-  to: 'The UTC day after the report (`YYYY-MM-DD`, exclusive); default: the first day of the month after `from`. At most 366 days after `from`.',
+  to: `The UTC day after the report (\`YYYY-MM-DD\`, exclusive); default: the first day of the month after \`from\`. At most ${MAX_REPORT_DAYS} days after \`from\`.`,
   group_by: 'How rows are grouped: `affiliate` (default), `month`, `day`, `affiliate,month` or `affiliate,day`.',
   affiliate_slug: 'Only this affiliate (an unknown slug: no rows).',
   after: 'The `meta.next_cursor` of the previous page (opaque); absent: from the oldest event kept.',
-  limit: 'Events per page (default 25, at most 100), in plain decimal digits as `per_page`. An empty value means the default.',
+  limit: `Events per page (default ${DEFAULT_EVENTS_LIMIT}, at most ${MAX_EVENTS_LIMIT}), in plain decimal digits as \`per_page\`. An empty value means the default.`,
   types: 'Only these event types, separated by commas (for example `order.created,order.cancelled`).',
   created_gte: 'Only events whose `timestamp` is at or after this time (ISO 8601 with offset).',
   created_lt:
@@ -411,7 +417,9 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
     out['400'] = errorResponse(
       [
         hasParams ? 'a path parameter is not valid percent-encoding' : undefined,
-        post ? 'the Idempotency-Key header is empty or longer than 255 characters (`idempotency_key`)' : undefined,
+        post
+          ? `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`
+          : undefined,
       ]
         .filter(Boolean)
         .join('; or ')
