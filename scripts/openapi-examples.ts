@@ -45,9 +45,8 @@ import { laravelErrors } from '#shared/validation/messages';
  * illustrate (the generator merges this registry into its own), and per operation the request and
  * the answers, success and failure, in the route's envelope. The request examples use the demo
  * merchant of `npm start`, so "Try it out" on the local /docs page succeeds with the demo token.
- * Every error message is one the code answers: imported, produced by running the real validation
- * on a bad input, or (for modules that need a stage's environment at load) written here and checked
- * against the code by test/unit/openapi.test.ts.
+ * Every error message is one the code answers: imported, or produced by running the real
+ * validation on a bad input.
  */
 
 export const EXAMPLE_TRACE_ID = '2026-11-23T10:15:30Z:api:3f9a2c1b';
@@ -185,6 +184,13 @@ const logCursor = {
   has_more: false,
 };
 
+/** What the validation answers for an input: the real messages, run through the real schema. */
+const validationErrors = (schema: $ZodType, input: unknown): FieldErrors => {
+  const result = z.safeParse(schema, input);
+  if (result.success) throw new Error(`the invalid example ${JSON.stringify(input)} is valid`);
+  return laravelErrors(result.error.issues, input);
+};
+
 /** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
 export const exampleRegistry = z.registry<{ examples: unknown[] }>();
 const payloadExamples: [$ZodType, unknown][] = [
@@ -218,20 +224,13 @@ const payloadExamples: [$ZodType, unknown][] = [
   [R.cursorPaginationSchema, cursorPagination],
   [R.commissionEventData, commission],
   [R.loggedEventResponse, loggedEvents[0]],
-  [R.fieldErrorsSchema, { order_no: ['The order no field is required.'] }],
+  [R.fieldErrorsSchema, validationErrors(orderCreateBody, { ...orderCreate, order_no: undefined })],
 ];
 for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
 
 // ---------------------------------------------------------------------------------------------
 // Per operation
 // ---------------------------------------------------------------------------------------------
-
-/** What the validation answers for an input: the real messages, run through the real schema. */
-const validationErrors = (schema: $ZodType, input: unknown): FieldErrors => {
-  const result = z.safeParse(schema, input);
-  if (result.success) throw new Error(`the invalid example ${JSON.stringify(input)} is valid`);
-  return laravelErrors(result.error.issues, input);
-};
 
 export type OperationExamples = {
   /** The envelope's `data` of the success answer, and its pagination for a list. */
