@@ -607,17 +607,13 @@ const ABOUT = {
 const operationObject = (route: (typeof routes)[number], operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
   const examples = operationExamples[route.id];
   const post = acceptsIdempotencyKey(route);
-  const successHeaders = post ? { headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } } : {};
+  const replayed = post ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {};
   const failureResponses = failures(route, operation, examples);
-  // The merchant's quota: its headers on every answer once the caller is authenticated.
   for (const [status, response] of Object.entries(failureResponses)) {
+    // The merchant's quota: its headers on every answer once the caller is authenticated.
     if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
-  }
-  if (post) {
     // What is answered after the key is claimed, below 500, is stored and may be replayed.
-    for (const [status, response] of Object.entries(failureResponses)) {
-      if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...successHeaders.headers };
-    }
+    if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...replayed };
   }
   const body = operation.request.body;
   const bodyRef = body ? BODY_NAMES.get(body) : undefined;
@@ -638,7 +634,7 @@ const operationObject = (route: (typeof routes)[number], operation: Operation, i
     responses: {
       [String(operation.status)]: {
         description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
-        headers: { ...successHeaders.headers, ...QUOTA_HEADERS },
+        headers: { ...replayed, ...QUOTA_HEADERS },
         content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
       },
       ...failureResponses,
