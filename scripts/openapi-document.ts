@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { responses } from '#functions/responses';
-import { type RouteDef, type RouteId, routeById, routes } from '#functions/routes';
+import { type RouteDef, type RouteId, routes } from '#functions/routes';
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
@@ -61,8 +61,8 @@ type OperationDoc = {
   refusals?: string;
 };
 
-/** An operation with its success status, its response and the schemas its handler validates with. */
-type Operation = OperationDoc & RouteResponse & { status: 200 | 201 | 202; request: Schemas };
+/** An operation with its response and the schemas its handler validates with. */
+type Operation = OperationDoc & RouteResponse & { request: Schemas };
 
 /** One entry per route of the manifest: a route without one does not compile. */
 const operations = {
@@ -604,8 +604,9 @@ const ABOUT = {
 };
 
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
-const operationObject = (route: (typeof routes)[number], operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
+const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
   const examples = operationExamples[route.id];
+  const status = route.status ?? 200;
   const post = acceptsIdempotencyKey(route);
   const replayed = post ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {};
   const failureResponses = failures(route, operation, examples);
@@ -632,8 +633,8 @@ const operationObject = (route: (typeof routes)[number], operation: Operation, i
     parameters: parameters(route, operation, examples, inputs),
     ...requestBody,
     responses: {
-      [String(operation.status)]: {
-        description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[operation.status],
+      [String(status)]: {
+        description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[status],
         headers: { ...replayed, ...QUOTA_HEADERS },
         content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
       },
@@ -657,7 +658,7 @@ const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
   const documented = {} as Record<RouteId, Operation>;
   for (const route of routes) {
     const { schemas } = await importHandler<{ schemas: Schemas }>(route.handler);
-    documented[route.id] = { ...operations[route.id], ...responses[route.id], status: routeById(route.id).status ?? 200, request: schemas };
+    documented[route.id] = { ...operations[route.id], ...responses[route.id], request: schemas };
   }
   return documented;
 };
