@@ -56,7 +56,8 @@ const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 type OperationDoc = {
   summary: string;
   description?: string;
-  tag: 'Orders' | 'Affiliates' | 'Invites' | 'Affiliate requests' | 'Tiers' | 'Segments' | 'Webhooks' | 'Reports' | 'Events';
+  /** One of the document's tags (ABOUT.tags). */
+  tag: (typeof ABOUT.tags)[number]['name'];
   /** 422 for a business rule besides validation (named in the description). */
   refusals?: string;
 };
@@ -600,7 +601,7 @@ const ABOUT = {
       name: 'Events',
       description: `The merchant's event log: the events webhooks deliver, read by polling, kept ${EVENTS_RETENTION_DAYS} days.`,
     },
-  ],
+  ] as const,
 };
 
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
