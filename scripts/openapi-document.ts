@@ -620,8 +620,9 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
   const body = operation.request.body;
   const bodyRef = body ? BODY_NAMES.get(body) : undefined;
   if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
+  const example = examples.body ?? (body && exampleRegistry.get(body)?.examples[0]);
   const requestBody = bodyRef
-    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example: examples.body } } } }
+    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example } } } }
     : route.method === 'POST'
       ? { requestBody: IGNORED_BODY }
       : {};

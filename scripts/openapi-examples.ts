@@ -240,6 +240,7 @@ export type OperationExamples = {
   meta?: { as_of: string | null };
   /** Path and query parameter values (path values name the demo merchant's resources). */
   parameters?: Record<string, string | number>;
+  /** The request body, when not the example of its schema (exampleRegistry). */
   body?: unknown;
   /** An input the validation refuses, and what it answers (422 keyed by field). */
   invalid?: FieldErrors;
@@ -271,7 +272,6 @@ const webhookParameters = { uuid: WEBHOOK_UUID };
 export const operationExamples: Record<RouteId, OperationExamples> = {
   'webhooks-create': {
     data: { webhook: createdWebhook },
-    body: webhookCreate,
     invalid: validationErrors(webhookCreateBody, { url: 'http://shop.example.com/hooks', events: ['order.deleted'] }),
     refusals: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
   },
@@ -330,7 +330,6 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'webhooks-recover': {
     data: { recovery },
     parameters: webhookParameters,
-    body: { since: EARLIER },
     invalid: validationErrors(webhookRecoverBody, { since: '2020-01-01T00:00:00Z' }),
     refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
@@ -351,8 +350,8 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
       foreign_cursor: { after: [EVENTS_MESSAGES.badCursor] },
     },
   },
-  'orders-create-legacy': { data: createdOrder, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
-  'orders-create': { data: { order: createdOrder }, body: orderCreate, invalid: badOrder, refusals: orderRefusals },
+  'orders-create-legacy': { data: createdOrder, invalid: badOrder, refusals: orderRefusals },
+  'orders-create': { data: { order: createdOrder }, invalid: badOrder, refusals: orderRefusals },
   'orders-list': {
     data: { orders: [order] },
     pagination: pagination('orders-list', 42),
@@ -363,7 +362,6 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'orders-update': {
     data: { order: { ...order, ...orderUpdate } },
     parameters: { uuid: DEMO.orderUuid },
-    body: orderUpdate,
     invalid: validationErrors(orderUpdateBody, { total_shipping_value: '7.95', order_no: 'WEB-10002' }),
     refusals: { cancelled: { message: [ORDER_MESSAGES.cancelledNotUpdatable] } },
   },
@@ -385,7 +383,6 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   'affiliates-get': { data: { affiliate }, parameters: { slug: 'alice' } },
   'invites-create': {
     data: { invite },
-    body: inviteCreate,
     invalid: validationErrors(inviteCreateBody, { email: 'erin.example.com', sender_email: '' }),
     refusals: {
       email_taken: { email: [INVITE_MESSAGES.emailTaken] },
