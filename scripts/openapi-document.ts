@@ -232,16 +232,14 @@ type Json = Record<string, any>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** zod schemas to JSON Schema 2020-12, sharing one registry so named schemas become $refs. */
+/** How zod schemas become JSON Schema: 2020-12, and a schema it cannot represent is an error. */
+const JSON_SCHEMA_OPTIONS = { target: 'draft-2020-12', unrepresentable: 'throw' } as const;
+
+/** zod schemas to JSON Schema, sharing one registry so named schemas become $refs. */
 const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') => {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(named)) registry.add(schema, { id, ...exampleRegistry.get(schema) });
-  const { schemas } = z.toJSONSchema(registry, {
-    target: 'draft-2020-12',
-    io,
-    unrepresentable: 'throw',
-    uri: (id) => `#/components/schemas/${id}`,
-  });
+  const { schemas } = z.toJSONSchema(registry, { ...JSON_SCHEMA_OPTIONS, io, uri: (id) => ref(id).$ref });
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaKeyword(schema as Json)]));
 };
 
@@ -670,8 +668,7 @@ export const buildOpenApiDocument = async () => {
   const successSchemas = Object.fromEntries(routes.map((route) => [successName(route.id), successSchema(route, ops[route.id])]));
   const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
   const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
-  const inputs = (schema: $ZodType) =>
-    stripSchemaKeyword(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' }) as Json);
+  const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: 'input' }) as Json);
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
