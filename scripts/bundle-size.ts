@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { functionSpecs } from '#lib/function-specs';
-import { bundleFunction, COLD_START_BUDGET, importBundle, MAX_BUNDLE_BYTES } from './bundles';
+import { bundleFunction, COLD_START_BUDGET, type ImportResult, importBundle, MAX_BUNDLE_BYTES } from './bundles';
 
 const USAGE = `usage: npm run bundle-size [-- --runs N] [-- --no-import]
 
@@ -50,21 +50,16 @@ try {
   for (const bundle of bundles) {
     const row: Row = { id: bundle.spec.id, kind: bundle.spec.kind, bytes: bundle.bytes, gzipBytes: bundle.gzipBytes };
     if (measureImport) {
-      const cpu: number[] = [];
-      const imports: number[] = [];
-      const inits: number[] = [];
+      const samples: Extract<ImportResult, { ok: true }>[] = [];
       for (let index = 0; index < runs && !row.error; index++) {
         const result = await importBundle(bundle);
-        if (result.ok) {
-          cpu.push(result.importCpuMs);
-          imports.push(result.ms);
-          inits.push(result.initMs);
-        } else row.error = result.error;
+        if (result.ok) samples.push(result);
+        else row.error = result.error;
       }
       if (!row.error) {
-        row.importCpuMs = median(cpu);
-        row.importMs = median(imports);
-        row.initMs = median(inits);
+        row.importCpuMs = median(samples.map((sample) => sample.importCpuMs));
+        row.importMs = median(samples.map((sample) => sample.ms));
+        row.initMs = median(samples.map((sample) => sample.initMs));
       }
     }
     rows.push(row);
