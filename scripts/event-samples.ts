@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent, SQSRecord } f
 import { type RouteId, route } from '#functions/routes';
 import { proxyEvent } from '#local/apigw';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
+import { toSqsRecord } from '#local/sqs-poller';
 import { blockCountKey } from '#shared/db/entities/counter';
 import { buildOrder, orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
@@ -145,25 +146,17 @@ const routeEvent = (sample: RouteSample): APIGatewayProxyEvent => {
   });
 };
 
-/** One SQS record with `body`, as the event source mapping of `queue` delivers it. */
+/** One SQS record with `body`, as the event source mapping of `queue` delivers it (the local poller's record of it). */
 const sqsRecord = (id: string, queue: QueueId, body: unknown): SQSRecord => {
   const text = JSON.stringify(body);
-  return {
-    messageId: stableUuid(`${id}:message`),
-    receiptHandle: 'sample-receipt-handle',
-    body: text,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(REQUEST_TIME_EPOCH),
-      SenderId: '000000000000',
-      ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5),
-    },
-    messageAttributes: {},
-    md5OfBody: createHash('md5').update(text).digest('hex'),
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueNameForStage('live', queue)}`,
-    awsRegion: 'us-east-1',
+  const message = {
+    MessageId: stableUuid(`${id}:message`),
+    ReceiptHandle: 'sample-receipt-handle',
+    Body: text,
+    Attributes: { SentTimestamp: String(REQUEST_TIME_EPOCH), ApproximateFirstReceiveTimestamp: String(REQUEST_TIME_EPOCH + 5) },
+    MD5OfBody: createHash('md5').update(text).digest('hex'),
   };
+  return toSqsRecord(message, `arn:aws:sqs:us-east-1:000000000000:${queueNameForStage('live', queue)}`, 'us-east-1');
 };
 
 /** A new order of the demo merchant, as the create builds and the table stores it (what the change feed sees created). */
