@@ -5,6 +5,7 @@ import { type RouteId, route } from '#functions/routes';
 import { proxyEvent } from '#local/apigw';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { toSqsRecord } from '#local/sqs-poller';
+import { toDynamoDBRecord } from '#local/stream-poller';
 import { blockCountKey } from '#shared/db/entities/counter';
 import { buildOrder, orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
@@ -173,32 +174,26 @@ const streamOrder = () => {
 
 /**
  * The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order (its
- * order.created event goes to the orders queue, its customer is upserted).
+ * order.created event goes to the orders queue, its customer is upserted), in the record shape
+ * the local poller gives Lambda's (toDynamoDBRecord).
  */
 const changeFeedEvent = (): DynamoDBStreamEvent => {
   const item = streamOrder();
   const image = marshall(item, { removeUndefinedValues: true });
   const streamArn = `arn:aws:dynamodb:us-east-1:000000000000:table/${tableNameForStage('live')}/stream/2026-11-22T09:00:00.000`;
-  return {
-    Records: [
-      {
-        eventID: createHash('sha256').update('change-feed:event').digest('hex').slice(0, 32),
-        eventName: 'INSERT',
-        eventVersion: '1.1',
-        eventSource: 'aws:dynamodb',
-        awsRegion: 'us-east-1',
-        dynamodb: {
-          ApproximateCreationDateTime: REQUEST_TIME_EPOCH / 1000,
-          Keys: marshall({ pk: item.pk, sk: item.sk }) as never,
-          NewImage: image as never,
-          SequenceNumber: '100000000000000000001',
-          SizeBytes: JSON.stringify(image).length,
-          StreamViewType: 'NEW_AND_OLD_IMAGES',
-        },
-        eventSourceARN: streamArn,
-      },
-    ],
+  const record = {
+    eventID: createHash('sha256').update('change-feed:event').digest('hex').slice(0, 32),
+    eventName: 'INSERT' as const,
+    dynamodb: {
+      ApproximateCreationDateTime: new Date(REQUEST_TIME_EPOCH),
+      Keys: marshall({ pk: item.pk, sk: item.sk }),
+      NewImage: image,
+      SequenceNumber: '100000000000000000001',
+      SizeBytes: JSON.stringify(image).length,
+      StreamViewType: 'NEW_AND_OLD_IMAGES' as const,
+    },
   };
+  return { Records: [toDynamoDBRecord(record, streamArn, 'us-east-1')] };
 };
 
 /** A test event's delivery to the demo endpoint. */
