@@ -347,14 +347,14 @@ const QUOTA_HEADERS = {
   RateLimit: { $ref: '#/components/headers/RateLimit' },
 };
 
-/** One example per name, in a media type's `examples`. */
-const named = (examples: Record<string, { summary: string; value: unknown }>) => ({ examples });
-const one = (summary: string, value: unknown) => named({ example: { summary, value } });
+/** A media type's `examples`: one example per name. */
+type Examples = Record<string, { summary: string; value: unknown }>;
+const one = (summary: string, value: unknown): Examples => ({ example: { summary, value } });
 
-const errorResponse = (description: string, schema: Json, examples: Json, headers?: Json) => ({
+const errorResponse = (description: string, schema: Json, examples: Examples, headers?: Json) => ({
   description,
   ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema, ...examples } },
+  content: { 'application/json': { schema, examples } },
 });
 
 /** The bodies of the examples, in the route's envelope, as shared/http/envelope.ts builds them. */
@@ -374,7 +374,7 @@ const refusedResponse = (route: RouteDef, operation: Operation, examples: Operat
     post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
     operation.refusals ? `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}` : undefined,
   ].filter(Boolean);
-  const cases: Record<string, { summary: string; value: unknown }> = {};
+  const cases: Examples = {};
   if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
   if (readsBody(route))
     cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
@@ -386,7 +386,7 @@ const refusedResponse = (route: RouteDef, operation: Operation, examples: Operat
       summary: 'Key used with another request',
       value: failureBody(legacy, 422, commonFailures.idempotencyReused),
     };
-  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), named(cases));
+  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), cases);
 };
 
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
@@ -398,7 +398,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   const hasParams = operation.request.params !== undefined;
   const post = acceptsIdempotencyKey(route);
   const out: Record<string, Json> = {};
-  const badRequests: Record<string, { summary: string; value: unknown }> = {};
+  const badRequests: Examples = {};
   if (hasParams) {
     const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
     badRequests.bad_percent_encoding = {
@@ -425,7 +425,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
         .replace(/^./, (first) => first.toUpperCase())
         .concat('.'),
       hasParams && post ? { anyOf: [gateway, keyFailure] } : post ? keyFailure : gateway,
-      named(badRequests),
+      badRequests,
     );
   }
   out['401'] = errorResponse(
@@ -438,7 +438,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
       ? "A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders."
       : "A token of the other stage's kind (testing on live, live on sandbox).",
     failure,
-    named({
+    {
       testing_token_on_live: { summary: 'A testing token on the live API', value: failureBody(legacy, 403, commonFailures.wrongTokenKind) },
       live_token_on_sandbox: {
         summary: 'A live token on the sandbox API',
@@ -452,7 +452,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
             },
           }
         : {}),
-    }),
+    },
   );
   if (hasParams) {
     out['404'] = errorResponse(
@@ -480,10 +480,10 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
-    named({
+    {
       quota: { summary: "The merchant's quota is spent", value: failureBody(legacy, 429, commonFailures.tooManyAttempts) },
       backstop: { summary: 'A backstop (WAF, stage throttle) refused it', value: gatewayBody(commonFailures.tooManyAttempts) },
-    }),
+    },
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
