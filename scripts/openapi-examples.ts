@@ -19,7 +19,7 @@ import {
   unauthenticated,
 } from '#shared/errors';
 import { parseJsonBody } from '#shared/http/json-body';
-import { encodeCursor } from '#shared/http/pagination';
+import { DEFAULT_PER_PAGE, encodeCursor, invitePagination as invitePaginationOf, laravelPagination } from '#shared/http/pagination';
 import { EVENTS_MESSAGES, eventsQuery } from '#shared/schemas/events';
 import { orderCreateBody, orderListQuery, orderUpdateBody } from '#shared/schemas/order';
 import {
@@ -113,16 +113,12 @@ const affiliateRequest = {
   requested_at: EARLIER,
 };
 const invite = { uuid: DEMO.inviteUuid, email: 'erin@example.com', link_used_at: null, created_at: AT, updated_at: AT };
-/** The first page of a route's list of `total` items, with its links. */
-const pagination = (id: RouteId, total: number) => ({
-  current_page: 1,
-  last_page: Math.max(1, Math.ceil(total / 15)),
-  per_page: 15,
-  total,
-  next_page_url: total > 15 ? `${LIVE_URL}${route(id).path}?per_page=15&page=2` : null,
-  prev_page_url: null,
-});
-const invitePagination = { total: 1, count: 1, per_page: 15, current_page: 1, total_pages: 1 };
+/** The first page, as the list examples ask for it. */
+const pageParameters = { per_page: DEFAULT_PER_PAGE, page: 1 };
+/** The first page of a route's list of `total` items, with its links, as the list answers it. */
+const pagination = (id: RouteId, total: number) =>
+  laravelPagination(total, pageParameters, { url: `${LIVE_URL}${route(id).path}`, rawQuery: { per_page: String(DEFAULT_PER_PAGE) } });
+const invitePagination = invitePaginationOf(1, 1, pageParameters);
 
 /** The demo merchant's endpoint (local/demo.ts seedDemoWebhook). */
 const WEBHOOK_UUID = DEMO.webhookUuid;
@@ -248,7 +244,6 @@ export type OperationExamples = {
   refusals?: Record<string, FieldErrors>;
 };
 
-const pageParameters = { per_page: 15, page: 1 };
 const badPage = (schema: $ZodType) => validationErrors(schema, { per_page: '500', page: '0' });
 const badOrder = validationErrors(orderCreateBody, {
   affiliate_slug: 'alice',
