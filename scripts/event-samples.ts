@@ -43,31 +43,30 @@ const order = (orderNo: string) => ({
   ],
 });
 
-export const ROUTE_SAMPLES: RouteSample[] = [
-  { id: 'orders-create-legacy', body: order('DEMO-EVENT-LEGACY-1'), expectedStatus: 201 },
-  { id: 'orders-create', body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
-  { id: 'orders-list', query: { page: '1', per_page: '15' }, expectedStatus: 200 },
-  { id: 'orders-get', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
-  { id: 'orders-update', pathParameters: { uuid: DEMO.orderUuid }, body: { total_shipping_value: 595 }, expectedStatus: 200 },
-  { id: 'orders-cancel', pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
-  { id: 'affiliates-list', query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
-  { id: 'affiliates-get', pathParameters: { slug: 'alice' }, expectedStatus: 200 },
-  {
-    id: 'invites-create',
+/** One sample per route of the manifest: a route without one does not compile. */
+const SAMPLES = {
+  'orders-create-legacy': { body: order('DEMO-EVENT-LEGACY-1'), expectedStatus: 201 },
+  'orders-create': { body: order('DEMO-EVENT-V2-1'), expectedStatus: 201 },
+  'orders-list': { query: { page: '1', per_page: '15' }, expectedStatus: 200 },
+  'orders-get': { pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  'orders-update': { pathParameters: { uuid: DEMO.orderUuid }, body: { total_shipping_value: 595 }, expectedStatus: 200 },
+  'orders-cancel': { pathParameters: { uuid: DEMO.orderUuid }, expectedStatus: 200 },
+  'affiliates-list': { query: { per_page: '15', tier_slug: 'gold' }, expectedStatus: 200 },
+  'affiliates-get': { pathParameters: { slug: 'alice' }, expectedStatus: 200 },
+  'invites-create': {
     body: { email: 'frank.affiliate@example.com', sender_email: 'owner@acme.example', content: 'Join the Acme Outdoor partner program!' },
     expectedStatus: 200,
   },
-  { id: 'invites-list', query: { per_page: '15', email: 'example.com' }, expectedStatus: 200 },
-  { id: 'affiliate-requests-list', query: { status: 'pending', per_page: '15', page: '1' }, expectedStatus: 200 },
-  { id: 'affiliate-requests-get', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
-  { id: 'affiliate-requests-accept', pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
-  { id: 'affiliate-requests-decline', pathParameters: { uuid: DEMO.secondPendingRequestUuid }, expectedStatus: 200 },
-  { id: 'tiers-list', query: { per_page: '15' }, expectedStatus: 200 },
-  { id: 'tiers-get', pathParameters: { slug: 'gold' }, expectedStatus: 200 },
-  { id: 'segments-list', query: { per_page: '15' }, expectedStatus: 200 },
-  { id: 'segments-get', pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
-  {
-    id: 'webhooks-create',
+  'invites-list': { query: { per_page: '15', email: 'example.com' }, expectedStatus: 200 },
+  'affiliate-requests-list': { query: { status: 'pending', per_page: '15', page: '1' }, expectedStatus: 200 },
+  'affiliate-requests-get': { pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  'affiliate-requests-accept': { pathParameters: { uuid: DEMO.pendingRequestUuid }, expectedStatus: 200 },
+  'affiliate-requests-decline': { pathParameters: { uuid: DEMO.secondPendingRequestUuid }, expectedStatus: 200 },
+  'tiers-list': { query: { per_page: '15' }, expectedStatus: 200 },
+  'tiers-get': { pathParameters: { slug: 'gold' }, expectedStatus: 200 },
+  'segments-list': { query: { per_page: '15' }, expectedStatus: 200 },
+  'segments-get': { pathParameters: { uuid: DEMO.segmentUuid }, expectedStatus: 200 },
+  'webhooks-create': {
     body: {
       url: 'https://shop.example.com/hooks/affiliates',
       events: ['order.created', 'commission.accrued'],
@@ -75,23 +74,24 @@ export const ROUTE_SAMPLES: RouteSample[] = [
     },
     expectedStatus: 201,
   },
-  { id: 'webhooks-list', expectedStatus: 200 },
-  { id: 'webhooks-get', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
-  {
-    id: 'webhooks-update',
+  'webhooks-list': { expectedStatus: 200 },
+  'webhooks-get': { pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+  'webhooks-update': {
     pathParameters: { uuid: DEMO.webhookUuid },
     body: { description: 'The local webhook inbox, every event' },
     expectedStatus: 200,
   },
-  { id: 'webhooks-rotate-secret', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
-  { id: 'webhooks-test', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 202 },
-  { id: 'events-list', query: { limit: '25', types: 'order.created' }, expectedStatus: 200 },
-  { id: 'webhooks-deliveries', pathParameters: { uuid: DEMO.webhookUuid }, query: { per_page: '15' }, expectedStatus: 200 },
-  { id: 'webhooks-resend', pathParameters: { uuid: DEMO.webhookUuid, id: DEMO_DELIVERY_EVENT_ID }, expectedStatus: 202 },
-  { id: 'webhooks-recover', pathParameters: { uuid: DEMO.webhookUuid }, body: {}, expectedStatus: 202 },
-  { id: 'reports-commissions', query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' }, expectedStatus: 200 },
-  { id: 'webhooks-delete', pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
-];
+  'webhooks-rotate-secret': { pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+  'webhooks-test': { pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 202 },
+  'events-list': { query: { limit: '25', types: 'order.created' }, expectedStatus: 200 },
+  'webhooks-deliveries': { pathParameters: { uuid: DEMO.webhookUuid }, query: { per_page: '15' }, expectedStatus: 200 },
+  'webhooks-resend': { pathParameters: { uuid: DEMO.webhookUuid, id: DEMO_DELIVERY_EVENT_ID }, expectedStatus: 202 },
+  'webhooks-recover': { pathParameters: { uuid: DEMO.webhookUuid }, body: {}, expectedStatus: 202 },
+  'reports-commissions': { query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' }, expectedStatus: 200 },
+  'webhooks-delete': { pathParameters: { uuid: DEMO.webhookUuid }, expectedStatus: 200 },
+} satisfies Record<RouteId, Omit<RouteSample, 'id'>>;
+
+export const ROUTE_SAMPLES: RouteSample[] = Object.entries(SAMPLES).map(([id, sample]) => ({ id: id as RouteId, ...sample }));
 
 /** The local live stage, as `npm start` serves it. */
 const HOST = '127.0.0.1:3000';
