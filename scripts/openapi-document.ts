@@ -39,6 +39,7 @@ import {
   exampleRegistry,
   type OperationExamples,
   operationExamples,
+  validationErrors,
 } from './openapi-examples';
 
 /**
@@ -375,7 +376,9 @@ const refusedResponse = (route: RouteDef, operation: Operation, examples: Operat
     operation.refusals ? `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}` : undefined,
   ].filter(Boolean);
   const cases: Examples = {};
-  if (examples.invalid) cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, examples.invalid) };
+  const validated = operation.request.body ?? operation.request.query;
+  if (validated && examples.invalid)
+    cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, validationErrors(validated, examples.invalid)) };
   if (readsBody(route))
     cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
   for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
