@@ -29,7 +29,6 @@ export type SqsPollerOptions = {
   batchSize?: number;
   /** Long-poll wait per ReceiveMessage (the event source mapping uses 20 s). */
   waitTimeSeconds?: number;
-  region?: string;
   /** The function's timeout, for context.getRemainingTimeInMillis (default: lambdaContext's). */
   timeoutSeconds?: number;
   /** Batches handled at once (the event source mapping's maximum concurrency); default 1. */
@@ -141,7 +140,7 @@ const invokeAndDelete = async (
 export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   const { client, queueUrl, functionName } = options;
   const batchSize = options.batchSize ?? 10;
-  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const region = process.env.AWS_REGION ?? 'us-east-1';
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
   let queueArn: string | undefined;
   const aborts = new Set<AbortController>();
