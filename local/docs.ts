@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { escapeHtml } from '#shared/mail/messages';
 import { DEMO } from './demo';
 
 /**
@@ -85,8 +86,6 @@ export const localDocument = (stage: string, host: string | undefined) => {
 };
 
 const INVITATION_PATH = /^\/invitations\/([0-9a-f-]{36})$/;
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /**
  * The local stand-in for the merchant dashboard's invitation page: the invitation e-mails of the
