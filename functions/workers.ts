@@ -118,7 +118,7 @@ export const workers = [
     trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 10 },
     // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
     // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
-    // (UpdateItem). Recount: GetItem the count, Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
+    // (UpdateItem). Recount: GetItem the count (and an order block's quota item, for its sequence), Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
     // Sends: a follow-up due later than SQS can delay, again.
     access: {
       table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],

@@ -25,6 +25,7 @@ const followUp = async (work: FollowUp): Promise<string> => {
     const recount = await recountMarkedBlock(functionTable, work.key, { quietMs: RECOUNT_QUIET_SECONDS * 1000 });
     if (!recount) throw new NotDoneYet('the block kept changing under its recount');
     if (recount === 'marked') return 'changed a moment ago: marked to be recounted later';
+    if (recount === 'derived') return 'still taking numbers: its count is derived from the sequence';
     return `recounted ${recount.before} -> ${recount.after}`;
   }
   const outcome = await relayOwedNotification(work.key, work.due);

@@ -1,6 +1,14 @@
 import { functionTable } from '#shared/db/client';
 import { getAffiliate } from '#shared/db/entities/affiliate';
-import { applyCountChanges, markCountsForRecount, takeOrderSequenceNumbers } from '#shared/db/entities/counter';
+import {
+  applyCountChanges,
+  BLOCK_SIZE,
+  blockOf,
+  isDerivedNumber,
+  leaveOrderNumberUnused,
+  markCountsForRecount,
+  takeOrderSequenceNumbers,
+} from '#shared/db/entities/counter';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import {
   buildOrder,
@@ -14,6 +22,7 @@ import {
   updateOrder,
 } from '#shared/db/entities/order';
 import { orderNoHolder } from '#shared/db/entities/order-no';
+import { deriveOrderCountsFrom, type OrderNumber } from '#shared/db/entities/quota';
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
@@ -34,23 +43,25 @@ const checkCurrency = (merchant: Merchant, code: string) => {
 };
 
 /**
- * What a create needs of its request: who it is; the quota's decision (with the sequence number its
+ * What a create needs of its request: who it is; the quota's decision (with the order number its
  * write took), and the admission, which also waits for an Idempotency-Key's claim (awaited before the
  * put); and a way to have work the answer waits for but does not depend on.
  */
 export type CreateSteps = {
   identity: RequestIdentity;
-  decided: () => Promise<{ orderSeq?: number }>;
+  decided: () => Promise<{ orderNumber?: OrderNumber }>;
   admitted: () => Promise<unknown>;
   alongside: (work: Promise<void>) => void;
 };
 
 /**
- * Creates an order in three round trips, nothing that many creates share in a transaction: the
+ * Creates an order in two round trips, nothing that many creates share in a transaction: the
  * affiliate, an old order_no guard and the quota's decision (which numbers it; with a key, its claim)
- * in parallel; one conditional put under the uuid derived from merchant and order_no, its own
- * uniqueness guard; then the list's block count (a failure is marked for recount, never a 500). A lost
- * answer's put is found on the retry (`recoverOrder`). Costs: docs/data-model-heat.md#the-create-now-one-conditional-put.
+ * in parallel; then one conditional put under the uuid derived from merchant and order_no, its own
+ * uniqueness guard. The list's count derives from the sequence: a create that takes a number and
+ * stores no order notes it as a hole (blocks numbered before that are still counted by `ADD`). A
+ * lost answer's put is found on the retry (`recoverOrder`). Costs:
+ * docs/data-model-heat.md#the-create-now-one-conditional-put.
  */
 export const createOrder = async (
   merchant: Merchant,
@@ -59,33 +70,70 @@ export const createOrder = async (
 ): Promise<OrderItem> => {
   checkCurrency(merchant, input.currency_code);
   const db = functionTable;
-  const [affiliate, legacyHolder, seq] = await Promise.all([
-    getAffiliate(db, merchant.id, input.affiliate_slug, true),
-    orderNoHolder(db, merchant.id, input.order_no),
-    // Numbered as soon as the quota decided, not after a key's claim: a replay found then leaves the number unused.
-    decided().then(({ orderSeq }) => orderSeq ?? takeOrderSequenceNumbers(db, merchant.id)),
-    admitted(),
-  ]);
-  const errors: FieldErrors = {};
-  if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
-  if (legacyHolder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
-  if (legacyHolder !== undefined) await recountIfRecent(merchant.id, legacyHolder);
-  if (Object.keys(errors).length > 0) throw invalid(errors);
+  // Numbered as soon as the quota decided, not after a key's claim: a replay found then leaves the number unused.
+  const numbered = decided().then(({ orderNumber }) => orderNumber ?? takeOrderSequenceNumbers(db, merchant.id));
+  // Whether the number may name an order: from the put on, unless the put was refused.
+  let used = false;
+  try {
+    const [affiliate, legacyHolder, number] = await Promise.all([
+      getAffiliate(db, merchant.id, input.affiliate_slug, true),
+      orderNoHolder(db, merchant.id, input.order_no),
+      numbered,
+      admitted(),
+    ]);
+    const errors: FieldErrors = {};
+    if (affiliate?.status !== 'active') errors.affiliate_slug = [ORDER_MESSAGES.affiliateInvalid];
+    if (legacyHolder !== undefined) errors.order_no = [ORDER_MESSAGES.orderNoTaken];
+    if (legacyHolder !== undefined) await recountIfRecent(merchant.id, legacyHolder);
+    if (Object.keys(errors).length > 0) throw invalid(errors);
 
-  const order: OrderItem = {
-    ...buildOrder(input, { uuid: orderUuidFor(merchant.id, input.order_no), seq }),
-    last_write_id: identity.writeId,
-    created_write_id: identity.writeId,
-  };
-  const holder = await withWriteRetry(() => putNewOrder(db, merchant.id, order));
-  if (holder !== undefined && createdBy(holder, identity)) return recoverOrder(merchant, holder);
-  if (holder !== undefined) {
-    await recountIfRecent(merchant.id, holder);
-    throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
+    const order: OrderItem = {
+      ...buildOrder(input, { uuid: orderUuidFor(merchant.id, input.order_no), seq: number.seq }),
+      last_write_id: identity.writeId,
+      created_write_id: identity.writeId,
+    };
+    used = true;
+    const holder = await withWriteRetry(() => putNewOrder(db, merchant.id, order)).catch(async (error: unknown) => {
+      // A put that failed may still have been applied: read back, its number is unused only if its order is not there.
+      used = (await storedOrUnknown(merchant.id, order, identity)) !== false;
+      throw error;
+    });
+    used = holder === undefined;
+    if (holder !== undefined && createdBy(holder, identity)) return recoverOrder(merchant, holder);
+    if (holder !== undefined) {
+      await recountIfRecent(merchant.id, holder);
+      throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
+    }
+    // The count goes out beside the recording of the answer (an Idempotency-Key's record), which it never changes.
+    if (!isDerivedNumber(number)) alongside(settleCreate(order, countCreate(merchant.id, order, number)));
+    return order;
+  } finally {
+    if (!used) alongside(leaveUnused(merchant.id, numbered));
   }
-  // The count goes out beside the recording of the answer (an Idempotency-Key's record), which it never changes.
-  alongside(settleCreate(order, applyCountChanges(db, merchant.id, [orderCountChange(order)])));
-  return order;
+};
+
+/**
+ * The count of a create numbered before derived counts: its block's `ADD`; on a sequence that has
+ * no derived counts yet, they start at the next block (where an `ADD` that still lands is not read).
+ */
+const countCreate = (merchantId: string, order: OrderItem, number: OrderNumber) =>
+  Promise.all([
+    applyCountChanges(functionTable, merchantId, [orderCountChange(order)]),
+    number.derivedFrom === undefined ? deriveOrderCountsFrom(functionTable, merchantId, (blockOf(number.seq) + 1) * BLOCK_SIZE) : undefined,
+  ]).then(() => undefined);
+
+/** The number a create took and stores no order under, noted as its block's hole (none taken: nothing). Logged, never thrown. */
+const leaveUnused = async (merchantId: string, numbered: Promise<OrderNumber>) => {
+  const number = await numbered.catch(() => undefined);
+  if (number === undefined) return;
+  try {
+    await leaveOrderNumberUnused(functionTable, merchantId, number);
+  } catch (error) {
+    logger.warn('An order number left unused could not be noted; its block is recounted once closed', {
+      seq: number.seq,
+      error: error as Error,
+    });
+  }
 };
 
 /**
@@ -96,6 +144,16 @@ export const createOrder = async (
 const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
+
+/** After a failed put: whether this request's order is stored (a consistent read), undefined when that cannot be read. */
+const storedOrUnknown = async (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> => {
+  try {
+    const found = await readOrder(functionTable, merchantId, order.uuid, true);
+    return found !== undefined && createdBy(found, identity);
+  } catch {
+    return undefined;
+  }
+};
 
 /** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
 const settleCreate = async (order: OrderItem, counted: Promise<void>) => {

@@ -2,6 +2,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { currentStage } from '#shared/config';
 import { functionTable } from '#shared/db/client';
+import type { OrderNumber } from '#shared/db/entities/quota';
 import { ApiError, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { emitMetrics, METRIC } from '#shared/metrics';
@@ -24,7 +25,7 @@ const quotaLimiter = () => {
 };
 
 /** What the admission brought besides itself: a create's order sequence number, when the quota's take wrote it. */
-export type Admission = { orderSeq?: number };
+export type Admission = { orderNumber?: OrderNumber };
 
 export type QuotaContext = AuthenticatedContext & {
   quota?: QuotaDecision;
@@ -68,7 +69,7 @@ export const quota = (
         context.quota = decision;
         if (decision.degraded)
           logger.warn("Quota store unavailable: admitted against this container's own bucket", { merchant_id: merchantId });
-        if (decision.admitted) return decision.seq !== undefined ? { orderSeq: decision.seq } : {};
+        if (decision.admitted) return decision.orderNumber !== undefined ? { orderNumber: decision.orderNumber } : {};
         // Per merchant (dashboard, logs insights) and for the stage (the alarm: no alarm per merchant).
         emitMetrics({ [METRIC.quotaRefusals]: 1 }, { merchant: merchantId });
         emitMetrics({ [METRIC.quotaRefusals]: 1 });

@@ -1,4 +1,4 @@
-import { policyOf, QuotaContention, type QuotaItem, takeQuota } from '#shared/db/entities/quota';
+import { type OrderNumber, policyOf, QuotaContention, type QuotaItem, takeQuota } from '#shared/db/entities/quota';
 import type { TableRef } from '#shared/db/table-def';
 import { logger } from '#shared/logger';
 import { availableTokens, bucketState, heldTokens, leaseTokens, type QuotaPolicy, tokenInterval } from './gcra';
@@ -27,7 +27,7 @@ export type QuotaDecision = {
   /** The instant it was decided on (microseconds since the epoch). */
   at: number;
   /** The order sequence number taken in the same write, when one was asked for and the take wrote. */
-  seq?: number;
+  orderNumber?: OrderNumber;
 };
 
 /** What this container knows of a merchant's bucket. */
@@ -158,7 +158,7 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
       admitted: true,
       headers: headersOf(next, Math.max(take.at, nowUs())),
       at: take.at,
-      ...(take.seq !== undefined ? { seq: take.seq } : {}),
+      ...(take.number !== undefined ? { orderNumber: take.number } : {}),
     };
   };
 

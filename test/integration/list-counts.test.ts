@@ -1,11 +1,12 @@
 /**
  * List block counts that drifted (an `ADD` that failed after its commit, or was applied twice by a
  * retry) are recounted from the list indexes: by a follow-up of the change feed for a marked block, by
- * `npm run admin -- recount` for a whole merchant. Against DynamoDB Local and the running stage.
+ * `npm run admin -- recount` for a whole merchant. The orders' blocks derive their counts from the
+ * sequence, and are recounted once closed. Against DynamoDB Local and the running stage.
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { BLOCK_SIZE, blockCountKey, countsPartition, markForRecount, ORDER_SEQUENCE_GAP } from '#shared/db/entities/counter';
+import { BLOCK_SIZE, blockCountKey, countsPartition, markForRecount, ORDER_SEQUENCE_GAP, takeSequence } from '#shared/db/entities/counter';
 import { api, eventually, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
 
@@ -26,15 +27,17 @@ const history = (count: number) =>
 const FIRST_ORDERS_BLOCK = ORDER_SEQUENCE_GAP / BLOCK_SIZE;
 
 /** Adds `delta` to a list's first block count behind the API's back: what a twice-applied or lost ADD leaves. */
-const driftCount = (merchantId: string, list: 'orders' | 'affiliates', bucket: string, delta: number) =>
+const driftCount = (merchantId: string, list: 'affiliates', bucket: string, delta: number) =>
   store.ddb.send(
     new UpdateCommand({
       TableName: store.table,
-      Key: blockCountKey(merchantId, list, bucket, list === 'orders' ? FIRST_ORDERS_BLOCK : 0),
+      Key: blockCountKey(merchantId, list, bucket, 0),
       UpdateExpression: 'ADD n :delta',
       ExpressionAttributeValues: { ':delta': delta },
     }),
   );
+
+const slugsOf = (body: { data: { affiliates: { slug: string }[] } }) => body.data.affiliates.map((affiliate) => affiliate.slug);
 
 /** Dates every block count of the merchant's last change a minute back: a seed written earlier, its index caught up. */
 const countsWrittenAMinuteAgo = async (merchantId: string) => {
@@ -62,35 +65,31 @@ const countsWrittenAMinuteAgo = async (merchantId: string) => {
 
 describe('list counts that drifted', () => {
   it('are recounted by a follow-up once their block is marked: total and pages exact again', async () => {
-    // Prepare: 5 orders, a count 2 too high, its block marked two minutes ago.
-    const merchant = await seedOne(merchantFixture({ key: 'drift', orders: history(5) }));
+    // Prepare: 2 affiliates, their count 2 too high, its block marked two minutes ago.
+    const merchant = await seedOne(merchantFixture({ key: 'drift' }));
     const client = api('live', merchant.tokens.live);
-    await driftCount(merchant.id, 'orders', 'all', 2);
-    expect((await client.get('/api/v2/orders?per_page=5')).body.meta.pagination.total).toBe(7);
+    await driftCount(merchant.id, 'affiliates', 'all', 2);
+    expect((await client.get('/api/v2/affiliates?per_page=5')).body.meta.pagination.total).toBe(4);
 
     // Act
-    await markForRecount(
-      store,
-      blockCountKey(merchant.id, 'orders', 'all', FIRST_ORDERS_BLOCK),
-      new Date(Date.now() - 120_000).toISOString(),
-    );
+    await markForRecount(store, blockCountKey(merchant.id, 'affiliates', 'all', 0), new Date(Date.now() - 120_000).toISOString());
 
     // Assess
     const total = await eventually(async () => {
-      const { body } = await client.get('/api/v2/orders?per_page=5');
-      return body.meta.pagination.total === 5 ? body.meta.pagination.total : undefined;
+      const { body } = await client.get('/api/v2/affiliates?per_page=5');
+      return body.meta.pagination.total === 2 ? body.meta.pagination.total : undefined;
     }, 20_000);
-    expect(total).toBe(5);
-    const lastPage = await client.get('/api/v2/orders?per_page=2&page=3');
-    expect(lastPage.body.data.orders.map((order: { order_no: string }) => order.order_no)).toEqual(['C-0']);
+    expect(total).toBe(2);
+    const pages = [await client.get('/api/v2/affiliates?per_page=1&page=1'), await client.get('/api/v2/affiliates?per_page=1&page=2')];
+    expect(pages.flatMap((page) => slugsOf(page.body)).sort()).toEqual(['alice', 'ivan']);
   });
 
   it('are recounted, every list of the merchant, by `admin recount`, which prints what it corrected', async () => {
-    // Prepare: 3 orders with a count 1 short, and the gold tier's list (alice, and ivan by the
-    // merchant's default tier) 4 too high.
+    // Prepare: the affiliates' list (alice, ivan) 1 short, and the gold tier's (alice, and ivan by
+    // the merchant's default tier) 4 too high; 3 orders, whose block derives its count.
     const merchant = await seedOne(merchantFixture({ key: 'recount', orders: history(3) }));
     await countsWrittenAMinuteAgo(merchant.id);
-    await driftCount(merchant.id, 'orders', 'all', -1);
+    await driftCount(merchant.id, 'affiliates', 'all', -1);
     await driftCount(merchant.id, 'affiliates', 'tier:gold', 4);
 
     // Act
@@ -103,7 +102,7 @@ describe('list counts that drifted', () => {
       merchant_id: merchant.id,
       blocks_checked: expect.any(Number),
       corrected: expect.arrayContaining([
-        { list: 'orders', bucket: 'all', block: FIRST_ORDERS_BLOCK, before: 2, after: 3 },
+        { list: 'affiliates', bucket: 'all', block: 0, before: 1, after: 2 },
         { list: 'affiliates', bucket: 'tier:gold', block: 0, before: 6, after: 2 },
       ]),
       marked_for_later: [],
@@ -111,29 +110,62 @@ describe('list counts that drifted', () => {
     expect(result.json.corrected).toHaveLength(2);
     const client = api('live', merchant.tokens.live);
     expect((await client.get('/api/v2/orders')).body.meta.pagination.total).toBe(3);
+    expect((await client.get('/api/v2/affiliates')).body.meta.pagination.total).toBe(2);
     expect((await client.get('/api/v2/affiliates?tier_slug=gold')).body.meta.pagination.total).toBe(2);
     expect((await runAdmin('recount', '--merchant', merchant.id)).json.corrected).toEqual([]);
   });
 
   it('are not recounted by `admin recount` in the seconds after a change, whose item the list index may not show yet: marked for the follow-up instead', async () => {
-    // Prepare: an order created through the API a moment ago (its count stamped now).
-    const merchant = await seedOne(merchantFixture({ key: 'recount-recent', orders: history(2) }));
+    // Prepare: an invite created through the API a moment ago (its count stamped now).
+    const merchant = await seedOne(merchantFixture({ key: 'recount-recent' }));
     await countsWrittenAMinuteAgo(merchant.id);
     const client = api('live', merchant.tokens.live);
-    expect((await client.post('/api/v2/orders/create', orderBody({ order_no: 'NEW-1' }))).status).toBe(201);
+    const invited = await client.post('/api/v2/affiliates/invite', { email: 'nina@example.com', sender_email: 'owner@merchant.example' });
+    expect(invited.status).toBe(200);
 
     // Act
     const result = await runAdmin('recount', '--merchant', merchant.id);
 
-    // Assess: the orders block is left to the follow-up, which recounts it once quiet.
+    // Assess: the invites block is left to the follow-up, which recounts it once quiet.
     expect(result.code).toBe(0);
-    expect(result.json.marked_for_later).toEqual([{ list: 'orders', bucket: 'all', block: FIRST_ORDERS_BLOCK }]);
+    expect(result.json.marked_for_later).toEqual([{ list: 'invites', bucket: 'all', block: 0 }]);
     expect(result.json.corrected).toEqual([]);
     const total = await eventually(async () => {
-      const { body } = await client.get('/api/v2/orders');
-      return body.meta.pagination.total === 3 ? 3 : undefined;
+      const { body } = await client.get('/api/v2/affiliates/invites');
+      return body.meta.pagination.total === 1 ? 1 : undefined;
     });
-    expect(total).toBe(3);
+    expect(total).toBe(1);
+  });
+
+  it('count the numbers of creates that stopped before their put until their block closes, then its recount makes the total exact', async () => {
+    // Prepare: 5 orders, then the rest of their block's numbers taken by creates that never put an order
+    const merchant = await seedOne(merchantFixture({ key: 'stopped', orders: history(5) }));
+    const client = api('live', merchant.tokens.live);
+    await takeSequence(store, merchant.id, 'orders', BLOCK_SIZE - 5);
+    expect((await client.get('/api/v2/orders')).body.meta.pagination.total).toBe(BLOCK_SIZE);
+
+    // Act: the next create takes the next block's first number, which closes the block
+    expect((await client.post('/api/v2/orders/create', orderBody({ order_no: 'NEXT-1' }))).status).toBe(201);
+
+    // Assess
+    const total = await eventually(async () => {
+      const { body } = await client.get('/api/v2/orders?per_page=2');
+      return body.meta.pagination.total === 6 ? 6 : undefined;
+    }, 20_000);
+    expect(total).toBe(6);
+    const { Items = [] } = await store.ddb.send(
+      new QueryCommand({
+        TableName: store.table,
+        KeyConditionExpression: 'pk = :pk AND sk = :sk',
+        ExpressionAttributeValues: {
+          ':pk': countsPartition(merchant.id),
+          ':sk': blockCountKey(merchant.id, 'orders', 'all', FIRST_ORDERS_BLOCK).sk,
+        },
+      }),
+    );
+    expect(Items[0]).toMatchObject({ n: 5, exact: true });
+    const last = await client.get('/api/v2/orders?per_page=2&page=3');
+    expect(last.body.data.orders.map((order: { order_no: string }) => order.order_no)).toEqual(['C-1', 'C-0']);
   });
 
   it('refuses to recount an unknown merchant: exit 1, one line on stderr', async () => {

@@ -671,7 +671,7 @@ describe('the change-feed function', () => {
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(callsBesideEventLog(QueryCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([true, true]);
+    expect(callsBesideEventLog(QueryCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([true, true, true]);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
       Key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#G#00000000' },
       ExpressionAttributeValues: expect.objectContaining({ ':n': 3, ':vs': 3 }),
@@ -700,7 +700,7 @@ describe('the change-feed function', () => {
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
     const invites = { ...block, sk: 'invites#all#00000000' };
     const counter = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', seq_taken: true, orders_seq: GROUP_SIZE * BLOCK_SIZE - 1 };
-    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
+    ddbMock.on(QueryCommand).resolves({ Items: [{ sk: 'orders#all#00000003', n: 8, v: 8 }] });
     sequenceAt(counter.orders_seq);
 
     // Act
@@ -748,7 +748,7 @@ describe('the change-feed function', () => {
   it('reads the open group of the orders from their older counter while the quota item holds no sequence', async () => {
     // Prepare: the quota item has no orders_seq; the older counter is in group 1
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };
-    ddbMock.on(QueryCommand).resolves({ Items: [{ n: 8, v: 8 }] });
+    ddbMock.on(QueryCommand).resolves({ Items: [{ sk: 'orders#all#00000003', n: 8, v: 8 }] });
     ddbMock
       .on(QueryCommand, { ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#QUOTA`, ':sk': 'QUOTA' } })
       .resolves({ Items: [{ tat_us: 1 }] });

@@ -2,15 +2,15 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recountBlock, recountMarkedBlock } from '#shared/db/entities/count-repair';
-import { applyCountChanges, CountNotKept, refreshGroupTotals } from '#shared/db/entities/counter';
+import { applyCountChanges, CountNotKept, leaveOrderNumberUnused, readBlockRange, refreshGroupTotals } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
 
 const db: TableRef = { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), table: 'unit-table' };
 const MERCHANT = 'm-1';
 const COUNTS_PK = 'M#m-1#COUNTS';
-const BLOCK_2 = { pk: COUNTS_PK, sk: 'orders#all#00000002' };
-const ORDER_513 = { list: 'orders', bucket: 'all', seq: 513, delta: 1 } as const;
+const BLOCK_2 = { pk: COUNTS_PK, sk: 'invites#all#00000002' };
+const ORDER_513 = { list: 'invites', bucket: 'all', seq: 513, delta: 1 } as const;
 
 const updatesOf = (key: { pk: string; sk: string }) =>
   ddbMock
@@ -81,7 +81,7 @@ describe('keeping a block count after a committed change', () => {
 
     // Assess
     await expect(kept).rejects.toBeInstanceOf(CountNotKept);
-    await expect(kept).rejects.toThrow('M#m-1#COUNTS orders#all#00000002');
+    await expect(kept).rejects.toThrow('M#m-1#COUNTS invites#all#00000002');
   });
 });
 
@@ -97,14 +97,14 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act
-    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2);
 
     // Assess
-    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 7, after: 9 });
+    expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 7, after: 9 });
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi1',
       Select: 'COUNT',
-      ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
+      ExpressionAttributeValues: { ':pk': 'M#m-1#invites#all', ':first': '000000000512', ':last': '000000000767' },
     });
     expect(updatesOf(BLOCK_2)[0]).toMatchObject({
       UpdateExpression: 'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
@@ -120,7 +120,7 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act
-    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2, { now: () => now });
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2, { now: () => now });
 
     // Assess: no short count written; the mark renewed, so the change feed schedules the recount again.
     expect(result).toBe('marked');
@@ -137,10 +137,10 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act
-    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2, { now: () => now });
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2, { now: () => now });
 
     // Assess: written only if no ADD (one that leaves n as it was included) landed since the read.
-    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 8, after: 7 });
+    expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 8, after: 7 });
     expect(updatesOf(BLOCK_2).some(isMark)).toBe(false);
     expect(updatesOf(BLOCK_2)[0]).toMatchObject({
       ConditionExpression: 'n = :before AND marked_at = :markedAt AND changed_at = :changedAt',
@@ -174,10 +174,10 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
 
     // Act
-    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2);
 
     // Assess
-    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 8, after: 10 });
+    expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 8, after: 10 });
     expect(updatesOf(BLOCK_2)).toHaveLength(2);
   });
 
@@ -187,7 +187,7 @@ describe('recounting a block from the list index', () => {
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
 
     // Act
-    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2);
 
     // Assess
     expect(result).toBeUndefined();
@@ -203,10 +203,10 @@ describe('recounting a block from the list index', () => {
     const result = await recountMarkedBlock(db, BLOCK_2);
 
     // Assess
-    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 7, after: 9 });
+    expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 7, after: 9 });
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi1',
-      ExpressionAttributeValues: { ':pk': 'M#m-1#orders#all', ':first': '000000000512', ':last': '000000000767' },
+      ExpressionAttributeValues: { ':pk': 'M#m-1#invites#all', ':first': '000000000512', ':last': '000000000767' },
     });
     expect(updatesOf(BLOCK_2)[0]?.UpdateExpression).toBe(
       'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, gsi2pk, gsi2sk',
@@ -215,11 +215,11 @@ describe('recounting a block from the list index', () => {
 });
 
 describe('refreshing group totals (64 blocks each) from their block counts', () => {
-  const GROUP_1 = { pk: COUNTS_PK, sk: 'orders#all#G#00000001' };
+  const GROUP_1 = { pk: COUNTS_PK, sk: 'invites#all#G#00000001' };
   /** The block items of blocks 64-127 (group 1) as a consistent Query answers them. */
   const stubGroupBlocks = (blocks: { n: number; v?: number }[]) =>
     ddbMock
-      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000064', ':to': 'orders#all#00000127' } })
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'invites#all#00000064', ':to': 'invites#all#00000127' } })
       .resolves({ Items: blocks });
 
   it('reads each group touched once, consistently, and writes its sum of counts and of versions, only over a lower vs', async () => {
@@ -233,13 +233,13 @@ describe('refreshing group totals (64 blocks each) from their block counts', () 
 
     // Act
     const refreshed = await refreshGroupTotals(db, MERCHANT, [
-      { list: 'orders', bucket: 'all', block: 64 },
-      { list: 'orders', bucket: 'all', block: 100 },
-      { list: 'orders', bucket: 'all', block: 127 },
+      { list: 'invites', bucket: 'all', block: 64 },
+      { list: 'invites', bucket: 'all', block: 100 },
+      { list: 'invites', bucket: 'all', block: 127 },
     ]);
 
     // Assess
-    expect(refreshed).toEqual([{ list: 'orders', bucket: 'all', group: 1, n: 456, vs: 12, written: true }]);
+    expect(refreshed).toEqual([{ list: 'invites', bucket: 'all', group: 1, n: 456, vs: 12, written: true }]);
     const reads = ddbMock.commandCalls(QueryCommand);
     expect(reads).toHaveLength(1);
     expect(reads[0]?.args[0].input).toMatchObject({
@@ -261,10 +261,10 @@ describe('refreshing group totals (64 blocks each) from their block counts', () 
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
 
     // Act
-    const refreshed = refreshGroupTotals(db, MERCHANT, [{ list: 'orders', bucket: 'all', block: 70 }]);
+    const refreshed = refreshGroupTotals(db, MERCHANT, [{ list: 'invites', bucket: 'all', block: 70 }]);
 
     // Assess
-    await expect(refreshed).resolves.toEqual([{ list: 'orders', bucket: 'all', group: 1, n: 456, vs: 12, written: false }]);
+    await expect(refreshed).resolves.toEqual([{ list: 'invites', bucket: 'all', group: 1, n: 456, vs: 12, written: false }]);
     expect(updatesOf(GROUP_1)).toHaveLength(1);
   });
 
@@ -273,7 +273,7 @@ describe('refreshing group totals (64 blocks each) from their block counts', () 
     stubGroupBlocks([]);
 
     // Act
-    const refreshed = await refreshGroupTotals(db, MERCHANT, [{ list: 'orders', bucket: 'all', block: 64 }]);
+    const refreshed = await refreshGroupTotals(db, MERCHANT, [{ list: 'invites', bucket: 'all', block: 64 }]);
 
     // Assess
     expect(refreshed).toEqual([]);
@@ -291,12 +291,129 @@ describe('refreshing group totals (64 blocks each) from their block counts', () 
 
     // Act
     const refreshed = refreshGroupTotals(db, MERCHANT, [
-      { list: 'orders', bucket: 'all', block: 64 },
+      { list: 'invites', bucket: 'all', block: 64 },
       { list: 'affiliate_requests', bucket: 'pending', block: 3 },
     ]);
 
     // Assess
     await expect(refreshed).rejects.toThrow('Rate exceeded');
     expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(2);
+  });
+});
+
+describe("the orders' block counts derived from the sequence", () => {
+  const QUOTA = { pk: 'M#m-1#QUOTA', sk: 'QUOTA' };
+  const ORDER_BLOCK_2 = { pk: COUNTS_PK, sk: 'orders#all#00000002' };
+  /** The quota item: 700 numbers handed out, derived counts from block 2 (512) on. */
+  const stubSequence = (quota: Record<string, unknown> = { orders_seq: 700, orders_derived_from: 512 }) => {
+    ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': QUOTA.pk, ':sk': QUOTA.sk } }).resolves({ Items: [quota] });
+    ddbMock.on(GetCommand, { Key: QUOTA }).resolves({ Item: quota });
+  };
+
+  it('reads a block from the derived ones as its numbers taken less its holes, and blocks below as their ADDs counted', async () => {
+    // Prepare: block 1 counted by ADD (200); block 2 (512-767) holds the sequence's 189 numbers, 3 of them holes
+    stubSequence();
+    ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK } }).resolves({
+      Items: [
+        { sk: 'orders#all#00000002', n: 5, holes: 3 },
+        { sk: 'orders#all#00000001', n: 200 },
+      ],
+    });
+
+    // Act
+    const counts = await readBlockRange(db, MERCHANT, 'orders', 'all', { newestFirst: true, limit: 64 });
+
+    // Assess: the ADDs that still land on a derived block (a create of the code before) change nothing
+    expect(counts).toEqual([
+      { block: 2, n: 700 - 512 + 1 - 3 },
+      { block: 1, n: 200 },
+    ]);
+  });
+
+  it('reads every block the sequence reached, with or without an item, and a recounted block as its recount', async () => {
+    // Prepare
+    stubSequence({ orders_seq: 1000, orders_derived_from: 512 });
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK } })
+      .resolves({ Items: [{ sk: 'orders#all#00000002', n: 250, exact: true, holes: 1 }] });
+
+    // Act
+    const counts = await readBlockRange(db, MERCHANT, 'orders', 'all', { newestFirst: true, limit: 64 });
+
+    // Assess: block 3 is full without a hole (768-1023 taken to 1000), block 2 is its recount
+    expect(counts).toEqual([
+      { block: 3, n: 1000 - 768 + 1 },
+      { block: 2, n: 250 },
+    ]);
+  });
+
+  it('notes a number left unused as a hole of its derived block, moving its version, and nothing on a block counted by ADD', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    await leaveOrderNumberUnused(db, MERCHANT, { seq: 600, derivedFrom: 512 });
+    await leaveOrderNumberUnused(db, MERCHANT, { seq: 600 });
+    await leaveOrderNumberUnused(db, MERCHANT, { seq: 300, derivedFrom: 512 });
+
+    // Assess
+    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(1);
+    expect(updatesOf(ORDER_BLOCK_2)).toEqual([
+      expect.objectContaining({ UpdateExpression: 'ADD holes :one, v :one SET #type = :type, changed_at = :now' }),
+    ]);
+  });
+
+  it('totals a closed group from its derived blocks, with the numbers it took in its version sum', async () => {
+    // Prepare: group 0 (blocks 0-63) derived from block 2 on, closed: the sequence is in group 1
+    stubSequence({ orders_seq: 20_000, orders_derived_from: 512 });
+    ddbMock
+      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000000', ':to': 'orders#all#00000063' } })
+      .resolves({
+        Items: [
+          { sk: 'orders#all#00000000', n: 255, v: 255 },
+          { sk: 'orders#all#00000001', n: 256, v: 256 },
+          { sk: 'orders#all#00000005', holes: 2, v: 2 },
+        ],
+      });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const refreshed = await refreshGroupTotals(db, MERCHANT, [{ list: 'orders', bucket: 'all', block: 5 }]);
+
+    // Assess
+    expect(refreshed).toEqual([{ list: 'orders', bucket: 'all', group: 0, n: 255 + 256 + 62 * 256 - 2, vs: 513 + 16_383, written: true }]);
+  });
+
+  it('leaves the block the sequence is in as it is: its count is derived, there is nothing to recount', async () => {
+    // Prepare
+    stubSequence();
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess
+    expect(result).toBe('derived');
+    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('recounts a closed derived block from the index and marks it exact, so that holes it never noted stop counting', async () => {
+    // Prepare: block 2 closed (the sequence is at 800), 1 hole noted, the index holds 250
+    stubSequence({ orders_seq: 800, orders_derived_from: 512 });
+    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { holes: 1 } });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 250 });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess
+    expect(result).toEqual({ list: 'orders', bucket: 'all', block: 2, before: 255, after: 250 });
+    expect(updatesOf(ORDER_BLOCK_2)).toEqual([
+      expect.objectContaining({
+        UpdateExpression:
+          'SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type, exact = :exact REMOVE marked_at, gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_not_exists(n) AND attribute_not_exists(marked_at)',
+      }),
+    ]);
   });
 });

@@ -24,8 +24,11 @@ vi.stubEnv('QUOTA_ENFORCEMENT', 'on');
 /** The handler with a fresh module graph: each test starts with a container that has seen no quota yet. */
 let createV2: typeof import('#functions/orders/create')['handler'];
 
-/** The merchant's quota take, held until `answer()`; admitted then unless `refuse`. */
-const heldQuota = (refuse = false) => {
+/**
+ * The merchant's quota take, held until `answer()`; admitted then unless `refuse`; on a sequence
+ * whose blocks derive their counts from `derivedFrom` on.
+ */
+const heldQuota = (refuse = false, derivedFrom = 0) => {
   let answer = () => {};
   const answered = new Promise<void>((resolve) => {
     answer = resolve;
@@ -35,7 +38,7 @@ const heldQuota = (refuse = false) => {
     // Refused: the bucket stands a minute ahead (no token left); admitted: the take's own end.
     if (refuse) throw conditionFailed(marshall({ tat_us: Date.now() * 1000 + 60_000_000, orders_seq: 6 }));
     // A create's take also takes its order sequence number.
-    return { Attributes: { tat_us: input.ExpressionAttributeValues?.[':end'], orders_seq: 7 } };
+    return { Attributes: { tat_us: input.ExpressionAttributeValues?.[':end'], orders_seq: 7, orders_derived_from: derivedFrom } };
   });
   return { answer };
 };
@@ -115,8 +118,8 @@ describe('a create and the merchant quota', () => {
   });
 
   it("records a keyed create's answer beside its list count, and answers only once both are done", async () => {
-    // Prepare: admitted; the count's ADD held back until the answer is recorded
-    heldQuota().answer();
+    // Prepare: admitted, on a block counted by ADD; the count's ADD held back until the answer is recorded
+    heldQuota(false, 1 << 20).answer();
     let countAnswer = () => {};
     const countHeld = new Promise<void>((resolve) => {
       countAnswer = resolve;
@@ -142,7 +145,7 @@ describe('a create and the merchant quota', () => {
     expect(response.statusCode).toBe(201);
   });
 
-  it('answers the stored response of a key whose request is done, though its reads were out, and writes nothing', async () => {
+  it("answers the stored response of a key whose request is done, though its reads were out, and writes nothing but its number's hole", async () => {
     // Prepare: the claim finds a completed record of this very request
     const quota = heldQuota();
     const stored = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID, order_no: 'A-1' } }, errors: null, meta: {} });
@@ -160,6 +163,8 @@ describe('a create and the merchant quota', () => {
     expect(response.body).toEqual(JSON.parse(stored));
     expect(orderPuts()).toBe(0);
     expect(recorded()).toEqual([]);
+    const counts = ddbMock.commandCalls(UpdateCommand, { Key: { pk: COUNTS_PK, sk: 'orders#all#00000000' } });
+    expect(counts.map((call) => call.args[0].input.UpdateExpression)).toEqual([expect.stringMatching(/^ADD holes :one/)]);
   });
 
   it('with an Idempotency-Key, answers 429 when refused and releases the key it claimed meanwhile, so the retry runs', async () => {

@@ -35,6 +35,7 @@ import {
   storedOrder,
   stubAuth,
   stubOrderCreate,
+  stubOrderSequence,
   TOKENS,
   TRACE_ID,
   UUID,
@@ -72,6 +73,8 @@ const positionOf = (command: string, key?: { pk: string; sk: string }) =>
 const updatesOf = (key: { pk: string; sk: string }) => ddbMock.commandCalls(UpdateCommand, { Key: key });
 
 /** The order list's block count item of a sequence number (256 numbers per block). */
+/** Where a sequence derives its counts from when the tests' numbers lie below it: their blocks are counted by ADD. */
+const COUNTED_BY_ADD_BELOW = 1 << 20;
 const orderBlockKey = (block: number) => ({ pk: COUNTS_PK, sk: `orders#all#${String(block).padStart(8, '0')}` });
 
 /** The UpdateItems that mark a block for recount (a RECOUNT entry on gsi2), by key. */
@@ -222,7 +225,7 @@ describe('POST /api/v2/orders/create', () => {
       ConditionExpression: 'attribute_exists(#seq)',
       ExpressionAttributeNames: { '#taken': 'seq_taken', '#seq': 'orders_seq' },
       ExpressionAttributeValues: { ':taken': true, ':count': 1 },
-      ReturnValues: 'UPDATED_NEW',
+      ReturnValues: 'ALL_NEW',
     });
     // The sequence is never read first.
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_SEQUENCE_KEY });
@@ -231,7 +234,7 @@ describe('POST /api/v2/orders/create', () => {
 
   /** The quota item without a sequence until it is started; `counter`: the older COUNTER#orders, if any. */
   const unstartedSequence = (counter?: number) => {
-    const state: { started?: number } = {};
+    const state: { started?: number; derivedFrom?: number } = {};
     ddbMock
       .on(GetCommand, { Key: ORDER_COUNTER_KEY, ConsistentRead: true })
       .resolves(counter === undefined ? {} : { Item: { ...ORDER_COUNTER_KEY, type: 'counter', seq: counter } });
@@ -239,11 +242,12 @@ describe('POST /api/v2/orders/create', () => {
       const values = input.ExpressionAttributeValues ?? {};
       if (input.ConditionExpression === 'attribute_not_exists(#seq)') {
         state.started = values[':last'];
+        state.derivedFrom = values[':first'];
         return {};
       }
       if (state.started === undefined) throw conditionFailed();
       state.started += values[':count'];
-      return { Attributes: { orders_seq: state.started } };
+      return { Attributes: { orders_seq: state.started, orders_derived_from: state.derivedFrom } };
     });
     return state;
   };
@@ -260,6 +264,8 @@ describe('POST /api/v2/orders/create', () => {
     // The first number of the block 300 + the gap falls in, so that block fills.
     const first = Math.floor((300 + ORDER_SEQUENCE_GAP) / BLOCK_SIZE) * BLOCK_SIZE;
     expect(sequence.started).toBe(first);
+    // Its blocks count from the sequence, from its first number on.
+    expect(sequence.derivedFrom).toBe(first);
     expect(orderPut()?.Item?.gsi1sk).toBe(padSeq(first));
     expect(updatesOf(orderBlockKey(1))[0]?.args[0].input.UpdateExpression).toMatch(/^ADD n :zero SET #type = :type, marked_at = :now/);
     const start = tableCalls().findIndex((call) => (call.input as UpdateCommandInput).ConditionExpression === 'attribute_not_exists(#seq)');
@@ -303,7 +309,21 @@ describe('POST /api/v2/orders/create', () => {
     expect(Math.max(affiliateRead, guardRead, sequence)).toBeLessThan(put);
   });
 
-  it('after the commit, adds the order to its list block count and does not upsert the customer: the change feed does', async () => {
+  it('writes no list count after the commit (its block derives the count from the sequence) and does not upsert the customer: the change feed does', async () => {
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
+    // The only UpdateItem is the sequence number's.
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_SEQUENCE_KEY]);
+  });
+
+  it('on a block numbered before derived counts, adds the order to its list block count after the commit', async () => {
+    // Prepare: the sequence derives its counts from a later block on
+    stubOrderSequence(42, { derivedFrom: COUNTED_BY_ADD_BELOW });
+
     // Act
     const response = await postV2(orderBody());
 
@@ -319,9 +339,24 @@ describe('POST /api/v2/orders/create', () => {
     });
     const commit = positionOf('PutCommand');
     expect(positionOf('UpdateCommand', orderBlockKey(0))).toBeGreaterThan(commit);
-    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
-    // The only UpdateItems are the sequence number and the block count.
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
+  });
+
+  it('on a sequence started before derived counts, counts the order by ADD and derives the counts from the next block on', async () => {
+    // Prepare: the quota item has a sequence and no `orders_derived_from`
+    stubOrderSequence(300, {});
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(updatesOf(orderBlockKey(1))).toHaveLength(1);
+    const derive = updatesOf(ORDER_SEQUENCE_KEY).find((call) => call.args[0].input.UpdateExpression === 'SET #from = :first');
+    expect(derive?.args[0].input).toMatchObject({
+      ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
+      ExpressionAttributeValues: { ':first': 512 },
+    });
   });
 
   it('commits an order from which the change feed announces order.created (version 1) and upserts the customer (lowercased e-mail, idempotently)', async () => {
@@ -353,9 +388,9 @@ describe('POST /api/v2/orders/create', () => {
     expect(customer).not.toHaveProperty('ConditionExpression');
   });
 
-  it('counts an order in the block of 256 sequence numbers its own number falls in', async () => {
+  it('counts an order numbered before derived counts in the block of 256 sequence numbers its own number falls in', async () => {
     // Prepare
-    stubOrderCreate({ seq: 513 });
+    stubOrderCreate({ seq: 513, derivedFrom: COUNTED_BY_ADD_BELOW });
 
     // Act
     await postV2(orderBody());
@@ -368,6 +403,7 @@ describe('POST /api/v2/orders/create', () => {
 
   it('still answers 201 when its block count can be neither kept nor marked for recount after the commit, and logs it', async () => {
     // Prepare: the ADD and the recount mark of the block both fail.
+    stubOrderSequence(42, { derivedFrom: COUNTED_BY_ADD_BELOW });
     ddbMock.on(UpdateCommand, { Key: orderBlockKey(0) }).rejects(new Error('ProvisionedThroughputExceededException'));
     const logged = vi.spyOn(logger, 'error');
 
@@ -387,6 +423,7 @@ describe('POST /api/v2/orders/create', () => {
 
   it("logs a count it could not keep while the request's log keys (its trace id) are still set, though the count ends beside the answer", async () => {
     // Prepare: the ADD and the recount mark of the block both fail, a moment late
+    stubOrderSequence(42, { derivedFrom: COUNTED_BY_ADD_BELOW });
     ddbMock.on(UpdateCommand, { Key: orderBlockKey(0) }).callsFake(async () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       throw new Error('ProvisionedThroughputExceededException');
@@ -440,7 +477,7 @@ describe('POST /api/v2/orders/create', () => {
 
   it('gives the first order of a merchant sequence number 1 (ADD creates the counter)', async () => {
     // Prepare
-    stubOrderCreate({ seq: 1 });
+    stubOrderCreate({ seq: 1, derivedFrom: COUNTED_BY_ADD_BELOW });
 
     // Act
     const response = await postV2(orderBody());
@@ -510,7 +547,7 @@ describe('POST /api/v2/orders/create', () => {
     ['unknown', null],
     ['inactive', storedAffiliate({ status: 'inactive', accepted_at: null })],
   ])(
-    'answers 422 on affiliate_slug for an %s affiliate; no order is put or counted, only the sequence number taken beside the reads is spent',
+    "answers 422 on affiliate_slug for an %s affiliate; no order is put, and the sequence number taken beside the reads is noted as its block's hole",
     async (_label, affiliate) => {
       // Prepare
       stubOrderCreate({ affiliate });
@@ -521,14 +558,17 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { affiliate_slug: ['The selected affiliate slug is invalid.'] });
       // The sequence number is never counted: the lists show no gap.
-      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
+      expect(updatesOf(orderBlockKey(0))[0]?.args[0].input.UpdateExpression).toBe(
+        'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+      );
       expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(sqsMock).not.toHaveReceivedAnyCommand();
     },
   );
 
-  it('answers 422 on order_no when an order stored before derived keys holds it (its guard exists); no order is put or counted', async () => {
+  it('answers 422 on order_no when an order stored before derived keys holds it (its guard exists); no order is put, the number is a hole', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: GUARD_KEY }).resolves({ Item: { order_uuid: OTHER_ORDER_UUID } });
 
@@ -537,7 +577,7 @@ describe('POST /api/v2/orders/create', () => {
 
     // Assess
     expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
-    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
     expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
@@ -580,7 +620,7 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
       expect(recountMarks()).toEqual([orderBlockKey(1)]);
-      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(1)]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(1), orderBlockKey(0)]);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(sqsMock).not.toHaveReceivedAnyCommand();
     });
@@ -595,7 +635,7 @@ describe('POST /api/v2/orders/create', () => {
       // Assess
       expectV2Error(response, 422, { order_no: ['The order no has already been taken.'] });
       expect(recountMarks()).toEqual([]);
-      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
+      expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
     });
   });
 
@@ -615,7 +655,7 @@ describe('POST /api/v2/orders/create', () => {
     });
   });
 
-  it('answers 422 on order_no when its put is refused for an order of another request: a lost race; only the sequence number is spent', async () => {
+  it('answers 422 on order_no when its put is refused for an order of another request: a lost race; the sequence number is a hole', async () => {
     // Prepare: no guard, the key was free when read; another create put its order first.
     ddbMock.on(PutCommand, ORDER_PUT).rejects(heldBy(otherRequestsOrder(A_1001_UUID)));
 
@@ -628,25 +668,26 @@ describe('POST /api/v2/orders/create', () => {
     // The holder came back with the refusal: it is not read again.
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } });
     // The sequence number was taken, but it is never counted: the lists show no gap.
-    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it("does not take a refusal of its put that names no order for an order_no problem: 500 (a defect, not the client's fault), nothing counted", async () => {
+  it("does not take a refusal of its put that names no order for an order_no problem: 500 (a defect, not the client's fault), its number a hole", async () => {
     // Prepare: the put asks for the holder (ALL_OLD); a refusal without it cannot be told apart.
     ddbMock.on(PutCommand, ORDER_PUT).rejects(conditionFailed());
 
     // Act
     const response = await postV2(orderBody());
 
-    // Assess
+    // Assess: read back, the order is not there
     expect(response.statusCode).toBe(500);
     expect(orderPuts()).toHaveLength(1);
-    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY]);
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` }, ConsistentRead: true });
+    expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
-  it('does not retry a failure that is not a conflict: 500, nothing counted or queued', async () => {
+  it('does not retry a failure that is not a conflict: 500, nothing queued, and its number a hole once the order is read back as not stored', async () => {
     // Prepare
     ddbMock.on(PutCommand, ORDER_PUT).rejects(new Error('InternalServerError'));
 
@@ -656,8 +697,26 @@ describe('POST /api/v2/orders/create', () => {
     // Assess
     expect(response.statusCode).toBe(500);
     expect(orderPuts()).toHaveLength(1);
-    expect(updatesOf(orderBlockKey(0))).toHaveLength(0);
+    expect(updatesOf(orderBlockKey(0)).map((call) => call.args[0].input.UpdateExpression)).toEqual([
+      'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+    ]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
+  });
+
+  it('notes no hole for a put that failed yet was applied (read back, the order is there): its number names it', async () => {
+    // Prepare: the put's answer is lost after it was applied; the read back finds this request's order
+    ddbMock.on(PutCommand, ORDER_PUT).callsFake(async (input: { Item: Record<string, unknown> }) => {
+      ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` } }).resolves({ Item: input.Item });
+      throw new Error('InternalServerError');
+    });
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(500);
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001_UUID}` }, ConsistentRead: true });
+    expect(updatesOf(orderBlockKey(0))).toHaveLength(0);
   });
 
   it('answers 422 on currency_code when it is not the merchant currency, without reading or writing', async () => {
@@ -746,7 +805,7 @@ describe('POST /api/orders/create (legacy)', () => {
     });
   });
 
-  it('writes the same one put and block count as V2, upserts no customer and sends nothing to SQS', async () => {
+  it('writes the same one put as V2 and no count, upserts no customer and sends nothing to SQS', async () => {
     // Act
     const response = await postLegacy(orderBody({ affiliate_slug: 'Alice' }));
 
@@ -759,8 +818,7 @@ describe('POST /api/orders/create (legacy)', () => {
     expect(orderPut()?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, affiliate_slug: 'alice', version: 1 });
     expect(orderPut()?.Item).not.toHaveProperty('gsi2pk');
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
-    expect(updatesOf(orderBlockKey(0))).toHaveLength(1);
-    expect(updatesOf(CUSTOMER_KEY)).toHaveLength(0);
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_SEQUENCE_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 

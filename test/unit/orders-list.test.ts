@@ -3,20 +3,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as listOrders } from '#functions/orders/list';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { ddbMock, resetAwsMocks } from './support/aws';
-import { blockItems, stubCountsPartition } from './support/counts';
-import {
-  COUNTS_PK,
-  MERCHANT_KEY,
-  ORDERS_LIST_PK,
-  sha256,
-  storedOrder,
-  stubAuth,
-  stubBlockCounts,
-  TOKENS,
-  TRACE_ID,
-} from './support/fixtures';
+import { blockItems, blockSk, groupItems, stubCountsPartition } from './support/counts';
+import { COUNTS_PK, MERCHANT_KEY, ORDERS_LIST_PK, sha256, storedOrder, stubAuth, TOKENS, TRACE_ID } from './support/fixtures';
 
 const ORDERS_RANGE = '#pk = :pk AND #sk <= :top';
+const QUOTA_KEY = { pk: `${MERCHANT_KEY.pk}#QUOTA`, sk: 'QUOTA' };
 const COUNTS_QUERY = 'pk = :pk AND sk BETWEEN :from AND :to';
 
 const list = (options: EventOptions = {}) => invoke(listOrders, apiEvent('orders-list', { token: TOKENS.live, ...options }));
@@ -26,13 +17,22 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 /**
  * The merchant's committed orders, by sequence number: the gsi1 list partition answers the
- * key-range Query the way DynamoDB does (sort key <= :top, highest first, at most Limit items),
- * and the block counts say how many of them each block of 256 sequence numbers holds.
+ * key-range Query the way DynamoDB does (sort key <= :top, highest first, at most Limit items);
+ * the sequence handed out every number up to the last order's, and each block of 256 of them notes
+ * the numbers no order took (its holes), from which its count derives.
  */
 const storeOrders = (seqs: number[]) => {
+  const last = Math.max(0, ...seqs);
   const blocks: Record<number, number> = {};
   for (const seq of seqs) blocks[Math.floor(seq / 256)] = (blocks[Math.floor(seq / 256)] ?? 0) + 1;
-  stubBlockCounts('orders#all', blocks);
+  const taken = (block: number) => Math.min(last, block * 256 + 255) - Math.max(block * 256, 1) + 1;
+  stubCountsPartition(COUNTS_PK, () => [
+    ...Object.entries(blocks).map(([block, n]) => ({ sk: blockSk('orders#all', Number(block)), holes: taken(Number(block)) - n, v: 1 })),
+    ...groupItems('orders#all', blocks),
+  ]);
+  ddbMock
+    .on(QueryCommand, { ExpressionAttributeValues: { ':pk': QUOTA_KEY.pk } })
+    .resolves({ Items: last === 0 ? [] : [{ orders_seq: last, orders_derived_from: 0 }] });
   ddbMock.on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE }).callsFake(async (input: QueryCommandInput) => {
     const top = Number(input.ExpressionAttributeValues?.[':top']);
     const items = seqs
@@ -65,9 +65,19 @@ const expectedCalls = (top: string, limit: number) => [
       TableName: 'unit-table',
       KeyConditionExpression: COUNTS_QUERY,
       ExpressionAttributeValues: { ':pk': COUNTS_PK, ':from': 'orders#all#00000000', ':to': 'orders#all#99999999' },
-      ProjectionExpression: 'sk, n',
+      ProjectionExpression: 'sk, n, holes, exact',
       ScanIndexForward: false,
       Limit: 64,
+    },
+  },
+  {
+    command: 'QueryCommand',
+    input: {
+      TableName: 'unit-table',
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': QUOTA_KEY.pk, ':sk': QUOTA_KEY.sk },
+      ProjectionExpression: 'orders_seq, orders_derived_from',
+      ConsistentRead: true,
     },
   },
   {
@@ -361,6 +371,8 @@ describe('GET /api/v2/orders', () => {
       { sk: 'orders#all#G#00000001', n: 16_384 },
     ];
     stubCountsPartition(COUNTS_PK, () => items, 1);
+    // Counted by ADD: a sequence started before derived counts.
+    ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': QUOTA_KEY.pk } }).resolves({ Items: [{ orders_seq: 49_151 }] });
 
     // Act
     const response = await list();
@@ -390,7 +402,7 @@ describe('GET /api/v2/orders at the largest orders', () => {
       const row = { ...order.order_rows[0], product_sku: '"'.repeat(255), product_name: '"'.repeat(255) };
       return { ...order, order_rows: Array.from({ length: 200 }, () => row) };
     };
-    stubBlockCounts('orders#all', { 0: 40 });
+    storeOrders(range(1, 40));
     ddbMock
       .on(QueryCommand, { KeyConditionExpression: ORDERS_RANGE })
       .callsFake(async (input: QueryCommandInput) => ({ Items: range(1, 40).reverse().slice(0, input.Limit).map(big) }));

@@ -265,7 +265,7 @@ describe("quota limiter and a create's order sequence", () => {
     const decision = await limiter.admit('m1', { sequence: true });
 
     // Assess
-    expect(decision).toMatchObject({ admitted: true, seq: 42 });
+    expect(decision).toMatchObject({ admitted: true, orderNumber: { seq: 42 } });
     expect(item.orders_seq).toBe(42);
     expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
     const input = ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input;
@@ -283,7 +283,7 @@ describe("quota limiter and a create's order sequence", () => {
 
     // Assess: the first write (with the sequence) is refused, the second takes the tokens alone
     expect(decision.admitted).toBe(true);
-    expect(decision.seq).toBeUndefined();
+    expect(decision.orderNumber).toBeUndefined();
     expect(item).toEqual({ tat_us: expect.any(Number) });
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
       'SET #tat = :end, #taken = :taken ADD #seq :one',
@@ -300,7 +300,7 @@ describe("quota limiter and a create's order sequence", () => {
     const decision = await limiter.admit('m1');
 
     // Assess
-    expect(decision.seq).toBeUndefined();
+    expect(decision.orderNumber).toBeUndefined();
     expect(item.orders_seq).toBe(41);
     expect(ddbMock.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toBe('SET #tat = :end REMOVE #taken');
   });

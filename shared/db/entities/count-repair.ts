@@ -8,7 +8,10 @@ import {
   BLOCK_SIZE,
   type BlockRef,
   blockCountKey,
+  blockOf,
   countsPartition,
+  derivedCount,
+  isDerivedBlock,
   markForRecount,
   parseBlockCountSk,
   parseCountBucketSk,
@@ -17,6 +20,7 @@ import {
 } from './counter';
 import { ALL_BUCKET, type ListName, listIndexOf, listPartition } from './list-entry';
 import { WORK_REMOVE } from './owed-work';
+import { getQuota, orderNumberOfQuota } from './quota';
 
 /**
  * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
@@ -26,7 +30,13 @@ import { WORK_REMOVE } from './owed-work';
  * A recount is idempotent, so running it twice, or on a block that was right, changes nothing.
  */
 
-const countState = z.object({ n: z.optional(z.number()), marked_at: z.optional(z.string()), changed_at: z.optional(z.string()) });
+const countState = z.object({
+  n: z.optional(z.number()),
+  marked_at: z.optional(z.string()),
+  changed_at: z.optional(z.string()),
+  holes: z.optional(z.number()),
+  exact: z.optional(z.boolean()),
+});
 
 export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
 
@@ -63,6 +73,8 @@ const RECOUNT_ATTEMPTS = 5;
  * adding 1 to the block's version, so the change feed refreshes its group total. Undefined when the
  * block kept changing through every attempt; `'marked'` when it changed within `quietMs`, to be
  * recounted later (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
+ * An order block whose count derives from the sequence is recounted once closed, and then `exact`;
+ * while the sequence is still in it, it is `'derived'`: there is no count to repair.
  */
 export const recountBlock = async (
   db: TableRef,
@@ -71,11 +83,19 @@ export const recountBlock = async (
   bucket: string,
   block: number,
   { now = Date.now, quietMs = QUIET_BEFORE_RECOUNT_MS }: RecountTiming = {},
-): Promise<Recount | 'marked' | undefined> => {
+): Promise<Recount | 'marked' | 'derived' | undefined> => {
   const key = blockCountKey(merchantId, list, bucket, block);
+  const sequence = list === 'orders' && bucket === ALL_BUCKET ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
+  const derived = sequence !== undefined && isDerivedBlock(block, sequence.derivedFrom);
+  if (derived && blockOf(sequence.seq) <= block) return 'derived';
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
     const { Item } = await db.ddb.send(
-      new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'n, marked_at, changed_at' }),
+      new GetCommand({
+        TableName: db.table,
+        Key: key,
+        ConsistentRead: true,
+        ProjectionExpression: 'n, marked_at, changed_at, holes, exact',
+      }),
     );
     const state = parseStoredOptional('list count', countState, Item);
     if (state?.changed_at !== undefined && Date.parse(state.changed_at) > now() - quietMs) {
@@ -84,13 +104,15 @@ export const recountBlock = async (
     }
     const after = await countBlock(db, merchantId, list, bucket, block);
     const before = state?.n;
-    if (state === undefined && after === 0) return { list, bucket, block, before: 0, after };
+    // What the block counted before: a derived one, its numbers less its holes until it was exact.
+    const shown = derived ? derivedCount(block, state, sequence.seq) : (before ?? 0);
+    if (!derived && state === undefined && after === 0) return { list, bucket, block, before: 0, after };
     try {
       await db.ddb.send(
         new UpdateCommand({
           TableName: db.table,
           Key: key,
-          UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type REMOVE marked_at, ${WORK_REMOVE}`,
+          UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
           ConditionExpression: [
             before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
             state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
@@ -103,13 +125,14 @@ export const recountBlock = async (
             ':zero': 0,
             ':one': 1,
             ':type': 'list_count',
+            ...(derived ? { ':exact': true } : {}),
             ...(before === undefined ? {} : { ':before': before }),
             ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
             ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
           },
         }),
       );
-      return { list, bucket, block, before: before ?? 0, after };
+      return { list, bucket, block, before: shown, after };
     } catch (error) {
       if (!isRefused(error)) throw error;
     }
@@ -164,7 +187,7 @@ export const recountMerchant = async (
     for (let block = 0; block < blocks; block++) {
       const result = await recountBlock(db, merchantId, list, bucket, block);
       if (result === 'marked') marked.push({ list, bucket, block });
-      else if (result) recounts.push(result);
+      else if (result !== undefined && result !== 'derived') recounts.push(result);
     }
   }
   await refreshGroupTotals(db, merchantId, recounts);

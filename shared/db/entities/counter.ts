@@ -7,7 +7,14 @@ import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, St
 import { moveForward } from './forward';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
-import { OrderSequenceNotStarted, orderSequenceMove, readOrderSequence, startOrderSequence, takeOrderSequence } from './quota';
+import {
+  type OrderNumber,
+  OrderSequenceNotStarted,
+  orderSequenceMove,
+  readOrderSequence,
+  startOrderSequence,
+  takeOrderSequence,
+} from './quota';
 
 /**
  * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
@@ -34,14 +41,14 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
     const { sk, seq } = parseStored('counter', sequenceItem, raw);
     sequences.set(parseStored('counter', listName, sk.slice(SEQUENCE_PREFIX.length)), seq);
   }
-  if (orders !== undefined) sequences.set('orders', orders);
+  if (orders !== undefined) sequences.set('orders', orders.seq);
   return sequences;
 };
 
 /** The last sequence number of one list (0 before its first): one consistent Query of its counter item (the orders': of the quota item, else their older counter). */
 const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
   const orders = list === 'orders' ? await readOrderSequence(db, merchantId) : undefined;
-  if (orders !== undefined) return orders;
+  if (orders !== undefined) return orders.seq;
   const key = sequenceKey(merchantId, list);
   const [raw] = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk = :sk',
@@ -87,7 +94,7 @@ export const ORDER_SEQUENCE_GAP = 16_384;
  * at a block's first number, once the counter's last block is marked for recount
  * (docs/architecture.md#writing-without-hot-items).
  */
-export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<number> => {
+export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<OrderNumber> => {
   try {
     return await takeOrderSequence(db, merchantId, count);
   } catch (error) {
@@ -102,7 +109,7 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
 
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
 export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1): Promise<number> => {
-  if (list === 'orders') return takeOrderSequenceNumbers(db, merchantId, count);
+  if (list === 'orders') return (await takeOrderSequenceNumbers(db, merchantId, count)).seq;
   const { Attributes } = await db.ddb.send(
     new UpdateCommand({
       TableName: db.table,
@@ -251,9 +258,78 @@ export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow(
   );
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
+const orderBlockItem = z.object({
+  sk: z.string(),
+  n: z.optional(z.number()),
+  v: z.optional(z.number()),
+  holes: z.optional(z.number()),
+  exact: z.optional(z.boolean()),
+});
+type OrderBlockItem = Omit<z.output<typeof orderBlockItem>, 'sk'> & { block: number };
 
 /** The block count items of one bucket, as block number and count. */
 export type BlockCount = { block: number; n: number };
+
+const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
+
+/**
+ * Whether an order block's count is derived from the sequence: every number taken, less the numbers
+ * its creates left unused (`holes`), until a recount after it closed makes it exact. Such a block
+ * costs its creates no write (docs/design-notes.md#pagination). Blocks below `derivedFrom` (taken
+ * before derived counts) are counted by `ADD`.
+ */
+export const isDerivedBlock = (block: number, derivedFrom: number | undefined) =>
+  derivedFrom !== undefined && block * BLOCK_SIZE >= derivedFrom;
+
+/** An order number whose block derives its count: its create writes no count, only a hole when it stores no order. */
+export const isDerivedNumber = ({ seq, derivedFrom }: OrderNumber) => isDerivedBlock(blockOf(seq), derivedFrom);
+
+/** How many of the numbers of blocks `from` to `to` the sequence has handed out (numbers start at 1). */
+const takenIn = (seq: number, from: number, to: number) =>
+  Math.max(0, Math.min(seq, (to + 1) * BLOCK_SIZE - 1) - Math.max(from * BLOCK_SIZE, 1) + 1);
+
+/** A derived block's count: its recount's once it was recounted closed, else the numbers taken in it less its holes. */
+export const derivedCount = (block: number, item: Omit<OrderBlockItem, 'block'> | undefined, seq: number) =>
+  item?.exact === true ? (item.n ?? 0) : Math.max(0, takenIn(seq, block, block) - (item?.holes ?? 0));
+
+/**
+ * The orders' block counts from `from` to `to`, lowest or (newest) highest first, at most `limit`:
+ * the stored count of each block below the derived ones, the derived count of every block from
+ * them to the sequence's (whether or not it has an item).
+ */
+const orderBlockCounts = (
+  items: readonly OrderBlockItem[],
+  sequence: OrderNumber | undefined,
+  { from, to, newestFirst, limit }: { from: number; to: number; newestFirst: boolean; limit?: number },
+): BlockCount[] => {
+  const derivedFrom = sequence?.derivedFrom;
+  const counts = items.filter(({ block }) => !isDerivedBlock(block, derivedFrom)).map(({ block, n }) => ({ block, n: n ?? 0 }));
+  if (sequence !== undefined && derivedFrom !== undefined) {
+    const stored = new Map(items.map((item) => [item.block, item]));
+    for (let block = Math.max(from, blockOf(derivedFrom)); block <= Math.min(to, blockOf(sequence.seq)); block++)
+      counts.push({ block, n: derivedCount(block, stored.get(block), sequence.seq) });
+  }
+  counts.sort((a, b) => (newestFirst ? b.block - a.block : a.block - b.block));
+  return limit === undefined ? counts : counts.slice(0, limit);
+};
+
+/**
+ * Notes an order number that will name no order (its create was refused, or answered before it
+ * wrote) on its block's count item, when that block derives its count: one `ADD` of a hole, which
+ * also moves the block's version so its group total follows.
+ */
+export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, number: OrderNumber): Promise<void> => {
+  if (!isDerivedNumber(number)) return;
+  await db.ddb.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)),
+      UpdateExpression: 'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':one': 1, ':type': 'list_count', ':now': isoNow() },
+    }),
+  );
+};
 
 /**
  * The block count items of one bucket from block `from` to block `to`, lowest first or (newest)
@@ -268,25 +344,36 @@ export const readBlockRange = async (
   { from = 0, to = LAST_NUMBER, newestFirst = false, limit }: { from?: number; to?: number; newestFirst?: boolean; limit?: number } = {},
 ): Promise<BlockCount[]> => {
   const prefix = bucketPrefix(list, bucket);
-  const items = await queryItems(
-    db,
-    {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': countsPartition(merchantId),
-        ':from': blockCountSk(list, bucket, from),
-        ':to': blockCountSk(list, bucket, to),
+  const orders = isOrderBucket(list, bucket);
+  const [items, sequence] = await Promise.all([
+    queryItems(
+      db,
+      {
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': countsPartition(merchantId),
+          ':from': blockCountSk(list, bucket, from),
+          ':to': blockCountSk(list, bucket, to),
+        },
+        ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n',
+        ...(newestFirst ? { ScanIndexForward: false } : {}),
       },
-      ProjectionExpression: 'sk, n',
-      ...(newestFirst ? { ScanIndexForward: false } : {}),
-    },
-    limit,
-  );
+      limit,
+    ),
+    orders ? readOrderSequence(db, merchantId) : undefined,
+  ]);
+  if (orders) return orderBlockCounts(parseOrderBlocks(items, prefix), sequence, { from, to, newestFirst, limit });
   return items.map((raw) => {
     const { sk, n } = parseStored('list count', blockItem, raw);
     return { block: Number(sk.slice(prefix.length)), n };
   });
 };
+
+const parseOrderBlocks = (items: readonly unknown[], prefix: string): OrderBlockItem[] =>
+  items.map((raw) => {
+    const { sk, ...item } = parseStored('list count', orderBlockItem, raw);
+    return { ...item, block: Number(sk.slice(prefix.length)) };
+  });
 
 /**
  * The block counts of one bucket: block number -> items. One Query (continued past 1 MB, which
@@ -383,23 +470,38 @@ const refreshGroupTotal = async (
   group: number,
 ): Promise<GroupRefresh | undefined> => {
   const first = group * GROUP_SIZE;
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': countsPartition(merchantId),
-      ':from': blockCountSk(list, bucket, first),
-      ':to': blockCountSk(list, bucket, first + GROUP_SIZE - 1),
-    },
-    ProjectionExpression: 'n, v',
-    ConsistentRead: true,
-  });
-  if (items.length === 0) return undefined;
+  const last = first + GROUP_SIZE - 1;
+  const orders = isOrderBucket(list, bucket);
+  const [items, sequence] = await Promise.all([
+    queryItems(db, {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': countsPartition(merchantId),
+        ':from': blockCountSk(list, bucket, first),
+        ':to': blockCountSk(list, bucket, last),
+      },
+      ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v',
+      ConsistentRead: true,
+    }),
+    orders ? readOrderSequence(db, merchantId) : undefined,
+  ]);
   let n = 0;
   let vs = 0;
-  for (const raw of items) {
-    const block = parseStored('list count', versionedBlock, raw);
-    n += block.n ?? 0;
-    vs += block.v ?? 0;
+  if (orders) {
+    const blocks = parseOrderBlocks(items, bucketPrefix(list, bucket));
+    const counts = orderBlockCounts(blocks, sequence, { from: first, to: last, newestFirst: false });
+    if (counts.length === 0) return undefined;
+    for (const block of counts) n += block.n;
+    // Versions move with holes and recounts; the numbers taken in the group move the derived counts.
+    for (const block of blocks) vs += block.v ?? 0;
+    if (sequence?.derivedFrom !== undefined) vs += takenIn(sequence.seq, first, last);
+  } else {
+    if (items.length === 0) return undefined;
+    for (const raw of items) {
+      const block = parseStored('list count', versionedBlock, raw);
+      n += block.n ?? 0;
+      vs += block.v ?? 0;
+    }
   }
   const written = await moveForward(db, groupTotalKey(merchantId, list, bucket, group), 'vs', { n, vs, type: 'list_group_total' });
   return { list, bucket, group, n, vs, written };

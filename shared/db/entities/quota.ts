@@ -22,15 +22,20 @@ const quotaSchema = z.looseObject({
   rate: z.optional(z.number()),
   burst: z.optional(z.number()),
   orders_seq: z.optional(z.number()),
+  /** The first order sequence number whose block count is derived from the sequence (counter.ts), not kept by `ADD`. */
+  orders_derived_from: z.optional(z.number()),
 });
 export type QuotaItem = z.output<typeof quotaSchema>;
 
 export const policyOf = (item: QuotaItem | undefined, fallback: QuotaPolicy): QuotaPolicy =>
   item?.rate !== undefined && item.burst !== undefined ? { rate: item.rate, burst: item.burst } : fallback;
 
-/** Tokens taken and the item as it now stands (`item`: what the next take starts from); `seq`: the order sequence number taken with them. */
+/** An order sequence number as taken, with where the sequence's derived block counts start (none: every block is counted by `ADD`). */
+export type OrderNumber = { seq: number; derivedFrom?: number };
+
+/** Tokens taken and the item as it now stands (`item`: what the next take starts from); `number`: the order sequence number taken with them. */
 export type QuotaTake = (
-  | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem; seq?: number }
+  | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem; number?: OrderNumber }
   | { granted: 0; retryAfterUs: number; policy: QuotaPolicy; item: QuotaItem }
 ) & {
   /** The instant it was decided on. */
@@ -136,7 +141,7 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
         item: stored,
         at: now,
         inUse: adds,
-        ...(withSeq && stored.orders_seq !== undefined ? { seq: stored.orders_seq } : {}),
+        ...(withSeq && stored.orders_seq !== undefined ? { number: orderNumberOf(stored.orders_seq, stored) } : {}),
       };
     } catch (error) {
       // None: no item yet.
@@ -156,8 +161,15 @@ export class OrderSequenceNotStarted extends Error {
   override name = 'OrderSequenceNotStarted';
 }
 
+const orderNumberOf = (seq: number, { orders_derived_from }: QuotaItem): OrderNumber =>
+  orders_derived_from === undefined ? { seq } : { seq, derivedFrom: orders_derived_from };
+
+/** The last order number a quota item handed out; undefined before its sequence is started. */
+export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | undefined =>
+  item?.orders_seq === undefined ? undefined : orderNumberOf(item.orders_seq, item);
+
 /** Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started. */
-export const takeOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, count = 1): Promise<number> => {
+export const takeOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, count = 1): Promise<OrderNumber> => {
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
@@ -167,27 +179,31 @@ export const takeOrderSequence = async ({ ddb, table }: TableRef, merchantId: st
         ConditionExpression: SEQUENCE_STARTED,
         ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
         ExpressionAttributeValues: { ':taken': true, ':count': count },
-        ReturnValues: 'UPDATED_NEW',
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return parseStored('quota', z.object({ orders_seq: z.number() }), Attributes).orders_seq - count + 1;
+    const stored = parseStored('quota', z.extend(quotaSchema, { orders_seq: z.number() }), Attributes);
+    return orderNumberOf(stored.orders_seq - count + 1, stored);
   } catch (error) {
     if (isRefused(error)) throw new OrderSequenceNotStarted(`order sequence of merchant ${merchantId} not started`);
     throw error;
   }
 };
 
-/** Starts the order sequence after `last` (the number last handed out), unless it was started already. */
+/**
+ * Starts the order sequence after `last` (the number last handed out), unless it was started already;
+ * the blocks from the next number on are counted from the sequence.
+ */
 export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, last: number): Promise<void> => {
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #seq = :last',
+        UpdateExpression: 'SET #seq = :last, #from = :first',
         ConditionExpression: 'attribute_not_exists(#seq)',
-        ExpressionAttributeNames: { '#seq': 'orders_seq' },
-        ExpressionAttributeValues: { ':last': last },
+        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+        ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
       }),
     );
   } catch (error) {
@@ -195,16 +211,40 @@ export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: s
   }
 };
 
-/** The last order sequence number handed out, read consistently (a Query: the change feed may not GetItem); undefined before the sequence is started. */
-export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<number | undefined> => {
+/**
+ * Derives the block counts from `first` on (a block's first number past every number taken while
+ * there was none), unless they are derived already: a sequence started before derived counts.
+ */
+export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId: string, first: number): Promise<void> => {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: quotaKey(merchantId),
+        UpdateExpression: 'SET #from = :first',
+        ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
+        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+        ExpressionAttributeValues: { ':first': first },
+      }),
+    );
+  } catch (error) {
+    if (!isRefused(error)) throw error;
+  }
+};
+
+/**
+ * The last order sequence number handed out and where derived counts start, read consistently (a
+ * Query: the change feed may not GetItem); undefined before the sequence is started.
+ */
+export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<OrderNumber | undefined> => {
   const key = quotaKey(merchantId);
   const [raw] = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk = :sk',
     ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ProjectionExpression: 'orders_seq',
+    ProjectionExpression: 'orders_seq, orders_derived_from',
     ConsistentRead: true,
   });
-  return parseStoredOptional('quota', quotaSchema, raw)?.orders_seq;
+  return orderNumberOfQuota(parseStoredOptional('quota', quotaSchema, raw));
 };
 
 /** The order sequence numbers before and after a write of a quota item (stream images); undefined when it moved none. */

@@ -8,7 +8,8 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
 
-export type CountItem = { sk: string; n: number; v?: number; vs?: number };
+/** A count item; an orders block that derives its count from the sequence holds only its `holes`. */
+export type CountItem = { sk: string; n?: number; holes?: number; v?: number; vs?: number };
 
 const pad = (value: number) => String(value).padStart(8, '0');
 export const blockSk = (listBucket: string, block: number) => `${listBucket}#${pad(block)}`;

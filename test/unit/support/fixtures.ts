@@ -158,18 +158,23 @@ export const derivedOrderUuid = (orderNo: string, merchantId: string = MERCHANT.
  * (active unless given), the order sequence (its ADD hands back `seq`), and success for the order's
  * put and every other UpdateItem (block count, recount mark).
  */
-export const stubOrderCreate = (options: { seq?: number; affiliate?: Record<string, unknown> | null } = {}) => {
+export const stubOrderCreate = (options: { seq?: number; derivedFrom?: number; affiliate?: Record<string, unknown> | null } = {}) => {
   ddbMock
     .on(GetCommand, { Key: AFFILIATE_KEY })
     .resolves(options.affiliate === null ? {} : { Item: options.affiliate ?? storedAffiliate() });
   ddbMock.on(PutCommand, ORDER_PUT).resolves({});
   ddbMock.on(UpdateCommand).resolves({});
-  stubOrderSequence(options.seq);
+  stubOrderSequence(options.seq, 'derivedFrom' in options ? { derivedFrom: options.derivedFrom } : undefined);
 };
 
-/** The order sequence's ADD hands back `seq` (again after a test stubs every UpdateItem). */
-export const stubOrderSequence = (seq = 42) =>
-  ddbMock.on(UpdateCommand, { Key: ORDER_SEQUENCE_KEY }).resolves({ Attributes: { orders_seq: seq } });
+/**
+ * The order sequence's ADD hands back `seq` (again after a test stubs every UpdateItem), on a sequence
+ * whose block counts derive from it from `derivedFrom` on (none: a sequence started before derived counts).
+ */
+export const stubOrderSequence = (seq = 42, { derivedFrom }: { derivedFrom?: number } = { derivedFrom: 0 }) =>
+  ddbMock
+    .on(UpdateCommand, { Key: ORDER_SEQUENCE_KEY })
+    .resolves({ Attributes: { orders_seq: seq, ...(derivedFrom === undefined ? {} : { orders_derived_from: derivedFrom }) } });
 
 /**
  * Stubs the counts of one list bucket (Queries on the merchant's COUNTS partition, support/counts.ts):
