@@ -98,7 +98,8 @@ export const createOrder = async (
       used = (await storedOrUnknown(merchant.id, order, identity)) !== false;
       throw error;
     });
-    used = holder === undefined;
+    // A holder with this number is this request's own put, applied by an attempt whose answer was lost.
+    used = holder === undefined || holder.seq === number.seq;
     if (holder !== undefined && createdBy(holder, identity)) return recoverOrder(merchant, holder);
     if (holder !== undefined) {
       await recountIfRecent(merchant.id, holder);

@@ -315,7 +315,7 @@ describe("the orders' block counts derived from the sequence", () => {
     stubSequence();
     ddbMock.on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK } }).resolves({
       Items: [
-        { sk: 'orders#all#00000002', n: 5, holes: 3 },
+        { sk: 'orders#all#00000002', n: 5, holes: new Set([520, 600, 690]) },
         { sk: 'orders#all#00000001', n: 200 },
       ],
     });
@@ -335,7 +335,7 @@ describe("the orders' block counts derived from the sequence", () => {
     stubSequence({ orders_seq: 1000, orders_derived_from: 512 });
     ddbMock
       .on(QueryCommand, { ExpressionAttributeValues: { ':pk': COUNTS_PK } })
-      .resolves({ Items: [{ sk: 'orders#all#00000002', n: 250, exact: true, holes: 1 }] });
+      .resolves({ Items: [{ sk: 'orders#all#00000002', n: 250, exact: true, holes: new Set([513]) }] });
 
     // Act
     const counts = await readBlockRange(db, MERCHANT, 'orders', 'all', { newestFirst: true, limit: 64 });
@@ -359,7 +359,7 @@ describe("the orders' block counts derived from the sequence", () => {
     // Assess
     expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(1);
     expect(updatesOf(ORDER_BLOCK_2)).toEqual([
-      expect.objectContaining({ UpdateExpression: 'ADD holes :one, v :one SET #type = :type, changed_at = :now' }),
+      expect.objectContaining({ UpdateExpression: 'ADD holes :hole, v :one SET #type = :type, changed_at = :now' }),
     ]);
   });
 
@@ -372,7 +372,7 @@ describe("the orders' block counts derived from the sequence", () => {
         Items: [
           { sk: 'orders#all#00000000', n: 255, v: 255 },
           { sk: 'orders#all#00000001', n: 256, v: 256 },
-          { sk: 'orders#all#00000005', holes: 2, v: 2 },
+          { sk: 'orders#all#00000005', holes: new Set([1300, 1301]), v: 2 },
         ],
       });
     ddbMock.on(UpdateCommand).resolves({});
@@ -399,7 +399,7 @@ describe("the orders' block counts derived from the sequence", () => {
   it('recounts a closed derived block from the index and marks it exact, so that holes it never noted stop counting', async () => {
     // Prepare: block 2 closed (the sequence is at 800), 1 hole noted, the index holds 250
     stubSequence({ orders_seq: 800, orders_derived_from: 512 });
-    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { holes: 1 } });
+    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { holes: new Set([600]) } });
     ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 250 });
     ddbMock.on(UpdateCommand).resolves({});
 

@@ -560,7 +560,7 @@ describe('POST /api/v2/orders/create', () => {
       // The sequence number is never counted: the lists show no gap.
       expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
       expect(updatesOf(orderBlockKey(0))[0]?.args[0].input.UpdateExpression).toBe(
-        'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+        'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
       );
       expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -698,9 +698,24 @@ describe('POST /api/v2/orders/create', () => {
     expect(response.statusCode).toBe(500);
     expect(orderPuts()).toHaveLength(1);
     expect(updatesOf(orderBlockKey(0)).map((call) => call.args[0].input.UpdateExpression)).toEqual([
-      'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+      'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
     ]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
+  });
+
+  it("notes no hole when its put's retry finds the order its own lost attempt stored, under the number it took", async () => {
+    // Prepare: the first attempt was applied and its answer lost; the retry is refused with that order
+    ddbMock.on(PutCommand, ORDER_PUT).callsFake(async (input: { Item: Record<string, unknown> }) => {
+      throw heldBy(input.Item);
+    });
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess: its block is marked for recount (whether it was counted is unknown), no hole noted
+    expect(response.statusCode).toBe(201);
+    const writes = updatesOf(orderBlockKey(0)).map((call) => String(call.args[0].input.UpdateExpression));
+    expect(writes.filter((expression) => expression.startsWith('ADD holes'))).toEqual([]);
   });
 
   it('notes no hole for a put that failed yet was applied (read back, the order is there): its number names it', async () => {

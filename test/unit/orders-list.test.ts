@@ -25,9 +25,11 @@ const storeOrders = (seqs: number[]) => {
   const last = Math.max(0, ...seqs);
   const blocks: Record<number, number> = {};
   for (const seq of seqs) blocks[Math.floor(seq / 256)] = (blocks[Math.floor(seq / 256)] ?? 0) + 1;
-  const taken = (block: number) => Math.min(last, block * 256 + 255) - Math.max(block * 256, 1) + 1;
+  const used = new Set(seqs);
+  const holesOf = (block: number) =>
+    new Set(range(Math.max(block * 256, 1), Math.min(last, block * 256 + 255)).filter((seq) => !used.has(seq)));
   stubCountsPartition(COUNTS_PK, () => [
-    ...Object.entries(blocks).map(([block, n]) => ({ sk: blockSk('orders#all', Number(block)), holes: taken(Number(block)) - n, v: 1 })),
+    ...Object.keys(blocks).map((block) => ({ sk: blockSk('orders#all', Number(block)), holes: holesOf(Number(block)), v: 1 })),
     ...groupItems('orders#all', blocks),
   ]);
   ddbMock

@@ -34,7 +34,7 @@ const countState = z.object({
   n: z.optional(z.number()),
   marked_at: z.optional(z.string()),
   changed_at: z.optional(z.string()),
-  holes: z.optional(z.number()),
+  holes: z.optional(z.set(z.number())),
   exact: z.optional(z.boolean()),
 });
 

@@ -262,7 +262,8 @@ const orderBlockItem = z.object({
   sk: z.string(),
   n: z.optional(z.number()),
   v: z.optional(z.number()),
-  holes: z.optional(z.number()),
+  /** The block's numbers no order took, as a set: noting one twice (a retried write) changes nothing. */
+  holes: z.optional(z.set(z.number())),
   exact: z.optional(z.boolean()),
 });
 type OrderBlockItem = Omit<z.output<typeof orderBlockItem>, 'sk'> & { block: number };
@@ -290,7 +291,7 @@ const takenIn = (seq: number, from: number, to: number) =>
 
 /** A derived block's count: its recount's once it was recounted closed, else the numbers taken in it less its holes. */
 export const derivedCount = (block: number, item: Omit<OrderBlockItem, 'block'> | undefined, seq: number) =>
-  item?.exact === true ? (item.n ?? 0) : Math.max(0, takenIn(seq, block, block) - (item?.holes ?? 0));
+  item?.exact === true ? (item.n ?? 0) : Math.max(0, takenIn(seq, block, block) - (item?.holes?.size ?? 0));
 
 /**
  * The orders' block counts from `from` to `to`, lowest or (newest) highest first, at most `limit`:
@@ -324,9 +325,9 @@ export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, n
     new UpdateCommand({
       TableName: db.table,
       Key: blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)),
-      UpdateExpression: 'ADD holes :one, v :one SET #type = :type, changed_at = :now',
+      UpdateExpression: 'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
       ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':one': 1, ':type': 'list_count', ':now': isoNow() },
+      ExpressionAttributeValues: { ':hole': new Set([number.seq]), ':one': 1, ':type': 'list_count', ':now': isoNow() },
     }),
   );
 };

@@ -9,7 +9,7 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddbMock } from './aws';
 
 /** A count item; an orders block that derives its count from the sequence holds only its `holes`. */
-export type CountItem = { sk: string; n?: number; holes?: number; v?: number; vs?: number };
+export type CountItem = { sk: string; n?: number; holes?: Set<number>; v?: number; vs?: number };
 
 const pad = (value: number) => String(value).padStart(8, '0');
 export const blockSk = (listBucket: string, block: number) => `${listBucket}#${pad(block)}`;
