@@ -25,6 +25,8 @@ import { fanOutWebhookEvents } from '#shared/webhooks/fan-out';
 const FUNCTION_ID = 'change-feed';
 const PARKED_QUEUE_URL = requireQueueUrl('parked');
 const FOLLOW_UP_MIN_DELAY_SECONDS = Number(process.env.FOLLOW_UP_MIN_DELAY_SECONDS ?? '60');
+const ORDER_NUMBER_SETTLE_SECONDS =
+  process.env.ORDER_NUMBER_SETTLE_SECONDS === undefined ? undefined : Number(process.env.ORDER_NUMBER_SETTLE_SECONDS);
 const failures = createFailureTracker(parkPolicyFromEnv());
 
 type Planned = { record: DynamoDBRecord; reactions: Reactions } | { record: DynamoDBRecord; poison: Error };
@@ -282,7 +284,7 @@ export const processChangeRecords = async (
     const carried = failures.carried(recordId(record));
     if (carried.has(PARKED)) return { record, reactions: {} };
     try {
-      return { record, reactions: withoutCarried(reactionsTo(record), carried) };
+      return { record, reactions: withoutCarried(reactionsTo(record, ORDER_NUMBER_SETTLE_SECONDS), carried) };
     } catch (error) {
       return { record, poison: asError(error) };
     }

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
-import { QUIET_BEFORE_RECOUNT_MS, recountMarkedBlock } from '#shared/db/entities/count-repair';
+import { QUIET_BEFORE_RECOUNT_MS, recountMarkedBlock, settleOrderNumbers } from '#shared/db/entities/count-repair';
 import { logger } from '#shared/logger';
 import { relayOwedNotification } from '#shared/mail/relay';
 import { sqsBatchHandler } from '#shared/queue/batch-handler';
@@ -18,9 +18,10 @@ class NotDoneYet extends Error {
  * One follow-up, if its work is still owed: an owed e-mail is sent and settled (shared/mail/relay.ts),
  * or scheduled again when due later than SQS could delay; a block marked for recount is recounted
  * (count-repair.ts), tried again while it keeps changing, or marked again when it changed a moment
- * ago (docs/architecture.md#the-change-feed, "Owed work").
+ * ago; settled order numbers that name no order are noted as holes (docs/architecture.md#the-change-feed, "Owed work").
  */
 const followUp = async (work: FollowUp): Promise<string> => {
+  if (work.kind === 'settle') return `${await settleOrderNumbers(functionTable, work.key, work.first, work.last)} unused numbers noted`;
   if (work.kind === 'recount') {
     const recount = await recountMarkedBlock(functionTable, work.key, { quietMs: RECOUNT_QUIET_SECONDS * 1000 });
     if (!recount) throw new NotDoneYet('the block kept changing under its recount');

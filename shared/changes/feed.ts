@@ -4,7 +4,14 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import type { TotalsDelta } from '#shared/db/entities/commission-totals';
-import { type BlockRef, closedOrderBlocks, closedOrderGroup, parseBlockCountSk } from '#shared/db/entities/counter';
+import {
+  type BlockRef,
+  closedOrderBlocks,
+  closedOrderGroup,
+  ORDER_NUMBER_SETTLE_SECONDS,
+  parseBlockCountSk,
+  takenOrderNumbers,
+} from '#shared/db/entities/counter';
 import { eventPosition, type LogEntry } from '#shared/db/entities/event-log';
 import { isOrderItem, parseOrder } from '#shared/db/entities/order';
 import { workDueOf, workKindOf } from '#shared/db/entities/owed-work';
@@ -122,8 +129,11 @@ const eventLogOf = (record: DynamoDBRecord, events: MerchantEvents | undefined):
   return { merchantId: events.merchantId, entries };
 };
 
-/** What the service does about one stream record. Throws only for an item that cannot be read (a poison record). */
-export const reactionsTo = (record: DynamoDBRecord): Reactions => {
+/**
+ * What the service does about one stream record; `settleSeconds`: how long after their take order
+ * numbers are settled (tests shorten it). Throws only for an item that cannot be read (a poison record).
+ */
+export const reactionsTo = (record: DynamoDBRecord, settleSeconds = ORDER_NUMBER_SETTLE_SECONDS): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
   if (record.eventName === 'REMOVE' || after === undefined) return {};
   const before = imageOf(record.dynamodb?.OldImage);
@@ -132,7 +142,9 @@ export const reactionsTo = (record: DynamoDBRecord): Reactions => {
   // A closed block is due when the counter moved past it; the follow-up's delay does the waiting.
   const movedAt = new Date((record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();
   const closed = closedOrderBlocks(before, after).map((key): FollowUp => ({ kind: 'recount', key, due: movedAt }));
-  const followUps = owed ? [owed, ...closed] : closed;
+  const settledAt = new Date(Date.parse(movedAt) + settleSeconds * 1000).toISOString();
+  const taken = takenOrderNumbers(before, after).map((numbers): FollowUp => ({ kind: 'settle', ...numbers, due: settledAt }));
+  const followUps = [...(owed ? [owed] : []), ...closed, ...taken];
   const countBlock = countBlockOf(before, after) ?? closedGroupOf(after, closedOrderGroup(before, after));
   const reportTotals = reportTotalsOf(record, before, after, movedAt);
   const eventLog = eventLogOf(record, reactions.webhookEvents);

@@ -1,4 +1,5 @@
-import { type Key, merchantIdOf } from '#shared/db/entities/base';
+import * as z from 'zod/mini';
+import { merchantIdOf } from '#shared/db/entities/base';
 import { lazyQueueUrl } from './client';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
@@ -10,9 +11,15 @@ const followUpsQueueUrl = lazyQueueUrl('follow-ups');
  * every write that sets or moves an item's owed-work entry (owed-work.ts); the follow-ups worker
  * does the work if it is still owed then.
  * - `notify`: an owed e-mail (invite, affiliate request);
- * - `recount`: a list block's count marked for an exact recount.
+ * - `recount`: a list block's count marked for an exact recount;
+ * - `settle`: the order numbers `first` to `last` of a block whose count is derived, once settled.
  */
-export type FollowUp = { kind: 'notify' | 'recount'; key: Key; due: string };
+const keySchema = z.object({ pk: z.string(), sk: z.string() });
+const followUpSchema = z.union([
+  z.object({ kind: z.enum(['notify', 'recount']), key: keySchema, due: z.string() }),
+  z.object({ kind: z.literal('settle'), key: keySchema, due: z.string(), first: z.int(), last: z.int() }),
+]);
+export type FollowUp = z.output<typeof followUpSchema>;
 
 /** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
 export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
@@ -32,11 +39,8 @@ export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: n
 /** The follow-up a message carries, or undefined when the body is not one. */
 export const parseFollowUp = (body: string): FollowUp | undefined => {
   try {
-    const value = JSON.parse(body) as Partial<FollowUp> | null;
-    if (value?.kind !== 'notify' && value?.kind !== 'recount') return undefined;
-    const { key, due } = value;
-    if (typeof key?.pk !== 'string' || typeof key.sk !== 'string' || typeof due !== 'string') return undefined;
-    return { kind: value.kind, key: { pk: key.pk, sk: key.sk }, due };
+    const parsed = followUpSchema.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }

@@ -182,6 +182,21 @@ describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
     expect(verified(webhook.secret, hit).type).toBe('webhook.test');
   });
 
+  it('counts an order once when its first create stopped between taking its order number and its put, and the retry created it', async () => {
+    // Prepare: the merchant's order sequence is started by an earlier create
+    expect((await create(orderBody())).status).toBe(201);
+    const body = orderBody();
+
+    // Act: the create's first UpdateItem applied takes its order number; the function stops right after it.
+    const stopped = await create(body, { faults: 'dynamodb.UpdateItem:stop=100%' });
+    const retry = await create(body);
+
+    // Assess: the number the stopped create took names no order once it settled, so it stops counting.
+    expect(stopped.status).toBe(502);
+    expect(retry.status).toBe(201);
+    await countsAgree();
+  });
+
   it('keeps the spec answer for an unkeyed retry (422 taken) and still counts the order once', async () => {
     // Prepare
     const body = orderBody();

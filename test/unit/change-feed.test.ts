@@ -745,6 +745,37 @@ describe('the change-feed function', () => {
     ]);
   });
 
+  it('sends, for each derived block a take took numbers in, the settling of those numbers, delayed until they settled', async () => {
+    // Prepare: counts derive from number 300 on; the take moves the sequence from 509 across a block's end to 514.
+    const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1, orders_seq: 509, orders_derived_from: 300, seq_taken: true };
+    const taken = record('MODIFY', { ...quota, tat_us: 2, orders_seq: 514 }, quota);
+    const below = record(
+      'MODIFY',
+      { ...quota, tat_us: 2, orders_seq: 514, orders_derived_from: 600 },
+      { ...quota, orders_derived_from: 600 },
+    );
+
+    // Act
+    const result = await runFeed(streamEvent(taken));
+    const plannedBelowDerived = reactionsTo(below).followUps ?? [];
+
+    // Assess: the closed block's recount, and the settling of 510-511 and of 512-514 a minute after the take.
+    expect(result).toEqual({ batchItemFailures: [] });
+    const due = new Date(Date.parse(reactionsTo(taken).followUps?.[0]?.due ?? '') + 60_000).toISOString();
+    expect(batchMessagesSentTo(FOLLOW_UPS_QUEUE)).toEqual([
+      { body: { kind: 'recount', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000001' }, due: expect.any(String) }, delay: 60 },
+      {
+        body: { kind: 'settle', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000001' }, due, first: 510, last: 511 },
+        delay: expect.any(Number),
+      },
+      {
+        body: { kind: 'settle', key: { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000002' }, due, first: 512, last: 514 },
+        delay: expect.any(Number),
+      },
+    ]);
+    expect(plannedBelowDerived.filter((followUp) => followUp.kind === 'settle')).toEqual([]);
+  });
+
   it('reads the open group of the orders from their older counter while the quota item holds no sequence', async () => {
     // Prepare: the quota item has no orders_seq; the older counter is in group 1
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };

@@ -110,6 +110,24 @@ describe('the follow-ups function', () => {
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
 
+  it('notes the settled numbers of a settle follow-up that name no order as holes of its block, and acknowledges it', async () => {
+    // Prepare: numbers 600-602 settled; the list index names 601 only.
+    ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: {} });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Items: [{ gsi1sk: '000000000601' }] });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await run(record('settle-1', { kind: 'settle', key: BLOCK_KEY, due: inSeconds(-60), first: 600, last: 602 }));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: BLOCK_KEY,
+      UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
+      ExpressionAttributeValues: expect.objectContaining({ ':holes': new Set([600, 602]) }),
+    });
+  });
+
   it('reports a recount follow-up whose block kept changing under every attempt in batchItemFailures (SQS redelivers it)', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: { n: 7, marked_at: inSeconds(-60) } });
@@ -255,6 +273,7 @@ describe('the follow-ups function', () => {
     ['another kind of message', { type: 'order.created', merchant_id: MERCHANT.id, order_uuid: 'o-1' }],
     ['a follow-up without a key', { kind: 'notify', due: NOW }],
     ['a follow-up of an unknown kind', { kind: 'webhook', key: INVITE_KEY, due: NOW }],
+    ['a settle follow-up without its numbers', { kind: 'settle', key: BLOCK_KEY, due: NOW, first: 600 }],
   ])('drops and acknowledges a message that is not a follow-up (%s), and logs it', async (_label, body) => {
     // Prepare
     const logged = vi.spyOn(logger, 'error');

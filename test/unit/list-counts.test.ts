@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recountBlock, recountMarkedBlock } from '#shared/db/entities/count-repair';
+import { recountBlock, recountMarkedBlock, settleOrderNumbers } from '#shared/db/entities/count-repair';
 import { applyCountChanges, CountNotKept, leaveOrderNumberUnused, readBlockRange, refreshGroupTotals } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
 import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
@@ -359,7 +359,10 @@ describe("the orders' block counts derived from the sequence", () => {
     // Assess
     expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(1);
     expect(updatesOf(ORDER_BLOCK_2)).toEqual([
-      expect.objectContaining({ UpdateExpression: 'ADD holes :hole, v :one SET #type = :type, changed_at = :now' }),
+      expect.objectContaining({
+        UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
+        ExpressionAttributeValues: expect.objectContaining({ ':holes': new Set([600]) }),
+      }),
     ]);
   });
 
@@ -415,5 +418,46 @@ describe("the orders' block counts derived from the sequence", () => {
         ConditionExpression: 'attribute_not_exists(n) AND attribute_not_exists(marked_at)',
       }),
     ]);
+  });
+
+  it('notes the settled numbers that name no order and are no hole yet, in one ADD of a set, reading the index over those numbers only', async () => {
+    // Prepare: 600-605 settled; the index names 600, 602 and 605; 603 is a hole already
+    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { holes: new Set([603]) } });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi1' })
+      .resolves({ Items: [{ gsi1sk: '000000000600' }, { gsi1sk: '000000000602' }, { gsi1sk: '000000000605' }] });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const noted = await settleOrderNumbers(db, ORDER_BLOCK_2, 600, 605);
+
+    // Assess
+    expect(noted).toBe(2);
+    expect(ddbMock.commandCalls(QueryCommand)[0]?.args[0].input.ExpressionAttributeValues).toEqual({
+      ':pk': 'M#m-1#orders#all',
+      ':first': '000000000600',
+      ':last': '000000000605',
+    });
+    expect(updatesOf(ORDER_BLOCK_2)).toEqual([
+      expect.objectContaining({
+        UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
+        ExpressionAttributeValues: expect.objectContaining({ ':holes': new Set([601, 604]) }),
+      }),
+    ]);
+  });
+
+  it('writes nothing when every settled number names an order, or when the block was recounted exact', async () => {
+    // Prepare
+    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: {} });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Items: [{ gsi1sk: '000000000600' }] });
+
+    // Act
+    const allNamed = await settleOrderNumbers(db, ORDER_BLOCK_2, 600, 600);
+    ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { exact: true, n: 3 } });
+    const exact = await settleOrderNumbers(db, ORDER_BLOCK_2, 600, 610);
+
+    // Assess
+    expect([allNamed, exact]).toEqual([0, 0]);
+    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 });

@@ -560,7 +560,7 @@ describe('POST /api/v2/orders/create', () => {
       // The sequence number is never counted: the lists show no gap.
       expect(updatedKeys()).toEqual([ORDER_SEQUENCE_KEY, orderBlockKey(0)]);
       expect(updatesOf(orderBlockKey(0))[0]?.args[0].input.UpdateExpression).toBe(
-        'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
+        'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
       );
       expect(ddbMock).not.toHaveReceivedCommand(PutCommand);
       expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -698,7 +698,7 @@ describe('POST /api/v2/orders/create', () => {
     expect(response.statusCode).toBe(500);
     expect(orderPuts()).toHaveLength(1);
     expect(updatesOf(orderBlockKey(0)).map((call) => call.args[0].input.UpdateExpression)).toEqual([
-      'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
+      'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
     ]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });

@@ -118,7 +118,7 @@ type WritePath = {
   countsAfterFailure?: string[];
 };
 
-const HOLE = 'ADD holes :hole, v :one SET #type = :type, changed_at = :now';
+const HOLE = 'ADD holes :holes, v :one SET #type = :type, changed_at = :now';
 
 const PATHS: WritePath[] = [
   {

@@ -316,20 +316,50 @@ const orderBlockCounts = (
 
 /**
  * Notes an order number that will name no order (its create was refused, or answered before it
- * wrote) on its block's count item, when that block derives its count: one `ADD` of a hole, which
- * also moves the block's version so its group total follows.
+ * wrote) on its block's count item, when that block derives its count.
  */
 export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, number: OrderNumber): Promise<void> => {
   if (!isDerivedNumber(number)) return;
-  await db.ddb.send(
+  await noteHoles(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)), [number.seq]);
+};
+
+/** Adds numbers to an order block's holes: one `ADD` of a set, which also moves the block's version so its group total follows. */
+export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
+  db.ddb.send(
     new UpdateCommand({
       TableName: db.table,
-      Key: blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)),
-      UpdateExpression: 'ADD holes :hole, v :one SET #type = :type, changed_at = :now',
+      Key: key,
+      UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
       ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':hole': new Set([number.seq]), ':one': 1, ':type': 'list_count', ':now': isoNow() },
+      ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
     }),
   );
+
+/**
+ * How long after its take an order number names its order or never will: every create has ended by
+ * then (a route's timeout is 10 s), so a number still without an order is a hole.
+ */
+export const ORDER_NUMBER_SETTLE_SECONDS = 60;
+
+/** The numbers a write of the orders' sequence took in derived blocks: per block, its count item and the first and last number. */
+export const takenOrderNumbers = (
+  before: Record<string, unknown> | undefined,
+  after: Record<string, unknown>,
+): { key: Key; first: number; last: number }[] => {
+  const move = orderSequenceMove(before, after);
+  const derivedFrom = after.orders_derived_from;
+  if (!move || typeof derivedFrom !== 'number' || typeof after.pk !== 'string') return [];
+  const merchantId = merchantIdOf(after.pk);
+  const taken: { key: Key; first: number; last: number }[] = [];
+  for (let first = Math.max(move.from + 1, derivedFrom); first <= move.to; first = (blockOf(first) + 1) * BLOCK_SIZE) {
+    const block = blockOf(first);
+    taken.push({
+      key: blockCountKey(merchantId, 'orders', ALL_BUCKET, block),
+      first,
+      last: Math.min(move.to, (block + 1) * BLOCK_SIZE - 1),
+    });
+  }
+  return taken;
 };
 
 /**
