@@ -99,13 +99,14 @@ export const workers = [
       onFailure: 'parked',
     },
     // Query: a new customer's key, the orders' sequence (quota item or older counter) and a group's block counts (consistent), the
-    // merchant's webhook endpoints, its event log's top. UpdateItem: a new customer, a group total, the report
+    // merchant's webhook endpoints, its event log's top; on gsi1, whether the numbers a take took name orders yet. UpdateItem: a new customer, a group total, the report
     // totals, a held endpoint's parked count. BatchWriteItem: the events of the event log, a held endpoint's parked
     // deliveries (and taking them back); PutItem: an event too large for a message (by reference), a batch's top
     // event, an event that came late and its marker. Sends: order events, follow-ups, webhook deliveries (and a
     // backlog's keeper), parked records.
     access: {
       table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+      indexes: [GSI1.indexName],
       sends: ['orders', 'follow-ups', 'webhooks', 'webhooks-slow', 'parked'],
     },
     timeoutSeconds: 30,
@@ -114,11 +115,13 @@ export const workers = [
   {
     id: 'follow-ups',
     handler: 'functions/follow-ups/process.ts',
-    description: 'Does owed work when it is due: sends an owed e-mail, recounts a list block marked for recount.',
+    description:
+      'Does owed work when it is due: sends an owed e-mail, recounts a list block marked for recount, notes settled order numbers without an order.',
     trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 10 },
     // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
     // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
     // (UpdateItem). Recount: GetItem the count (and an order block's quota item, for its sequence), Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
+    // Settle: GetItem the block's holes, Query the numbers on gsi1, UpdateItem.
     // Sends: a follow-up due later than SQS can delay, again.
     access: {
       table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],

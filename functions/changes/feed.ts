@@ -6,6 +6,7 @@ import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
 import { applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
+import { unnamedOrderNumbers } from '#shared/db/entities/count-repair';
 import { blocksOfClosedGroups, refreshGroupTotals } from '#shared/db/entities/counter';
 import { lookUpOrCreateCustomer } from '#shared/db/entities/customer';
 import { appendToEventLog } from '#shared/db/entities/event-log';
@@ -111,9 +112,30 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadlin
     () => entries.map(() => false),
   );
 
-/** Sends every record's follow-ups in one go; a record's are done when SQS took all of them. */
-const sendFollowUpLists = (lists: FollowUp[][]): Promise<boolean[]> =>
-  sendLists(lists, (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS));
+/**
+ * Whether a follow-up is still owed now: a `settle` is not once the list index names an order for
+ * each of its numbers, as it mostly does by the time the feed reads the take (one Query; when that
+ * fails, it is sent).
+ */
+const stillOwed = async (followUp: FollowUp): Promise<boolean> => {
+  if (followUp.kind !== 'settle') return true;
+  try {
+    return (await unnamedOrderNumbers(functionTable, merchantIdOf(followUp.key.pk), followUp.first, followUp.last)).length > 0;
+  } catch {
+    return true;
+  }
+};
+
+/** Sends every record's follow-ups that are still owed in one go; a record's are done when SQS took all of them. */
+const sendFollowUpLists = async (lists: FollowUp[][]): Promise<boolean[]> => {
+  const owed = await Promise.all(
+    lists.map(async (followUps) => {
+      const keep = await Promise.all(followUps.map(stillOwed));
+      return followUps.filter((_, index) => keep[index]);
+    }),
+  );
+  return sendLists(owed, (followUps) => sendFollowUps(followUps, FOLLOW_UP_MIN_DELAY_SECONDS));
+};
 
 /** Looks up or creates each customer the batch's new orders name, once per customer. */
 const upsertCustomers = async (customers: NonNullable<Reactions['customer']>[]): Promise<boolean[]> => {

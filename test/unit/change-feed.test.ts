@@ -776,6 +776,23 @@ describe('the change-feed function', () => {
     expect(plannedBelowDerived.filter((followUp) => followUp.kind === 'settle')).toEqual([]);
   });
 
+  it('sends no settling for a take whose numbers all name orders on the list index by the time the feed reads it', async () => {
+    // Prepare: the take moves the sequence from 509 to 511 in a derived block; the index names 510 and 511.
+    const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1, orders_seq: 509, orders_derived_from: 300, seq_taken: true };
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Items: [{ gsi1sk: '000000000510' }, { gsi1sk: '000000000511' }] });
+
+    // Act
+    const result = await runFeed(streamEvent(record('MODIFY', { ...quota, tat_us: 2, orders_seq: 511 }, quota)));
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi1',
+      ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#orders#all`, ':first': '000000000510', ':last': '000000000511' },
+    });
+    expect(batchMessagesSentTo(FOLLOW_UPS_QUEUE)).toEqual([]);
+  });
+
   it('reads the open group of the orders from their older counter while the quota item holds no sequence', async () => {
     // Prepare: the quota item has no orders_seq; the older counter is in group 1
     const block = { pk: `${MERCHANT_PK}#COUNTS`, sk: 'orders#all#00000003', type: 'list_count', n: 7, v: 7 };

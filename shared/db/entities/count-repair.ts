@@ -141,34 +141,37 @@ export const recountBlock = async (
   return undefined;
 };
 
+/** The numbers `first` to `last` of a merchant's orders that the list index names no order for: one Query over just those numbers. */
+export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, first: number, last: number): Promise<number[]> => {
+  const index = listIndexOf('orders', ALL_BUCKET);
+  const named = await queryItems(db, {
+    IndexName: index.indexName,
+    KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
+    ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+    ExpressionAttributeValues: { ':pk': listPartition(merchantId, 'orders', ALL_BUCKET), ':first': padSeq(first), ':last': padSeq(last) },
+    ProjectionExpression: '#sk',
+  });
+  const stored = new Set(named.map((raw) => Number(raw[index.sortKey])));
+  const unnamed: number[] = [];
+  for (let seq = first; seq <= last; seq++) if (!stored.has(seq)) unnamed.push(seq);
+  return unnamed;
+};
+
 /**
  * Notes as holes the numbers `first` to `last` of a derived order block that name no order once they
  * settled (ORDER_NUMBER_SETTLE_SECONDS after their take): a create stopped between its take and its
- * put leaves one, which would count until the block's recount. One consistent read of the block and
- * one Query of the list index over those numbers, in parallel; one `ADD` when any is missing.
- * Returns how many it noted (none on a block recounted exact).
+ * put leaves one, which would count until the block's recount. One consistent read of the block
+ * beside `unnamedOrderNumbers`; one `ADD` when any is missing. Returns how many it noted (none on a
+ * block recounted exact).
  */
 export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, last: number): Promise<number> => {
-  const index = listIndexOf('orders', ALL_BUCKET);
-  const [{ Item }, named] = await Promise.all([
+  const [{ Item }, unnamed] = await Promise.all([
     db.ddb.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'holes, exact' })),
-    queryItems(db, {
-      IndexName: index.indexName,
-      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
-      ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-      ExpressionAttributeValues: {
-        ':pk': listPartition(merchantIdOf(key.pk), 'orders', ALL_BUCKET),
-        ':first': padSeq(first),
-        ':last': padSeq(last),
-      },
-      ProjectionExpression: '#sk',
-    }),
+    unnamedOrderNumbers(db, merchantIdOf(key.pk), first, last),
   ]);
   const state = parseStoredOptional('list count', countState, Item);
   if (state?.exact === true) return 0;
-  const stored = new Set(named.map((raw) => Number(raw[index.sortKey])));
-  const missing: number[] = [];
-  for (let seq = first; seq <= last; seq++) if (!stored.has(seq) && state?.holes?.has(seq) !== true) missing.push(seq);
+  const missing = unnamed.filter((seq) => state?.holes?.has(seq) !== true);
   if (missing.length > 0) await noteHoles(db, key, missing);
   return missing.length;
 };
