@@ -11,8 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
-import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
-import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
+import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
@@ -108,12 +107,11 @@ const createBody = (orderNo: string, buyer: number) => ({
 
 type Merchant = { id: string; token: string };
 
-/** What the live stage recorded over a stretch of the run: its calls and its invocations. */
-type Recorded = { records: CallRecord[]; invocations: InvocationRecord[] };
-const recorded = (): Recorded => ({ records: [], invocations: [] });
+/** What the live stage recorded over a stretch of the run. */
+const recorded = (): WriteRecord => ({ records: [], invocations: [] });
 
 /** Drains the record until the workers have been quiet (no writes, no sends, no invocation) for `quietMs`; at most `maxMs`. */
-const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+const settle = async (stack: LocalStack, into: WriteRecord, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
   const start = Date.now();
   let lastActivity = Date.now();
   while (Date.now() - start < maxMs) {
@@ -184,14 +182,14 @@ type Scenario = {
   contention: number;
   createMs: number;
   aloneCreateMs: number;
-  /** Per function: mean measured duration and mean billed duration (ms), log bytes per invocation. */
-  timing: Map<string, { meanMs: number; billedMeanMs: number; logBytesPerInvocation: number }>;
+  /** Per function: mean measured duration (ms). */
+  meanMs: Map<string, number>;
 };
 
 const scenarioOf = (
   label: string,
   load: ScenarioMeasure['load'],
-  run: Recorded,
+  run: WriteRecord,
   orders: number,
   stored: Stored,
   aloneCreateMs: number,
@@ -200,21 +198,20 @@ const scenarioOf = (
   const createMs = mean(run.invocations.filter((invocation) => invocation.fn === 'orders-create').map((invocation) => invocation.ms));
   // No creates to compare (a failed scenario): durations are taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
-  const timing: Scenario['timing'] = new Map();
+  const meanMs = new Map<string, number>();
   const functions = functionNames.map((fn): FunctionUse => {
     const mine = run.invocations.filter((invocation) => invocation.fn === fn);
+    const durations = mine.map((invocation) => invocation.ms);
     const spec = SPECS.get(fn);
-    const billed = billedMs(
-      mine.map((invocation) => invocation.ms),
-      contention,
-    );
-    const logBytes = mine.reduce((sum, invocation) => sum + invocation.logBytes, 0);
-    timing.set(fn, {
-      meanMs: mean(mine.map((invocation) => invocation.ms)),
-      billedMeanMs: billed / Math.max(1, mine.length),
-      logBytesPerInvocation: logBytes / Math.max(1, mine.length),
-    });
-    return { fn, memoryMb: spec?.memoryMb ?? 256, trigger: spec?.trigger ?? 'api', invocations: mine.length, billedMs: billed, logBytes };
+    meanMs.set(fn, mean(durations));
+    return {
+      fn,
+      memoryMb: spec?.memoryMb ?? 256,
+      trigger: spec?.trigger ?? 'api',
+      invocations: mine.length,
+      billedMs: billedMs(durations, contention),
+      logBytes: mine.reduce((sum, invocation) => sum + invocation.logBytes, 0),
+    };
   });
   const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
   return {
@@ -222,7 +219,7 @@ const scenarioOf = (
     contention,
     createMs,
     aloneCreateMs,
-    timing,
+    meanMs,
     measure: {
       load,
       orders,
@@ -243,17 +240,6 @@ const scenarioOf = (
 // Analysis.
 const REQUEST_PATH = new Set(['orders-create', 'orders-cancel']);
 
-type Totals = {
-  invocations: number;
-  calls: number;
-  roundTrips: number;
-  writes: number;
-  wcu: number;
-  rcu: number;
-  sqs: number;
-  ses: number;
-  estimated: number;
-};
 /**
  * The round trips one invocation waited for one after the other: its DynamoDB calls grouped by
  * overlap in time (calls sent together, like the create's reads and its sequence number, are one),
@@ -277,17 +263,15 @@ const sequentialRoundTrips = (calls: CallRecord[]): number => {
   return trips + groupRetries;
 };
 
-const totalsOf = (calls: CallRecord[]): Totals => {
+const totalsOf = (calls: CallRecord[]) => {
   const dynamo = calls.filter((call) => call.service === 'dynamodb');
   return {
-    invocations: new Set(calls.map((call) => call.invocation)).size,
     calls: dynamo.length,
     roundTrips: dynamo.reduce((sum, call) => sum + call.attempts, 0),
     writes: dynamo.reduce((sum, call) => sum + (call.writes?.length ?? 0), 0),
     wcu: dynamo.reduce((sum, call) => sum + (call.wcu ?? 0), 0),
     rcu: dynamo.reduce((sum, call) => sum + (call.rcu ?? 0), 0),
     sqs: calls.filter((call) => call.service === 'sqs').reduce((sum, call) => sum + call.attempts, 0),
-    ses: calls.filter((call) => call.service === 'ses').reduce((sum, call) => sum + call.attempts, 0),
     estimated: dynamo.filter((call) => !call.measured).length,
   };
 };
@@ -409,90 +393,94 @@ const amount = (value: number) =>
   !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
 const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(value !== 0 && Math.abs(value) < 0.01 ? 4 : 2)}` : 'n/a');
 
-/** The cost section: the per-order counts of each scenario, the cost table they make, the fixed monthly costs, and what is assumed. */
-const printCost = (
+const perOrder = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
+const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
+
+/** The scenarios, and the per-order counts of each that the cost table prices. */
+const printCounts = (
   scenarios: Scenario[],
-  deployment: Deployment,
   run: { steadyOrders: number; hookedMerchants: number; merchants: number; creates: number; concurrency: number },
 ) => {
-  const labels = scenarios.map((scenario) => scenario.label);
   const functionNames = scenarios[0]?.measure.functions.map((use) => use.fn) ?? [];
-  const per = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
-  const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
   const row = (label: string, cell: (scenario: Scenario) => string) => [label, ...scenarios.map(cell)];
+  /** A function's figure per invocation, '-' in a scenario where it did not run. */
+  const perInvocation = (fn: string, cell: (use: FunctionUse, scenario: Scenario) => string) => (scenario: Scenario) => {
+    const use = useOf(scenario, fn);
+    return use && use.invocations > 0 ? cell(use, scenario) : '-';
+  };
   print(
     `\nScenarios: **steady**: the ${whole(run.steadyOrders)} creates above (${run.concurrency} in flight over ${run.merchants} merchants), before their cancels; **steady + webhook**: ${whole(run.creates)} creates on each of ${run.hookedMerchants} more merchants, ${run.concurrency} in flight, each merchant with one endpoint subscribed to every event (a receiver on loopback answering 204); **quiet** and **quiet + webhook**: ${QUIET.creates} creates ${QUIET.gapMs / 1000} s apart on one merchant (each alone in every stream and queue batch, as at one order a minute), without and with such an endpoint. Half of every scenario's creates carry an Idempotency-Key. Everything the scenario's creates set off is counted, until the workers are done.`,
   );
   table(
     'Cost per million orders: the measured counts behind it (per order unless said)',
-    ['count', ...labels],
+    ['count', ...scenarios.map((scenario) => scenario.label)],
     [
       row('orders created (201)', (scenario) => whole(scenario.measure.orders)),
-      row('API requests (WAF and API Gateway)', (scenario) => fixed(per(scenario, scenario.measure.apiRequests))),
+      row('API requests (WAF and API Gateway)', (scenario) => fixed(perOrder(scenario, scenario.measure.apiRequests))),
       row(
         "orders-create mean duration here / alone (the quiet scenarios' creates): the divisor of every duration (at least 1)",
         (scenario) => `${fixed(scenario.createMs, 1)} / ${fixed(scenario.aloneCreateMs, 1)} ms: ÷ ${fixed(scenario.contention)}`,
       ),
       ...functionNames.flatMap((fn) => [
-        row(`${fn}: invocations`, (scenario) => fixed(per(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
-        row(`${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`, (scenario) => {
-          const timing = scenario.timing.get(fn);
-          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0
-            ? `${fixed(timing.meanMs, 1)} -> ${fixed(timing.billedMeanMs, 1)} ms`
-            : '-';
-        }),
-        row(`${fn}: bytes logged per invocation`, (scenario) => {
-          const timing = scenario.timing.get(fn);
-          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0 ? whole(timing.logBytesPerInvocation) : '-';
-        }),
+        row(`${fn}: invocations`, (scenario) => fixed(perOrder(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
+        row(
+          `${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`,
+          perInvocation(
+            fn,
+            (use, scenario) => `${fixed(scenario.meanMs.get(fn) ?? 0, 1)} -> ${fixed(use.billedMs / use.invocations, 1)} ms`,
+          ),
+        ),
+        row(
+          `${fn}: bytes logged per invocation`,
+          perInvocation(fn, (use) => whole(use.logBytes / use.invocations)),
+        ),
       ]),
-      row('SQS requests by the functions (sends; 64 KB chunks)', (scenario) => fixed(per(scenario, scenario.measure.sqsRequests))),
+      row('SQS requests by the functions (sends; 64 KB chunks)', (scenario) => fixed(perOrder(scenario, scenario.measure.sqsRequests))),
       row('DynamoDB write / read request units', (scenario) =>
-        [per(scenario, scenario.measure.writeUnits), per(scenario, scenario.measure.readUnits)].map((value) => fixed(value)).join(' / '),
+        [scenario.measure.writeUnits, scenario.measure.readUnits].map((value) => fixed(perOrder(scenario, value))).join(' / '),
       ),
-      row('SES e-mails', (scenario) => fixed(per(scenario, scenario.measure.emails))),
+      row('SES e-mails', (scenario) => fixed(perOrder(scenario, scenario.measure.emails))),
       row('stored, table / indexes (bytes x share of a month kept; items + 100 bytes each)', (scenario) =>
-        [per(scenario, scenario.measure.stored.tableByteMonths), per(scenario, scenario.measure.stored.indexByteMonths)]
-          .map((value) => whole(value))
+        [scenario.measure.stored.tableByteMonths, scenario.measure.stored.indexByteMonths]
+          .map((value) => whole(perOrder(scenario, value)))
           .join(' / '),
       ),
     ],
   );
+};
 
-  // The cost table: one row per line of the model, each cell its dollars and the per-order quantity they price.
-  const lines = scenarios.map((scenario) => costLines(scenario.measure, deployment));
+/** The cost table (one row per line of the model, each cell its dollars and the per-order quantity they price) and the fixed monthly costs. */
+const printCostTables = (scenarios: Scenario[]) => {
+  const lines = scenarios.map((scenario) => costLines(scenario.measure, DEPLOYMENT));
   const items = lines[0] ?? [];
   const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
-  const lineOf = (index: number, item: string) => lines[index]?.find((line) => line.item === item);
-  const totalOf = (index: number, perMonth: boolean) =>
-    (lines[index] ?? []).filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0);
+  const cells = (item: string) => lines.map((scenarioLines) => cell(scenarioLines.find((line) => line.item === item)));
+  const totals = (perMonth: boolean) =>
+    lines.map((scenarioLines) =>
+      scenarioLines.filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0),
+    );
+  const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
-    ['item', 'price', ...labels],
+    ['item', 'price', ...scenarios.map((scenario) => scenario.label)],
     [
-      ...items
-        .filter((line) => !line.perMonth)
-        .map((line) => [line.item, line.price, ...scenarios.map((_, index) => cell(lineOf(index, line.item)))]),
-      ['**total per million orders**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, false))}**`)],
+      ...items.filter((line) => !line.perMonth).map((line) => [line.item, line.price, ...cells(line.item)]),
+      ['**total per million orders**', '', ...totals(false).map((total) => `**${dollars(total)}**`)],
       [
         `total less the write units of the ${FEATURES.log} and the ${FEATURES.reports} (their other costs, the change feed's time included, stay in)`,
         '',
-        ...scenarios.map((_, index) => {
-          const later = [FEATURES.log, FEATURES.reports].map((feature) => lineOf(index, writeUnitsItem(feature))?.dollars ?? 0);
-          return dollars(totalOf(index, false) - later.reduce((sum, value) => sum + value, 0));
+        ...totals(false).map((total, index) => {
+          const later = (lines[index] ?? []).filter((line) => laterFeatures.includes(line.item));
+          return dollars(total - later.reduce((sum, line) => sum + line.dollars, 0));
         }),
       ],
       ...items
         .filter((line) => line.perMonth)
-        .map((line) => [
-          `${line.item}, per month a million orders are kept`,
-          line.price,
-          ...scenarios.map((_, index) => cell(lineOf(index, line.item))),
-        ]),
-      ['**storage, per month a million orders are kept**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, true))}**`)],
+        .map((line) => [`${line.item}, per month a million orders are kept`, line.price, ...cells(line.item)]),
+      ['**storage, per month a million orders are kept**', '', ...totals(true).map((total) => `**${dollars(total)}**`)],
     ],
   );
-  const fixedLines = fixedMonthlyLines(deployment);
+  const fixedLines = fixedMonthlyLines(DEPLOYMENT);
   table(
     'What a stage costs a month whatever its orders (each stage, live and sandbox)',
     ['item', 'price', 'per month', 'dollars'],
@@ -501,13 +489,16 @@ const printCost = (
       ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
     ],
   );
-  // What a real endpoint's answer time would add: the deliverer waits for it.
-  const hookedScenario = scenarios.find((scenario) => scenario.label === 'steady + webhook');
+};
+
+/** What the cost model assumes, with what a real webhook endpoint's answer time would add (the deliverer waits for it). */
+const printAssumptions = (scenarios: Scenario[]) => {
+  const hooked = scenarios.find((scenario) => scenario.label === 'steady + webhook');
   // Both lanes' deliverers: an endpoint's first deliveries, before it has answered promptly, are on the slow lane.
-  const deliverers = hookedScenario ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hookedScenario, fn) ?? []) : [];
-  const deliveries = hookedScenario
-    ? per(
-        hookedScenario,
+  const deliverers = hooked ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hooked, fn) ?? []) : [];
+  const deliveries = hooked
+    ? perOrder(
+        hooked,
         deliverers.reduce((total, use) => total + use.invocations, 0),
       )
     : 0;
@@ -914,7 +905,7 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
       group.map((merchant) => merchant.id),
       run.ordersOf,
     );
-  const scenario = (label: string, load: 'steady' | 'quiet', into: Recorded, orders: number, stored: Stored) =>
+  const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [
     scenario('steady', 'steady', steady, measured.created.length, measured.steadyStored),
@@ -950,13 +941,9 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     printWritesByItem(measured, run.merchantIds);
     printHeat(measured, run.merchantIds, opts.merchants);
     const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
-    printCost(scenarios, DEPLOYMENT, {
-      steadyOrders: measured.created.length,
-      hookedMerchants: run.hooked.length,
-      merchants: opts.merchants,
-      creates: opts.creates,
-      concurrency: opts.concurrency,
-    });
+    printCounts(scenarios, { ...opts, steadyOrders: measured.created.length, hookedMerchants: run.hooked.length });
+    printCostTables(scenarios);
+    printAssumptions(scenarios);
     return true;
   } catch (error) {
     print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
