@@ -73,36 +73,32 @@ if (options.help) {
   console.log(USAGE);
   process.exit(0);
 }
+/** An option's whole number from `min` to `max`; else `message` and exit 2. */
+const wholeOption = (value: string | number, message: string, min = 1, max = Number.POSITIVE_INFINITY) => {
+  const number = Number(value);
+  if (Number.isInteger(number) && number >= min && number <= max) return number;
+  console.error(message);
+  process.exit(2);
+};
 if (options.orders !== undefined) {
-  const orders = Number(options.orders);
-  if (!Number.isInteger(orders) || orders < 1) {
-    console.error('--orders takes a positive integer, e.g. --orders 1000000');
-    process.exit(2);
-  }
+  const orders = wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000');
   await benchPageCost({ orders, print: console.log });
   process.exit(0);
 }
 if (options.webhooks) {
-  const rate = Number(options.rate ?? WEBHOOK_BENCH.rate);
-  if (!Number.isInteger(rate) || rate < 1) {
-    console.error('--rate takes a positive integer, e.g. --rate 100');
-    process.exit(2);
-  }
-  const noisyMerchants = Number(options.noisy ?? WEBHOOK_BENCH.noisyMerchants);
-  if (!Number.isInteger(noisyMerchants) || noisyMerchants < 1 || noisyMerchants > 50) {
-    console.error('--noisy takes a whole number from 1 to 50, e.g. --noisy 15');
-    process.exit(2);
-  }
+  const rate = wholeOption(options.rate ?? WEBHOOK_BENCH.rate, '--rate takes a positive integer, e.g. --rate 100');
+  const noisyMerchants = wholeOption(
+    options.noisy ?? WEBHOOK_BENCH.noisyMerchants,
+    '--noisy takes a whole number from 1 to 50, e.g. --noisy 15',
+    1,
+    50,
+  );
   const noisyRate = Math.max(1, Math.round((WEBHOOK_BENCH.noisyRate * WEBHOOK_BENCH.noisyMerchants) / noisyMerchants));
   await benchWebhooks(console.log, { rate, noisyMerchants, noisyRate });
   process.exit(0);
 }
 if (options.events !== undefined) {
-  const events = Number(options.events);
-  if (!Number.isInteger(events) || events < 1000) {
-    console.error('--events takes an integer of at least 1000, e.g. --events 1000000');
-    process.exit(2);
-  }
+  const events = wholeOption(options.events, '--events takes an integer of at least 1000, e.g. --events 1000000', 1000);
   await benchEvents({ events });
   process.exit(0);
 }
@@ -151,6 +147,15 @@ const print = (line: string) => {
 };
 
 const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '##', title, head, rows);
+
+/** Runs one part of the bench; one that throws is reported and the others still run. */
+const attempt = async (part: string, run: () => Promise<unknown>) => {
+  try {
+    await run();
+  } catch (error) {
+    print(`\n${part} failed: ${(error as Error).stack ?? String(error)}`);
+  }
+};
 
 const timed = async <T>(fn: () => Promise<T>) => {
   const start = performance.now();
@@ -486,28 +491,19 @@ const benchBundles = async () => {
       const results = [];
       for (let index = 0; index < BUNDLE_RUNS; index++) results.push(await importBundle(bundle));
       const ok = results.flatMap((result) => (result.ok ? [result] : []));
-      const cpu = percentile(
-        ok.map((result) => result.importCpuMs),
-        50,
-      );
-      worst = Math.max(worst, cpu);
+      const median = (figure: 'importCpuMs' | 'ms' | 'initMs') =>
+        percentile(
+          ok.map((result) => result[figure]),
+          50,
+        );
+      worst = Math.max(worst, median('importCpuMs'));
       rows.push([
         bundle.spec.id,
         `${(bundle.bytes / 1024).toFixed(1)} KB`,
         `${(bundle.gzipBytes / 1024).toFixed(1)} KB`,
-        ms(cpu),
-        ms(
-          percentile(
-            ok.map((result) => result.ms),
-            50,
-          ),
-        ),
-        ms(
-          percentile(
-            ok.map((result) => result.initMs),
-            50,
-          ),
-        ),
+        ms(median('importCpuMs')),
+        ms(median('ms')),
+        ms(median('initMs')),
       ]);
     }
     table(
@@ -565,29 +561,17 @@ try {
   print(`- Node.js ${process.versions.node} (${process.arch}); load average at start ${loadAtStart.toFixed(1)}`);
   print('');
   print(BENCH_INTRO);
-  try {
-    await benchCreates(stack);
-  } catch (error) {
-    print(`\ncreate benchmark failed: ${(error as Error).stack ?? String(error)}`);
-  }
-  try {
-    await benchLists(stack);
-  } catch (error) {
-    print(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
-  }
+  await attempt('create benchmark', () => benchCreates(stack));
+  await attempt('list benchmark', () => benchLists(stack));
 } finally {
   closeConnections();
   await stack.stop();
 }
-try {
-  await benchBundles();
-} catch (error) {
-  print(`\nbundle benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+await attempt('bundle benchmark', benchBundles);
 // Partition heat and the cost of a create, on a stack of its own that records every call (harness/bench/heat.ts).
 await benchHeat({ print });
 // Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
-try {
+await attempt('webhook benchmark', async () => {
   const { alone, beside, answered: besideAnswering, hung: besideMany } = await benchWebhooks(print);
   const targets = [
     ["webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x", alone, beside],
@@ -602,11 +586,9 @@ try {
       pass: row.p99 <= 1.5 * base.p99 && row.delivered === row.created,
     });
   }
-} catch (error) {
-  print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+});
 // Again with more hanging endpoints than the stage has deliverers: what the slow lane is for.
-try {
+await attempt('webhook benchmark (many hanging)', async () => {
   const { noisyMerchants, noisyRate } = WEBHOOK_BENCH_MANY_HANGING;
   const { alone, hung } = await benchWebhooks(print, { noisyMerchants, noisyRate });
   if (alone && hung)
@@ -615,11 +597,9 @@ try {
       measured: `${ratio(hung.p99 / alone.p99)} (${ms(alone.p99)} -> ${ms(hung.p99)})`,
       pass: hung.p99 <= 1.5 * alone.p99 && hung.delivered === hung.created,
     });
-} catch (error) {
-  print(`\nwebhook benchmark (many hanging) failed: ${(error as Error).stack ?? String(error)}`);
-}
+});
 // The per-merchant quota beside a noisy neighbour, and its cost (harness/bench/quota.ts).
-try {
+await attempt('quota benchmark', async () => {
   const quota = await benchQuota(print);
   const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;
   summary.push(
@@ -651,9 +631,7 @@ try {
       },
     ]),
   );
-} catch (error) {
-  print(`\nquota benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+});
 table(
   'Targets',
   ['target', 'measured', 'result'],
