@@ -19,7 +19,7 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { benchCommit, closeConnections, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
+import { benchCommit, closeConnections, fixtureOrder, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING } from './bench/webhooks';
@@ -179,16 +179,8 @@ const NEEDLE = 'needle';
 
 const order = (prefix: string, index: number, affiliateSlug: string): Order => ({
   key: `${prefix}-${index}`,
-  order_no: `${prefix}-${index}`,
-  affiliate_slug: affiliateSlug,
-  currency_code: 'EUR',
-  total_shipping_value: 495,
   created_at: at(index),
-  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
-  order_rows: [
-    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
+  ...fixtureOrder(prefix, index, affiliateSlug),
 });
 
 /** One merchant that only has orders (and the one affiliate they name): the seeding figure. */

@@ -10,27 +10,12 @@ import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createBody, createOrders, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 export const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 
-const merchant = (key: string) => ({
-  key,
-  name: `Events bench ${key}`,
-  currency: 'EUR',
-  tokens: [{ key: 'live', kind: 'live' as const }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
-});
-
-const orderBody = () => ({
-  affiliate_slug: 'alice',
-  order_no: `EV-${randomUUID()}`,
-  total_shipping_value: 495,
-  currency_code: 'EUR',
-  customer: { name: 'Dan Doe', email: 'dan@example.com' },
-  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
-});
+const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 
 const latency = async (base: string, token: string, print: Print) => {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
@@ -62,8 +47,12 @@ const latency = async (base: string, token: string, print: Print) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
-  await createOrders(base, token, Array.from({ length: EVENTS_BENCH.orders }, orderBody), EVENTS_BENCH.concurrency, (body) =>
-    answered.set(body.order_no, performance.now()),
+  await createOrders(
+    base,
+    token,
+    Array.from({ length: EVENTS_BENCH.orders }, () => createBody('EV')),
+    EVENTS_BENCH.concurrency,
+    (body) => answered.set(body.order_no, performance.now()),
   );
   writing = false;
   await poller;

@@ -35,7 +35,7 @@ import {
   type Trigger,
   writeUnitsItem,
 } from './cost';
-import { benchCommit, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
+import { benchCommit, benchMerchant, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 // ---------------------------------------------------------------------------------------------
@@ -86,11 +86,8 @@ const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2
 
 // ---------------------------------------------------------------------------------------------
 const merchantFixture = (key: string): Fixture['merchants'][number] => ({
-  key,
-  name: `Heat merchant ${key}`,
-  currency: 'EUR',
+  ...benchMerchant(key, `Heat merchant ${key}`),
   tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
 });
 
 const createBody = (orderNo: string, buyer: number) => ({

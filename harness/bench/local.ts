@@ -5,6 +5,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -16,6 +17,38 @@ import type { Store } from '#shared/admin/store';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export type Print = (line: string) => void;
+
+/** A merchant of the benches' fixtures: one live token, one active affiliate, `alice`. */
+export const benchMerchant = (key: string, name: string) => ({
+  key,
+  name,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live' as const }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+});
+
+/** An order of the benches' seeded fixtures: two rows, one of 5,000 customers. */
+export const fixtureOrder = (prefix: string, index: number, affiliateSlug = 'alice') => ({
+  order_no: `${prefix}-${index}`,
+  affiliate_slug: affiliateSlug,
+  currency_code: 'EUR',
+  total_shipping_value: 495,
+  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
+  order_rows: [
+    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
+    { product_name: 'Pegs', price_value: 990, quantity: 2 },
+  ],
+});
+
+/** A create's body for the latency benches: one row, a fresh order number. */
+export const createBody = (prefix: string) => ({
+  affiliate_slug: 'alice',
+  order_no: `${prefix}-${randomUUID()}`,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
+});
 
 /** A markdown table under a heading (`##`, `###`). */
 export const printTable = (print: Print, heading: string, title: string, head: string[], rows: (string | number)[][]) => {

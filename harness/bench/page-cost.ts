@@ -19,26 +19,13 @@ import {
 import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
-import { meteredStore, type Print, startBenchStack, sumUnits } from './local';
+import { fixtureOrder, meteredStore, type Print, startBenchStack, sumUnits } from './local';
 
 export const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
 /** Orders written per step: one group of block counts, so each step refreshes the group it filled. */
 const STEP = GROUP_SIZE * BLOCK_SIZE;
 const BASE_TIME = Date.parse('2025-01-01T00:00:00Z');
-
-/** An order as the bench's fixtures have it (two rows, a customer), created `index` seconds after BASE_TIME. */
-const orderInput = (prefix: string, index: number) => ({
-  order_no: `${prefix}-${index}`,
-  affiliate_slug: 'alice',
-  currency_code: 'EUR',
-  total_shipping_value: 495,
-  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
-  order_rows: [
-    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
-});
 
 /** Seeds one merchant with `count` orders (sequence 1..count), printing progress; returns its id. */
 const seedOrders = async (store: Store, key: string, count: number, print: Print): Promise<string> => {
@@ -50,7 +37,7 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
   for (let done = 0; done < count; ) {
     const size = Math.min(STEP, count - done);
     const orders = Array.from({ length: size }, (_, index) => {
-      const input = orderInput(key, done + index);
+      const input = fixtureOrder(key, done + index);
       return buildOrder(input, {
         uuid: orderUuidFor(id, input.order_no),
         seq: first + done + index,

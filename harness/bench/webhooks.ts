@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { type Print, startBenchStack } from './local';
+import { benchMerchant, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -120,12 +120,8 @@ const noisyEndpoints = async (base: string, tokens: readonly string[], url: stri
 };
 
 /** A seeded merchant with `count` orders (seeded orders announce nothing: only the changes make events). */
-const benchMerchant = (key: string, orders: readonly string[]) => ({
-  key,
-  name: `Webhook bench ${key}`,
-  currency: 'EUR',
-  tokens: [{ key: 'live', kind: 'live' as const }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+const hooksMerchant = (key: string, orders: readonly string[]) => ({
+  ...benchMerchant(key, `Webhook bench ${key}`),
   orders: orders.map((uuid, index) => ({
     key: `o${index}`,
     uuid,
@@ -209,7 +205,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
     stack = await startBenchStack({ CONSUMER_POLL: 'off' });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: [benchMerchant('hooks', orders), ...noisyOrders.map((list, index) => benchMerchant(`noisy${index}`, list))],
+      merchants: [hooksMerchant('hooks', orders), ...noisyOrders.map((list, index) => hooksMerchant(`noisy${index}`, list))],
     });
     const token = seeded.merchants.hooks?.tokens.live ?? '';
     const base = stack.stages.live.url;
