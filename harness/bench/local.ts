@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
@@ -138,6 +139,19 @@ export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
     seedDemo: false,
     workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
   });
+
+/** Starts `send(index)` for each index below `count` at `rate` a second, on schedule whatever the answers; the seconds until all were answered. */
+export const atRate = async (rate: number, count: number, send: (index: number) => Promise<unknown>) => {
+  const started = performance.now();
+  const pending: Promise<unknown>[] = [];
+  for (let index = 0; index < count; index++) {
+    const wait = started + (index * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(send(index));
+  }
+  await Promise.all(pending);
+  return (performance.now() - started) / 1000;
+};
 
 /** Runs `jobs` with at most `concurrency` in flight; their answers in order. */
 export const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {

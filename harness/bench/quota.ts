@@ -7,7 +7,7 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { type Print, startBenchStack } from './local';
+import { atRate, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers, type ContainersResult } from './quota-containers';
 
@@ -24,25 +24,18 @@ export type QuotaBenchResult = {
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
 const drive = async (url: string, token: string, rate: number, seconds: number) => {
-  const started = performance.now();
   const answers: { status: number; ms: number }[] = [];
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < rate * seconds; index++) {
-    const wait = started + (index * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await atRate(rate, rate * seconds, () => {
     const sent = performance.now();
-    pending.push(
-      fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          answers.push({ status: response.status, ms: performance.now() - sent });
-        })
-        .catch(() => {
-          answers.push({ status: 0, ms: performance.now() - sent });
-        }),
-    );
-  }
-  await Promise.all(pending);
+    return fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        answers.push({ status: response.status, ms: performance.now() - sent });
+      })
+      .catch(() => {
+        answers.push({ status: 0, ms: performance.now() - sent });
+      });
+  });
   return answers;
 };
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { benchMerchant, type Print, startBenchStack } from './local';
+import { atRate, benchMerchant, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -61,31 +61,23 @@ export const receiver = async (hang: boolean) => {
 /** Re-prices the orders' shipping in turn at `rate` per second for `seconds` (values from `firstValue` on); the send time of each change answered 200. */
 const patchAtRate = async (base: string, token: string, orders: readonly string[], firstValue: number, rate: number, seconds: number) => {
   const sentAt = new Map<string, number>();
-  const started = performance.now();
   const total = rate * seconds;
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < total; index++) {
-    const due = started + (index * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  const took = await atRate(rate, total, (index) => {
     const uuid = orders[index % orders.length] as string;
     const value = firstValue + index;
     const sent = performance.now();
-    pending.push(
-      fetch(`${base}/api/v2/orders/${uuid}`, {
-        method: 'PATCH',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ total_shipping_value: value }),
+    return fetch(`${base}/api/v2/orders/${uuid}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ total_shipping_value: value }),
+    })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
       })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
-        })
-        .catch(() => undefined),
-    );
-  }
-  await Promise.all(pending);
-  return { sentAt, total, rate: total / ((performance.now() - started) / 1000) };
+      .catch(() => undefined);
+  });
+  return { sentAt, total, rate: total / took };
 };
 
 /** A webhook endpoint of the token's merchant at `url`, subscribed to `events`; its uuid. */
