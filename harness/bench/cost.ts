@@ -1,53 +1,38 @@
 /**
- * The cost model of the heat bench (harness/bench/heat.ts): list prices, what is assumed where
- * nothing can be measured locally, and pure functions that turn a scenario's measured counts into
- * dollars per million orders. Nothing here measures; test/unit/bench-cost.test.ts checks the sums.
- * docs/data-model-heat.md explains the model: change both together.
+ * The heat bench's cost model: list prices, what is assumed where nothing can be measured locally,
+ * and pure functions from a scenario's measured counts to dollars per million orders.
+ * docs/data-model-heat.md#the-cost-per-million-orders-what-is-measured-what-is-assumed explains it: change both together.
  */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GLOBAL_INDEXES, TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/db/table-def';
 
-/**
- * AWS list prices, us-east-1, on demand, no free tier. API Gateway, Lambda, DynamoDB units and SQS
- * were checked against aws.amazon.com/{api-gateway,lambda,dynamodb,sqs}/pricing on 2026-11-23 (the
- * DynamoDB figures published since its on-demand price cut of 2024-11-01); the others were added on
- * `date` from the published list PRICES.
- */
+/** AWS list prices, us-east-1, on demand, no free tier; when each was checked: the docs' Prices. */
 export const PRICES = {
   date: '2026-11-27',
   region: 'us-east-1',
   /** API Gateway REST API, per million requests (first 333 million a month). */
   apiGatewayRestPerMillion: 3.5,
-  /** AWS WAF, per million requests the web ACL inspects. */
   wafRequestsPerMillion: 0.6,
-  /** AWS WAF, per web ACL and month. */
   wafWebAclPerMonth: 5,
-  /** AWS WAF, per rule and month. */
   wafRulePerMonth: 1,
-  /** Lambda requests, per million. */
   lambdaRequestsPerMillion: 0.2,
   /** Lambda duration, arm64, per GB-second (first 6 billion GB-s a month). */
   lambdaArmPerGbSecond: 0.0000133334,
-  /** DynamoDB on-demand, per million write request units (standard table class). */
+  /** DynamoDB's units and storage: the standard table class. */
   dynamodbWriteUnitsPerMillion: 0.625,
-  /** DynamoDB on-demand, per million read request units. */
   dynamodbReadUnitsPerMillion: 0.125,
-  /** DynamoDB storage, per GB-month (standard table class; table and indexes). */
   dynamodbStoragePerGbMonth: 0.25,
   /** DynamoDB point-in-time recovery (lib/data.ts turns it on), per GB-month of table data. */
   dynamodbPitrPerGbMonth: 0.2,
   /** SQS standard queue, per million requests (each 64 KB chunk of a request's payload is one request). */
   sqsRequestsPerMillion: 0.4,
-  /** CloudWatch Logs, standard class, per GB ingested. */
+  /** CloudWatch Logs, standard class. */
   logsIngestionPerGb: 0.5,
-  /** CloudWatch Logs, per GB-month archived (billed on compressed bytes). */
+  /** Billed on compressed bytes. */
   logsStoragePerGbMonth: 0.03,
-  /** X-Ray, per million traces recorded. */
   xrayTracesPerMillion: 5,
-  /** SES, per thousand e-mails sent. */
   sesPerThousand: 0.1,
-  /** Secrets Manager, per secret and month (the stage's webhook key). */
   secretPerMonth: 0.4,
 } as const;
 
@@ -58,10 +43,7 @@ const DAY_SECONDS = 86_400;
 /** A billing month. */
 const MONTH_SECONDS = 30 * DAY_SECONDS;
 
-/**
- * One line of the access log lib/rest-api.ts configures, with every field filled as a create's
- * request fills it: the bytes each API request adds to the access log group.
- */
+/** A line of the access log lib/rest-api.ts configures, filled as a create's request fills it. */
 const ACCESS_LOG_SAMPLE = {
   requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
   extendedRequestId: 'Hk3v5FjLIAMEbXw=',
@@ -85,24 +67,16 @@ const ACCESS_LOG_SAMPLE = {
 
 /** What cannot be measured on the local stack, and the figure taken instead. */
 export const ASSUMED = {
-  /** Lambda's own START, END and REPORT lines of each invocation (REPORT names the trace when sampled). */
+  /** Lambda's START, END and REPORT lines. */
   platformLogBytesPerInvocation: 300,
-  /** One access log line per API request (ACCESS_LOG_SAMPLE's size plus a newline). */
   accessLogBytesPerRequest: Buffer.byteLength(JSON.stringify(ACCESS_LOG_SAMPLE)) + 1,
-  /** The SQS event source mapping: 1 ReceiveMessage and 1 DeleteMessageBatch per invocation of a queue-triggered function. */
+  /** 1 ReceiveMessage and 1 DeleteMessageBatch. */
   sqsRequestsPerQueueInvocation: 2,
-  /**
-   * What an SQS event source mapping asks an idle queue: 5 pollers, each a 20 s long poll that
-   * comes back empty (3 a minute), all month.
-   */
+  /** 5 pollers, each an empty 20 s long poll 3 times a minute, all month. */
   idleReceivesPerQueuePerMonth: 5 * 3 * 60 * 24 * 30,
   /**
-   * Lambda's sampling of the traces a queue- or stream-triggered function starts itself when the
-   * stage traces its workers (it cannot be configured): the first invocation each second and 5 %
-   * of the rest. At steady load that is 5 % of the invocations plus at most one a second (a fixed
-   * monthly amount, shown apart); at quiet load every invocation is the first of its second and
-   * is recorded. Otherwise (pass-through) they start none: their invocations join the traces of
-   * sampled requests, which are billed once, as the request's.
+   * Lambda's fixed sampling of the traces a triggered function starts itself (with traceWorkers):
+   * the first invocation each second and 5 % of the rest, so every invocation at quiet load.
    */
   workerTraceShare: { steady: 0.05, quiet: 1 },
   workerTraceReservoirPerSecond: 1,
@@ -111,20 +85,17 @@ export const ASSUMED = {
 /** How a function is invoked: behind API Gateway, or by its event source mapping. */
 export type Trigger = 'api' | 'queue' | 'stream';
 
-/** What one function did in a scenario (totals over the scenario's orders). */
+/** What one function did in a scenario: totals over its orders (billedMs: see billedMs; logBytes: what it wrote to stdout and stderr). */
 export type FunctionUse = {
   fn: string;
-  /** Its configured memory (lib/function-specs.ts). */
   memoryMb: number;
   trigger: Trigger;
   invocations: number;
-  /** Billed duration of all its invocations, ms (see billedMs). */
   billedMs: number;
-  /** Bytes its invocations wrote to stdout and stderr. */
   logBytes: number;
 };
 
-/** What is stored after a scenario beyond what its merchants held before: bytes with their overhead, weighted by the share of a month each is kept (see storedItem). */
+/** Stored beyond what a scenario's merchants held before: bytes with their overhead, weighted by the share of a month kept (storedItem). */
 export type Stored = { tableByteMonths: number; indexByteMonths: number };
 
 /** A scenario's measured counts (totals over its orders). */
