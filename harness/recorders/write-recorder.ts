@@ -8,17 +8,14 @@ import { logger } from '#shared/logger';
 import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
 /**
- * The write recorder of the local stage processes, a stage hook (local/stage-hooks.ts) the bench
- * loads through `startLocalStack({ workerEnv: recordingEnv() })`: an AWS SDK middleware, installed
- * like the fault middleware (local/faults.ts), that records every call the functions make, each
- * with its function and invocation, and answers the stack's ask 'write-record' (`takeWriteRecord`)
- * with what it recorded since the last ask. What it records, and how:
+ * The write recorder, a stage hook (local/stage-hooks.ts) of the local stage processes: an AWS SDK
+ * middleware that records every call the functions make. What it records, and how:
  * docs/data-model-heat.md#how-it-is-measured. Nothing of this runs in Lambda.
  */
 
 const WRITE_RECORD_REQUEST = 'write-record';
 const INDEXES = GLOBAL_INDEXES.map((gsi) => gsi.indexName);
-/** Indexes that project every attribute: any change of an item on them rewrites its entry there; a KEYS_ONLY entry is 1 unit. */
+/** Indexes that project every attribute: any change of an item on them rewrites its entry there. */
 const ALL_PROJECTION = GLOBAL_INDEXES.filter((gsi) => gsi.projection === 'ALL').map((gsi): IndexName => gsi.indexName);
 type Where = 'table' | IndexName;
 
@@ -40,13 +37,13 @@ export type CallRecord = {
   operation: string;
   /** The function (its Lambda context's name) or `(outside an invocation)`. */
   fn: string;
-  /** The invocation (awsRequestId), to group the calls of one request. */
+  /** The invocation (awsRequestId). */
   invocation: string;
   /** Round trips: 1 + the SDK's retries. */
   attempts: number;
   ok: boolean;
   error?: string;
-  /** DynamoDB: what the call wrote, one entry per partition reached. */
+  /** DynamoDB writes: one entry per partition reached. */
   writes?: PartitionWrite[];
   /** DynamoDB: units from the call's ConsumedCapacity (true) or estimated (false). */
   measured?: boolean;
@@ -54,11 +51,11 @@ export type CallRecord = {
   rcu?: number;
   /** DynamoDB reads: the partitions read (`gsi1:M#…`, `table:M#…`). */
   reads?: string[];
-  /** SQS/SES: messages sent (SendMessageBatch counts its entries). */
+  /** SQS and SES: messages sent. */
   messages?: number;
-  /** SQS sends: the payload's bytes (bodies and message attributes, all entries of a batch). */
+  /** SQS sends: the payload's bytes. */
   bytes?: number;
-  /** When the call started and ended (performance.now() of the stage process): which calls of an invocation overlapped. */
+  /** When the call started and ended (performance.now() of the stage process). */
   span?: [number, number];
 };
 
@@ -200,7 +197,6 @@ const updateWrite = (update: Input): ItemWrite => {
         after.index[where] = now;
       } else delete after.index[where];
     } else if (ALL_PROJECTION.includes(where) && was !== undefined) {
-      // Any change of an item on an ALL-projection index rewrites its entry there.
       index.push({ where, key: was });
     }
   }
@@ -306,7 +302,7 @@ const partitionWrites = (
       entries.push({
         where: index.where,
         key: index.key,
-        // An index entry removed costs 1 unit; a written one its (projected) size.
+        // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
         wcu: (index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : kb(write.bytes)) * factor,
         bytes: index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : write.bytes,
         ...(index.removed ? { removed: true } : {}),
@@ -381,11 +377,7 @@ const messageFigures = (service: AwsService, operation: string, input: Attrs): P
   return { messages: entries.length, ...(sqsSend ? { bytes: entries.reduce((sum, entry) => sum + messageBytes(entry), 0) } : {}) };
 };
 
-/**
- * A DynamoDB call's figures once it is answered (`capacity` undefined when it failed): what it
- * wrote or read, with units measured or estimated. `commit` notes the written items' new index keys
- * and sizes after a success.
- */
+/** A DynamoDB call's writes or reads once answered (`capacity` undefined when it failed); `commit` notes its items after a success. */
 const dynamoFigures = (operation: string, input: Input) => {
   input.ReturnConsumedCapacity ??= 'INDEXES';
   const { writes, transaction } = itemWrites(operation, input);
@@ -446,12 +438,7 @@ const recorderMiddleware =
     }
   };
 
-/**
- * The stage hook's entry (local/stage-hooks.ts), called before the handlers load: installs the
- * recorder on every client the functions build from now on, and the invocation recorder
- * (LOCAL_RECORD_LOGS=count: an invocation's lines below ERROR counted, not shown), and answers the
- * stack's 'write-record' ask.
- */
+/** The stage hook's entry: records every client the functions build from now on and every invocation, and answers 'write-record'. */
 export const install = (env: NodeJS.ProcessEnv) => {
   const records: CallRecord[] = [];
   const invocations = recordInvocations({ quiet: env[RECORD_LOGS_ENV] === 'count' });
@@ -462,10 +449,7 @@ export const install = (env: NodeJS.ProcessEnv) => {
   answerStack(WRITE_RECORD_REQUEST, (): WriteRecord => ({ records: records.splice(0), invocations: invocations.drain() }));
 };
 
-/**
- * The environment of stage processes that record (`startLocalStack({ workerEnv })`): this module as
- * their stage hook; `countLogs` counts an invocation's lines below ERROR without showing them.
- */
+/** The stage processes' environment to record (`startLocalStack({ workerEnv })`); `countLogs` counts lines below ERROR, not shown. */
 export const recordingEnv = (options: { countLogs?: boolean } = {}): Record<string, string> => ({
   [STAGE_HOOKS_ENV]: import.meta.filename,
   ...(options.countLogs ? { [RECORD_LOGS_ENV]: 'count' } : {}),
