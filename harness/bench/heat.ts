@@ -38,25 +38,17 @@ import {
 import { benchCommit, benchMerchant, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
-// ---------------------------------------------------------------------------------------------
-// DynamoDB's limits (docs/data-model-heat.md); the prices are in harness/bench/cost.ts.
-/** Write units per second one partition takes (DynamoDB's per-partition write limit). */
-export const PARTITION_WCU_PER_SECOND = 1_000;
-/** Read units per second one partition takes. */
-export const PARTITION_RCU_PER_SECOND = 3_000;
+/** What one partition of DynamoDB takes a second (docs/data-model-heat.md). */
+const PARTITION_WCU_PER_SECOND = 1_000;
+const PARTITION_RCU_PER_SECOND = 3_000;
 
-// ---------------------------------------------------------------------------------------------
-export type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
-export const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
+const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
 const WARMUP_CREATES_PER_MERCHANT = 2;
 /** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
-/**
- * Quiet load: creates one at a time on one merchant, far enough apart that each is alone in every
- * stream and queue batch (the local change feed polls its stream 4 times a second), as they are
- * for a merchant with one order a minute.
- */
-export const QUIET = { creates: 20, gapMs: 1_500 } as const;
+/** Quiet load: creates on one merchant far enough apart that each is alone in every stream and queue batch. */
+const QUIET = { creates: 20, gapMs: 1_500 } as const;
 /** Steady load with a webhook endpoint runs on merchants of its own: this share of the heat run's, each getting as many creates. */
 const HOOKED_MERCHANT_SHARE = 1 / 5;
 /** The log level the deployed functions run at: lib/ sets no POWERTOOLS_LOG_LEVEL, so Powertools' default. */
@@ -73,8 +65,6 @@ last one the cost per million orders at steady and quiet load, without and with 
 --doc writes them into docs/data-model-heat.md (its generated section), after the output of a run on
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
-// ---------------------------------------------------------------------------------------------
-// ---------------------------------------------------------------------------------------------
 /** Where the section's lines go: the console alone, or the bench's report too. */
 let print = (line: string) => console.log(line);
 
@@ -84,7 +74,6 @@ const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).to
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
 const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
 
-// ---------------------------------------------------------------------------------------------
 const merchantFixture = (key: string): Fixture['merchants'][number] => ({
   ...benchMerchant(key, `Heat merchant ${key}`),
   tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
@@ -122,9 +111,6 @@ const settle = async (stack: LocalStack, into: WriteRecord, { quietMs = 4_000, m
   }
   return (Date.now() - start) / 1000;
 };
-
-// ---------------------------------------------------------------------------------------------
-// The cost model's measures (harness/bench/cost.ts prices them).
 
 /** Each merchant's stored bytes (table and indexes, weighted by how long each item is kept), from a Scan of the table. */
 const storedByMerchant = async (client: DynamoDBClient, table: string) => {
@@ -233,8 +219,6 @@ const scenarioOf = (
   };
 };
 
-// ---------------------------------------------------------------------------------------------
-// Analysis.
 const REQUEST_PATH = new Set(['orders-create', 'orders-cancel']);
 
 /**
@@ -299,10 +283,8 @@ type KeyHeat = {
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
 
 /**
- * Heat units: a table item (pk + sk: an item is never split, so it caps at one partition's rate),
- * a table partition as a whole (DynamoDB splits it for heat by sort key: shown for its share; the
- * event log's is not split, its positions only grow), and an
- * index partition (gsi1's sort key is a sequence and gsi2's a time: monotonic, so never split).
+ * Heat units: a table item (never split, so it caps at one partition's rate), a table partition as a
+ * whole (split for heat by sort key, but for the event log's), and an index partition (monotonic sort keys, never split).
  */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   const units = new Map<string, KeyHeat>();
@@ -359,10 +341,7 @@ const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> =>
   return Object.fromEntries(Object.entries(units).sort(([a], [b]) => a.localeCompare(b)));
 };
 
-/**
- * Every write of the creates, by the item it wrote (keys normalised; a numbered sort key is one
- * row): per create, which function writes it and what it serves, and each feature's total.
- */
+/** Every write of the creates by the item it wrote (normalised): per create, who writes it and what it serves, and each feature's total. */
 const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: number) => {
   const rows = new Map<string, { feature: string; where: string; label: string; fns: Set<string>; writes: number; wcu: number }>();
   for (const call of calls)
@@ -508,21 +487,20 @@ const printAssumptions = (scenarios: Scenario[]) => {
 /** The run's merchants (the measured ones, those with a webhook endpoint, the two quiet ones) and how to send each a create. */
 const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBClient, hooksUrl: string) => {
   const live = stack.stages.live;
-  const hookedCount = Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE));
+  const measuredKeys = Array.from({ length: opts.merchants }, (_, index) => `heat-${index}`);
+  const hookedKeys = Array.from(
+    { length: Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE)) },
+    (_, index) => `heat-hooked-${index}`,
+  );
   const seeded = await seedFixture(live.store, 'live', {
-    merchants: [
-      ...Array.from({ length: opts.merchants }, (_, index) => merchantFixture(`heat-${index}`)),
-      ...Array.from({ length: hookedCount }, (_, index) => merchantFixture(`heat-hooked-${index}`)),
-      merchantFixture('heat-quiet'),
-      merchantFixture('heat-quiet-hooked'),
-    ],
+    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map(merchantFixture),
   });
   const merchantOf = (key: string): Merchant => {
     const merchant = seeded.merchants[key];
     return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
   };
-  const merchants = Array.from({ length: opts.merchants }, (_, index) => merchantOf(`heat-${index}`));
-  const hooked = Array.from({ length: hookedCount }, (_, index) => merchantOf(`heat-hooked-${index}`));
+  const merchants = measuredKeys.map(merchantOf);
+  const hooked = hookedKeys.map(merchantOf);
   const quiet = merchantOf('heat-quiet');
   const quietHooked = merchantOf('heat-quiet-hooked');
   const scan = () => storedByMerchant(storage, live.table);
@@ -547,9 +525,14 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
       return { ...reply, merchant, withKey };
     });
   };
+  /** `perMerchant` creates on each merchant of `group`, interleaved, every other round with an Idempotency-Key. */
+  const rounds = (group: readonly Merchant[], perMerchant: number) =>
+    Array.from({ length: perMerchant * group.length }, (_, index) =>
+      create(group[index % group.length] as Merchant, Math.floor(index / group.length) % 2 === 0),
+    );
   const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
   const merchantIds = merchants.map((merchant) => merchant.id);
-  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, ordersOf };
+  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, rounds, ordersOf };
 };
 
 type HeatRun = Awaited<ReturnType<typeof setUpRun>>;
@@ -573,20 +556,15 @@ const warmUp = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
     sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
   const timed = sequential.filter((reply) => reply.status === 201);
   await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
-  return { timed: timed.length, ms: timed.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timed.length) };
+  return { timed: timed.length, ms: mean(timed.map((reply) => reply.ms)) };
 };
 
 /** The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels. */
 const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const { merchants, create } = run;
+  const { merchants } = run;
   const steady = recorded();
   const startedAt = performance.now();
-  const creates = await pool(
-    Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
-      create(merchants[index % opts.merchants] as Merchant, Math.floor(index / opts.merchants) % 2 === 0),
-    ),
-    opts.concurrency,
-  );
+  const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
   const createSettleSeconds = await settle(stack, steady);
   const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, run.merchantIds, run.ordersOf);
@@ -626,7 +604,7 @@ type SteadyRun = Awaited<ReturnType<typeof steadyRun>>;
 /** The run in one paragraph: what was answered, how fast, how long the workers took. */
 const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opts: HeatOptions, sandboxCalls: number) => {
   const { created, createWall } = measured;
-  const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, created.length);
+  const meanCreateMs = mean(created.map((reply) => reply.ms));
   const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
   const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
   print(
@@ -856,14 +834,8 @@ const quietRun = async (stack: LocalStack, run: HeatRun, merchant: Merchant) => 
 
 /** The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one. */
 const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const { hooked } = run;
   const steadyHooked = recorded();
-  const hookedCreates = await pool(
-    Array.from({ length: opts.creates * hooked.length }, (_, index) =>
-      run.create(hooked[index % hooked.length] as Merchant, Math.floor(index / hooked.length) % 2 === 0),
-    ),
-    opts.concurrency,
-  );
+  const hookedCreates = await pool(run.rounds(run.hooked, opts.creates), opts.concurrency);
   await settle(stack, steadyHooked);
   const quietAlone = await quietRun(stack, run, run.quiet);
   const quietWithHook = await quietRun(stack, run, run.quietHooked);
@@ -954,7 +926,6 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
   }
 };
 
-// ---------------------------------------------------------------------------------------------
 /** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
 const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx harness/bench/heat.ts --doc`, not by hand -->';
 const DOC_END = '<!-- heat:end -->';
@@ -987,8 +958,7 @@ function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { la
   console.log(`\nWrote the measured section of ${path}.`);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Alone: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+// Alone: see USAGE.
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
   const args = process.argv.slice(2);
