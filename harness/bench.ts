@@ -1,8 +1,6 @@
 /**
- * `npm run bench`: measures the service on a fresh in-memory local stack on free ports and writes
- * the figures, with the machine and date they came from, to docs/benchmarks.md (at --scale 1;
- * other scales only print). It asserts nothing and exits 0 whatever the figures are (tests assert
- * behaviour; this only measures). What it measures and why: BENCH_INTRO below.
+ * `npm run bench`: measures the service on fresh local stacks and writes the figures to
+ * docs/benchmarks.md (USAGE). It asserts nothing: tests assert behaviour, this only measures.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -121,18 +119,12 @@ const SIZES = { affiliates: sized(50_000), requests: sized(20_000), invites: siz
 const SEQUENTIAL = 200;
 const BURSTS = [10, 50, 100, 200, 500];
 const WARMUP = 5;
-/**
- * Creates sent before the create figures are taken, 50 at a time. DynamoDB Local is a JVM: it
- * compiles its hot paths over its first thousand or so requests, and until then a create costs it
- * about twice the CPU. DynamoDB itself has no such warm-up, so the figures are of a warm emulator.
- */
+/** Creates sent before the create figures are taken, for DynamoDB Local's JVM warm-up (BENCH_INTRO). */
 const WARMUP_CREATES = 1000;
 const WARMUP_CONCURRENCY = 50;
 const SAMPLES = 30;
 const PER_PAGE = 15;
 
-// ---------------------------------------------------------------------------------------------
-// Figures and tables.
 const ms = (value: number) => (Number.isFinite(value) ? `${value < 100 ? value.toFixed(1) : value.toFixed(0)} ms` : 'n/a');
 const seconds = (value: number) => `${(value / 1000).toFixed(1)} s`;
 const rate = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');
@@ -163,8 +155,6 @@ const timed = async <T>(fn: () => Promise<T>) => {
   return { value, ms: performance.now() - start };
 };
 
-// ---------------------------------------------------------------------------------------------
-// Fixtures.
 const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
 const at = (index: number) => new Date(BASE_TIME + index * 1000).toISOString();
 const liveToken = [{ key: 'live', kind: 'live' as const, can_place_live_orders: true }];
@@ -287,11 +277,7 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
   return { created: createdTotal, all201, burstFailures, burst200 };
 };
 
-/**
- * Every answer that was not a 201 should have left no order behind: compares what the list holds,
- * right after the bursts and once the follow-ups have recounted every block whose count update
- * failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
- */
+/** Every answer that was not a 201 should have left no order behind: the list's total right after the bursts and once recounted. */
 const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: string, creates: { sent: number; answered: number }) => {
   const listTotal = async () => {
     const stored = await send(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token);

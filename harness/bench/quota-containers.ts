@@ -154,10 +154,7 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
   };
 };
 
-/**
- * DynamoDB Local is a JVM that compiles its hot paths over its first thousand or so requests
- * (DynamoDB has no such warm-up): the quota's own writes, WARM_UP_TAKES of them, before measuring.
- */
+/** The quota's own writes before measuring: DynamoDB Local is a JVM that compiles its hot paths over its first thousand or so requests. */
 const WARM_UP_TAKES = 2000;
 const warmUp = async (endpoint: string, table: string) => {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, ...localClientConfig, ...FUNCTION_CLIENT_CONFIG.dynamodb }));

@@ -1,22 +1,17 @@
 import { currentInvocation, observeInvocations } from '#local/invocation-scope';
 
 /**
- * The invocation recorder of the local stage processes, beside the write recorder (which installs
- * it): each invocation's function, duration and the bytes it wrote to stdout and stderr, what the
- * bench prices Lambda duration and log ingestion from (docs/data-model-heat.md#how-it-is-measured).
- * With LOCAL_RECORD_LOGS=count, lines below ERROR are counted, not shown. Not in Lambda.
+ * The invocation recorder the write recorder installs in the local stage processes: each invocation's
+ * function, duration and log bytes (docs/data-model-heat.md#how-it-is-measured). Not in Lambda.
  */
 
 export const RECORD_LOGS_ENV = 'LOCAL_RECORD_LOGS';
 
+/** An invocation: its function, id (awsRequestId), duration in ms and the bytes it wrote to stdout and stderr. */
 export type InvocationRecord = {
-  /** The function (its Lambda context's name). */
   fn: string;
-  /** The invocation (awsRequestId). */
   invocation: string;
-  /** From the handler's start to its end, in ms (the stage process's clock). */
   ms: number;
-  /** Bytes it wrote to stdout and stderr while it ran. */
   logBytes: number;
   ok: boolean;
 };
