@@ -70,21 +70,9 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
   return id;
 };
 
-type Row = {
-  orders: number;
-  page: string;
-  perPage: number;
-  calls: number;
-  rcu: number;
-  countRcu: number;
-  beforeCalls: number;
-  beforeRcu: number;
-  ok: boolean;
-};
-
 /** Measures page 1, the middle page and the last page of one merchant's order list. */
-const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchantId: string, orders: number): Promise<Row[]> => {
-  const rows: Row[] = [];
+const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchantId: string, orders: number) => {
+  const rows = [];
   // Before group totals, a page read every block count of the bucket (one Query, continued past 1 MB).
   const allBlocks = await measure((store) => readBlockCounts(store, merchantId, 'orders', 'all'));
   for (const perPage of PER_PAGES) {
@@ -115,6 +103,8 @@ const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchan
   }
   return rows;
 };
+
+type Row = Awaited<ReturnType<typeof measureMerchant>>[number];
 
 const fixed = (value: number) => (Number.isFinite(value) ? (Number.isInteger(value) ? String(value) : value.toFixed(1)) : 'n/a');
 const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');

@@ -126,6 +126,7 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
   const steady = outcomes.filter((outcome) => !outcome.flood);
   const flood = outcomes.filter((outcome) => outcome.flood);
   const floodAt = flood.map((outcome) => outcome.decision.at);
+  const takeMs = steady.map((outcome) => outcome.ms);
   const admittedAt = outcomes.filter((outcome) => outcome.decision.admitted).map((outcome) => outcome.decision.at);
   return {
     policy,
@@ -141,16 +142,7 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
     },
     worstWindowExcess: worstWindowExcess(admittedAt, policy),
     writesPerRequest: steadyWrites / Math.max(1, steadyCount),
-    take: {
-      p50: percentile(
-        steady.map((outcome) => outcome.ms),
-        50,
-      ),
-      p99: percentile(
-        steady.map((outcome) => outcome.ms),
-        99,
-      ),
-    },
+    take: { p50: percentile(takeMs, 50), p99: percentile(takeMs, 99) },
   };
 };
 

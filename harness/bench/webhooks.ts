@@ -23,17 +23,17 @@ export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 
 /** 40 endpoints of 20 merchants, more than the stage's 50 deliverers can hold two at a time, with about the same traffic. */
 export const WEBHOOK_BENCH_MANY_HANGING = { noisyMerchants: 20, noisyRate: 1 } as const;
 
-export type WebhookBenchResult = {
-  label: string;
-  /** Each delivered change's latency, ms. */
-  latencies: number[];
-  sent: number;
-  created: number;
-  delivered: number;
-  rate: number;
-  p50: number;
-  p99: number;
-};
+/** A phase's figures: changes sent, answered 200 (created) and delivered, with each delivered change's latency (ms). */
+const phaseResult = (label: string, latencies: number[], counts: { sent: number; created: number; rate: number }) => ({
+  label,
+  latencies,
+  ...counts,
+  delivered: latencies.length,
+  p50: percentile(latencies, 50),
+  p99: percentile(latencies, 99),
+});
+
+export type WebhookBenchResult = ReturnType<typeof phaseResult>;
 
 /** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers, else 204. */
 export const receiver = async (hang: boolean) => {
@@ -140,16 +140,7 @@ const deliveredAfter = async (
     const at = arrived.get(key);
     return at === undefined ? [] : [at - sent];
   });
-  return {
-    label,
-    latencies,
-    sent: total,
-    created: sentAt.size,
-    delivered: latencies.length,
-    rate,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
+  return phaseResult(label, latencies, { sent: total, created: sentAt.size, rate });
 };
 
 /** The phases' table, with both alone phases pooled as the baseline, and each comparison against it; returns the figures. */
@@ -158,16 +149,11 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
   const [first, beside, answered, hung, again] = results as [WebhookBenchResult, ...WebhookBenchResult[]];
   const pooled = [first, again].flatMap((row) => (row ? [row] : []));
   const aloneLatencies = pooled.flatMap((row) => row.latencies);
-  const alone: WebhookBenchResult = {
-    label: 'healthy endpoint alone (both alone phases pooled)',
-    latencies: aloneLatencies,
+  const alone = phaseResult('healthy endpoint alone (both alone phases pooled)', aloneLatencies, {
     sent: pooled.reduce((sum, row) => sum + row.sent, 0),
     created: pooled.reduce((sum, row) => sum + row.created, 0),
-    delivered: aloneLatencies.length,
     rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
-    p50: percentile(aloneLatencies, 50),
-    p99: percentile(aloneLatencies, 99),
-  };
+  });
   print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
   print('|---|---|---|---|---|---|---|');
   for (const row of [...results, alone]) {
