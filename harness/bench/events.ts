@@ -13,7 +13,7 @@ import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { benchMerchant, createBody, createOrders, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
-export const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
+const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 
 const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 

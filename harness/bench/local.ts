@@ -194,7 +194,7 @@ export const createOrders = async <T extends { order_no: string }>(
   );
 };
 
-export type MeteredCall = { command: string; index: string | undefined; units: number };
+type MeteredCall = { command: string; index: string | undefined; units: number };
 
 export const sumUnits = (calls: readonly MeteredCall[]) => calls.reduce((total, call) => total + call.units, 0);
 

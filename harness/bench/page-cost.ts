@@ -21,7 +21,7 @@ import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } fr
 import { readPage } from '#shared/db/pages';
 import { fixtureOrder, meteredStore, type Print, startBenchStack, sumUnits } from './local';
 
-export const BASELINE_ORDERS = 20_000;
+const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
 /** Orders written per step: one group of block counts, so each step refreshes the group it filled. */
 const STEP = GROUP_SIZE * BLOCK_SIZE;

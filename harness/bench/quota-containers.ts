@@ -15,7 +15,7 @@ import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 import type { Print } from './local';
 import { percentile } from './percentile';
 
-export const CONTAINERS_BENCH = {
+const CONTAINERS_BENCH = {
   containers: 20,
   load: 0.7,
   seconds: 30,
@@ -30,24 +30,13 @@ export const CONTAINERS_BENCH = {
 /** What a request does besides its take, holding its container. */
 const HANDLER_MS = 5;
 
-export type ContainersResult = {
-  policy: QuotaPolicy;
-  steady: { sent: number; refused: number; degraded: number };
-  /** Admitted in the flood against what the bucket allows from its first decision to its last (rate x span + burst). */
-  flood: { sent: number; admitted: number; allowed: number };
-  /** The most admitted in any window of the run, less what the bucket allows in it (at most 0). */
-  worstWindowExcess: number;
-  writesPerRequest: number;
-  take: { p50: number; p99: number };
-};
-
 type Outcome = { decision: QuotaDecision; ms: number; flood: boolean };
 
 /**
  * The most any window admitted over what a bucket of `policy` allows in it: for admissions at
  * t_1 <= ... <= t_n, max over a <= b of (b - a + 1) - rate x (t_b - t_a) - burst (<= 0: never more).
  */
-export const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
+const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
   const sorted = [...atUs].sort((a, b) => a - b);
   let lowest = Number.POSITIVE_INFINITY;
   let worst = Number.NEGATIVE_INFINITY;
@@ -59,7 +48,8 @@ export const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
   return worst;
 };
 
-const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchantId: string): Promise<ContainersResult> => {
+/** The containers serving the policy's steady load, then its flood: each request's decision, and the quota's writes in the steady part. */
+const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, merchantId: string) => {
   const { containers: count, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   let writes = 0;
   const containers = Array.from({ length: count }, () => {
@@ -122,7 +112,10 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
   await offer(floodFactor * policy.rate, floodSeconds, true);
   while (inFlight.size > 0 || queue.length > 0) await Promise.all([...inFlight]);
   for (const container of containers) container.client.destroy();
+  return { outcomes, steadyWrites, steadyCount };
+};
 
+const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }: Awaited<ReturnType<typeof simulate>>) => {
   const steady = outcomes.filter((outcome) => !outcome.flood);
   const flood = outcomes.filter((outcome) => outcome.flood);
   const floodAt = flood.map((outcome) => outcome.decision.at);
@@ -135,11 +128,13 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
       refused: steady.filter((outcome) => !outcome.decision.admitted).length,
       degraded: steady.filter((outcome) => outcome.decision.degraded).length,
     },
+    // Admitted in the flood against what the bucket allows from its first decision to its last.
     flood: {
       sent: flood.length,
       admitted: flood.filter((outcome) => outcome.decision.admitted).length,
       allowed: Math.floor((policy.rate * (Math.max(...floodAt) - Math.min(...floodAt))) / 1_000_000) + policy.burst,
     },
+    // The most admitted in any window of the run, less what the bucket allows in it (at most 0).
     worstWindowExcess: worstWindowExcess(admittedAt, policy),
     writesPerRequest: steadyWrites / Math.max(1, steadyCount),
     take: { p50: percentile(takeMs, 50), p99: percentile(takeMs, 99) },
@@ -160,13 +155,13 @@ const warmUp = async (endpoint: string, table: string) => {
   ddb.destroy();
 };
 
-export const benchQuotaContainers = async (print: Print = console.log): Promise<ContainersResult[]> => {
+export const benchQuotaContainers = async (print: Print = console.log) => {
   const { containers, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   print(
     `\n### Exact across containers\n\nThe limiter as ${containers} containers serving one request at a time (each holds its container for its take and ${HANDLER_MS} ms), against DynamoDB Local: Poisson arrivals at ${load * 100} % of the quota for ${seconds} s, then ${floodFactor}x the quota for ${floodSeconds} s. "Worst window" is the most any window of the run admitted over rate x window + burst (0 or less: never more than the bucket allows).\n`,
   );
   const dynamodb = await startDynamoDbLocal(await freePort(), undefined);
-  const results: ContainersResult[] = [];
+  const results: ReturnType<typeof summarise>[] = [];
   try {
     const { table } = await ensureTable(dynamodb.endpoint, 'live');
     await warmUp(dynamodb.endpoint, table);
@@ -175,7 +170,7 @@ export const benchQuotaContainers = async (print: Print = console.log): Promise<
     );
     print('|---|---|---|---|---|---|---|---|');
     for (const [index, policy] of CONTAINERS_BENCH.policies.entries()) {
-      const result = await run(dynamodb.endpoint, table, policy, `bench-containers-${index}`);
+      const result = summarise(policy, await simulate(dynamodb.endpoint, table, policy, `bench-containers-${index}`));
       results.push(result);
       const share = (result.steady.refused / Math.max(1, result.steady.sent)) * 100;
       print(

@@ -9,18 +9,9 @@ import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
 import { atRate, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
-import { benchQuotaContainers, type ContainersResult } from './quota-containers';
+import { benchQuotaContainers } from './quota-containers';
 
-export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
-
-export type QuotaBenchResult = {
-  quietAlone: { p50: number; p99: number; refused: number; sent: number };
-  quietBeside: { p50: number; p99: number; refused: number; sent: number };
-  baseline: { p50: number; p99: number };
-  flood: { sent: number; admitted: number; allowed: number };
-  writesPerRequest: number;
-  containers: ContainersResult[];
-};
+const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
 const drive = async (url: string, token: string, rate: number, seconds: number) => {
@@ -65,8 +56,8 @@ const seedTwo = async (stack: LocalStack) => {
   return { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
 };
 
-export const benchQuota = async (print: Print = console.log, options: Partial<typeof QUOTA_BENCH> = {}): Promise<QuotaBenchResult> => {
-  const { rate, floodFactor, seconds, baselineSeconds } = { ...QUOTA_BENCH, ...options };
+export const benchQuota = async (print: Print = console.log) => {
+  const { rate, floodFactor, seconds, baselineSeconds } = QUOTA_BENCH;
   const quietRate = rate / 2;
   print(
     `\n## Quotas: a noisy neighbour (quota ${rate}/s, burst ${2 * rate}; ${new Date().toISOString()})\n\nMerchant B reads at half its quota (${quietRate}/s); merchant A sends ${floodFactor}x its quota (${rate * floodFactor}/s) for ${seconds} s. Baseline: B alone with the quota switched off.\n`,
@@ -97,7 +88,7 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
     ]);
     const quietBeside = summary(quietBesideAnswers);
     const admitted = floodAnswers.filter((answer) => answer.status === 200).length;
-    const result: Omit<QuotaBenchResult, 'containers'> = {
+    const result = {
       quietAlone,
       quietBeside,
       baseline,

@@ -16,7 +16,7 @@ import { reportQuery } from '#shared/schemas/reports';
 import { benchMerchant, createBody, createOrders, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
-export const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
+const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
 /** The seeded month and its year (`to` exclusive). */
 const MONTH = { from: '2025-11-01', to: '2025-12-01' };
 const YEAR = { from: '2025-01-01', to: '2026-01-01' };
