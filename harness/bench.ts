@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { benchEvents } from '#harness/bench/events';
 import { benchHeat } from '#harness/bench/heat';
@@ -243,21 +244,17 @@ const summary: Summary[] = [];
 /** Bursts of BURSTS concurrent creates, each after the last one's tail: their table, and what the targets read. */
 const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) => {
   const rows: (string | number)[][] = [];
-  let all201 = true;
   let createdTotal = 0;
   const burstFailures: string[] = [];
   let burst200 = { rate: NaN, ratio: NaN, p99: NaN };
   for (const size of BURSTS) {
-    await new Promise((resolve) => setTimeout(resolve, 500)); // let the previous burst's tail settle
+    await sleep(500); // let the previous burst's tail settle
     const { value: replies, ms: wall } = await timed(() => Promise.all(Array.from({ length: size }, create)));
     const created = replies.filter((reply) => reply.status === 201).length;
     createdTotal += created;
     const burstRate = created / (wall / 1000);
     const latencies = replies.map((reply) => reply.ms);
-    if (created !== size) {
-      all201 = false;
-      burstFailures.push(`${size}: ${statusCount(replies.filter((reply) => reply.status !== 201))}`);
-    }
+    if (created !== size) burstFailures.push(`${size}: ${statusCount(replies.filter((reply) => reply.status !== 201))}`);
     if (size === 200) burst200 = { rate: burstRate, ratio: burstRate / sequentialRate, p99: percentile(latencies, 99) };
     rows.push([
       size,
@@ -274,7 +271,7 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
     ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
     rows,
   );
-  return { created: createdTotal, all201, burstFailures, burst200 };
+  return { created: createdTotal, all201: burstFailures.length === 0, burstFailures, burst200 };
 };
 
 /** Every answer that was not a 201 should have left no order behind: the list's total right after the bursts and once recounted. */
@@ -284,14 +281,14 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
     const total = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
     return total ?? `n/a (status ${stored.status})`;
   };
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await sleep(2000);
   const totalAtOnce = await listTotal();
   const repairStart = performance.now();
   while (
     (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0 &&
     performance.now() - repairStart < 180_000
   ) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
   }
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(
@@ -360,7 +357,8 @@ const benchCreates = async (stack: LocalStack) => {
   );
 };
 
-const benchLists = async (stack: LocalStack) => {
+/** Seeds the large, the orders-only and the one-of-each merchants, timing the first two; the list merchants' tokens. */
+const seedLists = async (stack: LocalStack) => {
   const store = stack.stages.live.store;
   const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
   const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
@@ -378,8 +376,11 @@ const benchLists = async (stack: LocalStack) => {
     ],
   );
   summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
+  return { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+};
 
-  const tokens = { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+const benchLists = async (stack: LocalStack) => {
+  const tokens = await seedLists(stack);
   const lists = [
     '/api/v2/orders',
     '/api/v2/affiliates',

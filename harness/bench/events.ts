@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
@@ -31,7 +32,7 @@ const latency = async (base: string, token: string, print: Print) => {
         if (response.status !== 200) {
           // A busy local stack may answer 503: the consumer tries again from the same cursor.
           await response.text();
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await sleep(100);
           continue;
         }
         const body = (await response.json()) as {
@@ -44,7 +45,7 @@ const latency = async (base: string, token: string, print: Print) => {
         }
         ({ next_cursor: cursor, has_more: more } = body.meta);
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   })();
   await createOrders(

@@ -3,6 +3,7 @@
  * shared/quota/limiter.ts as simulated containers against DynamoDB Local. The arrivals, the clock
  * and what is reported: docs/contributing.md#how-each-part-measures.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localClientConfig } from '#local/aws-env';
@@ -82,7 +83,7 @@ const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, me
       const decision = await container.limiter.admit(merchantId);
       const ms = performance.now() - started;
       outcomes.push({ decision, ms, flood });
-      await new Promise((resolve) => setTimeout(resolve, HANDLER_MS));
+      await sleep(HANDLER_MS);
       const next = queue.shift();
       if (next === undefined) container.busy = false;
       else serve(container, next.flood, next.at);
@@ -102,7 +103,7 @@ const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, me
     while (due < forSeconds * 1000) {
       due += -Math.log(1 - Math.random()) * (1000 / perSecond);
       const wait = started + due - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait > 1) await sleep(wait);
       arrive(flood, started + due);
     }
   };

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
@@ -100,7 +101,7 @@ const deleteEndpoint = async (base: string, token: string, uuid: string) => {
 const idle = async (server: Server) => {
   const deadline = performance.now() + 60_000;
   const open = () => new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
-  while (performance.now() < deadline && (await open()) > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (performance.now() < deadline && (await open()) > 0) await sleep(250);
 };
 
 /** Two endpoints at `url` for each merchant: their owners and uuids. */
@@ -134,7 +135,7 @@ const deliveredAfter = async (
 ): Promise<WebhookBenchResult> => {
   const deadline = performance.now() + settleMs;
   while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   const latencies = [...sentAt].flatMap(([key, sent]) => {
     const at = arrived.get(key);
