@@ -1,3 +1,4 @@
+import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import type { LocalStack } from '#local/stack';
 import { answerStack, STAGE_HOOKS_ENV } from '#local/stage-hooks';
@@ -59,8 +60,6 @@ export type CallRecord = {
   span?: [number, number];
 };
 
-// ---------------------------------------------------------------------------------------------
-// Values: the document client's plain values, or AttributeValues of the low-level client.
 type Attrs = Record<string, unknown>;
 /** The parts of a DynamoDB command's input the recorder reads, whichever command it is. */
 type Input = {
@@ -76,6 +75,9 @@ type Input = {
   /** BatchWriteItem's requests per table, or BatchGetItem's keys per table. */
   RequestItems?: Record<string, { PutRequest?: { Item?: Attrs }; DeleteRequest?: { Key?: Attrs } }[] | { Keys?: Attrs[] }>;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Values: the document client's plain values, or AttributeValues of the low-level client.
 const plain = (value: unknown): unknown => {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const entries = Object.entries(value as Attrs);
@@ -268,15 +270,7 @@ const readPartitions = (operation: string, input: Input): string[] => {
   return [];
 };
 
-type Capacity = {
-  CapacityUnits?: number;
-  ReadCapacityUnits?: number;
-  WriteCapacityUnits?: number;
-  Table?: { CapacityUnits?: number };
-  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
-};
-
-const units = (capacity: Capacity[]): { total: number; byWhere: Partial<Record<Where, number>> } => {
+const units = (capacity: ConsumedCapacity[]) => {
   const byWhere: Partial<Record<Where, number>> = {};
   let total = 0;
   for (const entry of capacity) {
@@ -384,7 +378,7 @@ const dynamoFigures = (operation: string, input: Input) => {
   const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
   const reads = isWrite ? [] : readPartitions(operation, input);
   return {
-    figures: (capacity: Capacity[] | undefined): Partial<CallRecord> => {
+    figures: (capacity: ConsumedCapacity[] | undefined): Partial<CallRecord> => {
       const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
       if (!isWrite) return { measured: measured !== undefined, reads, rcu: measured ? measured.total : 1 }; // a failed read: 1 unit, estimated
       const partitions = partitionWrites(writes, transaction, measured?.byWhere);
@@ -414,7 +408,7 @@ const recorderMiddleware =
     const caller = currentFunction();
     const startedAt = performance.now();
     const dynamo = service === 'dynamodb' ? dynamoFigures(operation, input) : undefined;
-    const record = (ok: boolean, attempts: number | undefined, capacity?: Capacity | Capacity[], error?: unknown) =>
+    const record = (ok: boolean, attempts: number | undefined, capacity?: ConsumedCapacity | ConsumedCapacity[], error?: unknown) =>
       records.push({
         service,
         operation,
@@ -427,7 +421,7 @@ const recorderMiddleware =
       });
     try {
       const output = await next(args);
-      const result = output.output as MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[] };
+      const result = output.output as MetadataBearer & { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
       record(true, result.$metadata?.attempts, result.ConsumedCapacity);
       dynamo?.commit();
       return output;
