@@ -22,21 +22,14 @@ type Writable = { write: (chunk: string | Uint8Array, encoding?: BufferEncoding 
 /** A structured (JSON) line below ERROR: counted but not shown when the output is quiet. */
 const belowError = (text: string) => text.trimStart().startsWith('{') && !/"level"\s*:\s*"(ERROR|CRITICAL|FATAL)"/.test(text);
 
-export type InvocationRecorder = {
-  /** The invocations that ended since the last drain. */
-  drain: () => InvocationRecord[];
-  /** Puts the streams' `write` back and stops observing (tests). */
-  stop: () => void;
-};
-
 /**
  * Starts recording every invocation that starts from now on; `quiet` hides an invocation's
  * structured lines below ERROR. The streams default to process.stdout and process.stderr.
  */
-export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}): InvocationRecorder => {
+export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}) => {
   const streams = options.streams ?? [process.stdout as unknown as Writable, process.stderr as unknown as Writable];
   const running = new Map<string, { logBytes: number }>();
-  let records: InvocationRecord[] = [];
+  const records: InvocationRecord[] = [];
   observeInvocations({
     started: (invocation) => running.set(invocation, { logBytes: 0 }),
     ended: ({ invocation, functionName, ms, ok }) => {
@@ -64,14 +57,14 @@ export const recordInvocations = (options: { quiet?: boolean; streams?: Writable
     return { stream, original };
   });
   return {
-    drain: () => {
-      const sent = records;
-      records = [];
-      return sent;
-    },
+    /** The invocations that ended since the last drain. */
+    drain: () => records.splice(0),
+    /** Puts the streams' `write` back and stops observing (tests). */
     stop: () => {
       observeInvocations(undefined);
       for (const { stream, original } of originals) stream.write = original;
     },
   };
 };
+
+export type InvocationRecorder = ReturnType<typeof recordInvocations>;
