@@ -11,7 +11,7 @@ import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { benchMerchant, createBody, createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
@@ -51,7 +51,7 @@ const latency = async (base: string, token: string, print: Print) => {
   await createOrders(
     base,
     token,
-    Array.from({ length: EVENTS_BENCH.orders }, () => createBody('EV')),
+    Array.from({ length: EVENTS_BENCH.orders }, () => freshCreateBody('EV')),
     EVENTS_BENCH.concurrency,
     (body) => answered.set(body.order_no, performance.now()),
   );

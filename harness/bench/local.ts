@@ -42,7 +42,7 @@ export const fixtureOrder = (prefix: string, index: number, affiliateSlug = 'ali
 });
 
 /** A create's body for the latency benches: one row, a fresh order number. */
-export const createBody = (prefix: string) => ({
+export const freshCreateBody = (prefix: string) => ({
   affiliate_slug: 'alice',
   order_no: `${prefix}-${randomUUID()}`,
   total_shipping_value: 495,

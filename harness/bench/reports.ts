@@ -13,7 +13,7 @@ import type { CommissionLedger } from '#shared/db/entities/commission';
 import { applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
-import { benchMerchant, createBody, createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
@@ -54,7 +54,7 @@ const current = async (base: string, token: string, print: Print) => {
   await createOrders(
     base,
     token,
-    Array.from({ length: REPORTS_BENCH.orders }, () => createBody('RP')),
+    Array.from({ length: REPORTS_BENCH.orders }, () => freshCreateBody('RP')),
     REPORTS_BENCH.concurrency,
     () => answeredAt.push(performance.now()),
   );
