@@ -51,8 +51,6 @@ const SEQUENTIAL_CREATES = 40;
 const QUIET = { creates: 20, gapMs: 1_500 } as const;
 /** Steady load with a webhook endpoint runs on merchants of its own: this share of the heat run's, each getting as many creates. */
 const HOOKED_MERCHANT_SHARE = 1 / 5;
-/** The log level the deployed functions run at: lib/ sets no POWERTOOLS_LOG_LEVEL, so Powertools' default. */
-const DEPLOYED_LOG_LEVEL = 'INFO';
 
 const USAGE = `Usage: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
                                      [--doc [--baseline FILE --baseline-label TEXT]]
@@ -576,14 +574,11 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
       .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
   );
   const cancelled = recorded();
-  const cancels = await pool(
-    toCancel.map(
-      ({ merchant, uuid }) =>
-        () =>
-          send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} }),
-    ),
-    opts.concurrency,
-  );
+  const cancel =
+    ({ merchant, uuid }: (typeof toCancel)[number]) =>
+    () =>
+      send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+  const cancels = await pool(toCancel.map(cancel), opts.concurrency);
   const settleSeconds = await settle(stack, cancelled);
   return {
     steady,
@@ -897,8 +892,8 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     stack = await startBenchStack({
       ...recordingEnv({ countLogs: true }),
       FOLLOW_UP_MIN_DELAY_SECONDS: '5',
-      // What the deployed functions log (their level, their EMF metrics), counted (countLogs) and not shown.
-      POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
+      // The deployed functions' logs (Powertools' default level: lib/ sets none; EMF metrics on), counted (countLogs), not shown.
+      POWERTOOLS_LOG_LEVEL: 'INFO',
       POWERTOOLS_METRICS_DISABLED: 'false',
     });
     storage = new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, ...localClientConfig });
