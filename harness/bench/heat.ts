@@ -423,7 +423,7 @@ const printCounts = (
   );
 };
 
-/** The cost table (one row per line of the model, each cell its dollars and the per-order quantity they price) and the fixed monthly costs. */
+/** The cost table (a row per line of the model, a cell its dollars and the per-order quantity they price) and the fixed monthly costs. */
 const printCostTables = (scenarios: Scenario[]) => {
   const lines = scenarios.map((scenario) => costLines(scenario.measure, DEPLOYMENT));
   const items = lines[0] ?? [];

@@ -140,7 +140,7 @@ export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
     workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
   });
 
-/** Starts `send(index)` for each index below `count` at `rate` a second, on schedule whatever the answers; the seconds until all were answered. */
+/** Sends `send(index)` for each index below `count` at `rate` a second, on schedule; the seconds until all were answered. */
 export const atRate = async (rate: number, count: number, send: (index: number) => Promise<unknown>) => {
   const started = performance.now();
   const pending: Promise<unknown>[] = [];

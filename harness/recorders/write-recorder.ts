@@ -380,7 +380,8 @@ const dynamoFigures = (operation: string, input: Input) => {
   return {
     figures: (capacity: ConsumedCapacity[] | undefined): Partial<CallRecord> => {
       const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
-      if (!isWrite) return { measured: measured !== undefined, reads, rcu: measured ? measured.total : 1 }; // a failed read: 1 unit, estimated
+      // A read that failed is estimated at 1 unit.
+      if (!isWrite) return { measured: measured !== undefined, reads, rcu: measured ? measured.total : 1 };
       const partitions = partitionWrites(writes, transaction, measured?.byWhere);
       return {
         measured: measured !== undefined,
