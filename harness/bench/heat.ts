@@ -47,7 +47,7 @@ const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 2
 const WARMUP_CREATES_PER_MERCHANT = 2;
 /** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
-/** Quiet load: creates on one merchant far enough apart that each is alone in every stream and queue batch. */
+/** Quiet load, as for a merchant with one order a minute: creates far enough apart that each is alone in every stream and queue batch. */
 const QUIET = { creates: 20, gapMs: 1_500 } as const;
 /** Steady load with a webhook endpoint runs on merchants of its own: this share of the heat run's, each getting as many creates. */
 const HOOKED_MERCHANT_SHARE = 1 / 5;

@@ -80,7 +80,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 /** Closes the sockets the agent keeps alive: before the stack they talk to stops. */
 export const closeConnections = () => agent.destroy();
 
-export type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
+type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
 
 /**
  * One request, timed. A kept-alive socket the server closed just as it was reused fails with
