@@ -1,13 +1,12 @@
 /**
- * `npm run bench`: measures the service on a fresh in-memory local stack on free ports and writes
- * the figures, with the machine and date they came from, to docs/benchmarks.md (at --scale 1;
- * other scales only print). It asserts nothing and exits 0 whatever the figures are (tests assert
- * behaviour; this only measures). What it measures and why: BENCH_INTRO below.
+ * `npm run bench`: measures the service on fresh local stacks and writes the figures to
+ * docs/benchmarks.md (USAGE). It asserts nothing: tests assert behaviour, this only measures.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { benchEvents } from '#harness/bench/events';
 import { benchHeat } from '#harness/bench/heat';
@@ -19,10 +18,10 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { benchCommit, closeConnections, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
+import { benchCommit, closeConnections, fixtureOrder, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
-import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING } from './bench/webhooks';
+import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING, type WebhookBenchResult } from './bench/webhooks';
 
 type Order = NonNullable<FixtureMerchant['orders']>[number];
 
@@ -73,36 +72,32 @@ if (options.help) {
   console.log(USAGE);
   process.exit(0);
 }
+/** An option's whole number from `min` to `max`; else `message` and exit 2. */
+const wholeOption = (value: string | number, message: string, min = 1, max = Number.POSITIVE_INFINITY) => {
+  const number = Number(value);
+  if (Number.isInteger(number) && number >= min && number <= max) return number;
+  console.error(message);
+  process.exit(2);
+};
 if (options.orders !== undefined) {
-  const orders = Number(options.orders);
-  if (!Number.isInteger(orders) || orders < 1) {
-    console.error('--orders takes a positive integer, e.g. --orders 1000000');
-    process.exit(2);
-  }
+  const orders = wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000');
   await benchPageCost({ orders, print: console.log });
   process.exit(0);
 }
 if (options.webhooks) {
-  const rate = Number(options.rate ?? WEBHOOK_BENCH.rate);
-  if (!Number.isInteger(rate) || rate < 1) {
-    console.error('--rate takes a positive integer, e.g. --rate 100');
-    process.exit(2);
-  }
-  const noisyMerchants = Number(options.noisy ?? WEBHOOK_BENCH.noisyMerchants);
-  if (!Number.isInteger(noisyMerchants) || noisyMerchants < 1 || noisyMerchants > 50) {
-    console.error('--noisy takes a whole number from 1 to 50, e.g. --noisy 15');
-    process.exit(2);
-  }
+  const rate = wholeOption(options.rate ?? WEBHOOK_BENCH.rate, '--rate takes a positive integer, e.g. --rate 100');
+  const noisyMerchants = wholeOption(
+    options.noisy ?? WEBHOOK_BENCH.noisyMerchants,
+    '--noisy takes a whole number from 1 to 50, e.g. --noisy 15',
+    1,
+    50,
+  );
   const noisyRate = Math.max(1, Math.round((WEBHOOK_BENCH.noisyRate * WEBHOOK_BENCH.noisyMerchants) / noisyMerchants));
   await benchWebhooks(console.log, { rate, noisyMerchants, noisyRate });
   process.exit(0);
 }
 if (options.events !== undefined) {
-  const events = Number(options.events);
-  if (!Number.isInteger(events) || events < 1000) {
-    console.error('--events takes an integer of at least 1000, e.g. --events 1000000');
-    process.exit(2);
-  }
+  const events = wholeOption(options.events, '--events takes an integer of at least 1000, e.g. --events 1000000', 1000);
   await benchEvents({ events });
   process.exit(0);
 }
@@ -125,18 +120,12 @@ const SIZES = { affiliates: sized(50_000), requests: sized(20_000), invites: siz
 const SEQUENTIAL = 200;
 const BURSTS = [10, 50, 100, 200, 500];
 const WARMUP = 5;
-/**
- * Creates sent before the create figures are taken, 50 at a time. DynamoDB Local is a JVM: it
- * compiles its hot paths over its first thousand or so requests, and until then a create costs it
- * about twice the CPU. DynamoDB itself has no such warm-up, so the figures are of a warm emulator.
- */
+/** Creates sent before the create figures are taken, for DynamoDB Local's JVM warm-up (BENCH_INTRO). */
 const WARMUP_CREATES = 1000;
 const WARMUP_CONCURRENCY = 50;
 const SAMPLES = 30;
 const PER_PAGE = 15;
 
-// ---------------------------------------------------------------------------------------------
-// Figures and tables.
 const ms = (value: number) => (Number.isFinite(value) ? `${value < 100 ? value.toFixed(1) : value.toFixed(0)} ms` : 'n/a');
 const seconds = (value: number) => `${(value / 1000).toFixed(1)} s`;
 const rate = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');
@@ -152,14 +141,21 @@ const print = (line: string) => {
 
 const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '##', title, head, rows);
 
+/** Runs one part of the bench; one that throws is reported and the others still run. */
+const attempt = async (part: string, run: () => Promise<unknown>) => {
+  try {
+    await run();
+  } catch (error) {
+    print(`\n${part} failed: ${(error as Error).stack ?? String(error)}`);
+  }
+};
+
 const timed = async <T>(fn: () => Promise<T>) => {
   const start = performance.now();
   const value = await fn();
   return { value, ms: performance.now() - start };
 };
 
-// ---------------------------------------------------------------------------------------------
-// Fixtures.
 const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
 const at = (index: number) => new Date(BASE_TIME + index * 1000).toISOString();
 const liveToken = [{ key: 'live', kind: 'live' as const, can_place_live_orders: true }];
@@ -174,16 +170,8 @@ const NEEDLE = 'needle';
 
 const order = (prefix: string, index: number, affiliateSlug: string): Order => ({
   key: `${prefix}-${index}`,
-  order_no: `${prefix}-${index}`,
-  affiliate_slug: affiliateSlug,
-  currency_code: 'EUR',
-  total_shipping_value: 495,
   created_at: at(index),
-  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
-  order_rows: [
-    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
+  ...fixtureOrder(prefix, index, affiliateSlug),
 });
 
 /** One merchant that only has orders (and the one affiliate they name): the seeding figure. */
@@ -256,21 +244,17 @@ const summary: Summary[] = [];
 /** Bursts of BURSTS concurrent creates, each after the last one's tail: their table, and what the targets read. */
 const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) => {
   const rows: (string | number)[][] = [];
-  let all201 = true;
   let createdTotal = 0;
   const burstFailures: string[] = [];
   let burst200 = { rate: NaN, ratio: NaN, p99: NaN };
   for (const size of BURSTS) {
-    await new Promise((resolve) => setTimeout(resolve, 500)); // let the previous burst's tail settle
+    await sleep(500); // let the previous burst's tail settle
     const { value: replies, ms: wall } = await timed(() => Promise.all(Array.from({ length: size }, create)));
     const created = replies.filter((reply) => reply.status === 201).length;
     createdTotal += created;
     const burstRate = created / (wall / 1000);
     const latencies = replies.map((reply) => reply.ms);
-    if (created !== size) {
-      all201 = false;
-      burstFailures.push(`${size}: ${statusCount(replies.filter((reply) => reply.status !== 201))}`);
-    }
+    if (created !== size) burstFailures.push(`${size}: ${statusCount(replies.filter((reply) => reply.status !== 201))}`);
     if (size === 200) burst200 = { rate: burstRate, ratio: burstRate / sequentialRate, p99: percentile(latencies, 99) };
     rows.push([
       size,
@@ -287,28 +271,24 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
     ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
     rows,
   );
-  return { created: createdTotal, all201, burstFailures, burst200 };
+  return { created: createdTotal, all201: burstFailures.length === 0, burstFailures, burst200 };
 };
 
-/**
- * Every answer that was not a 201 should have left no order behind: compares what the list holds,
- * right after the bursts and once the follow-ups have recounted every block whose count update
- * failed or was retried (RECOUNT marks, shared/db/entities/count-repair.ts).
- */
+/** Every answer that was not a 201 should have left no order behind: the list's total right after the bursts and once recounted. */
 const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: string, creates: { sent: number; answered: number }) => {
   const listTotal = async () => {
     const stored = await send(`${stack.stages.live.url}/api/v2/orders?per_page=1`, token);
     const total = (stored.body as { meta?: { pagination?: { total?: number } } } | undefined)?.meta?.pagination?.total;
     return total ?? `n/a (status ${stored.status})`;
   };
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await sleep(2000);
   const totalAtOnce = await listTotal();
   const repairStart = performance.now();
   while (
     (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0 &&
     performance.now() - repairStart < 180_000
   ) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
   }
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(
@@ -377,7 +357,8 @@ const benchCreates = async (stack: LocalStack) => {
   );
 };
 
-const benchLists = async (stack: LocalStack) => {
+/** Seeds the large, the orders-only and the one-of-each merchants, timing the first two; the list merchants' tokens. */
+const seedLists = async (stack: LocalStack) => {
   const store = stack.stages.live.store;
   const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
   const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
@@ -395,8 +376,11 @@ const benchLists = async (stack: LocalStack) => {
     ],
   );
   summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
+  return { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+};
 
-  const tokens = { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+const benchLists = async (stack: LocalStack) => {
+  const tokens = await seedLists(stack);
   const lists = [
     '/api/v2/orders',
     '/api/v2/affiliates',
@@ -486,28 +470,19 @@ const benchBundles = async () => {
       const results = [];
       for (let index = 0; index < BUNDLE_RUNS; index++) results.push(await importBundle(bundle));
       const ok = results.flatMap((result) => (result.ok ? [result] : []));
-      const cpu = percentile(
-        ok.map((result) => result.importCpuMs),
-        50,
-      );
-      worst = Math.max(worst, cpu);
+      const median = (figure: 'importCpuMs' | 'ms' | 'initMs') =>
+        percentile(
+          ok.map((result) => result[figure]),
+          50,
+        );
+      worst = Math.max(worst, median('importCpuMs'));
       rows.push([
         bundle.spec.id,
         `${(bundle.bytes / 1024).toFixed(1)} KB`,
         `${(bundle.gzipBytes / 1024).toFixed(1)} KB`,
-        ms(cpu),
-        ms(
-          percentile(
-            ok.map((result) => result.ms),
-            50,
-          ),
-        ),
-        ms(
-          percentile(
-            ok.map((result) => result.initMs),
-            50,
-          ),
-        ),
+        ms(median('importCpuMs')),
+        ms(median('ms')),
+        ms(median('initMs')),
       ]);
     }
     table(
@@ -565,61 +540,43 @@ try {
   print(`- Node.js ${process.versions.node} (${process.arch}); load average at start ${loadAtStart.toFixed(1)}`);
   print('');
   print(BENCH_INTRO);
-  try {
-    await benchCreates(stack);
-  } catch (error) {
-    print(`\ncreate benchmark failed: ${(error as Error).stack ?? String(error)}`);
-  }
-  try {
-    await benchLists(stack);
-  } catch (error) {
-    print(`\nlist benchmark failed: ${(error as Error).stack ?? String(error)}`);
-  }
+  await attempt('create benchmark', () => benchCreates(stack));
+  await attempt('list benchmark', () => benchLists(stack));
 } finally {
   closeConnections();
   await stack.stop();
 }
-try {
-  await benchBundles();
-} catch (error) {
-  print(`\nbundle benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+await attempt('bundle benchmark', benchBundles);
 // Partition heat and the cost of a create, on a stack of its own that records every call (harness/bench/heat.ts).
 await benchHeat({ print });
-// Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
-try {
-  const { alone, beside, answered: besideAnswering, hung: besideMany } = await benchWebhooks(print);
-  const targets = [
-    ["webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x", alone, beside],
-    ["webhooks: ten hanging endpoints of five merchants leave a healthy merchant's p99 within 1.5x", alone, besideMany],
-    ['webhooks: the same ten hanging rather than answering, within 1.5x', besideAnswering, besideMany],
-  ] as const;
-  for (const [target, base, row] of targets) {
-    if (!base || !row) continue;
+/** A webhook target: a phase's p99 within 1.5x of its baseline's, every change delivered. */
+const webhookTarget = (target: string, base: WebhookBenchResult | undefined, row: WebhookBenchResult | undefined) => {
+  if (base && row)
     summary.push({
       target,
       measured: `${ratio(row.p99 / base.p99)} (${ms(base.p99)} -> ${ms(row.p99)})`,
       pass: row.p99 <= 1.5 * base.p99 && row.delivered === row.created,
     });
-  }
-} catch (error) {
-  print(`\nwebhook benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+};
+// Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
+await attempt('webhook benchmark', async () => {
+  const { alone, beside, answered, hung } = await benchWebhooks(print);
+  webhookTarget("webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x", alone, beside);
+  webhookTarget("webhooks: ten hanging endpoints of five merchants leave a healthy merchant's p99 within 1.5x", alone, hung);
+  webhookTarget('webhooks: the same ten hanging rather than answering, within 1.5x', answered, hung);
+});
 // Again with more hanging endpoints than the stage has deliverers: what the slow lane is for.
-try {
+await attempt('webhook benchmark (many hanging)', async () => {
   const { noisyMerchants, noisyRate } = WEBHOOK_BENCH_MANY_HANGING;
   const { alone, hung } = await benchWebhooks(print, { noisyMerchants, noisyRate });
-  if (alone && hung)
-    summary.push({
-      target: `webhooks: ${noisyMerchants * 2} hanging endpoints of ${noisyMerchants} merchants (more than the 50 deliverers) leave a healthy merchant's p99 within 1.5x`,
-      measured: `${ratio(hung.p99 / alone.p99)} (${ms(alone.p99)} -> ${ms(hung.p99)})`,
-      pass: hung.p99 <= 1.5 * alone.p99 && hung.delivered === hung.created,
-    });
-} catch (error) {
-  print(`\nwebhook benchmark (many hanging) failed: ${(error as Error).stack ?? String(error)}`);
-}
+  webhookTarget(
+    `webhooks: ${noisyMerchants * 2} hanging endpoints of ${noisyMerchants} merchants (more than the 50 deliverers) leave a healthy merchant's p99 within 1.5x`,
+    alone,
+    hung,
+  );
+});
 // The per-merchant quota beside a noisy neighbour, and its cost (harness/bench/quota.ts).
-try {
+await attempt('quota benchmark', async () => {
   const quota = await benchQuota(print);
   const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;
   summary.push(
@@ -651,9 +608,7 @@ try {
       },
     ]),
   );
-} catch (error) {
-  print(`\nquota benchmark failed: ${(error as Error).stack ?? String(error)}`);
-}
+});
 table(
   'Targets',
   ['target', 'measured', 'result'],

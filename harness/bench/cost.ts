@@ -1,71 +1,49 @@
 /**
- * The cost model of the heat bench (harness/bench/heat.ts): list prices, what is assumed where
- * nothing can be measured locally, and pure functions that turn a scenario's measured counts into
- * dollars per million orders. Nothing here measures; test/unit/bench-cost.test.ts checks the sums.
- * docs/data-model-heat.md explains the model: change both together.
+ * The heat bench's cost model: list prices, what is assumed where nothing can be measured locally,
+ * and pure functions from a scenario's measured counts to dollars per million orders.
+ * docs/data-model-heat.md#the-cost-per-million-orders-what-is-measured-what-is-assumed explains it: change both together.
  */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GLOBAL_INDEXES, TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/db/table-def';
 
-/**
- * AWS list prices, us-east-1, on demand, no free tier. API Gateway, Lambda, DynamoDB units and SQS
- * were checked against aws.amazon.com/{api-gateway,lambda,dynamodb,sqs}/pricing on 2026-11-23 (the
- * DynamoDB figures published since its on-demand price cut of 2024-11-01); the others were added on
- * `date` from the published list prices.
- */
+/** AWS list prices, us-east-1, on demand, no free tier; when each was checked: the docs' Prices. */
 export const PRICES = {
   date: '2026-11-27',
   region: 'us-east-1',
   /** API Gateway REST API, per million requests (first 333 million a month). */
   apiGatewayRestPerMillion: 3.5,
-  /** AWS WAF, per million requests the web ACL inspects. */
   wafRequestsPerMillion: 0.6,
-  /** AWS WAF, per web ACL and month. */
   wafWebAclPerMonth: 5,
-  /** AWS WAF, per rule and month. */
   wafRulePerMonth: 1,
-  /** Lambda requests, per million. */
   lambdaRequestsPerMillion: 0.2,
   /** Lambda duration, arm64, per GB-second (first 6 billion GB-s a month). */
   lambdaArmPerGbSecond: 0.0000133334,
-  /** DynamoDB on-demand, per million write request units (standard table class). */
+  /** DynamoDB's units and storage: the standard table class. */
   dynamodbWriteUnitsPerMillion: 0.625,
-  /** DynamoDB on-demand, per million read request units. */
   dynamodbReadUnitsPerMillion: 0.125,
-  /** DynamoDB storage, per GB-month (standard table class; table and indexes). */
   dynamodbStoragePerGbMonth: 0.25,
   /** DynamoDB point-in-time recovery (lib/data.ts turns it on), per GB-month of table data. */
   dynamodbPitrPerGbMonth: 0.2,
-  /** DynamoDB Streams read requests: free when a Lambda trigger makes them (the change feed's mapping). */
-  dynamodbStreamReadsByLambda: 0,
   /** SQS standard queue, per million requests (each 64 KB chunk of a request's payload is one request). */
   sqsRequestsPerMillion: 0.4,
-  /** CloudWatch Logs, standard class, per GB ingested. */
+  /** CloudWatch Logs, standard class. */
   logsIngestionPerGb: 0.5,
-  /** CloudWatch Logs, per GB-month archived (billed on compressed bytes). */
+  /** Billed on compressed bytes. */
   logsStoragePerGbMonth: 0.03,
-  /** X-Ray, per million traces recorded. */
   xrayTracesPerMillion: 5,
-  /** SES, per thousand e-mails sent. */
   sesPerThousand: 0.1,
-  /** Secrets Manager, per secret and month (the stage's webhook key). */
   secretPerMonth: 0.4,
 } as const;
-
-export type Prices = typeof PRICES;
 
 /** Bytes in a GB as AWS bills storage and transfer (GiB). */
 export const GB = 1024 ** 3;
 const MILLION = 1_000_000;
 const DAY_SECONDS = 86_400;
 /** A billing month. */
-export const MONTH_SECONDS = 30 * DAY_SECONDS;
+const MONTH_SECONDS = 30 * DAY_SECONDS;
 
-/**
- * One line of the access log lib/rest-api.ts configures, with every field filled as a create's
- * request fills it: the bytes each API request adds to the access log group.
- */
+/** A line of the access log lib/rest-api.ts configures, filled as a create's request fills it. */
 const ACCESS_LOG_SAMPLE = {
   requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
   extendedRequestId: 'Hk3v5FjLIAMEbXw=',
@@ -89,24 +67,16 @@ const ACCESS_LOG_SAMPLE = {
 
 /** What cannot be measured on the local stack, and the figure taken instead. */
 export const ASSUMED = {
-  /** Lambda's own START, END and REPORT lines of each invocation (REPORT names the trace when sampled). */
+  /** Lambda's START, END and REPORT lines. */
   platformLogBytesPerInvocation: 300,
-  /** One access log line per API request (ACCESS_LOG_SAMPLE's size plus a newline). */
   accessLogBytesPerRequest: Buffer.byteLength(JSON.stringify(ACCESS_LOG_SAMPLE)) + 1,
-  /** The SQS event source mapping: 1 ReceiveMessage and 1 DeleteMessageBatch per invocation of a queue-triggered function. */
+  /** 1 ReceiveMessage and 1 DeleteMessageBatch. */
   sqsRequestsPerQueueInvocation: 2,
-  /**
-   * What an SQS event source mapping asks an idle queue: 5 pollers, each a 20 s long poll that
-   * comes back empty (3 a minute), all month.
-   */
+  /** 5 pollers, each an empty 20 s long poll 3 times a minute, all month. */
   idleReceivesPerQueuePerMonth: 5 * 3 * 60 * 24 * 30,
   /**
-   * Lambda's sampling of the traces a queue- or stream-triggered function starts itself when the
-   * stage traces its workers (it cannot be configured): the first invocation each second and 5 %
-   * of the rest. At steady load that is 5 % of the invocations plus at most one a second (a fixed
-   * monthly amount, shown apart); at quiet load every invocation is the first of its second and
-   * is recorded. Otherwise (pass-through) they start none: their invocations join the traces of
-   * sampled requests, which are billed once, as the request's.
+   * Lambda's fixed sampling of the traces a triggered function starts itself (with traceWorkers):
+   * the first invocation each second and 5 % of the rest, so every invocation at quiet load.
    */
   workerTraceShare: { steady: 0.05, quiet: 1 },
   workerTraceReservoirPerSecond: 1,
@@ -115,26 +85,18 @@ export const ASSUMED = {
 /** How a function is invoked: behind API Gateway, or by its event source mapping. */
 export type Trigger = 'api' | 'queue' | 'stream';
 
-/** What one function did in a scenario (totals over the scenario's orders). */
+/** What one function did in a scenario: totals over its orders (billedMs: see billedMs; logBytes: what it wrote to stdout and stderr). */
 export type FunctionUse = {
   fn: string;
-  /** Its configured memory (lib/function-specs.ts). */
   memoryMb: number;
   trigger: Trigger;
   invocations: number;
-  /** Billed duration of all its invocations, ms (see billedMs). */
   billedMs: number;
-  /** Bytes its invocations wrote to stdout and stderr. */
   logBytes: number;
 };
 
-/** What is stored after a scenario, beyond what its merchants held before (see storedItem). */
-export type Stored = {
-  /** Table bytes (items plus the per-item overhead), weighted by the share of a month each is kept. */
-  tableByteMonths: number;
-  /** Index bytes (entries plus the per-entry overhead), weighted the same way. */
-  indexByteMonths: number;
-};
+/** Stored beyond what a scenario's merchants held before: bytes with their overhead, weighted by the share of a month kept (storedItem). */
+export type Stored = { tableByteMonths: number; indexByteMonths: number };
 
 /** A scenario's measured counts (totals over its orders). */
 export type ScenarioMeasure = {
@@ -153,21 +115,18 @@ export type ScenarioMeasure = {
   stored: Stored;
 };
 
-/** What lib/ deploys that the price depends on. */
+/** What lib/ deploys that the price depends on (heat.ts reads each from where lib/ sets it). */
 export type Deployment = {
-  /** The API stage's sampling rule: the share of requests traced (TRACE_SAMPLING_RATE, lib/rest-api.ts). */
+  /** The share of API requests traced. */
   apiTraceRate: number;
-  /** Rules of the web ACL (lib/rest-api.ts). */
   wafRules: number;
-  /** Log retention of the live stage (lib/config.ts), days. */
   logRetentionDays: number;
-  /** Queues an event source mapping consumes (functions/workers.ts). */
+  /** Queues an event source mapping consumes. */
   consumedQueues: number;
   /** Functions triggered by a queue or the stream. */
   workerFunctions: number;
-  /** Whether they start traces of their own at Lambda's fixed rate (the stage's traceWorkers, lib/config.ts). */
+  /** Whether they start traces of their own at Lambda's fixed rate. */
   traceWorkers: boolean;
-  /** Secrets Manager secrets per stage. */
   secrets: number;
 };
 
@@ -224,18 +183,18 @@ const perMillionLine = (item: string, pricePerMillion: number, quantity: number,
 });
 
 /** The front door and the functions: API Gateway, WAF, Lambda's requests and each function's duration. */
-const computeLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => [
-  perMillionLine('API Gateway REST API', prices.apiGatewayRestPerMillion, q.requests, 'requests'),
-  perMillionLine('WAF requests', prices.wafRequestsPerMillion, q.requests, 'requests'),
-  perMillionLine('Lambda requests (every function)', prices.lambdaRequestsPerMillion, q.invocations, 'invocations'),
+const computeLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => [
+  perMillionLine('API Gateway REST API', PRICES.apiGatewayRestPerMillion, q.requests, 'requests'),
+  perMillionLine('WAF requests', PRICES.wafRequestsPerMillion, q.requests, 'requests'),
+  perMillionLine('Lambda requests (every function)', PRICES.lambdaRequestsPerMillion, q.invocations, 'invocations'),
   ...measure.functions.map((use): CostLine => {
     const gbSeconds = q.per((use.billedMs / 1000) * (use.memoryMb / 1024));
     return {
       item: `Lambda duration: ${use.fn} (${use.memoryMb} MB)`,
-      price: `$${prices.lambdaArmPerGbSecond} / GB-s`,
+      price: `$${PRICES.lambdaArmPerGbSecond} / GB-s`,
       quantity: gbSeconds,
       unit: 'GB-s',
-      dollars: MILLION * gbSeconds * prices.lambdaArmPerGbSecond,
+      dollars: MILLION * gbSeconds * PRICES.lambdaArmPerGbSecond,
     };
   }),
 ];
@@ -244,18 +203,18 @@ const computeLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): Co
 export const writeUnitsItem = (feature: string) => `DynamoDB write request units${feature === '' ? '' : `: ${feature}`}`;
 
 /** The queues and the table: SQS requests, DynamoDB's write units (by feature when measured so) and read units, stream reads. */
-const dataLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => [
-  perMillionLine('SQS requests made by the functions (measured)', prices.sqsRequestsPerMillion, q.per(measure.sqsRequests), 'requests'),
+const dataLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => [
+  perMillionLine('SQS requests made by the functions (measured)', PRICES.sqsRequestsPerMillion, q.per(measure.sqsRequests), 'requests'),
   perMillionLine(
     `SQS receives and deletes of the event source mappings (${ASSUMED.sqsRequestsPerQueueInvocation} per queue-triggered invocation, assumed)`,
-    prices.sqsRequestsPerMillion,
+    PRICES.sqsRequestsPerMillion,
     q.queueInvocations * ASSUMED.sqsRequestsPerQueueInvocation,
     'requests',
   ),
   ...Object.entries(measure.writeUnitsByFeature ?? { '': measure.writeUnits }).map(([feature, units]) =>
-    perMillionLine(writeUnitsItem(feature), prices.dynamodbWriteUnitsPerMillion, q.per(units), 'WRU'),
+    perMillionLine(writeUnitsItem(feature), PRICES.dynamodbWriteUnitsPerMillion, q.per(units), 'WRU'),
   ),
-  perMillionLine('DynamoDB read request units', prices.dynamodbReadUnitsPerMillion, q.per(measure.readUnits), 'RRU'),
+  perMillionLine('DynamoDB read request units', PRICES.dynamodbReadUnitsPerMillion, q.per(measure.readUnits), 'RRU'),
   {
     item: 'DynamoDB Streams reads (by the change feed trigger)',
     price: 'free for Lambda triggers',
@@ -266,16 +225,16 @@ const dataLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostL
 ];
 
 /** What is written down and kept an eye on: CloudWatch Logs (ingested and archived), X-Ray traces. */
-const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: Deployment, prices: Prices): CostLine[] => {
+const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: Deployment): CostLine[] => {
   const logBytes = q.functionLogBytes + q.platformLogBytes + q.accessLogBytes;
   const workerTraceShare = deployment.traceWorkers ? ASSUMED.workerTraceShare[measure.load] : 0;
   const traces = q.requests * deployment.apiTraceRate + q.workerInvocations * workerTraceShare;
   const logsLine = (item: string, bytes: number): CostLine => ({
     item,
-    price: `$${prices.logsIngestionPerGb} / GB`,
+    price: `$${PRICES.logsIngestionPerGb} / GB`,
     quantity: bytes,
     unit: 'bytes',
-    dollars: (MILLION * bytes * prices.logsIngestionPerGb) / GB,
+    dollars: (MILLION * bytes * PRICES.logsIngestionPerGb) / GB,
   });
   return [
     logsLine('CloudWatch Logs: what the functions wrote (measured)', q.functionLogBytes),
@@ -286,10 +245,10 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
     logsLine(`CloudWatch Logs: API access log (${ASSUMED.accessLogBytesPerRequest} bytes a request, estimated)`, q.accessLogBytes),
     {
       item: `CloudWatch Logs archive (${deployment.logRetentionDays} days kept; upper bound: billed compressed)`,
-      price: `$${prices.logsStoragePerGbMonth} / GB-month`,
+      price: `$${PRICES.logsStoragePerGbMonth} / GB-month`,
       quantity: logBytes,
       unit: 'bytes',
-      dollars: (MILLION * logBytes * prices.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
+      dollars: (MILLION * logBytes * PRICES.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
     },
     perMillionLine(
       `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; ${
@@ -297,7 +256,7 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
           ? `triggered invocations ${Math.round(ASSUMED.workerTraceShare.steady * 100)} % at steady load, ${Math.round(ASSUMED.workerTraceShare.quiet * 100)} % at quiet load`
           : 'triggered functions start none: they join sampled requests'
       })`,
-      prices.xrayTracesPerMillion,
+      PRICES.xrayTracesPerMillion,
       traces,
       'traces',
     ),
@@ -305,82 +264,82 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
 };
 
 /** What a month of keeping a million orders costs: the table and its indexes, and their point-in-time recovery. */
-const storageLines = (measure: ScenarioMeasure, q: PerOrder, prices: Prices): CostLine[] => {
+const storageLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => {
   const tableGbMonths = q.per(measure.stored.tableByteMonths) / GB;
   const indexGbMonths = q.per(measure.stored.indexByteMonths) / GB;
   return [
     {
       item: 'DynamoDB storage, table and indexes',
-      price: `$${prices.dynamodbStoragePerGbMonth} / GB-month`,
+      price: `$${PRICES.dynamodbStoragePerGbMonth} / GB-month`,
       quantity: (tableGbMonths + indexGbMonths) * GB,
       unit: 'byte-months',
-      dollars: MILLION * (tableGbMonths + indexGbMonths) * prices.dynamodbStoragePerGbMonth,
+      dollars: MILLION * (tableGbMonths + indexGbMonths) * PRICES.dynamodbStoragePerGbMonth,
       perMonth: true,
     },
     {
       item: 'DynamoDB point-in-time recovery (table data)',
-      price: `$${prices.dynamodbPitrPerGbMonth} / GB-month`,
+      price: `$${PRICES.dynamodbPitrPerGbMonth} / GB-month`,
       quantity: tableGbMonths * GB,
       unit: 'byte-months',
-      dollars: MILLION * tableGbMonths * prices.dynamodbPitrPerGbMonth,
+      dollars: MILLION * tableGbMonths * PRICES.dynamodbPitrPerGbMonth,
       perMonth: true,
     },
   ];
 };
 
 /** The cost of a million orders in one scenario, line by line (per-order quantities from `measure`). */
-export const costLines = (measure: ScenarioMeasure, deployment: Deployment, prices: Prices = PRICES): CostLine[] => {
+export const costLines = (measure: ScenarioMeasure, deployment: Deployment): CostLine[] => {
   const q = perOrder(measure);
   const emails = q.per(measure.emails);
   return [
-    ...computeLines(measure, q, prices),
-    ...dataLines(measure, q, prices),
-    ...observabilityLines(measure, q, deployment, prices),
+    ...computeLines(measure, q),
+    ...dataLines(measure, q),
+    ...observabilityLines(measure, q, deployment),
     {
       item: 'SES e-mails',
-      price: `$${prices.sesPerThousand} / thousand`,
+      price: `$${PRICES.sesPerThousand} / thousand`,
       quantity: emails,
       unit: 'e-mails',
-      dollars: emails * prices.sesPerThousand * 1000,
+      dollars: emails * PRICES.sesPerThousand * 1000,
     },
-    ...storageLines(measure, q, prices),
+    ...storageLines(measure, q),
   ];
 };
 
 /** What a stage costs each month whatever its orders: fixed fees, and what its mappings and sampling add at most. */
-export const fixedMonthlyLines = (deployment: Deployment, prices: Prices = PRICES): CostLine[] => {
+export const fixedMonthlyLines = (deployment: Deployment): CostLine[] => {
   const idleReceives = deployment.consumedQueues * ASSUMED.idleReceivesPerQueuePerMonth;
   const reservoirTraces = deployment.traceWorkers ? deployment.workerFunctions * ASSUMED.workerTraceReservoirPerSecond * MONTH_SECONDS : 0;
   return [
     {
       item: `WAF web ACL and its ${deployment.wafRules} rules`,
-      price: `$${prices.wafWebAclPerMonth} + $${prices.wafRulePerMonth} a rule / month`,
+      price: `$${PRICES.wafWebAclPerMonth} + $${PRICES.wafRulePerMonth} a rule / month`,
       quantity: 1 + deployment.wafRules,
       unit: 'ACL + rules',
-      dollars: prices.wafWebAclPerMonth + deployment.wafRules * prices.wafRulePerMonth,
+      dollars: PRICES.wafWebAclPerMonth + deployment.wafRules * PRICES.wafRulePerMonth,
     },
     {
       item: `SQS empty long polls of the event source mappings (${deployment.consumedQueues} queues, assumed 5 pollers x 3 a minute each)`,
-      price: perMillion(prices.sqsRequestsPerMillion),
+      price: perMillion(PRICES.sqsRequestsPerMillion),
       quantity: idleReceives,
       unit: 'requests',
-      dollars: (idleReceives * prices.sqsRequestsPerMillion) / MILLION,
+      dollars: (idleReceives * PRICES.sqsRequestsPerMillion) / MILLION,
     },
     {
       item: deployment.traceWorkers
         ? `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions at steady load (at most 1 trace a second each)`
         : `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions: none (they start no traces; -c traceWorkers=true adds at most 1 a second each)`,
-      price: perMillion(prices.xrayTracesPerMillion),
+      price: perMillion(PRICES.xrayTracesPerMillion),
       quantity: reservoirTraces,
       unit: 'traces',
-      dollars: (reservoirTraces * prices.xrayTracesPerMillion) / MILLION,
+      dollars: (reservoirTraces * PRICES.xrayTracesPerMillion) / MILLION,
     },
     {
       item: 'Secrets Manager: the webhook key',
-      price: `$${prices.secretPerMonth} / secret-month`,
+      price: `$${PRICES.secretPerMonth} / secret-month`,
       quantity: deployment.secrets,
       unit: 'secrets',
-      dollars: deployment.secrets * prices.secretPerMonth,
+      dollars: deployment.secrets * PRICES.secretPerMonth,
     },
   ];
 };
@@ -395,7 +354,7 @@ const numberBytes = (text: string) => {
 };
 
 /** DynamoDB's size of a value: strings as UTF-8, lists and maps 3 bytes plus 1 per element, sets their elements. */
-export const valueBytes = (value: AttributeValue): number => {
+const valueBytes = (value: AttributeValue): number => {
   if (value.S !== undefined) return Buffer.byteLength(value.S);
   if (value.N !== undefined) return numberBytes(value.N);
   if (value.B !== undefined) return value.B.byteLength;
@@ -411,7 +370,7 @@ export const valueBytes = (value: AttributeValue): number => {
 type Item = Record<string, AttributeValue>;
 
 /** An item's (or some of its attributes') size: names and values. */
-export const itemBytes = (item: Item, names: readonly string[] = Object.keys(item)): number =>
+const itemBytes = (item: Item, names: readonly string[] = Object.keys(item)): number =>
   names.reduce((sum, name) => {
     const value = item[name];
     return value === undefined ? sum : sum + Buffer.byteLength(name) + valueBytes(value);

@@ -4,33 +4,19 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
-export const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
+const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 
-const merchant = (key: string) => ({
-  key,
-  name: `Events bench ${key}`,
-  currency: 'EUR',
-  tokens: [{ key: 'live', kind: 'live' as const }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
-});
-
-const orderBody = () => ({
-  affiliate_slug: 'alice',
-  order_no: `EV-${randomUUID()}`,
-  total_shipping_value: 495,
-  currency_code: 'EUR',
-  customer: { name: 'Dan Doe', email: 'dan@example.com' },
-  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
-});
+const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 
 const latency = async (base: string, token: string, print: Print) => {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
@@ -46,7 +32,7 @@ const latency = async (base: string, token: string, print: Print) => {
         if (response.status !== 200) {
           // A busy local stack may answer 503: the consumer tries again from the same cursor.
           await response.text();
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await sleep(100);
           continue;
         }
         const body = (await response.json()) as {
@@ -59,11 +45,15 @@ const latency = async (base: string, token: string, print: Print) => {
         }
         ({ next_cursor: cursor, has_more: more } = body.meta);
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   })();
-  await createOrders(base, token, Array.from({ length: EVENTS_BENCH.orders }, orderBody), EVENTS_BENCH.concurrency, (body) =>
-    answered.set(body.order_no, performance.now()),
+  await createOrders(
+    base,
+    token,
+    Array.from({ length: EVENTS_BENCH.orders }, () => freshCreateBody('EV')),
+    EVENTS_BENCH.concurrency,
+    (body) => answered.set(body.order_no, performance.now()),
   );
   writing = false;
   await poller;

@@ -11,8 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
-import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
-import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
+import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
@@ -36,32 +35,22 @@ import {
   type Trigger,
   writeUnitsItem,
 } from './cost';
-import { benchCommit, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
+import { benchCommit, benchMerchant, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
 import { createEndpoint, receiver } from './webhooks';
 
-// ---------------------------------------------------------------------------------------------
-// DynamoDB's limits (docs/data-model-heat.md); the prices are in harness/bench/cost.ts.
-/** Write units per second one partition takes (DynamoDB's per-partition write limit). */
-export const PARTITION_WCU_PER_SECOND = 1_000;
-/** Read units per second one partition takes. */
-export const PARTITION_RCU_PER_SECOND = 3_000;
+/** What one partition of DynamoDB takes a second (docs/data-model-heat.md). */
+const PARTITION_WCU_PER_SECOND = 1_000;
+const PARTITION_RCU_PER_SECOND = 3_000;
 
-// ---------------------------------------------------------------------------------------------
-export type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
-export const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
+const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
 const WARMUP_CREATES_PER_MERCHANT = 2;
 /** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
-/**
- * Quiet load: creates one at a time on one merchant, far enough apart that each is alone in every
- * stream and queue batch (the local change feed polls its stream 4 times a second), as they are
- * for a merchant with one order a minute.
- */
-export const QUIET = { creates: 20, gapMs: 1_500 } as const;
+/** Quiet load, as for a merchant with one order a minute: creates far enough apart that each is alone in every stream and queue batch. */
+const QUIET = { creates: 20, gapMs: 1_500 } as const;
 /** Steady load with a webhook endpoint runs on merchants of its own: this share of the heat run's, each getting as many creates. */
 const HOOKED_MERCHANT_SHARE = 1 / 5;
-/** The log level the deployed functions run at: lib/ sets no POWERTOOLS_LOG_LEVEL, so Powertools' default. */
-const DEPLOYED_LOG_LEVEL = 'INFO';
 
 const USAGE = `Usage: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
                                      [--doc [--baseline FILE --baseline-label TEXT]]
@@ -74,8 +63,6 @@ last one the cost per million orders at steady and quiet load, without and with 
 --doc writes them into docs/data-model-heat.md (its generated section), after the output of a run on
 another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`;
 
-// ---------------------------------------------------------------------------------------------
-// ---------------------------------------------------------------------------------------------
 /** Where the section's lines go: the console alone, or the bench's report too. */
 let print = (line: string) => console.log(line);
 
@@ -85,13 +72,9 @@ const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).to
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
 const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
 
-// ---------------------------------------------------------------------------------------------
 const merchantFixture = (key: string): Fixture['merchants'][number] => ({
-  key,
-  name: `Heat merchant ${key}`,
-  currency: 'EUR',
+  ...benchMerchant(key, `Heat merchant ${key}`),
   tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
 });
 
 const createBody = (orderNo: string, buyer: number) => ({
@@ -108,12 +91,11 @@ const createBody = (orderNo: string, buyer: number) => ({
 
 type Merchant = { id: string; token: string };
 
-/** What the live stage recorded over a stretch of the run: its calls and its invocations. */
-type Recorded = { records: CallRecord[]; invocations: InvocationRecord[] };
-const recorded = (): Recorded => ({ records: [], invocations: [] });
+/** What the live stage recorded over a stretch of the run. */
+const recorded = (): WriteRecord => ({ records: [], invocations: [] });
 
 /** Drains the record until the workers have been quiet (no writes, no sends, no invocation) for `quietMs`; at most `maxMs`. */
-const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+const settle = async (stack: LocalStack, into: WriteRecord, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
   const start = Date.now();
   let lastActivity = Date.now();
   while (Date.now() - start < maxMs) {
@@ -127,9 +109,6 @@ const settle = async (stack: LocalStack, into: Recorded, { quietMs = 4_000, maxM
   }
   return (Date.now() - start) / 1000;
 };
-
-// ---------------------------------------------------------------------------------------------
-// The cost model's measures (harness/bench/cost.ts prices them).
 
 /** Each merchant's stored bytes (table and indexes, weighted by how long each item is kept), from a Scan of the table. */
 const storedByMerchant = async (client: DynamoDBClient, table: string) => {
@@ -184,14 +163,14 @@ type Scenario = {
   contention: number;
   createMs: number;
   aloneCreateMs: number;
-  /** Per function: mean measured duration and mean billed duration (ms), log bytes per invocation. */
-  timing: Map<string, { meanMs: number; billedMeanMs: number; logBytesPerInvocation: number }>;
+  /** Per function: mean measured duration (ms). */
+  meanMs: Map<string, number>;
 };
 
 const scenarioOf = (
   label: string,
   load: ScenarioMeasure['load'],
-  run: Recorded,
+  run: WriteRecord,
   orders: number,
   stored: Stored,
   aloneCreateMs: number,
@@ -200,21 +179,20 @@ const scenarioOf = (
   const createMs = mean(run.invocations.filter((invocation) => invocation.fn === 'orders-create').map((invocation) => invocation.ms));
   // No creates to compare (a failed scenario): durations are taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
-  const timing: Scenario['timing'] = new Map();
+  const meanMs = new Map<string, number>();
   const functions = functionNames.map((fn): FunctionUse => {
     const mine = run.invocations.filter((invocation) => invocation.fn === fn);
+    const durations = mine.map((invocation) => invocation.ms);
     const spec = SPECS.get(fn);
-    const billed = billedMs(
-      mine.map((invocation) => invocation.ms),
-      contention,
-    );
-    const logBytes = mine.reduce((sum, invocation) => sum + invocation.logBytes, 0);
-    timing.set(fn, {
-      meanMs: mean(mine.map((invocation) => invocation.ms)),
-      billedMeanMs: billed / Math.max(1, mine.length),
-      logBytesPerInvocation: logBytes / Math.max(1, mine.length),
-    });
-    return { fn, memoryMb: spec?.memoryMb ?? 256, trigger: spec?.trigger ?? 'api', invocations: mine.length, billedMs: billed, logBytes };
+    meanMs.set(fn, mean(durations));
+    return {
+      fn,
+      memoryMb: spec?.memoryMb ?? 256,
+      trigger: spec?.trigger ?? 'api',
+      invocations: mine.length,
+      billedMs: billedMs(durations, contention),
+      logBytes: mine.reduce((sum, invocation) => sum + invocation.logBytes, 0),
+    };
   });
   const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
   return {
@@ -222,7 +200,7 @@ const scenarioOf = (
     contention,
     createMs,
     aloneCreateMs,
-    timing,
+    meanMs,
     measure: {
       load,
       orders,
@@ -239,21 +217,8 @@ const scenarioOf = (
   };
 };
 
-// ---------------------------------------------------------------------------------------------
-// Analysis.
 const REQUEST_PATH = new Set(['orders-create', 'orders-cancel']);
 
-type Totals = {
-  invocations: number;
-  calls: number;
-  roundTrips: number;
-  writes: number;
-  wcu: number;
-  rcu: number;
-  sqs: number;
-  ses: number;
-  estimated: number;
-};
 /**
  * The round trips one invocation waited for one after the other: its DynamoDB calls grouped by
  * overlap in time (calls sent together, like the create's reads and its sequence number, are one),
@@ -277,17 +242,15 @@ const sequentialRoundTrips = (calls: CallRecord[]): number => {
   return trips + groupRetries;
 };
 
-const totalsOf = (calls: CallRecord[]): Totals => {
+const totalsOf = (calls: CallRecord[]) => {
   const dynamo = calls.filter((call) => call.service === 'dynamodb');
   return {
-    invocations: new Set(calls.map((call) => call.invocation)).size,
     calls: dynamo.length,
     roundTrips: dynamo.reduce((sum, call) => sum + call.attempts, 0),
     writes: dynamo.reduce((sum, call) => sum + (call.writes?.length ?? 0), 0),
     wcu: dynamo.reduce((sum, call) => sum + (call.wcu ?? 0), 0),
     rcu: dynamo.reduce((sum, call) => sum + (call.rcu ?? 0), 0),
     sqs: calls.filter((call) => call.service === 'sqs').reduce((sum, call) => sum + call.attempts, 0),
-    ses: calls.filter((call) => call.service === 'ses').reduce((sum, call) => sum + call.attempts, 0),
     estimated: dynamo.filter((call) => !call.measured).length,
   };
 };
@@ -318,10 +281,8 @@ type KeyHeat = {
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
 
 /**
- * Heat units: a table item (pk + sk: an item is never split, so it caps at one partition's rate),
- * a table partition as a whole (DynamoDB splits it for heat by sort key: shown for its share; the
- * event log's is not split, its positions only grow), and an
- * index partition (gsi1's sort key is a sequence and gsi2's a time: monotonic, so never split).
+ * Heat units: a table item (never split, so it caps at one partition's rate), a table partition as a
+ * whole (split for heat by sort key, but for the event log's), and an index partition (monotonic sort keys, never split).
  */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   const units = new Map<string, KeyHeat>();
@@ -378,10 +339,7 @@ const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> =>
   return Object.fromEntries(Object.entries(units).sort(([a], [b]) => a.localeCompare(b)));
 };
 
-/**
- * Every write of the creates, by the item it wrote (keys normalised; a numbered sort key is one
- * row): per create, which function writes it and what it serves, and each feature's total.
- */
+/** Every write of the creates by the item it wrote (normalised): per create, who writes it and what it serves, and each feature's total. */
 const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: number) => {
   const rows = new Map<string, { feature: string; where: string; label: string; fns: Set<string>; writes: number; wcu: number }>();
   for (const call of calls)
@@ -409,90 +367,94 @@ const amount = (value: number) =>
   !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
 const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(value !== 0 && Math.abs(value) < 0.01 ? 4 : 2)}` : 'n/a');
 
-/** The cost section: the per-order counts of each scenario, the cost table they make, the fixed monthly costs, and what is assumed. */
-const printCost = (
+const perOrder = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
+const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
+
+/** The scenarios, and the per-order counts of each that the cost table prices. */
+const printCounts = (
   scenarios: Scenario[],
-  deployment: Deployment,
   run: { steadyOrders: number; hookedMerchants: number; merchants: number; creates: number; concurrency: number },
 ) => {
-  const labels = scenarios.map((scenario) => scenario.label);
   const functionNames = scenarios[0]?.measure.functions.map((use) => use.fn) ?? [];
-  const per = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
-  const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
   const row = (label: string, cell: (scenario: Scenario) => string) => [label, ...scenarios.map(cell)];
+  /** A function's figure per invocation, '-' in a scenario where it did not run. */
+  const perInvocation = (fn: string, cell: (use: FunctionUse, scenario: Scenario) => string) => (scenario: Scenario) => {
+    const use = useOf(scenario, fn);
+    return use && use.invocations > 0 ? cell(use, scenario) : '-';
+  };
   print(
     `\nScenarios: **steady**: the ${whole(run.steadyOrders)} creates above (${run.concurrency} in flight over ${run.merchants} merchants), before their cancels; **steady + webhook**: ${whole(run.creates)} creates on each of ${run.hookedMerchants} more merchants, ${run.concurrency} in flight, each merchant with one endpoint subscribed to every event (a receiver on loopback answering 204); **quiet** and **quiet + webhook**: ${QUIET.creates} creates ${QUIET.gapMs / 1000} s apart on one merchant (each alone in every stream and queue batch, as at one order a minute), without and with such an endpoint. Half of every scenario's creates carry an Idempotency-Key. Everything the scenario's creates set off is counted, until the workers are done.`,
   );
   table(
     'Cost per million orders: the measured counts behind it (per order unless said)',
-    ['count', ...labels],
+    ['count', ...scenarios.map((scenario) => scenario.label)],
     [
       row('orders created (201)', (scenario) => whole(scenario.measure.orders)),
-      row('API requests (WAF and API Gateway)', (scenario) => fixed(per(scenario, scenario.measure.apiRequests))),
+      row('API requests (WAF and API Gateway)', (scenario) => fixed(perOrder(scenario, scenario.measure.apiRequests))),
       row(
         "orders-create mean duration here / alone (the quiet scenarios' creates): the divisor of every duration (at least 1)",
         (scenario) => `${fixed(scenario.createMs, 1)} / ${fixed(scenario.aloneCreateMs, 1)} ms: ÷ ${fixed(scenario.contention)}`,
       ),
       ...functionNames.flatMap((fn) => [
-        row(`${fn}: invocations`, (scenario) => fixed(per(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
-        row(`${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`, (scenario) => {
-          const timing = scenario.timing.get(fn);
-          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0
-            ? `${fixed(timing.meanMs, 1)} -> ${fixed(timing.billedMeanMs, 1)} ms`
-            : '-';
-        }),
-        row(`${fn}: bytes logged per invocation`, (scenario) => {
-          const timing = scenario.timing.get(fn);
-          return timing && (useOf(scenario, fn)?.invocations ?? 0) > 0 ? whole(timing.logBytesPerInvocation) : '-';
-        }),
+        row(`${fn}: invocations`, (scenario) => fixed(perOrder(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
+        row(
+          `${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`,
+          perInvocation(
+            fn,
+            (use, scenario) => `${fixed(scenario.meanMs.get(fn) ?? 0, 1)} -> ${fixed(use.billedMs / use.invocations, 1)} ms`,
+          ),
+        ),
+        row(
+          `${fn}: bytes logged per invocation`,
+          perInvocation(fn, (use) => whole(use.logBytes / use.invocations)),
+        ),
       ]),
-      row('SQS requests by the functions (sends; 64 KB chunks)', (scenario) => fixed(per(scenario, scenario.measure.sqsRequests))),
+      row('SQS requests by the functions (sends; 64 KB chunks)', (scenario) => fixed(perOrder(scenario, scenario.measure.sqsRequests))),
       row('DynamoDB write / read request units', (scenario) =>
-        [per(scenario, scenario.measure.writeUnits), per(scenario, scenario.measure.readUnits)].map((value) => fixed(value)).join(' / '),
+        [scenario.measure.writeUnits, scenario.measure.readUnits].map((value) => fixed(perOrder(scenario, value))).join(' / '),
       ),
-      row('SES e-mails', (scenario) => fixed(per(scenario, scenario.measure.emails))),
+      row('SES e-mails', (scenario) => fixed(perOrder(scenario, scenario.measure.emails))),
       row('stored, table / indexes (bytes x share of a month kept; items + 100 bytes each)', (scenario) =>
-        [per(scenario, scenario.measure.stored.tableByteMonths), per(scenario, scenario.measure.stored.indexByteMonths)]
-          .map((value) => whole(value))
+        [scenario.measure.stored.tableByteMonths, scenario.measure.stored.indexByteMonths]
+          .map((value) => whole(perOrder(scenario, value)))
           .join(' / '),
       ),
     ],
   );
+};
 
-  // The cost table: one row per line of the model, each cell its dollars and the per-order quantity they price.
-  const lines = scenarios.map((scenario) => costLines(scenario.measure, deployment));
+/** The cost table (a row per line of the model, a cell its dollars and the per-order quantity they price) and the fixed monthly costs. */
+const printCostTables = (scenarios: Scenario[]) => {
+  const lines = scenarios.map((scenario) => costLines(scenario.measure, DEPLOYMENT));
   const items = lines[0] ?? [];
   const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
-  const lineOf = (index: number, item: string) => lines[index]?.find((line) => line.item === item);
-  const totalOf = (index: number, perMonth: boolean) =>
-    (lines[index] ?? []).filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0);
+  const cells = (item: string) => lines.map((scenarioLines) => cell(scenarioLines.find((line) => line.item === item)));
+  const totals = (perMonth: boolean) =>
+    lines.map((scenarioLines) =>
+      scenarioLines.filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0),
+    );
+  const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
-    ['item', 'price', ...labels],
+    ['item', 'price', ...scenarios.map((scenario) => scenario.label)],
     [
-      ...items
-        .filter((line) => !line.perMonth)
-        .map((line) => [line.item, line.price, ...scenarios.map((_, index) => cell(lineOf(index, line.item)))]),
-      ['**total per million orders**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, false))}**`)],
+      ...items.filter((line) => !line.perMonth).map((line) => [line.item, line.price, ...cells(line.item)]),
+      ['**total per million orders**', '', ...totals(false).map((total) => `**${dollars(total)}**`)],
       [
         `total less the write units of the ${FEATURES.log} and the ${FEATURES.reports} (their other costs, the change feed's time included, stay in)`,
         '',
-        ...scenarios.map((_, index) => {
-          const later = [FEATURES.log, FEATURES.reports].map((feature) => lineOf(index, writeUnitsItem(feature))?.dollars ?? 0);
-          return dollars(totalOf(index, false) - later.reduce((sum, value) => sum + value, 0));
+        ...totals(false).map((total, index) => {
+          const later = (lines[index] ?? []).filter((line) => laterFeatures.includes(line.item));
+          return dollars(total - later.reduce((sum, line) => sum + line.dollars, 0));
         }),
       ],
       ...items
         .filter((line) => line.perMonth)
-        .map((line) => [
-          `${line.item}, per month a million orders are kept`,
-          line.price,
-          ...scenarios.map((_, index) => cell(lineOf(index, line.item))),
-        ]),
-      ['**storage, per month a million orders are kept**', '', ...scenarios.map((_, index) => `**${dollars(totalOf(index, true))}**`)],
+        .map((line) => [`${line.item}, per month a million orders are kept`, line.price, ...cells(line.item)]),
+      ['**storage, per month a million orders are kept**', '', ...totals(true).map((total) => `**${dollars(total)}**`)],
     ],
   );
-  const fixedLines = fixedMonthlyLines(deployment);
+  const fixedLines = fixedMonthlyLines(DEPLOYMENT);
   table(
     'What a stage costs a month whatever its orders (each stage, live and sandbox)',
     ['item', 'price', 'per month', 'dollars'],
@@ -501,13 +463,16 @@ const printCost = (
       ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
     ],
   );
-  // What a real endpoint's answer time would add: the deliverer waits for it.
-  const hookedScenario = scenarios.find((scenario) => scenario.label === 'steady + webhook');
+};
+
+/** What the cost model assumes, with what a real webhook endpoint's answer time would add (the deliverer waits for it). */
+const printAssumptions = (scenarios: Scenario[]) => {
+  const hooked = scenarios.find((scenario) => scenario.label === 'steady + webhook');
   // Both lanes' deliverers: an endpoint's first deliveries, before it has answered promptly, are on the slow lane.
-  const deliverers = hookedScenario ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hookedScenario, fn) ?? []) : [];
-  const deliveries = hookedScenario
-    ? per(
-        hookedScenario,
+  const deliverers = hooked ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hooked, fn) ?? []) : [];
+  const deliveries = hooked
+    ? perOrder(
+        hooked,
         deliverers.reduce((total, use) => total + use.invocations, 0),
       )
     : 0;
@@ -520,21 +485,20 @@ const printCost = (
 /** The run's merchants (the measured ones, those with a webhook endpoint, the two quiet ones) and how to send each a create. */
 const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBClient, hooksUrl: string) => {
   const live = stack.stages.live;
-  const hookedCount = Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE));
+  const measuredKeys = Array.from({ length: opts.merchants }, (_, index) => `heat-${index}`);
+  const hookedKeys = Array.from(
+    { length: Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE)) },
+    (_, index) => `heat-hooked-${index}`,
+  );
   const seeded = await seedFixture(live.store, 'live', {
-    merchants: [
-      ...Array.from({ length: opts.merchants }, (_, index) => merchantFixture(`heat-${index}`)),
-      ...Array.from({ length: hookedCount }, (_, index) => merchantFixture(`heat-hooked-${index}`)),
-      merchantFixture('heat-quiet'),
-      merchantFixture('heat-quiet-hooked'),
-    ],
+    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map(merchantFixture),
   });
   const merchantOf = (key: string): Merchant => {
     const merchant = seeded.merchants[key];
     return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
   };
-  const merchants = Array.from({ length: opts.merchants }, (_, index) => merchantOf(`heat-${index}`));
-  const hooked = Array.from({ length: hookedCount }, (_, index) => merchantOf(`heat-hooked-${index}`));
+  const merchants = measuredKeys.map(merchantOf);
+  const hooked = hookedKeys.map(merchantOf);
   const quiet = merchantOf('heat-quiet');
   const quietHooked = merchantOf('heat-quiet-hooked');
   const scan = () => storedByMerchant(storage, live.table);
@@ -559,9 +523,14 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
       return { ...reply, merchant, withKey };
     });
   };
+  /** `perMerchant` creates on each merchant of `group`, interleaved, every other round with an Idempotency-Key. */
+  const rounds = (group: readonly Merchant[], perMerchant: number) =>
+    Array.from({ length: perMerchant * group.length }, (_, index) =>
+      create(group[index % group.length] as Merchant, Math.floor(index / group.length) % 2 === 0),
+    );
   const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
   const merchantIds = merchants.map((merchant) => merchant.id);
-  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, ordersOf };
+  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, rounds, ordersOf };
 };
 
 type HeatRun = Awaited<ReturnType<typeof setUpRun>>;
@@ -585,20 +554,15 @@ const warmUp = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
     sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
   const timed = sequential.filter((reply) => reply.status === 201);
   await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
-  return { timed: timed.length, ms: timed.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, timed.length) };
+  return { timed: timed.length, ms: mean(timed.map((reply) => reply.ms)) };
 };
 
 /** The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels. */
 const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const { merchants, create } = run;
+  const { merchants } = run;
   const steady = recorded();
   const startedAt = performance.now();
-  const creates = await pool(
-    Array.from({ length: opts.creates * opts.merchants }, (_, index) =>
-      create(merchants[index % opts.merchants] as Merchant, Math.floor(index / opts.merchants) % 2 === 0),
-    ),
-    opts.concurrency,
-  );
+  const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
   const createSettleSeconds = await settle(stack, steady);
   const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, run.merchantIds, run.ordersOf);
@@ -610,14 +574,11 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
       .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
   );
   const cancelled = recorded();
-  const cancels = await pool(
-    toCancel.map(
-      ({ merchant, uuid }) =>
-        () =>
-          send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} }),
-    ),
-    opts.concurrency,
-  );
+  const cancel =
+    ({ merchant, uuid }: (typeof toCancel)[number]) =>
+    () =>
+      send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+  const cancels = await pool(toCancel.map(cancel), opts.concurrency);
   const settleSeconds = await settle(stack, cancelled);
   return {
     steady,
@@ -638,7 +599,7 @@ type SteadyRun = Awaited<ReturnType<typeof steadyRun>>;
 /** The run in one paragraph: what was answered, how fast, how long the workers took. */
 const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opts: HeatOptions, sandboxCalls: number) => {
   const { created, createWall } = measured;
-  const meanCreateMs = created.reduce((sum, reply) => sum + reply.ms, 0) / Math.max(1, created.length);
+  const meanCreateMs = mean(created.map((reply) => reply.ms));
   const sortedMs = created.map((reply) => reply.ms).sort((a, b) => a - b);
   const p50 = sortedMs[Math.floor(sortedMs.length / 2)] ?? NaN;
   print(
@@ -868,14 +829,8 @@ const quietRun = async (stack: LocalStack, run: HeatRun, merchant: Merchant) => 
 
 /** The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one. */
 const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const { hooked } = run;
   const steadyHooked = recorded();
-  const hookedCreates = await pool(
-    Array.from({ length: opts.creates * hooked.length }, (_, index) =>
-      run.create(hooked[index % hooked.length] as Merchant, Math.floor(index / hooked.length) % 2 === 0),
-    ),
-    opts.concurrency,
-  );
+  const hookedCreates = await pool(run.rounds(run.hooked, opts.creates), opts.concurrency);
   await settle(stack, steadyHooked);
   const quietAlone = await quietRun(stack, run, run.quiet);
   const quietWithHook = await quietRun(stack, run, run.quietHooked);
@@ -914,7 +869,7 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
       group.map((merchant) => merchant.id),
       run.ordersOf,
     );
-  const scenario = (label: string, load: 'steady' | 'quiet', into: Recorded, orders: number, stored: Stored) =>
+  const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [
     scenario('steady', 'steady', steady, measured.created.length, measured.steadyStored),
@@ -937,8 +892,8 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     stack = await startBenchStack({
       ...recordingEnv({ countLogs: true }),
       FOLLOW_UP_MIN_DELAY_SECONDS: '5',
-      // What the deployed functions log (their level, their EMF metrics), counted (countLogs) and not shown.
-      POWERTOOLS_LOG_LEVEL: DEPLOYED_LOG_LEVEL,
+      // The deployed functions' logs (Powertools' default level: lib/ sets none; EMF metrics on), counted (countLogs), not shown.
+      POWERTOOLS_LOG_LEVEL: 'INFO',
       POWERTOOLS_METRICS_DISABLED: 'false',
     });
     storage = new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, ...localClientConfig });
@@ -950,13 +905,9 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     printWritesByItem(measured, run.merchantIds);
     printHeat(measured, run.merchantIds, opts.merchants);
     const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
-    printCost(scenarios, DEPLOYMENT, {
-      steadyOrders: measured.created.length,
-      hookedMerchants: run.hooked.length,
-      merchants: opts.merchants,
-      creates: opts.creates,
-      concurrency: opts.concurrency,
-    });
+    printCounts(scenarios, { ...opts, steadyOrders: measured.created.length, hookedMerchants: run.hooked.length });
+    printCostTables(scenarios);
+    printAssumptions(scenarios);
     return true;
   } catch (error) {
     print(`\npartition heat benchmark failed: ${(error as Error).stack ?? String(error)}`);
@@ -970,7 +921,6 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
   }
 };
 
-// ---------------------------------------------------------------------------------------------
 /** The marks around the section of docs/data-model-heat.md that `--doc` writes. */
 const DOC_BEGIN = '<!-- heat:begin: written by `npx tsx harness/bench/heat.ts --doc`, not by hand -->';
 const DOC_END = '<!-- heat:end -->';
@@ -1003,8 +953,7 @@ function writeDocSection(run: { lines: string[]; args: string[]; baseline?: { la
   console.log(`\nWrote the measured section of ${path}.`);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Alone: npx tsx harness/bench/heat.ts [--merchants N] [--creates M] [--concurrency C] [--cancels K]
+// Alone: see USAGE.
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
   const args = process.argv.slice(2);

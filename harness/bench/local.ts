@@ -5,7 +5,9 @@
  */
 
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
@@ -16,6 +18,38 @@ import type { Store } from '#shared/admin/store';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
 export type Print = (line: string) => void;
+
+/** A merchant of the benches' fixtures: one live token, one active affiliate, `alice`. */
+export const benchMerchant = (key: string, name: string) => ({
+  key,
+  name,
+  currency: 'EUR',
+  tokens: [{ key: 'live', kind: 'live' as const }],
+  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+});
+
+/** An order of the benches' seeded fixtures: two rows, one of 5,000 customers. */
+export const fixtureOrder = (prefix: string, index: number, affiliateSlug = 'alice') => ({
+  order_no: `${prefix}-${index}`,
+  affiliate_slug: affiliateSlug,
+  currency_code: 'EUR',
+  total_shipping_value: 495,
+  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
+  order_rows: [
+    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
+    { product_name: 'Pegs', price_value: 990, quantity: 2 },
+  ],
+});
+
+/** A create's body for the latency benches: one row, a fresh order number. */
+export const freshCreateBody = (prefix: string) => ({
+  affiliate_slug: 'alice',
+  order_no: `${prefix}-${randomUUID()}`,
+  total_shipping_value: 495,
+  currency_code: 'EUR',
+  customer: { name: 'Dan Doe', email: 'dan@example.com' },
+  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
+});
 
 /** A markdown table under a heading (`##`, `###`). */
 export const printTable = (print: Print, heading: string, title: string, head: string[], rows: (string | number)[][]) => {
@@ -46,7 +80,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 /** Closes the sockets the agent keeps alive: before the stack they talk to stops. */
 export const closeConnections = () => agent.destroy();
 
-export type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
+type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
 
 /**
  * One request, timed. A kept-alive socket the server closed just as it was reused fails with
@@ -106,6 +140,19 @@ export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
     workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
   });
 
+/** Sends `send(index)` for each index below `count` at `rate` a second, on schedule; the seconds until all were answered. */
+export const atRate = async (rate: number, count: number, send: (index: number) => Promise<unknown>) => {
+  const started = performance.now();
+  const pending: Promise<unknown>[] = [];
+  for (let index = 0; index < count; index++) {
+    const wait = started + (index * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(send(index));
+  }
+  await Promise.all(pending);
+  return (performance.now() - started) / 1000;
+};
+
 /** Runs `jobs` with at most `concurrency` in flight; their answers in order. */
 export const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): Promise<T[]> => {
   const results: T[] = new Array(jobs.length);
@@ -147,7 +194,7 @@ export const createOrders = async <T extends { order_no: string }>(
   );
 };
 
-export type MeteredCall = { command: string; index: string | undefined; units: number };
+type MeteredCall = { command: string; index: string | undefined; units: number };
 
 export const sumUnits = (calls: readonly MeteredCall[]) => calls.reduce((total, call) => total + call.units, 0);
 

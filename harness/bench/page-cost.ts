@@ -19,26 +19,13 @@ import {
 import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
-import { meteredStore, type Print, startBenchStack, sumUnits } from './local';
+import { fixtureOrder, meteredStore, type Print, startBenchStack, sumUnits } from './local';
 
-export const BASELINE_ORDERS = 20_000;
+const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
 /** Orders written per step: one group of block counts, so each step refreshes the group it filled. */
 const STEP = GROUP_SIZE * BLOCK_SIZE;
 const BASE_TIME = Date.parse('2025-01-01T00:00:00Z');
-
-/** An order as the bench's fixtures have it (two rows, a customer), created `index` seconds after BASE_TIME. */
-const orderInput = (prefix: string, index: number) => ({
-  order_no: `${prefix}-${index}`,
-  affiliate_slug: 'alice',
-  currency_code: 'EUR',
-  total_shipping_value: 495,
-  customer: { name: `Customer ${index % 5000}`, email: `customer-${index % 5000}@example.com` },
-  order_rows: [
-    { product_sku: `SKU-${index % 50}`, product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
-});
 
 /** Seeds one merchant with `count` orders (sequence 1..count), printing progress; returns its id. */
 const seedOrders = async (store: Store, key: string, count: number, print: Print): Promise<string> => {
@@ -50,7 +37,7 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
   for (let done = 0; done < count; ) {
     const size = Math.min(STEP, count - done);
     const orders = Array.from({ length: size }, (_, index) => {
-      const input = orderInput(key, done + index);
+      const input = fixtureOrder(key, done + index);
       return buildOrder(input, {
         uuid: orderUuidFor(id, input.order_no),
         seq: first + done + index,
@@ -83,21 +70,9 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
   return id;
 };
 
-type Row = {
-  orders: number;
-  page: string;
-  perPage: number;
-  calls: number;
-  rcu: number;
-  countRcu: number;
-  beforeCalls: number;
-  beforeRcu: number;
-  ok: boolean;
-};
-
 /** Measures page 1, the middle page and the last page of one merchant's order list. */
-const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchantId: string, orders: number): Promise<Row[]> => {
-  const rows: Row[] = [];
+const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchantId: string, orders: number) => {
+  const rows = [];
   // Before group totals, a page read every block count of the bucket (one Query, continued past 1 MB).
   const allBlocks = await measure((store) => readBlockCounts(store, merchantId, 'orders', 'all'));
   for (const perPage of PER_PAGES) {
@@ -128,6 +103,8 @@ const measureMerchant = async (measure: ReturnType<typeof meteredStore>, merchan
   }
   return rows;
 };
+
+type Row = Awaited<ReturnType<typeof measureMerchant>>[number];
 
 const fixed = (value: number) => (Number.isFinite(value) ? (Number.isInteger(value) ? String(value) : value.toFixed(1)) : 'n/a');
 const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');

@@ -3,6 +3,7 @@
  * shared/quota/limiter.ts as simulated containers against DynamoDB Local. The arrivals, the clock
  * and what is reported: docs/contributing.md#how-each-part-measures.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localClientConfig } from '#local/aws-env';
@@ -15,7 +16,7 @@ import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 import type { Print } from './local';
 import { percentile } from './percentile';
 
-export const CONTAINERS_BENCH = {
+const CONTAINERS_BENCH = {
   containers: 20,
   load: 0.7,
   seconds: 30,
@@ -30,24 +31,13 @@ export const CONTAINERS_BENCH = {
 /** What a request does besides its take, holding its container. */
 const HANDLER_MS = 5;
 
-export type ContainersResult = {
-  policy: QuotaPolicy;
-  steady: { sent: number; refused: number; degraded: number };
-  /** Admitted in the flood against what the bucket allows from its first decision to its last (rate x span + burst). */
-  flood: { sent: number; admitted: number; allowed: number };
-  /** The most admitted in any window of the run, less what the bucket allows in it (at most 0). */
-  worstWindowExcess: number;
-  writesPerRequest: number;
-  take: { p50: number; p99: number };
-};
-
 type Outcome = { decision: QuotaDecision; ms: number; flood: boolean };
 
 /**
  * The most any window admitted over what a bucket of `policy` allows in it: for admissions at
  * t_1 <= ... <= t_n, max over a <= b of (b - a + 1) - rate x (t_b - t_a) - burst (<= 0: never more).
  */
-export const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
+const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
   const sorted = [...atUs].sort((a, b) => a - b);
   let lowest = Number.POSITIVE_INFINITY;
   let worst = Number.NEGATIVE_INFINITY;
@@ -59,7 +49,8 @@ export const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
   return worst;
 };
 
-const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchantId: string): Promise<ContainersResult> => {
+/** The containers serving the policy's steady load, then its flood: each request's decision, and the quota's writes in the steady part. */
+const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, merchantId: string) => {
   const { containers: count, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   let writes = 0;
   const containers = Array.from({ length: count }, () => {
@@ -92,7 +83,7 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
       const decision = await container.limiter.admit(merchantId);
       const ms = performance.now() - started;
       outcomes.push({ decision, ms, flood });
-      await new Promise((resolve) => setTimeout(resolve, HANDLER_MS));
+      await sleep(HANDLER_MS);
       const next = queue.shift();
       if (next === undefined) container.busy = false;
       else serve(container, next.flood, next.at);
@@ -112,7 +103,7 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
     while (due < forSeconds * 1000) {
       due += -Math.log(1 - Math.random()) * (1000 / perSecond);
       const wait = started + due - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait > 1) await sleep(wait);
       arrive(flood, started + due);
     }
   };
@@ -122,10 +113,14 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
   await offer(floodFactor * policy.rate, floodSeconds, true);
   while (inFlight.size > 0 || queue.length > 0) await Promise.all([...inFlight]);
   for (const container of containers) container.client.destroy();
+  return { outcomes, steadyWrites, steadyCount };
+};
 
+const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }: Awaited<ReturnType<typeof simulate>>) => {
   const steady = outcomes.filter((outcome) => !outcome.flood);
   const flood = outcomes.filter((outcome) => outcome.flood);
   const floodAt = flood.map((outcome) => outcome.decision.at);
+  const takeMs = steady.map((outcome) => outcome.ms);
   const admittedAt = outcomes.filter((outcome) => outcome.decision.admitted).map((outcome) => outcome.decision.at);
   return {
     policy,
@@ -134,30 +129,20 @@ const run = async (endpoint: string, table: string, policy: QuotaPolicy, merchan
       refused: steady.filter((outcome) => !outcome.decision.admitted).length,
       degraded: steady.filter((outcome) => outcome.decision.degraded).length,
     },
+    // Admitted in the flood against what the bucket allows from its first decision to its last.
     flood: {
       sent: flood.length,
       admitted: flood.filter((outcome) => outcome.decision.admitted).length,
       allowed: Math.floor((policy.rate * (Math.max(...floodAt) - Math.min(...floodAt))) / 1_000_000) + policy.burst,
     },
+    // The most admitted in any window of the run, less what the bucket allows in it (at most 0).
     worstWindowExcess: worstWindowExcess(admittedAt, policy),
     writesPerRequest: steadyWrites / Math.max(1, steadyCount),
-    take: {
-      p50: percentile(
-        steady.map((outcome) => outcome.ms),
-        50,
-      ),
-      p99: percentile(
-        steady.map((outcome) => outcome.ms),
-        99,
-      ),
-    },
+    take: { p50: percentile(takeMs, 50), p99: percentile(takeMs, 99) },
   };
 };
 
-/**
- * DynamoDB Local is a JVM that compiles its hot paths over its first thousand or so requests
- * (DynamoDB has no such warm-up): the quota's own writes, WARM_UP_TAKES of them, before measuring.
- */
+/** The quota's own writes before measuring: DynamoDB Local is a JVM that compiles its hot paths over its first thousand or so requests. */
 const WARM_UP_TAKES = 2000;
 const warmUp = async (endpoint: string, table: string) => {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, ...localClientConfig, ...FUNCTION_CLIENT_CONFIG.dynamodb }));
@@ -171,13 +156,13 @@ const warmUp = async (endpoint: string, table: string) => {
   ddb.destroy();
 };
 
-export const benchQuotaContainers = async (print: Print = console.log): Promise<ContainersResult[]> => {
+export const benchQuotaContainers = async (print: Print = console.log) => {
   const { containers, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   print(
     `\n### Exact across containers\n\nThe limiter as ${containers} containers serving one request at a time (each holds its container for its take and ${HANDLER_MS} ms), against DynamoDB Local: Poisson arrivals at ${load * 100} % of the quota for ${seconds} s, then ${floodFactor}x the quota for ${floodSeconds} s. "Worst window" is the most any window of the run admitted over rate x window + burst (0 or less: never more than the bucket allows).\n`,
   );
   const dynamodb = await startDynamoDbLocal(await freePort(), undefined);
-  const results: ContainersResult[] = [];
+  const results: ReturnType<typeof summarise>[] = [];
   try {
     const { table } = await ensureTable(dynamodb.endpoint, 'live');
     await warmUp(dynamodb.endpoint, table);
@@ -186,7 +171,7 @@ export const benchQuotaContainers = async (print: Print = console.log): Promise<
     );
     print('|---|---|---|---|---|---|---|---|');
     for (const [index, policy] of CONTAINERS_BENCH.policies.entries()) {
-      const result = await run(dynamodb.endpoint, table, policy, `bench-containers-${index}`);
+      const result = summarise(policy, await simulate(dynamodb.endpoint, table, policy, `bench-containers-${index}`));
       results.push(result);
       const share = (result.steady.refused / Math.max(1, result.steady.sent)) * 100;
       print(

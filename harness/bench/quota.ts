@@ -7,42 +7,26 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { type Print, startBenchStack } from './local';
+import { atRate, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
-import { benchQuotaContainers, type ContainersResult } from './quota-containers';
+import { benchQuotaContainers } from './quota-containers';
 
-export const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
-
-export type QuotaBenchResult = {
-  quietAlone: { p50: number; p99: number; refused: number; sent: number };
-  quietBeside: { p50: number; p99: number; refused: number; sent: number };
-  baseline: { p50: number; p99: number };
-  flood: { sent: number; admitted: number; allowed: number };
-  writesPerRequest: number;
-  containers: ContainersResult[];
-};
+const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
 const drive = async (url: string, token: string, rate: number, seconds: number) => {
-  const started = performance.now();
   const answers: { status: number; ms: number }[] = [];
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < rate * seconds; index++) {
-    const wait = started + (index * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await atRate(rate, rate * seconds, () => {
     const sent = performance.now();
-    pending.push(
-      fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          answers.push({ status: response.status, ms: performance.now() - sent });
-        })
-        .catch(() => {
-          answers.push({ status: 0, ms: performance.now() - sent });
-        }),
-    );
-  }
-  await Promise.all(pending);
+    return fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        answers.push({ status: response.status, ms: performance.now() - sent });
+      })
+      .catch(() => {
+        answers.push({ status: 0, ms: performance.now() - sent });
+      });
+  });
   return answers;
 };
 
@@ -72,8 +56,8 @@ const seedTwo = async (stack: LocalStack) => {
   return { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
 };
 
-export const benchQuota = async (print: Print = console.log, options: Partial<typeof QUOTA_BENCH> = {}): Promise<QuotaBenchResult> => {
-  const { rate, floodFactor, seconds, baselineSeconds } = { ...QUOTA_BENCH, ...options };
+export const benchQuota = async (print: Print = console.log) => {
+  const { rate, floodFactor, seconds, baselineSeconds } = QUOTA_BENCH;
   const quietRate = rate / 2;
   print(
     `\n## Quotas: a noisy neighbour (quota ${rate}/s, burst ${2 * rate}; ${new Date().toISOString()})\n\nMerchant B reads at half its quota (${quietRate}/s); merchant A sends ${floodFactor}x its quota (${rate * floodFactor}/s) for ${seconds} s. Baseline: B alone with the quota switched off.\n`,
@@ -104,7 +88,7 @@ export const benchQuota = async (print: Print = console.log, options: Partial<ty
     ]);
     const quietBeside = summary(quietBesideAnswers);
     const admitted = floodAnswers.filter((answer) => answer.status === 200).length;
-    const result: Omit<QuotaBenchResult, 'containers'> = {
+    const result = {
       quietAlone,
       quietBeside,
       baseline,

@@ -13,10 +13,10 @@ import type { CommissionLedger } from '#shared/db/entities/commission';
 import { applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
-import { createOrders, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
-export const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
+const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
 /** The seeded month and its year (`to` exclusive). */
 const MONTH = { from: '2025-11-01', to: '2025-12-01' };
 const YEAR = { from: '2025-01-01', to: '2026-01-01' };
@@ -24,22 +24,10 @@ const YEAR = { from: '2025-01-01', to: '2026-01-01' };
 const SETTLE_MS = 60_000;
 
 const merchant = (key: string) => ({
-  key,
-  name: `Reports bench ${key}`,
-  currency: 'EUR',
-  tokens: [{ key: 'live', kind: 'live' as const }],
+  ...benchMerchant(key, `Reports bench ${key}`),
   tiers: [{ slug: 'gold', name: 'Gold', default: true }],
   segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10 } }],
   affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', tier: 'gold', status: 'active' as const }],
-});
-
-const orderBody = () => ({
-  affiliate_slug: 'alice',
-  order_no: `RP-${randomUUID()}`,
-  total_shipping_value: 495,
-  currency_code: 'EUR',
-  customer: { name: 'Dan Doe', email: 'dan@example.com' },
-  order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
 });
 
 const reportUrl = (base: string, query: Record<string, string>) => `${base}/api/v2/reports/commissions?${new URLSearchParams(query)}`;
@@ -63,8 +51,12 @@ const current = async (base: string, token: string, print: Print) => {
       await sleep(REPORTS_BENCH.pollMs);
     }
   })();
-  await createOrders(base, token, Array.from({ length: REPORTS_BENCH.orders }, orderBody), REPORTS_BENCH.concurrency, () =>
-    answeredAt.push(performance.now()),
+  await createOrders(
+    base,
+    token,
+    Array.from({ length: REPORTS_BENCH.orders }, () => freshCreateBody('RP')),
+    REPORTS_BENCH.concurrency,
+    () => answeredAt.push(performance.now()),
   );
   writingUntil = performance.now();
   await poller;

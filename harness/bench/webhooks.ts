@@ -7,10 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { type Print, startBenchStack } from './local';
+import { atRate, benchMerchant, type Print, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -23,17 +24,17 @@ export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 
 /** 40 endpoints of 20 merchants, more than the stage's 50 deliverers can hold two at a time, with about the same traffic. */
 export const WEBHOOK_BENCH_MANY_HANGING = { noisyMerchants: 20, noisyRate: 1 } as const;
 
-export type WebhookBenchResult = {
-  label: string;
-  /** Each delivered change's latency, ms. */
-  latencies: number[];
-  sent: number;
-  created: number;
-  delivered: number;
-  rate: number;
-  p50: number;
-  p99: number;
-};
+/** A phase's figures: changes sent, answered 200 (created) and delivered, with each delivered change's latency (ms). */
+const phaseResult = (label: string, latencies: number[], counts: { sent: number; created: number; rate: number }) => ({
+  label,
+  latencies,
+  ...counts,
+  delivered: latencies.length,
+  p50: percentile(latencies, 50),
+  p99: percentile(latencies, 99),
+});
+
+export type WebhookBenchResult = ReturnType<typeof phaseResult>;
 
 /** A receiver on 127.0.0.1 that notes when each order change's event arrived (by order and shipping value); `hang` never answers, else 204. */
 export const receiver = async (hang: boolean) => {
@@ -61,31 +62,23 @@ export const receiver = async (hang: boolean) => {
 /** Re-prices the orders' shipping in turn at `rate` per second for `seconds` (values from `firstValue` on); the send time of each change answered 200. */
 const patchAtRate = async (base: string, token: string, orders: readonly string[], firstValue: number, rate: number, seconds: number) => {
   const sentAt = new Map<string, number>();
-  const started = performance.now();
   const total = rate * seconds;
-  const pending: Promise<void>[] = [];
-  for (let index = 0; index < total; index++) {
-    const due = started + (index * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  const took = await atRate(rate, total, (index) => {
     const uuid = orders[index % orders.length] as string;
     const value = firstValue + index;
     const sent = performance.now();
-    pending.push(
-      fetch(`${base}/api/v2/orders/${uuid}`, {
-        method: 'PATCH',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ total_shipping_value: value }),
+    return fetch(`${base}/api/v2/orders/${uuid}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ total_shipping_value: value }),
+    })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
       })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
-        })
-        .catch(() => undefined),
-    );
-  }
-  await Promise.all(pending);
-  return { sentAt, total, rate: total / ((performance.now() - started) / 1000) };
+      .catch(() => undefined);
+  });
+  return { sentAt, total, rate: total / took };
 };
 
 /** A webhook endpoint of the token's merchant at `url`, subscribed to `events`; its uuid. */
@@ -108,7 +101,7 @@ const deleteEndpoint = async (base: string, token: string, uuid: string) => {
 const idle = async (server: Server) => {
   const deadline = performance.now() + 60_000;
   const open = () => new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
-  while (performance.now() < deadline && (await open()) > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (performance.now() < deadline && (await open()) > 0) await sleep(250);
 };
 
 /** Two endpoints at `url` for each merchant: their owners and uuids. */
@@ -120,12 +113,8 @@ const noisyEndpoints = async (base: string, tokens: readonly string[], url: stri
 };
 
 /** A seeded merchant with `count` orders (seeded orders announce nothing: only the changes make events). */
-const benchMerchant = (key: string, orders: readonly string[]) => ({
-  key,
-  name: `Webhook bench ${key}`,
-  currency: 'EUR',
-  tokens: [{ key: 'live', kind: 'live' as const }],
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' as const }],
+const hooksMerchant = (key: string, orders: readonly string[]) => ({
+  ...benchMerchant(key, `Webhook bench ${key}`),
   orders: orders.map((uuid, index) => ({
     key: `o${index}`,
     uuid,
@@ -146,22 +135,13 @@ const deliveredAfter = async (
 ): Promise<WebhookBenchResult> => {
   const deadline = performance.now() + settleMs;
   while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   const latencies = [...sentAt].flatMap(([key, sent]) => {
     const at = arrived.get(key);
     return at === undefined ? [] : [at - sent];
   });
-  return {
-    label,
-    latencies,
-    sent: total,
-    created: sentAt.size,
-    delivered: latencies.length,
-    rate,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
+  return phaseResult(label, latencies, { sent: total, created: sentAt.size, rate });
 };
 
 /** The phases' table, with both alone phases pooled as the baseline, and each comparison against it; returns the figures. */
@@ -170,16 +150,11 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
   const [first, beside, answered, hung, again] = results as [WebhookBenchResult, ...WebhookBenchResult[]];
   const pooled = [first, again].flatMap((row) => (row ? [row] : []));
   const aloneLatencies = pooled.flatMap((row) => row.latencies);
-  const alone: WebhookBenchResult = {
-    label: 'healthy endpoint alone (both alone phases pooled)',
-    latencies: aloneLatencies,
+  const alone = phaseResult('healthy endpoint alone (both alone phases pooled)', aloneLatencies, {
     sent: pooled.reduce((sum, row) => sum + row.sent, 0),
     created: pooled.reduce((sum, row) => sum + row.created, 0),
-    delivered: aloneLatencies.length,
     rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
-    p50: percentile(aloneLatencies, 50),
-    p99: percentile(aloneLatencies, 99),
-  };
+  });
   print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
   print('|---|---|---|---|---|---|---|');
   for (const row of [...results, alone]) {
@@ -209,7 +184,7 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
     const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
     stack = await startBenchStack({ CONSUMER_POLL: 'off' });
     const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: [benchMerchant('hooks', orders), ...noisyOrders.map((list, index) => benchMerchant(`noisy${index}`, list))],
+      merchants: [hooksMerchant('hooks', orders), ...noisyOrders.map((list, index) => hooksMerchant(`noisy${index}`, list))],
     });
     const token = seeded.merchants.hooks?.tokens.live ?? '';
     const base = stack.stages.live.url;

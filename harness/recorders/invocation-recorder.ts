@@ -1,22 +1,17 @@
 import { currentInvocation, observeInvocations } from '#local/invocation-scope';
 
 /**
- * The invocation recorder of the local stage processes, beside the write recorder (which installs
- * it): each invocation's function, duration and the bytes it wrote to stdout and stderr, what the
- * bench prices Lambda duration and log ingestion from (docs/data-model-heat.md#how-it-is-measured).
- * With LOCAL_RECORD_LOGS=count, lines below ERROR are counted, not shown. Not in Lambda.
+ * The invocation recorder the write recorder installs in the local stage processes: each invocation's
+ * function, duration and log bytes (docs/data-model-heat.md#how-it-is-measured). Not in Lambda.
  */
 
 export const RECORD_LOGS_ENV = 'LOCAL_RECORD_LOGS';
 
+/** An invocation: its function, id (awsRequestId), duration in ms and the bytes it wrote to stdout and stderr. */
 export type InvocationRecord = {
-  /** The function (its Lambda context's name). */
   fn: string;
-  /** The invocation (awsRequestId). */
   invocation: string;
-  /** From the handler's start to its end, in ms (the stage process's clock). */
   ms: number;
-  /** Bytes it wrote to stdout and stderr while it ran. */
   logBytes: number;
   ok: boolean;
 };
@@ -27,21 +22,14 @@ type Writable = { write: (chunk: string | Uint8Array, encoding?: BufferEncoding 
 /** A structured (JSON) line below ERROR: counted but not shown when the output is quiet. */
 const belowError = (text: string) => text.trimStart().startsWith('{') && !/"level"\s*:\s*"(ERROR|CRITICAL|FATAL)"/.test(text);
 
-export type InvocationRecorder = {
-  /** The invocations that ended since the last drain. */
-  drain: () => InvocationRecord[];
-  /** Puts the streams' `write` back and stops observing (tests). */
-  stop: () => void;
-};
-
 /**
  * Starts recording every invocation that starts from now on; `quiet` hides an invocation's
  * structured lines below ERROR. The streams default to process.stdout and process.stderr.
  */
-export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}): InvocationRecorder => {
+export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}) => {
   const streams = options.streams ?? [process.stdout as unknown as Writable, process.stderr as unknown as Writable];
   const running = new Map<string, { logBytes: number }>();
-  let records: InvocationRecord[] = [];
+  const records: InvocationRecord[] = [];
   observeInvocations({
     started: (invocation) => running.set(invocation, { logBytes: 0 }),
     ended: ({ invocation, functionName, ms, ok }) => {
@@ -69,14 +57,14 @@ export const recordInvocations = (options: { quiet?: boolean; streams?: Writable
     return { stream, original };
   });
   return {
-    drain: () => {
-      const sent = records;
-      records = [];
-      return sent;
-    },
+    /** The invocations that ended since the last drain. */
+    drain: () => records.splice(0),
+    /** Puts the streams' `write` back and stops observing (tests). */
     stop: () => {
       observeInvocations(undefined);
       for (const { stream, original } of originals) stream.write = original;
     },
   };
 };
+
+export type InvocationRecorder = ReturnType<typeof recordInvocations>;

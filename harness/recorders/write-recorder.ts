@@ -1,26 +1,24 @@
+import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import type { LocalStack } from '#local/stack';
 import { answerStack, STAGE_HOOKS_ENV } from '#local/stage-hooks';
 import { type AwsService, onClientCreated } from '#shared/aws-clients';
 import type { Stage } from '#shared/config';
+import { GLOBAL_INDEXES, type IndexName } from '#shared/db/table-def';
 import { logger } from '#shared/logger';
 import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
 /**
- * The write recorder of the local stage processes, a stage hook (local/stage-hooks.ts) the bench
- * loads through `startLocalStack({ workerEnv: recordingEnv() })`: an AWS SDK middleware, installed
- * like the fault middleware (local/faults.ts), that records every call the functions make, each
- * with its function and invocation, and answers the stack's ask 'write-record' (`takeWriteRecord`)
- * with what it recorded since the last ask. What it records, and how:
+ * The write recorder, a stage hook (local/stage-hooks.ts) of the local stage processes: an AWS SDK
+ * middleware that records every call the functions make. What it records, and how:
  * docs/data-model-heat.md#how-it-is-measured. Nothing of this runs in Lambda.
  */
 
 const WRITE_RECORD_REQUEST = 'write-record';
-export const INDEXES = ['gsi1', 'gsi2', 'gsi3'] as const;
-export type IndexName = (typeof INDEXES)[number];
-/** Indexes that project every attribute, so that any change of an item on them rewrites its index entry. */
-const ALL_PROJECTION: readonly IndexName[] = ['gsi1', 'gsi3'];
-export type Where = 'table' | IndexName;
+const INDEXES = GLOBAL_INDEXES.map((gsi) => gsi.indexName);
+/** Indexes that project every attribute: any change of an item on them rewrites its entry there. */
+const ALL_PROJECTION = GLOBAL_INDEXES.filter((gsi) => gsi.projection === 'ALL').map((gsi): IndexName => gsi.indexName);
+type Where = 'table' | IndexName;
 
 /** One partition written by one item write. */
 export type PartitionWrite = {
@@ -40,13 +38,13 @@ export type CallRecord = {
   operation: string;
   /** The function (its Lambda context's name) or `(outside an invocation)`. */
   fn: string;
-  /** The invocation (awsRequestId), to group the calls of one request. */
+  /** The invocation (awsRequestId). */
   invocation: string;
   /** Round trips: 1 + the SDK's retries. */
   attempts: number;
   ok: boolean;
   error?: string;
-  /** DynamoDB: what the call wrote, one entry per partition reached. */
+  /** DynamoDB writes: one entry per partition reached. */
   writes?: PartitionWrite[];
   /** DynamoDB: units from the call's ConsumedCapacity (true) or estimated (false). */
   measured?: boolean;
@@ -54,17 +52,32 @@ export type CallRecord = {
   rcu?: number;
   /** DynamoDB reads: the partitions read (`gsi1:M#…`, `table:M#…`). */
   reads?: string[];
-  /** SQS/SES: messages sent (SendMessageBatch counts its entries). */
+  /** SQS and SES: messages sent. */
   messages?: number;
-  /** SQS sends: the payload's bytes (bodies and message attributes, all entries of a batch). */
+  /** SQS sends: the payload's bytes. */
   bytes?: number;
-  /** When the call started and ended (performance.now() of the stage process): which calls of an invocation overlapped. */
+  /** When the call started and ended (performance.now() of the stage process). */
   span?: [number, number];
+};
+
+type Attrs = Record<string, unknown>;
+/** The parts of a DynamoDB command's input the recorder reads, whichever command it is. */
+type Input = {
+  Item?: Attrs;
+  Key?: Attrs;
+  UpdateExpression?: string;
+  KeyConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Attrs;
+  IndexName?: string;
+  ReturnConsumedCapacity?: string;
+  TransactItems?: { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs }; Get?: { Key?: Attrs } }[];
+  /** BatchWriteItem's requests per table, or BatchGetItem's keys per table. */
+  RequestItems?: Record<string, { PutRequest?: { Item?: Attrs }; DeleteRequest?: { Key?: Attrs } }[] | { Keys?: Attrs[] }>;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Values: the document client's plain values, or AttributeValues of the low-level client.
-type Attrs = Record<string, unknown>;
 const plain = (value: unknown): unknown => {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const entries = Object.entries(value as Attrs);
@@ -154,14 +167,14 @@ const clauses = (expression: string): Record<string, string[]> => {
   return result;
 };
 
-const updateWrite = (update: Attrs): ItemWrite => {
-  const key = (update.Key ?? {}) as Attrs;
-  const names = (update.ExpressionAttributeNames ?? {}) as Record<string, string>;
-  const values = (update.ExpressionAttributeValues ?? {}) as Attrs;
+const updateWrite = (update: Input): ItemWrite => {
+  const key = update.Key ?? {};
+  const names = update.ExpressionAttributeNames ?? {};
+  const values = update.ExpressionAttributeValues ?? {};
   const resolveName = (path: string) => names[path.trim()] ?? path.trim();
   const before = known.get(itemId(key));
   const after: Known = { index: { ...before?.index }, bytes: Math.max(before?.bytes ?? 0, sizeOf(key) + sizeOf(values)) };
-  const actions = clauses(String(update.UpdateExpression ?? ''));
+  const actions = clauses(update.UpdateExpression ?? '');
   const changed = new Map<IndexName, string | undefined>();
   for (const action of actions.SET ?? []) {
     const [path, value = ''] = action.split(/=(.*)/s).map((part) => part.trim());
@@ -186,7 +199,6 @@ const updateWrite = (update: Attrs): ItemWrite => {
         after.index[where] = now;
       } else delete after.index[where];
     } else if (ALL_PROJECTION.includes(where) && was !== undefined) {
-      // Any change of an item on an ALL-projection index rewrites its entry there.
       index.push({ where, key: was });
     }
   }
@@ -203,31 +215,31 @@ const deleteWrite = (key: Attrs): ItemWrite => {
 };
 
 /** The items a write call writes (ConditionCheck parts write nothing, but a transaction pays for them). */
-const itemWrites = (operation: string, input: Attrs): { writes: ItemWrite[]; transaction: boolean } => {
+const itemWrites = (operation: string, input: Input): { writes: ItemWrite[]; transaction: boolean } => {
   switch (operation) {
     case 'PutItem':
-      return { writes: [putWrite((input.Item ?? {}) as Attrs)], transaction: false };
+      return { writes: [putWrite(input.Item ?? {})], transaction: false };
     case 'UpdateItem':
       return { writes: [updateWrite(input)], transaction: false };
     case 'DeleteItem':
-      return { writes: [deleteWrite((input.Key ?? {}) as Attrs)], transaction: false };
+      return { writes: [deleteWrite(input.Key ?? {})], transaction: false };
     case 'TransactWriteItems':
       return {
         transaction: true,
-        writes: ((input.TransactItems ?? []) as Attrs[]).flatMap((part) => {
-          if (part.Put) return [putWrite(((part.Put as Attrs).Item ?? {}) as Attrs)];
-          if (part.Update) return [updateWrite(part.Update as Attrs)];
-          if (part.Delete) return [deleteWrite(((part.Delete as Attrs).Key ?? {}) as Attrs)];
+        writes: (input.TransactItems ?? []).flatMap((part) => {
+          if (part.Put) return [putWrite(part.Put.Item ?? {})];
+          if (part.Update) return [updateWrite(part.Update)];
+          if (part.Delete) return [deleteWrite(part.Delete.Key ?? {})];
           return [];
         }),
       };
     case 'BatchWriteItem':
       return {
         transaction: false,
-        writes: Object.values((input.RequestItems ?? {}) as Record<string, Attrs[]>).flatMap((requests) =>
-          requests.flatMap((request) => {
-            if (request.PutRequest) return [putWrite(((request.PutRequest as Attrs).Item ?? {}) as Attrs)];
-            if (request.DeleteRequest) return [deleteWrite(((request.DeleteRequest as Attrs).Key ?? {}) as Attrs)];
+        writes: Object.values(input.RequestItems ?? {}).flatMap((requests) =>
+          (Array.isArray(requests) ? requests : []).flatMap((request) => {
+            if (request.PutRequest) return [putWrite(request.PutRequest.Item ?? {})];
+            if (request.DeleteRequest) return [deleteWrite(request.DeleteRequest.Key ?? {})];
             return [];
           }),
         ),
@@ -238,38 +250,27 @@ const itemWrites = (operation: string, input: Attrs): { writes: ItemWrite[]; tra
 };
 
 /** The partition a read reads: GetItem's key, a Query's key condition (its first equality). */
-const readPartitions = (operation: string, input: Attrs): string[] => {
-  if (operation === 'GetItem') return [`table:${str((input.Key as Attrs | undefined)?.pk) ?? '?'}`];
+const readPartitions = (operation: string, input: Input): string[] => {
+  if (operation === 'GetItem') return [`table:${str(input.Key?.pk) ?? '?'}`];
   if (operation === 'Query') {
-    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
-    const values = (input.ExpressionAttributeValues ?? {}) as Attrs;
-    const match = String(input.KeyConditionExpression ?? '').match(/([#A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/);
-    const where = typeof input.IndexName === 'string' ? input.IndexName : 'table';
+    const names = input.ExpressionAttributeNames ?? {};
+    const values = input.ExpressionAttributeValues ?? {};
+    const match = (input.KeyConditionExpression ?? '').match(/([#A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/);
+    const where = input.IndexName ?? 'table';
     const attribute = match ? (names[match[1] ?? ''] ?? match[1]) : '?';
     return [
       `${where}:${attribute === `${where === 'table' ? '' : where}pk` || attribute === 'pk' ? '' : `${attribute}=`}${str(values[match?.[2] ?? '']) ?? '?'}`,
     ];
   }
   if (operation === 'BatchGetItem')
-    return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Attrs[] }>).flatMap((request) =>
-      (request.Keys ?? []).map((key) => `table:${str(key.pk) ?? '?'}`),
+    return Object.values(input.RequestItems ?? {}).flatMap((request) =>
+      (Array.isArray(request) ? [] : (request.Keys ?? [])).map((key) => `table:${str(key.pk) ?? '?'}`),
     );
-  if (operation === 'TransactGetItems')
-    return ((input.TransactItems ?? []) as Attrs[]).map(
-      (part) => `table:${str(((part.Get as Attrs | undefined)?.Key as Attrs | undefined)?.pk) ?? '?'}`,
-    );
+  if (operation === 'TransactGetItems') return (input.TransactItems ?? []).map((part) => `table:${str(part.Get?.Key?.pk) ?? '?'}`);
   return [];
 };
 
-type Capacity = {
-  CapacityUnits?: number;
-  ReadCapacityUnits?: number;
-  WriteCapacityUnits?: number;
-  Table?: { CapacityUnits?: number };
-  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
-};
-
-const units = (capacity: Capacity[]): { total: number; byWhere: Partial<Record<Where, number>> } => {
+const units = (capacity: ConsumedCapacity[]) => {
   const byWhere: Partial<Record<Where, number>> = {};
   let total = 0;
   for (const entry of capacity) {
@@ -295,9 +296,9 @@ const partitionWrites = (
       entries.push({
         where: index.where,
         key: index.key,
-        // An index entry removed costs 1 unit; a written one its (projected) size.
-        wcu: (index.removed || index.where === 'gsi2' ? 1 : kb(write.bytes)) * factor,
-        bytes: index.removed || index.where === 'gsi2' ? 1 : write.bytes,
+        // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
+        wcu: (index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : kb(write.bytes)) * factor,
+        bytes: index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : write.bytes,
         ...(index.removed ? { removed: true } : {}),
       });
   }
@@ -350,10 +351,6 @@ const noteFunctionNames = () => {
 /** What one stage process recorded since it was last asked: every call, and every invocation that ended. */
 export type WriteRecord = { records: CallRecord[]; invocations: InvocationRecord[] };
 
-// ---------------------------------------------------------------------------------------------
-const SQS_MESSAGES = (operation: string, input: Attrs) =>
-  operation === 'SendMessageBatch' ? ((input.Entries ?? []) as unknown[]).length : operation.startsWith('Send') ? 1 : 0;
-
 /** A message's payload as SQS measures it: its body plus each attribute's name, type and value. */
 const messageBytes = (message: Attrs) =>
   Buffer.byteLength(String(message.MessageBody ?? '')) +
@@ -366,117 +363,88 @@ const messageBytes = (message: Attrs) =>
       ((attribute.BinaryValue as Uint8Array | undefined)?.byteLength ?? 0),
     0,
   );
-const SQS_BYTES = (operation: string, input: Attrs) =>
-  operation === 'SendMessageBatch'
-    ? ((input.Entries ?? []) as Attrs[]).reduce((sum, entry) => sum + messageBytes(entry), 0)
-    : operation === 'SendMessage'
-      ? messageBytes(input)
-      : undefined;
 
-const errorName = (error: unknown) => (error instanceof Error ? error.name : String(error));
+/** An SQS or SES call's messages (SendMessageBatch counts its entries) and, for SQS sends, their payload's bytes. */
+const messageFigures = (service: AwsService, operation: string, input: Attrs): Partial<CallRecord> => {
+  const entries = operation === 'SendMessageBatch' ? ((input.Entries ?? []) as Attrs[]) : operation.startsWith('Send') ? [input] : [];
+  const sqsSend = service === 'sqs' && (operation === 'SendMessage' || operation === 'SendMessageBatch');
+  return { messages: entries.length, ...(sqsSend ? { bytes: entries.reduce((sum, entry) => sum + messageBytes(entry), 0) } : {}) };
+};
 
+/** A DynamoDB call's writes or reads once answered (`capacity` undefined when it failed); `commit` notes its items after a success. */
+const dynamoFigures = (operation: string, input: Input) => {
+  input.ReturnConsumedCapacity ??= 'INDEXES';
+  const { writes, transaction } = itemWrites(operation, input);
+  const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
+  const reads = isWrite ? [] : readPartitions(operation, input);
+  return {
+    figures: (capacity: ConsumedCapacity[] | undefined): Partial<CallRecord> => {
+      const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
+      // A read that failed is estimated at 1 unit.
+      if (!isWrite) return { measured: measured !== undefined, reads, rcu: measured ? measured.total : 1 };
+      const partitions = partitionWrites(writes, transaction, measured?.byWhere);
+      return {
+        measured: measured !== undefined,
+        writes: partitions,
+        wcu: measured?.total ?? partitions.reduce((sum, entry) => sum + entry.wcu, 0),
+      };
+    },
+    commit: () => {
+      for (const write of writes) {
+        const id = `${write.pk}\u0000${write.sk}`;
+        if (write.after) known.set(id, write.after);
+        else known.delete(id);
+      }
+    },
+  };
+};
+
+/** Records every call of a client into `records`, each with its function, invocation, round trips and figures. */
 const recorderMiddleware =
   (service: AwsService, records: CallRecord[]): InitializeMiddleware<object, MetadataBearer> =>
   (next, context) =>
   async (args) => {
     const operation = (context.commandName ?? '').replace(/Command$/, '');
     const input = args.input as Attrs;
-    const { fn, invocation } = currentFunction();
+    const caller = currentFunction();
     const startedAt = performance.now();
-    const span = (): [number, number] => [startedAt, performance.now()];
-    if (service !== 'dynamodb') {
-      const bytes = service === 'sqs' ? SQS_BYTES(operation, input) : undefined;
-      const base = {
+    const dynamo = service === 'dynamodb' ? dynamoFigures(operation, input) : undefined;
+    const record = (ok: boolean, attempts: number | undefined, capacity?: ConsumedCapacity | ConsumedCapacity[], error?: unknown) =>
+      records.push({
         service,
         operation,
-        fn,
-        invocation,
-        messages: SQS_MESSAGES(operation, input),
-        ...(bytes === undefined ? {} : { bytes }),
-      };
-      try {
-        const output = await next(args);
-        records.push({ ...base, attempts: output.output.$metadata?.attempts ?? 1, ok: true, span: span() });
-        return output;
-      } catch (error) {
-        records.push({
-          ...base,
-          attempts: (error as MetadataBearer).$metadata?.attempts ?? 1,
-          ok: false,
-          error: errorName(error),
-          span: span(),
-        });
-        throw error;
-      }
-    }
-    input.ReturnConsumedCapacity ??= 'INDEXES';
-    const { writes, transaction } = itemWrites(operation, input);
-    const reads = readPartitions(operation, input);
-    const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
-    const record = (ok: boolean, attempts: number, capacity: Capacity[] | undefined, error?: unknown): CallRecord => {
-      const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
-      const partitions = isWrite ? partitionWrites(writes, transaction, measured?.byWhere) : undefined;
-      const estimatedWcu = partitions?.reduce((sum, entry) => sum + entry.wcu, 0) ?? 0;
-      return {
-        service,
-        operation,
-        fn,
-        invocation,
-        attempts,
+        ...caller,
+        attempts: attempts ?? 1,
         ok,
-        span: span(),
-        ...(error === undefined ? {} : { error: errorName(error) }),
-        measured: measured !== undefined,
-        ...(isWrite
-          ? { writes: partitions, wcu: measured ? measured.total : estimatedWcu }
-          : // A read without an answer (an error) is estimated at 1 unit.
-            { reads, rcu: measured ? measured.total : 1 }),
-      };
-    };
+        ...(error === undefined ? {} : { error: error instanceof Error ? error.name : String(error) }),
+        span: [startedAt, performance.now()],
+        ...(dynamo ? dynamo.figures(capacity === undefined ? undefined : [capacity].flat()) : messageFigures(service, operation, input)),
+      });
     try {
       const output = await next(args);
-      const result = output.output as MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[] };
-      const capacity = result.ConsumedCapacity === undefined ? undefined : [result.ConsumedCapacity].flat();
-      records.push(record(true, result.$metadata?.attempts ?? 1, capacity));
-      for (const write of writes) {
-        const id = `${write.pk}\u0000${write.sk}`;
-        if (write.after) known.set(id, write.after);
-        else known.delete(id);
-      }
+      const result = output.output as MetadataBearer & { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+      record(true, result.$metadata?.attempts, result.ConsumedCapacity);
+      dynamo?.commit();
       return output;
     } catch (error) {
       // A refused write (its condition failed) still costs its units; the item did not change.
-      records.push(record(false, (error as MetadataBearer).$metadata?.attempts ?? 1, undefined, error));
+      record(false, (error as MetadataBearer).$metadata?.attempts, undefined, error);
       throw error;
     }
   };
 
-/**
- * The stage hook's entry (local/stage-hooks.ts): installs the recorder on every client the
- * functions build from now on, and the invocation recorder (LOCAL_RECORD_LOGS=count: an
- * invocation's lines below ERROR counted, not shown), and answers the stack's 'write-record' ask.
- * The stage process calls it before the handlers load.
- */
-export const install = (env: NodeJS.ProcessEnv = process.env) => {
-  let records: CallRecord[] = [];
+/** The stage hook's entry: records every client the functions build from now on and every invocation, and answers 'write-record'. */
+export const install = (env: NodeJS.ProcessEnv) => {
+  const records: CallRecord[] = [];
   const invocations = recordInvocations({ quiet: env[RECORD_LOGS_ENV] === 'count' });
   noteFunctionNames();
-  onClientCreated((client, service) => {
-    // `records` is read when a command runs, so a drained record starts afresh.
-    const middleware: InitializeMiddleware<object, MetadataBearer> = (next, context) => recorderMiddleware(service, records)(next, context);
-    client.middlewareStack.add(middleware, { step: 'initialize', priority: 'high', name: 'localWriteRecorder' });
-  });
-  answerStack(WRITE_RECORD_REQUEST, (): WriteRecord => {
-    const sent = records;
-    records = [];
-    return { records: sent, invocations: invocations.drain() };
-  });
+  onClientCreated((client, service) =>
+    client.middlewareStack.add(recorderMiddleware(service, records), { step: 'initialize', priority: 'high', name: 'localWriteRecorder' }),
+  );
+  answerStack(WRITE_RECORD_REQUEST, (): WriteRecord => ({ records: records.splice(0), invocations: invocations.drain() }));
 };
 
-/**
- * The environment of stage processes that record (`startLocalStack({ workerEnv })`): this module as
- * their stage hook; `countLogs` counts an invocation's lines below ERROR without showing them.
- */
+/** The stage processes' environment to record (`startLocalStack({ workerEnv })`); `countLogs` counts lines below ERROR, not shown. */
 export const recordingEnv = (options: { countLogs?: boolean } = {}): Record<string, string> => ({
   [STAGE_HOOKS_ENV]: import.meta.filename,
   ...(options.countLogs ? { [RECORD_LOGS_ENV]: 'count' } : {}),
