@@ -7,7 +7,7 @@ import { getMerchant } from '#shared/db/entities/merchant';
 import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, seedDemo } from './demo';
-import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
+import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator, stopProcess } from './emulators';
 import { FAULT_TALLY_REQUEST, parseFaultSpec } from './faults';
 import { assertPortsFree, type Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
@@ -27,15 +27,9 @@ export type LocalStackOptions = {
   /** Where DynamoDB Local keeps its data; undefined runs in memory. */
   dataDir?: string;
   seedDemo?: boolean;
-  /**
-   * Extra environment for the stage processes (log level, relay timing, cache TTL; LOCAL_STAGE_HOOKS:
-   * modules of the caller's own that each stage process loads, local/stage-hooks.ts).
-   */
+  /** Extra environment for the stage processes (log level, cache TTL, LOCAL_STAGE_HOOKS of local/stage-hooks.ts). */
   workerEnv?: Record<string, string>;
-  /**
-   * An emulator process died (or a stage process keeps dying): the stack cannot serve any more.
-   * `npm start` prints the line and exits non-zero; by default the line is printed.
-   */
+  /** An emulator process died (or a stage process keeps dying): the stack cannot serve any more (default: printed). */
   onFatal?: (message: string) => void;
   /** A stage process died and was restarted (default: printed). */
   onRestart?: (message: string) => void;
@@ -91,8 +85,6 @@ export type LocalStack = {
   stop: () => Promise<void>;
 };
 
-/** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
-
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
 export const stageEnvironment = (
   stage: Stage,
@@ -130,20 +122,11 @@ export const startWorker = (stage: Stage, port: number, env: Record<string, stri
     child.once('exit', (code) => reject(new Error(`${stage} stage process exited with code ${code}`)));
   });
 
-const seedDemoIfMissing = async (store: Store, stage: Stage, port: number): Promise<SeedResult | undefined> => {
-  if (await getMerchant(store, DEMO.merchantId, true)) return undefined;
-  return seedDemo(store, stage, port);
-};
-
-/**
- * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
- * merchant (first start only), and one process per stage serving the API.
- */
 /** A stage process's environment: its stage's resources, the faults asked for, its stream checkpoints when data is kept, and what the caller adds. */
 const workerEnvOf = (
   stage: Stage,
   info: StageInfo,
-  endpoints: Parameters<typeof stageEnvironment>[2],
+  endpoints: LocalStack['endpoints'],
   options: LocalStackOptions,
   faulty: boolean,
 ): Record<string, string> => ({
@@ -167,36 +150,28 @@ const prepareStages = async (endpoints: LocalStack['endpoints'], options: LocalS
     const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
     const queues = await ensureQueues(endpoints.sqs, stage);
     const store = createStore(table, endpoints.dynamodb);
-    if (options.seedDemo) {
-      const seeded = await seedDemoIfMissing(store, stage, options.ports[stage]);
-      if (seeded) demo[stage] = seeded;
-    }
+    if (options.seedDemo && !(await getMerchant(store, DEMO.merchantId, true)))
+      demo[stage] = await seedDemo(store, stage, options.ports[stage]);
     stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${options.ports[stage]}` };
   }
   return { stages, demo };
 };
 
+/**
+ * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
+ * merchant (first start only), and one process per stage serving the API.
+ */
 export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
   const { ports } = options;
   useLocalAwsEnv();
   const started: Emulator[] = [];
-  const workers: ChildProcess[] = [];
-  const workersByStage = new Map<Stage, ChildProcess>();
+  const workers = new Map<Stage, ChildProcess>();
   const onFatal = options.onFatal ?? ((message: string) => console.error(message));
   const onRestart = options.onRestart ?? ((message: string) => console.error(message));
   let stopping = false;
   const stop = async () => {
     stopping = true;
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((done) => {
-            if (worker.exitCode !== null || worker.signalCode !== null) return done();
-            worker.once('exit', () => done());
-            worker.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all([...workers.values()].map(stopProcess));
     await Promise.allSettled(started.reverse().map((emulator) => emulator.stop()));
   };
   try {
@@ -224,8 +199,6 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
       child.once('exit', (code, signal) => {
         if (stopping) return;
-        const index = workers.indexOf(child);
-        if (index >= 0) workers.splice(index, 1);
         const now = Date.now();
         const recent = [...restarts.filter((time) => time > now - 60_000), now];
         if (recent.length > MAX_RESTARTS_PER_MINUTE) {
@@ -241,8 +214,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
               replacement.kill('SIGTERM');
               return;
             }
-            workers.push(replacement);
-            workersByStage.set(stage, replacement);
+            workers.set(stage, replacement);
             supervise(stage, env, replacement, recent);
           },
           (error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`),
@@ -253,13 +225,12 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       STAGES.map(async (stage) => {
         const env = workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0);
         const child = await startWorker(stage, ports[stage], env);
-        workers.push(child);
-        workersByStage.set(stage, child);
+        workers.set(stage, child);
         supervise(stage, env, child, []);
       }),
     );
     const ask = async <T>(request: string, timeoutMs = 10_000) => {
-      const answers = await Promise.all(STAGES.map((stage) => askStage(workersByStage.get(stage), request, timeoutMs)));
+      const answers = await Promise.all(STAGES.map((stage) => askStage(workers.get(stage), request, timeoutMs)));
       return Object.fromEntries(STAGES.map((stage, index) => [stage, answers[index]])) as Record<Stage, T | undefined>;
     };
     const faultTally = async () => {
