@@ -41,28 +41,7 @@ export type Checkpoints = {
 };
 
 /** What Lambda sends the on-failure destination of a DynamoDB stream mapping when it gives a batch up. */
-export type OnFailureRecord = {
-  requestContext: {
-    requestId: string;
-    functionArn: string;
-    condition: 'RetryAttemptsExhausted';
-    approximateInvokeCount: number;
-  };
-  responseContext: { statusCode: number; executedVersion: string; functionError?: string };
-  version: '1.0';
-  /** When the batch was given up (ISO 8601, milliseconds). */
-  timestamp: string;
-  DDBStreamBatchInfo: {
-    shardId: string;
-    startSequenceNumber: string;
-    endSequenceNumber: string;
-    /** ApproximateCreationDateTime of the first record, ISO 8601 to the second (2019-11-14T00:13:19Z). */
-    approximateArrivalOfFirstRecord: string;
-    approximateArrivalOfLastRecord: string;
-    batchSize: number;
-    streamArn: string;
-  };
-};
+export type OnFailureRecord = ReturnType<typeof onFailureRecord>;
 
 export type StreamPollerOptions = {
   client: DynamoDBStreamsClient;
@@ -93,16 +72,8 @@ export type StreamPollerOptions = {
   onError?: (error: Error) => void;
 };
 
-export type StreamPollResult = {
-  /** Handler invocations in this round (one batch per shard at most). */
-  invocations: number;
-  /** Records handed to the handler, over those invocations. */
-  records: number;
-  /** Records the checkpoints moved past: processed, or given up. */
-  checkpointed: number;
-  /** Records given up in this round (their batches went to onBatchDiscarded). */
-  discarded: number;
-};
+/** A round's handler invocations (one per shard at most), the records they got, those the checkpoints moved past and those given up. */
+export type StreamPollResult = ReturnType<typeof emptyResult>;
 
 /** pollOnce: one round (the shard list when due, then one step per readable shard); start polls until stop(). */
 export type StreamPoller = ReturnType<typeof createStreamPoller>;
@@ -290,10 +261,10 @@ const SHARD_LIST_REFRESH_MS = 10_000;
 /** The loop's pause after a failed round. */
 const ERROR_BACKOFF_MS = 2000;
 
-const emptyResult = (): StreamPollResult => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
+const emptyResult = () => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
 
 /** What the on-failure destination gets for a batch given up after its last retry. */
-const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string): OnFailureRecord => {
+const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string) => {
   const first = batch.records[0];
   const last = batch.records.at(-1);
   const { lastInvocation } = batch;
@@ -301,7 +272,7 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
     requestContext: {
       requestId: lastInvocation?.requestId ?? '',
       functionArn: lastInvocation?.functionArn ?? lambdaContext(functionName).invokedFunctionArn,
-      condition: 'RetryAttemptsExhausted',
+      condition: 'RetryAttemptsExhausted' as const,
       approximateInvokeCount: batch.retries + 1,
     },
     responseContext: {
@@ -309,12 +280,13 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
       executedVersion: '$LATEST',
       ...(lastInvocation?.functionError ? { functionError: lastInvocation.functionError } : {}),
     },
-    version: '1.0',
+    version: '1.0' as const,
     timestamp: new Date().toISOString(),
     DDBStreamBatchInfo: {
       shardId: shard.shardId,
       startSequenceNumber: sequenceNumberOf(first),
       endSequenceNumber: sequenceNumberOf(last),
+      // ISO 8601 to the second (2019-11-14T00:13:19Z), where the timestamp has milliseconds.
       approximateArrivalOfFirstRecord: isoSeconds(first?.dynamodb?.ApproximateCreationDateTime),
       approximateArrivalOfLastRecord: isoSeconds(last?.dynamodb?.ApproximateCreationDateTime),
       batchSize: batch.records.length,
@@ -373,7 +345,7 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
     }
     return [];
   };
-  return { read };
+  return read;
 };
 
 /**
@@ -529,7 +501,7 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
     return !parent || isDone(parent);
   };
 
-  const { read } = shardReader(client, streamArn, settings.readLimit, onError);
+  const read = shardReader(client, streamArn, settings.readLimit, onError);
   const { checkpoint, discard, settle } = shardProgress(options, settings);
 
   /** One invocation with a shard's batch, as Lambda makes it: what it answered or threw, and the invocation, for the on-failure record. */
