@@ -56,10 +56,8 @@ export const matchRoute = (compiled: CompiledRoute[], method: string, path: stri
 
 /** API Gateway's `requestContext.requestTime` format: `22/Nov/2026:09:30:00 +0000`. */
 export const requestTimeOf = (epoch: number) => {
-  const date = new Date(epoch);
-  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+  const [, day, month, year, time] = new Date(epoch).toUTCString().split(' '); // Sun, 22 Nov 2026 09:30:00 GMT
+  return `${day}/${month}/${year}:${time} +0000`;
 };
 
 /** API Gateway's domainPrefix is the host's first label; a local address has none, so `localhost`. */
