@@ -195,40 +195,23 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const endpoints = { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint };
 
     const { stages, demo } = await prepareStages(endpoints, options);
-    // Supervision: a stage process that dies is started again (one line says so).
-    const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
+    // A stage process that dies is started again (one line says so), unless it keeps dying.
+    const launch = async (stage: Stage, env: Record<string, string>, restarts: number[]) => {
+      const child = await startWorker(stage, ports[stage], env);
+      if (stopping) return stopProcess(child);
+      workers.set(stage, child);
       child.once('exit', (code, signal) => {
         if (stopping) return;
         const now = Date.now();
         const recent = [...restarts.filter((time) => time > now - 60_000), now];
-        if (recent.length > MAX_RESTARTS_PER_MINUTE) {
-          onFatal(
-            `The ${stage} stage process died ${recent.length} times within a minute (last: ${signal ?? `code ${code}`}); not restarting it.`,
-          );
-          return;
-        }
-        onRestart(`The ${stage} stage process exited (${signal ?? `code ${code}`}); restarting it on port ${ports[stage]}.`);
-        startWorker(stage, ports[stage], env).then(
-          (replacement) => {
-            if (stopping) {
-              replacement.kill('SIGTERM');
-              return;
-            }
-            workers.set(stage, replacement);
-            supervise(stage, env, replacement, recent);
-          },
-          (error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`),
-        );
+        const how = signal ?? `code ${code}`;
+        if (recent.length > MAX_RESTARTS_PER_MINUTE)
+          return onFatal(`The ${stage} stage process died ${recent.length} times within a minute (last: ${how}); not restarting it.`);
+        onRestart(`The ${stage} stage process exited (${how}); restarting it on port ${ports[stage]}.`);
+        launch(stage, env, recent).catch((error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`));
       });
     };
-    await Promise.all(
-      STAGES.map(async (stage) => {
-        const env = workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0);
-        const child = await startWorker(stage, ports[stage], env);
-        workers.set(stage, child);
-        supervise(stage, env, child, []);
-      }),
-    );
+    await Promise.all(STAGES.map((stage) => launch(stage, workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0), [])));
     const ask = async <T>(request: string, timeoutMs = 10_000) => {
       const answers = await Promise.all(STAGES.map((stage) => askStage(workers.get(stage), request, timeoutMs)));
       return Object.fromEntries(STAGES.map((stage, index) => [stage, answers[index]])) as Record<Stage, T | undefined>;
