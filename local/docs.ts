@@ -6,11 +6,8 @@ import { escapeHtml } from '#shared/mail/messages';
 import { DEMO } from './demo';
 
 /**
- * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token.
- * The page is Swagger UI, served from the swagger-ui-dist package in node_modules (no CDN: these
- * machines are offline). The document is the committed openapi.json with this stage as its first
- * server, so "Try it out" calls the local stage; the deployed stages do not serve it (docs/openapi.md).
- * It also answers the local invitation link (invitationPage).
+ * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token (docs/openapi.md),
+ * and the local invitation link. Swagger UI is served from node_modules, not a CDN: these machines are offline.
  */
 
 const require = createRequire(import.meta.url);

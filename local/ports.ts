@@ -71,10 +71,8 @@ export const freePorts = async (): Promise<Ports> => ({
 });
 
 /**
- * Where each running `npm start` records itself (its ports, and the data it keeps), so
- * `npm run invoke` (and anything else on this machine) finds it without the port env, and a second
- * stack does not open data another one keeps. Each stack adds its record at start and removes it at
- * exit; records of processes that no longer run are ignored and dropped at the next write.
+ * Where each running `npm start` records its ports and the data it keeps, so the tools find it without the port
+ * env and a second stack does not open data another one keeps. Records of processes that no longer run are ignored.
  */
 export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 

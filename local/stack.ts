@@ -16,9 +16,8 @@ import { isStageAnswer } from './stage-hooks';
 const ROOT = resolve(import.meta.dirname, '..');
 
 /**
- * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data
- * written by an older layout (before sequenced lists and block counts) stays in its own
- * directory and is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
+ * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data of an
+ * older layout is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
  */
 export const LOCAL_DATA_DIR = 'dynamodb-v2';
 

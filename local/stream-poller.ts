@@ -24,11 +24,8 @@ import { invokeScoped } from './invocation-scope';
 import { stoppableLoop } from './loop';
 
 /**
- * Local stand-in for Lambda's DynamoDB Streams event source mapping, as local/sqs-poller.ts is for
- * the SQS one: reads a table's stream from DynamoDB Local, hands each batch to the same handler as
- * a DynamoDBStreamEvent, and keeps the mapping's checkpoint, retries, bisection and on-failure
- * destination. How to use it, the mapping's rules it follows and where DynamoDB Local differs are
- * described in docs/architecture.md#the-local-stream-poller.
+ * Local stand-in for Lambda's DynamoDB Streams event source mapping (local/sqs-poller.ts is the SQS
+ * one), with its checkpoints, retries, bisection and on-failure destination: docs/architecture.md#the-local-stream-poller.
  */
 
 /** The function's handler: it may return a partial batch response, or nothing (a complete success). */
