@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
@@ -35,20 +35,16 @@ const received: Received[] = [];
 /** The endpoints of this stage whose URL is this inbox path (a local table: a Scan, every page of it, is fine here). */
 const endpointsAt = async (path: string) => {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await functionTable.ddb.send(
-      new ScanCommand({
-        TableName: functionTable.table,
-        FilterExpression: '#type = :type',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
+  const pages = paginateScan(
+    { client: functionTable.ddb },
+    {
+      TableName: functionTable.table,
+      FilterExpression: '#type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
+    },
+  );
+  for await (const page of pages) items.push(...(page.Items ?? []));
   return items.filter((item) => {
     try {
       const url = new URL(String(item.url));
