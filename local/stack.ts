@@ -67,29 +67,12 @@ export const MAX_RESTARTS_PER_MINUTE = 5;
 
 export type StageInfo = StageQueues & { table: string; streamArn: string; url: string; store: Store };
 
-export type LocalStack = {
-  ports: Ports;
-  endpoints: { dynamodb: string; sqs: string; ses: string };
-  stages: Record<Stage, StageInfo>;
-  /** The demo seed's result per stage, when it was seeded by this start. */
-  demo: Partial<Record<Stage, SeedResult>>;
-  /** How often each fault rule fired so far, per stage. */
-  faultTally: () => Promise<Record<Stage, Record<string, number>>>;
-  /**
-   * Asks every stage process for what it keeps under `request` (a module of workerEnv
-   * LOCAL_STAGE_HOOKS answers it, local/stage-hooks.ts): each stage's answer, undefined where none
-   * came within `timeoutMs` (default 10 s).
-   */
-  ask: <T>(request: string, timeoutMs?: number) => Promise<Record<Stage, T | undefined>>;
-  stop: () => Promise<void>;
-};
+export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+
+type Endpoints = { dynamodb: string; sqs: string; ses: string };
 
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
-export const stageEnvironment = (
-  stage: Stage,
-  info: Pick<StageInfo, 'table' | 'streamArn' | 'queueUrls'>,
-  endpoints: LocalStack['endpoints'],
-) => ({
+export const stageEnvironment = (stage: Stage, info: Pick<StageInfo, 'table' | 'streamArn' | 'queueUrls'>, endpoints: Endpoints) => ({
   ...LOCAL_AWS_ENV,
   AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
   AWS_ENDPOINT_URL_SQS: endpoints.sqs,
@@ -125,7 +108,7 @@ export const startWorker = (stage: Stage, port: number, env: Record<string, stri
 const workerEnvOf = (
   stage: Stage,
   info: StageInfo,
-  endpoints: LocalStack['endpoints'],
+  endpoints: Endpoints,
   options: LocalStackOptions,
   faulty: boolean,
 ): Record<string, string> => ({
@@ -142,9 +125,10 @@ const workerEnvOf = (
 });
 
 /** Each stage's table and queues (created when missing), its store, and the demo merchant when asked for. */
-const prepareStages = async (endpoints: LocalStack['endpoints'], options: LocalStackOptions) => {
+const prepareStages = async (endpoints: Endpoints, options: LocalStackOptions) => {
   const stages = {} as Record<Stage, StageInfo>;
-  const demo: LocalStack['demo'] = {};
+  // The demo seed's result per stage, when it was seeded by this start.
+  const demo: Partial<Record<Stage, SeedResult>> = {};
   for (const stage of STAGES) {
     const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
     const queues = await ensureQueues(endpoints.sqs, stage);
@@ -160,7 +144,7 @@ const prepareStages = async (endpoints: LocalStack['endpoints'], options: LocalS
  * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
  * merchant (first start only), and one process per stage serving the API.
  */
-export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
+export const startLocalStack = async (options: LocalStackOptions) => {
   const { ports } = options;
   useLocalAwsEnv();
   const started: Emulator[] = [];
@@ -211,10 +195,12 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       });
     };
     await Promise.all(STAGES.map((stage) => launch(stage, workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0), [])));
+    // Each stage's answer to `request` (a module of workerEnv LOCAL_STAGE_HOOKS answers it), undefined where none came in time.
     const ask = async <T>(request: string, timeoutMs = 10_000) => {
       const answers = await Promise.all(STAGES.map((stage) => askStage(workers.get(stage), request, timeoutMs)));
       return Object.fromEntries(STAGES.map((stage, index) => [stage, answers[index]])) as Record<Stage, T | undefined>;
     };
+    // How often each fault rule fired so far, per stage.
     const faultTally = async () => {
       const tallies = await ask<Record<string, number>>(FAULT_TALLY_REQUEST, 1_000);
       return Object.fromEntries(STAGES.map((stage) => [stage, tallies[stage] ?? {}])) as Record<Stage, Record<string, number>>;
