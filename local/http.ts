@@ -18,12 +18,9 @@ import type { RateLimiter } from './rate-limit';
  * envelope of the path.
  */
 
-export type RouteInvoker = (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-
 export type ApiServerOptions = {
   stage: string;
-  routes: readonly RouteDef[];
-  invoke: RouteInvoker;
+  invoke: (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   rateLimiter?: RateLimiter;
   /** Local-only pages besides the API (the webhook inbox): true when it answered the request. */
   pages?: (request: IncomingMessage, url: URL, response: ServerResponse) => Promise<boolean>;
@@ -82,7 +79,7 @@ const readBody = async (request: IncomingMessage): Promise<string | 'too-large'>
 };
 
 export const createApiServer = (options: ApiServerOptions): Server => {
-  const compiled = compileRoutes(options.routes);
+  const compiled = compileRoutes(routes);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {

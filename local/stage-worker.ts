@@ -49,7 +49,6 @@ const { serveWebhookInbox } = await import('./webhook-inbox');
 
 const server = createApiServer({
   stage,
-  routes,
   invoke: (route, event, context) => {
     const requestFaults = faults.takeRequestRules(event);
     if (requestFaults instanceof FaultSpecError) return Promise.resolve(faultSpecRefused(requestFaults));
