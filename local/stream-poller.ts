@@ -72,7 +72,7 @@ export type StreamPollerOptions = {
 /** A round's handler invocations (one per shard at most), the records they got, those the checkpoints moved past and those given up. */
 export type StreamPollResult = ReturnType<typeof emptyResult>;
 
-/** pollOnce: one round (the shard list when due, then one step per readable shard); start polls until stop(). */
+/** pollOnce: one round (the shard list when due, then one step per shard); stop ends start's loop after the round in progress. */
 export type StreamPoller = ReturnType<typeof createStreamPoller>;
 
 /** In-memory checkpoints, the default: a new poller starts every shard at TRIM_HORIZON. */
@@ -423,7 +423,7 @@ const shardProgress = (options: StreamPollerOptions, { checkpoints, maxRetryAtte
     if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
   };
 
-  /** Returns the records skipped. */
+  /** Hands a given-up batch to the on-failure destination, then moves past it; returns the records skipped. */
   const discard = async (shard: ShardState, batch: Batch, discarded: OnFailureRecord) => {
     await options.onBatchDiscarded(discarded);
     shard.pending.shift();
