@@ -222,9 +222,7 @@ type Batch = {
 type ShardState = {
   shardId: string;
   parentShardId?: string;
-  /** Loaded from `checkpoints` on the shard's first poll. */
-  started: boolean;
-  /** The last sequence number read (at or past the checkpoint): an expired iterator opens again after it. */
+  /** The last sequence number read (from the checkpoint on): an expired iterator opens again after it. */
   readUpTo?: string;
   iterator?: string;
   /** GetRecords gave no NextShardIterator: the shard is closed and read to its end. */
@@ -235,11 +233,11 @@ type ShardState = {
   unbatched: _Record[];
 };
 
-/** A shard first seen in the stream's list: nothing read yet, its checkpoint loaded on its first poll. */
-const newShard = (shardId: string, parentShardId: string | undefined): ShardState => ({
+/** A shard first seen in the stream's list: nothing read yet, to be read from its checkpoint. */
+const newShard = (shardId: string, parentShardId: string | undefined, readUpTo: string | undefined): ShardState => ({
   shardId,
   parentShardId,
-  started: false,
+  readUpTo,
   exhausted: false,
   pending: [],
   unbatched: [],
@@ -486,7 +484,7 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
     const ids = new Set(listed.map((shard) => shard.ShardId));
     for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
     for (const { ShardId, ParentShardId } of listed)
-      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId));
+      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId, await checkpoints.get(ShardId)));
     shardsListedAt = Date.now();
     listShardsAgain = false;
   };
@@ -522,10 +520,6 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
   const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
     const result = emptyResult();
-    if (!shard.started) {
-      shard.readUpTo = await checkpoints.get(shard.shardId);
-      shard.started = true;
-    }
     let batch = shard.pending[0];
     if (!batch) {
       if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
