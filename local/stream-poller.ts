@@ -7,6 +7,7 @@ import {
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type {
   Context,
@@ -293,17 +294,14 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
 /** Reads a stream's shards from where each stands: an expired iterator is opened again, past the retention from TRIM_HORIZON. */
 const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit: number, onError: (error: Error) => void) => {
   const openIterator = async (shard: ShardState): Promise<string> => {
+    const open = async (ShardIteratorType: ShardIteratorType, SequenceNumber?: string) => {
+      const input = { StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType, SequenceNumber };
+      return (await client.send(new GetShardIteratorCommand(input))).ShardIterator;
+    };
     if (shard.readUpTo) {
       try {
-        const { ShardIterator } = await client.send(
-          new GetShardIteratorCommand({
-            StreamArn: streamArn,
-            ShardId: shard.shardId,
-            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
-            SequenceNumber: shard.readUpTo,
-          }),
-        );
-        if (ShardIterator) return ShardIterator;
+        const iterator = await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
+        if (iterator) return iterator;
       } catch (error) {
         if (errorName(error) !== 'TrimmedDataAccessException') throw error;
         onError(
@@ -313,11 +311,9 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
         );
       }
     }
-    const { ShardIterator } = await client.send(
-      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType: 'TRIM_HORIZON' }),
-    );
-    if (!ShardIterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
-    return ShardIterator;
+    const iterator = await open('TRIM_HORIZON');
+    if (!iterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
+    return iterator;
   };
 
   /** The next records of a shard; an expired iterator is opened again once. */
