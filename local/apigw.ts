@@ -10,9 +10,7 @@ import { badPercentEncoding } from '#shared/errors';
  * exact event shape the deployed stage sends.
  */
 
-type CompiledRoute = { route: RouteDef; segments: string[]; literals: number };
-
-export const compileRoutes = (routes: readonly RouteDef[]): CompiledRoute[] =>
+export const compileRoutes = (routes: readonly RouteDef[]) =>
   routes
     .map((route) => {
       const segments = route.path.split('/').filter(Boolean);
@@ -22,16 +20,13 @@ export const compileRoutes = (routes: readonly RouteDef[]): CompiledRoute[] =>
 
 /** A path parameter that is not valid percent-encoding (`%E0%A4%A`): the server answers 400 naming it. */
 export class MalformedPathParameterError extends Error {
-  constructor(readonly parameter: string) {
-    super(badPercentEncoding(parameter));
-    this.name = 'MalformedPathParameterError';
-  }
+  override name = 'MalformedPathParameterError';
 }
 
 /** A map keyed by untrusted names (headers, query keys): no prototype, so `__proto__` is a plain key. */
 export const untrustedMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
 
-export const matchRoute = (compiled: CompiledRoute[], method: string, path: string) => {
+export const matchRoute = (compiled: ReturnType<typeof compileRoutes>, method: string, path: string) => {
   const parts = path.split('/').filter(Boolean);
   for (const candidate of compiled) {
     if (candidate.route.method !== method || candidate.segments.length !== parts.length) continue;
@@ -43,7 +38,7 @@ export const matchRoute = (compiled: CompiledRoute[], method: string, path: stri
         try {
           params[name] = decodeURIComponent(part);
         } catch {
-          throw new MalformedPathParameterError(name);
+          throw new MalformedPathParameterError(badPercentEncoding(name));
         }
         return true;
       }
@@ -56,10 +51,8 @@ export const matchRoute = (compiled: CompiledRoute[], method: string, path: stri
 
 /** API Gateway's `requestContext.requestTime` format: `22/Nov/2026:09:30:00 +0000`. */
 export const requestTimeOf = (epoch: number) => {
-  const date = new Date(epoch);
-  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+  const [, day, month, year, time] = new Date(epoch).toUTCString().split(' '); // Sun, 22 Nov 2026 09:30:00 GMT
+  return `${day}/${month}/${year}:${time} +0000`;
 };
 
 /** API Gateway's domainPrefix is the host's first label; a local address has none, so `localhost`. */

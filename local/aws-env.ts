@@ -26,10 +26,10 @@ export const localClientConfig = {
 /** Where the local invitation e-mails link: the landing page of the live stage on its port (local/docs.ts). */
 export const localInviteLinkBase = (livePort: number) => `http://localhost:${livePort}/invitations`;
 
-/** The mail settings of the local stages, unless MAIL_FROM / INVITE_LINK_BASE_URL are set (the live stage on its default port). */
 /** Seals the local stack's webhook secrets (deployed stages read their key from Secrets Manager). Local data only. */
 export const LOCAL_WEBHOOK_KEY = 'local-webhook-key-not-a-secret';
 
+/** The mail settings of the local stages, unless MAIL_FROM / INVITE_LINK_BASE_URL are set (the live stage on its default port). */
 export const LOCAL_MAIL_DEFAULTS = {
   MAIL_FROM: 'affiliates@merchant-api.local',
   INVITE_LINK_BASE_URL: localInviteLinkBase(3000),

@@ -6,11 +6,8 @@ import { escapeHtml } from '#shared/mail/messages';
 import { DEMO } from './demo';
 
 /**
- * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token.
- * The page is Swagger UI, served from the swagger-ui-dist package in node_modules (no CDN: these
- * machines are offline). The document is the committed openapi.json with this stage as its first
- * server, so "Try it out" calls the local stage; the deployed stages do not serve it (docs/openapi.md).
- * It also answers the local invitation link (invitationPage).
+ * `GET /openapi.json` and the API reference at `GET /docs` on every local stage, without a token (docs/openapi.md),
+ * and the local invitation link. Swagger UI is served from node_modules, not a CDN: these machines are offline.
  */
 
 const require = createRequire(import.meta.url);
@@ -63,9 +60,9 @@ const asset = (name: string) => {
   return content;
 };
 
-const reply = (response: ServerResponse, status: number, contentType: string, body: string | Buffer) => {
+const reply = (response: ServerResponse, contentType: string, body: string | Buffer) => {
   response
-    .writeHead(status, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-cache' })
+    .writeHead(200, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-cache' })
     .end(body);
 };
 
@@ -87,11 +84,7 @@ export const localDocument = (stage: string, host: string | undefined) => {
 
 const INVITATION_PATH = /^\/invitations\/([0-9a-f-]{36})$/;
 
-/**
- * The local stand-in for the merchant dashboard's invitation page: the invitation e-mails of the
- * local stages link to http://localhost:<live port>/invitations/<uuid> (localInviteLinkBase), and this
- * answers there instead of a 404, saying what the deployed link opens and how to mark it used.
- */
+/** The local stand-in for the merchant dashboard's invitation page, where the local invitation e-mails link (localInviteLinkBase). */
 const invitationPage = (uuid: string) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Invitation ${escapeHtml(uuid)} (local)</title></head>
@@ -110,25 +103,12 @@ const invitationPage = (uuid: string) => `<!doctype html>
 export const serveDocs = (request: IncomingMessage, path: string, response: ServerResponse, stage: string): boolean => {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
   const invitation = INVITATION_PATH.exec(path);
-  if (invitation) {
-    reply(response, 200, 'text/html; charset=utf-8', invitationPage(invitation[1] as string));
-    return true;
-  }
-  if (path === '/openapi.json') {
-    reply(response, 200, 'application/json', JSON.stringify(localDocument(stage, request.headers.host)));
-    return true;
-  }
-  if (path === '/docs' || path === '/docs/') {
-    reply(response, 200, 'text/html; charset=utf-8', PAGE);
-    return true;
-  }
-  if (path === '/docs/init.js') {
-    reply(response, 200, 'text/javascript; charset=utf-8', INIT);
-    return true;
-  }
-  const name = path.startsWith('/docs/') ? path.slice('/docs/'.length) : undefined;
-  const type = name !== undefined && Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-  if (name === undefined || type === undefined) return false;
-  reply(response, 200, type, asset(name));
+  const name = path.startsWith('/docs/') ? path.slice('/docs/'.length) : '';
+  if (invitation) reply(response, 'text/html; charset=utf-8', invitationPage(invitation[1] as string));
+  else if (path === '/openapi.json') reply(response, 'application/json', JSON.stringify(localDocument(stage, request.headers.host)));
+  else if (path === '/docs' || path === '/docs/') reply(response, 'text/html; charset=utf-8', PAGE);
+  else if (path === '/docs/init.js') reply(response, 'text/javascript; charset=utf-8', INIT);
+  else if (Object.hasOwn(ASSETS, name)) reply(response, ASSETS[name] as string, asset(name));
+  else return false;
   return true;
 };

@@ -41,6 +41,14 @@ const waitFor = async (what: string, probe: () => Promise<unknown>, child?: Chil
   }
 };
 
+/** Ends a child process with SIGTERM; resolves once it has exited. */
+export const stopProcess = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
 export type Emulator = {
   endpoint: string;
   stop: () => Promise<void>;
@@ -106,13 +114,10 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
   let stopping = false;
   return {
     endpoint,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        stopping = true;
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => {
+      stopping = true;
+      return stopProcess(child);
+    },
     onUnexpectedExit: (listener) => {
       child.once('exit', (code, signal) => {
         if (!stopping) listener(code, signal);

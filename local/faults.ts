@@ -180,17 +180,10 @@ const serviceError = (service: AwsService, operation: string, fault: 'throttle' 
 const connectionRefused = () =>
   Object.assign(new Error('connect ECONNREFUSED 127.0.0.1 (injected fault)'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect' });
 
-export type FaultInjector = {
-  /** Rules of this process (from the SPEC), used when the invocation brings none of its own. */
-  rules: FaultRule[];
-  /** How often each rule fired, by its text. */
-  tally: Map<string, number>;
-  random: () => number;
-};
-
-export const createInjector = (spec: string, seed?: number): FaultInjector => ({
+/** This process's rules (used when the invocation brings none of its own) and how often each fired, by its text. */
+export const createInjector = (spec: string, seed?: number) => ({
   rules: parseFaultSpec(spec),
-  tally: new Map(),
+  tally: new Map<string, number>(),
   random: seed === undefined ? Math.random : seededRandom(seed),
 });
 
@@ -202,7 +195,7 @@ export const createInjector = (spec: string, seed?: number): FaultInjector => ({
 export const injectFaults = (
   client: SdkClient,
   service: AwsService,
-  injector: FaultInjector,
+  injector: ReturnType<typeof createInjector>,
   options: { requestTimeoutMs: number; rulesOf?: () => FaultRule[] | undefined },
 ): void => {
   const middleware: DeserializeMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
@@ -251,11 +244,8 @@ export const FAULTS_HEADER = 'x-local-faults';
 export const FAULT_TALLY_REQUEST = 'fault-tally';
 
 /**
- * The faults of this stage process, from its environment: LOCAL_FAULTS (a SPEC), LOCAL_FAULTS_SEED
- * (repeatable draws) and LOCAL_FAULTS_HEADER=on (a request may bring its own rules in the
- * x-local-faults header: the integration tests' way to fault one request of a shared stack).
- * Installs the middleware on every client the functions build from now on, and answers the local
- * stack's 'fault-tally' question (local/stage-hooks.ts).
+ * The faults of this stage process: LOCAL_FAULTS (a SPEC), LOCAL_FAULTS_SEED and LOCAL_FAULTS_HEADER=on
+ * (a request may bring its own rules in the x-local-faults header), on every client the functions build from now on.
  */
 export const faultsFromEnv = (env = process.env) => {
   const seed = env.LOCAL_FAULTS_SEED ? Number(env.LOCAL_FAULTS_SEED) : undefined;
@@ -269,7 +259,6 @@ export const faultsFromEnv = (env = process.env) => {
       }),
     );
   }
-  // The local stack asks how often each rule fired (LocalStack.faultTally; the soak prints it).
   answerStack(FAULT_TALLY_REQUEST, () => Object.fromEntries(injector.tally));
   return {
     /** The request's own rules (removing the header from the event), a FaultSpecError, or undefined. */

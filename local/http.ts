@@ -18,12 +18,9 @@ import type { RateLimiter } from './rate-limit';
  * envelope of the path.
  */
 
-export type RouteInvoker = (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-
 export type ApiServerOptions = {
   stage: string;
-  routes: readonly RouteDef[];
-  invoke: RouteInvoker;
+  invoke: (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   rateLimiter?: RateLimiter;
   /** Local-only pages besides the API (the webhook inbox): true when it answered the request. */
   pages?: (request: IncomingMessage, url: URL, response: ServerResponse) => Promise<boolean>;
@@ -39,13 +36,6 @@ export const envelopeForPath = (path: string | undefined): EnvelopeKind =>
 
 export const errorBody = (envelope: EnvelopeKind, message: string) =>
   JSON.stringify(envelope === 'legacy' ? { success: false, message, data: [] } : v2Body(newTraceId(), { errors: { message: [message] } }));
-
-const CLIENT_ERRORS: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Request Entity Too Large',
-  431: 'Request Header Fields Too Large',
-};
 
 /** What a parse error from node's HTTP parser means for the client. */
 export const clientErrorStatus = (code: string | undefined) => {
@@ -89,7 +79,7 @@ const readBody = async (request: IncomingMessage): Promise<string | 'too-large'>
 };
 
 export const createApiServer = (options: ApiServerOptions): Server => {
-  const compiled = compileRoutes(options.routes);
+  const compiled = compileRoutes(routes);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -110,34 +100,29 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     }
     if (options.pages && (await options.pages(request, url, response))) return;
 
+    // Answers before the body is read: what is left of it is drained.
+    const refuse = (status: number, body: string, headers?: Record<string, string>) => {
+      request.resume();
+      send(response, status, body, headers);
+    };
+
     // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
     const authorization = request.headers.authorization;
-    if (options.rateLimiter && authorization !== undefined) {
-      const retryAfter = options.rateLimiter.take(rateLimitKey(authorization));
-      if (retryAfter !== undefined) {
-        request.resume();
-        return send(response, 429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
-      }
-    }
+    const retryAfter = authorization === undefined ? undefined : options.rateLimiter?.take(rateLimitKey(authorization));
+    if (retryAfter !== undefined) return refuse(429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
 
     // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched.
-    if (Number(request.headers['content-length']) >= MAX_BODY_BYTES) {
-      request.resume();
-      return send(response, 413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' });
-    }
+    if (Number(request.headers['content-length']) >= MAX_BODY_BYTES)
+      return refuse(413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' });
 
     let match: ReturnType<typeof matchRoute>;
     try {
       match = matchRoute(compiled, request.method ?? 'GET', url.pathname);
     } catch (error) {
       if (!(error instanceof MalformedPathParameterError)) throw error;
-      request.resume();
-      return send(response, 400, errorBody(envelope, error.message));
+      return refuse(400, errorBody(envelope, error.message));
     }
-    if (!match) {
-      request.resume();
-      return send(response, 404, errorBody('v2', MESSAGES.notFound));
-    }
+    if (!match) return refuse(404, errorBody('v2', MESSAGES.notFound));
 
     let body: string | 'too-large';
     try {
@@ -180,7 +165,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       return;
     }
     const status = clientErrorStatus(error.code);
-    const body = errorBody(envelopeForPath(targetOf(error.rawPacket)), CLIENT_ERRORS[status] ?? STATUS_CODES[status] ?? 'Bad Request');
+    const body = errorBody(envelopeForPath(targetOf(error.rawPacket)), STATUS_CODES[status] ?? 'Bad Request');
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );

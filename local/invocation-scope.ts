@@ -80,33 +80,26 @@ export const invokeScoped = <T>(
   faultRules?: FaultRule[],
 ): Promise<T> => {
   if (!store) return fn();
-  const scope = store;
   const watching = observer;
   const startedAt = performance.now();
-  let ended = false;
-  // An invocation ends once, whether it settles or is stopped first.
-  const end = (ok: boolean) => {
-    if (ended) return;
-    ended = true;
+  const end = (ok: boolean) =>
     watching?.ended({ invocation: context.awsRequestId, functionName: context.functionName ?? '?', ms: performance.now() - startedAt, ok });
-  };
   watching?.started(context.awsRequestId);
-  return new Promise<T>((resolve, reject) => {
-    const stop = (reason: string) => {
-      end(false);
-      reject(new InvocationStopped(reason));
-    };
-    scope.run({ [REQUEST_ID]: context.awsRequestId, [STOP]: stop, [FAULT_RULES]: faultRules }, fn).then(
-      (value) => {
-        end(true);
-        resolve(value);
-      },
-      (error: unknown) => {
-        end(false);
-        reject(error);
-      },
-    );
+  let stop: (reason: string) => void = () => undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    stop = (reason) => reject(new InvocationStopped(reason));
   });
+  // An invocation ends once, whether it settles or is stopped first.
+  return Promise.race([store.run({ [REQUEST_ID]: context.awsRequestId, [STOP]: stop, [FAULT_RULES]: faultRules }, fn), stopped]).then(
+    (value) => {
+      end(true);
+      return value;
+    },
+    (error: unknown) => {
+      end(false);
+      throw error;
+    },
+  );
 };
 
 /** The invocation the caller runs in (its awsRequestId), if any. */

@@ -13,13 +13,19 @@ const envPort = (name: string, fallback: number) => {
   return port;
 };
 
-export const portsFromEnv = (): Ports => ({
-  live: envPort('PORT', 3000),
-  sandbox: envPort('SANDBOX_PORT', 3001),
-  ses: envPort('SES_PORT', 8005),
-  dynamodb: envPort('DYNAMODB_PORT', 8000),
-  sqs: envPort('SQS_PORT', 4566),
-});
+/** Each port's env variable and default. */
+const PORT_ENV: Record<keyof Ports, [name: string, fallback: number]> = {
+  live: ['PORT', 3000],
+  sandbox: ['SANDBOX_PORT', 3001],
+  ses: ['SES_PORT', 8005],
+  dynamodb: ['DYNAMODB_PORT', 8000],
+  sqs: ['SQS_PORT', 4566],
+};
+
+const portsOf = (port: (key: keyof Ports) => number) =>
+  Object.fromEntries(Object.keys(PORT_ENV).map((key) => [key, port(key as keyof Ports)])) as Ports;
+
+export const portsFromEnv = () => portsOf((key) => envPort(...PORT_ENV[key]));
 
 /** Whether something listens on this loopback port now (port 0 is chosen when listening: never taken). */
 const isTaken = (port: number) =>
@@ -65,10 +71,8 @@ export const freePorts = async (): Promise<Ports> => ({
 });
 
 /**
- * Where each running `npm start` records itself (its ports, and the data it keeps), so
- * `npm run invoke` (and anything else on this machine) finds it without the port env, and a second
- * stack does not open data another one keeps. Each stack adds its record at start and removes it at
- * exit; records of processes that no longer run are ignored and dropped at the next write.
+ * Where each running `npm start` records its ports and the data it keeps, so the tools find it without the port
+ * env and a second stack does not open data another one keeps. Records of processes that no longer run are ignored.
  */
 export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 
@@ -127,23 +131,14 @@ export const forgetRunningStack = (file = PORTS_FILE) => {
 export const stackKeepingData = (dataDir: string, file = PORTS_FILE): StackRecord | undefined =>
   runningRecords(file).find((record) => record.pid !== process.pid && record.dataDir === dataDir);
 
-/** What the stack started last of those running recorded (undefined when none runs). */
-const readRecorded = (file: string): StackRecord | undefined => runningRecords(file).at(-1);
-
 /** The ports of the running `npm start` (the last one started, from PORTS_FILE), each overridden by its env variable. */
 export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolean } => {
-  const recorded = readRecorded(file)?.ports;
-  const defaults = portsFromEnv();
-  const fromEnv = (name: string, key: keyof Ports) =>
-    process.env[name] !== undefined && process.env[name] !== '' ? defaults[key] : (recorded?.[key] ?? defaults[key]);
-  return {
-    live: fromEnv('PORT', 'live'),
-    sandbox: fromEnv('SANDBOX_PORT', 'sandbox'),
-    ses: fromEnv('SES_PORT', 'ses'),
-    dynamodb: fromEnv('DYNAMODB_PORT', 'dynamodb'),
-    sqs: fromEnv('SQS_PORT', 'sqs'),
-    recorded: recorded !== undefined,
-  };
+  const recorded = runningRecords(file).at(-1)?.ports;
+  const ports = portsOf((key) => {
+    const [name, fallback] = PORT_ENV[key];
+    return process.env[name] ? envPort(name, fallback) : (recorded?.[key] ?? fallback);
+  });
+  return { ...ports, recorded: recorded !== undefined };
 };
 
 /**
@@ -151,6 +146,6 @@ export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolea
  * `--dynamodb-endpoint`, else its DynamoDB Local's port; DYNAMODB_PORT overrides both.
  */
 export const runningDynamoDbEndpoint = (file = PORTS_FILE): string => {
-  const given = process.env.DYNAMODB_PORT ? undefined : readRecorded(file)?.dynamodbEndpoint;
+  const given = process.env.DYNAMODB_PORT ? undefined : runningRecords(file).at(-1)?.dynamodbEndpoint;
   return given ?? `http://127.0.0.1:${runningStackPorts(file).dynamodb}`;
 };

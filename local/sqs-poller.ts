@@ -39,13 +39,8 @@ export type SqsPollerOptions = {
 
 export type PollResult = { received: number; deleted: number; failed: string[] };
 
-export type SqsPoller = {
-  /** One receive -> invoke -> delete cycle. */
-  pollOnce: (waitTimeSeconds?: number) => Promise<PollResult>;
-  /** Polls until stop(). */
-  start: () => void;
-  stop: () => Promise<void>;
-};
+/** What an invocation gave: the handler's answer, or what it threw. */
+type InvocationOutcome = { response: SQSBatchResponse | undefined } | { error: unknown };
 
 const lambdaMessageAttributes = (message: Message): SQSMessageAttributes =>
   Object.fromEntries(
@@ -86,10 +81,7 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
 };
 
 /** Which messages to delete after the handler ran, by the event source mapping's rules. */
-export const messagesToDelete = (
-  records: SQSRecord[],
-  outcome: { response: SQSBatchResponse | undefined } | { error: unknown },
-): SQSRecord[] => {
+export const messagesToDelete = (records: SQSRecord[], outcome: InvocationOutcome): SQSRecord[] => {
   if ('error' in outcome) return [];
   const failures = outcome.response?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
@@ -101,44 +93,8 @@ export const messagesToDelete = (
 /** The most messages one ReceiveMessage returns. */
 const SQS_MAX_RECEIVE = 10;
 
-/** Invokes the handler with one received batch and deletes what it did not report failed. */
-const invokeAndDelete = async (
-  poller: SqsPollerOptions & { region: string; onError: (error: Error) => void; arn: () => Promise<string> },
-  Messages: Message[],
-): Promise<PollResult> => {
-  const { client, queueUrl, handler, functionName, region, onError, arn } = poller;
-  if (Messages.length === 0) return { received: 0, deleted: 0, failed: [] };
-  const eventSourceARN = await arn();
-  const records = Messages.map((message) => toSqsRecord(message, eventSourceARN, region));
-  let outcome: { response: SQSBatchResponse | undefined } | { error: unknown };
-  try {
-    const context = lambdaContext(functionName, poller.timeoutSeconds);
-    outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
-  } catch (error) {
-    onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
-    outcome = { error };
-  }
-  const toDelete = messagesToDelete(records, outcome);
-  if (toDelete.length > 0) {
-    const result = await client.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-      }),
-    );
-    for (const failure of result.Failed ?? [])
-      onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
-  }
-  const deleted = new Set(toDelete.map((record) => record.messageId));
-  return {
-    received: records.length,
-    deleted: toDelete.length,
-    failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
-  };
-};
-
-export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
-  const { client, queueUrl, functionName } = options;
+export const createSqsPoller = (options: SqsPollerOptions) => {
+  const { client, queueUrl, handler, functionName } = options;
   const batchSize = options.batchSize ?? 10;
   const region = process.env.AWS_REGION ?? 'us-east-1';
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
@@ -171,7 +127,37 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     return Messages;
   };
 
-  const handleBatch = (messages: Message[]) => invokeAndDelete({ ...options, region, onError, arn }, messages);
+  /** Invokes the handler with one received batch and deletes what it did not report failed. */
+  const handleBatch = async (messages: Message[]): Promise<PollResult> => {
+    if (messages.length === 0) return { received: 0, deleted: 0, failed: [] };
+    const eventSourceARN = await arn();
+    const records = messages.map((message) => toSqsRecord(message, eventSourceARN, region));
+    let outcome: InvocationOutcome;
+    try {
+      const context = lambdaContext(functionName, options.timeoutSeconds);
+      outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
+    } catch (error) {
+      onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
+      outcome = { error };
+    }
+    const toDelete = messagesToDelete(records, outcome);
+    if (toDelete.length > 0) {
+      const result = await client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: toDelete.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+        }),
+      );
+      for (const failure of result.Failed ?? [])
+        onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
+    }
+    const deleted = new Set(toDelete.map((record) => record.messageId));
+    return {
+      received: records.length,
+      deleted: toDelete.length,
+      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
+    };
+  };
 
   const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> =>
     handleBatch(await receive(waitTimeSeconds));
@@ -191,7 +177,7 @@ export const createSqsPoller = (options: SqsPollerOptions): SqsPoller => {
       }
       try {
         const room = Math.min(SQS_MAX_RECEIVE, (concurrency - inFlight.size) * batchSize);
-        const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, Math.min(room, SQS_MAX_RECEIVE)));
+        const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, room));
         for (let start = 0; start < messages.length; start += batchSize) {
           const batch: Promise<unknown> = handleBatch(messages.slice(start, start + batchSize))
             .catch((error: unknown) => onError(asError(error)))

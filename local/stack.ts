@@ -7,7 +7,7 @@ import { getMerchant } from '#shared/db/entities/merchant';
 import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, seedDemo } from './demo';
-import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator } from './emulators';
+import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator, stopProcess } from './emulators';
 import { FAULT_TALLY_REQUEST, parseFaultSpec } from './faults';
 import { assertPortsFree, type Ports } from './ports';
 import { ensureQueues, ensureTable, type StageQueues } from './resources';
@@ -16,9 +16,8 @@ import { isStageAnswer } from './stage-hooks';
 const ROOT = resolve(import.meta.dirname, '..');
 
 /**
- * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data
- * written by an older layout (before sequenced lists and block counts) stays in its own
- * directory and is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
+ * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data of an
+ * older layout is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
  */
 export const LOCAL_DATA_DIR = 'dynamodb-v2';
 
@@ -27,15 +26,9 @@ export type LocalStackOptions = {
   /** Where DynamoDB Local keeps its data; undefined runs in memory. */
   dataDir?: string;
   seedDemo?: boolean;
-  /**
-   * Extra environment for the stage processes (log level, relay timing, cache TTL; LOCAL_STAGE_HOOKS:
-   * modules of the caller's own that each stage process loads, local/stage-hooks.ts).
-   */
+  /** Extra environment for the stage processes (log level, cache TTL, LOCAL_STAGE_HOOKS of local/stage-hooks.ts). */
   workerEnv?: Record<string, string>;
-  /**
-   * An emulator process died (or a stage process keeps dying): the stack cannot serve any more.
-   * `npm start` prints the line and exits non-zero; by default the line is printed.
-   */
+  /** An emulator process died (or a stage process keeps dying): the stack cannot serve any more (default: printed). */
   onFatal?: (message: string) => void;
   /** A stage process died and was restarted (default: printed). */
   onRestart?: (message: string) => void;
@@ -74,31 +67,12 @@ export const MAX_RESTARTS_PER_MINUTE = 5;
 
 export type StageInfo = StageQueues & { table: string; streamArn: string; url: string; store: Store };
 
-export type LocalStack = {
-  ports: Ports;
-  endpoints: { dynamodb: string; sqs: string; ses: string };
-  stages: Record<Stage, StageInfo>;
-  /** The demo seed's result per stage, when it was seeded by this start. */
-  demo: Partial<Record<Stage, SeedResult>>;
-  /** How often each fault rule fired so far, per stage. */
-  faultTally: () => Promise<Record<Stage, Record<string, number>>>;
-  /**
-   * Asks every stage process for what it keeps under `request` (a module of workerEnv
-   * LOCAL_STAGE_HOOKS answers it, local/stage-hooks.ts): each stage's answer, undefined where none
-   * came within `timeoutMs` (default 10 s).
-   */
-  ask: <T>(request: string, timeoutMs?: number) => Promise<Record<Stage, T | undefined>>;
-  stop: () => Promise<void>;
-};
+export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
 
-/** What the local stack tells its mailing functions (and the admin CLI) when the env does not say. */
+type Endpoints = { dynamodb: string; sqs: string; ses: string };
 
 /** The environment a deployed function of this stage gets, pointed at the emulators. */
-export const stageEnvironment = (
-  stage: Stage,
-  info: Pick<StageInfo, 'table' | 'streamArn' | 'queueUrls'>,
-  endpoints: LocalStack['endpoints'],
-) => ({
+export const stageEnvironment = (stage: Stage, info: Pick<StageInfo, 'table' | 'streamArn' | 'queueUrls'>, endpoints: Endpoints) => ({
   ...LOCAL_AWS_ENV,
   AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
   AWS_ENDPOINT_URL_SQS: endpoints.sqs,
@@ -130,20 +104,11 @@ export const startWorker = (stage: Stage, port: number, env: Record<string, stri
     child.once('exit', (code) => reject(new Error(`${stage} stage process exited with code ${code}`)));
   });
 
-const seedDemoIfMissing = async (store: Store, stage: Stage, port: number): Promise<SeedResult | undefined> => {
-  if (await getMerchant(store, DEMO.merchantId, true)) return undefined;
-  return seedDemo(store, stage, port);
-};
-
-/**
- * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
- * merchant (first start only), and one process per stage serving the API.
- */
 /** A stage process's environment: its stage's resources, the faults asked for, its stream checkpoints when data is kept, and what the caller adds. */
 const workerEnvOf = (
   stage: Stage,
   info: StageInfo,
-  endpoints: Parameters<typeof stageEnvironment>[2],
+  endpoints: Endpoints,
   options: LocalStackOptions,
   faulty: boolean,
 ): Record<string, string> => ({
@@ -160,43 +125,36 @@ const workerEnvOf = (
 });
 
 /** Each stage's table and queues (created when missing), its store, and the demo merchant when asked for. */
-const prepareStages = async (endpoints: LocalStack['endpoints'], options: LocalStackOptions) => {
+const prepareStages = async (endpoints: Endpoints, options: LocalStackOptions) => {
   const stages = {} as Record<Stage, StageInfo>;
-  const demo: LocalStack['demo'] = {};
+  // The demo seed's result per stage, when it was seeded by this start.
+  const demo: Partial<Record<Stage, SeedResult>> = {};
   for (const stage of STAGES) {
     const { table, streamArn } = await ensureTable(endpoints.dynamodb, stage);
     const queues = await ensureQueues(endpoints.sqs, stage);
     const store = createStore(table, endpoints.dynamodb);
-    if (options.seedDemo) {
-      const seeded = await seedDemoIfMissing(store, stage, options.ports[stage]);
-      if (seeded) demo[stage] = seeded;
-    }
+    if (options.seedDemo && !(await getMerchant(store, DEMO.merchantId, true)))
+      demo[stage] = await seedDemo(store, stage, options.ports[stage]);
     stages[stage] = { table, streamArn, ...queues, store, url: `http://127.0.0.1:${options.ports[stage]}` };
   }
   return { stages, demo };
 };
 
-export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
+/**
+ * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
+ * merchant (first start only), and one process per stage serving the API.
+ */
+export const startLocalStack = async (options: LocalStackOptions) => {
   const { ports } = options;
   useLocalAwsEnv();
   const started: Emulator[] = [];
-  const workers: ChildProcess[] = [];
-  const workersByStage = new Map<Stage, ChildProcess>();
+  const workers = new Map<Stage, ChildProcess>();
   const onFatal = options.onFatal ?? ((message: string) => console.error(message));
   const onRestart = options.onRestart ?? ((message: string) => console.error(message));
   let stopping = false;
   const stop = async () => {
     stopping = true;
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((done) => {
-            if (worker.exitCode !== null || worker.signalCode !== null) return done();
-            worker.once('exit', () => done());
-            worker.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all([...workers.values()].map(stopProcess));
     await Promise.allSettled(started.reverse().map((emulator) => emulator.stop()));
   };
   try {
@@ -220,48 +178,29 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const endpoints = { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint };
 
     const { stages, demo } = await prepareStages(endpoints, options);
-    // Supervision: a stage process that dies is started again (one line says so).
-    const supervise = (stage: Stage, env: Record<string, string>, child: ChildProcess, restarts: number[]) => {
+    // A stage process that dies is started again (one line says so), unless it keeps dying.
+    const launch = async (stage: Stage, env: Record<string, string>, restarts: number[]) => {
+      const child = await startWorker(stage, ports[stage], env);
+      if (stopping) return stopProcess(child);
+      workers.set(stage, child);
       child.once('exit', (code, signal) => {
         if (stopping) return;
-        const index = workers.indexOf(child);
-        if (index >= 0) workers.splice(index, 1);
         const now = Date.now();
         const recent = [...restarts.filter((time) => time > now - 60_000), now];
-        if (recent.length > MAX_RESTARTS_PER_MINUTE) {
-          onFatal(
-            `The ${stage} stage process died ${recent.length} times within a minute (last: ${signal ?? `code ${code}`}); not restarting it.`,
-          );
-          return;
-        }
-        onRestart(`The ${stage} stage process exited (${signal ?? `code ${code}`}); restarting it on port ${ports[stage]}.`);
-        startWorker(stage, ports[stage], env).then(
-          (replacement) => {
-            if (stopping) {
-              replacement.kill('SIGTERM');
-              return;
-            }
-            workers.push(replacement);
-            workersByStage.set(stage, replacement);
-            supervise(stage, env, replacement, recent);
-          },
-          (error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`),
-        );
+        const how = signal ?? `code ${code}`;
+        if (recent.length > MAX_RESTARTS_PER_MINUTE)
+          return onFatal(`The ${stage} stage process died ${recent.length} times within a minute (last: ${how}); not restarting it.`);
+        onRestart(`The ${stage} stage process exited (${how}); restarting it on port ${ports[stage]}.`);
+        launch(stage, env, recent).catch((error: Error) => onFatal(`Could not restart the ${stage} stage process: ${error.message}`));
       });
     };
-    await Promise.all(
-      STAGES.map(async (stage) => {
-        const env = workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0);
-        const child = await startWorker(stage, ports[stage], env);
-        workers.push(child);
-        workersByStage.set(stage, child);
-        supervise(stage, env, child, []);
-      }),
-    );
+    await Promise.all(STAGES.map((stage) => launch(stage, workerEnvOf(stage, stages[stage], endpoints, options, faults.length > 0), [])));
+    // Each stage's answer to `request` (a module of workerEnv LOCAL_STAGE_HOOKS answers it), undefined where none came in time.
     const ask = async <T>(request: string, timeoutMs = 10_000) => {
-      const answers = await Promise.all(STAGES.map((stage) => askStage(workersByStage.get(stage), request, timeoutMs)));
+      const answers = await Promise.all(STAGES.map((stage) => askStage(workers.get(stage), request, timeoutMs)));
       return Object.fromEntries(STAGES.map((stage, index) => [stage, answers[index]])) as Record<Stage, T | undefined>;
     };
+    // How often each fault rule fired so far, per stage.
     const faultTally = async () => {
       const tallies = await ask<Record<string, number>>(FAULT_TALLY_REQUEST, 1_000);
       return Object.fromEntries(STAGES.map((stage) => [stage, tallies[stage] ?? {}])) as Record<Stage, Record<string, number>>;

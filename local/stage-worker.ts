@@ -1,9 +1,7 @@
 /**
- * One stage of the local stack, in its own process with that stage's environment (table, queues,
- * STAGE), the way each deployed stage has its own functions. Serves the route manifest over HTTP
- * through the very handlers that are deployed, runs the change feed on the table's stream
- * (STREAM_POLL=off turns it off) and the queue consumers on their queues (CONSUMER_POLL=off turns
- * the commission consumer off).
+ * One stage of the local stack, in its own process with that stage's environment: the deployed handlers behind
+ * the route manifest, the change feed on the table's stream (STREAM_POLL=off turns it off) and the queue
+ * consumers (CONSUMER_POLL=off turns the commission consumer off).
  */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -51,7 +49,6 @@ const { serveWebhookInbox } = await import('./webhook-inbox');
 
 const server = createApiServer({
   stage,
-  routes,
   invoke: (route, event, context) => {
     const requestFaults = faults.takeRequestRules(event);
     if (requestFaults instanceof FaultSpecError) return Promise.resolve(faultSpecRefused(requestFaults));

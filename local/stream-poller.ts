@@ -7,7 +7,7 @@ import {
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
-  type Shard,
+  type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type {
   Context,
@@ -25,11 +25,8 @@ import { invokeScoped } from './invocation-scope';
 import { stoppableLoop } from './loop';
 
 /**
- * Local stand-in for Lambda's DynamoDB Streams event source mapping, as local/sqs-poller.ts is for
- * the SQS one: reads a table's stream from DynamoDB Local, hands each batch to the same handler as
- * a DynamoDBStreamEvent, and keeps the mapping's checkpoint, retries, bisection and on-failure
- * destination. How to use it, the mapping's rules it follows and where DynamoDB Local differs are
- * described in docs/architecture.md#the-local-stream-poller.
+ * Local stand-in for Lambda's DynamoDB Streams event source mapping (local/sqs-poller.ts is the SQS
+ * one), with its checkpoints, retries, bisection and on-failure destination: docs/architecture.md#the-local-stream-poller.
  */
 
 /** The function's handler: it may return a partial batch response, or nothing (a complete success). */
@@ -42,28 +39,7 @@ export type Checkpoints = {
 };
 
 /** What Lambda sends the on-failure destination of a DynamoDB stream mapping when it gives a batch up. */
-export type OnFailureRecord = {
-  requestContext: {
-    requestId: string;
-    functionArn: string;
-    condition: 'RetryAttemptsExhausted';
-    approximateInvokeCount: number;
-  };
-  responseContext: { statusCode: number; executedVersion: string; functionError?: string };
-  version: '1.0';
-  /** When the batch was given up (ISO 8601, milliseconds). */
-  timestamp: string;
-  DDBStreamBatchInfo: {
-    shardId: string;
-    startSequenceNumber: string;
-    endSequenceNumber: string;
-    /** ApproximateCreationDateTime of the first record, ISO 8601 to the second (2019-11-14T00:13:19Z). */
-    approximateArrivalOfFirstRecord: string;
-    approximateArrivalOfLastRecord: string;
-    batchSize: number;
-    streamArn: string;
-  };
-};
+export type OnFailureRecord = ReturnType<typeof onFailureRecord>;
 
 export type StreamPollerOptions = {
   client: DynamoDBStreamsClient;
@@ -94,25 +70,11 @@ export type StreamPollerOptions = {
   onError?: (error: Error) => void;
 };
 
-export type StreamPollResult = {
-  /** Handler invocations in this round (one batch per shard at most). */
-  invocations: number;
-  /** Records handed to the handler, over those invocations. */
-  records: number;
-  /** Records the checkpoints moved past: processed, or given up. */
-  checkpointed: number;
-  /** Records given up in this round (their batches went to onBatchDiscarded). */
-  discarded: number;
-};
+/** A round's handler invocations (one per shard at most), the records they got, those the checkpoints moved past and those given up. */
+export type StreamPollResult = ReturnType<typeof emptyResult>;
 
-export type StreamPoller = {
-  /** One round: the shard list when due, then one GetRecords / invoke / checkpoint step per readable shard. */
-  pollOnce: () => Promise<StreamPollResult>;
-  /** Polls until stop(). */
-  start: () => void;
-  /** Ends the loop after the round in progress (a running handler is not interrupted). */
-  stop: () => Promise<void>;
-};
+/** pollOnce: one round (the shard list when due, then one step per shard); stop ends start's loop after the round in progress. */
+export type StreamPoller = ReturnType<typeof createStreamPoller>;
 
 /** In-memory checkpoints, the default: a new poller starts every shard at TRIM_HORIZON. */
 export const memoryCheckpoints = (): Checkpoints => {
@@ -126,34 +88,27 @@ export const memoryCheckpoints = (): Checkpoints => {
 };
 
 /**
- * Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), for `npm start`, whose DynamoDB
- * Local keeps the table and its stream on disk: a restart resumes where it stopped instead of
- * replaying the stream. One file per poller. Each set rewrites the file (a temporary file renamed
- * over it, so a crash leaves the old or the new one, never half of one); writes keep their order.
+ * Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), one per poller, for `npm start`'s
+ * kept data: a restart resumes where it stopped. Each set replaces the file by a rename, in order.
  */
 export const fileCheckpoints = (path: string): Checkpoints => {
   let loaded: Promise<Record<string, string>> | undefined;
   let writes: Promise<void> = Promise.resolve();
   const parse = (text: string): Record<string, string> => {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((seq) => typeof seq !== 'string'))
-      throw new Error('expected { "<shardId>": "<sequenceNumber>" }');
-    return { ...(value as Record<string, string>) };
+    try {
+      const value: unknown = JSON.parse(text);
+      if (typeof value !== 'object' || !value || Array.isArray(value) || Object.values(value).some((seq) => typeof seq !== 'string'))
+        throw new Error('expected { "<shardId>": "<sequenceNumber>" }');
+      return { ...(value as Record<string, string>) };
+    } catch (error) {
+      throw new Error(`stream checkpoints in ${path} are unreadable (${asError(error).message}): fix or delete the file`);
+    }
   };
   const load = () => {
-    loaded ??= readFile(path, 'utf8').then(
-      (text) => {
-        try {
-          return parse(text);
-        } catch (error) {
-          throw new Error(`stream checkpoints in ${path} are unreadable (${asError(error).message}): fix or delete the file`);
-        }
-      },
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return {};
-        throw error;
-      },
-    );
+    loaded ??= readFile(path, 'utf8').then(parse, (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return {};
+      throw error;
+    });
     // A failed load is tried again on the next call (the file may have been fixed).
     loaded.catch(() => (loaded = undefined));
     return loaded;
@@ -268,9 +223,7 @@ type Batch = {
 type ShardState = {
   shardId: string;
   parentShardId?: string;
-  /** Loaded from `checkpoints` on the shard's first poll. */
-  started: boolean;
-  /** The last sequence number read (at or past the checkpoint): an expired iterator opens again after it. */
+  /** The last sequence number read (from the checkpoint on): an expired iterator opens again after it. */
   readUpTo?: string;
   iterator?: string;
   /** GetRecords gave no NextShardIterator: the shard is closed and read to its end. */
@@ -281,11 +234,11 @@ type ShardState = {
   unbatched: _Record[];
 };
 
-/** A shard first seen in the stream's list: nothing read yet, its checkpoint loaded on its first poll. */
-const newShard = (shardId: string, parentShardId: string | undefined): ShardState => ({
+/** A shard first seen in the stream's list: nothing read yet, to be read from its checkpoint. */
+const newShard = (shardId: string, parentShardId: string | undefined, readUpTo: string | undefined): ShardState => ({
   shardId,
   parentShardId,
-  started: false,
+  readUpTo,
   exhausted: false,
   pending: [],
   unbatched: [],
@@ -304,10 +257,10 @@ const SHARD_LIST_REFRESH_MS = 10_000;
 /** The loop's pause after a failed round. */
 const ERROR_BACKOFF_MS = 2000;
 
-const emptyResult = (): StreamPollResult => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
+const emptyResult = () => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
 
 /** What the on-failure destination gets for a batch given up after its last retry. */
-const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string): OnFailureRecord => {
+const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string) => {
   const first = batch.records[0];
   const last = batch.records.at(-1);
   const { lastInvocation } = batch;
@@ -315,7 +268,7 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
     requestContext: {
       requestId: lastInvocation?.requestId ?? '',
       functionArn: lastInvocation?.functionArn ?? lambdaContext(functionName).invokedFunctionArn,
-      condition: 'RetryAttemptsExhausted',
+      condition: 'RetryAttemptsExhausted' as const,
       approximateInvokeCount: batch.retries + 1,
     },
     responseContext: {
@@ -323,12 +276,13 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
       executedVersion: '$LATEST',
       ...(lastInvocation?.functionError ? { functionError: lastInvocation.functionError } : {}),
     },
-    version: '1.0',
+    version: '1.0' as const,
     timestamp: new Date().toISOString(),
     DDBStreamBatchInfo: {
       shardId: shard.shardId,
       startSequenceNumber: sequenceNumberOf(first),
       endSequenceNumber: sequenceNumberOf(last),
+      // ISO 8601 to the second (2019-11-14T00:13:19Z), where the timestamp has milliseconds.
       approximateArrivalOfFirstRecord: isoSeconds(first?.dynamodb?.ApproximateCreationDateTime),
       approximateArrivalOfLastRecord: isoSeconds(last?.dynamodb?.ApproximateCreationDateTime),
       batchSize: batch.records.length,
@@ -340,17 +294,14 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
 /** Reads a stream's shards from where each stands: an expired iterator is opened again, past the retention from TRIM_HORIZON. */
 const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit: number, onError: (error: Error) => void) => {
   const openIterator = async (shard: ShardState): Promise<string> => {
+    const open = async (ShardIteratorType: ShardIteratorType, SequenceNumber?: string) => {
+      const input = { StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType, SequenceNumber };
+      return (await client.send(new GetShardIteratorCommand(input))).ShardIterator;
+    };
     if (shard.readUpTo) {
       try {
-        const { ShardIterator } = await client.send(
-          new GetShardIteratorCommand({
-            StreamArn: streamArn,
-            ShardId: shard.shardId,
-            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
-            SequenceNumber: shard.readUpTo,
-          }),
-        );
-        if (ShardIterator) return ShardIterator;
+        const iterator = await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
+        if (iterator) return iterator;
       } catch (error) {
         if (errorName(error) !== 'TrimmedDataAccessException') throw error;
         onError(
@@ -360,11 +311,9 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
         );
       }
     }
-    const { ShardIterator } = await client.send(
-      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType: 'TRIM_HORIZON' }),
-    );
-    if (!ShardIterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
-    return ShardIterator;
+    const iterator = await open('TRIM_HORIZON');
+    if (!iterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
+    return iterator;
   };
 
   /** The next records of a shard; an expired iterator is opened again once. */
@@ -387,7 +336,7 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
     }
     return [];
   };
-  return { read };
+  return read;
 };
 
 /**
@@ -412,27 +361,23 @@ const nextBatch = (shard: ShardState, batchSize: number, passes: (record: _Recor
 
 /**
  * Runs `pollOnce` until stopped: straight on after a round that moved a checkpoint, after
- * `intervalMs` when it had nothing, after ERROR_BACKOFF_MS when it failed. `stop` ends the loop after
- * the round in progress.
+ * `intervalMs` when it had nothing, after ERROR_BACKOFF_MS when it failed.
  */
 const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: number, onError: (error: Error) => void) => {
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(() => done(), ms);
-      const done = () => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
         clearTimeout(timer);
-        wake = undefined;
         resolve();
       };
-      wake = done;
     });
 
   const run = async (stopping: () => boolean) => {
     while (!stopping()) {
       let delay = intervalMs;
       try {
-        // After a batch that moved a checkpoint, straight on to the next one.
         if ((await pollOnce()).checkpointed > 0) delay = 0;
       } catch (error) {
         if (stopping()) break;
@@ -443,122 +388,6 @@ const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: numb
     }
   };
   return stoppableLoop(run, () => wake?.());
-};
-
-/** A shard's checkpoints and the batches it gives up: moved past once the on-failure destination took them. */
-const shardProgress = (options: {
-  checkpoints: Checkpoints;
-  onBatchDiscarded: (record: OnFailureRecord) => Promise<void>;
-  maxRetryAttempts: number;
-  streamArn: string;
-  functionName: string;
-}) => {
-  const { checkpoints, onBatchDiscarded, maxRetryAttempts, streamArn, functionName } = options;
-  const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
-    const sequenceNumber = sequenceNumberOf(record);
-    if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
-  };
-
-  /** Hands a given-up batch (pending[0]) to the destination, then moves past it; returns the records skipped. */
-  const discard = async (shard: ShardState, batch: Batch & { discarded: OnFailureRecord }) => {
-    await onBatchDiscarded(batch.discarded);
-    shard.pending.shift();
-    await checkpoint(shard, batch.records.at(-1));
-    return batch.records.length;
-  };
-
-  /** The failed batch (pending[0]) is sent again, or given up after its last retry; returns the records given up. */
-  const retryOrDiscard = async (shard: ShardState, batch: Batch) => {
-    if (maxRetryAttempts < 0 || batch.retries < maxRetryAttempts) {
-      shard.pending[0] = { ...batch, retries: batch.retries + 1 };
-      return 0;
-    }
-    const discarded = { ...batch, discarded: onFailureRecord(shard, batch, streamArn, functionName) };
-    shard.pending[0] = discarded;
-    return discard(shard, discarded);
-  };
-  return { checkpoint, discard, retryOrDiscard };
-};
-
-type Progress = Pick<ReturnType<typeof shardProgress>, 'checkpoint' | 'retryOrDiscard'> & { bisectOnError: boolean };
-
-/** After an invocation of the shard's batch in progress: checkpoint it, split it, retry it or give it up, as its verdict says. */
-const settle = async (
-  { checkpoint, retryOrDiscard, bisectOnError }: Progress,
-  shard: ShardState,
-  batch: Batch,
-  verdict: BatchVerdict,
-  result: StreamPollResult,
-) => {
-  if (verdict.kind === 'success') {
-    shard.pending.shift();
-    await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
-    result.checkpointed = batch.records.length + (batch.through?.passedOver ?? 0);
-  } else if (verdict.kind === 'partial') {
-    // The records before the lowest reported one are done; the rest is retried from the checkpoint:
-    // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
-    const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
-    shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, ...(rest.through ? { through: rest.through } : {}) } : rest;
-    await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
-    result.checkpointed = verdict.failedFrom;
-    if (!bisectOnError) result.discarded = await retryOrDiscard(shard, rest);
-  } else if (bisectOnError && batch.records.length > 1) {
-    const half = Math.ceil(batch.records.length / 2);
-    const through = batch.through ? { through: batch.through } : {};
-    shard.pending.splice(
-      0,
-      1,
-      { records: batch.records.slice(0, half), retries: 0 },
-      { records: batch.records.slice(half), retries: 0, ...through },
-    );
-  } else {
-    result.discarded = await retryOrDiscard(shard, batch);
-  }
-};
-
-/** Every shard of the stream: one DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard. */
-const describeShards = async (client: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> => {
-  const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
-  return StreamDescription?.Shards ?? [];
-};
-
-/** The results of a round's shards added up; a shard's failure is thrown once the others' are counted. */
-const roundTotal = (outcomes: PromiseSettledResult<StreamPollResult>[]): StreamPollResult => {
-  const total = emptyResult();
-  for (const outcome of outcomes) {
-    if (outcome.status === 'rejected') continue;
-    total.invocations += outcome.value.invocations;
-    total.records += outcome.value.records;
-    total.checkpointed += outcome.value.checkpointed;
-    total.discarded += outcome.value.discarded;
-  }
-  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-  if (failed) throw asError(failed.reason);
-  return total;
-};
-
-/** One invocation of the handler with a shard's batch, as Lambda makes it: what it answered or threw, and the invocation, for the on-failure record. */
-const invoke = async (
-  handler: StreamHandler,
-  fn: { functionName: string; timeoutSeconds: number | undefined; onError: (error: Error) => void },
-  shard: ShardState,
-  records: DynamoDBRecord[],
-) => {
-  const event: DynamoDBStreamEvent = { Records: records };
-  const context = lambdaContext(fn.functionName, fn.timeoutSeconds);
-  let outcome: InvocationOutcome;
-  try {
-    outcome = { response: await invokeScoped<unknown>(context, () => handler(event, context)) };
-  } catch (error) {
-    fn.onError(new Error(`handler failed on ${records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
-    outcome = { error };
-  }
-  const lastInvocation = {
-    requestId: context.awsRequestId,
-    functionArn: context.invokedFunctionArn,
-    ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
-  };
-  return { event, outcome, lastInvocation };
 };
 
 /** The mapping's settings with their defaults (Lambda's, where it has one); the filter patterns checked. */
@@ -578,20 +407,80 @@ const settingsOf = (options: StreamPollerOptions) => {
   };
 };
 
-export const createStreamPoller = (options: StreamPollerOptions): StreamPoller => {
-  const { client, streamArn, handler, functionName, onBatchDiscarded } = options;
-  const { batchSize, maxRetryAttempts, bisectOnError, pollIntervalMs, region, checkpoints, onError, readLimit } = settingsOf(options);
+/**
+ * What an invocation's verdict does to a shard's batch in progress (pending[0]): checkpoint it, split
+ * it, retry it or give it up; a given-up batch is moved past once the on-failure destination took it.
+ */
+const shardProgress = (options: StreamPollerOptions, { checkpoints, maxRetryAttempts, bisectOnError }: ReturnType<typeof settingsOf>) => {
+  const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
+    const sequenceNumber = sequenceNumberOf(record);
+    if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
+  };
+
+  /** Hands a given-up batch to the on-failure destination, then moves past it; returns the records skipped. */
+  const discard = async (shard: ShardState, batch: Batch, discarded: OnFailureRecord) => {
+    await options.onBatchDiscarded(discarded);
+    shard.pending.shift();
+    await checkpoint(shard, batch.records.at(-1));
+    return batch.records.length;
+  };
+
+  /** Sends the failed batch again, or gives it up after its last retry; returns the records given up. */
+  const retryOrDiscard = async (shard: ShardState, batch: Batch) => {
+    if (maxRetryAttempts < 0 || batch.retries < maxRetryAttempts) {
+      shard.pending[0] = { ...batch, retries: batch.retries + 1 };
+      return 0;
+    }
+    const discarded = onFailureRecord(shard, batch, options.streamArn, options.functionName);
+    shard.pending[0] = { ...batch, discarded };
+    return discard(shard, batch, discarded);
+  };
+
+  /** Returns how many records the checkpoint moved past, and how many of those were given up. */
+  const settle = async (shard: ShardState, batch: Batch, verdict: BatchVerdict) => {
+    if (verdict.kind === 'success') {
+      shard.pending.shift();
+      await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
+      return { checkpointed: batch.records.length + (batch.through?.passedOver ?? 0), discarded: 0 };
+    }
+    if (verdict.kind === 'partial') {
+      // The records before the lowest reported one are done; the rest is retried from the checkpoint:
+      // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
+      const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
+      shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, through: rest.through } : rest;
+      await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
+      const discarded = bisectOnError ? 0 : await retryOrDiscard(shard, rest);
+      return { checkpointed: verdict.failedFrom + discarded, discarded };
+    }
+    if (bisectOnError && batch.records.length > 1) {
+      const half = Math.ceil(batch.records.length / 2);
+      const halves = [batch.records.slice(0, half), batch.records.slice(half)] as const;
+      shard.pending.splice(0, 1, { records: halves[0], retries: 0 }, { records: halves[1], retries: 0, through: batch.through });
+      return { checkpointed: 0, discarded: 0 };
+    }
+    const discarded = await retryOrDiscard(shard, batch);
+    return { checkpointed: discarded, discarded };
+  };
+  return { checkpoint, discard, settle };
+};
+
+export const createStreamPoller = (options: StreamPollerOptions) => {
+  const { client, streamArn, handler, functionName } = options;
+  const settings = settingsOf(options);
+  const { batchSize, region, checkpoints, onError } = settings;
 
   const shards = new Map<string, ShardState>();
   let shardsListedAt = Number.NEGATIVE_INFINITY;
   let listShardsAgain = true;
 
+  // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
   const listShards = async () => {
-    const listed = await describeShards(client, streamArn);
+    const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    const listed = StreamDescription?.Shards ?? [];
     const ids = new Set(listed.map((shard) => shard.ShardId));
     for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
     for (const { ShardId, ParentShardId } of listed)
-      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId));
+      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId, await checkpoints.get(ShardId)));
     shardsListedAt = Date.now();
     listShardsAgain = false;
   };
@@ -603,23 +492,30 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     return !parent || isDone(parent);
   };
 
-  const { read } = shardReader(client, streamArn, readLimit, onError);
+  const read = shardReader(client, streamArn, settings.readLimit, onError);
+  const { checkpoint, discard, settle } = shardProgress(options, settings);
 
-  const { checkpoint, discard, retryOrDiscard } = shardProgress({
-    checkpoints,
-    onBatchDiscarded,
-    maxRetryAttempts,
-    streamArn,
-    functionName,
-  });
+  /** One invocation with a shard's batch, as Lambda makes it: what it answered or threw, and the invocation, for the on-failure record. */
+  const invoke = async (shard: ShardState, records: DynamoDBRecord[]) => {
+    const context = lambdaContext(functionName, options.timeoutSeconds);
+    let outcome: InvocationOutcome;
+    try {
+      outcome = { response: await invokeScoped<unknown>(context, () => handler({ Records: records }, context)) };
+    } catch (error) {
+      onError(new Error(`handler failed on ${records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
+      outcome = { error };
+    }
+    const lastInvocation = {
+      requestId: context.awsRequestId,
+      functionArn: context.invokedFunctionArn,
+      ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
+    };
+    return { outcome, lastInvocation };
+  };
 
   /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
   const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
     const result = emptyResult();
-    if (!shard.started) {
-      shard.readUpTo = await checkpoints.get(shard.shardId);
-      shard.started = true;
-    }
     let batch = shard.pending[0];
     if (!batch) {
       if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
@@ -635,25 +531,15 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
       shard.pending.push(batch);
     }
     if (batch.discarded) {
-      const discarded = await discard(shard, { ...batch, discarded: batch.discarded });
+      const discarded = await discard(shard, batch, batch.discarded);
       return { ...result, checkpointed: discarded, discarded };
     }
 
-    const { event, outcome, lastInvocation } = await invoke(
-      handler,
-      { functionName, timeoutSeconds: options.timeoutSeconds, onError },
-      shard,
-      batch.records.map((record) => toDynamoDBRecord(record, streamArn, region)),
-    );
-    result.invocations = 1;
-    result.records = event.Records.length;
+    const records = batch.records.map((record) => toDynamoDBRecord(record, streamArn, region));
+    const { outcome, lastInvocation } = await invoke(shard, records);
     batch = { ...batch, lastInvocation };
     shard.pending[0] = batch;
-
-    const verdict = batchVerdict(event.Records, outcome);
-    await settle({ checkpoint, retryOrDiscard, bisectOnError }, shard, batch, verdict, result);
-    result.checkpointed += result.discarded;
-    return result;
+    return { invocations: 1, records: records.length, ...(await settle(shard, batch, batchVerdict(records, outcome))) };
   };
 
   const round = async (): Promise<StreamPollResult> => {
@@ -662,7 +548,13 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     const outcomes = await Promise.allSettled(readable.map(pollShard));
     // A shard read to its end lets its children go: list the shards again on the next round.
     if (readable.some(isDone)) listShardsAgain = true;
-    return roundTotal(outcomes);
+    // Every shard's step has ended before a failure is thrown.
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw asError(failed.reason);
+    const total = emptyResult();
+    for (const { value } of outcomes as PromiseFulfilledResult<StreamPollResult>[])
+      for (const key of Object.keys(total) as (keyof StreamPollResult)[]) total[key] += value[key];
+    return total;
   };
 
   let rounds: Promise<unknown> = Promise.resolve();
@@ -672,5 +564,5 @@ export const createStreamPoller = (options: StreamPollerOptions): StreamPoller =
     return next;
   };
 
-  return { pollOnce, ...pollingLoop(pollOnce, pollIntervalMs, onError) };
+  return { pollOnce, ...pollingLoop(pollOnce, settings.pollIntervalMs, onError) };
 };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
@@ -35,20 +35,16 @@ const received: Received[] = [];
 /** The endpoints of this stage whose URL is this inbox path (a local table: a Scan, every page of it, is fine here). */
 const endpointsAt = async (path: string) => {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await functionTable.ddb.send(
-      new ScanCommand({
-        TableName: functionTable.table,
-        FilterExpression: '#type = :type',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
+  const pages = paginateScan(
+    { client: functionTable.ddb },
+    {
+      TableName: functionTable.table,
+      FilterExpression: '#type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':type': 'webhook_endpoint' },
+    },
+  );
+  for await (const page of pages) items.push(...(page.Items ?? []));
   return items.filter((item) => {
     try {
       const url = new URL(String(item.url));
@@ -109,7 +105,7 @@ ${received
   .join('\n')}
 </table></body></html>`;
 
-const reply = (response: ServerResponse, status: number, type: string, body: string) => {
+const reply = (response: ServerResponse, status: number, body: string, type = 'application/json') => {
   response.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }).end(body);
 };
 
@@ -118,18 +114,13 @@ export const serveWebhookInbox = async (request: IncomingMessage, url: URL, resp
   if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return false;
   if (request.method === 'GET' && url.pathname === PREFIX) {
     request.resume();
-    if (url.searchParams.get('format') === 'json') reply(response, 200, 'application/json', JSON.stringify({ deliveries: received }));
-    else reply(response, 200, 'text/html; charset=utf-8', page());
+    if (url.searchParams.get('format') === 'json') reply(response, 200, JSON.stringify({ deliveries: received }));
+    else reply(response, 200, page(), 'text/html; charset=utf-8');
     return true;
   }
   if (request.method !== 'POST') {
     request.resume();
-    reply(
-      response,
-      405,
-      'application/json',
-      JSON.stringify({ message: 'The webhook inbox takes POST (deliveries) and GET /webhook-inbox.' }),
-    );
+    reply(response, 405, JSON.stringify({ message: 'The webhook inbox takes POST (deliveries) and GET /webhook-inbox.' }));
     return true;
   }
   const body = await readBody(request);
@@ -157,6 +148,6 @@ export const serveWebhookInbox = async (request: IncomingMessage, url: URL, resp
     ...check,
   });
   received.length = Math.min(received.length, KEPT);
-  reply(response, answered, 'application/json', JSON.stringify({ received: true, verified: check.verified }));
+  reply(response, answered, JSON.stringify({ received: true, verified: check.verified }));
   return true;
 };
