@@ -88,6 +88,17 @@ export const updateIfAllowed = async (
 /** Whether a write was refused by its condition (ConditionalCheckFailedException, by its name). */
 export const isRefused = (error: unknown): boolean => (error as { name?: unknown } | undefined)?.name === 'ConditionalCheckFailedException';
 
+/** Whether a conditional write was applied: false when its condition refused it; any other failure is thrown. */
+export const writeApplied = async (write: Promise<unknown>): Promise<boolean> => {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isRefused(error)) return false;
+    throw error;
+  }
+};
+
 /**
  * The item a write refused by its condition found there (asked with ReturnValuesOnConditionCheckFailure
  * 'ALL_OLD'), in plain values: the document client does not unmarshall exceptions. Undefined when

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { isRefused, itemKey, type Key, nullableString, parseStored } from './base';
+import { itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
 
 /**
  * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
@@ -98,24 +98,19 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
  * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
  * false when it changed meanwhile (another delivery applied it first: read again).
  */
-export const putCommissionLedger = async (
+export const putCommissionLedger = (
   { ddb, table }: TableRef,
   merchantId: string,
   ledger: CommissionLedger,
   stamp: LedgerStamp,
-): Promise<boolean> => {
-  try {
-    await ddb.send(
+): Promise<boolean> =>
+  writeApplied(
+    ddb.send(
       new PutCommand({
         TableName: table,
         Item: { ...commissionKey(merchantId, ledger.order_uuid), type: 'commission', ...ledger },
         ConditionExpression: CONDITION[stamp.kind],
         ...(stamp.kind === 'applied' ? { ExpressionAttributeValues: { ':applied': stamp.version } } : {}),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
-};
+    ),
+  );

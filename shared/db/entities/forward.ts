@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
-import { isRefused, type Key } from './base';
+import { type Key, writeApplied } from './base';
 
 /**
  * Sets `fields` on an item only while its `mark` attribute is absent or below the new value
@@ -10,8 +10,8 @@ import { isRefused, type Key } from './base';
 export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: string, fields: Record<string, unknown>): Promise<boolean> => {
   const names = Object.keys(fields);
   if (!names.includes(mark)) throw new Error(`moveForward: the fields do not set the mark ${mark}`);
-  try {
-    await ddb.send(
+  return writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: key,
@@ -20,10 +20,6 @@ export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: stri
         ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
         ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, fields[name]])),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
+    ),
+  );
 };

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { isRefused, itemKey, type Key, parseStoredOptional, refusedItem } from './base';
+import { itemKey, type Key, parseStoredOptional, refusedItem, writeApplied } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -162,8 +162,8 @@ const ownClaim = (claim: Claim) => ({
 export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
   const sealed = (response.sealedFields?.length ?? 0) > 0;
-  try {
-    await ddb.send(
+  return writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         ...ownClaim(claim),
@@ -183,12 +183,8 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
           ...(sealed ? { ':sealed': response.sealedFields } : {}),
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
+    ),
+  );
 };
 
 /**
@@ -200,8 +196,8 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
 export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
   const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
-  try {
-    await ddb.send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         ...own,
@@ -213,8 +209,6 @@ export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget 
             }
           : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
+    ),
+  );
 };

@@ -4,7 +4,7 @@ import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, isRefused, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
 
 /**
  * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, how many the merchant has,
@@ -361,9 +361,9 @@ export const claimDelivery = async (
 };
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
-const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) => {
-  try {
-    await ddb.send(
+const resetCount = ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
+  writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: key,
@@ -371,11 +371,8 @@ const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, con
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':value': value, ':seen': seen },
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
-};
+    ),
+  );
 
 /**
  * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
@@ -391,7 +388,7 @@ export type DeliveryEnd =
   | { result: 'failed'; at: string; retryAt: string; answered: boolean; probe: boolean };
 
 export const finishDelivery = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   end: DeliveryEnd,
@@ -419,21 +416,12 @@ export const finishDelivery = async (
             ExpressionAttributeValues: { ':minus': -1, ':fastAt': prompt.at, ':slots': prompt.slots },
           }
         : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        ...update,
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return parseWebhookEndpoint(Attributes);
-  } catch (error) {
-    if (isRefused(error)) return undefined;
-    throw error;
-  }
+  const item = await updateIfAllowed(db, {
+    Key: webhookEndpointKey(merchantId, uuid),
+    ...update,
+    ConditionExpression: 'attribute_exists(pk)',
+  });
+  return item && parseWebhookEndpoint(item);
 };
 
 /**
