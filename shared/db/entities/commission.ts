@@ -1,7 +1,7 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
 
 /**
  * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
@@ -60,8 +60,8 @@ export type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kin
  * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
  * ledger existed (status and total of the accepted order) reads as that accrual applied at version 1.
  */
-const readLedger = (item: unknown): { ledger: CommissionLedger; stamp: LedgerStamp } => {
-  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, item);
+const readLedger = (item: z.output<typeof ledgerSchema>): { ledger: CommissionLedger; stamp: LedgerStamp } => {
+  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = item;
   if (entries === undefined || applied_version === undefined) {
     const accrued =
       stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
@@ -73,19 +73,17 @@ const readLedger = (item: unknown): { ledger: CommissionLedger; stamp: LedgerSta
 };
 
 /** A ledger as the table's stream carries it (the change feed's webhook events read its entries). */
-export const parseCommissionLedgerImage = (image: unknown): CommissionLedger => readLedger(image).ledger;
+export const parseCommissionLedgerImage = (image: unknown): CommissionLedger =>
+  readLedger(parseStored('commission', ledgerSchema, image)).ledger;
 
-/** Reads the order's ledger. */
 export const getCommissionLedger = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   orderUuid: string,
   consistent = false,
 ): Promise<{ ledger: CommissionLedger | undefined; stamp: LedgerStamp }> => {
-  const { Item } = await ddb.send(
-    new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }),
-  );
-  return Item ? readLedger(Item) : { ledger: undefined, stamp: { kind: 'absent' } };
+  const item = await getStored(db, 'commission', ledgerSchema, commissionKey(merchantId, orderUuid), consistent);
+  return item ? readLedger(item) : { ledger: undefined, stamp: { kind: 'absent' } };
 };
 
 const CONDITION: Record<LedgerStamp['kind'], string> = {

@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { itemKey, type Key, parseStoredOptional, refusedItem, writeApplied } from './base';
+import { getStored, itemKey, type Key, parseStored, refusedItem, writeApplied } from './base';
 
 /** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -63,9 +63,7 @@ const recordSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
-const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
-  const item = parseStoredOptional('idempotency', recordSchema, raw);
-  if (!item) return undefined;
+const toRecord = (item: z.output<typeof recordSchema>): IdempotencyRecord => {
   const base = { fingerprint: item.fingerprint, expiresAt: item[TTL_ATTRIBUTE] };
   return item.status === COMPLETED
     ? {
@@ -83,13 +81,13 @@ const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
 export const readRecord = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   key: string,
   nowMs = Date.now(),
 ): Promise<IdempotencyRecord | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: idempotencyKey(merchantId, key), ConsistentRead: true }));
-  const record = toRecord(Item);
+  const item = await getStored(db, 'idempotency', recordSchema, idempotencyKey(merchantId, key), true);
+  const record = item && toRecord(item);
   return record && isLive(record, nowMs) ? record : undefined;
 };
 
@@ -140,7 +138,7 @@ export const claimKey = async (
     } catch (error) {
       // The record that made the condition fail.
       const old = refusedItem(error);
-      const held = old ? toRecord(old) : await readRecord(db, merchantId, key);
+      const held = old ? toRecord(parseStored('idempotency', recordSchema, old)) : await readRecord(db, merchantId, key);
       if (held?.status === IN_PROGRESS && held.claimId === claim.claimId) return { claimed: true, claim };
       if (held && (isLive(held) || (held.fingerprint !== fingerprint && !isExpired(held)))) return { claimed: false, record: held };
       // It expired or was released between the write and the read: try again, then give up for now.

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import type { Key } from './base';
+import { getStored, type Key } from './base';
 import { WORK_REMOVE, WORK_SET, workEntry, workSetValues } from './owed-work';
 
 /**
@@ -25,8 +25,8 @@ export const owedNotificationUpdate = (key: Key, now: string) => ({
 });
 
 /** The item that owes an e-mail (an invite, an affiliate request), read consistently, as stored; undefined when it is gone. */
-export const getOwingItem = async ({ ddb, table }: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
-  (await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+export const getOwingItem = (db: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
+  getStored(db, 'owing item', z.looseObject({}), key, true);
 
 /** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
 export const writeNotificationOutcome = (
