@@ -6,7 +6,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { GSI1 } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, putNew, refusedItem } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem } from './base';
 import type { CountChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -62,9 +62,6 @@ export const affiliateRequestRecord = (
     updated_at: now,
   };
 };
-
-/** Stores a new request's item (affiliateRequestRecord); refused when its uuid is taken. */
-export const putNewAffiliateRequest = (db: TableRef, item: ReturnType<typeof affiliateRequestRecord>) => putNew(db, item);
 
 export const requestCountChange = (
   request: Pick<AffiliateRequestItem, 'seq'>,

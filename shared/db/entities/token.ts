@@ -4,7 +4,7 @@ import { GSI1, type TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import type { TokenKind } from '#shared/tokens';
 import { generateToken, hashToken } from '#shared/tokens';
-import { itemKey, type Key, parseStoredOptional, putNew } from './base';
+import { itemKey, type Key, parseStoredOptional } from './base';
 
 /**
  * An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on
@@ -45,9 +45,6 @@ export const tokenRecord = (
     },
   };
 };
-
-/** Stores a new token's item (tokenRecord); refused when this merchant has its hash already (another merchant's is the seed's check). */
-export const putNewToken = (db: TableRef, item: ReturnType<typeof tokenRecord>['item']) => putNew(db, item);
 
 /** The token item of a hash, or undefined. One Query on gsi1. */
 export const findToken = async ({ ddb, table }: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
