@@ -1,5 +1,6 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import type { TokenKind } from '#shared/tokens';
@@ -47,18 +48,18 @@ export const tokenRecord = (
 };
 
 /** The token item of a hash, or undefined. One Query on gsi1. */
-export const findToken = async ({ ddb, table }: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
+export const findToken = async (db: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
   const lookup = lookupEntry(tokenHash);
-  const { Items } = await ddb.send(
-    new QueryCommand({
-      TableName: table,
+  const [item] = await queryItems(
+    db,
+    {
       IndexName: GSI1.indexName,
       KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} = :sk`,
       ExpressionAttributeValues: { ':pk': lookup[GSI1.partitionKey], ':sk': lookup[GSI1.sortKey] },
-      Limit: 1,
-    }),
+    },
+    1,
   );
-  return parseStoredOptional('token', tokenSchema, Items?.[0]);
+  return parseStoredOptional('token', tokenSchema, item);
 };
 
 /** Marks a token revoked; revoking twice keeps the first revoked_at. Returns revoked_at. */
