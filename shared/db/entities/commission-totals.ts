@@ -8,14 +8,10 @@ import { merchantPk, parseStored } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /**
- * Commission totals: what a merchant's commission ledgers add up to per UTC day and per month, for
- * the merchant and per affiliate, kept by the change feed (shared/domain/reports.ts says what a
- * ledger write adds) in two partitions of the merchant, never a key shared by merchants. A batch of
- * the stream writes each item once, conditional on the stream sequence numbers it already applied,
- * so a record read again or replayed adds nothing; the last item it writes says how far its
- * merchant's totals reach (`through`). The keys and the conditions are described in
- * docs/reports.md#the-totals-shareddbentitiescommission-totalsts and
- * docs/reports.md#exactly-once-without-a-transaction.
+ * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change
+ * feed in two partitions of the merchant; each item is written conditional on the stream sequence
+ * numbers it already applied, so a record read again adds nothing. Keys and conditions:
+ * docs/reports.md#the-totals-shareddbentitiescommission-totalsts, docs/reports.md#exactly-once-without-a-transaction.
  */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
@@ -39,15 +35,13 @@ const figuresShape = {
   reversed_value: figure(),
 };
 
+// z.object keeps only these attributes: a parsed item is the report's row.
 const totalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_rows: z.optional(z.number()) });
 const affiliateTotalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_slug: z.string() });
 const throughSchema = z.object({ through: z.optional(z.string()) });
 
-export type MerchantTotals = Figures & { period: string; currency_code: string; affiliate_rows: number };
-export type AffiliateTotals = Figures & { period: string; currency_code: string; affiliate_slug: string };
-
-export const totalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS`;
-export const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS#A`;
+const totalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS`;
+const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS#A`;
 const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotalsPk(merchantId)}#${slug}`;
 
 const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
@@ -277,25 +271,14 @@ const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${k
  * The merchant's totals items of one kind for periods in [from, to) (periods compare as strings:
  * `D#2026-11-30#EUR` sorts before `D#2026-12-01`), and its applied-through time, in one Query.
  */
-export const readMerchantTotals = async (
-  db: TableRef,
-  merchantId: string,
-  kind: PeriodKind,
-  from: string,
-  to: string,
-): Promise<MerchantTotals[]> => {
+export const readMerchantTotals = async (db: TableRef, merchantId: string, kind: PeriodKind, from: string, to: string) => {
   const items = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: { ':pk': totalsPk(merchantId), ...between(kind, from, to) },
   });
   return items.map((item) => {
     const parsed = parseStored('merchant_totals', totalsSchema, item);
-    return {
-      ...pickFigures(parsed),
-      period: parsed.period,
-      currency_code: parsed.currency_code,
-      affiliate_rows: parsed.affiliate_rows ?? 0,
-    };
+    return { ...parsed, affiliate_rows: parsed.affiliate_rows ?? 0 };
   });
 };
 
@@ -327,17 +310,7 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
   return times.sort().at(-1);
 };
 
-const pickFigures = (item: Figures): Figures => ({
-  orders: item.orders,
-  sales_value: item.sales_value,
-  accrued_value: item.accrued_value,
-  reversed_value: item.reversed_value,
-});
-
-const toAffiliateTotals = (item: unknown): AffiliateTotals => {
-  const parsed = parseStored('affiliate_totals', affiliateTotalsSchema, item);
-  return { ...pickFigures(parsed), period: parsed.period, currency_code: parsed.currency_code, affiliate_slug: parsed.affiliate_slug };
-};
+const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
 /**
  * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order;
@@ -351,7 +324,7 @@ export const readAffiliateTotals = async (
   kind: PeriodKind,
   range: { from: string; to: string },
   options: { limit?: number; slug?: string; backward?: boolean } = {},
-): Promise<AffiliateTotals[]> => {
+) => {
   if (options.slug !== undefined) {
     const days = kind === 'M' ? { from: `${range.from}-01`, to: `${range.to}-01` } : range;
     const items = await queryItems(db, {
