@@ -86,25 +86,25 @@ const queryLog = ({ ddb, table }: TableRef, merchantId: string, input: Partial<Q
 /** Whether the item is a commit: the top event of its batch, put after every other event of it. */
 const isCommit = (item: Stored) => commitOf(item) === item.sk;
 
+/** The first item of the log at or above `position`, read consistently (a Query: what the log's writers may do). */
+const firstFrom = async (db: TableRef, merchantId: string, position: string): Promise<Stored | undefined> => {
+  const { Items } = await queryLog(db, merchantId, {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
+    ProjectionExpression: 'sk, commit_at',
+    Limit: 1,
+  });
+  return Items?.[0] && parseStored('event log item', storedSchema, Items[0]);
+};
+
 /**
  * Whether the log holds a commit at or above `position`: the first item there is one, or names a
  * higher commit to look for (each step goes up; an uncommitted batch is the last, or a failed one).
  */
 const committedFrom = async (db: TableRef, merchantId: string, position: string): Promise<boolean> => {
-  let from = position;
-  for (;;) {
-    const { Items } = await queryLog(db, merchantId, {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': from, ':above': ABOVE_POSITIONS },
-      ProjectionExpression: 'sk, commit_at',
-      Limit: 1,
-    });
-    const first = Items?.[0];
-    if (first === undefined) return false;
-    const item = parseStored('event log item', storedSchema, first);
-    if (isCommit(item)) return true;
-    from = commitOf(item);
-  }
+  let item = await firstFrom(db, merchantId, position);
+  while (item !== undefined && !isCommit(item)) item = await firstFrom(db, merchantId, commitOf(item));
+  return item !== undefined;
 };
 
 /**
@@ -157,17 +157,6 @@ const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, late
   }
 };
 
-/** Whether an item is logged at `position`: the first item at or above it, read consistently (a Query: what the log's writers may do). */
-const isLoggedAt = async (db: TableRef, merchantId: string, position: string) => {
-  const { Items } = await queryLog(db, merchantId, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
-    ProjectionExpression: 'sk',
-    Limit: 1,
-  });
-  return Items?.[0]?.sk === position;
-};
-
 /**
  * The shortest late position above `top` for the event at `own`: the top's first step extended by
  * `own` when that sorts above the top, else by one more of its steps. Late events replayed in
@@ -192,7 +181,7 @@ export const lateAbove = (top: string, own: string): string => {
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
   const marked = await putMarker(db, merchantId, entry, lateAt, { ConditionExpression: 'attribute_not_exists(pk)' });
-  if (marked === undefined || marked === lateAt || marked > top || (await isLoggedAt(db, merchantId, marked))) return marked;
+  if (marked === undefined || marked === lateAt || marked > top || (await firstFrom(db, merchantId, marked))?.sk === marked) return marked;
   return putMarker(db, merchantId, entry, lateAt, {
     ConditionExpression: 'late_at = :marked',
     ExpressionAttributeValues: { ':marked': marked },
