@@ -80,12 +80,7 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, decided.status, 1),
 ];
 
-export const getAffiliateRequest = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<AffiliateRequestItem | undefined> =>
+export const getAffiliateRequest = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
   getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
 
 /** The merchant's requests in the given statuses, newest first. */

@@ -96,12 +96,7 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
  * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
  * false when it changed meanwhile (another delivery applied it first: read again).
  */
-export const putCommissionLedger = (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  ledger: CommissionLedger,
-  stamp: LedgerStamp,
-): Promise<boolean> =>
+export const putCommissionLedger = ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp) =>
   writeApplied(
     ddb.send(
       new PutCommand({

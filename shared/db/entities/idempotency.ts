@@ -80,12 +80,7 @@ const toRecord = (item: z.output<typeof recordSchema>): IdempotencyRecord => {
 };
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
-export const readRecord = async (
-  db: TableRef,
-  merchantId: string,
-  key: string,
-  nowMs = Date.now(),
-): Promise<IdempotencyRecord | undefined> => {
+export const readRecord = async (db: TableRef, merchantId: string, key: string, nowMs = Date.now()) => {
   const item = await getStored(db, 'idempotency', recordSchema, idempotencyKey(merchantId, key), true);
   const record = item && toRecord(item);
   return record && isLive(record, nowMs) ? record : undefined;

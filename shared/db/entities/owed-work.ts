@@ -72,10 +72,5 @@ export const workPage = async (
 };
 
 /** The first `limit` keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago. */
-export const workEntries = async (
-  db: TableRef,
-  merchantId: string,
-  kind: WorkKind,
-  olderThanSeconds: number,
-  limit: number,
-): Promise<Key[]> => (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;
+export const workEntries = async (db: TableRef, merchantId: string, kind: WorkKind, olderThanSeconds: number, limit: number) =>
+  (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;

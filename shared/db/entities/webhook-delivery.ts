@@ -130,12 +130,7 @@ export const recordWebhookDelivery = async (
     });
 };
 
-export const getWebhookDelivery = (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  eventId: string,
-): Promise<WebhookDeliveryItem | undefined> =>
+export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUuid: string, eventId: string) =>
   getStored(db, 'webhook delivery', deliverySchema, deliveryKey(merchantId, endpointUuid, eventId), true);
 
 /**

@@ -109,12 +109,7 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
     },
   });
 
-export const getWebhookEndpoint = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<WebhookEndpointItem | undefined> =>
+export const getWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
   getStored(db, 'webhook endpoint', endpointSchema, webhookEndpointKey(merchantId, uuid), consistent);
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
@@ -134,12 +129,7 @@ type EndpointUpdate = {
 };
 
 /** One conditional UpdateItem of the endpoint: the attributes `returnValues` asks for (else {}), or undefined when the condition failed. */
-const updateEndpointItem = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  update: EndpointUpdate,
-): Promise<Record<string, unknown> | undefined> =>
+const updateEndpointItem = (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate) =>
   updateIfAllowed(db, {
     Key: webhookEndpointKey(merchantId, uuid),
     UpdateExpression: [update.set && `SET ${update.set}`, update.remove && `REMOVE ${update.remove}`].filter(Boolean).join(' '),
@@ -149,7 +139,7 @@ const updateEndpointItem = (
     ReturnValues: update.returnValues ?? 'NONE',
   });
 
-const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate): Promise<boolean> =>
+const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate) =>
   (await updateEndpointItem(db, merchantId, uuid, update)) !== undefined;
 
 /** Applies the merchant's changes; false when the endpoint does not exist. Enabling it again clears the failure streak. */
@@ -258,17 +248,15 @@ export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 
 export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): boolean =>
   endpoint.fast_at === undefined || endpoint.slow_at !== undefined;
 
+const earnedSlots = (endpoint: Pick<WebhookEndpointItem, 'slots'>) =>
+  Math.min(DELIVERY_SLOTS, Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+
 /** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start). */
-export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>): number =>
-  Math.min(DELIVERY_SLOTS, 2 * Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>) => Math.min(DELIVERY_SLOTS, 2 * earnedSlots(endpoint));
 
 /** How many more deliveries a claim would let in now: the endpoint's slots (one while it fails) less those in flight. */
-export const freeSlots = (
-  endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight' | 'slots'>,
-  now: number,
-): number => {
-  const earned = Math.min(DELIVERY_SLOTS, Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
-  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? earned : UNPROVEN_SLOTS;
+export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight' | 'slots'>, now: number) => {
+  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? earnedSlots(endpoint) : UNPROVEN_SLOTS;
   return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
 };
 
@@ -366,12 +354,7 @@ type DeliveryEnd =
  * (`released`: nothing was sent). Any answer clears `slow_until`; any outcome but a prompt answer
  * takes the earned slots away. The endpoint as it is now, undefined when it was deleted.
  */
-export const finishDelivery = async (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  end: DeliveryEnd,
-): Promise<WebhookEndpointItem | undefined> => {
+export const finishDelivery = async (db: TableRef, merchantId: string, uuid: string, end: DeliveryEnd) => {
   const answered = end.result === 'delivered' || (end.result === 'failed' && end.answered);
   const prompt = end.result === 'delivered' ? end.prompt : undefined;
   const remove = [

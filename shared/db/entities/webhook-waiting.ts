@@ -13,8 +13,6 @@ import { RETENTION_DAYS } from './webhook-delivery';
  */
 const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 
-export type WaitingDelivery = { key: Key; message: string };
-
 /** One delivery to park: the queue message as JSON, and the time it is filed under (its place in the list). */
 export type Park = { eventId: string; message: string; at: number };
 
@@ -32,12 +30,7 @@ export const parkWaitingDeliveries = (db: TableRef, keys: readonly Key[], parks:
 };
 
 /** Up to `limit` of the endpoint's parked deliveries, oldest first, read consistently (so every park written before the read is in it). */
-export const waitingDeliveries = async (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  limit: number,
-): Promise<WaitingDelivery[]> =>
+export const waitingDeliveries = async (db: TableRef, merchantId: string, endpointUuid: string, limit: number) =>
   (await queryKeyPrefix(db, merchantPk(merchantId), prefix(endpointUuid), { ConsistentRead: true }, limit)).map((item) => ({
     key: { pk: String(item.pk), sk: String(item.sk) },
     message: String(item.message),
