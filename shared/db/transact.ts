@@ -34,10 +34,8 @@ export class TransactionRefused extends Error {
 }
 
 const withTable = (table: string, part: TransactPart): Item => {
-  if ('Put' in part) return { Put: { ...part.Put, TableName: table } } as Item;
-  if ('Update' in part) return { Update: { ...part.Update, TableName: table } } as Item;
-  if ('Delete' in part) return { Delete: { ...part.Delete, TableName: table } } as Item;
-  return { ConditionCheck: { ...part.ConditionCheck, TableName: table } } as Item;
+  const [kind, write] = Object.entries(part)[0] as [string, object];
+  return { [kind]: { ...write, TableName: table } } as Item;
 };
 
 /**
