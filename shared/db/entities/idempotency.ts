@@ -4,16 +4,12 @@ import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
 import { getStored, itemKey, type Key, parseStored, refusedItem, writeApplied } from './base';
 
-/** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
-export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
-
 /**
- * Idempotency records: one item per merchant and `Idempotency-Key` under the merchant's own
- * partition, so keys of different merchants never meet and no key lands on a shared hot partition.
- * A request claims its key (`in_progress`, with an in-flight lease), then completes it with the final
- * response or releases it on a 5xx; complete and release are conditional on the claimer's
- * `claim_id`. The life of a record is described in docs/design-notes.md#idempotency-key.
+ * The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. A request
+ * claims its key (`in_progress`, with a lease), then completes it with the final response or releases
+ * it, conditional on its `claim_id` (docs/design-notes.md#idempotency-key).
  */
+export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /** Records are kept (and replayed) for 24 hours. */
 export const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -24,26 +20,22 @@ const COMPLETED = 'completed';
 /** A stored response; `sealedFields` are the paths (keys from the body's root) of the body's values stored sealed. */
 export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string; sealedFields?: string[][] };
 
-export type IdempotencyRecord =
+type IdempotencyRecord =
   | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
   | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
 
-/**
- * The right to run the request, held by the invocation that wrote the `in_progress` record, with
- * the request's fingerprint (what it creates is named after the request, not the key alone).
- */
+/** The right to run the request, held by the invocation that wrote the `in_progress` record. */
 export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
-export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
+type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
 
 /** A record past its 24 hours: as if there were none. */
 const isExpired = (record: IdempotencyRecord, nowMs = Date.now()): boolean => record.expiresAt <= Math.floor(nowMs / 1000);
 
 /** A record that still answers for its key: within its 24 hours, and not in progress with its lease run out. */
-export const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
+const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
   !isExpired(record, nowMs) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
 
-/** The stored record: an `in_progress` claim or a `completed` response. */
 const recordSchema = z.discriminatedUnion('status', [
   z.looseObject({
     status: z.literal(IN_PROGRESS),
@@ -89,10 +81,9 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for this request, or answers the live record that holds it, in one conditional PutItem.
- * The record keeps `fingerprint` for 24 hours, so a released or dead claim is taken over by a retry of
- * the same request only; an attempt applied whose answer was lost is recognised by its `claimId` in the
- * old image (docs/design-notes.md#idempotency-key). The claim lasts `leaseMs`.
+ * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: a
+ * released or dead claim is taken over by a retry of the same request only (the same `fingerprint`),
+ * and an attempt applied whose answer was lost is recognised by its `claimId` in the old image.
  */
 export const claimKey = async (
   db: TableRef,
