@@ -13,10 +13,9 @@ import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
- * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email`
- * substring filter, which no key condition can serve, the merchant keeps a projection of its
- * invited addresses: one item per block of 256 sequence numbers (`#INVITE_EMAILS` partition), an
- * attribute `s<seq>` = `<uuid>:<email>` per invite, added with one UpdateItem (never a conflict).
+ * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email` substring
+ * filter, which no key condition serves, the merchant keeps a projection of its invited addresses:
+ * one item per block of 256 sequence numbers, an attribute `s<seq>` = `<uuid>:<email>` per invite.
  */
 const SK_PREFIX = 'INVITE#';
 export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
@@ -79,7 +78,7 @@ export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange 
 export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
   getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
 
-/** Sets the invitation's `link_used_at` (the invitee used its link) once: the invite as it is then, undefined when it is missing or was marked already. */
+/** Sets the invitation's `link_used_at` once: the invite as it is then, undefined when it is missing or was marked already. */
 export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
   const marked = await updateIfAllowed(db, {
     Key: inviteKey(merchantId, uuid),
@@ -146,10 +145,9 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
 };
 
 /**
- * The projection blocks this container has read, per merchant, with the invite list's block count at
- * that moment: a block is trusted only while that count is unchanged and the block held exactly that
- * many entries, else read again. Past MAX_CACHED_MERCHANTS the least recently used merchant is
- * dropped (docs/design-notes.md#pagination).
+ * The projection blocks this container has read, per merchant, with the invite list's block count
+ * then: a block is trusted while that count is unchanged and it held that many entries. Past
+ * MAX_CACHED_MERCHANTS the least recently used merchant is dropped (docs/design-notes.md#pagination).
  */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
 const projectionCache = new Map<string, Map<number, CachedBlock>>();
@@ -168,11 +166,9 @@ const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
 const BATCH_GET_MAX = 100;
 
 /**
- * The merchant's whole e-mail projection, as of the invite list's block counts: the counts (one
- * Query, size / 256 small items, as every list page reads them), then only the projection blocks
- * this container has not read yet or whose entries no longer match their count (BatchGetItem). A
- * cold container reads every block once: O(size) bytes, about 60 per invite; a warm one reads the
- * blocks that changed, usually the newest one or none.
+ * The merchant's whole e-mail projection, as of the invite list's block counts (one Query): only the
+ * blocks this container has not read yet or whose entries no longer match their count are read
+ * (BatchGetItem), so a warm container reads the newest block or none.
  */
 const readEmailProjection = async (db: TableRef, merchantId: string): Promise<ProjectionEntry[]> => {
   const counts = await readBlockCounts(db, merchantId, 'invites', ALL_BUCKET);
@@ -199,11 +195,7 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   return [...blocks.values()].flatMap((block) => block.entries);
 };
 
-/**
- * One page of the invitations whose address contains `needle` (lowercase), newest first: the
- * projection (readEmailProjection) matched in memory, and the page's invites fetched with one
- * BatchGetItem (at most per_page keys).
- */
+/** One page of the invitations whose address contains `needle` (lowercase), newest first: the projection matched in memory, the page's invites fetched with one BatchGetItem. */
 export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,
