@@ -18,10 +18,7 @@ export type Figures = { orders: number; sales_value: number; accrued_value: numb
 
 export type PeriodKind = 'D' | 'M';
 
-/**
- * A figure as read: a sum past 2^53 (many orders of the largest values) comes back from the SDK
- * as a BigInt, and is reported as the nearest number rather than refused.
- */
+/** A sum past 2^53 comes back from the SDK as a BigInt: reported as the nearest number rather than refused. */
 const figure = () =>
   z.pipe(
     z.union([z.number(), z.bigint()]),
@@ -145,12 +142,10 @@ const addOnce = async (
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
 /**
- * Applies a batch's ledger writes of one merchant (in stream order), each once: one write per
- * affiliate item, then one per merchant item with the affiliate rows each record created, however
- * many records the batch holds; the newest month's item last, with the latest booking time of the
- * batch as `through` (everything the batch and the batches before it carried is applied once that
- * write is). A failure part way leaves the records to be read again; what was applied is then
- * skipped and what was created is still counted.
+ * Applies a batch's ledger writes of one merchant, each once: one write per affiliate item, then one
+ * per merchant item with the affiliate rows each record created; the newest month's item last, with
+ * the batch's latest booking time as `through`. A failure part way leaves the records to be read
+ * again: what was applied is then skipped, and what was created still counted.
  */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -215,17 +210,10 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
   await Promise.all(byMerchantItem.filter(([sk]) => sk === newestMonth).map(writeMerchantItem));
 };
 
-/**
- * What a closed period's totals item says after a rebuild: above every stream sequence number
- * (they are digits), so a stream record that still carries an entry of the period is refused and
- * adds nothing to figures that already count it.
- */
+/** A rebuilt item's applied_through: above every stream sequence number (digits), so no record adds to it again. */
 const SEALED = 'sealed';
 
-/**
- * One totals item as a rebuild writes it: an affiliate's (with its slug) or the merchant's (with its
- * affiliate rows and, for a month, `through` its end: a rebuilt month holds every entry booked in it).
- */
+/** One totals item as a rebuild writes it: an affiliate's, or the merchant's (a month's with `through` its end). */
 export type TotalsItem = Figures & { kind: PeriodKind; period: string; currency_code: string } & (
     | { affiliate_slug: string }
     | { affiliate_rows: number; through?: string }
@@ -237,10 +225,9 @@ const keyOfTotals = (merchantId: string, item: TotalsItem) =>
     : { pk: totalsPk(merchantId), sk: merchantSk(item.kind, item.period, item.currency_code) };
 
 /**
- * Replaces the totals of closed periods (an operator's rebuild from the ledgers, shared/admin/report.ts):
- * `items` put whole and sealed, `stale` (items of those periods the ledgers no longer give) removed;
- * BatchWriteItem, 25 a call. Only for periods no ledger entry can still be booked in. The items that
- * say how far the totals reach (`through`) go last, once everything they vouch for is in place.
+ * Replaces the totals of closed periods (an operator's rebuild from the ledgers): `items` put whole and
+ * sealed, `stale` removed. The items that say how far the totals reach (`through`) go last, once
+ * everything they vouch for is in place.
  */
 export const replaceClosedTotals = async (
   db: TableRef,
@@ -267,10 +254,7 @@ export const replaceClosedTotals = async (
 
 const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
 
-/**
- * The merchant's totals items of one kind for periods in [from, to) (periods compare as strings:
- * `D#2026-11-30#EUR` sorts before `D#2026-12-01`), and its applied-through time, in one Query.
- */
+/** The merchant's totals items of one kind for periods in [from, to), compared as strings, in one Query. */
 export const readMerchantTotals = async (db: TableRef, merchantId: string, kind: PeriodKind, from: string, to: string) => {
   const items = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -286,10 +270,8 @@ export const readMerchantTotals = async (db: TableRef, merchantId: string, kind:
 const NEWEST_MONTH_ITEMS = 10;
 
 /**
- * How far the merchant's totals reach: the latest `through` of its newest month items (each batch
- * writes one on the last item it touches) and of the `AS_OF` item that stores kept before. Each
- * claims no more than was applied, so the latest does not either; undefined before any. Two Queries
- * in parallel.
+ * How far the merchant's totals reach: the latest `through` of its newest month items and of the
+ * `AS_OF` item kept before (each claims no more than was applied); undefined before any.
  */
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
@@ -313,10 +295,9 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
 const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
 /**
- * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order;
- * `limit` stops after that many (a page and what precedes it, or follows it when read `backward`).
- * One affiliate's (`slug`) are read from the index, where its months are its days: each day item
- * comes back as its month's (the caller sums them).
+ * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at
+ * most `limit`. One affiliate's (`slug`) are read from the index, where each day item comes back as
+ * its month's for a month (the caller sums them).
  */
 export const readAffiliateTotals = async (
   db: TableRef,
