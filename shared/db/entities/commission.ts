@@ -4,10 +4,8 @@ import type { TableRef } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
 
 /**
- * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
- * written only by the commission processor. Entries are append-only; `applied_version` is the
- * highest order version the ledger reflects, and every write is conditional on the one read, so
- * concurrent or repeated deliveries never apply a version twice.
+ * The commission ledger of one order: `COMMISSION#<order uuid>`, append-only entries and the highest
+ * order version applied; every write is conditional on the one read, so no version is applied twice.
  */
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
@@ -54,7 +52,7 @@ export type CommissionLedger = Omit<
 };
 
 /** What the next write of a ledger is conditional on: the state it was read in. */
-export type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
+type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
 
 /**
  * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
@@ -92,10 +90,7 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
   applied: 'applied_version = :applied',
 };
 
-/**
- * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
- * false when it changed meanwhile (another delivery applied it first: read again).
- */
+/** Writes the ledger whole if it is still as it was read (`stamp`); false when another delivery changed it first. */
 export const putCommissionLedger = ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp) =>
   writeApplied(
     ddb.send(

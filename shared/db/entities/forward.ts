@@ -3,9 +3,8 @@ import type { TableRef } from '#shared/db/table-def';
 import { type Key, writeApplied } from './base';
 
 /**
- * Sets `fields` on an item only while its `mark` attribute is absent or below the new value
- * (`fields[mark]`), so writers that race or repeat only ever move it forward (a version sum, a
- * time, a position); returns whether it was written. Field names are plain identifiers. A refusal is no error: a later value is there.
+ * Sets `fields` on an item only while its `mark` attribute is absent or below the new value, so writers
+ * that race or repeat only ever move it forward; false when a later value is there.
  */
 export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: string, fields: Record<string, unknown>): Promise<boolean> => {
   const names = Object.keys(fields);

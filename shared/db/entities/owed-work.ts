@@ -5,9 +5,7 @@ import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
 
 /**
  * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
- * one that failed too often; `RECOUNT`: a block count that may be off), in the merchant's own index
- * partition, sorted by when it is due; written with the change that owes it, removed once done.
- * Only this module spells the gsi2 attributes (docs/architecture.md#data-one-table-keyed-by-merchant).
+ * one that failed too often; `RECOUNT`: a block count that may be off), sorted by when it is due.
  */
 export type WorkKind = 'NOTIFY' | 'PARKED' | 'RECOUNT';
 
@@ -45,10 +43,7 @@ export const workDueOf = (item: Record<string, unknown>): string | undefined => 
 
 const entryKey = z.object({ pk: z.string(), sk: z.string() });
 
-/**
- * One page of the keys of a merchant's items with an entry of `kind` due at least
- * `olderThanSeconds` ago, oldest first, continuing after `startKey`. One Query on the sparse index.
- */
+/** One page of the keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago, oldest first. */
 export const workPage = async (
   { ddb, table }: TableRef,
   merchantId: string,

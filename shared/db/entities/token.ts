@@ -7,10 +7,7 @@ import type { TokenKind } from '#shared/tokens';
 import { generateToken, hashToken } from '#shared/tokens';
 import { itemKey, type Key, parseStoredOptional } from './base';
 
-/**
- * An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on
- * gsi1 (the request names no merchant). Only the hash is stored.
- */
+/** An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on gsi1. */
 export const tokenKey = (merchantId: string, tokenHash: string): Key => itemKey(merchantId, `TOKEN#${tokenHash}`);
 const lookupEntry = (tokenHash: string) => ({ [GSI1.partitionKey]: `TOKEN#${tokenHash}`, [GSI1.sortKey]: 'TOKEN' });
 
@@ -22,8 +19,6 @@ const tokenSchema = z.object({
   created_at: z.string(),
   label: z.optional(z.string()),
 });
-
-export type TokenRecord = z.output<typeof tokenSchema>;
 
 /** A new token's item; returns the token string too (the only time it exists in clear). */
 export const tokenRecord = (
@@ -48,7 +43,7 @@ export const tokenRecord = (
 };
 
 /** The token item of a hash, or undefined. One Query on gsi1. */
-export const findToken = async (db: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
+export const findToken = async (db: TableRef, tokenHash: string) => {
   const lookup = lookupEntry(tokenHash);
   const [item] = await queryItems(
     db,
