@@ -13,14 +13,16 @@ const untilAllProcessed = async <T>(operation: string, items: readonly T[], send
   }
 };
 
-/** BatchGetItem of up to 100 keys, retrying unprocessed keys; results in no particular order. */
+/** BatchGetItem, 100 keys a call, retrying unprocessed keys; results in no particular order. */
 export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): Promise<unknown[]> => {
   const items: unknown[] = [];
-  await untilAllProcessed('BatchGetItem', keys, async (pending) => {
-    const { Responses, UnprocessedKeys } = await ddb.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
-    items.push(...(Responses?.[table] ?? []));
-    return (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
-  });
+  for (let start = 0; start < keys.length; start += 100) {
+    await untilAllProcessed('BatchGetItem', keys.slice(start, start + 100), async (pending) => {
+      const { Responses, UnprocessedKeys } = await ddb.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      items.push(...(Responses?.[table] ?? []));
+      return (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
+    });
+  }
   return items;
 };
 

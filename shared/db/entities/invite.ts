@@ -162,9 +162,6 @@ const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
   return blocks;
 };
 
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_GET_MAX = 100;
-
 /**
  * The merchant's whole e-mail projection, as of the invite list's block counts (one Query): only the
  * blocks this container has not read yet or whose entries no longer match their count are read
@@ -179,18 +176,15 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
     return cached !== undefined && cached.count === n && cached.entries.length === n;
   };
   const stale = [...counts].filter(([block, n]) => !trusted(block, n));
-  for (let start = 0; start < stale.length; start += BATCH_GET_MAX) {
-    const chunk = stale.slice(start, start + BATCH_GET_MAX);
-    for (const [block, count] of chunk) blocks.set(block, { count, entries: [] });
-    const items = await batchGet(
-      db,
-      chunk.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
-    );
-    for (const raw of items) {
-      const item = parseStored('invite e-mail projection', projectionItem, raw);
-      const block = Number(item.sk);
-      blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
-    }
+  for (const [block, count] of stale) blocks.set(block, { count, entries: [] });
+  const items = await batchGet(
+    db,
+    stale.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
+  );
+  for (const raw of items) {
+    const item = parseStored('invite e-mail projection', projectionItem, raw);
+    const block = Number(item.sk);
+    blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
   }
   return [...blocks.values()].flatMap((block) => block.entries);
 };
@@ -206,14 +200,11 @@ export const findInvitesByEmail = async (
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);
-  const items =
-    selected.length === 0
-      ? []
-      : (
-          await batchGet(
-            db,
-            selected.map((match) => inviteKey(merchantId, match.uuid)),
-          )
-        ).map(parseInvite);
+  const items = (
+    await batchGet(
+      db,
+      selected.map((match) => inviteKey(merchantId, match.uuid)),
+    )
+  ).map(parseInvite);
   return { total: matches.length, items: items.sort((a, b) => b.seq - a.seq) };
 };
