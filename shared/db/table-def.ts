@@ -32,6 +32,13 @@ export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
 /** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
 export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
 
+/** The settings both webhook delivery lanes share. */
+const WEBHOOK_LANE = {
+  redrivesTo: 'webhooks-dlq',
+  consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+  visibilityTimeouts: 2,
+} as const;
+
 /**
  * The stage's queues, by id: the environment variable that hands a function its URL, and where each
  * redrives; shared by the CDK stack, the local stack and the manifests (docs/architecture.md#deployed-shape).
@@ -41,19 +48,9 @@ export const QUEUES = {
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
   'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
-  webhooks: {
-    envVar: 'WEBHOOKS_QUEUE_URL',
-    redrivesTo: 'webhooks-dlq',
-    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
-    visibilityTimeouts: 2,
-  },
+  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', ...WEBHOOK_LANE },
   /** The slow lane: deliveries to endpoints not known to answer promptly (webhook-endpoint.ts onSlowLane). */
-  'webhooks-slow': {
-    envVar: 'WEBHOOKS_SLOW_QUEUE_URL',
-    redrivesTo: 'webhooks-dlq',
-    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
-    visibilityTimeouts: 2,
-  },
+  'webhooks-slow': { envVar: 'WEBHOOKS_SLOW_QUEUE_URL', ...WEBHOOK_LANE },
   'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
 } as const satisfies Record<
   string,
