@@ -4,7 +4,7 @@ import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
 
 /**
  * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, moved in the same transaction
@@ -114,7 +114,7 @@ export const getWebhookEndpoint = (db: TableRef, merchantId: string, uuid: strin
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
-  (await queryKeyPrefix(db, itemKey(merchantId, '').pk, SK_PREFIX))
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX))
     .map(parseWebhookEndpoint)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
 
