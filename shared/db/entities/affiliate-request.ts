@@ -34,13 +34,7 @@ export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => par
 
 export const affiliateRequestRecord = (
   merchantId: string,
-  request: {
-    uuid?: string;
-    seq: number;
-    status?: AffiliateRequestStatus;
-    affiliate: { slug: string; name: string; email: string };
-    requested_at?: string;
-  },
+  request: Pick<AffiliateRequestItem, 'seq' | 'affiliate'> & Partial<Pick<AffiliateRequestItem, 'uuid' | 'status' | 'requested_at'>>,
   now = isoNow(),
 ) => {
   const uuid = request.uuid ?? randomUUID();

@@ -37,15 +37,8 @@ export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', i
 
 export const inviteRecord = (
   merchantId: string,
-  invite: {
-    uuid?: string;
-    seq: number;
-    email: string;
-    sender_email?: string | null;
-    content?: string | null;
-    link_used_at?: string | null;
-    created_at?: string;
-  },
+  invite: Pick<InviteItem, 'seq' | 'email'> &
+    Partial<Pick<InviteItem, 'uuid' | 'sender_email' | 'content' | 'link_used_at' | 'created_at'>>,
   now = isoNow(),
 ) => {
   const uuid = invite.uuid ?? randomUUID();
