@@ -41,20 +41,22 @@ const totalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS`;
 const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS#A`;
 const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotalsPk(merchantId)}#${slug}`;
 
-const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
-const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
+/** What a totals item sums over: one period of one kind, in one currency (and one affiliate's, with its slug). */
+type Cell = { kind: PeriodKind; period: string; currency_code: string };
+const merchantSk = (cell: Cell) => `${cell.kind}#${cell.period}#${cell.currency_code}`;
+const affiliateSk = (cell: Cell & { affiliate_slug: string }) => `${cell.kind}#${cell.period}#${cell.affiliate_slug}#${cell.currency_code}`;
 /** Where the feed kept the merchant's applied-through time before the newest month item carried it (read, no longer written). */
 const AS_OF_SK = 'AS_OF';
 
 /** Where an affiliate's day item is indexed for a report of that affiliate alone; month items are not. */
-const affiliateIndexOf = (merchantId: string, kind: PeriodKind, period: string, slug: string, currency: string) =>
-  kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, slug), gsi1sk: merchantSk(kind, period, currency) } : undefined;
+const affiliateIndexOf = (merchantId: string, cell: Cell & { affiliate_slug: string }) =>
+  cell.kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, cell.affiliate_slug), gsi1sk: merchantSk(cell) } : undefined;
 
 /** Stream sequence numbers are decimal strings of up to 40 digits: padded, their string order is their numeric order. */
 export const paddedSequence = (sequenceNumber: string) => sequenceNumber.padStart(40, '0');
 
 /** One ledger write's contribution to one (affiliate, period, currency). */
-export type TotalsDelta = Figures & { kind: PeriodKind; period: string; affiliate_slug: string; currency_code: string };
+export type TotalsDelta = Figures & Cell & { affiliate_slug: string };
 
 /** One record's figures for one item (and, for a merchant item, the affiliate rows it created). */
 type Contribution = { seq: string; figures: Figures; rows?: number };
@@ -150,12 +152,12 @@ export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: str
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   const touches = ordered.flatMap(({ seq, deltas }) => deltas.map((delta) => ({ seq, delta })));
-  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta.kind, delta.period, delta.affiliate_slug, delta.currency_code));
+  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta));
   const createdBy = new Map<string, string | undefined>();
   await Promise.all(
     [...byAffiliateItem].map(async ([sk, group]) => {
       const { delta } = group[0] as (typeof group)[number];
-      const index = affiliateIndexOf(merchantId, delta.kind, delta.period, delta.affiliate_slug, delta.currency_code);
+      const index = affiliateIndexOf(merchantId, delta);
       const created = await addOnce(
         db,
         { pk: affiliateTotalsPk(merchantId), sk },
@@ -175,7 +177,7 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
       createdBy.set(sk, created);
     }),
   );
-  const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code))];
+  const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta))];
   const newestMonth = byMerchantItem
     .map(([sk]) => sk)
     .filter((sk) => sk.startsWith('M#'))
@@ -190,9 +192,7 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
     const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
       seq,
       figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO_FIGURES),
-      rows: touched.filter(
-        ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
-      ).length,
+      rows: touched.filter(({ delta: own }) => createdBy.get(affiliateSk(own)) === seq).length,
     }));
     const last = sk === newestMonth;
     return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
@@ -214,15 +214,12 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
 const SEALED = 'sealed';
 
 /** One totals item as a rebuild writes it: an affiliate's, or the merchant's (a month's with `through` its end). */
-export type TotalsItem = Figures & { kind: PeriodKind; period: string; currency_code: string } & (
-    | { affiliate_slug: string }
-    | { affiliate_rows: number; through?: string }
-  );
+export type TotalsItem = Figures & Cell & ({ affiliate_slug: string } | { affiliate_rows: number; through?: string });
 
 const keyOfTotals = (merchantId: string, item: TotalsItem) =>
   'affiliate_slug' in item
-    ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item.kind, item.period, item.affiliate_slug, item.currency_code) }
-    : { pk: totalsPk(merchantId), sk: merchantSk(item.kind, item.period, item.currency_code) };
+    ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item) }
+    : { pk: totalsPk(merchantId), sk: merchantSk(item) };
 
 /**
  * Replaces the totals of closed periods (an operator's rebuild from the ledgers): `items` put whole and
@@ -238,9 +235,7 @@ export const replaceClosedTotals = async (
   const stored = (item: TotalsItem) => {
     const { kind, ...figures } = item;
     const affiliate =
-      'affiliate_slug' in item
-        ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, kind, item.period, item.affiliate_slug, item.currency_code) }
-        : { type: 'merchant_totals' };
+      'affiliate_slug' in item ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, item) } : { type: 'merchant_totals' };
     return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
   };
   const vouching = (item: TotalsItem) => 'through' in item && item.through !== undefined;
