@@ -17,6 +17,9 @@ export const UNPROVEN_SLOTS = 2;
 /** How long a prompt 2xx keeps an endpoint on its earned slots: a quiet endpoint proves itself again. */
 const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
 
+/** The attributes of a failure streak, removed together when it ends. */
+const STREAK = ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'];
+
 const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
 
@@ -159,10 +162,7 @@ export const updateWebhookEndpoint = (
   const ownState = changes.enabled !== undefined;
   if (ownState) set.push('disabled_reason = :null');
   if (ownState) values[':null'] = null;
-  const remove = [
-    ...(restart ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
-    ...(ownState ? ['disabled_at'] : []),
-  ];
+  const remove = [...(restart ? STREAK : []), ...(ownState ? ['disabled_at'] : [])];
   return updateEndpoint(db, merchantId, uuid, {
     set: set.join(', '),
     ...(remove.length > 0 ? { remove: remove.join(', ') } : {}),
@@ -361,7 +361,7 @@ export const finishDelivery = async (db: TableRef, merchantId: string, uuid: str
     ...(answered ? ['slow_until'] : []),
     ...(end.result !== 'released' && prompt === undefined ? ['fast_at', 'slots'] : []),
     ...(prompt !== undefined ? ['slow_at'] : []),
-    ...(end.result === 'delivered' && end.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
+    ...(end.result === 'delivered' && end.wasFailing ? STREAK : []),
   ];
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
   const update =
