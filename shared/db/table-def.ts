@@ -1,9 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift:
- * pk/sk under `M#<merchantId>`, gsi1 (token lookup and every sequenced list), gsi3 (a second list
- * key: affiliates per tier), gsi2 (sparse, owed work) and the stream that feeds the change feed
+ * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift
  * (docs/architecture.md#data-one-table-keyed-by-merchant).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;

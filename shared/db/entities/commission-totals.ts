@@ -8,10 +8,8 @@ import { merchantPk, parseStored } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /**
- * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change
- * feed in two partitions of the merchant; each item is written conditional on the stream sequence
- * numbers it already applied, so a record read again adds nothing. Keys and conditions:
- * docs/reports.md#the-totals-shareddbentitiescommission-totalsts, docs/reports.md#exactly-once-without-a-transaction.
+ * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change feed,
+ * each item written at most once per stream record (docs/reports.md#exactly-once-without-a-transaction).
  */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
@@ -96,10 +94,8 @@ const sumValues = (contributions: readonly Contribution[]) => {
 const ITEM_TRIES = 3;
 
 /**
- * Adds to one item the contributions (in stream order) it has not applied yet, in one UpdateItem:
- * first conditional on it having applied none of them; when it refuses because it applied some
- * (a batch read again), once more with the rest, conditional on what it had applied. Returns the
- * record that created the item (`created_seq`).
+ * Adds to one item, in one UpdateItem, the contributions it has not applied yet: conditional on none
+ * applied, or (a batch read again) on what it had. Returns the record that created the item.
  */
 const addOnce = async (
   { ddb, table }: TableRef,

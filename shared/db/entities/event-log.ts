@@ -7,9 +7,8 @@ import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
  * A merchant's event log: every webhook event of the merchant, once, in `M#<merchant>#EVENTS`, sorted
- * by position (the write's padded stream sequence number, then the event's index in it). Each batch's
- * top event is its commit, put last; readers show only the committed prefix. Design and proof:
- * docs/events.md#what-is-guaranteed-and-how.
+ * by position. Each batch's top event is its commit, put last; readers show only the committed prefix
+ * (docs/events.md#what-is-guaranteed-and-how).
  */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 

@@ -172,10 +172,9 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
 };
 
 /**
- * Gives the key up without storing a response: the lease ends now, so the next request with the key
- * runs again. A request that failed with a 5xx may have written part of its work, so the key stays
- * bound to it (another request with the key is 422); one that never ran (the quota refused it,
- * `forget`) leaves the key as if never used: the record expires now. UpdateItem (no DeleteItem in the roles).
+ * Gives the key up without storing a response: the lease ends now. The key stays bound to the request
+ * (a 5xx may have written part of its work), unless it never ran (`forget`): then the record expires
+ * now, by UpdateItem (the roles have no DeleteItem).
  */
 export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
