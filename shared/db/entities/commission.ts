@@ -41,15 +41,10 @@ const ledgerSchema = z.object({
   total_amount: z.optional(z.number()),
 });
 
-export type CommissionLedger = Omit<
-  z.output<typeof ledgerSchema>,
-  'entries' | 'net_amount' | 'applied_version' | 'updated_at' | 'total_amount'
-> & {
-  entries: LedgerEntry[];
-  net_amount: number;
-  applied_version: number;
-  updated_at: string;
-};
+type StoredLedger = z.output<typeof ledgerSchema>;
+type LedgerFields = 'entries' | 'net_amount' | 'applied_version' | 'updated_at';
+/** A ledger as read: every ledger field present (readLedger), the total of a record from before the ledger gone. */
+export type CommissionLedger = Omit<StoredLedger, LedgerFields | 'total_amount'> & Required<Pick<StoredLedger, LedgerFields>>;
 
 /** What the next write of a ledger is conditional on: the state it was read in. */
 type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
@@ -58,7 +53,7 @@ type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'app
  * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
  * ledger existed (status and total of the accepted order) reads as that accrual applied at version 1.
  */
-const readLedger = (item: z.output<typeof ledgerSchema>): { ledger: CommissionLedger; stamp: LedgerStamp } => {
+const readLedger = (item: StoredLedger): { ledger: CommissionLedger; stamp: LedgerStamp } => {
   const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = item;
   if (entries === undefined || applied_version === undefined) {
     const accrued =
