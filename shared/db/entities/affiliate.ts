@@ -9,8 +9,6 @@ import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from '.
 /** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
 export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
 
-export type AffiliateStatus = 'active' | 'inactive';
-
 const affiliateSchema = z.looseObject({
   slug: z.string(),
   seq: z.number(),
@@ -35,16 +33,8 @@ const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined
 /** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
   merchantId: string,
-  affiliate: {
-    slug: string;
-    seq: number;
-    name: string;
-    email: string;
-    status?: AffiliateStatus;
-    tier?: string | null;
-    accepted_at?: string | null;
-    created_at?: string;
-  },
+  affiliate: Pick<AffiliateItem, 'slug' | 'seq' | 'name' | 'email'> &
+    Partial<Pick<AffiliateItem, 'status' | 'accepted_at' | 'created_at'>> & { tier?: string | null },
   now = isoNow(),
 ) => {
   const status = affiliate.status ?? 'active';
