@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { getStored, isRefused, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
@@ -76,8 +76,8 @@ export const recordWebhookDelivery = async (
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
-  await ddb
-    .send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: deliveryKey(merchantId, endpointUuid, event.id),
@@ -122,10 +122,8 @@ export const recordWebhookDelivery = async (
           ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
         },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!((onlyNew || keepSucceeded) && isRefused(error))) throw error;
-    });
+    ),
+  );
 };
 
 export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUuid: string, eventId: string) =>
