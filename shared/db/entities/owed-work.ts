@@ -7,7 +7,8 @@ import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
  * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
  * one that failed too often; `RECOUNT`: a block count that may be off), sorted by when it is due.
  */
-export type WorkKind = 'NOTIFY' | 'PARKED' | 'RECOUNT';
+const WORK_KINDS = ['NOTIFY', 'PARKED', 'RECOUNT'] as const;
+export type WorkKind = (typeof WORK_KINDS)[number];
 
 export const workPartition = (merchantId: string, kind: WorkKind) => `${merchantPk(merchantId)}#${kind}`;
 
@@ -32,7 +33,7 @@ export const workKindOf = (item: Record<string, unknown>): WorkKind | undefined 
   const partition = item[GSI2.partitionKey];
   if (typeof partition !== 'string') return undefined;
   const kind = partition.slice(partition.lastIndexOf('#') + 1);
-  return kind === 'NOTIFY' || kind === 'PARKED' || kind === 'RECOUNT' ? kind : undefined;
+  return WORK_KINDS.find((known) => known === kind);
 };
 
 /** When an item's owed work is due, from its stored attributes. */
