@@ -1,7 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift
+ * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift: gsi1
+ * finds tokens and holds the sequenced lists, gsi2 owed work (sparse), gsi3 a second list key
  * (docs/architecture.md#data-one-table-keyed-by-merchant).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
