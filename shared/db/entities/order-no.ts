@@ -1,7 +1,7 @@
 import { itemKey } from './base';
 import { uniquenessGuard } from './guard';
 
-/** The order_no guard of orders stored before order keys were derived from order_no: still read by every create. */
+/** The order_no guard of orders stored before order keys were derived from order_no: read by every create, so theirs stay taken. */
 const orderNoGuard = uniquenessGuard({
   type: 'order_no',
   holderField: 'order_uuid',
