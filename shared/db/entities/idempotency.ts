@@ -7,7 +7,8 @@ import { getStored, itemKey, type Key, parseStored, refusedItem, writeApplied } 
 /**
  * The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its own partition, so keys of
  * different merchants never meet. A request claims its key (`in_progress`, with a lease), then completes
- * it with the final response or releases it, conditional on its `claim_id` (docs/design-notes.md#idempotency-key).
+ * it with the final response or releases it, conditional on its `claim_id`
+ * (docs/design-notes.md#idempotency-key).
  */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
