@@ -19,7 +19,7 @@ export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 
 export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];
 
-/** The table's TTL attribute (epoch seconds). DynamoDB deletes expired items lazily (DynamoDB Local never does): readers treat them as absent. */
+/** The table's TTL attribute (epoch seconds). DynamoDB deletes expired items lazily (Local never does): readers treat them as absent. */
 export const TTL_ATTRIBUTE = 'expires_at';
 
 export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;

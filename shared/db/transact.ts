@@ -34,7 +34,7 @@ const withTable = (table: string, part: TransactPart): Item => {
   return { [kind]: { ...write, TableName: table } } as Item;
 };
 
-/** TransactWriteItems over named parts: refused by conditions, a TransactionRefused; anything else (a conflict) is rethrown for withWriteRetry. */
+/** TransactWriteItems over named parts: refused by conditions, a TransactionRefused; anything else (a conflict) is rethrown as it is. */
 export const transactWrite = async ({ ddb, table }: TableRef, parts: Readonly<Record<string, TransactPart>>): Promise<void> => {
   const names = Object.keys(parts);
   try {

@@ -182,7 +182,10 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   return [...blocks.values()].flatMap((block) => block.entries);
 };
 
-/** One page of the invitations whose address contains `needle` (lowercase), newest first: the projection matched in memory, the page's invites fetched with one BatchGetItem. */
+/**
+ * One page of the invitations whose address contains `needle` (lowercase), newest first: the projection
+ * matched in memory, the page's invites fetched with one BatchGetItem.
+ */
 export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,
