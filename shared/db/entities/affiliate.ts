@@ -30,7 +30,6 @@ export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`
 /** An affiliate without a tier is in no tier bucket. */
 const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined : tierBucket(tierSlug));
 
-/** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
   merchantId: string,
   affiliate: Pick<AffiliateItem, 'slug' | 'seq' | 'name' | 'email'> &
@@ -57,7 +56,6 @@ export const affiliateRecord = (
   };
 };
 
-/** What a new affiliate adds to the list counts. */
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
   const bucket = tierBucketOf(affiliate.tier_slug);
   return [

@@ -65,7 +65,6 @@ const SET_APPLIED =
 const NONE_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :first';
 const APPLIED_AS_READ = 'applied_through = :applied';
 
-/** No orders, no value: what a sum of figures starts from. */
 export const ZERO_FIGURES: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
 
 export const addFigures = (a: Figures, b: Figures): Figures => ({

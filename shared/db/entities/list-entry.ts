@@ -19,7 +19,6 @@ const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKe
 /** The bucket of a list that holds every item (orders, invites, affiliates of any tier). */
 export const ALL_BUCKET = 'all';
 
-/** The index a bucket of a list is on. */
 export const listIndexOf = (list: ListName, bucket: string): ListIndex =>
   list === 'affiliates' && bucket !== ALL_BUCKET ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX;
 

@@ -12,7 +12,6 @@ export type WorkKind = (typeof WORK_KINDS)[number];
 
 export const workPartition = (merchantId: string, kind: WorkKind) => `${merchantPk(merchantId)}#${kind}`;
 
-/** The entry of an item of `key`'s merchant. */
 export const workEntry = (key: Key, kind: WorkKind, since: string) => ({
   [GSI2.partitionKey]: workPartition(merchantIdOf(key.pk), kind),
   [GSI2.sortKey]: since,
@@ -36,7 +35,6 @@ export const workKindOf = (item: Record<string, unknown>): WorkKind | undefined 
   return WORK_KINDS.find((known) => known === kind);
 };
 
-/** When an item's owed work is due, from its stored attributes. */
 export const workDueOf = (item: Record<string, unknown>): string | undefined => {
   const due = item[GSI2.sortKey];
   return typeof due === 'string' ? due : undefined;
@@ -67,6 +65,5 @@ export const workPage = async (
   return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
 };
 
-/** The first `limit` keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago. */
 export const workEntries = async (db: TableRef, merchantId: string, kind: WorkKind, olderThanSeconds: number, limit: number) =>
   (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;

@@ -47,7 +47,6 @@ export type WebhookDeliveryItem = z.output<typeof deliverySchema>;
 
 const parseDelivery = (raw: unknown): WebhookDeliveryItem => parseStored('webhook delivery', deliverySchema, raw);
 
-/** The event a delivery sent, as JSON text. */
 export const eventJsonOf = (delivery: Pick<WebhookDeliveryItem, 'event'>): string => unpackJson(delivery.event);
 
 export type AttemptRecord = Pick<

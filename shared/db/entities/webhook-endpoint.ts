@@ -177,7 +177,6 @@ export const MAX_PREVIOUS_SECRETS = 9;
 
 type PreviousSecret = { box: string; expires_at: string };
 
-/** The endpoint's replaced secrets that still sign at `now`, newest first. */
 const livePreviousSecrets = (endpoint: WebhookEndpointItem, now: number): PreviousSecret[] => {
   const legacy =
     endpoint.previous_secret_box !== undefined && endpoint.previous_secret_expires_at !== undefined

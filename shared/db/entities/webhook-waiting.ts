@@ -13,7 +13,6 @@ const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 /** One delivery to park: the queue message as JSON, and the time it is filed under. */
 type Park = { eventId: string; message: string; at: number };
 
-/** The keys the parks are filed under. */
 export const waitingKeys = (merchantId: string, endpointUuid: string, parks: readonly Park[]): Key[] =>
   parks.map(({ eventId, at }) => itemKey(merchantId, `${prefix(endpointUuid)}${new Date(at).toISOString()}#${eventId}`));
 
