@@ -9,12 +9,8 @@ import {
 import * as z from 'zod/mini';
 import type { Stage } from '#shared/config';
 import { getAffiliate, tierBucket } from '#shared/db/entities/affiliate';
-import {
-  affiliateRequestList,
-  affiliateRequestRecord,
-  putNewAffiliateRequest,
-  requestCountChange,
-} from '#shared/db/entities/affiliate-request';
+import { affiliateRequestList, affiliateRequestRecord, requestCountChange } from '#shared/db/entities/affiliate-request';
+import { putNew } from '#shared/db/entities/base';
 import { getCommissionLedger } from '#shared/db/entities/commission';
 import { recountMerchant } from '#shared/db/entities/count-repair';
 import { applyCountChanges, takeSequence } from '#shared/db/entities/counter';
@@ -22,7 +18,7 @@ import { getInvite, markInviteLinkUsed } from '#shared/db/entities/invite';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { getOrder, linkOrderPayment } from '#shared/db/entities/order';
 import { allTiers } from '#shared/db/entities/tier';
-import { findToken, putNewToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
+import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
 import { readPage } from '#shared/db/pages';
 import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { errorName } from '#shared/errors';
@@ -59,7 +55,7 @@ export const mintToken = async (
     can_place_live_orders: options.canPlaceLiveOrders ?? true,
     label: options.label ?? 'admin',
   });
-  await putNewToken(store, item);
+  await putNew(store, item);
   return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
 };
 
@@ -102,7 +98,7 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
     status: 'pending',
     affiliate: { slug, name, email },
   });
-  await putNewAffiliateRequest(store, item);
+  await putNew(store, item);
   await applyCountChanges(store, options.merchantId, [requestCountChange(item, 'pending', 1)]);
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
 };

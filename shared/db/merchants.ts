@@ -10,10 +10,7 @@ export type Credential = {
   token: { hash: string; kind: TokenKind; canPlaceLiveOrders: boolean };
 };
 
-/**
- * Resolves a token hash to its merchant: one Query on gsi1 and one GetItem.
- * Returns undefined for an unknown or revoked token.
- */
+/** Resolves a token hash to its merchant (one Query on gsi1, one GetItem); undefined for an unknown or revoked token. */
 export const findCredential = async (tokenHash: string): Promise<Credential | undefined> => {
   const token = await findToken(functionTable, tokenHash);
   if (!token || token.revoked_at) return undefined;

@@ -30,11 +30,9 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
 };
 
 /**
- * Every item of partition `pk` whose sort key begins with `prefix`, as a key range rather than
- * `begins_with`, which DynamoDB Local answers by reading the whole partition
- * (docs/design-notes.md#performance-on-the-local-emulators). The range ends at the prefix with its
- * last character incremented; a key equal to that bound, which lacks the prefix, is dropped. At most
- * `limit` items are read.
+ * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather
+ * than `begins_with`, which DynamoDB Local answers by reading the whole partition
+ * (docs/design-notes.md#performance-on-the-local-emulators).
  */
 export const queryKeyPrefix = async (
   db: TableRef,
@@ -54,6 +52,7 @@ export const queryKeyPrefix = async (
     },
     limit,
   );
+  // BETWEEN takes in the bound itself, which lacks the prefix.
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };
 

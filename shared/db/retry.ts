@@ -2,10 +2,9 @@ import { isPassingDependencyFailure, isRetryableWriteFailure } from '#shared/dep
 import { busy } from '#shared/errors';
 
 /**
- * The one back-off helper of every write path (create, cancel, update, invite, accept, decline):
- * transaction conflicts and throttling are no fault of the client's and pass, so they are retried
- * with full-jitter exponential back-off and, past the budget, answered 503 with Retry-After, never a
- * 500 (docs/correctness.md#one-classification-of-dependency-errors).
+ * The back-off of every write path: transaction conflicts and throttling are retried with full-jitter
+ * exponential back-off and, past the budget, answered 503 with Retry-After, never a 500
+ * (docs/correctness.md#one-classification-of-dependency-errors).
  */
 export const WRITE_ATTEMPTS = 6;
 const BASE_DELAY_MS = 10;
@@ -14,7 +13,7 @@ const MAX_DELAY_MS = 320;
 export const backOff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** attempt)));
 
-/** The one back-off loop: `write` again while `retryable` says so, at most `attempts` times; then what `exhausted` makes of the last error. */
+/** `write` again while `retryable` says so, at most `attempts` times; then what `exhausted` makes of the last error. */
 const retrying = async <T>(
   write: () => Promise<T>,
   retryable: (error: unknown) => boolean,
@@ -36,10 +35,8 @@ export const withWriteRetry = <T>(write: () => Promise<T>, attempts = WRITE_ATTE
   retrying(write, isRetryableWriteFailure, attempts, () => busy());
 
 /**
- * For writes that are safe to repeat (the change feed's: conditional on what they already applied,
- * or puts by position): any failure that passes (throttling, a conflict, a timeout or lost answer,
- * a 5xx) is tried again here with back-off, so one lost answer does not send a whole stream batch
- * back to be read again. Past the attempts the error is thrown for the caller to report.
+ * For writes that are safe to repeat (the change feed's): any failure that passes is tried again, so
+ * one lost answer does not send a whole stream batch back to be read again.
  */
 export const withRepeatableRetry = <T>(write: () => Promise<T>, attempts = 4): Promise<T> =>
   retrying(write, isPassingDependencyFailure, attempts, (error) => error);

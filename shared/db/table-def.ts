@@ -1,9 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift:
- * pk/sk under `M#<merchantId>`, gsi1 (token lookup and every sequenced list), gsi3 (a second list
- * key: affiliates per tier), gsi2 (sparse, owed work) and the stream that feeds the change feed
+ * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift: gsi1
+ * finds tokens and holds the sequenced lists, gsi2 owed work (sparse), gsi3 a second list key
  * (docs/architecture.md#data-one-table-keyed-by-merchant).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
@@ -20,46 +19,37 @@ export const GLOBAL_INDEXES = [GSI1, GSI2, GSI3] as const;
 
 export type IndexName = (typeof GLOBAL_INDEXES)[number]['indexName'];
 
-/**
- * The table's TTL attribute (epoch seconds): records kept for a while (Idempotency-Key records, the
- * event log, webhook deliveries, stored payloads) carry it. DynamoDB deletes expired items lazily (and DynamoDB Local never does), so readers treat an expired item as absent.
- */
+/** The table's TTL attribute (epoch seconds). DynamoDB deletes expired items lazily (Local never does): readers treat them as absent. */
 export const TTL_ATTRIBUTE = 'expires_at';
 
 export const tableNameForStage = (stage: string): string => `affiliate-merchant-api-${stage}`;
 
-/** The table's stream: what the change feed needs to tell what a write changed. */
 export const STREAM_VIEW_TYPE = 'NEW_AND_OLD_IMAGES';
 
-/** The queue consumers' timeout (functions/workers.ts): the consumed queues' visibility follows from it. */
+/** The queue consumers' timeout: the consumed queues' visibility follows from it. */
 export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
 /** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
 export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
 
+/** The settings both webhook delivery lanes share. */
+const WEBHOOK_LANE = {
+  redrivesTo: 'webhooks-dlq',
+  consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
+  visibilityTimeouts: 2,
+} as const;
+
 /**
  * The stage's queues, by id: the environment variable that hands a function its URL, and where each
- * redrives; shared by the CDK stack, the local stack and the function manifests. `orders` feeds the
- * commission consumer, `follow-ups` owed work, `webhooks` one message per delivery attempt; `parked`
- * holds what nothing retries any more (docs/architecture.md#deployed-shape).
+ * redrives; shared by the CDK stack, the local stack and the manifests (docs/architecture.md#deployed-shape).
  */
 export const QUEUES = {
   orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
   'follow-ups': { envVar: 'FOLLOW_UPS_QUEUE_URL', redrivesTo: 'parked', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   parked: { envVar: 'PARKED_QUEUE_URL', redrivesTo: undefined },
-  webhooks: {
-    envVar: 'WEBHOOKS_QUEUE_URL',
-    redrivesTo: 'webhooks-dlq',
-    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
-    visibilityTimeouts: 2,
-  },
-  /** The slow lane: deliveries to endpoints not known to answer promptly (webhook-endpoint.ts onSlowLane), with deliverers of their own. */
-  'webhooks-slow': {
-    envVar: 'WEBHOOKS_SLOW_QUEUE_URL',
-    redrivesTo: 'webhooks-dlq',
-    consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
-    visibilityTimeouts: 2,
-  },
+  webhooks: { envVar: 'WEBHOOKS_QUEUE_URL', ...WEBHOOK_LANE },
+  /** The slow lane: deliveries to endpoints not known to answer promptly (webhook-endpoint.ts onSlowLane). */
+  'webhooks-slow': { envVar: 'WEBHOOKS_SLOW_QUEUE_URL', ...WEBHOOK_LANE },
   'webhooks-dlq': { envVar: 'WEBHOOKS_DLQ_URL', redrivesTo: undefined },
 } as const satisfies Record<
   string,
@@ -78,10 +68,8 @@ export const QUEUE_CREATION_ORDER: readonly QueueId[] = [
 export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
 
 /**
- * The settings of a consumed queue (one that redrives), shared by the CDK stack and the local stack:
- * redrive after 5 receives; visibility six times its consumer's timeout (AWS's advice for an event
- * source, so a message survives a throttled invocation's retries), or `visibilityTimeouts` times it:
- * the webhooks queues' twice (why: docs/webhooks.md#how-it-works).
+ * A consumed queue's settings: redrive after 5 receives; visibility six times its consumer's timeout
+ * (AWS's advice for an event source), or `visibilityTimeouts` times it (why: docs/webhooks.md#how-it-works).
  */
 export const consumedQueueSettings = (queue: QueueId) => {
   const entry = QUEUES[queue];
@@ -90,8 +78,5 @@ export const consumedQueueSettings = (queue: QueueId) => {
   return { maxReceiveCount: 5, visibilityTimeoutSeconds: timeout * times };
 };
 
-/**
- * A table to work on and the client to reach it. Functions use their own (shared/db/client.ts
- * `functionTable`); operator tools (seed, admin) name the stage's table explicitly.
- */
+/** A table and the client to reach it: a function's own (client.ts `functionTable`), or the one an operator tool names. */
 export type TableRef = { ddb: DynamoDBDocumentClient; table: string };

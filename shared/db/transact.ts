@@ -14,11 +14,7 @@ export type TransactPart =
   | { Delete: WithoutTable<Item['Delete']> }
   | { ConditionCheck: WithoutTable<Item['ConditionCheck']> };
 
-/**
- * A transaction whose conditions refused it. `failed` names the parts whose condition failed (by
- * the names the caller gave them, never by array position); `oldItems` holds, per part that asked
- * for it (ReturnValuesOnConditionCheckFailure: ALL_OLD), the item as it was.
- */
+/** A transaction its conditions refused: the parts whose condition failed, by name, and the old items of those that asked (ALL_OLD). */
 export class TransactionRefused extends Error {
   override name = 'TransactionRefused';
   constructor(
@@ -34,17 +30,11 @@ export class TransactionRefused extends Error {
 }
 
 const withTable = (table: string, part: TransactPart): Item => {
-  if ('Put' in part) return { Put: { ...part.Put, TableName: table } } as Item;
-  if ('Update' in part) return { Update: { ...part.Update, TableName: table } } as Item;
-  if ('Delete' in part) return { Delete: { ...part.Delete, TableName: table } } as Item;
-  return { ConditionCheck: { ...part.ConditionCheck, TableName: table } } as Item;
+  const [kind, write] = Object.entries(part)[0] as [string, object];
+  return { [kind]: { ...write, TableName: table } } as Item;
 };
 
-/**
- * TransactWriteItems over named parts. A cancellation caused by conditions becomes a
- * TransactionRefused naming the parts; one caused by a conflicting transaction (or anything else)
- * is rethrown as is, for withWriteRetry (retry.ts) to retry.
- */
+/** TransactWriteItems over named parts: refused by conditions, a TransactionRefused; anything else (a conflict) is rethrown as it is. */
 export const transactWrite = async ({ ddb, table }: TableRef, parts: Readonly<Record<string, TransactPart>>): Promise<void> => {
   const names = Object.keys(parts);
   try {

@@ -2,19 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type ListSpec, primaryList } from '#shared/db/pages';
-import type { TableRef } from '#shared/db/table-def';
-import { GSI1 } from '#shared/db/table-def';
+import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, putNew, refusedItem } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem } from './base';
 import type { CountChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 
-/**
- * A request of an affiliate to join the program: `AREQ#<uuid>`, listed on gsi1 under its current
- * status at its sequence number; a decision moves it to the other status's list.
- */
+/** A request of an affiliate to join the program: `AREQ#<uuid>`, listed on gsi1 under its current status. */
 export const affiliateRequestKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `AREQ#${uuid}`);
 
 export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const;
@@ -38,13 +34,7 @@ export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => par
 
 export const affiliateRequestRecord = (
   merchantId: string,
-  request: {
-    uuid?: string;
-    seq: number;
-    status?: AffiliateRequestStatus;
-    affiliate: { slug: string; name: string; email: string };
-    requested_at?: string;
-  },
+  request: Pick<AffiliateRequestItem, 'seq' | 'affiliate'> & Partial<Pick<AffiliateRequestItem, 'uuid' | 'status' | 'requested_at'>>,
   now = isoNow(),
 ) => {
   const uuid = request.uuid ?? randomUUID();
@@ -63,9 +53,6 @@ export const affiliateRequestRecord = (
   };
 };
 
-/** Stores a new request's item (affiliateRequestRecord); refused when its uuid is taken. */
-export const putNewAffiliateRequest = (db: TableRef, item: ReturnType<typeof affiliateRequestRecord>) => putNew(db, item);
-
 export const requestCountChange = (
   request: Pick<AffiliateRequestItem, 'seq'>,
   status: AffiliateRequestStatus,
@@ -83,12 +70,7 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, decided.status, 1),
 ];
 
-export const getAffiliateRequest = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<AffiliateRequestItem | undefined> =>
+export const getAffiliateRequest = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
   getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
 
 /** The merchant's requests in the given statuses, newest first. */
@@ -96,11 +78,10 @@ export const affiliateRequestList = (merchantId: string, statuses: readonly Affi
   primaryList(merchantId, 'affiliate_requests', statuses, parseAffiliateRequest);
 
 /**
- * The decision on a request (pending -> accepted/declined), conditional on it still being pending,
- * so that of a concurrent accept and decline exactly one commits. It moves the request to its new
- * status's list (same sequence number) and records the e-mail the decision owes.
+ * The decision on a request, conditional on it still being pending, so that of a concurrent accept
+ * and decline exactly one commits. It moves the request to its new status's list, records the e-mail
+ * the decision owes and the deciding request's write id (a retry recognises its own applied decision).
  */
-/** The decision, stamped with the deciding request's write id (a retry recognises its own applied decision). */
 const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
   const key = affiliateRequestKey(merchantId, uuid);
   const owed = owedNotificationUpdate(key, now);
@@ -121,14 +102,8 @@ const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' |
 };
 
 /** The request's part of the accept transaction. */
-export const decideRequestPart = (
-  merchantId: string,
-  uuid: string,
-  decision: 'accepted' | 'declined',
-  now: string,
-  writeId: string,
-): TransactPart => ({
-  Update: decisionUpdate(merchantId, uuid, decision, now, writeId),
+export const decideRequestPart = (...decision: Parameters<typeof decisionUpdate>): TransactPart => ({
+  Update: decisionUpdate(...decision),
 });
 
 export class RequestDecisionRefused extends Error {

@@ -1,19 +1,13 @@
 import * as z from 'zod/mini';
-import type { ListSpec } from '#shared/db/pages';
+import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
 import type { CountChange } from './counter';
-import { ALL_BUCKET, listPartition, PRIMARY_LIST_INDEX, primaryListEntry, SECONDARY_LIST_INDEX, secondaryListEntry } from './list-entry';
+import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from './list-entry';
 
-/**
- * An affiliate of the merchant: `AFFILIATE#<slug>` (slugs are stored lowercase). Listed twice:
- * in `all` on gsi1 (the unfiltered list) and under its tier on gsi3 (the tier_slug filter), both
- * at its sequence number, so either list pages at constant cost.
- */
+/** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
 export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
-
-export type AffiliateStatus = 'active' | 'inactive';
 
 const affiliateSchema = z.looseObject({
   slug: z.string(),
@@ -36,19 +30,10 @@ export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`
 /** An affiliate without a tier is in no tier bucket. */
 const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined : tierBucket(tierSlug));
 
-/** The stored item of an affiliate, with its keys and both list entries. */
 export const affiliateRecord = (
   merchantId: string,
-  affiliate: {
-    slug: string;
-    seq: number;
-    name: string;
-    email: string;
-    status?: AffiliateStatus;
-    tier?: string | null;
-    accepted_at?: string | null;
-    created_at?: string;
-  },
+  affiliate: Pick<AffiliateItem, 'slug' | 'seq' | 'name' | 'email'> &
+    Partial<Pick<AffiliateItem, 'status' | 'accepted_at' | 'created_at'>> & { tier?: string | null },
   now = isoNow(),
 ) => {
   const status = affiliate.status ?? 'active';
@@ -71,7 +56,6 @@ export const affiliateRecord = (
   };
 };
 
-/** What a new affiliate adds to the list counts. */
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
   const bucket = tierBucketOf(affiliate.tier_slug);
   return [
@@ -85,14 +69,6 @@ export const getAffiliate = (db: TableRef, merchantId: string, slug: string, con
 
 /** Every affiliate (newest first), or those of one tier. */
 export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {
-  const byTier = tierSlug !== undefined && tierSlug !== null;
-  return {
-    merchantId,
-    list: 'affiliates',
-    buckets: [byTier ? tierBucket(tierSlug) : ALL_BUCKET],
-    index: byTier ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX,
-    partitionOf: (bucket) => listPartition(merchantId, 'affiliates', bucket),
-    parse: parseAffiliate,
-    seqOf: (affiliate) => affiliate.seq,
-  };
+  const bucket = tierSlug === undefined || tierSlug === null ? ALL_BUCKET : tierBucket(tierSlug);
+  return { ...primaryList(merchantId, 'affiliates', [bucket], parseAffiliate), index: listIndexOf('affiliates', bucket) };
 };

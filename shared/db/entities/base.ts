@@ -6,10 +6,9 @@ import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
 
 /**
- * What every entity module builds on. An entity module owns one stored item type: its key and index
- * attributes (no other module spells them), its stored shape (parsed at the boundary, never cast),
- * its builder, and its reads and writes. Every merchant item's partition key begins with
- * `M#<merchantId>`, so no key built here can reach another merchant's data.
+ * What every entity module builds on: an entity module owns one stored item type's keys, shape (parsed
+ * at the boundary, never cast), builder, reads and writes. Every merchant item's partition key begins
+ * with `M#<merchantId>`, so no key built here can reach another merchant's data.
  */
 export type Key = { pk: string; sk: string };
 
@@ -30,10 +29,7 @@ export class StoredItemError extends Error {
   override name = 'StoredItemError';
 }
 
-/**
- * Parses a stored item against its entity's schema. Unknown attributes (keys, index attributes,
- * bookkeeping) are kept by the loose object schemas, so a parsed item can be written back whole.
- */
+/** Parses a stored item against its entity's schema (loose object schemas keep the other attributes, so it can be written back whole). */
 export const parseStored = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> => {
   const result = z.safeParse(schema, raw);
   if (result.success) return result.data;
@@ -41,18 +37,13 @@ export const parseStored = <S extends $ZodType>(entity: string, schema: S, raw: 
   throw new StoredItemError(`Stored ${entity} item is malformed at ${where}`);
 };
 
-/** `parseStored` for an optional read: undefined stays undefined. */
 export const parseStoredOptional = <S extends $ZodType>(entity: string, schema: S, raw: unknown): output<S> | undefined =>
   raw === undefined ? undefined : parseStored(entity, schema, raw);
 
-/**
- * Whether DynamoDB can store an item with this key (a partition key of at most 2,048 UTF-8 bytes, a
- * sort key of at most 1,024): a text the API accepts (255 characters of an order_no or a slug,
- * 1,020 bytes outside the BMP) may make a longer one, which names no item.
- */
+/** Whether DynamoDB can store an item with this key (at most 2,048 and 1,024 UTF-8 bytes): a text the API accepts may make a longer one. */
 export const isStorableKey = (key: Key): boolean => Buffer.byteLength(key.pk, 'utf8') <= 2048 && Buffer.byteLength(key.sk, 'utf8') <= 1024;
 
-/** One item by its key (GetItem, `consistent` for a strongly consistent read), parsed as `entity`; undefined when there is none. */
+/** One item by its key (GetItem), parsed as `entity`; undefined when there is none. */
 export const getStored = async <S extends $ZodType>(
   { ddb, table }: TableRef,
   entity: string,
@@ -69,10 +60,7 @@ export const getStored = async <S extends $ZodType>(
 export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
   ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 
-/**
- * A conditional UpdateItem: what it returns (the item after it unless `ReturnValues` says otherwise;
- * `{}` for NONE), or undefined when its condition refused it.
- */
+/** A conditional UpdateItem: what it returns (ALL_NEW unless `ReturnValues` says otherwise; `{}` for NONE), or undefined when refused. */
 export const updateIfAllowed = async (
   { ddb, table }: TableRef,
   update: Omit<UpdateCommandInput, 'TableName'>,
@@ -88,10 +76,20 @@ export const updateIfAllowed = async (
 /** Whether a write was refused by its condition (ConditionalCheckFailedException, by its name). */
 export const isRefused = (error: unknown): boolean => (error as { name?: unknown } | undefined)?.name === 'ConditionalCheckFailedException';
 
+/** Whether a conditional write was applied: false when its condition refused it; any other failure is thrown. */
+export const writeApplied = async (write: Promise<unknown>): Promise<boolean> => {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isRefused(error)) return false;
+    throw error;
+  }
+};
+
 /**
- * The item a write refused by its condition found there (asked with ReturnValuesOnConditionCheckFailure
- * 'ALL_OLD'), in plain values: the document client does not unmarshall exceptions. Undefined when
- * there was none; anything but a refusal is thrown again.
+ * The item a write refused by its condition found there (ReturnValuesOnConditionCheckFailure ALL_OLD),
+ * unmarshalled: the document client does not unmarshall exceptions. Anything but a refusal is thrown again.
  */
 export const refusedItem = (error: unknown): Record<string, unknown> | undefined => {
   if (!isRefused(error)) throw error;
@@ -99,5 +97,4 @@ export const refusedItem = (error: unknown): Record<string, unknown> | undefined
   return item === undefined ? undefined : unmarshall(item);
 };
 
-/** Nullable string attribute as stored (DynamoDB keeps null as NULL). */
 export const nullableString = () => z.nullable(z.string());

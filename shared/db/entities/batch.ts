@@ -3,10 +3,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { UnprocessedBatch } from '#shared/dependency-errors';
 import type { Key } from './base';
 
-/**
- * Sends `items` in one batch call, then what each answer left unprocessed, with back-off, until
- * nothing is left; throws after 9 calls (throttled: a 503, retried by the write paths). `send` returns what was left.
- */
+/** Sends `items` in one batch call, then what each answer left unprocessed, with back-off; throws after 9 calls (a 503). */
 const untilAllProcessed = async <T>(operation: string, items: readonly T[], send: (pending: T[]) => Promise<T[]>) => {
   let pending = [...items];
   for (let attempt = 0; pending.length > 0; attempt++) {
@@ -16,14 +13,16 @@ const untilAllProcessed = async <T>(operation: string, items: readonly T[], send
   }
 };
 
-/** BatchGetItem of up to 100 keys, retrying unprocessed keys; results in no particular order. */
+/** BatchGetItem, 100 keys a call, retrying unprocessed keys; results in no particular order. */
 export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): Promise<unknown[]> => {
   const items: unknown[] = [];
-  await untilAllProcessed('BatchGetItem', keys, async (pending) => {
-    const { Responses, UnprocessedKeys } = await ddb.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
-    items.push(...(Responses?.[table] ?? []));
-    return (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
-  });
+  for (let start = 0; start < keys.length; start += 100) {
+    await untilAllProcessed('BatchGetItem', keys.slice(start, start + 100), async (pending) => {
+      const { Responses, UnprocessedKeys } = await ddb.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      items.push(...(Responses?.[table] ?? []));
+      return (UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
+    });
+  }
   return items;
 };
 
@@ -49,14 +48,12 @@ const batchWrite = async (db: TableRef, requests: readonly WriteRequest[]): Prom
   await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, lane));
 };
 
-/** Puts the items with BatchWriteItem (see batchWrite). */
 export const batchPut = (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> =>
   batchWrite(
     db,
     items.map((Item) => ({ PutRequest: { Item } })),
   );
 
-/** Deletes the keys with BatchWriteItem (see batchWrite). */
 export const batchDelete = (db: TableRef, keys: readonly Key[]): Promise<void> =>
   batchWrite(
     db,

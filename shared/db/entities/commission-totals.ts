@@ -8,24 +8,15 @@ import { merchantPk, parseStored } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /**
- * Commission totals: what a merchant's commission ledgers add up to per UTC day and per month, for
- * the merchant and per affiliate, kept by the change feed (shared/domain/reports.ts says what a
- * ledger write adds) in two partitions of the merchant, never a key shared by merchants. A batch of
- * the stream writes each item once, conditional on the stream sequence numbers it already applied,
- * so a record read again or replayed adds nothing; the last item it writes says how far its
- * merchant's totals reach (`through`). The keys and the conditions are described in
- * docs/reports.md#the-totals-shareddbentitiescommission-totalsts and
- * docs/reports.md#exactly-once-without-a-transaction.
+ * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change feed,
+ * each item written at most once per stream record (docs/reports.md#exactly-once-without-a-transaction).
  */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
 
 export type PeriodKind = 'D' | 'M';
 
-/**
- * A figure as read: a sum past 2^53 (many orders of the largest values) comes back from the SDK
- * as a BigInt, and is reported as the nearest number rather than refused.
- */
+/** A sum past 2^53 comes back from the SDK as a BigInt: reported as the nearest number rather than refused. */
 const figure = () =>
   z.pipe(
     z.union([z.number(), z.bigint()]),
@@ -39,31 +30,31 @@ const figuresShape = {
   reversed_value: figure(),
 };
 
+// z.object keeps only these attributes: a parsed item is the report's row.
 const totalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_rows: z.optional(z.number()) });
 const affiliateTotalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_slug: z.string() });
 const throughSchema = z.object({ through: z.optional(z.string()) });
 
-export type MerchantTotals = Figures & { period: string; currency_code: string; affiliate_rows: number };
-export type AffiliateTotals = Figures & { period: string; currency_code: string; affiliate_slug: string };
-
-export const totalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS`;
-export const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS#A`;
+const totalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS`;
+const affiliateTotalsPk = (merchantId: string) => `${merchantPk(merchantId)}#TOTALS#A`;
 const affiliateIndexPk = (merchantId: string, slug: string) => `${affiliateTotalsPk(merchantId)}#${slug}`;
 
-const merchantSk = (kind: PeriodKind, period: string, currency: string) => `${kind}#${period}#${currency}`;
-const affiliateSk = (kind: PeriodKind, period: string, slug: string, currency: string) => `${kind}#${period}#${slug}#${currency}`;
+/** What a totals item sums over: one period of one kind, in one currency (and one affiliate's, with its slug). */
+type Cell = { kind: PeriodKind; period: string; currency_code: string };
+const merchantSk = (cell: Cell) => `${cell.kind}#${cell.period}#${cell.currency_code}`;
+const affiliateSk = (cell: Cell & { affiliate_slug: string }) => `${cell.kind}#${cell.period}#${cell.affiliate_slug}#${cell.currency_code}`;
 /** Where the feed kept the merchant's applied-through time before the newest month item carried it (read, no longer written). */
 const AS_OF_SK = 'AS_OF';
 
 /** Where an affiliate's day item is indexed for a report of that affiliate alone; month items are not. */
-const affiliateIndexOf = (merchantId: string, kind: PeriodKind, period: string, slug: string, currency: string) =>
-  kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, slug), gsi1sk: merchantSk(kind, period, currency) } : undefined;
+const affiliateIndexOf = (merchantId: string, cell: Cell & { affiliate_slug: string }) =>
+  cell.kind === 'D' ? { gsi1pk: affiliateIndexPk(merchantId, cell.affiliate_slug), gsi1sk: merchantSk(cell) } : undefined;
 
 /** Stream sequence numbers are decimal strings of up to 40 digits: padded, their string order is their numeric order. */
 export const paddedSequence = (sequenceNumber: string) => sequenceNumber.padStart(40, '0');
 
 /** One ledger write's contribution to one (affiliate, period, currency). */
-export type TotalsDelta = Figures & { kind: PeriodKind; period: string; affiliate_slug: string; currency_code: string };
+export type TotalsDelta = Figures & Cell & { affiliate_slug: string };
 
 /** One record's figures for one item (and, for a merchant item, the affiliate rows it created). */
 type Contribution = { seq: string; figures: Figures; rows?: number };
@@ -74,7 +65,6 @@ const SET_APPLIED =
 const NONE_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :first';
 const APPLIED_AS_READ = 'applied_through = :applied';
 
-/** No orders, no value: what a sum of figures starts from. */
 export const ZERO_FIGURES: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
 
 export const addFigures = (a: Figures, b: Figures): Figures => ({
@@ -103,10 +93,8 @@ const sumValues = (contributions: readonly Contribution[]) => {
 const ITEM_TRIES = 3;
 
 /**
- * Adds to one item the contributions (in stream order) it has not applied yet, in one UpdateItem:
- * first conditional on it having applied none of them; when it refuses because it applied some
- * (a batch read again), once more with the rest, conditional on what it had applied. Returns the
- * record that created the item (`created_seq`).
+ * Adds to one item, in one UpdateItem, the contributions it has not applied yet: conditional on none
+ * applied, or (a batch read again) on what it had. Returns the record that created the item.
  */
 const addOnce = async (
   { ddb, table }: TableRef,
@@ -151,22 +139,20 @@ const addOnce = async (
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
 /**
- * Applies a batch's ledger writes of one merchant (in stream order), each once: one write per
- * affiliate item, then one per merchant item with the affiliate rows each record created, however
- * many records the batch holds; the newest month's item last, with the latest booking time of the
- * batch as `through` (everything the batch and the batches before it carried is applied once that
- * write is). A failure part way leaves the records to be read again; what was applied is then
- * skipped and what was created is still counted.
+ * Applies a batch's ledger writes of one merchant, each once: one write per affiliate item, then one
+ * per merchant item with the affiliate rows each record created; the newest month's item last, with
+ * the batch's latest booking time as `through`. A failure part way leaves the records to be read
+ * again: what was applied is then skipped, and what was created still counted.
  */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   const touches = ordered.flatMap(({ seq, deltas }) => deltas.map((delta) => ({ seq, delta })));
-  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta.kind, delta.period, delta.affiliate_slug, delta.currency_code));
+  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta));
   const createdBy = new Map<string, string | undefined>();
   await Promise.all(
     [...byAffiliateItem].map(async ([sk, group]) => {
       const { delta } = group[0] as (typeof group)[number];
-      const index = affiliateIndexOf(merchantId, delta.kind, delta.period, delta.affiliate_slug, delta.currency_code);
+      const index = affiliateIndexOf(merchantId, delta);
       const created = await addOnce(
         db,
         { pk: affiliateTotalsPk(merchantId), sk },
@@ -186,7 +172,7 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
       createdBy.set(sk, created);
     }),
   );
-  const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta.kind, delta.period, delta.currency_code))];
+  const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta))];
   const newestMonth = byMerchantItem
     .map(([sk]) => sk)
     .filter((sk) => sk.startsWith('M#'))
@@ -201,9 +187,7 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
     const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
       seq,
       figures: touched.reduce((sum, { delta: figures }) => addFigures(sum, figures), ZERO_FIGURES),
-      rows: touched.filter(
-        ({ delta: own }) => createdBy.get(affiliateSk(own.kind, own.period, own.affiliate_slug, own.currency_code)) === seq,
-      ).length,
+      rows: touched.filter(({ delta: own }) => createdBy.get(affiliateSk(own)) === seq).length,
     }));
     const last = sk === newestMonth;
     return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
@@ -221,32 +205,21 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
   await Promise.all(byMerchantItem.filter(([sk]) => sk === newestMonth).map(writeMerchantItem));
 };
 
-/**
- * What a closed period's totals item says after a rebuild: above every stream sequence number
- * (they are digits), so a stream record that still carries an entry of the period is refused and
- * adds nothing to figures that already count it.
- */
+/** A rebuilt item's applied_through: above every stream sequence number (digits), so no record adds to it again. */
 const SEALED = 'sealed';
 
-/**
- * One totals item as a rebuild writes it: an affiliate's (with its slug) or the merchant's (with its
- * affiliate rows and, for a month, `through` its end: a rebuilt month holds every entry booked in it).
- */
-export type TotalsItem = Figures & { kind: PeriodKind; period: string; currency_code: string } & (
-    | { affiliate_slug: string }
-    | { affiliate_rows: number; through?: string }
-  );
+/** One totals item as a rebuild writes it: an affiliate's, or the merchant's (a month's with `through` its end). */
+export type TotalsItem = Figures & Cell & ({ affiliate_slug: string } | { affiliate_rows: number; through?: string });
 
 const keyOfTotals = (merchantId: string, item: TotalsItem) =>
   'affiliate_slug' in item
-    ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item.kind, item.period, item.affiliate_slug, item.currency_code) }
-    : { pk: totalsPk(merchantId), sk: merchantSk(item.kind, item.period, item.currency_code) };
+    ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item) }
+    : { pk: totalsPk(merchantId), sk: merchantSk(item) };
 
 /**
- * Replaces the totals of closed periods (an operator's rebuild from the ledgers, shared/admin/report.ts):
- * `items` put whole and sealed, `stale` (items of those periods the ledgers no longer give) removed;
- * BatchWriteItem, 25 a call. Only for periods no ledger entry can still be booked in. The items that
- * say how far the totals reach (`through`) go last, once everything they vouch for is in place.
+ * Replaces the totals of closed periods (an operator's rebuild from the ledgers): `items` put whole and
+ * sealed, `stale` removed. The items that say how far the totals reach (`through`) go last, once
+ * everything they vouch for is in place.
  */
 export const replaceClosedTotals = async (
   db: TableRef,
@@ -257,9 +230,7 @@ export const replaceClosedTotals = async (
   const stored = (item: TotalsItem) => {
     const { kind, ...figures } = item;
     const affiliate =
-      'affiliate_slug' in item
-        ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, kind, item.period, item.affiliate_slug, item.currency_code) }
-        : { type: 'merchant_totals' };
+      'affiliate_slug' in item ? { type: 'affiliate_totals', ...affiliateIndexOf(merchantId, item) } : { type: 'merchant_totals' };
     return { ...keyOfTotals(merchantId, item), ...figures, ...affiliate, applied_through: SEALED };
   };
   const vouching = (item: TotalsItem) => 'through' in item && item.through !== undefined;
@@ -273,29 +244,15 @@ export const replaceClosedTotals = async (
 
 const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
 
-/**
- * The merchant's totals items of one kind for periods in [from, to) (periods compare as strings:
- * `D#2026-11-30#EUR` sorts before `D#2026-12-01`), and its applied-through time, in one Query.
- */
-export const readMerchantTotals = async (
-  db: TableRef,
-  merchantId: string,
-  kind: PeriodKind,
-  from: string,
-  to: string,
-): Promise<MerchantTotals[]> => {
+/** The merchant's totals items of one kind for periods in [from, to), compared as strings, in one Query. */
+export const readMerchantTotals = async (db: TableRef, merchantId: string, kind: PeriodKind, from: string, to: string) => {
   const items = await queryItems(db, {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: { ':pk': totalsPk(merchantId), ...between(kind, from, to) },
   });
   return items.map((item) => {
     const parsed = parseStored('merchant_totals', totalsSchema, item);
-    return {
-      ...pickFigures(parsed),
-      period: parsed.period,
-      currency_code: parsed.currency_code,
-      affiliate_rows: parsed.affiliate_rows ?? 0,
-    };
+    return { ...parsed, affiliate_rows: parsed.affiliate_rows ?? 0 };
   });
 };
 
@@ -303,10 +260,8 @@ export const readMerchantTotals = async (
 const NEWEST_MONTH_ITEMS = 10;
 
 /**
- * How far the merchant's totals reach: the latest `through` of its newest month items (each batch
- * writes one on the last item it touches) and of the `AS_OF` item that stores kept before. Each
- * claims no more than was applied, so the latest does not either; undefined before any. Two Queries
- * in parallel.
+ * How far the merchant's totals reach: the latest `through` of its newest month items and of the
+ * `AS_OF` item kept before (each claims no more than was applied); undefined before any.
  */
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
@@ -327,23 +282,12 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
   return times.sort().at(-1);
 };
 
-const pickFigures = (item: Figures): Figures => ({
-  orders: item.orders,
-  sales_value: item.sales_value,
-  accrued_value: item.accrued_value,
-  reversed_value: item.reversed_value,
-});
-
-const toAffiliateTotals = (item: unknown): AffiliateTotals => {
-  const parsed = parseStored('affiliate_totals', affiliateTotalsSchema, item);
-  return { ...pickFigures(parsed), period: parsed.period, currency_code: parsed.currency_code, affiliate_slug: parsed.affiliate_slug };
-};
+const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
 /**
- * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order;
- * `limit` stops after that many (a page and what precedes it, or follows it when read `backward`).
- * One affiliate's (`slug`) are read from the index, where its months are its days: each day item
- * comes back as its month's (the caller sums them).
+ * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at
+ * most `limit`. One affiliate's (`slug`) are read from the index, where each day item comes back as
+ * its month's for a month (the caller sums them).
  */
 export const readAffiliateTotals = async (
   db: TableRef,
@@ -351,7 +295,7 @@ export const readAffiliateTotals = async (
   kind: PeriodKind,
   range: { from: string; to: string },
   options: { limit?: number; slug?: string; backward?: boolean } = {},
-): Promise<AffiliateTotals[]> => {
+) => {
   if (options.slug !== undefined) {
     const days = kind === 'M' ? { from: `${range.from}-01`, to: `${range.to}-01` } : range;
     const items = await queryItems(db, {

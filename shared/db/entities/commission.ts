@@ -1,13 +1,11 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { isRefused, itemKey, type Key, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
 
 /**
- * The commission ledger of one order: `COMMISSION#<order uuid>` in the merchant's partition,
- * written only by the commission processor. Entries are append-only; `applied_version` is the
- * highest order version the ledger reflects, and every write is conditional on the one read, so
- * concurrent or repeated deliveries never apply a version twice.
+ * The commission ledger of one order: `COMMISSION#<order uuid>`, append-only entries and the highest
+ * order version applied; every write is conditional on the one read, so no version is applied twice.
  */
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
@@ -43,25 +41,20 @@ const ledgerSchema = z.object({
   total_amount: z.optional(z.number()),
 });
 
-export type CommissionLedger = Omit<
-  z.output<typeof ledgerSchema>,
-  'entries' | 'net_amount' | 'applied_version' | 'updated_at' | 'total_amount'
-> & {
-  entries: LedgerEntry[];
-  net_amount: number;
-  applied_version: number;
-  updated_at: string;
-};
+type StoredLedger = z.output<typeof ledgerSchema>;
+type LedgerFields = 'entries' | 'net_amount' | 'applied_version' | 'updated_at';
+/** A ledger as read: every ledger field present (readLedger), the total of a record from before the ledger gone. */
+export type CommissionLedger = Omit<StoredLedger, LedgerFields | 'total_amount'> & Required<Pick<StoredLedger, LedgerFields>>;
 
 /** What the next write of a ledger is conditional on: the state it was read in. */
-export type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
+type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
 
 /**
  * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
  * ledger existed (status and total of the accepted order) reads as that accrual applied at version 1.
  */
-const readLedger = (item: unknown): { ledger: CommissionLedger; stamp: LedgerStamp } => {
-  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = parseStored('commission', ledgerSchema, item);
+const readLedger = (item: StoredLedger): { ledger: CommissionLedger; stamp: LedgerStamp } => {
+  const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = item;
   if (entries === undefined || applied_version === undefined) {
     const accrued =
       stored.status === 'pending' ? [{ type: 'accrual' as const, amount: total_amount ?? 0, at: stored.created_at, version: 1 }] : [];
@@ -73,19 +66,17 @@ const readLedger = (item: unknown): { ledger: CommissionLedger; stamp: LedgerSta
 };
 
 /** A ledger as the table's stream carries it (the change feed's webhook events read its entries). */
-export const parseCommissionLedgerImage = (image: unknown): CommissionLedger => readLedger(image).ledger;
+export const parseCommissionLedgerImage = (image: unknown): CommissionLedger =>
+  readLedger(parseStored('commission', ledgerSchema, image)).ledger;
 
-/** Reads the order's ledger. */
 export const getCommissionLedger = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   orderUuid: string,
   consistent = false,
 ): Promise<{ ledger: CommissionLedger | undefined; stamp: LedgerStamp }> => {
-  const { Item } = await ddb.send(
-    new GetCommand({ TableName: table, Key: commissionKey(merchantId, orderUuid), ConsistentRead: consistent }),
-  );
-  return Item ? readLedger(Item) : { ledger: undefined, stamp: { kind: 'absent' } };
+  const item = await getStored(db, 'commission', ledgerSchema, commissionKey(merchantId, orderUuid), consistent);
+  return item ? readLedger(item) : { ledger: undefined, stamp: { kind: 'absent' } };
 };
 
 const CONDITION: Record<LedgerStamp['kind'], string> = {
@@ -94,28 +85,15 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
   applied: 'applied_version = :applied',
 };
 
-/**
- * Writes the ledger whole, on the condition that it is still as it was read (`stamp`); returns
- * false when it changed meanwhile (another delivery applied it first: read again).
- */
-export const putCommissionLedger = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  ledger: CommissionLedger,
-  stamp: LedgerStamp,
-): Promise<boolean> => {
-  try {
-    await ddb.send(
+/** Writes the ledger whole if it is still as it was read (`stamp`); false when another delivery changed it first. */
+export const putCommissionLedger = ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp) =>
+  writeApplied(
+    ddb.send(
       new PutCommand({
         TableName: table,
         Item: { ...commissionKey(merchantId, ledger.order_uuid), type: 'commission', ...ledger },
         ConditionExpression: CONDITION[stamp.kind],
         ...(stamp.kind === 'applied' ? { ExpressionAttributeValues: { ':applied': stamp.version } } : {}),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
-};
+    ),
+  );

@@ -7,11 +7,9 @@ import { itemKey, type Key } from './base';
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
 /**
- * Looks up the customer and creates it when there is none: a returning customer costs one
- * eventually consistent read of its key (half a read unit), not a write (a write unit, also when a
- * condition refuses it). The create is an idempotent UpdateItem (if_not_exists), outside any
- * transaction, because every order of one customer reaches this item (a hot item, DESIGN.md); a
- * read that has not yet seen a create just made repeats it, which changes nothing.
+ * Looks up the customer and creates it when there is none, so a returning customer costs a read, not a
+ * write. The create is an idempotent UpdateItem outside any transaction, because every order of one
+ * customer reaches this item (a hot item, DESIGN.md).
  */
 export const lookUpOrCreateCustomer = async (
   db: TableRef,

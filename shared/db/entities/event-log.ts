@@ -6,11 +6,9 @@ import { batchPut } from './batch';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
- * A merchant's event log: every webhook event of the merchant, once, in its own partition
- * `M#<merchant>#EVENTS`, sorted by position (the padded stream sequence number of the write it came
- * from, then its index in that write). Each batch's top event is its commit, put last; readers show
- * only the committed prefix, and an event arriving below the committed top is logged just above it,
- * once, with a marker at its own position. Design and proof: docs/events.md#what-is-guaranteed-and-how.
+ * A merchant's event log: every webhook event of the merchant, once, in `M#<merchant>#EVENTS`, sorted
+ * by position. Each batch's top event is its commit, put last; readers show only the committed prefix
+ * (docs/events.md#what-is-guaranteed-and-how).
  */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 
@@ -18,7 +16,7 @@ const SEQUENCE_DIGITS = 40;
 /** Sorts after every position (they start with a digit): nothing from here on is read as part of the log. */
 const ABOVE_POSITIONS = 'A';
 
-export const eventLogPk = (merchantId: string) => `${merchantPk(merchantId)}#EVENTS`;
+const eventLogPk = (merchantId: string) => `${merchantPk(merchantId)}#EVENTS`;
 
 /** The position of the `index`-th event of the write with stream sequence number `sequenceNumber`. */
 export const eventPosition = (sequenceNumber: string, index: number) =>
@@ -86,33 +84,29 @@ const queryLog = ({ ddb, table }: TableRef, merchantId: string, input: Partial<Q
 /** Whether the item is a commit: the top event of its batch, put after every other event of it. */
 const isCommit = (item: Stored) => commitOf(item) === item.sk;
 
+/** The first item of the log at or above `position`, read consistently (a Query: what the log's writers may do). */
+const firstFrom = async (db: TableRef, merchantId: string, position: string): Promise<Stored | undefined> => {
+  const { Items } = await queryLog(db, merchantId, {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
+    ProjectionExpression: 'sk, commit_at',
+    Limit: 1,
+  });
+  return Items?.[0] && parseStored('event log item', storedSchema, Items[0]);
+};
+
 /**
  * Whether the log holds a commit at or above `position`: the first item there is one, or names a
  * higher commit to look for (each step goes up; an uncommitted batch is the last, or a failed one).
  */
 const committedFrom = async (db: TableRef, merchantId: string, position: string): Promise<boolean> => {
-  let from = position;
-  for (;;) {
-    const { Items } = await queryLog(db, merchantId, {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': from, ':above': ABOVE_POSITIONS },
-      ProjectionExpression: 'sk, commit_at',
-      Limit: 1,
-    });
-    const first = Items?.[0];
-    if (first === undefined) return false;
-    const item = parseStored('event log item', storedSchema, first);
-    if (isCommit(item)) return true;
-    from = commitOf(item);
-  }
+  let item = await firstFrom(db, merchantId, position);
+  while (item !== undefined && !isCommit(item)) item = await firstFrom(db, merchantId, commitOf(item));
+  return item !== undefined;
 };
 
-/**
- * The highest commit of the log (undefined while there is none): every event whose `commit_at` is at
- * or below it is committed. Walks down from the top past what is not a commit: the batch being
- * written, or what a failed one left.
- */
-export const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
+/** The highest commit of the log (undefined while there is none), walking down past the batch being written or what a failed one left. */
+const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   let startKey: Record<string, unknown> | undefined;
   // The top item is a commit unless a batch failed: read one, then more in doubling steps (a Query costs what it reads).
   for (let limit = 1; ; limit *= 2) {
@@ -157,21 +151,9 @@ const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, late
   }
 };
 
-/** Whether an item is logged at `position`: the first item at or above it, read consistently (a Query: what the log's writers may do). */
-const isLoggedAt = async (db: TableRef, merchantId: string, position: string) => {
-  const { Items } = await queryLog(db, merchantId, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
-    ProjectionExpression: 'sk',
-    Limit: 1,
-  });
-  return Items?.[0]?.sk === position;
-};
-
 /**
  * The shortest late position above `top` for the event at `own`: the top's first step extended by
- * `own` when that sorts above the top, else by one more of its steps. Late events replayed in
- * stream order so stay two steps long, however many follow one another at the top.
+ * `own` when that sorts above the top, else by one more of its steps (so late positions stay two steps long).
  */
 export const lateAbove = (top: string, own: string): string => {
   const steps = top.split('~');
@@ -183,16 +165,14 @@ export const lateAbove = (top: string, own: string): string => {
 };
 
 /**
- * Where an event that arrived at or below the committed top goes: a marker at its own position names
- * a late position just above the top (put only where nothing is); an earlier try's marker whose late
- * position the log has committed past since, with the event never written there, moves above the top
- * again. Returns the late position to put it at, or undefined when the event itself is already logged
- * at its own position (docs/events.md#what-is-guaranteed-and-how).
+ * Where an event that arrived at or below the committed top goes: the late position its marker names
+ * (moved above the top again when the log committed past it without the event), or undefined when the
+ * event itself is logged at its own position (docs/events.md#what-is-guaranteed-and-how).
  */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
   const marked = await putMarker(db, merchantId, entry, lateAt, { ConditionExpression: 'attribute_not_exists(pk)' });
-  if (marked === undefined || marked === lateAt || marked > top || (await isLoggedAt(db, merchantId, marked))) return marked;
+  if (marked === undefined || marked === lateAt || marked > top || (await firstFrom(db, merchantId, marked))?.sk === marked) return marked;
   return putMarker(db, merchantId, entry, lateAt, {
     ConditionExpression: 'late_at = :marked',
     ExpressionAttributeValues: { ':marked': marked },
@@ -200,11 +180,9 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
 };
 
 /**
- * Appends a batch's events of one merchant: one write per event and nothing else, each at its own
- * position or, below the committed top, at its late one (latePosition). Every new one names the
- * batch's highest position as its commit, and that event is put last, after the others
- * (BatchWriteItem, 25 a call), so a failure leaves the batch uncommitted and it is written again
- * whole. Idempotent (docs/events.md#what-is-guaranteed-and-how).
+ * Appends a batch's events of one merchant, each at its own position or, below the committed top, at
+ * its late one. Every new one names the batch's highest position as its commit, put last, so a failure
+ * leaves the batch uncommitted and it is written again whole (docs/events.md#what-is-guaranteed-and-how).
  */
 export const appendToEventLog = async (
   db: TableRef,
@@ -257,20 +235,7 @@ const logItem = (item: Stored): LogItem => ({
   loggedAt: item.logged_at ?? 0,
 });
 
-export type LogPage = {
-  items: LogItem[];
-  /** The last committed position examined (matched or not); `after` itself when none was. */
-  lastExamined: string;
-  /** logged_at of the last event examined; undefined when none was. */
-  lastExaminedAt: number | undefined;
-  /** Whether committed events may follow `lastExamined`. */
-  more: boolean;
-};
-
-/**
- * Reads up to `maxExamined` log items after `after` (consistent reads, in doubling steps from one
- * more than the page, stopping once the page is full), so a rare type costs a bounded read.
- */
+/** Reads up to `maxExamined` log items after `after`, in doubling steps from one more than the page, until the page is full. */
 const examine = async (db: TableRef, merchantId: string, after: string, limit: number, maxExamined: number, filter: LogFilter) => {
   const examined: Stored[] = [];
   let matched = 0;
@@ -294,10 +259,9 @@ const examine = async (db: TableRef, merchantId: string, after: string, limit: n
 };
 
 /**
- * Up to `limit` committed events after `after`, oldest first, that pass `filter`, examining a
- * bounded number of items whatever the filter. The examined items are committed up to the first
- * whose commit the log does not hold yet: a commit read covers everything at or below it, and one
- * more read (an item) tells whether the last batch read is committed.
+ * Up to `limit` committed events after `after`, oldest first, that pass `filter`, examining at most
+ * `maxExamined` items; with `lastExamined` (the last committed position examined, else `after`), its
+ * `lastExaminedAt` (logged_at) and whether committed events may follow it (`more`).
  */
 export const eventLogPage = async (
   db: TableRef,
@@ -306,7 +270,7 @@ export const eventLogPage = async (
   limit: number,
   maxExamined: number,
   filter: LogFilter = {},
-): Promise<LogPage> => {
+) => {
   const { examined, ended } = await examine(db, merchantId, after, limit, maxExamined, filter);
   let reached = examined.reduce((highest, item) => (isCommit(item) && item.sk > highest ? item.sk : highest), after);
   const highestCommit = examined.reduce((highest, item) => (commitOf(item) > highest ? commitOf(item) : highest), LOG_START);

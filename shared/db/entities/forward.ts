@@ -1,17 +1,16 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '#shared/db/table-def';
-import { isRefused, type Key } from './base';
+import { type Key, writeApplied } from './base';
 
 /**
- * Sets `fields` on an item only while its `mark` attribute is absent or below the new value
- * (`fields[mark]`), so writers that race or repeat only ever move it forward (a version sum, a
- * time, a position); returns whether it was written. Field names are plain identifiers. A refusal is no error: a later value is there.
+ * Sets `fields` on an item only while its `mark` attribute is absent or below the new value, so writers
+ * that race or repeat only ever move it forward; false when a later value is there.
  */
 export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: string, fields: Record<string, unknown>): Promise<boolean> => {
   const names = Object.keys(fields);
   if (!names.includes(mark)) throw new Error(`moveForward: the fields do not set the mark ${mark}`);
-  try {
-    await ddb.send(
+  return writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: key,
@@ -20,10 +19,6 @@ export const moveForward = async ({ ddb, table }: TableRef, key: Key, mark: stri
         ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
         ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, fields[name]])),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
+    ),
+  );
 };

@@ -5,10 +5,9 @@ import type { TransactPart } from '#shared/db/transact';
 import { isStorableKey, type Key, parseStoredOptional } from './base';
 
 /**
- * A uniqueness guard (an order_no, an invited address): one item per merchant and value, naming
- * the item that holds the value, put with attribute_not_exists in the same transaction as that
- * item. When its part is refused, the guard as it was comes back (ALL_OLD), so the writer tells
- * "taken by another" from "taken by my own applied attempt" (shared/request-identity.ts).
+ * A uniqueness guard: one item per merchant and value naming its holder, put in the holder's create
+ * transaction. A refused part returns the guard as it was, so the writer tells "taken by another" from
+ * "taken by my own applied attempt" (shared/request-identity.ts).
  */
 export const uniquenessGuard = (options: { type: string; holderField: string; key: (merchantId: string, value: string) => Key }) => {
   const { type, holderField, key } = options;

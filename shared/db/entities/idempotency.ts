@@ -1,19 +1,16 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { isRefused, itemKey, type Key, parseStoredOptional, refusedItem } from './base';
-
-/** The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its partition. */
-export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
+import { getStored, itemKey, type Key, parseStored, refusedItem, writeApplied } from './base';
 
 /**
- * Idempotency records: one item per merchant and `Idempotency-Key` under the merchant's own
- * partition, so keys of different merchants never meet and no key lands on a shared hot partition.
- * A request claims its key (`in_progress`, with an in-flight lease), then completes it with the final
- * response or releases it on a 5xx; complete and release are conditional on the claimer's
- * `claim_id`. The life of a record is described in docs/design-notes.md#idempotency-key.
+ * The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its own partition, so keys of
+ * different merchants never meet. A request claims its key (`in_progress`, with a lease), then completes
+ * it with the final response or releases it, conditional on its `claim_id`
+ * (docs/design-notes.md#idempotency-key).
  */
+export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /** Records are kept (and replayed) for 24 hours. */
 export const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -24,26 +21,22 @@ const COMPLETED = 'completed';
 /** A stored response; `sealedFields` are the paths (keys from the body's root) of the body's values stored sealed. */
 export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string; sealedFields?: string[][] };
 
-export type IdempotencyRecord =
+type IdempotencyRecord =
   | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
   | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
 
-/**
- * The right to run the request, held by the invocation that wrote the `in_progress` record, with
- * the request's fingerprint (what it creates is named after the request, not the key alone).
- */
+/** The right to run the request, held by the invocation that wrote the `in_progress` record. */
 export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
-export type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
+type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
 
 /** A record past its 24 hours: as if there were none. */
 const isExpired = (record: IdempotencyRecord, nowMs = Date.now()): boolean => record.expiresAt <= Math.floor(nowMs / 1000);
 
 /** A record that still answers for its key: within its 24 hours, and not in progress with its lease run out. */
-export const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
+const isLive = (record: IdempotencyRecord, nowMs = Date.now()): boolean =>
   !isExpired(record, nowMs) && (record.status !== IN_PROGRESS || record.inFlightUntil >= nowMs);
 
-/** The stored record: an `in_progress` claim or a `completed` response. */
 const recordSchema = z.discriminatedUnion('status', [
   z.looseObject({
     status: z.literal(IN_PROGRESS),
@@ -63,9 +56,7 @@ const recordSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
-const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
-  const item = parseStoredOptional('idempotency', recordSchema, raw);
-  if (!item) return undefined;
+const toRecord = (item: z.output<typeof recordSchema>): IdempotencyRecord => {
   const base = { fingerprint: item.fingerprint, expiresAt: item[TTL_ATTRIBUTE] };
   return item.status === COMPLETED
     ? {
@@ -82,24 +73,18 @@ const toRecord = (raw: unknown): IdempotencyRecord | undefined => {
 };
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
-export const readRecord = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  key: string,
-  nowMs = Date.now(),
-): Promise<IdempotencyRecord | undefined> => {
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: idempotencyKey(merchantId, key), ConsistentRead: true }));
-  const record = toRecord(Item);
+export const readRecord = async (db: TableRef, merchantId: string, key: string, nowMs = Date.now()) => {
+  const item = await getStored(db, 'idempotency', recordSchema, idempotencyKey(merchantId, key), true);
+  const record = item && toRecord(item);
   return record && isLive(record, nowMs) ? record : undefined;
 };
 
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for this request, or answers the live record that holds it, in one conditional PutItem.
- * The record keeps `fingerprint` for 24 hours, so a released or dead claim is taken over by a retry of
- * the same request only; an attempt applied whose answer was lost is recognised by its `claimId` in the
- * old image (docs/design-notes.md#idempotency-key). The claim lasts `leaseMs`.
+ * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: a
+ * released or dead claim is taken over by a retry of the same request only (the same `fingerprint`),
+ * and an attempt applied whose answer was lost is recognised by its `claimId` in the old image.
  */
 export const claimKey = async (
   db: TableRef,
@@ -140,7 +125,7 @@ export const claimKey = async (
     } catch (error) {
       // The record that made the condition fail.
       const old = refusedItem(error);
-      const held = old ? toRecord(old) : await readRecord(db, merchantId, key);
+      const held = old ? toRecord(parseStored('idempotency', recordSchema, old)) : await readRecord(db, merchantId, key);
       if (held?.status === IN_PROGRESS && held.claimId === claim.claimId) return { claimed: true, claim };
       if (held && (isLive(held) || (held.fingerprint !== fingerprint && !isExpired(held)))) return { claimed: false, record: held };
       // It expired or was released between the write and the read: try again, then give up for now.
@@ -162,8 +147,8 @@ const ownClaim = (claim: Claim) => ({
 export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
   const sealed = (response.sealedFields?.length ?? 0) > 0;
-  try {
-    await ddb.send(
+  return writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         ...ownClaim(claim),
@@ -183,25 +168,20 @@ export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, respon
           ...(sealed ? { ':sealed': response.sealedFields } : {}),
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isRefused(error)) return false;
-    throw error;
-  }
+    ),
+  );
 };
 
 /**
- * Gives the key up without storing a response: the lease ends now, so the next request with the key
- * runs again. A request that failed with a 5xx may have written part of its work, so the key stays
- * bound to it (another request with the key is 422); one that never ran (the quota refused it,
- * `forget`) leaves the key as if never used: the record expires now. UpdateItem (no DeleteItem in the roles).
+ * Gives the key up without storing a response: the lease ends now. The key stays bound to the request
+ * (a 5xx may have written part of its work), unless it never ran (`forget`): then the record expires
+ * now, by UpdateItem (the roles have no DeleteItem).
  */
 export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
   const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
-  try {
-    await ddb.send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         ...own,
@@ -213,8 +193,6 @@ export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget 
             }
           : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
+    ),
+  );
 };

@@ -13,10 +13,9 @@ import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
- * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email`
- * substring filter, which no key condition can serve, the merchant keeps a projection of its
- * invited addresses: one item per block of 256 sequence numbers (`#INVITE_EMAILS` partition), an
- * attribute `s<seq>` = `<uuid>:<email>` per invite, added with one UpdateItem (never a conflict).
+ * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email` substring
+ * filter, which no key condition serves, the merchant keeps a projection of its invited addresses:
+ * one item per block of 256 sequence numbers, an attribute `s<seq>` = `<uuid>:<email>` per invite.
  */
 const SK_PREFIX = 'INVITE#';
 export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
@@ -38,15 +37,8 @@ export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', i
 
 export const inviteRecord = (
   merchantId: string,
-  invite: {
-    uuid?: string;
-    seq: number;
-    email: string;
-    sender_email?: string | null;
-    content?: string | null;
-    link_used_at?: string | null;
-    created_at?: string;
-  },
+  invite: Pick<InviteItem, 'seq' | 'email'> &
+    Partial<Pick<InviteItem, 'uuid' | 'sender_email' | 'content' | 'link_used_at' | 'created_at'>>,
   now = isoNow(),
 ) => {
   const uuid = invite.uuid ?? randomUUID();
@@ -79,7 +71,7 @@ export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange 
 export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
   getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
 
-/** Sets the invitation's `link_used_at` (the invitee used its link) once: the invite as it is then, undefined when it is missing or was marked already. */
+/** Sets the invitation's `link_used_at` once: the invite as it is then, undefined when it is missing or was marked already. */
 export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
   const marked = await updateIfAllowed(db, {
     Key: inviteKey(merchantId, uuid),
@@ -146,10 +138,9 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
 };
 
 /**
- * The projection blocks this container has read, per merchant, with the invite list's block count at
- * that moment: a block is trusted only while that count is unchanged and the block held exactly that
- * many entries, else read again. Past MAX_CACHED_MERCHANTS the least recently used merchant is
- * dropped (docs/design-notes.md#pagination).
+ * The projection blocks this container has read, per merchant, with the invite list's block count
+ * then: a block is trusted while that count is unchanged and it held that many entries. Past
+ * MAX_CACHED_MERCHANTS the least recently used merchant is dropped (docs/design-notes.md#pagination).
  */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
 const projectionCache = new Map<string, Map<number, CachedBlock>>();
@@ -164,15 +155,10 @@ const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
   return blocks;
 };
 
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_GET_MAX = 100;
-
 /**
- * The merchant's whole e-mail projection, as of the invite list's block counts: the counts (one
- * Query, size / 256 small items, as every list page reads them), then only the projection blocks
- * this container has not read yet or whose entries no longer match their count (BatchGetItem). A
- * cold container reads every block once: O(size) bytes, about 60 per invite; a warm one reads the
- * blocks that changed, usually the newest one or none.
+ * The merchant's whole e-mail projection, as of the invite list's block counts (one Query): only the
+ * blocks this container has not read yet or whose entries no longer match their count are read
+ * (BatchGetItem), so a warm container reads the newest block or none.
  */
 const readEmailProjection = async (db: TableRef, merchantId: string): Promise<ProjectionEntry[]> => {
   const counts = await readBlockCounts(db, merchantId, 'invites', ALL_BUCKET);
@@ -183,26 +169,22 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
     return cached !== undefined && cached.count === n && cached.entries.length === n;
   };
   const stale = [...counts].filter(([block, n]) => !trusted(block, n));
-  for (let start = 0; start < stale.length; start += BATCH_GET_MAX) {
-    const chunk = stale.slice(start, start + BATCH_GET_MAX);
-    for (const [block, count] of chunk) blocks.set(block, { count, entries: [] });
-    const items = await batchGet(
-      db,
-      chunk.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
-    );
-    for (const raw of items) {
-      const item = parseStored('invite e-mail projection', projectionItem, raw);
-      const block = Number(item.sk);
-      blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
-    }
+  for (const [block, count] of stale) blocks.set(block, { count, entries: [] });
+  const items = await batchGet(
+    db,
+    stale.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
+  );
+  for (const raw of items) {
+    const item = parseStored('invite e-mail projection', projectionItem, raw);
+    const block = Number(item.sk);
+    blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
   }
   return [...blocks.values()].flatMap((block) => block.entries);
 };
 
 /**
- * One page of the invitations whose address contains `needle` (lowercase), newest first: the
- * projection (readEmailProjection) matched in memory, and the page's invites fetched with one
- * BatchGetItem (at most per_page keys).
+ * One page of the invitations whose address contains `needle` (lowercase), newest first: the projection
+ * matched in memory, the page's invites fetched with one BatchGetItem.
  */
 export const findInvitesByEmail = async (
   db: TableRef,
@@ -214,14 +196,11 @@ export const findInvitesByEmail = async (
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);
-  const items =
-    selected.length === 0
-      ? []
-      : (
-          await batchGet(
-            db,
-            selected.map((match) => inviteKey(merchantId, match.uuid)),
-          )
-        ).map(parseInvite);
+  const items = (
+    await batchGet(
+      db,
+      selected.map((match) => inviteKey(merchantId, match.uuid)),
+    )
+  ).map(parseInvite);
   return { total: matches.length, items: items.sort((a, b) => b.seq - a.seq) };
 };

@@ -7,20 +7,18 @@ export const listName = z.enum(['orders', 'affiliates', 'affiliate_requests', 'i
 export type ListName = z.output<typeof listName>;
 
 /**
- * The index entries of sequenced lists: an item of list L in bucket B sits in the index partition
- * `M#<merchant>#<L>#<B>` at its padded sequence number. Lists use gsi1; an item listed under a
- * second key too (an affiliate, by tier) uses gsi3 for it. Only this module spells those attributes.
+ * An item of list L in bucket B sits in the index partition `M#<merchant>#<L>#<B>` at its padded
+ * sequence number: on gsi1, or gsi3 for a second listing (an affiliate by tier).
  */
 export const listPartition = (merchantId: string, list: ListName, bucket: string) =>
   `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
 
 export const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
-export const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };
+const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };
 
 /** The bucket of a list that holds every item (orders, invites, affiliates of any tier). */
 export const ALL_BUCKET = 'all';
 
-/** The index a bucket of a list is on: an affiliate's tier bucket is its second listing (gsi3). */
 export const listIndexOf = (list: ListName, bucket: string): ListIndex =>
   list === 'affiliates' && bucket !== ALL_BUCKET ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX;
 

@@ -1,8 +1,7 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key } from './base';
+import { getStored, itemKey, type Key, putNew } from './base';
 
 /** The merchant account: `MERCHANT` in its own partition. */
 export const merchantKey = (merchantId: string): Key => itemKey(merchantId, 'MERCHANT');
@@ -22,19 +21,13 @@ export const getMerchant = async (db: TableRef, merchantId: string, consistent =
 };
 
 /** Creates the merchant; refuses (ConditionalCheckFailedException) an id that exists. */
-export const putNewMerchant = ({ ddb, table }: TableRef, merchant: { id: string; name: string; currency: string; defaultTier: string }) =>
-  ddb.send(
-    new PutCommand({
-      TableName: table,
-      Item: {
-        ...merchantKey(merchant.id),
-        type: 'merchant',
-        id: merchant.id,
-        name: merchant.name,
-        currency: merchant.currency.toUpperCase(),
-        default_tier: merchant.defaultTier,
-        created_at: isoNow(),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+export const putNewMerchant = (db: TableRef, merchant: { id: string; name: string; currency: string; defaultTier: string }) =>
+  putNew(db, {
+    ...merchantKey(merchant.id),
+    type: 'merchant',
+    id: merchant.id,
+    name: merchant.name,
+    currency: merchant.currency.toUpperCase(),
+    default_tier: merchant.defaultTier,
+    created_at: isoNow(),
+  });

@@ -5,13 +5,11 @@ import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { merchantPk } from './base';
 
 /**
- * The body of a queue message too large to travel inline, kept in the merchant's table space
- * under `M#<merchant>#PAYLOAD#<sha256 of the body>` as chunks of at most CHUNK_BYTES (one item
- * each, well under DynamoDB's 400 KB). Keyed by content, so storing the same body again (a retry,
- * a re-read stream record) rewrites the same items. Kept longer than anything that may still
- * reference it: a webhook delivery's retention, the parked queue's.
+ * The body of a queue message too large to travel inline: `M#<merchant>#PAYLOAD#<sha256 of the body>`,
+ * in chunks of at most CHUNK_BYTES. Keyed by content, so storing it again rewrites the same items;
+ * kept longer than anything that may still reference it.
  */
-export const PAYLOAD_RETENTION_DAYS = 16;
+const PAYLOAD_RETENTION_DAYS = 16;
 const CHUNK_BYTES = 300_000;
 
 export type PayloadRef = { merchant_id: string; sha256: string; bytes: number };

@@ -1,14 +1,10 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import type { Key } from './base';
+import { getStored, type Key } from './base';
 import { WORK_REMOVE, WORK_SET, workEntry, workSetValues } from './owed-work';
 
-/**
- * The e-mail an item owes its recipient (invitation, accept/decline notice), kept on the item that
- * owes it (invite, affiliate request). Set in the same write as the state change, so the debt is
- * durable; cleared once SES took the message.
- */
+/** The e-mail an invite or affiliate request owes, set in the same write as its state change; cleared once SES took it. */
 export const notificationState = {
   notification_pending_at: z.optional(z.string()),
   notification_failed_at: z.optional(z.string()),
@@ -24,9 +20,9 @@ export const owedNotificationUpdate = (key: Key, now: string) => ({
   values: { ':owedAt': now, ...workSetValues(key, 'NOTIFY', now) },
 });
 
-/** The item that owes an e-mail (an invite, an affiliate request), read consistently, as stored; undefined when it is gone. */
-export const getOwingItem = async ({ ddb, table }: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
-  (await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+/** The item that owes an e-mail, read consistently; undefined when it is gone. */
+export const getOwingItem = (db: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
+  getStored(db, 'owing item', z.looseObject({}), key, true);
 
 /** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
 export const writeNotificationOutcome = (

@@ -5,15 +5,13 @@ import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
 
 /**
  * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
- * one that failed too often; `RECOUNT`: a block count that may be off), in the merchant's own index
- * partition, sorted by when it is due; written with the change that owes it, removed once done.
- * Only this module spells the gsi2 attributes (docs/architecture.md#data-one-table-keyed-by-merchant).
+ * one that failed too often; `RECOUNT`: a block count that may be off), sorted by when it is due.
  */
-export type WorkKind = 'NOTIFY' | 'PARKED' | 'RECOUNT';
+const WORK_KINDS = ['NOTIFY', 'PARKED', 'RECOUNT'] as const;
+export type WorkKind = (typeof WORK_KINDS)[number];
 
 export const workPartition = (merchantId: string, kind: WorkKind) => `${merchantPk(merchantId)}#${kind}`;
 
-/** The entry of an item of `key`'s merchant. */
 export const workEntry = (key: Key, kind: WorkKind, since: string) => ({
   [GSI2.partitionKey]: workPartition(merchantIdOf(key.pk), kind),
   [GSI2.sortKey]: since,
@@ -34,10 +32,9 @@ export const workKindOf = (item: Record<string, unknown>): WorkKind | undefined 
   const partition = item[GSI2.partitionKey];
   if (typeof partition !== 'string') return undefined;
   const kind = partition.slice(partition.lastIndexOf('#') + 1);
-  return kind === 'NOTIFY' || kind === 'PARKED' || kind === 'RECOUNT' ? kind : undefined;
+  return WORK_KINDS.find((known) => known === kind);
 };
 
-/** When an item's owed work is due, from its stored attributes. */
 export const workDueOf = (item: Record<string, unknown>): string | undefined => {
   const due = item[GSI2.sortKey];
   return typeof due === 'string' ? due : undefined;
@@ -45,10 +42,7 @@ export const workDueOf = (item: Record<string, unknown>): string | undefined => 
 
 const entryKey = z.object({ pk: z.string(), sk: z.string() });
 
-/**
- * One page of the keys of a merchant's items with an entry of `kind` due at least
- * `olderThanSeconds` ago, oldest first, continuing after `startKey`. One Query on the sparse index.
- */
+/** One page of the keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago, oldest first. */
 export const workPage = async (
   { ddb, table }: TableRef,
   merchantId: string,
@@ -71,11 +65,5 @@ export const workPage = async (
   return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
 };
 
-/** The first `limit` keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago. */
-export const workEntries = async (
-  db: TableRef,
-  merchantId: string,
-  kind: WorkKind,
-  olderThanSeconds: number,
-  limit: number,
-): Promise<Key[]> => (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;
+export const workEntries = async (db: TableRef, merchantId: string, kind: WorkKind, olderThanSeconds: number, limit: number) =>
+  (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;

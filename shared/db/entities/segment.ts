@@ -27,15 +27,8 @@ export type SegmentItem = z.output<typeof segmentSchema>;
 
 export const segmentRecord = (
   merchantId: string,
-  segment: {
-    uuid?: string;
-    name: string;
-    description?: string | null;
-    slugs?: string[];
-    skus?: string[];
-    rates?: Record<string, number>;
-    default?: boolean;
-  },
+  segment: Pick<SegmentItem, 'name'> &
+    Partial<Pick<SegmentItem, 'uuid' | 'slugs' | 'skus' | 'rates'>> & { description?: string | null; default?: boolean },
   now = isoNow(),
 ) => {
   const uuid = segment.uuid ?? randomUUID();

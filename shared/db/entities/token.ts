@@ -1,15 +1,13 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import type { TokenKind } from '#shared/tokens';
 import { generateToken, hashToken } from '#shared/tokens';
-import { itemKey, type Key, parseStoredOptional, putNew } from './base';
+import { itemKey, type Key, parseStoredOptional } from './base';
 
-/**
- * An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on
- * gsi1 (the request names no merchant). Only the hash is stored.
- */
+/** An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on gsi1. */
 export const tokenKey = (merchantId: string, tokenHash: string): Key => itemKey(merchantId, `TOKEN#${tokenHash}`);
 const lookupEntry = (tokenHash: string) => ({ [GSI1.partitionKey]: `TOKEN#${tokenHash}`, [GSI1.sortKey]: 'TOKEN' });
 
@@ -21,8 +19,6 @@ const tokenSchema = z.object({
   created_at: z.string(),
   label: z.optional(z.string()),
 });
-
-export type TokenRecord = z.output<typeof tokenSchema>;
 
 /** A new token's item; returns the token string too (the only time it exists in clear). */
 export const tokenRecord = (
@@ -46,22 +42,19 @@ export const tokenRecord = (
   };
 };
 
-/** Stores a new token's item (tokenRecord); refused when this merchant has its hash already (another merchant's is the seed's check). */
-export const putNewToken = (db: TableRef, item: ReturnType<typeof tokenRecord>['item']) => putNew(db, item);
-
 /** The token item of a hash, or undefined. One Query on gsi1. */
-export const findToken = async ({ ddb, table }: TableRef, tokenHash: string): Promise<TokenRecord | undefined> => {
+export const findToken = async (db: TableRef, tokenHash: string) => {
   const lookup = lookupEntry(tokenHash);
-  const { Items } = await ddb.send(
-    new QueryCommand({
-      TableName: table,
+  const [item] = await queryItems(
+    db,
+    {
       IndexName: GSI1.indexName,
       KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} = :sk`,
       ExpressionAttributeValues: { ':pk': lookup[GSI1.partitionKey], ':sk': lookup[GSI1.sortKey] },
-      Limit: 1,
-    }),
+    },
+    1,
   );
-  return parseStoredOptional('token', tokenSchema, Items?.[0]);
+  return parseStoredOptional('token', tokenSchema, item);
 };
 
 /** Marks a token revoked; revoking twice keeps the first revoked_at. Returns revoked_at. */

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
 export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);
@@ -21,4 +21,4 @@ export const getUser = (db: TableRef, merchantId: string, email: string): Promis
 
 /** The merchant's dashboard users, at most `limit` (whom the service writes to about the merchant's own setup). */
 export const merchantUsers = async (db: TableRef, merchantId: string, limit: number): Promise<UserItem[]> =>
-  (await queryKeyPrefix(db, userKey(merchantId, '').pk, 'USER#')).slice(0, limit).map((item) => parseStored('user', userSchema, item));
+  (await queryKeyPrefix(db, merchantPk(merchantId), 'USER#')).slice(0, limit).map((item) => parseStored('user', userSchema, item));

@@ -1,17 +1,16 @@
 import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { getStored, isRefused, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /**
  * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>`, written once per attempt
- * and listed newest first on gsi1; while `failed` also on gsi3 (a sparse list), so a recovery reads the
- * failures only. It keeps the event, to be resent and recovered, for RETENTION_DAYS (TTL): recovery
- * reaches 14 days back (docs/webhooks.md#how-it-works).
+ * and listed newest first on gsi1; while `failed` also on gsi3, so a recovery reads the failures only.
+ * Kept, with its event, for RETENTION_DAYS: recovery reaches 14 days back (docs/webhooks.md#how-it-works).
  */
 export const RETENTION_DAYS = 15;
-export const RESPONSE_EXCERPT_CHARS = 1024;
+const RESPONSE_EXCERPT_CHARS = 1024;
 
 /** The first RESPONSE_EXCERPT_CHARS of an answer, never ending in half of a character outside the BMP. */
 export const responseExcerpt = (text: string) => {
@@ -31,7 +30,7 @@ const deliverySchema = z.looseObject({
   endpoint_uuid: z.string(),
   event_id: z.string(),
   event_type: z.string(),
-  /** The event as sent (JSON, deflated: `eventJsonOf`), for resends. */
+  /** The event as sent (eventJsonOf), for resends. */
   event: packedJson,
   status: z.enum(DELIVERY_STATUSES),
   attempts: z.number(),
@@ -48,7 +47,6 @@ export type WebhookDeliveryItem = z.output<typeof deliverySchema>;
 
 const parseDelivery = (raw: unknown): WebhookDeliveryItem => parseStored('webhook delivery', deliverySchema, raw);
 
-/** The event a delivery sent, as JSON text. */
 export const eventJsonOf = (delivery: Pick<WebhookDeliveryItem, 'event'>): string => unpackJson(delivery.event);
 
 export type AttemptRecord = Pick<
@@ -63,9 +61,8 @@ const UNANSWERED = { response_status: null, latency_ms: null, response_body: nul
 export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' } as const;
 
 /**
- * Records an attempt (creating the delivery on its first): one UpdateItem, whatever came before
- * (`onlyNew`: only when the endpoint has no delivery of the event yet; one it has is left as it is;
- * `keepSucceeded`: a delivery that succeeded is left as it is). A failed one enters the failed
+ * Records an attempt, creating the delivery on its first, in one UpdateItem; `onlyNew` leaves a
+ * delivery that exists as it is, `keepSucceeded` one that succeeded. A failed one enters the failed
  * list at the delivery's list position; any other leaves it.
  */
 export const recordWebhookDelivery = async (
@@ -78,8 +75,8 @@ export const recordWebhookDelivery = async (
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
-  await ddb
-    .send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: deliveryKey(merchantId, endpointUuid, event.id),
@@ -124,24 +121,16 @@ export const recordWebhookDelivery = async (
           ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
         },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!((onlyNew || keepSucceeded) && isRefused(error))) throw error;
-    });
+    ),
+  );
 };
 
-export const getWebhookDelivery = (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  eventId: string,
-): Promise<WebhookDeliveryItem | undefined> =>
+export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUuid: string, eventId: string) =>
   getStored(db, 'webhook delivery', deliverySchema, deliveryKey(merchantId, endpointUuid, eventId), true);
 
 /**
- * One page of an endpoint's deliveries, newest first, after `cursor` (the list position of the
- * last delivery of the previous page; the key is rebuilt from it here, so a cursor cannot point
- * into another merchant's or endpoint's deliveries). `next` is undefined on the last page, a full one included.
+ * One page of an endpoint's deliveries, newest first, after `cursor` (a list position: the key is
+ * rebuilt from it here, so a cursor cannot point into another merchant's or endpoint's deliveries).
  */
 export const webhookDeliveryPage = async (
   { ddb, table }: TableRef,
@@ -181,12 +170,11 @@ const positionKey = (merchantId: string, endpointUuid: string, position: string)
 };
 
 /** The most 1 MB pages one read of the failed list takes, so that it answers in bounded time however large the events. */
-export const FAILED_PAGES_PER_READ = 4;
+const FAILED_PAGES_PER_READ = 4;
 
 /**
- * Up to `limit` of the endpoint's deliveries that failed, created at or after `since`, oldest
- * first (a recovery resends them in the order they happened), read from the failed list: at most
- * FAILED_PAGES_PER_READ pages. `next` is where to continue (a `since`), undefined when all were read.
+ * Up to `limit` of the endpoint's deliveries that failed, created at or after `since`, oldest first,
+ * read from the failed list; `next` is where to continue (a `since`), undefined when all were read.
  */
 export const failedWebhookDeliveries = async (
   { ddb, table }: TableRef,

@@ -4,22 +4,23 @@ import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, isRefused, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
 
 /**
- * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, how many the merchant has,
- * moved in the same transaction as a create or delete (neither is hot: endpoints change by hand).
- * Besides what the merchant set, it carries the deliverer's state: the failure streak, the last
- * prompt 2xx (`fast_at`) and the deliveries in flight against its slots, so an endpoint that does
- * not answer holds at most two deliverers (docs/webhooks.md#how-it-works).
+ * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, moved in the same transaction
+ * as a create or delete. Besides what the merchant set, it carries the deliverer's state: the failure
+ * streak, the last prompt 2xx and the deliveries in flight against its slots (docs/webhooks.md#how-it-works).
  */
 const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
 export const UNPROVEN_SLOTS = 2;
-/** How long a prompt 2xx keeps an endpoint on DELIVERY_SLOTS: a quiet endpoint proves itself again. */
-export const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
+/** How long a prompt 2xx keeps an endpoint on its earned slots: a quiet endpoint proves itself again. */
+const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
 
-export const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
+/** The attributes of a failure streak, removed together when it ends. */
+const STREAK = ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'];
+
+const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
 
 const endpointSchema = z.looseObject({
@@ -31,12 +32,12 @@ const endpointSchema = z.looseObject({
   enabled: z.boolean(),
   /** Why the service disabled it (410 Gone, a failure streak); null when enabled or disabled by the merchant. */
   disabled_reason: nullableString(),
-  /** When the service disabled it (absent on endpoints it disabled before this was kept). */
+  /** Absent on endpoints the service disabled before this was kept. */
   disabled_at: z.optional(z.string()),
   secret_box: z.string(),
-  /** Secrets replaced within the last day, newest first, each signing until its `expires_at` (at most MAX_PREVIOUS_SECRETS). */
+  /** Secrets replaced within the last day, newest first, each signing until its `expires_at`. */
   previous_secrets: z.optional(z.array(z.object({ box: z.string(), expires_at: z.string() }))),
-  /** The single previous secret as rotations kept it before `previous_secrets`; read until it expires, folded in by the next rotation. */
+  /** The single previous secret rotations kept before `previous_secrets`: read until it expires, folded in by the next rotation. */
   previous_secret_box: z.optional(z.string()),
   previous_secret_expires_at: z.optional(z.string()),
   created_at: z.string(),
@@ -45,22 +46,19 @@ const endpointSchema = z.looseObject({
   consecutive_failures: z.optional(z.number()),
   retry_at: z.optional(z.string()),
   streak_notified_at: z.optional(z.string()),
-  /** Deliveries in flight (claimDelivery), and when the last was claimed. */
   in_flight: z.optional(z.number()),
   in_flight_at: z.optional(z.string()),
-  /** Names the last claim, so a claim retried after its answer was lost knows it was applied (and takes no second slot). */
+  /** Names the last claim, so a claim retried after its answer was lost knows it was applied. */
   claim_token: z.optional(z.string()),
-  /** Set when a delivery is still unanswered after a moment: no new one starts before then. */
+  /** A delivery is unanswered after a moment: no new one starts before then. */
   slow_until: z.optional(z.string()),
-  /** When a delivery last went unanswered for a moment; removed by a prompt 2xx. Its deliveries go on the slow lane meanwhile. */
+  /** When a delivery last went unanswered for a moment (the slow lane's mark); removed by a prompt 2xx. */
   slow_at: z.optional(z.string()),
-  /** When a delivery was last answered 2xx before it counted as slow. */
   fast_at: z.optional(z.string()),
-  /** The deliveries it may have in flight while it answers promptly: doubled by each prompt answer, up to DELIVERY_SLOTS. */
   slots: z.optional(z.number()),
-  /** Present while deliveries may be parked for it (webhook-waiting): how many were parked since the last release emptied the list. */
+  /** Present while deliveries may be parked for it: how many were parked since the last release emptied the list. */
   waiting: z.optional(z.number()),
-  /** Until when one deliverer is releasing the parked deliveries (no other starts meanwhile), for which message. */
+  /** Until when, and for which message, one deliverer is releasing the parked deliveries. */
   releasing_until: z.optional(z.string()),
   releasing_by: z.optional(z.string()),
 });
@@ -68,13 +66,13 @@ export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
 export const parseWebhookEndpoint = (raw: unknown): WebhookEndpointItem => parseStored('webhook endpoint', endpointSchema, raw);
 
-export type NewWebhookEndpoint = Pick<WebhookEndpointItem, 'uuid' | 'url' | 'description' | 'events' | 'enabled' | 'secret_box'>;
-
-/**
- * Puts a new endpoint and counts it, in one transaction conditional on the merchant having fewer
- * than the maximum: refused on `count` at the maximum, on `endpoint` when it exists already.
- */
-export const putWebhookEndpoint = async (db: TableRef, merchantId: string, endpoint: NewWebhookEndpoint, now: string): Promise<void> => {
+/** Puts a new endpoint and counts it in one transaction: refused on `count` at the maximum, on `endpoint` when it exists already. */
+export const putWebhookEndpoint = async (
+  db: TableRef,
+  merchantId: string,
+  endpoint: Pick<WebhookEndpointItem, 'uuid' | 'url' | 'description' | 'events' | 'enabled' | 'secret_box'>,
+  now: string,
+): Promise<void> => {
   await transactWrite(db, {
     endpoint: {
       Put: {
@@ -114,21 +112,15 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
     },
   });
 
-export const getWebhookEndpoint = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  consistent = false,
-): Promise<WebhookEndpointItem | undefined> =>
+export const getWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
   getStored(db, 'webhook endpoint', endpointSchema, webhookEndpointKey(merchantId, uuid), consistent);
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
-  (await queryKeyPrefix(db, itemKey(merchantId, '').pk, SK_PREFIX))
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX))
     .map(parseWebhookEndpoint)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
 
-/** Runs a conditional UpdateItem on an endpoint; false when its condition failed. */
 type EndpointUpdate = {
   set?: string;
   remove?: string;
@@ -140,12 +132,7 @@ type EndpointUpdate = {
 };
 
 /** One conditional UpdateItem of the endpoint: the attributes `returnValues` asks for (else {}), or undefined when the condition failed. */
-const updateEndpointItem = (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  update: EndpointUpdate,
-): Promise<Record<string, unknown> | undefined> =>
+const updateEndpointItem = (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate) =>
   updateIfAllowed(db, {
     Key: webhookEndpointKey(merchantId, uuid),
     UpdateExpression: [update.set && `SET ${update.set}`, update.remove && `REMOVE ${update.remove}`].filter(Boolean).join(' '),
@@ -155,18 +142,17 @@ const updateEndpointItem = (
     ReturnValues: update.returnValues ?? 'NONE',
   });
 
-/** The same, true when it was applied. */
-const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate): Promise<boolean> =>
+const updateEndpoint = async (db: TableRef, merchantId: string, uuid: string, update: EndpointUpdate) =>
   (await updateEndpointItem(db, merchantId, uuid, update)) !== undefined;
 
-export type EndpointChanges = Partial<Pick<WebhookEndpointItem, 'url' | 'description' | 'events' | 'enabled'>>;
-
-/**
- * Applies the merchant's changes; false when the endpoint does not exist. Enabling it again starts
- * afresh: the failure streak is cleared. Enabling or disabling it clears the service's reason and
- * time for disabling it.
- */
-export const updateWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, changes: EndpointChanges, now: string) => {
+/** Applies the merchant's changes; false when the endpoint does not exist. Enabling it again clears the failure streak. */
+export const updateWebhookEndpoint = (
+  db: TableRef,
+  merchantId: string,
+  uuid: string,
+  changes: Partial<Pick<WebhookEndpointItem, 'url' | 'description' | 'events' | 'enabled'>>,
+  now: string,
+) => {
   const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
   const set = [...entries.map(([name]) => `#${name} = :${name}`), 'updated_at = :now'];
   const values: Record<string, unknown> = { ':now': now, ...Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value])) };
@@ -176,10 +162,7 @@ export const updateWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
   const ownState = changes.enabled !== undefined;
   if (ownState) set.push('disabled_reason = :null');
   if (ownState) values[':null'] = null;
-  const remove = [
-    ...(restart ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
-    ...(ownState ? ['disabled_at'] : []),
-  ];
+  const remove = [...(restart ? STREAK : []), ...(ownState ? ['disabled_at'] : [])];
   return updateEndpoint(db, merchantId, uuid, {
     set: set.join(', '),
     ...(remove.length > 0 ? { remove: remove.join(', ') } : {}),
@@ -194,8 +177,7 @@ export const MAX_PREVIOUS_SECRETS = 9;
 
 type PreviousSecret = { box: string; expires_at: string };
 
-/** The endpoint's replaced secrets that still sign at `now`, newest first (the list and the single one rotations kept before it). */
-export const livePreviousSecrets = (endpoint: WebhookEndpointItem, now: number): PreviousSecret[] => {
+const livePreviousSecrets = (endpoint: WebhookEndpointItem, now: number): PreviousSecret[] => {
   const legacy =
     endpoint.previous_secret_box !== undefined && endpoint.previous_secret_expires_at !== undefined
       ? [{ box: endpoint.previous_secret_box, expires_at: endpoint.previous_secret_expires_at }]
@@ -211,18 +193,14 @@ export const signingSecretBoxes = (endpoint: WebhookEndpointItem, now: number): 
   ...livePreviousSecrets(endpoint, now).map((previous) => previous.box),
 ];
 
-/**
- * What a rotation keeps: the current secret until `previousUntil`, then the replaced secrets still
- * signing at `now`, newest first, at most MAX_PREVIOUS_SECRETS (past that the oldest goes early).
- */
+/** What a rotation keeps: the current secret until `previousUntil`, then the replaced ones still signing, at most MAX_PREVIOUS_SECRETS. */
 export const previousSecretsAfterRotation = (endpoint: WebhookEndpointItem, previousUntil: string, now: number): PreviousSecret[] =>
   [{ box: endpoint.secret_box, expires_at: previousUntil }, ...livePreviousSecrets(endpoint, now)].slice(0, MAX_PREVIOUS_SECRETS);
 
 /**
- * Makes `secretBox` the endpoint's secret and keeps the replaced ones signing (the current one
- * until `previousUntil`, the earlier ones until theirs), on the condition that the endpoint is as
- * it was read (`readAt`: its updated_at), so two rotations at once cannot both keep a secret that
- * the other replaced. False when refused.
+ * Makes `secretBox` the endpoint's secret and keeps the replaced ones signing, on the condition that
+ * the endpoint is as it was read (its updated_at), so two rotations at once cannot both keep a secret
+ * that the other replaced. False when refused.
  */
 export const rotateWebhookSecret = (
   db: TableRef,
@@ -263,38 +241,30 @@ export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 
 
 /**
  * Whether the endpoint's deliveries go on the slow lane (the webhooks-slow queue and its own
- * deliverers): it has not answered promptly since it was created or since its last other outcome
- * (`fast_at` absent: new, failing, slow or hanging), or a delivery of it is unanswered for a moment
- * now. So endpoints not known to answer hold the slow lane's deliverers, never those of the
- * endpoints that answer, however many of them start hanging at once.
+ * deliverers): its last outcome was not a prompt answer, or a delivery of it is unanswered for a
+ * moment now (docs/webhooks.md#how-it-works).
  */
 export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): boolean =>
   endpoint.fast_at === undefined || endpoint.slow_at !== undefined;
 
-/** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start, so a flood finds its limit). */
-export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>): number =>
-  Math.min(DELIVERY_SLOTS, 2 * Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+const earnedSlots = (endpoint: Pick<WebhookEndpointItem, 'slots'>) =>
+  Math.min(DELIVERY_SLOTS, Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
+
+/** The slots a prompt answer earns: twice those the endpoint had, up to DELIVERY_SLOTS (a slow start). */
+export const slotsAfterPromptAnswer = (endpoint: Pick<WebhookEndpointItem, 'slots'>) => Math.min(DELIVERY_SLOTS, 2 * earnedSlots(endpoint));
 
 /** How many more deliveries a claim would let in now: the endpoint's slots (one while it fails) less those in flight. */
-export const freeSlots = (
-  endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight' | 'slots'>,
-  now: number,
-): number => {
-  const earned = Math.min(DELIVERY_SLOTS, Math.max(UNPROVEN_SLOTS, endpoint.slots ?? UNPROVEN_SLOTS));
-  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? earned : UNPROVEN_SLOTS;
+export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since' | 'in_flight' | 'slots'>, now: number) => {
+  const slots = endpoint.failing_since !== undefined ? 1 : answersPromptly(endpoint, now) ? earnedSlots(endpoint) : UNPROVEN_SLOTS;
   return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
 };
 
-/**
- * The longest a deliverer runs: by then every claim it took has ended or it died (a count older than
- * that is taken for one left by deliverers that died), and its release lease may be taken by another.
- */
+/** The longest a deliverer runs: a claim count or a release lease older than that was left by deliverers that died. */
 const DELIVERER_RUNS_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
 
 export type DeliveryClaim =
   | { kind: 'claimed'; endpoint: WebhookEndpointItem }
   | { kind: 'missing' }
-  /** Not claimed: the endpoint is disabled, held until `retry_at`, or has all its deliveries in flight. */
   | { kind: 'refused'; endpoint: WebhookEndpointItem };
 
 /** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
@@ -302,10 +272,8 @@ const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attr
 
 /**
  * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
- * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back (`retry_at`,
- * `slow_until` passed) and below its slots (its earned `slots` while it answers promptly, else
- * UNPROVEN_SLOTS, 1 while it fails). Refused, the endpoint as it was says why. A count left by a
- * deliverer that died is reset once DELIVERER_RUNS_MS old (docs/webhooks.md#how-it-works).
+ * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back and below
+ * its slots (freeSlots). Refused, the endpoint as it was says why (docs/webhooks.md#how-it-works).
  */
 export const claimDelivery = async (
   { ddb, table }: TableRef,
@@ -361,9 +329,9 @@ export const claimDelivery = async (
 };
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
-const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) => {
-  try {
-    await ddb.send(
+const resetCount = ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
+  writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: key,
@@ -371,38 +339,28 @@ const resetCount = async ({ ddb, table }: TableRef, key: Key, value: number, con
         ConditionExpression: condition,
         ExpressionAttributeValues: { ':value': value, ':seen': seen },
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
-};
+    ),
+  );
 
-/**
- * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem.
- * `released`: nothing was sent; `delivered` ends the failure streak (`prompt`: a prompt answer and
- * the slots it earned); `failed` starts or extends it and holds the endpoint back until `retryAt`.
- * Any answer clears `slow_until`; any outcome but a prompt answer takes the earned slots away
- * (docs/webhooks.md#how-it-works). The endpoint as it is now (undefined when it was deleted).
- */
-export type DeliveryEnd =
+type DeliveryEnd =
   | { result: 'released' }
   | { result: 'delivered'; wasFailing: boolean; prompt?: { at: string; slots: number } }
-  /** `probe`: claimed while the endpoint was failing already; only a probe's failure lengthens the streak (deliveries that were in flight together when it began count once). */
+  /** `probe`: claimed while the endpoint was failing already; only a probe's failure lengthens the streak. */
   | { result: 'failed'; at: string; retryAt: string; answered: boolean; probe: boolean };
 
-export const finishDelivery = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  uuid: string,
-  end: DeliveryEnd,
-): Promise<WebhookEndpointItem | undefined> => {
+/**
+ * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem
+ * (`released`: nothing was sent). Any answer clears `slow_until`; any outcome but a prompt answer
+ * takes the earned slots away. The endpoint as it is now, undefined when it was deleted.
+ */
+export const finishDelivery = async (db: TableRef, merchantId: string, uuid: string, end: DeliveryEnd) => {
   const answered = end.result === 'delivered' || (end.result === 'failed' && end.answered);
   const prompt = end.result === 'delivered' ? end.prompt : undefined;
   const remove = [
     ...(answered ? ['slow_until'] : []),
     ...(end.result !== 'released' && prompt === undefined ? ['fast_at', 'slots'] : []),
     ...(prompt !== undefined ? ['slow_at'] : []),
-    ...(end.result === 'delivered' && end.wasFailing ? ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'] : []),
+    ...(end.result === 'delivered' && end.wasFailing ? STREAK : []),
   ];
   const removal = remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : '';
   const update =
@@ -419,21 +377,12 @@ export const finishDelivery = async (
             ExpressionAttributeValues: { ':minus': -1, ':fastAt': prompt.at, ':slots': prompt.slots },
           }
         : { UpdateExpression: `ADD in_flight :minus${removal}`, ExpressionAttributeValues: { ':minus': -1 } };
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: webhookEndpointKey(merchantId, uuid),
-        ...update,
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return parseWebhookEndpoint(Attributes);
-  } catch (error) {
-    if (isRefused(error)) return undefined;
-    throw error;
-  }
+  const item = await updateIfAllowed(db, {
+    Key: webhookEndpointKey(merchantId, uuid),
+    ...update,
+    ConditionExpression: 'attribute_exists(pk)',
+  });
+  return item && parseWebhookEndpoint(item);
 };
 
 /**
@@ -449,9 +398,8 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
 
 /**
  * Notes `count` deliveries parked for the endpoint, on the condition that it is still enabled and
- * held back: a hold ends only by a write that clears it or by its time passing, so whoever ends it
- * then finds this park (docs/webhooks.md#how-it-works). Undefined when the hold has ended (the
- * caller takes its parks back); else whether these were the first of a backlog.
+ * held back, so whoever ends the hold finds them (docs/webhooks.md#how-it-works). Undefined when the
+ * hold has ended (the caller takes its parks back); else whether these were the first of a backlog.
  */
 export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
@@ -464,10 +412,9 @@ export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uui
 };
 
 /**
- * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS on behalf of `owner`
- * (the message releasing: the same message come back after its deliverer died takes it again): the
- * endpoint as it is now (its `waiting` count is what endRelease compares), or undefined when nothing
- * is parked or another deliverer is releasing.
+ * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS on behalf of `owner`,
+ * the message releasing (which takes it again if it comes back after its deliverer died): the
+ * endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
  */
 export const takeRelease = async (db: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
   const item = await updateEndpointItem(db, merchantId, uuid, {

@@ -5,20 +5,14 @@ import { batchDelete, batchPut } from './batch';
 import { RETENTION_DAYS } from './webhook-delivery';
 
 /**
- * A delivery waiting for its endpoint to be called again: `WHWAIT#<endpoint>#<parked at>#<event id>`
- * in the merchant's partition (read oldest first), holding the queue message as it was. While an
- * endpoint is held back (a failure streak resting it, a delivery hanging), its other deliveries are
- * parked here once instead of going round the queue until it answers; the delivery that ends the
- * hold releases them (webhook-endpoint's `waiting` says there are some). Expires with the deliveries.
+ * A delivery parked while its endpoint is held back: `WHWAIT#<endpoint>#<parked at>#<event id>`, holding
+ * the queue message as it was, until the delivery that ends the hold releases it (docs/webhooks.md#how-it-works).
  */
 const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 
-export type WaitingDelivery = { key: Key; message: string };
+/** One delivery to park: the queue message as JSON, and the time it is filed under. */
+type Park = { eventId: string; message: string; at: number };
 
-/** One delivery to park: the queue message as JSON, and the time it is filed under (its place in the list). */
-export type Park = { eventId: string; message: string; at: number };
-
-/** The keys the parks are filed under. */
 export const waitingKeys = (merchantId: string, endpointUuid: string, parks: readonly Park[]): Key[] =>
   parks.map(({ eventId, at }) => itemKey(merchantId, `${prefix(endpointUuid)}${new Date(at).toISOString()}#${eventId}`));
 
@@ -32,12 +26,7 @@ export const parkWaitingDeliveries = (db: TableRef, keys: readonly Key[], parks:
 };
 
 /** Up to `limit` of the endpoint's parked deliveries, oldest first, read consistently (so every park written before the read is in it). */
-export const waitingDeliveries = async (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  limit: number,
-): Promise<WaitingDelivery[]> =>
+export const waitingDeliveries = async (db: TableRef, merchantId: string, endpointUuid: string, limit: number) =>
   (await queryKeyPrefix(db, merchantPk(merchantId), prefix(endpointUuid), { ConsistentRead: true }, limit)).map((item) => ({
     key: { pk: String(item.pk), sk: String(item.sk) },
     message: String(item.message),
