@@ -1,10 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Reactions, reactionsTo } from '#shared/changes/feed';
+import { merchantOfRecord, type Reactions, reactionsTo } from '#shared/changes/feed';
 import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
-import { merchantIdOf } from '#shared/db/entities/base';
 import { applyLedgerWrites, paddedSequence } from '#shared/db/entities/commission-totals';
 import { blocksOfClosedGroups, refreshGroupTotals } from '#shared/db/entities/counter';
 import { lookUpOrCreateCustomer } from '#shared/db/entities/customer';
@@ -54,12 +53,6 @@ const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T):
 
 const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
 
-/** The merchant whose item the record is about, if its key says. */
-const merchantOf = (record: DynamoDBRecord): string | undefined => {
-  const pk = record.dynamodb?.Keys?.pk?.S;
-  return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
-};
-
 /**
  * Carries out one kind of reaction for the records that have it; returns the indexes (into
  * `planned`) that failed, or had not finished by `deadline`.
@@ -88,7 +81,7 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadlin
     Promise.all(
       entries.map(async ({ record, error }) => {
         try {
-          const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOf(record) });
+          const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOfRecord(record) });
           await sendToDeadLetterQueue(
             PARKED_QUEUE_URL,
             { body, id: recordId(record) },
@@ -235,7 +228,7 @@ class ReactionsKeptFailing extends Error {
  * merchants whose records all went through.
  */
 const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
-  const merchants = planned.map(({ record }) => merchantOf(record));
+  const merchants = planned.map(({ record }) => merchantOfRecord(record));
   const failing = new Set([...failed.keys()].map((index) => merchants[index]));
   const wentThrough = planned.map((entry, index) => 'reactions' in entry && Object.keys(entry.reactions).length > 0 && !failed.has(index));
   wentThrough.forEach((through, index) => {
@@ -300,7 +293,7 @@ export const processChangeRecords = async (
     if (parked[position]) {
       failed.delete(index);
       carried[index] = [PARKED];
-      const merchantId = merchantOf(record);
+      const merchantId = merchantOfRecord(record);
       if (error instanceof ReactionsKeptFailing && merchantId !== undefined) failures.merchantParked(merchantId, now);
     } else failed.set(index, [...(failed.get(index) ?? []), 'park']);
   });

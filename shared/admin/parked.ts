@@ -9,8 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { reactionsTo } from '#shared/changes/feed';
-import { merchantIdOf } from '#shared/db/entities/base';
+import { merchantOfRecord, reactionsTo } from '#shared/changes/feed';
 import type { TableRef } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 import { parseFollowUp } from '#shared/queue/follow-ups';
@@ -131,12 +130,6 @@ const replayOne = async (
 
 /** A change record's place in the stream, for sorting (sequence numbers are decimal strings of any length). */
 const streamOrder = (record: DynamoDBRecord | undefined) => (record?.dynamodb?.SequenceNumber ?? '').padStart(40, '0');
-
-/** The merchant of a change record (its item's partition key), or undefined for anything else. */
-const merchantOfRecord = (record: DynamoDBRecord | undefined) => {
-  const pk = record?.dynamodb?.Keys ? unmarshall(record.dynamodb.Keys as Record<string, AttributeValue>).pk : undefined;
-  return typeof pk === 'string' ? merchantIdOf(pk) : undefined;
-};
 
 /**
  * Replays up to `limit` parked messages: a change record runs through the change feed again, a

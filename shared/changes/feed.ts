@@ -52,6 +52,12 @@ type Image = Record<string, unknown>;
 const imageOf = (image: unknown): Image | undefined =>
   image === undefined ? undefined : unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: false });
 
+/** The merchant whose item a stream record is about, if its key says. */
+export const merchantOfRecord = (record: DynamoDBRecord | undefined): string | undefined => {
+  const pk = record?.dynamodb?.Keys?.pk?.S;
+  return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
+};
+
 const keyOf = (item: Image): Key => ({ pk: String(item.pk), sk: String(item.sk) });
 
 const orderReactions = (before: Image | undefined, after: Image): Reactions => {
