@@ -15,12 +15,7 @@ import { asError } from '#shared/errors';
 import { parseFollowUp } from '#shared/queue/follow-ups';
 import { readMessageBody } from '#shared/queue/large-bodies';
 
-/**
- * The parked queue, for operators: what nothing retries any more (a change record the feed could
- * not read or whose reactions kept failing, a follow-up that failed 5 times), listed and replayed.
- * Listing receives the messages and makes them visible again at once; SQS hands them out in no
- * particular order, so a listing of a large queue is a sample of `limit` messages.
- */
+/** The parked queue, for operators: what nothing retries any more (change records, follow-ups), listed and replayed. */
 export type ParkedTarget = { sqs: SQSClient; parkedUrl: string; followUpsUrl: string; store: TableRef };
 
 /** Runs the change feed on records: the sequence number of the first that failed, or undefined. */
@@ -98,7 +93,7 @@ const describe = ({ message, body, attribute }: Parked) => {
   };
 };
 
-/** Lists up to `limit` parked messages (a sample of a larger queue) and leaves them parked. */
+/** Lists up to `limit` parked messages and leaves them parked: SQS hands them out in no order, so a sample of a larger queue. */
 export const listParked = async (target: ParkedTarget, limit: number) => {
   const parked = await receiveParked(target, limit, 30);
   await release(target, parked);
@@ -132,10 +127,8 @@ const replayOne = async (
 const streamOrder = (record: DynamoDBRecord | undefined) => (record?.dynamodb?.SequenceNumber ?? '').padStart(40, '0');
 
 /**
- * Replays up to `limit` parked messages: a change record runs through the change feed again, a
- * follow-up goes back on its queue. Change records go in stream order, and once one of a merchant's
- * fails again its later ones stay parked too, so none overtakes an earlier one (an object's events
- * keep their order in the log). What fails again stays, with why (docs/operations.md#work-on-the-parked-queue-parkeddepth).
+ * Replays up to `limit` parked messages, change records in stream order: once one of a merchant's fails again,
+ * its later ones stay parked too, so none overtakes an earlier one (docs/operations.md#work-on-the-parked-queue-parkeddepth).
  */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
   const parked = (await receiveParked(target, limit, 300)).sort((a, b) =>
