@@ -6,16 +6,13 @@ import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
 /**
- * A follow-up: owed work on one item, looked at when it is due. The change feed schedules one for
- * every write that sets or moves an item's owed-work entry (owed-work.ts); the follow-ups worker
- * does the work if it is still owed then.
- * - `notify`: an owed e-mail (invite, affiliate request);
- * - `recount`: a list block's count marked for an exact recount.
+ * Owed work on one item (an e-mail, a block's recount), looked at when due: the change feed schedules one for every
+ * write that sets or moves an item's owed-work entry; the follow-ups worker does the work if it is still owed then.
  */
 export type FollowUp = { kind: 'notify' | 'recount'; key: Key; due: string };
 
 /** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
-export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
+const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(minDelaySeconds, Math.ceil((Date.parse(due) - now) / 1000)));
 
 /** Sends follow-ups, each delayed until it is due (at least `minDelaySeconds`); returns for each whether SQS took it. */
