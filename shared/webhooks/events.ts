@@ -66,15 +66,8 @@ const commissionEvents = (before: Image | undefined, after: Image): WebhookEvent
   const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
   return ledger.entries.slice(known).flatMap((entry) => {
     const type = COMMISSION_EVENTS[entry.type];
-    if (type === undefined) return [];
-    return [
-      {
-        id: `evt_commission_${ledger.order_uuid}_${entry.type}_v${entry.version}`,
-        type,
-        timestamp: entry.at,
-        data: toCommissionEventData(ledger, entry),
-      },
-    ];
+    const id = `evt_commission_${ledger.order_uuid}_${entry.type}_v${entry.version}`;
+    return type === undefined ? [] : [{ id, type, timestamp: entry.at, data: toCommissionEventData(ledger, entry) }];
   });
 };
 
