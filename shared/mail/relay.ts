@@ -63,7 +63,7 @@ export const relayPendingNotifications = async ({
       for (const key of page.keys) {
         if (seen >= maxItems || Date.now() >= deadline) return result;
         seen++;
-        const outcome = await relayOne(key, merchantNames, { dueOnly: false });
+        const outcome = await relayOne(key, merchantNames);
         result[outcome]++;
       }
       startKey = page.next;
@@ -76,15 +76,10 @@ export const relayPendingNotifications = async ({
  * The follow-up of an owed e-mail, scheduled for `due`: sends it if it is still owed and due then (a write that moved
  * it scheduled its own follow-up, so two never both send it). Never throws; `skipped`: not read, to be tried again.
  */
-export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> =>
-  relayOne(key, new Map(), { dueOnly: true, scheduledFor: due });
+export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> => relayOne(key, new Map(), due);
 
-/** Tries one owed e-mail. Never throws: what cannot even be tried (a read failed) is skipped until the next run. */
-const relayOne = async (
-  key: Key,
-  merchantNames: Map<string, string | undefined>,
-  { dueOnly, scheduledFor }: { dueOnly: boolean; scheduledFor?: string },
-): Promise<keyof RelayResult> => {
+/** Tries one owed e-mail (a follow-up's only when still due at `scheduledFor`). Never throws: what cannot be read is skipped. */
+const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>, scheduledFor?: string): Promise<keyof RelayResult> => {
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
   try {
@@ -104,10 +99,9 @@ const relayOne = async (
     return 'dropped';
   }
   const due = workDueOf(item);
-  // A follow-up for an e-mail parked or rescheduled since: the later write scheduled its own (or nothing, when parked).
-  const moved = scheduledFor !== undefined && due !== undefined && due !== scheduledFor;
-  if (dueOnly && (item.notification_parked_at !== undefined || moved || (due !== undefined && Date.parse(due) > Date.now() + DUE_SLACK_MS)))
-    return 'early';
+  // A follow-up leaves an e-mail parked, rescheduled (the later write scheduled its own follow-up) or not yet due.
+  const notNow = due !== undefined && (due !== scheduledFor || Date.parse(due) > Date.now() + DUE_SLACK_MS);
+  if (scheduledFor !== undefined && (item.notification_parked_at !== undefined || notNow)) return 'early';
   const owed = item;
   const build = (): MailMessage => {
     if (!merchantName) throw new MerchantNotFound('the merchant of this item does not exist');
