@@ -154,10 +154,8 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
     return 'held';
   }
   const holds = (message.holds ?? 0) + 1;
-  // All its slots in flight. An endpoint that answers promptly (a burst): again in 1 s, 2 s, 4 s...
-  // (at most the delivery timeout); any other (new, slow, hanging, failing), whose few slots free up
-  // only as its deliveries end: after about one delivery timeout. Jittered; so a hanging endpoint's
-  // backlog waits instead of spinning through the deliverers and the queue.
+  // All its slots in flight: a prompt endpoint (a burst) is tried again in 1 s, 2 s, 4 s... up to the timeout; any other, whose
+  // few slots free up only as its deliveries end, after about one timeout, so a hanging endpoint's backlog waits instead of spinning.
   const backOff = answersPromptly(endpoint, now) ? Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) : settings.timeoutMs;
   const wait = backOff * (0.5 + random());
   await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
