@@ -167,7 +167,6 @@ const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<bo
     ),
   );
 
-/** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
 const carryOutAll = async (planned: readonly Planned[], deadline: number): Promise<Map<number, string[]>> => {
   const kinds = {
     orderEvent: carryOut(planned, deadline, (reactions) => reactions.orderEvent, sendOrderEvents),

@@ -74,7 +74,6 @@ const recordOf = (body: string): DynamoDBRecord | undefined => {
   }
 };
 
-/** What an operator needs to know of one parked message. */
 const describe = ({ message, body, attribute }: Parked) => {
   const record = recordOf(body);
   const followUp = record ? undefined : parseFollowUp(body);

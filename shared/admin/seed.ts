@@ -80,7 +80,6 @@ const programItems = (
   }
 };
 
-/** The affiliates, oldest first, each taking its sequence number. */
 const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string) => {
   const { store, id, now, items, counts } = seeding;
   const affiliates = oldestFirst(
@@ -105,7 +104,6 @@ const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defau
   }
 };
 
-/** The join requests, oldest first. */
 const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
   const requests = oldestFirst(

@@ -49,7 +49,6 @@ export const createFailureTracker = (policy: ParkPolicy) => {
     carriedOut(id: string, kinds: readonly string[]) {
       if (kinds.length > 0) remember(carried, id, new Set([...(carried.get(id) ?? []), ...kinds]));
     },
-    /** The reactions of `id` already carried out. */
     carried: (id: string): ReadonlySet<string> => carried.get(id) ?? new Set(),
     /** Forgets `id` (its reactions were carried out, or it was parked). */
     done(id: string) {

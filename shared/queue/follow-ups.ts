@@ -2,7 +2,6 @@ import { type Key, merchantIdOf } from '#shared/db/entities/base';
 import { lazyQueueUrl } from './client';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
-/** The stage's follow-ups queue (delayed owed work). */
 const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
 /**
@@ -26,7 +25,6 @@ export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: n
     })),
   );
 
-/** The follow-up a message carries, or undefined when the body is not one. */
 export const parseFollowUp = (body: string): FollowUp | undefined => {
   try {
     const value = JSON.parse(body) as Partial<FollowUp> | null;

@@ -22,7 +22,6 @@ export type OutgoingMessage = { body: string; delaySeconds?: number; group?: str
 
 export const bodyBytes = (body: string) => Buffer.byteLength(body, 'utf8');
 
-/** Groups messages into batches of at most 10 and MAX_BATCH_BYTES, in order. */
 const batches = <T extends { body: string }>(messages: readonly T[]): T[][] => {
   const result: T[][] = [];
   let current: T[] = [];

@@ -125,7 +125,6 @@ export const readDeliveryMessage = async (store: TableRef, body: string): Promis
   return deliveryOf(value);
 };
 
-/** The delivery a message carries (its event inline), or undefined when the body is not one. */
 export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => deliveryOf(parsed(body));
 
 const deliveryOf = (value: Partial<DeliveryMessage> | null | undefined): DeliveryMessage | undefined => {

@@ -62,7 +62,6 @@ type Attempt = {
 const dueBy = (message: DeliveryMessage, heldUntil: number) =>
   message.not_before !== undefined && Date.parse(message.not_before) >= heldUntil;
 
-/** Sends the message on, due at `at`. */
 const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: number): Promise<DeliverOutcome> => {
   await requeueOrThrow(settings, { ...message, not_before: iso(at) });
   return 'waiting';

@@ -36,7 +36,6 @@ export const subscribes = (endpoint: { events: readonly string[] }, type: string
 export const eventBody = (event: WebhookEvent): string =>
   JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
 
-/** The order event of the change feed, as a webhook event. */
 export const orderWebhookEvent = ({ id, type, timestamp, data }: OrderEventMessage): WebhookEvent => ({ id, type, timestamp, data });
 
 /** A commission ledger entry as webhooks show it (no API resource has commissions; this is its shape). */
