@@ -221,7 +221,8 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 
 /**
  * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with a
- * problem, or a fixed merchant id or token value already in the table, is refused before anything is written.
+ * problem, or a fixed merchant id or token value already in the table, is refused before anything is written;
+ * each run creates new merchants, so a fixture without fixed ids or token values can be seeded again.
  */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);
