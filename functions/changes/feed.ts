@@ -1,7 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Reactions, reactionsTo } from '#shared/changes/feed';
+import { merchantOfRecord, type Reactions, reactionsTo } from '#shared/changes/feed';
 import { createFailureTracker, parkPolicyFromEnv } from '#shared/changes/retries';
 import { functionTable } from '#shared/db/client';
 import { merchantIdOf } from '#shared/db/entities/base';
@@ -32,16 +32,12 @@ const failures = createFailureTracker(parkPolicyFromEnv());
 
 type Planned = { record: DynamoDBRecord; reactions: Reactions } | { record: DynamoDBRecord; poison: Error };
 
-/**
- * The share of the time left that the reactions may take before they count as failed (the parking
- * has most of the rest): a batch that times out loses this container's failure counts, so its
- * record would never be parked. 20 of the change feed's 30 s.
- */
+/** The share of the time left the reactions may take: a batch that times out loses the failure counts, so nothing would be parked. */
 const REACTIONS_SHARE = 2 / 3;
 /** The share of the time left by which the parking gives up, leaving time to answer. */
 const PARKING_SHARE = 0.93;
 
-/** `work`'s answer, or `late` once the clock passes `deadline` (work left running is idempotent, and done again when its record is read again). */
+/** `work`'s answer, or `late` once the clock passes `deadline` (work left running is idempotent, and redone when read again). */
 const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T): Promise<T> => {
   if (!Number.isFinite(deadline)) return work;
   let timer: NodeJS.Timeout | undefined;
@@ -57,16 +53,7 @@ const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T):
 
 const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
 
-/** The merchant whose item the record is about, if its key says. */
-const merchantOf = (record: DynamoDBRecord): string | undefined => {
-  const pk = record.dynamodb?.Keys?.pk?.S;
-  return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
-};
-
-/**
- * Carries out one kind of reaction for the records that have it; returns the indexes (into
- * `planned`) that failed, or had not finished by `deadline`.
- */
+/** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
 const carryOut = async <T>(
   planned: readonly Planned[],
   deadline: number,
@@ -82,16 +69,13 @@ const carryOut = async <T>(
   return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
 };
 
-/**
- * Parks records on the parked queue with their content (a large one by reference) and why
- * (alarmed; `npm run admin -- parked list|replay`); for each, whether the queue took it by `deadline`.
- */
+/** Parks records on the parked queue with their content and why; for each, whether the queue took it by `deadline`. */
 const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadline: number): Promise<boolean[]> =>
   byDeadline(
     Promise.all(
       entries.map(async ({ record, error }) => {
         try {
-          const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOf(record) });
+          const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOfRecord(record) });
           await sendToDeadLetterQueue(
             PARKED_QUEUE_URL,
             { body, id: recordId(record) },
@@ -156,11 +140,7 @@ const upsertCustomers = async (customers: NonNullable<Reactions['customer']>[]):
   return Promise.all(customers.map((entry) => done.get(keyOf(entry)) as Promise<boolean>));
 };
 
-/**
- * Runs `apply` once per merchant with the merchant's items of the batch, merchants in parallel,
- * each tried again in place on a failure that passes; an item is done when its merchant's run was
- * (a merchant's that fails fails all its items, and the stream reads them again).
- */
+/** Runs `apply` once per merchant with its items of the batch, merchants in parallel; an item is done when its merchant's run was. */
 const perMerchant = async <T extends { merchantId: string }>(
   items: readonly T[],
   what: string,
@@ -192,11 +172,7 @@ const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise
     ),
   );
 
-/**
- * Applies the batch's ledger writes to the report totals, a merchant's in one go (each totals item
- * written once, whatever the number of records; what a record read again had applied is skipped;
- * the last write also moves how far the merchant's totals reach).
- */
+/** Applies the batch's ledger writes to the report totals, a merchant's in one go (what a record read again had applied is skipped). */
 const applyReportTotals = (writes: NonNullable<Reactions['reportTotals']>[]): Promise<boolean[]> =>
   perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
     applyLedgerWrites(
@@ -216,7 +192,6 @@ const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<bo
     ),
   );
 
-/** Carries out every reaction of the planned records; returns, per failed record index, which reactions failed. */
 const carryOutAll = async (planned: readonly Planned[], deadline: number): Promise<Map<number, string[]>> => {
   const kinds = {
     orderEvent: carryOut(planned, deadline, (reactions) => reactions.orderEvent, sendOrderEvents),
@@ -252,14 +227,12 @@ class ReactionsKeptFailing extends Error {
 }
 
 /**
- * Counts a failure of each failed record; returns those to park now: each that has failed for the
- * park policy and, from the first failed record on, each of a merchant that had one parked lately
- * while another merchant's record behind it went through (so one merchant's failures hold the others
- * once, and an outage parks nothing sooner: docs/architecture.md#the-change-feed). Notes the
- * merchants whose records all went through.
+ * Counts a failure of each failed record; returns those to park now: each that failed for the park policy, and each
+ * of a merchant that had one parked lately while other merchants' records went through, so one merchant's failures
+ * hold the others once and an outage parks nothing sooner (docs/architecture.md#the-change-feed).
  */
 const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
-  const merchants = planned.map(({ record }) => merchantOf(record));
+  const merchants = planned.map(({ record }) => merchantOfRecord(record));
   const failing = new Set([...failed.keys()].map((index) => merchants[index]));
   const wentThrough = planned.map((entry, index) => 'reactions' in entry && Object.keys(entry.reactions).length > 0 && !failed.has(index));
   wentThrough.forEach((through, index) => {
@@ -290,11 +263,9 @@ const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number,
 };
 
 /**
- * Carries out the reactions of a batch of stream records, in order; returns the sequence number to
- * read again from, or undefined when every record is done (carried out or parked). A record read
- * again skips the reactions this container carried out before, and reactions unfinished after
- * `REACTIONS_SHARE` of `timeLeftMs` count as failed. The operator's `parked replay` runs this too.
- * What is parked when, and why: docs/architecture.md#the-change-feed ("A record fails alone").
+ * Carries out the reactions of a batch of stream records; returns the sequence number to read again from, or undefined
+ * when every record is done (carried out or parked). A record read again skips what it carried out before. The
+ * operator's `parked replay` runs this too (docs/architecture.md#the-change-feed).
  */
 export const processChangeRecords = async (
   records: readonly DynamoDBRecord[],
@@ -324,7 +295,7 @@ export const processChangeRecords = async (
     if (parked[position]) {
       failed.delete(index);
       carried[index] = [PARKED];
-      const merchantId = merchantOf(record);
+      const merchantId = merchantOfRecord(record);
       if (error instanceof ReactionsKeptFailing && merchantId !== undefined) failures.merchantParked(merchantId, now);
     } else failed.set(index, [...(failed.get(index) ?? []), 'park']);
   });
@@ -345,13 +316,7 @@ export const processChangeRecords = async (
   return first?.dynamodb?.SequenceNumber ?? '';
 };
 
-/**
- * The change feed (shared/changes/feed.ts), on the table's stream: a DynamoDB event source
- * mapping with ReportBatchItemFailures in AWS, local/stream-poller.ts in `npm start`. A batch's
- * reactions are carried out together (queue sends batched by count and bytes, upserts in
- * parallel, one group-total refresh per merchant and group); see `processChangeRecords` for what
- * is retried and what is parked.
- */
+/** The change feed on the table's stream (ReportBatchItemFailures): a batch's reactions are carried out together. */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event, context) => {

@@ -12,13 +12,7 @@ import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 const FUNCTION_ID = 'commissions-process';
 const ORDERS_DLQ_URL = requireQueueUrl('orders-dlq');
 
-/**
- * The commission consumer on the orders queue: each message brings its order's commission ledger up
- * to the order's current version (shared/domain/commissions.ts), so a duplicate, late or out-of-order
- * message never counts twice. A permanent failure goes to the DLQ at once, a transient one is
- * redelivered (docs/architecture.md#commission-processing).
- */
-export const isPermanentFailure = (error: unknown) => error instanceof PermanentMessageError || error instanceof AmountNotComputableError;
+const isPermanentFailure = (error: unknown) => error instanceof PermanentMessageError || error instanceof AmountNotComputableError;
 
 const processRecord = async (record: SQSRecord) => {
   const message = parseOrderEvent(record.body);
@@ -82,4 +76,9 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   }
 };
 
+/**
+ * The commission consumer on the orders queue: each message brings its order's ledger up to the order's current
+ * version, so a duplicate or late message never counts twice; a permanent failure goes to the DLQ at once
+ * (docs/architecture.md#commission-processing).
+ */
 export const handler = sqsBatchHandler(processRecord, settleFailure, summarize);

@@ -31,11 +31,7 @@ const processRecord = async (record: SQSRecord) => {
   });
 };
 
-/**
- * The webhook deliverer, on the webhooks queue (shared/webhooks/deliver.ts does the work). The
- * messages of a batch are delivered at once; one whose table or queue work failed is reported
- * (ReportBatchItemFailures) and comes back; after 5 receives it goes to the webhooks DLQ (alarmed).
- */
+/** The webhook deliverer: a message whose table or queue work failed comes back; after 5 receives it goes to the DLQ. */
 export const handler = sqsBatchHandler(processRecord, (record, error) => {
   logger.warn('Webhook delivery not carried out; the message comes back', { message_id: record.messageId, error_name: errorName(error) });
   return false;

@@ -13,7 +13,7 @@ const name = () => requiredString();
 /** Any other text: well-formed, at most `max` characters. */
 const words = (max = 255) => text().check(z.maxLength(max));
 
-export const fixtureSchema = z.object({
+const fixtureSchema = z.object({
   merchants: z.array(
     z.object({
       key: name(),
@@ -115,17 +115,12 @@ export const parseFixture = (input: unknown): Fixture => {
   throw new Error(`Invalid fixture:\n  ${problems.join('\n  ')}`);
 };
 
-/** The values given more than once. */
 const repeated = (values: readonly string[]) => {
   const seen = new Set<string>();
   return [...new Set(values.filter((value) => seen.has(value) || !seen.add(value)))];
 };
 
-/**
- * A slug is part of several keys (its item's, and an affiliate's report totals with a period
- * before and a currency after it): at most this many UTF-8 bytes keeps each within DynamoDB's
- * 1,024 of a sort key (255 characters of the BMP; 191 outside it).
- */
+/** A slug is part of several sort keys (its item's, its report totals'): this many UTF-8 bytes keeps each within DynamoDB's 1,024. */
 export const MAX_SLUG_BYTES = 765;
 const overlong = (slug: string) => Buffer.byteLength(slug, 'utf8') > MAX_SLUG_BYTES;
 /** A tier's slug is also its list bucket, percent-encoded into the sort keys of its counts: at most this long encoded. */

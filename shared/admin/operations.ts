@@ -28,9 +28,8 @@ import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#share
 import type { Store } from './store';
 
 /**
- * What the merchant dashboard and the payment side do outside this API, as operator commands
- * (`npm run admin`). Each takes the target table explicitly, builds items with the same builders
- * as the seed and the API, and throws AdminError with a one-line reason when it refuses.
+ * What the merchant dashboard and the payment side do outside this API, as operator commands (`npm run admin`),
+ * on the table given; each throws AdminError with a one-line reason when it refuses.
  */
 export class AdminError extends Error {
   override name = 'AdminError';
@@ -59,10 +58,7 @@ export const mintToken = async (
   return { merchant_id: options.merchantId, token: value, kind, can_place_live_orders: item.can_place_live_orders };
 };
 
-/**
- * Marks a token revoked (revoked_at); auth refuses it from then on (within the auth cache TTL).
- * Found by its hash on gsi1 (a Query, never a Scan). Revoking twice keeps the first revoked_at.
- */
+/** Marks a token revoked; auth refuses it from then on (within the auth cache TTL). Revoking twice keeps the first revoked_at. */
 export const revokeToken = async (store: Store, token: string) => {
   if (!kindOfToken(token)) throw new AdminError('not a token: expected live_... or test_...');
   const hash = hashToken(token);
@@ -80,9 +76,8 @@ const applicant = z.object({
 });
 
 /**
- * An affiliate applies to the merchant's program: a pending affiliate request. Refused when the
- * slug already is an active affiliate of the merchant or already has a pending request.
- * (Operator tool: these checks read, then write; the API's accept stays correct regardless.)
+ * An affiliate applies to the merchant's program: a pending affiliate request, refused when the slug is an
+ * active affiliate or has a pending request (checks that read, then write: the API's accept stays correct regardless).
  */
 export const applyForProgram = async (store: Store, options: { merchantId: string; slug: string; name: string; email: string }) => {
   const parsed = z.safeParse(applicant, { slug: options.slug.toLowerCase(), name: options.name, email: options.email });
@@ -103,10 +98,7 @@ export const applyForProgram = async (store: Store, options: { merchantId: strin
   return { merchant_id: options.merchantId, affiliate_request: toAffiliateRequestResponse(item) };
 };
 
-/**
- * The uuid of the slug's pending request, if any: the pending list read page by page (an operator
- * tool, run by hand; the API never does this).
- */
+/** The uuid of the slug's pending request, if any: the pending list read page by page (the API never does this). */
 const pendingRequestOf = async (store: Store, merchantId: string, slug: string): Promise<string | undefined> => {
   for (let page = 1; ; page++) {
     const { items } = await readPage(store, affiliateRequestList(merchantId, ['pending']), { page, per_page: 100 });
@@ -125,11 +117,7 @@ export const markInviteUsed = async (store: Store, options: { merchantId: string
   return { merchant_id: options.merchantId, invite: toInviteResponse(invite), already_used: true };
 };
 
-/**
- * Links an order to a payment (payment_id): from then on the order cannot be cancelled (the cancel
- * endpoint's condition). Linking again to the same payment is a no-op; to another one, or a
- * cancelled order, is refused.
- */
+/** Links an order to a payment, after which it cannot be cancelled; linking again to the same payment is a no-op. */
 export const linkPayment = async (store: Store, options: { merchantId: string; orderUuid: string; paymentId: string }) => {
   if (options.paymentId.trim() === '') throw new AdminError('--payment must not be empty');
   const linked = await linkOrderPayment(store, options.merchantId, options.orderUuid, options.paymentId, isoNow());
@@ -141,10 +129,7 @@ export const linkPayment = async (store: Store, options: { merchantId: string; o
   throw new AdminError(`order ${options.orderUuid} is already linked to another payment`);
 };
 
-/**
- * The commission ledger of one order, as the `commission` command prints it: status, net amount
- * (the sum of the entries), currency and the entries in the order they were booked.
- */
+/** The commission ledger of one order, as the `commission` command prints it. */
 export const commissionOfOrder = async (store: Store, options: { merchantId: string; orderUuid: string }) => {
   const { ledger } = await getCommissionLedger(store, options.merchantId, options.orderUuid, true);
   if (!ledger)
@@ -162,9 +147,8 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
 export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 
 /**
- * The retry for affiliate-program e-mails: runs the notification relay for one merchant, parked
- * e-mails included, over its owed e-mails older than `olderThanSeconds` (so a request's own send
- * in flight is not doubled). Each is sent and settled exactly as its follow-up would.
+ * Sends one merchant's owed e-mails, parked ones included, older than `olderThanSeconds` (so a request's own
+ * send in flight is not doubled); each is settled exactly as its follow-up would.
  */
 export const resendNotifications = async (
   store: Store,
@@ -192,10 +176,8 @@ const isUnsupportedAction = (error: unknown) =>
 const REDRIVE_BATCH = 10;
 
 /**
- * Moves the messages of the orders DLQ back to the orders queue, where the idempotent commission
- * consumer takes them again. On AWS one SQS message-move task, which SQS runs at its own pace; where
- * the endpoint has none (the local emulator), the same by hand: receive, send, delete what was sent,
- * until the DLQ answers empty (docs/operations.md#a-message-in-the-dlq).
+ * Moves the orders DLQ's messages back to the orders queue: one SQS message-move task, or where the endpoint
+ * has none (the local emulator) receive, send and delete by hand (docs/operations.md#a-message-in-the-dlq).
  */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>
@@ -251,11 +233,7 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
   return { method: 'receive-send-delete' as const, moved };
 };
 
-/**
- * Recounts every block count of a merchant's lists from the list indexes (`admin recount`): the
- * repair for a count that could be neither kept nor marked for the recount follow-up. Prints
- * what it checked, every block it corrected, and those it left marked because they just changed.
- */
+/** Recounts every block count of a merchant's lists from the list indexes: the repair for a count that was neither kept nor marked. */
 export const recountLists = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
   const tiers = await allTiers(store, merchantId);

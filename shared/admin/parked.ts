@@ -9,19 +9,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { reactionsTo } from '#shared/changes/feed';
-import { merchantIdOf } from '#shared/db/entities/base';
+import { merchantOfRecord, reactionsTo } from '#shared/changes/feed';
 import type { TableRef } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 import { parseFollowUp } from '#shared/queue/follow-ups';
 import { readMessageBody } from '#shared/queue/large-bodies';
 
-/**
- * The parked queue, for operators: what nothing retries any more (a change record the feed could
- * not read or whose reactions kept failing, a follow-up that failed 5 times), listed and replayed.
- * Listing receives the messages and makes them visible again at once; SQS hands them out in no
- * particular order, so a listing of a large queue is a sample of `limit` messages.
- */
+/** The parked queue, for operators: what nothing retries any more (change records, follow-ups), listed and replayed. */
 export type ParkedTarget = { sqs: SQSClient; parkedUrl: string; followUpsUrl: string; store: TableRef };
 
 /** Runs the change feed on records: the sequence number of the first that failed, or undefined. */
@@ -80,7 +74,6 @@ const recordOf = (body: string): DynamoDBRecord | undefined => {
   }
 };
 
-/** What an operator needs to know of one parked message. */
 const describe = ({ message, body, attribute }: Parked) => {
   const record = recordOf(body);
   const followUp = record ? undefined : parseFollowUp(body);
@@ -99,7 +92,7 @@ const describe = ({ message, body, attribute }: Parked) => {
   };
 };
 
-/** Lists up to `limit` parked messages (a sample of a larger queue) and leaves them parked. */
+/** Lists up to `limit` parked messages and leaves them parked: SQS hands them out in no order, so a sample of a larger queue. */
 export const listParked = async (target: ParkedTarget, limit: number) => {
   const parked = await receiveParked(target, limit, 30);
   await release(target, parked);
@@ -132,17 +125,9 @@ const replayOne = async (
 /** A change record's place in the stream, for sorting (sequence numbers are decimal strings of any length). */
 const streamOrder = (record: DynamoDBRecord | undefined) => (record?.dynamodb?.SequenceNumber ?? '').padStart(40, '0');
 
-/** The merchant of a change record (its item's partition key), or undefined for anything else. */
-const merchantOfRecord = (record: DynamoDBRecord | undefined) => {
-  const pk = record?.dynamodb?.Keys ? unmarshall(record.dynamodb.Keys as Record<string, AttributeValue>).pk : undefined;
-  return typeof pk === 'string' ? merchantIdOf(pk) : undefined;
-};
-
 /**
- * Replays up to `limit` parked messages: a change record runs through the change feed again, a
- * follow-up goes back on its queue. Change records go in stream order, and once one of a merchant's
- * fails again its later ones stay parked too, so none overtakes an earlier one (an object's events
- * keep their order in the log). What fails again stays, with why (docs/operations.md#work-on-the-parked-queue-parkeddepth).
+ * Replays up to `limit` parked messages, change records in stream order: once one of a merchant's fails again,
+ * its later ones stay parked too, so none overtakes an earlier one (docs/operations.md#work-on-the-parked-queue-parkeddepth).
  */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
   const parked = (await receiveParked(target, limit, 300)).sort((a, b) =>

@@ -4,10 +4,7 @@ import { DEFAULT_QUOTAS, quotaValueRefusal } from '#shared/quota/policy';
 import { AdminError, requireMerchant } from './operations';
 import type { Store } from './store';
 
-/**
- * `npm run admin -- quota`: a merchant's own quota on a stage, without a deploy (containers take it
- * at their next lease, within a second), or back to the stage's default. Prints what is in effect.
- */
+/** `npm run admin -- quota`: a merchant's own quota, or back to the stage's default, without a deploy; prints what is in effect. */
 export const setMerchantQuota = async (
   store: Store,
   stage: Stage,

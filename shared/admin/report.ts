@@ -18,12 +18,7 @@ import { reportQuery } from '#shared/schemas/reports';
 import { laravelErrors } from '#shared/validation/messages';
 import { requireMerchant } from './operations';
 
-/**
- * The commission report for operators (`npm run admin -- report`): the same rows as
- * GET /api/v2/reports/commissions, all pages at once, as JSON or as CSV for the payout run; the
- * check that the totals equal what the ledgers add up to (the soak's invariant, and `check-totals`); and the rebuild of
- * the closed periods' totals from the ledgers (ledgers written before the totals existed, a repair).
- */
+// The commission report for operators: its rows, all pages at once, as JSON or CSV; the check of the totals against the ledgers; their rebuild.
 
 export class ReportOptionsError extends Error {
   override name = 'ReportOptionsError';
@@ -74,7 +69,7 @@ export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
 const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
 
 /** What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal. */
-export const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
+const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
   const totals = new Map<string, Figures>();
   for (const ledger of ledgers) {
     const sales = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
@@ -94,11 +89,7 @@ export const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string
   return totals;
 };
 
-/**
- * Compares the merchant's day totals per affiliate (and their month totals) with what its ledgers
- * add up to; returns one line per difference (none when they agree). Read after the change feed
- * has settled. Reads every totals item of the days the ledgers span: an operator's or the soak's check.
- */
+/** One line per difference between the merchant's day and month totals per affiliate and what its ledgers add up to. */
 export const reportTotalsDifferences = async (
   store: TableRef,
   merchantId: string,
@@ -140,11 +131,7 @@ export const reportTotalsDifferences = async (
   return differences;
 };
 
-/**
- * The check for operators (`npm run admin -- check-totals`): every commission ledger of the
- * merchant against its day and month totals per affiliate. Reads every ledger; the current day may
- * show a difference still on its way through the change feed.
- */
+/** `npm run admin -- check-totals`: every ledger against the totals; the current day may show a difference still in the change feed. */
 export const checkTotalsAgainstLedgers = async (store: TableRef, merchantId: string) => {
   await requireMerchant(store, merchantId);
   const ledgers = (await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#')).map(parseCommissionLedgerImage);
@@ -163,11 +150,8 @@ const periodEnd = (kind: PeriodKind, period: string) => {
 };
 
 /**
- * Rebuilds the merchant's totals of every closed day and month from its commission ledgers, each
- * counted as the change feed counts it (`ledgerTotalsDeltas`): what they add up to is put in place,
- * sealed against stream records that still carry their entries, and what they no longer give is
- * removed. Open periods are left to the change feed. Reads every ledger of the merchant: an
- * operator's command (docs/reports.md#exactly-once-without-a-transaction, "Rebuilding").
+ * Rebuilds the merchant's totals of every closed day and month from its ledgers, counted as the change feed
+ * counts them; open periods are left to the feed (docs/reports.md#exactly-once-without-a-transaction).
  */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
   const ledgers = await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#');

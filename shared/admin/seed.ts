@@ -41,16 +41,10 @@ const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every aff
 const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
   [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
 
-/** `count` sequence numbers of a list, for items created in that order (none taken for none). */
+/** `count` sequence numbers of a list (none taken for none). */
 const sequences = async (store: Store, merchantId: string, list: Parameters<typeof takeSequence>[2], count: number) =>
   count === 0 ? 0 : takeSequence(store, merchantId, list, count);
 
-/**
- * Seeds one merchant, which must be new: every item built by its entity as the API builds it,
- * numbered by the same counters, and written with BatchWriteItem (no transaction: for a new merchant
- * the fixture's own uniqueness, checked here, is all there is to guard). The list counts and their
- * group totals come last, exact whether or not a stream consumer runs (docs/architecture.md#fixtures).
- */
 /** What one merchant's seed gathers: the items to put, the list count changes, and the ids and tokens it returns. */
 type Seeding = {
   store: Store;
@@ -59,7 +53,6 @@ type Seeding = {
   result: SeededMerchant;
   items: Record<string, unknown>[];
   counts: CountChange[];
-  problem: (what: string) => Error;
 };
 
 /** Users, tokens, tiers and segments (a default segment unless the fixture names one). */
@@ -87,7 +80,6 @@ const programItems = (
   }
 };
 
-/** The affiliates, oldest first, each taking its sequence number. */
 const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string) => {
   const { store, id, now, items, counts } = seeding;
   const affiliates = oldestFirst(
@@ -112,7 +104,6 @@ const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defau
   }
 };
 
-/** The join requests, oldest first. */
 const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
   const requests = oldestFirst(
@@ -188,6 +179,11 @@ const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   items.push(...customers.values());
 };
 
+/**
+ * Seeds one new merchant: every item built by its entity as the API builds it, and written with
+ * BatchWriteItem (for a new merchant the fixture's own uniqueness is all there is to guard); the list
+ * counts and their group totals come last (docs/architecture.md#fixtures).
+ */
 const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
   const id = merchant.id ?? randomUUID();
   const seeding: Seeding = {
@@ -197,14 +193,13 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
     result: { id, tokens: {}, segments: {}, affiliate_requests: {}, invites: {}, orders: {} },
     items: [],
     counts: [],
-    problem: (what) => new Error(`merchant ${merchant.key}: ${what}`),
   };
   const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
   const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
   try {
     await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
   } catch (error) {
-    if (isRefused(error)) throw seeding.problem(`id ${id} already exists in the ${stage} table`);
+    if (isRefused(error)) throw new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`);
     throw error;
   }
   programItems(seeding, stage, merchant, tiers);
@@ -225,10 +220,9 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 };
 
 /**
- * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with
- * a problem (fixtureProblems), a fixed merchant id or a fixed token value already in the table, is
- * refused before anything is written; each run creates new merchants (a fixture without ids or
- * token values can be seeded again).
+ * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with a
+ * problem, or a fixed merchant id or token value already in the table, is refused before anything is written;
+ * each run creates new merchants, so a fixture without fixed ids or token values can be seeded again.
  */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);

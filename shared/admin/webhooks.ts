@@ -7,10 +7,7 @@ import { NotSendable, replayDelivery, replayFailedDeliveries, type SendDeliverie
 import { AdminError, requireMerchant } from './operations';
 import type { Store } from './store';
 
-/**
- * `npm run admin -- webhooks list|deliveries|replay`: what ops look at and do when a merchant
- * asks about its webhooks (the same reads and replays as the API's, on any stage's table).
- */
+// `npm run admin -- webhooks list|deliveries|replay`: the API's reads and replays, on any stage's table.
 
 const requireEndpoint = async (store: Store, merchantId: string, endpointUuid: string) => {
   await requireMerchant(store, merchantId);
@@ -22,7 +19,7 @@ const requireEndpoint = async (store: Store, merchantId: string, endpointUuid: s
 /** The most parked deliveries counted per endpoint in a listing. */
 const PARKED_COUNTED = 10_000;
 
-/** Every endpoint of the merchant, as the API shows them (never their secrets), with how many deliveries are parked for it (up to 10,000). */
+/** Every endpoint of the merchant, as the API shows them (never their secrets), with how many deliveries are parked for it. */
 export const listWebhookEndpoints = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
   const endpoints = await allWebhookEndpoints(store, merchantId);

@@ -23,11 +23,8 @@ import { itemWebhookEvents, orderWebhookEvent } from '#shared/webhooks/events';
 import type { MerchantEvents } from '#shared/webhooks/fan-out';
 
 /**
- * The change feed's plan: what the rest of the service does in reaction to one write, derived from
- * the table's stream record of it (the item before and after, in order per item). `reactionsTo` is
- * pure; functions/changes/feed.ts carries the reactions out. Each reaction is idempotent, because
- * the stream is read at least once. Each field's reaction, and why, is described in
- * docs/architecture.md#the-change-feed.
+ * The change feed's plan: what the service does in reaction to one write, from its stream record; each reaction is
+ * idempotent, as the stream is read at least once (docs/architecture.md#the-change-feed).
  */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
@@ -40,13 +37,10 @@ export type Reactions = {
 };
 
 /**
- * The item types whose writes can have a reaction above (orders; the items with webhook events,
- * which also owe e-mails; list block counts and the older sequence counters). The stream's event
- * source filters on them, and on a quota item's write that took order sequence numbers, so the
- * writes of everything else (event log, totals, deliveries, endpoints, other quota takes,
- * idempotency, customers) and every removal never invoke the feed; a test holds this to `reactionsTo`.
+ * The item types whose writes can have a reaction. The event source filters on them and on a quota write that took
+ * order sequence numbers, so no other write and no removal invokes the feed; a test holds this to `reactionsTo`.
  */
-export const REACTING_ITEM_TYPES = ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] as const;
+const REACTING_ITEM_TYPES = ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] as const;
 
 /** The event source's filter patterns (Lambda FilterCriteria, any one passes): inserts and modifications of those items. */
 const REACTING_ITEMS = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { type: { S: REACTING_ITEM_TYPES } } } };
@@ -58,6 +52,12 @@ type Image = Record<string, unknown>;
 /** Lambda's stream images are DynamoDB JSON, the same wire format the SDK unmarshalls. */
 const imageOf = (image: unknown): Image | undefined =>
   image === undefined ? undefined : unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: false });
+
+/** The merchant whose item a stream record is about, if its key says. */
+export const merchantOfRecord = (record: DynamoDBRecord | undefined): string | undefined => {
+  const pk = record?.dynamodb?.Keys?.pk?.S;
+  return pk?.startsWith('M#') ? merchantIdOf(pk) : undefined;
+};
 
 const keyOf = (item: Image): Key => ({ pk: String(item.pk), sk: String(item.sk) });
 

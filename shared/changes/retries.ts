@@ -1,8 +1,6 @@
 /**
- * How long the change feed keeps retrying a record whose reactions fail before it parks the record
- * (with its content) and moves on: at least `tries` attempts over at least `seconds` since its
- * first failure, so a dependency's brief outage is ridden out, and a record that keeps failing on
- * its own holds the records behind it on its shard for a bounded time only.
+ * How long the change feed retries a record before it parks it: at least `tries` attempts over at least `seconds`, so
+ * a brief outage is ridden out and a record that keeps failing holds those behind it for a bounded time only.
  */
 export type ParkPolicy = { tries: number; seconds: number };
 
@@ -25,11 +23,8 @@ const MAX_TRACKED = 10_000;
 const FAILING_MERCHANT_POLICIES = 10;
 
 /**
- * The failures this container has seen per record (by stream event id), and the reactions a
- * record read again has already carried out. A shard's batches are normally read by one container
- * at a time, so its retries are counted here; a record that moves to a new container starts again
- * from nothing, which delays its parking but never hastens it, and redoes its reactions (each is
- * idempotent, but a webhook delivery sent again is one more POST to the merchant's endpoint).
+ * The failures this container has seen per record, and the reactions a record read again has carried out. A shard is
+ * normally read by one container at a time; a record that moves to a new one starts again, which never hastens its parking.
  */
 export const createFailureTracker = (policy: ParkPolicy) => {
   const seen = new Map<string, { tries: number; first: number }>();
@@ -54,7 +49,6 @@ export const createFailureTracker = (policy: ParkPolicy) => {
     carriedOut(id: string, kinds: readonly string[]) {
       if (kinds.length > 0) remember(carried, id, new Set([...(carried.get(id) ?? []), ...kinds]));
     },
-    /** The reactions of `id` already carried out. */
     carried: (id: string): ReadonlySet<string> => carried.get(id) ?? new Set(),
     /** Forgets `id` (its reactions were carried out, or it was parked). */
     done(id: string) {
@@ -70,11 +64,7 @@ export const createFailureTracker = (policy: ParkPolicy) => {
     merchantWentThrough(merchantId: string) {
       parkedMerchants.delete(merchantId);
     },
-    /**
-     * Whether `merchantId` had a record parked within FAILING_MERCHANT_POLICIES times the policy's
-     * seconds and none of its records went through since: its next failing record is parked at once
-     * where other merchants' records wait behind it, instead of holding them for the policy again.
-     */
+    /** Whether `merchantId` had a record parked lately and none went through since: its next failing one is parked at once. */
     merchantFailing(merchantId: string, now = Date.now()): boolean {
       const at = parkedMerchants.get(merchantId);
       return at !== undefined && now - at <= FAILING_MERCHANT_POLICIES * policy.seconds * 1000;

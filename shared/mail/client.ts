@@ -12,10 +12,8 @@ const newClient = () => instrumentClient('ses', new SESClient(FUNCTION_CLIENT_CO
 export let ses = newClient();
 
 /**
- * A fresh client, after a send failed inside the SDK before anything reached SES. The SES query
- * serializer keeps its buffer between calls, and a value it cannot encode (a lone surrogate:
- * URIError) leaves half a request in it, which then corrupts the NEXT e-mail sent on that client
- * (HTTP 400): one bad e-mail made the following good one fail too.
+ * A fresh client, after a send failed inside the SDK: a value the SES query serializer cannot encode leaves half a
+ * request in its buffer, which corrupts the next e-mail sent on that client (HTTP 400).
  */
 export const renewSesClient = () => {
   ses.destroy();

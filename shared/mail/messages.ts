@@ -2,10 +2,7 @@ import type { SendEmailCommandInput } from '@aws-sdk/client-ses';
 import { type AffiliateRequestItem, parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
 import { type InviteItem, parseInvite } from '#shared/db/entities/invite';
 
-/**
- * The affiliate-program e-mails, composed without I/O: the API (shared/mail/send.ts) and the admin
- * CLI's resend command build the same message from the same stored item.
- */
+/** The affiliate-program e-mails, composed without I/O, so the API and the resend build the same message from an item. */
 export type MailMessage = { to: string; replyTo?: string; subject: string; text: string; html: string };
 
 export const escapeHtml = (value: string) =>
@@ -52,10 +49,7 @@ export const requestDecisionMessage = (request: Pick<AffiliateRequestItem, 'stat
   };
 };
 
-/**
- * The e-mail a stored item owes, by its type and state: an invite its invitation, a decided
- * request its decision notice. Nothing for a request that is still pending.
- */
+/** The e-mail a stored item owes: an invite its invitation, a decided request its decision notice. */
 export const notificationFor = (stored: unknown, merchantName: string, linkBase: string): MailMessage | undefined => {
   const type = typeof stored === 'object' && stored !== null && 'type' in stored ? stored.type : undefined;
   if (type === 'invite') return invitationMessage(parseInvite(stored), merchantName, linkBase);

@@ -17,36 +17,29 @@ type OwedItem = Record<string, unknown>;
 
 export type RelayResult = { sent: number; retry: number; parked: number; dropped: number; skipped: number; early: number };
 
-const emptyResult = (): RelayResult => ({ sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0, early: 0 });
-
 const PAGE_SIZE = 25;
 
 /** A follow-up may arrive this much before its e-mail's due time and still send it (clocks and delays are not exact). */
 const DUE_SLACK_MS = 5_000;
 
-/** A failure of the owing item itself (its merchant is gone): counts as a permanent failed try. */
+/** The owing item's merchant is gone: a permanent failed try. */
 class MerchantNotFound extends Error {
   override name = 'MerchantNotFound';
 }
 
 export type RelayOptions = {
-  /** The merchant whose owed e-mails are sent. */
   merchantId: string;
   /** Owed e-mails due less than this long ago are left to the request that owes them. */
   olderThanSeconds?: number;
   maxItems?: number;
   /** Epoch ms after which no new e-mail is started. */
   deadline?: number;
-  /** Parked e-mails too (given up after too many failures). */
   includeParked?: boolean;
 };
 
 /**
- * Sends one merchant's owed e-mails at once, parked ones included: the operator's
- * `npm run admin -- resend-notifications` (in the running service each is tried when due, by its
- * follow-up: relayOwedNotification). Each e-mail is tried and settled on its own (settle.ts), so a
- * failure only affects that e-mail (docs/design-notes.md#affiliate-program). Bounded by `maxItems`
- * and `deadline` (epoch ms).
+ * Sends one merchant's owed e-mails at once: `npm run admin -- resend-notifications` (the running service tries
+ * each when due, relayOwedNotification). Each is tried and settled on its own (docs/design-notes.md#affiliate-program).
  */
 export const relayPendingNotifications = async ({
   merchantId,
@@ -56,7 +49,7 @@ export const relayPendingNotifications = async ({
   includeParked = false,
 }: RelayOptions): Promise<RelayResult> => {
   const merchantNames = new Map<string, string | undefined>();
-  const result = emptyResult();
+  const result: RelayResult = { sent: 0, retry: 0, parked: 0, dropped: 0, skipped: 0, early: 0 };
   let seen = 0;
   const passes: [WorkKind, number][] = [
     ['NOTIFY', olderThanSeconds],
@@ -70,7 +63,7 @@ export const relayPendingNotifications = async ({
       for (const key of page.keys) {
         if (seen >= maxItems || Date.now() >= deadline) return result;
         seen++;
-        const outcome = await relayOne(key, merchantNames, { dueOnly: false });
+        const outcome = await relayOne(key, merchantNames);
         result[outcome]++;
       }
       startKey = page.next;
@@ -80,21 +73,13 @@ export const relayPendingNotifications = async ({
 };
 
 /**
- * The follow-up of an owed e-mail (scheduled by the change feed for `due`, the time its entry
- * then had): sends it if it is still owed and due at that time, else leaves it (settled
- * meanwhile: dropped; rescheduled: the write that moved it scheduled its own follow-up, so two
- * follow-ups never both send it). Never throws; `skipped` means it could not even be read and
- * should be tried again.
+ * The follow-up of an owed e-mail, scheduled for `due`: sends it if it is still owed and due then (a write that moved
+ * it scheduled its own follow-up, so two never both send it). Never throws; `skipped`: not read, to be tried again.
  */
-export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> =>
-  relayOne(key, new Map(), { dueOnly: true, scheduledFor: due });
+export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> => relayOne(key, new Map(), due);
 
-/** Tries one owed e-mail. Never throws: what cannot even be tried (a read failed) is skipped until the next run. */
-const relayOne = async (
-  key: Key,
-  merchantNames: Map<string, string | undefined>,
-  { dueOnly, scheduledFor }: { dueOnly: boolean; scheduledFor?: string },
-): Promise<keyof RelayResult> => {
+/** Tries one owed e-mail (a follow-up's only when still due at `scheduledFor`). Never throws: what cannot be read is skipped. */
+const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>, scheduledFor?: string): Promise<keyof RelayResult> => {
   let item: OwedItem | undefined;
   let merchantName: string | undefined;
   try {
@@ -114,10 +99,9 @@ const relayOne = async (
     return 'dropped';
   }
   const due = workDueOf(item);
-  // A follow-up for an e-mail parked or rescheduled since: the later write scheduled its own (or nothing, when parked).
-  const moved = scheduledFor !== undefined && due !== undefined && due !== scheduledFor;
-  if (dueOnly && (item.notification_parked_at !== undefined || moved || (due !== undefined && Date.parse(due) > Date.now() + DUE_SLACK_MS)))
-    return 'early';
+  // A follow-up leaves an e-mail parked, rescheduled (the later write scheduled its own follow-up) or not yet due.
+  const notNow = due !== undefined && (due !== scheduledFor || Date.parse(due) > Date.now() + DUE_SLACK_MS);
+  if (scheduledFor !== undefined && (item.notification_parked_at !== undefined || notNow)) return 'early';
   const owed = item;
   const build = (): MailMessage => {
     if (!merchantName) throw new MerchantNotFound('the merchant of this item does not exist');
@@ -135,11 +119,9 @@ const relayOne = async (
 };
 
 /**
- * An e-mail a follow-up sends first (or second) belongs to a request that did not finish (SES failed,
- * a write failed, or the function stopped after its commit), so the blocks its write counted in are
- * marked for an exact recount and an invite's address is put in the e-mail projection again. Never
- * throws: false when a write failed (logged), and the e-mail waits for the next try, which does them
- * again (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
+ * An e-mail a follow-up sends first (or second) belongs to a request that may not have finished: the blocks it counted
+ * in are marked for a recount and an invite's address is projected again. False when a write failed; the e-mail then
+ * waits (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
  */
 const finishUnfinished = async (merchantId: string, owed: OwedItem): Promise<boolean> => {
   try {

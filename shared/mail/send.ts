@@ -22,10 +22,8 @@ export class MalformedMessageError extends Error {
 const TEXT_FIELDS = ['to', 'replyTo', 'subject', 'text', 'html'] as const;
 
 /**
- * Sends one e-mail. Text that is not well-formed Unicode (stored before the API refused it) is
- * refused here, before the SDK sees it: the SDK would fail to encode it and, worse, leave the
- * shared client broken for the next e-mail (see renewSesClient, renewed after any such local
- * failure all the same).
+ * Sends one e-mail. Text that is not well-formed Unicode (stored before the API refused it) is refused before
+ * the SDK sees it: it would fail to encode it and leave the shared client broken for the next e-mail (renewSesClient).
  */
 export const sendMail = async (message: MailMessage): Promise<void> => {
   const malformed = TEXT_FIELDS.find((field) => {
@@ -45,12 +43,10 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
 export type SettleResult = Settled | 'unsettled';
 
 /**
- * Records a try's outcome on the owing item (settle.ts decides: sent, retry later, or parked).
- * Never throws: the e-mail went (or did not). If only the bookkeeping fails, nothing on the item
- * changed, so no new follow-up is scheduled for it: `unsettled` tells the follow-up that tried it
- * to fail, so SQS delivers it again (worst case an e-mail is sent twice, never zero times).
+ * Records a try's outcome on the owing item; never throws. If the record fails, no new follow-up is scheduled:
+ * `unsettled` tells the follow-up that tried it to fail, so SQS delivers it again (an e-mail sent twice, never zero times).
  */
-export const settleNotification = async (
+const settleNotification = async (
   key: Key,
   outcome: Outcome,
   about: { notification: string; uuid: string },
@@ -74,11 +70,7 @@ export const settleNotification = async (
   return settled;
 };
 
-/**
- * Tries the e-mail an item owes and records the outcome on the item (settle.ts): 'sent', 'retry'
- * (rescheduled with backoff) or 'parked'. Never throws. `message` may be a function: an error
- * while building the message counts as a failed try of this e-mail, like a failed send.
- */
+/** Tries the e-mail an item owes and records the outcome on the item; never throws. An error building `message` counts as a failed try. */
 export const tryNotification = async (
   key: Key,
   message: MailMessage | (() => MailMessage),
@@ -104,10 +96,8 @@ export const tryNotification = async (
 };
 
 /**
- * Sends the e-mail an item owes, AFTER the write that made it owe it (and set its
- * `notification_pending_at`) has committed. Never throws: the state change is done and the API
- * reports it; a failed send is logged (trace id, item uuid; no address) and recorded on the item,
- * and its follow-up (scheduled by the change feed) retries it. Returns whether SES took the message.
+ * Sends the e-mail an item owes, AFTER the write that made it owe it has committed. Never throws: the state change
+ * is done and the API reports it; a failed send is recorded on the item and its follow-up retries it. True when SES took it.
  */
 export const deliverNotification = async (
   key: Key,

@@ -9,10 +9,8 @@ import { withBatchedMetrics } from '#shared/metrics';
 const METRICS_MARGIN_MS = 500;
 
 /**
- * An SQS worker's handler (ReportBatchItemFailures): the batch's records are processed at once,
- * each on its own; a record whose processing failed is reported, and so comes back, unless `settle`
- * acknowledges it (true); `summarize` may log the processed ones in one line. The batch's metrics
- * go out at its end (or just before the function's timeout), one EMF line per set of dimensions.
+ * An SQS worker's handler (ReportBatchItemFailures): the records are processed at once, each on its own; a failed
+ * one comes back unless `settle` acknowledges it. The batch's metrics go out at its end, or just before the timeout.
  */
 export const sqsBatchHandler = <T>(
   processRecord: (record: SQSRecord) => Promise<T>,

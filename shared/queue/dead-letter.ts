@@ -4,19 +4,13 @@ import { sqs } from './sqs-client';
 /** SQS caps a message attribute's value far higher; a reason is a sentence, kept short. */
 const MAX_REASON_LENGTH = 1_000;
 
-/** A message (or stream record) that can never succeed as it is. */
-export type Unprocessable = { body: string; id: string; receiveCount?: string };
-
 /**
- * Puts something that can never succeed on a dead-letter queue (the orders DLQ, the parked queue)
- * at once, instead of letting it burn its retries first: same body, plus why
- * (`dead_letter_reason`), which error, what it was and from which function. The caller then
- * acknowledges the original. Throws when SQS refuses: the caller must then report the original
- * as failed, so nothing is lost.
+ * Puts a message (or stream record) that can never succeed on a dead-letter queue at once, with why, instead of
+ * letting it burn its retries. Throws when SQS refuses: the caller then reports the original as failed.
  */
 export const sendToDeadLetterQueue = async (
   queueUrl: string,
-  message: Unprocessable,
+  message: { body: string; id: string; receiveCount?: string },
   reason: { error: string; message: string; source: string },
 ) => {
   const attribute = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, MAX_REASON_LENGTH) });

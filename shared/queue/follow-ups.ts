@@ -3,16 +3,12 @@ import { merchantIdOf } from '#shared/db/entities/base';
 import { lazyQueueUrl } from './client';
 import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
-/** The stage's follow-ups queue (delayed owed work). */
 const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
 /**
- * A follow-up: owed work on one item, looked at when it is due. The change feed schedules one for
- * every write that sets or moves an item's owed-work entry (owed-work.ts); the follow-ups worker
- * does the work if it is still owed then.
- * - `notify`: an owed e-mail (invite, affiliate request);
- * - `recount`: a list block's count marked for an exact recount;
- * - `settle`: the order numbers `first` to `last` of a block whose count is derived, once settled.
+ * Owed work on one item, looked at when due: the change feed schedules one for every write that sets or moves an
+ * item's owed-work entry (`notify`: an e-mail; `recount`: a block's recount), and for a take of order numbers not yet
+ * all named by an order (`settle`); the follow-ups worker does the work if it is still owed then.
  */
 const keySchema = z.object({ pk: z.string(), sk: z.string() });
 const followUpSchema = z.union([
@@ -22,7 +18,7 @@ const followUpSchema = z.union([
 export type FollowUp = z.output<typeof followUpSchema>;
 
 /** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
-export const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
+const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(minDelaySeconds, Math.ceil((Date.parse(due) - now) / 1000)));
 
 /** Sends follow-ups, each delayed until it is due (at least `minDelaySeconds`); returns for each whether SQS took it. */
@@ -36,7 +32,6 @@ export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: n
     })),
   );
 
-/** The follow-up a message carries, or undefined when the body is not one. */
 export const parseFollowUp = (body: string): FollowUp | undefined => {
   try {
     const parsed = followUpSchema.safeParse(JSON.parse(body));

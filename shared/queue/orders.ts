@@ -5,9 +5,8 @@ import { encodeMessage, sendMessages } from './send-batch';
 const ORDERS_QUEUE_URL = requireQueueUrl('orders');
 
 /**
- * Puts order events on the orders queue, without their `data`: the commission consumer reads the
- * order itself, so a message stays small whatever the order holds. Returns for each whether SQS
- * took it. A duplicate is harmless: the commission consumer applies each version of an order once.
+ * Puts order events on the orders queue without their `data` (the commission consumer reads the order itself), so a
+ * message stays small; for each, whether SQS took it.
  */
 export const sendOrderEvents = (events: readonly OrderEventMessage[]): Promise<boolean[]> =>
   sendMessages(

@@ -7,32 +7,21 @@ export const MAX_DELAY_SECONDS = 900;
 
 /** SQS takes at most 10 messages per batch. */
 const SQS_BATCH = 10;
-/**
- * A batch's bodies together, and so any one body, stay within 256 KiB: SQS's limit on queues made
- * before it allowed 1 MiB, with room for the message attributes. A larger body travels by reference.
- */
+/** A batch's bodies together stay within 256 KiB, SQS's limit on older queues, with room for attributes. A larger body travels by reference. */
 export const MAX_BATCH_BYTES = 250 * 1024;
 
-/** Characters SQS accepts in a body (XML 1.0's): tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and U+10000 up; the emulator refuses the last range too. */
+/** Characters SQS accepts in a body are XML 1.0's; the emulator also refuses those from U+10000 up. */
 const NOT_SQS_SAFE = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd]/g;
 
-/**
- * A value as a message body: JSON in which every character SQS (or its emulator) could refuse is
- * written as a `\uXXXX` escape (U+FFFE, U+FFFF and each half of a character outside the BMP), so
- * any text the API accepts can travel; JSON.parse reads it back unchanged.
- */
+/** A value as a message body: JSON with every character SQS could refuse as a `\uXXXX` escape, which JSON.parse reads back unchanged. */
 export const encodeMessage = (value: unknown): string =>
   JSON.stringify(value).replace(NOT_SQS_SAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/**
- * `group`: the merchant the message is for, sent as its MessageGroupId: on a standard queue that
- * makes SQS a fair queue, so one merchant's backlog does not hold up the others' messages.
- */
+/** `group`: the merchant, as MessageGroupId: on a standard queue SQS is then fair, so one merchant's backlog holds up no other's. */
 export type OutgoingMessage = { body: string; delaySeconds?: number; group?: string };
 
 export const bodyBytes = (body: string) => Buffer.byteLength(body, 'utf8');
 
-/** Groups messages into batches of at most 10 and MAX_BATCH_BYTES, in order. */
 const batches = <T extends { body: string }>(messages: readonly T[]): T[][] => {
   const result: T[][] = [];
   let current: T[] = [];
@@ -52,10 +41,8 @@ const batches = <T extends { body: string }>(messages: readonly T[]): T[][] => {
 };
 
 /**
- * Sends messages to a queue in batches bounded by count and bytes, all batches at once; returns
- * for each message whether SQS took it (a refused entry, a failed batch or a body over
- * MAX_BATCH_BYTES is false: the caller retries it, or parks what keeps failing; large-bodies.ts
- * makes a large body travel by reference). `client`: the functions' by default; the operator tools pass their own.
+ * Sends messages to a queue in batches bounded by count and bytes, all at once; for each, whether SQS took it
+ * (false for a body over MAX_BATCH_BYTES: large-bodies.ts sends it by reference). The operator tools pass their `client`.
  */
 export const sendMessages = async (queueUrl: string, messages: readonly OutgoingMessage[], client: SQSClient = sqs): Promise<boolean[]> => {
   const ready = messages.flatMap((message, index) => {
@@ -89,10 +76,7 @@ export const sendMessages = async (queueUrl: string, messages: readonly Outgoing
   return sent;
 };
 
-/**
- * Sends several lists of messages in one go (`send` takes them flat); a list is done when every
- * one of its messages was taken. The change feed sends each record's messages this way.
- */
+/** Sends several lists of messages in one go; a list is done when every one of its messages was taken. */
 export const sendLists = async <T>(lists: readonly (readonly T[])[], send: (flat: T[]) => Promise<boolean[]>): Promise<boolean[]> => {
   const sent = await send(lists.flat());
   const done: boolean[] = [];

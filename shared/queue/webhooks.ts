@@ -8,11 +8,7 @@ import { lazyQueueUrl } from './client';
 import { readMessageBody } from './large-bodies';
 import { bodyBytes, encodeMessage, MAX_BATCH_BYTES, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
 
-/**
- * One delivery attempt of one event to one endpoint, on the stage's webhooks queue. A retry is a
- * new message delayed until it is due; a wait longer than SQS's 15 minutes is carried by
- * `not_before` (the deliverer sends it on again, delayed, until then): no polling loop.
- */
+/** One delivery attempt of one event to one endpoint; a wait longer than SQS's 15 minutes is carried by `not_before`. */
 export type DeliveryMessage = {
   merchant_id: string;
   endpoint_uuid: string;
@@ -28,15 +24,11 @@ export type DeliveryMessage = {
   keep?: true;
   /** Sent on the slow lane (its endpoint not known to answer promptly: webhook-endpoint.ts onSlowLane). */
   slow?: true;
-  /**
-   * Where the event is stored when it is too large to travel inline (the message then carries this
-   * instead of it). Kept on the message once read, so a retry, a park or a release sends the
-   * reference again instead of storing the event again.
-   */
+  /** Where an event too large to travel inline is stored; kept once read, so a retry sends the reference again. */
   event_ref?: PayloadRef;
 };
 
-/** The function's webhooks queues, the lane of endpoints that answer and the slow lane (only the senders have them). */
+/** The lane of endpoints that answer and the slow lane. */
 const webhooksQueueUrl = lazyQueueUrl('webhooks');
 const slowLaneQueueUrl = lazyQueueUrl('webhooks-slow');
 
@@ -60,10 +52,8 @@ const queueMessage = (message: DeliveryMessage, body: string, now: number) => {
 };
 
 /**
- * Delivery messages as queue messages, each body encoded once, with every event too large to
- * travel inline stored in `store` and referenced: each such event once, however many endpoints and
- * attempts carry it (a message that already has its reference stores nothing). A message whose
- * event could not be stored is undefined.
+ * Delivery messages as queue messages, each event too large to travel inline stored once, however many messages carry
+ * it; undefined for a message whose event could not be stored.
  */
 const queueMessages = (store: TableRef, messages: readonly DeliveryMessage[], now = Date.now()) => {
   const stored = new Map<string, Promise<PayloadRef>>();
@@ -84,10 +74,7 @@ const queueMessages = (store: TableRef, messages: readonly DeliveryMessage[], no
   );
 };
 
-/**
- * Sends delivery messages (see `queueMessages`) to the function's webhooks queue of their lane (or
- * all to the queue `target` names), storing large events in `store`; for each, whether SQS took it.
- */
+/** Sends delivery messages to the webhooks queue of their lane (or all to `target`); for each, whether SQS took it. */
 export const sendDeliveries = async (
   store: TableRef,
   messages: readonly DeliveryMessage[],
@@ -128,9 +115,8 @@ const parsed = (body: string): Partial<DeliveryMessage> | null | undefined => {
 };
 
 /**
- * The delivery a received body carries, its event read back when it travelled by reference (or the
- * whole body, as large messages were sent before); undefined when the body is not one. Throws when
- * the stored event cannot be read (the message comes back).
+ * The delivery a received body carries, its event (or the whole body, as older large messages were) read back when
+ * stored; throws when it cannot be read (the message comes back).
  */
 export const readDeliveryMessage = async (store: TableRef, body: string): Promise<DeliveryMessage | undefined> => {
   const value = parsed(await readMessageBody(store, body));
@@ -139,7 +125,6 @@ export const readDeliveryMessage = async (store: TableRef, body: string): Promis
   return deliveryOf(value);
 };
 
-/** The delivery a message carries (its event inline), or undefined when the body is not one. */
 export const parseDeliveryMessage = (body: string): DeliveryMessage | undefined => deliveryOf(parsed(body));
 
 const deliveryOf = (value: Partial<DeliveryMessage> | null | undefined): DeliveryMessage | undefined => {

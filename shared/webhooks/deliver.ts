@@ -42,7 +42,6 @@ export type DeliverSettings = {
   random?: () => number;
 };
 
-/** What became of one message: for logs, metrics and tests. */
 export type DeliverOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled' | 'held' | 'parked' | 'released' | 'waiting' | 'dropped';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -50,7 +49,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** How long a delivery may go unanswered before its endpoint counts as slow: 2 s (less for a shorter timeout). */
 const slowAfterMs = (timeoutMs: number) => Math.min(2000, timeoutMs / 2);
 
-/** One message being delivered: what every step reads. */
 type Attempt = {
   message: DeliveryMessage;
   settings: DeliverSettings;
@@ -64,7 +62,6 @@ type Attempt = {
 const dueBy = (message: DeliveryMessage, heldUntil: number) =>
   message.not_before !== undefined && Date.parse(message.not_before) >= heldUntil;
 
-/** Sends the message on, due at `at`. */
 const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: number): Promise<DeliverOutcome> => {
   await requeueOrThrow(settings, { ...message, not_before: iso(at) });
   return 'waiting';
@@ -77,10 +74,8 @@ const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMe
 };
 
 /**
- * One delivery message: not yet due, sent on again; else one claim on the endpoint (claim), one
- * signed POST (send), its outcome recorded with the claim given back (recordSuccess, recordFailure),
- * and the next attempt queued or the delivery given up: a slow or failing endpoint holds at most its
- * slots of the deliverers (docs/webhooks.md#how-it-works). Throws only when the table or the queue
+ * One delivery message: a claim on one of the endpoint's slots, one signed POST, its outcome recorded
+ * and the next attempt queued (docs/webhooks.md#how-it-works). Throws only when the table or the queue
  * failed: the message comes back and is redone (recording an attempt twice is harmless).
  */
 export const deliver = async (message: DeliveryMessage, settings: DeliverSettings): Promise<DeliverOutcome> => {
@@ -115,12 +110,7 @@ export const deliver = async (message: DeliveryMessage, settings: DeliverSetting
   return ok ? recordSuccess(attempt, claimed, result) : recordFailure(attempt, claimed, result);
 };
 
-/**
- * Claims one of the endpoint's delivery slots (endpoint-entity claimDelivery: an UpdateItem that
- * also reads it), or says what became of the message: gone or no longer subscribing, dropped;
- * disabled, recorded as failed; held back (a failure streak, a slow delivery, all slots taken),
- * sent on to wait.
- */
+/** Claims one of the endpoint's delivery slots, or says what became of the message. */
 const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOutcome> => {
   const { message, settings, now } = attempt;
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
@@ -155,41 +145,23 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   // A disabled endpoint (only a test reaches it) is held back by nothing but its slots.
   const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
   if (heldUntil > now) {
-    // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked.
+    // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked,
+    // for the delivery that ends the hold to send back; if the hold ended meanwhile, it comes again in a moment.
     if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
-    return park(attempt, endpoint, heldUntil);
+    if (await parkedAndNoted(settings, message, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
+    await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
+    return 'held';
   }
   const holds = (message.holds ?? 0) + 1;
-  // All its slots in flight. An endpoint that answers promptly (a burst): again in 1 s, 2 s, 4 s...
-  // (at most the delivery timeout); any other (new, slow, hanging, failing), whose few slots free up
-  // only as its deliveries end: after about one delivery timeout. Jittered; so a hanging endpoint's
-  // backlog waits instead of spinning through the deliverers and the queue.
+  // All its slots in flight: a prompt endpoint (a burst) is tried again in 1 s, 2 s, 4 s... up to the timeout; any other, whose
+  // few slots free up only as its deliveries end, after about one timeout, so a hanging endpoint's backlog waits instead of spinning.
   const backOff = answersPromptly(endpoint, now) ? Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) : settings.timeoutMs;
   const wait = backOff * (0.5 + random());
   await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
   return 'held';
 };
 
-/**
- * Parks a delivery whose endpoint is held back, to be sent back by the delivery that ends the hold
- * instead of going round the queue. The park is noted on the endpoint only while the hold stands;
- * if it ended meanwhile, the park is taken back and the message comes again in a moment
- * (docs/webhooks.md#how-it-works).
- */
-const park = async (
-  { message, settings, now, random }: Attempt,
-  endpoint: WebhookEndpointItem,
-  heldUntil: number,
-): Promise<DeliverOutcome> => {
-  if (await parkedAndNoted(settings, message, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
-  await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
-  return 'held';
-};
-
-/**
- * Parks the message while its endpoint's hold (until `heldUntil`) stands; false when the hold has
- * ended. The first park of a backlog (`first`: none was seen before it) also leaves its keeper.
- */
+/** Parks the message while its endpoint's hold stands (false when it has ended); the first park of a backlog also leaves its keeper. */
 const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number, heldUntil: number, first: boolean) => {
   const noted = await parkWhileHeld(settings.db, message.merchant_id, message.endpoint_uuid, [{ message, at: now }], now);
   if (!noted) return false;
@@ -197,15 +169,13 @@ const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessag
   return true;
 };
 
-/** How many parked deliveries one release of a disabled endpoint sends back (each to be recorded as failed). */
+/** How many parked deliveries one release of a disabled endpoint sends back, each to be recorded as failed. */
 const RELEASE_CHUNK = 250;
 const RELEASE_SEND_ROUNDS = 3;
 
 /**
- * Sends the endpoint's parked deliveries back to the queue, due now, oldest first: as many as its
- * free slots (one, its probe, while it still fails), a disabled endpoint's RELEASE_CHUNK at a time,
- * so a backlog drains at the endpoint's pace. One deliverer releases at a time; the endpoint's
- * `waiting` mark goes once the list is empty (docs/webhooks.md#how-it-works).
+ * Sends the endpoint's parked deliveries back to the queue, oldest first, as many as its free slots (one
+ * probe while it fails), so a backlog drains at the endpoint's pace. One deliverer releases at a time.
  */
 const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<{ left: boolean }> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
@@ -234,11 +204,9 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
 };
 
 /**
- * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then
- * itself (given up, or parked behind the others): once the hold has passed, the parked deliveries
- * are released, the next probe first; while a later hold stands, whatever set it comes back instead.
- * A keeper (`keep`, left by a backlog's first park) waits out any hold and comes back every delivery
- * timeout while deliveries are parked (docs/webhooks.md#how-it-works).
+ * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then itself:
+ * releases the parked deliveries once the hold has passed. A keeper (`keep`) waits out any hold and comes
+ * back every delivery timeout while deliveries are parked.
  */
 const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<DeliverOutcome> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
@@ -252,9 +220,8 @@ const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: nu
 };
 
 /**
- * The signed POST, signed by every secret in effect (the current one and each one replaced within
- * its overlap). Unanswered after a moment, the endpoint is marked slow: its other deliveries wait
- * for this one's timeout rather than pile up.
+ * The POST, signed by every secret in effect. Unanswered after a moment, the endpoint is marked slow: its
+ * other deliveries wait for this one's timeout rather than pile up.
  */
 const send = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpointItem): Promise<PostResult> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
@@ -288,10 +255,7 @@ const answeredFields = (result: PostResult) => ({
   error: result.error ?? null,
 });
 
-/**
- * A 2xx: recorded, the claim given back, the failure streak ended; a prompt answer noted with the
- * slots it earns (twice the endpoint's; a streak's last probe earns UNPROVEN_SLOTS again).
- */
+/** A 2xx ends the failure streak; a prompt answer earns slots (twice the endpoint's; after a streak, UNPROVEN_SLOTS). */
 const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoint: WebhookEndpointItem, result: PostResult) => {
   const fast = result.latencyMs < slowAfterMs(settings.timeoutMs);
   const wasFailing = endpoint.failing_since !== undefined;
@@ -311,10 +275,8 @@ const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoi
 };
 
 /**
- * Anything else: the endpoint's failure streak moved and the endpoint rested on the schedule by
- * its failures in a row (so its backlog waits behind one probe at a time), then this delivery
- * disabled (410 Gone, a streak of 5 days), given up (its own schedule exhausted) or retried on its
- * own schedule, no sooner than the endpoint's next probe.
+ * Anything else: the endpoint rests on the schedule by its failures in a row (its backlog waits behind one
+ * probe at a time), and this delivery disables it, is given up or is retried no sooner than the next probe.
  */
 const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, result: PostResult): Promise<DeliverOutcome> => {
   const { settings, now, random, record } = attempt;
@@ -364,7 +326,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   return 'retrying';
 };
 
-/** Tells the merchant once per streak when it reaches STREAK_NOTICE_AFTER failures. */
+/** Tells the merchant once per streak, when it reaches STREAK_NOTICE_AFTER failures. */
 const noticeStreak = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpointItem, streak: WebhookEndpointItem) => {
   const failures = streak.consecutive_failures ?? 0;
   if (failures < STREAK_NOTICE_AFTER) return;

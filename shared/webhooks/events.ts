@@ -2,17 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
 import { type CommissionLedger, type LedgerEntry, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import { parseInvite } from '#shared/db/entities/invite';
-import type { OrderEventMessage } from '#shared/domain/order-events';
-import { ORDER_EVENT_TYPES } from '#shared/domain/order-events';
+import { ORDER_EVENT_TYPES, type OrderEventMessage } from '#shared/domain/order-events';
 import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { isoNow } from '#shared/time';
 
 /**
- * The events a merchant's webhook endpoints can subscribe to, and how each is derived from a
- * write (the change feed hands every record's item before and after it). Every event is
- * `{ id, type, timestamp, data }`, `data` in the shapes the API's resources have; `id` is the same
- * for every delivery of one change (the Standard Webhooks `webhook-id`: receivers deduplicate on
- * it), derived from the change itself, so a stream record read twice makes the same event.
+ * The events a webhook endpoint can subscribe to, each derived from a write. An event's `id` (the `webhook-id`
+ * receivers deduplicate on) comes from the change itself, so a stream record read twice makes the same event.
  */
 export const WEBHOOK_EVENT_TYPES = [
   ...ORDER_EVENT_TYPES,
@@ -40,13 +36,7 @@ export const subscribes = (endpoint: { events: readonly string[] }, type: string
 export const eventBody = (event: WebhookEvent): string =>
   JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
 
-/** The order event of the change feed, as a webhook event (same id, type, timestamp and data). */
-export const orderWebhookEvent = (message: OrderEventMessage): WebhookEvent => ({
-  id: message.id,
-  type: message.type,
-  timestamp: message.timestamp,
-  data: message.data,
-});
+export const orderWebhookEvent = ({ id, type, timestamp, data }: OrderEventMessage): WebhookEvent => ({ id, type, timestamp, data });
 
 /** A commission ledger entry as webhooks show it (no API resource has commissions; this is its shape). */
 export const toCommissionEventData = (ledger: CommissionLedger, entry: LedgerEntry) => ({
@@ -75,15 +65,8 @@ const commissionEvents = (before: Image | undefined, after: Image): WebhookEvent
   const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
   return ledger.entries.slice(known).flatMap((entry) => {
     const type = COMMISSION_EVENTS[entry.type];
-    if (type === undefined) return [];
-    return [
-      {
-        id: `evt_commission_${ledger.order_uuid}_${entry.type}_v${entry.version}`,
-        type,
-        timestamp: entry.at,
-        data: toCommissionEventData(ledger, entry),
-      },
-    ];
+    const id = `evt_commission_${ledger.order_uuid}_${entry.type}_v${entry.version}`;
+    return type === undefined ? [] : [{ id, type, timestamp: entry.at, data: toCommissionEventData(ledger, entry) }];
   });
 };
 
@@ -119,12 +102,7 @@ const DERIVERS: Record<string, (before: Image | undefined, after: Image) => Webh
   invite: inviteEvents,
 };
 
-/**
- * The webhook events of one write of a commission ledger, an affiliate request or an invite (the
- * order events come from the feed's order event): a new ledger entry (accrual, reversal; a
- * shipping change's adjustment has no event), a request created or decided, an invitation e-mail
- * sent (`notified_at` set) or its link used (`link_used_at` set).
- */
+/** The webhook events of one write of a commission ledger, an affiliate request or an invite (a shipping adjustment has none). */
 export const itemWebhookEvents = (before: Image | undefined, after: Image): WebhookEvent[] => {
   const derive = typeof after.type === 'string' ? DERIVERS[after.type] : undefined;
   return derive ? derive(before, after) : [];

@@ -2,6 +2,7 @@ import { DISABLED_OUTCOME, recordWebhookDelivery } from '#shared/db/entities/web
 import { allWebhookEndpoints, endpointHeldUntil, type WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
+import { groupBy } from '#shared/group-by';
 import { logger } from '#shared/logger';
 import { sendLists } from '#shared/queue/send-batch';
 import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
@@ -12,14 +13,11 @@ import { keeper, parkWhileHeld } from './park';
 export type MerchantEvents = { merchantId: string; events: WebhookEvent[] };
 
 type Delivery = { endpoint: WebhookEndpointItem; message: DeliveryMessage };
-type HeldEndpoint = { merchantId: string; endpoint: WebhookEndpointItem; heldUntil: number; messages: DeliveryMessage[] };
 
 /**
- * The change feed's webhook reaction for a batch: one delivery per event and enabled, subscribed
- * endpoint, with one Query of the endpoints per merchant (which also says which are held back). A long
- * hold's deliveries are parked at once (parkHeld, parksDuring), a short one's sent delayed to its end,
- * the rest sent, each on its endpoint's lane; a merchant whose endpoints could not be read fails its
- * records. Sending twice is harmless: a delivery is keyed by endpoint and event id (docs/webhooks.md#how-it-works).
+ * The change feed's webhook reaction for a batch: one delivery per event and enabled, subscribed endpoint,
+ * with one Query of the endpoints per merchant; a held-back endpoint's deliveries are parked or delayed.
+ * Sending twice is harmless: a delivery is keyed by endpoint and event id (docs/webhooks.md#how-it-works).
  */
 export const fanOutWebhookEvents = async (
   db: TableRef,
@@ -55,24 +53,19 @@ export const fanOutWebhookEvents = async (
           ),
       ),
   );
-  const held = new Map<string, HeldEndpoint>();
-  for (const { endpoint, message } of planned.flat()) {
-    const heldUntil = endpointHeldUntil(endpoint);
-    if (heldUntil <= now) continue;
-    const key = `${message.merchant_id}#${endpoint.uuid}`;
-    const entry = held.get(key) ?? { merchantId: message.merchant_id, endpoint, heldUntil, messages: [] };
-    entry.messages.push(message);
-    held.set(key, entry);
-  }
+  // Each merchant's endpoints were read once, so an endpoint item stands for its endpoint.
+  const held = groupBy(
+    planned.flat().filter(({ endpoint }) => endpointHeldUntil(endpoint) > now),
+    ({ endpoint }) => endpoint,
+  );
   const outcomes = new Map(
     await Promise.all(
-      [...held.values()].map(
-        async (entry) =>
-          [
-            entry.endpoint,
-            { heldUntil: entry.heldUntil, outcome: parksDuring(entry.endpoint, now) ? await parkHeld(db, entry, send, now) : 'delayed' },
-          ] as const,
-      ),
+      [...held].map(async ([endpoint, deliveries]) => {
+        const heldUntil = endpointHeldUntil(endpoint);
+        const messages = deliveries.map(({ message }) => message);
+        const outcome = parksDuring(endpoint, now) ? await parkHeld(db, endpoint, heldUntil, messages, send, now) : 'delayed';
+        return [endpoint, { heldUntil, outcome }] as const;
+      }),
     ),
   );
   const lists = planned.map((deliveries) =>
@@ -97,11 +90,8 @@ const missesRecoverably = (endpoint: WebhookEndpointItem, now: number) =>
   Date.parse(endpoint.disabled_at) >= Date.parse(recoverableSince(now));
 
 /**
- * An event for an endpoint the service disabled is recorded as a failed delivery (one write), not
- * sent: so once the merchant has fixed the receiver and enabled it again, recover sends what it
- * missed, as the notice of its disabling says. An endpoint disabled longer than recover reaches
- * back, or by the merchant, records nothing (the event log keeps every event 30 days). False for a
- * record whose recording failed: the feed reads it again.
+ * An event for an endpoint the service disabled is recorded as a failed delivery, not sent, so that recover
+ * sends it once the endpoint is enabled again. False for a record whose recording failed: the feed reads it again.
  */
 const recordMissedWhileDisabled = async (
   db: TableRef,
@@ -142,10 +132,8 @@ const recordMissedWhileDisabled = async (
 };
 
 /**
- * A hold whose new deliveries are parked: a delivery unanswered (the slow mark, up to a delivery
- * timeout, while the endpoint's deliverers hang) or a rest longer than SHORT_HOLD_MS. A shorter
- * rest's deliveries arrive at its end, at most that much of the endpoint's traffic at once, and each
- * is one more chance to find a flapping endpoint up (parked, it gets one probe per rest).
+ * A hold whose new deliveries are parked: a slow mark or a rest longer than SHORT_HOLD_MS. A shorter rest's
+ * deliveries arrive at its end, each one more chance to find a flapping endpoint up (parked, it gets one probe per rest).
  */
 const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
   (endpoint.slow_until !== undefined && Date.parse(endpoint.slow_until) > now) ||
@@ -155,19 +143,20 @@ const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
 const SHORT_HOLD_MS = 60_000;
 
 /**
- * Parks a held endpoint's deliveries of the batch while its hold stands: `ended` when it ended
- * meanwhile (they are sent now), `delayed` when the table or queue failed (they are sent delayed
- * until the hold's end, as a park would be released). The backlog's keeper is sent first when the
- * endpoint had none, so parks never wait without one (a keeper that finds nothing parked ends).
+ * Parks a held endpoint's deliveries of the batch: `ended` when the hold ended meanwhile (they are sent now),
+ * `delayed` when the table or queue failed. The keeper goes first, so parks never wait without one.
  */
 const parkHeld = async (
   db: TableRef,
-  { merchantId, endpoint, heldUntil, messages }: HeldEndpoint,
+  endpoint: WebhookEndpointItem,
+  heldUntil: number,
+  messages: DeliveryMessage[],
   send: (messages: DeliveryMessage[]) => Promise<boolean[]>,
   now: number,
 ): Promise<'parked' | 'ended' | 'delayed'> => {
+  const [first] = messages;
+  const merchantId = first?.merchant_id ?? '';
   try {
-    const [first] = messages;
     if (first && endpoint.waiting === undefined && !(await send([keeper(first, heldUntil)]))[0]) return 'delayed';
     // Filed under the event's time, so a record read again parks the same items again.
     const parks = messages.map((message) => ({ message, at: Date.parse(message.event.timestamp) || now }));

@@ -11,11 +11,7 @@ const MAX_RECIPIENTS = 10;
 
 export type EndpointNotice = { kind: 'failing'; failures: number } | { kind: 'disabled'; reason: string };
 
-export const endpointNoticeMessage = (
-  to: string,
-  endpoint: Pick<WebhookEndpointItem, 'url' | 'uuid'>,
-  notice: EndpointNotice,
-): MailMessage => {
+const endpointNoticeMessage = (to: string, endpoint: Pick<WebhookEndpointItem, 'url' | 'uuid'>, notice: EndpointNotice): MailMessage => {
   const paragraphs =
     notice.kind === 'failing'
       ? [
@@ -34,11 +30,7 @@ export const endpointNoticeMessage = (
   };
 };
 
-/**
- * E-mails the merchant's dashboard users about an endpoint's failure streak or its disabling.
- * Best effort: a notice that SES refuses is logged, never retried (the deliveries list and the
- * endpoint's state say the same).
- */
+/** E-mails the merchant's users about an endpoint's failure streak or disabling; best effort (the endpoint's state says the same). */
 export const sendEndpointNotice = async (db: TableRef, merchantId: string, endpoint: WebhookEndpointItem, notice: EndpointNotice) => {
   const users = await merchantUsers(db, merchantId, MAX_RECIPIENTS);
   await Promise.all(

@@ -85,18 +85,16 @@ const hasControlCharacter = (text: string) =>
     return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
   });
 
+/** A host name without the root's dot it may end in (`localhost.` is `localhost`). */
+const withoutRootDot = (host: string) => (host.endsWith('.') ? host.slice(0, -1) : host);
+
 /** `localhost` and its subdomains always name the loopback address (RFC 6761). */
 const isLocalhostName = (host: string) => {
-  // A name may end in the root's dot (`localhost.`): the same name.
-  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const name = withoutRootDot(host);
   return name === 'localhost' || name.endsWith('.localhost');
 };
 
-/**
- * Says why a webhook URL must not be called (length, control characters, scheme, credentials, port 0,
- * a literal address or `localhost` that is not public, a host that is no host name), or undefined when it may be tried. The API
- * refuses such a URL when it is written (422 on `url`), and a delivery refuses it again.
- */
+/** Says why a webhook URL must not be called, or undefined: the API refuses it when written (422 on `url`), a delivery again. */
 export function urlRefusal(url: string, policy: TargetPolicy): string | undefined {
   if (url.length > MAX_URL_LENGTH) return `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`;
   if (hasControlCharacter(url)) return 'The webhook URL must not contain control characters.';
@@ -128,13 +126,13 @@ export function urlRefusal(url: string, policy: TargetPolicy): string | undefine
 /** A DNS label as host names use it (RFC 1123; `_` too, which some service names carry): 1 to 63 characters, no hyphen at either end. */
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 
-/** Whether a parsed (lowercased, punycoded) host can be a name DNS resolves: labels as above, at most 253 characters, one final dot allowed. */
+/** Whether a parsed (lowercased, punycoded) host can be a name DNS resolves: labels as above, at most 253 characters. */
 const isHostName = (host: string) => {
-  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const name = withoutRootDot(host);
   return name.length > 0 && name.length <= 253 && name.split('.').every((label) => LABEL.test(label));
 };
 
-/** Resolves a hostname to every address it has, injectable so tests can simulate DNS answers (rebinding included). */
+/** Resolves a hostname to every address it has; tests inject their DNS answers (rebinding included). */
 export type Resolve = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
 const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
@@ -182,13 +180,12 @@ export async function postWebhook(
   if (refusal) return { latencyMs: elapsed(), body: '', error: refusal };
   const maxBodyBytes = options.maxBodyBytes ?? 65_536;
   const target = new URL(url);
-  const requestHeaders: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) requestHeaders[name.toLowerCase()] = value;
-  Object.assign(requestHeaders, {
+  const requestHeaders = {
+    ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])),
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     'user-agent': USER_AGENT,
-  });
+  };
 
   return new Promise<PostResult>((resolve) => {
     let settled = false;

@@ -4,10 +4,9 @@ import type { TableRef } from '#shared/db/table-def';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 
 /**
- * Parks deliveries of one endpoint while its hold stands: written first (each filed under `at`, its
- * place in the list), then noted on the endpoint on the condition that the hold still stands, so
- * whoever ends the hold finds them. Undefined when the hold has ended (the parks are taken back and
- * the caller sends the deliveries); else whether they began the endpoint's backlog.
+ * Parks deliveries of one endpoint while its hold stands: written first, then noted on the endpoint on the condition
+ * that the hold still stands, so whoever ends it finds them. Undefined when it has ended (the parks are taken back),
+ * else whether they began the endpoint's backlog.
  */
 export const parkWhileHeld = async (
   db: TableRef,
@@ -36,9 +35,8 @@ export const parkWhileHeld = async (
 };
 
 /**
- * The keeper of an endpoint's backlog, left by whoever parks its first delivery: a wake-up that
- * comes back when the hold ends and then every delivery timeout while anything is parked
- * (deliver.ts, wake), so a backlog never depends on one message of the chain that releases it.
+ * The keeper of an endpoint's backlog, left by its first park: a wake-up that comes back while anything is parked,
+ * so a backlog never depends on one message of the chain that releases it.
  */
 export const keeper = ({ not_before: _notBefore, holds: _holds, ...message }: DeliveryMessage, heldUntil: number): DeliveryMessage => ({
   ...message,

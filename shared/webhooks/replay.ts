@@ -6,9 +6,8 @@ import { WEBHOOK_MESSAGES } from '#shared/schemas/webhooks';
 import { subscribes, TEST_EVENT_TYPE, type WebhookEvent } from './events';
 
 /**
- * Sending recorded deliveries again (the API's resend and recover, `npm run admin -- webhooks
- * replay`): each as a first attempt of the same event, so its `webhook-id` is unchanged and the
- * receiver deduplicates it if it did get it after all.
+ * Recorded deliveries sent again (resend, recover, the admin replay), each as a first attempt of the same event: its
+ * `webhook-id` is unchanged, so a receiver that did get it deduplicates it.
  */
 export type SendDeliveries = (messages: DeliveryMessage[]) => Promise<boolean[]>;
 
@@ -39,7 +38,7 @@ const queue = async (send: SendDeliveries, messages: DeliveryMessage[]) => {
 /** A delivery the deliverer would not send, so it is not queued; its message says why. */
 export class NotSendable extends Error {}
 
-/** A delivery of an event type the endpoint no longer subscribes to: the deliverer would drop it, so it is not sent. */
+/** A delivery of an event type the endpoint no longer subscribes to, which the deliverer would drop. */
 export class NoLongerSubscribed extends NotSendable {
   override name = 'NoLongerSubscribed';
   constructor(readonly eventType: string) {
@@ -47,7 +46,7 @@ export class NoLongerSubscribed extends NotSendable {
   }
 }
 
-/** The endpoint is disabled: the deliverer would record the delivery as failed, sending nothing (a test it sends). */
+/** The endpoint is disabled: the deliverer would record the delivery as failed (a test it sends). */
 export class EndpointDisabled extends NotSendable {
   override name = 'EndpointDisabled';
   constructor() {
@@ -69,10 +68,8 @@ export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchan
 };
 
 /**
- * Sends again the deliveries to the endpoint that failed since `since`, oldest first, RECOVER_BATCH
- * at a time (fewer when their events are large): read from the endpoint's failed list, so the
- * cost follows the failures, never the deliveries that succeeded. `next_since` continues. Those of
- * event types the endpoint no longer subscribes to are passed over (not sent, not counted).
+ * Sends again the endpoint's deliveries that failed since `since`, oldest first, RECOVER_BATCH at a time, read from
+ * its failed list so the cost follows the failures; event types it no longer subscribes to are passed over.
  */
 export const replayFailedDeliveries = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, since: string) => {
   const { deliveries, next } = await failedWebhookDeliveries(db, merchantId, endpoint.uuid, since, RECOVER_BATCH);

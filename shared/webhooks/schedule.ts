@@ -1,9 +1,6 @@
 /**
- * When a webhook delivery is tried, and when an endpoint is given up on: the Standard Webhooks
- * schedule (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h after the previous
- * try), each wait with ±10% jitter so that retries of many events do not arrive together, and a
- * receiver's `Retry-After` honoured when it asks for longer. Tests compress the schedule with
- * WEBHOOK_RETRY_SCHEDULE_SECONDS (comma-separated seconds); nothing else should set it.
+ * The Standard Webhooks retry schedule, each wait jittered ±10% so that retries of many events do not arrive together;
+ * a receiver's longer `Retry-After` wins. Tests compress it with WEBHOOK_RETRY_SCHEDULE_SECONDS.
  */
 export const STANDARD_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600];
 
@@ -31,17 +28,10 @@ export const retryAfterSeconds = (header: string | undefined, now = Date.now()):
   return Number.isFinite(seconds) ? Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, Math.ceil(seconds))) : undefined;
 };
 
-/**
- * A wait of `base` seconds, ±10%, to the millisecond: rounded to whole seconds, the jitter of a
- * short wait is lost (1, 2 or 4 s stay exact, 5 s is 5 or 6), and retries that failed together
- * come back together, in step with an endpoint that is down at regular intervals.
- */
+/** A wait of `base` seconds, ±10%, to the millisecond: rounded to seconds, a short wait's jitter would be lost. */
 const jittered = (base: number, random: () => number) => Math.round(base * 1000 * (0.9 + 0.2 * random())) / 1000;
 
-/**
- * The wait in seconds before attempt `attempt + 1` after attempt `attempt` failed (attempts count
- * from 1), or undefined when the schedule is exhausted.
- */
+/** The wait in seconds before the attempt after `attempt` (from 1), or undefined when the schedule is exhausted. */
 export const waitBeforeNextAttempt = (
   attempt: number,
   retryAfter: number | undefined,
@@ -54,10 +44,8 @@ export const waitBeforeNextAttempt = (
 };
 
 /**
- * How long (seconds) a failing endpoint rests after its `failures`-th failure in a row before the next
- * probe: the same schedule, counted per endpoint (the last wait repeats), or longer when its
- * `Retry-After` asks. So an endpoint with a backlog is probed one attempt at a time on the
- * schedule, however many of its deliveries fail or wait.
+ * How long (seconds) a failing endpoint rests after its `failures`-th failure in a row: the same schedule, counted per
+ * endpoint, so a backlog is probed one attempt at a time however many of its deliveries fail.
  */
 export const endpointRestAfterFailures = (
   failures: number,
@@ -70,11 +58,10 @@ export const endpointRestAfterFailures = (
 };
 
 /**
- * An endpoint is disabled once its failure streak has lasted 5 days: longer than the whole
- * schedule (about three days), so no outage the schedule rides out disables it. (A count of
- * failures would: many deliveries in flight can fail within a second.)
+ * An endpoint is disabled once its failure streak has lasted 5 days, longer than the whole schedule, so no outage the
+ * schedule rides out disables it (a count of failures would: many deliveries in flight can fail within a second).
  */
-export const STREAK_LIMIT = { days: 5 } as const;
+const STREAK_LIMIT = { days: 5 } as const;
 /** The merchant is e-mailed once a streak reaches this many failed attempts (and again when disabled). */
 export const STREAK_NOTICE_AFTER = 5;
 

@@ -1,11 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Webhook secrets at rest: AES-256-GCM under the stage's webhook key, bound (as additional data)
- * to the merchant and the item they are stored in (the endpoint's uuid, or the idempotency record
- * that keeps the answer that showed them), so a sealed secret copied to another item does not
- * open. The key is the SHA-256 of a string: in AWS the Secrets Manager secret named by
- * WEBHOOK_KEY_SECRET_ARN (read once per container), in `npm start` WEBHOOK_SECRET_KEY.
+ * Webhook secrets at rest: AES-256-GCM under the stage's key, bound to the merchant and the item they are stored in,
+ * so a sealed secret copied to another item does not open. The key is the SHA-256 of the Secrets Manager secret
+ * WEBHOOK_KEY_SECRET_ARN (in `npm start`, of WEBHOOK_SECRET_KEY).
  */
 const VERSION = 'v1';
 
