@@ -4,30 +4,13 @@ import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#share
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
 /**
- * Every deployed function, derived from the two manifests (functions/routes.ts and
- * functions/workers.ts): what it may touch and which environment its imports need. The stack,
- * the infra tests and scripts/bundle-size.ts all start here, so a new route in the manifest gets
- * its function, its least-privilege role and its API method without touching lib/.
+ * Every deployed function, derived from the two manifests (functions/routes.ts and functions/workers.ts):
+ * what it may touch and which environment its imports need. The stack, the infra tests and
+ * scripts/bundle-size.ts all start here.
  */
 
-export type FunctionAccess = {
-  /** DynamoDB actions on the base table. */
-  table: string[];
-  /** DynamoDB actions per secondary index. */
-  indexes: Record<string, string[]>;
-  /** sqs:SendMessage on these queues (table-def.ts QUEUES). */
-  sends: readonly QueueId[];
-  /** The queue its SQS event source mapping consumes (the mapping's actions on that queue only). */
-  consumes: QueueId | undefined;
-  /** Reads the table's stream through its DynamoDB event source mapping. */
-  stream: boolean;
-  /** ses:SendEmail as the configured sender identity. */
-  mail: boolean;
-  /** secretsmanager:GetSecretValue on the stage's webhook key. */
-  webhookSecrets: boolean;
-  /** UpdateItem on the merchants' quota items only (every route: shared/http/quota.ts). */
-  quota: boolean;
-};
+/** What a function may touch; its role is derived from it (lib/merchant-function.ts). */
+export type FunctionAccess = ReturnType<typeof workerAccess>;
 
 export type FunctionSpec = {
   id: string;
@@ -56,7 +39,7 @@ const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION
 export const IDEMPOTENCY_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** A worker's role: exactly its manifest entry's access, and what its trigger reads. Without a trigger, the base of a route's. */
-export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigger?: WorkerTrigger }): FunctionAccess => ({
+export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigger?: WorkerTrigger }) => ({
   table: tableActions(access.table),
   indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
   sends: access.sends ?? [],
@@ -64,6 +47,7 @@ export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigge
   stream: trigger?.kind === 'table-stream',
   mail: access.mail ?? false,
   webhookSecrets: access.webhookSecrets ?? false,
+  // UpdateItem on the merchants' quota items only (every route: shared/http/quota.ts).
   quota: false,
 });
 
@@ -111,21 +95,8 @@ export const functionSpecs = (): FunctionSpec[] => [
   ),
 ];
 
-/** The values the environment is built from (deploy-time tokens in the stack, placeholders in scripts). */
-export type EnvironmentValues = {
-  STAGE: string;
-  TABLE_NAME: string;
-  /** Each queue's URL, by queue id. */
-  queueUrls: Record<QueueId, string>;
-  MAIL_FROM: string;
-  INVITE_LINK_BASE_URL: string;
-  AUTH_CACHE_TTL_SECONDS: string;
-  /** The Secrets Manager secret of the stage's webhook key (`npm start` gives WEBHOOK_SECRET_KEY instead). */
-  WEBHOOK_KEY_SECRET_ARN: string;
-};
-
 /** Values for loading function code outside AWS (a bundle's import, the OpenAPI generator): nothing is called with them. */
-export const PLACEHOLDER_VALUES: EnvironmentValues = {
+export const PLACEHOLDER_VALUES = {
   STAGE: 'live',
   TABLE_NAME: 'affiliate-merchant-api-live',
   queueUrls: Object.fromEntries(
@@ -134,8 +105,12 @@ export const PLACEHOLDER_VALUES: EnvironmentValues = {
   MAIL_FROM: 'affiliates@example.com',
   INVITE_LINK_BASE_URL: 'https://dashboard.example.com/invitations',
   AUTH_CACHE_TTL_SECONDS: '30',
+  // The stage's webhook key in Secrets Manager (`npm start` gives WEBHOOK_SECRET_KEY instead).
   WEBHOOK_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:000000000000:secret:webhook-key',
 };
+
+/** The values the environment is built from (deploy-time tokens in the stack, placeholders in scripts). */
+export type EnvironmentValues = typeof PLACEHOLDER_VALUES;
 
 /**
  * Exactly the variables a function's imports read (shared/queue/*.ts and shared/mail/client.ts
