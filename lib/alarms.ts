@@ -5,15 +5,10 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC } from '#shared/metric-names';
+import type { StageConfig } from './config';
 import { businessMetric, type WatchedResources } from './observability';
 
-export type MerchantAlarmsProps = WatchedResources & {
-  latencyP99Ms: number;
-  /** Subscribed to the stage's topic. */
-  alarmEmail: string | undefined;
-  /** An existing topic the alarms notify as well. */
-  alarmTopicArn: string | undefined;
-};
+export type MerchantAlarmsProps = WatchedResources & Pick<StageConfig, 'latencyP99Ms' | 'alarmEmail' | 'alarmTopicArn'>;
 
 /** API 5xx rate above this share of requests (5-minute window) alarms. */
 export const API_5XX_RATE_THRESHOLD = 0.05;
@@ -32,11 +27,7 @@ export const QUOTA_REFUSALS_THRESHOLD = 300;
 /** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
 export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
 
-/**
- * The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set): API 5xx
- * rate and p99 latency, each function's errors and throttles, any message in the DLQ, a stalled
- * orders queue, failed e-mails, anything parked, webhook deliveries dead-lettered or endpoints disabled in numbers, and a change feed falling behind its stream.
- */
+/** The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set). */
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
@@ -60,7 +51,7 @@ export class MerchantAlarms extends Construct {
     description: string,
     metric: IMetric,
     threshold: number,
-    options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator } = {},
+    options: { evaluationPeriods?: number; datapointsToAlarm?: number; atLeast?: boolean } = {},
   ) {
     const created = new Alarm(this, alarmId, {
       alarmDescription: description,
@@ -68,7 +59,9 @@ export class MerchantAlarms extends Construct {
       threshold,
       evaluationPeriods: options.evaluationPeriods ?? 1,
       datapointsToAlarm: options.datapointsToAlarm,
-      comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+      comparisonOperator: options.atLeast
+        ? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        : ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     created.addAlarmAction(...this.actions);
@@ -93,26 +86,17 @@ export class MerchantAlarms extends Construct {
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
     );
 
+    const sum = { statistic: 'Sum', period: FIVE_MINUTES };
     for (const fn of props.functions) {
-      const name = fn.node.id;
-      this.alarm(
-        `${name}Errors`,
-        `${fn.spec.id} (${props.stage}): invocation errors (crash, timeout, init failure)`,
-        fn.fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
-        1,
-        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
-      );
-      this.alarm(
-        `${name}Throttles`,
-        `${fn.spec.id} (${props.stage}): throttled invocations`,
-        fn.fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
-        1,
-        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
-      );
+      const what = `${fn.spec.id} (${props.stage})`;
+      this.alarm(`${fn.node.id}Errors`, `${what}: invocation errors (crash, timeout, init failure)`, fn.fn.metricErrors(sum), 1, {
+        atLeast: true,
+      });
+      this.alarm(`${fn.node.id}Throttles`, `${what}: throttled invocations`, fn.fn.metricThrottles(sum), 1, { atLeast: true });
     }
   }
 
-  /** What waits after the request: the DLQs and the parked queue, a stalled orders queue, failed e-mails, sustained quota refusals, endpoints disabled, a change feed behind. */
+  /** What waits after the request: queues, e-mails, quotas, webhooks and the change feed. */
   private addAsyncAlarms(props: MerchantAlarmsProps) {
     this.alarm(
       'DlqDepth',
@@ -132,7 +116,7 @@ export class MerchantAlarms extends Construct {
       `${props.stage}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
       businessMetric(props.stage, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
       EMAILS_FAILED_THRESHOLD,
-      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      { atLeast: true },
     );
     this.alarm(
       'ParkedDepth',
@@ -158,7 +142,7 @@ export class MerchantAlarms extends Construct {
       `${props.stage}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
       businessMetric(props.stage, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
       WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
-      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      { atLeast: true },
     );
     this.alarm(
       'ChangeFeedBehind',

@@ -7,7 +7,7 @@ import type { Stage } from '#shared/config';
 import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
-import { MerchantData } from './data';
+import { constructIdOf, MerchantData } from './data';
 import { type FunctionSpec, functionEnvironment, functionSpecs } from './function-specs';
 import { MerchantFunction } from './merchant-function';
 import { suppressStageFindings } from './nag';
@@ -23,14 +23,6 @@ const changeFeedOf = (functions: readonly MerchantFunction[]): MerchantFunction 
 };
 
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
-
-/** `orders-create-legacy` -> `OrdersCreateLegacy`: the construct id of a function. */
-export const constructIdOf = (functionId: string) =>
-  functionId
-    .split(/[^a-zA-Z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
 
 /**
  * One stage (live or sandbox) of the Merchant API: its own table, queue, functions and API, so a
@@ -61,23 +53,16 @@ export class MerchantApiStage extends Stack {
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     const specs = functionSpecs();
-    this.data = new MerchantData(this, 'Data', { stage, retainData: config.retainData });
+    this.data = new MerchantData(this, 'Data', config);
     const { table, queue, dlq, queues } = this.data;
 
-    this.restApi = new MerchantRestApi(this, 'Http', {
-      stage,
-      throttle: config.throttle,
-      wafIpRateLimit: config.wafIpRateLimit,
-      ownsApiGatewayAccount: config.ownsApiGatewayAccount,
-      logRetention: config.logRetention,
-      removalPolicy,
-    });
+    this.restApi = new MerchantRestApi(this, 'Http', { ...config, removalPolicy });
 
     // The key that seals merchants' webhook secrets (shared/webhooks/secret-box.ts); readable only by the functions that seal or open them.
     const webhookKey = new Secret(this, 'WebhookKey', {
       description: `Affiliate merchant API (${stage}): the key that seals webhook signing secrets`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy,
     });
     const sesIdentityArn = this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.sesIdentity });
     const environmentValues = {
@@ -102,12 +87,7 @@ export class MerchantApiStage extends Stack {
       webhooksDlq: queues['webhooks-dlq'],
       changeFeed: changeFeedOf(this.functions),
     };
-    this.alarms = new MerchantAlarms(this, 'Alarms', {
-      ...watched,
-      latencyP99Ms: config.latencyP99Ms,
-      alarmEmail: config.alarmEmail,
-      alarmTopicArn: config.alarmTopicArn,
-    });
+    this.alarms = new MerchantAlarms(this, 'Alarms', { ...config, ...watched });
     this.dashboard = new MerchantDashboard(this, 'Dashboard', { ...watched, webAcl: this.restApi.webAcl, alarms: this.alarms.alarms });
     this.operatorPolicy = new OperatorPolicy(this, 'Operator', {
       stage,
