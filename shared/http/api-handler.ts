@@ -55,17 +55,14 @@ const alongsideWork = (): ApiMiddleware => {
 };
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
-export type IdempotencyHandling = {
+type IdempotencyHandling = {
   claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>>;
   recordResponse: ApiMiddleware;
 };
 
 /**
- * The one request chain of every route, built middleware-first and handler-last so TypeScript infers
- * what each step adds to the context (middy's `use` types): the handler reads the credential and the
- * input as the route's schemas output them, with no cast and no check. Its Reply, and any failure, go
- * out in the route's envelope. Why the steps come in this order: docs/design-notes.md#idempotency-key
- * ("Where it runs").
+ * The one request chain of every route, typed step by step by middy's `use`, so the handler reads the
+ * credential and its input with no cast. The order of the steps: docs/design-notes.md#idempotency-key.
  */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,
@@ -115,10 +112,6 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   return Object.assign(handler, { schemas });
 };
 
-/**
- * A GET, PATCH or DELETE route's Lambda handler, built from its manifest entry (functions/routes.ts).
- * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
- * separate module, so that the read-only functions do not bundle its writes.
- */
+/** A GET, PATCH or DELETE route's handler; POST routes use postApiHandler, a module of its own so others do not bundle its writes. */
 export const apiHandler = <S extends Schemas, R extends ReadOrPatchRoute>(route: R, schemas: S, handle: Handle<S, ReplyDataOf<R>>) =>
   buildApiHandler(route, schemas, handle);

@@ -9,10 +9,7 @@ import type { InvitePagination, LaravelPagination } from './envelope';
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
 
-/**
- * An integer query value is written in plain decimal digits, in one spelling: `16`, never `0x10`,
- * `1e1`, `16.0`, ` 16`, `+16` or `016` (JavaScript's Number() would take them all).
- */
+/** Plain decimal digits in one spelling: `16`, never `0x10`, `1e1`, `16.0`, `+16` or `016` (all of which Number() takes). */
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 
@@ -39,10 +36,7 @@ export const pageSizeParam = (max: number, fallback: number) =>
     z.transform((value) => value ?? fallback),
   );
 
-/**
- * The most a page's items may take, JSON-escaped as the body travels inside Lambda's answer, which
- * is at most 6 MB: a page of the largest orders the API takes passes it well before per_page's 100.
- */
+/** The most a page's items may take, JSON-escaped inside Lambda's answer of at most 6 MB. */
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
 /** The page's items, or a 422 naming per_page when they are too large to send in one answer. */
@@ -92,12 +86,7 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
   total_pages: lastPage(total, query.per_page),
 });
 
-/**
- * Cursors of lists read by position (webhook deliveries): the position (base64url) and a 128-bit
- * SHA-256 tag binding it to the list's scope (stage table, merchant, list). Anything else is a 422
- * keyed by its parameter, never a page read from somewhere else; the tag is a binding, not a secret
- * (docs/design-notes.md#pagination).
- */
+/** A cursor: the position (base64url) and a tag binding it to the list's scope (docs/design-notes.md#pagination). */
 const CURSOR = /^([A-Za-z0-9_-]{1,600})\.([A-Za-z0-9_-]{22})$/;
 export const CURSOR_MESSAGE = 'The selected :attribute is invalid.';
 
@@ -111,10 +100,7 @@ export type CursorInput = { position: string; tag: string };
 export const encodeCursor = (position: string, scope: string): string =>
   `${Buffer.from(position, 'utf8').toString('base64url')}.${cursorTag(scope, position)}`;
 
-/**
- * `page` on a list read by cursor: refused, so that a client paging by number is told, rather than
- * given the first page again and again. `cursorName` names the parameter that pages it.
- */
+/** `page` on a list read by cursor: refused, so a client paging by number is told rather than given the first page again. */
 export const pageRefused = (cursorName: string) =>
   z.optional(
     z
