@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { invalidField } from '#shared/errors';
 import { lastPage, type PageQuery } from '#shared/page-window';
-import { text } from '#shared/schemas/common';
+import { refuse, text } from '#shared/schemas/common';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; docs/design-notes.md, "Pagination"). */
@@ -17,8 +17,7 @@ export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 const decimalInt = () =>
   z.transform((value: unknown, ctx) => {
     if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);
-    ctx.issues.push({ code: 'custom', message: INTEGER_MESSAGE, input: value });
-    return z.NEVER;
+    return refuse(ctx, value, INTEGER_MESSAGE);
   });
 
 /** An empty query value means "not given" (Laravel turns '' into null), so the default applies. */
@@ -106,14 +105,9 @@ export const pageRefused = (cursorName: string) =>
     z
       .pipe(
         z.unknown(),
-        z.transform((value, ctx) => {
-          ctx.issues.push({
-            code: 'custom',
-            message: `The :attribute field is not taken here: this list is paged by cursor (${cursorName}).`,
-            input: value,
-          });
-          return z.NEVER;
-        }),
+        z.transform((value, ctx) =>
+          refuse(ctx, value, `The :attribute field is not taken here: this list is paged by cursor (${cursorName}).`),
+        ),
       )
       // Documented as taking no value at all (JSON Schema `not: {}`).
       .check(z.meta({ description: `Not taken: this list is paged by \`${cursorName}\`; any value is refused (422).`, not: {} })),
@@ -132,8 +126,7 @@ export const cursorParam = () =>
           // base64url decoding skips what it cannot read: only a round trip proves the text was ours.
           if (match && position.isWellFormed() && Buffer.from(position, 'utf8').toString('base64url') === match[1])
             return { position, tag: match[2] as string };
-          ctx.issues.push({ code: 'custom', message: CURSOR_MESSAGE, input: value });
-          return z.NEVER;
+          return refuse(ctx, value, CURSOR_MESSAGE);
         }),
       ),
     ),

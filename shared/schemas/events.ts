@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { pageRefused, pageSizeParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
-import { text } from './common';
+import { refuse, text } from './common';
 
 /** The event log's page size: 25 unless asked, at most 100. */
 export const DEFAULT_EVENTS_LIMIT = 25;
@@ -37,8 +37,7 @@ const types = given(
         .map((part) => part.trim())
         .filter((part) => part !== '');
       if (parts.every((part) => SUBSCRIBABLE.includes(part))) return [...new Set(parts)];
-      ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
-      return z.NEVER;
+      return refuse(ctx, value, 'The selected :attribute is invalid.');
     }),
   ),
 );
@@ -56,8 +55,7 @@ const time = given(
     z.transform((value, ctx) => {
       const utc = new Date(value).toISOString();
       if (/^\d{4}-/.test(utc)) return utc;
-      ctx.issues.push({ code: 'custom', message: TIME_MESSAGE, input: value });
-      return z.NEVER;
+      return refuse(ctx, value, TIME_MESSAGE);
     }),
   ),
 );
@@ -82,13 +80,7 @@ export const eventsQuery = z.pipe(
   }),
   z.transform((query, ctx) => {
     if (query.created_gte === undefined || query.created_lt === undefined || query.created_gte < query.created_lt) return query;
-    ctx.issues.push({
-      code: 'custom',
-      path: ['created_lt'],
-      message: 'The :attribute field must be a time after created_gte.',
-      input: query.created_lt,
-    });
-    return z.NEVER;
+    return refuse(ctx, query.created_lt, 'The :attribute field must be a time after created_gte.', ['created_lt']);
   }),
 );
 export type EventsQuery = z.output<typeof eventsQuery>;
