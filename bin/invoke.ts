@@ -1,9 +1,4 @@
-/**
- * `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`: one function's handler run
- * in this process against the running `npm start` (what it does: `--help` below). It finds the stack
- * through .local/ports.json; the port env of `npm start` (PORT, SANDBOX_PORT, SES_PORT,
- * DYNAMODB_PORT, SQS_PORT) overrides them.
- */
+/** `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`: one handler run against `npm start` (`--help`). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -67,11 +62,7 @@ try {
   fail(`Cannot read the event ${eventFile}: ${asError(error).message}`);
 }
 
-/**
- * The sample events carry the demo's live token; on the sandbox stage that is a 403 (a live token
- * on the sandbox API), so they get the demo's sandbox token and the sandbox stage name instead.
- * An event with any other token is left as it is.
- */
+/** On sandbox, an event with the demo's live token (a 403 there) gets its sandbox token and stage name. */
 function forSandbox(input: unknown): unknown {
   const liveTokens = new Set<string>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
   const sandboxToken = `Bearer ${DEMO.tokens.sandbox}`;
