@@ -15,10 +15,7 @@ export const API_5XX_RATE_THRESHOLD = 0.05;
 const FIVE_MINUTES = Duration.minutes(5);
 /** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
-/**
- * The change feed this far behind the table's stream (its IteratorAge): a queue has refused its
- * sends for several minutes, or it is failing; records are kept 24 hours, so nothing is lost yet.
- */
+/** The change feed this far behind its stream is stuck or failing; records are kept 24 hours, so nothing is lost yet. */
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
 /** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;

@@ -26,10 +26,7 @@ export const constructIdOf = (id: string) =>
 
 export type MerchantDataProps = Pick<StageConfig, 'stage' | 'retainData'>;
 
-/**
- * The stage's state: the single table with its stream (built from shared/db/table-def.ts, like the
- * local one) and the queues of table-def.ts QUEUES (settings shared with the local stack).
- */
+/** The stage's table and queues, built from shared/db/table-def.ts like the local stack's. */
 export class MerchantData extends Construct {
   readonly table: Table;
   readonly queues: Record<QueueId, Queue>;

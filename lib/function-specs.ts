@@ -51,12 +51,7 @@ export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigge
   quota: false,
 });
 
-/**
- * A route's role: exactly what its manifest entry lists, plus what authentication needs in every
- * route (GetItem of the merchant on the table, Query of the token by its hash on gsi1, which also
- * serves the order sequence; gsi2, owed work, is for the operator tools only), idempotency's on
- * POST, and the quota.
- */
+/** A route's role: what its manifest entry lists, plus authentication's GetItem and gsi1 Query, idempotency's on POST, and the quota. */
 export const routeAccess = ({ access, method }: Pick<RouteDef, 'method'> & { access: Access }): FunctionAccess => ({
   ...workerAccess({
     access: {
@@ -112,11 +107,7 @@ export const PLACEHOLDER_VALUES = {
 /** The values the environment is built from (deploy-time tokens in the stack, placeholders in scripts). */
 export type EnvironmentValues = typeof PLACEHOLDER_VALUES;
 
-/**
- * Exactly the variables a function's imports read (shared/queue/*.ts and shared/mail/client.ts
- * require theirs at import, so a function gets a queue's URL only when its access says it sends
- * there, and the mail settings only when it mails).
- */
+/** Exactly the variables a function's imports read: a queue's URL only when it sends there, the mail settings only when it mails. */
 export const functionEnvironment = (spec: FunctionSpec, values: EnvironmentValues): Record<string, string> => ({
   STAGE: values.STAGE,
   TABLE_NAME: values.TABLE_NAME,

@@ -3,10 +3,7 @@ import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { MerchantFunction } from './merchant-function';
 
-/**
- * Every cdk-nag finding this app accepts, each with its reason. Suppressions are as narrow as
- * cdk-nag allows (the resource, and `appliesTo` for wildcard findings).
- */
+/** Every cdk-nag finding this app accepts, each with its reason, as narrowly as cdk-nag allows. */
 export const suppressStageFindings = ({
   functions,
   api,

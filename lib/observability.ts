@@ -20,10 +20,7 @@ import { WAF_RULES } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/**
- * One of the functions' business metrics (shared/metrics.ts publishes them as EMF): namespace
- * AffiliateMerchantApi, dimensions service and stage.
- */
+/** One of the functions' business metrics (shared/metrics.ts). */
 export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum', period: Duration = FIVE_MINUTES): Metric =>
   new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE, stage }, statistic, period });
 
@@ -165,11 +162,7 @@ const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
   }),
 ];
 
-/**
- * The stage's CloudWatch dashboard (`affiliate-merchant-api-<stage>`): the API (requests, 4xx, 5xx,
- * latency, WAF blocks), every function's errors and throttles, the orders queue and its DLQ, the
- * business metrics, and the state of every alarm.
- */
+/** The stage's CloudWatch dashboard, one row of widgets per concern, and the state of every alarm. */
 export class MerchantDashboard extends Construct {
   readonly dashboard: Dashboard;
 

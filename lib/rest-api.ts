@@ -23,7 +23,7 @@ export type MerchantRestApiProps = Pick<StageConfig, 'stage' | 'throttle' | 'waf
   removalPolicy: RemovalPolicy;
 };
 
-/** Retry-After of a WAF rate-limit block: WAF re-evaluates a key's rate over its 5-minute window every few seconds. */
+/** Retry-After of a WAF rate-limit block (WAF re-evaluates a key's rate every few seconds). */
 export const WAF_RETRY_AFTER_SECONDS = 60;
 /** The share of the API's requests X-Ray records (and with them every function they reach). */
 export const TRACE_SAMPLING_RATE = 0.05;
@@ -115,9 +115,8 @@ export class MerchantRestApi extends Construct {
       },
     });
 
-    // X-Ray decides at the entry point and every function of a request follows: the stage's own
-    // rule records TRACE_SAMPLING_RATE of its requests at any load, where the account's default
-    // (the first request each second and 5 % of the rest) traces every request of a quiet stage.
+    // X-Ray decides at the entry point: this rule samples TRACE_SAMPLING_RATE at any load, where the
+    // account's default (one a second, then 5 %) traces every request of a quiet stage.
     this.sampling = new CfnSamplingRule(this, 'TraceSampling', {
       samplingRule: {
         ruleName: `merchant-api-${props.stage}`,
@@ -165,8 +164,7 @@ export class MerchantRestApi extends Construct {
     gatewayResponse('Throttled', ResponseType.THROTTLED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS),
     });
-    // The WebACL's rules answer with their own custom response (below), which takes precedence;
-    // this covers a block without one, e.g. a rule an operator adds in the console.
+    // For a WAF block without a custom response of its own (a rule an operator adds in the console).
     gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(WAF_RETRY_AFTER_SECONDS),
     });
