@@ -1,3 +1,4 @@
+import type * as z from 'zod/mini';
 import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   type Figures,
@@ -11,6 +12,7 @@ import {
 import type { TableRef } from '#shared/db/table-def';
 import { pageWindow } from '#shared/page-window';
 import type { ReportQuery } from '#shared/schemas/reports';
+import type { commissionReportRow } from '#shared/schemas/responses';
 
 // Commission reports, read from the totals the change feed keeps; an entry counts on the UTC day it was booked.
 
@@ -46,16 +48,7 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
     ]);
 };
 
-export type ReportRow = {
-  affiliate_slug?: string;
-  period?: string;
-  currency_code: string;
-  orders: number;
-  sales_value: number;
-  accrued_value: number;
-  reversed_value: number;
-  net_value: number;
-};
+export type ReportRow = z.output<typeof commissionReportRow>;
 
 type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
 

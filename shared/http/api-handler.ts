@@ -22,10 +22,7 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   link: { url: string; rawQuery: Record<string, string> };
   /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
   identity: RequestIdentity;
-  /**
-   * Resolves once the merchant's quota admitted the request (throws its 429), and its Idempotency-Key is
-   * claimed (throws what another holder of the key answers): awaited before the first write of a route that `admitsBesideReads`.
-   */
+  /** Resolves once the quota admitted the request and its Idempotency-Key is claimed (or throws their answer). */
   admitted: () => Promise<Admission>;
   /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
   alongside: (work: Promise<void>) => void;

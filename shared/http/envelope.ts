@@ -82,9 +82,7 @@ export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
     json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
 
   return {
-    // Sets the response without returning it: a returned value would end middy's onError stack
-    // here, and the middlewares outside this one (the idempotency record, the logger) must still
-    // see the final response.
+    // Sets the response without returning it, so the middlewares outside this one still see it.
     onError: (request) => {
       const error = request.error ?? new Error('unknown error');
       if (error instanceof AnsweredEarly) {

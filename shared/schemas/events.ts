@@ -44,11 +44,7 @@ const types = given(
 
 const TIME_MESSAGE = 'The :attribute field must be a valid ISO 8601 date and time.';
 
-/**
- * An ISO 8601 time with its offset, normalized to UTC with milliseconds (how events' timestamps are
- * stored, and compared as text). One whose UTC form falls outside the years 0000-9999 has no such
- * form (`+010000-...` sorts before every year) and is refused.
- */
+/** An ISO 8601 time, normalized to UTC as events' timestamps are stored; one outside the years 0000-9999 is refused. */
 const time = given(
   z.pipe(
     text().check(z.iso.datetime({ offset: true, message: TIME_MESSAGE })),
@@ -61,7 +57,7 @@ const time = given(
 );
 
 /** The longest cursor: a position as long as a sort key may be (1,024 bytes: a late event's), its time, base64url, and its tag. */
-export const MAX_CURSOR_LENGTH = 1500;
+const MAX_CURSOR_LENGTH = 1500;
 
 /** `after`: a next_cursor as handed out (base64url, a dot, base64url); whose it is, the domain checks. */
 const cursor = given(
