@@ -10,7 +10,7 @@ import { jsonBody } from './json-body';
 import { type Admission, admittedAtOnce, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
-import type { ApiContext, ApiMiddleware } from './types';
+import { type ApiContext, type ApiMiddleware, headerOf } from './types';
 import { type Input, type Schemas, type ValidatedContext, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
@@ -34,9 +34,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
 export type Handle<S extends Schemas, D = unknown> = (request: ApiRequest<S>) => Promise<Reply<D>>;
 
 const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] => {
-  const header = (name: string) => Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
-  const proto = header('x-forwarded-proto') ?? 'https';
-  const host = header('host') ?? 'localhost';
+  const proto = headerOf(event, 'x-forwarded-proto') ?? 'https';
+  const host = headerOf(event, 'host') ?? 'localhost';
   const rawQuery = Object.fromEntries(
     Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );

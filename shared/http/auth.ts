@@ -4,7 +4,7 @@ import { currentStage } from '#shared/config';
 import { type Credential, findCredential } from '#shared/db/merchants';
 import { forbidden, MESSAGES, unauthenticated } from '#shared/errors';
 import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
-import type { ApiContext } from './types';
+import { type ApiContext, headerOf } from './types';
 
 const STAGE = currentStage();
 
@@ -12,10 +12,8 @@ const STAGE = currentStage();
 const CACHE_TTL_MS = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30') * 1000;
 const cache = new Map<string, { credential: Credential; expiresAt: number }>();
 
-const bearerToken = (event: APIGatewayProxyEvent): string | undefined => {
-  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
-  return header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-};
+const bearerToken = (event: APIGatewayProxyEvent): string | undefined =>
+  headerOf(event, 'authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
 
 const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
   const cached = cache.get(tokenHash);

@@ -10,13 +10,13 @@ import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
 import { admittedAtOnce, type QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
-import type { ApiMiddleware, RequestKey } from './types';
+import { type ApiMiddleware, headerOf, type RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
 // `Idempotency-Key` on POST routes: `idempotencyKey` claims the key, `idempotentResponse` records the
 // final response. What is stored, replayed and refused: docs/design-notes.md#idempotency-key.
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** Retry-After of a key still in flight: most such requests finish within a second. */
 const RETRY_AFTER_SECONDS = 1;
@@ -25,10 +25,6 @@ const RETRY_AFTER_SECONDS = 1;
 const LEASE_MARGIN_MS = 5_000;
 const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
-
-/** The header's value (any casing; API Gateway passes the last one when it is sent twice). */
-const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefined =>
-  Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER)?.[1] ?? undefined;
 
 const checkKey = (key: string) => {
   const length = [...key].length;
@@ -148,7 +144,7 @@ export const idempotencyKey = (
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
   before: async (request) => {
     const { event, context } = request;
-    const key = idempotencyKeyOf(event);
+    const key = headerOf(event, IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) return undefined;
     checkKey(key);
     const requestKey = {

@@ -21,12 +21,15 @@ const decimalInt = () =>
   });
 
 /** An empty query value means "not given" (Laravel turns '' into null), so the default applies. */
-const positiveInt = (max?: number) =>
+export const given = <T extends z.ZodMiniType>(schema: T) =>
   z.pipe(
     z.transform((value: unknown) => (value === '' ? undefined : value)),
-    // The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
-    z.optional(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),
+    z.optional(schema),
   );
+
+// The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
+const positiveInt = (max?: number) =>
+  given(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int())));
 
 /** A page size: plain decimal digits from 1 to `max`, `fallback` when absent or empty. */
 export const pageSizeParam = (max: number, fallback: number) =>

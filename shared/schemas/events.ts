@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pageRefused, pageSizeParam } from '#shared/http/pagination';
+import { given, pageRefused, pageSizeParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { refuse, text } from './common';
 
@@ -17,13 +17,6 @@ export const EVENTS_MESSAGES = {
   badCursor: 'The after field must be a next_cursor this API returned for this account.',
   expiredCursor: `The after cursor has expired: events are kept ${EVENTS_RETENTION_DAYS} days. Read again without after to start from the oldest event kept.`,
 } as const;
-
-/** An empty query value means "not given", as for every list's page parameters. */
-const given = <T extends z.ZodMiniType>(schema: T) =>
-  z.pipe(
-    z.transform((value: unknown) => (value === '' ? undefined : value)),
-    z.optional(schema),
-  );
 
 const SUBSCRIBABLE: readonly string[] = WEBHOOK_EVENT_TYPES;
 
