@@ -9,18 +9,8 @@ import type { TierItem } from '#shared/db/entities/tier';
 /** Display names of segment types (the spec shows one: percentage). */
 const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percentage: 'Percentage' };
 
-/**
- * A percentage rate's display form: at most two decimals, no trailing zeros, so 12.5 -> "12.5%",
- * 10 -> "10%", and float noise (0.1 + 0.2) never reaches the merchant.
- */
-export const formatVisualRate = (rate: number, type: SegmentItem['segment_type'] = 'percentage'): string => {
-  const rounded = Math.round(rate * 100) / 100;
-  const text = Object.is(rounded, -0) ? '0' : String(rounded);
-  switch (type) {
-    case 'percentage':
-      return `${text}%`;
-  }
-};
+/** A percentage rate's display form: at most two decimals, no trailing zeros (12.5 -> "12.5%"), no float noise. */
+export const formatVisualRate = (rate: number): string => `${Math.round(rate * 100) / 100}%`;
 
 export const toTierResponse = (tier: TierItem) => ({
   name: tier.name,
@@ -58,7 +48,7 @@ export const toSegmentDetailResponse = (segment: SegmentItem, tiers: readonly Ti
       .sort(byTierName)
       .map((tier) => {
         const rate = segment.rates[tier.slug] as number;
-        return { name: tier.name, slug: tier.slug, rate, visual_rate: formatVisualRate(rate, segment.segment_type) };
+        return { name: tier.name, slug: tier.slug, rate, visual_rate: formatVisualRate(rate) };
       }),
     created_at,
     updated_at,
