@@ -2,16 +2,18 @@ import { GSI3, type QueueId } from '#shared/db/table-def';
 import type { ApiRoute, Replying } from '#shared/http/route';
 import type { ReplyData } from './responses';
 
-/** A DynamoDB action, as IAM names it. */
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:BatchWriteItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:DeleteItem'
-  | 'dynamodb:ConditionCheckItem';
+/** The DynamoDB actions, as IAM names them, in the order policies list them (tests compare them as sets). */
+export const TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export type TableAction = (typeof TABLE_ACTIONS)[number];
 
 /** What a route's function may touch; the stack derives its role from it (lib/README.md#functions). */
 export type Access = {

@@ -1,4 +1,4 @@
-import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes, type TableAction } from '#functions/routes';
+import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes, TABLE_ACTIONS, type TableAction } from '#functions/routes';
 import { type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '#functions/workers';
 import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
@@ -21,19 +21,7 @@ export type FunctionSpec = {
   memoryMb: number;
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
-/** The order IAM actions are listed in (policies and tests compare them as sets). */
-const TABLE_ACTION_ORDER: readonly TableAction[] = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:PutItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:ConditionCheckItem',
-];
-
-const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTION_ORDER.filter((action) => actions.includes(action));
+const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTIONS.filter((action) => actions.includes(action));
 
 /** What an Idempotency-Key record needs (claim, read, record): every POST route's function. */
 export const IDEMPOTENCY_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
