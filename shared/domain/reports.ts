@@ -13,6 +13,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { pageWindow } from '#shared/page-window';
 import type { ReportQuery } from '#shared/schemas/reports';
 import type { commissionReportRow } from '#shared/schemas/responses';
+import { addMonths } from '#shared/time';
 
 // Commission reports, read from the totals the change feed keeps; an entry counts on the UTC day it was booked.
 
@@ -51,12 +52,6 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
 export type ReportRow = z.output<typeof commissionReportRow>;
 
 type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
-
-const addMonths = (month: string, count: number) => {
-  const at = new Date(`${month}-01T00:00:00Z`);
-  at.setUTCMonth(at.getUTCMonth() + count);
-  return at.toISOString().slice(0, 7);
-};
 
 /**
  * A range of days [from, to) as the stored periods that cover it exactly: the whole months in it

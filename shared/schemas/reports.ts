@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '#shared/http/pagination';
+import { addMonths } from '#shared/time';
 import { optionalString, refuse, text } from './common';
 
 /** How a commission report groups its rows: by affiliate, by a period, or by both. */
@@ -32,11 +33,7 @@ const dateField = () =>
   );
 
 const monthStart = (date: string) => `${date.slice(0, 7)}-01`;
-const addMonth = (date: string) => {
-  const at = new Date(`${monthStart(date)}T00:00:00Z`);
-  at.setUTCMonth(at.getUTCMonth() + 1);
-  return at.toISOString().slice(0, 10);
-};
+const addMonth = (date: string) => `${addMonths(date.slice(0, 7), 1)}-01`;
 const dayBefore = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 
 /**
