@@ -24,23 +24,23 @@ const fail = (message: string): never => {
 
 const specs = functionSpecs();
 const usage = `usage: npm run invoke -- <function-id> [event-file] [--stage live|sandbox]\nfunctions: ${specs.map((spec) => spec.id).join(', ')}`;
-const parsed = (() => {
+/** What `make` returns, or its error's message, as `explain` words it, on stderr and exit code 1. */
+const orFail = <T>(make: () => T, explain = (message: string) => message): T => {
   try {
-    return parseArgs({
+    return make();
+  } catch (error) {
+    return fail(explain(asError(error).message));
+  }
+};
+const parsed = orFail(
+  () =>
+    parseArgs({
       allowPositionals: true,
       options: { stage: { type: 'string', default: 'live' }, help: { type: 'boolean', short: 'h', default: false } },
-    });
-  } catch (error) {
-    return fail(`${asError(error).message}\n${usage}`);
-  }
-})();
-const stage = (() => {
-  try {
-    return parseStage(parsed.values.stage);
-  } catch (error) {
-    return fail(asError(error).message);
-  }
-})();
+    }),
+  (message) => `${message}\n${usage}`,
+);
+const stage = orFail(() => parseStage(parsed.values.stage));
 const [id, eventArg] = parsed.positionals;
 if (parsed.values.help) {
   console.log(`${usage}
@@ -55,12 +55,10 @@ if (!id) fail(usage);
 const spec = specs.find((candidate) => candidate.id === id) ?? fail(`Unknown function "${id}".\n${usage}`);
 
 const eventFile = resolve(eventArg ?? resolve(ROOT, 'events', `${spec.id}.json`));
-let event: unknown;
-try {
-  event = JSON.parse(readFileSync(eventFile, 'utf8'));
-} catch (error) {
-  fail(`Cannot read the event ${eventFile}: ${asError(error).message}`);
-}
+let event: unknown = orFail(
+  () => JSON.parse(readFileSync(eventFile, 'utf8')),
+  (message) => `Cannot read the event ${eventFile}: ${message}`,
+);
 
 /** On sandbox, an event with the demo's live token (a 403 there) gets its sandbox token and stage name. */
 function forSandbox(input: unknown): unknown {
