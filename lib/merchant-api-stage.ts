@@ -168,33 +168,28 @@ export class MerchantApiStage extends Stack {
     );
   }
 
-  /** What operators and the scripts read from the deployed stack. */
+  /** What operators and the scripts read from the deployed stack: each output's value and description. */
   private addOutputs() {
-    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API (append /api/v2/...)', value: this.restApi.api.url });
-    new CfnOutput(this, 'TableName', {
-      description: 'SEED_TABLE_NAME for npm run seed / admin against this stage',
-      value: this.data.table.tableName,
-    });
-    new CfnOutput(this, 'OrdersQueueUrl', { value: this.data.queue.queueUrl });
-    new CfnOutput(this, 'OrdersDlqUrl', { value: this.data.dlq.queueUrl });
-    new CfnOutput(this, 'FollowUpsQueueUrl', { value: this.data.queues['follow-ups'].queueUrl });
-    new CfnOutput(this, 'ParkedQueueUrl', {
-      description: 'What nothing retries any more (alarmed): read it when ParkedDepth fires',
-      value: this.data.queues.parked.queueUrl,
-    });
-    new CfnOutput(this, 'WebhooksDlqUrl', {
-      description: 'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
-      value: this.data.queues['webhooks-dlq'].queueUrl,
-    });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
-    new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
-    new CfnOutput(this, 'DashboardName', {
-      description: 'CloudWatch dashboard of this stage',
-      value: this.dashboard.dashboard.dashboardName,
-    });
-    new CfnOutput(this, 'OperatorPolicyArn', {
-      description: 'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
-      value: this.operatorPolicy.policy.managedPolicyArn,
-    });
+    const { table, queue, dlq, queues } = this.data;
+    const outputs: Record<string, [value: string, description?: string]> = {
+      ApiUrl: [this.restApi.api.url, 'Base URL of the API (append /api/v2/...)'],
+      TableName: [table.tableName, 'SEED_TABLE_NAME for npm run seed / admin against this stage'],
+      OrdersQueueUrl: [queue.queueUrl],
+      OrdersDlqUrl: [dlq.queueUrl],
+      FollowUpsQueueUrl: [queues['follow-ups'].queueUrl],
+      ParkedQueueUrl: [queues.parked.queueUrl, 'What nothing retries any more (alarmed): read it when ParkedDepth fires'],
+      WebhooksDlqUrl: [
+        queues['webhooks-dlq'].queueUrl,
+        'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
+      ],
+      AlarmTopicArn: [this.alarms.topic.topicArn],
+      WebAclArn: [this.restApi.webAcl.attrArn],
+      DashboardName: [this.dashboard.dashboard.dashboardName, 'CloudWatch dashboard of this stage'],
+      OperatorPolicyArn: [
+        this.operatorPolicy.policy.managedPolicyArn,
+        'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
+      ],
+    };
+    for (const [id, [value, description]] of Object.entries(outputs)) new CfnOutput(this, id, { value, description });
   }
 }
