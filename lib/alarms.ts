@@ -10,16 +10,14 @@ import { businessMetric, type WatchedResources } from './observability';
 
 export type MerchantAlarmsProps = WatchedResources & Pick<StageConfig, 'latencyP99Ms' | 'alarmEmail' | 'alarmTopicArn'>;
 
-/** API 5xx rate above this share of requests (5-minute window) alarms. */
 export const API_5XX_RATE_THRESHOLD = 0.05;
 const FIVE_MINUTES = Duration.minutes(5);
-/** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 /** The change feed this far behind its stream is stuck or failing; records are kept 24 hours, so nothing is lost yet. */
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
 /** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;
-/** Quota refusals per 5 minutes, sustained over 15: a merchant outgrowing its quota (or flooding), for ops to look at. */
+/** A merchant outgrowing its quota (or flooding), for ops to look at. */
 export const QUOTA_REFUSALS_THRESHOLD = 300;
 /** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
 export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
@@ -42,7 +40,7 @@ export class MerchantAlarms extends Construct {
     this.addAsyncAlarms(props);
   }
 
-  /** One alarm, notifying the stage's topic (and the external one) when it fires and when it clears. */
+  /** One alarm, notifying the topics when it fires and when it clears. */
   private alarm(
     alarmId: string,
     description: string,

@@ -37,14 +37,12 @@ export type WatchedResources = {
   stage: Stage;
   api: RestApi;
   functions: MerchantFunction[];
-  /** The orders queue and its dead-letter queue (commission processing failed 5 times). */
+  /** The orders queue and its DLQ. */
   queue: Queue;
   dlq: Queue;
-  /** What nothing retries any more (table-def.ts QUEUES `parked`). */
   parked: Queue;
-  /** Webhook delivery messages the deliverer failed on 5 times. */
   webhooksDlq: Queue;
-  /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
+  /** Its IteratorAge says how far behind the table's stream it is. */
   changeFeed: MerchantFunction;
 };
 
