@@ -54,8 +54,7 @@ const typeName = (expected: string | undefined) =>
 const messageFor = (issue: Issue, attr: string, value: unknown): string => {
   switch (issue.code) {
     case 'invalid_type':
-      if (isMissing(value)) return `The ${attr} field is required.`;
-      return `The ${attr} field must be ${typeName(issue.expected)}.`;
+      return isMissing(value) ? `The ${attr} field is required.` : `The ${attr} field must be ${typeName(issue.expected)}.`;
     case 'too_small':
       if (issue.origin === 'string') {
         if (isMissing(value)) return `The ${attr} field is required.`;
@@ -75,11 +74,9 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
       if (issue.origin === 'array') return `The ${attr} field must not have more than ${issue.maximum} items.`;
       return `The ${attr} field must not be greater than ${issue.maximum}.`;
     case 'invalid_format':
-      if (issue.format === 'email') return `The ${attr} field must be a valid email address.`;
-      return `The ${attr} field format is invalid.`;
+      return issue.format === 'email' ? `The ${attr} field must be a valid email address.` : `The ${attr} field format is invalid.`;
     case 'invalid_value':
-      if (isMissing(value)) return `The ${attr} field is required.`;
-      return `The selected ${attr} is invalid.`;
+      return isMissing(value) ? `The ${attr} field is required.` : `The selected ${attr} is invalid.`;
     case 'custom':
       return issue.message.replace(':attribute', attr);
     default:
