@@ -191,11 +191,6 @@ export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
       logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
-  return {
-    after: settle,
-    // No return value: the response stays the envelope's, and later onError middlewares run.
-    onError: async (request) => {
-      await settle(request);
-    },
-  };
+  // Returns nothing, so on an error the response stays the envelope's and later onError middlewares run.
+  return { after: settle, onError: settle };
 };
