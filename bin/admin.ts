@@ -27,7 +27,7 @@ import { setMerchantQuota } from '#shared/admin/quota';
 import { checkTotalsAgainstLedgers, ReportOptionsError, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
-import { QUEUES, queueNameForStage } from '#shared/db/table-def';
+import { QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { SendDeliveries } from '#shared/webhooks/replay';
@@ -119,10 +119,7 @@ ${COMMANDS[name].does}
 
 ${TARGET}`;
 
-/**
- * How long a warm function keeps trusting a token it resolved (AUTH_CACHE_TTL_SECONDS, context
- * authCacheTtlSeconds, default 30): a revoked token can work that much longer.
- */
+/** How long a warm function keeps trusting a resolved token (AUTH_CACHE_TTL_SECONDS): a revoked one works that much longer. */
 const authCacheTtlSeconds = () => {
   const value = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30');
   return Number.isFinite(value) && value >= 0 ? value : 30;
@@ -140,7 +137,8 @@ const operatorSqs = () =>
     ? new SQSClient({})
     : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig });
 
-const queueUrlOf = async (sqs: SQSClient, QueueName: string) => {
+const queueUrlOf = async (sqs: SQSClient, stage: Stage, queue: QueueId) => {
+  const QueueName = queueNameForStage(stage, queue);
   const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
   if (!QueueUrl) throw new AdminError(`queue ${QueueName} not found`);
   return QueueUrl;
@@ -149,18 +147,10 @@ const queueUrlOf = async (sqs: SQSClient, QueueName: string) => {
 /** The stage's orders queue and DLQ. */
 const redriveTarget = async (stage: Stage) => {
   const sqs = operatorSqs();
-  return {
-    sqs,
-    dlqUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'orders-dlq')),
-    ordersQueueUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'orders')),
-  };
+  return { sqs, dlqUrl: await queueUrlOf(sqs, stage, 'orders-dlq'), ordersQueueUrl: await queueUrlOf(sqs, stage, 'orders') };
 };
 
-/**
- * The notification relay (shared/mail/relay.ts) for resend-notifications, loaded with the
- * environment a function of the target stage has: its table, and SES (the local emulator unless a
- * deployed table is targeted; MAIL_FROM and INVITE_LINK_BASE_URL from the environment).
- */
+/** The notification relay (shared/mail/relay.ts), loaded with the environment a function of the stage has. */
 const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
   useFunctionEnv(stage);
   if (!process.env.SEED_TABLE_NAME) {
@@ -176,7 +166,7 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
 /** The stage's webhooks queue, as a sender of delivery messages. */
 const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
   const sqs = operatorSqs();
-  const queueUrl = await queueUrlOf(sqs, queueNameForStage(stage, 'webhooks'));
+  const queueUrl = await queueUrlOf(sqs, stage, 'webhooks');
   return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: sqs });
 };
 
@@ -208,21 +198,18 @@ const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => {
   const sqs = operatorSqs();
   return {
     sqs,
-    parkedUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'parked')),
-    followUpsUrl: await queueUrlOf(sqs, queueNameForStage(stage, 'follow-ups')),
+    parkedUrl: await queueUrlOf(sqs, stage, 'parked'),
+    followUpsUrl: await queueUrlOf(sqs, stage, 'follow-ups'),
     store: resolveStore(stage),
   };
 };
 
-/**
- * The change feed's own code, run in this process with the environment its function has on
- * `stage` (its table and queues), so a replayed record gets exactly the reactions the feed gives.
- */
+/** The change feed's own code, with the environment its function has on `stage`, so a replayed record gets the same reactions. */
 const changeFeed = async (stage: Stage) => {
   useFunctionEnv(stage);
   const sqs = operatorSqs();
   for (const queue of workers.find((worker) => worker.id === 'change-feed')?.access.sends ?? []) {
-    process.env[QUEUES[queue].envVar] = await queueUrlOf(sqs, queueNameForStage(stage, queue));
+    process.env[QUEUES[queue].envVar] = await queueUrlOf(sqs, stage, queue);
   }
   if (!process.env.SEED_TABLE_NAME) process.env.AWS_ENDPOINT_URL_SQS ??= `http://127.0.0.1:${runningStackPorts().sqs}`;
   return (await import('#functions/changes/feed')).processChangeRecords;

@@ -1,8 +1,4 @@
-/**
- * The CDK app: `npm run synth -- -c alarmEmail=...`, `npm run deploy:live`, `npm run deploy:sandbox`.
- * Settings come from context (lib/config.ts, lib/README.md); the live stage needs an alarm
- * destination (-c alarmEmail or -c alarmTopicArn) on every command, else one line and exit 1.
- */
+/** The CDK app (`npm run synth -- -c alarmEmail=...`); settings come from context (lib/README.md#deploy). */
 import { App } from 'aws-cdk-lib';
 import { buildApp } from '#lib/app';
 import { ContextError } from '#lib/config';

@@ -1,9 +1,4 @@
-/**
- * `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`: one function's handler run
- * in this process against the running `npm start` (what it does: `--help` below). It finds the stack
- * through .local/ports.json; the port env of `npm start` (PORT, SANDBOX_PORT, SES_PORT,
- * DYNAMODB_PORT, SQS_PORT) overrides them.
- */
+/** `npm run invoke -- <function-id> [event-file] [--stage live|sandbox]`: one handler run against `npm start` (`--help`). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,23 +24,23 @@ const fail = (message: string): never => {
 
 const specs = functionSpecs();
 const usage = `usage: npm run invoke -- <function-id> [event-file] [--stage live|sandbox]\nfunctions: ${specs.map((spec) => spec.id).join(', ')}`;
-const parsed = (() => {
+/** What `make` returns, or its error's message, as `explain` words it, on stderr and exit code 1. */
+const orFail = <T>(make: () => T, explain = (message: string) => message): T => {
   try {
-    return parseArgs({
+    return make();
+  } catch (error) {
+    return fail(explain(asError(error).message));
+  }
+};
+const parsed = orFail(
+  () =>
+    parseArgs({
       allowPositionals: true,
       options: { stage: { type: 'string', default: 'live' }, help: { type: 'boolean', short: 'h', default: false } },
-    });
-  } catch (error) {
-    return fail(`${asError(error).message}\n${usage}`);
-  }
-})();
-const stage = (() => {
-  try {
-    return parseStage(parsed.values.stage);
-  } catch (error) {
-    return fail(asError(error).message);
-  }
-})();
+    }),
+  (message) => `${message}\n${usage}`,
+);
+const stage = orFail(() => parseStage(parsed.values.stage));
 const [id, eventArg] = parsed.positionals;
 if (parsed.values.help) {
   console.log(`${usage}
@@ -60,18 +55,12 @@ if (!id) fail(usage);
 const spec = specs.find((candidate) => candidate.id === id) ?? fail(`Unknown function "${id}".\n${usage}`);
 
 const eventFile = resolve(eventArg ?? resolve(ROOT, 'events', `${spec.id}.json`));
-let event: unknown;
-try {
-  event = JSON.parse(readFileSync(eventFile, 'utf8'));
-} catch (error) {
-  fail(`Cannot read the event ${eventFile}: ${asError(error).message}`);
-}
+let event: unknown = orFail(
+  () => JSON.parse(readFileSync(eventFile, 'utf8')),
+  (message) => `Cannot read the event ${eventFile}: ${message}`,
+);
 
-/**
- * The sample events carry the demo's live token; on the sandbox stage that is a 403 (a live token
- * on the sandbox API), so they get the demo's sandbox token and the sandbox stage name instead.
- * An event with any other token is left as it is.
- */
+/** On sandbox, an event with the demo's live token (a 403 there) gets its sandbox token and stage name. */
 function forSandbox(input: unknown): unknown {
   const liveTokens = new Set<string>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
   const sandboxToken = `Bearer ${DEMO.tokens.sandbox}`;

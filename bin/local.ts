@@ -117,10 +117,7 @@ Ctrl-C stops everything.
     void stack.stop().finally(() => process.exit(1));
   };
 } catch (error) {
-  if (error instanceof MissingJavaError || error instanceof FaultSpecError) {
-    console.error(error.message);
-  } else {
-    console.error(`Could not start the local stack: ${asError(error).message}`);
-  }
+  const known = error instanceof MissingJavaError || error instanceof FaultSpecError;
+  console.error(known ? error.message : `Could not start the local stack: ${asError(error).message}`);
   process.exit(1);
 }

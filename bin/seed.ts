@@ -1,10 +1,4 @@
-/**
- * `npm run seed -- FILE [--stage live|sandbox]`: loads a fixture (DESIGN.md format) and prints one
- * JSON object with the ids and tokens it created, and nothing else, on stdout.
- *
- * Target: the running local stack (DynamoDB Local of the running `npm start`, from its ports file;
- * DYNAMODB_PORT overrides it), or a deployed table when SEED_TABLE_NAME is set (then the normal AWS credential chain and region are used).
- */
+/** `npm run seed -- FILE [--stage live|sandbox]`: loads a fixture (USAGE says how and where). */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseFixture } from '#shared/admin/fixture';

@@ -4,12 +4,7 @@ import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { tableNameForStage } from '#shared/db/table-def';
 
-/**
- * The stage an operator command acts on: the one it was given (or its token implies), else the
- * stage whose table SEED_TABLE_NAME names (`affiliate-merchant-api-<stage>`), else live. A
- * stage that contradicts that table is refused: the queues, token kinds and quotas a command takes
- * from its stage would not be the table's.
- */
+/** The stage an operator command acts on: the one given (or implied), else SEED_TABLE_NAME's, else live; one contradicting the table is refused. */
 export const targetStage = (chosen: Stage | undefined): Stage => {
   const deployed = process.env.SEED_TABLE_NAME;
   const tableStage = STAGES.find((stage) => deployed === tableNameForStage(stage));
@@ -20,11 +15,7 @@ export const targetStage = (chosen: Stage | undefined): Stage => {
   return chosen ?? tableStage ?? 'live';
 };
 
-/**
- * Which table the operator commands (seed, admin) write to: a deployed one when SEED_TABLE_NAME is
- * set (AWS credentials and region from the environment), else the local stack's table of `stage`
- * (the running `npm start`'s DynamoDB, from its ports file; DYNAMODB_PORT overrides it).
- */
+/** The table the operator commands write to: SEED_TABLE_NAME's when set, else the running `npm start`'s of `stage`. */
 export const resolveStore = (stage: Stage): Store => {
   const deployed = process.env.SEED_TABLE_NAME;
   if (deployed) return createStore(deployed);
@@ -33,11 +24,7 @@ export const resolveStore = (stage: Stage): Store => {
   return createStore(tableNameForStage(stage), endpoint);
 };
 
-/**
- * Gives this process the environment a function of `stage` has (STAGE, TABLE_NAME and, locally,
- * the DynamoDB endpoint), so that function code (the notification relay) runs against the same
- * target as resolveStore. Call before importing that code: it reads its environment at import.
- */
+/** Gives this process the environment a function of `stage` has, before importing function code (it reads it at import). */
 export const useFunctionEnv = (stage: Stage) => {
   process.env.STAGE = stage;
   process.env.TABLE_NAME = process.env.SEED_TABLE_NAME || tableNameForStage(stage);

@@ -4,10 +4,8 @@ import * as R from '#shared/schemas/responses';
 import type { RouteId } from './routes';
 
 /**
- * What each route answers on success, by route id: the envelope's `data` (a legacy route: the
- * legacy `data`), its pagination form and what it adds to `meta` besides it; the status is the
- * manifest's. The OpenAPI document is generated from these, and each handler's reply is typed by
- * its route's entry (`route()` in functions/routes.ts): a type import, so no function bundles them.
+ * What each route answers on success: its `data`, pagination form and extra `meta`. The OpenAPI document is
+ * generated from these, and each handler's reply is typed by them (a type import: no function bundles them).
  */
 const obj = <T extends Record<string, z.ZodMiniType>>(shape: T) => z.strictObject(shape);
 

@@ -2,29 +2,24 @@ import { GSI3, type QueueId } from '#shared/db/table-def';
 import type { ApiRoute, Replying } from '#shared/http/route';
 import type { ReplyData } from './responses';
 
-/** A DynamoDB action, as IAM names it. */
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:BatchWriteItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:DeleteItem'
-  | 'dynamodb:ConditionCheckItem';
+/** The DynamoDB actions, as IAM names them, in the order policies list them (tests compare them as sets). */
+export const TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export type TableAction = (typeof TABLE_ACTIONS)[number];
 
-/**
- * THE route manifest. The local server and the CDK stack are both generated from this list, so a
- * route cannot exist in one and not the other. It imports no handler code: it is data only.
- *
- * `access` is what the route's function may touch; the stack derives each role's policy from it.
- */
+/** What a route's function may touch; the stack derives its role from it (lib/README.md#functions). */
 export type Access = {
   /**
-   * The DynamoDB actions (IAM names) the route's own code uses on the base table, a transaction's
-   * items by their own actions; authentication's GetItem and Query on gsi1 come on top
-   * (lib/README.md#functions). IAM names, because test/infra/function-init.test.ts looks for the
-   * SDK's operation names in each bundle, and this manifest is bundled too.
+   * The DynamoDB actions the route's own code uses on the base table (authentication's come on top), as IAM
+   * names: the infra tests look for the SDK's operation names in each bundle, and this manifest is bundled too.
    */
   table: readonly TableAction[];
   /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier, an endpoint's failed deliveries). */
@@ -37,7 +32,7 @@ export type Access = {
   webhookSecrets?: boolean;
 };
 
-/** A route: what the request chain needs (shared/http/route.ts), where it is and what it may touch. */
+/** An entry of THE route manifest, from which the local server and the CDK stack are both generated. */
 export type RouteDef = ApiRoute & {
   path: string;
   /** Handler module, relative to the repository root; it exports `handler`. */

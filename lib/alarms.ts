@@ -5,38 +5,24 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC } from '#shared/metric-names';
+import type { StageConfig } from './config';
 import { businessMetric, type WatchedResources } from './observability';
 
-export type MerchantAlarmsProps = WatchedResources & {
-  latencyP99Ms: number;
-  /** Subscribed to the stage's topic. */
-  alarmEmail: string | undefined;
-  /** An existing topic the alarms notify as well. */
-  alarmTopicArn: string | undefined;
-};
+export type MerchantAlarmsProps = WatchedResources & Pick<StageConfig, 'latencyP99Ms' | 'alarmEmail' | 'alarmTopicArn'>;
 
-/** API 5xx rate above this share of requests (5-minute window) alarms. */
 export const API_5XX_RATE_THRESHOLD = 0.05;
 const FIVE_MINUTES = Duration.minutes(5);
-/** An accepted order older than this still on the queue means the consumer is stuck. */
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
-/**
- * The change feed this far behind the table's stream (its IteratorAge): a queue has refused its
- * sends for several minutes, or it is failing; records are kept 24 hours, so nothing is lost yet.
- */
+/** The change feed this far behind its stream is stuck or failing; records are kept 24 hours, so nothing is lost yet. */
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
 /** Failed affiliate-program e-mails in 5 minutes (each is retried by a follow-up; any failure is worth a look). */
 export const EMAILS_FAILED_THRESHOLD = 1;
-/** Quota refusals per 5 minutes, sustained over 15: a merchant outgrowing its quota (or flooding), for ops to look at. */
+/** A merchant outgrowing its quota (or flooding), for ops to look at. */
 export const QUOTA_REFUSALS_THRESHOLD = 300;
 /** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
 export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
 
-/**
- * The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set): API 5xx
- * rate and p99 latency, each function's errors and throttles, any message in the DLQ, a stalled
- * orders queue, failed e-mails, anything parked, webhook deliveries dead-lettered or endpoints disabled in numbers, and a change feed falling behind its stream.
- */
+/** The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set). */
 export class MerchantAlarms extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
@@ -54,13 +40,13 @@ export class MerchantAlarms extends Construct {
     this.addAsyncAlarms(props);
   }
 
-  /** One alarm, notifying the stage's topic (and the external one) when it fires and when it clears. */
+  /** One alarm, notifying the topics when it fires and when it clears. */
   private alarm(
     alarmId: string,
     description: string,
     metric: IMetric,
     threshold: number,
-    options: { evaluationPeriods?: number; datapointsToAlarm?: number; comparison?: ComparisonOperator } = {},
+    options: { evaluationPeriods?: number; datapointsToAlarm?: number; atLeast?: boolean } = {},
   ) {
     const created = new Alarm(this, alarmId, {
       alarmDescription: description,
@@ -68,7 +54,9 @@ export class MerchantAlarms extends Construct {
       threshold,
       evaluationPeriods: options.evaluationPeriods ?? 1,
       datapointsToAlarm: options.datapointsToAlarm,
-      comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+      comparisonOperator: options.atLeast
+        ? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        : ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     created.addAlarmAction(...this.actions);
@@ -93,26 +81,17 @@ export class MerchantAlarms extends Construct {
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
     );
 
+    const sum = { statistic: 'Sum', period: FIVE_MINUTES };
     for (const fn of props.functions) {
-      const name = fn.node.id;
-      this.alarm(
-        `${name}Errors`,
-        `${fn.spec.id} (${props.stage}): invocation errors (crash, timeout, init failure)`,
-        fn.fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
-        1,
-        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
-      );
-      this.alarm(
-        `${name}Throttles`,
-        `${fn.spec.id} (${props.stage}): throttled invocations`,
-        fn.fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
-        1,
-        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
-      );
+      const what = `${fn.spec.id} (${props.stage})`;
+      this.alarm(`${fn.node.id}Errors`, `${what}: invocation errors (crash, timeout, init failure)`, fn.fn.metricErrors(sum), 1, {
+        atLeast: true,
+      });
+      this.alarm(`${fn.node.id}Throttles`, `${what}: throttled invocations`, fn.fn.metricThrottles(sum), 1, { atLeast: true });
     }
   }
 
-  /** What waits after the request: the DLQs and the parked queue, a stalled orders queue, failed e-mails, sustained quota refusals, endpoints disabled, a change feed behind. */
+  /** What waits after the request: queues, e-mails, quotas, webhooks and the change feed. */
   private addAsyncAlarms(props: MerchantAlarmsProps) {
     this.alarm(
       'DlqDepth',
@@ -132,7 +111,7 @@ export class MerchantAlarms extends Construct {
       `${props.stage}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
       businessMetric(props.stage, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
       EMAILS_FAILED_THRESHOLD,
-      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      { atLeast: true },
     );
     this.alarm(
       'ParkedDepth',
@@ -158,7 +137,7 @@ export class MerchantAlarms extends Construct {
       `${props.stage}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
       businessMetric(props.stage, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
       WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
-      { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      { atLeast: true },
     );
     this.alarm(
       'ChangeFeedBehind',

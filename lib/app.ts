@@ -7,10 +7,8 @@ import { MerchantApiStage } from './merchant-api-stage';
 export const stackNameForStage = (stage: Stage) => `affiliate-merchant-api-${stage}`;
 
 /**
- * Both stages, one stack each, with cdk-nag's AwsSolutions checks on the whole app. The stacks are
- * environment-agnostic unless context pins them (`-c account=... -c region=...`); the CLI's
- * CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION are not used, as they would bake whatever profile is active
- * into the template (lib/README.md#deploy).
+ * Both stages, one stack each, under cdk-nag. Environment-agnostic unless context pins them: CDK_DEFAULT_ACCOUNT
+ * would bake the active profile into the template (lib/README.md#deploy).
  */
 export const buildApp = (app: App): Record<Stage, MerchantApiStage> => {
   const account = app.node.tryGetContext('account') as string | undefined;

@@ -2,12 +2,7 @@ import { resolve } from 'node:path';
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions } from 'esbuild';
 
-/**
- * How every function is bundled, in one place: the stack (NodejsFunction) and
- * scripts/bundle-size.ts both read these options, so the sizes the script prints are the sizes
- * that get deployed. ESM, minified, the AWS SDK inside, two SDK modules swapped for small shims and
- * no source maps, each to keep the cold start short (docs/contributing.md#how-functions-are-bundled).
- */
+// How every function is bundled, for the stack and scripts/bundle-size.ts alike (docs/contributing.md#how-functions-are-bundled).
 
 export const ROOT = resolve(import.meta.dirname, '..');
 

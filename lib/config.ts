@@ -3,60 +3,8 @@ import type { Node } from 'constructs';
 import type { Stage } from '#shared/config';
 import { RATE_LIMIT } from '#shared/rate-limit';
 
-/**
- * Deploy-time settings, read from CDK context (`cdk.json` or `-c key=value`; `<stage>.<key>` wins for
- * that stage). Every setting has a default except the live stage's alarm destination (alarmEmail or
- * alarmTopicArn), without which the live stack refuses to synthesize; mailFrom and inviteLinkBaseUrl
- * warn when defaulted (lib/README.md#deploy).
- */
-export type StageConfig = {
-  stage: Stage;
-  /** The From address of every e-mail (MAIL_FROM). */
-  mailFrom: string;
-  /** The verified SES identity the address belongs to: the address itself or its domain. */
-  sesIdentity: string;
-  /** Base URL of the invitation links in invite e-mails (INVITE_LINK_BASE_URL). */
-  inviteLinkBaseUrl: string;
-  /** E-mail subscribed to the stage's alarm topic. */
-  alarmEmail: string | undefined;
-  /** An existing SNS topic (e.g. the team's paging or chat topic) the alarms also notify. */
-  alarmTopicArn: string | undefined;
-  /**
-   * API Gateway stage throttling (requests per second, burst): one bucket every merchant of the
-   * stage shares, so it is sized against what one client can send past WAF (STAGE_THROTTLE): one
-   * token takes at most an eighth of it, one IP a quarter, and each merchant's own quota
-   * (shared/quota/policy.ts) binds long before.
-   */
-  throttle: { rateLimit: number; burstLimit: number };
-  /**
-   * AWS WAF rate-based rule per client IP, requests per 5 minutes: for requests the per-token rule
-   * cannot key (no Authorization header, or a flood of made-up tokens). The per-token limit is
-   * RATE_LIMIT in shared/rate-limit.ts, the same constant `npm start` enforces.
-   */
-  wafIpRateLimit: number;
-  /**
-   * Whether this stack owns the account-wide API Gateway setting (AWS::ApiGateway::Account: the
-   * CloudWatch role for execution logs). Exactly one stack per account and region may: live by
-   * default; set `-c sandbox.apiGatewayAccount=true` when the sandbox is deployed to another account.
-   */
-  ownsApiGatewayAccount: boolean;
-  logRetention: RetentionDays;
-  /** How long a function caches a resolved token (AUTH_CACHE_TTL_SECONDS). */
-  authCacheTtlSeconds: number;
-  /** p99 latency alarm threshold. */
-  latencyP99Ms: number;
-  /**
-   * Whether the triggered functions (change feed, queue consumers) start traces of their own (Lambda's
-   * active tracing, at a rate no sampling rule changes). Off by default: they only join a trace a
-   * sampled request started, so a quiet stage does not trace its every order three times over
-   * (lib/README.md#metrics-and-tracing).
-   */
-  traceWorkers: boolean;
-  /** Live: deletion protection and RETAIN on stateful resources. */
-  retainData: boolean;
-  /** Settings that fell back to a placeholder (reported as synth warnings). */
-  defaulted: string[];
-};
+/** Deploy-time settings, read from CDK context; each key is described in lib/README.md#deploy. */
+export type StageConfig = ReturnType<typeof readStageConfig>;
 
 /** A context setting that cannot be used: bin/app.ts prints its message as one line and exits 1. */
 export class ContextError extends Error {
@@ -86,46 +34,33 @@ export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 2;
  */
 const STAGE_THROTTLE = (4 * DEFAULT_WAF_IP_RATE_LIMIT) / 300;
 
+const throttle = { rateLimit: STAGE_THROTTLE, burstLimit: STAGE_THROTTLE };
 /** What each stage gets when its context does not say (the heat bench prices the live stage's log retention from it). */
-export const STAGE_DEFAULTS: Record<
-  Stage,
-  { rateLimit: number; burstLimit: number; logRetentionDays: number; ownsApiGatewayAccount: boolean; requireAlarmDestination: boolean }
-> = {
-  live: {
-    rateLimit: STAGE_THROTTLE,
-    burstLimit: STAGE_THROTTLE,
-    logRetentionDays: 90,
-    ownsApiGatewayAccount: true,
-    requireAlarmDestination: true,
-  },
-  sandbox: {
-    rateLimit: STAGE_THROTTLE,
-    burstLimit: STAGE_THROTTLE,
-    logRetentionDays: 14,
-    ownsApiGatewayAccount: false,
-    requireAlarmDestination: false,
-  },
-};
+export const STAGE_DEFAULTS = {
+  live: { ...throttle, logRetentionDays: 90, ownsApiGatewayAccount: true, requireAlarmDestination: true },
+  sandbox: { ...throttle, logRetentionDays: 14, ownsApiGatewayAccount: false, requireAlarmDestination: false },
+} satisfies Record<Stage, unknown>;
 
 const EMAIL = /^[^@\s]+@[^@\s]+$/;
 const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
 
 const RETENTIONS = new Set<number>(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
-export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
+export const readStageConfig = (node: Node, stage: Stage) => {
   const defaulted: string[] = [];
-  const raw = (key: string): unknown => node.tryGetContext(`${stage}.${key}`) ?? node.tryGetContext(key);
+  // A value of null or '' is not set.
+  const raw = (key: string): unknown => {
+    const value = node.tryGetContext(`${stage}.${key}`) ?? node.tryGetContext(key);
+    return value === null || value === '' ? undefined : value;
+  };
   const text = (key: string, fallback: string | undefined, warn = false): string | undefined => {
     const value = raw(key);
-    if (value === undefined || value === null || value === '') {
-      if (warn) defaulted.push(key);
-      return fallback;
-    }
-    return String(value);
+    if (value === undefined && warn) defaulted.push(key);
+    return value === undefined ? fallback : String(value);
   };
   const number = (key: string, fallback: number, min = 1): number => {
     const value = raw(key);
-    if (value === undefined || value === null || value === '') return fallback;
+    if (value === undefined) return fallback;
     const parsed = Number(value);
     if (!Number.isFinite(parsed) || parsed < min)
       throw new ContextError(`Context ${key} must be a number >= ${min}, got ${JSON.stringify(value)}`);
@@ -133,7 +68,7 @@ export const readStageConfig = (node: Node, stage: Stage): StageConfig => {
   };
   const flag = (key: string, fallback: boolean): boolean => {
     const value = raw(key);
-    if (value === undefined || value === null || value === '') return fallback;
+    if (value === undefined) return fallback;
     if (value === true || value === 'true') return true;
     if (value === false || value === 'false') return false;
     throw new ContextError(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);

@@ -2,7 +2,6 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Stage } from '#shared/config';
 import {
   consumedQueueSettings,
   GLOBAL_INDEXES,
@@ -15,26 +14,19 @@ import {
   TTL_ATTRIBUTE,
   tableNameForStage,
 } from '#shared/db/table-def';
+import type { StageConfig } from './config';
 
-/** `orders-dlq` -> `OrdersDlq`: the construct id of a queue (the orders queue keeps its id `OrdersQueue`). */
-const constructIdOfQueue = (id: QueueId) =>
-  id === 'orders'
-    ? 'OrdersQueue'
-    : id
-        .split('-')
-        .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-        .join('');
+/** `orders-create-legacy` -> `OrdersCreateLegacy`: the construct id of a function or queue. */
+export const constructIdOf = (id: string) =>
+  id
+    .split(/[^a-zA-Z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
 
-export type MerchantDataProps = {
-  stage: Stage;
-  /** Live: deletion protection and RETAIN on the table. */
-  retainData: boolean;
-};
+export type MerchantDataProps = Pick<StageConfig, 'stage' | 'retainData'>;
 
-/**
- * The stage's state: the single table with its stream (built from shared/db/table-def.ts, like the
- * local one) and the queues of table-def.ts QUEUES (settings shared with the local stack).
- */
+/** The stage's table and queues, built from shared/db/table-def.ts like the local stack's. */
 export class MerchantData extends Construct {
   readonly table: Table;
   readonly queues: Record<QueueId, Queue>;
@@ -71,7 +63,8 @@ export class MerchantData extends Construct {
     for (const id of QUEUE_CREATION_ORDER) {
       const redrivesTo = QUEUES[id].redrivesTo;
       const target = redrivesTo === undefined ? undefined : queues[redrivesTo];
-      queues[id] = new Queue(this, constructIdOfQueue(id), {
+      // The orders queue keeps its first id.
+      queues[id] = new Queue(this, id === 'orders' ? 'OrdersQueue' : constructIdOf(id), {
         queueName: queueNameForStage(props.stage, id),
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,

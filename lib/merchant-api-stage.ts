@@ -7,7 +7,7 @@ import type { Stage } from '#shared/config';
 import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
-import { MerchantData } from './data';
+import { constructIdOf, MerchantData } from './data';
 import { type FunctionSpec, functionEnvironment, functionSpecs } from './function-specs';
 import { MerchantFunction } from './merchant-function';
 import { suppressStageFindings } from './nag';
@@ -23,14 +23,6 @@ const changeFeedOf = (functions: readonly MerchantFunction[]): MerchantFunction 
 };
 
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
-
-/** `orders-create-legacy` -> `OrdersCreateLegacy`: the construct id of a function. */
-export const constructIdOf = (functionId: string) =>
-  functionId
-    .split(/[^a-zA-Z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
 
 /**
  * One stage (live or sandbox) of the Merchant API: its own table, queue, functions and API, so a
@@ -61,23 +53,16 @@ export class MerchantApiStage extends Stack {
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     const specs = functionSpecs();
-    this.data = new MerchantData(this, 'Data', { stage, retainData: config.retainData });
+    this.data = new MerchantData(this, 'Data', config);
     const { table, queue, dlq, queues } = this.data;
 
-    this.restApi = new MerchantRestApi(this, 'Http', {
-      stage,
-      throttle: config.throttle,
-      wafIpRateLimit: config.wafIpRateLimit,
-      ownsApiGatewayAccount: config.ownsApiGatewayAccount,
-      logRetention: config.logRetention,
-      removalPolicy,
-    });
+    this.restApi = new MerchantRestApi(this, 'Http', { ...config, removalPolicy });
 
     // The key that seals merchants' webhook secrets (shared/webhooks/secret-box.ts); readable only by the functions that seal or open them.
     const webhookKey = new Secret(this, 'WebhookKey', {
       description: `Affiliate merchant API (${stage}): the key that seals webhook signing secrets`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy,
     });
     const sesIdentityArn = this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.sesIdentity });
     const environmentValues = {
@@ -102,12 +87,7 @@ export class MerchantApiStage extends Stack {
       webhooksDlq: queues['webhooks-dlq'],
       changeFeed: changeFeedOf(this.functions),
     };
-    this.alarms = new MerchantAlarms(this, 'Alarms', {
-      ...watched,
-      latencyP99Ms: config.latencyP99Ms,
-      alarmEmail: config.alarmEmail,
-      alarmTopicArn: config.alarmTopicArn,
-    });
+    this.alarms = new MerchantAlarms(this, 'Alarms', { ...config, ...watched });
     this.dashboard = new MerchantDashboard(this, 'Dashboard', { ...watched, webAcl: this.restApi.webAcl, alarms: this.alarms.alarms });
     this.operatorPolicy = new OperatorPolicy(this, 'Operator', {
       stage,
@@ -188,33 +168,28 @@ export class MerchantApiStage extends Stack {
     );
   }
 
-  /** What operators and the scripts read from the deployed stack. */
+  /** What operators and the scripts read from the deployed stack: each output's value and description. */
   private addOutputs() {
-    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API (append /api/v2/...)', value: this.restApi.api.url });
-    new CfnOutput(this, 'TableName', {
-      description: 'SEED_TABLE_NAME for npm run seed / admin against this stage',
-      value: this.data.table.tableName,
-    });
-    new CfnOutput(this, 'OrdersQueueUrl', { value: this.data.queue.queueUrl });
-    new CfnOutput(this, 'OrdersDlqUrl', { value: this.data.dlq.queueUrl });
-    new CfnOutput(this, 'FollowUpsQueueUrl', { value: this.data.queues['follow-ups'].queueUrl });
-    new CfnOutput(this, 'ParkedQueueUrl', {
-      description: 'What nothing retries any more (alarmed): read it when ParkedDepth fires',
-      value: this.data.queues.parked.queueUrl,
-    });
-    new CfnOutput(this, 'WebhooksDlqUrl', {
-      description: 'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
-      value: this.data.queues['webhooks-dlq'].queueUrl,
-    });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn });
-    new CfnOutput(this, 'WebAclArn', { value: this.restApi.webAcl.attrArn });
-    new CfnOutput(this, 'DashboardName', {
-      description: 'CloudWatch dashboard of this stage',
-      value: this.dashboard.dashboard.dashboardName,
-    });
-    new CfnOutput(this, 'OperatorPolicyArn', {
-      description: 'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
-      value: this.operatorPolicy.policy.managedPolicyArn,
-    });
+    const { table, queue, dlq, queues } = this.data;
+    const outputs: Record<string, [value: string, description?: string]> = {
+      ApiUrl: [this.restApi.api.url, 'Base URL of the API (append /api/v2/...)'],
+      TableName: [table.tableName, 'SEED_TABLE_NAME for npm run seed / admin against this stage'],
+      OrdersQueueUrl: [queue.queueUrl],
+      OrdersDlqUrl: [dlq.queueUrl],
+      FollowUpsQueueUrl: [queues['follow-ups'].queueUrl],
+      ParkedQueueUrl: [queues.parked.queueUrl, 'What nothing retries any more (alarmed): read it when ParkedDepth fires'],
+      WebhooksDlqUrl: [
+        queues['webhooks-dlq'].queueUrl,
+        'Webhook delivery messages the deliverer failed on 5 times (alarmed): npm run admin -- webhooks ... to inspect',
+      ],
+      AlarmTopicArn: [this.alarms.topic.topicArn],
+      WebAclArn: [this.restApi.webAcl.attrArn],
+      DashboardName: [this.dashboard.dashboard.dashboardName, 'CloudWatch dashboard of this stage'],
+      OperatorPolicyArn: [
+        this.operatorPolicy.policy.managedPolicyArn,
+        'Managed policy with exactly what npm run seed / npm run admin need against this stage: attach it to the operators',
+      ],
+    };
+    for (const [id, [value, description]] of Object.entries(outputs)) new CfnOutput(this, id, { value, description });
   }
 }

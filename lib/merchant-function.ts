@@ -17,19 +17,12 @@ export type MerchantFunctionProps = {
   environment: Record<string, string>;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
-  /** Lambda's tracing mode: active starts traces at Lambda's fixed rate; pass-through only joins sampled upstream ones. */
   tracing: Tracing;
 };
 
-/** The runtime every function runs on. */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
-/**
- * One function of the stack, an API route's or a worker's (lib/function-specs.ts), with the fixed
- * defaults: NodejsFunction (esbuild ESM bundle, see lib/bundling.ts), Node.js 22 on arm64, X-Ray tracing as the stage sets it, its own log group with retention, and its own role
- * that starts with nothing but writing to that log group. The grant helpers add exactly what the
- * function's access allows.
- */
+/** One function of the stack (lib/function-specs.ts), with its own log group and a role the grant helpers add to. */
 export class MerchantFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: Role;

@@ -3,14 +3,16 @@ import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { MerchantFunction } from './merchant-function';
 
-/** What the suppressions are about: the stage's functions, its REST API and its webhook key. */
-export type NagSubject = { functions: readonly MerchantFunction[]; api: RestApi; webhookKey: Secret };
-
-/**
- * Every cdk-nag finding this app accepts, each with its reason. Suppressions are as narrow as
- * cdk-nag allows (the resource, and `appliesTo` for wildcard findings).
- */
-export const suppressStageFindings = ({ functions, api, webhookKey }: NagSubject) => {
+/** Every cdk-nag finding this app accepts, each with its reason, as narrowly as cdk-nag allows. */
+export const suppressStageFindings = ({
+  functions,
+  api,
+  webhookKey,
+}: {
+  functions: readonly MerchantFunction[];
+  api: RestApi;
+  webhookKey: Secret;
+}) => {
   NagSuppressions.addResourceSuppressions(webhookKey, [
     {
       id: 'AwsSolutions-SMG4',

@@ -20,19 +20,16 @@ import { WAF_RULES } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/**
- * One of the functions' business metrics (shared/metrics.ts publishes them as EMF): namespace
- * AffiliateMerchantApi, dimensions service and stage.
- */
+/** One of the functions' business metrics (shared/metrics.ts). */
 export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum', period: Duration = FIVE_MINUTES): Metric =>
   new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE, stage }, statistic, period });
 
-/** Commission amounts carry a `currency` dimension too (sums of different currencies mean nothing): one line per currency. */
-export const commissionAmountByCurrency = (stage: Stage, period: Duration = FIVE_MINUTES) =>
+/** A business metric with a dimension of its own besides service and stage: one line per value of it. */
+const businessMetricBy = (stage: Stage, dimension: string, name: MetricName, label: string) =>
   new MathExpression({
-    expression: `SEARCH('{${METRICS_NAMESPACE},currency,service,stage} MetricName="${METRIC.commissionAmount}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', ${period.toSeconds()})`,
-    label: 'Commission amount (minor units)',
-    period,
+    expression: `SEARCH('{${METRICS_NAMESPACE},${dimension},service,stage} MetricName="${name}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', 300)`,
+    label,
+    period: FIVE_MINUTES,
   });
 
 /** What a stage's alarms and dashboard watch. */
@@ -40,14 +37,12 @@ export type WatchedResources = {
   stage: Stage;
   api: RestApi;
   functions: MerchantFunction[];
-  /** The orders queue and its dead-letter queue (commission processing failed 5 times). */
+  /** The orders queue and its DLQ. */
   queue: Queue;
   dlq: Queue;
-  /** What nothing retries any more (table-def.ts QUEUES `parked`). */
   parked: Queue;
-  /** Webhook delivery messages the deliverer failed on 5 times. */
   webhooksDlq: Queue;
-  /** The change feed's function: its IteratorAge says how far behind the table's stream it is. */
+  /** Its IteratorAge says how far behind the table's stream it is. */
   changeFeed: MerchantFunction;
 };
 
@@ -129,7 +124,8 @@ const businessRow = (props: MerchantDashboardProps) => [
       business(props.stage, METRIC.ordersCancelled, 'orders cancelled'),
       business(props.stage, METRIC.commissionsRecorded, 'commissions recorded'),
     ],
-    right: [commissionAmountByCurrency(props.stage)],
+    // Sums of different currencies mean nothing.
+    right: [businessMetricBy(props.stage, 'currency', METRIC.commissionAmount, 'Commission amount (minor units)')],
     ...WIDE,
   }),
   new GraphWidget({
@@ -151,10 +147,7 @@ const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
       business(stage, METRIC.webhookDeliveries, 'delivered (2xx)'),
       business(stage, METRIC.webhookFailures, 'failed attempts'),
       business(stage, METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
-      new MathExpression({
-        expression: `SEARCH('{${METRICS_NAMESPACE},merchant,service,stage} MetricName="${METRIC.quotaRefusals}" service="${METRICS_SERVICE}" stage="${stage}"', 'Sum', 300)`,
-        label: 'quota refusals (429) by merchant',
-      }),
+      businessMetricBy(stage, 'merchant', METRIC.quotaRefusals, 'quota refusals (429) by merchant'),
     ],
     right: [
       business(stage, METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
@@ -165,11 +158,7 @@ const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
   }),
 ];
 
-/**
- * The stage's CloudWatch dashboard (`affiliate-merchant-api-<stage>`): the API (requests, 4xx, 5xx,
- * latency, WAF blocks), every function's errors and throttles, the orders queue and its DLQ, the
- * business metrics, and the state of every alarm.
- */
+/** The stage's CloudWatch dashboard, one row of widgets per concern, and the state of every alarm. */
 export class MerchantDashboard extends Construct {
   readonly dashboard: Dashboard;
 

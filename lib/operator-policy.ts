@@ -41,6 +41,9 @@ export const OPERATOR_ACCESS = {
   followUpsQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
 } as const;
 
+const statement = (sid: string, actions: readonly string[], resources: string[]) =>
+  new PolicyStatement({ sid, actions: [...actions], resources });
+
 export type OperatorPolicyProps = {
   stage: string;
   table: ITable;
@@ -64,48 +67,29 @@ export class OperatorPolicy extends Construct {
 
   constructor(scope: Construct, id: string, props: OperatorPolicyProps) {
     super(scope, id);
+    const tableArn = props.table.tableArn;
     this.policy = new ManagedPolicy(this, 'Policy', {
       description: `Affiliate merchant API (${props.stage}): what npm run seed and npm run admin need against this stage`,
       statements: [
-        new PolicyStatement({ sid: 'Table', actions: [...OPERATOR_ACCESS.table], resources: [props.table.tableArn] }),
-        new PolicyStatement({
-          sid: 'TokenLookup',
-          actions: [...OPERATOR_ACCESS.gsi1],
-          resources: [`${props.table.tableArn}/index/${GSI1.indexName}`],
-        }),
-        new PolicyStatement({
-          sid: 'TierLists',
-          actions: [...OPERATOR_ACCESS.gsi3],
-          resources: [`${props.table.tableArn}/index/${GSI3.indexName}`],
-        }),
-        new PolicyStatement({
-          sid: 'OwedMail',
-          actions: [...OPERATOR_ACCESS.gsi2],
-          resources: [`${props.table.tableArn}/index/${GSI2.indexName}`],
-        }),
+        statement('Table', OPERATOR_ACCESS.table, [tableArn]),
+        statement('TokenLookup', OPERATOR_ACCESS.gsi1, [`${tableArn}/index/${GSI1.indexName}`]),
+        statement('TierLists', OPERATOR_ACCESS.gsi3, [`${tableArn}/index/${GSI3.indexName}`]),
+        statement('OwedMail', OPERATOR_ACCESS.gsi2, [`${tableArn}/index/${GSI2.indexName}`]),
         new PolicyStatement({
           sid: 'ResendMail',
           actions: [...OPERATOR_ACCESS.mail],
           resources: [props.sesIdentityArn],
           conditions: { StringEquals: { 'ses:FromAddress': props.mailFrom } },
         }),
-        new PolicyStatement({ sid: 'RedriveFromDlq', actions: [...OPERATOR_ACCESS.dlq], resources: [props.dlq.queueArn] }),
-        new PolicyStatement({
-          sid: 'RedriveToOrdersQueue',
-          actions: [...OPERATOR_ACCESS.ordersQueue],
-          resources: [props.ordersQueue.queueArn],
-        }),
-        new PolicyStatement({
-          sid: 'ReplayWebhooks',
-          actions: [...OPERATOR_ACCESS.webhooksQueues],
-          resources: props.webhooksQueues.map((queue) => queue.queueArn),
-        }),
-        new PolicyStatement({ sid: 'ParkedWork', actions: [...OPERATOR_ACCESS.parkedQueue], resources: [props.parkedQueue.queueArn] }),
-        new PolicyStatement({
-          sid: 'ReplayFollowUps',
-          actions: [...OPERATOR_ACCESS.followUpsQueue],
-          resources: [props.followUpsQueue.queueArn],
-        }),
+        statement('RedriveFromDlq', OPERATOR_ACCESS.dlq, [props.dlq.queueArn]),
+        statement('RedriveToOrdersQueue', OPERATOR_ACCESS.ordersQueue, [props.ordersQueue.queueArn]),
+        statement(
+          'ReplayWebhooks',
+          OPERATOR_ACCESS.webhooksQueues,
+          props.webhooksQueues.map((queue) => queue.queueArn),
+        ),
+        statement('ParkedWork', OPERATOR_ACCESS.parkedQueue, [props.parkedQueue.queueArn]),
+        statement('ReplayFollowUps', OPERATOR_ACCESS.followUpsQueue, [props.followUpsQueue.queueArn]),
       ],
     });
   }

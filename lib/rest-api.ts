@@ -10,34 +10,26 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import type { RouteDef } from '#functions/routes';
-import type { Stage } from '#shared/config';
 import { MAX_BODY_BYTES, MESSAGES } from '#shared/errors';
 import { KEY_TRANSFORMATIONS, RATE_LIMIT } from '#shared/rate-limit';
+import type { StageConfig } from './config';
 
-export type MerchantRestApiProps = {
-  stage: Stage;
-  throttle: { rateLimit: number; burstLimit: number };
-  /** Per client IP, requests per 5 minutes (the per-token limit is RATE_LIMIT). */
-  wafIpRateLimit: number;
-  /** Whether this stack sets the account-wide API Gateway CloudWatch role (AWS::ApiGateway::Account). */
-  ownsApiGatewayAccount: boolean;
-  logRetention: RetentionDays;
+export type MerchantRestApiProps = Pick<StageConfig, 'stage' | 'throttle' | 'wafIpRateLimit' | 'ownsApiGatewayAccount' | 'logRetention'> & {
   removalPolicy: RemovalPolicy;
 };
 
-/** Retry-After of a WAF rate-limit block: WAF re-evaluates a key's rate over its 5-minute window every few seconds. */
+/** Retry-After of a WAF rate-limit block (WAF re-evaluates a key's rate every few seconds). */
 export const WAF_RETRY_AFTER_SECONDS = 60;
 /** The share of the API's requests X-Ray records (and with them every function they reach). */
 export const TRACE_SAMPLING_RATE = 0.05;
 
 /** Retry-After of a stage-throttling 429: the token bucket refills every second. */
 export const THROTTLE_RETRY_AFTER_SECONDS = 1;
-/** The per-token rule's name, its key header, and the WAF custom response body key. */
 export const WAF_TOKEN_RULE = 'rate-limit-per-token';
 export const WAF_IP_RULE = 'rate-limit-per-ip';
 export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
@@ -55,21 +47,13 @@ export const atLeastPattern = (bound: number) => {
   return `^0*([${lead}-9][0-9]{${zeros.length}}|[1-9][0-9]{${zeros.length + 1},})$`;
 };
 
-/**
- * The body of a WAF block. WAF custom responses are static (no variables), so the trace id cannot
- * name the request: it keeps the `<date part>:api:<suffix>` form with fixed parts, and the request
- * is found in the access log by its status and waf fields.
- */
+/** The body of a WAF block: its responses are static, so the trace id is fixed (the access log finds the request). */
 const wafBody = (message: string, suffix: string) =>
   JSON.stringify({ success: false, data: null, errors: { message: [message] }, meta: { trace_id: `waf:api:${suffix}` } });
 export const WAF_BLOCK_BODY = wafBody(MESSAGES.tooManyAttempts, 'rate-limited');
 export const WAF_TOO_LARGE_BODY = wafBody(MESSAGES.bodyTooLarge, WAF_BODY_SIZE_RULE);
 
-/**
- * The trace id of a response API Gateway makes itself. Gateway response templates allow only
- * variable substitution (no VTL), so the date part is API Gateway's request time
- * (`22/Nov/2026:06:01:02 +0000`) and the suffix its request id, the key of the access log line.
- */
+/** The trace id of a response API Gateway makes itself (templates allow only variables): its request time and id. */
 export const GATEWAY_TRACE_ID = '$context.requestTime:api:$context.requestId';
 
 const v2Error = (message: string) =>
@@ -100,12 +84,7 @@ const accessLogFormat = () =>
     }),
   );
 
-/**
- * The REST API of one stage: one method per route, each integrating its own function; stage
- * throttling; JSON access logs; the V2 envelope on the responses API Gateway makes itself (404 for
- * an unknown route or method, 429 with Retry-After when throttled); AWS WAF with rate-based rules
- * per merchant token and per client IP, answering 429 in the V2 envelope with Retry-After.
- */
+/** The REST API of one stage: one method per route, each integrating its own function, behind stage throttling and AWS WAF. */
 export class MerchantRestApi extends Construct {
   readonly api: RestApi;
   readonly webAcl: CfnWebACL;
@@ -119,9 +98,8 @@ export class MerchantRestApi extends Construct {
       restApiName: `affiliate-merchant-api-${props.stage}`,
       description: `Affiliate Program Merchant API (${props.stage})`,
       endpointTypes: [EndpointType.REGIONAL],
-      // Execution logs (ERROR level) need the account's API Gateway CloudWatch role, an
-      // account-wide setting: only the stack that owns it creates it (live by default), and keeps
-      // the role when it is deleted so the other stage's logging does not break.
+      // Execution logs need the account-wide API Gateway CloudWatch role: only the owning stack creates
+      // it, and keeps it when deleted so the other stage's logging does not break.
       cloudWatchRole: props.ownsApiGatewayAccount,
       ...(props.ownsApiGatewayAccount ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
@@ -137,9 +115,8 @@ export class MerchantRestApi extends Construct {
       },
     });
 
-    // X-Ray decides at the entry point and every function of a request follows: the stage's own
-    // rule records TRACE_SAMPLING_RATE of its requests at any load, where the account's default
-    // (the first request each second and 5 % of the rest) traces every request of a quiet stage.
+    // X-Ray decides at the entry point: this rule samples TRACE_SAMPLING_RATE at any load, where the
+    // account's default (one a second, then 5 %) traces every request of a quiet stage.
     this.sampling = new CfnSamplingRule(this, 'TraceSampling', {
       samplingRule: {
         ruleName: `merchant-api-${props.stage}`,
@@ -187,8 +164,7 @@ export class MerchantRestApi extends Construct {
     gatewayResponse('Throttled', ResponseType.THROTTLED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS),
     });
-    // The WebACL's rules answer with their own custom response (below), which takes precedence;
-    // this covers a block without one, e.g. a rule an operator adds in the console.
+    // For a WAF block without a custom response of its own (a rule an operator adds in the console).
     gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
       'Retry-After': String(WAF_RETRY_AFTER_SECONDS),
     });
@@ -200,6 +176,11 @@ export class MerchantRestApi extends Construct {
   /** AWS WAF: a rate-based rule per merchant token and one per client IP (429), and a bound on the body's size (413), in the V2 envelope. */
   private addWebAcl(props: MerchantRestApiProps): CfnWebACL {
     const metricName = `affiliate-merchant-api-${props.stage}`;
+    const visibility = (suffix = '') => ({
+      cloudWatchMetricsEnabled: true,
+      metricName: `${metricName}${suffix}`,
+      sampledRequestsEnabled: true,
+    });
     const block: CfnWebACL.RuleActionProperty = {
       block: {
         customResponse: {
@@ -214,17 +195,15 @@ export class MerchantRestApi extends Construct {
       description: `Rate limits per merchant token and per client IP, and a bound on the body size, for the ${props.stage} API`,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
-      visibilityConfig: { cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true },
+      visibilityConfig: visibility(),
       customResponseBodies: {
         [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY },
         [WAF_BODY_SIZE_RULE]: { contentType: 'APPLICATION_JSON', content: WAF_TOO_LARGE_BODY },
       },
       rules: [
         {
-          // One budget per bearer token: one merchant's burst cannot use up the others' share of the
-          // stage. The header is normalized as authentication reads it (shared/rate-limit.ts), so
-          // no spelling of the scheme or its spacing gets a fresh budget; a request without it is
-          // not counted here (WAF skips a rule whose key is missing).
+          // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts);
+          // a request without it is not counted here (WAF skips a rule whose key is missing).
           name: WAF_TOKEN_RULE,
           priority: 0,
           action: block,
@@ -243,17 +222,15 @@ export class MerchantRestApi extends Construct {
               ],
             },
           },
-          visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_TOKEN_RULE}`, sampledRequestsEnabled: true },
+          visibilityConfig: visibility(`-${WAF_TOKEN_RULE}`),
         },
         {
-          // What the per-token rule cannot key: requests without a token, and floods of made-up
-          // tokens (each a new key). Set well above one token's limit, so merchants sharing an
-          // egress IP (a shop platform) are not throttled together.
+          // What the per-token rule cannot key: requests without a token, floods of made-up tokens.
           name: WAF_IP_RULE,
           priority: 1,
           action: block,
           statement: { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
-          visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: `${metricName}-${WAF_IP_RULE}`, sampledRequestsEnabled: true },
+          visibilityConfig: visibility(`-${WAF_IP_RULE}`),
         },
         {
           // A body that might not reach a function whole (MAX_BODY_BYTES or more): 413, not API Gateway's 5xx.
@@ -267,11 +244,7 @@ export class MerchantRestApi extends Construct {
               textTransformations: [{ priority: 0, type: 'NONE' }],
             },
           },
-          visibilityConfig: {
-            cloudWatchMetricsEnabled: true,
-            metricName: `${metricName}-${WAF_BODY_SIZE_RULE}`,
-            sampledRequestsEnabled: true,
-          },
+          visibilityConfig: visibility(`-${WAF_BODY_SIZE_RULE}`),
         },
       ],
     });

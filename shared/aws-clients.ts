@@ -7,11 +7,7 @@ type ClientHook = (client: SdkClient, service: AwsService) => void;
 
 const hooks: ClientHook[] = [];
 
-/**
- * Lets the process that hosts the functions add middleware to every client they build (the local
- * stack's fault injection, local/faults.ts). Register before the function modules load; nothing
- * registers in Lambda.
- */
+/** Lets the local stack add middleware (fault injection) to every client the functions build; register before they load. */
 export const onClientCreated = (hook: ClientHook): void => {
   hooks.push(hook);
 };

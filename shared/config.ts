@@ -1,7 +1,4 @@
-/**
- * Environment access for code that runs inside a function. Each module reads the variables it
- * needs at import time, so a function with a missing variable fails on init, not mid-request.
- */
+/** A variable a function needs, read at import so a missing one fails on init, not mid-request. */
 export const requireEnv = (name: string): string => {
   const value = process.env[name];
   if (value === undefined || value === '') {

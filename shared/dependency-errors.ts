@@ -1,11 +1,7 @@
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { errorName } from '#shared/errors';
 
-/**
- * The one classification of what a dependency (DynamoDB, SQS, SES) threw: the SDK's own classifiers
- * plus the reasons inside a TransactionCanceledException, which the SDK does not retry. The classes
- * and what each path does with them: docs/correctness.md#one-classification-of-dependency-errors.
- */
+/** What a dependency threw, classified once (docs/correctness.md#one-classification-of-dependency-errors). */
 export type DependencyFailure = 'conflict' | 'throttled' | 'unavailable' | 'refused';
 
 /** Cancellation reason codes DynamoDB gives per part of a cancelled transaction. */

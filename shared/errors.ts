@@ -1,10 +1,7 @@
-/**
- * A domain error carries its HTTP status and field-keyed messages. The error middleware turns it
- * into the route's envelope; anything that is not an ApiError becomes a generic 500.
- * Failures about the request as a whole use the key `message`.
- */
+/** Field-keyed messages; a failure of the request as a whole is keyed `message`. */
 export type FieldErrors = Record<string, string[]>;
 
+/** A domain error with its HTTP status, answered in the route's envelope (shared/http/envelope.ts). */
 export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
@@ -17,12 +14,7 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * A body must be smaller than this: API Gateway takes 10 MB, but hands the body to a function
- * escaped inside a Lambda event of at most 6 MB, and answers a larger one with its own 5xx. The
- * largest valid order, sent with every non-ASCII character escaped and indented, is about 1 MB.
- * A digit followed by zeros, for the WebACL's Content-Length pattern (docs/design-notes.md#limits).
- */
+/** A body must be smaller than this, to reach a function whole (docs/design-notes.md#limits); a digit and zeros, for the WebACL. */
 export const MAX_BODY_BYTES = 2_000_000;
 
 const messageError = (statusCode: number, message: string) => new ApiError(statusCode, { message: [message] });

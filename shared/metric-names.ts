@@ -1,8 +1,4 @@
-/**
- * The names of the business metrics: data only, shared by the functions (shared/metrics.ts, which
- * publishes them) and the CDK app (lib/observability.ts: dashboard and alarms).
- * Every data point carries the dimensions `service` (METRICS_SERVICE) and `stage`.
- */
+/** The business metrics' names, shared by shared/metrics.ts and the dashboard and alarms; every point has `service` and `stage`. */
 export const METRICS_NAMESPACE = 'AffiliateMerchantApi';
 export const METRICS_SERVICE = 'merchant-api';
 

@@ -1,17 +1,7 @@
 /**
- * The business metrics, configured once: Powertools Metrics writes them as CloudWatch Embedded
- * Metric Format lines on the function's stdout, which CloudWatch turns into data points (no API
- * call, no extra permission). Namespace `AffiliateMerchantApi`, dimensions `service` and `stage`
- * on every point. The names live in shared/metric-names.ts, which the dashboard and alarms
- * (lib/observability.ts) read too.
- *
- * Each helper publishes at once (one EMF line per call): route handlers need no flush middleware,
- * and what was counted is out even if the invocation fails afterwards. A queue worker's batch holds
- * its points and publishes them at its end, or just before its timeout (`withBatchedMetrics`), one
- * line per set of dimensions; a crash (out of memory) loses what it held.
- *
- * Outside Lambda (`npm start`, tests, `npm run invoke`) nothing reads stdout as metrics, so they are
- * off there unless POWERTOOLS_METRICS_DISABLED=false turns them on.
+ * The business metrics, as Embedded Metric Format lines on stdout (names: shared/metric-names.ts). Each
+ * call publishes at once, so handlers need no flush; a queue worker's batch holds its points until its end
+ * (`withBatchedMetrics`). Off outside Lambda unless POWERTOOLS_METRICS_DISABLED=false.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Metrics, MetricUnit, type MetricUnit as MetricUnitName } from '@aws-lambda-powertools/metrics';
@@ -84,10 +74,8 @@ const publishHeld = (held: Held[]): void => {
 };
 
 /**
- * Runs a queue worker's batch holding its data points, then publishes them in one EMF line per set
- * of dimensions: every value is kept (CloudWatch takes a metric's values as one array), in a tenth
- * of the lines of a batch of ten. Published when the batch ends or throws, and what is held by
- * `publishBy` (epoch ms: before the function's timeout, which runs no `finally`) then too.
+ * Runs a queue worker's batch holding its data points, then publishes them, one EMF line per set of
+ * dimensions; also at `publishBy` (epoch ms, before the function's timeout, which runs no `finally`).
  */
 export const withBatchedMetrics = async <T>(work: () => Promise<T>, publishBy = Number.POSITIVE_INFINITY): Promise<T> => {
   const held: Held[] = [];

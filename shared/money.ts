@@ -1,9 +1,6 @@
 /**
- * Exact commission arithmetic: money is an integer in the currency's minor unit, a rate counts to
- * two decimals of a percent. The product base * rate can pass 2^53, so it is computed in BigInt and
- * rounded once, half up like Math.round on the exact value; what still does not fit (an order stored
- * before the limits, a rate outside 0..100 %) is an AmountNotComputableError: retrying cannot help
- * (docs/design-notes.md#limits).
+ * Exact commission arithmetic in BigInt, rounded once half up; what does not fit is an
+ * AmountNotComputableError, which no retry can help (docs/design-notes.md#limits).
  */
 
 export class AmountNotComputableError extends Error {

@@ -1,7 +1,4 @@
-/**
- * Page arithmetic, with no HTTP in it: the domain code pages its lists with these, and
- * shared/http/pagination.ts builds the response's pagination block from them.
- */
+/** Page arithmetic, with no HTTP in it (shared/http/pagination.ts builds the response's block from it). */
 export type PageQuery = { per_page: number; page: number };
 
 export const lastPage = (total: number, perPage: number) => Math.max(1, Math.ceil(total / perPage));

@@ -1,10 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 /**
- * Who made a write, so that a retry recognises a write of its own that was applied although its
- * answer was lost, and answers the original result. With an Idempotency-Key, what a request creates
- * and the write id it stamps are derived from the merchant, the key and the request's fingerprint;
- * without one they are random, which still covers the retries inside the request
+ * Who made a write, so a retry recognises its own applied write: derived from the Idempotency-Key, else random
  * (docs/correctness.md#every-order-answered-201-exists-exactly-once-a-lost-answer-never-costs-the-client-its-order).
  */
 export const derivedUuid = (merchantId: string, purpose: string, key: string): string => {

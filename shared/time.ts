@@ -3,6 +3,13 @@ export const isoNow = (): string => new Date().toISOString();
 
 export const toIso = (value: string | Date): string => new Date(value).toISOString();
 
+/** The month `count` months after `month` (`YYYY-MM`, UTC). */
+export const addMonths = (month: string, count: number): string => {
+  const at = new Date(`${month}-01T00:00:00Z`);
+  at.setUTCMonth(at.getUTCMonth() + count);
+  return at.toISOString().slice(0, 7);
+};
+
 /** The same instant one calendar month earlier (Laravel's subMonth, clamped to the month's end). */
 export const oneMonthBefore = (date: Date): Date => {
   const result = new Date(date);

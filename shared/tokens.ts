@@ -1,14 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Stage } from './config';
 
-/**
- * The token kind, in one place: a token string says its kind in a prefix (`live_` / `test_`)
- * followed by 40 random URL-safe characters, and each stage accepts one kind (live tokens on the
- * live stage, testing tokens on sandbox). Only the SHA-256 hash of a token is stored.
- */
+/** A token says its kind in its prefix, and each stage accepts one kind; only its SHA-256 hash is stored. */
 export type TokenKind = 'live' | 'testing';
 
-export const TOKEN_PREFIX: Record<TokenKind, string> = { live: 'live_', testing: 'test_' };
+const TOKEN_PREFIX: Record<TokenKind, string> = { live: 'live_', testing: 'test_' };
 
 export const kindOfToken = (token: string): TokenKind | undefined =>
   token.startsWith(TOKEN_PREFIX.live) ? 'live' : token.startsWith(TOKEN_PREFIX.testing) ? 'testing' : undefined;

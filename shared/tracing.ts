@@ -6,10 +6,8 @@ import type { BuildMiddleware, MetadataBearer, MiddlewareStack, ResponseMetadata
 import { classifyDependencyError } from '#shared/dependency-errors';
 
 /**
- * X-Ray subsegments for the AWS SDK calls a function makes (DynamoDB, SQS, SES), one middleware per
- * client, with the trace carried on through SQS: what the X-Ray SDK does in Lambda, for these calls
- * only. Nothing outside Lambda, or when the invocation is not sampled. Why not Powertools Tracer or
- * ADOT: docs/design-notes.md#libraries-and-hand-written-code; how: lib/README.md#metrics-and-tracing.
+ * X-Ray subsegments for a function's AWS SDK calls, as the X-Ray SDK makes them, when the invocation
+ * is sampled (docs/design-notes.md#libraries-and-hand-written-code, lib/README.md#metrics-and-tracing).
  */
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };
@@ -51,7 +49,7 @@ const seconds = (ms: number) => ms / 1000;
 /** Throttling as the SDK's retry strategy and DynamoDB's transaction cancellations say it. */
 const isThrottle = (error: SdkError, status: number | undefined) => status === 429 || classifyDependencyError(error) === 'throttled';
 
-export const TRACING_MIDDLEWARE_NAME = 'merchantApiXRaySubsegments';
+const TRACING_MIDDLEWARE_NAME = 'merchantApiXRaySubsegments';
 
 const middleware: BuildMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
   const trace = getXrayTraceDataFromEnv() as TraceData | undefined;

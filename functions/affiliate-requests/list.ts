@@ -4,7 +4,6 @@ import { apiHandler } from '#shared/http/api-handler';
 import { laravelPagination } from '#shared/http/pagination';
 import { affiliateRequestListQuery } from '#shared/schemas/program';
 
-/** `data` is the array itself (spec); Laravel pagination. */
 export const handler = apiHandler(
   route('affiliate-requests-list'),
   { query: affiliateRequestListQuery },

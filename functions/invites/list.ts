@@ -4,7 +4,6 @@ import { apiHandler } from '#shared/http/api-handler';
 import { invitePagination } from '#shared/http/pagination';
 import { inviteListQuery } from '#shared/schemas/program';
 
-/** `data` is the array itself, and the pagination is the invites form (spec). */
 export const handler = apiHandler(route('invites-list'), { query: inviteListQuery }, async ({ merchant, query }) => {
   const { total, invites } = await listInvites(merchant.id, query);
   return { data: invites.map(toInviteResponse), meta: { pagination: invitePagination(total, invites.length, query) } };

@@ -5,7 +5,6 @@ import { postApiHandler } from '#shared/http/post-api-handler';
 import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
 
-/** The legacy endpoint: same rules as V2, legacy envelope (the manifest says so). */
 export const handler = postApiHandler(route('orders-create-legacy'), { body: orderCreateBody }, async ({ merchant, body, ...steps }) => {
   const order = await createOrder(merchant, body, steps);
   countMetric(METRIC.ordersAccepted);

@@ -29,11 +29,7 @@ export { toAcceptedRequestResponse, toAffiliateRequestResponse } from './program
 const notPending = (status: AffiliateRequestStatus) =>
   ruleRefused(status === 'accepted' ? REQUEST_MESSAGES.alreadyAccepted : REQUEST_MESSAGES.alreadyDeclined);
 
-/**
- * The affiliate half of an accept, each kind conditional on the affiliate being as it was read,
- * with the count changes it makes once committed. A joining affiliate gets the merchant's default
- * tier; a reactivated one keeps its tier (or gets the default when it had none).
- */
+/** The affiliate half of an accept, conditional on the affiliate as read, with the count changes it makes once committed. */
 const affiliateChange = async (
   merchant: Merchant,
   request: AffiliateRequestItem,
@@ -84,10 +80,8 @@ const affiliateChange = async (
 };
 
 /**
- * After a decision committed: its count changes, then the affiliate's e-mail. `recovered`: the
- * decision was this request's own, applied by an attempt whose answer was lost; whether its counts
- * were applied is unknown, so their blocks are marked for an exact recount instead, and whether
- * its e-mail went out too: one still owed goes with its follow-up, never twice.
+ * After a decision committed: its count changes, then the affiliate's e-mail. `recovered` (an earlier
+ * attempt applied it): the counts' blocks are marked for recount, and an owed e-mail goes with its follow-up.
  */
 const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
   try {
@@ -103,11 +97,8 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
 };
 
 /**
- * Accepts a pending request: ONE transaction moves it to `accepted` and makes the affiliate of its
- * slug active, so orders can be attributed to it the moment the API answers. Reads first (consistent):
- * the affiliate is built from the request; every write is conditional on what was read, and a lost
- * race re-reads (no longer pending: 422; gone: 404; past the attempts: 503). Then the affiliate is
- * e-mailed, never undoing the accept (docs/design-notes.md#affiliate-program).
+ * Accepts a pending request: ONE transaction, conditional on what was read, moves it to `accepted` and
+ * makes the affiliate active; a lost race reads again. Then the affiliate is e-mailed (docs/design-notes.md#affiliate-program).
  */
 export const acceptAffiliateRequest = async (
   merchant: Merchant,
@@ -128,8 +119,7 @@ export const acceptAffiliateRequest = async (
         affiliate: affiliate.part,
       });
     } catch (error) {
-      // Whatever condition failed (request decided meanwhile, affiliate changed), conflicted or was
-      // throttled, the next round's fresh reads decide: 404, 422 or another try.
+      // Whatever failed or conflicted, the next round's fresh reads decide: 404, 422 or another try.
       if (!(error instanceof TransactionRefused) && !isRetryableWriteFailure(error)) throw error;
       await backOff(attempt);
       continue;
@@ -155,10 +145,8 @@ const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem):
 };
 
 /**
- * Declines a pending request: one conditional UpdateItem (pending -> declined, retried on
- * conflict or throttling); its old image explains a refusal (404 when missing, 422 when already
- * decided, success when it was this request's own decline, applied by an attempt whose answer was
- * lost). Then the affiliate is e-mailed. The request stays listable with status=declined.
+ * Declines a pending request: one conditional UpdateItem, whose old image explains a refusal (404, 422,
+ * or this request's own decline applied by an earlier attempt). Then the affiliate is e-mailed.
  */
 export const declineAffiliateRequest = async (
   merchant: Merchant,

@@ -9,10 +9,7 @@ import { readPage } from '#shared/db/pages';
 import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
 
-/**
- * Affiliate-request reads. Accept and decline (which e-mail) live in affiliate-request-decisions.ts,
- * so the read functions do not load the mail modules or need their environment.
- */
+// Affiliate-request reads; accept and decline (which e-mail) are in affiliate-request-decisions.ts.
 export { toAffiliateRequestResponse } from './program-model';
 
 /** One page of the merchant's requests in the given statuses, newest first (one index Query per status). */
@@ -24,8 +21,7 @@ export const listAffiliateRequests = async (
   return { total, requests: items };
 };
 
-/** One GetItem. Missing or foreign: 404. */
-/** A consistent read: a request shows its accept or decline right after it answered. */
+/** A consistent read, so a request shows its decision right after it answered. Missing or foreign: 404. */
 export const getAffiliateRequest = async (merchantId: string, uuid: string): Promise<AffiliateRequestItem> => {
   const request = await readRequest(functionTable, merchantId, uuid, true);
   if (!request) throw notFound();

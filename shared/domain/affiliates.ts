@@ -6,11 +6,7 @@ import type { PageQuery } from '#shared/page-window';
 import { toAffiliateResponse } from './program-model';
 import { findTier, tiersBySlug } from './tiers';
 
-/**
- * One page of the merchant's affiliates (every status), newest first, optionally only those of
- * one tier: the constant-cost page read (db/pages.ts) and, when the page shows any tier, one
- * Query for the tier names (at most MAX_TIERS items).
- */
+/** One page of the merchant's affiliates, newest first, optionally of one tier, and one Query for the tier names. */
 export const listAffiliates = async (
   merchantId: string,
   query: PageQuery & { tier_slug?: string | null },

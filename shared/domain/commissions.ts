@@ -51,11 +51,7 @@ export const computeCommission = (
   return { tier_slug: tier, rows, total_amount: sumExact(rows.map((row) => row.amount)) };
 };
 
-/**
- * A message that cannot succeed as it stands (an unknown order): redelivering it only burns
- * receives, so the consumer moves it to the DLQ at once; `npm run admin -- redrive` retries it
- * once the cause is fixed.
- */
+/** A message that cannot succeed as it stands (an unknown order): moved to the DLQ at once, not redelivered. */
 export class PermanentMessageError extends Error {
   override name = 'PermanentMessageError';
 }
@@ -63,11 +59,8 @@ export class PermanentMessageError extends Error {
 type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'cancelled_at' | 'version'>;
 
 /**
- * Brings a ledger from its applied_version to the order's current version, one version at a time
- * (kinds: shared/domain/order-events.ts). Pure: returns the new ledger and the entries it appended,
- * an `accrual` at acceptance (none when already cancelled), a `shipping_change` of 0, a `reversal` of
- * the net amount at the cancel (docs/architecture.md#commission-processing). `accrual` is needed
- * (computeCommission) only when an accrual is booked.
+ * Brings a ledger up to the order's current version, one version at a time (pure): the new ledger and the
+ * entries it booked (docs/architecture.md#commission-processing). `accrual` is needed only when one is booked.
  */
 export const advanceLedger = (
   ledger: CommissionLedger | undefined,
@@ -130,10 +123,8 @@ export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: Commissi
 export const LEDGER_ATTEMPTS = 5;
 
 /**
- * Applies every change of one order its ledger does not reflect yet, whatever event was delivered:
- * reads the order and ledger (consistent; the affiliate and segments when an accrual is due), then one
- * PutItem conditional on the ledger being as read, read again and retried when refused. A ledger
- * already at the order's version is left untouched: `duplicate` (docs/architecture.md#commission-processing).
+ * Applies every change of one order its ledger does not reflect yet: one PutItem conditional on the ledger
+ * as read, retried from fresh reads when refused; a ledger already up to date is a `duplicate`.
  */
 export const applyOrderChanges = async (merchantId: string, orderUuid: string): Promise<LedgerOutcome> => {
   for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {

@@ -2,10 +2,8 @@ import { isPosition } from '#shared/db/entities/event-log';
 import { encodeCursor as encodePositionCursor } from '#shared/http/pagination';
 
 /**
- * The event log's cursor, opaque to the merchant: a log position and a time (epoch seconds) at or
- * before which everything after that position was logged, made as shared/http/pagination.ts makes
- * position cursors and bound to the stage and the merchant: one of another merchant or stage, or
- * altered, fails the check (the position is only ever read inside the caller's own log anyway).
+ * The event log's cursor: a log position and a time (epoch seconds) at or before which everything after
+ * it was logged, made as shared/http/pagination.ts makes cursors and bound to the stage and the merchant.
  */
 export const DAY_SECONDS = 24 * 3600;
 

@@ -6,14 +6,10 @@ import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery, MAX_EXAMINED_
 import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cursor';
 
 /**
- * The event log read by the merchant (GET /api/v2/events): its events after a cursor, oldest
- * first, only what the log has committed (shared/db/entities/event-log.ts), so a cursor once
- * handed out never has an event appear behind it.
- * A cursor (event-cursor.ts) of another merchant or stage is a 422 on `after`, and so is one whose
- * time is past the retention, rather than silently skipping what expired.
+ * The event log read by the merchant (GET /api/v2/events): events after a cursor, oldest first, only
+ * what the log has committed. A cursor of another merchant or stage, or past the retention, is a 422 on `after`.
  */
-
-export type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
+type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
 
 /** How long before its items' TTL a cursor is refused: clocks differ, and DynamoDB may delete an item as soon as it is due. */
 const EXPIRY_MARGIN_SECONDS = 3600;

@@ -26,9 +26,8 @@ import { isoNow } from '#shared/time';
 export { toInviteResponse } from './program-model';
 
 /**
- * The invite's follow-ups after its commit (the count change given, and the e-mail projection):
- * logged when they fail, never thrown. Whether all of them were done: when not, the invitation
- * e-mail is left owed, and the follow-up that sends it redoes them (shared/mail/relay.ts).
+ * The invite's writes after its commit (the count, the e-mail projection), a failure logged: whether all
+ * were done; if not, the e-mail is left owed and its follow-up redoes them (shared/mail/relay.ts).
  */
 const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>): Promise<boolean> => {
   const settled = await Promise.allSettled([counted, addToEmailProjection(functionTable, merchant.id, [invite])]);
@@ -43,11 +42,7 @@ const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Pro
   return settled.every((result) => result.status === 'fulfilled');
 };
 
-/**
- * A retry of an invite whose commit was applied (its answer lost): the same invite, answered as
- * the first time. Its count block is marked for recount (whether the first attempt counted it is
- * unknown); an e-mail it still owes goes out with the notification relay.
- */
+/** A retry of an invite an earlier attempt committed: answered as the first time, its count block marked for recount. */
 const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCreateInput): Promise<InviteItem> => {
   const invite = await getInvite(functionTable, merchant.id, uuid, true);
   if (!invite) throw new Error(`Invite ${uuid} refused its create as existing, and cannot be read`);
@@ -57,11 +52,8 @@ const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCrea
 };
 
 /**
- * Invites an e-mail address on behalf of one of the merchant's users: the sender and the address's
- * guard read in parallel (one 422 names every failing field), a sequence number by one ADD, then ONE
- * transaction putting the invite (with its owed e-mail) and its guard, so of two racing invites one
- * commits. After the commit, the count and the e-mail projection (a failure is logged), then the
- * e-mail, which never undoes the invite (docs/design-notes.md#affiliate-program).
+ * Invites an e-mail address for one of the merchant's users: ONE transaction puts the invite and its
+ * address's guard, so of two racing invites one commits; then the e-mail (docs/design-notes.md#affiliate-program).
  */
 export const createInvite = async (
   merchant: Merchant,

@@ -3,16 +3,10 @@ import { findInvitesByEmail, type InviteItem, inviteList } from '#shared/db/enti
 import { readPage } from '#shared/db/pages';
 import type { PageQuery } from '#shared/page-window';
 
-/**
- * Invitation reads. Creating one (which e-mails) lives in invite-affiliate.ts, so that the read
- * function does not load the mail modules or need their environment (MAIL_FROM, INVITE_LINK_BASE_URL).
- */
+// Invitation reads; creating one (which e-mails) is in invite-affiliate.ts, so readers do not load the mail modules.
 export { toInviteResponse } from './program-model';
 
-/**
- * One page of the merchant's invitations, newest first; with `email`, those whose address contains
- * it (case-insensitive: addresses are stored lowercase), read from the e-mail projection.
- */
+/** One page of the merchant's invitations, newest first; with `email`, those whose address contains it (any casing). */
 export const listInvites = async (
   merchantId: string,
   query: PageQuery & { email?: string | null },

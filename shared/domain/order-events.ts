@@ -2,21 +2,14 @@ import type { OrderItem } from '#shared/db/entities/order';
 import { toOrderResponse } from './order-model';
 
 /**
- * The order events of the change feed (shared/changes/feed.ts): every change of an order increments
- * its `version`, and the stream carries each version once, in order, as one event for the commission
- * consumer and the merchant's webhooks. A version's kind follows from the order's rules, so the order
- * need not store it: 1 is the acceptance, a cancelled order's last the cancellation, any other a
- * shipping change (docs/architecture.md#the-change-feed).
+ * The order events of the change feed: one per order `version`. A version's kind is not stored: 1 is
+ * the acceptance, a cancelled order's last the cancellation, any other a shipping change
+ * (docs/architecture.md#the-change-feed).
  */
 export const ORDER_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled'] as const;
-export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
-/**
- * One change, as the feed publishes it: shaped for Standard Webhooks (`id` the same for every delivery
- * of this version, `timestamp` when the change was made, `data.order` as GET showed it right after) and
- * for the commission consumer, which needs only `merchant_id`, `order_uuid` and `version` and reads the
- * order itself, so no stale data reaches a ledger (docs/architecture.md#commission-processing).
- */
+/** One change, as the feed publishes it to webhooks and the commission consumer (which reads the order itself). */
 export type OrderEventMessage = {
   id: string;
   type: OrderEventType;
@@ -28,7 +21,7 @@ export type OrderEventMessage = {
 };
 
 /** What the versioning needs of an order (a stored order without `version` predates it: version 1). */
-export type VersionedOrder = { version?: number | undefined; cancelled_at?: string | undefined };
+type VersionedOrder = { version?: number | undefined; cancelled_at?: string | undefined };
 
 export const versionOf = (order: VersionedOrder): number => order.version ?? 1;
 
@@ -59,11 +52,7 @@ const FORMER_TYPE_NAMES: Record<string, OrderEventType> = { 'order.accepted': 'o
 const orderEventTypeOf = (value: unknown): OrderEventType | undefined =>
   typeof value !== 'string' ? undefined : (ORDER_EVENT_TYPES.find((type) => type === value) ?? FORMER_TYPE_NAMES[value]);
 
-/**
- * What the commission consumer needs of a queue message, or undefined when the body is not an
- * order event. Only `type`, `merchant_id` and `order_uuid` are required: a message queued before
- * versions and change events existed (a DLQ redrive) still names its order.
- */
+/** What the commission consumer needs of a queue message; `version` is optional, as in a message older than versions. */
 export const parseOrderEvent = (
   body: string,
 ): (Pick<OrderEventMessage, 'type' | 'merchant_id' | 'order_uuid'> & { version?: number }) | undefined => {

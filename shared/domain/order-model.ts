@@ -1,8 +1,6 @@
 import type { OrderItem } from '#shared/db/entities/order';
 import { currencyName } from './currency';
 
-/** The order's messages and its API presentation (the stored shape is db/entities/order.ts). */
-
 export const ORDER_MESSAGES = {
   orderNoTaken: 'The order no has already been taken.',
   affiliateInvalid: 'The selected affiliate slug is invalid.',

@@ -4,28 +4,13 @@ import type { InviteItem } from '#shared/db/entities/invite';
 import type { SegmentItem } from '#shared/db/entities/segment';
 import type { TierItem } from '#shared/db/entities/tier';
 
-/**
- * The affiliate-program resources as the API shows them (the stored shapes are the entities in
- * db/entities/), and the transitions decided without I/O. One presenter per resource, used by
- * every endpoint (and the admin CLI) that shows it, so a field cannot differ between list and
- * single responses.
- */
+// The affiliate-program resources as the API shows them, one presenter each, and the transitions decided without I/O.
 
 /** Display names of segment types (the spec shows one: percentage). */
-export const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percentage: 'Percentage' };
+const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percentage: 'Percentage' };
 
-/**
- * A percentage rate's display form: at most two decimals, no trailing zeros, so 12.5 -> "12.5%",
- * 10 -> "10%", and float noise (0.1 + 0.2) never reaches the merchant.
- */
-export const formatVisualRate = (rate: number, type: SegmentItem['segment_type'] = 'percentage'): string => {
-  const rounded = Math.round(rate * 100) / 100;
-  const text = Object.is(rounded, -0) ? '0' : String(rounded);
-  switch (type) {
-    case 'percentage':
-      return `${text}%`;
-  }
-};
+/** A percentage rate's display form: at most two decimals, no trailing zeros (12.5 -> "12.5%"), no float noise. */
+export const formatVisualRate = (rate: number): string => `${Math.round(rate * 100) / 100}%`;
 
 export const toTierResponse = (tier: TierItem) => ({
   name: tier.name,
@@ -63,7 +48,7 @@ export const toSegmentDetailResponse = (segment: SegmentItem, tiers: readonly Ti
       .sort(byTierName)
       .map((tier) => {
         const rate = segment.rates[tier.slug] as number;
-        return { name: tier.name, slug: tier.slug, rate, visual_rate: formatVisualRate(rate, segment.segment_type) };
+        return { name: tier.name, slug: tier.slug, rate, visual_rate: formatVisualRate(rate) };
       }),
     created_at,
     updated_at,
@@ -81,7 +66,7 @@ export const toAffiliateResponse = (affiliate: AffiliateItem, tier: TierItem | u
 });
 
 /** The status the accept response reports for an accepted request (the spec's `active`). */
-export const ACCEPTED_RESPONSE_STATUS = 'active' as const;
+const ACCEPTED_RESPONSE_STATUS = 'active' as const;
 
 export const toAffiliateRequestResponse = (request: AffiliateRequestItem) => ({
   uuid: request.uuid,
@@ -90,7 +75,6 @@ export const toAffiliateRequestResponse = (request: AffiliateRequestItem) => ({
   requested_at: request.requested_at,
 });
 
-/** The accept endpoint's view: the spec reports an accepted request as `active` there. */
 export const toAcceptedRequestResponse = (request: AffiliateRequestItem) => ({
   ...toAffiliateRequestResponse(request),
   status: ACCEPTED_RESPONSE_STATUS,
@@ -104,20 +88,10 @@ export const toInviteResponse = (invite: InviteItem) => ({
   updated_at: invite.updated_at,
 });
 
-// ---------------------------------------------------------------------------------------------
-// Transitions without I/O
-// ---------------------------------------------------------------------------------------------
-
-/**
- * What accepting a request does to the affiliate of the same slug, decided from the item as read:
- * - none yet: a new active affiliate (accepted now, in the merchant's default tier);
- * - inactive: reactivated, accepted now, name and e-mail from the request; tier (or, without
- *   one, the default tier), sequence number and created_at kept;
- * - already active: unchanged (the request is still accepted; nothing about the affiliate moves).
- */
-export type AffiliateOnAccept = { kind: 'create' } | { kind: 'reactivate'; existing: AffiliateItem } | { kind: 'unchanged' };
-
-export const affiliateOnAccept = (existing: AffiliateItem | undefined): AffiliateOnAccept => {
+/** What accepting a request does to the affiliate of its slug: none yet, create; inactive, reactivate; active, nothing. */
+export const affiliateOnAccept = (
+  existing: AffiliateItem | undefined,
+): { kind: 'create' } | { kind: 'reactivate'; existing: AffiliateItem } | { kind: 'unchanged' } => {
   if (!existing) return { kind: 'create' };
   if (existing.status === 'active') return { kind: 'unchanged' };
   return { kind: 'reactivate', existing };

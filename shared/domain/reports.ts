@@ -1,3 +1,4 @@
+import type * as z from 'zod/mini';
 import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   type Figures,
@@ -11,27 +12,17 @@ import {
 import type { TableRef } from '#shared/db/table-def';
 import { pageWindow } from '#shared/page-window';
 import type { ReportQuery } from '#shared/schemas/reports';
+import type { commissionReportRow } from '#shared/schemas/responses';
+import { addMonths } from '#shared/time';
 
-/**
- * Commission reports: what the commission ledgers add up to per affiliate, month or day, read
- * from totals the change feed keeps (db/entities/commission-totals.ts), never from the orders.
- * Each ledger entry counts on the UTC day it was booked (`at`), the way a ledger books it: a
- * cancel in December reverses a November accrual in December.
- */
+// Commission reports, read from the totals the change feed keeps; an entry counts on the UTC day it was booked.
 
-/**
- * How long after its entries' time a ledger write can still reach the table: the commission
- * consumer takes the time, then writes, within its invocation (its timeout, functions/workers.ts).
- * `as_of` stays this far behind what the feed has applied, so it never claims an entry in flight.
- */
+/** How long after its entries' time a ledger write can still land: `as_of` stays this far behind the feed. */
 export const LEDGER_WRITE_LAG_SECONDS = 10;
 
 /**
- * What one write of a ledger adds to the totals (pure): its new entries (those the image before
- * did not have, as its webhook events find them) by the UTC day and month they were booked, for
- * the ledger's affiliate and currency. An accrual counts its order and the order's row value
- * (price times quantity: the rows' base values); positive amounts are accrued, negative ones
- * reversed. A write that adds only zero amounts and no accrual (a shipping change) adds nothing.
+ * What one write of a ledger adds to the totals (pure): its new entries by UTC day and month. An accrual
+ * counts its order and the rows' base values; a write of only zero amounts (a shipping change) adds nothing.
  */
 export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
   const ledger = parseCommissionLedgerImage(after);
@@ -58,24 +49,9 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
     ]);
 };
 
-export type ReportRow = {
-  affiliate_slug?: string;
-  period?: string;
-  currency_code: string;
-  orders: number;
-  sales_value: number;
-  accrued_value: number;
-  reversed_value: number;
-  net_value: number;
-};
+export type ReportRow = z.output<typeof commissionReportRow>;
 
-export type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
-
-const addMonths = (month: string, count: number) => {
-  const at = new Date(`${month}-01T00:00:00Z`);
-  at.setUTCMonth(at.getUTCMonth() + count);
-  return at.toISOString().slice(0, 7);
-};
+type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
 
 /**
  * A range of days [from, to) as the stored periods that cover it exactly: the whole months in it
@@ -127,13 +103,7 @@ const ROWS_A_COUNT_MAY_LAG = 1000;
 const asOfFrom = (through: string | undefined) =>
   through === undefined ? null : new Date(Date.parse(through) - LEDGER_WRITE_LAG_SECONDS * 1000).toISOString();
 
-/**
- * The report's rows and how many there are. A single calendar month by affiliate (or whole months or
- * days by affiliate and period) reads the few totals items and the page's affiliate items from the
- * nearer end; a range with part months, or several months by affiliate alone, reads every affiliate
- * item of it; by time alone or for one affiliate, at most one item per day and currency
- * (docs/reports.md#the-totals-shareddbentitiescommission-totalsts).
- */
+/** The report's page of rows and how many there are; which items each grouping reads: docs/reports.md#the-totals-shareddbentitiescommission-totalsts. */
 export const commissionReport = async (db: TableRef, merchantId: string, query: ReportQuery): Promise<CommissionReport> => {
   const { from, to } = query;
   const affiliate = query.group_by.startsWith('affiliate');
@@ -144,10 +114,7 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
   const page = (rows: ReportRow[]) => rows.slice(window.offset, window.offset + query.per_page);
   const result = async (rows: ReportRow[]) => ({ rows: page(rows), total: rows.length, as_of: await asOf });
 
-  /**
-   * Affiliate items of one kind and range, a page at a time, the total from the merchant's counts.
-   * A page is read from the nearer end of the key range, so no page reads more than half the rows.
-   */
+  /** Affiliate items of one kind and range, a page at a time from the nearer end, the total from the merchant's counts. */
   const paged = async (kind: PeriodKind, range: { from: string; to: string }, single: boolean) => {
     const by = { affiliate: true, time: single ? null : time };
     const wanted = window.offset + query.per_page;

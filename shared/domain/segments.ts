@@ -6,7 +6,7 @@ import { type PageQuery, slicePage } from '#shared/page-window';
 import { allTiers } from './tiers';
 
 /** List order: the default segment first (it catches every unmatched row), then by name, then uuid. */
-export const segmentOrder = (a: SegmentItem, b: SegmentItem) =>
+const segmentOrder = (a: SegmentItem, b: SegmentItem) =>
   Number(b.is_default) - Number(a.is_default) || a.name.localeCompare(b.name) || a.uuid.localeCompare(b.uuid);
 
 /** One page of segments; the whole (capped) list is one Query. */
@@ -15,10 +15,7 @@ export const listSegments = async (merchantId: string, query: PageQuery): Promis
   return { total: segments.length, segments: slicePage(segments, query) };
 };
 
-/**
- * One segment with the tiers its rates name: a GetItem and, in parallel, the merchant's tiers
- * (one Query), which give each rate its tier name. Missing or foreign: 404.
- */
+/** One segment and, read beside it, the merchant's tiers (for its rates' names). Missing or foreign: 404. */
 export const getSegmentWithTiers = async (merchantId: string, uuid: string): Promise<{ segment: SegmentItem; tiers: TierItem[] }> => {
   const [segment, tiers] = await Promise.all([getSegment(functionTable, merchantId, uuid), allTiers(merchantId)]);
   if (!segment) throw notFound();

@@ -2,10 +2,7 @@ import type { WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { SubscribableEventType } from '#shared/webhooks/events';
 
-/**
- * How the API (and the admin CLI) shows webhook endpoints and deliveries: no I/O, so the operator
- * tools use it without a function's environment. Secrets are never part of it.
- */
+/** How the API and the admin CLI show webhook endpoints and deliveries (never their secrets). */
 export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
   uuid: endpoint.uuid,
   url: endpoint.url,

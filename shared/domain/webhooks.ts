@@ -21,18 +21,14 @@ import { DeliveriesNotQueued, NotSendable, replayDelivery, replayFailedDeliverie
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
-/**
- * The webhook endpoints API (functions/webhooks/*): endpoints, their secrets, their deliveries.
- * A secret is shown once, when it is made (create, rotate-secret); it is stored sealed
- * (secret-box.ts). Test, resend and recover queue deliveries: the deliverer sends them.
- */
-
 import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
+
+// The webhook endpoints API: a secret is shown once, when it is made, and stored sealed (secret-box.ts).
 
 const sendDeliveries = (messages: DeliveryMessage[]) => sendDeliveriesTo(functionTable, messages);
 
 /** How long the replaced secret keeps signing beside the new one after a rotation. */
-export const PREVIOUS_SECRET_HOURS = 24;
+const PREVIOUS_SECRET_HOURS = 24;
 
 const existing = async (merchantId: string, uuid: string) => {
   const endpoint = await getWebhookEndpoint(functionTable, merchantId, uuid, true);
@@ -45,12 +41,7 @@ const queue = async (messages: DeliveryMessage[]) => {
   if (!sent.every(Boolean)) throw busy();
 };
 
-/**
- * Creates an endpoint under the uuid the request identity gives (derived from its Idempotency-Key,
- * if any). Refused because it exists, an earlier run of this request made it (its answer lost, or
- * its function stopped before its Idempotency-Key record was kept): that endpoint is answered, with
- * its own secret, rather than a second endpoint made.
- */
+/** Creates an endpoint under the request identity's uuid; one that exists was made by an earlier run of this request and is answered. */
 export const createWebhook = async (merchantId: string, input: WebhookCreateInput, identity: RequestIdentity) => {
   const uuid = identity.newUuid('webhook');
   const secret = generateSecret();
@@ -69,9 +60,7 @@ export const createWebhook = async (merchantId: string, input: WebhookCreateInpu
       return true;
     } catch (error) {
       if (error instanceof TransactionRefused && error.refusedBy('endpoint')) return false;
-      if (error instanceof TransactionRefused && error.refusedBy('count')) {
-        throw ruleRefused(WEBHOOK_MESSAGES.tooMany);
-      }
+      if (error instanceof TransactionRefused && error.refusedBy('count')) throw ruleRefused(WEBHOOK_MESSAGES.tooMany);
       throw error;
     }
   });
@@ -107,9 +96,8 @@ export const deleteWebhook = async (merchantId: string, uuid: string) => {
 };
 
 /**
- * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS (and those it replaced, until theirs end). The rotation is
- * conditional on the endpoint as read; refused, it reads again: if the new secret is in place, an
- * earlier try applied (its answer lost), else another change came first and it rotates again.
+ * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS. Conditional on the endpoint
+ * as read; refused, it reads again: the new secret in place means an earlier try applied.
  */
 export const rotateWebhookSecretOf = async (merchantId: string, uuid: string) => {
   const secret = generateSecret();

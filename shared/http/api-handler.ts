@@ -10,7 +10,7 @@ import { jsonBody } from './json-body';
 import { type Admission, admittedAtOnce, putQuotaHeaders, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
-import type { ApiContext, ApiMiddleware } from './types';
+import { type ApiContext, type ApiMiddleware, headerOf } from './types';
 import { type Input, type Schemas, type ValidatedContext, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
@@ -22,10 +22,7 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
   link: { url: string; rawQuery: Record<string, string> };
   /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
   identity: RequestIdentity;
-  /**
-   * Resolves once the merchant's quota admitted the request (throws its 429), and its Idempotency-Key is
-   * claimed (throws what another holder of the key answers): awaited before the first write of a route that `admitsBesideReads`.
-   */
+  /** Resolves once the quota admitted the request and its Idempotency-Key is claimed (or throws their answer). */
   admitted: () => Promise<Admission>;
   /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
   alongside: (work: Promise<void>) => void;
@@ -37,9 +34,8 @@ export type ApiRequest<S extends Schemas> = Input<S> & {
 export type Handle<S extends Schemas, D = unknown> = (request: ApiRequest<S>) => Promise<Reply<D>>;
 
 const requestLink = (event: APIGatewayProxyEvent): ApiRequest<Schemas>['link'] => {
-  const header = (name: string) => Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
-  const proto = header('x-forwarded-proto') ?? 'https';
-  const host = header('host') ?? 'localhost';
+  const proto = headerOf(event, 'x-forwarded-proto') ?? 'https';
+  const host = headerOf(event, 'host') ?? 'localhost';
   const rawQuery = Object.fromEntries(
     Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
@@ -55,17 +51,14 @@ const alongsideWork = (): ApiMiddleware => {
 };
 
 /** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
-export type IdempotencyHandling = {
+type IdempotencyHandling = {
   claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>>;
   recordResponse: ApiMiddleware;
 };
 
 /**
- * The one request chain of every route, built middleware-first and handler-last so TypeScript infers
- * what each step adds to the context (middy's `use` types): the handler reads the credential and the
- * input as the route's schemas output them, with no cast and no check. Its Reply, and any failure, go
- * out in the route's envelope. Why the steps come in this order: docs/design-notes.md#idempotency-key
- * ("Where it runs").
+ * The one request chain of every route, typed step by step by middy's `use`, so the handler reads the
+ * credential and its input with no cast. The order of the steps: docs/design-notes.md#idempotency-key.
  */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,
@@ -115,10 +108,6 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   return Object.assign(handler, { schemas });
 };
 
-/**
- * A GET, PATCH or DELETE route's Lambda handler, built from its manifest entry (functions/routes.ts).
- * POST routes use postApiHandler (shared/http/post-api-handler.ts), which adds Idempotency-Key: a
- * separate module, so that the read-only functions do not bundle its writes.
- */
+/** A GET, PATCH or DELETE route's handler; POST routes use postApiHandler, a module of its own so others do not bundle its writes. */
 export const apiHandler = <S extends Schemas, R extends ReadOrPatchRoute>(route: R, schemas: S, handle: Handle<S, ReplyDataOf<R>>) =>
   buildApiHandler(route, schemas, handle);

@@ -4,22 +4,16 @@ import { currentStage } from '#shared/config';
 import { type Credential, findCredential } from '#shared/db/merchants';
 import { forbidden, MESSAGES, unauthenticated } from '#shared/errors';
 import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
-import type { ApiContext } from './types';
+import { type ApiContext, headerOf } from './types';
 
 const STAGE = currentStage();
 
-/**
- * Resolved credentials are cached in the container for AUTH_CACHE_TTL_SECONDS (default 30), so a
- * warm function answers without a table read; a revoked token stops working within that time.
- * Unknown tokens are never cached.
- */
+/** A resolved credential is cached for AUTH_CACHE_TTL_SECONDS: a revoked token works that much longer. Unknown ones are not cached. */
 const CACHE_TTL_MS = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30') * 1000;
 const cache = new Map<string, { credential: Credential; expiresAt: number }>();
 
-const bearerToken = (event: APIGatewayProxyEvent): string | undefined => {
-  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
-  return header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-};
+const bearerToken = (event: APIGatewayProxyEvent): string | undefined =>
+  headerOf(event, 'authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
 
 const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
   const cached = cache.get(tokenHash);
@@ -30,34 +24,26 @@ const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
   return credential;
 };
 
-/**
- * Bearer-token authentication: the request's merchant and token. The token's prefix says its kind;
- * the other stage's kind is refused with 403 before any lookup. An unknown or revoked token of the
- * right kind is 401. A route that places orders (`placesOrders`) needs, on the live stage, a token
- * allowed to place live orders.
- */
-export const authenticate = async (
-  event: APIGatewayProxyEvent,
-  { placesOrders = false }: { placesOrders?: boolean } = {},
-): Promise<Credential> => {
-  const token = bearerToken(event);
-  const kind = token ? kindOfToken(token) : undefined;
-  if (!token || !kind) throw unauthenticated();
-  if (kind !== tokenKindOfStage(STAGE)) throw forbidden(MESSAGES.wrongTokenKind[STAGE]);
-  const credential = await resolve(hashToken(token));
-  if (!credential) throw unauthenticated();
-  if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
-  return credential;
-};
-
 /** The context once authentication has run: the caller's merchant and token. */
 export type AuthenticatedContext = ApiContext & { credential: Credential };
 
-/** The authentication step of the request chain (shared/http/api-handler.ts). */
-export const authentication = (
-  options: { placesOrders?: boolean } = {},
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+/**
+ * Bearer-token authentication: the other stage's token kind is 403 before any lookup, an unknown or
+ * revoked token 401; a route that `placesOrders` needs, on live, a token allowed to place live orders.
+ */
+export const authentication = ({
+  placesOrders = false,
+}: {
+  placesOrders?: boolean;
+} = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
   before: async (request) => {
-    request.context.credential = await authenticate(request.event, options);
+    const token = bearerToken(request.event);
+    const kind = token ? kindOfToken(token) : undefined;
+    if (!token || !kind) throw unauthenticated();
+    if (kind !== tokenKindOfStage(STAGE)) throw forbidden(MESSAGES.wrongTokenKind[STAGE]);
+    const credential = await resolve(hashToken(token));
+    if (!credential) throw unauthenticated();
+    if (placesOrders && STAGE === 'live' && !credential.token.canPlaceLiveOrders) throw forbidden(MESSAGES.noLiveOrders);
+    request.context.credential = credential;
   },
 });

@@ -16,18 +16,11 @@ export type LaravelPagination = {
   prev_page_url: string | null;
 };
 
-export type InvitePagination = {
-  total: number;
-  count: number;
-  per_page: number;
-  current_page: number;
-  total_pages: number;
-};
+export type InvitePagination = { total: number; count: number; per_page: number; current_page: number; total_pages: number };
 
-/** A list read by position (webhook deliveries): pass `next_cursor` as `cursor` for the next page; null on the last. */
+/** A list read by position: pass `next_cursor` as `cursor` for the next page; null on the last. */
 export type CursorPagination = { per_page: number; next_cursor: string | null };
 
-/** `as_of`: a report's freshness, the time up to which it includes every ledger entry (null: none yet). */
 /** The event log's position (GET /api/v2/events): pass `next_cursor` as `after`; set on every page, empty ones too. */
 export type LogCursor = { next_cursor: string; has_more: boolean };
 
@@ -71,12 +64,6 @@ export const envelopeResponse = (
     : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
 };
 
-/**
- * Turns any error of the request into a failure in the route's envelope. An ApiError exposes its
- * status and messages; a dependency failure that passes by itself (shared/dependency-errors.ts:
- * no answer in time, a refused connection, throttling, a conflict) is a 503 with Retry-After;
- * anything else is logged with the trace id and answered with a generic 500.
- */
 /** A finished answer thrown from a step the handler awaits (an Idempotency-Key's stored response): answered as it is. */
 export class AnsweredEarly extends Error {
   override name = 'AnsweredEarly';
@@ -85,14 +72,17 @@ export class AnsweredEarly extends Error {
   }
 }
 
+/**
+ * Turns any error of the request into a failure in the route's envelope: an ApiError its status and
+ * messages, a dependency failure that passes by itself (shared/dependency-errors.ts) a 503 with
+ * Retry-After, anything else a logged 500.
+ */
 export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
   const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
     json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
 
   return {
-    // Sets the response without returning it: a returned value would end middy's onError stack
-    // here, and the middlewares outside this one (the idempotency record, the logger) must still
-    // see the final response.
+    // Sets the response without returning it, so the middlewares outside this one still see it.
     onError: (request) => {
       const error = request.error ?? new Error('unknown error');
       if (error instanceof AnsweredEarly) {

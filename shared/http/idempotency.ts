@@ -10,38 +10,21 @@ import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
 import { admittedAtOnce, type QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
-import type { ApiMiddleware, RequestKey } from './types';
+import { type ApiMiddleware, headerOf, type RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
-/**
- * `Idempotency-Key` on POST routes, in two middlewares: `idempotencyKey` claims the key, if any, after
- * validation and answers a key held by another request (422, 409 or the stored response);
- * `idempotentResponse` records the final HTTP response outside the error envelope (a route's
- * `secrets` sealed), or releases the key on a 5xx and forgets it on the quota's 429. What is stored,
- * replayed and refused: docs/design-notes.md#idempotency-key.
- */
+// `Idempotency-Key` on POST routes: `idempotencyKey` claims the key, `idempotentResponse` records the
+// final response. What is stored, replayed and refused: docs/design-notes.md#idempotency-key.
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-/**
- * Seconds a client should wait before retrying a request whose key is still in flight. Most such
- * requests finish within a second; one whose function died holds the key until its lease runs out
- * (the function's timeout plus a margin), and a retry then takes it over.
- */
+/** Retry-After of a key still in flight: most such requests finish within a second. */
 const RETRY_AFTER_SECONDS = 1;
 
-/**
- * How long a claim protects an in-flight request: what is left of the invocation (Lambda ends it
- * at the function timeout) plus a margin. Past it, the invocation has certainly ended, so a retry
- * may take the key over: a Lambda that crashed mid-request never blocks its key for good.
- */
+/** A claim lasts what is left of the invocation plus a margin: past it, a retry may take over a crashed request's key. */
 const LEASE_MARGIN_MS = 5_000;
 const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
-
-/** The header's value (any casing; API Gateway passes the last one when it is sent twice). */
-const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefined =>
-  Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER)?.[1] ?? undefined;
 
 const checkKey = (key: string) => {
   const length = [...key].length;
@@ -51,10 +34,8 @@ const checkKey = (key: string) => {
 };
 
 /**
- * The secrets a route answers (a webhook's signing secret): where they are in the response body,
- * and the box that seals them for the record (shared/webhooks/secret-box.ts), bound to the
- * merchant and the record so a sealed value copied elsewhere does not open. The route passes the
- * box, so only the routes that answer secrets bundle it.
+ * The secrets a route answers (a webhook's signing secret) and the box that seals them for the record,
+ * bound to the merchant and the record; the route passes the box, so only those routes bundle it.
  */
 export type ReplySecrets = {
   /** Paths of keys from the body's root, e.g. `['data', 'webhook', 'secret']`. */
@@ -111,10 +92,7 @@ const replay = async (stored: StoredResponse, merchantId: string, key: string, s
   return { statusCode: stored.statusCode, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' }, body } satisfies APIGatewayProxyResult;
 };
 
-/**
- * The request's path with each path parameter spelled as validated (a uuid in capitals names the
- * same resource as in lowercase), so a retry spelled otherwise is the same request.
- */
+/** The path with each path parameter spelled as validated, so a retry spelled otherwise (a uuid in capitals) is the same request. */
 const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParameters'>, params: unknown): string => {
   const validated = (params ?? {}) as Record<string, unknown>;
   const respelled = new Map(
@@ -156,11 +134,9 @@ const claimOrAnswer = async (
 };
 
 /**
- * Validates and claims the key for the authenticated merchant, after validation (a refused request
- * stores nothing), or answers for it: a finished request's stored response, and nothing else runs.
- * `besideHandler` (a route that `admitsBesideReads`): the claim goes out beside the quota's decision
- * and the handler's first reads, and `admitted()` waits for both, the quota's refusal first
- * (docs/design-notes.md#quotas, "Beside a create's reads").
+ * Claims the key after validation, or answers for it (a finished request's stored response). With
+ * `besideHandler`, the claim runs beside the quota and the handler's first reads, and `admitted()`
+ * waits for both (docs/design-notes.md#quotas, "Beside a create's reads").
  */
 export const idempotencyKey = (
   secrets?: ReplySecrets,
@@ -168,7 +144,7 @@ export const idempotencyKey = (
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
   before: async (request) => {
     const { event, context } = request;
-    const key = idempotencyKeyOf(event);
+    const key = headerOf(event, IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) return undefined;
     checkKey(key);
     const requestKey = {
@@ -215,11 +191,6 @@ export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
       logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
-  return {
-    after: settle,
-    // No return value: the response stays the envelope's, and later onError middlewares run.
-    onError: async (request) => {
-      await settle(request);
-    },
-  };
+  // Returns nothing, so on an error the response stays the envelope's and later onError middlewares run.
+  return { after: settle, onError: settle };
 };

@@ -2,17 +2,14 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { invalidField } from '#shared/errors';
 import { lastPage, type PageQuery } from '#shared/page-window';
-import { text } from '#shared/schemas/common';
+import { refuse, text } from '#shared/schemas/common';
 import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; docs/design-notes.md, "Pagination"). */
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
 
-/**
- * An integer query value is written in plain decimal digits, in one spelling: `16`, never `0x10`,
- * `1e1`, `16.0`, ` 16`, `+16` or `016` (JavaScript's Number() would take them all).
- */
+/** Plain decimal digits in one spelling: `16`, never `0x10`, `1e1`, `16.0`, `+16` or `016` (all of which Number() takes). */
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 
@@ -20,17 +17,19 @@ export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 const decimalInt = () =>
   z.transform((value: unknown, ctx) => {
     if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);
-    ctx.issues.push({ code: 'custom', message: INTEGER_MESSAGE, input: value });
-    return z.NEVER;
+    return refuse(ctx, value, INTEGER_MESSAGE);
   });
 
 /** An empty query value means "not given" (Laravel turns '' into null), so the default applies. */
-const positiveInt = (max?: number) =>
+export const given = <T extends z.ZodMiniType>(schema: T) =>
   z.pipe(
     z.transform((value: unknown) => (value === '' ? undefined : value)),
-    // The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
-    z.optional(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),
+    z.optional(schema),
   );
+
+// The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
+const positiveInt = (max?: number) =>
+  given(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int())));
 
 /** A page size: plain decimal digits from 1 to `max`, `fallback` when absent or empty. */
 export const pageSizeParam = (max: number, fallback: number) =>
@@ -39,10 +38,7 @@ export const pageSizeParam = (max: number, fallback: number) =>
     z.transform((value) => value ?? fallback),
   );
 
-/**
- * The most a page's items may take, JSON-escaped as the body travels inside Lambda's answer, which
- * is at most 6 MB: a page of the largest orders the API takes passes it well before per_page's 100.
- */
+/** The most a page's items may take, JSON-escaped inside Lambda's answer of at most 6 MB. */
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
 /** The page's items, or a 422 naming per_page when they are too large to send in one answer. */
@@ -92,12 +88,7 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
   total_pages: lastPage(total, query.per_page),
 });
 
-/**
- * Cursors of lists read by position (webhook deliveries): the position (base64url) and a 128-bit
- * SHA-256 tag binding it to the list's scope (stage table, merchant, list). Anything else is a 422
- * keyed by its parameter, never a page read from somewhere else; the tag is a binding, not a secret
- * (docs/design-notes.md#pagination).
- */
+/** A cursor: the position (base64url) and a tag binding it to the list's scope (docs/design-notes.md#pagination). */
 const CURSOR = /^([A-Za-z0-9_-]{1,600})\.([A-Za-z0-9_-]{22})$/;
 export const CURSOR_MESSAGE = 'The selected :attribute is invalid.';
 
@@ -111,23 +102,15 @@ export type CursorInput = { position: string; tag: string };
 export const encodeCursor = (position: string, scope: string): string =>
   `${Buffer.from(position, 'utf8').toString('base64url')}.${cursorTag(scope, position)}`;
 
-/**
- * `page` on a list read by cursor: refused, so that a client paging by number is told, rather than
- * given the first page again and again. `cursorName` names the parameter that pages it.
- */
+/** `page` on a list read by cursor: refused, so a client paging by number is told rather than given the first page again. */
 export const pageRefused = (cursorName: string) =>
   z.optional(
     z
       .pipe(
         z.unknown(),
-        z.transform((value, ctx) => {
-          ctx.issues.push({
-            code: 'custom',
-            message: `The :attribute field is not taken here: this list is paged by cursor (${cursorName}).`,
-            input: value,
-          });
-          return z.NEVER;
-        }),
+        z.transform((value, ctx) =>
+          refuse(ctx, value, `The :attribute field is not taken here: this list is paged by cursor (${cursorName}).`),
+        ),
       )
       // Documented as taking no value at all (JSON Schema `not: {}`).
       .check(z.meta({ description: `Not taken: this list is paged by \`${cursorName}\`; any value is refused (422).`, not: {} })),
@@ -146,8 +129,7 @@ export const cursorParam = () =>
           // base64url decoding skips what it cannot read: only a round trip proves the text was ours.
           if (match && position.isWellFormed() && Buffer.from(position, 'utf8').toString('base64url') === match[1])
             return { position, tag: match[2] as string };
-          ctx.issues.push({ code: 'custom', message: CURSOR_MESSAGE, input: value });
-          return z.NEVER;
+          return refuse(ctx, value, CURSOR_MESSAGE);
         }),
       ),
     ),

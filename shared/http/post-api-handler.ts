@@ -3,11 +3,7 @@ import { idempotencyKey, idempotentResponse, type ReplySecrets } from './idempot
 import type { PostRoute, ReplyDataOf } from './route';
 import type { Schemas } from './validate';
 
-/**
- * A POST route's Lambda handler, built from its manifest entry: apiHandler's chain plus the
- * optional `Idempotency-Key` header (every POST route takes it: shared/http/route.ts). A route
- * that answers a secret names it (`secrets`), so its idempotency record keeps it sealed.
- */
+/** A POST route's handler: apiHandler's chain plus `Idempotency-Key`; `secrets` are kept sealed in its record. */
 export const postApiHandler = <S extends Schemas, R extends PostRoute>(
   route: R,
   schemas: S,

@@ -20,10 +20,8 @@ const piecesOf = (value: unknown): Piece[] => {
 };
 
 /**
- * One spelling of a JSON value: object keys sorted (by code unit), no whitespace, arrays in their
- * order, numbers and strings as JSON.stringify writes them. Written as text, never rebuilt as an
- * object, so a client's `__proto__` key stays a plain key; spelled with a stack of its own, not
- * by recursion, so a body nested as deep as JSON.parse takes never overflows the call stack.
+ * One spelling of a JSON value: keys sorted, no whitespace. Written as text, so a `__proto__` key stays
+ * a plain key, with a stack of its own, so the deepest body JSON.parse takes never overflows the call stack.
  */
 export const canonicalJson = (value: unknown): string => {
   const out: string[] = [];
@@ -39,12 +37,7 @@ export const canonicalJson = (value: unknown): string => {
   return out.join('');
 };
 
-/**
- * What "the same request" means for an Idempotency-Key: SHA-256 (hex) of the method, the path
- * (without the stage) and the body compared as JSON (its canonical form: key order and whitespace
- * do not matter; no body is not `{}`). Headers and the query string are not part of it. The chain
- * passes the body it already parsed; by default it is parsed here.
- */
+/** "The same request" for an Idempotency-Key: SHA-256 of the method, the path and the canonical body (no body is not `{}`). */
 export const requestFingerprint = (
   event: Pick<APIGatewayProxyEvent, 'httpMethod' | 'path' | 'body' | 'isBase64Encoded'>,
   jsonBody: unknown = parseJsonBody(event),

@@ -14,18 +14,11 @@ export type ApiRoute = {
   status?: 201 | 202;
   /** Creates orders: a live token needs permission to place live orders. */
   placesOrders?: boolean;
-  /**
-   * Its handler makes its first reads beside the quota's decision and an Idempotency-Key's claim, and
-   * awaits both (`admitted()`) before its first write: fewer round trips on its path; a refusal that
-   * needed the quota's write has cost those reads (and a key's claim, released).
-   */
+  /** Its handler reads beside the quota's decision and the key's claim, and awaits both (`admitted()`) before its first write. */
   admitsBesideReads?: boolean;
 };
 
-/**
- * A route typed with the `data` its handler answers (functions/responses.ts). Type only: the
- * property is never set, it carries the type from the route's entry to its handler's reply.
- */
+/** A route typed with the `data` its handler answers (functions/responses.ts); the property is never set. */
 export type Replying<D> = { readonly replyData?: D };
 
 /** The `data` a route's handler answers: unknown for a route not typed with one. */

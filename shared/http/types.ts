@@ -15,5 +15,9 @@ export type ApiContext = Context & {
 
 export type RequestKey = { key: string; fingerprint: string };
 
+/** A request header's value, its name in any casing (API Gateway passes the last of a repeated one). */
+export const headerOf = (event: Pick<APIGatewayProxyEvent, 'headers'>, name: string): string | undefined =>
+  Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1] ?? undefined;
+
 /** A middy middleware of the request chain (trace id, error envelope, idempotent response). */
 export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>;

@@ -14,19 +14,13 @@ type Out<T> = T extends $ZodType ? output<T> : undefined;
 /** The validated input of a route with these schemas: each part as its schema outputs it. */
 export type Input<S extends Schemas> = { body: Out<S['body']>; query: Out<S['query']>; params: Out<S['params']> };
 
-/**
- * Validates path, query and body against the route's zod schemas. A path parameter of the wrong
- * shape (say, an order uuid that is not a UUID) names no resource: 404. Query and body problems
- * are one 422 keyed by field. (The generic signature says what each schema outputs; the
- * implementation below it parses with the schemas it is given.)
- */
+/** Validates path, query and body: a path parameter of the wrong shape names no resource (404); the rest is one 422 keyed by field. */
 export function validateInput<S extends Schemas>(schemas: S, event: APIGatewayProxyEvent, jsonBody: unknown): Input<S>;
 export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jsonBody: unknown): Input<Schemas> {
   const params = schemas.params ? z.safeParse(schemas.params, event.pathParameters ?? {}) : undefined;
   if (params && !params.success) throw notFound();
 
-  // Field names are the client's: merged without Object.assign, which would treat a field
-  // named `__proto__` as the prototype (see shared/validation/messages.ts).
+  // Field names are the client's: never merged by Object.assign (shared/validation/messages.ts).
   const found: FieldErrors[] = [];
   const parse = (schema: $ZodType | undefined, input: unknown) => {
     if (!schema) return undefined;

@@ -6,7 +6,7 @@
  */
 export type QuotaPolicy = { rate: number; burst: number };
 
-export type Lease = { granted: number; tat: number } | { granted: 0; retryAfterUs: number };
+type Lease = { granted: number; tat: number } | { granted: 0; retryAfterUs: number };
 
 /** Microseconds per token. */
 export const tokenInterval = (policy: QuotaPolicy) => Math.ceil(1_000_000 / policy.rate);
@@ -28,11 +28,8 @@ export const leaseTokens = (tat: number, now: number, policy: QuotaPolicy, want:
 };
 
 /**
- * Of `unspent` tokens a container took in one lease that moved `tat` to `end`, how many it may
- * still spend at `now`: the lease's tokens are its intervals just before `end`, and one whose
- * interval has passed is refilled in the bucket already, so it is gone from the lease too. This is
- * what keeps leases exact: the tokens held anywhere and the bucket's never add up to more than
- * the burst.
+ * Of `unspent` tokens of a lease that moved `tat` to `end`, how many may still be spent at `now`: a
+ * token whose interval has passed is back in the bucket, so held and bucket tokens never pass the burst.
  */
 export const heldTokens = (end: number, unspent: number, now: number, policy: QuotaPolicy) =>
   Math.max(0, Math.min(unspent, Math.floor((end - now) / tokenInterval(policy))));

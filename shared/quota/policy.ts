@@ -2,11 +2,8 @@ import type { Stage } from '#shared/config';
 import type { QuotaPolicy } from './gcra';
 
 /**
- * Each merchant's default quota per stage: requests per second sustained, and the burst it may
- * spend at once (one budget for reads and writes: a shop's platform mixes them, and what a
- * merchant can cost the table is per merchant either way). Ops give a merchant its own with
- * `npm run admin -- quota`. QUOTA_RATE_PER_SECOND and QUOTA_BURST replace the defaults (tests, the
- * bench); docs/design-notes.md says how the stage is sized against them.
+ * Each merchant's default quota per stage, one budget for reads and writes; `npm run admin -- quota`
+ * sets a merchant's own, QUOTA_RATE_PER_SECOND and QUOTA_BURST replace the defaults (docs/design-notes.md#quotas).
  */
 export const DEFAULT_QUOTAS: Record<Stage, QuotaPolicy> = {
   live: { rate: 50, burst: 100 },
@@ -14,7 +11,7 @@ export const DEFAULT_QUOTAS: Record<Stage, QuotaPolicy> = {
 };
 
 /** The largest rate or burst ops may set (a typo such as 50000 is refused, not obeyed). */
-export const MAX_QUOTA = 10_000;
+const MAX_QUOTA = 10_000;
 
 /** A rate or burst as given: a whole number from 1 to MAX_QUOTA, else the reason it is refused. */
 export const quotaValueRefusal = (name: string, value: unknown): string | undefined => {
@@ -32,12 +29,10 @@ export const defaultQuota = (stage: Stage, env: NodeJS.ProcessEnv = process.env)
 };
 
 /**
- * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of
- * it. The policy states the rate itself, `q` requests per `w` seconds with q/w the rate, over the
- * shortest whole window whose quota holds the burst (w = ceil(burst / rate)), so `r`, never more
- * than the burst, is never more than `q` either. Rates are whole numbers (quotaValueRefusal).
+ * The IETF draft's RateLimit headers: `q` requests per `w` seconds with q/w the rate, over the shortest
+ * whole window that holds the burst (w = ceil(burst / rate)), so `r` is never more than `q`.
  */
-export const policyWindow = (policy: QuotaPolicy) => {
+const policyWindow = (policy: QuotaPolicy) => {
   const window = Math.max(1, Math.ceil(policy.burst / policy.rate));
   return { quota: Math.round(policy.rate * window), window };
 };

@@ -7,15 +7,16 @@ declare global {
   }
 }
 
-/**
- * JSON can carry strings no UTF-8 encoder accepts: a lone surrogate such as "\ud800". Stored, such
- * a string fails later and far from the request (SES refuses every e-mail quoting it), so every
- * text field of every body, query and path parameter is checked here, at the door: 422
- * `The content field must be a valid UTF-8 string.` (404 for a path parameter).
- */
-export const WELL_FORMED_MESSAGE = 'The :attribute field must be a valid UTF-8 string.';
+/** A lone surrogate ("\ud800") fails later and far from the request (SES refuses it), so every text field is checked at the door. */
+const WELL_FORMED_MESSAGE = 'The :attribute field must be a valid UTF-8 string.';
 
-export const wellFormed = () => z.refine<string>((value) => value.isWellFormed(), { message: WELL_FORMED_MESSAGE });
+const wellFormed = () => z.refine<string>((value) => value.isWellFormed(), { message: WELL_FORMED_MESSAGE });
+
+/** Fails a zod transform with a Laravel-style message (validation fills in `:attribute`), on `path` when given. */
+export const refuse = (ctx: { issues: z.core.$ZodRawIssue[] }, input: unknown, message: string, path?: PropertyKey[]) => {
+  ctx.issues.push({ code: 'custom', message, input, ...(path ? { path } : {}) });
+  return z.NEVER;
+};
 
 /** The base of every text field the API accepts: a string that is well-formed Unicode. */
 export const text = () => z.string().check(wellFormed());
@@ -37,17 +38,12 @@ export const optionalString = (max = 255) =>
     ),
   );
 
-/**
- * An integer in [min, max]. The bounds are checked before integrality, so a number past the
- * bound (1e20, 2^53 + 1) is told the API's limit, not JavaScript's safe-integer limit.
- */
+/** An integer in [min, max], the bounds checked first so a number past them (1e20) is told the API's limit. */
 export const boundedInt = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max), z.int());
 
 /**
- * An address as RFC 5322 writes it unquoted: a dot-atom before the `@` (any of its characters, no
- * leading, trailing or doubled dot), LDH labels after it, the last a name of letters or an
- * internationalised one in its `xn--` form (what browsers send). zod's default pattern refused
- * `a&b@example.com` and `.xn--p1ai`.
+ * An address as RFC 5322 writes it unquoted: a dot-atom, `@`, LDH labels, the last of letters or in its
+ * `xn--` form. zod's default pattern refused `a&b@example.com` and `.xn--p1ai`.
  */
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { pageRefused, pageSizeParam } from '#shared/http/pagination';
+import { given, pageRefused, pageSizeParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
-import { text } from './common';
+import { refuse, text } from './common';
 
 /** The event log's page size: 25 unless asked, at most 100. */
 export const DEFAULT_EVENTS_LIMIT = 25;
@@ -18,13 +18,6 @@ export const EVENTS_MESSAGES = {
   expiredCursor: `The after cursor has expired: events are kept ${EVENTS_RETENTION_DAYS} days. Read again without after to start from the oldest event kept.`,
 } as const;
 
-/** An empty query value means "not given", as for every list's page parameters. */
-const given = <T extends z.ZodMiniType>(schema: T) =>
-  z.pipe(
-    z.transform((value: unknown) => (value === '' ? undefined : value)),
-    z.optional(schema),
-  );
-
 const SUBSCRIBABLE: readonly string[] = WEBHOOK_EVENT_TYPES;
 
 /** `types`: event types separated by commas (blanks and empty items ignored); any unknown one makes it invalid. */
@@ -37,33 +30,27 @@ const types = given(
         .map((part) => part.trim())
         .filter((part) => part !== '');
       if (parts.every((part) => SUBSCRIBABLE.includes(part))) return [...new Set(parts)];
-      ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
-      return z.NEVER;
+      return refuse(ctx, value, 'The selected :attribute is invalid.');
     }),
   ),
 );
 
 const TIME_MESSAGE = 'The :attribute field must be a valid ISO 8601 date and time.';
 
-/**
- * An ISO 8601 time with its offset, normalized to UTC with milliseconds (how events' timestamps are
- * stored, and compared as text). One whose UTC form falls outside the years 0000-9999 has no such
- * form (`+010000-...` sorts before every year) and is refused.
- */
+/** An ISO 8601 time, normalized to UTC as events' timestamps are stored; one outside the years 0000-9999 is refused. */
 const time = given(
   z.pipe(
     text().check(z.iso.datetime({ offset: true, message: TIME_MESSAGE })),
     z.transform((value, ctx) => {
       const utc = new Date(value).toISOString();
       if (/^\d{4}-/.test(utc)) return utc;
-      ctx.issues.push({ code: 'custom', message: TIME_MESSAGE, input: value });
-      return z.NEVER;
+      return refuse(ctx, value, TIME_MESSAGE);
     }),
   ),
 );
 
 /** The longest cursor: a position as long as a sort key may be (1,024 bytes: a late event's), its time, base64url, and its tag. */
-export const MAX_CURSOR_LENGTH = 1500;
+const MAX_CURSOR_LENGTH = 1500;
 
 /** `after`: a next_cursor as handed out (base64url, a dot, base64url); whose it is, the domain checks. */
 const cursor = given(
@@ -82,13 +69,7 @@ export const eventsQuery = z.pipe(
   }),
   z.transform((query, ctx) => {
     if (query.created_gte === undefined || query.created_lt === undefined || query.created_gte < query.created_lt) return query;
-    ctx.issues.push({
-      code: 'custom',
-      path: ['created_lt'],
-      message: 'The :attribute field must be a time after created_gte.',
-      input: query.created_lt,
-    });
-    return z.NEVER;
+    return refuse(ctx, query.created_lt, 'The :attribute field must be a time after created_gte.', ['created_lt']);
   }),
 );
 export type EventsQuery = z.output<typeof eventsQuery>;

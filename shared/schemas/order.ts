@@ -5,17 +5,11 @@ import { boundedInt, emailAddress, optionalString, requiredString, text } from '
 /** Rows per order: at least 1 (spec); at most 200 (our cap, keeps an order item well under 400 KB). */
 export const MAX_ORDER_ROWS = 200;
 
-/**
- * The limits of an order's numbers. Money is an integer in the currency's minor unit, and the
- * bounds keep every number the service derives from a valid order an exact JavaScript number
- * (at most 2^53 - 1); test/unit/order-limits.test.ts checks it. The proof, and why raising one
- * bound means lowering another, is in docs/design-notes.md#limits.
- */
+/** Money in minor units, bounded so every number derived from a valid order stays exact (docs/design-notes.md#limits). */
 export const MAX_MONEY_VALUE = 10_000_000_000;
 export const MAX_QUANTITY = 1_000;
 
-/** A money field: 0 <= value <= MAX_MONEY_VALUE, in minor units. */
-export const moneyValue = () => boundedInt(0, MAX_MONEY_VALUE);
+const moneyValue = () => boundedInt(0, MAX_MONEY_VALUE);
 
 export const orderRow = z.object({
   product_sku: optionalString(),
@@ -32,11 +26,7 @@ export const customer = z.object({
   email: emailAddress({ mailedTo: false }),
 });
 
-/**
- * An order is stored as one item (DynamoDB: 400 KB at most) and its events carry it whole (a
- * webhook delivery record keeps the event beside its outcome): an order whose rows take more than
- * this many bytes as JSON in UTF-8 is refused with a 422 on `order_rows`, however valid each field.
- */
+/** An order is one item (400 KB at most) and its events carry it whole: rows past this many bytes of JSON are refused. */
 export const MAX_ORDER_ROWS_BYTES = 340 * 1024;
 
 const rowsBytes = (rows: readonly z.output<typeof orderRow>[]) => Buffer.byteLength(JSON.stringify(rows), 'utf8');

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
 import { pageQueryShape } from '#shared/http/pagination';
-import { emailAddress, optionalString, text } from './common';
+import { emailAddress, optionalString, refuse, text } from './common';
 
 /** Tiers and segments: only the page parameters. */
 export const programListQuery = z.object(pageQueryShape);
@@ -36,8 +36,7 @@ const statusFilter = z.pipe(
     const statuses = parseStatusFilter(value);
     if (statuses) return statuses;
     // Laravel's `in` rule message; validate.ts fills in the attribute name.
-    ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
-    return z.NEVER;
+    return refuse(ctx, value, 'The selected :attribute is invalid.');
   }),
 );
 

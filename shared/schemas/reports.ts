@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '#shared/http/pagination';
-import { optionalString, text } from './common';
+import { addMonths } from '#shared/time';
+import { optionalString, refuse, text } from './common';
 
 /** How a commission report groups its rows: by affiliate, by a period, or by both. */
 export const REPORT_GROUPINGS = ['affiliate', 'month', 'day', 'affiliate,month', 'affiliate,day'] as const;
@@ -25,19 +26,14 @@ const dateField = () =>
         z.transform((value, ctx) => {
           if (value === '') return null;
           if (isDate(value)) return value;
-          ctx.issues.push({ code: 'custom', message: 'The :attribute field must match the format Y-m-d.', input: value });
-          return z.NEVER;
+          return refuse(ctx, value, 'The :attribute field must match the format Y-m-d.');
         }),
       ),
     ),
   );
 
 const monthStart = (date: string) => `${date.slice(0, 7)}-01`;
-const addMonth = (date: string) => {
-  const at = new Date(`${monthStart(date)}T00:00:00Z`);
-  at.setUTCMonth(at.getUTCMonth() + 1);
-  return at.toISOString().slice(0, 10);
-};
+const addMonth = (date: string) => `${addMonths(date.slice(0, 7), 1)}-01`;
 const dayBefore = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 
 /**
@@ -56,8 +52,7 @@ export const reportQuery = z.pipe(
       z.transform((value, ctx) => {
         const grouping = value === undefined || value === null || value.trim() === '' ? 'affiliate' : value.replace(/\s+/g, '');
         if ((REPORT_GROUPINGS as readonly string[]).includes(grouping)) return grouping as ReportGrouping;
-        ctx.issues.push({ code: 'custom', message: 'The selected :attribute is invalid.', input: value });
-        return z.NEVER;
+        return refuse(ctx, value, 'The selected :attribute is invalid.');
       }),
     ),
     affiliate_slug: optionalString(),
@@ -66,30 +61,12 @@ export const reportQuery = z.pipe(
     const today = new Date().toISOString().slice(0, 10);
     const from = query.from ?? (query.to ? monthStart(dayBefore(query.to)) : monthStart(today));
     const to = query.to ?? addMonth(from);
-    if (!isDate(to)) {
-      // The month after December 9999 has no `YYYY-MM-DD`.
-      ctx.issues.push({
-        code: 'custom',
-        path: ['from'],
-        message: 'The :attribute field must be a date before 9999-12-01.',
-        input: query.from,
-      });
-      return z.NEVER;
-    }
+    // The month after December 9999 has no `YYYY-MM-DD`.
+    if (!isDate(to)) return refuse(ctx, query.from, 'The :attribute field must be a date before 9999-12-01.', ['from']);
     const days = (Date.parse(to) - Date.parse(from)) / DAY_MS;
-    if (days <= 0) {
-      ctx.issues.push({ code: 'custom', path: ['to'], message: 'The :attribute field must be a date after from.', input: query.to });
-      return z.NEVER;
-    }
-    if (days > MAX_REPORT_DAYS) {
-      ctx.issues.push({
-        code: 'custom',
-        path: ['to'],
-        message: `The :attribute field must be at most ${MAX_REPORT_DAYS} days after from.`,
-        input: query.to,
-      });
-      return z.NEVER;
-    }
+    if (days <= 0) return refuse(ctx, query.to, 'The :attribute field must be a date after from.', ['to']);
+    if (days > MAX_REPORT_DAYS)
+      return refuse(ctx, query.to, `The :attribute field must be at most ${MAX_REPORT_DAYS} days after from.`, ['to']);
     return {
       per_page: query.per_page,
       page: query.page,

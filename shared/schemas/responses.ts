@@ -12,14 +12,13 @@ import type {
 } from '#shared/domain/program-model';
 import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
 import type { CursorPagination, InvitePagination, LaravelPagination, LogCursor, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { TRACE_ID_PATTERN } from '#shared/http/trace';
 import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
 /**
- * The response payloads, written once: the OpenAPI document is generated from these, and the
- * presenters and envelopes are checked against them at compile time (the `Same` checks at the
- * bottom). Objects are strict, so a field the code sends and the document does not list fails the
- * integration suite's response check. No function bundles this module (docs/openapi.md#the-contract-as-openapi).
+ * The response payloads, written once: the OpenAPI document is generated from these and the presenters
+ * are checked against them at compile time (below). No function bundles this module (docs/openapi.md#the-contract-as-openapi).
  */
 
 const timestamp = () => z.iso.datetime();
@@ -96,22 +95,15 @@ export const affiliateResponse = z.strictObject({
   created_at: timestamp(),
 });
 
-const requestAffiliate = z.strictObject({ name: z.string(), slug: z.string() });
-
 export const affiliateRequestResponse = z.strictObject({
   uuid: z.uuid(),
-  affiliate: requestAffiliate,
+  affiliate: z.strictObject({ name: z.string(), slug: z.string() }),
   status: z.enum(['pending', 'accepted', 'declined', 'active']),
   requested_at: timestamp(),
 });
 
 /** The accept endpoint reports an accepted request as `active` (spec). */
-export const acceptedRequestResponse = z.strictObject({
-  uuid: z.uuid(),
-  affiliate: requestAffiliate,
-  status: z.literal('active'),
-  requested_at: timestamp(),
-});
+export const acceptedRequestResponse = z.extend(affiliateRequestResponse, { status: z.literal('active') });
 
 export const inviteResponse = z.strictObject({
   uuid: z.uuid(),
@@ -121,9 +113,7 @@ export const inviteResponse = z.strictObject({
   updated_at: timestamp(),
 });
 
-// ---------------------------------------------------------------------------------------------
 // Envelopes
-// ---------------------------------------------------------------------------------------------
 
 export const laravelPaginationSchema = z.strictObject({
   current_page: count(1),
@@ -143,12 +133,12 @@ export const invitePaginationSchema = z.strictObject({
 });
 
 /** `<UTC date-time>:api:<8 hex>` (shared/http/trace.ts). */
-export const traceIdSchema = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z:api:[0-9a-f]{8}$/));
+export const traceIdSchema = z.string().check(z.regex(TRACE_ID_PATTERN));
 
 /** Field name (or `message` for the request as a whole) to its messages. */
 export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 
-/** A list read by position: `next_cursor` is the next page's `cursor`, null on the last page. */
+/** `next_cursor` is the next page's `cursor`, null on the last page. */
 export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
 
 /** The event log's place: in `meta` itself, beside the trace id (GET /api/v2/events). */
@@ -187,16 +177,8 @@ export const v2Failure = z.strictObject({
   meta: z.strictObject({ trace_id: traceIdSchema }),
 });
 
-/**
- * What API Gateway and AWS WAF answer themselves (429, a 4xx before the function runs): the V2
- * failure envelope with a trace id of their own (lib/rest-api.ts), on every path.
- */
-export const gatewayFailure = z.strictObject({
-  success: z.literal(false),
-  data: z.null(),
-  errors: fieldErrorsSchema,
-  meta: z.strictObject({ trace_id: z.string() }),
-});
+/** What API Gateway and AWS WAF answer themselves, with a trace id of their own (lib/rest-api.ts). */
+export const gatewayFailure = z.extend(v2Failure, { meta: z.strictObject({ trace_id: z.string() }) });
 
 export const legacySuccess = <T extends z.ZodMiniType>(data: T) => z.strictObject({ success: z.literal(true), message: z.string(), data });
 
@@ -215,9 +197,7 @@ export const legacyRefused = z.strictObject({
   data: z.array(z.never()).check(z.maxLength(0)),
 });
 
-// ---------------------------------------------------------------------------------------------
 // Webhooks: the endpoints API and the events it delivers
-// ---------------------------------------------------------------------------------------------
 
 export const webhookResponse = z.strictObject({
   uuid: z.uuid(),
@@ -287,10 +267,7 @@ export const commissionEventData = z.strictObject({
   booked_at: timestamp(),
 });
 
-/**
- * One row of the commission report, in integer minor units: `affiliate_slug` when grouped by
- * affiliate, `period` (`2026-11` or `2026-11-25`, UTC) when grouped by month or day.
- */
+/** One row of the commission report, in integer minor units; `period` is `2026-11` or `2026-11-25` (UTC). */
 export const commissionReportRow = z.strictObject({
   affiliate_slug: z.optional(z.string()),
   period: z.optional(z.string()),
@@ -328,10 +305,7 @@ export const webhookEventPayloads = {
   [TEST_EVENT_TYPE]: eventOf(TEST_EVENT_TYPE, z.strictObject({ webhook: z.strictObject({ uuid: z.uuid() }), message: z.string() })),
 } as const;
 
-/**
- * An event of the merchant's event log (GET /api/v2/events): exactly what webhooks deliver, with
- * its id (the `webhook-id` of its deliveries). Every type webhooks publish but `webhook.test`.
- */
+/** An event of the event log (GET /api/v2/events): what webhooks deliver, with its id; every type but `webhook.test`. */
 export const loggedEventResponse = z.union(
   WEBHOOK_EVENT_TYPES.map((type) => z.strictObject({ id: z.string(), ...webhookEventPayloads[type].shape })) as unknown as readonly [
     z.ZodMiniObject,
@@ -339,11 +313,8 @@ export const loggedEventResponse = z.union(
   ],
 );
 
-// ---------------------------------------------------------------------------------------------
-// Compile-time: what the code builds is what is documented, both ways (type imports only). The
-// legacy failures (typed `success: boolean` by legacyFailureBody) are checked at run time only, by
-// the integration suite's response validation.
-// ---------------------------------------------------------------------------------------------
+// Compile-time: what the code builds is what is documented, both ways. The legacy failures are checked
+// at run time only, by the integration suite's response validation.
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Check<T extends true> = T;

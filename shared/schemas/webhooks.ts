@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { cursorParam, pageQueryShape, pageRefused } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_URL_LENGTH, targetPolicyFromEnv, urlRefusal } from '#shared/webhooks/outbound';
-import { optionalString, text, uuidText } from './common';
+import { optionalString, refuse, text, uuidText } from './common';
 
 /** The most endpoints a merchant has (the transaction that creates one holds it). */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
@@ -24,8 +24,7 @@ const webhookUrl = () =>
     z.transform((url, ctx) => {
       const refusal = urlRefusal(url, policy);
       if (refusal === undefined) return url;
-      ctx.issues.push({ code: 'custom', message: refusal, input: url });
-      return z.NEVER;
+      return refuse(ctx, url, refusal);
     }),
   );
 
@@ -45,13 +44,8 @@ export const webhookCreateBody = z.strictObject({
 });
 export type WebhookCreateInput = z.output<typeof webhookCreateBody>;
 
-/** Only these fields change an endpoint; any other (its `secret`, `uuid`) is refused by name rather than silently ignored. */
-export const webhookUpdateBody = z.strictObject({
-  url: z.optional(webhookUrl()),
-  events: z.optional(eventFilter()),
-  description: optionalString(),
-  enabled: z.optional(z.boolean()),
-});
+/** The same fields, each optional, change an endpoint. */
+export const webhookUpdateBody = z.strictObject({ ...webhookCreateBody.shape, url: z.optional(webhookUrl()) });
 export type WebhookUpdateInput = z.output<typeof webhookUpdateBody>;
 
 export const webhookDeliveriesQuery = z.object({
@@ -74,8 +68,7 @@ export const webhookRecoverBody = z.object({
       z.transform((since, ctx) => {
         const at = Date.parse(since);
         if (at >= Date.parse(recoverableSince()) && at <= Date.now()) return new Date(at).toISOString();
-        ctx.issues.push({ code: 'custom', message: `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`, input: since });
-        return z.NEVER;
+        return refuse(ctx, since, `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`);
       }),
     ),
   ),

@@ -25,11 +25,7 @@ export const attributeName = (key: string): string =>
     .replace(/ ?\. ?/g, '.')
     .trim();
 
-/**
- * Field names, query keys and paths come from the client, so no lookup here may reach an
- * inherited member (`constructor`, `__proto__`, `toString`, ...): values are read as own
- * properties only, tables through Object.hasOwn, and errors are collected in a Map.
- */
+/** Field names are the client's: read as own properties only, so no lookup reaches `__proto__` or `constructor`. */
 const valueAt = (input: unknown, path: PropertyKey[]): unknown =>
   path.reduce<unknown>(
     (value, segment) =>
@@ -45,8 +41,7 @@ const isMissing = (value: unknown) => value === undefined || value === null || (
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
   int: 'an integer',
-  // zod reports a non-number sent to z.int() as expected 'number'; every number this API accepts
-  // is an integer, so the Laravel `integer` wording is the right one.
+  // Every number this API accepts is an integer.
   number: 'an integer',
   array: 'an array',
   object: 'an object',
@@ -59,8 +54,7 @@ const typeName = (expected: string | undefined) =>
 const messageFor = (issue: Issue, attr: string, value: unknown): string => {
   switch (issue.code) {
     case 'invalid_type':
-      if (isMissing(value)) return `The ${attr} field is required.`;
-      return `The ${attr} field must be ${typeName(issue.expected)}.`;
+      return isMissing(value) ? `The ${attr} field is required.` : `The ${attr} field must be ${typeName(issue.expected)}.`;
     case 'too_small':
       if (issue.origin === 'string') {
         if (isMissing(value)) return `The ${attr} field is required.`;
@@ -80,11 +74,9 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
       if (issue.origin === 'array') return `The ${attr} field must not have more than ${issue.maximum} items.`;
       return `The ${attr} field must not be greater than ${issue.maximum}.`;
     case 'invalid_format':
-      if (issue.format === 'email') return `The ${attr} field must be a valid email address.`;
-      return `The ${attr} field format is invalid.`;
+      return issue.format === 'email' ? `The ${attr} field must be a valid email address.` : `The ${attr} field format is invalid.`;
     case 'invalid_value':
-      if (isMissing(value)) return `The ${attr} field is required.`;
-      return `The selected ${attr} is invalid.`;
+      return isMissing(value) ? `The ${attr} field is required.` : `The selected ${attr} is invalid.`;
     case 'custom':
       return issue.message.replace(':attribute', attr);
     default:
@@ -99,11 +91,7 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
 export const MAX_NAMED_PROHIBITED = 50;
 const MAX_ECHOED_NAME_LENGTH = 255;
 
-/**
- * The first message per field. The result's keys are own data properties, whatever the client
- * named its fields (Object.fromEntries defines `__proto__` as an ordinary key), so it is safe to
- * spread, serialise and count; merge several with mergeFieldErrors, never Object.assign.
- */
+/** The first message per field, as own keys whatever the client named them; merge with mergeFieldErrors, never Object.assign. */
 export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldErrors => {
   const errors = new Map<string, string[]>();
   const add = (key: string, message: string) => {
