@@ -41,9 +41,9 @@ const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every aff
 const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
   [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
 
-/** `count` sequence numbers of a list (none taken for none). */
+/** `count` sequence numbers of a list (none taken for none), taken as an import: the seed writes their items and totals itself. */
 const sequences = async (store: Store, merchantId: string, list: Parameters<typeof takeSequence>[2], count: number) =>
-  count === 0 ? 0 : takeSequence(store, merchantId, list, count);
+  count === 0 ? 0 : takeSequence(store, merchantId, list, count, true);
 
 /** What one merchant's seed gathers: the items to put, the list count changes, and the ids and tokens it returns. */
 type Seeding = {

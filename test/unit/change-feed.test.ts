@@ -776,6 +776,17 @@ describe('the change-feed function', () => {
     expect(plannedBelowDerived.filter((followUp) => followUp.kind === 'settle')).toEqual([]);
   });
 
+  it("plans neither settling nor a recount for an import's take (the seed's), which writes its orders and totals itself", () => {
+    // Prepare: the seed takes 700 numbers at once and leaves the take unmarked; it writes its orders for minutes after.
+    const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1, orders_seq: 299, orders_derived_from: 300 };
+
+    // Act
+    const reactions = reactionsTo(record('MODIFY', { ...quota, orders_seq: 999 }, quota));
+
+    // Assess
+    expect(reactions).toEqual({});
+  });
+
   it('sends no settling for a take whose numbers all name orders on the list index by the time the feed reads it', async () => {
     // Prepare: the take moves the sequence from 509 to 511 in a derived block; the index names 510 and 511.
     const quota = { pk: `${MERCHANT_PK}#QUOTA`, sk: 'QUOTA', tat_us: 1, orders_seq: 509, orders_derived_from: 300, seq_taken: true };

@@ -94,9 +94,9 @@ export const ORDER_SEQUENCE_GAP = 16_384;
  * at a block's first number, once the counter's last block is marked for recount
  * (docs/architecture.md#writing-without-hot-items).
  */
-export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1): Promise<OrderNumber> => {
+export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
-    return await takeOrderSequence(db, merchantId, count);
+    return await takeOrderSequence(db, merchantId, count, imported);
   } catch (error) {
     if (!(error instanceof OrderSequenceNotStarted)) throw error;
   }
@@ -104,12 +104,12 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
   if (counter) await markForRecount(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(counter.seq)));
   const firstNumber = blockOf((counter?.seq ?? 0) + ORDER_SEQUENCE_GAP) * BLOCK_SIZE;
   await startOrderSequence(db, merchantId, firstNumber - 1);
-  return takeOrderSequence(db, merchantId, count);
+  return takeOrderSequence(db, merchantId, count, imported);
 };
 
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
-export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1): Promise<number> => {
-  if (list === 'orders') return (await takeOrderSequenceNumbers(db, merchantId, count)).seq;
+export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1, imported = false): Promise<number> => {
+  if (list === 'orders') return (await takeOrderSequenceNumbers(db, merchantId, count, imported)).seq;
   const { Attributes } = await db.ddb.send(
     new UpdateCommand({
       TableName: db.table,

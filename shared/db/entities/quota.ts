@@ -168,17 +168,26 @@ const orderNumberOf = (seq: number, { orders_derived_from }: QuotaItem): OrderNu
 export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | undefined =>
   item?.orders_seq === undefined ? undefined : orderNumberOf(item.orders_seq, item);
 
-/** Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started. */
-export const takeOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, count = 1): Promise<OrderNumber> => {
+/**
+ * Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started;
+ * `imported`: an import's take, which writes its orders and totals itself.
+ */
+export const takeOrderSequence = async (
+  { ddb, table }: TableRef,
+  merchantId: string,
+  count = 1,
+  imported = false,
+): Promise<OrderNumber> => {
   try {
     const { Attributes } = await ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #taken = :taken ADD #seq :count',
+        // An import's take is not marked: the change feed neither settles nor recounts its numbers.
+        UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
         ConditionExpression: SEQUENCE_STARTED,
         ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
-        ExpressionAttributeValues: { ':taken': true, ':count': count },
+        ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -247,10 +256,11 @@ export const readOrderSequence = async (db: TableRef, merchantId: string): Promi
   return orderNumberOfQuota(parseStoredOptional('quota', quotaSchema, raw));
 };
 
-/** The order sequence numbers before and after a write of a quota item (stream images); undefined when it moved none. */
+/** The order sequence numbers before and after a marked take on a quota item (stream images); undefined when it moved none. */
 export const orderSequenceMove = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) =>
   typeof after.pk === 'string' &&
   after.pk.endsWith(QUOTA_PARTITION_SUFFIX) &&
+  after[SEQUENCE_TAKEN] === true &&
   typeof before?.orders_seq === 'number' &&
   typeof after.orders_seq === 'number' &&
   after.orders_seq > before.orders_seq
