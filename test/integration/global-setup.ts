@@ -25,8 +25,9 @@ export default async function setup(project: TestProject) {
       FOLLOW_UP_MIN_DELAY_SECONDS: '2',
       // DynamoDB Local's index has no lag to wait out before a recount.
       RECOUNT_QUIET_SECONDS: '1',
-      // Order numbers settle 5 s after their take instead of 60: no test's create runs that long.
-      ORDER_NUMBER_SETTLE_SECONDS: '5',
+      // Order numbers settle 15 s after their take instead of 60: still past a route's 10 s timeout, which a
+      // create slowed by a test's faults on a busy machine may come near (the local stack does not end it then).
+      ORDER_NUMBER_SETTLE_SECONDS: '15',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       CONSUMER_POLL: 'off',
       // Webhook retries after 0, 1, 1, ... s instead of hours, and a 1.5 s delivery timeout (tests only).

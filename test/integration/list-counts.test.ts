@@ -153,7 +153,9 @@ describe('list counts that drifted', () => {
     expect(total).toBe(1);
   });
 
-  it('count the numbers of creates that stopped before their put until they settled, then note them as holes', async () => {
+  it('count the numbers of creates that stopped before their put until they settled, then note them as holes', {
+    timeout: 60_000,
+  }, async () => {
     // Prepare: 5 orders
     const merchant = await seedOne(merchantFixture({ key: 'settled', orders: history(5) }));
     const client = api('live', merchant.tokens.live);
@@ -167,7 +169,7 @@ describe('list counts that drifted', () => {
     const total = await eventually(async () => {
       const { body } = await client.get('/api/v2/orders');
       return body.meta.pagination.total === 5 ? 5 : undefined;
-    }, 20_000);
+    }, 40_000);
     expect(total).toBe(5);
     expect((await firstOrderBlock(merchant.id))?.holes).toEqual(new Set([first, first + 1, first + 2]));
   });
