@@ -51,20 +51,20 @@ export const QUIET_BEFORE_RECOUNT_MS = 10_000;
 /** When it is (`now`) and how quiet a block must have been (`quietMs`, QUIET_BEFORE_RECOUNT_MS unless given). */
 export type RecountTiming = { now?: () => number; quietMs?: number };
 
-/** What a block's count should be: the items of its bucket's index partition within the block. */
-const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) => {
+/** A Query of the list index of one bucket over the sequence numbers `first` to `last`. */
+const listRange = (merchantId: string, list: ListName, bucket: string, first: number, last: number) => {
   const index = listIndexOf(list, bucket);
-  return countQueryItems(db, {
+  return {
     IndexName: index.indexName,
     KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
     ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-    ExpressionAttributeValues: {
-      ':pk': listPartition(merchantId, list, bucket),
-      ':first': padSeq(block * BLOCK_SIZE),
-      ':last': padSeq((block + 1) * BLOCK_SIZE - 1),
-    },
-  });
+    ExpressionAttributeValues: { ':pk': listPartition(merchantId, list, bucket), ':first': padSeq(first), ':last': padSeq(last) },
+  };
 };
+
+/** What a block's count should be: the items of its bucket's index partition within the block. */
+const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) =>
+  countQueryItems(db, listRange(merchantId, list, bucket, block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE - 1));
 
 const RECOUNT_ATTEMPTS = 5;
 
@@ -143,15 +143,10 @@ export const recountBlock = async (
 
 /** The numbers `first` to `last` of a merchant's orders that the list index names no order for: one Query over just those numbers. */
 export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, first: number, last: number): Promise<number[]> => {
-  const index = listIndexOf('orders', ALL_BUCKET);
-  const named = await queryItems(db, {
-    IndexName: index.indexName,
-    KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
-    ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-    ExpressionAttributeValues: { ':pk': listPartition(merchantId, 'orders', ALL_BUCKET), ':first': padSeq(first), ':last': padSeq(last) },
-    ProjectionExpression: '#sk',
-  });
-  const stored = new Set(named.map((raw) => Number(raw[index.sortKey])));
+  const range = listRange(merchantId, 'orders', ALL_BUCKET, first, last);
+  const named = await queryItems(db, { ...range, ProjectionExpression: '#sk' });
+  const sortKey = range.ExpressionAttributeNames['#sk'];
+  const stored = new Set(named.map((raw) => Number(raw[sortKey])));
   const unnamed: number[] = [];
   for (let seq = first; seq <= last; seq++) if (!stored.has(seq)) unnamed.push(seq);
   return unnamed;
