@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem } from './base';
+import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem, writeApplied } from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own, `M#<merchant>#QUOTA`,
@@ -204,8 +204,8 @@ export const takeOrderSequence = async (
  * the blocks from the next number on are counted from the sequence.
  */
 export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, last: number): Promise<void> => {
-  try {
-    await ddb.send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: quotaKey(merchantId),
@@ -214,10 +214,8 @@ export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: s
         ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
         ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
+    ),
+  );
 };
 
 /**
@@ -225,8 +223,8 @@ export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: s
  * there was none), unless they are derived already: a sequence started before derived counts.
  */
 export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId: string, first: number): Promise<void> => {
-  try {
-    await ddb.send(
+  await writeApplied(
+    ddb.send(
       new UpdateCommand({
         TableName: table,
         Key: quotaKey(merchantId),
@@ -235,10 +233,8 @@ export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId
         ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
         ExpressionAttributeValues: { ':first': first },
       }),
-    );
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
+    ),
+  );
 };
 
 /**
