@@ -1,0 +1,157 @@
+/**
+ * The sequential create of this tree beside another commit's, on one machine at one time: both run
+ * `npm start --in-memory` on free ports, and the creates alternate between them one at a time, so the
+ * machine's noise falls on both alike (docs/benchmarks.md, "Side by side").
+ */
+
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { symlinkSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { freePorts } from '#local/ports';
+import { closeConnections, freshCreateBody, type Print, printTable, type Reply, send, statusCount } from './local';
+import { percentile } from './percentile';
+
+/** The last commit whose create took 5 sequential DynamoDB round trips (a transaction with a guard item, the count after it). */
+export const BEFORE_ONE_PUT = '6ecde94';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const DEMO_LIVE_TOKEN = 'live_DEMO-acme-outdoor-live-token-00000001';
+const READY_LINE = 'Ctrl-C stops everything.';
+
+type Tree = { label: string; commit: string; dir: string };
+type Running = Tree & { process: ChildProcess; base: string };
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+/** `npm start --in-memory` in `tree` on free ports, with the functions' logs at ERROR as the bench's own stack has them. */
+const start = async (tree: Tree): Promise<Running> => {
+  const ports = await freePorts();
+  const env = {
+    ...process.env,
+    PORT: String(ports.live),
+    SANDBOX_PORT: String(ports.sandbox),
+    SES_PORT: String(ports.ses),
+    DYNAMODB_PORT: String(ports.dynamodb),
+    SQS_PORT: String(ports.sqs),
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+  };
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bin/local.ts', '--in-memory'], {
+    cwd: tree.dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${tree.label} did not start in 180 s:\n${output.slice(-2000)}`)), 180_000);
+    const hear = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes(READY_LINE)) {
+        clearTimeout(timer);
+        ready();
+      }
+    };
+    child.stdout?.on('data', hear);
+    child.stderr?.on('data', hear);
+    child.once('exit', (code) => fail(new Error(`${tree.label} exited with ${code} before it was ready:\n${output.slice(-2000)}`)));
+  });
+  return { ...tree, process: child, base: `http://127.0.0.1:${ports.live}` };
+};
+
+/** Free ports are only free when asked: one taken meanwhile (the other stack starts its processes) is asked again. */
+const startRetrying = async (tree: Tree, attempts = 3): Promise<Running> => {
+  try {
+    return await start(tree);
+  } catch (error) {
+    if (attempts <= 1 || !String(error).includes('EADDRINUSE')) throw error;
+    return startRetrying(tree, attempts - 1);
+  }
+};
+
+const stop = (running: Running) =>
+  new Promise<void>((done) => {
+    if (running.process.exitCode !== null || running.process.pid === undefined) return done();
+    running.process.once('exit', () => done());
+    process.kill(-running.process.pid, 'SIGINT');
+    setTimeout(() => {
+      if (running.process.exitCode === null && running.process.pid !== undefined) process.kill(-running.process.pid, 'SIGKILL');
+    }, 20_000).unref();
+  });
+
+const create = (running: Running) =>
+  send(`${running.base}/api/v2/orders/create`, DEMO_LIVE_TOKEN, { method: 'POST', body: freshCreateBody('sbs') });
+
+export type SideBySide = { tree: Tree; replies: Reply[]; p50: number; p99: number; mean: number }[];
+
+/**
+ * Starts both stacks, warms each with `warmup` creates, then sends `creates` to each, alternating
+ * (A B, then B A), and stops them; the other commit's tree is a detached worktree removed at the end.
+ */
+export const benchSideBySide = async ({ against = BEFORE_ONE_PUT, creates = 200, warmup = 500 } = {}): Promise<SideBySide> => {
+  const dir = await mkdtemp(join(tmpdir(), 'side-by-side-'));
+  const trees: Tree[] = [
+    { label: 'this tree', commit: git('rev-parse', '--short', 'HEAD'), dir: ROOT },
+    { label: 'before', commit: git('rev-parse', '--short', against), dir },
+  ];
+  git('worktree', 'add', '--detach', dir, against);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const running: Running[] = [];
+  try {
+    for (const tree of trees) running.push(await startRetrying(tree));
+    for (let index = 0; index < warmup; index++) for (const side of running) await create(side);
+    const replies: Reply[][] = running.map(() => []);
+    for (let index = 0; index < creates; index++) {
+      const order = index % 2 === 0 ? [0, 1] : [1, 0];
+      for (const side of order) replies[side]?.push(await create(running[side] as Running));
+    }
+    return trees.map((tree, side) => {
+      const answered = replies[side] ?? [];
+      const ms = answered.filter((reply) => reply.status === 201).map((reply) => reply.ms);
+      return {
+        tree,
+        replies: answered,
+        p50: percentile(ms, 50),
+        p99: percentile(ms, 99),
+        mean: ms.reduce((sum, value) => sum + value, 0) / Math.max(1, ms.length),
+      };
+    });
+  } finally {
+    closeConnections();
+    await Promise.all(running.map(stop));
+    git('worktree', 'remove', '--force', dir);
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+/** How much lower this tree's p50 is than the other's, as a share of the other's (0.25: a quarter). */
+export const p50Drop = ([now, before]: SideBySide) => (now && before ? 1 - now.p50 / before.p50 : Number.NaN);
+
+/** The comparison as a markdown table under `heading`. */
+export const printSideBySide = (print: Print, heading: string, result: SideBySide) => {
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  printTable(
+    print,
+    heading,
+    'Sequential creates side by side with the commit before the one-put create',
+    ['tree', 'commit', 'statuses', 'p50', 'p99', 'mean'],
+    result.map(({ tree, replies, p50, p99, mean }) => [tree.label, tree.commit, statusCount(replies), ms(p50), ms(p99), ms(mean)]),
+  );
+  const drop = p50Drop(result);
+  print(`\nThe p50 is ${Math.abs(drop * 100).toFixed(1)} % ${drop >= 0 ? 'lower' : 'higher'} here than at ${result[1]?.tree.commit}.`);
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({
+    options: {
+      against: { type: 'string', default: BEFORE_ONE_PUT },
+      creates: { type: 'string', default: '200' },
+      warmup: { type: 'string', default: '500' },
+    },
+  });
+  const result = await benchSideBySide({ against: values.against, creates: Number(values.creates), warmup: Number(values.warmup) });
+  printSideBySide(console.log, '##', result);
+}
