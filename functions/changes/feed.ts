@@ -53,22 +53,6 @@ const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T):
 
 const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
 
-/** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
-const carryOut = async <T>(
-  planned: readonly Planned[],
-  deadline: number,
-  pick: (reactions: Reactions) => T | undefined,
-  send: (items: T[]) => Promise<boolean[]>,
-): Promise<number[]> => {
-  const wanted = planned.flatMap((entry, index) => {
-    const item = 'reactions' in entry ? pick(entry.reactions) : undefined;
-    return item === undefined ? [] : [{ index, item }];
-  });
-  if (wanted.length === 0) return [];
-  const done = await byDeadline(send(wanted.map(({ item }) => item)), deadline, () => wanted.map(() => false));
-  return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
-};
-
 /** Parks records on the parked queue with their content and why; for each, whether the queue took it by `deadline`. */
 const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadline: number): Promise<boolean[]> =>
   byDeadline(
@@ -192,23 +176,34 @@ const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<bo
     ),
   );
 
+type Reaction = { [K in keyof Reactions]-?: NonNullable<Reactions[K]> };
+
+/** How a batch carries out each kind of reaction, in this order: for each record's item, whether it was done. */
+const REACTORS: { [K in keyof Reaction]: (items: Reaction[K][]) => Promise<boolean[]> } = {
+  orderEvent: sendOrderEvents,
+  followUps: sendFollowUpLists,
+  customer: upsertCustomers,
+  countBlock: refreshGroups,
+  webhookEvents: (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
+  reportTotals: applyReportTotals,
+  eventLog: appendEventLogs,
+};
+
+/** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
+const carryOut = async <K extends keyof Reactions>(planned: readonly Planned[], deadline: number, kind: K): Promise<number[]> => {
+  const wanted = planned.flatMap((entry, index) => {
+    const item = 'reactions' in entry ? entry.reactions[kind] : undefined;
+    return item === undefined ? [] : [{ index, item: item as Reaction[K] }];
+  });
+  if (wanted.length === 0) return [];
+  const done = await byDeadline(REACTORS[kind](wanted.map(({ item }) => item)), deadline, () => wanted.map(() => false));
+  return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
+};
+
 const carryOutAll = async (planned: readonly Planned[], deadline: number): Promise<Map<number, string[]>> => {
-  const kinds = {
-    orderEvent: carryOut(planned, deadline, (reactions) => reactions.orderEvent, sendOrderEvents),
-    followUps: carryOut(planned, deadline, (reactions) => reactions.followUps, sendFollowUpLists),
-    customer: carryOut(planned, deadline, (reactions) => reactions.customer, upsertCustomers),
-    countBlock: carryOut(planned, deadline, (reactions) => reactions.countBlock, refreshGroups),
-    webhookEvents: carryOut(
-      planned,
-      deadline,
-      (reactions) => reactions.webhookEvents,
-      (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
-    ),
-    reportTotals: carryOut(planned, deadline, (reactions) => reactions.reportTotals, applyReportTotals),
-    eventLog: carryOut(planned, deadline, (reactions) => reactions.eventLog, appendEventLogs),
-  };
+  const running = (Object.keys(REACTORS) as (keyof Reactions)[]).map((kind) => [kind, carryOut(planned, deadline, kind)] as const);
   const failed = new Map<number, string[]>();
-  for (const [kind, indexes] of Object.entries(kinds)) {
+  for (const [kind, indexes] of running) {
     for (const index of await indexes) failed.set(index, [...(failed.get(index) ?? []), kind]);
   }
   return failed;
