@@ -60,11 +60,7 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadlin
       entries.map(async ({ record, error }) => {
         try {
           const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOfRecord(record) });
-          await sendToDeadLetterQueue(
-            PARKED_QUEUE_URL,
-            { body, id: recordId(record) },
-            { error: error.name, message: error.message, source: FUNCTION_ID },
-          );
+          await sendToDeadLetterQueue(PARKED_QUEUE_URL, { body, id: recordId(record) }, error, FUNCTION_ID);
           logger.error('Change record parked', { event_id: record.eventID, error: { name: error.name, message: error.message } });
           return true;
         } catch (parkError) {
