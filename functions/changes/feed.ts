@@ -138,40 +138,6 @@ const perMerchant = async <T extends { merchantId: string }>(
   return items.map(({ merchantId }) => !failed.has(merchantId));
 };
 
-/** Refreshes the group totals of the changed blocks that a page can read, once per merchant and group. */
-const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> =>
-  perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
-    refreshGroupTotals(
-      functionTable,
-      merchantId,
-      await blocksOfClosedGroups(
-        functionTable,
-        merchantId,
-        own.map(({ block }) => block),
-      ),
-    ),
-  );
-
-/** Applies the batch's ledger writes to the report totals, a merchant's in one go (what a record read again had applied is skipped). */
-const applyReportTotals = (writes: NonNullable<Reactions['reportTotals']>[]): Promise<boolean[]> =>
-  perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
-    applyLedgerWrites(
-      functionTable,
-      merchantId,
-      own.map((write) => ({ seq: paddedSequence(write.sequence), deltas: write.deltas, at: write.at })),
-    ),
-  );
-
-/** Appends the records' events to their merchants' logs (each log commits its own head). */
-const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> =>
-  perMerchant(logs, 'Events not logged', (merchantId, own) =>
-    appendToEventLog(
-      functionTable,
-      merchantId,
-      own.flatMap(({ entries }) => entries),
-    ),
-  );
-
 type Reaction = { [K in keyof Reactions]-?: NonNullable<Reactions[K]> };
 
 /** How a batch carries out each kind of reaction, in this order: for each record's item, whether it was done. */
@@ -179,10 +145,38 @@ const REACTORS: { [K in keyof Reaction]: (items: Reaction[K][]) => Promise<boole
   orderEvent: sendOrderEvents,
   followUps: sendFollowUpLists,
   customer: upsertCustomers,
-  countBlock: refreshGroups,
+  // The group totals of the changed blocks that a page can read, once per merchant and group.
+  countBlock: (changed) =>
+    perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
+      refreshGroupTotals(
+        functionTable,
+        merchantId,
+        await blocksOfClosedGroups(
+          functionTable,
+          merchantId,
+          own.map(({ block }) => block),
+        ),
+      ),
+    ),
   webhookEvents: (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
-  reportTotals: applyReportTotals,
-  eventLog: appendEventLogs,
+  // A merchant's ledger writes in one go (what a record read again had applied is skipped).
+  reportTotals: (writes) =>
+    perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
+      applyLedgerWrites(
+        functionTable,
+        merchantId,
+        own.map(({ sequence, deltas, at }) => ({ seq: paddedSequence(sequence), deltas, at })),
+      ),
+    ),
+  // Each merchant's log commits its own head.
+  eventLog: (logs) =>
+    perMerchant(logs, 'Events not logged', (merchantId, own) =>
+      appendToEventLog(
+        functionTable,
+        merchantId,
+        own.flatMap(({ entries }) => entries),
+      ),
+    ),
 };
 
 /** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
