@@ -1,4 +1,5 @@
 import { GSI3, type QueueId } from '#shared/db/table-def';
+import type { EnvelopeKind } from '#shared/http/envelope';
 import type { ApiRoute, Replying } from '#shared/http/route';
 import type { ReplyData } from './responses';
 
@@ -40,16 +41,21 @@ export type RouteDef = ApiRoute & {
   access: Access;
 };
 
+/** A route as the manifest spells it: in the V2 envelope unless it says otherwise, its handler named by its id. */
+type RouteEntry = Omit<RouteDef, 'envelope' | 'handler'> & { envelope?: EnvelopeKind };
+
+/** Route `<folder>-<action>` is handled by functions/<folder>/<action>.ts (affiliate-requests is the one folder with a dash). */
+const handlerOf = (id: string) => `functions/${id.replace(/^(affiliate-requests|[a-z]+)-/, '$1/')}.ts`;
+
 /** Every API function's Lambda timeout, well inside API Gateway's 29 s. */
 export const ROUTE_TIMEOUT_SECONDS = 10;
 
-export const routes = [
+const entries = [
   {
     id: 'orders-create-legacy',
     method: 'POST',
     status: 201,
     path: '/api/orders/create',
-    handler: 'functions/orders/create-legacy.ts',
     envelope: 'legacy',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
@@ -60,8 +66,6 @@ export const routes = [
     method: 'POST',
     status: 201,
     path: '/api/v2/orders/create',
-    handler: 'functions/orders/create.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     placesOrders: true,
     admitsBesideReads: true,
@@ -70,128 +74,96 @@ export const routes = [
     id: 'orders-list',
     method: 'GET',
     path: '/api/v2/orders',
-    handler: 'functions/orders/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'] },
   },
   {
     id: 'orders-get',
     method: 'GET',
     path: '/api/v2/orders/{uuid}',
-    handler: 'functions/orders/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'] },
   },
   {
     id: 'orders-update',
     method: 'PATCH',
     path: '/api/v2/orders/{uuid}',
-    handler: 'functions/orders/update.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:UpdateItem'] },
   },
   {
     id: 'orders-cancel',
     method: 'POST',
     path: '/api/v2/orders/{uuid}/cancel',
-    handler: 'functions/orders/cancel.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:UpdateItem'] },
   },
   {
     id: 'affiliates-list',
     method: 'GET',
     path: '/api/v2/affiliates',
-    handler: 'functions/affiliates/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'], indexes: [GSI3.indexName] },
   },
   {
     id: 'affiliates-get',
     method: 'GET',
     path: '/api/v2/affiliates/{slug}',
-    handler: 'functions/affiliates/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'] },
   },
   {
     id: 'invites-create',
     method: 'POST',
     path: '/api/v2/affiliates/invite',
-    handler: 'functions/invites/create.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], mail: true },
   },
   {
     id: 'invites-list',
     method: 'GET',
     path: '/api/v2/affiliates/invites',
-    handler: 'functions/invites/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   },
   {
     id: 'affiliate-requests-list',
     method: 'GET',
     path: '/api/v2/affiliate-requests',
-    handler: 'functions/affiliate-requests/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'] },
   },
   {
     id: 'affiliate-requests-get',
     method: 'GET',
     path: '/api/v2/affiliate-requests/{uuid}',
-    handler: 'functions/affiliate-requests/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'] },
   },
   {
     id: 'affiliate-requests-accept',
     method: 'POST',
     path: '/api/v2/affiliate-requests/{uuid}/accept',
-    handler: 'functions/affiliate-requests/accept.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], mail: true },
   },
   {
     id: 'affiliate-requests-decline',
     method: 'POST',
     path: '/api/v2/affiliate-requests/{uuid}/decline',
-    handler: 'functions/affiliate-requests/decline.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:UpdateItem'], mail: true },
   },
   {
     id: 'tiers-list',
     method: 'GET',
     path: '/api/v2/tiers',
-    handler: 'functions/tiers/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'] },
   },
   {
     id: 'tiers-get',
     method: 'GET',
     path: '/api/v2/tiers/{slug}',
-    handler: 'functions/tiers/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'] },
   },
   {
     id: 'segments-list',
     method: 'GET',
     path: '/api/v2/segments',
-    handler: 'functions/segments/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'] },
   },
   {
     id: 'segments-get',
     method: 'GET',
     path: '/api/v2/segments/{uuid}',
-    handler: 'functions/segments/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query'] },
   },
   {
@@ -199,8 +171,6 @@ export const routes = [
     method: 'POST',
     status: 201,
     path: '/api/v2/webhooks',
-    handler: 'functions/webhooks/create.ts',
-    envelope: 'v2',
     // One transaction: Put the endpoint, Update the merchant's endpoint count; GetItem: the endpoint an
     // earlier run of the same keyed request made (answered with its own secret).
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
@@ -209,32 +179,24 @@ export const routes = [
     id: 'webhooks-list',
     method: 'GET',
     path: '/api/v2/webhooks',
-    handler: 'functions/webhooks/list.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:Query'] },
   },
   {
     id: 'webhooks-get',
     method: 'GET',
     path: '/api/v2/webhooks/{uuid}',
-    handler: 'functions/webhooks/get.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'] },
   },
   {
     id: 'webhooks-update',
     method: 'PATCH',
     path: '/api/v2/webhooks/{uuid}',
-    handler: 'functions/webhooks/update.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   },
   {
     id: 'webhooks-delete',
     method: 'DELETE',
     path: '/api/v2/webhooks/{uuid}',
-    handler: 'functions/webhooks/delete.ts',
-    envelope: 'v2',
     // One transaction: Delete the endpoint, Update the merchant's endpoint count.
     access: { table: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'] },
   },
@@ -242,8 +204,6 @@ export const routes = [
     id: 'webhooks-rotate-secret',
     method: 'POST',
     path: '/api/v2/webhooks/{uuid}/rotate-secret',
-    handler: 'functions/webhooks/rotate-secret.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
   },
   {
@@ -251,16 +211,12 @@ export const routes = [
     method: 'POST',
     status: 202,
     path: '/api/v2/webhooks/{uuid}/test',
-    handler: 'functions/webhooks/test.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem'], sends: ['webhooks', 'webhooks-slow'] },
   },
   {
     id: 'webhooks-deliveries',
     method: 'GET',
     path: '/api/v2/webhooks/{uuid}/deliveries',
-    handler: 'functions/webhooks/deliveries.ts',
-    envelope: 'v2',
     // The deliveries are listed on gsi1 (every route may Query it).
     access: { table: ['dynamodb:GetItem'] },
   },
@@ -269,8 +225,6 @@ export const routes = [
     method: 'POST',
     status: 202,
     path: '/api/v2/webhooks/{uuid}/deliveries/{id}/resend',
-    handler: 'functions/webhooks/resend.ts',
-    envelope: 'v2',
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], sends: ['webhooks', 'webhooks-slow'] },
   },
   {
@@ -278,8 +232,6 @@ export const routes = [
     method: 'POST',
     status: 202,
     path: '/api/v2/webhooks/{uuid}/recover',
-    handler: 'functions/webhooks/recover.ts',
-    envelope: 'v2',
     // gsi3: the endpoint's failed deliveries (webhook-delivery.ts); PutItem: a large event stored for its message.
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem'], indexes: [GSI3.indexName], sends: ['webhooks', 'webhooks-slow'] },
   },
@@ -287,8 +239,6 @@ export const routes = [
     id: 'reports-commissions',
     method: 'GET',
     path: '/api/v2/reports/commissions',
-    handler: 'functions/reports/commissions.ts',
-    envelope: 'v2',
     // The commission totals the change feed keeps (one affiliate's on gsi1, which every route may Query).
     access: { table: ['dynamodb:Query'] },
   },
@@ -296,12 +246,16 @@ export const routes = [
     id: 'events-list',
     method: 'GET',
     path: '/api/v2/events',
-    handler: 'functions/events/list.ts',
-    envelope: 'v2',
     // Query: the merchant's event log, up to its last commit (shared/db/entities/event-log.ts), nothing else.
     access: { table: ['dynamodb:Query'] },
   },
-] as const satisfies readonly RouteDef[];
+] as const satisfies readonly RouteEntry[];
+
+export const routes = entries.map((entry) => ({
+  envelope: 'v2' as const,
+  handler: handlerOf(entry.id),
+  ...entry,
+})) satisfies readonly RouteDef[];
 
 export type RouteId = (typeof routes)[number]['id'];
 type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;

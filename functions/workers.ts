@@ -18,7 +18,7 @@ export type FilterPattern = { readonly [field: string]: FilterPattern | readonly
 /**
  * The functions that answer no HTTP route (the change feed, the queue consumers): data only, like
  * routes.ts; the CDK stack and the local stage process are both built from it. Their access is
- * spelled out action by action, and the stack grants exactly that.
+ * spelled out action by action, and the stack grants exactly that (why each: lib/README.md#functions).
  */
 
 /** A route's access (routes.ts), but on any secondary index and with nothing on top: the stack grants exactly this. */
@@ -62,11 +62,6 @@ export type WorkerDef = {
 
 /** What both lanes' deliverers may do (they run the same code; a delivery moves between the lanes as its endpoint does). */
 const DELIVERER_ACCESS = {
-  // UpdateItem: the endpoint's claim (which also reads it) and its release with the outcome, its slow mark and
-  // parked count, the delivery record; PutItem: a large event's stored body; Query: the parked deliveries, a
-  // merchant's users for a notice, a large event's body; BatchWriteItem: parking deliveries, removing released
-  // parks; GetItem: the endpoint for a wake-up. Sends: retries, waits and releases to either lane.
-  // Mail: the failing/disabled notices.
   table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
   sends: ['webhooks', 'webhooks-slow'],
   mail: true,
@@ -98,12 +93,6 @@ export const workers = [
       filterPatterns: CHANGE_FEED_FILTERS,
       onFailure: 'parked',
     },
-    // Query: a new customer's key, the orders' sequence (quota item or older counter) and a group's block counts (consistent), the
-    // merchant's webhook endpoints, its event log's top; on gsi1, whether the numbers a take took name orders yet. UpdateItem: a new customer, a group total, the report
-    // totals, a held endpoint's parked count. BatchWriteItem: the events of the event log, a held endpoint's parked
-    // deliveries (and taking them back); PutItem: an event too large for a message (by reference), a batch's top
-    // event, an event that came late and its marker. Sends: order events, follow-ups, webhook deliveries (and a
-    // backlog's keeper), parked records.
     access: {
       table: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
       indexes: [GSI1.indexName],
@@ -118,11 +107,6 @@ export const workers = [
     description:
       'Does owed work when it is due: sends an owed e-mail, recounts a list block marked for recount, notes settled order numbers without an order.',
     trigger: { kind: 'queue', queue: 'follow-ups', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 10 },
-    // E-mail: GetItem the owing item and its merchant (and an accepted request's affiliate), finish the
-    // unfinished request (recount marks, an invite's e-mail projection entry: UpdateItem), send, settle
-    // (UpdateItem). Recount: GetItem the count (and an order block's quota item, for its sequence), Query (Select COUNT) the block on gsi1 or gsi3, UpdateItem.
-    // Settle: GetItem the block's holes, Query the numbers on gsi1, UpdateItem.
-    // Sends: a follow-up due later than SQS can delay, again.
     access: {
       table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       indexes: [GSI1.indexName, GSI3.indexName],
@@ -140,8 +124,6 @@ export const workers = [
     // the API and the deliverers (1,000 by default, shared by both stages). The queue is fair per merchant
     // (MessageGroupId), so one merchant's burst does not hold up the others' commissions.
     trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 100 },
-    // GetItem order + ledger (+ affiliate), Query the merchant's segments, conditional PutItem of the ledger;
-    // a message that can never succeed is sent to the DLQ with its reason.
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },
     timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
   },

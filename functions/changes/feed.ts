@@ -53,22 +53,6 @@ const byDeadline = async <T>(work: Promise<T>, deadline: number, late: () => T):
 
 const recordId = (record: DynamoDBRecord) => record.eventID ?? record.dynamodb?.SequenceNumber ?? '';
 
-/** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
-const carryOut = async <T>(
-  planned: readonly Planned[],
-  deadline: number,
-  pick: (reactions: Reactions) => T | undefined,
-  send: (items: T[]) => Promise<boolean[]>,
-): Promise<number[]> => {
-  const wanted = planned.flatMap((entry, index) => {
-    const item = 'reactions' in entry ? pick(entry.reactions) : undefined;
-    return item === undefined ? [] : [{ index, item }];
-  });
-  if (wanted.length === 0) return [];
-  const done = await byDeadline(send(wanted.map(({ item }) => item)), deadline, () => wanted.map(() => false));
-  return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
-};
-
 /** Parks records on the parked queue with their content and why; for each, whether the queue took it by `deadline`. */
 const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadline: number): Promise<boolean[]> =>
   byDeadline(
@@ -76,11 +60,7 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadlin
       entries.map(async ({ record, error }) => {
         try {
           const body = await inlineOrReference(functionTable, { body: encodeMessage(record), merchantId: merchantOfRecord(record) });
-          await sendToDeadLetterQueue(
-            PARKED_QUEUE_URL,
-            { body, id: recordId(record) },
-            { error: error.name, message: error.message, source: FUNCTION_ID },
-          );
+          await sendToDeadLetterQueue(PARKED_QUEUE_URL, { body, id: recordId(record) }, error, FUNCTION_ID);
           logger.error('Change record parked', { event_id: record.eventID, error: { name: error.name, message: error.message } });
           return true;
         } catch (parkError) {
@@ -158,57 +138,62 @@ const perMerchant = async <T extends { merchantId: string }>(
   return items.map(({ merchantId }) => !failed.has(merchantId));
 };
 
-/** Refreshes the group totals of the changed blocks that a page can read, once per merchant and group. */
-const refreshGroups = (changed: NonNullable<Reactions['countBlock']>[]): Promise<boolean[]> =>
-  perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
-    refreshGroupTotals(
-      functionTable,
-      merchantId,
-      await blocksOfClosedGroups(
+type Reaction = { [K in keyof Reactions]-?: NonNullable<Reactions[K]> };
+
+/** How a batch carries out each kind of reaction, in this order: for each record's item, whether it was done. */
+const REACTORS: { [K in keyof Reaction]: (items: Reaction[K][]) => Promise<boolean[]> } = {
+  orderEvent: sendOrderEvents,
+  followUps: sendFollowUpLists,
+  customer: upsertCustomers,
+  // The group totals of the changed blocks that a page can read, once per merchant and group.
+  countBlock: (changed) =>
+    perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
+      refreshGroupTotals(
         functionTable,
         merchantId,
-        own.map(({ block }) => block),
+        await blocksOfClosedGroups(
+          functionTable,
+          merchantId,
+          own.map(({ block }) => block),
+        ),
       ),
     ),
-  );
-
-/** Applies the batch's ledger writes to the report totals, a merchant's in one go (what a record read again had applied is skipped). */
-const applyReportTotals = (writes: NonNullable<Reactions['reportTotals']>[]): Promise<boolean[]> =>
-  perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
-    applyLedgerWrites(
-      functionTable,
-      merchantId,
-      own.map((write) => ({ seq: paddedSequence(write.sequence), deltas: write.deltas, at: write.at })),
+  webhookEvents: (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
+  // A merchant's ledger writes in one go (what a record read again had applied is skipped).
+  reportTotals: (writes) =>
+    perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
+      applyLedgerWrites(
+        functionTable,
+        merchantId,
+        own.map(({ sequence, deltas, at }) => ({ seq: paddedSequence(sequence), deltas, at })),
+      ),
     ),
-  );
-
-/** Appends the records' events to their merchants' logs (each log commits its own head). */
-const appendEventLogs = (logs: NonNullable<Reactions['eventLog']>[]): Promise<boolean[]> =>
-  perMerchant(logs, 'Events not logged', (merchantId, own) =>
-    appendToEventLog(
-      functionTable,
-      merchantId,
-      own.flatMap(({ entries }) => entries),
+  // Each merchant's log commits its own head.
+  eventLog: (logs) =>
+    perMerchant(logs, 'Events not logged', (merchantId, own) =>
+      appendToEventLog(
+        functionTable,
+        merchantId,
+        own.flatMap(({ entries }) => entries),
+      ),
     ),
-  );
+};
+
+/** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */
+const carryOut = async <K extends keyof Reactions>(planned: readonly Planned[], deadline: number, kind: K): Promise<number[]> => {
+  const wanted = planned.flatMap((entry, index) => {
+    const item = 'reactions' in entry ? entry.reactions[kind] : undefined;
+    return item === undefined ? [] : [{ index, item: item as Reaction[K] }];
+  });
+  if (wanted.length === 0) return [];
+  const done = await byDeadline(REACTORS[kind](wanted.map(({ item }) => item)), deadline, () => wanted.map(() => false));
+  return wanted.filter((_, position) => !done[position]).map(({ index }) => index);
+};
 
 const carryOutAll = async (planned: readonly Planned[], deadline: number): Promise<Map<number, string[]>> => {
-  const kinds = {
-    orderEvent: carryOut(planned, deadline, (reactions) => reactions.orderEvent, sendOrderEvents),
-    followUps: carryOut(planned, deadline, (reactions) => reactions.followUps, sendFollowUpLists),
-    customer: carryOut(planned, deadline, (reactions) => reactions.customer, upsertCustomers),
-    countBlock: carryOut(planned, deadline, (reactions) => reactions.countBlock, refreshGroups),
-    webhookEvents: carryOut(
-      planned,
-      deadline,
-      (reactions) => reactions.webhookEvents,
-      (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
-    ),
-    reportTotals: carryOut(planned, deadline, (reactions) => reactions.reportTotals, applyReportTotals),
-    eventLog: carryOut(planned, deadline, (reactions) => reactions.eventLog, appendEventLogs),
-  };
+  const running = (Object.keys(REACTORS) as (keyof Reactions)[]).map((kind) => [kind, carryOut(planned, deadline, kind)] as const);
   const failed = new Map<number, string[]>();
-  for (const [kind, indexes] of Object.entries(kinds)) {
+  for (const [kind, indexes] of running) {
     for (const index of await indexes) failed.set(index, [...(failed.get(index) ?? []), kind]);
   }
   return failed;

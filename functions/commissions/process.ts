@@ -63,7 +63,8 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
     await sendToDeadLetterQueue(
       ORDERS_DLQ_URL,
       { body: record.body, id: record.messageId, receiveCount: record.attributes?.ApproximateReceiveCount },
-      { error: error.name, message: error.message, source: FUNCTION_ID },
+      error,
+      FUNCTION_ID,
     );
     logger.error('Message can never succeed: moved to the dead-letter queue', { ...about, dead_letter_reason: error.message });
     return true;

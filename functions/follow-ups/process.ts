@@ -14,12 +14,7 @@ class NotDoneYet extends Error {
   override name = 'NotDoneYet';
 }
 
-/**
- * One follow-up, if its work is still owed: an owed e-mail is sent and settled (shared/mail/relay.ts),
- * or scheduled again when due later than SQS could delay; a block marked for recount is recounted
- * (count-repair.ts), tried again while it keeps changing, or marked again when it changed a moment
- * ago; settled order numbers that name no order are noted as holes (docs/architecture.md#the-change-feed, "Owed work").
- */
+/** One follow-up, if its work is still owed (docs/architecture.md#the-change-feed, "Owed work"); its outcome, for the log. */
 const followUp = async (work: FollowUp): Promise<string> => {
   if (work.kind === 'settle') return `${await settleOrderNumbers(functionTable, work.key, work.first, work.last)} unused numbers noted`;
   if (work.kind === 'recount') {
@@ -46,12 +41,7 @@ const processRecord = async (record: SQSRecord) => {
   logger.info('Follow-up done', { kind: work.kind, sk: work.key.sk, outcome });
 };
 
-/**
- * The follow-ups worker, on the follow-ups queue (SQS event source with ReportBatchItemFailures in
- * AWS, local/sqs-poller.ts in `npm start`). The change feed puts a follow-up there, delayed until
- * due, for every write that sets or moves an item's owed work; each is done on its own, and one
- * that fails is redelivered by SQS and, after 5 receives, parked on the parked queue (alarmed).
- */
+/** The follow-ups worker: each is done on its own; one that fails comes back, and after 5 receives is parked (lib/README.md#change-feed-and-follow-ups). */
 export const handler = sqsBatchHandler(processRecord, (record, error) => {
   logger.warn('Follow-up not done; SQS will redeliver it', {
     message_id: record.messageId,

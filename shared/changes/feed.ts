@@ -95,15 +95,12 @@ const followUpOf = (before: Image | undefined, after: Image): FollowUp | undefin
   return undefined;
 };
 
-/** A block count whose version moved (a group total item has its own type and is never one). */
+/** A block count whose version moved (a group total item has its own type and is never one), else a group a write closed. */
 const countBlockOf = (before: Image | undefined, after: Image): Reactions['countBlock'] => {
-  if (after.type !== 'list_count' || after.v === before?.v) return undefined;
   const { pk, sk } = keyOf(after);
-  return { merchantId: merchantIdOf(pk), block: parseBlockCountSk(sk) };
+  const block = after.type === 'list_count' && after.v !== before?.v ? parseBlockCountSk(sk) : closedOrderGroup(before, after);
+  return block === undefined ? undefined : { merchantId: merchantIdOf(pk), block };
 };
-
-const closedGroupOf = (after: Image, block: BlockRef | undefined): Reactions['countBlock'] =>
-  block === undefined ? undefined : { merchantId: merchantIdOf(keyOf(after).pk), block };
 
 /** A write of a commission ledger: its contribution to the report totals, with the record's place in the stream. */
 const reportTotalsOf = (record: DynamoDBRecord, before: Image | undefined, after: Image, at: string): Reactions['reportTotals'] => {
@@ -145,7 +142,7 @@ export const reactionsTo = (record: DynamoDBRecord, settleSeconds = ORDER_NUMBER
   const settledAt = new Date(Date.parse(movedAt) + settleSeconds * 1000).toISOString();
   const taken = takenOrderNumbers(before, after).map((numbers): FollowUp => ({ kind: 'settle', ...numbers, due: settledAt }));
   const followUps = [...(owed ? [owed] : []), ...closed, ...taken];
-  const countBlock = countBlockOf(before, after) ?? closedGroupOf(after, closedOrderGroup(before, after));
+  const countBlock = countBlockOf(before, after);
   const reportTotals = reportTotalsOf(record, before, after, movedAt);
   const eventLog = eventLogOf(record, reactions.webhookEvents);
   return {

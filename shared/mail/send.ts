@@ -39,6 +39,9 @@ export const sendMail = async (message: MailMessage): Promise<void> => {
   }
 };
 
+/** What a notification's log lines name it by. */
+type About = { notification: string; uuid: string };
+
 /** A try's outcome as recorded, or `unsettled`: the record itself failed, so the e-mail is still owed as before. */
 export type SettleResult = Settled | 'unsettled';
 
@@ -46,12 +49,7 @@ export type SettleResult = Settled | 'unsettled';
  * Records a try's outcome on the owing item; never throws. If the record fails, no new follow-up is scheduled:
  * `unsettled` tells the follow-up that tried it to fail, so SQS delivers it again (an e-mail sent twice, never zero times).
  */
-const settleNotification = async (
-  key: Key,
-  outcome: Outcome,
-  about: { notification: string; uuid: string },
-  previousAttempts = 0,
-): Promise<SettleResult> => {
+const settleNotification = async (key: Key, outcome: Outcome, about: About, previousAttempts = 0): Promise<SettleResult> => {
   const { settled, update, ...rest } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
   try {
     await writeNotificationOutcome(functionTable, update);
@@ -74,7 +72,7 @@ const settleNotification = async (
 export const tryNotification = async (
   key: Key,
   message: MailMessage | (() => MailMessage),
-  about: { notification: string; uuid: string },
+  about: About,
   previousAttempts = 0,
 ): Promise<SettleResult> => {
   let outcome: Outcome = { sent: true };
@@ -99,8 +97,5 @@ export const tryNotification = async (
  * Sends the e-mail an item owes, AFTER the write that made it owe it has committed. Never throws: the state change
  * is done and the API reports it; a failed send is recorded on the item and its follow-up retries it. True when SES took it.
  */
-export const deliverNotification = async (
-  key: Key,
-  message: MailMessage,
-  about: { notification: string; uuid: string },
-): Promise<boolean> => (await tryNotification(key, message, about)) === 'sent';
+export const deliverNotification = async (key: Key, message: MailMessage, about: About): Promise<boolean> =>
+  (await tryNotification(key, message, about)) === 'sent';

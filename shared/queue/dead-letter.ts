@@ -11,7 +11,8 @@ const MAX_REASON_LENGTH = 1_000;
 export const sendToDeadLetterQueue = async (
   queueUrl: string,
   message: { body: string; id: string; receiveCount?: string },
-  reason: { error: string; message: string; source: string },
+  error: Error,
+  source: string,
 ) => {
   const attribute = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, MAX_REASON_LENGTH) });
   await sqs.send(
@@ -19,9 +20,9 @@ export const sendToDeadLetterQueue = async (
       QueueUrl: queueUrl,
       MessageBody: message.body,
       MessageAttributes: {
-        dead_letter_reason: attribute(reason.message),
-        dead_letter_error: attribute(reason.error),
-        dead_letter_source: attribute(reason.source),
+        dead_letter_reason: attribute(error.message),
+        dead_letter_error: attribute(error.name),
+        dead_letter_source: attribute(source),
         original_message_id: attribute(message.id),
         original_receive_count: attribute(message.receiveCount ?? '1'),
       },

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { merchantIdOf } from '#shared/db/entities/base';
 import { lazyQueueUrl } from './client';
-import { encodeMessage, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+import { delaySecondsUntil, encodeMessage, sendMessages } from './send-batch';
 
 const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
@@ -16,10 +16,6 @@ const followUpSchema = z.union([
   z.object({ kind: z.literal('settle'), key: keySchema, due: z.string(), first: z.int(), last: z.int() }),
 ]);
 export type FollowUp = z.output<typeof followUpSchema>;
-
-/** The delay of a follow-up due at `due`, at least `minDelaySeconds` (within SQS's bounds). */
-const delaySecondsUntil = (due: string, minDelaySeconds: number, now = Date.now()): number =>
-  Math.min(MAX_DELAY_SECONDS, Math.max(minDelaySeconds, Math.ceil((Date.parse(due) - now) / 1000)));
 
 /** Sends follow-ups, each delayed until it is due (at least `minDelaySeconds`); returns for each whether SQS took it. */
 export const sendFollowUps = (followUps: readonly FollowUp[], minDelaySeconds: number): Promise<boolean[]> =>

@@ -3,7 +3,11 @@ import { logger } from '#shared/logger';
 import { sqs } from './sqs-client';
 
 /** SQS delays a message by at most 15 minutes; a later one is re-sent when it arrives early. */
-export const MAX_DELAY_SECONDS = 900;
+const MAX_DELAY_SECONDS = 900;
+
+/** The delay of a message due at `due` (undefined: now), at least `minSeconds`, within SQS's bounds. */
+export const delaySecondsUntil = (due: string | undefined, minSeconds = 0, now = Date.now()): number =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(minSeconds, due === undefined ? 0 : Math.ceil((Date.parse(due) - now) / 1000)));
 
 /** SQS takes at most 10 messages per batch. */
 const SQS_BATCH = 10;

@@ -6,7 +6,7 @@ import { groupBy } from '#shared/group-by';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType } from '#shared/webhooks/events';
 import { lazyQueueUrl } from './client';
 import { readMessageBody } from './large-bodies';
-import { bodyBytes, encodeMessage, MAX_BATCH_BYTES, MAX_DELAY_SECONDS, sendMessages } from './send-batch';
+import { bodyBytes, delaySecondsUntil, encodeMessage, MAX_BATCH_BYTES, sendMessages } from './send-batch';
 
 /** One delivery attempt of one event to one endpoint; a wait longer than SQS's 15 minutes is carried by `not_before`. */
 export type DeliveryMessage = {
@@ -46,10 +46,11 @@ const deliveryBody = (message: DeliveryMessage) => {
 };
 
 /** A delivery message as a queue message with `body`, delayed until its `not_before` (at most 15 minutes). */
-const queueMessage = (message: DeliveryMessage, body: string, now: number) => {
-  const wait = message.not_before === undefined ? 0 : Math.ceil((Date.parse(message.not_before) - now) / 1000);
-  return { body, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, wait)), group: message.merchant_id };
-};
+const queueMessage = (message: DeliveryMessage, body: string, now: number) => ({
+  body,
+  delaySeconds: delaySecondsUntil(message.not_before, 0, now),
+  group: message.merchant_id,
+});
 
 /**
  * Delivery messages as queue messages, each event too large to travel inline stored once, however many messages carry

@@ -62,16 +62,16 @@ type Attempt = {
 const dueBy = (message: DeliveryMessage, heldUntil: number) =>
   message.not_before !== undefined && Date.parse(message.not_before) >= heldUntil;
 
-const carryOn = async (settings: DeliverSettings, message: DeliveryMessage, at: number): Promise<DeliverOutcome> => {
-  await requeueOrThrow(settings, { ...message, not_before: iso(at) });
-  return 'waiting';
-};
-
-const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMessage[]) => {
+/** Sends messages to the queue and answers `outcome`, or throws when the queue refuses one. */
+const requeueAs = async (outcome: DeliverOutcome, settings: DeliverSettings, ...messages: DeliveryMessage[]) => {
   const sent = await settings.requeue(messages);
   // Thrown, the message is not deleted: SQS hands it over again after its visibility timeout.
   if (sent.some((ok) => !ok)) throw new Error('The webhooks queue refused a delivery message');
+  return outcome;
 };
+
+const carryOn = (settings: DeliverSettings, message: DeliveryMessage, at: number) =>
+  requeueAs('waiting', settings, { ...message, not_before: iso(at) });
 
 /**
  * One delivery message: a claim on one of the endpoint's slots, one signed POST, its outcome recorded
@@ -80,10 +80,7 @@ const requeueOrThrow = async (settings: DeliverSettings, ...messages: DeliveryMe
  */
 export const deliver = async (message: DeliveryMessage, settings: DeliverSettings): Promise<DeliverOutcome> => {
   const now = settings.now?.() ?? Date.now();
-  if (message.not_before !== undefined && Date.parse(message.not_before) > now + 1000) {
-    await requeueOrThrow(settings, message);
-    return 'waiting';
-  }
+  if (message.not_before !== undefined && Date.parse(message.not_before) > now + 1000) return requeueAs('waiting', settings, message);
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
   if (message.wake) return wake(settings, message, now);
   const json = JSON.stringify(event);
@@ -149,23 +146,21 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
     // for the delivery that ends the hold to send back; if the hold ended meanwhile, it comes again in a moment.
     if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
     if (await parkedAndNoted(settings, message, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
-    await requeueOrThrow(settings, { ...message, not_before: iso(now + 1000 * random()) });
-    return 'held';
+    return requeueAs('held', settings, { ...message, not_before: iso(now + 1000 * random()) });
   }
   const holds = (message.holds ?? 0) + 1;
   // All its slots in flight: a prompt endpoint (a burst) is tried again in 1 s, 2 s, 4 s... up to the timeout; any other, whose
   // few slots free up only as its deliveries end, after about one timeout, so a hanging endpoint's backlog waits instead of spinning.
   const backOff = answersPromptly(endpoint, now) ? Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) : settings.timeoutMs;
   const wait = backOff * (0.5 + random());
-  await requeueOrThrow(settings, { ...message, holds, not_before: iso(now + wait) });
-  return 'held';
+  return requeueAs('held', settings, { ...message, holds, not_before: iso(now + wait) });
 };
 
 /** Parks the message while its endpoint's hold stands (false when it has ended); the first park of a backlog also leaves its keeper. */
 const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessage, now: number, heldUntil: number, first: boolean) => {
   const noted = await parkWhileHeld(settings.db, message.merchant_id, message.endpoint_uuid, [{ message, at: now }], now);
   if (!noted) return false;
-  if (first || noted.first) await requeueOrThrow(settings, keeper(message, heldUntil));
+  if (first || noted.first) await requeueAs('parked', settings, keeper(message, heldUntil));
   return true;
 };
 
@@ -248,6 +243,8 @@ const send = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpoi
   }
 };
 
+type Answered = ReturnType<typeof answeredFields>;
+
 const answeredFields = (result: PostResult) => ({
   response_status: result.status ?? null,
   latency_ms: result.latencyMs,
@@ -308,22 +305,17 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   const wakeUp = { ...message, wake: true as const, not_before: probeAt };
   if (ownWait === undefined) {
     await record({ ...answered, next_attempt_at: null, status: 'failed' });
-    await requeueOrThrow(settings, wakeUp);
-    return 'failed';
+    return requeueAs('failed', settings, wakeUp);
   }
   const retryAt = ownWait > rest ? iso(failedAt + ownWait * 1000) : probeAt;
   await record({ ...answered, status: 'pending', next_attempt_at: retryAt });
   const { holds: _holds, ...next } = message;
   const retry = { ...next, attempt: message.attempt + 1, not_before: retryAt };
-  if (retryAt !== probeAt) {
-    await requeueOrThrow(settings, retry, wakeUp);
-    return 'retrying';
-  }
+  if (retryAt !== probeAt) return requeueAs('retrying', settings, retry, wakeUp);
   // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
   // as the next probe: a long outage spends its failures on every event in turn, not all on one.
   const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, failedAt, Date.parse(probeAt), false));
-  await requeueOrThrow(settings, behindParked ? wakeUp : retry);
-  return 'retrying';
+  return requeueAs('retrying', settings, behindParked ? wakeUp : retry);
 };
 
 /** Tells the merchant once per streak, when it reaches STREAK_NOTICE_AFTER failures. */
@@ -335,12 +327,7 @@ const noticeStreak = async ({ message, settings, now }: Attempt, endpoint: Webho
   }
 };
 
-const disable = async (
-  { message, settings, now, record }: Attempt,
-  endpoint: WebhookEndpointItem,
-  answered: ReturnType<typeof answeredFields>,
-  reason: string,
-) => {
+const disable = async ({ message, settings, now, record }: Attempt, endpoint: WebhookEndpointItem, answered: Answered, reason: string) => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   await record({ ...answered, next_attempt_at: null, status: 'failed' });
   if (await disableWebhookEndpoint(settings.db, merchantId, endpointUuid, reason, iso(now))) {
