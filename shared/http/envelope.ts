@@ -2,21 +2,15 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { isPassingDependencyFailure } from '#shared/dependency-errors';
 import { ApiError, busy, type FieldErrors, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
+import type { invitePagination, laravelPagination } from './pagination';
 import type { ApiMiddleware } from './types';
 
 /** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';
 
-export type LaravelPagination = {
-  current_page: number;
-  last_page: number;
-  per_page: number;
-  total: number;
-  next_page_url: string | null;
-  prev_page_url: string | null;
-};
-
-export type InvitePagination = { total: number; count: number; per_page: number; current_page: number; total_pages: number };
+/** The page-numbered blocks, as pagination.ts builds them. */
+export type LaravelPagination = ReturnType<typeof laravelPagination>;
+export type InvitePagination = ReturnType<typeof invitePagination>;
 
 /** A list read by position: pass `next_cursor` as `cursor` for the next page; null on the last. */
 export type CursorPagination = { per_page: number; next_cursor: string | null };
