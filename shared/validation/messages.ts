@@ -1,22 +1,10 @@
+import type { $ZodIssue as Issue } from 'zod/v4/core';
 import type { FieldErrors } from '#shared/errors';
 
 /**
  * zod issues -> Laravel-style messages (the original service's style):
  * `The order no field is required.`, `order_rows.0.product_name` keys, first message per field.
  */
-type Issue = {
-  code: string;
-  path: PropertyKey[];
-  expected?: string;
-  origin?: string;
-  minimum?: number | bigint;
-  maximum?: number | bigint;
-  inclusive?: boolean;
-  exact?: boolean;
-  format?: string;
-  keys?: string[];
-  message: string;
-};
 
 /** Laravel's displayable attribute: the key with underscores as spaces (`__proto__` shows as `proto`). */
 export const attributeName = (key: string): string =>
