@@ -8,15 +8,12 @@ import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, 
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
-import { admittedAtOnce, type QuotaContext } from './quota';
+import type { QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
 import { type ApiMiddleware, headerOf, type RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
-// `Idempotency-Key` on POST routes: `idempotencyKey` claims the key, `idempotentResponse` records the
-// final response. What is stored, replayed and refused: docs/design-notes.md#idempotency-key.
-
-const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+// `Idempotency-Key` on POST routes: what is stored, replayed and refused, docs/design-notes.md#idempotency-key.
 
 /** Retry-After of a key still in flight: most such requests finish within a second. */
 const RETRY_AFTER_SECONDS = 1;
@@ -133,18 +130,14 @@ const claimOrAnswer = async (
   return replay(record.response, merchantId, key, secrets);
 };
 
-/**
- * Claims the key after validation, or answers for it (a finished request's stored response). With
- * `besideHandler`, the claim runs beside the quota and the handler's first reads, and `admitted()`
- * waits for both (docs/design-notes.md#quotas, "Beside a create's reads").
- */
+/** Claims the key after validation, or answers with a finished request's stored response; `besideHandler`: `admitted()` waits for the claim too. */
 export const idempotencyKey = (
   secrets?: ReplySecrets,
   besideHandler = false,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
   before: async (request) => {
     const { event, context } = request;
-    const key = headerOf(event, IDEMPOTENCY_KEY_HEADER);
+    const key = headerOf(event, 'idempotency-key');
     if (key === undefined) return undefined;
     checkKey(key);
     const requestKey = {
@@ -154,7 +147,7 @@ export const idempotencyKey = (
     context.requestKey = requestKey;
     // Early return: middy skips the handler and every `after`, and answers this.
     if (!besideHandler) return claimOrAnswer(event, context, requestKey, secrets);
-    const admission = (context.admitted ?? admittedAtOnce)();
+    const admission = context.admitted();
     const claiming = claimOrAnswer(event, context, requestKey, secrets);
     const settled = Promise.allSettled([admission, claiming]).then(([admitted, claimed]) => {
       if (admitted.status === 'rejected') throw admitted.reason;
