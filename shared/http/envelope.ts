@@ -71,30 +71,27 @@ export class AnsweredEarly extends Error {
  * messages, a dependency failure that passes by itself (shared/dependency-errors.ts) a 503 with
  * Retry-After, anything else a logged 500.
  */
-export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
-  const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
-    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
-
-  return {
-    // Sets the response without returning it, so the middlewares outside this one still see it.
-    onError: (request) => {
-      const error = request.error ?? new Error('unknown error');
-      if (error instanceof AnsweredEarly) {
-        request.response = error.response;
-        return;
-      }
-      if (error instanceof ApiError) {
-        request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
-        return;
-      }
-      if (isPassingDependencyFailure(error)) {
-        logger.error('A dependency was unavailable, throttled or in conflict; answered 503', error);
-        const refusal = busy();
-        request.response = failure(request.context.traceId, refusal.statusCode, refusal.errors);
-        return;
-      }
-      logger.error('Unhandled error', error);
-      request.response = failure(request.context.traceId ?? 'unknown', 500, { message: [MESSAGES.serverError] });
-    },
-  };
-};
+export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => ({
+  // Sets the response without returning it, so the middlewares outside this one still see it.
+  onError: (request) => {
+    const error = request.error ?? new Error('unknown error');
+    if (error instanceof AnsweredEarly) {
+      request.response = error.response;
+      return;
+    }
+    const refusal =
+      error instanceof ApiError
+        ? error
+        : isPassingDependencyFailure(error)
+          ? busy()
+          : new ApiError(500, { message: [MESSAGES.serverError] });
+    if (!(error instanceof ApiError))
+      logger.error(
+        refusal.statusCode === 503 ? 'A dependency was unavailable, throttled or in conflict; answered 503' : 'Unhandled error',
+        error,
+      );
+    const { statusCode, errors, headers } = refusal;
+    const traceId = request.context.traceId ?? 'unknown';
+    request.response = json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
+  },
+});
