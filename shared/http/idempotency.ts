@@ -98,12 +98,10 @@ const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParamet
       return raw !== undefined && typeof value === 'string' && value !== raw ? [[raw, value] as const] : [];
     }),
   );
-  return respelled.size === 0
-    ? event.path
-    : event.path
-        .split('/')
-        .map((segment) => respelled.get(segment) ?? segment)
-        .join('/');
+  return event.path
+    .split('/')
+    .map((segment) => respelled.get(segment) ?? segment)
+    .join('/');
 };
 
 /** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its stored response. */
