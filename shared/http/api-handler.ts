@@ -7,7 +7,6 @@ import { type RequestIdentity, requestIdentity } from '#shared/request-identity'
 import { authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
 import type { idempotencyKey } from './idempotency';
-import { jsonBody } from './json-body';
 import { putQuotaHeaders, type QuotaContext, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
@@ -72,8 +71,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(errorEnvelope(route.envelope))
     .use(authentication({ placesOrders: route.placesOrders }))
     .use(quota(route.admitsBesideReads === true, route.placesOrders === true))
-    .use(jsonBody(readsBody(route)))
-    .use(validation(schemas))
+    .use(validation(schemas, readsBody(route)))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
       const { credential, input, traceId, admitted, decided } = context;
