@@ -136,14 +136,10 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
       seen: take.item,
       policy: take.policy,
       inUse: view.inUse + PACE_WEIGHT * ((take.inUse ? 1 : 0) - view.inUse),
+      held: 'retryAfterUs' in take ? { end: 0, unspent: 0 } : { end: take.end, unspent: take.granted - 1 },
     };
-    if ('retryAfterUs' in take) {
-      next.held = { end: 0, unspent: 0 };
-      remember(merchantId, next);
-      return refusal(next, take.at, take.retryAfterUs);
-    }
-    next.held = { end: take.end, unspent: take.granted - 1 };
     remember(merchantId, next);
+    if ('retryAfterUs' in take) return refusal(next, take.at, take.retryAfterUs);
     // Counted at the answer: a take written meanwhile by another container on a later clock is in the item.
     return {
       admitted: true,
