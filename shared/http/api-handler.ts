@@ -69,8 +69,8 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
-    .use(authentication({ placesOrders: route.placesOrders }))
-    .use(quota(route.admitsBesideReads === true, route.placesOrders === true))
+    .use(authentication(route))
+    .use(quota(route))
     .use(validation(schemas, readsBody(route)))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {

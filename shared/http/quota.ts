@@ -9,6 +9,7 @@ import { emitMetrics, METRIC } from '#shared/metrics';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { defaultQuota } from '#shared/quota/policy';
 import type { AuthenticatedContext } from './auth';
+import type { ApiRoute } from './route';
 
 /**
  * The merchant's quota in the request chain, keyed on the merchant after authentication
@@ -46,13 +47,12 @@ const refusedAtOnce = (decision: Promise<unknown>) =>
   ]);
 
 /**
- * Admits the request or refuses it with 429 and an honest Retry-After. `besideReads` (the route's
- * `admitsBesideReads`) leaves the awaiting to the handler; any answer still waits for the decision, so
- * a refused request answers 429 whatever else it met. `placesOrders`: the take also numbers the order.
+ * Admits the request or refuses it with 429 and an honest Retry-After. A route that `admitsBesideReads`
+ * leaves the awaiting to its handler; any answer still waits for the decision, so a refused request
+ * answers 429 whatever else it met. On a route that `placesOrders`, the take also numbers the order.
  */
 export const quota = (
-  besideReads = false,
-  placesOrders = false,
+  route: Pick<ApiRoute, 'admitsBesideReads' | 'placesOrders'>,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
   before: async (request) => {
     const { context } = request;
@@ -62,7 +62,7 @@ export const quota = (
     }
     const merchantId = context.credential.merchant.id;
     const deciding = quotaLimiter()
-      .admit(merchantId, { sequence: placesOrders })
+      .admit(merchantId, { sequence: route.placesOrders })
       .then((decision): Admission => {
         context.quota = decision;
         if (decision.degraded)
@@ -79,7 +79,7 @@ export const quota = (
       });
     context.admitted = context.decided = () => deciding;
     // A refusal this container knows from its own view (no call) ends the request here, before any read or claim.
-    if (!besideReads || (await refusedAtOnce(deciding))) {
+    if (!route.admitsBesideReads || (await refusedAtOnce(deciding))) {
       await deciding;
       return;
     }
