@@ -32,12 +32,10 @@ export const legacySuccessBody = (message: string, data: unknown) => ({ success:
 
 /** The legacy endpoint's failure shapes, one per status the spec lists. */
 export const legacyFailureBody = (statusCode: number, errors: FieldErrors) => {
-  const first = Object.values(errors)[0]?.[0] ?? MESSAGES.serverError;
   if (statusCode === 401) return { message: MESSAGES.unauthenticated };
-  if (statusCode === 422) return { success: false, message: MESSAGES.invalidData, data: { errors } };
+  const message = statusCode === 422 ? MESSAGES.invalidData : (Object.values(errors)[0]?.[0] ?? MESSAGES.serverError);
   // A malformed header (400) names its field, as a validation failure does.
-  if (statusCode === 400) return { success: false, message: first, data: { errors } };
-  return { success: false, message: first, data: [] };
+  return { success: false, message, data: statusCode === 422 || statusCode === 400 ? { errors } : [] };
 };
 
 const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
@@ -51,12 +49,13 @@ export const envelopeResponse = (
   route: { envelope: EnvelopeKind; status?: number },
   traceId: string,
   reply: Reply,
-): APIGatewayProxyResult => {
-  const statusCode = route.status ?? 200;
-  return route.envelope === 'v2'
-    ? json(statusCode, v2Body(traceId, { data: reply.data, meta: reply.meta }))
-    : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
-};
+): APIGatewayProxyResult =>
+  json(
+    route.status ?? 200,
+    route.envelope === 'v2'
+      ? v2Body(traceId, { data: reply.data, meta: reply.meta })
+      : legacySuccessBody(reply.message ?? 'OK', reply.data),
+  );
 
 /** A finished answer thrown from a step the handler awaits (an Idempotency-Key's stored response): answered as it is. */
 export class AnsweredEarly extends Error {
