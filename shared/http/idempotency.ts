@@ -23,11 +23,11 @@ const LEASE_MARGIN_MS = 5_000;
 const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
 
+/** A malformed header is a bad request (400), as the IETF draft answers it. */
 const checkKey = (key: string) => {
   const length = [...key].length;
-  // A malformed header is a bad request (400), as the IETF draft answers it.
-  if (length === 0) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.required] });
-  if (length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
+  const problem = length === 0 ? 'required' : length > MAX_IDEMPOTENCY_KEY_LENGTH ? 'tooLong' : undefined;
+  if (problem) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES[problem]] });
 };
 
 /**
