@@ -4,8 +4,7 @@ import { errorName } from '#shared/errors';
 /** What a dependency threw, classified once (docs/correctness.md#one-classification-of-dependency-errors). */
 export type DependencyFailure = 'conflict' | 'throttled' | 'unavailable' | 'refused';
 
-/** Cancellation reason codes DynamoDB gives per part of a cancelled transaction. */
-const CONFLICT_REASONS = new Set(['TransactionConflict']);
+/** Cancellation reason codes DynamoDB gives a part of a cancelled transaction it throttled. */
 const THROTTLE_REASONS = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
 
 const cancellationCodes = (error: unknown): string[] => {
@@ -15,9 +14,6 @@ const cancellationCodes = (error: unknown): string[] => {
     typeof reason === 'object' && reason !== null && 'Code' in reason && typeof reason.Code === 'string' ? reason.Code : 'None',
   );
 };
-
-type SdkLike = Parameters<typeof isThrottlingError>[0];
-const asSdkLike = (error: unknown): SdkLike | undefined => (typeof error === 'object' && error !== null ? (error as SdkLike) : undefined);
 
 /** A batch call whose items DynamoDB kept leaving unprocessed (what it does when throttled): throttling, like the plain exceptions. */
 export class UnprocessedBatch extends Error {
@@ -30,12 +26,12 @@ export const classifyDependencyError = (error: unknown): DependencyFailure => {
   if (name === 'TransactionConflictException') return 'conflict';
   if (name === 'TransactionCanceledException') {
     const codes = cancellationCodes(error);
-    if (codes.some((code) => CONFLICT_REASONS.has(code))) return 'conflict';
+    if (codes.includes('TransactionConflict')) return 'conflict';
     if (codes.some((code) => THROTTLE_REASONS.has(code))) return 'throttled';
     return 'refused';
   }
-  const sdk = asSdkLike(error);
-  if (!sdk) return 'refused';
+  if (typeof error !== 'object' || error === null) return 'refused';
+  const sdk = error as Parameters<typeof isThrottlingError>[0];
   if (isThrottlingError(sdk)) return 'throttled';
   if (isTransientError(sdk) || isServerError(sdk) || name === 'InternalServerError' || name === 'ServiceUnavailable') return 'unavailable';
   return 'refused';

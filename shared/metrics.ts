@@ -20,18 +20,10 @@ export const metrics = new Metrics({
   defaultDimensions: { stage: process.env.STAGE ?? 'unknown' },
 });
 
-const UNITS: Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitName]> = {
-  [METRIC.ordersAccepted]: MetricUnit.Count,
-  [METRIC.ordersCancelled]: MetricUnit.Count,
-  [METRIC.commissionsRecorded]: MetricUnit.Count,
+/** Every metric is a count but these. */
+const UNITS: Partial<Record<MetricName, (typeof MetricUnitName)[keyof typeof MetricUnitName]>> = {
   [METRIC.commissionAmount]: MetricUnit.NoUnit,
-  [METRIC.emailsSent]: MetricUnit.Count,
-  [METRIC.emailsFailed]: MetricUnit.Count,
-  [METRIC.quotaRefusals]: MetricUnit.Count,
-  [METRIC.webhookDeliveries]: MetricUnit.Count,
-  [METRIC.webhookFailures]: MetricUnit.Count,
   [METRIC.webhookLatency]: MetricUnit.Milliseconds,
-  [METRIC.webhookEndpointsDisabled]: MetricUnit.Count,
 };
 
 type Point = [name: MetricName, value: number];
@@ -43,7 +35,7 @@ const heldPoints = new AsyncLocalStorage<Held[]>();
 /** One EMF line: the points (a metric added twice becomes one array of values) and the dimensions beside the default ones. */
 const publish = (points: readonly Point[], dimensions: Record<string, string>): void => {
   if (Object.keys(dimensions).length > 0) metrics.addDimensions(dimensions);
-  for (const [name, value] of points) metrics.addMetric(name, UNITS[name], value);
+  for (const [name, value] of points) metrics.addMetric(name, UNITS[name] ?? MetricUnit.Count, value);
   metrics.publishStoredMetrics();
 };
 

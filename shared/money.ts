@@ -11,15 +11,16 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Hundredths of a percent in a whole: 100 % = 10,000. */
 const WHOLE = 10_000n;
 
-const exactInteger = (value: unknown, what: string): bigint => {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new AmountNotComputableError(`${what} ${String(value)} is not a non-negative safe integer`);
+/** `value` as an exact integer: a safe integer, and not negative unless `signed`. */
+const exactInteger = (value: unknown, what: string, signed = false): bigint => {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || (!signed && value < 0)) {
+    throw new AmountNotComputableError(`${what} ${String(value)} is not a ${signed ? '' : 'non-negative '}safe integer`);
   }
   return BigInt(value);
 };
 
 const toSafeNumber = (value: bigint, what: string): number => {
-  if (value > MAX_SAFE) throw new AmountNotComputableError(`${what} ${value} exceeds 2^53 - 1`);
+  if (value > MAX_SAFE || value < -MAX_SAFE) throw new AmountNotComputableError(`${what} ${value} exceeds 2^53 - 1`);
   return Number(value);
 };
 
@@ -45,15 +46,9 @@ export const sumExact = (values: readonly number[], what = 'total amount'): numb
     what,
   );
 
-const signedSafe = (value: unknown, what: string): bigint => {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value))
-    throw new AmountNotComputableError(`${what} ${String(value)} is not a safe integer`);
-  return BigInt(value);
-};
-
 /** The exact sum of signed amounts (a ledger's accruals and reversals), refused if it leaves the safe range. */
-export const netExact = (values: readonly number[], what = 'net amount'): number => {
-  const sum = values.reduce((total, value) => total + signedSafe(value, what), 0n);
-  if (sum > MAX_SAFE || sum < -MAX_SAFE) throw new AmountNotComputableError(`${what} ${sum} exceeds 2^53 - 1`);
-  return Number(sum);
-};
+export const netExact = (values: readonly number[], what = 'net amount'): number =>
+  toSafeNumber(
+    values.reduce((sum, value) => sum + exactInteger(value, what, true), 0n),
+    what,
+  );

@@ -5,10 +5,8 @@ import { HttpRequest } from '@smithy/core/transport';
 import type { BuildMiddleware, MetadataBearer, MiddlewareStack, ResponseMetadata } from '@smithy/types';
 import { classifyDependencyError } from '#shared/dependency-errors';
 
-/**
- * X-Ray subsegments for a function's AWS SDK calls, as the X-Ray SDK makes them, when the invocation
- * is sampled (docs/design-notes.md#libraries-and-hand-written-code, lib/README.md#metrics-and-tracing).
- */
+// X-Ray subsegments for a function's AWS SDK calls, as the X-Ray SDK makes them, when the invocation is
+// sampled (docs/design-notes.md#libraries-and-hand-written-code, lib/README.md#metrics-and-tracing).
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };
 
@@ -44,12 +42,8 @@ const send = (document: Record<string, unknown>) => {
 /** "DynamoDBClient" -> "DynamoDB", the name X-Ray's service map gives the AWS resource. */
 const serviceName = (clientName = 'AWS') => clientName.replace(/Client$/, '').replace(/^DynamoDBDocument$/, 'DynamoDB');
 
-const seconds = (ms: number) => ms / 1000;
-
 /** Throttling as the SDK's retry strategy and DynamoDB's transaction cancellations say it. */
 const isThrottle = (error: SdkError, status: number | undefined) => status === 429 || classifyDependencyError(error) === 'throttled';
-
-const TRACING_MIDDLEWARE_NAME = 'merchantApiXRaySubsegments';
 
 const middleware: BuildMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
   const trace = getXrayTraceDataFromEnv() as TraceData | undefined;
@@ -67,8 +61,8 @@ const middleware: BuildMiddleware<object, MetadataBearer> = (next, context) => a
       type: 'subsegment',
       name: serviceName(context.clientName),
       namespace: 'aws',
-      start_time: seconds(started),
-      end_time: seconds(Date.now()),
+      start_time: started / 1000,
+      end_time: Date.now() / 1000,
       aws: {
         operation: (context.commandName ?? '').replace(/Command$/, ''),
         region: process.env.AWS_REGION,
@@ -103,10 +97,6 @@ const middleware: BuildMiddleware<object, MetadataBearer> = (next, context) => a
 
 /** Adds the X-Ray subsegment middleware to an SDK v3 client (once); returns the client. */
 export const traceAwsClient = <T extends SdkClient>(client: T): T => {
-  client.middlewareStack.add(middleware, {
-    step: 'build',
-    name: TRACING_MIDDLEWARE_NAME,
-    tags: ['TRACING'],
-  });
+  client.middlewareStack.add(middleware, { step: 'build', name: 'merchantApiXRaySubsegments', tags: ['TRACING'] });
   return client;
 };

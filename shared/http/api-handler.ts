@@ -1,34 +1,31 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy, { type MiddlewareObj } from '@middy/core';
+import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Credential } from '#shared/db/merchants';
 import { logger } from '#shared/logger';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
-import { type AuthenticatedContext, authentication } from './auth';
+import { authentication } from './auth';
 import { envelopeResponse, errorEnvelope, type Reply } from './envelope';
-import { jsonBody } from './json-body';
-import { type Admission, admittedAtOnce, putQuotaHeaders, quota } from './quota';
+import type { idempotencyKey } from './idempotency';
+import { putQuotaHeaders, type QuotaContext, quota } from './quota';
 import { type ApiRoute, acceptsIdempotencyKey, type ReadOrPatchRoute, type ReplyDataOf, readsBody } from './route';
 import { traceId } from './trace';
 import { type ApiContext, type ApiMiddleware, headerOf } from './types';
-import { type Input, type Schemas, type ValidatedContext, validation } from './validate';
+import { type Input, type Schemas, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
-export type ApiRequest<S extends Schemas> = Input<S> & {
-  merchant: Credential['merchant'];
-  token: Credential['token'];
-  traceId: string;
-  /** The request URL without its query, and the raw query: for pagination links. */
-  link: { url: string; rawQuery: Record<string, string> };
-  /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
-  identity: RequestIdentity;
-  /** Resolves once the quota admitted the request and its Idempotency-Key is claimed (or throws their answer). */
-  admitted: () => Promise<Admission>;
-  /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
-  alongside: (work: Promise<void>) => void;
-  /** The quota's decision alone, with the order sequence number its write took: a route that `admitsBesideReads` may number with it before `admitted`. */
-  decided: () => Promise<Admission>;
-};
+export type ApiRequest<S extends Schemas> = Input<S> &
+  Pick<QuotaContext, 'admitted' | 'decided'> & {
+    merchant: Credential['merchant'];
+    token: Credential['token'];
+    traceId: string;
+    /** The request URL without its query, and the raw query: for pagination links. */
+    link: { url: string; rawQuery: Record<string, string> };
+    /** Who this request's writes are (from its Idempotency-Key, if any): a retry recognises its own applied write. */
+    identity: RequestIdentity;
+    /** Work the answer waits for but does not depend on (a count after the commit): it runs beside the recording of the answer. */
+    alongside: (work: Promise<void>) => void;
+  };
 
 /** A route's handler: its validated request in, the reply its route declares out (`data` typed by the route's response). */
 export type Handle<S extends Schemas, D = unknown> = (request: ApiRequest<S>) => Promise<Reply<D>>;
@@ -50,12 +47,6 @@ const alongsideWork = (): ApiMiddleware => {
   return { after: finish, onError: finish };
 };
 
-/** The two halves of Idempotency-Key handling (shared/http/idempotency.ts). */
-type IdempotencyHandling = {
-  claimKey: MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas>>;
-  recordResponse: ApiMiddleware;
-};
-
 /**
  * The one request chain of every route, typed step by step by middy's `use`, so the handler reads the
  * credential and its input with no cast. The order of the steps: docs/design-notes.md#idempotency-key.
@@ -64,7 +55,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,
   schemas: S,
   handle: Handle<S, ReplyDataOf<R>>,
-  idempotency?: IdempotencyHandling,
+  idempotency?: { claimKey: ReturnType<typeof idempotencyKey>; recordResponse: ApiMiddleware },
 ) => {
   // The types already keep POST routes to postApiHandler; this guards plain JavaScript callers.
   if (acceptsIdempotencyKey(route) !== (idempotency !== undefined)) {
@@ -78,15 +69,12 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
     .use(traceId())
     .use(idempotency ? [idempotency.recordResponse] : [])
     .use(errorEnvelope(route.envelope))
-    .use(authentication({ placesOrders: route.placesOrders }))
-    .use(quota(route.admitsBesideReads === true, route.placesOrders === true))
-    .use(jsonBody(readsBody(route)))
-    .use(validation(schemas))
+    .use(authentication(route))
+    .use(quota(route))
+    .use(validation(schemas, readsBody(route)))
     .use(idempotency ? [idempotency.claimKey] : [])
     .handler(async (event, context) => {
-      const { credential, input, traceId } = context;
-      const admitted = context.admitted ?? admittedAtOnce;
-      const decided = context.decided ?? admittedAtOnce;
+      const { credential, input, traceId, admitted, decided } = context;
       const reply = await handle({
         ...input,
         merchant: credential.merchant,

@@ -4,6 +4,7 @@ import { currentStage } from '#shared/config';
 import { type Credential, findCredential } from '#shared/db/merchants';
 import { forbidden, MESSAGES, unauthenticated } from '#shared/errors';
 import { hashToken, kindOfToken, tokenKindOfStage } from '#shared/tokens';
+import type { ApiRoute } from './route';
 import { type ApiContext, headerOf } from './types';
 
 const STAGE = currentStage();
@@ -32,10 +33,8 @@ export type AuthenticatedContext = ApiContext & { credential: Credential };
  * revoked token 401; a route that `placesOrders` needs, on live, a token allowed to place live orders.
  */
 export const authentication = ({
-  placesOrders = false,
-}: {
-  placesOrders?: boolean;
-} = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
+  placesOrders,
+}: Pick<ApiRoute, 'placesOrders'>): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({
   before: async (request) => {
     const token = bearerToken(request.event);
     const kind = token ? kindOfToken(token) : undefined;

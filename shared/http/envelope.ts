@@ -2,21 +2,15 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { isPassingDependencyFailure } from '#shared/dependency-errors';
 import { ApiError, busy, type FieldErrors, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
+import type { invitePagination, laravelPagination } from './pagination';
 import type { ApiMiddleware } from './types';
 
 /** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';
 
-export type LaravelPagination = {
-  current_page: number;
-  last_page: number;
-  per_page: number;
-  total: number;
-  next_page_url: string | null;
-  prev_page_url: string | null;
-};
-
-export type InvitePagination = { total: number; count: number; per_page: number; current_page: number; total_pages: number };
+/** The page-numbered blocks, as pagination.ts builds them. */
+export type LaravelPagination = ReturnType<typeof laravelPagination>;
+export type InvitePagination = ReturnType<typeof invitePagination>;
 
 /** A list read by position: pass `next_cursor` as `cursor` for the next page; null on the last. */
 export type CursorPagination = { per_page: number; next_cursor: string | null };
@@ -38,12 +32,10 @@ export const legacySuccessBody = (message: string, data: unknown) => ({ success:
 
 /** The legacy endpoint's failure shapes, one per status the spec lists. */
 export const legacyFailureBody = (statusCode: number, errors: FieldErrors) => {
-  const first = Object.values(errors)[0]?.[0] ?? MESSAGES.serverError;
   if (statusCode === 401) return { message: MESSAGES.unauthenticated };
-  if (statusCode === 422) return { success: false, message: MESSAGES.invalidData, data: { errors } };
+  const message = statusCode === 422 ? MESSAGES.invalidData : (Object.values(errors)[0]?.[0] ?? MESSAGES.serverError);
   // A malformed header (400) names its field, as a validation failure does.
-  if (statusCode === 400) return { success: false, message: first, data: { errors } };
-  return { success: false, message: first, data: [] };
+  return { success: false, message, data: statusCode === 422 || statusCode === 400 ? { errors } : [] };
 };
 
 const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
@@ -57,12 +49,13 @@ export const envelopeResponse = (
   route: { envelope: EnvelopeKind; status?: number },
   traceId: string,
   reply: Reply,
-): APIGatewayProxyResult => {
-  const statusCode = route.status ?? 200;
-  return route.envelope === 'v2'
-    ? json(statusCode, v2Body(traceId, { data: reply.data, meta: reply.meta }))
-    : json(statusCode, legacySuccessBody(reply.message ?? 'OK', reply.data));
-};
+): APIGatewayProxyResult =>
+  json(
+    route.status ?? 200,
+    route.envelope === 'v2'
+      ? v2Body(traceId, { data: reply.data, meta: reply.meta })
+      : legacySuccessBody(reply.message ?? 'OK', reply.data),
+  );
 
 /** A finished answer thrown from a step the handler awaits (an Idempotency-Key's stored response): answered as it is. */
 export class AnsweredEarly extends Error {
@@ -77,30 +70,27 @@ export class AnsweredEarly extends Error {
  * messages, a dependency failure that passes by itself (shared/dependency-errors.ts) a 503 with
  * Retry-After, anything else a logged 500.
  */
-export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => {
-  const failure = (traceId: string, statusCode: number, errors: FieldErrors, headers?: Record<string, string>) =>
-    json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
-
-  return {
-    // Sets the response without returning it, so the middlewares outside this one still see it.
-    onError: (request) => {
-      const error = request.error ?? new Error('unknown error');
-      if (error instanceof AnsweredEarly) {
-        request.response = error.response;
-        return;
-      }
-      if (error instanceof ApiError) {
-        request.response = failure(request.context.traceId, error.statusCode, error.errors, error.headers);
-        return;
-      }
-      if (isPassingDependencyFailure(error)) {
-        logger.error('A dependency was unavailable, throttled or in conflict; answered 503', error);
-        const refusal = busy();
-        request.response = failure(request.context.traceId, refusal.statusCode, refusal.errors);
-        return;
-      }
-      logger.error('Unhandled error', error);
-      request.response = failure(request.context.traceId ?? 'unknown', 500, { message: [MESSAGES.serverError] });
-    },
-  };
-};
+export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => ({
+  // Sets the response without returning it, so the middlewares outside this one still see it.
+  onError: (request) => {
+    const error = request.error ?? new Error('unknown error');
+    if (error instanceof AnsweredEarly) {
+      request.response = error.response;
+      return;
+    }
+    const refusal =
+      error instanceof ApiError
+        ? error
+        : isPassingDependencyFailure(error)
+          ? busy()
+          : new ApiError(500, { message: [MESSAGES.serverError] });
+    if (!(error instanceof ApiError))
+      logger.error(
+        refusal.statusCode === 503 ? 'A dependency was unavailable, throttled or in conflict; answered 503' : 'Unhandled error',
+        error,
+      );
+    const { statusCode, errors, headers } = refusal;
+    const traceId = request.context.traceId ?? 'unknown';
+    request.response = json(statusCode, kind === 'v2' ? v2Body(traceId, { errors }) : legacyFailureBody(statusCode, errors), headers);
+  },
+});

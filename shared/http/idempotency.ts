@@ -8,15 +8,12 @@ import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, 
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
-import { admittedAtOnce, type QuotaContext } from './quota';
+import type { QuotaContext } from './quota';
 import { requestFingerprint } from './request-fingerprint';
 import { type ApiMiddleware, headerOf, type RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
-// `Idempotency-Key` on POST routes: `idempotencyKey` claims the key, `idempotentResponse` records the
-// final response. What is stored, replayed and refused: docs/design-notes.md#idempotency-key.
-
-const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+// `Idempotency-Key` on POST routes: what is stored, replayed and refused, docs/design-notes.md#idempotency-key.
 
 /** Retry-After of a key still in flight: most such requests finish within a second. */
 const RETRY_AFTER_SECONDS = 1;
@@ -26,11 +23,11 @@ const LEASE_MARGIN_MS = 5_000;
 const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
 
+/** A malformed header is a bad request (400), as the IETF draft answers it. */
 const checkKey = (key: string) => {
   const length = [...key].length;
-  // A malformed header is a bad request (400), as the IETF draft answers it.
-  if (length === 0) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.required] });
-  if (length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES.tooLong] });
+  const problem = length === 0 ? 'required' : length > MAX_IDEMPOTENCY_KEY_LENGTH ? 'tooLong' : undefined;
+  if (problem) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES[problem]] });
 };
 
 /**
@@ -101,12 +98,10 @@ const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParamet
       return raw !== undefined && typeof value === 'string' && value !== raw ? [[raw, value] as const] : [];
     }),
   );
-  return respelled.size === 0
-    ? event.path
-    : event.path
-        .split('/')
-        .map((segment) => respelled.get(segment) ?? segment)
-        .join('/');
+  return event.path
+    .split('/')
+    .map((segment) => respelled.get(segment) ?? segment)
+    .join('/');
 };
 
 /** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its stored response. */
@@ -133,18 +128,14 @@ const claimOrAnswer = async (
   return replay(record.response, merchantId, key, secrets);
 };
 
-/**
- * Claims the key after validation, or answers for it (a finished request's stored response). With
- * `besideHandler`, the claim runs beside the quota and the handler's first reads, and `admitted()`
- * waits for both (docs/design-notes.md#quotas, "Beside a create's reads").
- */
+/** Claims the key after validation, or answers with a finished request's stored response; `besideHandler`: `admitted()` waits for the claim too. */
 export const idempotencyKey = (
   secrets?: ReplySecrets,
   besideHandler = false,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
   before: async (request) => {
     const { event, context } = request;
-    const key = headerOf(event, IDEMPOTENCY_KEY_HEADER);
+    const key = headerOf(event, 'idempotency-key');
     if (key === undefined) return undefined;
     checkKey(key);
     const requestKey = {
@@ -154,7 +145,7 @@ export const idempotencyKey = (
     context.requestKey = requestKey;
     // Early return: middy skips the handler and every `after`, and answers this.
     if (!besideHandler) return claimOrAnswer(event, context, requestKey, secrets);
-    const admission = (context.admitted ?? admittedAtOnce)();
+    const admission = context.admitted();
     const claiming = claimOrAnswer(event, context, requestKey, secrets);
     const settled = Promise.allSettled([admission, claiming]).then(([admitted, claimed]) => {
       if (admitted.status === 'rejected') throw admitted.reason;

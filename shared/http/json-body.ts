@@ -1,7 +1,5 @@
-import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { invalidField } from '#shared/errors';
-import type { ApiContext } from './types';
 
 /** Parses a JSON body (undefined when there is none); malformed JSON is a 422 envelope, never a 500. */
 export const parseJsonBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): unknown => {
@@ -14,13 +12,3 @@ export const parseJsonBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase
     throw invalidField('message', 'The request body must be valid JSON.');
   }
 };
-
-/** The context once the body is parsed (undefined when the request had none). */
-export type JsonBodyContext = ApiContext & { jsonBody: unknown };
-
-/** The JSON body step of the request chain: a body is parsed only on a route that reads one (`readsBody` in ./route). */
-export const jsonBody = (readsBody: boolean): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, JsonBodyContext> => ({
-  before: (request) => {
-    request.context.jsonBody = readsBody ? parseJsonBody(request.event) : undefined;
-  },
-});

@@ -3,7 +3,6 @@ import * as z from 'zod/mini';
 import { invalidField } from '#shared/errors';
 import { lastPage, type PageQuery } from '#shared/page-window';
 import { refuse, text } from '#shared/schemas/common';
-import type { InvitePagination, LaravelPagination } from './envelope';
 
 /** per_page is capped (the spec leaves the maximum open; docs/design-notes.md, "Pagination"). */
 export const DEFAULT_PER_PAGE = 15;
@@ -27,14 +26,13 @@ export const given = <T extends z.ZodMiniType>(schema: T) =>
     z.optional(schema),
   );
 
-// The bounds before integrality, as boundedInt does: a value past the bound is told the API's limit.
-const positiveInt = (max?: number) =>
-  given(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int())));
-
-/** A page size: plain decimal digits from 1 to `max`, `fallback` when absent or empty. */
-export const pageSizeParam = (max: number, fallback: number) =>
+/**
+ * Plain decimal digits from 1 (to `max`), `fallback` when absent or empty. The bounds before
+ * integrality, as boundedInt does: a value past the bound is told the API's limit.
+ */
+export const positiveIntParam = (fallback: number, max?: number) =>
   z.pipe(
-    positiveInt(max),
+    given(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),
     z.transform((value) => value ?? fallback),
   );
 
@@ -50,11 +48,8 @@ export const fittingPage = <T>(items: T[]): T[] => {
 
 /** The query fields every list endpoint shares. */
 export const pageQueryShape = {
-  per_page: pageSizeParam(MAX_PER_PAGE, DEFAULT_PER_PAGE),
-  page: z.pipe(
-    positiveInt(),
-    z.transform((value) => value ?? 1),
-  ),
+  per_page: positiveIntParam(DEFAULT_PER_PAGE, MAX_PER_PAGE),
+  page: positiveIntParam(1),
 };
 
 /** The request's own URL with `page` replaced, the way Laravel builds next/prev links. */
@@ -64,11 +59,7 @@ const pageUrl = (url: string, rawQuery: Record<string, string>, page: number) =>
   return `${url}?${params.toString()}`;
 };
 
-export const laravelPagination = (
-  total: number,
-  query: PageQuery,
-  link: { url: string; rawQuery: Record<string, string> },
-): LaravelPagination => {
+export const laravelPagination = (total: number, query: PageQuery, link: { url: string; rawQuery: Record<string, string> }) => {
   const last = lastPage(total, query.per_page);
   return {
     current_page: query.page,
@@ -80,7 +71,7 @@ export const laravelPagination = (
   };
 };
 
-export const invitePagination = (total: number, count: number, query: PageQuery): InvitePagination => ({
+export const invitePagination = (total: number, count: number, query: PageQuery) => ({
   total,
   count,
   per_page: query.per_page,

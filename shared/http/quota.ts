@@ -9,13 +9,11 @@ import { emitMetrics, METRIC } from '#shared/metrics';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { defaultQuota } from '#shared/quota/policy';
 import type { AuthenticatedContext } from './auth';
+import type { ApiRoute } from './route';
 
 /**
- * The merchant's quota in the request chain: `quota()` admits the request right after authentication,
- * keyed on the merchant (whatever token or spelling of it), or refuses with 429 and an honest
- * Retry-After; `putQuotaHeaders`, at the request's end, puts `RateLimit-Policy` and `RateLimit` on
- * every answer to an authenticated request, replays included (docs/design-notes.md#quotas).
- * QUOTA_ENFORCEMENT=off skips both: the unit tests of the handlers, which count their own writes.
+ * The merchant's quota in the request chain, keyed on the merchant after authentication
+ * (docs/design-notes.md#quotas). QUOTA_ENFORCEMENT=off skips it: the handlers' unit tests count their own writes.
  */
 const enforced = process.env.QUOTA_ENFORCEMENT !== 'off';
 let limiter: ReturnType<typeof createQuotaLimiter> | undefined;
@@ -29,14 +27,14 @@ export type Admission = { orderNumber?: OrderNumber };
 
 export type QuotaContext = AuthenticatedContext & {
   quota?: QuotaDecision;
-  /** Resolves once the request is admitted; rejects with the 429 when it is refused. */
-  admitted?: () => Promise<Admission>;
-  /** The quota's decision alone (`admitted` may also wait for an Idempotency-Key's claim). */
-  decided?: () => Promise<Admission>;
+  /** Resolves once the quota admitted the request and its Idempotency-Key is claimed (or throws their answer). */
+  admitted: () => Promise<Admission>;
+  /** The quota's decision alone, with the order sequence number its write took: a route that `admitsBesideReads` may number with it before `admitted`. */
+  decided: () => Promise<Admission>;
 };
 
 /** The admission of a request no quota decides (QUOTA_ENFORCEMENT=off): at once, with nothing taken. */
-export const admittedAtOnce = async (): Promise<Admission> => ({});
+const admittedAtOnce = async (): Promise<Admission> => ({});
 
 /** Whether `decision` has failed by the next turn of the event loop: decided from this container's own view, with no call. */
 const refusedAtOnce = (decision: Promise<unknown>) =>
@@ -49,22 +47,22 @@ const refusedAtOnce = (decision: Promise<unknown>) =>
   ]);
 
 /**
- * `besideReads`: whether the decision is left to the route's handler, which awaits it
- * beside its first reads (the route's `admitsBesideReads`); any answer still waits for it, the
- * handler's own (api-handler.ts) and an error's (onError): so a refused request answers 429
- * whatever else it met, as when the decision comes first. `placesOrders`: a take this request
- * writes also takes its order sequence number (`Admission`).
+ * Admits the request or refuses it with 429 and an honest Retry-After. A route that `admitsBesideReads`
+ * leaves the awaiting to its handler; any answer still waits for the decision, so a refused request
+ * answers 429 whatever else it met. On a route that `placesOrders`, the take also numbers the order.
  */
 export const quota = (
-  besideReads = false,
-  placesOrders = false,
+  route: Pick<ApiRoute, 'admitsBesideReads' | 'placesOrders'>,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
   before: async (request) => {
-    if (!enforced) return;
     const { context } = request;
+    if (!enforced) {
+      context.admitted = context.decided = admittedAtOnce;
+      return;
+    }
     const merchantId = context.credential.merchant.id;
     const deciding = quotaLimiter()
-      .admit(merchantId, { sequence: placesOrders })
+      .admit(merchantId, { sequence: route.placesOrders })
       .then((decision): Admission => {
         context.quota = decision;
         if (decision.degraded)
@@ -79,10 +77,9 @@ export const quota = (
           { 'retry-after': String(decision.retryAfterSeconds ?? 1), ...decision.headers },
         );
       });
-    context.admitted = () => deciding;
-    context.decided = () => deciding;
+    context.admitted = context.decided = () => deciding;
     // A refusal this container knows from its own view (no call) ends the request here, before any read or claim.
-    if (!besideReads || (await refusedAtOnce(deciding))) {
+    if (!route.admitsBesideReads || (await refusedAtOnce(deciding))) {
       await deciding;
       return;
     }
@@ -90,9 +87,8 @@ export const quota = (
     deciding.catch(() => undefined);
   },
   onError: async (request) => {
-    const { admitted } = request.context;
     try {
-      await admitted?.();
+      await request.context.admitted?.();
     } catch (refusal) {
       request.error = refusal as Error;
     }
@@ -100,10 +96,8 @@ export const quota = (
 });
 
 /**
- * Puts the merchant's RateLimit headers on the answer, whatever gave it: middy's `requestEnd` hook
- * (shared/http/api-handler.ts), not a middleware's `after`, because a middleware that answers
- * early (an Idempotency-Key replay) skips every later step, `after` and `onError` alike. It runs
- * after the response is recorded, so a stored answer never carries the figures of its time.
+ * Puts the RateLimit headers on every answer at middy's `requestEnd`, which an early answer (a replay)
+ * does not skip as it skips `after` and `onError`, and after the response is recorded.
  */
 export const putQuotaHeaders = (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult | null, Error, Context>) => {
   const decision = (request.context as Partial<QuotaContext>).quota;

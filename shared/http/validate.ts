@@ -4,7 +4,8 @@ import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import { type FieldErrors, invalid, notFound } from '#shared/errors';
 import { laravelErrors, mergeFieldErrors } from '#shared/validation/messages';
-import type { JsonBodyContext } from './json-body';
+import { parseJsonBody } from './json-body';
+import type { ApiContext } from './types';
 
 /** A route's zod schemas for its path parameters, query and JSON body (each optional); `bodyRequired`: no body is a 422, not `{}`. */
 export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType; bodyRequired?: boolean };
@@ -38,14 +39,16 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
   return { body, query, params: params?.data };
 }
 
-/** The context once validation has run: the route's input, as its schemas output it. */
-export type ValidatedContext<S extends Schemas> = JsonBodyContext & { input: Input<S> };
+/** The context once validation has run: the JSON body (undefined when there was none or the route reads none) and the input. */
+export type ValidatedContext<S extends Schemas> = ApiContext & { jsonBody: unknown; input: Input<S> };
 
-/** The validation step of the request chain: after the JSON body step, whose result it reads. */
+/** The validation step of the request chain: a body is parsed only on a route that reads one (`readsBody` in ./route). */
 export const validation = <S extends Schemas>(
   schemas: S,
+  readsBody: boolean,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ValidatedContext<S>> => ({
   before: (request) => {
+    request.context.jsonBody = readsBody ? parseJsonBody(request.event) : undefined;
     request.context.input = validateInput(schemas, request.event, request.context.jsonBody);
   },
 });

@@ -1,20 +1,18 @@
 import { type OrderNumber, policyOf, QuotaContention, type QuotaItem, takeQuota } from '#shared/db/entities/quota';
 import type { TableRef } from '#shared/db/table-def';
 import { logger } from '#shared/logger';
-import { availableTokens, bucketState, heldTokens, leaseTokens, type QuotaPolicy, tokenInterval } from './gcra';
+import { bucketState, heldTokens, leaseTokens, type QuotaPolicy, tokenInterval } from './gcra';
 import { rateLimitHeaders } from './policy';
 
-/**
- * The per-merchant quota in the request path, per container: a request spends a token this container
- * holds, or takes tokens from the merchant's bucket in one conditional write, so the quota is exact
- * across containers. When the quota store fails (not on contention), the request is decided on this
- * container's own view and `degraded` says so (why that is safe: docs/design-notes.md#quotas).
- */
-export const LEASE_TARGET_MS = 100;
+// The per-merchant quota per container: a request spends a token this container holds, or takes tokens in
+// one conditional write; a failing store decides on this container's view, `degraded` (docs/design-notes.md#quotas).
+
+/** A take asks for what this container expects to spend in this time. */
+const LEASE_TARGET_MS = 100;
 /** The longest a request waits for another request's take in the same process. */
-export const LEASE_WAIT_MS = 500;
+const LEASE_WAIT_MS = 500;
 /** A take never asks for more than this share of the burst, so held tokens leave the bucket its use. */
-export const MAX_LEASE_SHARE_OF_BURST = 0.1;
+const MAX_LEASE_SHARE_OF_BURST = 0.1;
 /** How much a new request moves the exponential averages of the pace (gaps between requests) and of the bucket being in use. */
 const PACE_WEIGHT = 0.2;
 const MAX_MERCHANTS = 10_000;
@@ -44,7 +42,7 @@ type View = {
 };
 
 /** Tokens a take asks for: what this container expects to spend in LEASE_TARGET_MS, within a share of the burst. */
-export const leaseSize = (gapUs: number, policy: QuotaPolicy) => {
+const leaseSize = (gapUs: number, policy: QuotaPolicy) => {
   // Leases fit well inside the burst: the bucket runs ahead by about a lease's time while they are spent.
   const target = Math.min(LEASE_TARGET_MS * 1000, (policy.burst * tokenInterval(policy)) / 4);
   const cap = Math.max(1, Math.floor(policy.burst * MAX_LEASE_SHARE_OF_BURST));
@@ -53,10 +51,9 @@ export const leaseSize = (gapUs: number, policy: QuotaPolicy) => {
 
 /** r: the bucket as last seen plus what this container holds (within it), never more than the burst. */
 const headersOf = (view: View, now: number) => {
-  const tat = view.seen.tat_us ?? 0;
+  const bucket = bucketState(view.seen.tat_us ?? 0, now, view.policy);
   const held = heldTokens(view.held.end, view.held.unspent, now, view.policy);
-  const remaining = Math.min(view.policy.burst, availableTokens(tat, now, view.policy) + held);
-  return rateLimitHeaders(view.policy, remaining, bucketState(tat, now, view.policy).fullInSeconds);
+  return rateLimitHeaders(view.policy, Math.min(view.policy.burst, bucket.remaining + held), bucket.fullInSeconds);
 };
 
 const refusal = (view: View, now: number, retryAfterUs: number): QuotaDecision => ({
@@ -69,16 +66,12 @@ const refusal = (view: View, now: number, retryAfterUs: number): QuotaDecision =
 /** Runs a take, noted as the merchant's take in flight (what requests arriving meanwhile wait for) until it settles. */
 const sharedTake = <T>(taking: Map<string, Promise<void>>, merchantId: string, take: () => Promise<T>): Promise<T> => {
   const taken = take();
-  if (!taking.has(merchantId)) {
-    const settled = taken.then(
-      () => undefined,
-      () => undefined,
-    );
-    taking.set(merchantId, settled);
-    void settled.then(() => {
-      if (taking.get(merchantId) === settled) taking.delete(merchantId);
-    });
-  }
+  if (taking.has(merchantId)) return taken;
+  const release = () => {
+    if (taking.get(merchantId) === settled) taking.delete(merchantId);
+  };
+  const settled: Promise<void> = taken.then(release, release);
+  taking.set(merchantId, settled);
   return taken;
 };
 
@@ -96,10 +89,8 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
 
   /** `sequence`: a create's request, which also takes its order sequence number in the take's write, when it makes one. */
   const admit = async (merchantId: string, { sequence = false }: { sequence?: boolean } = {}): Promise<QuotaDecision> => {
-    // Where one process serves many requests at once (npm start), a request waits for the take in
-    // flight (never longer than LEASE_WAIT_MS: an invocation stopped mid-take never settles it),
-    // then spends what it brought or is refused on the bucket it saw, instead of writing on a view
-    // the take is about to replace. A Lambda container serves one request at a time: no wait.
+    // Where one process serves requests at once (npm start, not Lambda), wait for the take in flight rather
+    // than write on a view it is about to replace; never long, as a stopped invocation never settles it.
     const inFlight = taking.get(merchantId);
     if (inFlight) await Promise.race([inFlight, new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS).unref())]);
     const now = nowUs();
@@ -145,14 +136,10 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
       seen: take.item,
       policy: take.policy,
       inUse: view.inUse + PACE_WEIGHT * ((take.inUse ? 1 : 0) - view.inUse),
+      held: 'retryAfterUs' in take ? { end: 0, unspent: 0 } : { end: take.end, unspent: take.granted - 1 },
     };
-    if ('retryAfterUs' in take) {
-      next.held = { end: 0, unspent: 0 };
-      remember(merchantId, next);
-      return refusal(next, take.at, take.retryAfterUs);
-    }
-    next.held = { end: take.end, unspent: take.granted - 1 };
     remember(merchantId, next);
+    if ('retryAfterUs' in take) return refusal(next, take.at, take.retryAfterUs);
     // Counted at the answer: a take written meanwhile by another container on a later clock is in the item.
     return {
       admitted: true,

@@ -32,13 +32,9 @@ export const defaultQuota = (stage: Stage, env: NodeJS.ProcessEnv = process.env)
  * The IETF draft's RateLimit headers: `q` requests per `w` seconds with q/w the rate, over the shortest
  * whole window that holds the burst (w = ceil(burst / rate)), so `r` is never more than `q`.
  */
-const policyWindow = (policy: QuotaPolicy) => {
-  const window = Math.max(1, Math.ceil(policy.burst / policy.rate));
-  return { quota: Math.round(policy.rate * window), window };
-};
-
 export const rateLimitHeaders = (policy: QuotaPolicy, remaining: number, fullInSeconds: number): Record<string, string> => {
-  const { quota, window } = policyWindow(policy);
+  const window = Math.max(1, Math.ceil(policy.burst / policy.rate));
+  const quota = Math.round(policy.rate * window);
   return {
     'ratelimit-policy': `"default";q=${quota};w=${window}`,
     ratelimit: `"default";r=${Math.min(quota, Math.max(0, Math.floor(remaining)))};t=${fullInSeconds}`,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { given, pageRefused, pageSizeParam } from '#shared/http/pagination';
+import { given, pageRefused, positiveIntParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { refuse, text } from './common';
 
@@ -61,7 +61,7 @@ const cursor = given(
 export const eventsQuery = z.pipe(
   z.object({
     after: cursor,
-    limit: pageSizeParam(MAX_EVENTS_LIMIT, DEFAULT_EVENTS_LIMIT),
+    limit: positiveIntParam(DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT),
     types,
     created_gte: time,
     created_lt: time,

@@ -1,22 +1,10 @@
+import type { $ZodIssue as Issue } from 'zod/v4/core';
 import type { FieldErrors } from '#shared/errors';
 
 /**
  * zod issues -> Laravel-style messages (the original service's style):
  * `The order no field is required.`, `order_rows.0.product_name` keys, first message per field.
  */
-type Issue = {
-  code: string;
-  path: PropertyKey[];
-  expected?: string;
-  origin?: string;
-  minimum?: number | bigint;
-  maximum?: number | bigint;
-  inclusive?: boolean;
-  exact?: boolean;
-  format?: string;
-  keys?: string[];
-  message: string;
-};
 
 /** Laravel's displayable attribute: the key with underscores as spaces (`__proto__` shows as `proto`). */
 export const attributeName = (key: string): string =>
@@ -48,39 +36,30 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: 'true or false',
 };
 
-const typeName = (expected: string | undefined) =>
-  expected !== undefined && Object.hasOwn(TYPE_NAMES, expected) ? TYPE_NAMES[expected] : `of type ${expected}`;
+const typeName = (expected: string) => (Object.hasOwn(TYPE_NAMES, expected) ? TYPE_NAMES[expected] : `of type ${expected}`);
 
 const messageFor = (issue: Issue, attr: string, value: unknown): string => {
+  const field = (rest: string) => `The ${attr} field ${rest}.`;
+  const required = isMissing(value) ? field('is required') : undefined;
   switch (issue.code) {
     case 'invalid_type':
-      return isMissing(value) ? `The ${attr} field is required.` : `The ${attr} field must be ${typeName(issue.expected)}.`;
+      return required ?? field(`must be ${typeName(issue.expected)}`);
     case 'too_small':
-      if (issue.origin === 'string') {
-        if (isMissing(value)) return `The ${attr} field is required.`;
-        return issue.exact
-          ? `The ${attr} field must be ${issue.minimum} characters.`
-          : `The ${attr} field must be at least ${issue.minimum} characters.`;
-      }
-      if (issue.origin === 'array') return `The ${attr} field must have at least ${issue.minimum} items.`;
-      return issue.inclusive
-        ? `The ${attr} field must be at least ${issue.minimum}.`
-        : `The ${attr} field must be greater than ${issue.minimum}.`;
+      if (issue.origin === 'string') return required ?? field(`must be ${issue.exact ? '' : 'at least '}${issue.minimum} characters`);
+      if (issue.origin === 'array') return field(`must have at least ${issue.minimum} items`);
+      return field(`must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}`);
     case 'too_big':
-      if (issue.origin === 'string')
-        return issue.exact
-          ? `The ${attr} field must be ${issue.maximum} characters.`
-          : `The ${attr} field must not be greater than ${issue.maximum} characters.`;
-      if (issue.origin === 'array') return `The ${attr} field must not have more than ${issue.maximum} items.`;
-      return `The ${attr} field must not be greater than ${issue.maximum}.`;
+      if (issue.origin === 'string') return field(`must ${issue.exact ? 'be' : 'not be greater than'} ${issue.maximum} characters`);
+      if (issue.origin === 'array') return field(`must not have more than ${issue.maximum} items`);
+      return field(`must not be greater than ${issue.maximum}`);
     case 'invalid_format':
-      return issue.format === 'email' ? `The ${attr} field must be a valid email address.` : `The ${attr} field format is invalid.`;
+      return field(issue.format === 'email' ? 'must be a valid email address' : 'format is invalid');
     case 'invalid_value':
-      return isMissing(value) ? `The ${attr} field is required.` : `The selected ${attr} is invalid.`;
+      return required ?? `The selected ${attr} is invalid.`;
     case 'custom':
       return issue.message.replace(':attribute', attr);
     default:
-      return `The ${attr} field is invalid.`;
+      return field('is invalid');
   }
 };
 
