@@ -81,7 +81,7 @@ const wholeOption = (value: string | number, message: string, min = 1, max = Num
 };
 if (options.orders !== undefined) {
   const orders = wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000');
-  await benchPageCost({ orders, print: console.log });
+  await benchPageCost(orders);
   process.exit(0);
 }
 if (options.webhooks) {
@@ -139,7 +139,10 @@ const print = (line: string) => {
   report.push(line);
 };
 
-const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '##', title, head, rows);
+const table = (title: string, head: string, rows: (string | number)[][]) => {
+  print(`\n## ${title}\n`);
+  printTable(print, head, rows);
+};
 
 /** Runs one part of the bench; one that throws is reported and the others still run. */
 const attempt = async (part: string, run: () => Promise<unknown>) => {
@@ -268,7 +271,7 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
   }
   table(
     'Bursts of concurrent creates (one merchant, one affiliate)',
-    ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
+    'concurrent | statuses | wall | orders/s | p50 | p99 | vs sequential',
     rows,
   );
   return { created: createdTotal, all201: burstFailures.length === 0, burstFailures, burst200 };
@@ -293,7 +296,7 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(
     'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
-    ['creates sent', 'answered 201', 'list total 2 s after', `list total after count repair (${repairSeconds.toFixed(0)} s later)`],
+    `creates sent | answered 201 | list total 2 s after | list total after count repair (${repairSeconds.toFixed(0)} s later)`,
     [[creates.sent, creates.answered, totalAtOnce, await listTotal()]],
   );
 };
@@ -331,11 +334,9 @@ const benchCreates = async (stack: LocalStack) => {
   createdTotal += sequential201;
   const sequentialRate = sequential201 / (sequentialWall / 1000);
   const sequentialLatency = sequential.map((reply) => reply.ms);
-  table(
-    'Sequential creates (one merchant, one affiliate)',
-    ['creates', '201', 'orders/s', 'p50', 'p99'],
-    [[SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))]],
-  );
+  table('Sequential creates (one merchant, one affiliate)', 'creates | 201 | orders/s | p50 | p99', [
+    [SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))],
+  ]);
 
   const bursts = await burstsOf(create, sequentialRate);
   createdTotal += bursts.created;
@@ -363,18 +364,14 @@ const seedLists = async (stack: LocalStack) => {
   const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
   const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
   const small = await seedFixture(store, 'live', { merchants: [smallMerchant()] });
-  table(
-    'Seeding (seedFixture: BatchWriteItem in parallel chunks)',
-    ['merchant', 'items in the fixture', 'seed time'],
+  table('Seeding (seedFixture: BatchWriteItem in parallel chunks)', 'merchant | items in the fixture | seed time', [
+    [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
     [
-      [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
-      [
-        'large',
-        `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,
-        seconds(large.ms),
-      ],
+      'large',
+      `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,
+      seconds(large.ms),
     ],
-  );
+  ]);
   summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
   return { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
 };
@@ -448,7 +445,7 @@ const benchLists = async (stack: LocalStack) => {
   }
   table(
     `Lists, p50 of ${SAMPLES} requests after ${WARMUP} warm-up (large and small alternating), per_page=${PER_PAGE}: large merchant vs one-of-each merchant`,
-    ['list', 'page (large / small)', 'total (large)', 'large p50', 'small p50', 'large/small', 'status'],
+    'list | page (large / small) | total (large) | large p50 | small p50 | large/small | status',
     rows,
   );
   summary.push({
@@ -487,7 +484,7 @@ const benchBundles = async () => {
     }
     table(
       `Function bundles: size and cold start (median of ${BUNDLE_RUNS} imports in a fresh process)`,
-      ['function', 'minified', 'gzipped', 'import CPU', 'import', 'init from process start'],
+      'function | minified | gzipped | import CPU | import | init from process start',
       rows,
     );
     summary.push({
@@ -611,7 +608,7 @@ await attempt('quota benchmark', async () => {
 });
 table(
   'Targets',
-  ['target', 'measured', 'result'],
+  'target | measured | result',
   summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
 );
 print(`\nTook ${((Date.now() - startedAt.getTime()) / 60_000).toFixed(1)} min; load average at the end ${(loadavg()[0] ?? 0).toFixed(1)}.`);

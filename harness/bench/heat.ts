@@ -66,7 +66,10 @@ another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`
 /** Where the section's lines go: the console alone, or the bench's report too. */
 let print = (line: string) => console.log(line);
 
-const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '###', title, head, rows);
+const table = (title: string, head: string, rows: (string | number)[][]) => {
+  print(`\n### ${title}\n`);
+  printTable(print, head, rows);
+};
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(2)} %` : 'n/a');
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
@@ -387,7 +390,7 @@ const printCounts = (
   );
   table(
     'Cost per million orders: the measured counts behind it (per order unless said)',
-    ['count', ...scenarios.map((scenario) => scenario.label)],
+    ['count', ...scenarios.map((scenario) => scenario.label)].join(' | '),
     [
       row('orders created (201)', (scenario) => whole(scenario.measure.orders)),
       row('API requests (WAF and API Gateway)', (scenario) => fixed(perOrder(scenario, scenario.measure.apiRequests))),
@@ -436,7 +439,7 @@ const printCostTables = (scenarios: Scenario[]) => {
   const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
-    ['item', 'price', ...scenarios.map((scenario) => scenario.label)],
+    ['item', 'price', ...scenarios.map((scenario) => scenario.label)].join(' | '),
     [
       ...items.filter((line) => !line.perMonth).map((line) => [line.item, line.price, ...cells(line.item)]),
       ['**total per million orders**', '', ...totals(false).map((total) => `**${dollars(total)}**`)],
@@ -455,14 +458,10 @@ const printCostTables = (scenarios: Scenario[]) => {
     ],
   );
   const fixedLines = fixedMonthlyLines(DEPLOYMENT);
-  table(
-    'What a stage costs a month whatever its orders (each stage, live and sandbox)',
-    ['item', 'price', 'per month', 'dollars'],
-    [
-      ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
-      ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
-    ],
-  );
+  table('What a stage costs a month whatever its orders (each stage, live and sandbox)', 'item | price | per month | dollars', [
+    ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
+    ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
+  ]);
 };
 
 /** What the cost model assumes, with what a real webhook endpoint's answer time would add (the deliverer waits for it). */
@@ -638,18 +637,7 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const cancelled = cancels.filter((reply) => reply.status === 200).length;
   table(
     'What a create costs (DynamoDB calls, round trips incl. SDK retries, of them one after the other, partition writes, write/read units, SQS requests)',
-    [
-      'path',
-      'over',
-      'DynamoDB calls',
-      'round trips',
-      'sequential round trips (request path)',
-      'partition writes',
-      'WCU',
-      'RCU',
-      'SQS requests',
-      'units',
-    ],
+    'path | over | DynamoDB calls | round trips | sequential round trips (request path) | partition writes | WCU | RCU | SQS requests | units',
     [
       perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates', true),
       perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates', true),
@@ -677,7 +665,7 @@ const printWritesByItem = ({ steady, created }: SteadyRun, merchantIds: string[]
     `The writes of a create, by item (${whole(created.length)} creates; WCU per create by feature: ${byItem.features
       .map((feature) => `${feature.feature} ${fixed(feature.wcu)}`)
       .join(', ')})`,
-    ['feature', 'item (normalised)', 'where', 'written by', 'writes per create', 'WCU per create'],
+    'feature | item (normalised) | where | written by | writes per create | WCU per create',
     byItem.rows
       .filter((row) => row.wcu >= 0.005)
       .map((row) => [row.feature, `\`${row.label}\``, row.where, [...row.fns].sort().join(', '), fixed(row.writes), fixed(row.wcu)]),
@@ -739,18 +727,7 @@ const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number
     });
   table(
     `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(created.length)} creates over ${merchants} merchants and the workers' writes for them)`,
-    [
-      'key (normalised)',
-      'where',
-      'shared by all merchants',
-      'keys like it',
-      'writes (hottest one)',
-      'share of all writes',
-      'writes per create on it',
-      'WCU per create on it',
-      'split for heat',
-      'creates/s at 1,000 WCU/s on it',
-    ],
+    'key (normalised) | where | shared by all merchants | keys like it | writes (hottest one) | share of all writes | writes per create on it | WCU per create on it | split for heat | creates/s at 1,000 WCU/s on it',
     heatRows,
   );
   printCeilings(measured, units, total, createsOf, merchantIds, merchants);
@@ -780,38 +757,34 @@ const printCeilings = (
       readHeat.set(key, (readHeat.get(key) ?? 0) + (call.rcu ?? 0) / Math.max(1, call.reads?.length ?? 1));
   const sharedReads = [...readHeat].filter(([key]) => !merchantIds.some((id) => key.includes(id))).sort((a, b) => b[1] - a[1]);
   const [sharedReadKey, sharedRead] = sharedReads[0] ?? [undefined, 0];
-  table(
-    "Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)",
-    ['measure', 'measured', 'goal / limit'],
+  table("Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)", 'measure | measured | goal / limit', [
     [
-      [
-        'largest share of all writes taken by one key',
-        hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
-        `about 1/${merchants} = ${percent(1 / merchants)}`,
-      ],
-      [
-        'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
-        hottestMerchantKey
-          ? `${whole(PARTITION_WCU_PER_SECOND / merchantWcuPerCreate)} creates/s (\`${hottestMerchantKey.label}\`, ${hottestMerchantKey.where}: ${fixed(merchantWcuPerCreate)} WCU per create)`
-          : 'n/a',
-        'the documented per-merchant ceiling',
-      ],
-      [
-        'service-wide creates/s at which the hottest shared key reaches 1,000 WCU/s',
-        hottestShared
-          ? `${whole(PARTITION_WCU_PER_SECOND / sharedWcuPerCreate)} creates/s (\`${hottestShared.label}\`, ${hottestShared.where}: ${fixed(sharedWcuPerCreate)} WCU per create)`
-          : 'none: no key is shared by all merchants',
-        'no shared key (no service-wide cap)',
-      ],
-      [
-        'hottest read partition shared by all merchants',
-        sharedReadKey
-          ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
-          : 'none',
-        `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
-      ],
+      'largest share of all writes taken by one key',
+      hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
+      `about 1/${merchants} = ${percent(1 / merchants)}`,
     ],
-  );
+    [
+      'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
+      hottestMerchantKey
+        ? `${whole(PARTITION_WCU_PER_SECOND / merchantWcuPerCreate)} creates/s (\`${hottestMerchantKey.label}\`, ${hottestMerchantKey.where}: ${fixed(merchantWcuPerCreate)} WCU per create)`
+        : 'n/a',
+      'the documented per-merchant ceiling',
+    ],
+    [
+      'service-wide creates/s at which the hottest shared key reaches 1,000 WCU/s',
+      hottestShared
+        ? `${whole(PARTITION_WCU_PER_SECOND / sharedWcuPerCreate)} creates/s (\`${hottestShared.label}\`, ${hottestShared.where}: ${fixed(sharedWcuPerCreate)} WCU per create)`
+        : 'none: no key is shared by all merchants',
+      'no shared key (no service-wide cap)',
+    ],
+    [
+      'hottest read partition shared by all merchants',
+      sharedReadKey
+        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
+        : 'none',
+      `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
+    ],
+  ]);
 };
 
 /** Creates one at a time on one merchant, QUIET.gapMs apart, and what the stage did for them. */

@@ -51,11 +51,15 @@ export const freshCreateBody = (prefix: string) => ({
   order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
 });
 
-/** A markdown table under a heading (`##`, `###`). */
-export const printTable = (print: Print, heading: string, title: string, head: string[], rows: (string | number)[][]) => {
-  print(`\n${heading} ${title}\n`);
-  print(`| ${head.join(' | ')} |`);
-  print(`|${head.map(() => '---').join('|')}|`);
+/** A markdown table, its head given as its columns joined by ' | ': the one renderer of every table the bench prints. */
+export const printTable = (print: Print, head: string, rows: (string | number)[][]) => {
+  print(`| ${head} |`);
+  print(
+    `|${head
+      .split(' | ')
+      .map(() => '---')
+      .join('|')}|`,
+  );
   for (const row of rows) print(`| ${row.join(' | ')} |`);
 };
 

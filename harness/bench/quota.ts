@@ -7,7 +7,7 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { atRate, type Print, startBenchStack } from './local';
+import { atRate, type Print, printTable, startBenchStack } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
@@ -96,13 +96,12 @@ export const benchQuota = async (print: Print = console.log) => {
       writesPerRequest: quotaWrites / Math.max(1, quietAlone.sent),
     };
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : 'n/a');
-    print('| merchant B (half its quota) | requests | 429 | p50 | p99 |');
-    print('|---|---|---|---|---|');
-    print(`| quota off (baseline) | ${Math.round(quietRate * baselineSeconds)} | - | ${ms(baseline.p50)} | ${ms(baseline.p99)} |`);
-    print(`| quota on, alone | ${quietAlone.sent} | ${quietAlone.refused} | ${ms(quietAlone.p50)} | ${ms(quietAlone.p99)} |`);
-    print(
-      `| quota on, beside A's flood | ${quietBeside.sent} | ${quietBeside.refused} | ${ms(quietBeside.p50)} | ${ms(quietBeside.p99)} |`,
-    );
+    const row = (label: string, run: typeof quietAlone) => [label, run.sent, run.refused, ms(run.p50), ms(run.p99)];
+    printTable(print, 'merchant B (half its quota) | requests | 429 | p50 | p99', [
+      ['quota off (baseline)', Math.round(quietRate * baselineSeconds), '-', ms(baseline.p50), ms(baseline.p99)],
+      row('quota on, alone', quietAlone),
+      row("quota on, beside A's flood", quietBeside),
+    ]);
     print(
       `\nMerchant A sent ${result.flood.sent} requests; ${admitted} were admitted, against ${result.flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - result.flood.allowed) / result.flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${result.writesPerRequest.toFixed(2)} per request of B (one process serves all of B's requests here, so it takes several tokens per write; a refusal writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
     );

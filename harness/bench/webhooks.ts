@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { atRate, benchMerchant, type Print, startBenchStack } from './local';
+import { atRate, benchMerchant, type Print, printTable, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -155,11 +155,11 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
     created: pooled.reduce((sum, row) => sum + row.created, 0),
     rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
   });
-  print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
-  print('|---|---|---|---|---|---|---|');
-  for (const row of [...results, alone]) {
-    print(`| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`);
-  }
+  printTable(
+    print,
+    'phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99',
+    [...results, alone].map((row) => [row.label, row.sent, row.created, row.delivered, row.rate.toFixed(1), ms(row.p50), ms(row.p99)]),
+  );
   for (const row of [beside, hung]) {
     if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
   }
