@@ -17,7 +17,6 @@ import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
-import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import {
@@ -35,7 +34,19 @@ import {
   type Trigger,
   writeUnitsItem,
 } from './cost';
-import { benchCommit, benchMerchant, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
+import {
+  benchCommit,
+  benchMerchant,
+  closeConnections,
+  fixtureOrder,
+  pool,
+  printTable,
+  type Reply,
+  send,
+  startBenchStack,
+  statusCount,
+  sum,
+} from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 /** What one partition of DynamoDB takes a second (docs/data-model-heat.md). */
@@ -75,21 +86,11 @@ const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).to
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
 const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
 
-const merchantFixture = (key: string): Fixture['merchants'][number] => ({
-  ...benchMerchant(key, `Heat merchant ${key}`),
-  tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
-});
-
+/** The seeded fixtures' order (two rows), with its own number and one of 50 buyers. */
 const createBody = (orderNo: string, buyer: number) => ({
-  affiliate_slug: 'alice',
+  ...fixtureOrder('HEAT', 1),
   order_no: orderNo,
-  total_shipping_value: 495,
-  currency_code: 'EUR',
   customer: { name: 'Heat Buyer', email: `buyer-${buyer % 50}@example.com` },
-  order_rows: [
-    { product_sku: 'SKU-1', product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
 });
 
 type Merchant = { id: string; token: string };
@@ -124,11 +125,12 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
       // Every item of the table lives under its merchant's `M#<merchantId>` (shared/db/entities/base.ts).
       const merchant = /^M#([^#]+)/.exec(item.pk?.S ?? '')?.[1];
       if (merchant === undefined) continue;
-      const stored = storedItem(item, now);
-      const sum = byMerchant.get(merchant) ?? { tableByteMonths: 0, indexByteMonths: 0 };
-      sum.tableByteMonths += stored.tableByteMonths;
-      sum.indexByteMonths += stored.indexByteMonths;
-      byMerchant.set(merchant, sum);
+      const { tableByteMonths, indexByteMonths } = storedItem(item, now);
+      const was = byMerchant.get(merchant);
+      byMerchant.set(merchant, {
+        tableByteMonths: (was?.tableByteMonths ?? 0) + tableByteMonths,
+        indexByteMonths: (was?.indexByteMonths ?? 0) + indexByteMonths,
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start);
@@ -142,13 +144,13 @@ const storedPerOrder = (
   merchantIds: readonly string[],
   ordersOf: (id: string) => number,
 ): Stored => {
-  const orders = merchantIds.reduce((sum, id) => sum + ordersOf(id), 0);
+  const orders = sum(merchantIds, ordersOf);
   const delta = (key: keyof Stored) =>
-    merchantIds.reduce((sum, id) => sum + (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0), 0) / Math.max(1, orders);
+    sum(merchantIds, (id) => (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0)) / Math.max(1, orders);
   return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
 };
 
-const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
 
 /** A function's memory and trigger, from the manifests the stack is built from (lib/function-specs.ts). */
 const SPECS = new Map(
@@ -194,7 +196,7 @@ const scenarioOf = (
       trigger: spec?.trigger ?? 'api',
       invocations: mine.length,
       billedMs: billedMs(durations, contention),
-      logBytes: mine.reduce((sum, invocation) => sum + invocation.logBytes, 0),
+      logBytes: sum(mine, (invocation) => invocation.logBytes),
     };
   });
   const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
@@ -207,13 +209,13 @@ const scenarioOf = (
     measure: {
       load,
       orders,
-      apiRequests: functions.filter((use) => use.trigger === 'api').reduce((sum, use) => sum + use.invocations, 0),
+      apiRequests: sum(functions, (use) => (use.trigger === 'api' ? use.invocations : 0)),
       functions,
-      sqsRequests: calls('sqs').reduce((sum, call) => sum + call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes)), 0),
-      writeUnits: calls('dynamodb').reduce((sum, call) => sum + (call.wcu ?? 0), 0),
+      sqsRequests: sum(calls('sqs'), (call) => call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes))),
+      writeUnits: sum(calls('dynamodb'), (call) => call.wcu ?? 0),
       writeUnitsByFeature: unitsByFeature(calls('dynamodb')),
-      readUnits: calls('dynamodb').reduce((sum, call) => sum + (call.rcu ?? 0), 0),
-      emails: calls('ses').reduce((sum, call) => sum + (call.ok ? (call.messages ?? 0) : 0), 0),
+      readUnits: sum(calls('dynamodb'), (call) => call.rcu ?? 0),
+      emails: sum(calls('ses'), (call) => (call.ok ? (call.messages ?? 0) : 0)),
       // The cost model divides totals by the orders: the stored bytes per order, times the orders.
       stored: { tableByteMonths: stored.tableByteMonths * orders, indexByteMonths: stored.indexByteMonths * orders },
     },
@@ -249,11 +251,11 @@ const totalsOf = (calls: CallRecord[]) => {
   const dynamo = calls.filter((call) => call.service === 'dynamodb');
   return {
     calls: dynamo.length,
-    roundTrips: dynamo.reduce((sum, call) => sum + call.attempts, 0),
-    writes: dynamo.reduce((sum, call) => sum + (call.writes?.length ?? 0), 0),
-    wcu: dynamo.reduce((sum, call) => sum + (call.wcu ?? 0), 0),
-    rcu: dynamo.reduce((sum, call) => sum + (call.rcu ?? 0), 0),
-    sqs: calls.filter((call) => call.service === 'sqs').reduce((sum, call) => sum + call.attempts, 0),
+    roundTrips: sum(dynamo, (call) => call.attempts),
+    writes: sum(dynamo, (call) => call.writes?.length ?? 0),
+    wcu: sum(dynamo, (call) => call.wcu ?? 0),
+    rcu: sum(dynamo, (call) => call.rcu ?? 0),
+    sqs: sum(calls, (call) => (call.service === 'sqs' ? call.attempts : 0)),
     estimated: dynamo.filter((call) => !call.measured).length,
   };
 };
@@ -360,7 +362,7 @@ const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: numbe
   const all = [...rows.values()].map((row) => ({ ...row, writes: row.writes / creates, wcu: row.wcu / creates }));
   const features = [...new Set(all.map((row) => row.feature))].map((feature) => ({
     feature,
-    wcu: all.filter((row) => row.feature === feature).reduce((sum, row) => sum + row.wcu, 0),
+    wcu: sum(all, (row) => (row.feature === feature ? row.wcu : 0)),
   }));
   return { rows: all.sort((a, b) => a.feature.localeCompare(b.feature) || b.wcu - a.wcu), features };
 };
@@ -433,9 +435,7 @@ const printCostTables = (scenarios: Scenario[]) => {
   const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
   const cells = (item: string) => lines.map((scenarioLines) => cell(scenarioLines.find((line) => line.item === item)));
   const totals = (perMonth: boolean) =>
-    lines.map((scenarioLines) =>
-      scenarioLines.filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0),
-    );
+    lines.map((scenarioLines) => sum(scenarioLines, (line) => ((line.perMonth ?? false) === perMonth ? line.dollars : 0)));
   const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
@@ -448,7 +448,7 @@ const printCostTables = (scenarios: Scenario[]) => {
         '',
         ...totals(false).map((total, index) => {
           const later = (lines[index] ?? []).filter((line) => laterFeatures.includes(line.item));
-          return dollars(total - later.reduce((sum, line) => sum + line.dollars, 0));
+          return dollars(total - sum(later, (line) => line.dollars));
         }),
       ],
       ...items
@@ -460,7 +460,7 @@ const printCostTables = (scenarios: Scenario[]) => {
   const fixedLines = fixedMonthlyLines(DEPLOYMENT);
   table('What a stage costs a month whatever its orders (each stage, live and sandbox)', 'item | price | per month | dollars', [
     ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
-    ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
+    ['**total**', '', '', `**${dollars(sum(fixedLines, (line) => line.dollars))}**`],
   ]);
 };
 
@@ -469,12 +469,8 @@ const printAssumptions = (scenarios: Scenario[]) => {
   const hooked = scenarios.find((scenario) => scenario.label === 'steady + webhook');
   // Both lanes' deliverers: an endpoint's first deliveries, before it has answered promptly, are on the slow lane.
   const deliverers = hooked ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hooked, fn) ?? []) : [];
-  const deliveries = hooked
-    ? perOrder(
-        hooked,
-        deliverers.reduce((total, use) => total + use.invocations, 0),
-      )
-    : 0;
+  const invocations = sum(deliverers, (use) => use.invocations);
+  const deliveries = hooked ? perOrder(hooked, invocations) : 0;
   const deliverMb = deliverers[0]?.memoryMb ?? 0;
   print(
     `\nAssumed, not measured: durations are the stage process's (every function of the stage in one Node.js process beside the emulators), divided by how much slower a create ran in the scenario than alone; Lambda's init (cold start) is not counted. The webhook receiver answers at once on loopback: each 100 ms a real endpoint takes to answer adds ${cents(1_000_000 * deliveries * 0.1 * (deliverMb / 1024) * PRICES.lambdaArmPerGbSecond)} per million orders at steady load (${fixed(deliveries)} deliveries per order). The local pollers form batches as they find the records (the stream polled 4 times a second, no batching window), so at steady load the change feed and the commission consumer may run more, smaller batches than in AWS. Not counted: data transfer out, CloudWatch metrics, alarms and dashboard, KMS, Secrets Manager API calls, free tiers.`,
@@ -490,7 +486,7 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
     (_, index) => `heat-hooked-${index}`,
   );
   const seeded = await seedFixture(live.store, 'live', {
-    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map(merchantFixture),
+    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map((key) => benchMerchant(key, `Heat merchant ${key}`)),
   });
   const merchantOf = (key: string): Merchant => {
     const merchant = seeded.merchants[key];
@@ -619,7 +615,7 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
   const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
     const totals = totalsOf(invocations.flat());
-    const trips = invocations.reduce((sum, calls) => sum + sequentialRoundTrips(calls), 0) / Math.max(1, invocations.length);
+    const trips = sum(invocations, sequentialRoundTrips) / Math.max(1, invocations.length);
     return [
       label,
       `${whole(per)} ${unit}`,

@@ -126,6 +126,9 @@ export const send = (url: string, token: string, { method = 'GET', body, idempot
     req.end();
   });
 
+/** The sum of `of` over the items. */
+export const sum = <T>(items: readonly T[], of: (item: T) => number) => items.reduce((total, item) => total + of(item), 0);
+
 /** The replies by status, e.g. `3 x 201, 1 x 503`. */
 export const statusCount = (replies: readonly Reply[]) => {
   const byStatus = new Map<string, number>();
