@@ -18,7 +18,17 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { benchCommit, closeConnections, fixtureOrder, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
+import {
+  benchCommit,
+  benchMerchant,
+  closeConnections,
+  fixtureOrder,
+  printTable,
+  type Reply,
+  send,
+  startBenchStack,
+  statusCount,
+} from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING, type WebhookBenchResult } from './bench/webhooks';
@@ -161,7 +171,6 @@ const timed = async <T>(fn: () => Promise<T>) => {
 
 const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
 const at = (index: number) => new Date(BASE_TIME + index * 1000).toISOString();
-const liveToken = [{ key: 'live', kind: 'live' as const, can_place_live_orders: true }];
 const TIERS = [
   { slug: 'gold', name: 'Gold', default: true },
   { slug: 'silver', name: 'Silver' },
@@ -179,19 +188,12 @@ const order = (prefix: string, index: number, affiliateSlug: string): Order => (
 
 /** One merchant that only has orders (and the one affiliate they name): the seeding figure. */
 const ordersOnlyMerchant = (): FixtureMerchant => ({
-  key: 'orders-only',
-  name: 'Orders only',
-  currency: 'EUR',
-  tokens: liveToken,
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
+  ...benchMerchant('orders-only', 'Orders only'),
   orders: Array.from({ length: SIZES.orders }, (_, index) => order('OO', index, 'alice')),
 });
 
 const largeMerchant = (): FixtureMerchant => ({
-  key: 'large',
-  name: 'Large program',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('large', 'Large program'),
   tiers: TIERS,
   segments: [
     { key: 'default', name: 'Default', default: true, rates: { gold: 10, silver: 7.5, bronze: 5 } },
@@ -220,10 +222,7 @@ const largeMerchant = (): FixtureMerchant => ({
 
 /** One of each, so that every list (and every filter) has exactly one item. */
 const smallMerchant = (): FixtureMerchant => ({
-  key: 'small',
-  name: 'Small program',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('small', 'Small program'),
   tiers: [{ slug: 'silver', name: 'Silver' }],
   segments: [{ key: 'default', name: 'Default', default: true, rates: { silver: 7.5 } }],
   affiliates: [{ slug: 'solo', name: 'Solo', email: 'solo@example.com', tier: 'silver', status: 'active' }],
@@ -233,10 +232,7 @@ const smallMerchant = (): FixtureMerchant => ({
 });
 
 const creatorMerchant = (): FixtureMerchant => ({
-  key: 'creates',
-  name: 'Burst merchant',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('creates', 'Burst merchant'),
   affiliates: [{ slug: 'popular', name: 'Popular', email: 'popular@example.com', status: 'active' }],
 });
 

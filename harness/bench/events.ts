@@ -11,7 +11,7 @@ import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, send, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
@@ -19,7 +19,6 @@ const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 
 const latency = async (base: string, token: string) => {
-  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   const answered = new Map<string, number>();
   const seen = new Map<string, number>();
   let duplicates = 0;
@@ -28,14 +27,13 @@ const latency = async (base: string, token: string) => {
   const poller = (async () => {
     while (writing || seen.size < answered.size) {
       for (let more = true; more; ) {
-        const response = await fetch(`${base}/api/v2/events?limit=100${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`, { headers });
-        if (response.status !== 200) {
+        const reply = await send(`${base}/api/v2/events?limit=100${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`, token);
+        if (reply.status !== 200) {
           // A busy local stack may answer 503: the consumer tries again from the same cursor.
-          await response.text();
           await sleep(100);
           continue;
         }
-        const body = (await response.json()) as {
+        const body = reply.body as {
           data: { type: string; data: { order: { order_no: string } } }[];
           meta: { next_cursor: string; has_more: boolean };
         };

@@ -84,7 +84,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 /** Closes the sockets the agent keeps alive: before the stack they talk to stops. */
 export const closeConnections = () => agent.destroy();
 
-type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
+type Send = { method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown; idempotencyKey?: string };
 
 /**
  * One request, timed. A kept-alive socket the server closed just as it was reused fails with
@@ -186,14 +186,12 @@ export const createOrders = async <T extends { order_no: string }>(
   concurrency: number,
   answered: (body: T) => void,
 ) => {
-  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   await pool(
     bodies.map((body) => async () => {
       for (;;) {
-        const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
-        await response.text();
-        if (response.status === 201) break;
-        if (response.status !== 503) throw new Error(`create answered ${response.status}`);
+        const { status } = await send(`${base}/api/v2/orders/create`, token, { method: 'POST', body });
+        if (status === 201) break;
+        if (status !== 503) throw new Error(`create answered ${status}`);
       }
       answered(body);
     }),

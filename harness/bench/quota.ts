@@ -7,7 +7,7 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { atRate, type Print, printTable, startBenchStack } from './local';
+import { atRate, type Print, printTable, type Reply, send, startBenchStack } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
@@ -15,22 +15,12 @@ const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 2
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
 const drive = async (url: string, token: string, rate: number, seconds: number) => {
-  const answers: { status: number; ms: number }[] = [];
-  await atRate(rate, rate * seconds, () => {
-    const sent = performance.now();
-    return fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        answers.push({ status: response.status, ms: performance.now() - sent });
-      })
-      .catch(() => {
-        answers.push({ status: 0, ms: performance.now() - sent });
-      });
-  });
+  const answers: Reply[] = [];
+  await atRate(rate, rate * seconds, () => send(`${url}/api/v2/tiers`, token).then((reply) => answers.push(reply)));
   return answers;
 };
 
-const summary = (answers: { status: number; ms: number }[]) => {
+const summary = (answers: Reply[]) => {
   const ok = answers.filter((answer) => answer.status === 200).map((answer) => answer.ms);
   return {
     p50: percentile(ok, 50),

@@ -13,7 +13,7 @@ import type { CommissionLedger } from '#shared/db/entities/commission';
 import { applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
-import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, send, startBenchStack, sum } from './local';
 import { percentile } from './percentile';
 
 const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
@@ -35,19 +35,16 @@ const reportUrl = (base: string, query: Record<string, string>) => `${base}/api/
 type ReportBody = { data: { rows: { orders: number }[] }; meta: { pagination: { total: number } } };
 
 const current = async (base: string, token: string) => {
-  const headers = { Authorization: `Bearer ${token}` };
   const answeredAt: number[] = [];
   const countedAt: number[] = [];
   let writingUntil = Number.POSITIVE_INFINITY;
   const poller = (async () => {
     while (countedAt.length < REPORTS_BENCH.orders && performance.now() < writingUntil + SETTLE_MS) {
-      const response = await fetch(reportUrl(base, { group_by: 'affiliate' }), { headers });
-      if (response.status === 200) {
-        const body = (await response.json()) as ReportBody;
-        const now = performance.now();
-        const orders = body.data.rows.reduce((sum, row) => sum + row.orders, 0);
-        while (countedAt.length < orders) countedAt.push(now);
-      } else await response.text(); // a busy local stack may answer 503: the poller reads again
+      // A busy local stack may answer 503: the poller reads again.
+      const reply = await send(reportUrl(base, { group_by: 'affiliate' }), token);
+      const now = performance.now();
+      const orders = reply.status === 200 ? sum((reply.body as ReportBody).data.rows, (row) => row.orders) : 0;
+      while (countedAt.length < orders) countedAt.push(now);
       await sleep(REPORTS_BENCH.pollMs);
     }
   })();
