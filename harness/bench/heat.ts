@@ -18,6 +18,7 @@ import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
+import { groupBy } from '#shared/group-by';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import {
   billedMs,
@@ -272,16 +273,6 @@ const normalise = (text: string, merchantIds: string[]) => {
     .replace(/\d{4,}/g, '<n>');
 };
 
-type KeyHeat = {
-  unit: string;
-  where: PartitionWrite['where'];
-  label: string;
-  merchant?: string;
-  writes: number;
-  wcu: number;
-  splits: string;
-};
-
 /** A table partition whose sort key only grows (the event log's positions): every write lands at its end, which no split relieves. */
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
 
@@ -290,34 +281,23 @@ const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
  * whole (split for heat by sort key, but for the event log's), and an index partition (monotonic sort keys, never split).
  */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
-  const units = new Map<string, KeyHeat>();
-  const merchantOf = (key: string) => merchantIds.find((id) => key.includes(id));
-  const add = (unit: string, where: PartitionWrite['where'], raw: string, wcu: number, splits: string) => {
-    const entry = units.get(unit) ?? {
-      unit,
-      where,
-      label: normalise(raw, merchantIds),
-      merchant: merchantOf(raw),
-      writes: 0,
-      wcu: 0,
-      splits,
-    };
-    entry.writes += 1;
-    entry.wcu += wcu;
-    units.set(unit, entry);
-  };
-  let total = 0;
-  for (const call of calls)
-    for (const write of call.writes ?? []) {
-      total += 1;
-      if (write.where === 'table') {
-        add(`item:${write.key}\u0000${write.sk}`, 'table', `${write.key} / ${write.sk}`, write.wcu, 'no (one item)');
-        if (growsAtTheEnd(write.key)) add(`log:${write.key}`, 'table', `${write.key} (whole log)`, write.wcu, 'no (monotonic sort key)');
-        else add(`partition:${write.key}`, 'table', `${write.key} (whole partition)`, write.wcu, 'yes (by sort key)');
-      } else add(`${write.where}:${write.key}`, write.where, write.key, write.wcu, 'no (monotonic sort key)');
-    }
-  return { units: [...units.values()], total };
+  const writes = calls.flatMap((call) => call.writes ?? []);
+  const hits = writes.flatMap(({ where, key, sk, wcu }) => {
+    const hit = (unit: string, raw: string, splits: string) => ({ unit, where, raw, wcu, splits });
+    if (where !== 'table') return [hit(`${where}:${key}`, key, 'no (monotonic sort key)')];
+    const item = hit(`item:${key}\u0000${sk}`, `${key} / ${sk}`, 'no (one item)');
+    if (growsAtTheEnd(key)) return [item, hit(`log:${key}`, `${key} (whole log)`, 'no (monotonic sort key)')];
+    return [item, hit(`partition:${key}`, `${key} (whole partition)`, 'yes (by sort key)')];
+  });
+  const units = [...groupBy(hits, (hit) => hit.unit).values()].map((group) => {
+    const { unit, where, raw, splits } = group[0] as (typeof hits)[number];
+    const merchant = merchantIds.find((id) => raw.includes(id));
+    return { unit, where, label: normalise(raw, merchantIds), merchant, writes: group.length, wcu: sum(group, (hit) => hit.wcu), splits };
+  });
+  return { units, total: writes.length };
 };
+
+type KeyHeat = ReturnType<typeof heatOf>['units'][number];
 
 /** What a write serves: the event log and the commission reports state their own share of a create's writes. */
 const FEATURES = { orders: 'orders, commissions, quota', log: 'event log', reports: 'commission reports', webhooks: 'webhooks' } as const;
@@ -346,20 +326,23 @@ const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> =>
 
 /** Every write of the creates by the item it wrote (normalised): per create, who writes it and what it serves, and each feature's total. */
 const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: number) => {
-  const rows = new Map<string, { feature: string; where: string; label: string; fns: Set<string>; writes: number; wcu: number }>();
-  for (const call of calls)
-    for (const write of call.writes ?? []) {
-      const label = normalise(write.where === 'table' ? `${write.key} / ${write.sk ?? ''}` : write.key, merchantIds)
-        .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
-        .replace(/#[0-9a-z]{20,}/gi, '#<id>');
-      const id = `${write.where}\u0000${label}`;
-      const row = rows.get(id) ?? { feature: featureOf(write), where: write.where, label, fns: new Set(), writes: 0, wcu: 0 };
-      row.fns.add(call.fn);
-      row.writes += 1;
-      row.wcu += write.wcu;
-      rows.set(id, row);
-    }
-  const all = [...rows.values()].map((row) => ({ ...row, writes: row.writes / creates, wcu: row.wcu / creates }));
+  const writes = calls.flatMap((call) => (call.writes ?? []).map((write) => ({ ...write, fn: call.fn })));
+  const itemOf = (write: PartitionWrite) =>
+    normalise(write.where === 'table' ? `${write.key} / ${write.sk ?? ''}` : write.key, merchantIds)
+      .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
+      .replace(/#[0-9a-z]{20,}/gi, '#<id>');
+  const all = [...groupBy(writes, (write) => `${write.where}\u0000${itemOf(write)}`).values()].map((group) => {
+    const first = group[0] as (typeof writes)[number];
+    const fns = new Set(group.map((write) => write.fn));
+    return {
+      feature: featureOf(first),
+      where: first.where,
+      label: itemOf(first),
+      fns,
+      writes: group.length / creates,
+      wcu: sum(group, (write) => write.wcu) / creates,
+    };
+  });
   const features = [...new Set(all.map((row) => row.feature))].map((feature) => ({
     feature,
     wcu: sum(all, (row) => (row.feature === feature ? row.wcu : 0)),
@@ -605,8 +588,7 @@ const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opt
 /** What a create costs, per function: the request path with and without a key, a cancel, each worker per create. */
 const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const createCount = created.length;
-  const byInvocation = new Map<string, CallRecord[]>();
-  for (const call of records) byInvocation.set(call.invocation, [...(byInvocation.get(call.invocation) ?? []), call]);
+  const byInvocation = groupBy(records, (call) => call.invocation);
   const invocationsOf = (fn: string) => [...byInvocation.values()].filter((calls) => calls[0]?.fn === fn);
   const createInvocations = invocationsOf('orders-create');
   const withKey = createInvocations.filter((calls) =>
@@ -643,13 +625,12 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
       perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
     ],
   );
-  const operations = new Map<string, number>();
-  for (const call of createInvocations.flat())
-    operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
+  const operations = [...groupBy(createInvocations.flat(), (call) => `${call.service}.${call.operation}`)].sort(
+    (a, b) => b[1].length - a[1].length,
+  );
   print(
-    `\nCalls of a create (request path, per create): ${[...operations]
-      .sort((a, b) => b[1] - a[1])
-      .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
+    `\nCalls of a create (request path, per create): ${operations
+      .map(([operation, calls]) => `${operation} ${fixed(calls.length / Math.max(1, createInvocations.length))}`)
       .join(', ')}.`,
   );
 };
@@ -668,30 +649,14 @@ const printWritesByItem = ({ steady, created }: SteadyRun, merchantIds: string[]
   );
 };
 
-type KeyGroup = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
-
-/** Keys of one shape (normalised label and where) as one group, with its hottest key; hottest group first. */
-const groupedByShape = (units: readonly KeyHeat[]) => {
-  const groups = new Map<string, KeyGroup>();
-  for (const unit of units) {
-    const id = `${unit.where}\u0000${unit.label}`;
-    const group = groups.get(id);
-    if (!group)
-      groups.set(id, {
-        where: unit.where,
-        label: unit.label,
-        shared: unit.merchant === undefined,
-        keys: 1,
-        top: unit,
-        splits: unit.splits,
-      });
-    else {
-      group.keys += 1;
-      if (unit.writes > group.top.writes) group.top = unit;
-    }
-  }
-  return [...groups.values()].sort((a, b) => b.top.writes - a.top.writes);
-};
+/** Keys of one shape (normalised label and where) as one group, with its hottest key (the first of the hottest); hottest group first. */
+const groupedByShape = (units: readonly KeyHeat[]) =>
+  [...groupBy(units, (unit) => `${unit.where}\u0000${unit.label}`).values()]
+    .map((group) => {
+      const top = group.reduce((hottest, unit) => (unit.writes > hottest.writes ? unit : hottest));
+      return { where: top.where, label: top.label, shared: top.merchant === undefined, keys: group.length, top, splits: top.splits };
+    })
+    .sort((a, b) => b.top.writes - a.top.writes);
 
 /** Partition heat: a create's own writes and the workers' for it (a cancel's are its own row above), the 10 hottest key shapes. */
 const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number) => {
