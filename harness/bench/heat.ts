@@ -311,17 +311,14 @@ const featureOf = ({ key, sk = '' }: Pick<PartitionWrite, 'key' | 'sk'>): string
 
 /** Write units by what they serve, each call's shared out over the items it wrote (a call's own figure when it names none). */
 const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> => {
+  const shares = calls.flatMap((call) =>
+    call.writes?.length
+      ? call.writes.map((write) => ({ feature: featureOf(write), wcu: write.wcu }))
+      : [{ feature: FEATURES.orders, wcu: call.wcu || 0 }],
+  );
   // Every feature in every scenario (0 where it wrote nothing), so the cost table has the same rows for all.
-  const units: Record<string, number> = Object.fromEntries(Object.values(FEATURES).map((feature) => [feature, 0]));
-  for (const call of calls) {
-    const writes = call.writes ?? [];
-    if (writes.length === 0) {
-      if (call.wcu) units[FEATURES.orders] = (units[FEATURES.orders] ?? 0) + call.wcu;
-      continue;
-    }
-    for (const write of writes) units[featureOf(write)] = (units[featureOf(write)] ?? 0) + write.wcu;
-  }
-  return Object.fromEntries(Object.entries(units).sort(([a], [b]) => a.localeCompare(b)));
+  const features = Object.values(FEATURES).sort((a, b) => a.localeCompare(b));
+  return Object.fromEntries(features.map((feature) => [feature, sum(shares, (share) => (share.feature === feature ? share.wcu : 0))]));
 };
 
 /** Every write of the creates by the item it wrote (normalised): per create, who writes it and what it serves, and each feature's total. */
