@@ -123,13 +123,8 @@ const deliveredAfter = async (
   settleMs: number,
 ): Promise<WebhookBenchResult> => {
   const deadline = performance.now() + settleMs;
-  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) {
-    await sleep(250);
-  }
-  const latencies = [...sentAt].flatMap(([key, sent]) => {
-    const at = arrived.get(key);
-    return at === undefined ? [] : [at - sent];
-  });
+  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) await sleep(250);
+  const latencies = [...sentAt].flatMap(([key, sent]) => (arrived.has(key) ? [(arrived.get(key) as number) - sent] : []));
   return phaseResult(label, latencies, { sent: total, created: sentAt.size, rate });
 };
 
@@ -149,9 +144,7 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
     'phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99',
     [...results, alone].map((row) => [row.label, row.sent, row.created, row.delivered, row.rate.toFixed(1), ms(row.p50), ms(row.p99)]),
   );
-  for (const row of [beside, hung]) {
-    if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
-  }
+  for (const row of [beside, hung]) if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
   if (answered && hung)
     print(
       `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,
