@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
+import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
 import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
@@ -142,16 +143,18 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
 const storedPerOrder = (
   now: Map<string, Stored>,
   before: Map<string, Stored>,
-  merchantIds: readonly string[],
+  merchants: readonly Merchant[],
   ordersOf: (id: string) => number,
 ): Stored => {
-  const orders = sum(merchantIds, ordersOf);
+  const orders = sum(merchants, ({ id }) => ordersOf(id));
   const delta = (key: keyof Stored) =>
-    sum(merchantIds, (id) => (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0)) / Math.max(1, orders);
+    sum(merchants, ({ id }) => (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0)) / Math.max(1, orders);
   return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
 };
 
 const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
+const meanCreateMs = (invocations: readonly InvocationRecord[]) =>
+  mean(invocations.flatMap((invocation) => (invocation.fn === 'orders-create' ? [invocation.ms] : [])));
 
 /** A function's memory and trigger, from the manifests the stack is built from (lib/function-specs.ts). */
 const SPECS = new Map(
@@ -182,7 +185,7 @@ const scenarioOf = (
   aloneCreateMs: number,
   functionNames: readonly string[],
 ): Scenario => {
-  const createMs = mean(run.invocations.filter((invocation) => invocation.fn === 'orders-create').map((invocation) => invocation.ms));
+  const createMs = meanCreateMs(run.invocations);
   // No creates to compare (a failed scenario): durations are taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
   const meanMs = new Map<string, number>();
@@ -540,7 +543,7 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
   const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
   const createSettleSeconds = await settle(stack, steady);
-  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, run.merchantIds, run.ordersOf);
+  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, merchants, run.ordersOf);
   const created = creates.filter((reply) => reply.status === 201);
   const toCancel = merchants.flatMap((merchant) =>
     created
@@ -783,23 +786,13 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
   const { steady, steadyHooked, quietAlone, quietWithHook } = { ...measured, ...others };
   const storedAfter = await run.scan();
   // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
-  const aloneCreateMs = mean(
-    [...quietAlone.into.invocations, ...quietWithHook.into.invocations]
-      .filter((invocation) => invocation.fn === 'orders-create')
-      .map((invocation) => invocation.ms),
-  );
+  const aloneCreateMs = meanCreateMs([...quietAlone.into.invocations, ...quietWithHook.into.invocations]);
   const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
   const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
   const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
     (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
   );
-  const storedOf = (group: readonly Merchant[]) =>
-    storedPerOrder(
-      storedAfter,
-      run.storedBefore,
-      group.map((merchant) => merchant.id),
-      run.ordersOf,
-    );
+  const storedOf = (group: readonly Merchant[]) => storedPerOrder(storedAfter, run.storedBefore, group, run.ordersOf);
   const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [
