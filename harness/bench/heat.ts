@@ -55,8 +55,8 @@ import { createEndpoint, receiver } from './webhooks';
 const PARTITION_WCU_PER_SECOND = 1_000;
 const PARTITION_RCU_PER_SECOND = 3_000;
 
-type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
-const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+const HEAT_DEFAULTS = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+type HeatOptions = typeof HEAT_DEFAULTS;
 const WARMUP_CREATES_PER_MERCHANT = 2;
 /** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
@@ -165,17 +165,6 @@ const SPECS = new Map(
 );
 
 /** One scenario's counts: what the cost model prices, and what the counts table shows beside it. */
-type Scenario = {
-  label: string;
-  measure: ScenarioMeasure;
-  /** Mean orders-create duration in the scenario over its duration alone (at least 1): loaded durations are divided by it. */
-  contention: number;
-  createMs: number;
-  aloneCreateMs: number;
-  /** Per function: mean measured duration (ms). */
-  meanMs: Map<string, number>;
-};
-
 const scenarioOf = (
   label: string,
   load: ScenarioMeasure['load'],
@@ -184,10 +173,11 @@ const scenarioOf = (
   stored: Stored,
   aloneCreateMs: number,
   functionNames: readonly string[],
-): Scenario => {
+) => {
   const createMs = meanCreateMs(run.invocations);
-  // No creates to compare (a failed scenario): durations are taken as measured.
+  // Loaded durations are divided by how much slower a create ran than alone; with no creates to compare (a failed scenario), taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
+  /** Per function: mean measured duration (ms). */
   const meanMs = new Map<string, number>();
   const functions = functionNames.map((fn): FunctionUse => {
     const mine = run.invocations.filter((invocation) => invocation.fn === fn);
@@ -354,6 +344,8 @@ const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: numbe
 const amount = (value: number) =>
   !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
 const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(value !== 0 && Math.abs(value) < 0.01 ? 4 : 2)}` : 'n/a');
+
+type Scenario = ReturnType<typeof scenarioOf>;
 
 const perOrder = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
 const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);

@@ -156,7 +156,7 @@ const warmUp = async (endpoint: string, table: string) => {
   ddb.destroy();
 };
 
-export const benchQuotaContainers = async (print: Print = console.log) => {
+export const benchQuotaContainers = async (print: Print) => {
   const { containers, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   print(
     `\n### Exact across containers\n\nThe limiter as ${containers} containers serving one request at a time (each holds its container for its take and ${HANDLER_MS} ms), against DynamoDB Local: Poisson arrivals at ${load * 100} % of the quota for ${seconds} s, then ${floodFactor}x the quota for ${floodSeconds} s. "Worst window" is the most any window of the run admitted over rate x window + burst (0 or less: never more than the bucket allows).\n`,
