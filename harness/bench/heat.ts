@@ -537,17 +537,14 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
   const createSettleSeconds = await settle(stack, steady);
   const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, merchants, run.ordersOf);
   const created = creates.filter((reply) => reply.status === 201);
-  const toCancel = merchants.flatMap((merchant) =>
-    created
-      .filter((reply) => reply.merchant === merchant)
-      .slice(0, opts.cancels)
-      .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
-  );
-  const cancelled = recorded();
   const cancel =
-    ({ merchant, uuid }: (typeof toCancel)[number]) =>
-    () =>
-      send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+    ({ merchant, body }: (typeof created)[number]) =>
+    () => {
+      const uuid = (body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '';
+      return send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+    };
+  const toCancel = merchants.flatMap((merchant) => created.filter((reply) => reply.merchant === merchant).slice(0, opts.cancels));
+  const cancelled = recorded();
   const cancels = await pool(toCancel.map(cancel), opts.concurrency);
   const settleSeconds = await settle(stack, cancelled);
   return {
