@@ -18,7 +18,17 @@ import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundle
 import type { FixtureMerchant } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
-import { benchCommit, closeConnections, fixtureOrder, printTable, type Reply, send, startBenchStack, statusCount } from './bench/local';
+import {
+  benchCommit,
+  benchMerchant,
+  closeConnections,
+  fixtureOrder,
+  printTable,
+  type Reply,
+  send,
+  startBenchStack,
+  statusCount,
+} from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
 import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING, type WebhookBenchResult } from './bench/webhooks';
@@ -81,7 +91,7 @@ const wholeOption = (value: string | number, message: string, min = 1, max = Num
 };
 if (options.orders !== undefined) {
   const orders = wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000');
-  await benchPageCost({ orders, print: console.log });
+  await benchPageCost(orders);
   process.exit(0);
 }
 if (options.webhooks) {
@@ -139,7 +149,10 @@ const print = (line: string) => {
   report.push(line);
 };
 
-const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '##', title, head, rows);
+const table = (title: string, head: string, rows: (string | number)[][]) => {
+  print(`\n## ${title}\n`);
+  printTable(print, head, rows);
+};
 
 /** Runs one part of the bench; one that throws is reported and the others still run. */
 const attempt = async (part: string, run: () => Promise<unknown>) => {
@@ -158,7 +171,6 @@ const timed = async <T>(fn: () => Promise<T>) => {
 
 const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
 const at = (index: number) => new Date(BASE_TIME + index * 1000).toISOString();
-const liveToken = [{ key: 'live', kind: 'live' as const, can_place_live_orders: true }];
 const TIERS = [
   { slug: 'gold', name: 'Gold', default: true },
   { slug: 'silver', name: 'Silver' },
@@ -176,19 +188,12 @@ const order = (prefix: string, index: number, affiliateSlug: string): Order => (
 
 /** One merchant that only has orders (and the one affiliate they name): the seeding figure. */
 const ordersOnlyMerchant = (): FixtureMerchant => ({
-  key: 'orders-only',
-  name: 'Orders only',
-  currency: 'EUR',
-  tokens: liveToken,
-  affiliates: [{ slug: 'alice', name: 'Alice', email: 'alice@example.com', status: 'active' }],
+  ...benchMerchant('orders-only', 'Orders only'),
   orders: Array.from({ length: SIZES.orders }, (_, index) => order('OO', index, 'alice')),
 });
 
 const largeMerchant = (): FixtureMerchant => ({
-  key: 'large',
-  name: 'Large program',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('large', 'Large program'),
   tiers: TIERS,
   segments: [
     { key: 'default', name: 'Default', default: true, rates: { gold: 10, silver: 7.5, bronze: 5 } },
@@ -217,10 +222,7 @@ const largeMerchant = (): FixtureMerchant => ({
 
 /** One of each, so that every list (and every filter) has exactly one item. */
 const smallMerchant = (): FixtureMerchant => ({
-  key: 'small',
-  name: 'Small program',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('small', 'Small program'),
   tiers: [{ slug: 'silver', name: 'Silver' }],
   segments: [{ key: 'default', name: 'Default', default: true, rates: { silver: 7.5 } }],
   affiliates: [{ slug: 'solo', name: 'Solo', email: 'solo@example.com', tier: 'silver', status: 'active' }],
@@ -230,10 +232,7 @@ const smallMerchant = (): FixtureMerchant => ({
 });
 
 const creatorMerchant = (): FixtureMerchant => ({
-  key: 'creates',
-  name: 'Burst merchant',
-  currency: 'EUR',
-  tokens: liveToken,
+  ...benchMerchant('creates', 'Burst merchant'),
   affiliates: [{ slug: 'popular', name: 'Popular', email: 'popular@example.com', status: 'active' }],
 });
 
@@ -268,7 +267,7 @@ const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) =>
   }
   table(
     'Bursts of concurrent creates (one merchant, one affiliate)',
-    ['concurrent', 'statuses', 'wall', 'orders/s', 'p50', 'p99', 'vs sequential'],
+    'concurrent | statuses | wall | orders/s | p50 | p99 | vs sequential',
     rows,
   );
   return { created: createdTotal, all201: burstFailures.length === 0, burstFailures, burst200 };
@@ -293,7 +292,7 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(
     'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
-    ['creates sent', 'answered 201', 'list total 2 s after', `list total after count repair (${repairSeconds.toFixed(0)} s later)`],
+    `creates sent | answered 201 | list total 2 s after | list total after count repair (${repairSeconds.toFixed(0)} s later)`,
     [[creates.sent, creates.answered, totalAtOnce, await listTotal()]],
   );
 };
@@ -331,11 +330,9 @@ const benchCreates = async (stack: LocalStack) => {
   createdTotal += sequential201;
   const sequentialRate = sequential201 / (sequentialWall / 1000);
   const sequentialLatency = sequential.map((reply) => reply.ms);
-  table(
-    'Sequential creates (one merchant, one affiliate)',
-    ['creates', '201', 'orders/s', 'p50', 'p99'],
-    [[SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))]],
-  );
+  table('Sequential creates (one merchant, one affiliate)', 'creates | 201 | orders/s | p50 | p99', [
+    [SEQUENTIAL, sequential201, rate(sequentialRate), ms(percentile(sequentialLatency, 50)), ms(percentile(sequentialLatency, 99))],
+  ]);
 
   const bursts = await burstsOf(create, sequentialRate);
   createdTotal += bursts.created;
@@ -363,18 +360,14 @@ const seedLists = async (stack: LocalStack) => {
   const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
   const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
   const small = await seedFixture(store, 'live', { merchants: [smallMerchant()] });
-  table(
-    'Seeding (seedFixture: BatchWriteItem in parallel chunks)',
-    ['merchant', 'items in the fixture', 'seed time'],
+  table('Seeding (seedFixture: BatchWriteItem in parallel chunks)', 'merchant | items in the fixture | seed time', [
+    [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
     [
-      [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
-      [
-        'large',
-        `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,
-        seconds(large.ms),
-      ],
+      'large',
+      `${count(SIZES.affiliates)} affiliates over 3 tiers, ${count(SIZES.requests)} requests, ${count(SIZES.invites)} invites, ${count(SIZES.orders)} orders`,
+      seconds(large.ms),
     ],
-  );
+  ]);
   summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
   return { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
 };
@@ -410,20 +403,17 @@ const benchLists = async (stack: LocalStack) => {
         if (index >= WARMUP) samples[which].push(reply.ms);
       }
     }
-    return {
-      large: { p50: percentile(samples.large, 50), statuses: [...statuses.large].join('/') },
-      small: { p50: percentile(samples.small, 50), statuses: [...statuses.small].join('/') },
-    };
+    const figure = (which: 'large' | 'small') => ({ p50: percentile(samples[which], 50), statuses: [...statuses[which]].join('/') });
+    return { large: figure('large'), small: figure('small') };
   };
 
   const rows: (string | number)[][] = [];
   let worst = { ratio: 0, where: '' };
   for (const path of lists) {
-    const first = {
-      large: await send(pageUrl(path, 1), tokens.large),
-      small: await send(pageUrl(path, 1), tokens.small),
+    const shape = {
+      large: lastPageOf((await send(pageUrl(path, 1), tokens.large)).body),
+      small: lastPageOf((await send(pageUrl(path, 1), tokens.small)).body),
     };
-    const shape = { large: lastPageOf(first.large.body), small: lastPageOf(first.small.body) };
     for (const which of ['first', 'last'] as const) {
       const largePage = which === 'first' ? 1 : shape.large.last;
       const smallPage = which === 'first' ? 1 : shape.small.last;
@@ -448,7 +438,7 @@ const benchLists = async (stack: LocalStack) => {
   }
   table(
     `Lists, p50 of ${SAMPLES} requests after ${WARMUP} warm-up (large and small alternating), per_page=${PER_PAGE}: large merchant vs one-of-each merchant`,
-    ['list', 'page (large / small)', 'total (large)', 'large p50', 'small p50', 'large/small', 'status'],
+    'list | page (large / small) | total (large) | large p50 | small p50 | large/small | status',
     rows,
   );
   summary.push({
@@ -487,7 +477,7 @@ const benchBundles = async () => {
     }
     table(
       `Function bundles: size and cold start (median of ${BUNDLE_RUNS} imports in a fresh process)`,
-      ['function', 'minified', 'gzipped', 'import CPU', 'import', 'init from process start'],
+      'function | minified | gzipped | import CPU | import | init from process start',
       rows,
     );
     summary.push({
@@ -611,7 +601,7 @@ await attempt('quota benchmark', async () => {
 });
 table(
   'Targets',
-  ['target', 'measured', 'result'],
+  'target | measured | result',
   summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
 );
 print(`\nTook ${((Date.now() - startedAt.getTime()) / 60_000).toFixed(1)} min; load average at the end ${(loadavg()[0] ?? 0).toFixed(1)}.`);

@@ -74,10 +74,7 @@ export const ASSUMED = {
   sqsRequestsPerQueueInvocation: 2,
   /** 5 pollers, each an empty 20 s long poll 3 times a minute, all month. */
   idleReceivesPerQueuePerMonth: 5 * 3 * 60 * 24 * 30,
-  /**
-   * Lambda's fixed sampling of the traces a triggered function starts itself (with traceWorkers):
-   * the first invocation each second and 5 % of the rest, so every invocation at quiet load.
-   */
+  /** Lambda's fixed sampling of a triggered function's own traces (with traceWorkers): docs/data-model-heat.md, "X-Ray". */
   workerTraceShare: { steady: 0.05, quiet: 1 },
   workerTraceReservoirPerSecond: 1,
 } as const;
@@ -379,12 +376,7 @@ const itemBytes = (item: Item, names: readonly string[] = Object.keys(item)): nu
 /** DynamoDB's storage overhead of every item and of every index entry. */
 export const STORAGE_OVERHEAD_BYTES = 100;
 
-/**
- * What one item (as Scan returns it) takes: in the table its size + 100 bytes, and in each index it
- * is on (both its keys set) the same again for an ALL projection or its table and index keys + 100
- * bytes for a KEYS_ONLY one; weighted by the share of a month it is kept: an item with a TTL
- * (`expires_at`, epoch seconds) counts for the time it has left, at most a month.
- */
+/** What one item (as Scan returns it) takes in the table and its indexes, by the share of a month it is kept (docs/data-model-heat.md, "Storage"). */
 export const storedItem = (item: Item, nowSeconds: number): Stored => {
   const expires = Number(item[TTL_ATTRIBUTE]?.N);
   const share = Number.isFinite(expires) ? Math.min(1, Math.max(0, (expires - nowSeconds) / MONTH_SECONDS)) : 1;

@@ -11,15 +11,14 @@ import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { benchMerchant, createOrders, freshCreateBody, meteredStore, type Print, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, send, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
 
 const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 
-const latency = async (base: string, token: string, print: Print) => {
-  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+const latency = async (base: string, token: string) => {
   const answered = new Map<string, number>();
   const seen = new Map<string, number>();
   let duplicates = 0;
@@ -28,14 +27,13 @@ const latency = async (base: string, token: string, print: Print) => {
   const poller = (async () => {
     while (writing || seen.size < answered.size) {
       for (let more = true; more; ) {
-        const response = await fetch(`${base}/api/v2/events?limit=100${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`, { headers });
-        if (response.status !== 200) {
+        const reply = await send(`${base}/api/v2/events?limit=100${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`, token);
+        if (reply.status !== 200) {
           // A busy local stack may answer 503: the consumer tries again from the same cursor.
-          await response.text();
           await sleep(100);
           continue;
         }
-        const body = (await response.json()) as {
+        const body = reply.body as {
           data: { type: string; data: { order: { order_no: string } } }[];
           meta: { next_cursor: string; has_more: boolean };
         };
@@ -57,11 +55,12 @@ const latency = async (base: string, token: string, print: Print) => {
   );
   writing = false;
   await poller;
-  const delays = [...answered].map(([orderNo, at]) => (seen.get(orderNo) ?? Number.NaN) - at).sort((a, b) => a - b);
-  print(
-    `| ${EVENTS_BENCH.orders} creates, ${EVENTS_BENCH.concurrency} at a time | ${seen.size} of ${answered.size} seen, ${duplicates} twice | ${percentile(delays, 50).toFixed(0)} ms | ${percentile(delays, 99).toFixed(0)} ms | ${Math.max(...delays).toFixed(0)} ms |`,
-  );
-  return { p50: percentile(delays, 50), p99: percentile(delays, 99), seen: seen.size, duplicates };
+  const delays = [...answered].map(([orderNo, at]) => (seen.get(orderNo) ?? Number.NaN) - at);
+  return [
+    `${EVENTS_BENCH.orders} creates, ${EVENTS_BENCH.concurrency} at a time`,
+    `${seen.size} of ${answered.size} seen, ${duplicates} twice`,
+    ...[percentile(delays, 50), percentile(delays, 99), Math.max(...delays)].map((ms) => `${ms.toFixed(0)} ms`),
+  ];
 };
 
 /** A realistic order.created event (one row), as the feed logs it. */
@@ -108,7 +107,7 @@ const sampleEntry = (index: number): LogEntry => {
 /** Events per seeded batch: each batch's top event commits it, as the change feed writes them. */
 const SEEDED_BATCH = 10;
 
-const seedLog = async (store: Store, merchantId: string, count: number, print: Print) => {
+const seedLog = async (store: Store, merchantId: string, count: number) => {
   const started = performance.now();
   const chunk = 5_000;
   for (let done = 0; done < count; done += chunk) {
@@ -121,7 +120,7 @@ const seedLog = async (store: Store, merchantId: string, count: number, print: P
       }),
     );
   }
-  print(`- seeded ${count.toLocaleString('en-US')} log events in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(`- seeded ${count.toLocaleString('en-US')} log events in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 };
 
 type PageCase = { name: string; at: number; limit: number; types?: string[] };
@@ -151,39 +150,38 @@ const measurePages = async (measure: ReturnType<typeof meteredStore>, merchantId
 };
 
 /** `npm run bench -- --events N`: prints the latency and the page cost at 1,000 and N events. */
-export const benchEvents = async ({ events, print = console.log }: { events: number; print?: Print }) => {
+export const benchEvents = async ({ events }: { events: number }) => {
   let stack: LocalStack | undefined;
   try {
     stack = await startBenchStack({ CONSUMER_POLL: 'off' });
     const live = stack.stages.live;
     const seeded = await seedFixture(live.store, 'live', { merchants: [merchant('poll'), merchant('small'), merchant('large')] });
-    print(`\n## Event log (${new Date().toISOString()})\n`);
-    print("From a create's answer to its `order.created` read by a consumer polling every 100 ms:\n");
-    print('| load | seen | p50 | p99 | max |');
-    print('|---|---|---|---|---|');
-    const timing = await latency(live.url, seeded.merchants.poll?.tokens.live ?? '', print);
-    print('');
+    console.log(`\n## Event log (${new Date().toISOString()})\n`);
+    console.log("From a create's answer to its `order.created` read by a consumer polling every 100 ms:\n");
+    const timing = await latency(live.url, seeded.merchants.poll?.tokens.live ?? '');
+    printTable(console.log, 'load | seen | p50 | p99 | max', [timing]);
+    console.log('');
     const small = seeded.merchants.small?.id ?? '';
     const large = seeded.merchants.large?.id ?? '';
-    await seedLog(live.store, small, EVENTS_BENCH.baseline, print);
-    await seedLog(live.store, large, events, print);
+    await seedLog(live.store, small, EVENTS_BENCH.baseline);
+    await seedLog(live.store, large, events);
     const measure = meteredStore(stack.endpoints.dynamodb, live.table);
     const baseRows = await measurePages(measure, small, EVENTS_BENCH.baseline);
     const largeRows = await measurePages(measure, large, events);
-    print('');
-    print('| page | limit | events read | calls | RCU at 1,000 | RCU at N | N vs 1,000 |');
-    print('|---|---|---|---|---|---|---|');
-    let worst = 0;
-    largeRows.forEach((row, index) => {
-      const base = baseRows[index];
-      const ratio = base ? row.rcu / base.rcu : Number.NaN;
-      worst = Math.max(worst, ratio);
-      print(
-        `| ${row.name} | ${row.limit} | ${row.items} | ${row.calls} | ${base?.rcu.toFixed(1)} | ${row.rcu.toFixed(1)} | ${ratio.toFixed(2)}x |`,
-      );
-    });
-    print(`\nN = ${events.toLocaleString('en-US')}; worst ratio ${worst.toFixed(2)}x (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}).`);
-    return { timing, worst };
+    console.log('');
+    const ratios = largeRows.map((row, index) => row.rcu / (baseRows[index]?.rcu ?? Number.NaN));
+    printTable(
+      console.log,
+      'page | limit | events read | calls | RCU at 1,000 | RCU at N | N vs 1,000',
+      largeRows.map((row, index) => {
+        const base = `${baseRows[index]?.rcu.toFixed(1)}`;
+        return [row.name, row.limit, row.items, row.calls, base, row.rcu.toFixed(1), `${ratios[index]?.toFixed(2)}x`];
+      }),
+    );
+    const worst = Math.max(0, ...ratios);
+    console.log(
+      `\nN = ${events.toLocaleString('en-US')}; worst ratio ${worst.toFixed(2)}x (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}).`,
+    );
   } finally {
     await stack?.stop();
   }

@@ -11,14 +11,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
+import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
 import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
-import type { Fixture } from '#shared/admin/fixture';
 import { seedFixture } from '#shared/admin/seed';
+import { groupBy } from '#shared/group-by';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import {
   billedMs,
@@ -35,15 +36,27 @@ import {
   type Trigger,
   writeUnitsItem,
 } from './cost';
-import { benchCommit, benchMerchant, closeConnections, pool, printTable, type Reply, send, startBenchStack, statusCount } from './local';
+import {
+  benchCommit,
+  benchMerchant,
+  closeConnections,
+  fixtureOrder,
+  pool,
+  printTable,
+  type Reply,
+  send,
+  startBenchStack,
+  statusCount,
+  sum,
+} from './local';
 import { createEndpoint, receiver } from './webhooks';
 
 /** What one partition of DynamoDB takes a second (docs/data-model-heat.md). */
 const PARTITION_WCU_PER_SECOND = 1_000;
 const PARTITION_RCU_PER_SECOND = 3_000;
 
-type HeatOptions = { merchants: number; creates: number; concurrency: number; cancels: number };
-const HEAT_DEFAULTS: HeatOptions = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+const HEAT_DEFAULTS = { merchants: 100, creates: 20, concurrency: 20, cancels: 1 };
+type HeatOptions = typeof HEAT_DEFAULTS;
 const WARMUP_CREATES_PER_MERCHANT = 2;
 /** Sequential creates after the warm-up (not recorded): their mean latency is a create's alone. */
 const SEQUENTIAL_CREATES = 40;
@@ -66,27 +79,20 @@ another commit saved in FILE (--baseline) and named by TEXT (--baseline-label).`
 /** Where the section's lines go: the console alone, or the bench's report too. */
 let print = (line: string) => console.log(line);
 
-const table = (title: string, head: string[], rows: (string | number)[][]) => printTable(print, '###', title, head, rows);
+const table = (title: string, head: string, rows: (string | number)[][]) => {
+  print(`\n### ${title}\n`);
+  printTable(print, head, rows);
+};
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const percent = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(2)} %` : 'n/a');
 const whole = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
 const dollars = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(2)}` : 'n/a');
 
-const merchantFixture = (key: string): Fixture['merchants'][number] => ({
-  ...benchMerchant(key, `Heat merchant ${key}`),
-  tokens: [{ key: 'live', kind: 'live', can_place_live_orders: true }],
-});
-
+/** The seeded fixtures' order (two rows), with its own number and one of 50 buyers. */
 const createBody = (orderNo: string, buyer: number) => ({
-  affiliate_slug: 'alice',
+  ...fixtureOrder('HEAT', 1),
   order_no: orderNo,
-  total_shipping_value: 495,
-  currency_code: 'EUR',
   customer: { name: 'Heat Buyer', email: `buyer-${buyer % 50}@example.com` },
-  order_rows: [
-    { product_sku: 'SKU-1', product_name: 'Tent', price_value: 19900, tax_value: 3980, quantity: 1 },
-    { product_name: 'Pegs', price_value: 990, quantity: 2 },
-  ],
 });
 
 type Merchant = { id: string; token: string };
@@ -121,11 +127,12 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
       // Every item of the table lives under its merchant's `M#<merchantId>` (shared/db/entities/base.ts).
       const merchant = /^M#([^#]+)/.exec(item.pk?.S ?? '')?.[1];
       if (merchant === undefined) continue;
-      const stored = storedItem(item, now);
-      const sum = byMerchant.get(merchant) ?? { tableByteMonths: 0, indexByteMonths: 0 };
-      sum.tableByteMonths += stored.tableByteMonths;
-      sum.indexByteMonths += stored.indexByteMonths;
-      byMerchant.set(merchant, sum);
+      const { tableByteMonths, indexByteMonths } = storedItem(item, now);
+      const was = byMerchant.get(merchant);
+      byMerchant.set(merchant, {
+        tableByteMonths: (was?.tableByteMonths ?? 0) + tableByteMonths,
+        indexByteMonths: (was?.indexByteMonths ?? 0) + indexByteMonths,
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start);
@@ -136,16 +143,18 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
 const storedPerOrder = (
   now: Map<string, Stored>,
   before: Map<string, Stored>,
-  merchantIds: readonly string[],
+  merchants: readonly Merchant[],
   ordersOf: (id: string) => number,
 ): Stored => {
-  const orders = merchantIds.reduce((sum, id) => sum + ordersOf(id), 0);
+  const orders = sum(merchants, ({ id }) => ordersOf(id));
   const delta = (key: keyof Stored) =>
-    merchantIds.reduce((sum, id) => sum + (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0), 0) / Math.max(1, orders);
+    sum(merchants, ({ id }) => (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0)) / Math.max(1, orders);
   return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
 };
 
-const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
+const meanCreateMs = (invocations: readonly InvocationRecord[]) =>
+  mean(invocations.flatMap((invocation) => (invocation.fn === 'orders-create' ? [invocation.ms] : [])));
 
 /** A function's memory and trigger, from the manifests the stack is built from (lib/function-specs.ts). */
 const SPECS = new Map(
@@ -156,17 +165,6 @@ const SPECS = new Map(
 );
 
 /** One scenario's counts: what the cost model prices, and what the counts table shows beside it. */
-type Scenario = {
-  label: string;
-  measure: ScenarioMeasure;
-  /** Mean orders-create duration in the scenario over its duration alone (at least 1): loaded durations are divided by it. */
-  contention: number;
-  createMs: number;
-  aloneCreateMs: number;
-  /** Per function: mean measured duration (ms). */
-  meanMs: Map<string, number>;
-};
-
 const scenarioOf = (
   label: string,
   load: ScenarioMeasure['load'],
@@ -175,10 +173,11 @@ const scenarioOf = (
   stored: Stored,
   aloneCreateMs: number,
   functionNames: readonly string[],
-): Scenario => {
-  const createMs = mean(run.invocations.filter((invocation) => invocation.fn === 'orders-create').map((invocation) => invocation.ms));
-  // No creates to compare (a failed scenario): durations are taken as measured.
+) => {
+  const createMs = meanCreateMs(run.invocations);
+  // Loaded durations are divided by how much slower a create ran than alone; with no creates to compare (a failed scenario), taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
+  /** Per function: mean measured duration (ms). */
   const meanMs = new Map<string, number>();
   const functions = functionNames.map((fn): FunctionUse => {
     const mine = run.invocations.filter((invocation) => invocation.fn === fn);
@@ -191,7 +190,7 @@ const scenarioOf = (
       trigger: spec?.trigger ?? 'api',
       invocations: mine.length,
       billedMs: billedMs(durations, contention),
-      logBytes: mine.reduce((sum, invocation) => sum + invocation.logBytes, 0),
+      logBytes: sum(mine, (invocation) => invocation.logBytes),
     };
   });
   const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
@@ -204,13 +203,13 @@ const scenarioOf = (
     measure: {
       load,
       orders,
-      apiRequests: functions.filter((use) => use.trigger === 'api').reduce((sum, use) => sum + use.invocations, 0),
+      apiRequests: sum(functions, (use) => (use.trigger === 'api' ? use.invocations : 0)),
       functions,
-      sqsRequests: calls('sqs').reduce((sum, call) => sum + call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes)), 0),
-      writeUnits: calls('dynamodb').reduce((sum, call) => sum + (call.wcu ?? 0), 0),
+      sqsRequests: sum(calls('sqs'), (call) => call.attempts * (call.bytes === undefined ? 1 : sqsRequestsFor(call.bytes))),
+      writeUnits: sum(calls('dynamodb'), (call) => call.wcu ?? 0),
       writeUnitsByFeature: unitsByFeature(calls('dynamodb')),
-      readUnits: calls('dynamodb').reduce((sum, call) => sum + (call.rcu ?? 0), 0),
-      emails: calls('ses').reduce((sum, call) => sum + (call.ok ? (call.messages ?? 0) : 0), 0),
+      readUnits: sum(calls('dynamodb'), (call) => call.rcu ?? 0),
+      emails: sum(calls('ses'), (call) => (call.ok ? (call.messages ?? 0) : 0)),
       // The cost model divides totals by the orders: the stored bytes per order, times the orders.
       stored: { tableByteMonths: stored.tableByteMonths * orders, indexByteMonths: stored.indexByteMonths * orders },
     },
@@ -246,11 +245,11 @@ const totalsOf = (calls: CallRecord[]) => {
   const dynamo = calls.filter((call) => call.service === 'dynamodb');
   return {
     calls: dynamo.length,
-    roundTrips: dynamo.reduce((sum, call) => sum + call.attempts, 0),
-    writes: dynamo.reduce((sum, call) => sum + (call.writes?.length ?? 0), 0),
-    wcu: dynamo.reduce((sum, call) => sum + (call.wcu ?? 0), 0),
-    rcu: dynamo.reduce((sum, call) => sum + (call.rcu ?? 0), 0),
-    sqs: calls.filter((call) => call.service === 'sqs').reduce((sum, call) => sum + call.attempts, 0),
+    roundTrips: sum(dynamo, (call) => call.attempts),
+    writes: sum(dynamo, (call) => call.writes?.length ?? 0),
+    wcu: sum(dynamo, (call) => call.wcu ?? 0),
+    rcu: sum(dynamo, (call) => call.rcu ?? 0),
+    sqs: sum(calls, (call) => (call.service === 'sqs' ? call.attempts : 0)),
     estimated: dynamo.filter((call) => !call.measured).length,
   };
 };
@@ -267,16 +266,6 @@ const normalise = (text: string, merchantIds: string[]) => {
     .replace(/\d{4,}/g, '<n>');
 };
 
-type KeyHeat = {
-  unit: string;
-  where: PartitionWrite['where'];
-  label: string;
-  merchant?: string;
-  writes: number;
-  wcu: number;
-  splits: string;
-};
-
 /** A table partition whose sort key only grows (the event log's positions): every write lands at its end, which no split relieves. */
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
 
@@ -285,34 +274,23 @@ const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
  * whole (split for heat by sort key, but for the event log's), and an index partition (monotonic sort keys, never split).
  */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
-  const units = new Map<string, KeyHeat>();
-  const merchantOf = (key: string) => merchantIds.find((id) => key.includes(id));
-  const add = (unit: string, where: PartitionWrite['where'], raw: string, wcu: number, splits: string) => {
-    const entry = units.get(unit) ?? {
-      unit,
-      where,
-      label: normalise(raw, merchantIds),
-      merchant: merchantOf(raw),
-      writes: 0,
-      wcu: 0,
-      splits,
-    };
-    entry.writes += 1;
-    entry.wcu += wcu;
-    units.set(unit, entry);
-  };
-  let total = 0;
-  for (const call of calls)
-    for (const write of call.writes ?? []) {
-      total += 1;
-      if (write.where === 'table') {
-        add(`item:${write.key}\u0000${write.sk}`, 'table', `${write.key} / ${write.sk}`, write.wcu, 'no (one item)');
-        if (growsAtTheEnd(write.key)) add(`log:${write.key}`, 'table', `${write.key} (whole log)`, write.wcu, 'no (monotonic sort key)');
-        else add(`partition:${write.key}`, 'table', `${write.key} (whole partition)`, write.wcu, 'yes (by sort key)');
-      } else add(`${write.where}:${write.key}`, write.where, write.key, write.wcu, 'no (monotonic sort key)');
-    }
-  return { units: [...units.values()], total };
+  const writes = calls.flatMap((call) => call.writes ?? []);
+  const hits = writes.flatMap(({ where, key, sk, wcu }) => {
+    const hit = (unit: string, raw: string, splits: string) => ({ unit, where, raw, wcu, splits });
+    if (where !== 'table') return [hit(`${where}:${key}`, key, 'no (monotonic sort key)')];
+    const item = hit(`item:${key}\u0000${sk}`, `${key} / ${sk}`, 'no (one item)');
+    if (growsAtTheEnd(key)) return [item, hit(`log:${key}`, `${key} (whole log)`, 'no (monotonic sort key)')];
+    return [item, hit(`partition:${key}`, `${key} (whole partition)`, 'yes (by sort key)')];
+  });
+  const units = [...groupBy(hits, (hit) => hit.unit).values()].map((group) => {
+    const { unit, where, raw, splits } = group[0] as (typeof hits)[number];
+    const merchant = merchantIds.find((id) => raw.includes(id));
+    return { unit, where, label: normalise(raw, merchantIds), merchant, writes: group.length, wcu: sum(group, (hit) => hit.wcu), splits };
+  });
+  return { units, total: writes.length };
 };
+
+type KeyHeat = ReturnType<typeof heatOf>['units'][number];
 
 /** What a write serves: the event log and the commission reports state their own share of a create's writes. */
 const FEATURES = { orders: 'orders, commissions, quota', log: 'event log', reports: 'commission reports', webhooks: 'webhooks' } as const;
@@ -326,38 +304,38 @@ const featureOf = ({ key, sk = '' }: Pick<PartitionWrite, 'key' | 'sk'>): string
 
 /** Write units by what they serve, each call's shared out over the items it wrote (a call's own figure when it names none). */
 const unitsByFeature = (calls: readonly CallRecord[]): Record<string, number> => {
+  const shares = calls.flatMap((call) =>
+    call.writes?.length
+      ? call.writes.map((write) => ({ feature: featureOf(write), wcu: write.wcu }))
+      : [{ feature: FEATURES.orders, wcu: call.wcu || 0 }],
+  );
   // Every feature in every scenario (0 where it wrote nothing), so the cost table has the same rows for all.
-  const units: Record<string, number> = Object.fromEntries(Object.values(FEATURES).map((feature) => [feature, 0]));
-  for (const call of calls) {
-    const writes = call.writes ?? [];
-    if (writes.length === 0) {
-      if (call.wcu) units[FEATURES.orders] = (units[FEATURES.orders] ?? 0) + call.wcu;
-      continue;
-    }
-    for (const write of writes) units[featureOf(write)] = (units[featureOf(write)] ?? 0) + write.wcu;
-  }
-  return Object.fromEntries(Object.entries(units).sort(([a], [b]) => a.localeCompare(b)));
+  const features = Object.values(FEATURES).sort((a, b) => a.localeCompare(b));
+  return Object.fromEntries(features.map((feature) => [feature, sum(shares, (share) => (share.feature === feature ? share.wcu : 0))]));
 };
 
 /** Every write of the creates by the item it wrote (normalised): per create, who writes it and what it serves, and each feature's total. */
 const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: number) => {
-  const rows = new Map<string, { feature: string; where: string; label: string; fns: Set<string>; writes: number; wcu: number }>();
-  for (const call of calls)
-    for (const write of call.writes ?? []) {
-      const label = normalise(write.where === 'table' ? `${write.key} / ${write.sk ?? ''}` : write.key, merchantIds)
-        .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
-        .replace(/#[0-9a-z]{20,}/gi, '#<id>');
-      const id = `${write.where}\u0000${label}`;
-      const row = rows.get(id) ?? { feature: featureOf(write), where: write.where, label, fns: new Set(), writes: 0, wcu: 0 };
-      row.fns.add(call.fn);
-      row.writes += 1;
-      row.wcu += write.wcu;
-      rows.set(id, row);
-    }
-  const all = [...rows.values()].map((row) => ({ ...row, writes: row.writes / creates, wcu: row.wcu / creates }));
+  const writes = calls.flatMap((call) => (call.writes ?? []).map((write) => ({ ...write, fn: call.fn })));
+  const itemOf = (write: PartitionWrite) =>
+    normalise(write.where === 'table' ? `${write.key} / ${write.sk ?? ''}` : write.key, merchantIds)
+      .replace(/\d{4}-\d{2}(-\d{2})?/g, '<date>')
+      .replace(/#[0-9a-z]{20,}/gi, '#<id>');
+  const all = [...groupBy(writes, (write) => `${write.where}\u0000${itemOf(write)}`).values()].map((group) => {
+    const first = group[0] as (typeof writes)[number];
+    const fns = new Set(group.map((write) => write.fn));
+    return {
+      feature: featureOf(first),
+      where: first.where,
+      label: itemOf(first),
+      fns,
+      writes: group.length / creates,
+      wcu: sum(group, (write) => write.wcu) / creates,
+    };
+  });
   const features = [...new Set(all.map((row) => row.feature))].map((feature) => ({
     feature,
-    wcu: all.filter((row) => row.feature === feature).reduce((sum, row) => sum + row.wcu, 0),
+    wcu: sum(all, (row) => (row.feature === feature ? row.wcu : 0)),
   }));
   return { rows: all.sort((a, b) => a.feature.localeCompare(b.feature) || b.wcu - a.wcu), features };
 };
@@ -366,6 +344,8 @@ const writesByItem = (calls: CallRecord[], merchantIds: string[], creates: numbe
 const amount = (value: number) =>
   !Number.isFinite(value) ? 'n/a' : value === 0 ? '0' : value >= 100 ? whole(value) : value >= 1 ? fixed(value) : value.toPrecision(2);
 const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(value !== 0 && Math.abs(value) < 0.01 ? 4 : 2)}` : 'n/a');
+
+type Scenario = ReturnType<typeof scenarioOf>;
 
 const perOrder = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
 const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
@@ -387,7 +367,7 @@ const printCounts = (
   );
   table(
     'Cost per million orders: the measured counts behind it (per order unless said)',
-    ['count', ...scenarios.map((scenario) => scenario.label)],
+    ['count', ...scenarios.map((scenario) => scenario.label)].join(' | '),
     [
       row('orders created (201)', (scenario) => whole(scenario.measure.orders)),
       row('API requests (WAF and API Gateway)', (scenario) => fixed(perOrder(scenario, scenario.measure.apiRequests))),
@@ -430,13 +410,11 @@ const printCostTables = (scenarios: Scenario[]) => {
   const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
   const cells = (item: string) => lines.map((scenarioLines) => cell(scenarioLines.find((line) => line.item === item)));
   const totals = (perMonth: boolean) =>
-    lines.map((scenarioLines) =>
-      scenarioLines.filter((line) => (line.perMonth ?? false) === perMonth).reduce((sum, line) => sum + line.dollars, 0),
-    );
+    lines.map((scenarioLines) => sum(scenarioLines, (line) => ((line.perMonth ?? false) === perMonth ? line.dollars : 0)));
   const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
-    ['item', 'price', ...scenarios.map((scenario) => scenario.label)],
+    ['item', 'price', ...scenarios.map((scenario) => scenario.label)].join(' | '),
     [
       ...items.filter((line) => !line.perMonth).map((line) => [line.item, line.price, ...cells(line.item)]),
       ['**total per million orders**', '', ...totals(false).map((total) => `**${dollars(total)}**`)],
@@ -445,7 +423,7 @@ const printCostTables = (scenarios: Scenario[]) => {
         '',
         ...totals(false).map((total, index) => {
           const later = (lines[index] ?? []).filter((line) => laterFeatures.includes(line.item));
-          return dollars(total - later.reduce((sum, line) => sum + line.dollars, 0));
+          return dollars(total - sum(later, (line) => line.dollars));
         }),
       ],
       ...items
@@ -455,14 +433,10 @@ const printCostTables = (scenarios: Scenario[]) => {
     ],
   );
   const fixedLines = fixedMonthlyLines(DEPLOYMENT);
-  table(
-    'What a stage costs a month whatever its orders (each stage, live and sandbox)',
-    ['item', 'price', 'per month', 'dollars'],
-    [
-      ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
-      ['**total**', '', '', `**${dollars(fixedLines.reduce((sum, line) => sum + line.dollars, 0))}**`],
-    ],
-  );
+  table('What a stage costs a month whatever its orders (each stage, live and sandbox)', 'item | price | per month | dollars', [
+    ...fixedLines.map((line) => [line.item, line.price, `${amount(line.quantity)} ${line.unit}`, cents(line.dollars)]),
+    ['**total**', '', '', `**${dollars(sum(fixedLines, (line) => line.dollars))}**`],
+  ]);
 };
 
 /** What the cost model assumes, with what a real webhook endpoint's answer time would add (the deliverer waits for it). */
@@ -470,12 +444,8 @@ const printAssumptions = (scenarios: Scenario[]) => {
   const hooked = scenarios.find((scenario) => scenario.label === 'steady + webhook');
   // Both lanes' deliverers: an endpoint's first deliveries, before it has answered promptly, are on the slow lane.
   const deliverers = hooked ? ['webhooks-deliver', 'webhooks-deliver-slow'].flatMap((fn) => useOf(hooked, fn) ?? []) : [];
-  const deliveries = hooked
-    ? perOrder(
-        hooked,
-        deliverers.reduce((total, use) => total + use.invocations, 0),
-      )
-    : 0;
+  const invocations = sum(deliverers, (use) => use.invocations);
+  const deliveries = hooked ? perOrder(hooked, invocations) : 0;
   const deliverMb = deliverers[0]?.memoryMb ?? 0;
   print(
     `\nAssumed, not measured: durations are the stage process's (every function of the stage in one Node.js process beside the emulators), divided by how much slower a create ran in the scenario than alone; Lambda's init (cold start) is not counted. The webhook receiver answers at once on loopback: each 100 ms a real endpoint takes to answer adds ${cents(1_000_000 * deliveries * 0.1 * (deliverMb / 1024) * PRICES.lambdaArmPerGbSecond)} per million orders at steady load (${fixed(deliveries)} deliveries per order). The local pollers form batches as they find the records (the stream polled 4 times a second, no batching window), so at steady load the change feed and the commission consumer may run more, smaller batches than in AWS. Not counted: data transfer out, CloudWatch metrics, alarms and dashboard, KMS, Secrets Manager API calls, free tiers.`,
@@ -491,7 +461,7 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
     (_, index) => `heat-hooked-${index}`,
   );
   const seeded = await seedFixture(live.store, 'live', {
-    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map(merchantFixture),
+    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map((key) => benchMerchant(key, `Heat merchant ${key}`)),
   });
   const merchantOf = (key: string): Merchant => {
     const merchant = seeded.merchants[key];
@@ -565,19 +535,16 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
   const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
   const createSettleSeconds = await settle(stack, steady);
-  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, run.merchantIds, run.ordersOf);
+  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, merchants, run.ordersOf);
   const created = creates.filter((reply) => reply.status === 201);
-  const toCancel = merchants.flatMap((merchant) =>
-    created
-      .filter((reply) => reply.merchant === merchant)
-      .slice(0, opts.cancels)
-      .map((reply) => ({ merchant, uuid: (reply.body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '' })),
-  );
-  const cancelled = recorded();
   const cancel =
-    ({ merchant, uuid }: (typeof toCancel)[number]) =>
-    () =>
-      send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+    ({ merchant, body }: (typeof created)[number]) =>
+    () => {
+      const uuid = (body as { data?: { order?: { uuid?: string } } }).data?.order?.uuid ?? '';
+      return send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
+    };
+  const toCancel = merchants.flatMap((merchant) => created.filter((reply) => reply.merchant === merchant).slice(0, opts.cancels));
+  const cancelled = recorded();
   const cancels = await pool(toCancel.map(cancel), opts.concurrency);
   const settleSeconds = await settle(stack, cancelled);
   return {
@@ -610,8 +577,7 @@ const printRun = (measured: SteadyRun, alone: { timed: number; ms: number }, opt
 /** What a create costs, per function: the request path with and without a key, a cancel, each worker per create. */
 const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const createCount = created.length;
-  const byInvocation = new Map<string, CallRecord[]>();
-  for (const call of records) byInvocation.set(call.invocation, [...(byInvocation.get(call.invocation) ?? []), call]);
+  const byInvocation = groupBy(records, (call) => call.invocation);
   const invocationsOf = (fn: string) => [...byInvocation.values()].filter((calls) => calls[0]?.fn === fn);
   const createInvocations = invocationsOf('orders-create');
   const withKey = createInvocations.filter((calls) =>
@@ -620,7 +586,7 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
   const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
     const totals = totalsOf(invocations.flat());
-    const trips = invocations.reduce((sum, calls) => sum + sequentialRoundTrips(calls), 0) / Math.max(1, invocations.length);
+    const trips = sum(invocations, sequentialRoundTrips) / Math.max(1, invocations.length);
     return [
       label,
       `${whole(per)} ${unit}`,
@@ -638,18 +604,7 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   const cancelled = cancels.filter((reply) => reply.status === 200).length;
   table(
     'What a create costs (DynamoDB calls, round trips incl. SDK retries, of them one after the other, partition writes, write/read units, SQS requests)',
-    [
-      'path',
-      'over',
-      'DynamoDB calls',
-      'round trips',
-      'sequential round trips (request path)',
-      'partition writes',
-      'WCU',
-      'RCU',
-      'SQS requests',
-      'units',
-    ],
+    'path | over | DynamoDB calls | round trips | sequential round trips (request path) | partition writes | WCU | RCU | SQS requests | units',
     [
       perInvocation('create (request path), no Idempotency-Key', withoutKey, withoutKey.length, 'creates', true),
       perInvocation('create (request path), with Idempotency-Key', withKey, withKey.length, 'creates', true),
@@ -659,13 +614,12 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
       perInvocation('everything recorded, per create', [...byInvocation.values()], createCount, 'creates'),
     ],
   );
-  const operations = new Map<string, number>();
-  for (const call of createInvocations.flat())
-    operations.set(`${call.service}.${call.operation}`, (operations.get(`${call.service}.${call.operation}`) ?? 0) + 1);
+  const operations = [...groupBy(createInvocations.flat(), (call) => `${call.service}.${call.operation}`)].sort(
+    (a, b) => b[1].length - a[1].length,
+  );
   print(
-    `\nCalls of a create (request path, per create): ${[...operations]
-      .sort((a, b) => b[1] - a[1])
-      .map(([operation, n]) => `${operation} ${fixed(n / Math.max(1, createInvocations.length))}`)
+    `\nCalls of a create (request path, per create): ${operations
+      .map(([operation, calls]) => `${operation} ${fixed(calls.length / Math.max(1, createInvocations.length))}`)
       .join(', ')}.`,
   );
 };
@@ -677,37 +631,21 @@ const printWritesByItem = ({ steady, created }: SteadyRun, merchantIds: string[]
     `The writes of a create, by item (${whole(created.length)} creates; WCU per create by feature: ${byItem.features
       .map((feature) => `${feature.feature} ${fixed(feature.wcu)}`)
       .join(', ')})`,
-    ['feature', 'item (normalised)', 'where', 'written by', 'writes per create', 'WCU per create'],
+    'feature | item (normalised) | where | written by | writes per create | WCU per create',
     byItem.rows
       .filter((row) => row.wcu >= 0.005)
       .map((row) => [row.feature, `\`${row.label}\``, row.where, [...row.fns].sort().join(', '), fixed(row.writes), fixed(row.wcu)]),
   );
 };
 
-type KeyGroup = { where: string; label: string; shared: boolean; keys: number; top: KeyHeat; splits: string };
-
-/** Keys of one shape (normalised label and where) as one group, with its hottest key; hottest group first. */
-const groupedByShape = (units: readonly KeyHeat[]) => {
-  const groups = new Map<string, KeyGroup>();
-  for (const unit of units) {
-    const id = `${unit.where}\u0000${unit.label}`;
-    const group = groups.get(id);
-    if (!group)
-      groups.set(id, {
-        where: unit.where,
-        label: unit.label,
-        shared: unit.merchant === undefined,
-        keys: 1,
-        top: unit,
-        splits: unit.splits,
-      });
-    else {
-      group.keys += 1;
-      if (unit.writes > group.top.writes) group.top = unit;
-    }
-  }
-  return [...groups.values()].sort((a, b) => b.top.writes - a.top.writes);
-};
+/** Keys of one shape (normalised label and where) as one group, with its hottest key (the first of the hottest); hottest group first. */
+const groupedByShape = (units: readonly KeyHeat[]) =>
+  [...groupBy(units, (unit) => `${unit.where}\u0000${unit.label}`).values()]
+    .map((group) => {
+      const top = group.reduce((hottest, unit) => (unit.writes > hottest.writes ? unit : hottest));
+      return { where: top.where, label: top.label, shared: top.merchant === undefined, keys: group.length, top, splits: top.splits };
+    })
+    .sort((a, b) => b.top.writes - a.top.writes);
 
 /** Partition heat: a create's own writes and the workers' for it (a cancel's are its own row above), the 10 hottest key shapes. */
 const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number) => {
@@ -739,18 +677,7 @@ const printHeat = (measured: SteadyRun, merchantIds: string[], merchants: number
     });
   table(
     `Partition heat: the ${Math.min(10, ranked.length)} hottest keys of ${whole(total)} partition writes (${whole(created.length)} creates over ${merchants} merchants and the workers' writes for them)`,
-    [
-      'key (normalised)',
-      'where',
-      'shared by all merchants',
-      'keys like it',
-      'writes (hottest one)',
-      'share of all writes',
-      'writes per create on it',
-      'WCU per create on it',
-      'split for heat',
-      'creates/s at 1,000 WCU/s on it',
-    ],
+    'key (normalised) | where | shared by all merchants | keys like it | writes (hottest one) | share of all writes | writes per create on it | WCU per create on it | split for heat | creates/s at 1,000 WCU/s on it',
     heatRows,
   );
   printCeilings(measured, units, total, createsOf, merchantIds, merchants);
@@ -780,38 +707,34 @@ const printCeilings = (
       readHeat.set(key, (readHeat.get(key) ?? 0) + (call.rcu ?? 0) / Math.max(1, call.reads?.length ?? 1));
   const sharedReads = [...readHeat].filter(([key]) => !merchantIds.some((id) => key.includes(id))).sort((a, b) => b[1] - a[1]);
   const [sharedReadKey, sharedRead] = sharedReads[0] ?? [undefined, 0];
-  table(
-    "Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)",
-    ['measure', 'measured', 'goal / limit'],
+  table("Heat against DynamoDB's limits (1,000 WCU/s and 3,000 RCU/s per partition)", 'measure | measured | goal / limit', [
     [
-      [
-        'largest share of all writes taken by one key',
-        hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
-        `about 1/${merchants} = ${percent(1 / merchants)}`,
-      ],
-      [
-        'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
-        hottestMerchantKey
-          ? `${whole(PARTITION_WCU_PER_SECOND / merchantWcuPerCreate)} creates/s (\`${hottestMerchantKey.label}\`, ${hottestMerchantKey.where}: ${fixed(merchantWcuPerCreate)} WCU per create)`
-          : 'n/a',
-        'the documented per-merchant ceiling',
-      ],
-      [
-        'service-wide creates/s at which the hottest shared key reaches 1,000 WCU/s',
-        hottestShared
-          ? `${whole(PARTITION_WCU_PER_SECOND / sharedWcuPerCreate)} creates/s (\`${hottestShared.label}\`, ${hottestShared.where}: ${fixed(sharedWcuPerCreate)} WCU per create)`
-          : 'none: no key is shared by all merchants',
-        'no shared key (no service-wide cap)',
-      ],
-      [
-        'hottest read partition shared by all merchants',
-        sharedReadKey
-          ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
-          : 'none',
-        `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
-      ],
+      'largest share of all writes taken by one key',
+      hottest ? `${percent(hottest.writes / total)} (\`${hottest.label}\`, ${hottest.where})` : 'n/a',
+      `about 1/${merchants} = ${percent(1 / merchants)}`,
     ],
-  );
+    [
+      'per-merchant creates/s at which its hottest key reaches 1,000 WCU/s',
+      hottestMerchantKey
+        ? `${whole(PARTITION_WCU_PER_SECOND / merchantWcuPerCreate)} creates/s (\`${hottestMerchantKey.label}\`, ${hottestMerchantKey.where}: ${fixed(merchantWcuPerCreate)} WCU per create)`
+        : 'n/a',
+      'the documented per-merchant ceiling',
+    ],
+    [
+      'service-wide creates/s at which the hottest shared key reaches 1,000 WCU/s',
+      hottestShared
+        ? `${whole(PARTITION_WCU_PER_SECOND / sharedWcuPerCreate)} creates/s (\`${hottestShared.label}\`, ${hottestShared.where}: ${fixed(sharedWcuPerCreate)} WCU per create)`
+        : 'none: no key is shared by all merchants',
+      'no shared key (no service-wide cap)',
+    ],
+    [
+      'hottest read partition shared by all merchants',
+      sharedReadKey
+        ? `\`${normalise(sharedReadKey, merchantIds)}\`: ${fixed(sharedRead, 1)} RCU in the ${windowSeconds.toFixed(0)} s recorded, ${fixed(sharedRead / windowSeconds, 2)} RCU/s (polls: per tick, not per create)`
+        : 'none',
+      `${whole(PARTITION_RCU_PER_SECOND)} RCU/s a partition`,
+    ],
+  ]);
 };
 
 /** Creates one at a time on one merchant, QUIET.gapMs apart, and what the stage did for them. */
@@ -852,23 +775,13 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
   const { steady, steadyHooked, quietAlone, quietWithHook } = { ...measured, ...others };
   const storedAfter = await run.scan();
   // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
-  const aloneCreateMs = mean(
-    [...quietAlone.into.invocations, ...quietWithHook.into.invocations]
-      .filter((invocation) => invocation.fn === 'orders-create')
-      .map((invocation) => invocation.ms),
-  );
+  const aloneCreateMs = meanCreateMs([...quietAlone.into.invocations, ...quietWithHook.into.invocations]);
   const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
   const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
   const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
     (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
   );
-  const storedOf = (group: readonly Merchant[]) =>
-    storedPerOrder(
-      storedAfter,
-      run.storedBefore,
-      group.map((merchant) => merchant.id),
-      run.ordersOf,
-    );
+  const storedOf = (group: readonly Merchant[]) => storedPerOrder(storedAfter, run.storedBefore, group, run.ordersOf);
   const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [

@@ -51,11 +51,15 @@ export const freshCreateBody = (prefix: string) => ({
   order_rows: [{ product_name: 'Tent', product_sku: 'TENT-2P', price_value: 19900, tax_value: 3781, quantity: 1 }],
 });
 
-/** A markdown table under a heading (`##`, `###`). */
-export const printTable = (print: Print, heading: string, title: string, head: string[], rows: (string | number)[][]) => {
-  print(`\n${heading} ${title}\n`);
-  print(`| ${head.join(' | ')} |`);
-  print(`|${head.map(() => '---').join('|')}|`);
+/** A markdown table, its head given as its columns joined by ' | ': the one renderer of every table the bench prints. */
+export const printTable = (print: Print, head: string, rows: (string | number)[][]) => {
+  print(`| ${head} |`);
+  print(
+    `|${head
+      .split(' | ')
+      .map(() => '---')
+      .join('|')}|`,
+  );
   for (const row of rows) print(`| ${row.join(' | ')} |`);
 };
 
@@ -80,7 +84,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 /** Closes the sockets the agent keeps alive: before the stack they talk to stops. */
 export const closeConnections = () => agent.destroy();
 
-type Send = { method?: 'GET' | 'POST'; body?: unknown; idempotencyKey?: string };
+type Send = { method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown; idempotencyKey?: string };
 
 /**
  * One request, timed. A kept-alive socket the server closed just as it was reused fails with
@@ -121,6 +125,9 @@ export const send = (url: string, token: string, { method = 'GET', body, idempot
     if (payload !== undefined) req.write(payload);
     req.end();
   });
+
+/** The sum of `of` over the items. */
+export const sum = <T>(items: readonly T[], of: (item: T) => number) => items.reduce((total, item) => total + of(item), 0);
 
 /** The replies by status, e.g. `3 x 201, 1 x 503`. */
 export const statusCount = (replies: readonly Reply[]) => {
@@ -179,14 +186,12 @@ export const createOrders = async <T extends { order_no: string }>(
   concurrency: number,
   answered: (body: T) => void,
 ) => {
-  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   await pool(
     bodies.map((body) => async () => {
       for (;;) {
-        const response = await fetch(`${base}/api/v2/orders/create`, { method: 'POST', headers, body: JSON.stringify(body) });
-        await response.text();
-        if (response.status === 201) break;
-        if (response.status !== 503) throw new Error(`create answered ${response.status}`);
+        const { status } = await send(`${base}/api/v2/orders/create`, token, { method: 'POST', body });
+        if (status === 201) break;
+        if (status !== 503) throw new Error(`create answered ${status}`);
       }
       answered(body);
     }),

@@ -19,7 +19,7 @@ import {
 import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
-import { fixtureOrder, meteredStore, type Print, startBenchStack, sumUnits } from './local';
+import { fixtureOrder, meteredStore, printTable, startBenchStack, sumUnits } from './local';
 
 const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
@@ -28,7 +28,7 @@ const STEP = GROUP_SIZE * BLOCK_SIZE;
 const BASE_TIME = Date.parse('2025-01-01T00:00:00Z');
 
 /** Seeds one merchant with `count` orders (sequence 1..count), printing progress; returns its id. */
-const seedOrders = async (store: Store, key: string, count: number, print: Print): Promise<string> => {
+const seedOrders = async (store: Store, key: string, count: number): Promise<string> => {
   const id = randomUUID();
   await putNewMerchant(store, { id, name: `Page cost ${key}`, currency: 'EUR', defaultTier: 'gold' });
   const first = await takeSequence(store, id, 'orders', count);
@@ -66,7 +66,7 @@ const seedOrders = async (store: Store, key: string, count: number, print: Print
       );
     }
   }
-  print(`- seeded ${count.toLocaleString('en-US')} orders in ${((performance.now() - start) / 1000).toFixed(0)} s`);
+  console.log(`- seeded ${count.toLocaleString('en-US')} orders in ${((performance.now() - start) / 1000).toFixed(0)} s`);
   return id;
 };
 
@@ -110,7 +110,7 @@ const fixed = (value: number) => (Number.isFinite(value) ? (Number.isInteger(val
 const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
 
 /** `npm run bench -- --orders N`: seeds, measures, prints a markdown table. */
-export const benchPageCost = async ({ orders, print }: { orders: number; print: Print }) => {
+export const benchPageCost = async (orders: number) => {
   const startedAt = Date.now();
   let stack: LocalStack | undefined;
   try {
@@ -118,32 +118,41 @@ export const benchPageCost = async ({ orders, print }: { orders: number; print: 
     // count the seeded block counts into the group totals a second time.
     stack = await startBenchStack({ CONSUMER_POLL: 'off', STREAM_POLL: 'off' });
     const live = stack.stages.live;
-    print(`\n## Page cost at ${BASELINE_ORDERS.toLocaleString('en-US')} and ${orders.toLocaleString('en-US')} orders\n`);
-    const baseline = await seedOrders(live.store, 'P20K', BASELINE_ORDERS, print);
-    const large = await seedOrders(live.store, 'PN', orders, print);
+    console.log(`\n## Page cost at ${BASELINE_ORDERS.toLocaleString('en-US')} and ${orders.toLocaleString('en-US')} orders\n`);
+    const baseline = await seedOrders(live.store, 'P20K', BASELINE_ORDERS);
+    const large = await seedOrders(live.store, 'PN', orders);
     const measure = meteredStore(stack.endpoints.dynamodb, live.table);
     const baseRows = await measureMerchant(measure, baseline, BASELINE_ORDERS);
     const largeRows = await measureMerchant(measure, large, orders);
     const baseOf = (row: Row) =>
       baseRows.find((base) => base.perPage === row.perPage && base.page.split(' ')[0] === row.page.split(' ')[0]);
-    print('');
-    print(
-      '| orders | page | per_page | DynamoDB calls | RCU | of which counts | RCU vs 20,000 | before: calls | before: RCU | before: vs 20,000 | page checked |',
+    console.log('');
+    printTable(
+      console.log,
+      'orders | page | per_page | DynamoDB calls | RCU | of which counts | RCU vs 20,000 | before: calls | before: RCU | before: vs 20,000 | page checked',
+      [...baseRows, ...largeRows].map((row) => {
+        const base = baseOf(row);
+        return [
+          row.orders.toLocaleString('en-US'),
+          row.page,
+          row.perPage,
+          row.calls,
+          fixed(row.rcu),
+          fixed(row.countRcu),
+          base ? ratio(row.rcu / base.rcu) : 'n/a',
+          row.beforeCalls,
+          fixed(row.beforeRcu),
+          base ? ratio(row.beforeRcu / base.beforeRcu) : 'n/a',
+          row.ok ? 'exact' : '**WRONG**',
+        ];
+      }),
     );
-    print('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const row of [...baseRows, ...largeRows]) {
-      const base = baseOf(row);
-      print(
-        `| ${row.orders.toLocaleString('en-US')} | ${row.page} | ${row.perPage} | ${row.calls} | ${fixed(row.rcu)} | ${fixed(row.countRcu)} | ${base ? ratio(row.rcu / base.rcu) : 'n/a'} | ${row.beforeCalls} | ${fixed(row.beforeRcu)} | ${base ? ratio(row.beforeRcu / base.beforeRcu) : 'n/a'} | ${row.ok ? 'exact' : '**WRONG**'} |`,
-      );
-    }
     const worst = Math.max(...largeRows.map((row) => row.rcu / (baseOf(row)?.rcu ?? Number.NaN)));
-    print('');
-    print(
+    console.log('');
+    console.log(
       `Worst ratio at ${orders.toLocaleString('en-US')} vs ${BASELINE_ORDERS.toLocaleString('en-US')} orders: ${ratio(worst)} (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}). ` +
         `Took ${((Date.now() - startedAt) / 60_000).toFixed(1)} min.`,
     );
-    return { baseRows, largeRows, worst };
   } finally {
     await stack?.stop();
   }

@@ -13,7 +13,7 @@ import { ensureTable } from '#local/resources';
 import type { QuotaPolicy } from '#shared/quota/gcra';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
-import type { Print } from './local';
+import { type Print, printTable } from './local';
 import { percentile } from './percentile';
 
 const CONTAINERS_BENCH = {
@@ -156,7 +156,7 @@ const warmUp = async (endpoint: string, table: string) => {
   ddb.destroy();
 };
 
-export const benchQuotaContainers = async (print: Print = console.log) => {
+export const benchQuotaContainers = async (print: Print) => {
   const { containers, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   print(
     `\n### Exact across containers\n\nThe limiter as ${containers} containers serving one request at a time (each holds its container for its take and ${HANDLER_MS} ms), against DynamoDB Local: Poisson arrivals at ${load * 100} % of the quota for ${seconds} s, then ${floodFactor}x the quota for ${floodSeconds} s. "Worst window" is the most any window of the run admitted over rate x window + burst (0 or less: never more than the bucket allows).\n`,
@@ -166,18 +166,22 @@ export const benchQuotaContainers = async (print: Print = console.log) => {
   try {
     const { table } = await ensureTable(dynamodb.endpoint, 'live');
     await warmUp(dynamodb.endpoint, table);
-    print(
-      `| quota (rate/s, burst) | requests at ${load * 100} % | refused | quota writes per request | take p50 | take p99 | flood admitted / allowed | worst window |`,
+    for (const [index, policy] of CONTAINERS_BENCH.policies.entries())
+      results.push(summarise(policy, await simulate(dynamodb.endpoint, table, policy, `bench-containers-${index}`)));
+    printTable(
+      print,
+      `quota (rate/s, burst) | requests at ${load * 100} % | refused | quota writes per request | take p50 | take p99 | flood admitted / allowed | worst window`,
+      results.map(({ policy, steady, writesPerRequest, take, flood, worstWindowExcess }) => [
+        `${policy.rate}/s, ${policy.burst}`,
+        steady.sent,
+        `${steady.refused} (${((steady.refused / Math.max(1, steady.sent)) * 100).toFixed(2)} %)${steady.degraded ? `, ${steady.degraded} degraded` : ''}`,
+        writesPerRequest.toFixed(2),
+        `${take.p50.toFixed(1)} ms`,
+        `${take.p99.toFixed(1)} ms`,
+        `${flood.admitted} / ${flood.allowed}`,
+        worstWindowExcess.toFixed(1),
+      ]),
     );
-    print('|---|---|---|---|---|---|---|---|');
-    for (const [index, policy] of CONTAINERS_BENCH.policies.entries()) {
-      const result = summarise(policy, await simulate(dynamodb.endpoint, table, policy, `bench-containers-${index}`));
-      results.push(result);
-      const share = (result.steady.refused / Math.max(1, result.steady.sent)) * 100;
-      print(
-        `| ${policy.rate}/s, ${policy.burst} | ${result.steady.sent} | ${result.steady.refused} (${share.toFixed(2)} %)${result.steady.degraded ? `, ${result.steady.degraded} degraded` : ''} | ${result.writesPerRequest.toFixed(2)} | ${result.take.p50.toFixed(1)} ms | ${result.take.p99.toFixed(1)} ms | ${result.flood.admitted} / ${result.flood.allowed} | ${result.worstWindowExcess.toFixed(1)} |`,
-      );
-    }
   } finally {
     await dynamodb.stop();
   }

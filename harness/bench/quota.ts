@@ -7,7 +7,7 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { atRate, type Print, startBenchStack } from './local';
+import { atRate, type Print, printTable, type Reply, send, startBenchStack } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
@@ -15,22 +15,12 @@ const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 2
 
 /** `rate` GETs per second for `seconds` with one token; each answer's status and latency. */
 const drive = async (url: string, token: string, rate: number, seconds: number) => {
-  const answers: { status: number; ms: number }[] = [];
-  await atRate(rate, rate * seconds, () => {
-    const sent = performance.now();
-    return fetch(`${url}/api/v2/tiers`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        answers.push({ status: response.status, ms: performance.now() - sent });
-      })
-      .catch(() => {
-        answers.push({ status: 0, ms: performance.now() - sent });
-      });
-  });
+  const answers: Reply[] = [];
+  await atRate(rate, rate * seconds, () => send(`${url}/api/v2/tiers`, token).then((reply) => answers.push(reply)));
   return answers;
 };
 
-const summary = (answers: { status: number; ms: number }[]) => {
+const summary = (answers: Reply[]) => {
   const ok = answers.filter((answer) => answer.status === 200).map((answer) => answer.ms);
   return {
     p50: percentile(ok, 50),
@@ -40,8 +30,10 @@ const summary = (answers: { status: number; ms: number }[]) => {
   };
 };
 
-const startStack = (rate: number, enforced: boolean) =>
-  startBenchStack({
+/** A fresh stack with the two merchants seeded and B warmed up, for `measure`; stopped after it. */
+const onStack = async <T>(enforced: boolean, measure: (stack: LocalStack, tokens: { noisy: string; quiet: string }) => Promise<T>) => {
+  const { rate } = QUOTA_BENCH;
+  const stack = await startBenchStack({
     CONSUMER_POLL: 'off',
     STREAM_POLL: 'off',
     QUOTA_RATE_PER_SECOND: String(rate),
@@ -49,11 +41,15 @@ const startStack = (rate: number, enforced: boolean) =>
     ...recordingEnv(),
     ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
   });
-
-const seedTwo = async (stack: LocalStack) => {
-  const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });
-  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [merchant('noisy'), merchant('quiet')] });
-  return { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
+  try {
+    const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });
+    const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [merchant('noisy'), merchant('quiet')] });
+    const tokens = { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
+    await drive(stack.stages.live.url, tokens.quiet, rate / 2, 5);
+    return await measure(stack, tokens);
+  } finally {
+    await stack.stop();
+  }
 };
 
 export const benchQuota = async (print: Print = console.log) => {
@@ -62,22 +58,11 @@ export const benchQuota = async (print: Print = console.log) => {
   print(
     `\n## Quotas: a noisy neighbour (quota ${rate}/s, burst ${2 * rate}; ${new Date().toISOString()})\n\nMerchant B reads at half its quota (${quietRate}/s); merchant A sends ${floodFactor}x its quota (${rate * floodFactor}/s) for ${seconds} s. Baseline: B alone with the quota switched off.\n`,
   );
-  let stack: LocalStack | undefined;
-  let baseline: { p50: number; p99: number };
-  try {
-    stack = await startStack(rate, false);
-    const tokens = await seedTwo(stack);
-    await drive(stack.stages.live.url, tokens.quiet, quietRate, 5);
-    baseline = summary(await drive(stack.stages.live.url, tokens.quiet, quietRate, baselineSeconds));
-  } finally {
-    await stack?.stop();
-  }
-  stack = undefined;
-  try {
-    stack = await startStack(rate, true);
-    const tokens = await seedTwo(stack);
+  const baseline = await onStack(false, async (stack, tokens) =>
+    summary(await drive(stack.stages.live.url, tokens.quiet, quietRate, baselineSeconds)),
+  );
+  const result = await onStack(true, async (stack, tokens) => {
     const url = stack.stages.live.url;
-    await drive(url, tokens.quiet, quietRate, 5);
     await takeWriteRecord(stack);
     const quietAlone = summary(await drive(url, tokens.quiet, quietRate, baselineSeconds));
     const writes = (await takeWriteRecord(stack)).live.records;
@@ -88,30 +73,21 @@ export const benchQuota = async (print: Print = console.log) => {
     ]);
     const quietBeside = summary(quietBesideAnswers);
     const admitted = floodAnswers.filter((answer) => answer.status === 200).length;
-    const result = {
-      quietAlone,
-      quietBeside,
-      baseline,
-      flood: { sent: floodAnswers.length, admitted, allowed: rate * seconds + 2 * rate },
-      writesPerRequest: quotaWrites / Math.max(1, quietAlone.sent),
-    };
+    const flood = { sent: floodAnswers.length, admitted, allowed: rate * seconds + 2 * rate };
+    const writesPerRequest = quotaWrites / Math.max(1, quietAlone.sent);
     const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)} ms` : 'n/a');
-    print('| merchant B (half its quota) | requests | 429 | p50 | p99 |');
-    print('|---|---|---|---|---|');
-    print(`| quota off (baseline) | ${Math.round(quietRate * baselineSeconds)} | - | ${ms(baseline.p50)} | ${ms(baseline.p99)} |`);
-    print(`| quota on, alone | ${quietAlone.sent} | ${quietAlone.refused} | ${ms(quietAlone.p50)} | ${ms(quietAlone.p99)} |`);
+    const row = (label: string, run: typeof quietAlone) => [label, run.sent, run.refused, ms(run.p50), ms(run.p99)];
+    printTable(print, 'merchant B (half its quota) | requests | 429 | p50 | p99', [
+      ['quota off (baseline)', Math.round(quietRate * baselineSeconds), '-', ms(baseline.p50), ms(baseline.p99)],
+      row('quota on, alone', quietAlone),
+      row("quota on, beside A's flood", quietBeside),
+    ]);
     print(
-      `| quota on, beside A's flood | ${quietBeside.sent} | ${quietBeside.refused} | ${ms(quietBeside.p50)} | ${ms(quietBeside.p99)} |`,
+      `\nMerchant A sent ${flood.sent} requests; ${admitted} were admitted, against ${flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - flood.allowed) / flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${writesPerRequest.toFixed(2)} per request of B (one process serves all of B's requests here, so it takes several tokens per write; a refusal writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
     );
-    print(
-      `\nMerchant A sent ${result.flood.sent} requests; ${admitted} were admitted, against ${result.flood.allowed} its bucket allows in ${seconds} s (rate x seconds + burst): ${(((admitted - result.flood.allowed) / result.flood.allowed) * 100).toFixed(1)}% off. The quota's writes: ${result.writesPerRequest.toFixed(2)} per request of B (one process serves all of B's requests here, so it takes several tokens per write; a refusal writes nothing); its cost in latency: p50 ${ms(quietAlone.p50 - baseline.p50)}, p99 ${ms(quietAlone.p99 - baseline.p99)} over the baseline.`,
-    );
-    await stack.stop();
-    stack = undefined;
-    return { ...result, containers: await benchQuotaContainers(print) };
-  } finally {
-    await stack?.stop();
-  }
+    return { quietAlone, quietBeside, baseline, flood, writesPerRequest };
+  });
+  return { ...result, containers: await benchQuotaContainers(print) };
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchQuota();

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { LocalStack } from '#local/stack';
 import { seedFixture } from '#shared/admin/seed';
-import { atRate, benchMerchant, type Print, startBenchStack } from './local';
+import { atRate, benchMerchant, type Print, printTable, send, startBenchStack } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -67,34 +67,23 @@ const patchAtRate = async (base: string, token: string, orders: readonly string[
     const uuid = orders[index % orders.length] as string;
     const value = firstValue + index;
     const sent = performance.now();
-    return fetch(`${base}/api/v2/orders/${uuid}`, {
-      method: 'PATCH',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ total_shipping_value: value }),
-    })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        if (response.status === 200) sentAt.set(`${uuid}:${value}`, sent);
-      })
-      .catch(() => undefined);
+    return send(`${base}/api/v2/orders/${uuid}`, token, { method: 'PATCH', body: { total_shipping_value: value } }).then((reply) => {
+      if (reply.status === 200) sentAt.set(`${uuid}:${value}`, sent);
+    });
   });
   return { sentAt, total, rate: total / took };
 };
 
 /** A webhook endpoint of the token's merchant at `url`, subscribed to `events`; its uuid. */
 export const createEndpoint = async (base: string, token: string, url: string, events: readonly string[] = ['order.updated']) => {
-  const response = await fetch(`${base}/api/v2/webhooks`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ url, events }),
-  });
-  if (response.status !== 201) throw new Error(`creating a webhook endpoint answered ${response.status}`);
-  return ((await response.json()) as { data: { webhook: { uuid: string } } }).data.webhook.uuid;
+  const reply = await send(`${base}/api/v2/webhooks`, token, { method: 'POST', body: { url, events } });
+  if (reply.status !== 201) throw new Error(`creating a webhook endpoint answered ${reply.status}`);
+  return (reply.body as { data: { webhook: { uuid: string } } }).data.webhook.uuid;
 };
 
 const deleteEndpoint = async (base: string, token: string, uuid: string) => {
-  const response = await fetch(`${base}/api/v2/webhooks/${uuid}`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } });
-  if (response.status !== 200) throw new Error(`deleting a webhook endpoint answered ${response.status}`);
+  const { status } = await send(`${base}/api/v2/webhooks/${uuid}`, token, { method: 'DELETE' });
+  if (status !== 200) throw new Error(`deleting a webhook endpoint answered ${status}`);
 };
 
 /** Waits (at most a minute) until the server holds no connection: a hanging receiver's last attempts have run into their timeout. */
@@ -134,13 +123,8 @@ const deliveredAfter = async (
   settleMs: number,
 ): Promise<WebhookBenchResult> => {
   const deadline = performance.now() + settleMs;
-  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) {
-    await sleep(250);
-  }
-  const latencies = [...sentAt].flatMap(([key, sent]) => {
-    const at = arrived.get(key);
-    return at === undefined ? [] : [at - sent];
-  });
+  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) await sleep(250);
+  const latencies = [...sentAt].flatMap(([key, sent]) => (arrived.has(key) ? [(arrived.get(key) as number) - sent] : []));
   return phaseResult(label, latencies, { sent: total, created: sentAt.size, rate });
 };
 
@@ -155,14 +139,12 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
     created: pooled.reduce((sum, row) => sum + row.created, 0),
     rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
   });
-  print('| phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99 |');
-  print('|---|---|---|---|---|---|---|');
-  for (const row of [...results, alone]) {
-    print(`| ${row.label} | ${row.sent} | ${row.created} | ${row.delivered} | ${row.rate.toFixed(1)} | ${ms(row.p50)} | ${ms(row.p99)} |`);
-  }
-  for (const row of [beside, hung]) {
-    if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
-  }
+  printTable(
+    print,
+    'phase | changes sent | answered 200 | delivered to the healthy endpoint | send rate (/s) | p50 | p99',
+    [...results, alone].map((row) => [row.label, row.sent, row.created, row.delivered, row.rate.toFixed(1), ms(row.p50), ms(row.p99)]),
+  );
+  for (const row of [beside, hung]) if (row) print(`\n${row.label}: p99 ${(row.p99 / alone.p99).toFixed(2)}x its p99 alone.`);
   if (answered && hung)
     print(
       `\nTheir endpoints hanging rather than answering: p99 ${(hung.p99 / answered.p99).toFixed(2)}x (the same traffic, the same CPU).`,

@@ -123,18 +123,37 @@ type ItemWrite = {
   after: Known | undefined;
 };
 
+/**
+ * An item's write: the index partitions it leaves (an old key) and those it is written on (a new
+ * key, or one that `rewrites` names, kept but rewritten), and what it is on afterwards.
+ */
+const itemWrite = (
+  key: Attrs,
+  before: Known | undefined,
+  after: Known | undefined,
+  rewrites: (where: IndexName) => boolean,
+): ItemWrite => ({
+  pk: str(key.pk) ?? '?',
+  sk: str(key.sk) ?? '?',
+  bytes: after?.bytes ?? before?.bytes ?? sizeOf(key),
+  index: INDEXES.flatMap((where) => {
+    const was = before?.index[where];
+    const now = after?.index[where];
+    return [
+      ...(was !== undefined && was !== now ? [{ where, key: was, removed: true }] : []),
+      ...(now !== undefined && (now !== was || rewrites(where)) ? [{ where, key: now }] : []),
+    ];
+  }),
+  after,
+});
+
 const putWrite = (item: Attrs): ItemWrite => {
-  const before = known.get(itemId(item));
-  const after: Known = { index: {}, bytes: sizeOf(item) };
-  const index: ItemWrite['index'] = [];
+  const index: Known['index'] = {};
   for (const where of INDEXES) {
     const now = str(item[`${where}pk`]);
-    const was = before?.index[where];
-    if (now !== undefined) after.index[where] = now;
-    if (was !== undefined && was !== now) index.push({ where, key: was, removed: true });
-    if (now !== undefined) index.push({ where, key: now });
+    if (now !== undefined) index[where] = now;
   }
-  return { pk: str(item.pk) ?? '?', sk: str(item.sk) ?? '?', bytes: after.bytes, index, after };
+  return itemWrite(item, known.get(itemId(item)), { index, bytes: sizeOf(item) }, () => true);
 };
 
 /** Top-level comma split (if_not_exists(a, b) keeps its comma). */
@@ -188,65 +207,35 @@ const updateWrite = (update: Input): ItemWrite => {
     const where = INDEXES.find((name) => `${name}pk` === resolveName(path));
     if (where) changed.set(where, undefined);
   }
-  const index: ItemWrite['index'] = [];
-  for (const where of INDEXES) {
-    const was = before?.index[where];
-    if (changed.has(where)) {
-      const now = changed.get(where);
-      if (was !== undefined && was !== now) index.push({ where, key: was, removed: true });
-      if (now !== undefined) {
-        index.push({ where, key: now });
-        after.index[where] = now;
-      } else delete after.index[where];
-    } else if (ALL_PROJECTION.includes(where) && was !== undefined) {
-      index.push({ where, key: was });
-    }
+  for (const [where, now] of changed) {
+    if (now === undefined) delete after.index[where];
+    else after.index[where] = now;
   }
-  return { pk: str(key.pk) ?? '?', sk: str(key.sk) ?? '?', bytes: after.bytes, index, after };
+  return itemWrite(key, before, after, (where) => changed.has(where) || ALL_PROJECTION.includes(where));
 };
 
-const deleteWrite = (key: Attrs): ItemWrite => {
-  const before = known.get(itemId(key));
-  const index = INDEXES.flatMap((where) => {
-    const was = before?.index[where];
-    return was === undefined ? [] : [{ where, key: was, removed: true }];
-  });
-  return { pk: str(key.pk) ?? '?', sk: str(key.sk) ?? '?', bytes: before?.bytes ?? sizeOf(key), index, after: undefined };
-};
+const deleteWrite = (key: Attrs): ItemWrite => itemWrite(key, known.get(itemId(key)), undefined, () => true);
 
-/** The items a write call writes (ConditionCheck parts write nothing, but a transaction pays for them). */
+type WritePart = { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs } };
+
+/** The items a write call writes, part by part (ConditionCheck parts write nothing, but a transaction pays for them). */
 const itemWrites = (operation: string, input: Input): { writes: ItemWrite[]; transaction: boolean } => {
-  switch (operation) {
-    case 'PutItem':
-      return { writes: [putWrite(input.Item ?? {})], transaction: false };
-    case 'UpdateItem':
-      return { writes: [updateWrite(input)], transaction: false };
-    case 'DeleteItem':
-      return { writes: [deleteWrite(input.Key ?? {})], transaction: false };
-    case 'TransactWriteItems':
-      return {
-        transaction: true,
-        writes: (input.TransactItems ?? []).flatMap((part) => {
-          if (part.Put) return [putWrite(part.Put.Item ?? {})];
-          if (part.Update) return [updateWrite(part.Update)];
-          if (part.Delete) return [deleteWrite(part.Delete.Key ?? {})];
-          return [];
-        }),
-      };
-    case 'BatchWriteItem':
-      return {
-        transaction: false,
-        writes: Object.values(input.RequestItems ?? {}).flatMap((requests) =>
-          (Array.isArray(requests) ? requests : []).flatMap((request) => {
-            if (request.PutRequest) return [putWrite(request.PutRequest.Item ?? {})];
-            if (request.DeleteRequest) return [deleteWrite(request.DeleteRequest.Key ?? {})];
-            return [];
-          }),
-        ),
-      };
-    default:
-      return { writes: [], transaction: false };
-  }
+  const single: Record<string, WritePart> = { PutItem: { Put: input }, UpdateItem: { Update: input }, DeleteItem: { Delete: input } };
+  const parts: WritePart[] =
+    operation === 'TransactWriteItems'
+      ? (input.TransactItems ?? [])
+      : operation === 'BatchWriteItem'
+        ? Object.values(input.RequestItems ?? {}).flatMap((requests) =>
+            (Array.isArray(requests) ? requests : []).map((request) => ({ Put: request.PutRequest, Delete: request.DeleteRequest })),
+          )
+        : [single[operation] ?? {}];
+  const writes = parts.flatMap((part) => {
+    if (part.Put) return [putWrite(part.Put.Item ?? {})];
+    if (part.Update) return [updateWrite(part.Update)];
+    if (part.Delete) return [deleteWrite(part.Delete.Key ?? {})];
+    return [];
+  });
+  return { writes, transaction: operation === 'TransactWriteItems' };
 };
 
 /** The partition a read reads: GetItem's key, a Query's key condition (its first equality). */
@@ -292,15 +281,11 @@ const partitionWrites = (
   const entries: (PartitionWrite & { bytes: number })[] = [];
   for (const write of writes) {
     entries.push({ where: 'table', key: write.pk, sk: write.sk, wcu: kb(write.bytes) * factor, bytes: write.bytes });
-    for (const index of write.index)
-      entries.push({
-        where: index.where,
-        key: index.key,
-        // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
-        wcu: (index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : kb(write.bytes)) * factor,
-        bytes: index.removed || !ALL_PROJECTION.includes(index.where) ? 1 : write.bytes,
-        ...(index.removed ? { removed: true } : {}),
-      });
+    for (const { where, key, removed } of write.index) {
+      // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
+      const bytes = removed || !ALL_PROJECTION.includes(where) ? 1 : write.bytes;
+      entries.push({ where, key, wcu: kb(bytes) * factor, bytes, ...(removed ? { removed: true } : {}) });
+    }
   }
   if (measured) {
     for (const where of ['table', ...INDEXES] as Where[]) {
