@@ -31,6 +31,7 @@ import {
 } from './bench/local';
 import { percentile } from './bench/percentile';
 import { benchQuota } from './bench/quota';
+import { BEFORE_ONE_PUT, benchSideBySide, p50Drop, printSideBySide, SIDE_BY_SIDE_TITLE } from './bench/side-by-side';
 import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING, type WebhookBenchResult } from './bench/webhooks';
 
 type Order = NonNullable<FixtureMerchant['orders']>[number];
@@ -44,7 +45,9 @@ const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
 
 Starts its own in-memory local stack on free ports (a running npm start is not touched) and
 measures order creation (sequential and bursts of concurrent creates), stored vs answered orders,
-seeding, the cost of page 1 vs the last page of every list, each function bundle's cold start, then
+seeding, the cost of page 1 vs the last page of every list, the sequential create beside the commit
+before the one-put create (alone: npx tsx harness/bench/side-by-side.ts [--against REV]), each function
+bundle's cold start, then
 partition heat and the cost of a create (harness/bench/heat.ts), webhook isolation and the quota
 across containers (most of its time), and prints its targets.
 At --scale 1 (the default; several minutes on 2 cores) it writes docs/benchmarks.md; --scale 0.1
@@ -502,6 +505,9 @@ const BENCH_INTRO = `What the parts measure (docs/architecture.md explains the d
 - **Seeding**: \`seedFixture\` of a merchant with only orders, and of a large program.
 - **Lists**: p50 of page 1 and of the last page (per_page=${PER_PAGE}) of every list and filter, large merchant vs a merchant
   with one of each, requests alternating so that other load on the machine hits both alike.
+- **Side by side**: the same sequential creates on HEAD and on the commit before the one-put create
+  (${BEFORE_ONE_PUT}: a transaction with a guard item, 5 sequential round trips), each run by \`npm start --in-memory\` on free
+  ports from a worktree of its own, after 500 warm-up creates each, 200 each alternating one at a time (harness/bench/side-by-side.ts).
 - **Bundles**: each function's size and cold start (\`npm run bundle-size\` takes the median of 20).
 - **Quotas**: a merchant at half its quota beside one flooding at ten times its own (429s, p50, p99 against alone and
   against the quota switched off), the flooder's admissions against its bucket, and the quota's writes per request;
@@ -537,6 +543,18 @@ try {
   await stack.stop();
 }
 await attempt('bundle benchmark', benchBundles);
+// The sequential create beside the commit before the one-put create, both run by npm start (harness/bench/side-by-side.ts).
+await attempt('side-by-side creates', async () => {
+  const result = await benchSideBySide();
+  print(`\n## ${SIDE_BY_SIDE_TITLE}\n`);
+  printSideBySide(print, result);
+  const drop = p50Drop(result);
+  summary.push({
+    target: `sequential create p50 at least a quarter below ${BEFORE_ONE_PUT}'s (5 round trips), side by side`,
+    measured: `${(drop * 100).toFixed(1)} % lower`,
+    pass: drop >= 0.25,
+  });
+});
 // Partition heat and the cost of a create, on a stack of its own that records every call (harness/bench/heat.ts).
 await benchHeat({ print });
 /** A webhook target: a phase's p99 within 1.5x of its baseline's, every change delivered. */

@@ -1,6 +1,6 @@
 /**
- * The sequential create of this tree beside another commit's, on one machine at one time: both run
- * `npm start --in-memory` on free ports, and the creates alternate between them one at a time, so the
+ * The sequential create of HEAD beside another commit's, on one machine at one time: both run
+ * `npm start --in-memory` on free ports from worktrees of their own, and the creates alternate between them one at a time, so the
  * machine's noise falls on both alike (docs/benchmarks.md, "Side by side").
  */
 
@@ -93,12 +93,15 @@ export type SideBySide = { tree: Tree; replies: Reply[]; p50: number; p99: numbe
  */
 export const benchSideBySide = async ({ against = BEFORE_ONE_PUT, creates = 200, warmup = 500 } = {}): Promise<SideBySide> => {
   const dir = await mkdtemp(join(tmpdir(), 'side-by-side-'));
+  // Both from worktrees of their own, so neither writes the ports record of an npm start running in this tree.
   const trees: Tree[] = [
-    { label: 'this tree', commit: git('rev-parse', '--short', 'HEAD'), dir: ROOT },
-    { label: 'before', commit: git('rev-parse', '--short', against), dir },
+    { label: 'HEAD', commit: git('rev-parse', '--short', 'HEAD'), dir: join(dir, 'head') },
+    { label: 'before', commit: git('rev-parse', '--short', against), dir: join(dir, 'before') },
   ];
-  git('worktree', 'add', '--detach', dir, against);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  for (const tree of trees) {
+    git('worktree', 'add', '--detach', tree.dir, tree.commit);
+    symlinkSync(join(ROOT, 'node_modules'), join(tree.dir, 'node_modules'));
+  }
   const running: Running[] = [];
   try {
     for (const tree of trees) running.push(await startRetrying(tree));
@@ -122,27 +125,28 @@ export const benchSideBySide = async ({ against = BEFORE_ONE_PUT, creates = 200,
   } finally {
     closeConnections();
     await Promise.all(running.map(stop));
-    git('worktree', 'remove', '--force', dir);
+    for (const tree of trees) git('worktree', 'remove', '--force', tree.dir);
     await rm(dir, { recursive: true, force: true });
   }
 };
 
-/** How much lower this tree's p50 is than the other's, as a share of the other's (0.25: a quarter). */
+/** How much lower HEAD's p50 is than the other's, as a share of the other's (0.25: a quarter). */
 export const p50Drop = ([now, before]: SideBySide) => (now && before ? 1 - now.p50 / before.p50 : Number.NaN);
 
-/** The comparison as a markdown table under `heading`. */
-export const printSideBySide = (print: Print, heading: string, result: SideBySide) => {
+/** The comparison as a markdown table, then how much lower (or higher) HEAD's p50 is. */
+export const printSideBySide = (print: Print, result: SideBySide) => {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   printTable(
     print,
-    heading,
-    'Sequential creates side by side with the commit before the one-put create',
-    ['tree', 'commit', 'statuses', 'p50', 'p99', 'mean'],
+    'tree | commit | statuses | p50 | p99 | mean',
     result.map(({ tree, replies, p50, p99, mean }) => [tree.label, tree.commit, statusCount(replies), ms(p50), ms(p99), ms(mean)]),
   );
   const drop = p50Drop(result);
   print(`\nThe p50 is ${Math.abs(drop * 100).toFixed(1)} % ${drop >= 0 ? 'lower' : 'higher'} here than at ${result[1]?.tree.commit}.`);
 };
+
+/** The heading of the comparison's section. */
+export const SIDE_BY_SIDE_TITLE = 'Sequential creates side by side with the commit before the one-put create';
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { values } = parseArgs({
@@ -153,5 +157,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     },
   });
   const result = await benchSideBySide({ against: values.against, creates: Number(values.creates), warmup: Number(values.warmup) });
-  printSideBySide(console.log, '##', result);
+  console.log(`## ${SIDE_BY_SIDE_TITLE}\n`);
+  printSideBySide(console.log, result);
 }

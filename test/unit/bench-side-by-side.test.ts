@@ -15,7 +15,7 @@ const side = (label: string, commit: string, p50: number): SideBySide[number] =>
 describe('side-by-side creates', () => {
   it('gives the drop of the p50 as a share of the other commit’s', () => {
     // Prepare
-    const result = [side('this tree', 'aaa', 12), side('before', 'bbb', 16)];
+    const result = [side('HEAD', 'aaa', 12), side('before', 'bbb', 16)];
 
     // Act
     const drop = p50Drop(result);
@@ -27,13 +27,13 @@ describe('side-by-side creates', () => {
   it('prints both trees and says whether the p50 is lower or higher here', () => {
     // Prepare
     const lines: string[] = [];
-    const slower = [side('this tree', 'aaa', 20), side('before', 'bbb', 16)];
+    const slower = [side('HEAD', 'aaa', 20), side('before', 'bbb', 16)];
 
     // Act
-    printSideBySide((line) => lines.push(line), '##', slower);
+    printSideBySide((line) => lines.push(line), slower);
 
     // Assess
-    expect(lines).toContain('| this tree | aaa | 1 x 201 | 20.0 ms | 40.0 ms | 20.0 ms |');
+    expect(lines).toContain('| HEAD | aaa | 1 x 201 | 20.0 ms | 40.0 ms | 20.0 ms |');
     expect(lines).toContain('| before | bbb | 1 x 201 | 16.0 ms | 32.0 ms | 16.0 ms |');
     expect(lines.at(-1)).toBe('\nThe p50 is 25.0 % higher here than at bbb.');
   });
