@@ -327,24 +327,22 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   const openIterator = async (shard: ShardState): Promise<string> => {
     const open = async (ShardIteratorType: ShardIteratorType, SequenceNumber?: string) => {
       const input = { StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType, SequenceNumber };
-      return (await client.send(new GetShardIteratorCommand(input))).ShardIterator;
+      const { ShardIterator } = await client.send(new GetShardIteratorCommand(input));
+      if (!ShardIterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
+      return ShardIterator;
     };
-    if (shard.readUpTo) {
-      try {
-        const iterator = await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
-        if (iterator) return iterator;
-      } catch (error) {
-        if (errorName(error) !== 'TrimmedDataAccessException') throw error;
-        onError(
-          new Error(
-            `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
-          ),
-        );
-      }
+    if (!shard.readUpTo) return open('TRIM_HORIZON');
+    try {
+      return await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
+    } catch (error) {
+      if (errorName(error) !== 'TrimmedDataAccessException') throw error;
+      onError(
+        new Error(
+          `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
+        ),
+      );
+      return open('TRIM_HORIZON');
     }
-    const iterator = await open('TRIM_HORIZON');
-    if (!iterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
-    return iterator;
   };
 
   /** The next records of a shard; an expired iterator is opened again once. */
@@ -447,15 +445,13 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
 
   const round = async () => {
     if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
-    const readable = [...shards.values()].filter(isReadable);
-    const outcomes = await Promise.allSettled(readable.map(pollShard));
-    // A shard read to its end lets its children go: list the shards again on the next round.
-    if (readable.some(isDone)) listShardsAgain = true;
-    // Every shard's step has ended before a failure is thrown.
     const total = emptyResult();
-    for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') throw asError(outcome.reason);
-      for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += outcome.value[key];
+    // DynamoDB Local's shards form one line, each closed before its child: one at most is readable at a time.
+    for (const shard of [...shards.values()].filter(isReadable)) {
+      const result = await pollShard(shard);
+      for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += result[key];
+      // A shard read to its end lets its children go: list the shards again on the next round.
+      if (isDone(shard)) listShardsAgain = true;
     }
     return total;
   };
