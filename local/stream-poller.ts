@@ -228,8 +228,6 @@ const isoSeconds = (date: Date | undefined) => (date ?? new Date(0)).toISOString
 
 /** GetRecords returns 1,000 records at most. */
 const GET_RECORDS_LIMIT = 1000;
-/** How often the shard list is read again when no shard ended (new shards appear when others close). */
-const SHARD_LIST_REFRESH_MS = 10_000;
 
 const emptyResult = () => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
 
@@ -300,7 +298,8 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   const lambdaRecord = (record: _Record) => toDynamoDBRecord(record, streamArn, region);
 
   const shards = new Map<string, ShardState>();
-  let shardsListedAt = Number.NEGATIVE_INFINITY;
+  // New shards appear when others close (DynamoDB Local rolls its shard over): the list is read again once one
+  // ends, and while none is readable (the child of a shard may be listed a moment after its parent ended).
   let listShardsAgain = true;
 
   // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
@@ -312,7 +311,6 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
     for (const { ShardId: shardId, ParentShardId: parentShardId } of listed)
       if (shardId && !shards.has(shardId))
         shards.set(shardId, { shardId, parentShardId, readUpTo: await checkpoints.get(shardId), exhausted: false, pending: [] });
-    shardsListedAt = Date.now();
     listShardsAgain = false;
   };
 
@@ -444,7 +442,7 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   };
 
   const round = async () => {
-    if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
+    if (listShardsAgain || ![...shards.values()].some(isReadable)) await listShards();
     const total = emptyResult();
     // DynamoDB Local's shards form one line, each closed before its child: one at most is readable at a time.
     for (const shard of [...shards.values()].filter(isReadable)) {
