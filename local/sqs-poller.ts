@@ -35,8 +35,6 @@ export type SqsPollerOptions = {
   onError?: (error: Error) => void;
 };
 
-export type PollResult = { received: number; deleted: number; failed: string[] };
-
 const lambdaMessageAttributes = (message: Message): SQSMessageAttributes =>
   Object.fromEntries(
     Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
@@ -123,8 +121,8 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
   };
 
   /** Invokes the handler with one received batch and deletes what it did not report failed. */
-  const handleBatch = async (messages: Message[]): Promise<PollResult> => {
-    if (messages.length === 0) return { received: 0, deleted: 0, failed: [] };
+  const handleBatch = async (messages: Message[]) => {
+    if (messages.length === 0) return { received: 0, deleted: 0 };
     const eventSourceARN = await arn();
     const records = messages.map((message) => toSqsRecord(message, eventSourceARN, region));
     const { outcome } = await invokeWith(handler, { Records: records }, functionName, options.timeoutSeconds);
@@ -140,16 +138,10 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
       for (const failure of result.Failed ?? [])
         onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
     }
-    const deleted = new Set(toDelete.map((record) => record.messageId));
-    return {
-      received: records.length,
-      deleted: toDelete.length,
-      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
-    };
+    return { received: records.length, deleted: toDelete.length };
   };
 
-  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> =>
-    handleBatch(await receive(waitTimeSeconds));
+  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20) => handleBatch(await receive(waitTimeSeconds));
 
   /**
    * One receive of the loop; up to `concurrency` batches are handled at once, as concurrent invocations.
