@@ -33,92 +33,6 @@ import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens
 import type { SendDeliveries } from '#shared/webhooks/replay';
 import { resolveStore, targetStage, useFunctionEnv } from './target';
 
-/** Every command: its options and what it does, for `--help` (and the README's operator tools). */
-const COMMANDS = {
-  'mint-token': {
-    options: '--merchant <id> [--kind live|testing] [--no-live-orders] [--label <text>]',
-    does: 'Creates an API token for the merchant and prints it (once: only its hash is stored).',
-  },
-  'revoke-token': {
-    options: '--token <token>',
-    does: "Revokes a token; warm functions may accept it for up to AUTH_CACHE_TTL_SECONDS more. The stage defaults to the one that takes the token's kind.",
-  },
-  apply: {
-    options: '--merchant <id> --slug <slug> --name <name> --email <email>',
-    does: 'Files a pending affiliate request, as an affiliate applying to the program would.',
-  },
-  'mark-invite-used': { options: '--merchant <id> --invite <uuid>', does: "Sets the invitation's link_used_at, as the dashboard does." },
-  'link-payment': {
-    options: '--merchant <id> --order <uuid> --payment <id>',
-    does: 'Links an order to a payment: it can no longer be cancelled.',
-  },
-  'resend-notifications': {
-    options: '--merchant <id> [--older-than <seconds>]',
-    does: 'Sends the e-mails owed for longer than --older-than (default 60), parked ones included.',
-  },
-  redrive: { options: '', does: "Moves the orders DLQ's messages back to the orders queue (after fixing what made them fail)." },
-  commission: {
-    options: '--merchant <id> --order <uuid>',
-    does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
-  },
-  report: {
-    options:
-      '--merchant <id> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] [--group-by affiliate|month|day|affiliate,month|affiliate,day] [--affiliate <slug>] [--format json|csv]',
-    does: 'Prints the commission report of GET /api/v2/reports/commissions, every row (default: the current month by affiliate); --format csv prints the rows as CSV with a header line, for the payout run.',
-  },
-  'check-totals': {
-    options: '--merchant <id>',
-    does: "Checks the merchant's report totals (day and month, per affiliate) against what its commission ledgers add up to and prints {merchant_id, ledgers, differences}: none when they agree. The current day may differ while the change feed is catching up; a closed period that differs is repaired by rebuild-totals.",
-  },
-  'rebuild-totals': {
-    options: '--merchant <id>',
-    does: "Rebuilds the merchant's report totals of every closed day and month from its commission ledgers (ledgers written before the totals existed; a repair after the check found a difference) and prints how many items it wrote and removed. Run it again once the current month has closed.",
-  },
-  recount: {
-    options: '--merchant <id>',
-    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected; a block changed in the last 10 s is marked instead (marked_for_later), and the change feed recounts it a minute later.',
-  },
-  quota: {
-    options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',
-    does: "Sets the merchant's request quota on the stage (sustained rate and burst, 1 to 10000), or --reset to the stage's default; functions take it within a second. Prints the quota in effect.",
-  },
-  parked: {
-    options: 'list|replay [--limit <n>]',
-    does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again, in stream order (the later records of a merchant stay parked once one fails again), and puts parked follow-ups back on their queue; what fails again stays parked.',
-  },
-  webhooks: {
-    options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
-    does: "list: the merchant's webhook endpoints. deliveries: an endpoint's latest --limit (default 20) deliveries. replay: one delivery (--event) or every failed one since --since (default 14 days back) sent again.",
-  },
-} as const satisfies Record<string, { options: string; does: string }>;
-
-type Command = keyof typeof COMMANDS;
-const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMANDS, name);
-
-const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
-(AWS credentials and region from the environment; resend-notifications also MAIL_FROM and
-INVITE_LINK_BASE_URL). A deployed stage's operator permissions are its OperatorPolicyArn output.
---stage defaults to the one a command's token implies, else the stage of SEED_TABLE_NAME's table,
-else live; a stage that contradicts that table is refused.
-Prints one JSON object on stdout (report --format csv: CSV); a failure is one line on stderr and exit code 1.`;
-
-const USAGE = `usage: npm run --silent admin -- <command> [options] [--stage live|sandbox]
-
-commands:
-${Object.entries(COMMANDS)
-  .map(([name, { does }]) => `  ${name.padEnd(21)}${does}`)
-  .join('\n')}
-
-\`npm run --silent admin -- <command> --help\` shows a command's options.
-${TARGET}`;
-
-const commandUsage = (name: Command) =>
-  `usage: npm run --silent admin -- ${name} ${COMMANDS[name].options}${COMMANDS[name].options ? ' ' : ''}[--stage live|sandbox]
-
-${COMMANDS[name].does}
-
-${TARGET}`;
-
 /** How long a warm function keeps trusting a resolved token (AUTH_CACHE_TTL_SECONDS): a revoked one works that much longer. */
 const authCacheTtlSeconds = () => {
   const value = Number(process.env.AUTH_CACHE_TTL_SECONDS ?? '30');
@@ -131,23 +45,18 @@ const required = (values: Record<string, unknown>, name: string): string => {
   return value;
 };
 
+let sqsClient: SQSClient | undefined;
 /** The operator's SQS client: the local emulator, or AWS when a deployed stage is targeted (SEED_TABLE_NAME). */
 const operatorSqs = () =>
-  process.env.SEED_TABLE_NAME
+  (sqsClient ??= process.env.SEED_TABLE_NAME
     ? new SQSClient({})
-    : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig });
+    : new SQSClient({ endpoint: `http://127.0.0.1:${runningStackPorts().sqs}`, useQueueUrlAsEndpoint: false, ...localClientConfig }));
 
-const queueUrlOf = async (sqs: SQSClient, stage: Stage, queue: QueueId) => {
+const queueUrlOf = async (stage: Stage, queue: QueueId) => {
   const QueueName = queueNameForStage(stage, queue);
-  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName }));
+  const { QueueUrl } = await operatorSqs().send(new GetQueueUrlCommand({ QueueName }));
   if (!QueueUrl) throw new AdminError(`queue ${QueueName} not found`);
   return QueueUrl;
-};
-
-/** The stage's orders queue and DLQ. */
-const redriveTarget = async (stage: Stage) => {
-  const sqs = operatorSqs();
-  return { sqs, dlqUrl: await queueUrlOf(sqs, stage, 'orders-dlq'), ordersQueueUrl: await queueUrlOf(sqs, stage, 'orders') };
 };
 
 /** The notification relay (shared/mail/relay.ts), loaded with the environment a function of the stage has. */
@@ -165,62 +74,26 @@ const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
 
 /** The stage's webhooks queue, as a sender of delivery messages. */
 const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
-  const sqs = operatorSqs();
-  const queueUrl = await queueUrlOf(sqs, stage, 'webhooks');
-  return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: sqs });
+  const queueUrl = await queueUrlOf(stage, 'webhooks');
+  return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: operatorSqs() });
 };
-
-const WEBHOOK_ACTIONS = ['list', 'deliveries', 'replay'] as const;
-
-const webhooksCommand = async (action: string | undefined, values: Record<string, unknown>, stage: Stage) => {
-  const store = resolveStore(stage);
-  const merchantId = required(values, 'merchant');
-  if (action === 'list') return { stage, ...(await listWebhookEndpoints(store, merchantId)) };
-  const endpointUuid = required(values, 'endpoint');
-  if (action === 'deliveries') {
-    const limit = Number(values.limit ?? '20');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AdminError('--limit must be a whole number from 1 to 100');
-    return { stage, ...(await listWebhookDeliveries(store, { merchantId, endpointUuid, limit })) };
-  }
-  const options = {
-    merchantId,
-    endpointUuid,
-    ...(typeof values.event === 'string' ? { eventId: values.event } : {}),
-    ...(typeof values.since === 'string' ? { since: values.since } : {}),
-  };
-  return { stage, ...(await replayWebhookDeliveries(store, await webhookSender(stage), options)) };
-};
-
-const PARKED_ACTIONS = ['list', 'replay'] as const;
 
 /** The stage's parked queue, for listing and replaying. */
-const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => {
-  const sqs = operatorSqs();
-  return {
-    sqs,
-    parkedUrl: await queueUrlOf(sqs, stage, 'parked'),
-    followUpsUrl: await queueUrlOf(sqs, stage, 'follow-ups'),
-    store: resolveStore(stage),
-  };
-};
+const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => ({
+  sqs: operatorSqs(),
+  parkedUrl: await queueUrlOf(stage, 'parked'),
+  followUpsUrl: await queueUrlOf(stage, 'follow-ups'),
+  store: resolveStore(stage),
+});
 
 /** The change feed's own code, with the environment its function has on `stage`, so a replayed record gets the same reactions. */
 const changeFeed = async (stage: Stage) => {
   useFunctionEnv(stage);
-  const sqs = operatorSqs();
   for (const queue of workers.find((worker) => worker.id === 'change-feed')?.access.sends ?? []) {
-    process.env[QUEUES[queue].envVar] = await queueUrlOf(sqs, stage, queue);
+    process.env[QUEUES[queue].envVar] = await queueUrlOf(stage, queue);
   }
   if (!process.env.SEED_TABLE_NAME) process.env.AWS_ENDPOINT_URL_SQS ??= `http://127.0.0.1:${runningStackPorts().sqs}`;
   return (await import('#functions/changes/feed')).processChangeRecords;
-};
-
-const parkedCommand = async (action: string, values: Record<string, unknown>, stage: Stage) => {
-  const limit = Number(values.limit ?? '100');
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
-  const target = await parkedTarget(stage);
-  if (action === 'list') return { stage, ...(await listParked(target, limit)) };
-  return { stage, ...(await replayParked(target, await changeFeed(stage), limit)) };
 };
 
 const OPTIONS = {
@@ -253,124 +126,241 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
-type Handler = (values: Values, stage: Stage) => Promise<Record<string, unknown>>;
 
-/** What each command does, given its options and the stage it targets. */
-const HANDLERS: Record<Exclude<Command, 'webhooks' | 'parked'>, Handler> = {
-  'mint-token': async (values, stage) => {
-    if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
-      throw new AdminError('--kind must be live or testing');
-    if (values.kind !== undefined && values.kind !== tokenKindOfStage(stage))
-      throw new AdminError(`a ${values.kind} token is accepted by the ${stageOfTokenKind(values.kind)} stage only, not ${stage}`);
-    const result = await mintToken(resolveStore(stage), stage, {
-      merchantId: required(values, 'merchant'),
-      kind: values.kind,
-      canPlaceLiveOrders: !values['no-live-orders'],
-      label: values.label,
-    });
-    return { stage, ...result };
-  },
-  'revoke-token': async (values, stage) => {
-    const revoked = await revokeToken(resolveStore(stage), required(values, 'token'));
-    const ttl = authCacheTtlSeconds();
-    return {
-      stage,
-      ...revoked,
-      // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
-      refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
-      note: `Warm functions may still accept this token for up to ${ttl} s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).`,
-    };
-  },
-  apply: async (values, stage) => {
-    const options = {
-      merchantId: required(values, 'merchant'),
-      slug: required(values, 'slug'),
-      name: required(values, 'name'),
-      email: required(values, 'email'),
-    };
-    return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
-  },
-  'mark-invite-used': async (values, stage) => ({
-    stage,
-    ...(await markInviteUsed(resolveStore(stage), { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') })),
-  }),
-  'link-payment': async (values, stage) => {
-    const options = {
-      merchantId: required(values, 'merchant'),
-      orderUuid: required(values, 'order'),
-      paymentId: required(values, 'payment'),
-    };
-    return { stage, ...(await linkPayment(resolveStore(stage), options)) };
-  },
-  'resend-notifications': async (values, stage) => {
-    const olderThanSeconds = Number(values['older-than']);
-    if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
-      throw new AdminError('--older-than must be a number of seconds, 0 or more');
-    const options = { merchantId: required(values, 'merchant'), olderThanSeconds };
-    return { stage, ...(await resendNotifications(resolveStore(stage), await notificationRelay(stage), options)) };
-  },
-  redrive: async (_values, stage) => ({ stage, ...(await redriveDeadLetters(await redriveTarget(stage))) }),
-  commission: (values, stage) =>
-    commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') }),
-  quota: async (values, stage) => {
-    const options = {
-      merchantId: required(values, 'merchant'),
-      reset: values.reset === true,
-      ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
-      ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
-    };
-    return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
-  },
-  report: async (values, stage) => {
-    if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv') throw new AdminError('--format is json or csv');
-    const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
-      ...(typeof values.from === 'string' ? { from: values.from } : {}),
-      ...(typeof values.to === 'string' ? { to: values.to } : {}),
-      ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
-      ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
-    }).catch((error: unknown) => {
-      throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
-    });
-    if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
-    return { stage, ...report };
-  },
-  'check-totals': async (values, stage) => ({
-    stage,
-    ...(await checkTotalsAgainstLedgers(resolveStore(stage), required(values, 'merchant'))),
-  }),
-  'rebuild-totals': async (values, stage) => ({ stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) }),
-  recount: async (values, stage) => ({ stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) }),
+type Command = {
+  /** Its options and what it does, for `--help` (and the README's operator tools). */
+  options: string;
+  does: string;
+  /** The stage its options imply: a token names its stage, and so does the kind of one to mint. */
+  implies?: (values: Values) => Stage | undefined;
+  /** A command with actions (`webhooks list`, `parked replay`): they, and the rest of the usage line a wrong one is answered with. */
+  actions?: { names: readonly string[]; rest: string };
+  /** What it does, given its options, the stage it targets and its action. */
+  run: (values: Values, stage: Stage, action?: string) => Promise<Record<string, unknown>>;
 };
 
-/** A command with an action (`webhooks list`, `parked replay`): the action, or a usage error. */
-const actionOf = <A extends string>(command: string, actions: readonly A[], extra: string[], rest: string): A => {
-  const [action, ...more] = extra;
-  if (!actions.includes(action as A) || more.length > 0)
-    throw new AdminError(`usage: npm run --silent admin -- ${command} ${actions.join('|')} ${rest}`);
-  return action as A;
+const COMMANDS: Record<string, Command> = {
+  'mint-token': {
+    options: '--merchant <id> [--kind live|testing] [--no-live-orders] [--label <text>]',
+    does: 'Creates an API token for the merchant and prints it (once: only its hash is stored).',
+    implies: (values) => (values.kind === 'testing' ? stageOfTokenKind(values.kind) : undefined),
+    run: async (values, stage) => {
+      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
+        throw new AdminError('--kind must be live or testing');
+      if (values.kind !== undefined && values.kind !== tokenKindOfStage(stage))
+        throw new AdminError(`a ${values.kind} token is accepted by the ${stageOfTokenKind(values.kind)} stage only, not ${stage}`);
+      const result = await mintToken(resolveStore(stage), stage, {
+        merchantId: required(values, 'merchant'),
+        kind: values.kind,
+        canPlaceLiveOrders: !values['no-live-orders'],
+        label: values.label,
+      });
+      return { stage, ...result };
+    },
+  },
+  'revoke-token': {
+    options: '--token <token>',
+    does: "Revokes a token; warm functions may accept it for up to AUTH_CACHE_TTL_SECONDS more. The stage defaults to the one that takes the token's kind.",
+    implies: (values) => stageOfToken(required(values, 'token')),
+    run: async (values, stage) => {
+      const revoked = await revokeToken(resolveStore(stage), required(values, 'token'));
+      const ttl = authCacheTtlSeconds();
+      return {
+        stage,
+        ...revoked,
+        // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
+        refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
+        note: `Warm functions may still accept this token for up to ${ttl} s after revoked_at (AUTH_CACHE_TTL_SECONDS, their token cache).`,
+      };
+    },
+  },
+  apply: {
+    options: '--merchant <id> --slug <slug> --name <name> --email <email>',
+    does: 'Files a pending affiliate request, as an affiliate applying to the program would.',
+    run: async (values, stage) => {
+      const options = {
+        merchantId: required(values, 'merchant'),
+        slug: required(values, 'slug'),
+        name: required(values, 'name'),
+        email: required(values, 'email'),
+      };
+      return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
+    },
+  },
+  'mark-invite-used': {
+    options: '--merchant <id> --invite <uuid>',
+    does: "Sets the invitation's link_used_at, as the dashboard does.",
+    run: async (values, stage) => {
+      const options = { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') };
+      return { stage, ...(await markInviteUsed(resolveStore(stage), options)) };
+    },
+  },
+  'link-payment': {
+    options: '--merchant <id> --order <uuid> --payment <id>',
+    does: 'Links an order to a payment: it can no longer be cancelled.',
+    run: async (values, stage) => {
+      const options = {
+        merchantId: required(values, 'merchant'),
+        orderUuid: required(values, 'order'),
+        paymentId: required(values, 'payment'),
+      };
+      return { stage, ...(await linkPayment(resolveStore(stage), options)) };
+    },
+  },
+  'resend-notifications': {
+    options: '--merchant <id> [--older-than <seconds>]',
+    does: 'Sends the e-mails owed for longer than --older-than (default 60), parked ones included.',
+    run: async (values, stage) => {
+      const olderThanSeconds = Number(values['older-than']);
+      if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
+        throw new AdminError('--older-than must be a number of seconds, 0 or more');
+      const options = { merchantId: required(values, 'merchant'), olderThanSeconds };
+      return { stage, ...(await resendNotifications(resolveStore(stage), await notificationRelay(stage), options)) };
+    },
+  },
+  redrive: {
+    options: '',
+    does: "Moves the orders DLQ's messages back to the orders queue (after fixing what made them fail).",
+    run: async (_values, stage) => {
+      const target = {
+        sqs: operatorSqs(),
+        dlqUrl: await queueUrlOf(stage, 'orders-dlq'),
+        ordersQueueUrl: await queueUrlOf(stage, 'orders'),
+      };
+      return { stage, ...(await redriveDeadLetters(target)) };
+    },
+  },
+  commission: {
+    options: '--merchant <id> --order <uuid>',
+    does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
+    run: (values, stage) =>
+      commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') }),
+  },
+  report: {
+    options:
+      '--merchant <id> [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] [--group-by affiliate|month|day|affiliate,month|affiliate,day] [--affiliate <slug>] [--format json|csv]',
+    does: 'Prints the commission report of GET /api/v2/reports/commissions, every row (default: the current month by affiliate); --format csv prints the rows as CSV with a header line, for the payout run.',
+    run: async (values, stage) => {
+      if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv')
+        throw new AdminError('--format is json or csv');
+      const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
+        ...(typeof values.from === 'string' ? { from: values.from } : {}),
+        ...(typeof values.to === 'string' ? { to: values.to } : {}),
+        ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
+        ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
+      }).catch((error: unknown) => {
+        throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
+      });
+      if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
+      return { stage, ...report };
+    },
+  },
+  'check-totals': {
+    options: '--merchant <id>',
+    does: "Checks the merchant's report totals (day and month, per affiliate) against what its commission ledgers add up to and prints {merchant_id, ledgers, differences}: none when they agree. The current day may differ while the change feed is catching up; a closed period that differs is repaired by rebuild-totals.",
+    run: async (values, stage) => ({ stage, ...(await checkTotalsAgainstLedgers(resolveStore(stage), required(values, 'merchant'))) }),
+  },
+  'rebuild-totals': {
+    options: '--merchant <id>',
+    does: "Rebuilds the merchant's report totals of every closed day and month from its commission ledgers (ledgers written before the totals existed; a repair after the check found a difference) and prints how many items it wrote and removed. Run it again once the current month has closed.",
+    run: async (values, stage) => ({ stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) }),
+  },
+  recount: {
+    options: '--merchant <id>',
+    does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected; a block changed in the last 10 s is marked instead (marked_for_later), and the change feed recounts it a minute later.',
+    run: async (values, stage) => ({ stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) }),
+  },
+  quota: {
+    options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',
+    does: "Sets the merchant's request quota on the stage (sustained rate and burst, 1 to 10000), or --reset to the stage's default; functions take it within a second. Prints the quota in effect.",
+    run: async (values, stage) => {
+      const options = {
+        merchantId: required(values, 'merchant'),
+        reset: values.reset === true,
+        ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
+        ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
+      };
+      return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
+    },
+  },
+  parked: {
+    options: 'list|replay [--limit <n>]',
+    does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again, in stream order (the later records of a merchant stay parked once one fails again), and puts parked follow-ups back on their queue; what fails again stays parked.',
+    actions: { names: ['list', 'replay'], rest: '[--limit <n>]' },
+    run: async (values, stage, action) => {
+      const limit = Number(values.limit ?? '100');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
+      const target = await parkedTarget(stage);
+      if (action === 'list') return { stage, ...(await listParked(target, limit)) };
+      return { stage, ...(await replayParked(target, await changeFeed(stage), limit)) };
+    },
+  },
+  webhooks: {
+    options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
+    does: "list: the merchant's webhook endpoints. deliveries: an endpoint's latest --limit (default 20) deliveries. replay: one delivery (--event) or every failed one since --since (default 14 days back) sent again.",
+    actions: { names: ['list', 'deliveries', 'replay'], rest: '--merchant <id> ...' },
+    run: async (values, stage, action) => {
+      const store = resolveStore(stage);
+      const merchantId = required(values, 'merchant');
+      if (action === 'list') return { stage, ...(await listWebhookEndpoints(store, merchantId)) };
+      const endpointUuid = required(values, 'endpoint');
+      if (action === 'deliveries') {
+        const limit = Number(values.limit ?? '20');
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AdminError('--limit must be a whole number from 1 to 100');
+        return { stage, ...(await listWebhookDeliveries(store, { merchantId, endpointUuid, limit })) };
+      }
+      const options = {
+        merchantId,
+        endpointUuid,
+        ...(typeof values.event === 'string' ? { eventId: values.event } : {}),
+        ...(typeof values.since === 'string' ? { since: values.since } : {}),
+      };
+      return { stage, ...(await replayWebhookDeliveries(store, await webhookSender(stage), options)) };
+    },
+  },
 };
+
+const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
+(AWS credentials and region from the environment; resend-notifications also MAIL_FROM and
+INVITE_LINK_BASE_URL). A deployed stage's operator permissions are its OperatorPolicyArn output.
+--stage defaults to the one a command's token implies, else the stage of SEED_TABLE_NAME's table,
+else live; a stage that contradicts that table is refused.
+Prints one JSON object on stdout (report --format csv: CSV); a failure is one line on stderr and exit code 1.`;
+
+const USAGE = `usage: npm run --silent admin -- <command> [options] [--stage live|sandbox]
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, { does }]) => `  ${name.padEnd(21)}${does}`)
+  .join('\n')}
+
+\`npm run --silent admin -- <command> --help\` shows a command's options.
+${TARGET}`;
+
+const commandUsage = (name: string, { options, does }: Command) =>
+  `usage: npm run --silent admin -- ${name} ${options}${options ? ' ' : ''}[--stage live|sandbox]
+
+${does}
+
+${TARGET}`;
 
 const run = async (): Promise<Record<string, unknown>> => {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: OPTIONS });
-  const [command, ...extra] = positionals;
+  const [name, ...extra] = positionals;
+  const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (values.help) {
-    console.log(isCommand(command) ? commandUsage(command) : USAGE);
+    console.log(name && command ? commandUsage(name, command) : USAGE);
     process.exit(0);
   }
+  // A command with actions takes exactly one (`webhooks list`), the others no word after their name.
+  const [action, ...more] = extra;
+  if (command?.actions && (!command.actions.names.includes(action ?? '') || more.length > 0))
+    throw new AdminError(`usage: npm run --silent admin -- ${name} ${command.actions.names.join('|')} ${command.actions.rest}`);
+  if (!name || (!command?.actions && extra.length > 0)) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
+  if (!command) throw new AdminError(`unknown command ${name}; \`npm run --silent admin -- --help\` lists the commands`);
   // The stage given, else the one the command implies (a token's), else the deployed table's, else live.
-  const stage = (implied?: Stage) => targetStage(values.stage === undefined ? implied : parseStage(values.stage));
-  if (command === 'webhooks') return webhooksCommand(actionOf(command, WEBHOOK_ACTIONS, extra, '--merchant <id> ...'), values, stage());
-  if (command === 'parked') return parkedCommand(actionOf(command, PARKED_ACTIONS, extra, '[--limit <n>]'), values, stage());
-  if (!command || extra.length > 0) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
-  if (!isCommand(command)) throw new AdminError(`unknown command ${command}; \`npm run --silent admin -- --help\` lists the commands`);
-  // A token names its stage, and so does the kind of one to mint.
-  const implied =
-    command === 'revoke-token'
-      ? stageOfToken(required(values, 'token'))
-      : command === 'mint-token' && values.kind === 'testing'
-        ? stageOfTokenKind(values.kind)
-        : undefined;
-  return HANDLERS[command as keyof typeof HANDLERS](values, stage(implied));
+  const implied = command.implies?.(values);
+  return command.run(values, targetStage(values.stage === undefined ? implied : parseStage(values.stage)), action);
 };
 
 try {

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { functionSpecs } from '#lib/function-specs';
 import { lambdaContext } from '#local/apigw';
 import { localClientConfig, useLocalAwsEnv } from '#local/aws-env';
@@ -62,22 +63,14 @@ let event: unknown = orFail(
 
 /** On sandbox, an event with the demo's live token (a 403 there) gets its sandbox token and stage name. */
 function forSandbox(input: unknown): unknown {
-  const liveTokens = new Set<string>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
-  const sandboxToken = `Bearer ${DEMO.tokens.sandbox}`;
-  const apiEvent = input as {
-    headers?: Record<string, string> | null;
-    multiValueHeaders?: Record<string, string[]> | null;
-    requestContext?: { stage?: string };
-  };
+  const apiEvent = input as Partial<Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders' | 'requestContext'>> | null;
   if (!apiEvent || typeof apiEvent !== 'object' || !apiEvent.requestContext) return input;
+  const liveTokens = new Set<unknown>([`Bearer ${DEMO.tokens.live}`, `Bearer ${DEMO.tokens.liveNoOrders}`]);
+  const swap = (value: string | undefined) => (liveTokens.has(value) ? `Bearer ${DEMO.tokens.sandbox}` : value);
   const { headers, multiValueHeaders } = apiEvent;
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (headers && name.toLowerCase() === 'authorization' && liveTokens.has(value)) headers[name] = sandboxToken;
-  }
-  for (const [name, values] of Object.entries(multiValueHeaders ?? {})) {
-    if (multiValueHeaders && name.toLowerCase() === 'authorization')
-      multiValueHeaders[name] = values.map((value) => (liveTokens.has(value) ? sandboxToken : value));
-  }
+  for (const name of Object.keys(headers ?? {})) if (headers && name.toLowerCase() === 'authorization') headers[name] = swap(headers[name]);
+  for (const [name, values] of Object.entries(multiValueHeaders ?? {}))
+    if (multiValueHeaders && values && name.toLowerCase() === 'authorization') multiValueHeaders[name] = values.map(swap) as string[];
   apiEvent.requestContext.stage = 'sandbox';
   return apiEvent;
 }
@@ -97,13 +90,15 @@ const reachStage = async () => {
       new DescribeTableCommand({ TableName: table }),
     );
     const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false, ...localClientConfig });
-    const urls = await Promise.all(
-      QUEUE_IDS.map(
-        async (queue) => (await sqs.send(new GetQueueUrlCommand({ QueueName: queueNameForStage(stage, queue) }))).QueueUrl ?? '',
+    const queueUrls = Object.fromEntries(
+      await Promise.all(
+        QUEUE_IDS.map(async (queue) => {
+          const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueNameForStage(stage, queue) }));
+          return [queue, QueueUrl ?? ''];
+        }),
       ),
-    );
-    const queueUrls = Object.fromEntries(QUEUE_IDS.map((queue, index) => [queue, urls[index] ?? ''])) as Record<QueueId, string>;
-    return { table, streamArn: Table?.LatestStreamArn ?? '', queueUrls, ordersQueueUrl: queueUrls.orders, dlqUrl: queueUrls['orders-dlq'] };
+    ) as Record<QueueId, string>;
+    return { table, streamArn: Table?.LatestStreamArn ?? '', queueUrls };
   } catch (error) {
     return fail(
       `The local stack is not reachable (DynamoDB ${endpoints.dynamodb}, SQS ${endpoints.sqs}): ${asError(error).message}\n${ports.recorded ? '' : 'No running `npm start` recorded its ports in .local/ports.json. '}Start it with \`npm start\` (or set the same port env as it uses).`,

@@ -51,14 +51,7 @@ const INIT = `window.ui = SwaggerUIBundle({
 `;
 
 const cache = new Map<string, Buffer>();
-const asset = (name: string) => {
-  let content = cache.get(name);
-  if (!content) {
-    content = readFileSync(join(SWAGGER_DIR, name));
-    cache.set(name, content);
-  }
-  return content;
-};
+const asset = (name: string) => cache.get(name) ?? (cache.set(name, readFileSync(join(SWAGGER_DIR, name))).get(name) as Buffer);
 
 const reply = (response: ServerResponse, contentType: string, body: string | Buffer) => {
   response

@@ -49,12 +49,7 @@ export const stopProcess = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
-export type Emulator = {
-  endpoint: string;
-  stop: () => Promise<void>;
-  /** For an emulator in its own process: called once if that process ends without stop(). */
-  onUnexpectedExit?: (listener: (code: number | null, signal: NodeJS.Signals | null) => void) => void;
-};
+export type Emulator = { endpoint: string; stop: () => Promise<void> };
 
 /** Every emulator listens on the loopback interface only, like the API: none has authentication. */
 export const EMULATOR_HOST = '127.0.0.1';
@@ -74,7 +69,12 @@ const dynamoDbLocalHome = () => {
  * telemetry off. The JVM uses the serial collector: on a small machine G1's concurrent threads
  * compete with the stage processes for the cores (docs/design-notes.md, "Performance on the local emulators").
  */
-export const startDynamoDbLocal = async (port: number, dataDir: string | undefined): Promise<Emulator> => {
+export const startDynamoDbLocal = async (
+  port: number,
+  dataDir: string | undefined,
+  /** Told when the JVM exits once it has started, stopped or not. */
+  onExit?: (code: number | null, signal: NodeJS.Signals | null) => void,
+): Promise<Emulator> => {
   const version = javaVersion();
   if (version === undefined || version < 17) throw new MissingJavaError();
   if (dataDir) mkdirSync(dataDir, { recursive: true });
@@ -111,19 +111,8 @@ export const startDynamoDbLocal = async (port: number, dataDir: string | undefin
     child.kill();
     throw new Error(`${asError(error).message}\n${stderr}`);
   }
-  let stopping = false;
-  return {
-    endpoint,
-    stop: () => {
-      stopping = true;
-      return stopProcess(child);
-    },
-    onUnexpectedExit: (listener) => {
-      child.once('exit', (code, signal) => {
-        if (!stopping) listener(code, signal);
-      });
-    },
-  };
+  if (onExit) child.once('exit', onExit);
+  return { endpoint, stop: () => stopProcess(child) };
 };
 
 /** The SQS emulator (fauxqs), in this process, on the loopback interface only; its state is in memory. */

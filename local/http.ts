@@ -37,13 +37,6 @@ export const envelopeForPath = (path: string | undefined): EnvelopeKind =>
 export const errorBody = (envelope: EnvelopeKind, message: string) =>
   JSON.stringify(envelope === 'legacy' ? { success: false, message, data: [] } : v2Body(newTraceId(), { errors: { message: [message] } }));
 
-/** What a parse error from node's HTTP parser means for the client. */
-export const clientErrorStatus = (code: string | undefined) => {
-  if (code === 'HPE_HEADER_OVERFLOW') return 431;
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
-  return 400;
-};
-
 /** The request target of a raw request that the parser refused, when its first line is readable. */
 const targetOf = (rawPacket: unknown) => {
   if (!Buffer.isBuffer(rawPacket)) return undefined;
@@ -164,7 +157,8 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       socket.destroy();
       return;
     }
-    const status = clientErrorStatus(error.code);
+    // What node's HTTP parser refused means for the client.
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const body = errorBody(envelopeForPath(targetOf(error.rawPacket)), STATUS_CODES[status] ?? 'Bad Request');
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

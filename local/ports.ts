@@ -62,13 +62,11 @@ export const freePort = () =>
     });
   });
 
-export const freePorts = async (): Promise<Ports> => ({
-  live: await freePort(),
-  sandbox: await freePort(),
-  ses: await freePort(),
-  dynamodb: await freePort(),
-  sqs: await freePort(),
-});
+export const freePorts = async () => {
+  const ports: Partial<Ports> = {};
+  for (const key of Object.keys(PORT_ENV) as (keyof Ports)[]) ports[key] = await freePort();
+  return ports as Ports;
+};
 
 /**
  * Where each running `npm start` records its ports and the data it keeps, so the tools find it without the port

@@ -7,9 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { asError } from '#shared/errors';
-import { lambdaContext } from './apigw';
-import { invokeScoped } from './invocation-scope';
-import { stoppableLoop } from './loop';
+import { type InvocationOutcome, invokeWith, pollingLoop } from './loop';
 
 /**
  * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to the
@@ -36,11 +34,6 @@ export type SqsPollerOptions = {
   /** Receive, handler and delete errors; the loop backs off and carries on. */
   onError?: (error: Error) => void;
 };
-
-export type PollResult = { received: number; deleted: number; failed: string[] };
-
-/** What an invocation gave: the handler's answer, or what it threw. */
-type InvocationOutcome = { response: SQSBatchResponse | undefined } | { error: unknown };
 
 const lambdaMessageAttributes = (message: Message): SQSMessageAttributes =>
   Object.fromEntries(
@@ -83,7 +76,7 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
 /** Which messages to delete after the handler ran, by the event source mapping's rules. */
 export const messagesToDelete = (records: SQSRecord[], outcome: InvocationOutcome): SQSRecord[] => {
   if ('error' in outcome) return [];
-  const failures = outcome.response?.batchItemFailures ?? [];
+  const failures = (outcome.response as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
   if (failures.some((failure) => !failure.itemIdentifier || !ids.has(failure.itemIdentifier))) return [];
   const failed = new Set(failures.map((failure) => failure.itemIdentifier));
@@ -128,18 +121,12 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
   };
 
   /** Invokes the handler with one received batch and deletes what it did not report failed. */
-  const handleBatch = async (messages: Message[]): Promise<PollResult> => {
-    if (messages.length === 0) return { received: 0, deleted: 0, failed: [] };
+  const handleBatch = async (messages: Message[]) => {
+    if (messages.length === 0) return { received: 0, deleted: 0 };
     const eventSourceARN = await arn();
     const records = messages.map((message) => toSqsRecord(message, eventSourceARN, region));
-    let outcome: InvocationOutcome;
-    try {
-      const context = lambdaContext(functionName, options.timeoutSeconds);
-      outcome = { response: await invokeScoped(context, () => handler({ Records: records }, context)) };
-    } catch (error) {
-      onError(new Error(`handler failed, the whole batch will be retried: ${asError(error).message}`));
-      outcome = { error };
-    }
+    const { outcome } = await invokeWith(handler, { Records: records }, functionName, options.timeoutSeconds);
+    if ('error' in outcome) onError(new Error(`handler failed, the whole batch will be retried: ${asError(outcome.error).message}`));
     const toDelete = messagesToDelete(records, outcome);
     if (toDelete.length > 0) {
       const result = await client.send(
@@ -151,50 +138,40 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
       for (const failure of result.Failed ?? [])
         onError(new Error(`could not delete a processed message: ${failure.Message ?? failure.Code}`));
     }
-    const deleted = new Set(toDelete.map((record) => record.messageId));
-    return {
-      received: records.length,
-      deleted: toDelete.length,
-      failed: records.filter((record) => !deleted.has(record.messageId)).map((record) => record.messageId),
-    };
+    return { received: records.length, deleted: toDelete.length };
   };
 
-  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20): Promise<PollResult> =>
-    handleBatch(await receive(waitTimeSeconds));
+  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20) => handleBatch(await receive(waitTimeSeconds));
 
   /**
-   * One receive loop; up to `concurrency` batches are handled at once, as concurrent invocations.
+   * One receive of the loop; up to `concurrency` batches are handled at once, as concurrent invocations.
    * Like the event source mapping, it receives up to 10 messages at a time and invokes the handler
    * per `batchSize` of them (so batches of 1 are not limited to one receive per message).
    */
-  const run = async (stopping: () => boolean) => {
-    const concurrency = Math.max(1, options.concurrency ?? 1);
-    const inFlight = new Set<Promise<unknown>>();
-    while (!stopping()) {
-      if (inFlight.size >= concurrency) {
-        await Promise.race(inFlight);
-        continue;
-      }
-      try {
-        const room = Math.min(SQS_MAX_RECEIVE, (concurrency - inFlight.size) * batchSize);
-        const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, room));
-        for (let start = 0; start < messages.length; start += batchSize) {
-          const batch: Promise<unknown> = handleBatch(messages.slice(start, start + batchSize))
-            .catch((error: unknown) => onError(asError(error)))
-            .finally(() => inFlight.delete(batch));
-          inFlight.add(batch);
-        }
-      } catch (error) {
-        if (stopping()) break;
-        onError(asError(error));
-        await new Promise((resolve) => setTimeout(resolve, 2000));
-      }
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const inFlight = new Set<Promise<unknown>>();
+  const round = async () => {
+    if (inFlight.size >= concurrency) {
+      await Promise.race(inFlight);
+      return 0;
     }
-    await Promise.allSettled(inFlight);
+    const room = Math.min(SQS_MAX_RECEIVE, (concurrency - inFlight.size) * batchSize);
+    const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, room));
+    for (let start = 0; start < messages.length; start += batchSize) {
+      const batch: Promise<unknown> = handleBatch(messages.slice(start, start + batchSize))
+        .catch((error: unknown) => onError(asError(error)))
+        .finally(() => inFlight.delete(batch));
+      inFlight.add(batch);
+    }
+    return 0;
   };
 
-  const loop = stoppableLoop(run, () => {
+  const loop = pollingLoop(round, onError, () => {
     for (const abort of aborts) abort.abort();
   });
-  return { pollOnce, ...loop };
+  const stop = async () => {
+    await loop.stop();
+    await Promise.allSettled(inFlight);
+  };
+  return { pollOnce, start: loop.start, stop };
 };

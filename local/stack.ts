@@ -163,14 +163,13 @@ export const startLocalStack = async (options: LocalStackOptions) => {
     await assertPortsFree(options.dynamodbEndpoint ? { ...ports, dynamodb: undefined } : ports);
     const dynamodb = options.dynamodbEndpoint
       ? { endpoint: options.dynamodbEndpoint }
-      : await startDynamoDbLocal(ports.dynamodb, options.dataDir);
-    if ('stop' in dynamodb) {
-      started.push(dynamodb);
-      dynamodb.onUnexpectedExit?.((code, signal) => {
-        if (!stopping)
-          onFatal(`DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`);
-      });
-    }
+      : await startDynamoDbLocal(ports.dynamodb, options.dataDir, (code, signal) => {
+          if (!stopping)
+            onFatal(
+              `DynamoDB Local (port ${ports.dynamodb}) exited (${signal ?? `code ${code}`}): the local stack cannot serve without it.`,
+            );
+        });
+    if ('stop' in dynamodb) started.push(dynamodb);
     const sqs = await startSqsEmulator(ports.sqs);
     started.push(sqs);
     const ses = await startSesEmulator(ports.ses);

@@ -98,7 +98,6 @@ const feeds = await Promise.all(
         timeoutSeconds: worker.timeoutSeconds,
         batchSize: worker.trigger.batchSize,
         maxRetryAttempts: worker.trigger.retryAttempts,
-        bisectOnError: true,
         filterPatterns: worker.trigger.filterPatterns,
         ...(checkpointFile ? { checkpoints: fileCheckpoints(checkpointFile) } : {}),
         // As Lambda does with an on-failure destination: the batch's description goes to the queue.

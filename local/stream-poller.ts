@@ -21,8 +21,7 @@ import type { FilterPattern } from '#functions/workers';
 import { asError, errorName } from '#shared/errors';
 import { lambdaContext } from './apigw';
 import { checkFilterPattern, passesFilters } from './event-filter';
-import { invokeScoped } from './invocation-scope';
-import { stoppableLoop } from './loop';
+import { type InvocationOutcome, invokeWith, pollingLoop } from './loop';
 
 /**
  * Local stand-in for Lambda's DynamoDB Streams event source mapping (local/sqs-poller.ts is the SQS
@@ -70,10 +69,7 @@ export type StreamPollerOptions = {
   onError?: (error: Error) => void;
 };
 
-/** A round's handler invocations (one per shard at most), the records they got, those the checkpoints moved past and those given up. */
-export type StreamPollResult = ReturnType<typeof emptyResult>;
-
-/** pollOnce: one round (the shard list when due, then one step per shard); stop ends start's loop after the round in progress. */
+/** pollOnce: one round's handler invocations (one per shard at most), the records they got, those the checkpoints moved past and those given up; stop ends start's loop after the round in progress. */
 export type StreamPoller = ReturnType<typeof createStreamPoller>;
 
 /** In-memory checkpoints, the default: a new poller starts every shard at TRIM_HORIZON. */
@@ -134,16 +130,13 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset
 
 /** An attribute value as Lambda's JSON has it: the SDK's Uint8Array binaries become base64 strings. */
 export const toLambdaAttributeValue = (value: AttributeValue): LambdaAttributeValue => {
-  if (value.S !== undefined) return { S: value.S };
-  if (value.N !== undefined) return { N: value.N };
   if (value.B !== undefined) return { B: base64(value.B) };
-  if (value.SS !== undefined) return { SS: value.SS };
-  if (value.NS !== undefined) return { NS: value.NS };
   if (value.BS !== undefined) return { BS: value.BS.map(base64) };
   if (value.M !== undefined) return { M: toLambdaImage(value.M) };
   if (value.L !== undefined) return { L: value.L.map(toLambdaAttributeValue) };
-  if (value.NULL !== undefined) return { NULL: value.NULL };
-  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
+  // The other types hold strings, booleans or lists of strings: JSON already.
+  if ([value.S, value.N, value.SS, value.NS, value.NULL, value.BOOL].some((plain) => plain !== undefined))
+    return value as LambdaAttributeValue;
   // The SDK's DynamoDB Streams deserializer turns an empty map ({ M: {} }) into {}: give it back its type.
   if (Object.keys(value).length === 0) return { M: {} };
   throw new Error(
@@ -179,38 +172,33 @@ export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsReg
   };
 };
 
-/** What an invocation gave: the handler's answer as it came (not trusted to be well formed), or what it threw. */
-export type InvocationOutcome = { response: unknown } | { error: unknown };
-
 /**
- * How the event source mapping reads an invocation's outcome: a success, a failure of the whole
- * batch, or a partial success whose records before `failedFrom` (the lowest reported sequence
- * number, a position > 0 in the batch) are done. A partial failure at the first record is a failure.
+ * How the event source mapping reads an invocation's outcome: how many of the batch's records are
+ * done. All on a success, none on a failure of the whole batch, those before the lowest reported
+ * sequence number on a partial success (one reported at the first record is a failure).
  */
-export type BatchVerdict = { kind: 'success' } | { kind: 'failed' } | { kind: 'partial'; failedFrom: number };
-
-export const batchVerdict = (records: DynamoDBRecord[], outcome: InvocationOutcome): BatchVerdict => {
-  if ('error' in outcome) return { kind: 'failed' };
+export const recordsDone = (records: DynamoDBRecord[], outcome: InvocationOutcome): number => {
+  if ('error' in outcome) return 0;
   const { response } = outcome;
-  if (typeof response !== 'object' || response === null) return { kind: 'success' };
+  if (typeof response !== 'object' || response === null) return records.length;
   const failures: unknown = (response as { batchItemFailures?: unknown }).batchItemFailures;
-  if (failures === undefined || failures === null || (Array.isArray(failures) && failures.length === 0)) return { kind: 'success' };
-  if (!Array.isArray(failures)) return { kind: 'failed' };
+  if (failures === undefined || failures === null) return records.length;
+  if (!Array.isArray(failures)) return 0;
   const positions = new Map(records.map((record, index) => [record.dynamodb?.SequenceNumber, index]));
   let failedFrom = records.length;
   for (const failure of failures) {
     const id: unknown =
       typeof failure === 'object' && failure !== null ? (failure as { itemIdentifier?: unknown }).itemIdentifier : undefined;
     const position = typeof id === 'string' && id !== '' ? positions.get(id) : undefined;
-    if (position === undefined) return { kind: 'failed' };
+    if (position === undefined) return 0;
     failedFrom = Math.min(failedFrom, position);
   }
-  return failedFrom === 0 ? { kind: 'failed' } : { kind: 'partial', failedFrom };
+  return failedFrom;
 };
 
 type Batch = {
   records: _Record[];
-  /** When the filters passed over records read with these: the last record read (the checkpoint on success) and how many were passed over. */
+  /** When the filters passed over records up to its end: the last record it reaches (the checkpoint on success) and how many were passed over. */
   through?: { record: _Record; passedOver: number };
   /** How many times these very records were sent again (a split starts a new batch at 0). */
   retries: number;
@@ -228,23 +216,11 @@ type ShardState = {
   iterator?: string;
   /** GetRecords gave no NextShardIterator: the shard is closed and read to its end. */
   exhausted: boolean;
-  /** Read and not yet done with: the batch in progress first, then the other halves of its splits, in order. */
+  /** Read and not yet done with: the batch in progress first, then the rest of the read and the other halves of its splits, in order. */
   pending: Batch[];
-  /** Read and not yet batched (with filters, a GetRecords of up to 1,000 records fills several batches). */
-  unbatched: _Record[];
 };
 
-/** A shard first seen in the stream's list: nothing read yet, to be read from its checkpoint. */
-const newShard = (shardId: string, parentShardId: string | undefined, readUpTo: string | undefined): ShardState => ({
-  shardId,
-  parentShardId,
-  readUpTo,
-  exhausted: false,
-  pending: [],
-  unbatched: [],
-});
-
-const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0 && shard.unbatched.length === 0;
+const isDone = (shard: ShardState) => shard.exhausted && shard.pending.length === 0;
 
 const sequenceNumberOf = (record: _Record | undefined) => record?.dynamodb?.SequenceNumber ?? '';
 
@@ -252,15 +228,11 @@ const isoSeconds = (date: Date | undefined) => (date ?? new Date(0)).toISOString
 
 /** GetRecords returns 1,000 records at most. */
 const GET_RECORDS_LIMIT = 1000;
-/** How often the shard list is read again when no shard ended (new shards appear when others close). */
-const SHARD_LIST_REFRESH_MS = 10_000;
-/** The loop's pause after a failed round. */
-const ERROR_BACKOFF_MS = 2000;
 
 const emptyResult = () => ({ invocations: 0, records: 0, checkpointed: 0, discarded: 0 });
 
 /** What the on-failure destination gets for a batch given up after its last retry. */
-const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, functionName: string) => {
+const onFailureRecord = (shardId: string, batch: Batch, streamArn: string, functionName: string) => {
   const first = batch.records[0];
   const last = batch.records.at(-1);
   const { lastInvocation } = batch;
@@ -279,7 +251,7 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
     version: '1.0' as const,
     timestamp: new Date().toISOString(),
     DDBStreamBatchInfo: {
-      shardId: shard.shardId,
+      shardId,
       startSequenceNumber: sequenceNumberOf(first),
       endSequenceNumber: sequenceNumberOf(last),
       // ISO 8601 to the second (2019-11-14T00:13:19Z), where the timestamp has milliseconds.
@@ -291,29 +263,84 @@ const onFailureRecord = (shard: ShardState, batch: Batch, streamArn: string, fun
   };
 };
 
-/** Reads a stream's shards from where each stands: an expired iterator is opened again, past the retention from TRIM_HORIZON. */
-const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit: number, onError: (error: Error) => void) => {
+/**
+ * A read's records in batches, as the event source mapping makes them: up to `batchSize` records
+ * that pass the filters, each batch reaching over those passed over before its last; the records
+ * after the last one that passes make a batch of none, only there to move the checkpoint.
+ */
+const batchesOf = (read: _Record[], batchSize: number, passes: (record: _Record) => boolean) => {
+  const batches: Batch[] = [];
+  let records: _Record[] = [];
+  let passedOver = 0;
+  read.forEach((record, index) => {
+    if (passes(record)) records.push(record);
+    else passedOver += 1;
+    if (records.length < batchSize && index < read.length - 1) return;
+    batches.push({ records, retries: 0, ...(passedOver > 0 ? { through: { record, passedOver } } : {}) });
+    records = [];
+    passedOver = 0;
+  });
+  return batches;
+};
+
+export const createStreamPoller = (options: StreamPollerOptions) => {
+  const { client, streamArn, handler, functionName, filterPatterns = [] } = options;
+  for (const pattern of filterPatterns) checkFilterPattern(pattern);
+  // The mapping's settings, with Lambda's defaults where it has one.
+  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
+  const maxRetryAttempts = options.maxRetryAttempts ?? 10;
+  const bisectOnError = options.bisectOnError ?? true;
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const checkpoints = options.checkpoints ?? memoryCheckpoints();
+  const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
+  // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
+  const readLimit = filterPatterns.length > 0 ? GET_RECORDS_LIMIT : batchSize;
+  const lambdaRecord = (record: _Record) => toDynamoDBRecord(record, streamArn, region);
+
+  const shards = new Map<string, ShardState>();
+  // New shards appear when others close (DynamoDB Local rolls its shard over): the list is read again once one
+  // ends, and while none is readable (the child of a shard may be listed a moment after its parent ended).
+  let listShardsAgain = true;
+
+  // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
+  const listShards = async () => {
+    const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    const listed = StreamDescription?.Shards ?? [];
+    const ids = new Set(listed.map((shard) => shard.ShardId));
+    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
+    for (const { ShardId: shardId, ParentShardId: parentShardId } of listed)
+      if (shardId && !shards.has(shardId))
+        shards.set(shardId, { shardId, parentShardId, readUpTo: await checkpoints.get(shardId), exhausted: false, pending: [] });
+    listShardsAgain = false;
+  };
+
+  /** Readable: not done, and its parent (if still known) read to its end. */
+  const isReadable = (shard: ShardState) => {
+    if (isDone(shard)) return false;
+    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
+    return !parent || isDone(parent);
+  };
+
+  /** A shard's iterator, after the last record read, else (or past the retention) from TRIM_HORIZON. */
   const openIterator = async (shard: ShardState): Promise<string> => {
     const open = async (ShardIteratorType: ShardIteratorType, SequenceNumber?: string) => {
       const input = { StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType, SequenceNumber };
-      return (await client.send(new GetShardIteratorCommand(input))).ShardIterator;
+      const { ShardIterator } = await client.send(new GetShardIteratorCommand(input));
+      if (!ShardIterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
+      return ShardIterator;
     };
-    if (shard.readUpTo) {
-      try {
-        const iterator = await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
-        if (iterator) return iterator;
-      } catch (error) {
-        if (errorName(error) !== 'TrimmedDataAccessException') throw error;
-        onError(
-          new Error(
-            `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
-          ),
-        );
-      }
+    if (!shard.readUpTo) return open('TRIM_HORIZON');
+    try {
+      return await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
+    } catch (error) {
+      if (errorName(error) !== 'TrimmedDataAccessException') throw error;
+      onError(
+        new Error(
+          `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
+        ),
+      );
+      return open('TRIM_HORIZON');
     }
-    const iterator = await open('TRIM_HORIZON');
-    if (!iterator) throw new Error(`shard ${shard.shardId}: GetShardIterator returned no iterator`);
-    return iterator;
   };
 
   /** The next records of a shard; an expired iterator is opened again once. */
@@ -336,82 +363,7 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
     }
     return [];
   };
-  return read;
-};
 
-/**
- * The next batch of a shard's unbatched records, as the event source mapping makes it: up to
- * `batchSize` records that pass the filters (those passed over never reach the handler). None when
- * every record read was passed over: `last` is then the checkpoint.
- */
-const nextBatch = (shard: ShardState, batchSize: number, passes: (record: _Record) => boolean) => {
-  const records: _Record[] = [];
-  let taken = 0;
-  while (taken < shard.unbatched.length && records.length < batchSize) {
-    const record = shard.unbatched[taken++] as _Record;
-    if (passes(record)) records.push(record);
-  }
-  const last = shard.unbatched[taken - 1];
-  shard.unbatched = shard.unbatched.slice(taken);
-  if (records.length === 0) return { taken, last };
-  const passedOver = taken - records.length;
-  const batch: Batch = { records, retries: 0, ...(passedOver > 0 ? { through: { record: last as _Record, passedOver } } : {}) };
-  return { taken, last, batch };
-};
-
-/**
- * Runs `pollOnce` until stopped: straight on after a round that moved a checkpoint, after
- * `intervalMs` when it had nothing, after ERROR_BACKOFF_MS when it failed.
- */
-const pollingLoop = (pollOnce: () => Promise<StreamPollResult>, intervalMs: number, onError: (error: Error) => void) => {
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  const run = async (stopping: () => boolean) => {
-    while (!stopping()) {
-      let delay = intervalMs;
-      try {
-        if ((await pollOnce()).checkpointed > 0) delay = 0;
-      } catch (error) {
-        if (stopping()) break;
-        onError(asError(error));
-        delay = ERROR_BACKOFF_MS;
-      }
-      if (!stopping() && delay > 0) await pause(delay);
-    }
-  };
-  return stoppableLoop(run, () => wake?.());
-};
-
-/** The mapping's settings with their defaults (Lambda's, where it has one); the filter patterns checked. */
-const settingsOf = (options: StreamPollerOptions) => {
-  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
-  for (const pattern of options.filterPatterns ?? []) checkFilterPattern(pattern);
-  return {
-    batchSize,
-    maxRetryAttempts: options.maxRetryAttempts ?? 10,
-    bisectOnError: options.bisectOnError ?? true,
-    pollIntervalMs: options.pollIntervalMs ?? 250,
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
-    checkpoints: options.checkpoints ?? memoryCheckpoints(),
-    onError: options.onError ?? ((error: Error) => console.error(`[${options.functionName}] ${error.message}`)),
-    // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
-    readLimit: (options.filterPatterns ?? []).length > 0 ? GET_RECORDS_LIMIT : batchSize,
-  };
-};
-
-/**
- * What an invocation's verdict does to a shard's batch in progress (pending[0]): checkpoint it, split
- * it, retry it or give it up; a given-up batch is moved past once the on-failure destination took it.
- */
-const shardProgress = (options: StreamPollerOptions, { checkpoints, maxRetryAttempts, bisectOnError }: ReturnType<typeof settingsOf>) => {
   const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
     const sequenceNumber = sequenceNumberOf(record);
     if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
@@ -431,26 +383,30 @@ const shardProgress = (options: StreamPollerOptions, { checkpoints, maxRetryAtte
       shard.pending[0] = { ...batch, retries: batch.retries + 1 };
       return 0;
     }
-    const discarded = onFailureRecord(shard, batch, options.streamArn, options.functionName);
+    const discarded = onFailureRecord(shard.shardId, batch, streamArn, functionName);
     shard.pending[0] = { ...batch, discarded };
     return discard(shard, batch, discarded);
   };
 
-  /** Returns how many records the checkpoint moved past, and how many of those were given up. */
-  const settle = async (shard: ShardState, batch: Batch, verdict: BatchVerdict) => {
-    if (verdict.kind === 'success') {
+  /**
+   * What an invocation that did `done` records of the batch in progress (pending[0]) does to it:
+   * checkpoint it, split it, retry it or give it up. Returns how many records the checkpoint moved
+   * past, and how many of those were given up.
+   */
+  const settle = async (shard: ShardState, batch: Batch, done: number) => {
+    if (done === batch.records.length) {
       shard.pending.shift();
       await checkpoint(shard, batch.through?.record ?? batch.records.at(-1));
-      return { checkpointed: batch.records.length + (batch.through?.passedOver ?? 0), discarded: 0 };
+      return { checkpointed: done + (batch.through?.passedOver ?? 0), discarded: 0 };
     }
-    if (verdict.kind === 'partial') {
+    if (done > 0) {
       // The records before the lowest reported one are done; the rest is retried from the checkpoint:
       // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
-      const rest = { ...batch, records: batch.records.slice(verdict.failedFrom) };
+      const rest = { ...batch, records: batch.records.slice(done) };
       shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, through: rest.through } : rest;
-      await checkpoint(shard, batch.records[verdict.failedFrom - 1]);
+      await checkpoint(shard, batch.records[done - 1]);
       const discarded = bisectOnError ? 0 : await retryOrDiscard(shard, rest);
-      return { checkpointed: verdict.failedFrom + discarded, discarded };
+      return { checkpointed: done + discarded, discarded };
     }
     if (bisectOnError && batch.records.length > 1) {
       const half = Math.ceil(batch.records.length / 2);
@@ -461,108 +417,51 @@ const shardProgress = (options: StreamPollerOptions, { checkpoints, maxRetryAtte
     const discarded = await retryOrDiscard(shard, batch);
     return { checkpointed: discarded, discarded };
   };
-  return { checkpoint, discard, settle };
-};
 
-export const createStreamPoller = (options: StreamPollerOptions) => {
-  const { client, streamArn, handler, functionName } = options;
-  const settings = settingsOf(options);
-  const { batchSize, region, checkpoints, onError } = settings;
-
-  const shards = new Map<string, ShardState>();
-  let shardsListedAt = Number.NEGATIVE_INFINITY;
-  let listShardsAgain = true;
-
-  // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
-  const listShards = async () => {
-    const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
-    const listed = StreamDescription?.Shards ?? [];
-    const ids = new Set(listed.map((shard) => shard.ShardId));
-    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
-    for (const { ShardId, ParentShardId } of listed)
-      if (ShardId && !shards.has(ShardId)) shards.set(ShardId, newShard(ShardId, ParentShardId, await checkpoints.get(ShardId)));
-    shardsListedAt = Date.now();
-    listShardsAgain = false;
-  };
-
-  /** Readable: not done, and its parent (if still known) read to its end. */
-  const isReadable = (shard: ShardState) => {
-    if (isDone(shard)) return false;
-    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
-    return !parent || isDone(parent);
-  };
-
-  const read = shardReader(client, streamArn, settings.readLimit, onError);
-  const { checkpoint, discard, settle } = shardProgress(options, settings);
-
-  /** One invocation with a shard's batch, as Lambda makes it: what it answered or threw, and the invocation, for the on-failure record. */
-  const invoke = async (shard: ShardState, records: DynamoDBRecord[]) => {
-    const context = lambdaContext(functionName, options.timeoutSeconds);
-    let outcome: InvocationOutcome;
-    try {
-      outcome = { response: await invokeScoped<unknown>(context, () => handler({ Records: records }, context)) };
-    } catch (error) {
-      onError(new Error(`handler failed on ${records.length} record(s) of ${shard.shardId}: ${asError(error).message}`));
-      outcome = { error };
-    }
-    const lastInvocation = {
-      requestId: context.awsRequestId,
-      functionArn: context.invokedFunctionArn,
-      ...('error' in outcome ? { functionError: 'Unhandled' } : {}),
-    };
-    return { outcome, lastInvocation };
-  };
-
-  /** One step of one shard: read a batch if none is in progress, invoke, then checkpoint, retry, split or give up. */
-  const pollShard = async (shard: ShardState): Promise<StreamPollResult> => {
-    const result = emptyResult();
+  /** One step of one shard: read its next batches if none is pending, invoke with the first, then checkpoint, retry, split or give up. */
+  const pollShard = async (shard: ShardState) => {
+    if (shard.pending.length === 0)
+      shard.pending = batchesOf(await read(shard), batchSize, (record) => passesFilters(lambdaRecord(record), filterPatterns));
     let batch = shard.pending[0];
-    if (!batch) {
-      if (shard.unbatched.length === 0) shard.unbatched = await read(shard);
-      if (shard.unbatched.length === 0) return result;
-      const next = nextBatch(shard, batchSize, (record) =>
-        passesFilters(toDynamoDBRecord(record, streamArn, region), options.filterPatterns),
-      );
-      if (!next.batch) {
-        await checkpoint(shard, next.last);
-        return { ...result, checkpointed: next.taken };
-      }
-      batch = next.batch;
-      shard.pending.push(batch);
-    }
+    if (!batch) return emptyResult();
     if (batch.discarded) {
       const discarded = await discard(shard, batch, batch.discarded);
-      return { ...result, checkpointed: discarded, discarded };
+      return { ...emptyResult(), checkpointed: discarded, discarded };
     }
+    // A batch of none (every record passed over) is done without an invocation.
+    if (batch.records.length === 0) return { ...emptyResult(), ...(await settle(shard, batch, 0)) };
 
-    const records = batch.records.map((record) => toDynamoDBRecord(record, streamArn, region));
-    const { outcome, lastInvocation } = await invoke(shard, records);
-    batch = { ...batch, lastInvocation };
+    const records = batch.records.map(lambdaRecord);
+    const { context, outcome } = await invokeWith(handler, { Records: records }, functionName, options.timeoutSeconds);
+    if ('error' in outcome)
+      onError(new Error(`handler failed on ${records.length} record(s) of ${shard.shardId}: ${asError(outcome.error).message}`));
+    const functionError = 'error' in outcome ? { functionError: 'Unhandled' } : {};
+    batch = { ...batch, lastInvocation: { requestId: context.awsRequestId, functionArn: context.invokedFunctionArn, ...functionError } };
     shard.pending[0] = batch;
-    return { invocations: 1, records: records.length, ...(await settle(shard, batch, batchVerdict(records, outcome))) };
+    return { invocations: 1, records: records.length, ...(await settle(shard, batch, recordsDone(records, outcome))) };
   };
 
-  const round = async (): Promise<StreamPollResult> => {
-    if (listShardsAgain || shards.size === 0 || Date.now() - shardsListedAt >= SHARD_LIST_REFRESH_MS) await listShards();
-    const readable = [...shards.values()].filter(isReadable);
-    const outcomes = await Promise.allSettled(readable.map(pollShard));
-    // A shard read to its end lets its children go: list the shards again on the next round.
-    if (readable.some(isDone)) listShardsAgain = true;
-    // Every shard's step has ended before a failure is thrown.
-    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-    if (failed) throw asError(failed.reason);
+  const round = async () => {
+    if (listShardsAgain || ![...shards.values()].some(isReadable)) await listShards();
     const total = emptyResult();
-    for (const { value } of outcomes as PromiseFulfilledResult<StreamPollResult>[])
-      for (const key of Object.keys(total) as (keyof StreamPollResult)[]) total[key] += value[key];
+    // DynamoDB Local's shards form one line, each closed before its child: one at most is readable at a time.
+    for (const shard of [...shards.values()].filter(isReadable)) {
+      const result = await pollShard(shard);
+      for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += result[key];
+      // A shard read to its end lets its children go: list the shards again on the next round.
+      if (isDone(shard)) listShardsAgain = true;
+    }
     return total;
   };
 
   let rounds: Promise<unknown> = Promise.resolve();
+  /** One round (the shard list when due, then one step per shard); calls wait for the round in progress. */
   const pollOnce = () => {
     const next = rounds.then(round);
     rounds = next.catch(() => undefined);
     return next;
   };
-
-  return { pollOnce, ...pollingLoop(pollOnce, settings.pollIntervalMs, onError) };
+  // Straight on after a round that moved a checkpoint, after pollIntervalMs when it had nothing.
+  const pollIntervalMs = options.pollIntervalMs ?? 250;
+  return { pollOnce, ...pollingLoop(async () => ((await pollOnce()).checkpointed > 0 ? 0 : pollIntervalMs), onError) };
 };

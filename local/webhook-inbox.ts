@@ -62,11 +62,9 @@ const verify = async (
 ): Promise<Pick<Received, 'verified' | 'note' | 'endpoint_uuid'>> => {
   const stored = await endpointsAt(path);
   if (stored.length === 0) return { verified: false, note: 'no endpoint of this stage has this URL', endpoint_uuid: undefined };
-  const signed = {
-    'webhook-id': String(headers['webhook-id'] ?? ''),
-    'webhook-timestamp': String(headers['webhook-timestamp'] ?? ''),
-    'webhook-signature': String(headers['webhook-signature'] ?? ''),
-  };
+  const signed = Object.fromEntries(
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, String(headers[name] ?? '')]),
+  );
   for (const item of stored) {
     const endpoint = parseWebhookEndpoint(item);
     const merchantId = merchantIdOf(String(item.pk));
