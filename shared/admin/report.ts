@@ -13,7 +13,7 @@ import {
 } from '#shared/db/entities/commission-totals';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
+import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerDayFigures, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { laravelErrors } from '#shared/validation/messages';
 import { requireMerchant } from './operations';
@@ -72,17 +72,9 @@ const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
 const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
   const totals = new Map<string, Figures>();
   for (const ledger of ledgers) {
-    const sales = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
-    for (const entry of ledger.entries) {
-      const key = `${ledger.affiliate_slug}|${entry.at.slice(0, 10)}|${ledger.currency_code}`;
-      const figures = totals.get(key) ?? { ...ZERO_FIGURES };
-      if (entry.type === 'accrual') {
-        figures.orders += 1;
-        figures.sales_value += sales;
-      }
-      if (entry.amount > 0) figures.accrued_value += entry.amount;
-      if (entry.amount < 0) figures.reversed_value += entry.amount;
-      totals.set(key, figures);
+    for (const [day, figures] of ledgerDayFigures(ledger, ledger.entries)) {
+      const key = `${ledger.affiliate_slug}|${day}|${ledger.currency_code}`;
+      totals.set(key, addFigures(totals.get(key) ?? ZERO_FIGURES, figures));
     }
   }
   for (const [key, figures] of totals) if (Object.values(figures).every((value) => value === 0)) totals.delete(key);

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import { type CommissionLedger, type LedgerEntry, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   type Figures,
   type PeriodKind,
@@ -20,16 +20,11 @@ import { addMonths } from '#shared/time';
 /** How long after its entries' time a ledger write can still land: `as_of` stays this far behind the feed. */
 export const LEDGER_WRITE_LAG_SECONDS = 10;
 
-/**
- * What one write of a ledger adds to the totals (pure): its new entries by UTC day and month. An accrual
- * counts its order and the rows' base values; a write of only zero amounts (a shipping change) adds nothing.
- */
-export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
-  const ledger = parseCommissionLedgerImage(after);
-  const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
+/** What a ledger's entries add up to per UTC day: an accrual counts its order and the rows' base values. */
+export const ledgerDayFigures = (ledger: CommissionLedger, entries: readonly LedgerEntry[]): Map<string, Figures> => {
   const byDay = new Map<string, Figures>();
   const salesValue = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
-  for (const entry of ledger.entries.slice(known)) {
+  for (const entry of entries) {
     const day = entry.at.slice(0, 10);
     const figures = { ...(byDay.get(day) ?? ZERO_FIGURES) };
     if (entry.type === 'accrual') {
@@ -40,8 +35,15 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
     if (entry.amount < 0) figures.reversed_value += entry.amount;
     byDay.set(day, figures);
   }
+  return byDay;
+};
+
+/** What one write of a ledger adds to the totals: its new entries by UTC day and month; only zero amounts (a shipping change) add nothing. */
+export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
+  const ledger = parseCommissionLedgerImage(after);
+  const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
   const common = { affiliate_slug: ledger.affiliate_slug, currency_code: ledger.currency_code };
-  return [...byDay]
+  return [...ledgerDayFigures(ledger, ledger.entries.slice(known))]
     .filter(([, figures]) => Object.values(figures).some((value) => value !== 0))
     .flatMap(([day, figures]) => [
       { ...figures, ...common, kind: 'D' as const, period: day },
