@@ -26,6 +26,8 @@ const timestamp = () => z.iso.datetime();
 const money = () => z.int().check(z.minimum(0), z.maximum(MAX_MONEY_VALUE));
 const count = (min: 0 | 1) => z.int().check(z.minimum(min));
 const nullableTimestamp = () => z.nullable(timestamp());
+const stamps = () => ({ created_at: timestamp(), updated_at: timestamp() });
+const nameAndSlug = () => z.strictObject({ name: z.string(), slug: z.string() });
 
 export const currencyResponse = z.strictObject({ code: z.string(), name: z.string() });
 
@@ -48,20 +50,13 @@ export const orderResponse = z.strictObject({
   order_rows: z.array(orderRowResponse),
   customer: z.nullable(z.strictObject({ name: z.nullable(z.string()), email: z.string() })),
   cancelled_at: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 /** What the create endpoints answer about the new order (V2 `data.order`, legacy `data`). */
 export const createdOrderResponse = z.strictObject({ uuid: z.uuid(), order_no: z.string() });
 
-export const tierResponse = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
-  description: z.string(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
-});
+export const tierResponse = z.extend(nameAndSlug(), { description: z.string(), ...stamps() });
 
 const segmentType = z.strictObject({ name: z.string(), slug: z.literal('percentage') });
 
@@ -72,13 +67,10 @@ export const segmentResponse = z.strictObject({
   type: segmentType,
   slugs: z.array(z.string()),
   skus: z.array(z.string()),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
-export const segmentTierRate = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
+export const segmentTierRate = z.extend(nameAndSlug(), {
   rate: z.number().check(z.minimum(0), z.maximum(100)),
   visual_rate: z.string(),
 });
@@ -90,14 +82,14 @@ export const affiliateResponse = z.strictObject({
   name: z.string(),
   slug: z.string(),
   status: z.enum(['active', 'inactive']),
-  tier: z.nullable(z.strictObject({ name: z.string(), slug: z.string() })),
+  tier: z.nullable(nameAndSlug()),
   accepted_at: nullableTimestamp(),
   created_at: timestamp(),
 });
 
 export const affiliateRequestResponse = z.strictObject({
   uuid: z.uuid(),
-  affiliate: z.strictObject({ name: z.string(), slug: z.string() }),
+  affiliate: nameAndSlug(),
   status: z.enum(['pending', 'accepted', 'declined', 'active']),
   requested_at: timestamp(),
 });
@@ -109,8 +101,7 @@ export const inviteResponse = z.strictObject({
   uuid: z.uuid(),
   email: z.string(),
   link_used_at: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 // Envelopes
@@ -210,21 +201,14 @@ export const webhookResponse = z.strictObject({
   disabled_reason: z.nullable(z.string()),
   /** When the current streak of failed deliveries began; null when the last delivery succeeded. */
   failing_since: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 /** On create: the signing secret, shown this once. */
-export const createdWebhookResponse = z.strictObject({
-  ...webhookResponse.shape,
-  secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)),
-});
+export const createdWebhookResponse = z.extend(webhookResponse, { secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)) });
 
 /** On rotation: the new secret, shown this once, and until when the previous one still signs beside it. */
-export const rotatedWebhookResponse = z.strictObject({
-  ...createdWebhookResponse.shape,
-  previous_secret_expires_at: nullableTimestamp(),
-});
+export const rotatedWebhookResponse = z.extend(createdWebhookResponse, { previous_secret_expires_at: nullableTimestamp() });
 
 export const webhookDeliveryResponse = z.strictObject({
   event_id: z.string(),
