@@ -42,11 +42,7 @@ const checkCurrency = (merchant: Merchant, code: string) => {
   if (code.toUpperCase() !== merchant.currency) throw invalid({ currency_code: [ORDER_MESSAGES.currencyMismatch(merchant.currency)] });
 };
 
-/**
- * What a create needs of its request: who it is; the quota's decision (with the order number its
- * write took), and the admission, which also waits for an Idempotency-Key's claim (awaited before the
- * put); and a way to have work the answer waits for but does not depend on.
- */
+/** What a create needs of its request: who it is, the quota's decision (its number), its admission (a key's claim), work alongside. */
 export type CreateSteps = {
   identity: RequestIdentity;
   decided: () => Promise<{ orderNumber?: OrderNumber }>;
@@ -55,12 +51,8 @@ export type CreateSteps = {
 };
 
 /**
- * Creates an order in two round trips, nothing that many creates share in a transaction: the
- * affiliate, an old order_no guard and the quota's decision (which numbers it; with a key, its claim)
- * in parallel; then one conditional put under the uuid derived from merchant and order_no, its own
- * uniqueness guard. The list's count derives from the sequence: a create that takes a number and
- * stores no order notes it as a hole (blocks numbered before that are still counted by `ADD`). A
- * lost answer's put is found on the retry (`recoverOrder`). Costs:
+ * Creates an order in two round trips: the reads and the quota's decision in parallel, then one conditional put under the uuid
+ * derived from merchant and order_no, its own uniqueness guard (docs/architecture.md#writing-without-hot-items); costs:
  * docs/data-model-heat.md#the-create-now-one-conditional-put.
  */
 export const createOrder = async (
@@ -113,10 +105,7 @@ export const createOrder = async (
   }
 };
 
-/**
- * The count of a create numbered before derived counts: its block's `ADD`; on a sequence that has
- * no derived counts yet, they start at the next block (where an `ADD` that still lands is not read).
- */
+/** The count of a create numbered before derived counts: its block's `ADD`; on a sequence without them, they start at the next block. */
 const countCreate = (merchantId: string, order: OrderItem, number: OrderNumber) =>
   Promise.all([
     applyCountChanges(functionTable, merchantId, [orderCountChange(order)]),
@@ -137,11 +126,7 @@ const leaveUnused = async (merchantId: string, numbered: Promise<OrderNumber>) =
   }
 };
 
-/**
- * Whether this request created the order: its own attempt applied although the answer was lost,
- * whatever PATCH or cancel came since. Within an Idempotency-Key's life only: a key used again
- * after its record expired is a new request, to which the order_no is taken.
- */
+/** Whether this request created the order (its answer lost), within an Idempotency-Key's life: a key used after that is a new request. */
 const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
@@ -169,10 +154,8 @@ const settleCreate = async (order: OrderItem, counted: Promise<void>) => {
 const RECENT_CREATE_SECONDS = 60 * 60;
 
 /**
- * An order_no taken by a recent order: most likely the platform's retry of a create whose answer was
- * lost, and which may have stopped between its commit and its count. So the holder's block is marked
- * for an exact recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- * Logged, never thrown: the 422 stands either way.
+ * An order_no taken by a recent order, most likely a retry of a create that may have stopped before its count: the holder's
+ * block is marked for recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run). Logged, never thrown.
  */
 const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {
@@ -185,11 +168,7 @@ const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | str
   }
 };
 
-/**
- * A retry of a create whose order was stored (its answer lost): the same order, answered as the
- * first time. Whether the first attempt counted it is unknown, so its list block is marked for an
- * exact recount instead of counted again.
- */
+/** A retry of a create whose order was stored: the same order; whether it was counted is unknown, so its block is marked for recount. */
 const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<OrderItem> => {
   await settleCreate(order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
   return order;
@@ -208,10 +187,7 @@ export const listOrders = async (merchantId: string, query: PageQuery): Promise<
   return { total, orders: items };
 };
 
-/**
- * A conditional update of one order, retried on conflict; a refusal is a 404 when the order does
- * not exist, else what `explain` says about the order as it was.
- */
+/** A conditional update of one order, retried on conflict; a refusal is a 404, or what `explain` says about the order as it was. */
 const changeOrder = async (
   merchantId: string,
   uuid: string,
@@ -243,10 +219,7 @@ export const updateShipping = (merchantId: string, uuid: string, totalShippingVa
     () => ruleRefused(ORDER_MESSAGES.cancelledNotUpdatable),
   );
 
-/**
- * Cancels an order. Every rule is a condition on the write, so of concurrent cancels exactly one
- * succeeds; a refusal names the first rule the order breaks.
- */
+/** Cancels an order: each rule is a condition on the write, so one of concurrent cancels wins; a refusal names the first rule broken. */
 export const cancelOrder = (merchantId: string, uuid: string, identity: RequestIdentity, now: Date = new Date()) =>
   changeOrder(
     merchantId,
