@@ -79,10 +79,7 @@ const affiliateChange = async (
   }
 };
 
-/**
- * After a decision committed: its count changes, then the affiliate's e-mail. `recovered` (an earlier
- * attempt applied it): the counts' blocks are marked for recount, and an owed e-mail goes with its follow-up.
- */
+/** After a decision committed: its counts, then the e-mail; `recovered` (an earlier attempt's): counts marked, the e-mail left owed. */
 const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
   try {
     await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts);
@@ -96,10 +93,7 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
   });
 };
 
-/**
- * Accepts a pending request: ONE transaction, conditional on what was read, moves it to `accepted` and
- * makes the affiliate active; a lost race reads again. Then the affiliate is e-mailed (docs/design-notes.md#affiliate-program).
- */
+/** Accepts a pending request, activating its affiliate, in ONE transaction on what was read (docs/design-notes.md#affiliate-program). */
 export const acceptAffiliateRequest = async (
   merchant: Merchant,
   uuid: string,
@@ -144,10 +138,7 @@ const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem):
   return request;
 };
 
-/**
- * Declines a pending request: one conditional UpdateItem, whose old image explains a refusal (404, 422,
- * or this request's own decline applied by an earlier attempt). Then the affiliate is e-mailed.
- */
+/** Declines a pending request in one conditional UpdateItem, whose old image explains a refusal; then the affiliate is e-mailed. */
 export const declineAffiliateRequest = async (
   merchant: Merchant,
   uuid: string,

@@ -1,11 +1,7 @@
 import type { OrderItem } from '#shared/db/entities/order';
 import { toOrderResponse } from './order-model';
 
-/**
- * The order events of the change feed: one per order `version`. A version's kind is not stored: 1 is
- * the acceptance, a cancelled order's last the cancellation, any other a shipping change
- * (docs/architecture.md#the-change-feed).
- */
+/** The change feed's order events, one per order `version`, whose kind is not stored (docs/architecture.md#the-change-feed). */
 export const ORDER_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled'] as const;
 type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 

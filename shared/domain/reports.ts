@@ -38,7 +38,7 @@ export const ledgerDayFigures = (ledger: CommissionLedger, entries: readonly Led
   return byDay;
 };
 
-/** What one write of a ledger adds to the totals: its new entries by UTC day and month; only zero amounts (a shipping change) add nothing. */
+/** What one write of a ledger adds to the totals: its new entries by UTC day and month; zero amounts (a shipping change) add nothing. */
 export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
   const ledger = parseCommissionLedgerImage(after);
   const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
@@ -55,10 +55,7 @@ export type ReportRow = z.output<typeof commissionReportRow>;
 
 type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
 
-/**
- * A range of days [from, to) as the stored periods that cover it exactly: the whole months in it
- * (read from month items) and the days before and after them (read from day items).
- */
+/** A range of days [from, to) as the stored periods that cover it exactly: its whole months, and the days before and after them. */
 export const rangeParts = (from: string, to: string) => {
   if (from.slice(0, 7) === to.slice(0, 7)) return { months: undefined, days: [{ from, to }] };
   const firstWhole = from.endsWith('-01') ? from.slice(0, 7) : addMonths(from.slice(0, 7), 1);

@@ -95,10 +95,7 @@ export const deleteWebhook = async (merchantId: string, uuid: string) => {
   });
 };
 
-/**
- * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS. Conditional on the endpoint
- * as read; refused, it reads again: the new secret in place means an earlier try applied.
- */
+/** A new secret, the current one signing beside it for a while; conditional on the endpoint as read (the new one found: applied). */
 export const rotateWebhookSecretOf = async (merchantId: string, uuid: string) => {
   const secret = generateSecret();
   const box = await sealSecret(secret, merchantId, uuid);
