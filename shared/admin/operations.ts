@@ -27,10 +27,7 @@ import { isoNow } from '#shared/time';
 import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { Store } from './store';
 
-/**
- * What the merchant dashboard and the payment side do outside this API, as operator commands (`npm run admin`),
- * on the table given; each throws AdminError with a one-line reason when it refuses.
- */
+/** What the dashboard and the payment side do outside this API, as `npm run admin` commands; a refusal is an AdminError of one line. */
 export class AdminError extends Error {
   override name = 'AdminError';
 }
@@ -75,10 +72,7 @@ const applicant = z.object({
   email: z.email('email is not a valid e-mail address').check(z.maxLength(255)),
 });
 
-/**
- * An affiliate applies to the merchant's program: a pending affiliate request, refused when the slug is an
- * active affiliate or has a pending request (checks that read, then write: the API's accept stays correct regardless).
- */
+/** An affiliate applies: a pending request, unless the slug is active or pending (read, then write: the API's accept holds regardless). */
 export const applyForProgram = async (store: Store, options: { merchantId: string; slug: string; name: string; email: string }) => {
   const parsed = z.safeParse(applicant, { slug: options.slug.toLowerCase(), name: options.name, email: options.email });
   if (!parsed.success) throw new AdminError(parsed.error.issues.map((issue) => issue.message).join('; '));
@@ -146,10 +140,7 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
 /** The notification relay (shared/mail/relay.ts), run against the target stage: bin/admin.ts loads it with that stage's environment. */
 export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 
-/**
- * Sends one merchant's owed e-mails, parked ones included, older than `olderThanSeconds` (so a request's own
- * send in flight is not doubled); each is settled exactly as its follow-up would.
- */
+/** Sends one merchant's owed e-mails, parked ones too, older than `olderThanSeconds` (so a send in flight is not doubled). */
 export const resendNotifications = async (
   store: Store,
   relay: NotificationRelay,
@@ -175,10 +166,7 @@ const isUnsupportedAction = (error: unknown) =>
 /** Messages moved per receive in the fallback (SQS's batch maximum). */
 const REDRIVE_BATCH = 10;
 
-/**
- * Moves the orders DLQ's messages back to the orders queue: one SQS message-move task, or where the endpoint
- * has none (the local emulator) receive, send and delete by hand (docs/operations.md#a-message-in-the-dlq).
- */
+/** Moves the orders DLQ's messages back: a message-move task, or by hand where there is none (docs/operations.md#a-message-in-the-dlq). */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] })))

@@ -141,10 +141,7 @@ const periodEnd = (kind: PeriodKind, period: string) => {
   return start.toISOString().slice(0, 10);
 };
 
-/**
- * Rebuilds the merchant's totals of every closed day and month from its ledgers, counted as the change feed
- * counts them; open periods are left to the feed (docs/reports.md#exactly-once-without-a-transaction).
- */
+/** Rebuilds closed days' and months' totals from the ledgers, as the feed counts (docs/reports.md#exactly-once-without-a-transaction). */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
   const ledgers = await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#');
   const closedBy = new Date(now - CLOSED_AFTER_MS).toISOString().slice(0, 10);

@@ -34,10 +34,7 @@ export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchan
 /** The tier a merchant gives affiliates that join without one: the marked one, else the first; a merchant without tiers gets one. */
 const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every affiliate until assigned another tier' };
 
-/**
- * Oldest first, so sequence numbers follow time: ties broken so that the newest-first lists show
- * equal timestamps in ascending `tie` order (slug, uuid), as they always have.
- */
+/** Oldest first, so sequence numbers follow time; equal times show in ascending `tie` order in the newest-first lists, as always. */
 const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
   [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
 
@@ -179,11 +176,7 @@ const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   items.push(...customers.values());
 };
 
-/**
- * Seeds one new merchant: every item built by its entity as the API builds it, and written with
- * BatchWriteItem (for a new merchant the fixture's own uniqueness is all there is to guard); the list
- * counts and their group totals come last (docs/architecture.md#fixtures).
- */
+/** Seeds one new merchant: items built as the API builds them, put in batches, then the list counts (docs/architecture.md#fixtures). */
 const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
   const id = merchant.id ?? randomUUID();
   const seeding: Seeding = {
@@ -220,9 +213,8 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 };
 
 /**
- * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with a
- * problem, or a fixed merchant id or token value already in the table, is refused before anything is written;
- * each run creates new merchants, so a fixture without fixed ids or token values can be seeded again.
+ * Loads a fixture into a stage's table, refused whole for a problem or a fixed id or token already there; each run makes new
+ * merchants, so a fixture without fixed ids or token values can be seeded again.
  */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);
