@@ -1,5 +1,5 @@
 import { functionTable } from '#shared/db/client';
-import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord } from '#shared/db/entities/affiliate';
+import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord, getAffiliate } from '#shared/db/entities/affiliate';
 import {
   type AffiliateRequestItem,
   type AffiliateRequestStatus,
@@ -21,7 +21,6 @@ import { requestDecisionMessage } from '#shared/mail/messages';
 import { deliverNotification } from '#shared/mail/send';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { isoNow } from '#shared/time';
-import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
 
 export { toAcceptedRequestResponse, toAffiliateRequestResponse } from './program-model';
@@ -104,7 +103,7 @@ export const acceptAffiliateRequest = async (
     if (!request) throw notFound();
     if (request.status === 'accepted' && request.last_write_id === identity.writeId) return recoverAccept(merchant, request);
     if (request.status !== 'pending') throw notPending(request.status);
-    const existing = await findAffiliate(merchant.id, request.affiliate.slug, true);
+    const existing = await getAffiliate(functionTable, merchant.id, request.affiliate.slug, true);
     const now = isoNow();
     const affiliate = await affiliateChange(merchant, request, existing, now);
     try {
@@ -133,7 +132,7 @@ export const acceptAffiliateRequest = async (
 
 /** This request's own accept, applied by an attempt whose answer was lost: answered again, its count blocks marked for recount. */
 const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem): Promise<AffiliateRequestItem> => {
-  const affiliate = await findAffiliate(merchant.id, request.affiliate.slug, true);
+  const affiliate = await getAffiliate(functionTable, merchant.id, request.affiliate.slug, true);
   await settle(merchant, request, [...decisionCountChanges(request), ...(affiliate ? affiliateCountChanges(affiliate) : [])], true);
   return request;
 };

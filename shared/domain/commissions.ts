@@ -105,10 +105,6 @@ export const advanceLedger = (
   };
 };
 
-/** Whether bringing this ledger up to date books an accrual (then the commission must be computed). */
-const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) =>
-  (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
-
 export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: CommissionLedger | undefined; booked: LedgerEntry[] };
 
 /** Reads and conditional writes before giving up on a ledger other deliveries keep changing (SQS redelivers). */
@@ -124,7 +120,8 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
     if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: Accrual | undefined;
-    if (accrualDue(ledger, order)) {
+    // Bringing the ledger up to date books an accrual: the commission is computed.
+    if ((ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined) {
       const [segments, affiliate] = await Promise.all([
         allSegments(functionTable, merchantId),
         getAffiliate(functionTable, merchantId, order.affiliate_slug),

@@ -17,12 +17,9 @@ export const listTiers = async (merchantId: string, query: PageQuery): Promise<{
   return { total: tiers.length, tiers: slicePage(tiers, query) };
 };
 
-/** One GetItem. Slugs are stored lowercase, so any casing finds the tier. */
-export const findTier = (merchantId: string, slug: string): Promise<TierItem | undefined> => readTier(functionTable, merchantId, slug);
-
-/** Missing or foreign: 404. */
+/** One GetItem (slugs are stored lowercase, so any casing finds the tier). Missing or foreign: 404. */
 export const getTier = async (merchantId: string, slug: string): Promise<TierItem> => {
-  const tier = await findTier(merchantId, slug);
+  const tier = await readTier(functionTable, merchantId, slug);
   if (!tier) throw notFound();
   return tier;
 };

@@ -36,11 +36,6 @@ const existing = async (merchantId: string, uuid: string) => {
   return endpoint;
 };
 
-const queue = async (messages: DeliveryMessage[]) => {
-  const sent = await sendDeliveries(messages);
-  if (!sent.every(Boolean)) throw busy();
-};
-
 /** Creates an endpoint under the request identity's uuid; one that exists was made by an earlier run of this request and is answered. */
 export const createWebhook = async (merchantId: string, input: WebhookCreateInput, identity: RequestIdentity) => {
   const uuid = identity.newUuid('webhook');
@@ -119,7 +114,8 @@ const queued = (event: WebhookEvent) => ({ event_id: event.id, event_type: event
 export const testWebhook = async (merchantId: string, uuid: string) => {
   const endpoint = await existing(merchantId, uuid);
   const event = testWebhookEvent(uuid);
-  await queue([onLaneOf({ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }, endpoint)]);
+  const sent = await sendDeliveries([onLaneOf({ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }, endpoint)]);
+  if (!sent.every(Boolean)) throw busy();
   return queued(event);
 };
 
