@@ -18,6 +18,15 @@ export const refuse = (ctx: { issues: z.core.$ZodRawIssue[] }, input: unknown, m
   return z.NEVER;
 };
 
+/** Items separated by commas (blanks and empty items ignored, duplicates collapsed), case-sensitive; undefined when one is not allowed. */
+export const commaList = <T extends string>(value: string, allowed: readonly T[]): T[] | undefined => {
+  const parts = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  return parts.every((part): part is T => (allowed as readonly string[]).includes(part)) ? [...new Set(parts)] : undefined;
+};
+
 /** The base of every text field the API accepts: a string that is well-formed Unicode. */
 export const text = () => z.string().check(wellFormed());
 

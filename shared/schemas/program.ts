@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
 import { pageQueryShape } from '#shared/http/pagination';
-import { emailAddress, optionalString, refuse, text } from './common';
+import { commaList, emailAddress, optionalString, refuse, text } from './common';
 
 /** Tiers and segments: only the page parameters. */
 export const programListQuery = z.object(pageQueryShape);
@@ -21,13 +21,8 @@ export const DEFAULT_REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pen
  * the whole filter invalid (undefined); values are case-sensitive, as Laravel's `in` rule. Duplicates collapse.
  */
 export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequestStatus[] | undefined => {
-  const parts = (raw ?? '')
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
-  if (parts.length === 0) return [...DEFAULT_REQUEST_STATUSES];
-  if (!parts.every((part): part is AffiliateRequestStatus => (REQUEST_STATUSES as readonly string[]).includes(part))) return undefined;
-  return [...new Set(parts)];
+  const statuses = commaList(raw ?? '', REQUEST_STATUSES);
+  return statuses?.length === 0 ? [...DEFAULT_REQUEST_STATUSES] : statuses;
 };
 
 const statusFilter = z.pipe(

@@ -78,9 +78,7 @@ export const segmentTierRate = z.extend(nameAndSlug(), {
 /** One segment as GET segments/{uuid} answers it: the list's shape plus the rate of each tier. */
 export const segmentDetailResponse = z.extend(segmentResponse, { tiers: z.array(segmentTierRate) });
 
-export const affiliateResponse = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
+export const affiliateResponse = z.extend(nameAndSlug(), {
   status: z.enum(['active', 'inactive']),
   tier: z.nullable(nameAndSlug()),
   accepted_at: nullableTimestamp(),
