@@ -68,30 +68,25 @@ export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
 /** The figures a totals item holds, in the order the differences name them. */
 const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
 
-/** What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal. */
-const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
-  const totals = new Map<string, Figures>();
-  for (const ledger of ledgers) {
-    for (const [day, figures] of ledgerDayFigures(ledger, ledger.entries)) {
-      const key = `${ledger.affiliate_slug}|${day}|${ledger.currency_code}`;
-      totals.set(key, addFigures(totals.get(key) ?? ZERO_FIGURES, figures));
-    }
-  }
-  for (const [key, figures] of totals) if (Object.values(figures).every((value) => value === 0)) totals.delete(key);
-  return totals;
-};
-
 /** One line per difference between the merchant's day and month totals per affiliate and what its ledgers add up to. */
 export const reportTotalsDifferences = async (
   store: TableRef,
   merchantId: string,
   ledgers: Iterable<CommissionLedger>,
 ): Promise<string[]> => {
-  const expected = ledgerDayTotals(ledgers);
+  // What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal.
+  const expected = new Map<string, Figures>();
+  for (const ledger of ledgers) {
+    for (const [day, figures] of ledgerDayFigures(ledger, ledger.entries)) {
+      const key = `${ledger.affiliate_slug}|${day}|${ledger.currency_code}`;
+      expected.set(key, addFigures(expected.get(key) ?? ZERO_FIGURES, figures));
+    }
+  }
+  for (const [key, figures] of expected) if (Object.values(figures).every((value) => value === 0)) expected.delete(key);
   const days = [...expected.keys()].map((key) => key.split('|')[1] as string).sort();
   const differences: string[] = [];
   const first = days[0] ?? '2000-01-01';
-  const after = new Date(Date.parse(`${days.at(-1) ?? first}T00:00:00Z`) + 24 * 3600 * 1000).toISOString().slice(0, 10);
+  const after = periodEnd('D', days.at(-1) ?? first);
   const stored = await readAffiliateTotals(store, merchantId, 'D', { from: first, to: after });
   const actual = new Map(stored.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
   for (const key of new Set([...expected.keys(), ...actual.keys()])) {

@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import { type CommissionLedger, type LedgerEntry, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
+  addFigures,
   type Figures,
   type PeriodKind,
   readAffiliateTotals,
@@ -68,8 +69,6 @@ export const rangeParts = (from: string, to: string) => {
   return { months: { from: firstWhole, to: endWhole }, days };
 };
 
-const netOf = (figures: Figures) => figures.accrued_value + figures.reversed_value;
-
 type Stored = Figures & { period: string; currency_code: string; affiliate_slug?: string };
 
 /** Rows of stored totals, summed by their row key, in (period, slug, currency) order. */
@@ -86,12 +85,8 @@ const summed = (items: readonly Stored[], by: { affiliate: boolean; time: 'month
       ...ZERO_FIGURES,
       net_value: 0,
     };
-    row.orders += item.orders;
-    row.sales_value += item.sales_value;
-    row.accrued_value += item.accrued_value;
-    row.reversed_value += item.reversed_value;
-    row.net_value = netOf(row);
-    rows.set(key, row);
+    const sum = addFigures(row, item);
+    rows.set(key, { ...row, ...sum, net_value: sum.accrued_value + sum.reversed_value });
   }
   return [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 };
@@ -121,19 +116,17 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
       counts.reduce((sum, item) => sum + item.affiliate_rows, 0),
     );
     const behind = window.offset === 0 ? 0 : (await counting) - window.offset;
-    // A page far past the last: empty, without reading (its Limit could pass DynamoDB's int32). Just past it, the
-    // count may lag behind rows the feed added (a batch's at most), so that page is read.
+    // A page far past the last: empty, unread (its Limit could pass an int32); just past it, the count may lag, so it is read.
     if (window.offset > 0 && behind <= -ROWS_A_COUNT_MAY_LAG) return { rows: [], total: await counting, as_of: await asOf };
     if (behind > 0 && behind < wanted) {
-      // This page's first row and those after it, read backward (the feed counts rows after writing them: there may be more).
-      // Fewer than counted (a rebuild under way): the read reached the first row and holds them all.
+      // This page's rows, read backward from the end (there may be more than counted); fewer than counted (a rebuild): all of them.
       const tail = (await readAffiliateTotals(db, merchantId, kind, range, { limit: behind, backward: true })).reverse();
       const all = tail.length < behind;
       const rows = (all ? tail.slice(window.offset) : tail).slice(0, query.per_page);
       return { rows: summed(rows, by), total: all ? tail.length : window.offset + behind, as_of: await asOf };
     }
     const [items, inCounts] = await Promise.all([readAffiliateTotals(db, merchantId, kind, range, { limit: wanted }), counting]);
-    // Two reads: a row the feed added between them is in one only. A short read reached the end, so it is the total; a full one says at least this many.
+    // A row the feed added between the two reads is in one only: a short read is the total, a full one at least that many.
     const total = items.length < wanted ? items.length : Math.max(inCounts, items.length);
     return { rows: summed(items.slice(window.offset), by), total, as_of: await asOf };
   };
