@@ -191,31 +191,19 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
       }),
     );
     if (Messages.length === 0) break;
-    const batch = Messages.map((message, index) => ({ id: String(index), message }));
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: ordersQueueUrl,
-        Entries: batch.map(({ id, message }) => ({
-          Id: id,
-          MessageBody: message.Body ?? '',
-          MessageAttributes: message.MessageAttributes,
-        })),
+        Entries: Messages.map(({ Body, MessageAttributes }, index) => ({ Id: String(index), MessageBody: Body ?? '', MessageAttributes })),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((entry) => entry.Id));
-    const done = batch.filter(({ id }) => ok.has(id));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: dlqUrl,
-          Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })),
-        }),
-      );
-    }
+    const done = Messages.flatMap(({ ReceiptHandle }, index) => (ok.has(String(index)) ? [{ Id: String(index), ReceiptHandle }] : []));
+    if (done.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done }));
     moved += done.length;
-    if (done.length < batch.length)
+    if (done.length < Messages.length)
       throw new AdminError(
-        `moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
+        `moved ${moved} message(s); ${Messages.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
       );
   }
   return { method: 'receive-send-delete' as const, moved };
