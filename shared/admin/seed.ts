@@ -35,8 +35,11 @@ export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchan
 const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every affiliate until assigned another tier' };
 
 /** Oldest first, so sequence numbers follow time; equal times show in ascending `tie` order in the newest-first lists, as always. */
-const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
-  [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
+const oldestFirst = <T>(items: readonly T[], order: (item: T) => [at: string, tie: string]) =>
+  [...items].sort((a, b) => {
+    const [[atA, tieA], [atB, tieB]] = [order(a), order(b)];
+    return atA.localeCompare(atB) || tieB.localeCompare(tieA);
+  });
 
 /** `count` sequence numbers of a list (none taken for none), taken as an import: the seed writes their items and totals itself. */
 const sequences = async (store: Store, merchantId: string, list: Parameters<typeof takeSequence>[2], count: number) =>
@@ -79,11 +82,7 @@ const programItems = (
 
 const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string) => {
   const { store, id, now, items, counts } = seeding;
-  const affiliates = oldestFirst(
-    merchant.affiliates ?? [],
-    () => now,
-    (affiliate) => affiliate.slug.toLowerCase(),
-  );
+  const affiliates = oldestFirst(merchant.affiliates ?? [], (affiliate) => [now, affiliate.slug.toLowerCase()]);
   let seq = await sequences(store, id, 'affiliates', affiliates.length);
   for (const affiliate of affiliates) {
     const item = affiliateRecord(
@@ -109,8 +108,7 @@ const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
       uuid: request.uuid ?? randomUUID(),
       requested_at: request.requested_at ? toIso(request.requested_at) : now,
     })),
-    (request) => request.requested_at,
-    (request) => request.uuid,
+    (request) => [request.requested_at, request.uuid],
   );
   let seq = await sequences(store, id, 'affiliate_requests', requests.length);
   for (const request of requests) {
@@ -126,8 +124,7 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
   const invites = oldestFirst(
     (merchant.invites ?? []).map((invite) => ({ ...invite, uuid: invite.uuid ?? randomUUID() })),
-    () => now,
-    (invite) => invite.uuid,
+    (invite) => [now, invite.uuid],
   );
   let seq = await sequences(store, id, 'invites', invites.length);
   return invites.map((invite) => {
@@ -142,11 +139,7 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
 /** The orders, oldest first so the sequence follows creation time, with their customers; history: the change feed announces none of them. */
 const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
-  const orders = oldestFirst(
-    merchant.orders ?? [],
-    (order) => (order.created_at ? toIso(order.created_at) : now),
-    (order) => order.key,
-  );
+  const orders = oldestFirst(merchant.orders ?? [], (order) => [order.created_at ? toIso(order.created_at) : now, order.key]);
   const customers = new Map<string, Record<string, unknown>>();
   let seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
