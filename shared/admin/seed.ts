@@ -85,16 +85,8 @@ const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defau
   const affiliates = oldestFirst(merchant.affiliates ?? [], (affiliate) => [now, affiliate.slug.toLowerCase()]);
   let seq = await sequences(store, id, 'affiliates', affiliates.length);
   for (const affiliate of affiliates) {
-    const item = affiliateRecord(
-      id,
-      {
-        ...affiliate,
-        seq: seq++,
-        tier: affiliate.tier ?? defaultTier,
-        accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined,
-      },
-      now,
-    );
+    const accepted_at = affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined;
+    const item = affiliateRecord(id, { ...affiliate, seq: seq++, tier: affiliate.tier ?? defaultTier, accepted_at }, now);
     items.push(item);
     counts.push(...affiliateCountChanges(item));
   }
