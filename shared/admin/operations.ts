@@ -20,7 +20,7 @@ import { getOrder, linkOrderPayment } from '#shared/db/entities/order';
 import { allTiers } from '#shared/db/entities/tier';
 import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
 import { readPage } from '#shared/db/pages';
-import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
+import { pick, toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { errorName } from '#shared/errors';
 import type { RelayOptions, RelayResult } from '#shared/mail/relay';
 import { isoNow } from '#shared/time';
@@ -129,11 +129,8 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
   if (!ledger)
     throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
   return {
-    order_uuid: ledger.order_uuid,
-    status: ledger.status,
-    net_amount: ledger.net_amount,
-    currency_code: ledger.currency_code,
-    entries: ledger.entries.map(({ type, amount, at }) => ({ type, amount, at })),
+    ...pick(ledger, ['order_uuid', 'status', 'net_amount', 'currency_code']),
+    entries: ledger.entries.map((entry) => pick(entry, ['type', 'amount', 'at'])),
   };
 };
 
@@ -147,12 +144,7 @@ export const resendNotifications = async (
   options: { merchantId: string; olderThanSeconds: number },
 ) => {
   await requireMerchant(store, options.merchantId);
-  const result = await relay({
-    merchantId: options.merchantId,
-    olderThanSeconds: options.olderThanSeconds,
-    includeParked: true,
-    maxItems: 1000,
-  });
+  const result = await relay({ ...options, includeParked: true, maxItems: 1000 });
   return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
@@ -212,12 +204,8 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
 /** Recounts every block count of a merchant's lists from the list indexes: the repair for a count that was neither kept nor marked. */
 export const recountLists = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
-  const tiers = await allTiers(store, merchantId);
-  const { recounts, marked } = await recountMerchant(
-    store,
-    merchantId,
-    tiers.map((tier) => tierBucket(tier.slug)),
-  );
+  const buckets = (await allTiers(store, merchantId)).map((tier) => tierBucket(tier.slug));
+  const { recounts, marked } = await recountMerchant(store, merchantId, buckets);
   return {
     merchant_id: merchantId,
     blocks_checked: recounts.length,
