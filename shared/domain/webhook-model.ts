@@ -5,16 +5,12 @@ import { pick } from './program-model';
 
 /** How the API and the admin CLI show webhook endpoints and deliveries (never their secrets). */
 export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
-  uuid: endpoint.uuid,
-  url: endpoint.url,
-  description: endpoint.description,
+  ...pick(endpoint, ['uuid', 'url', 'description']),
   // Validated against the event types on the way in (shared/schemas/webhooks.ts).
   events: endpoint.events as SubscribableEventType[],
-  enabled: endpoint.enabled,
-  disabled_reason: endpoint.disabled_reason,
+  ...pick(endpoint, ['enabled', 'disabled_reason']),
   failing_since: endpoint.failing_since ?? null,
-  created_at: endpoint.created_at,
-  updated_at: endpoint.updated_at,
+  ...pick(endpoint, ['created_at', 'updated_at']),
 });
 
 export const toDeliveryResponse = (delivery: WebhookDeliveryItem) => ({
