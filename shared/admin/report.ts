@@ -143,10 +143,7 @@ export const rebuildClosedTotals = async (store: TableRef, merchantId: string, n
   const closed = ledgers
     .flatMap((ledger) => ledgerTotalsDeltas(undefined, ledger))
     .filter((delta) => periodEnd(delta.kind, delta.period) <= closedBy);
-  const firstDay = closed
-    .filter((delta) => delta.kind === 'D')
-    .map((delta) => delta.period)
-    .sort()[0];
+  const firstDay = closed.flatMap((delta) => (delta.kind === 'D' ? [delta.period] : [])).sort()[0];
   if (firstDay === undefined) return { merchant_id: merchantId, closed_before: closedBy, written: 0, removed: 0 };
   const affiliates = new Map<string, TotalsItem & { affiliate_slug: string }>();
   for (const { kind, period, currency_code, affiliate_slug, ...figures } of closed) {
