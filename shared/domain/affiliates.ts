@@ -2,8 +2,8 @@ import { functionTable } from '#shared/db/client';
 import { affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
 import { getTier as readTier } from '#shared/db/entities/tier';
 import { readPage } from '#shared/db/pages';
-import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
+import { orNotFound } from './found';
 import { toAffiliateResponse } from './program-model';
 import { tiersBySlug } from './tiers';
 
@@ -22,8 +22,7 @@ export const listAffiliates = async (
 
 /** One affiliate with its tier: two GetItems (the second only when it has a tier). Missing or foreign: 404. */
 export const getAffiliate = async (merchantId: string, slug: string) => {
-  const affiliate = await readAffiliate(functionTable, merchantId, slug);
-  if (!affiliate) throw notFound();
+  const affiliate = await orNotFound(readAffiliate(functionTable, merchantId, slug));
   const tier = affiliate.tier_slug ? await readTier(functionTable, merchantId, affiliate.tier_slug) : undefined;
   return toAffiliateResponse(affiliate, tier);
 };

@@ -33,6 +33,7 @@ import type { RequestIdentity } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
+import { orNotFound } from './found';
 import { ORDER_MESSAGES } from './order-model';
 
 export { toOrderResponse } from './order-model';
@@ -175,11 +176,8 @@ const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<Order
 };
 
 /** A consistent read: an order is found right after its 201 and shows its last PATCH or cancel. */
-export const getOrder = async (merchantId: string, uuid: string): Promise<OrderItem> => {
-  const order = await readOrder(functionTable, merchantId, uuid, true);
-  if (!order) throw notFound();
-  return order;
-};
+export const getOrder = (merchantId: string, uuid: string): Promise<OrderItem> =>
+  orNotFound(readOrder(functionTable, merchantId, uuid, true));
 
 /** Newest first; page N costs what page 1 costs (see db/pages.ts). */
 export const listOrders = async (merchantId: string, query: PageQuery): Promise<{ total: number; orders: OrderItem[] }> => {

@@ -1,7 +1,7 @@
 import { functionTable } from '#shared/db/client';
 import { allTiers as readAllTiers, getTier as readTier, type TierItem } from '#shared/db/entities/tier';
-import { notFound } from '#shared/errors';
 import { type PageQuery, slicePage } from '#shared/page-window';
+import { orNotFound } from './found';
 import { byTierName } from './program-model';
 
 /** All of a merchant's tiers, by name: one Query, at most MAX_TIERS items. */
@@ -18,8 +18,4 @@ export const listTiers = async (merchantId: string, query: PageQuery): Promise<{
 };
 
 /** One GetItem (slugs are stored lowercase, so any casing finds the tier). Missing or foreign: 404. */
-export const getTier = async (merchantId: string, slug: string): Promise<TierItem> => {
-  const tier = await readTier(functionTable, merchantId, slug);
-  if (!tier) throw notFound();
-  return tier;
-};
+export const getTier = (merchantId: string, slug: string): Promise<TierItem> => orNotFound(readTier(functionTable, merchantId, slug));

@@ -21,6 +21,7 @@ import { DeliveriesNotQueued, NotSendable, replayDelivery, replayFailedDeliverie
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
+import { orNotFound } from './found';
 import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
 
 // The webhook endpoints API: a secret is shown once, when it is made, and stored sealed (secret-box.ts).
@@ -30,11 +31,7 @@ const sendDeliveries = (messages: DeliveryMessage[]) => sendDeliveriesTo(functio
 /** How long the replaced secret keeps signing beside the new one after a rotation. */
 const PREVIOUS_SECRET_HOURS = 24;
 
-const existing = async (merchantId: string, uuid: string) => {
-  const endpoint = await getWebhookEndpoint(functionTable, merchantId, uuid, true);
-  if (!endpoint) throw notFound();
-  return endpoint;
-};
+const existing = (merchantId: string, uuid: string) => orNotFound(getWebhookEndpoint(functionTable, merchantId, uuid, true));
 
 /** Creates an endpoint under the request identity's uuid; one that exists was made by an earlier run of this request and is answered. */
 export const createWebhook = async (merchantId: string, input: WebhookCreateInput, identity: RequestIdentity) => {
