@@ -3,7 +3,6 @@ import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-reque
 import { pageQueryShape } from '#shared/http/pagination';
 import { commaList, emailAddress, optionalString, refuse, text } from './common';
 
-/** Tiers and segments: only the page parameters. */
 export const programListQuery = z.object(pageQueryShape);
 
 /** tier_slug: an unknown slug simply matches no affiliate (an empty page, not a 422). */

@@ -44,7 +44,6 @@ export const webhookCreateBody = z.strictObject({
 });
 export type WebhookCreateInput = z.output<typeof webhookCreateBody>;
 
-/** The same fields, each optional, change an endpoint. */
 export const webhookUpdateBody = z.strictObject({ ...webhookCreateBody.shape, url: z.optional(webhookUrl()) });
 export type WebhookUpdateInput = z.output<typeof webhookUpdateBody>;
 
