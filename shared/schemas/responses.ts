@@ -169,22 +169,17 @@ export const v2Failure = z.strictObject({
 /** What API Gateway and AWS WAF answer themselves, with a trace id of their own (lib/rest-api.ts). */
 export const gatewayFailure = z.extend(v2Failure, { meta: z.strictObject({ trace_id: z.string() }) });
 
-export const legacySuccess = <T extends z.ZodMiniType>(data: T) => z.strictObject({ success: z.literal(true), message: z.string(), data });
+const legacyBody = <T extends z.ZodMiniType>(success: boolean, data: T) =>
+  z.strictObject({ success: z.literal(success), message: z.string(), data });
+
+export const legacySuccess = <T extends z.ZodMiniType>(data: T) => legacyBody(true, data);
 
 /** Legacy 401. */
 export const legacyUnauthenticated = z.strictObject({ message: z.string() });
 /** Legacy 422: the field messages under `data.errors`. */
-export const legacyInvalid = z.strictObject({
-  success: z.literal(false),
-  message: z.string(),
-  data: z.strictObject({ errors: fieldErrorsSchema }),
-});
+export const legacyInvalid = legacyBody(false, z.strictObject({ errors: fieldErrorsSchema }));
 /** Every other legacy failure: the first message, `data` an empty array. */
-export const legacyRefused = z.strictObject({
-  success: z.literal(false),
-  message: z.string(),
-  data: z.array(z.never()).check(z.maxLength(0)),
-});
+export const legacyRefused = legacyBody(false, z.array(z.never()).check(z.maxLength(0)));
 
 // Webhooks: the endpoints API and the events it delivers
 
