@@ -34,8 +34,7 @@ const time = given(
     text().check(z.iso.datetime({ offset: true, message: TIME_MESSAGE })),
     z.transform((value, ctx) => {
       const utc = new Date(value).toISOString();
-      if (/^\d{4}-/.test(utc)) return utc;
-      return refuse(ctx, value, TIME_MESSAGE);
+      return /^\d{4}-/.test(utc) ? utc : refuse(ctx, value, TIME_MESSAGE);
     }),
   ),
 );

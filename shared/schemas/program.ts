@@ -24,14 +24,10 @@ export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequ
   return statuses?.length === 0 ? [...DEFAULT_REQUEST_STATUSES] : statuses;
 };
 
+// Laravel's `in` rule message; validate.ts fills in the attribute name.
 const statusFilter = z.pipe(
   z.optional(text()),
-  z.transform((value, ctx) => {
-    const statuses = parseStatusFilter(value);
-    if (statuses) return statuses;
-    // Laravel's `in` rule message; validate.ts fills in the attribute name.
-    return refuse(ctx, value, 'The selected :attribute is invalid.');
-  }),
+  z.transform((value, ctx) => parseStatusFilter(value) ?? refuse(ctx, value, 'The selected :attribute is invalid.')),
 );
 
 export const affiliateRequestListQuery = z.object({ ...pageQueryShape, status: statusFilter });

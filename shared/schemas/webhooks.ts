@@ -23,8 +23,7 @@ const webhookUrl = () =>
     text().check(z.trim(), z.minLength(1), z.maxLength(MAX_URL_LENGTH)),
     z.transform((url, ctx) => {
       const refusal = urlRefusal(url, policy);
-      if (refusal === undefined) return url;
-      return refuse(ctx, url, refusal);
+      return refusal === undefined ? url : refuse(ctx, url, refusal);
     }),
   );
 
@@ -66,8 +65,8 @@ export const webhookRecoverBody = z.object({
       text().check(z.iso.datetime({ offset: true })),
       z.transform((since, ctx) => {
         const at = Date.parse(since);
-        if (at >= Date.parse(recoverableSince()) && at <= Date.now()) return new Date(at).toISOString();
-        return refuse(ctx, since, `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`);
+        const within = at >= Date.parse(recoverableSince()) && at <= Date.now();
+        return within ? new Date(at).toISOString() : refuse(ctx, since, `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`);
       }),
     ),
   ),
