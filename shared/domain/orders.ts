@@ -117,14 +117,12 @@ const countCreate = (merchantId: string, order: OrderItem, number: OrderNumber) 
 const leaveUnused = async (merchantId: string, numbered: Promise<OrderNumber>) => {
   const number = await numbered.catch(() => undefined);
   if (number === undefined) return;
-  try {
-    await leaveOrderNumberUnused(functionTable, merchantId, number);
-  } catch (error) {
+  await leaveOrderNumberUnused(functionTable, merchantId, number).catch((error: unknown) =>
     logger.warn('An order number left unused could not be noted; its block is recounted once closed', {
       seq: number.seq,
       error: error as Error,
-    });
-  }
+    }),
+  );
 };
 
 /** Whether this request created the order (its answer lost), within an Idempotency-Key's life: a key used after that is a new request. */
@@ -133,23 +131,16 @@ const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
 
 /** After a failed put: whether this request's order is stored (a consistent read), undefined when that cannot be read. */
-const storedOrUnknown = async (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> => {
-  try {
-    const found = await readOrder(functionTable, merchantId, order.uuid, true);
-    return found !== undefined && createdBy(found, identity);
-  } catch {
-    return undefined;
-  }
-};
+const storedOrUnknown = (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> =>
+  readOrder(functionTable, merchantId, order.uuid, true)
+    .then((found) => found !== undefined && createdBy(found, identity))
+    .catch(() => undefined);
 
 /** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
-const settleCreate = async (order: OrderItem, counted: Promise<void>) => {
-  try {
-    await counted;
-  } catch (error) {
-    logger.error('Order committed; its list count could not be kept', { order_uuid: order.uuid, error: error as Error });
-  }
-};
+const settleCreate = (order: OrderItem, counted: Promise<void>) =>
+  counted.catch((error: unknown) =>
+    logger.error('Order committed; its list count could not be kept', { order_uuid: order.uuid, error: error as Error }),
+  );
 
 /** How long after its create an order's count may still be missing (its request stopped after the commit). */
 const RECENT_CREATE_SECONDS = 60 * 60;
