@@ -80,11 +80,9 @@ const affiliateChange = async (
 
 /** After a decision committed: its counts, then the e-mail; `recovered` (an earlier attempt's): counts marked, the e-mail left owed. */
 const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
-  try {
-    await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts);
-  } catch (error) {
-    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) });
-  }
+  await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts).catch((error: unknown) =>
+    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) }),
+  );
   if (recovered) return;
   await deliverNotification(affiliateRequestKey(merchant.id, request.uuid), requestDecisionMessage(request, merchant.name), {
     notification: `affiliate_request_${request.status}`,

@@ -127,20 +127,17 @@ export const listDeliveries = async (merchantId: string, uuid: string, perPage: 
 };
 
 /** Runs a replay, answering 503 (retry) when the queue refused part of it. */
-const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
-  try {
-    return await replay();
-  } catch (error) {
+const replaying = <T>(replay: Promise<T>): Promise<T> =>
+  replay.catch((error: unknown) => {
     if (error instanceof DeliveriesNotQueued) throw busy();
     if (error instanceof NotSendable) throw ruleRefused(error.message);
     throw error;
-  }
-};
+  });
 
 /** Queues the event of one delivery again, as a first attempt (same `webhook-id`); to a disabled endpoint only a test. */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
   const endpoint = await existing(merchantId, uuid);
-  const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
+  const event = await replaying(replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
   if (!event) throw notFound();
   return queued(event);
 };
@@ -150,5 +147,5 @@ export const recoverDeliveries = async (merchantId: string, uuid: string, since:
   const endpoint = await existing(merchantId, uuid);
   // A disabled endpoint would have its deliveries recorded as failed again, sending nothing.
   if (!endpoint.enabled) throw ruleRefused(WEBHOOK_MESSAGES.disabled);
-  return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
+  return replaying(replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
 };
