@@ -174,12 +174,9 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   };
   const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
   const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
-  try {
-    await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
-  } catch (error) {
-    if (isRefused(error)) throw new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`);
-    throw error;
-  }
+  await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier }).catch((error: unknown) => {
+    throw isRefused(error) ? new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`) : error;
+  });
   programItems(seeding, stage, merchant, tiers);
   await affiliateItems(seeding, merchant, defaultTier);
   await requestItems(seeding, merchant);
