@@ -105,8 +105,6 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
   const window = pageWindow(Number.MAX_SAFE_INTEGER, query);
   const slug = query.affiliate_slug ?? undefined;
   const asOf = readTotalsAsOf(db, merchantId).then(asOfFrom);
-  const page = (rows: ReportRow[]) => rows.slice(window.offset, window.offset + query.per_page);
-  const result = async (rows: ReportRow[]) => ({ rows: page(rows), total: rows.length, as_of: await asOf });
 
   /** Affiliate items of one kind and range, a page at a time from the nearer end, the total from the merchant's counts. */
   const paged = async (kind: PeriodKind, range: { from: string; to: string }, single: boolean) => {
@@ -148,6 +146,6 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
     time === 'day'
       ? [read('D', { from, to })]
       : [...(parts.months ? [read('M', parts.months)] : []), ...parts.days.map((range) => read('D', range))];
-  const items = (await Promise.all(reads)).flat();
-  return result(summed(items, { affiliate, time }));
+  const rows = summed((await Promise.all(reads)).flat(), { affiliate, time });
+  return { rows: rows.slice(window.offset, window.offset + query.per_page), total: rows.length, as_of: await asOf };
 };
