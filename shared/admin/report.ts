@@ -15,6 +15,7 @@ import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerDayFigures, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
+import { commissionReportRow } from '#shared/schemas/responses';
 import { laravelErrors } from '#shared/validation/messages';
 import { requireMerchant } from './operations';
 
@@ -40,16 +41,8 @@ export const reportRows = async (store: TableRef, merchantId: string, options: R
   return { from: query.from, to: query.to, group_by: query.group_by, as_of: report.as_of, rows: report.rows };
 };
 
-const CSV_COLUMNS = [
-  'affiliate_slug',
-  'period',
-  'currency_code',
-  'orders',
-  'sales_value',
-  'accrued_value',
-  'reversed_value',
-  'net_value',
-] as const;
+/** The CSV's columns: the report row's fields, in the API's order. */
+const CSV_COLUMNS = Object.keys(commissionReportRow.shape) as (keyof ReportRow)[];
 
 /** A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180). */
 const csvField = (value: string | number | undefined) => {
