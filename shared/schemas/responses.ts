@@ -58,13 +58,11 @@ export const createdOrderResponse = z.strictObject({ uuid: z.uuid(), order_no: z
 
 export const tierResponse = z.extend(nameAndSlug(), { description: z.string(), ...stamps() });
 
-const segmentType = z.strictObject({ name: z.string(), slug: z.literal('percentage') });
-
 export const segmentResponse = z.strictObject({
   uuid: z.uuid(),
   name: z.string(),
   description: z.string(),
-  type: segmentType,
+  type: z.strictObject({ name: z.string(), slug: z.literal('percentage') }),
   slugs: z.array(z.string()),
   skus: z.array(z.string()),
   ...stamps(),
