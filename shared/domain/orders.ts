@@ -26,7 +26,7 @@ import { deriveOrderCountsFrom, type OrderNumber } from '#shared/db/entities/quo
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
-import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, invalidField, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
 import type { RequestIdentity } from '#shared/request-identity';
@@ -37,11 +37,6 @@ import { orNotFound } from './found';
 import { ORDER_MESSAGES } from './order-model';
 
 export { toOrderResponse } from './order-model';
-
-const checkCurrency = (merchant: Merchant, code: string) => {
-  if (!isKnownCurrency(code)) throw invalid({ currency_code: [ORDER_MESSAGES.currencyInvalid] });
-  if (code.toUpperCase() !== merchant.currency) throw invalid({ currency_code: [ORDER_MESSAGES.currencyMismatch(merchant.currency)] });
-};
 
 /** What a create needs of its request: who it is, the quota's decision (its number), its admission (a key's claim), work alongside. */
 export type CreateSteps = {
@@ -61,7 +56,9 @@ export const createOrder = async (
   input: OrderCreateInput,
   { identity, decided, admitted, alongside }: CreateSteps,
 ): Promise<OrderItem> => {
-  checkCurrency(merchant, input.currency_code);
+  const currency = input.currency_code;
+  if (!isKnownCurrency(currency)) throw invalidField('currency_code', ORDER_MESSAGES.currencyInvalid);
+  if (currency.toUpperCase() !== merchant.currency) throw invalidField('currency_code', ORDER_MESSAGES.currencyMismatch(merchant.currency));
   const db = functionTable;
   // Numbered as soon as the quota decided, not after a key's claim: a replay found then leaves the number unused.
   const numbered = decided().then(({ orderNumber }) => orderNumber ?? takeOrderSequenceNumbers(db, merchant.id));
