@@ -14,11 +14,7 @@ export const inviteListQuery = z.object({ ...pageQueryShape, email: optionalStri
 export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const satisfies readonly AffiliateRequestStatus[];
 export const DEFAULT_REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending'];
 
-/**
- * The affiliate-requests `status` filter: one status or several separated by commas, `pending`
- * when absent or empty. Blanks around commas and empty items are ignored; any other value makes
- * the whole filter invalid (undefined); values are case-sensitive, as Laravel's `in` rule. Duplicates collapse.
- */
+/** The affiliate-requests `status` filter: statuses separated by commas, `pending` when none; undefined when one is unknown. */
 export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequestStatus[] | undefined => {
   const statuses = commaList(raw ?? '', REQUEST_STATUSES);
   return statuses?.length === 0 ? [...DEFAULT_REQUEST_STATUSES] : statuses;
