@@ -12,6 +12,8 @@ const isoTimestamp = z.iso.datetime({ offset: true });
 const name = () => requiredString();
 /** Any other text: well-formed, at most `max` characters. */
 const words = (max = 255) => text().check(z.maxLength(max));
+/** An optional list of fixture entries. */
+const list = <T extends z.ZodMiniType>(entry: T) => z.optional(z.array(entry));
 
 const fixtureSchema = z.object({
   merchants: z.array(
@@ -20,17 +22,15 @@ const fixtureSchema = z.object({
       id: z.optional(z.uuid()),
       name: name(),
       currency: text().check(z.length(3)),
-      users: z.optional(z.array(z.object({ email: emailAddress(), name: z.optional(words()) }))),
-      tokens: z.optional(
-        z.array(
-          z.object({
-            key: name(),
-            kind: z.optional(z.enum(['live', 'testing'])),
-            can_place_live_orders: z.optional(z.boolean()),
-            /** A fixed token string (the demo's, so events/ can use it); minted when absent. */
-            value: z.optional(z.string().check(z.regex(/^(live|test)_[A-Za-z0-9_-]{32,}$/))),
-          }),
-        ),
+      users: list(z.object({ email: emailAddress(), name: z.optional(words()) })),
+      tokens: list(
+        z.object({
+          key: name(),
+          kind: z.optional(z.enum(['live', 'testing'])),
+          can_place_live_orders: z.optional(z.boolean()),
+          /** A fixed token string (the demo's, so events/ can use it); minted when absent. */
+          value: z.optional(z.string().check(z.regex(/^(live|test)_[A-Za-z0-9_-]{32,}$/))),
+        }),
       ),
       tiers: z.optional(
         z
@@ -55,51 +55,43 @@ const fixtureSchema = z.object({
           )
           .check(z.maxLength(MAX_SEGMENTS)),
       ),
-      affiliates: z.optional(
-        z.array(
-          z.object({
-            slug: name(),
-            name: name(),
-            email: emailAddress(),
-            tier: z.optional(name()),
-            status: z.optional(z.enum(['active', 'inactive'])),
-            accepted_at: z.optional(isoTimestamp),
-          }),
-        ),
+      affiliates: list(
+        z.object({
+          slug: name(),
+          name: name(),
+          email: emailAddress(),
+          tier: z.optional(name()),
+          status: z.optional(z.enum(['active', 'inactive'])),
+          accepted_at: z.optional(isoTimestamp),
+        }),
       ),
-      affiliate_requests: z.optional(
-        z.array(
-          z.object({
-            key: name(),
-            uuid: z.optional(z.uuid()),
-            status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
-            requested_at: z.optional(isoTimestamp),
-            affiliate: z.object({ slug: name(), name: name(), email: emailAddress() }),
-          }),
-        ),
+      affiliate_requests: list(
+        z.object({
+          key: name(),
+          uuid: z.optional(z.uuid()),
+          status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
+          requested_at: z.optional(isoTimestamp),
+          affiliate: z.object({ slug: name(), name: name(), email: emailAddress() }),
+        }),
       ),
-      invites: z.optional(
-        z.array(
-          z.object({
-            key: name(),
-            uuid: z.optional(z.uuid()),
-            email: emailAddress(),
-            sender_email: z.optional(emailAddress()),
-            content: z.optional(words(5000)),
-            link_used_at: z.optional(z.nullable(isoTimestamp)),
-          }),
-        ),
+      invites: list(
+        z.object({
+          key: name(),
+          uuid: z.optional(z.uuid()),
+          email: emailAddress(),
+          sender_email: z.optional(emailAddress()),
+          content: z.optional(words(5000)),
+          link_used_at: z.optional(z.nullable(isoTimestamp)),
+        }),
       ),
-      orders: z.optional(
-        z.array(
-          z.extend(orderCreateBody, {
-            key: name(),
-            uuid: z.optional(z.uuid()),
-            created_at: z.optional(isoTimestamp),
-            payment_id: z.optional(name()),
-            cancelled_at: z.optional(isoTimestamp),
-          }),
-        ),
+      orders: list(
+        z.extend(orderCreateBody, {
+          key: name(),
+          uuid: z.optional(z.uuid()),
+          created_at: z.optional(isoTimestamp),
+          payment_id: z.optional(name()),
+          cancelled_at: z.optional(isoTimestamp),
+        }),
       ),
     }),
   ),

@@ -20,17 +20,14 @@ import { getOrder, linkOrderPayment } from '#shared/db/entities/order';
 import { allTiers } from '#shared/db/entities/tier';
 import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/token';
 import { readPage } from '#shared/db/pages';
-import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
+import { pick, toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { errorName } from '#shared/errors';
 import type { RelayOptions, RelayResult } from '#shared/mail/relay';
 import { isoNow } from '#shared/time';
 import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { Store } from './store';
 
-/**
- * What the merchant dashboard and the payment side do outside this API, as operator commands (`npm run admin`),
- * on the table given; each throws AdminError with a one-line reason when it refuses.
- */
+/** What the dashboard and the payment side do outside this API, as `npm run admin` commands; a refusal is an AdminError of one line. */
 export class AdminError extends Error {
   override name = 'AdminError';
 }
@@ -75,10 +72,7 @@ const applicant = z.object({
   email: z.email('email is not a valid e-mail address').check(z.maxLength(255)),
 });
 
-/**
- * An affiliate applies to the merchant's program: a pending affiliate request, refused when the slug is an
- * active affiliate or has a pending request (checks that read, then write: the API's accept stays correct regardless).
- */
+/** An affiliate applies: a pending request, unless the slug is active or pending (read, then write: the API's accept holds regardless). */
 export const applyForProgram = async (store: Store, options: { merchantId: string; slug: string; name: string; email: string }) => {
   const parsed = z.safeParse(applicant, { slug: options.slug.toLowerCase(), name: options.name, email: options.email });
   if (!parsed.success) throw new AdminError(parsed.error.issues.map((issue) => issue.message).join('; '));
@@ -135,33 +129,22 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
   if (!ledger)
     throw new AdminError(`no commission ledger for order ${options.orderUuid} of merchant ${options.merchantId} in table ${store.table}`);
   return {
-    order_uuid: ledger.order_uuid,
-    status: ledger.status,
-    net_amount: ledger.net_amount,
-    currency_code: ledger.currency_code,
-    entries: ledger.entries.map(({ type, amount, at }) => ({ type, amount, at })),
+    ...pick(ledger, ['order_uuid', 'status', 'net_amount', 'currency_code']),
+    entries: ledger.entries.map((entry) => pick(entry, ['type', 'amount', 'at'])),
   };
 };
 
 /** The notification relay (shared/mail/relay.ts), run against the target stage: bin/admin.ts loads it with that stage's environment. */
 export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
 
-/**
- * Sends one merchant's owed e-mails, parked ones included, older than `olderThanSeconds` (so a request's own
- * send in flight is not doubled); each is settled exactly as its follow-up would.
- */
+/** Sends one merchant's owed e-mails, parked ones too, older than `olderThanSeconds` (so a send in flight is not doubled). */
 export const resendNotifications = async (
   store: Store,
   relay: NotificationRelay,
   options: { merchantId: string; olderThanSeconds: number },
 ) => {
   await requireMerchant(store, options.merchantId);
-  const result = await relay({
-    merchantId: options.merchantId,
-    olderThanSeconds: options.olderThanSeconds,
-    includeParked: true,
-    maxItems: 1000,
-  });
+  const result = await relay({ ...options, includeParked: true, maxItems: 1000 });
   return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
@@ -175,10 +158,7 @@ const isUnsupportedAction = (error: unknown) =>
 /** Messages moved per receive in the fallback (SQS's batch maximum). */
 const REDRIVE_BATCH = 10;
 
-/**
- * Moves the orders DLQ's messages back to the orders queue: one SQS message-move task, or where the endpoint
- * has none (the local emulator) receive, send and delete by hand (docs/operations.md#a-message-in-the-dlq).
- */
+/** Moves the orders DLQ's messages back: a message-move task, or by hand where there is none (docs/operations.md#a-message-in-the-dlq). */
 export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
   const attributes = async (queueUrl: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] })))
@@ -203,31 +183,19 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
       }),
     );
     if (Messages.length === 0) break;
-    const batch = Messages.map((message, index) => ({ id: String(index), message }));
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: ordersQueueUrl,
-        Entries: batch.map(({ id, message }) => ({
-          Id: id,
-          MessageBody: message.Body ?? '',
-          MessageAttributes: message.MessageAttributes,
-        })),
+        Entries: Messages.map(({ Body, MessageAttributes }, index) => ({ Id: String(index), MessageBody: Body ?? '', MessageAttributes })),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((entry) => entry.Id));
-    const done = batch.filter(({ id }) => ok.has(id));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: dlqUrl,
-          Entries: done.map(({ id, message }) => ({ Id: id, ReceiptHandle: message.ReceiptHandle })),
-        }),
-      );
-    }
+    const done = Messages.flatMap(({ ReceiptHandle }, index) => (ok.has(String(index)) ? [{ Id: String(index), ReceiptHandle }] : []));
+    if (done.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done }));
     moved += done.length;
-    if (done.length < batch.length)
+    if (done.length < Messages.length)
       throw new AdminError(
-        `moved ${moved} message(s); ${batch.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
+        `moved ${moved} message(s); ${Messages.length - done.length} could not be sent to the orders queue and stay in the DLQ`,
       );
   }
   return { method: 'receive-send-delete' as const, moved };
@@ -236,12 +204,8 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
 /** Recounts every block count of a merchant's lists from the list indexes: the repair for a count that was neither kept nor marked. */
 export const recountLists = async (store: Store, merchantId: string) => {
   await requireMerchant(store, merchantId);
-  const tiers = await allTiers(store, merchantId);
-  const { recounts, marked } = await recountMerchant(
-    store,
-    merchantId,
-    tiers.map((tier) => tierBucket(tier.slug)),
-  );
+  const buckets = (await allTiers(store, merchantId)).map((tier) => tierBucket(tier.slug));
+  const { recounts, marked } = await recountMerchant(store, merchantId, buckets);
   return {
     merchant_id: merchantId,
     blocks_checked: recounts.length,

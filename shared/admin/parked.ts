@@ -10,6 +10,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { merchantOfRecord, reactionsTo } from '#shared/changes/feed';
+import { paddedSequence } from '#shared/db/entities/commission-totals';
 import type { TableRef } from '#shared/db/table-def';
 import { asError } from '#shared/errors';
 import { parseFollowUp } from '#shared/queue/follow-ups';
@@ -99,61 +100,47 @@ export const listParked = async (target: ParkedTarget, limit: number) => {
   return { count: parked.length, parked: parked.map(describe) };
 };
 
-/** Carries out one parked message again; true when it is done and may leave the parked queue. */
-const replayOne = async (
-  target: ParkedTarget,
-  processRecords: ProcessRecords,
-  { body }: Parked,
-): Promise<{ done: boolean; why?: string }> => {
+/** Carries out one parked message again: why it stays parked, or undefined when it is done and may leave the queue. */
+const replayOne = async (target: ParkedTarget, processRecords: ProcessRecords, { body }: Parked): Promise<string | undefined> => {
   const record = recordOf(body);
   if (record) {
     try {
       reactionsTo(record);
     } catch (error) {
-      return { done: false, why: `still unreadable: ${asError(error).message}` };
+      return `still unreadable: ${asError(error).message}`;
     }
-    const failedFrom = await processRecords([record]);
-    return failedFrom === undefined ? { done: true } : { done: false, why: 'its reactions failed again' };
+    return (await processRecords([record])) === undefined ? undefined : 'its reactions failed again';
   }
-  if (parseFollowUp(body)) {
-    await target.sqs.send(new SendMessageCommand({ QueueUrl: target.followUpsUrl, MessageBody: body }));
-    return { done: true };
-  }
-  return { done: false, why: 'neither a change record nor a follow-up' };
+  if (!parseFollowUp(body)) return 'neither a change record nor a follow-up';
+  await target.sqs.send(new SendMessageCommand({ QueueUrl: target.followUpsUrl, MessageBody: body }));
 };
 
-/** A change record's place in the stream, for sorting (sequence numbers are decimal strings of any length). */
-const streamOrder = (record: DynamoDBRecord | undefined) => (record?.dynamodb?.SequenceNumber ?? '').padStart(40, '0');
+/** A change record's place in the stream, for sorting. */
+const streamOrder = ({ body }: Parked) => paddedSequence(recordOf(body)?.dynamodb?.SequenceNumber ?? '');
 
 /**
  * Replays up to `limit` parked messages, change records in stream order: once one of a merchant's fails again,
  * its later ones stay parked too, so none overtakes an earlier one (docs/operations.md#work-on-the-parked-queue-parkeddepth).
  */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
-  const parked = (await receiveParked(target, limit, 300)).sort((a, b) =>
-    streamOrder(recordOf(a.body)) < streamOrder(recordOf(b.body)) ? -1 : 1,
-  );
+  const parked = (await receiveParked(target, limit, 300)).sort((a, b) => (streamOrder(a) < streamOrder(b) ? -1 : 1));
+  const kept: Parked[] = [];
   const left: { message_id: string | undefined; why: string }[] = [];
   const held = new Set<string>();
-  let replayed = 0;
   for (const entry of parked) {
     const merchant = merchantOfRecord(recordOf(entry.body));
-    if (merchant !== undefined && held.has(merchant)) {
-      left.push({ message_id: entry.message.MessageId, why: 'an earlier record of its merchant failed again' });
+    const why =
+      merchant !== undefined && held.has(merchant)
+        ? 'an earlier record of its merchant failed again'
+        : await replayOne(target, processRecords, entry);
+    if (why === undefined) {
+      await target.sqs.send(new DeleteMessageCommand({ QueueUrl: target.parkedUrl, ReceiptHandle: entry.message.ReceiptHandle }));
       continue;
     }
-    const outcome = await replayOne(target, processRecords, entry);
-    if (!outcome.done && merchant !== undefined) held.add(merchant);
-    if (outcome.done) {
-      await target.sqs.send(new DeleteMessageCommand({ QueueUrl: target.parkedUrl, ReceiptHandle: entry.message.ReceiptHandle }));
-      replayed += 1;
-    } else {
-      left.push({ message_id: entry.message.MessageId, why: outcome.why ?? 'failed' });
-    }
+    if (merchant !== undefined) held.add(merchant);
+    kept.push(entry);
+    left.push({ message_id: entry.message.MessageId, why });
   }
-  await release(
-    target,
-    parked.filter(({ message }) => left.some(({ message_id }) => message_id === message.MessageId)),
-  );
-  return { replayed, left };
+  await release(target, kept);
+  return { replayed: parked.length - kept.length, left };
 };

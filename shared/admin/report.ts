@@ -13,8 +13,9 @@ import {
 } from '#shared/db/entities/commission-totals';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
+import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerDayFigures, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
+import { commissionReportRow } from '#shared/schemas/responses';
 import { laravelErrors } from '#shared/validation/messages';
 import { requireMerchant } from './operations';
 
@@ -40,16 +41,8 @@ export const reportRows = async (store: TableRef, merchantId: string, options: R
   return { from: query.from, to: query.to, group_by: query.group_by, as_of: report.as_of, rows: report.rows };
 };
 
-const CSV_COLUMNS = [
-  'affiliate_slug',
-  'period',
-  'currency_code',
-  'orders',
-  'sales_value',
-  'accrued_value',
-  'reversed_value',
-  'net_value',
-] as const;
+/** The CSV's columns: the report row's fields, in the API's order. */
+const CSV_COLUMNS = Object.keys(commissionReportRow.shape) as (keyof ReportRow)[];
 
 /** A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180). */
 const csvField = (value: string | number | undefined) => {
@@ -68,38 +61,25 @@ export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
 /** The figures a totals item holds, in the order the differences name them. */
 const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
 
-/** What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal. */
-const ledgerDayTotals = (ledgers: Iterable<CommissionLedger>): Map<string, Figures> => {
-  const totals = new Map<string, Figures>();
-  for (const ledger of ledgers) {
-    const sales = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
-    for (const entry of ledger.entries) {
-      const key = `${ledger.affiliate_slug}|${entry.at.slice(0, 10)}|${ledger.currency_code}`;
-      const figures = totals.get(key) ?? { ...ZERO_FIGURES };
-      if (entry.type === 'accrual') {
-        figures.orders += 1;
-        figures.sales_value += sales;
-      }
-      if (entry.amount > 0) figures.accrued_value += entry.amount;
-      if (entry.amount < 0) figures.reversed_value += entry.amount;
-      totals.set(key, figures);
-    }
-  }
-  for (const [key, figures] of totals) if (Object.values(figures).every((value) => value === 0)) totals.delete(key);
-  return totals;
-};
-
 /** One line per difference between the merchant's day and month totals per affiliate and what its ledgers add up to. */
 export const reportTotalsDifferences = async (
   store: TableRef,
   merchantId: string,
   ledgers: Iterable<CommissionLedger>,
 ): Promise<string[]> => {
-  const expected = ledgerDayTotals(ledgers);
+  // What the ledgers add up to per (affiliate, UTC day, currency): the truth the totals must equal.
+  const expected = new Map<string, Figures>();
+  for (const ledger of ledgers) {
+    for (const [day, figures] of ledgerDayFigures(ledger, ledger.entries)) {
+      const key = `${ledger.affiliate_slug}|${day}|${ledger.currency_code}`;
+      expected.set(key, addFigures(expected.get(key) ?? ZERO_FIGURES, figures));
+    }
+  }
+  for (const [key, figures] of expected) if (Object.values(figures).every((value) => value === 0)) expected.delete(key);
   const days = [...expected.keys()].map((key) => key.split('|')[1] as string).sort();
   const differences: string[] = [];
   const first = days[0] ?? '2000-01-01';
-  const after = new Date(Date.parse(`${days.at(-1) ?? first}T00:00:00Z`) + 24 * 3600 * 1000).toISOString().slice(0, 10);
+  const after = periodEnd('D', days.at(-1) ?? first);
   const stored = await readAffiliateTotals(store, merchantId, 'D', { from: first, to: after });
   const actual = new Map(stored.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
   for (const key of new Set([...expected.keys(), ...actual.keys()])) {
@@ -149,20 +129,14 @@ const periodEnd = (kind: PeriodKind, period: string) => {
   return start.toISOString().slice(0, 10);
 };
 
-/**
- * Rebuilds the merchant's totals of every closed day and month from its ledgers, counted as the change feed
- * counts them; open periods are left to the feed (docs/reports.md#exactly-once-without-a-transaction).
- */
+/** Rebuilds closed days' and months' totals from the ledgers, as the feed counts (docs/reports.md#exactly-once-without-a-transaction). */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {
   const ledgers = await queryKeyPrefix(store, merchantPk(merchantId), 'COMMISSION#');
   const closedBy = new Date(now - CLOSED_AFTER_MS).toISOString().slice(0, 10);
   const closed = ledgers
     .flatMap((ledger) => ledgerTotalsDeltas(undefined, ledger))
     .filter((delta) => periodEnd(delta.kind, delta.period) <= closedBy);
-  const firstDay = closed
-    .filter((delta) => delta.kind === 'D')
-    .map((delta) => delta.period)
-    .sort()[0];
+  const firstDay = closed.flatMap((delta) => (delta.kind === 'D' ? [delta.period] : [])).sort()[0];
   if (firstDay === undefined) return { merchant_id: merchantId, closed_before: closedBy, written: 0, removed: 0 };
   const affiliates = new Map<string, TotalsItem & { affiliate_slug: string }>();
   for (const { kind, period, currency_code, affiliate_slug, ...figures } of closed) {

@@ -34,12 +34,12 @@ export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchan
 /** The tier a merchant gives affiliates that join without one: the marked one, else the first; a merchant without tiers gets one. */
 const DEFAULT_TIER = { slug: 'default', name: 'Default', description: 'Every affiliate until assigned another tier' };
 
-/**
- * Oldest first, so sequence numbers follow time: ties broken so that the newest-first lists show
- * equal timestamps in ascending `tie` order (slug, uuid), as they always have.
- */
-const oldestFirst = <T>(items: readonly T[], at: (item: T) => string, tie: (item: T) => string) =>
-  [...items].sort((a, b) => at(a).localeCompare(at(b)) || tie(b).localeCompare(tie(a)));
+/** Oldest first, so sequence numbers follow time; equal times show in ascending `tie` order in the newest-first lists, as always. */
+const oldestFirst = <T>(items: readonly T[], order: (item: T) => [at: string, tie: string]) =>
+  [...items].sort((a, b) => {
+    const [[atA, tieA], [atB, tieB]] = [order(a), order(b)];
+    return atA.localeCompare(atB) || tieB.localeCompare(tieA);
+  });
 
 /** `count` sequence numbers of a list (none taken for none), taken as an import: the seed writes their items and totals itself. */
 const sequences = async (store: Store, merchantId: string, list: Parameters<typeof takeSequence>[2], count: number) =>
@@ -82,23 +82,11 @@ const programItems = (
 
 const affiliateItems = async (seeding: Seeding, merchant: FixtureMerchant, defaultTier: string) => {
   const { store, id, now, items, counts } = seeding;
-  const affiliates = oldestFirst(
-    merchant.affiliates ?? [],
-    () => now,
-    (affiliate) => affiliate.slug.toLowerCase(),
-  );
+  const affiliates = oldestFirst(merchant.affiliates ?? [], (affiliate) => [now, affiliate.slug.toLowerCase()]);
   let seq = await sequences(store, id, 'affiliates', affiliates.length);
   for (const affiliate of affiliates) {
-    const item = affiliateRecord(
-      id,
-      {
-        ...affiliate,
-        seq: seq++,
-        tier: affiliate.tier ?? defaultTier,
-        accepted_at: affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined,
-      },
-      now,
-    );
+    const accepted_at = affiliate.accepted_at ? toIso(affiliate.accepted_at) : undefined;
+    const item = affiliateRecord(id, { ...affiliate, seq: seq++, tier: affiliate.tier ?? defaultTier, accepted_at }, now);
     items.push(item);
     counts.push(...affiliateCountChanges(item));
   }
@@ -112,8 +100,7 @@ const requestItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
       uuid: request.uuid ?? randomUUID(),
       requested_at: request.requested_at ? toIso(request.requested_at) : now,
     })),
-    (request) => request.requested_at,
-    (request) => request.uuid,
+    (request) => [request.requested_at, request.uuid],
   );
   let seq = await sequences(store, id, 'affiliate_requests', requests.length);
   for (const request of requests) {
@@ -129,8 +116,7 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
   const invites = oldestFirst(
     (merchant.invites ?? []).map((invite) => ({ ...invite, uuid: invite.uuid ?? randomUUID() })),
-    () => now,
-    (invite) => invite.uuid,
+    (invite) => [now, invite.uuid],
   );
   let seq = await sequences(store, id, 'invites', invites.length);
   return invites.map((invite) => {
@@ -145,11 +131,7 @@ const inviteItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
 /** The orders, oldest first so the sequence follows creation time, with their customers; history: the change feed announces none of them. */
 const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   const { store, id, now, result, items, counts } = seeding;
-  const orders = oldestFirst(
-    merchant.orders ?? [],
-    (order) => (order.created_at ? toIso(order.created_at) : now),
-    (order) => order.key,
-  );
+  const orders = oldestFirst(merchant.orders ?? [], (order) => [order.created_at ? toIso(order.created_at) : now, order.key]);
   const customers = new Map<string, Record<string, unknown>>();
   let seq = await sequences(store, id, 'orders', orders.length);
   for (const order of orders) {
@@ -179,11 +161,7 @@ const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
   items.push(...customers.values());
 };
 
-/**
- * Seeds one new merchant: every item built by its entity as the API builds it, and written with
- * BatchWriteItem (for a new merchant the fixture's own uniqueness is all there is to guard); the list
- * counts and their group totals come last (docs/architecture.md#fixtures).
- */
+/** Seeds one new merchant: items built as the API builds them, put in batches, then the list counts (docs/architecture.md#fixtures). */
 const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchant): Promise<SeededMerchant> => {
   const id = merchant.id ?? randomUUID();
   const seeding: Seeding = {
@@ -196,12 +174,9 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   };
   const tiers = merchant.tiers?.length ? merchant.tiers : [DEFAULT_TIER];
   const defaultTier = (tiers.find((tier) => 'default' in tier && tier.default) ?? tiers[0] ?? DEFAULT_TIER).slug.toLowerCase();
-  try {
-    await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier });
-  } catch (error) {
-    if (isRefused(error)) throw new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`);
-    throw error;
-  }
+  await putNewMerchant(store, { id, name: merchant.name, currency: merchant.currency, defaultTier }).catch((error: unknown) => {
+    throw isRefused(error) ? new Error(`merchant ${merchant.key}: id ${id} already exists in the ${stage} table`) : error;
+  });
   programItems(seeding, stage, merchant, tiers);
   await affiliateItems(seeding, merchant, defaultTier);
   await requestItems(seeding, merchant);
@@ -220,9 +195,8 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
 };
 
 /**
- * Loads a fixture into one stage's table and returns the ids and tokens it created. A fixture with a
- * problem, or a fixed merchant id or token value already in the table, is refused before anything is written;
- * each run creates new merchants, so a fixture without fixed ids or token values can be seeded again.
+ * Loads a fixture into a stage's table, refused whole for a problem or a fixed id or token already there; each run makes new
+ * merchants, so a fixture without fixed ids or token values can be seeded again.
  */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);

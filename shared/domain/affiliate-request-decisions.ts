@@ -1,5 +1,5 @@
 import { functionTable } from '#shared/db/client';
-import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord } from '#shared/db/entities/affiliate';
+import { type AffiliateItem, affiliateCountChanges, affiliateKey, affiliateRecord, getAffiliate } from '#shared/db/entities/affiliate';
 import {
   type AffiliateRequestItem,
   type AffiliateRequestStatus,
@@ -21,7 +21,6 @@ import { requestDecisionMessage } from '#shared/mail/messages';
 import { deliverNotification } from '#shared/mail/send';
 import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { isoNow } from '#shared/time';
-import { findAffiliate } from './affiliates';
 import { affiliateOnAccept } from './program-model';
 
 export { toAcceptedRequestResponse, toAffiliateRequestResponse } from './program-model';
@@ -79,16 +78,11 @@ const affiliateChange = async (
   }
 };
 
-/**
- * After a decision committed: its count changes, then the affiliate's e-mail. `recovered` (an earlier
- * attempt applied it): the counts' blocks are marked for recount, and an owed e-mail goes with its follow-up.
- */
+/** After a decision committed: its counts, then the e-mail; `recovered` (an earlier attempt's): counts marked, the e-mail left owed. */
 const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts: CountChange[], recovered = false) => {
-  try {
-    await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts);
-  } catch (error) {
-    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) });
-  }
+  await (recovered ? markCountsForRecount : applyCountChanges)(functionTable, merchant.id, counts).catch((error: unknown) =>
+    logger.error('Decision committed; the list counts were not updated', { uuid: request.uuid, error: asError(error) }),
+  );
   if (recovered) return;
   await deliverNotification(affiliateRequestKey(merchant.id, request.uuid), requestDecisionMessage(request, merchant.name), {
     notification: `affiliate_request_${request.status}`,
@@ -96,10 +90,7 @@ const settle = async (merchant: Merchant, request: AffiliateRequestItem, counts:
   });
 };
 
-/**
- * Accepts a pending request: ONE transaction, conditional on what was read, moves it to `accepted` and
- * makes the affiliate active; a lost race reads again. Then the affiliate is e-mailed (docs/design-notes.md#affiliate-program).
- */
+/** Accepts a pending request, activating its affiliate, in ONE transaction on what was read (docs/design-notes.md#affiliate-program). */
 export const acceptAffiliateRequest = async (
   merchant: Merchant,
   uuid: string,
@@ -110,7 +101,7 @@ export const acceptAffiliateRequest = async (
     if (!request) throw notFound();
     if (request.status === 'accepted' && request.last_write_id === identity.writeId) return recoverAccept(merchant, request);
     if (request.status !== 'pending') throw notPending(request.status);
-    const existing = await findAffiliate(merchant.id, request.affiliate.slug, true);
+    const existing = await getAffiliate(functionTable, merchant.id, request.affiliate.slug, true);
     const now = isoNow();
     const affiliate = await affiliateChange(merchant, request, existing, now);
     try {
@@ -139,15 +130,12 @@ export const acceptAffiliateRequest = async (
 
 /** This request's own accept, applied by an attempt whose answer was lost: answered again, its count blocks marked for recount. */
 const recoverAccept = async (merchant: Merchant, request: AffiliateRequestItem): Promise<AffiliateRequestItem> => {
-  const affiliate = await findAffiliate(merchant.id, request.affiliate.slug, true);
+  const affiliate = await getAffiliate(functionTable, merchant.id, request.affiliate.slug, true);
   await settle(merchant, request, [...decisionCountChanges(request), ...(affiliate ? affiliateCountChanges(affiliate) : [])], true);
   return request;
 };
 
-/**
- * Declines a pending request: one conditional UpdateItem, whose old image explains a refusal (404, 422,
- * or this request's own decline applied by an earlier attempt). Then the affiliate is e-mailed.
- */
+/** Declines a pending request in one conditional UpdateItem, whose old image explains a refusal; then the affiliate is e-mailed. */
 export const declineAffiliateRequest = async (
   merchant: Merchant,
   uuid: string,

@@ -6,8 +6,8 @@ import {
   getAffiliateRequest as readRequest,
 } from '#shared/db/entities/affiliate-request';
 import { readPage } from '#shared/db/pages';
-import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
+import { orNotFound } from './found';
 
 // Affiliate-request reads; accept and decline (which e-mail) are in affiliate-request-decisions.ts.
 export { toAffiliateRequestResponse } from './program-model';
@@ -22,8 +22,5 @@ export const listAffiliateRequests = async (
 };
 
 /** A consistent read, so a request shows its decision right after it answered. Missing or foreign: 404. */
-export const getAffiliateRequest = async (merchantId: string, uuid: string): Promise<AffiliateRequestItem> => {
-  const request = await readRequest(functionTable, merchantId, uuid, true);
-  if (!request) throw notFound();
-  return request;
-};
+export const getAffiliateRequest = (merchantId: string, uuid: string): Promise<AffiliateRequestItem> =>
+  orNotFound(readRequest(functionTable, merchantId, uuid, true));

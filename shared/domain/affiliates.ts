@@ -1,10 +1,11 @@
 import { functionTable } from '#shared/db/client';
-import { type AffiliateItem, affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
+import { affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
+import { getTier as readTier } from '#shared/db/entities/tier';
 import { readPage } from '#shared/db/pages';
-import { notFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
+import { orNotFound } from './found';
 import { toAffiliateResponse } from './program-model';
-import { findTier, tiersBySlug } from './tiers';
+import { tiersBySlug } from './tiers';
 
 /** One page of the merchant's affiliates, newest first, optionally of one tier, and one Query for the tier names. */
 export const listAffiliates = async (
@@ -19,14 +20,9 @@ export const listAffiliates = async (
   };
 };
 
-/** The affiliate item of a slug (any casing), or undefined. One GetItem. */
-export const findAffiliate = (merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> =>
-  readAffiliate(functionTable, merchantId, slug, consistent);
-
 /** One affiliate with its tier: two GetItems (the second only when it has a tier). Missing or foreign: 404. */
 export const getAffiliate = async (merchantId: string, slug: string) => {
-  const affiliate = await findAffiliate(merchantId, slug);
-  if (!affiliate) throw notFound();
-  const tier = affiliate.tier_slug ? await findTier(merchantId, affiliate.tier_slug) : undefined;
+  const affiliate = await orNotFound(readAffiliate(functionTable, merchantId, slug));
+  const tier = affiliate.tier_slug ? await readTier(functionTable, merchantId, affiliate.tier_slug) : undefined;
   return toAffiliateResponse(affiliate, tier);
 };

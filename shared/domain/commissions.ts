@@ -13,12 +13,7 @@ import { netExact, rowCommission, sumExact } from '#shared/money';
 import { isoNow } from '#shared/time';
 import { eventTypeOf, versionOf } from './order-events';
 
-/**
- * Commission processing: one ledger per order (db/entities/commission.ts), brought up to the order's
- * current version by every order event (applyOrderChanges). A row's rate is its segment's (by
- * segment_slug, else the default segment's) for the affiliate's tier, 0 without one; shipping and tax
- * carry none (docs/architecture.md#commission-processing).
- */
+/** One ledger per order, brought up to the order's current version by every order event (docs/architecture.md#commission-processing). */
 
 export type { CommissionLedger } from '#shared/db/entities/commission';
 
@@ -58,10 +53,7 @@ export class PermanentMessageError extends Error {
 
 type LedgerOrder = Pick<OrderItem, 'uuid' | 'order_no' | 'affiliate_slug' | 'currency_code' | 'cancelled_at' | 'version'>;
 
-/**
- * Brings a ledger up to the order's current version, one version at a time (pure): the new ledger and the
- * entries it booked (docs/architecture.md#commission-processing). `accrual` is needed only when one is booked.
- */
+/** Brings a ledger up to the order's current version, one version at a time (pure); `accrual` is needed only when one is booked. */
 export const advanceLedger = (
   ledger: CommissionLedger | undefined,
   order: LedgerOrder,
@@ -113,19 +105,12 @@ export const advanceLedger = (
   };
 };
 
-/** Whether bringing this ledger up to date books an accrual (then the commission must be computed). */
-const accrualDue = (ledger: CommissionLedger | undefined, order: LedgerOrder) =>
-  (ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined;
-
 export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: CommissionLedger | undefined; booked: LedgerEntry[] };
 
 /** Reads and conditional writes before giving up on a ledger other deliveries keep changing (SQS redelivers). */
 export const LEDGER_ATTEMPTS = 5;
 
-/**
- * Applies every change of one order its ledger does not reflect yet: one PutItem conditional on the ledger
- * as read, retried from fresh reads when refused; a ledger already up to date is a `duplicate`.
- */
+/** Applies the order's changes its ledger lacks: one PutItem conditional on the ledger as read, retried from fresh reads when refused. */
 export const applyOrderChanges = async (merchantId: string, orderUuid: string): Promise<LedgerOutcome> => {
   for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {
     const [order, { ledger, stamp }] = await Promise.all([
@@ -135,7 +120,8 @@ export const applyOrderChanges = async (merchantId: string, orderUuid: string): 
     if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: Accrual | undefined;
-    if (accrualDue(ledger, order)) {
+    // Bringing the ledger up to date books an accrual: the commission is computed.
+    if ((ledger?.applied_version ?? 0) < 1 && order.cancelled_at === undefined) {
       const [segments, affiliate] = await Promise.all([
         allSegments(functionTable, merchantId),
         getAffiliate(functionTable, merchantId, order.affiliate_slug),

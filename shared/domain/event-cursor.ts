@@ -1,10 +1,7 @@
 import { isPosition } from '#shared/db/entities/event-log';
 import { encodeCursor as encodePositionCursor } from '#shared/http/pagination';
 
-/**
- * The event log's cursor: a log position and a time (epoch seconds) at or before which everything after
- * it was logged, made as shared/http/pagination.ts makes cursors and bound to the stage and the merchant.
- */
+/** The event log's cursor: a position and a time (epoch seconds) by which all after it was logged, bound to stage and merchant. */
 export const DAY_SECONDS = 24 * 3600;
 
 /** `floor`: events logged before `since` are passed over (a first read's, until it has reached the last 30 days). */

@@ -5,10 +5,7 @@ import { invalidField } from '#shared/errors';
 import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cursor';
 
-/**
- * The event log read by the merchant (GET /api/v2/events): events after a cursor, oldest first, only
- * what the log has committed. A cursor of another merchant or stage, or past the retention, is a 422 on `after`.
- */
+/** GET /api/v2/events: committed events after a cursor, oldest first; another's cursor or an expired one is a 422 on `after`. */
 type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
 
 /** How long before its items' TTL a cursor is refused: clocks differ, and DynamoDB may delete an item as soon as it is due. */

@@ -25,10 +25,7 @@ import { isoNow } from '#shared/time';
 
 export { toInviteResponse } from './program-model';
 
-/**
- * The invite's writes after its commit (the count, the e-mail projection), a failure logged: whether all
- * were done; if not, the e-mail is left owed and its follow-up redoes them (shared/mail/relay.ts).
- */
+/** The invite's writes after its commit, failures logged: whether all were done (if not, the e-mail's follow-up redoes them). */
 const settleInvite = async (merchant: Merchant, invite: InviteItem, counted: Promise<void>): Promise<boolean> => {
   const settled = await Promise.allSettled([counted, addToEmailProjection(functionTable, merchant.id, [invite])]);
   for (const result of settled) {
@@ -51,10 +48,7 @@ const recoverInvite = async (merchant: Merchant, uuid: string, input: InviteCrea
   return invite;
 };
 
-/**
- * Invites an e-mail address for one of the merchant's users: ONE transaction puts the invite and its
- * address's guard, so of two racing invites one commits; then the e-mail (docs/design-notes.md#affiliate-program).
- */
+/** Invites an address: ONE transaction puts the invite and its address's guard, then e-mails (docs/design-notes.md#affiliate-program). */
 export const createInvite = async (
   merchant: Merchant,
   input: InviteCreateInput,

@@ -1,11 +1,7 @@
 import type { OrderItem } from '#shared/db/entities/order';
 import { toOrderResponse } from './order-model';
 
-/**
- * The order events of the change feed: one per order `version`. A version's kind is not stored: 1 is
- * the acceptance, a cancelled order's last the cancellation, any other a shipping change
- * (docs/architecture.md#the-change-feed).
- */
+/** The change feed's order events, one per order `version`, whose kind is not stored (docs/architecture.md#the-change-feed). */
 export const ORDER_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled'] as const;
 type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
@@ -63,17 +59,10 @@ export const parseOrderEvent = (
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const message = value as Record<string, unknown>;
-  const type = orderEventTypeOf(message.type);
-  if (type === undefined) return undefined;
-  if (typeof message.merchant_id !== 'string' || message.merchant_id === '') return undefined;
-  if (typeof message.order_uuid !== 'string' || message.order_uuid === '') return undefined;
-  const version = message.version;
+  const { type: named, merchant_id, order_uuid, version } = value as Record<string, unknown>;
+  const type = orderEventTypeOf(named);
+  if (type === undefined || typeof merchant_id !== 'string' || merchant_id === '' || typeof order_uuid !== 'string' || order_uuid === '')
+    return undefined;
   if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version) && version >= 1)) return undefined;
-  return {
-    type,
-    merchant_id: message.merchant_id,
-    order_uuid: message.order_uuid,
-    ...(version === undefined ? {} : { version }),
-  };
+  return { type, merchant_id, order_uuid, ...(version === undefined ? {} : { version }) };
 };

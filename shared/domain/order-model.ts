@@ -1,5 +1,6 @@
 import type { OrderItem } from '#shared/db/entities/order';
 import { currencyName } from './currency';
+import { pick } from './program-model';
 
 export const ORDER_MESSAGES = {
   orderNoTaken: 'The order no has already been taken.',
@@ -13,22 +14,12 @@ export const ORDER_MESSAGES = {
 } as const;
 
 export const toOrderResponse = (order: OrderItem) => ({
-  uuid: order.uuid,
-  order_no: order.order_no,
-  affiliate_slug: order.affiliate_slug,
-  total_shipping_value: order.total_shipping_value,
+  ...pick(order, ['uuid', 'order_no', 'affiliate_slug', 'total_shipping_value']),
   currency: { code: order.currency_code, name: currencyName(order.currency_code) },
-  order_rows: order.order_rows.map((row) => ({
-    uuid: row.uuid,
-    product_sku: row.product_sku,
-    product_name: row.product_name,
-    segment_slug: row.segment_slug,
-    price_value: row.price_value,
-    tax_value: row.tax_value,
-    quantity: row.quantity,
-  })),
-  customer: order.customer ? { name: order.customer.name, email: order.customer.email } : null,
+  order_rows: order.order_rows.map((row) =>
+    pick(row, ['uuid', 'product_sku', 'product_name', 'segment_slug', 'price_value', 'tax_value', 'quantity']),
+  ),
+  customer: order.customer ? pick(order.customer, ['name', 'email']) : null,
   cancelled_at: order.cancelled_at ?? null,
-  created_at: order.created_at,
-  updated_at: order.updated_at,
+  ...pick(order, ['created_at', 'updated_at']),
 });

@@ -26,27 +26,19 @@ import { deriveOrderCountsFrom, type OrderNumber } from '#shared/db/entities/quo
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
-import { type FieldErrors, invalid, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, invalidField, notFound, ruleRefused } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
 import type { RequestIdentity } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
+import { orNotFound } from './found';
 import { ORDER_MESSAGES } from './order-model';
 
 export { toOrderResponse } from './order-model';
 
-const checkCurrency = (merchant: Merchant, code: string) => {
-  if (!isKnownCurrency(code)) throw invalid({ currency_code: [ORDER_MESSAGES.currencyInvalid] });
-  if (code.toUpperCase() !== merchant.currency) throw invalid({ currency_code: [ORDER_MESSAGES.currencyMismatch(merchant.currency)] });
-};
-
-/**
- * What a create needs of its request: who it is; the quota's decision (with the order number its
- * write took), and the admission, which also waits for an Idempotency-Key's claim (awaited before the
- * put); and a way to have work the answer waits for but does not depend on.
- */
+/** What a create needs of its request: who it is, the quota's decision (its number), its admission (a key's claim), work alongside. */
 export type CreateSteps = {
   identity: RequestIdentity;
   decided: () => Promise<{ orderNumber?: OrderNumber }>;
@@ -55,12 +47,8 @@ export type CreateSteps = {
 };
 
 /**
- * Creates an order in two round trips, nothing that many creates share in a transaction: the
- * affiliate, an old order_no guard and the quota's decision (which numbers it; with a key, its claim)
- * in parallel; then one conditional put under the uuid derived from merchant and order_no, its own
- * uniqueness guard. The list's count derives from the sequence: a create that takes a number and
- * stores no order notes it as a hole (blocks numbered before that are still counted by `ADD`). A
- * lost answer's put is found on the retry (`recoverOrder`). Costs:
+ * Creates an order in two round trips: the reads and the quota's decision in parallel, then one conditional put under the uuid
+ * derived from merchant and order_no, its own uniqueness guard (docs/architecture.md#writing-without-hot-items); costs:
  * docs/data-model-heat.md#the-create-now-one-conditional-put.
  */
 export const createOrder = async (
@@ -68,7 +56,9 @@ export const createOrder = async (
   input: OrderCreateInput,
   { identity, decided, admitted, alongside }: CreateSteps,
 ): Promise<OrderItem> => {
-  checkCurrency(merchant, input.currency_code);
+  const currency = input.currency_code;
+  if (!isKnownCurrency(currency)) throw invalidField('currency_code', ORDER_MESSAGES.currencyInvalid);
+  if (currency.toUpperCase() !== merchant.currency) throw invalidField('currency_code', ORDER_MESSAGES.currencyMismatch(merchant.currency));
   const db = functionTable;
   // Numbered as soon as the quota decided, not after a key's claim: a replay found then leaves the number unused.
   const numbered = decided().then(({ orderNumber }) => orderNumber ?? takeOrderSequenceNumbers(db, merchant.id));
@@ -113,10 +103,7 @@ export const createOrder = async (
   }
 };
 
-/**
- * The count of a create numbered before derived counts: its block's `ADD`; on a sequence that has
- * no derived counts yet, they start at the next block (where an `ADD` that still lands is not read).
- */
+/** The count of a create numbered before derived counts: its block's `ADD`; on a sequence without them, they start at the next block. */
 const countCreate = (merchantId: string, order: OrderItem, number: OrderNumber) =>
   Promise.all([
     applyCountChanges(functionTable, merchantId, [orderCountChange(order)]),
@@ -127,52 +114,37 @@ const countCreate = (merchantId: string, order: OrderItem, number: OrderNumber) 
 const leaveUnused = async (merchantId: string, numbered: Promise<OrderNumber>) => {
   const number = await numbered.catch(() => undefined);
   if (number === undefined) return;
-  try {
-    await leaveOrderNumberUnused(functionTable, merchantId, number);
-  } catch (error) {
+  await leaveOrderNumberUnused(functionTable, merchantId, number).catch((error: unknown) =>
     logger.warn('An order number left unused could not be noted; its block is recounted once closed', {
       seq: number.seq,
       error: error as Error,
-    });
-  }
+    }),
+  );
 };
 
-/**
- * Whether this request created the order: its own attempt applied although the answer was lost,
- * whatever PATCH or cancel came since. Within an Idempotency-Key's life only: a key used again
- * after its record expired is a new request, to which the order_no is taken.
- */
+/** Whether this request created the order (its answer lost), within an Idempotency-Key's life: a key used after that is a new request. */
 const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
 
 /** After a failed put: whether this request's order is stored (a consistent read), undefined when that cannot be read. */
-const storedOrUnknown = async (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> => {
-  try {
-    const found = await readOrder(functionTable, merchantId, order.uuid, true);
-    return found !== undefined && createdBy(found, identity);
-  } catch {
-    return undefined;
-  }
-};
+const storedOrUnknown = (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> =>
+  readOrder(functionTable, merchantId, order.uuid, true)
+    .then((found) => found !== undefined && createdBy(found, identity))
+    .catch(() => undefined);
 
 /** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
-const settleCreate = async (order: OrderItem, counted: Promise<void>) => {
-  try {
-    await counted;
-  } catch (error) {
-    logger.error('Order committed; its list count could not be kept', { order_uuid: order.uuid, error: error as Error });
-  }
-};
+const settleCreate = (order: OrderItem, counted: Promise<void>) =>
+  counted.catch((error: unknown) =>
+    logger.error('Order committed; its list count could not be kept', { order_uuid: order.uuid, error: error as Error }),
+  );
 
 /** How long after its create an order's count may still be missing (its request stopped after the commit). */
 const RECENT_CREATE_SECONDS = 60 * 60;
 
 /**
- * An order_no taken by a recent order: most likely the platform's retry of a create whose answer was
- * lost, and which may have stopped between its commit and its count. So the holder's block is marked
- * for an exact recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- * Logged, never thrown: the 422 stands either way.
+ * An order_no taken by a recent order, most likely a retry of a create that may have stopped before its count: the holder's
+ * block is marked for recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run). Logged, never thrown.
  */
 const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {
@@ -185,22 +157,15 @@ const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | str
   }
 };
 
-/**
- * A retry of a create whose order was stored (its answer lost): the same order, answered as the
- * first time. Whether the first attempt counted it is unknown, so its list block is marked for an
- * exact recount instead of counted again.
- */
+/** A retry of a create whose order was stored: the same order; whether it was counted is unknown, so its block is marked for recount. */
 const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<OrderItem> => {
   await settleCreate(order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
   return order;
 };
 
 /** A consistent read: an order is found right after its 201 and shows its last PATCH or cancel. */
-export const getOrder = async (merchantId: string, uuid: string): Promise<OrderItem> => {
-  const order = await readOrder(functionTable, merchantId, uuid, true);
-  if (!order) throw notFound();
-  return order;
-};
+export const getOrder = (merchantId: string, uuid: string): Promise<OrderItem> =>
+  orNotFound(readOrder(functionTable, merchantId, uuid, true));
 
 /** Newest first; page N costs what page 1 costs (see db/pages.ts). */
 export const listOrders = async (merchantId: string, query: PageQuery): Promise<{ total: number; orders: OrderItem[] }> => {
@@ -208,10 +173,7 @@ export const listOrders = async (merchantId: string, query: PageQuery): Promise<
   return { total, orders: items };
 };
 
-/**
- * A conditional update of one order, retried on conflict; a refusal is a 404 when the order does
- * not exist, else what `explain` says about the order as it was.
- */
+/** A conditional update of one order, retried on conflict; a refusal is a 404, or what `explain` says about the order as it was. */
 const changeOrder = async (
   merchantId: string,
   uuid: string,
@@ -243,10 +205,7 @@ export const updateShipping = (merchantId: string, uuid: string, totalShippingVa
     () => ruleRefused(ORDER_MESSAGES.cancelledNotUpdatable),
   );
 
-/**
- * Cancels an order. Every rule is a condition on the write, so of concurrent cancels exactly one
- * succeeds; a refusal names the first rule the order breaks.
- */
+/** Cancels an order: each rule is a condition on the write, so one of concurrent cancels wins; a refusal names the first rule broken. */
 export const cancelOrder = (merchantId: string, uuid: string, identity: RequestIdentity, now: Date = new Date()) =>
   changeOrder(
     merchantId,

@@ -12,27 +12,20 @@ const SEGMENT_TYPE_NAMES: Record<SegmentItem['segment_type'], string> = { percen
 /** A percentage rate's display form: at most two decimals, no trailing zeros (12.5 -> "12.5%"), no float noise. */
 export const formatVisualRate = (rate: number): string => `${Math.round(rate * 100) / 100}%`;
 
-export const toTierResponse = (tier: TierItem) => ({
-  name: tier.name,
-  slug: tier.slug,
-  description: tier.description,
-  created_at: tier.created_at,
-  updated_at: tier.updated_at,
-});
+/** The fields an item shows, in the order the response lists them. */
+export const pick = <T, K extends keyof T>(item: T, keys: readonly K[]) =>
+  Object.fromEntries(keys.map((key) => [key, item[key]])) as Pick<T, K>;
+
+export const toTierResponse = (tier: TierItem) => pick(tier, ['name', 'slug', 'description', 'created_at', 'updated_at']);
 
 /** Tiers in list order: by name, then slug (names need not be unique). */
 export const byTierName = (a: TierItem, b: TierItem) => a.name.localeCompare(b.name) || a.slug.localeCompare(b.slug);
 
 /** A segment as listed: without `tiers` (the spec gives those in the single-segment response only). */
 export const toSegmentResponse = (segment: SegmentItem) => ({
-  uuid: segment.uuid,
-  name: segment.name,
-  description: segment.description,
+  ...pick(segment, ['uuid', 'name', 'description']),
   type: { name: SEGMENT_TYPE_NAMES[segment.segment_type], slug: segment.segment_type },
-  slugs: segment.slugs,
-  skus: segment.skus,
-  created_at: segment.created_at,
-  updated_at: segment.updated_at,
+  ...pick(segment, ['slugs', 'skus', 'created_at', 'updated_at']),
 });
 
 /**
@@ -57,12 +50,9 @@ export const toSegmentDetailResponse = (segment: SegmentItem, tiers: readonly Ti
 
 /** `tier` is null when the affiliate has none, or when its tier no longer exists. */
 export const toAffiliateResponse = (affiliate: AffiliateItem, tier: TierItem | undefined) => ({
-  name: affiliate.name,
-  slug: affiliate.slug,
-  status: affiliate.status,
-  tier: tier ? { name: tier.name, slug: tier.slug } : null,
-  accepted_at: affiliate.accepted_at,
-  created_at: affiliate.created_at,
+  ...pick(affiliate, ['name', 'slug', 'status']),
+  tier: tier ? pick(tier, ['name', 'slug']) : null,
+  ...pick(affiliate, ['accepted_at', 'created_at']),
 });
 
 /** The status the accept response reports for an accepted request (the spec's `active`). */
@@ -70,7 +60,7 @@ const ACCEPTED_RESPONSE_STATUS = 'active' as const;
 
 export const toAffiliateRequestResponse = (request: AffiliateRequestItem) => ({
   uuid: request.uuid,
-  affiliate: { name: request.affiliate.name, slug: request.affiliate.slug },
+  affiliate: pick(request.affiliate, ['name', 'slug']),
   status: request.status as AffiliateRequestStatus | typeof ACCEPTED_RESPONSE_STATUS,
   requested_at: request.requested_at,
 });
@@ -80,13 +70,7 @@ export const toAcceptedRequestResponse = (request: AffiliateRequestItem) => ({
   status: ACCEPTED_RESPONSE_STATUS,
 });
 
-export const toInviteResponse = (invite: InviteItem) => ({
-  uuid: invite.uuid,
-  email: invite.email,
-  link_used_at: invite.link_used_at,
-  created_at: invite.created_at,
-  updated_at: invite.updated_at,
-});
+export const toInviteResponse = (invite: InviteItem) => pick(invite, ['uuid', 'email', 'link_used_at', 'created_at', 'updated_at']);
 
 /** What accepting a request does to the affiliate of its slug: none yet, create; inactive, reactivate; active, nothing. */
 export const affiliateOnAccept = (

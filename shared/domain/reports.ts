@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
-import { parseCommissionLedgerImage } from '#shared/db/entities/commission';
+import { type CommissionLedger, type LedgerEntry, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
+  addFigures,
   type Figures,
   type PeriodKind,
   readAffiliateTotals,
@@ -20,16 +21,11 @@ import { addMonths } from '#shared/time';
 /** How long after its entries' time a ledger write can still land: `as_of` stays this far behind the feed. */
 export const LEDGER_WRITE_LAG_SECONDS = 10;
 
-/**
- * What one write of a ledger adds to the totals (pure): its new entries by UTC day and month. An accrual
- * counts its order and the rows' base values; a write of only zero amounts (a shipping change) adds nothing.
- */
-export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
-  const ledger = parseCommissionLedgerImage(after);
-  const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
+/** What a ledger's entries add up to per UTC day: an accrual counts its order and the rows' base values. */
+export const ledgerDayFigures = (ledger: CommissionLedger, entries: readonly LedgerEntry[]): Map<string, Figures> => {
   const byDay = new Map<string, Figures>();
   const salesValue = ledger.rows.reduce((sum, row) => sum + row.base_value, 0);
-  for (const entry of ledger.entries.slice(known)) {
+  for (const entry of entries) {
     const day = entry.at.slice(0, 10);
     const figures = { ...(byDay.get(day) ?? ZERO_FIGURES) };
     if (entry.type === 'accrual') {
@@ -40,8 +36,15 @@ export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta
     if (entry.amount < 0) figures.reversed_value += entry.amount;
     byDay.set(day, figures);
   }
+  return byDay;
+};
+
+/** What one write of a ledger adds to the totals: its new entries by UTC day and month; zero amounts (a shipping change) add nothing. */
+export const ledgerTotalsDeltas = (before: unknown, after: unknown): TotalsDelta[] => {
+  const ledger = parseCommissionLedgerImage(after);
+  const known = before === undefined ? 0 : parseCommissionLedgerImage(before).entries.length;
   const common = { affiliate_slug: ledger.affiliate_slug, currency_code: ledger.currency_code };
-  return [...byDay]
+  return [...ledgerDayFigures(ledger, ledger.entries.slice(known))]
     .filter(([, figures]) => Object.values(figures).some((value) => value !== 0))
     .flatMap(([day, figures]) => [
       { ...figures, ...common, kind: 'D' as const, period: day },
@@ -53,10 +56,7 @@ export type ReportRow = z.output<typeof commissionReportRow>;
 
 type CommissionReport = { rows: ReportRow[]; total: number; as_of: string | null };
 
-/**
- * A range of days [from, to) as the stored periods that cover it exactly: the whole months in it
- * (read from month items) and the days before and after them (read from day items).
- */
+/** A range of days [from, to) as the stored periods that cover it exactly: its whole months, and the days before and after them. */
 export const rangeParts = (from: string, to: string) => {
   if (from.slice(0, 7) === to.slice(0, 7)) return { months: undefined, days: [{ from, to }] };
   const firstWhole = from.endsWith('-01') ? from.slice(0, 7) : addMonths(from.slice(0, 7), 1);
@@ -68,8 +68,6 @@ export const rangeParts = (from: string, to: string) => {
   ];
   return { months: { from: firstWhole, to: endWhole }, days };
 };
-
-const netOf = (figures: Figures) => figures.accrued_value + figures.reversed_value;
 
 type Stored = Figures & { period: string; currency_code: string; affiliate_slug?: string };
 
@@ -87,12 +85,8 @@ const summed = (items: readonly Stored[], by: { affiliate: boolean; time: 'month
       ...ZERO_FIGURES,
       net_value: 0,
     };
-    row.orders += item.orders;
-    row.sales_value += item.sales_value;
-    row.accrued_value += item.accrued_value;
-    row.reversed_value += item.reversed_value;
-    row.net_value = netOf(row);
-    rows.set(key, row);
+    const sum = addFigures(row, item);
+    rows.set(key, { ...row, ...sum, net_value: sum.accrued_value + sum.reversed_value });
   }
   return [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 };
@@ -111,8 +105,6 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
   const window = pageWindow(Number.MAX_SAFE_INTEGER, query);
   const slug = query.affiliate_slug ?? undefined;
   const asOf = readTotalsAsOf(db, merchantId).then(asOfFrom);
-  const page = (rows: ReportRow[]) => rows.slice(window.offset, window.offset + query.per_page);
-  const result = async (rows: ReportRow[]) => ({ rows: page(rows), total: rows.length, as_of: await asOf });
 
   /** Affiliate items of one kind and range, a page at a time from the nearer end, the total from the merchant's counts. */
   const paged = async (kind: PeriodKind, range: { from: string; to: string }, single: boolean) => {
@@ -122,19 +114,17 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
       counts.reduce((sum, item) => sum + item.affiliate_rows, 0),
     );
     const behind = window.offset === 0 ? 0 : (await counting) - window.offset;
-    // A page far past the last: empty, without reading (its Limit could pass DynamoDB's int32). Just past it, the
-    // count may lag behind rows the feed added (a batch's at most), so that page is read.
+    // A page far past the last: empty, unread (its Limit could pass an int32); just past it, the count may lag, so it is read.
     if (window.offset > 0 && behind <= -ROWS_A_COUNT_MAY_LAG) return { rows: [], total: await counting, as_of: await asOf };
     if (behind > 0 && behind < wanted) {
-      // This page's first row and those after it, read backward (the feed counts rows after writing them: there may be more).
-      // Fewer than counted (a rebuild under way): the read reached the first row and holds them all.
+      // This page's rows, read backward from the end (there may be more than counted); fewer than counted (a rebuild): all of them.
       const tail = (await readAffiliateTotals(db, merchantId, kind, range, { limit: behind, backward: true })).reverse();
       const all = tail.length < behind;
       const rows = (all ? tail.slice(window.offset) : tail).slice(0, query.per_page);
       return { rows: summed(rows, by), total: all ? tail.length : window.offset + behind, as_of: await asOf };
     }
     const [items, inCounts] = await Promise.all([readAffiliateTotals(db, merchantId, kind, range, { limit: wanted }), counting]);
-    // Two reads: a row the feed added between them is in one only. A short read reached the end, so it is the total; a full one says at least this many.
+    // A row the feed added between the two reads is in one only: a short read is the total, a full one at least that many.
     const total = items.length < wanted ? items.length : Math.max(inCounts, items.length);
     return { rows: summed(items.slice(window.offset), by), total, as_of: await asOf };
   };
@@ -156,6 +146,6 @@ export const commissionReport = async (db: TableRef, merchantId: string, query: 
     time === 'day'
       ? [read('D', { from, to })]
       : [...(parts.months ? [read('M', parts.months)] : []), ...parts.days.map((range) => read('D', range))];
-  const items = (await Promise.all(reads)).flat();
-  return result(summed(items, { affiliate, time }));
+  const rows = summed((await Promise.all(reads)).flat(), { affiliate, time });
+  return { rows: rows.slice(window.offset, window.offset + query.per_page), total: rows.length, as_of: await asOf };
 };

@@ -1,7 +1,7 @@
 import { functionTable } from '#shared/db/client';
 import { allTiers as readAllTiers, getTier as readTier, type TierItem } from '#shared/db/entities/tier';
-import { notFound } from '#shared/errors';
 import { type PageQuery, slicePage } from '#shared/page-window';
+import { orNotFound } from './found';
 import { byTierName } from './program-model';
 
 /** All of a merchant's tiers, by name: one Query, at most MAX_TIERS items. */
@@ -17,12 +17,5 @@ export const listTiers = async (merchantId: string, query: PageQuery): Promise<{
   return { total: tiers.length, tiers: slicePage(tiers, query) };
 };
 
-/** One GetItem. Slugs are stored lowercase, so any casing finds the tier. */
-export const findTier = (merchantId: string, slug: string): Promise<TierItem | undefined> => readTier(functionTable, merchantId, slug);
-
-/** Missing or foreign: 404. */
-export const getTier = async (merchantId: string, slug: string): Promise<TierItem> => {
-  const tier = await findTier(merchantId, slug);
-  if (!tier) throw notFound();
-  return tier;
-};
+/** One GetItem (slugs are stored lowercase, so any casing finds the tier). Missing or foreign: 404. */
+export const getTier = (merchantId: string, slug: string): Promise<TierItem> => orNotFound(readTier(functionTable, merchantId, slug));

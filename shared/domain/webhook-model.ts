@@ -1,31 +1,20 @@
 import type { WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { SubscribableEventType } from '#shared/webhooks/events';
+import { pick } from './program-model';
 
 /** How the API and the admin CLI show webhook endpoints and deliveries (never their secrets). */
 export const toWebhookResponse = (endpoint: WebhookEndpointItem) => ({
-  uuid: endpoint.uuid,
-  url: endpoint.url,
-  description: endpoint.description,
+  ...pick(endpoint, ['uuid', 'url', 'description']),
   // Validated against the event types on the way in (shared/schemas/webhooks.ts).
   events: endpoint.events as SubscribableEventType[],
-  enabled: endpoint.enabled,
-  disabled_reason: endpoint.disabled_reason,
+  ...pick(endpoint, ['enabled', 'disabled_reason']),
   failing_since: endpoint.failing_since ?? null,
-  created_at: endpoint.created_at,
-  updated_at: endpoint.updated_at,
+  ...pick(endpoint, ['created_at', 'updated_at']),
 });
 
 export const toDeliveryResponse = (delivery: WebhookDeliveryItem) => ({
-  event_id: delivery.event_id,
-  event_type: delivery.event_type,
-  status: delivery.status,
+  ...pick(delivery, ['event_id', 'event_type', 'status']),
   attempt: delivery.attempts,
-  response_status: delivery.response_status,
-  latency_ms: delivery.latency_ms,
-  response_body: delivery.response_body,
-  error: delivery.error,
-  next_attempt_at: delivery.next_attempt_at,
-  last_attempt_at: delivery.last_attempt_at,
-  created_at: delivery.created_at,
+  ...pick(delivery, ['response_status', 'latency_ms', 'response_body', 'error', 'next_attempt_at', 'last_attempt_at', 'created_at']),
 });

@@ -21,6 +21,7 @@ import { DeliveriesNotQueued, NotSendable, replayDelivery, replayFailedDeliverie
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
+import { orNotFound } from './found';
 import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
 
 // The webhook endpoints API: a secret is shown once, when it is made, and stored sealed (secret-box.ts).
@@ -30,16 +31,7 @@ const sendDeliveries = (messages: DeliveryMessage[]) => sendDeliveriesTo(functio
 /** How long the replaced secret keeps signing beside the new one after a rotation. */
 const PREVIOUS_SECRET_HOURS = 24;
 
-const existing = async (merchantId: string, uuid: string) => {
-  const endpoint = await getWebhookEndpoint(functionTable, merchantId, uuid, true);
-  if (!endpoint) throw notFound();
-  return endpoint;
-};
-
-const queue = async (messages: DeliveryMessage[]) => {
-  const sent = await sendDeliveries(messages);
-  if (!sent.every(Boolean)) throw busy();
-};
+const existing = (merchantId: string, uuid: string) => orNotFound(getWebhookEndpoint(functionTable, merchantId, uuid, true));
 
 /** Creates an endpoint under the request identity's uuid; one that exists was made by an earlier run of this request and is answered. */
 export const createWebhook = async (merchantId: string, input: WebhookCreateInput, identity: RequestIdentity) => {
@@ -95,10 +87,7 @@ export const deleteWebhook = async (merchantId: string, uuid: string) => {
   });
 };
 
-/**
- * A new secret; the current one keeps signing beside it for PREVIOUS_SECRET_HOURS. Conditional on the endpoint
- * as read; refused, it reads again: the new secret in place means an earlier try applied.
- */
+/** A new secret, the current one signing beside it for a while; conditional on the endpoint as read (the new one found: applied). */
 export const rotateWebhookSecretOf = async (merchantId: string, uuid: string) => {
   const secret = generateSecret();
   const box = await sealSecret(secret, merchantId, uuid);
@@ -122,7 +111,8 @@ const queued = (event: WebhookEvent) => ({ event_id: event.id, event_type: event
 export const testWebhook = async (merchantId: string, uuid: string) => {
   const endpoint = await existing(merchantId, uuid);
   const event = testWebhookEvent(uuid);
-  await queue([onLaneOf({ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }, endpoint)]);
+  const sent = await sendDeliveries([onLaneOf({ merchant_id: merchantId, endpoint_uuid: uuid, event, attempt: 1 }, endpoint)]);
+  if (!sent.every(Boolean)) throw busy();
   return queued(event);
 };
 
@@ -137,20 +127,17 @@ export const listDeliveries = async (merchantId: string, uuid: string, perPage: 
 };
 
 /** Runs a replay, answering 503 (retry) when the queue refused part of it. */
-const replaying = async <T>(replay: () => Promise<T>): Promise<T> => {
-  try {
-    return await replay();
-  } catch (error) {
+const replaying = <T>(replay: Promise<T>): Promise<T> =>
+  replay.catch((error: unknown) => {
     if (error instanceof DeliveriesNotQueued) throw busy();
     if (error instanceof NotSendable) throw ruleRefused(error.message);
     throw error;
-  }
-};
+  });
 
 /** Queues the event of one delivery again, as a first attempt (same `webhook-id`); to a disabled endpoint only a test. */
 export const resendDelivery = async (merchantId: string, uuid: string, eventId: string) => {
   const endpoint = await existing(merchantId, uuid);
-  const event = await replaying(() => replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
+  const event = await replaying(replayDelivery(functionTable, sendDeliveries, merchantId, endpoint, eventId));
   if (!event) throw notFound();
   return queued(event);
 };
@@ -160,5 +147,5 @@ export const recoverDeliveries = async (merchantId: string, uuid: string, since:
   const endpoint = await existing(merchantId, uuid);
   // A disabled endpoint would have its deliveries recorded as failed again, sending nothing.
   if (!endpoint.enabled) throw ruleRefused(WEBHOOK_MESSAGES.disabled);
-  return replaying(() => replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
+  return replaying(replayFailedDeliveries(functionTable, sendDeliveries, merchantId, endpoint, since));
 };

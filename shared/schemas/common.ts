@@ -18,13 +18,19 @@ export const refuse = (ctx: { issues: z.core.$ZodRawIssue[] }, input: unknown, m
   return z.NEVER;
 };
 
+/** Items separated by commas (blanks and empty items ignored, duplicates collapsed), case-sensitive; undefined when one is not allowed. */
+export const commaList = <T extends string>(value: string, allowed: readonly T[]): T[] | undefined => {
+  const parts = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  return parts.every((part): part is T => (allowed as readonly string[]).includes(part)) ? [...new Set(parts)] : undefined;
+};
+
 /** The base of every text field the API accepts: a string that is well-formed Unicode. */
 export const text = () => z.string().check(wellFormed());
 
-/**
- * Laravel-style string rules: strings are trimmed first (Laravel's TrimStrings), so a required
- * string of only spaces is missing and ' A-1' and 'A-1' are one order_no; max 255 by default.
- */
+/** Trimmed first, as Laravel's TrimStrings: only spaces is missing (docs/design-notes.md#order-rules-and-messages). */
 export const requiredString = (max = 255) => text().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 /** Optional strings accept null and '' (Laravel turns empty strings into null). */
@@ -41,10 +47,7 @@ export const optionalString = (max = 255) =>
 /** An integer in [min, max], the bounds checked first so a number past them (1e20) is told the API's limit. */
 export const boundedInt = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max), z.int());
 
-/**
- * An address as RFC 5322 writes it unquoted: a dot-atom, `@`, LDH labels, the last of letters or in its
- * `xn--` form. zod's default pattern refused `a&b@example.com` and `.xn--p1ai`.
- */
+/** An address as RFC 5322 writes it unquoted (docs/design-notes.md#order-rules-and-messages); zod's own refused `a&b@example.com`. */
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const ADDRESS = `${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$`;

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { given, pageRefused, positiveIntParam } from '#shared/http/pagination';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
-import { refuse, text } from './common';
+import { commaList, refuse, text } from './common';
 
 /** The event log's page size: 25 unless asked, at most 100. */
 export const DEFAULT_EVENTS_LIMIT = 25;
@@ -18,20 +18,11 @@ export const EVENTS_MESSAGES = {
   expiredCursor: `The after cursor has expired: events are kept ${EVENTS_RETENTION_DAYS} days. Read again without after to start from the oldest event kept.`,
 } as const;
 
-const SUBSCRIBABLE: readonly string[] = WEBHOOK_EVENT_TYPES;
-
 /** `types`: event types separated by commas (blanks and empty items ignored); any unknown one makes it invalid. */
 const types = given(
   z.pipe(
     text().check(z.maxLength(1000)),
-    z.transform((value, ctx) => {
-      const parts = value
-        .split(',')
-        .map((part) => part.trim())
-        .filter((part) => part !== '');
-      if (parts.every((part) => SUBSCRIBABLE.includes(part))) return [...new Set(parts)];
-      return refuse(ctx, value, 'The selected :attribute is invalid.');
-    }),
+    z.transform((value, ctx) => commaList(value, WEBHOOK_EVENT_TYPES) ?? refuse(ctx, value, 'The selected :attribute is invalid.')),
   ),
 );
 
@@ -43,8 +34,7 @@ const time = given(
     text().check(z.iso.datetime({ offset: true, message: TIME_MESSAGE })),
     z.transform((value, ctx) => {
       const utc = new Date(value).toISOString();
-      if (/^\d{4}-/.test(utc)) return utc;
-      return refuse(ctx, value, TIME_MESSAGE);
+      return /^\d{4}-/.test(utc) ? utc : refuse(ctx, value, TIME_MESSAGE);
     }),
   ),
 );

@@ -29,8 +29,6 @@ export const customer = z.object({
 /** An order is one item (400 KB at most) and its events carry it whole: rows past this many bytes of JSON are refused. */
 export const MAX_ORDER_ROWS_BYTES = 340 * 1024;
 
-const rowsBytes = (rows: readonly z.output<typeof orderRow>[]) => Buffer.byteLength(JSON.stringify(rows), 'utf8');
-
 /** The order creation body, shared by the legacy and the V2 endpoint. */
 export const orderCreateBody = z.object({
   affiliate_slug: requiredString(),
@@ -41,7 +39,7 @@ export const orderCreateBody = z.object({
   order_rows: z.array(orderRow).check(
     z.minLength(1),
     z.maxLength(MAX_ORDER_ROWS),
-    z.refine((rows) => rowsBytes(rows) <= MAX_ORDER_ROWS_BYTES, {
+    z.refine((rows) => Buffer.byteLength(JSON.stringify(rows), 'utf8') <= MAX_ORDER_ROWS_BYTES, {
       message: `The :attribute field must not be greater than ${MAX_ORDER_ROWS_BYTES / 1024} kilobytes in total.`,
     }),
   ),

@@ -1,9 +1,8 @@
 import * as z from 'zod/mini';
 import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
 import { pageQueryShape } from '#shared/http/pagination';
-import { emailAddress, optionalString, refuse, text } from './common';
+import { commaList, emailAddress, optionalString, refuse, text } from './common';
 
-/** Tiers and segments: only the page parameters. */
 export const programListQuery = z.object(pageQueryShape);
 
 /** tier_slug: an unknown slug simply matches no affiliate (an empty page, not a 422). */
@@ -15,29 +14,16 @@ export const inviteListQuery = z.object({ ...pageQueryShape, email: optionalStri
 export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const satisfies readonly AffiliateRequestStatus[];
 export const DEFAULT_REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending'];
 
-/**
- * The affiliate-requests `status` filter: one status or several separated by commas, `pending`
- * when absent or empty. Blanks around commas and empty items are ignored; any other value makes
- * the whole filter invalid (undefined); values are case-sensitive, as Laravel's `in` rule. Duplicates collapse.
- */
+/** The affiliate-requests `status` filter: statuses separated by commas, `pending` when none; undefined when one is unknown. */
 export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequestStatus[] | undefined => {
-  const parts = (raw ?? '')
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
-  if (parts.length === 0) return [...DEFAULT_REQUEST_STATUSES];
-  if (!parts.every((part): part is AffiliateRequestStatus => (REQUEST_STATUSES as readonly string[]).includes(part))) return undefined;
-  return [...new Set(parts)];
+  const statuses = commaList(raw ?? '', REQUEST_STATUSES);
+  return statuses?.length === 0 ? [...DEFAULT_REQUEST_STATUSES] : statuses;
 };
 
+// Laravel's `in` rule message; validate.ts fills in the attribute name.
 const statusFilter = z.pipe(
   z.optional(text()),
-  z.transform((value, ctx) => {
-    const statuses = parseStatusFilter(value);
-    if (statuses) return statuses;
-    // Laravel's `in` rule message; validate.ts fills in the attribute name.
-    return refuse(ctx, value, 'The selected :attribute is invalid.');
-  }),
+  z.transform((value, ctx) => parseStatusFilter(value) ?? refuse(ctx, value, 'The selected :attribute is invalid.')),
 );
 
 export const affiliateRequestListQuery = z.object({ ...pageQueryShape, status: statusFilter });

@@ -67,14 +67,7 @@ export const reportQuery = z.pipe(
     if (days <= 0) return refuse(ctx, query.to, 'The :attribute field must be a date after from.', ['to']);
     if (days > MAX_REPORT_DAYS)
       return refuse(ctx, query.to, `The :attribute field must be at most ${MAX_REPORT_DAYS} days after from.`, ['to']);
-    return {
-      per_page: query.per_page,
-      page: query.page,
-      from,
-      to,
-      group_by: query.group_by,
-      affiliate_slug: query.affiliate_slug?.toLowerCase() ?? null,
-    };
+    return { ...query, from, to, affiliate_slug: query.affiliate_slug?.toLowerCase() ?? null };
   }),
 );
 

@@ -26,6 +26,8 @@ const timestamp = () => z.iso.datetime();
 const money = () => z.int().check(z.minimum(0), z.maximum(MAX_MONEY_VALUE));
 const count = (min: 0 | 1) => z.int().check(z.minimum(min));
 const nullableTimestamp = () => z.nullable(timestamp());
+const stamps = () => ({ created_at: timestamp(), updated_at: timestamp() });
+const nameAndSlug = () => z.strictObject({ name: z.string(), slug: z.string() });
 
 export const currencyResponse = z.strictObject({ code: z.string(), name: z.string() });
 
@@ -48,37 +50,25 @@ export const orderResponse = z.strictObject({
   order_rows: z.array(orderRowResponse),
   customer: z.nullable(z.strictObject({ name: z.nullable(z.string()), email: z.string() })),
   cancelled_at: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 /** What the create endpoints answer about the new order (V2 `data.order`, legacy `data`). */
 export const createdOrderResponse = z.strictObject({ uuid: z.uuid(), order_no: z.string() });
 
-export const tierResponse = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
-  description: z.string(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
-});
-
-const segmentType = z.strictObject({ name: z.string(), slug: z.literal('percentage') });
+export const tierResponse = z.extend(nameAndSlug(), { description: z.string(), ...stamps() });
 
 export const segmentResponse = z.strictObject({
   uuid: z.uuid(),
   name: z.string(),
   description: z.string(),
-  type: segmentType,
+  type: z.strictObject({ name: z.string(), slug: z.literal('percentage') }),
   slugs: z.array(z.string()),
   skus: z.array(z.string()),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
-export const segmentTierRate = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
+export const segmentTierRate = z.extend(nameAndSlug(), {
   rate: z.number().check(z.minimum(0), z.maximum(100)),
   visual_rate: z.string(),
 });
@@ -86,18 +76,16 @@ export const segmentTierRate = z.strictObject({
 /** One segment as GET segments/{uuid} answers it: the list's shape plus the rate of each tier. */
 export const segmentDetailResponse = z.extend(segmentResponse, { tiers: z.array(segmentTierRate) });
 
-export const affiliateResponse = z.strictObject({
-  name: z.string(),
-  slug: z.string(),
+export const affiliateResponse = z.extend(nameAndSlug(), {
   status: z.enum(['active', 'inactive']),
-  tier: z.nullable(z.strictObject({ name: z.string(), slug: z.string() })),
+  tier: z.nullable(nameAndSlug()),
   accepted_at: nullableTimestamp(),
   created_at: timestamp(),
 });
 
 export const affiliateRequestResponse = z.strictObject({
   uuid: z.uuid(),
-  affiliate: z.strictObject({ name: z.string(), slug: z.string() }),
+  affiliate: nameAndSlug(),
   status: z.enum(['pending', 'accepted', 'declined', 'active']),
   requested_at: timestamp(),
 });
@@ -109,8 +97,7 @@ export const inviteResponse = z.strictObject({
   uuid: z.uuid(),
   email: z.string(),
   link_used_at: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 // Envelopes
@@ -180,22 +167,17 @@ export const v2Failure = z.strictObject({
 /** What API Gateway and AWS WAF answer themselves, with a trace id of their own (lib/rest-api.ts). */
 export const gatewayFailure = z.extend(v2Failure, { meta: z.strictObject({ trace_id: z.string() }) });
 
-export const legacySuccess = <T extends z.ZodMiniType>(data: T) => z.strictObject({ success: z.literal(true), message: z.string(), data });
+const legacyBody = <T extends z.ZodMiniType>(success: boolean, data: T) =>
+  z.strictObject({ success: z.literal(success), message: z.string(), data });
+
+export const legacySuccess = <T extends z.ZodMiniType>(data: T) => legacyBody(true, data);
 
 /** Legacy 401. */
 export const legacyUnauthenticated = z.strictObject({ message: z.string() });
 /** Legacy 422: the field messages under `data.errors`. */
-export const legacyInvalid = z.strictObject({
-  success: z.literal(false),
-  message: z.string(),
-  data: z.strictObject({ errors: fieldErrorsSchema }),
-});
+export const legacyInvalid = legacyBody(false, z.strictObject({ errors: fieldErrorsSchema }));
 /** Every other legacy failure: the first message, `data` an empty array. */
-export const legacyRefused = z.strictObject({
-  success: z.literal(false),
-  message: z.string(),
-  data: z.array(z.never()).check(z.maxLength(0)),
-});
+export const legacyRefused = legacyBody(false, z.array(z.never()).check(z.maxLength(0)));
 
 // Webhooks: the endpoints API and the events it delivers
 
@@ -210,21 +192,14 @@ export const webhookResponse = z.strictObject({
   disabled_reason: z.nullable(z.string()),
   /** When the current streak of failed deliveries began; null when the last delivery succeeded. */
   failing_since: nullableTimestamp(),
-  created_at: timestamp(),
-  updated_at: timestamp(),
+  ...stamps(),
 });
 
 /** On create: the signing secret, shown this once. */
-export const createdWebhookResponse = z.strictObject({
-  ...webhookResponse.shape,
-  secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)),
-});
+export const createdWebhookResponse = z.extend(webhookResponse, { secret: z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)) });
 
 /** On rotation: the new secret, shown this once, and until when the previous one still signs beside it. */
-export const rotatedWebhookResponse = z.strictObject({
-  ...createdWebhookResponse.shape,
-  previous_secret_expires_at: nullableTimestamp(),
-});
+export const rotatedWebhookResponse = z.extend(createdWebhookResponse, { previous_secret_expires_at: nullableTimestamp() });
 
 export const webhookDeliveryResponse = z.strictObject({
   event_id: z.string(),

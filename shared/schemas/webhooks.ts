@@ -23,8 +23,7 @@ const webhookUrl = () =>
     text().check(z.trim(), z.minLength(1), z.maxLength(MAX_URL_LENGTH)),
     z.transform((url, ctx) => {
       const refusal = urlRefusal(url, policy);
-      if (refusal === undefined) return url;
-      return refuse(ctx, url, refusal);
+      return refusal === undefined ? url : refuse(ctx, url, refusal);
     }),
   );
 
@@ -44,7 +43,6 @@ export const webhookCreateBody = z.strictObject({
 });
 export type WebhookCreateInput = z.output<typeof webhookCreateBody>;
 
-/** The same fields, each optional, change an endpoint. */
 export const webhookUpdateBody = z.strictObject({ ...webhookCreateBody.shape, url: z.optional(webhookUrl()) });
 export type WebhookUpdateInput = z.output<typeof webhookUpdateBody>;
 
@@ -67,8 +65,8 @@ export const webhookRecoverBody = z.object({
       text().check(z.iso.datetime({ offset: true })),
       z.transform((since, ctx) => {
         const at = Date.parse(since);
-        if (at >= Date.parse(recoverableSince()) && at <= Date.now()) return new Date(at).toISOString();
-        return refuse(ctx, since, `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`);
+        const within = at >= Date.parse(recoverableSince()) && at <= Date.now();
+        return within ? new Date(at).toISOString() : refuse(ctx, since, `The :attribute must be within the last ${RECOVER_MAX_DAYS} days.`);
       }),
     ),
   ),
