@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type ListSpec, primaryList } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateItem } from './base';
 import type { CountChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -115,7 +114,7 @@ export class RequestDecisionRefused extends Error {
 
 /** The decision as one conditional UpdateItem (decline); a refusal carries the request as it was. */
 export const decideRequest = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   decision: 'accepted' | 'declined',
@@ -123,14 +122,11 @@ export const decideRequest = async (
   writeId: string,
 ): Promise<AffiliateRequestItem> => {
   try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        ...decisionUpdate(merchantId, uuid, decision, now, writeId),
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    const { Attributes } = await updateItem(db, {
+      ...decisionUpdate(merchantId, uuid, decision, now, writeId),
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return parseAffiliateRequest(Attributes);
   } catch (error) {
     const old = refusedItem(error);

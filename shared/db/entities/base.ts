@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
@@ -56,17 +56,25 @@ export const getStored = async <S extends $ZodType>(
   return parseStoredOptional(entity, schema, Item);
 };
 
+/** One UpdateItem of the table. */
+export const updateItem = ({ ddb, table }: TableRef, update: Omit<UpdateCommandInput, 'TableName'>) =>
+  ddb.send(new UpdateCommand({ TableName: table, ...update }));
+
+/** One PutItem of the table. */
+export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'TableName'>) =>
+  ddb.send(new PutCommand({ TableName: table, ...put }));
+
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
-export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
-  ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+export const putNew = (db: TableRef, item: Key & Record<string, unknown>) =>
+  putItem(db, { Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
 
 /** A conditional UpdateItem: what it returns (ALL_NEW unless `ReturnValues` says otherwise; `{}` for NONE), or undefined when refused. */
 export const updateIfAllowed = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   update: Omit<UpdateCommandInput, 'TableName'>,
 ): Promise<Record<string, unknown> | undefined> => {
   try {
-    return (await ddb.send(new UpdateCommand({ TableName: table, ReturnValues: 'ALL_NEW', ...update }))).Attributes ?? {};
+    return (await updateItem(db, { ReturnValues: 'ALL_NEW', ...update })).Attributes ?? {};
   } catch (error) {
     if (isRefused(error)) return undefined;
     throw error;

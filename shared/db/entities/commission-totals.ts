@@ -1,10 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
-import { merchantPk, parseStored } from './base';
+import { merchantPk, parseStored, updateItem } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /**
@@ -97,7 +96,7 @@ const ITEM_TRIES = 3;
  * applied, or (a batch read again) on what it had. Returns the record that created the item.
  */
 const addOnce = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   key: { pk: string; sk: string },
   contributions: readonly Contribution[],
   extra: { set: string; values: Record<string, unknown>; add?: string },
@@ -106,24 +105,21 @@ const addOnce = async (
   let applied: string | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      const { Attributes } = await ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: key,
-          UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
-          ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ...sumValues(pending),
-            ':first': pending[0]?.seq,
-            ':last': pending.at(-1)?.seq,
-            ...(applied === undefined ? {} : { ':applied': applied }),
-            ...extra.values,
-          },
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const { Attributes } = await updateItem(db, {
+        Key: key,
+        UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
+        ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: {
+          ...sumValues(pending),
+          ':first': pending[0]?.seq,
+          ':last': pending.at(-1)?.seq,
+          ...(applied === undefined ? {} : { ':applied': applied }),
+          ...extra.values,
+        },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return Attributes?.created_seq as string | undefined;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException) || attempt >= ITEM_TRIES) throw error;

@@ -1,9 +1,9 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { countQueryItems, queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
+import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional, updateItem } from './base';
 import {
   BLOCK_SIZE,
   type BlockRef,
@@ -109,30 +109,27 @@ export const recountBlock = async (
     const shown = derived ? derivedCount(block, state, sequence.seq) : (before ?? 0);
     if (!derived && state === undefined && after === 0) return { list, bucket, block, before: 0, after };
     try {
-      await db.ddb.send(
-        new UpdateCommand({
-          TableName: db.table,
-          Key: key,
-          UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
-          ConditionExpression: [
-            before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
-            state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
-            // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
-            ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
-          ].join(' AND '),
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ':after': after,
-            ':zero': 0,
-            ':one': 1,
-            ':type': 'list_count',
-            ...(derived ? { ':exact': true } : {}),
-            ...(before === undefined ? {} : { ':before': before }),
-            ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
-            ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
-          },
-        }),
-      );
+      await updateItem(db, {
+        Key: key,
+        UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
+        ConditionExpression: [
+          before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
+          state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
+          // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
+          ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
+        ].join(' AND '),
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: {
+          ':after': after,
+          ':zero': 0,
+          ':one': 1,
+          ':type': 'list_count',
+          ...(derived ? { ':exact': true } : {}),
+          ...(before === undefined ? {} : { ':before': before }),
+          ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
+          ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
+        },
+      });
       return { list, bucket, block, before: shown, after };
     } catch (error) {
       if (!isRefused(error)) throw error;

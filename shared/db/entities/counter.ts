@@ -1,9 +1,8 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
+import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
 import { moveForward } from './forward';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
@@ -110,16 +109,13 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
 export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1, imported = false): Promise<number> => {
   if (list === 'orders') return (await takeOrderSequenceNumbers(db, merchantId, count, imported)).seq;
-  const { Attributes } = await db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: sequenceKey(merchantId, list),
-      UpdateExpression: 'ADD seq :count SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':count': count, ':type': 'counter' },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
+  const { Attributes } = await updateItem(db, {
+    Key: sequenceKey(merchantId, list),
+    UpdateExpression: 'ADD seq :count SET #type = :type',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':count': count, ':type': 'counter' },
+    ReturnValues: 'UPDATED_NEW',
+  });
   const last = parseStored('counter', z.object({ seq: z.number() }), Attributes).seq;
   return last - count + 1;
 };
@@ -197,15 +193,12 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
       .filter(({ delta }) => delta !== 0)
       .map(async ({ key, delta }) => {
         try {
-          const { $metadata } = await db.ddb.send(
-            new UpdateCommand({
-              TableName: db.table,
-              Key: key,
-              UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
-              ExpressionAttributeNames: { '#type': 'type' },
-              ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
-            }),
-          );
+          const { $metadata } = await updateItem(db, {
+            Key: key,
+            UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
+            ExpressionAttributeNames: { '#type': 'type' },
+            ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
+          });
           return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
         } catch {
           return key;
@@ -246,16 +239,13 @@ export class CountNotKept extends Error {
  * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
  * `n` and `v` stay as they are (`ADD n :zero` only creates the item): a mark changes no total.
  */
-export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow()) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: key,
-      UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
-    }),
-  );
+export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
+  updateItem(db, {
+    Key: key,
+    UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
+  });
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
 const orderBlockItem = z.object({
@@ -325,15 +315,12 @@ export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, n
 
 /** Adds numbers to an order block's holes: one `ADD` of a set, which also moves the block's version so its group total follows. */
 export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
-  db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: key,
-      UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
-    }),
-  );
+  updateItem(db, {
+    Key: key,
+    UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
+  });
 
 /**
  * How long after its take an order number names its order or never will: every create has ended by

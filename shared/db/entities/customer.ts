@@ -1,7 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key } from './base';
+import { itemKey, type Key, updateItem } from './base';
 
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
@@ -24,14 +23,11 @@ export const lookUpOrCreateCustomer = async (
     ProjectionExpression: 'pk',
   });
   if (found) return;
-  await db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: key,
-      UpdateExpression:
-        'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = if_not_exists(updated_at, :now)',
-      ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
-      ExpressionAttributeValues: { ':type': 'customer', ':email': customer.email.toLowerCase(), ':name': customer.name, ':now': now },
-    }),
-  );
+  await updateItem(db, {
+    Key: key,
+    UpdateExpression:
+      'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = if_not_exists(updated_at, :now)',
+    ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
+    ExpressionAttributeValues: { ':type': 'customer', ':email': customer.email.toLowerCase(), ':name': customer.name, ':now': now },
+  });
 };

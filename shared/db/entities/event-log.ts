@@ -1,7 +1,7 @@
-import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { merchantPk, parseStored, refusedItem } from './base';
+import { merchantPk, parseStored, putItem, refusedItem } from './base';
 import { batchPut } from './batch';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
@@ -128,20 +128,17 @@ const committedTop = async (db: TableRef, merchantId: string): Promise<string | 
 /** Puts a late event's marker at its own position, on `condition`: the marker's late position, or that of the item that refused it. */
 const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, lateAt: string, condition: Record<string, unknown>) => {
   try {
-    await db.ddb.send(
-      new PutCommand({
-        TableName: db.table,
-        Item: {
-          pk: eventLogPk(merchantId),
-          sk: entry.position,
-          type: 'event_log_marker',
-          late_at: lateAt,
-          [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
-        },
-        ...condition,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await putItem(db, {
+      Item: {
+        pk: eventLogPk(merchantId),
+        sk: entry.position,
+        type: 'event_log_marker',
+        late_at: lateAt,
+        [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
+      },
+      ...condition,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return lateAt;
   } catch (error) {
     const existing = refusedItem(error);
@@ -212,7 +209,7 @@ export const appendToEventLog = async (
     db,
     items.filter((item) => item !== commit),
   );
-  if (commit !== undefined) await db.ddb.send(new PutCommand({ TableName: db.table, Item: commit }));
+  if (commit !== undefined) await putItem(db, { Item: commit });
 };
 
 /** `loggedGte`: only events logged at or after that time (epoch seconds): a first read passes over what is about to expire. */

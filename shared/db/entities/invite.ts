@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
 import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
@@ -95,7 +94,7 @@ const emailBlockKey = (merchantId: string, seq: number): Key => ({
 
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
 export const addToEmailProjection = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[],
 ) => {
@@ -108,17 +107,14 @@ export const addToEmailProjection = async (
         names[`#s${index}`] = `s${invite.seq}`;
         values[`:s${index}`] = `${invite.uuid}:${invite.email}`;
       });
-      return ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
-          UpdateExpression: `SET ${Object.keys(names)
-            .map((name) => `${name} = ${name.replace('#', ':')}`)
-            .join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
+      return updateItem(db, {
+        Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
+        UpdateExpression: `SET ${Object.keys(names)
+          .map((name) => `${name} = ${name.replace('#', ':')}`)
+          .join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      });
     }),
   );
 };

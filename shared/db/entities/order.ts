@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, putItem, refusedItem, updateIfAllowed, updateItem } from './base';
 import type { CountChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
@@ -106,16 +105,13 @@ export const orderUuidFor = (merchantId: string, orderNo: string): string => der
  * Puts a new order unless its key is taken; returns the order that holds it when it is (ALL_OLD,
  * so the caller tells its own applied attempt, by `created_write_id`, from another request's order).
  */
-export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
+export const putNewOrder = async (db: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
   try {
-    await ddb.send(
-      new PutCommand({
-        TableName: table,
-        Item: orderRecord(merchantId, order, { history: false }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await putItem(db, {
+      Item: orderRecord(merchantId, order, { history: false }),
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return undefined;
   } catch (error) {
     const old = refusedItem(error);
@@ -175,24 +171,21 @@ const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
  * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed.
  */
 export const updateOrder = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   update: { set: string; condition: string; values: Record<string, unknown> },
   writeId: string,
 ): Promise<OrderItem> => {
   try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: orderKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
-        ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
-        ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    const { Attributes } = await updateItem(db, {
+      Key: orderKey(merchantId, uuid),
+      UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
+      ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
+      ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return parseOrder(Attributes);
   } catch (error) {
     const old = refusedItem(error);

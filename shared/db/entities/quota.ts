@@ -1,9 +1,18 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem, writeApplied } from './base';
+import {
+  getStored,
+  isRefused,
+  type Key,
+  merchantPk,
+  parseStored,
+  parseStoredOptional,
+  refusedItem,
+  updateItem,
+  writeApplied,
+} from './base';
 
 /**
  * A merchant's request quota on this stage: one item in a partition of its own, `M#<merchant>#QUOTA`,
@@ -77,7 +86,7 @@ export const MAX_TAKE_ATTEMPTS = 8;
  * MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the limiter answers with a refusal. The
  * conditions, and why: docs/design-notes.md#quotas.
  */
-export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
+export const takeQuota = async (db: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};
   let fresh = false;
   let judgedAgain = false;
@@ -100,38 +109,35 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
     // Tried on a view (which may predate the sequence); not again once the item itself shows none.
     const withSeq = request.sequence === true && (item.orders_seq !== undefined || !fresh);
     try {
-      const { Attributes } = await ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: quotaKey(merchantId),
+      const { Attributes } = await updateItem(db, {
+        Key: quotaKey(merchantId),
+        ...(adds
+          ? {
+              UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
+              ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
+            }
+          : {
+              UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
+              ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
+            }),
+        ExpressionAttributeNames: {
+          '#tat': 'tat_us',
+          '#rate': 'rate',
+          '#taken': SEQUENCE_TAKEN,
+          ...(own ? { '#burst': 'burst' } : {}),
+          ...(withSeq ? { '#seq': 'orders_seq' } : {}),
+        },
+        ExpressionAttributeValues: {
+          ':now': now,
           ...(adds
-            ? {
-                UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
-                ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-              }
-            : {
-                UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
-                ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-              }),
-          ExpressionAttributeNames: {
-            '#tat': 'tat_us',
-            '#rate': 'rate',
-            '#taken': SEQUENCE_TAKEN,
-            ...(own ? { '#burst': 'burst' } : {}),
-            ...(withSeq ? { '#seq': 'orders_seq' } : {}),
-          },
-          ExpressionAttributeValues: {
-            ':now': now,
-            ...(adds
-              ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
-              : { ':end': now + lease.granted * step }),
-            ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
-            ...(withSeq ? { ':one': 1, ':taken': true } : {}),
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+            ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
+            : { ':end': now + lease.granted * step }),
+          ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
+          ...(withSeq ? { ':one': 1, ':taken': true } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? {};
       const end = stored.tat_us ?? now + lease.granted * step;
       return {
@@ -172,25 +178,17 @@ export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | u
  * Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started;
  * `imported`: an import's take, which writes its orders and totals itself.
  */
-export const takeOrderSequence = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  count = 1,
-  imported = false,
-): Promise<OrderNumber> => {
+export const takeOrderSequence = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        // An import's take is not marked: the change feed neither settles nor recounts its numbers.
-        UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
-        ConditionExpression: SEQUENCE_STARTED,
-        ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
-        ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const { Attributes } = await updateItem(db, {
+      Key: quotaKey(merchantId),
+      // An import's take is not marked: the change feed neither settles nor recounts its numbers.
+      UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
+      ConditionExpression: SEQUENCE_STARTED,
+      ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
+      ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
+      ReturnValues: 'ALL_NEW',
+    });
     const stored = parseStored('quota', z.extend(quotaSchema, { orders_seq: z.number() }), Attributes);
     return orderNumberOf(stored.orders_seq - count + 1, stored);
   } catch (error) {
@@ -203,18 +201,15 @@ export const takeOrderSequence = async (
  * Starts the order sequence after `last` (the number last handed out), unless it was started already;
  * the blocks from the next number on are counted from the sequence.
  */
-export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, last: number): Promise<void> => {
+export const startOrderSequence = async (db: TableRef, merchantId: string, last: number): Promise<void> => {
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #seq = :last, #from = :first',
-        ConditionExpression: 'attribute_not_exists(#seq)',
-        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-        ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
-      }),
-    ),
+    updateItem(db, {
+      Key: quotaKey(merchantId),
+      UpdateExpression: 'SET #seq = :last, #from = :first',
+      ConditionExpression: 'attribute_not_exists(#seq)',
+      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+      ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
+    }),
   );
 };
 
@@ -222,18 +217,15 @@ export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: s
  * Derives the block counts from `first` on (a block's first number past every number taken while
  * there was none), unless they are derived already: a sequence started before derived counts.
  */
-export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId: string, first: number): Promise<void> => {
+export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, first: number): Promise<void> => {
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #from = :first',
-        ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
-        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-        ExpressionAttributeValues: { ':first': first },
-      }),
-    ),
+    updateItem(db, {
+      Key: quotaKey(merchantId),
+      UpdateExpression: 'SET #from = :first',
+      ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
+      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+      ExpressionAttributeValues: { ':first': first },
+    }),
   );
 };
 
@@ -267,16 +259,13 @@ export const getQuota = (db: TableRef, merchantId: string): Promise<QuotaItem | 
   getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);
 
 /** Sets the merchant's own quota (ops, `npm run admin -- quota`), or removes it (`undefined`: the stage's default again). */
-export const setQuotaOverride = ({ ddb, table }: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: quotaKey(merchantId),
-      ...(policy
-        ? {
-            UpdateExpression: 'SET rate = :rate, burst = :burst',
-            ExpressionAttributeValues: { ':rate': policy.rate, ':burst': policy.burst },
-          }
-        : { UpdateExpression: 'REMOVE rate, burst' }),
-    }),
-  );
+export const setQuotaOverride = (db: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>
+  updateItem(db, {
+    Key: quotaKey(merchantId),
+    ...(policy
+      ? {
+          UpdateExpression: 'SET rate = :rate, burst = :burst',
+          ExpressionAttributeValues: { ':rate': policy.rate, ':burst': policy.burst },
+        }
+      : { UpdateExpression: 'REMOVE rate, burst' }),
+  });

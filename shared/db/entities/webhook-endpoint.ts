@@ -1,10 +1,20 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
+import {
+  getStored,
+  itemKey,
+  type Key,
+  merchantPk,
+  nullableString,
+  parseStored,
+  refusedItem,
+  updateIfAllowed,
+  updateItem,
+  writeApplied,
+} from './base';
 
 /**
  * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, moved in the same transaction
@@ -276,7 +286,7 @@ const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attr
  * its slots (freeSlots). Refused, the endpoint as it was says why (docs/webhooks.md#how-it-works).
  */
 export const claimDelivery = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   now: number,
@@ -285,35 +295,32 @@ export const claimDelivery = async (
   const key = webhookEndpointKey(merchantId, uuid);
   const nowIso = new Date(now).toISOString();
   try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
-        ConditionExpression: [
-          'attribute_exists(pk)',
-          '(attribute_not_exists(claim_token) OR claim_token <> :token)',
-          options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
-          '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
-        ].join(' AND '),
-        ExpressionAttributeValues: {
-          ':zero': 0,
-          ':one': 1,
-          ':now': nowIso,
-          ':slots': DELIVERY_SLOTS,
-          ':unproven': UNPROVEN_SLOTS,
-          ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
-          ':token': options.token,
-          ...(options.anyState ? { ':false': false } : { ':true': true }),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    const { Attributes } = await updateItem(db, {
+      Key: key,
+      UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
+      ConditionExpression: [
+        'attribute_exists(pk)',
+        '(attribute_not_exists(claim_token) OR claim_token <> :token)',
+        options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
+        '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
+      ].join(' AND '),
+      ExpressionAttributeValues: {
+        ':zero': 0,
+        ':one': 1,
+        ':now': nowIso,
+        ':slots': DELIVERY_SLOTS,
+        ':unproven': UNPROVEN_SLOTS,
+        ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
+        ':token': options.token,
+        ...(options.anyState ? { ':false': false } : { ':true': true }),
+      },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     const endpoint = parseWebhookEndpoint(Attributes);
     // A count below one after this claim's +1 was taken down twice (a release whose answer was lost and
     // was retried): set right, so that lost answers do not widen the endpoint's slots over time.
-    if ((endpoint.in_flight ?? 1) < 1) await resetCount({ ddb, table }, key, 1, 'in_flight = :seen', endpoint.in_flight);
+    if ((endpoint.in_flight ?? 1) < 1) await resetCount(db, key, 1, 'in_flight = :seen', endpoint.in_flight);
     return { kind: 'claimed', endpoint };
   } catch (error) {
     const old = refusedItem(error);
@@ -323,23 +330,20 @@ export const claimDelivery = async (
     if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
     const claimedAt = endpoint.in_flight_at;
     if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
-      await resetCount({ ddb, table }, key, 0, 'in_flight_at = :seen', claimedAt);
+      await resetCount(db, key, 0, 'in_flight_at = :seen', claimedAt);
     return { kind: 'refused', endpoint };
   }
 };
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
-const resetCount = ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
+const resetCount = (db: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
   writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET in_flight = :value',
-        ConditionExpression: condition,
-        ExpressionAttributeValues: { ':value': value, ':seen': seen },
-      }),
-    ),
+    updateItem(db, {
+      Key: key,
+      UpdateExpression: 'SET in_flight = :value',
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':value': value, ':seen': seen },
+    }),
   );
 
 type DeliveryEnd =
