@@ -89,7 +89,6 @@ export const claimKey = async (
   db: TableRef,
   request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string },
 ): Promise<ClaimOutcome> => {
-  const { ddb, table } = db;
   const { merchantId, key, fingerprint, leaseMs, claimId } = request;
   const claim: Claim = { merchantId, key, claimId, fingerprint };
   for (let attempt = 1; ; attempt++) {
