@@ -1,4 +1,5 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Key } from './entities/base';
 import type { TableRef } from './table-def';
 
 type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
@@ -29,6 +30,31 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
   return items;
 };
 
+/** What a Query of the table's own key takes besides its key condition. */
+type KeyQueryInput = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;
+
+/** At most `limit` items of partition `pk` whose sort key lies from `from` to `to`. */
+export const queryBetween = (db: TableRef, pk: string, from: string, to: string, input: KeyQueryInput = {}, limit?: number) =>
+  queryItems(
+    db,
+    {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+    },
+    limit,
+  );
+
+/** The item with this key, read by a Query (which the change feed may run where it may not GetItem); undefined when there is none. */
+export const queryKey = async (db: TableRef, key: Key, input: KeyQueryInput = {}): Promise<Record<string, unknown> | undefined> =>
+  (
+    await queryItems(db, {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+    })
+  )[0];
+
 /**
  * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather
  * than `begins_with`, which DynamoDB Local answers by reading the whole partition
@@ -38,20 +64,11 @@ export const queryKeyPrefix = async (
   db: TableRef,
   pk: string,
   prefix: string,
-  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead'> = {},
-  limit = Number.POSITIVE_INFINITY,
+  input: KeyQueryInput = {},
+  limit?: number,
 ): Promise<Record<string, unknown>[]> => {
   const last = prefix.codePointAt(prefix.length - 1) ?? 0;
-  const bound = `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`;
-  const items = await queryItems(
-    db,
-    {
-      ...input,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
-    },
-    limit,
-  );
+  const items = await queryBetween(db, pk, prefix, `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`, input, limit);
   // BETWEEN takes in the bound itself, which lacks the prefix.
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };

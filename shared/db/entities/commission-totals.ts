@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod/mini';
-import { queryItems } from '#shared/db/query';
+import { queryBetween, queryItems, queryKey } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
 import { merchantPk, parseStored, updateItem } from './base';
@@ -238,14 +238,9 @@ export const replaceClosedTotals = async (
   await batchPut(db, items.filter(vouching).map(stored));
 };
 
-const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
-
 /** The merchant's totals items of one kind for periods in [from, to), compared as strings, in one Query. */
 export const readMerchantTotals = async (db: TableRef, merchantId: string, kind: PeriodKind, from: string, to: string) => {
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': totalsPk(merchantId), ...between(kind, from, to) },
-  });
+  const items = await queryBetween(db, totalsPk(merchantId), `${kind}#${from}`, `${kind}#${to}`);
   return items.map((item) => {
     const parsed = parseStored('merchant_totals', totalsSchema, item);
     return { ...parsed, affiliate_rows: parsed.affiliate_rows ?? 0 };
@@ -262,19 +257,10 @@ const NEWEST_MONTH_ITEMS = 10;
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
   const [kept, newest] = await Promise.all([
-    queryItems(db, { KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': pk, ':sk': AS_OF_SK } }),
-    queryItems(
-      db,
-      {
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': pk, ...between('M', '', '~') },
-        ProjectionExpression: 'through',
-        ScanIndexForward: false,
-      },
-      NEWEST_MONTH_ITEMS,
-    ),
+    queryKey(db, { pk, sk: AS_OF_SK }),
+    queryBetween(db, pk, 'M#', 'M#~', { ProjectionExpression: 'through', ScanIndexForward: false }, NEWEST_MONTH_ITEMS),
   ]);
-  const times = [...kept, ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
+  const times = [...(kept ? [kept] : []), ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
   return times.sort().at(-1);
 };
 
@@ -297,17 +283,16 @@ export const readAffiliateTotals = async (
     const items = await queryItems(db, {
       IndexName: GSI1.indexName,
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ...between('D', days.from, days.to) },
+      ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ':from': `D#${days.from}`, ':to': `D#${days.to}` },
     });
     return items.map(toAffiliateTotals).map((item) => (kind === 'M' ? { ...item, period: item.period.slice(0, 7) } : item));
   }
-  const items = await queryItems(
+  const items = await queryBetween(
     db,
-    {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': affiliateTotalsPk(merchantId), ...between(kind, range.from, range.to) },
-      ScanIndexForward: options.backward !== true,
-    },
+    affiliateTotalsPk(merchantId),
+    `${kind}#${range.from}`,
+    `${kind}#${range.to}`,
+    { ScanIndexForward: options.backward !== true },
     options.limit,
   );
   return items.map(toAffiliateTotals);

@@ -12,6 +12,7 @@ import {
   countsPartition,
   derivedCount,
   isDerivedBlock,
+  isOrderBucket,
   markForRecount,
   noteHoles,
   parseBlockCountSk,
@@ -86,7 +87,7 @@ export const recountBlock = async (
   { now = Date.now, quietMs = QUIET_BEFORE_RECOUNT_MS }: RecountTiming = {},
 ): Promise<Recount | 'marked' | 'derived' | undefined> => {
   const key = blockCountKey(merchantId, list, bucket, block);
-  const sequence = list === 'orders' && bucket === ALL_BUCKET ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
+  const sequence = isOrderBucket(list, bucket) ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
   const derived = sequence !== undefined && isDerivedBlock(block, sequence.derivedFrom);
   if (derived && blockOf(sequence.seq) <= block) return 'derived';
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryItems, queryKeyPrefix } from '#shared/db/query';
+import { queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
@@ -44,16 +44,11 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
   return sequences;
 };
 
-/** The last sequence number of one list (0 before its first): one consistent Query of its counter item (the orders': of the quota item, else their older counter). */
-const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
-  const orders = list === 'orders' ? await readOrderSequence(db, merchantId) : undefined;
+/** The last order sequence number (0 before the first), read consistently by Query: of the quota item, else of the older counter. */
+const readOrdersSequence = async (db: TableRef, merchantId: string): Promise<number> => {
+  const orders = await readOrderSequence(db, merchantId);
   if (orders !== undefined) return orders.seq;
-  const key = sequenceKey(merchantId, list);
-  const [raw] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ConsistentRead: true,
-  });
+  const raw = await queryKey(db, sequenceKey(merchantId, 'orders'), { ConsistentRead: true });
   return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
 };
 
@@ -261,7 +256,7 @@ type OrderBlockItem = Omit<z.output<typeof orderBlockItem>, 'sk'> & { block: num
 /** The block count items of one bucket, as block number and count. */
 export type BlockCount = { block: number; n: number };
 
-const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
+export const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
 
 /**
  * Whether an order block's count is derived from the sequence: every number taken, less the numbers
@@ -364,18 +359,12 @@ export const readBlockRange = async (
   const prefix = bucketPrefix(list, bucket);
   const orders = isOrderBucket(list, bucket);
   const [items, sequence] = await Promise.all([
-    queryItems(
+    queryBetween(
       db,
-      {
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': countsPartition(merchantId),
-          ':from': blockCountSk(list, bucket, from),
-          ':to': blockCountSk(list, bucket, to),
-        },
-        ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n',
-        ...(newestFirst ? { ScanIndexForward: false } : {}),
-      },
+      countsPartition(merchantId),
+      blockCountSk(list, bucket, from),
+      blockCountSk(list, bucket, to),
+      { ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n', ...(newestFirst ? { ScanIndexForward: false } : {}) },
       limit,
     ),
     orders ? readOrderSequence(db, merchantId) : undefined,
@@ -410,15 +399,15 @@ export const readBlockCounts = async (db: TableRef, merchantId: string, list: Li
  */
 export const readGroupTotals = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = `${bucketPrefix(list, bucket)}${GROUP_MARK}`;
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': countsPartition(merchantId),
-      ':from': groupTotalSk(list, bucket, 0),
-      ':to': groupTotalSk(list, bucket, LAST_NUMBER),
+  const items = await queryBetween(
+    db,
+    countsPartition(merchantId),
+    groupTotalSk(list, bucket, 0),
+    groupTotalSk(list, bucket, LAST_NUMBER),
+    {
+      ProjectionExpression: 'sk, n',
     },
-    ProjectionExpression: 'sk, n',
-  });
+  );
   const totals = new Map<number, number>();
   for (const raw of items) {
     const { sk, n } = parseStored('list group total', blockItem, raw);
@@ -429,7 +418,7 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
 
 const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.number()) });
 
-const isOrderBlock = ({ list, bucket }: BlockRef) => list === 'orders' && bucket === ALL_BUCKET;
+const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
 
 /**
  * The changed blocks whose group totals a page can read. A page counts the newest group from its
@@ -440,7 +429,7 @@ const isOrderBlock = ({ list, bucket }: BlockRef) => list === 'orders' && bucket
  */
 export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
   if (!blocks.some(isOrderBlock)) return [...blocks];
-  const open = groupOf(blockOf(await readSequence(db, merchantId, 'orders')));
+  const open = groupOf(blockOf(await readOrdersSequence(db, merchantId)));
   return blocks.filter((block) => !isOrderBlock(block) || groupOf(block.block) < open);
 };
 
@@ -491,13 +480,7 @@ const refreshGroupTotal = async (
   const last = first + GROUP_SIZE - 1;
   const orders = isOrderBucket(list, bucket);
   const [items, sequence] = await Promise.all([
-    queryItems(db, {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': countsPartition(merchantId),
-        ':from': blockCountSk(list, bucket, first),
-        ':to': blockCountSk(list, bucket, last),
-      },
+    queryBetween(db, countsPartition(merchantId), blockCountSk(list, bucket, first), blockCountSk(list, bucket, last), {
       ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v',
       ConsistentRead: true,
     }),

@@ -1,4 +1,4 @@
-import { queryItems } from '#shared/db/query';
+import { queryKey } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { itemKey, type Key, updateItem } from './base';
 
@@ -17,12 +17,7 @@ export const lookUpOrCreateCustomer = async (
   now: string,
 ): Promise<void> => {
   const key = customerKey(merchantId, customer.email);
-  const [found] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ProjectionExpression: 'pk',
-  });
-  if (found) return;
+  if (await queryKey(db, key, { ProjectionExpression: 'pk' })) return;
   await updateItem(db, {
     Key: key,
     UpdateExpression:

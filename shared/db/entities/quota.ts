@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryItems } from '#shared/db/query';
+import { queryKey } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
 import {
@@ -234,13 +234,7 @@ export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, fi
  * Query: the change feed may not GetItem); undefined before the sequence is started.
  */
 export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<OrderNumber | undefined> => {
-  const key = quotaKey(merchantId);
-  const [raw] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ProjectionExpression: 'orders_seq, orders_derived_from',
-    ConsistentRead: true,
-  });
+  const raw = await queryKey(db, quotaKey(merchantId), { ProjectionExpression: 'orders_seq, orders_derived_from', ConsistentRead: true });
   return orderNumberOfQuota(parseStoredOptional('quota', quotaSchema, raw));
 };
 
