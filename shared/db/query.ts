@@ -2,19 +2,21 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Key } from './entities/base';
 import type { TableRef } from './table-def';
 
-type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
+type StartKey = Record<string, unknown> | undefined;
 
-/** The pages of one Query, following LastEvaluatedKey; `limit()` gives the next page's Limit, if any. */
-async function* queryPages({ ddb, table }: TableRef, input: QueryInput, limit: () => number | undefined = () => undefined) {
-  let startKey: Record<string, unknown> | undefined;
+/** One page of a Query: at most `limit` items, after `startKey`. */
+export const queryPage = ({ ddb, table }: TableRef, input: QueryInput, limit?: number, startKey?: StartKey) =>
+  ddb.send(new QueryCommand({ ...input, TableName: table, ...(limit === undefined ? {} : { Limit: limit }), ExclusiveStartKey: startKey }));
+
+/** The pages of one Query from after `startKey`, following LastEvaluatedKey; `limit()` gives the next page's Limit, if any. */
+export async function* queryPages(db: TableRef, input: QueryInput, limit: () => number | undefined = () => undefined, startKey?: StartKey) {
+  let next = startKey;
   do {
-    const Limit = limit();
-    const page = await ddb.send(
-      new QueryCommand({ ...input, TableName: table, ...(Limit === undefined ? {} : { Limit }), ExclusiveStartKey: startKey }),
-    );
+    const page = await queryPage(db, input, limit(), next);
     yield page;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+    next = page.LastEvaluatedKey;
+  } while (next);
 }
 
 /**

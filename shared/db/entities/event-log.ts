@@ -1,5 +1,6 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems, queryPages } from '#shared/db/query';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { merchantPk, parseStored, putItem, refusedItem } from './base';
 import { batchPut } from './batch';
@@ -69,30 +70,30 @@ export const eventLogItem = (merchantId: string, position: string, entry: LogEnt
 
 const commitOf = (item: Stored) => item.commit_at ?? item.sk;
 
-/** Queries the log's items (never anything sorting above the positions), consistently. */
-const queryLog = ({ ddb, table }: TableRef, merchantId: string, input: Partial<QueryCommandInput>) =>
-  ddb.send(
-    new QueryCommand({
-      TableName: table,
-      KeyConditionExpression: 'pk = :pk AND sk < :above',
-      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
-      ConsistentRead: true,
-      ...input,
-    }),
-  );
+/** A consistent Query of the log's items (never anything sorting above the positions). */
+const logQuery = (merchantId: string, input: Pick<QueryCommandInput, 'ScanIndexForward' | 'ProjectionExpression'> = {}) => ({
+  KeyConditionExpression: 'pk = :pk AND sk < :above',
+  ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
+  ConsistentRead: true,
+  ...input,
+});
 
 /** Whether the item is a commit: the top event of its batch, put after every other event of it. */
 const isCommit = (item: Stored) => commitOf(item) === item.sk;
 
 /** The first item of the log at or above `position`, read consistently (a Query: what the log's writers may do). */
 const firstFrom = async (db: TableRef, merchantId: string, position: string): Promise<Stored | undefined> => {
-  const { Items } = await queryLog(db, merchantId, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
-    ProjectionExpression: 'sk, commit_at',
-    Limit: 1,
-  });
-  return Items?.[0] && parseStored('event log item', storedSchema, Items[0]);
+  const input = logQuery(merchantId, { ProjectionExpression: 'sk, commit_at' });
+  const [item] = await queryItems(
+    db,
+    {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':from': position },
+    },
+    1,
+  );
+  return item && parseStored('event log item', storedSchema, item);
 };
 
 /**
@@ -107,22 +108,19 @@ const committedFrom = async (db: TableRef, merchantId: string, position: string)
 
 /** The highest commit of the log (undefined while there is none), walking down past the batch being written or what a failed one left. */
 const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
-  let startKey: Record<string, unknown> | undefined;
   // The top item is a commit unless a batch failed: read one, then more in doubling steps (a Query costs what it reads).
-  for (let limit = 1; ; limit *= 2) {
-    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
-      ScanIndexForward: false,
-      ProjectionExpression: 'sk, commit_at',
-      Limit: limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
+  let pages = 0;
+  for await (const { Items } of queryPages(
+    db,
+    logQuery(merchantId, { ScanIndexForward: false, ProjectionExpression: 'sk, commit_at' }),
+    () => 2 ** pages++,
+  )) {
     for (const raw of Items ?? []) {
       const item = parseStored('event log item', storedSchema, raw);
       if (isCommit(item)) return item.sk;
     }
-    if (LastEvaluatedKey === undefined) return undefined;
-    startKey = LastEvaluatedKey;
   }
+  return undefined;
 };
 
 /** Puts a late event's marker at its own position, on `condition`: the marker's late position, or that of the item that refused it. */
@@ -237,20 +235,21 @@ const examine = async (db: TableRef, merchantId: string, after: string, limit: n
   const examined: Stored[] = [];
   let matched = 0;
   let step = limit + 1;
-  let startKey: Record<string, unknown> | undefined = after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after };
-  while (examined.length < maxExamined && matched <= limit) {
-    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
-      Limit: Math.min(maxExamined - examined.length, Math.max(limit + 1 - matched, step)),
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
+  const pages = queryPages(
+    db,
+    logQuery(merchantId),
+    () => Math.min(maxExamined - examined.length, Math.max(limit + 1 - matched, step)),
+    after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after },
+  );
+  for await (const { Items, LastEvaluatedKey } of pages) {
     for (const raw of Items ?? []) {
       const item = parseStored('event log item', storedSchema, raw);
       examined.push(item);
       if (matches(item, filter)) matched++;
     }
     if (LastEvaluatedKey === undefined) return { examined, ended: true };
-    startKey = LastEvaluatedKey;
     step *= 2;
+    if (examined.length >= maxExamined || matched > limit) break;
   }
   return { examined, ended: false };
 };

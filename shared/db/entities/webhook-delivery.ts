@@ -1,5 +1,5 @@
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryPage, queryPages } from '#shared/db/query';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateItem, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
@@ -130,25 +130,25 @@ export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUui
  * rebuilt from it here, so a cursor cannot point into another merchant's or endpoint's deliveries).
  */
 export const webhookDeliveryPage = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   perPage: number,
   cursor?: string,
 ): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
   const startKey = cursor === undefined ? undefined : positionKey(merchantId, endpointUuid, cursor);
-  const { Items, LastEvaluatedKey } = await ddb.send(
-    new QueryCommand({
-      TableName: table,
+  // One more than the page: whether another page follows is known now, so a full last page has no cursor.
+  const { Items, LastEvaluatedKey } = await queryPage(
+    db,
+    {
       IndexName: GSI1.indexName,
       KeyConditionExpression: '#pk = :pk',
       ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
       ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid) },
       ScanIndexForward: false,
-      // One more than the page: whether another page follows is known now, so a full last page has no cursor.
-      Limit: perPage + 1,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    }),
+    },
+    perPage + 1,
+    startKey,
   );
   const read = (Items ?? []).map(parseDelivery);
   const deliveries = read.slice(0, perPage);
@@ -174,29 +174,25 @@ const FAILED_PAGES_PER_READ = 4;
  * read from the failed list; `next` is where to continue (a `since`), undefined when all were read.
  */
 export const failedWebhookDeliveries = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   since: string,
   limit: number,
 ): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
   const items: Record<string, unknown>[] = [];
-  let startKey: QueryCommandOutput['LastEvaluatedKey'];
-  for (let page = 0; page < FAILED_PAGES_PER_READ; page++) {
-    const { Items, LastEvaluatedKey } = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: GSI3.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk >= :since',
-        ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
-        ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
-        Limit: limit + 1 - items.length,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
+  let startKey: Record<string, unknown> | undefined;
+  let pages = 0;
+  const query = {
+    IndexName: GSI3.indexName,
+    KeyConditionExpression: '#pk = :pk AND #sk >= :since',
+    ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
+    ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
+  };
+  for await (const { Items, LastEvaluatedKey } of queryPages(db, query, () => limit + 1 - items.length)) {
     items.push(...(Items ?? []));
     startKey = LastEvaluatedKey;
-    if (!startKey || items.length > limit) break;
+    if (++pages === FAILED_PAGES_PER_READ || items.length > limit) break;
   }
   const deliveries = items.slice(0, limit).map(parseDelivery);
   // More than `limit`: continue at the next one; pages left unread: continue at the last one read (sent again, harmlessly).
