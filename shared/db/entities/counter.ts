@@ -15,12 +15,7 @@ import {
   takeOrderSequence,
 } from './quota';
 
-/**
- * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
- * counter per list (the orders' on the quota item, quota.ts), a count item per bucket and block of
- * BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the `#COUNTS` partition, so
- * a page finds its place from a bounded number of count items (docs/data-model-heat.md#page-cost-at-any-size).
- */
+/** Sequence counters, block counts and group totals of a merchant's lists (docs/data-model-heat.md#page-cost-at-any-size). */
 
 export const BLOCK_SIZE = 256;
 
@@ -168,23 +163,26 @@ export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string
   return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket) };
 };
 
-/**
- * Applies count changes, summed per block: one UpdateItem (ADD) per block, which also adds 1 to its
- * version `v` and stamps `changed_at`. Runs after the change committed, safely beside any other
- * request; group totals are left to the stream consumer. `ADD` is not idempotent, so a block whose
- * `ADD` failed or was retried is marked for an exact recount instead; only a block neither counted
- * nor marked reaches the caller, as an error naming it (docs/architecture.md#writing-without-hot-items).
- */
-export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
+/** The count changes summed per block count item. */
+const blockSums = (merchantId: string, changes: readonly CountChange[]) => {
   const sums = new Map<string, { key: Key; delta: number }>();
   for (const change of changes) {
     const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
     sums.set(key.sk, { key, delta: (sums.get(key.sk)?.delta ?? 0) + change.delta });
   }
-  // When the block last changed: a recount waits until its list index has caught up (count-repair.ts).
+  return [...sums.values()];
+};
+
+/**
+ * Applies count changes after their write committed: one `ADD` per block (with its version `v` and
+ * `changed_at`, which a recount waits on). `ADD` is not idempotent, so a block whose `ADD` failed or
+ * was retried is marked for recount; one neither counted nor marked throws CountNotKept
+ * (docs/architecture.md#writing-without-hot-items).
+ */
+export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   const now = isoNow();
   const unsure = await Promise.all(
-    [...sums.values()]
+    blockSums(merchantId, changes)
       .filter(({ delta }) => delta !== 0)
       .map(async ({ key, delta }) => {
         try {
@@ -212,12 +210,7 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
  * finds its own applied write, a follow-up that finishes a request that stopped after its commit).
  */
 export const markCountsForRecount = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
-  const keys = new Map<string, Key>();
-  for (const change of changes) {
-    const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
-    keys.set(`${key.pk} ${key.sk}`, key);
-  }
-  await Promise.all([...keys.values()].map((key) => markForRecount(db, key)));
+  await Promise.all(blockSums(merchantId, changes).map(({ key }) => markForRecount(db, key)));
 };
 
 /** A block count that may be wrong and could not be marked for recount (`npm run admin -- recount`). */
@@ -229,10 +222,9 @@ export class CountNotKept extends Error {
 }
 
 /**
- * Puts a RECOUNT entry (owed-work.ts) on a block's count item: the change feed schedules its
- * recount from the list index (count-repair.ts). One UpdateItem that never conflicts; the entry keeps its first
- * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
- * `n` and `v` stay as they are (`ADD n :zero` only creates the item): a mark changes no total.
+ * Puts a RECOUNT entry (owed-work.ts) on a block's count item, for the change feed to schedule its
+ * recount: the entry keeps its first time, `marked_at` its latest, so a recount that started before a
+ * newer mark leaves the entry; `ADD n :zero` only creates the item, so a mark changes no total.
  */
 export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
   updateItem(db, {
@@ -258,12 +250,7 @@ export type BlockCount = { block: number; n: number };
 
 export const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
 
-/**
- * Whether an order block's count is derived from the sequence: every number taken, less the numbers
- * its creates left unused (`holes`), until a recount after it closed makes it exact. Such a block
- * costs its creates no write (docs/design-notes.md#pagination). Blocks below `derivedFrom` (taken
- * before derived counts) are counted by `ADD`.
- */
+/** Whether an order block's count derives from the sequence (less its `holes`) rather than `ADD` (docs/architecture.md#writing-without-hot-items). */
 export const isDerivedBlock = (block: number, derivedFrom: number | undefined) =>
   derivedFrom !== undefined && block * BLOCK_SIZE >= derivedFrom;
 
@@ -344,11 +331,7 @@ export const takenOrderNumbers = (
   return taken;
 };
 
-/**
- * The block count items of one bucket from block `from` to block `to`, lowest first or (newest)
- * highest first, at most `limit` of them: one Query on a key range that holds no group total,
- * continued past 1 MB (about 30,000 blocks) when no limit stops it first.
- */
+/** The block counts of one bucket from block `from` to block `to`, lowest or (`newestFirst`) highest first, at most `limit`: one Query. */
 export const readBlockRange = async (
   db: TableRef,
   merchantId: string,
@@ -382,21 +365,14 @@ const parseOrderBlocks = (items: readonly unknown[], prefix: string): OrderBlock
     return { ...item, block: Number(sk.slice(prefix.length)) };
   });
 
-/**
- * The block counts of one bucket: block number -> items. One Query (continued past 1 MB, which
- * takes about 30,000 blocks, i.e. 7.5 million items); size / BLOCK_SIZE small items. What a whole
- * bucket needs (the invite e-mail projection); a page reads `readBlockRange` and group totals.
- */
+/** Every block count of one bucket above 0: block number -> items (the invite e-mail projection's; a page reads `readBlockRange`). */
 export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const counts = new Map<number, number>();
   for (const { block, n } of await readBlockRange(db, merchantId, list, bucket)) if (n > 0) counts.set(block, n);
   return counts;
 };
 
-/**
- * The group totals of one bucket: group number -> items. One Query of size / (GROUP_SIZE *
- * BLOCK_SIZE) small items (61 at a million items). As fresh as the last refresh of each group.
- */
+/** The group totals of one bucket: group number -> items, as fresh as each group's last refresh. */
 export const readGroupTotals = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = `${bucketPrefix(list, bucket)}${GROUP_MARK}`;
   const items = await queryBetween(
@@ -404,9 +380,7 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
     countsPartition(merchantId),
     groupTotalSk(list, bucket, 0),
     groupTotalSk(list, bucket, LAST_NUMBER),
-    {
-      ProjectionExpression: 'sk, n',
-    },
+    { ProjectionExpression: 'sk, n' },
   );
   const totals = new Map<number, number>();
   for (const raw of items) {
@@ -421,11 +395,8 @@ const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.num
 const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
 
 /**
- * The changed blocks whose group totals a page can read. A page counts the newest group from its
- * blocks, so refreshing the orders' open group would be a write per create that nothing reads: an
- * orders block is kept only once its group is closed (one consistent read of the sequence per
- * merchant and batch), and the feed refreshes a group as the sequence leaves it (`closedOrderGroup`).
- * Other lists' blocks are all kept (docs/data-model-heat.md#page-cost-at-any-size).
+ * The changed blocks whose group totals a page can read: not the orders' open group, which a page
+ * counts from its blocks (the feed refreshes it as the sequence leaves it, `closedOrderGroup`).
  */
 export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
   if (!blocks.some(isOrderBlock)) return [...blocks];
@@ -439,11 +410,8 @@ export type GroupRefresh = { list: ListName; bucket: string; group: number; n: n
 const REFRESH_CONCURRENCY = 8;
 
 /**
- * Sets the total of every group the given blocks lie in to what its block counts hold now: one
- * consistent Query and one UpdateItem per group, conditional on the stored `vs` being lower, so any
- * number of runs, concurrent and in any order, leave it exact (docs/data-model-heat.md#page-cost-at-any-size).
- * A refused write is `written: false`; a group with no block item gets no total; other errors are
- * thrown once every group was tried.
+ * Sets the total of every group the blocks lie in to what its block counts hold now, over a lower
+ * stored `vs` only (docs/data-model-heat.md#page-cost-at-any-size); errors are thrown once every group was tried.
  */
 export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();
