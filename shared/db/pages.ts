@@ -37,13 +37,7 @@ export const primaryList = <T extends { seq: number }>(
 /** The newest block count items a page reads per bucket: as many as one group has blocks. */
 const NEWEST_BLOCKS = GROUP_SIZE;
 
-/**
- * One page of a list, newest first, at the same cost for every page and any list size. Per shown
- * bucket, its group totals and newest GROUP_SIZE block counts (read in parallel) give the total
- * and the group where the page starts; that group's block counts, when it is an older one, give
- * the block (`locateBlock`); one Query on the list's index from there; the buckets merged by
- * sequence number. The walk, its cost and how exact it is: docs/design-notes.md, "Pagination".
- */
+/** One page of a list, newest first, at the same cost for every page and any list size (docs/design-notes.md#pagination). */
 export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: PageRequest): Promise<{ total: number; items: T[] }> => {
   const buckets = spec.buckets.filter((bucket) => holdsItems(spec, bucket));
   const counts = await Promise.all(buckets.map((bucket) => readBucketCounts(db, spec, bucket)));
@@ -70,11 +64,7 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
   return { total, items: merged.slice(skip, skip + request.per_page) };
 };
 
-/**
- * Whether a bucket can hold items: its index partition and its count keys are within DynamoDB's key
- * sizes. A filter value the API takes (255 characters of any plane, URI-encoded into the count keys)
- * can name a bucket that could never be written, and so holds nothing.
- */
+/** Whether a bucket's keys fit DynamoDB's key sizes: a filter value the API takes (255 characters of any plane, URI-encoded) may not. */
 const holdsItems = <T>(spec: ListSpec<T>, bucket: string) =>
   isStorableKey({ pk: spec.partitionOf(bucket), sk: '' }) && isStorableKey(groupTotalKey(spec.merchantId, spec.list, bucket, 0));
 
@@ -105,11 +95,7 @@ const readBucketCounts = async <T>(db: TableRef, spec: ListSpec<T>, bucket: stri
   return { bucket, blocks, coveredFrom, groups };
 };
 
-/**
- * The lowest group whose block items are all among `newest` (the bucket's newest block items,
- * highest first): every group, when fewer than NEWEST_BLOCKS came back; else the group of the
- * lowest one read if all its GROUP_SIZE blocks were read, else the group above it.
- */
+/** The lowest group whose block items are all among `newest` (the bucket's newest block items, highest first). */
 const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
   const lowest = newest.at(-1);
   if (newest.length < NEWEST_BLOCKS || lowest === undefined) return 0;
@@ -118,10 +104,8 @@ const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
 };
 
 /**
- * The block in which the item at `offset` (newest first, over the merged buckets) lies, with that
- * block's merged count and the item's place in it. Groups are skipped by their counts; the block
- * counts of the one group the offset falls in are read when they were not (an older group).
- * Undefined when the blocks hold fewer items than the counts said (stale totals, for a moment).
+ * The block in which the item at `offset` (newest first, over the merged buckets) lies, with its
+ * merged count and the item's place in it; undefined when the blocks hold fewer items than stale totals said.
  */
 const locateBlock = async <T>(
   db: TableRef,
@@ -143,8 +127,7 @@ const locateBlock = async <T>(
       if (before + n > offset) return { block, n, inBlock: offset - before };
       before += n;
     }
-    // The group's blocks hold fewer items than its total said (a total not yet refreshed): the
-    // offset lies further down, past the items this group really holds.
+    // A total not yet refreshed said more than the group's blocks hold: the offset lies further down.
   }
   return undefined;
 };

@@ -24,13 +24,7 @@ import { ALL_BUCKET, type ListName, listIndexOf, listPartition } from './list-en
 import { WORK_REMOVE } from './owed-work';
 import { getQuota, orderNumberOfQuota } from './quota';
 
-/**
- * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
- * (counter.ts); when that `ADD` failed or was retried, its block carries a RECOUNT entry and is
- * recounted here from the truth, the list index itself: the items of the bucket's index partition
- * between the block's first and last sequence number (Select COUNT, at most BLOCK_SIZE items).
- * A recount is idempotent, so running it twice, or on a block that was right, changes nothing.
- */
+/** Exact, idempotent recounts of list block counts from the list index itself (docs/architecture.md#writing-without-hot-items). */
 
 const countState = z.object({
   n: z.optional(z.number()),
@@ -42,11 +36,7 @@ const countState = z.object({
 
 export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
 
-/**
- * How long after its last change a block is recounted at the earliest: the list index is
- * eventually consistent (usually well under a second behind), so an item counted into the block
- * just before the recount may not be on the index yet, and the recount would come out short.
- */
+/** How long after its last change a block is recounted at the earliest: the eventually consistent list index must have caught up. */
 export const QUIET_BEFORE_RECOUNT_MS = 10_000;
 
 /** When it is (`now`) and how quiet a block must have been (`quietMs`, QUIET_BEFORE_RECOUNT_MS unless given). */
@@ -71,12 +61,9 @@ const RECOUNT_ATTEMPTS = 5;
 
 /**
  * Sets one block's count to what its index holds, conditional on the count and mark read before
- * counting (a change meanwhile makes it count again), removing the RECOUNT entry unless renewed and
- * adding 1 to the block's version, so the change feed refreshes its group total. Undefined when the
- * block kept changing through every attempt; `'marked'` when it changed within `quietMs`, to be
- * recounted later (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- * An order block whose count derives from the sequence is recounted once closed, and then `exact`;
- * while the sequence is still in it, it is `'derived'`: there is no count to repair.
+ * counting, removing the RECOUNT entry and moving the block's version. Undefined when the block kept
+ * changing through every attempt; `'marked'` when it changed within `quietMs`; `'derived'` for an
+ * order block the sequence is still in (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
  */
 export const recountBlock = async (
   db: TableRef,
@@ -151,11 +138,8 @@ export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, firs
 };
 
 /**
- * Notes as holes the numbers `first` to `last` of a derived order block that name no order once they
- * settled (ORDER_NUMBER_SETTLE_SECONDS after their take): a create stopped between its take and its
- * put leaves one, which would count until the block's recount. One consistent read of the block
- * beside `unnamedOrderNumbers`; one `ADD` when any is missing. Returns how many it noted (none on a
- * block recounted exact).
+ * Notes as holes the numbers `first` to `last` of a derived order block that still name no order once
+ * settled (a create stopped between its take and its put leaves one); returns how many it noted.
  */
 export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, last: number): Promise<number> => {
   const [{ Item }, unnamed] = await Promise.all([
@@ -184,11 +168,8 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
 ];
 
 /**
- * Recounts every block of every list of one merchant (`npm run admin -- recount`), then refreshes the
- * total of every group of those blocks: the operator's repair when a count could be neither kept nor
- * marked. Buckets: the fixed ones, the tiers and any other with a count item. Reads every index item
- * of the merchant's lists once; a block changed a moment ago is marked instead
- * (docs/operations.md#a-list-total-that-is-off).
+ * Recounts every block of every bucket of one merchant (the fixed ones, the tiers and any with a count
+ * item), then refreshes their group totals (`npm run admin -- recount`, docs/operations.md#a-list-total-that-is-off).
  */
 export const recountMerchant = async (
   db: TableRef,

@@ -15,11 +15,8 @@ import {
 } from './base';
 
 /**
- * A merchant's request quota on this stage: one item in a partition of its own, `M#<merchant>#QUOTA`,
- * so every route may write it (IAM `dynamodb:LeadingKeys`) without being allowed any other write. It
- * holds the bucket's state (`tat_us`, shared/quota/gcra.ts; an older `tat` in ms is ignored), the
- * override ops set (`rate`, `burst`) and the orders' sequence (`orders_seq`), so that a create's take
- * and its sequence number are one write (docs/design-notes.md#quotas).
+ * A merchant's quota item, in a partition of its own so every route may write it (IAM `dynamodb:LeadingKeys`)
+ * and nothing else; it also holds the orders' sequence, so a create's take and number are one write (docs/design-notes.md#quotas).
  */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
@@ -67,11 +64,7 @@ export type TakeRequest = {
   sequence?: boolean;
 };
 
-/**
- * Set by every write that takes order sequence numbers, removed by every take that takes none: the
- * change feed's event source passes only the former (`CHANGE_FEED_FILTERS`), so the quota takes of
- * every other request invoke nothing.
- */
+/** Set by every write that takes order numbers, removed by every other take: the change feed's event source passes only the former. */
 export const SEQUENCE_TAKEN = 'seq_taken';
 const SEQUENCE_STARTED = 'attribute_exists(#seq)';
 const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #seq :one' : ' REMOVE #taken');
@@ -80,11 +73,8 @@ const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #
 export const MAX_TAKE_ATTEMPTS = 8;
 
 /**
- * Takes up to `want` tokens of the merchant's bucket at the take's instant (microseconds) in one
- * conditional UpdateItem decided on the item as it stands; `end` says where the tokens end. `seen`
- * and `inUse` pick the first write; a refused one is decided again on the item it returns. After
- * MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the limiter answers with a refusal. The
- * conditions, and why: docs/design-notes.md#quotas.
+ * Takes up to `want` tokens in one conditional UpdateItem decided on the item as it stands (a refused
+ * one is decided again on the item it returns); QuotaContention after MAX_TAKE_ATTEMPTS (docs/design-notes.md#quotas).
  */
 export const takeQuota = async (db: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};
