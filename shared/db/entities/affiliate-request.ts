@@ -5,7 +5,7 @@ import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateItem } from './base';
-import type { CountChange } from './counter';
+import { type CountChange, countChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 
@@ -52,16 +52,8 @@ export const affiliateRequestRecord = (
   };
 };
 
-export const requestCountChange = (
-  request: Pick<AffiliateRequestItem, 'seq'>,
-  status: AffiliateRequestStatus,
-  delta: number,
-): CountChange => ({
-  list: 'affiliate_requests',
-  bucket: status,
-  seq: request.seq,
-  delta,
-});
+export const requestCountChange = (request: Pick<AffiliateRequestItem, 'seq'>, status: AffiliateRequestStatus, delta: number) =>
+  countChange('affiliate_requests', status, request.seq, delta);
 
 /** What a decision moves in the counts: the request from `pending` to the status it was decided to. */
 export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' | 'status'>): CountChange[] => [

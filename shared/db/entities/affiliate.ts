@@ -3,7 +3,7 @@ import { type ListSpec, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
-import type { CountChange } from './counter';
+import { type CountChange, countChange } from './counter';
 import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from './list-entry';
 
 /** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
@@ -59,8 +59,8 @@ export const affiliateRecord = (
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
   const bucket = tierBucketOf(affiliate.tier_slug);
   return [
-    { list: 'affiliates', bucket: ALL_BUCKET, seq: affiliate.seq, delta: 1 },
-    ...(bucket === undefined ? [] : [{ list: 'affiliates' as const, bucket, seq: affiliate.seq, delta: 1 }]),
+    countChange('affiliates', ALL_BUCKET, affiliate.seq),
+    ...(bucket === undefined ? [] : [countChange('affiliates', bucket, affiliate.seq)]),
   ];
 };
 

@@ -135,6 +135,8 @@ export const groupOf = (block: number) => Math.floor(block / GROUP_SIZE);
 const GROUP_MARK = 'G#';
 
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
+/** What a write adds to (`delta` 1) or takes from (-1) the count of one item's bucket and block. */
+export const countChange = (list: ListName, bucket: string, seq: number, delta = 1): CountChange => ({ list, bucket, seq, delta });
 /** One block count item: its bucket and block. */
 export type BlockRef = { list: ListName; bucket: string; block: number };
 

@@ -7,7 +7,7 @@ import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
-import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
+import { BLOCK_SIZE, blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
@@ -60,12 +60,7 @@ export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPa
   Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
-export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({
-  list: 'invites',
-  bucket: ALL_BUCKET,
-  seq: invite.seq,
-  delta: 1,
-});
+export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>) => countChange('invites', ALL_BUCKET, invite.seq);
 
 export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
   getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);

@@ -6,7 +6,7 @@ import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, nullableString, parseStored, putItem, refusedItem, updateIfAllowed, updateItem } from './base';
-import type { CountChange } from './counter';
+import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
@@ -121,12 +121,7 @@ export const putNewOrder = async (db: TableRef, merchantId: string, order: Order
 };
 
 /** What a committed create adds to the list counts. */
-export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({
-  list: 'orders',
-  bucket: ALL_BUCKET,
-  seq: order.seq,
-  delta: 1,
-});
+export const orderCountChange = (order: Pick<OrderItem, 'seq'>) => countChange('orders', ALL_BUCKET, order.seq);
 
 export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
   getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
