@@ -4,7 +4,7 @@ import { type ListSpec, primaryList } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateItem } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, updateOrRefused } from './base';
 import { type CountChange, countChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -113,15 +113,7 @@ export const decideRequest = async (
   now: string,
   writeId: string,
 ): Promise<AffiliateRequestItem> => {
-  try {
-    const { Attributes } = await updateItem(db, {
-      ...decisionUpdate(merchantId, uuid, decision, now, writeId),
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-    return parseAffiliateRequest(Attributes);
-  } catch (error) {
-    const old = refusedItem(error);
-    throw new RequestDecisionRefused(old ? parseAffiliateRequest(old) : undefined);
-  }
+  const result = await updateOrRefused(db, decisionUpdate(merchantId, uuid, decision, now, writeId));
+  if ('refused' in result) throw new RequestDecisionRefused(result.refused && parseAffiliateRequest(result.refused));
+  return parseAffiliateRequest(result.item);
 };

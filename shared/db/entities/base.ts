@@ -105,4 +105,18 @@ export const refusedItem = (error: unknown): Record<string, unknown> | undefined
   return item === undefined ? undefined : unmarshall(item);
 };
 
+/** A conditional UpdateItem: the item after it (`item`), or, refused, the item as it was (`refused`; undefined when there was none). */
+export const updateOrRefused = async (
+  db: TableRef,
+  update: Omit<UpdateCommandInput, 'TableName'>,
+): Promise<{ item: Record<string, unknown> | undefined } | { refused: Record<string, unknown> | undefined }> => {
+  try {
+    return {
+      item: (await updateItem(db, { ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...update })).Attributes,
+    };
+  } catch (error) {
+    return { refused: refusedItem(error) };
+  }
+};
+
 export const nullableString = () => z.nullable(z.string());

@@ -5,7 +5,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, putItem, refusedItem, updateIfAllowed, updateItem } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, putItem, refusedItem, updateIfAllowed, updateOrRefused } from './base';
 import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
@@ -172,18 +172,12 @@ export const updateOrder = async (
   update: { set: string; condition: string; values: Record<string, unknown> },
   writeId: string,
 ): Promise<OrderItem> => {
-  try {
-    const { Attributes } = await updateItem(db, {
-      Key: orderKey(merchantId, uuid),
-      UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
-      ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
-      ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-    return parseOrder(Attributes);
-  } catch (error) {
-    const old = refusedItem(error);
-    throw new OrderUpdateRefused(old ? parseOrder(old) : undefined);
-  }
+  const result = await updateOrRefused(db, {
+    Key: orderKey(merchantId, uuid),
+    UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
+    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
+    ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
+  });
+  if ('refused' in result) throw new OrderUpdateRefused(result.refused && parseOrder(result.refused));
+  return parseOrder(result.item);
 };

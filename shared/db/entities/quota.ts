@@ -9,8 +9,8 @@ import {
   merchantPk,
   parseStored,
   parseStoredOptional,
-  refusedItem,
   updateItem,
+  updateOrRefused,
   writeApplied,
 } from './base';
 
@@ -95,55 +95,53 @@ export const takeQuota = async (db: TableRef, merchantId: string, request: TakeR
     const inUse = tat !== undefined && tat >= now;
     if (!('tat' in lease)) return { granted: 0, retryAfterUs: lease.retryAfterUs, policy, item, at: now, inUse };
     const adds = inUse || (!fresh && request.inUse === true);
-    const quotaCondition = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
     // Tried on a view (which may predate the sequence); not again once the item itself shows none.
     const withSeq = request.sequence === true && (item.orders_seq !== undefined || !fresh);
-    try {
-      const { Attributes } = await updateItem(db, {
-        Key: quotaKey(merchantId),
+    const condition = `${own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)'}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`;
+    const result = await updateOrRefused(db, {
+      Key: quotaKey(merchantId),
+      ...(adds
+        ? {
+            UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
+            ConditionExpression: `#tat BETWEEN :now AND :last AND ${condition}`,
+          }
+        : {
+            UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
+            ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${condition}`,
+          }),
+      ExpressionAttributeNames: {
+        '#tat': 'tat_us',
+        '#rate': 'rate',
+        '#taken': SEQUENCE_TAKEN,
+        ...(own ? { '#burst': 'burst' } : {}),
+        ...(withSeq ? { '#seq': 'orders_seq' } : {}),
+      },
+      ExpressionAttributeValues: {
+        ':now': now,
         ...(adds
-          ? {
-              UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
-              ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-            }
-          : {
-              UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
-              ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-            }),
-        ExpressionAttributeNames: {
-          '#tat': 'tat_us',
-          '#rate': 'rate',
-          '#taken': SEQUENCE_TAKEN,
-          ...(own ? { '#burst': 'burst' } : {}),
-          ...(withSeq ? { '#seq': 'orders_seq' } : {}),
-        },
-        ExpressionAttributeValues: {
-          ':now': now,
-          ...(adds
-            ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
-            : { ':end': now + lease.granted * step }),
-          ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
-          ...(withSeq ? { ':one': 1, ':taken': true } : {}),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
-      const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? {};
-      const end = stored.tat_us ?? now + lease.granted * step;
-      return {
-        granted: lease.granted,
-        end,
-        policy: policyOf(stored, request.fallback),
-        item: stored,
-        at: now,
-        inUse: adds,
-        ...(withSeq && stored.orders_seq !== undefined ? { number: orderNumberOf(stored.orders_seq, stored) } : {}),
-      };
-    } catch (error) {
+          ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
+          : { ':end': now + lease.granted * step }),
+        ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
+        ...(withSeq ? { ':one': 1, ':taken': true } : {}),
+      },
+    });
+    if ('refused' in result) {
       // None: no item yet.
-      item = parseStoredOptional('quota', quotaSchema, refusedItem(error)) ?? {};
+      item = parseStoredOptional('quota', quotaSchema, result.refused) ?? {};
       fresh = true;
+      continue;
     }
+    const stored = parseStoredOptional('quota', quotaSchema, result.item) ?? {};
+    const end = stored.tat_us ?? now + lease.granted * step;
+    return {
+      granted: lease.granted,
+      end,
+      policy: policyOf(stored, request.fallback),
+      item: stored,
+      at: now,
+      inUse: adds,
+      ...(withSeq && stored.orders_seq !== undefined ? { number: orderNumberOf(stored.orders_seq, stored) } : {}),
+    };
   }
   throw new QuotaContention(`quota of merchant ${merchantId} kept moving under its take`);
 };

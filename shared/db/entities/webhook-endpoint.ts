@@ -10,9 +10,9 @@ import {
   merchantPk,
   nullableString,
   parseStored,
-  refusedItem,
   updateIfAllowed,
   updateItem,
+  updateOrRefused,
   writeApplied,
 } from './base';
 
@@ -294,45 +294,41 @@ export const claimDelivery = async (
 ): Promise<DeliveryClaim> => {
   const key = webhookEndpointKey(merchantId, uuid);
   const nowIso = new Date(now).toISOString();
-  try {
-    const { Attributes } = await updateItem(db, {
-      Key: key,
-      UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
-      ConditionExpression: [
-        'attribute_exists(pk)',
-        '(attribute_not_exists(claim_token) OR claim_token <> :token)',
-        options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
-        '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
-      ].join(' AND '),
-      ExpressionAttributeValues: {
-        ':zero': 0,
-        ':one': 1,
-        ':now': nowIso,
-        ':slots': DELIVERY_SLOTS,
-        ':unproven': UNPROVEN_SLOTS,
-        ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
-        ':token': options.token,
-        ...(options.anyState ? { ':false': false } : { ':true': true }),
-      },
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-    const endpoint = parseWebhookEndpoint(Attributes);
+  const result = await updateOrRefused(db, {
+    Key: key,
+    UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
+    ConditionExpression: [
+      'attribute_exists(pk)',
+      '(attribute_not_exists(claim_token) OR claim_token <> :token)',
+      options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
+      '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
+    ].join(' AND '),
+    ExpressionAttributeValues: {
+      ':zero': 0,
+      ':one': 1,
+      ':now': nowIso,
+      ':slots': DELIVERY_SLOTS,
+      ':unproven': UNPROVEN_SLOTS,
+      ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
+      ':token': options.token,
+      ...(options.anyState ? { ':false': false } : { ':true': true }),
+    },
+  });
+  if ('item' in result) {
+    const endpoint = parseWebhookEndpoint(result.item);
     // A count below one after this claim's +1 was taken down twice (a release whose answer was lost and
     // was retried): set right, so that lost answers do not widen the endpoint's slots over time.
     if ((endpoint.in_flight ?? 1) < 1) await resetCount(db, key, 1, 'in_flight = :seen', endpoint.in_flight);
     return { kind: 'claimed', endpoint };
-  } catch (error) {
-    const old = refusedItem(error);
-    if (old === undefined) return { kind: 'missing' };
-    const endpoint = parseWebhookEndpoint(old);
-    // This very claim, retried by the SDK after its answer was lost: it was applied.
-    if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
-    const claimedAt = endpoint.in_flight_at;
-    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
-      await resetCount(db, key, 0, 'in_flight_at = :seen', claimedAt);
-    return { kind: 'refused', endpoint };
   }
+  if (result.refused === undefined) return { kind: 'missing' };
+  const endpoint = parseWebhookEndpoint(result.refused);
+  // This very claim, retried by the SDK after its answer was lost: it was applied.
+  if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
+  const claimedAt = endpoint.in_flight_at;
+  if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
+    await resetCount(db, key, 0, 'in_flight_at = :seen', claimedAt);
+  return { kind: 'refused', endpoint };
 };
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
