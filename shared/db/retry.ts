@@ -1,11 +1,7 @@
 import { isPassingDependencyFailure, isRetryableWriteFailure } from '#shared/dependency-errors';
 import { busy } from '#shared/errors';
 
-/**
- * The back-off of every write path: transaction conflicts and throttling are retried with full-jitter
- * exponential back-off and, past the budget, answered 503 with Retry-After, never a 500
- * (docs/correctness.md#one-classification-of-dependency-errors).
- */
+/** The back-off of every write path: past it a 503, never a 500 (docs/correctness.md#one-classification-of-dependency-errors). */
 export const WRITE_ATTEMPTS = 6;
 const BASE_DELAY_MS = 10;
 const MAX_DELAY_MS = 320;

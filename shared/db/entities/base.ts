@@ -5,11 +5,7 @@ import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
 
-/**
- * What every entity module builds on: an entity module owns one stored item type's keys, shape (parsed
- * at the boundary, never cast), builder, reads and writes. Every merchant item's partition key begins
- * with `M#<merchantId>`, so no key built here can reach another merchant's data.
- */
+/** What every entity module builds on (docs/architecture.md#data-one-table-keyed-by-merchant): no key reaches another merchant's. */
 export type Key = { pk: string; sk: string };
 
 export const merchantPk = (merchantId: string): string => `M#${merchantId}`;

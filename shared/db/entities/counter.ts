@@ -252,7 +252,7 @@ export type BlockCount = { block: number; n: number };
 
 export const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
 
-/** Whether an order block's count derives from the sequence (less its `holes`) rather than `ADD` (docs/architecture.md#writing-without-hot-items). */
+/** Whether an order block's count derives from the sequence, less its `holes` (docs/architecture.md#writing-without-hot-items). */
 export const isDerivedBlock = (block: number, derivedFrom: number | undefined) =>
   derivedFrom !== undefined && block * BLOCK_SIZE >= derivedFrom;
 

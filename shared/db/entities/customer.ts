@@ -5,11 +5,7 @@ import { itemKey, type Key, updateItem } from './base';
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
-/**
- * Looks up the customer and creates it when there is none, so a returning customer costs a read, not a
- * write. The create is an idempotent UpdateItem outside any transaction, because every order of one
- * customer reaches this item (a hot item, DESIGN.md).
- */
+/** Looks up the customer and creates it when there is none (an idempotent UpdateItem: every order of the customer reaches this item). */
 export const lookUpOrCreateCustomer = async (
   db: TableRef,
   merchantId: string,

@@ -3,12 +3,7 @@ import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
 import { getStored, itemKey, type Key, parseStored, putItem, refusedItem, updateItem, writeApplied } from './base';
 
-/**
- * The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its own partition, so keys of
- * different merchants never meet. A request claims its key (`in_progress`, with a lease), then completes
- * it with the final response or releases it, conditional on its `claim_id`
- * (docs/design-notes.md#idempotency-key).
- */
+/** One `Idempotency-Key` of a merchant: claimed, then completed or released by its `claim_id` (docs/design-notes.md#idempotency-key). */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /** Records are kept (and replayed) for 24 hours. */

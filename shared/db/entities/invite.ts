@@ -12,9 +12,8 @@ import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
- * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email` substring
- * filter, which no key condition serves, the merchant keeps a projection of its invited addresses:
- * one item per block of 256 sequence numbers, an attribute `s<seq>` = `<uuid>:<email>` per invite.
+ * An invitation, and the projection of a merchant's invited addresses the `email` substring filter
+ * reads: one item per block of sequence numbers, `s<seq>` = `<uuid>:<email>` per invite (docs/design-notes.md#pagination).
  */
 const SK_PREFIX = 'INVITE#';
 export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
@@ -128,11 +127,7 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
   return entries;
 };
 
-/**
- * The projection blocks this container has read, per merchant, with the invite list's block count
- * then: a block is trusted while that count is unchanged and it held that many entries. Past
- * MAX_CACHED_MERCHANTS the least recently used merchant is dropped (docs/design-notes.md#pagination).
- */
+/** The projection blocks this container has read, per merchant (the least recently used dropped), each with the block count it matched. */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
 const projectionCache = new Map<string, Map<number, CachedBlock>>();
 const MAX_CACHED_MERCHANTS = 50;
@@ -146,11 +141,7 @@ const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
   return blocks;
 };
 
-/**
- * The merchant's whole e-mail projection, as of the invite list's block counts (one Query): only the
- * blocks this container has not read yet or whose entries no longer match their count are read
- * (BatchGetItem), so a warm container reads the newest block or none.
- */
+/** The merchant's whole e-mail projection: only the blocks not read yet or whose entries no longer match their count are read. */
 const readEmailProjection = async (db: TableRef, merchantId: string): Promise<ProjectionEntry[]> => {
   const counts = await readBlockCounts(db, merchantId, 'invites', ALL_BUCKET);
   const blocks = cachedBlocks(merchantId);

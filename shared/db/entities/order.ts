@@ -94,11 +94,7 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { his
 /** Whether a stored item is an order (a change-feed image of any item). */
 export const isOrderItem = (item: Record<string, unknown>): boolean => item.type === 'order';
 
-/**
- * The uuid of a merchant's order with this order_no: derived from it, so the order is its own
- * uniqueness guard (one conditional put, no transaction, no guard item). Orders created before
- * have random uuids and an `ORDER_NO#` guard (order-no.ts), which creates still read.
- */
+/** The uuid of the order with this order_no: derived from it, so the order is its own guard (docs/architecture.md#uniqueness-and-races). */
 export const orderUuidFor = (merchantId: string, orderNo: string): string => derivedUuid(merchantId, 'order_no', orderNo);
 
 /**
@@ -126,11 +122,7 @@ export const orderCountChange = (order: Pick<OrderItem, 'seq'>) => countChange('
 export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
   getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
 
-/**
- * Links the order to a payment (`payment_id`), after which it cannot be cancelled: the order as it
- * is then; undefined when it is missing, cancelled or linked to another payment (linking to the
- * same one again is a no-op that answers it).
- */
+/** Links the order to a payment (it can then not be cancelled); undefined when it is missing, cancelled or linked to another payment. */
 export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {
   const linked = await updateIfAllowed(db, {
     Key: orderKey(merchantId, uuid),
@@ -153,17 +145,12 @@ export class OrderUpdateRefused extends Error {
   }
 }
 
-/**
- * Every change adds 1 to the version: the table's stream carries the new version to the change
- * feed, which announces it. An order stored before versions counts as version 1.
- */
+/** Every change adds 1 to the version the change feed announces (an order stored before versions counts as 1). */
 const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
 
 /**
- * One conditional UpdateItem on an existing order, which also bumps its version (VERSION_BUMP) and
- * stamps the request's write id; returns the order as updated. A write id the order already carries
- * is refused, so a retried change never applies twice; a refusal brings the item as it was (ALL_OLD)
- * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed.
+ * One conditional UpdateItem on an existing order, bumping its version and stamping the write id (a
+ * write id the order carries already is refused, so a retry never applies twice); refused, OrderUpdateRefused.
  */
 export const updateOrder = async (
   db: TableRef,

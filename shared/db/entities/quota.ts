@@ -97,7 +97,8 @@ export const takeQuota = async (db: TableRef, merchantId: string, request: TakeR
     const adds = inUse || (!fresh && request.inUse === true);
     // Tried on a view (which may predate the sequence); not again once the item itself shows none.
     const withSeq = request.sequence === true && (item.orders_seq !== undefined || !fresh);
-    const condition = `${own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)'}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`;
+    const ownPolicy = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
+    const condition = withSeq ? `${ownPolicy} AND ${SEQUENCE_STARTED}` : ownPolicy;
     const result = await updateOrRefused(db, {
       Key: quotaKey(merchantId),
       ...(adds

@@ -4,11 +4,7 @@ import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateItem, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
-/**
- * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>`, written once per attempt
- * and listed newest first on gsi1; while `failed` also on gsi3, so a recovery reads the failures only.
- * Kept, with its event, for RETENTION_DAYS: recovery reaches 14 days back (docs/webhooks.md#how-it-works).
- */
+/** One event's delivery to one endpoint, listed on gsi1 and, while `failed`, on gsi3 for recovery (docs/webhooks.md#how-it-works). */
 export const RETENTION_DAYS = 15;
 const RESPONSE_EXCERPT_CHARS = 1024;
 
