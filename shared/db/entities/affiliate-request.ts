@@ -4,7 +4,7 @@ import { type ListSpec, primaryList } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, updateOrRefused } from './base';
+import { itemKey, type Key, nullableString, storedItem, updateOrRefused } from './base';
 import { type CountChange, countChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
@@ -29,7 +29,11 @@ const requestSchema = z.looseObject({
 });
 export type AffiliateRequestItem = z.output<typeof requestSchema>;
 
-export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => parseStored('affiliate request', requestSchema, raw);
+export const { parse: parseAffiliateRequest, get: getAffiliateRequest } = storedItem(
+  'affiliate request',
+  requestSchema,
+  affiliateRequestKey,
+);
 
 export const affiliateRequestRecord = (
   merchantId: string,
@@ -60,9 +64,6 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, 'pending', -1),
   requestCountChange(decided, decided.status, 1),
 ];
-
-export const getAffiliateRequest = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
-  getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
 
 /** The merchant's requests in the given statuses, newest first. */
 export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> =>

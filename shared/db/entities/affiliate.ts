@@ -1,8 +1,7 @@
 import * as z from 'zod/mini';
 import { type ListSpec, primaryList } from '#shared/db/pages';
-import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
+import { itemKey, type Key, nullableString, storedItem } from './base';
 import { type CountChange, countChange } from './counter';
 import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from './list-entry';
 
@@ -23,7 +22,7 @@ const affiliateSchema = z.looseObject({
 
 export type AffiliateItem = z.output<typeof affiliateSchema>;
 
-export const parseAffiliate = (raw: unknown): AffiliateItem => parseStored('affiliate', affiliateSchema, raw);
+export const { parse: parseAffiliate, get: getAffiliate } = storedItem('affiliate', affiliateSchema, affiliateKey);
 
 /** Bucket of a tier's list (never equal to `all`). */
 export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;
@@ -63,9 +62,6 @@ export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'ti
     ...(bucket === undefined ? [] : [countChange('affiliates', bucket, affiliate.seq)]),
   ];
 };
-
-export const getAffiliate = (db: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> =>
-  getStored(db, 'affiliate', affiliateSchema, affiliateKey(merchantId, slug), consistent);
 
 /** Every affiliate (newest first), or those of one tier. */
 export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {

@@ -60,6 +60,13 @@ export const updateItem = ({ ddb, table }: TableRef, update: Omit<UpdateCommandI
 export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'TableName'>) =>
   ddb.send(new PutCommand({ TableName: table, ...put }));
 
+/** The parse and the GetItem read of an entity whose key is built from its merchant and one id. */
+export const storedItem = <S extends $ZodType>(entity: string, schema: S, key: (merchantId: string, id: string) => Key) => ({
+  parse: (raw: unknown): output<S> => parseStored(entity, schema, raw),
+  get: (db: TableRef, merchantId: string, id: string, consistent = false): Promise<output<S> | undefined> =>
+    getStored(db, entity, schema, key(merchantId, id), consistent),
+});
+
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
 export const putNew = (db: TableRef, item: Key & Record<string, unknown>) =>
   putItem(db, { Item: item, ConditionExpression: 'attribute_not_exists(pk)' });

@@ -5,7 +5,7 @@ import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed, updateItem } from './base';
+import { itemKey, type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
 import { BLOCK_SIZE, blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
@@ -31,7 +31,7 @@ const inviteSchema = z.looseObject({
 });
 export type InviteItem = z.output<typeof inviteSchema>;
 
-export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', inviteSchema, raw);
+export const { parse: parseInvite, get: getInvite } = storedItem('invite', inviteSchema, inviteKey);
 
 export const inviteRecord = (
   merchantId: string,
@@ -60,9 +60,6 @@ export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPa
 });
 
 export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>) => countChange('invites', ALL_BUCKET, invite.seq);
-
-export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
-  getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
 
 /** Sets the invitation's `link_used_at` once: the invite as it is then, undefined when it is missing or was marked already. */
 export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid: string, now: string) => {

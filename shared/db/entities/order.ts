@@ -5,7 +5,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, putItem, refusedItem, updateIfAllowed, updateOrRefused } from './base';
+import { itemKey, type Key, nullableString, putItem, refusedItem, storedItem, updateIfAllowed, updateOrRefused } from './base';
 import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
@@ -49,7 +49,7 @@ const orderSchema = z.object({
 
 export type OrderItem = z.output<typeof orderSchema>;
 
-export const parseOrder = (raw: unknown): OrderItem => parseStored('order', orderSchema, raw);
+export const { parse: parseOrder, get: getOrder } = storedItem('order', orderSchema, orderKey);
 
 /** Builds the order from a validated body; used by the API and by the seed. */
 export const buildOrder = (
@@ -118,9 +118,6 @@ export const putNewOrder = async (db: TableRef, merchantId: string, order: Order
 
 /** What a committed create adds to the list counts. */
 export const orderCountChange = (order: Pick<OrderItem, 'seq'>) => countChange('orders', ALL_BUCKET, order.seq);
-
-export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
-  getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
 
 /** Links the order to a payment (it can then not be cancelled); undefined when it is missing, cancelled or linked to another payment. */
 export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {

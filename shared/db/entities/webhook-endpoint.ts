@@ -4,12 +4,11 @@ import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/tab
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
 import {
-  getStored,
   itemKey,
   type Key,
   merchantPk,
   nullableString,
-  parseStored,
+  storedItem,
   updateIfAllowed,
   updateItem,
   updateOrRefused,
@@ -74,7 +73,7 @@ const endpointSchema = z.looseObject({
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
-export const parseWebhookEndpoint = (raw: unknown): WebhookEndpointItem => parseStored('webhook endpoint', endpointSchema, raw);
+export const { parse: parseWebhookEndpoint, get: getWebhookEndpoint } = storedItem('webhook endpoint', endpointSchema, webhookEndpointKey);
 
 /** Puts a new endpoint and counts it in one transaction: refused on `count` at the maximum, on `endpoint` when it exists already. */
 export const putWebhookEndpoint = async (
@@ -121,9 +120,6 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
       },
     },
   });
-
-export const getWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
-  getStored(db, 'webhook endpoint', endpointSchema, webhookEndpointKey(merchantId, uuid), consistent);
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
