@@ -35,6 +35,10 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
 /** What a Query of the table's own key takes besides its key condition. */
 type KeyQueryInput = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;
 
+/** Every item of partition `pk`. */
+export const queryPartition = (db: TableRef, pk: string, input: KeyQueryInput = {}) =>
+  queryItems(db, { ...input, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
+
 /** At most `limit` items of partition `pk` whose sort key lies from `from` to `to`. */
 export const queryBetween = (db: TableRef, pk: string, from: string, to: string, input: KeyQueryInput = {}, limit?: number) =>
   queryItems(

@@ -27,12 +27,12 @@ const retrying = async <T>(
   }
 };
 
-export const withWriteRetry = <T>(write: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> =>
-  retrying(write, isRetryableWriteFailure, attempts, () => busy());
+export const withWriteRetry = <T>(write: () => Promise<T>): Promise<T> =>
+  retrying(write, isRetryableWriteFailure, WRITE_ATTEMPTS, () => busy());
 
 /**
  * For writes that are safe to repeat (the change feed's): any failure that passes is tried again, so
  * one lost answer does not send a whole stream batch back to be read again.
  */
-export const withRepeatableRetry = <T>(write: () => Promise<T>, attempts = 4): Promise<T> =>
-  retrying(write, isPassingDependencyFailure, attempts, (error) => error);
+export const withRepeatableRetry = <T>(write: () => Promise<T>): Promise<T> =>
+  retrying(write, isPassingDependencyFailure, 4, (error) => error);

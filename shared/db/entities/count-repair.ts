@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { countQueryItems, queryItems } from '#shared/db/query';
+import { countQueryItems, queryItems, queryPartition } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
 import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional, updateItem } from './base';
@@ -177,11 +177,7 @@ export const recountMerchant = async (
   tierBuckets: readonly string[],
 ): Promise<{ recounts: Recount[]; marked: BlockRef[] }> => {
   const [countItems, lastSeq] = await Promise.all([
-    queryItems(db, {
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': countsPartition(merchantId) },
-      ProjectionExpression: 'sk',
-    }),
+    queryPartition(db, countsPartition(merchantId), { ProjectionExpression: 'sk' }),
     readSequences(db, merchantId),
   ]);
   const buckets = new Map<string, { list: ListName; bucket: string }>();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { queryItems } from '#shared/db/query';
+import { queryPartition } from '#shared/db/query';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { merchantPk, putItem } from './base';
 
@@ -34,11 +34,7 @@ export const storePayload = async (db: TableRef, merchantId: string, body: strin
 
 /** The body a reference stands for; throws when it is gone (expired) or incomplete. */
 export const loadPayload = async (db: TableRef, ref: PayloadRef): Promise<string> => {
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': payloadPk(ref) },
-    ConsistentRead: true,
-  });
+  const items = await queryPartition(db, payloadPk(ref), { ConsistentRead: true });
   const chunks = items.map((item) => item.data as Uint8Array);
   const body = Buffer.concat(chunks);
   if (body.length !== ref.bytes) throw new Error(`Message payload ${ref.sha256} is missing (${body.length} of ${ref.bytes} bytes)`);
