@@ -6,11 +6,7 @@ import { merchantPk, parseStored, putItem, refusedItem } from './base';
 import { batchPut } from './batch';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
-/**
- * A merchant's event log: every webhook event of the merchant, once, in `M#<merchant>#EVENTS`, sorted
- * by position. Each batch's top event is its commit, put last; readers show only the committed prefix
- * (docs/events.md#what-is-guaranteed-and-how).
- */
+/** A merchant's event log, by position: readers show only the committed prefix (docs/events.md#what-is-guaranteed-and-how). */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 
 const SEQUENCE_DIGITS = 40;
@@ -161,8 +157,7 @@ export const lateAbove = (top: string, own: string): string => {
 
 /**
  * Where an event that arrived at or below the committed top goes: the late position its marker names
- * (moved above the top again when the log committed past it without the event), or undefined when the
- * event itself is logged at its own position (docs/events.md#what-is-guaranteed-and-how).
+ * (moved above the top again when needed), or undefined when the event itself is logged at its own position.
  */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
@@ -175,9 +170,8 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
 };
 
 /**
- * Appends a batch's events of one merchant, each at its own position or, below the committed top, at
- * its late one. Every new one names the batch's highest position as its commit, put last, so a failure
- * leaves the batch uncommitted and it is written again whole (docs/events.md#what-is-guaranteed-and-how).
+ * Appends a batch's events of one merchant, each at its own position or, below the committed top, at its
+ * late one; the batch's highest position is its commit, put last (docs/events.md#what-is-guaranteed-and-how).
  */
 export const appendToEventLog = async (
   db: TableRef,
