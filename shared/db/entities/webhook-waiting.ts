@@ -35,13 +35,7 @@ export const waitingDeliveries = async (db: TableRef, merchantId: string, endpoi
 export const removeWaitingDeliveries = (db: TableRef, keys: readonly Key[]) => batchDelete(db, keys);
 
 /** How many deliveries are parked for the endpoint (or every endpoint of the merchant), counting up to `limit`: for operators and the soak. */
-export const parkedDeliveryCount = async (db: TableRef, merchantId: string, limit: number, endpointUuid?: string): Promise<number> =>
-  (
-    await queryKeyPrefix(
-      db,
-      merchantPk(merchantId),
-      endpointUuid === undefined ? 'WHWAIT#' : prefix(endpointUuid),
-      { ProjectionExpression: 'pk, sk' },
-      limit,
-    )
-  ).length;
+export const parkedDeliveryCount = async (db: TableRef, merchantId: string, limit: number, endpointUuid?: string): Promise<number> => {
+  const parked = endpointUuid === undefined ? 'WHWAIT#' : prefix(endpointUuid);
+  return (await queryKeyPrefix(db, merchantPk(merchantId), parked, { ProjectionExpression: 'pk, sk' }, limit)).length;
+};
