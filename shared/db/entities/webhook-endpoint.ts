@@ -15,11 +15,7 @@ import {
   writeApplied,
 } from './base';
 
-/**
- * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, moved in the same transaction
- * as a create or delete. Besides what the merchant set, it carries the deliverer's state: the failure
- * streak, the last prompt 2xx and the deliveries in flight against its slots (docs/webhooks.md#how-it-works).
- */
+/** A merchant's webhook endpoint, with its deliverer's state (docs/webhooks.md#how-it-works), and `WEBHOOK_COUNT`. */
 const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
 export const UNPROVEN_SLOTS = 2;
@@ -203,11 +199,7 @@ export const signingSecretBoxes = (endpoint: WebhookEndpointItem, now: number): 
 export const previousSecretsAfterRotation = (endpoint: WebhookEndpointItem, previousUntil: string, now: number): PreviousSecret[] =>
   [{ box: endpoint.secret_box, expires_at: previousUntil }, ...livePreviousSecrets(endpoint, now)].slice(0, MAX_PREVIOUS_SECRETS);
 
-/**
- * Makes `secretBox` the endpoint's secret and keeps the replaced ones signing, on the condition that
- * the endpoint is as it was read (its updated_at), so two rotations at once cannot both keep a secret
- * that the other replaced. False when refused.
- */
+/** Makes `secretBox` the endpoint's secret, the replaced ones still signing, if it is as read (two rotations cannot both keep one). */
 export const rotateWebhookSecret = (
   db: TableRef,
   merchantId: string,
@@ -245,11 +237,7 @@ export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at'
 export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
   endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
 
-/**
- * Whether the endpoint's deliveries go on the slow lane (the webhooks-slow queue and its own
- * deliverers): its last outcome was not a prompt answer, or a delivery of it is unanswered for a
- * moment now (docs/webhooks.md#how-it-works).
- */
+/** Whether the endpoint's deliveries go on the slow lane: its last outcome was not a prompt answer, or one is unanswered now. */
 export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): boolean =>
   endpoint.fast_at === undefined || endpoint.slow_at !== undefined;
 
@@ -277,9 +265,8 @@ export type DeliveryClaim =
 const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
 
 /**
- * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
- * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back and below
- * its slots (freeSlots). Refused, the endpoint as it was says why (docs/webhooks.md#how-it-works).
+ * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem: granted while it
+ * is enabled (`anyState`: a test's), not held back and below its slots (freeSlots); refused, the endpoint as it was.
  */
 export const claimDelivery = async (
   db: TableRef,
@@ -393,9 +380,8 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
   });
 
 /**
- * Notes `count` deliveries parked for the endpoint, on the condition that it is still enabled and
- * held back, so whoever ends the hold finds them (docs/webhooks.md#how-it-works). Undefined when the
- * hold has ended (the caller takes its parks back); else whether these were the first of a backlog.
+ * Notes `count` deliveries parked for the endpoint while it is enabled and held back, so whoever ends the hold
+ * finds them; undefined when the hold has ended, else whether these were the first of a backlog.
  */
 export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
@@ -408,9 +394,8 @@ export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uui
 };
 
 /**
- * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS on behalf of `owner`,
- * the message releasing (which takes it again if it comes back after its deliverer died): the
- * endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
+ * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS for `owner`, the releasing message:
+ * the endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
  */
 export const takeRelease = async (db: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
   const item = await updateEndpointItem(db, merchantId, uuid, {
