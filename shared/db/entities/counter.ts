@@ -47,10 +47,7 @@ const readOrdersSequence = async (db: TableRef, merchantId: string): Promise<num
   return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
 };
 
-/**
- * The blocks of the orders' sequence before and after a write of it (the quota item's
- * `orders_seq`, or the older `COUNTER#orders` that stores written before it); undefined for any other write.
- */
+/** The blocks of the orders' sequence before and after a write of it (the quota item's, or the older `COUNTER#orders`). */
 const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) => {
   const quotaMove = orderSequenceMove(before, after);
   if (quotaMove) return { from: blockOf(quotaMove.from), to: blockOf(quotaMove.to) };
@@ -59,11 +56,7 @@ const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Re
     : { from: blockOf(typeof before?.seq === 'number' ? before.seq : 0), to: blockOf(typeof after.seq === 'number' ? after.seq : 0) };
 };
 
-/**
- * The order blocks a write of the orders' sequence closed: every block the sequence moved
- * past (from its old to its new value). Once no create can still count into a block, its count
- * can be recounted without racing one (the change feed schedules that, sequence images in, keys out).
- */
+/** The order blocks a write of the orders' sequence moved past: no create counts into them any more, so they can be recounted. */
 export const closedOrderBlocks = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): Key[] => {
   const move = orderBlocksMoved(before, after);
   if (!move || typeof after.pk !== 'string') return [];
@@ -78,10 +71,8 @@ export const closedOrderBlocks = (before: Record<string, unknown> | undefined, a
 export const ORDER_SEQUENCE_GAP = 16_384;
 
 /**
- * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
- * first. A merchant's first take starts the sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`,
- * at a block's first number, once the counter's last block is marked for recount
- * (docs/architecture.md#writing-without-hot-items).
+ * Takes `count` consecutive order sequence numbers; returns the first. A merchant's first take starts the
+ * sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`, at a block's first number (docs/architecture.md#writing-without-hot-items).
  */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
@@ -110,10 +101,7 @@ export const takeSequence = async (db: TableRef, merchantId: string, list: ListN
   return last - count + 1;
 };
 
-/**
- * The group of order blocks a write of the orders' sequence closed, as the last block of
- * it: the sequence moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
- */
+/** The group of order blocks a write of the orders' sequence left, as its last block: its total is refreshed then. */
 export const closedOrderGroup = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): BlockRef | undefined => {
   const move = orderBlocksMoved(before, after);
   if (!move || groupOf(move.to) <= groupOf(move.from)) return undefined;
@@ -267,11 +255,7 @@ const takenIn = (seq: number, from: number, to: number) =>
 export const derivedCount = (block: number, item: Omit<OrderBlockItem, 'block'> | undefined, seq: number) =>
   item?.exact === true ? (item.n ?? 0) : Math.max(0, takenIn(seq, block, block) - (item?.holes?.size ?? 0));
 
-/**
- * The orders' block counts from `from` to `to`, lowest or (newest) highest first, at most `limit`:
- * the stored count of each block below the derived ones, the derived count of every block from
- * them to the sequence's (whether or not it has an item).
- */
+/** The orders' block counts from `from` to `to`: stored below the derived blocks, derived from them to the sequence's block. */
 const orderBlockCounts = (
   items: readonly OrderBlockItem[],
   sequence: OrderNumber | undefined,
@@ -288,10 +272,7 @@ const orderBlockCounts = (
   return limit === undefined ? counts : counts.slice(0, limit);
 };
 
-/**
- * Notes an order number that will name no order (its create was refused, or answered before it
- * wrote) on its block's count item, when that block derives its count.
- */
+/** Notes an order number that will name no order as a hole of its block, when that block derives its count. */
 export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, number: OrderNumber): Promise<void> => {
   if (!isDerivedNumber(number)) return;
   await noteHoles(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)), [number.seq]);
@@ -306,10 +287,7 @@ export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
     ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
   });
 
-/**
- * How long after its take an order number names its order or never will: every create has ended by
- * then (a route's timeout is 10 s), so a number still without an order is a hole.
- */
+/** How long after its take an order number names its order or never will (a route's timeout is 10 s). */
 export const ORDER_NUMBER_SETTLE_SECONDS = 60;
 
 /** The numbers a write of the orders' sequence took in derived blocks: per block, its count item and the first and last number. */
