@@ -62,9 +62,8 @@ export const queryKey = async (db: TableRef, key: Key, input: KeyQueryInput = {}
   )[0];
 
 /**
- * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather
- * than `begins_with`, which DynamoDB Local answers by reading the whole partition
- * (docs/design-notes.md#performance-on-the-local-emulators).
+ * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather than
+ * `begins_with` (docs/design-notes.md#performance-on-the-local-emulators).
  */
 export const queryKeyPrefix = async (
   db: TableRef,

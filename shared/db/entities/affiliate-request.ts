@@ -70,9 +70,8 @@ export const affiliateRequestList = (merchantId: string, statuses: readonly Affi
   primaryList(merchantId, 'affiliate_requests', statuses, parseAffiliateRequest);
 
 /**
- * The decision on a request, conditional on it still being pending, so that of a concurrent accept
- * and decline exactly one commits. It moves the request to its new status's list, records the e-mail
- * the decision owes and the deciding request's write id (a retry recognises its own applied decision).
+ * The decision on a request, conditional on it still being pending (of a concurrent accept and decline one commits):
+ * it moves the request's list, owes its e-mail and records the write id a retry recognises.
  */
 const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
   const key = affiliateRequestKey(merchantId, uuid);

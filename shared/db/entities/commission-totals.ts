@@ -6,10 +6,7 @@ import { groupBy } from '#shared/group-by';
 import { merchantPk, parseStored, updateItem } from './base';
 import { batchDelete, batchPut } from './batch';
 
-/**
- * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change feed,
- * each item written at most once per stream record (docs/reports.md#exactly-once-without-a-transaction).
- */
+/** Commission totals per UTC day and month, merchant's and affiliates' (docs/reports.md#exactly-once-without-a-transaction). */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
 
@@ -135,10 +132,8 @@ const addOnce = async (
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
 /**
- * Applies a batch's ledger writes of one merchant, each once: one write per affiliate item, then one
- * per merchant item with the affiliate rows each record created; the newest month's item last, with
- * the batch's latest booking time as `through`. A failure part way leaves the records to be read
- * again: what was applied is then skipped, and what was created still counted.
+ * Applies a batch's ledger writes of one merchant, each once: the affiliate items, then the merchant items with
+ * the affiliate rows each record created, the newest month's last with the batch's latest booking as `through`.
  */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -212,11 +207,7 @@ const keyOfTotals = (merchantId: string, item: TotalsItem) =>
     ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item) }
     : { pk: totalsPk(merchantId), sk: merchantSk(item) };
 
-/**
- * Replaces the totals of closed periods (an operator's rebuild from the ledgers): `items` put whole and
- * sealed, `stale` removed. The items that say how far the totals reach (`through`) go last, once
- * everything they vouch for is in place.
- */
+/** Replaces the totals of closed periods (an operator's rebuild): `items` put sealed, `stale` removed, those with `through` last. */
 export const replaceClosedTotals = async (
   db: TableRef,
   merchantId: string,
@@ -267,9 +258,8 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
 const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
 /**
- * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at
- * most `limit`. One affiliate's (`slug`) are read from the index, where each day item comes back as
- * its month's for a month (the caller sums them).
+ * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at most `limit`;
+ * one affiliate's from the index, where a day item stands for its month (the caller sums them).
  */
 export const readAffiliateTotals = async (
   db: TableRef,

@@ -3,11 +3,7 @@ import { queryPartition } from '#shared/db/query';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { merchantPk, putItem } from './base';
 
-/**
- * The body of a queue message too large to travel inline: `M#<merchant>#PAYLOAD#<sha256 of the body>`,
- * in chunks of at most CHUNK_BYTES. Keyed by content, so storing it again rewrites the same items;
- * kept longer than anything that may still reference it.
- */
+/** The body of a queue message too large to travel inline, in chunks keyed by its content (storing it again rewrites them). */
 const PAYLOAD_RETENTION_DAYS = 16;
 const CHUNK_BYTES = 300_000;
 
