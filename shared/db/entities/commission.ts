@@ -2,10 +2,7 @@ import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, nullableString, parseStored, putItem, writeApplied } from './base';
 
-/**
- * The commission ledger of one order: `COMMISSION#<order uuid>`, append-only entries and the highest
- * order version applied; every write is conditional on the one read, so no version is applied twice.
- */
+/** The commission ledger of one order: every write is conditional on the one read, so no order version is applied twice. */
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
 export const LEDGER_ENTRY_TYPES = ['accrual', 'reversal', 'shipping_change'] as const;

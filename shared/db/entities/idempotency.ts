@@ -76,9 +76,8 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: a
- * released or dead claim is taken over by a retry of the same request only (the same `fingerprint`),
- * and an attempt applied whose answer was lost is recognised by its `claimId` in the old image.
+ * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: only a retry of the
+ * same request (`fingerprint`) takes a released or dead claim over; an applied attempt is known by its `claimId`.
  */
 export const claimKey = async (
   db: TableRef,
@@ -130,10 +129,7 @@ const ownClaim = (claim: Claim) => ({
   ExpressionAttributeNames: { '#status': 'status' },
 });
 
-/**
- * Stores the final response of the claimed request; it is replayed for 24 hours from now. False
- * when the claim was lost (its lease ran out and another request took the key over).
- */
+/** Stores the final response of the claimed request, replayed for 24 hours from now; false when the claim was lost. */
 export const completeKey = async (db: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
   const sealed = (response.sealedFields?.length ?? 0) > 0;
@@ -160,9 +156,8 @@ export const completeKey = async (db: TableRef, claim: Claim, response: StoredRe
 };
 
 /**
- * Gives the key up without storing a response: the lease ends now. The key stays bound to the request
- * (a 5xx may have written part of its work), unless it never ran (`forget`): then the record expires
- * now, by UpdateItem (the roles have no DeleteItem).
+ * Gives the key up without a response: the lease ends now and the key stays bound to the request (a 5xx may have
+ * written part of its work), unless it never ran (`forget`): then the record expires now (the roles have no DeleteItem).
  */
 export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);

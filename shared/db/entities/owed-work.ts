@@ -3,10 +3,7 @@ import { queryPage } from '#shared/db/query';
 import { GSI2, type TableRef } from '#shared/db/table-def';
 import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
 
-/**
- * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
- * one that failed too often; `RECOUNT`: a block count that may be off), sorted by when it is due.
- */
+/** Owed work: a sparse gsi2 entry of the item that owes it, by when due (docs/architecture.md#data-one-table-keyed-by-merchant). */
 const WORK_KINDS = ['NOTIFY', 'PARKED', 'RECOUNT'] as const;
 export type WorkKind = (typeof WORK_KINDS)[number];
 

@@ -57,9 +57,8 @@ const UNANSWERED = { response_status: null, latency_ms: null, response_body: nul
 export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' } as const;
 
 /**
- * Records an attempt, creating the delivery on its first, in one UpdateItem; `onlyNew` leaves a
- * delivery that exists as it is, `keepSucceeded` one that succeeded. A failed one enters the failed
- * list at the delivery's list position; any other leaves it.
+ * Records an attempt, creating the delivery on its first, in one UpdateItem (`onlyNew` leaves a delivery that exists,
+ * `keepSucceeded` one that succeeded); a failed one enters the failed list, any other leaves it.
  */
 export const recordWebhookDelivery = async (
   db: TableRef,

@@ -4,10 +4,7 @@ import { itemKey, type Key, merchantPk } from './base';
 import { batchDelete, batchPut } from './batch';
 import { RETENTION_DAYS } from './webhook-delivery';
 
-/**
- * A delivery parked while its endpoint is held back: `WHWAIT#<endpoint>#<parked at>#<event id>`, holding
- * the queue message as it was, until the delivery that ends the hold releases it (docs/webhooks.md#how-it-works).
- */
+/** A delivery parked, as its queue message, while its endpoint is held back (docs/webhooks.md#how-it-works). */
 const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 
 /** One delivery to park: the queue message as JSON, and the time it is filed under. */
