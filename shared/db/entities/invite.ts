@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import { type ListSpec, type PageRequest, primaryList } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
-import { BLOCK_SIZE, blockOf, countChange, padBlock, readBlockCounts } from './counter';
+import { blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
@@ -77,11 +77,7 @@ export const inviteList = (merchantId: string): ListSpec<InviteItem> => primaryL
 
 // --- the e-mail projection -------------------------------------------------------------------
 
-const emailsPartition = (merchantId: string) => `${merchantPk(merchantId)}#INVITE_EMAILS`;
-const emailBlockKey = (merchantId: string, seq: number): Key => ({
-  pk: emailsPartition(merchantId),
-  sk: padBlock(blockOf(seq)),
-});
+const emailBlockKey = (merchantId: string, block: number): Key => ({ pk: `${merchantPk(merchantId)}#INVITE_EMAILS`, sk: padBlock(block) });
 
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
 export const addToEmailProjection = async (
@@ -91,22 +87,14 @@ export const addToEmailProjection = async (
 ) => {
   const chunks = groupBy(invites, (invite) => `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`);
   await Promise.all(
-    [...chunks.values()].map((block) => {
-      const names: Record<string, string> = {};
-      const values: Record<string, string> = {};
-      block.forEach((invite, index) => {
-        names[`#s${index}`] = `s${invite.seq}`;
-        values[`:s${index}`] = `${invite.uuid}:${invite.email}`;
-      });
-      return updateItem(db, {
-        Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
-        UpdateExpression: `SET ${Object.keys(names)
-          .map((name) => `${name} = ${name.replace('#', ':')}`)
-          .join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      });
-    }),
+    [...chunks.values()].map((block) =>
+      updateItem(db, {
+        Key: emailBlockKey(merchantId, blockOf(block[0]?.seq ?? 0)),
+        UpdateExpression: `SET ${block.map((_, index) => `#s${index} = :s${index}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(block.map((invite, index) => [`#s${index}`, `s${invite.seq}`])),
+        ExpressionAttributeValues: Object.fromEntries(block.map((invite, index) => [`:s${index}`, `${invite.uuid}:${invite.email}`])),
+      }),
+    ),
   );
 };
 
@@ -151,7 +139,7 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   for (const [block, count] of stale) blocks.set(block, { count, entries: [] });
   const items = await batchGet(
     db,
-    stale.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
+    stale.map(([block]) => emailBlockKey(merchantId, block)),
   );
   for (const raw of items) {
     const item = parseStored('invite e-mail projection', projectionItem, raw);
@@ -169,7 +157,7 @@ export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,
   needle: string,
-  request: { page: number; per_page: number },
+  request: PageRequest,
 ): Promise<{ total: number; items: InviteItem[] }> => {
   const matches = (await readEmailProjection(db, merchantId)).filter((entry) => entry.email.includes(needle));
   matches.sort((a, b) => b.seq - a.seq);
