@@ -8,6 +8,7 @@ import {
   BLOCK_SIZE,
   type BlockRef,
   blockCountKey,
+  blockCountState,
   blockOf,
   countsPartition,
   derivedCount,
@@ -25,14 +26,6 @@ import { WORK_REMOVE } from './owed-work';
 import { getQuota, orderNumberOfQuota } from './quota';
 
 /** Exact, idempotent recounts of list block counts from the list index itself (docs/architecture.md#writing-without-hot-items). */
-
-const countState = z.object({
-  n: z.optional(z.number()),
-  marked_at: z.optional(z.string()),
-  changed_at: z.optional(z.string()),
-  holes: z.optional(z.set(z.number())),
-  exact: z.optional(z.boolean()),
-});
 
 export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
 
@@ -86,7 +79,7 @@ export const recountBlock = async (
         ProjectionExpression: 'n, marked_at, changed_at, holes, exact',
       }),
     );
-    const state = parseStoredOptional('list count', countState, Item);
+    const state = parseStoredOptional('list count', blockCountState, Item);
     if (state?.changed_at !== undefined && Date.parse(state.changed_at) > now() - quietMs) {
       await markForRecount(db, key, new Date(now()).toISOString());
       return 'marked';
@@ -146,7 +139,7 @@ export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, 
     db.ddb.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'holes, exact' })),
     unnamedOrderNumbers(db, merchantIdOf(key.pk), first, last),
   ]);
-  const state = parseStoredOptional('list count', countState, Item);
+  const state = parseStoredOptional('list count', blockCountState, Item);
   if (state?.exact === true) return 0;
   const missing = unnamed.filter((seq) => state?.holes?.has(seq) !== true);
   if (missing.length > 0) await noteHoles(db, key, missing);

@@ -225,15 +225,18 @@ export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
   });
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
-const orderBlockItem = z.object({
-  sk: z.string(),
+/** A block count item's state, as far as it was read. */
+export const blockCountState = z.object({
   n: z.optional(z.number()),
   v: z.optional(z.number()),
   /** The block's numbers no order took, as a set: noting one twice (a retried write) changes nothing. */
   holes: z.optional(z.set(z.number())),
   exact: z.optional(z.boolean()),
+  marked_at: z.optional(z.string()),
+  changed_at: z.optional(z.string()),
 });
-type OrderBlockItem = Omit<z.output<typeof orderBlockItem>, 'sk'> & { block: number };
+const orderBlockItem = z.extend(blockCountState, { sk: z.string() });
+type OrderBlockItem = z.output<typeof blockCountState> & { block: number };
 
 /** The block count items of one bucket, as block number and count. */
 export type BlockCount = { block: number; n: number };
