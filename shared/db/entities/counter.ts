@@ -373,8 +373,6 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
   return totals;
 };
 
-const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.number()) });
-
 const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
 
 /**
@@ -450,7 +448,7 @@ const refreshGroupTotal = async (
   } else {
     if (items.length === 0) return undefined;
     for (const raw of items) {
-      const block = parseStored('list count', versionedBlock, raw);
+      const block = parseStored('list count', blockCountState, raw);
       n += block.n ?? 0;
       vs += block.v ?? 0;
     }
