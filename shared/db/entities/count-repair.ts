@@ -50,6 +50,14 @@ const listRange = (merchantId: string, list: ListName, bucket: string, first: nu
 const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) =>
   countQueryItems(db, listRange(merchantId, list, bucket, block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE - 1));
 
+/** A block count item's state, read consistently (a GetItem of the attributes in `projection`). */
+const readCountState = async (db: TableRef, key: Key, projection: string) => {
+  const { Item } = await db.ddb.send(
+    new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: projection }),
+  );
+  return parseStoredOptional('list count', blockCountState, Item);
+};
+
 const RECOUNT_ATTEMPTS = 5;
 
 /**
@@ -71,15 +79,7 @@ export const recountBlock = async (
   const derived = sequence !== undefined && isDerivedBlock(block, sequence.derivedFrom);
   if (derived && blockOf(sequence.seq) <= block) return 'derived';
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
-    const { Item } = await db.ddb.send(
-      new GetCommand({
-        TableName: db.table,
-        Key: key,
-        ConsistentRead: true,
-        ProjectionExpression: 'n, marked_at, changed_at, holes, exact',
-      }),
-    );
-    const state = parseStoredOptional('list count', blockCountState, Item);
+    const state = await readCountState(db, key, 'n, marked_at, changed_at, holes, exact');
     if (state?.changed_at !== undefined && Date.parse(state.changed_at) > now() - quietMs) {
       await markForRecount(db, key, new Date(now()).toISOString());
       return 'marked';
@@ -135,11 +135,10 @@ export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, firs
  * settled (a create stopped between its take and its put leaves one); returns how many it noted.
  */
 export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, last: number): Promise<number> => {
-  const [{ Item }, unnamed] = await Promise.all([
-    db.ddb.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'holes, exact' })),
+  const [state, unnamed] = await Promise.all([
+    readCountState(db, key, 'holes, exact'),
     unnamedOrderNumbers(db, merchantIdOf(key.pk), first, last),
   ]);
-  const state = parseStoredOptional('list count', blockCountState, Item);
   if (state?.exact === true) return 0;
   const missing = unnamed.filter((seq) => state?.holes?.has(seq) !== true);
   if (missing.length > 0) await noteHoles(db, key, missing);
