@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
@@ -66,8 +66,12 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
 ];
 
 /** The merchant's requests in the given statuses, newest first. */
-export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> =>
-  primaryList(merchantId, 'affiliate_requests', statuses, parseAffiliateRequest);
+export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({
+  merchantId,
+  list: 'affiliate_requests',
+  buckets: statuses,
+  parse: parseAffiliateRequest,
+});
 
 /**
  * The decision on a request, conditional on it still being pending (of a concurrent accept and decline one commits):

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, storedItem } from './base';
 import { type CountChange, countChange } from './counter';
-import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from './list-entry';
+import { ALL_BUCKET, primaryListEntry, secondaryListEntry } from './list-entry';
 
 /** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
 export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
@@ -66,5 +66,5 @@ export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'ti
 /** Every affiliate (newest first), or those of one tier. */
 export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {
   const bucket = tierSlug === undefined || tierSlug === null ? ALL_BUCKET : tierBucket(tierSlug);
-  return { ...primaryList(merchantId, 'affiliates', [bucket], parseAffiliate), index: listIndexOf('affiliates', bucket) };
+  return { merchantId, list: 'affiliates', buckets: [bucket], parse: parseAffiliate };
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import { type ListSpec, type PageRequest, primaryList } from '#shared/db/pages';
+import type { ListSpec, PageRequest } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
@@ -73,7 +73,12 @@ export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid:
 };
 
 /** Every invitation, newest first. */
-export const inviteList = (merchantId: string): ListSpec<InviteItem> => primaryList(merchantId, 'invites', [ALL_BUCKET], parseInvite);
+export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
+  merchantId,
+  list: 'invites',
+  buckets: [ALL_BUCKET],
+  parse: parseInvite,
+});
 
 // --- the e-mail projection -------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
@@ -132,7 +132,12 @@ export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: s
 };
 
 /** The merchant's orders, newest first (see pages.ts). */
-export const orderList = (merchantId: string): ListSpec<OrderItem> => primaryList(merchantId, 'orders', [ALL_BUCKET], parseOrder);
+export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
+  merchantId,
+  list: 'orders',
+  buckets: [ALL_BUCKET],
+  parse: parseOrder,
+});
 
 /** A conditional update of an order refused: `order` is the order as it was, absent when it does not exist. */
 export class OrderUpdateRefused extends Error {
