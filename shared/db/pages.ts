@@ -1,50 +1,31 @@
 import { isStorableKey, padSeq } from './entities/base';
 import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, groupTotalKey, readBlockRange, readGroupTotals } from './entities/counter';
-import { type ListName, listPartition, PRIMARY_LIST_INDEX } from './entities/list-entry';
+import { type ListName, listIndexOf, listPartition } from './entities/list-entry';
 import { queryItems } from './query';
-import type { ListIndex, TableRef } from './table-def';
+import type { TableRef } from './table-def';
 
 export type PageRequest = { page: number; per_page: number };
 
-export type ListSpec<T> = {
+type Sequenced = { seq: number };
+
+/** A list of a merchant's, whose items sit on their bucket's list index partition at their sequence number (list-entry.ts). */
+export type ListSpec<T extends Sequenced> = {
   merchantId: string;
   list: ListName;
   /** The buckets shown (one status, several statuses, a tier, `all`), merged newest first. */
   buckets: readonly string[];
-  index: ListIndex;
-  /** The index partition of one bucket. */
-  partitionOf: (bucket: string) => string;
   parse: (raw: unknown) => T;
-  seqOf: (item: T) => number;
 };
-
-/** A list on the primary list index whose items carry their sequence number. */
-export const primaryList = <T extends { seq: number }>(
-  merchantId: string,
-  list: ListName,
-  buckets: readonly string[],
-  parse: (raw: unknown) => T,
-): ListSpec<T> => ({
-  merchantId,
-  list,
-  buckets,
-  index: PRIMARY_LIST_INDEX,
-  partitionOf: (bucket) => listPartition(merchantId, list, bucket),
-  parse,
-  seqOf: (item) => item.seq,
-});
 
 /** The newest block count items a page reads per bucket: as many as one group has blocks. */
 const NEWEST_BLOCKS = GROUP_SIZE;
 
-/**
- * One page of a list, newest first, at the same cost for every page and any list size. Per shown
- * bucket, its group totals and newest GROUP_SIZE block counts (read in parallel) give the total
- * and the group where the page starts; that group's block counts, when it is an older one, give
- * the block (`locateBlock`); one Query on the list's index from there; the buckets merged by
- * sequence number. The walk, its cost and how exact it is: docs/design-notes.md, "Pagination".
- */
-export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: PageRequest): Promise<{ total: number; items: T[] }> => {
+/** One page of a list, newest first, at the same cost for every page and any list size (docs/design-notes.md#pagination). */
+export const readPage = async <T extends Sequenced>(
+  db: TableRef,
+  spec: ListSpec<T>,
+  request: PageRequest,
+): Promise<{ total: number; items: T[] }> => {
   const buckets = spec.buckets.filter((bucket) => holdsItems(spec, bucket));
   const counts = await Promise.all(buckets.map((bucket) => readBucketCounts(db, spec, bucket)));
   const groups = new Map<number, number>();
@@ -62,21 +43,15 @@ export const readPage = async <T>(db: TableRef, spec: ListSpec<T>, request: Page
   const [top, skip] = full ? [blockTop - inBlock, 0] : [blockTop, inBlock];
 
   const fetched = await Promise.all(
-    buckets.map((bucket) =>
-      queryDownFrom(db, spec.index, spec.partitionOf(bucket), padSeq(top), skip + request.per_page).then((items) => items.map(spec.parse)),
-    ),
+    buckets.map((bucket) => queryDownFrom(db, spec, bucket, padSeq(top), skip + request.per_page).then((items) => items.map(spec.parse))),
   );
-  const merged = fetched.flat().sort((a, b) => spec.seqOf(b) - spec.seqOf(a));
+  const merged = fetched.flat().sort((a, b) => b.seq - a.seq);
   return { total, items: merged.slice(skip, skip + request.per_page) };
 };
 
-/**
- * Whether a bucket can hold items: its index partition and its count keys are within DynamoDB's key
- * sizes. A filter value the API takes (255 characters of any plane, URI-encoded into the count keys)
- * can name a bucket that could never be written, and so holds nothing.
- */
-const holdsItems = <T>(spec: ListSpec<T>, bucket: string) =>
-  isStorableKey({ pk: spec.partitionOf(bucket), sk: '' }) && isStorableKey(groupTotalKey(spec.merchantId, spec.list, bucket, 0));
+/** Whether a bucket's keys fit DynamoDB's key sizes: a filter value the API takes (255 characters of any plane, URI-encoded) may not. */
+const holdsItems = ({ merchantId, list }: ListSpec<Sequenced>, bucket: string) =>
+  isStorableKey({ pk: listPartition(merchantId, list, bucket), sk: '' }) && isStorableKey(groupTotalKey(merchantId, list, bucket, 0));
 
 /** One bucket's counts as a page reads them. */
 type BucketCounts = {
@@ -89,7 +64,7 @@ type BucketCounts = {
   groups: Map<number, number>;
 };
 
-const readBucketCounts = async <T>(db: TableRef, spec: ListSpec<T>, bucket: string): Promise<BucketCounts> => {
+const readBucketCounts = async (db: TableRef, spec: ListSpec<Sequenced>, bucket: string): Promise<BucketCounts> => {
   const [newest, totals] = await Promise.all([
     readBlockRange(db, spec.merchantId, spec.list, bucket, { newestFirst: true, limit: NEWEST_BLOCKS }),
     readGroupTotals(db, spec.merchantId, spec.list, bucket),
@@ -105,11 +80,7 @@ const readBucketCounts = async <T>(db: TableRef, spec: ListSpec<T>, bucket: stri
   return { bucket, blocks, coveredFrom, groups };
 };
 
-/**
- * The lowest group whose block items are all among `newest` (the bucket's newest block items,
- * highest first): every group, when fewer than NEWEST_BLOCKS came back; else the group of the
- * lowest one read if all its GROUP_SIZE blocks were read, else the group above it.
- */
+/** The lowest group whose block items are all among `newest` (the bucket's newest block items, highest first). */
 const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
   const lowest = newest.at(-1);
   if (newest.length < NEWEST_BLOCKS || lowest === undefined) return 0;
@@ -118,14 +89,12 @@ const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
 };
 
 /**
- * The block in which the item at `offset` (newest first, over the merged buckets) lies, with that
- * block's merged count and the item's place in it. Groups are skipped by their counts; the block
- * counts of the one group the offset falls in are read when they were not (an older group).
- * Undefined when the blocks hold fewer items than the counts said (stale totals, for a moment).
+ * The block in which the item at `offset` (newest first, over the merged buckets) lies, with its
+ * merged count and the item's place in it; undefined when the blocks hold fewer items than stale totals said.
  */
-const locateBlock = async <T>(
+const locateBlock = async (
   db: TableRef,
-  spec: ListSpec<T>,
+  spec: ListSpec<Sequenced>,
   counts: readonly BucketCounts[],
   groups: ReadonlyMap<number, number>,
   offset: number,
@@ -143,16 +112,15 @@ const locateBlock = async <T>(
       if (before + n > offset) return { block, n, inBlock: offset - before };
       before += n;
     }
-    // The group's blocks hold fewer items than its total said (a total not yet refreshed): the
-    // offset lies further down, past the items this group really holds.
+    // A total not yet refreshed said more than the group's blocks hold: the offset lies further down.
   }
   return undefined;
 };
 
 /** The merged block counts of one group of the shown buckets: read only for the buckets whose blocks of it were not read. */
-const groupBlocks = async <T>(
+const groupBlocks = async (
   db: TableRef,
-  spec: ListSpec<T>,
+  spec: ListSpec<Sequenced>,
   counts: readonly BucketCounts[],
   group: number,
 ): Promise<Map<number, number>> => {
@@ -170,16 +138,18 @@ const groupBlocks = async <T>(
   return merged;
 };
 
-/** Up to `limit` index items of one partition with sort key <= top, highest first. */
-const queryDownFrom = (db: TableRef, index: ListIndex, partition: string, top: string, limit: number): Promise<unknown[]> =>
-  queryItems(
+/** Up to `limit` index items of one bucket with sort key <= top, highest first. */
+const queryDownFrom = (db: TableRef, { merchantId, list }: ListSpec<Sequenced>, bucket: string, top: string, limit: number) => {
+  const index = listIndexOf(list, bucket);
+  return queryItems(
     db,
     {
       IndexName: index.indexName,
       KeyConditionExpression: '#pk = :pk AND #sk <= :top',
       ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-      ExpressionAttributeValues: { ':pk': partition, ':top': top },
+      ExpressionAttributeValues: { ':pk': listPartition(merchantId, list, bucket), ':top': top },
       ScanIndexForward: false,
     },
     limit,
   );
+};

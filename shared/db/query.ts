@@ -1,19 +1,22 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Key } from './entities/base';
 import type { TableRef } from './table-def';
 
-type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
+type StartKey = Record<string, unknown> | undefined;
 
-/** The pages of one Query, following LastEvaluatedKey; `limit()` gives the next page's Limit, if any. */
-async function* queryPages({ ddb, table }: TableRef, input: QueryInput, limit: () => number | undefined = () => undefined) {
-  let startKey: Record<string, unknown> | undefined;
+/** One page of a Query: at most `limit` items, after `startKey`. */
+export const queryPage = ({ ddb, table }: TableRef, input: QueryInput, limit?: number, startKey?: StartKey) =>
+  ddb.send(new QueryCommand({ ...input, TableName: table, ...(limit === undefined ? {} : { Limit: limit }), ExclusiveStartKey: startKey }));
+
+/** The pages of one Query from after `startKey`, following LastEvaluatedKey; `limit()` gives the next page's Limit, if any. */
+export async function* queryPages(db: TableRef, input: QueryInput, limit: () => number | undefined = () => undefined, startKey?: StartKey) {
+  let next = startKey;
   do {
-    const Limit = limit();
-    const page = await ddb.send(
-      new QueryCommand({ ...input, TableName: table, ...(Limit === undefined ? {} : { Limit }), ExclusiveStartKey: startKey }),
-    );
+    const page = await queryPage(db, input, limit(), next);
     yield page;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+    next = page.LastEvaluatedKey;
+  } while (next);
 }
 
 /**
@@ -29,29 +32,48 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
   return items;
 };
 
+/** What a Query of the table's own key takes besides its key condition. */
+type KeyQueryInput = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;
+
+/** Every item of partition `pk`. */
+export const queryPartition = (db: TableRef, pk: string, input: KeyQueryInput = {}) =>
+  queryItems(db, { ...input, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
+
+/** At most `limit` items of partition `pk` whose sort key lies from `from` to `to`. */
+export const queryBetween = (db: TableRef, pk: string, from: string, to: string, input: KeyQueryInput = {}, limit?: number) =>
+  queryItems(
+    db,
+    {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+    },
+    limit,
+  );
+
+/** The item with this key, read by a Query (which the change feed may run where it may not GetItem); undefined when there is none. */
+export const queryKey = async (db: TableRef, key: Key, input: KeyQueryInput = {}): Promise<Record<string, unknown> | undefined> =>
+  (
+    await queryItems(db, {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+    })
+  )[0];
+
 /**
- * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather
- * than `begins_with`, which DynamoDB Local answers by reading the whole partition
- * (docs/design-notes.md#performance-on-the-local-emulators).
+ * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather than
+ * `begins_with` (docs/design-notes.md#performance-on-the-local-emulators).
  */
 export const queryKeyPrefix = async (
   db: TableRef,
   pk: string,
   prefix: string,
-  input: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead'> = {},
-  limit = Number.POSITIVE_INFINITY,
+  input: KeyQueryInput = {},
+  limit?: number,
 ): Promise<Record<string, unknown>[]> => {
   const last = prefix.codePointAt(prefix.length - 1) ?? 0;
-  const bound = `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`;
-  const items = await queryItems(
-    db,
-    {
-      ...input,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': bound },
-    },
-    limit,
-  );
+  const items = await queryBetween(db, pk, prefix, `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`, input, limit);
   // BETWEEN takes in the bound itself, which lacks the prefix.
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };

@@ -1,11 +1,7 @@
 import { isPassingDependencyFailure, isRetryableWriteFailure } from '#shared/dependency-errors';
 import { busy } from '#shared/errors';
 
-/**
- * The back-off of every write path: transaction conflicts and throttling are retried with full-jitter
- * exponential back-off and, past the budget, answered 503 with Retry-After, never a 500
- * (docs/correctness.md#one-classification-of-dependency-errors).
- */
+/** The back-off of every write path: past it a 503, never a 500 (docs/correctness.md#one-classification-of-dependency-errors). */
 export const WRITE_ATTEMPTS = 6;
 const BASE_DELAY_MS = 10;
 const MAX_DELAY_MS = 320;
@@ -31,12 +27,12 @@ const retrying = async <T>(
   }
 };
 
-export const withWriteRetry = <T>(write: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> =>
-  retrying(write, isRetryableWriteFailure, attempts, () => busy());
+export const withWriteRetry = <T>(write: () => Promise<T>): Promise<T> =>
+  retrying(write, isRetryableWriteFailure, WRITE_ATTEMPTS, () => busy());
 
 /**
  * For writes that are safe to repeat (the change feed's): any failure that passes is tried again, so
  * one lost answer does not send a whole stream batch back to be read again.
  */
-export const withRepeatableRetry = <T>(write: () => Promise<T>, attempts = 4): Promise<T> =>
-  retrying(write, isPassingDependencyFailure, attempts, (error) => error);
+export const withRepeatableRetry = <T>(write: () => Promise<T>): Promise<T> =>
+  retrying(write, isPassingDependencyFailure, 4, (error) => error);

@@ -1,10 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
-/**
- * The single table's shape, shared by the CDK stack and the local runtime so the two cannot drift: gsi1
- * finds tokens and holds the sequenced lists, gsi2 owed work (sparse), gsi3 a second list key
- * (docs/architecture.md#data-one-table-keyed-by-merchant).
- */
+/** The table's shape, one for the CDK stack and the local runtime (docs/architecture.md#data-one-table-keyed-by-merchant). */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' } as const;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem } from './base';
-import type { CountChange } from './counter';
+import { itemKey, type Key, nullableString, storedItem, updateOrRefused } from './base';
+import { type CountChange, countChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
 
@@ -30,7 +29,11 @@ const requestSchema = z.looseObject({
 });
 export type AffiliateRequestItem = z.output<typeof requestSchema>;
 
-export const parseAffiliateRequest = (raw: unknown): AffiliateRequestItem => parseStored('affiliate request', requestSchema, raw);
+export const { parse: parseAffiliateRequest, get: getAffiliateRequest } = storedItem(
+  'affiliate request',
+  requestSchema,
+  affiliateRequestKey,
+);
 
 export const affiliateRequestRecord = (
   merchantId: string,
@@ -53,16 +56,8 @@ export const affiliateRequestRecord = (
   };
 };
 
-export const requestCountChange = (
-  request: Pick<AffiliateRequestItem, 'seq'>,
-  status: AffiliateRequestStatus,
-  delta: number,
-): CountChange => ({
-  list: 'affiliate_requests',
-  bucket: status,
-  seq: request.seq,
-  delta,
-});
+export const requestCountChange = (request: Pick<AffiliateRequestItem, 'seq'>, status: AffiliateRequestStatus, delta: number) =>
+  countChange('affiliate_requests', status, request.seq, delta);
 
 /** What a decision moves in the counts: the request from `pending` to the status it was decided to. */
 export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' | 'status'>): CountChange[] => [
@@ -70,17 +65,17 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, decided.status, 1),
 ];
 
-export const getAffiliateRequest = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
-  getStored(db, 'affiliate request', requestSchema, affiliateRequestKey(merchantId, uuid), consistent);
-
 /** The merchant's requests in the given statuses, newest first. */
-export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> =>
-  primaryList(merchantId, 'affiliate_requests', statuses, parseAffiliateRequest);
+export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({
+  merchantId,
+  list: 'affiliate_requests',
+  buckets: statuses,
+  parse: parseAffiliateRequest,
+});
 
 /**
- * The decision on a request, conditional on it still being pending, so that of a concurrent accept
- * and decline exactly one commits. It moves the request to its new status's list, records the e-mail
- * the decision owes and the deciding request's write id (a retry recognises its own applied decision).
+ * The decision on a request, conditional on it still being pending (of a concurrent accept and decline one commits):
+ * it moves the request's list, owes its e-mail and records the write id a retry recognises.
  */
 const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
   const key = affiliateRequestKey(merchantId, uuid);
@@ -115,25 +110,14 @@ export class RequestDecisionRefused extends Error {
 
 /** The decision as one conditional UpdateItem (decline); a refusal carries the request as it was. */
 export const decideRequest = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   decision: 'accepted' | 'declined',
   now: string,
   writeId: string,
 ): Promise<AffiliateRequestItem> => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        ...decisionUpdate(merchantId, uuid, decision, now, writeId),
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return parseAffiliateRequest(Attributes);
-  } catch (error) {
-    const old = refusedItem(error);
-    throw new RequestDecisionRefused(old ? parseAffiliateRequest(old) : undefined);
-  }
+  const result = await updateOrRefused(db, decisionUpdate(merchantId, uuid, decision, now, writeId));
+  if ('refused' in result) throw new RequestDecisionRefused(result.refused && parseAffiliateRequest(result.refused));
+  return parseAffiliateRequest(result.item);
 };

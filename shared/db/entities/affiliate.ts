@@ -1,10 +1,9 @@
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
-import type { TableRef } from '#shared/db/table-def';
+import type { ListSpec } from '#shared/db/pages';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored } from './base';
-import type { CountChange } from './counter';
-import { ALL_BUCKET, listIndexOf, primaryListEntry, secondaryListEntry } from './list-entry';
+import { itemKey, type Key, nullableString, storedItem } from './base';
+import { type CountChange, countChange } from './counter';
+import { ALL_BUCKET, primaryListEntry, secondaryListEntry } from './list-entry';
 
 /** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
 export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
@@ -23,7 +22,7 @@ const affiliateSchema = z.looseObject({
 
 export type AffiliateItem = z.output<typeof affiliateSchema>;
 
-export const parseAffiliate = (raw: unknown): AffiliateItem => parseStored('affiliate', affiliateSchema, raw);
+export const { parse: parseAffiliate, get: getAffiliate } = storedItem('affiliate', affiliateSchema, affiliateKey);
 
 /** Bucket of a tier's list (never equal to `all`). */
 export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;
@@ -59,16 +58,13 @@ export const affiliateRecord = (
 export const affiliateCountChanges = (affiliate: Pick<AffiliateItem, 'seq' | 'tier_slug'>): CountChange[] => {
   const bucket = tierBucketOf(affiliate.tier_slug);
   return [
-    { list: 'affiliates', bucket: ALL_BUCKET, seq: affiliate.seq, delta: 1 },
-    ...(bucket === undefined ? [] : [{ list: 'affiliates' as const, bucket, seq: affiliate.seq, delta: 1 }]),
+    countChange('affiliates', ALL_BUCKET, affiliate.seq),
+    ...(bucket === undefined ? [] : [countChange('affiliates', bucket, affiliate.seq)]),
   ];
 };
-
-export const getAffiliate = (db: TableRef, merchantId: string, slug: string, consistent = false): Promise<AffiliateItem | undefined> =>
-  getStored(db, 'affiliate', affiliateSchema, affiliateKey(merchantId, slug), consistent);
 
 /** Every affiliate (newest first), or those of one tier. */
 export const affiliateList = (merchantId: string, tierSlug?: string | null): ListSpec<AffiliateItem> => {
   const bucket = tierSlug === undefined || tierSlug === null ? ALL_BUCKET : tierBucket(tierSlug);
-  return { ...primaryList(merchantId, 'affiliates', [bucket], parseAffiliate), index: listIndexOf('affiliates', bucket) };
+  return { merchantId, list: 'affiliates', buckets: [bucket], parse: parseAffiliate };
 };

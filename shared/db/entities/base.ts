@@ -1,15 +1,11 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import type { TableRef } from '#shared/db/table-def';
 
-/**
- * What every entity module builds on: an entity module owns one stored item type's keys, shape (parsed
- * at the boundary, never cast), builder, reads and writes. Every merchant item's partition key begins
- * with `M#<merchantId>`, so no key built here can reach another merchant's data.
- */
+/** What every entity module builds on (docs/architecture.md#data-one-table-keyed-by-merchant): no key reaches another merchant's. */
 export type Key = { pk: string; sk: string };
 
 export const merchantPk = (merchantId: string): string => `M#${merchantId}`;
@@ -56,17 +52,32 @@ export const getStored = async <S extends $ZodType>(
   return parseStoredOptional(entity, schema, Item);
 };
 
+/** One UpdateItem of the table. */
+export const updateItem = ({ ddb, table }: TableRef, update: Omit<UpdateCommandInput, 'TableName'>) =>
+  ddb.send(new UpdateCommand({ TableName: table, ...update }));
+
+/** One PutItem of the table. */
+export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'TableName'>) =>
+  ddb.send(new PutCommand({ TableName: table, ...put }));
+
+/** The parse and the GetItem read of an entity whose key is built from its merchant and one id. */
+export const storedItem = <S extends $ZodType>(entity: string, schema: S, key: (merchantId: string, id: string) => Key) => ({
+  parse: (raw: unknown): output<S> => parseStored(entity, schema, raw),
+  get: (db: TableRef, merchantId: string, id: string, consistent = false): Promise<output<S> | undefined> =>
+    getStored(db, entity, schema, key(merchantId, id), consistent),
+});
+
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
-export const putNew = ({ ddb, table }: TableRef, item: Key & Record<string, unknown>) =>
-  ddb.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+export const putNew = (db: TableRef, item: Key & Record<string, unknown>) =>
+  putItem(db, { Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
 
 /** A conditional UpdateItem: what it returns (ALL_NEW unless `ReturnValues` says otherwise; `{}` for NONE), or undefined when refused. */
 export const updateIfAllowed = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   update: Omit<UpdateCommandInput, 'TableName'>,
 ): Promise<Record<string, unknown> | undefined> => {
   try {
-    return (await ddb.send(new UpdateCommand({ TableName: table, ReturnValues: 'ALL_NEW', ...update }))).Attributes ?? {};
+    return (await updateItem(db, { ReturnValues: 'ALL_NEW', ...update })).Attributes ?? {};
   } catch (error) {
     if (isRefused(error)) return undefined;
     throw error;
@@ -95,6 +106,20 @@ export const refusedItem = (error: unknown): Record<string, unknown> | undefined
   if (!isRefused(error)) throw error;
   const item = (error as { Item?: Record<string, AttributeValue> }).Item;
   return item === undefined ? undefined : unmarshall(item);
+};
+
+/** A conditional UpdateItem: the item after it (`item`), or, refused, the item as it was (`refused`; undefined when there was none). */
+export const updateOrRefused = async (
+  db: TableRef,
+  update: Omit<UpdateCommandInput, 'TableName'>,
+): Promise<{ item: Record<string, unknown> | undefined } | { refused: Record<string, unknown> | undefined }> => {
+  try {
+    return {
+      item: (await updateItem(db, { ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...update })).Attributes,
+    };
+  } catch (error) {
+    return { refused: refusedItem(error) };
+  }
 };
 
 export const nullableString = () => z.nullable(z.string());

@@ -1,16 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { queryItems } from '#shared/db/query';
+import { queryBetween, queryItems, queryKey } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
-import { merchantPk, parseStored } from './base';
+import { merchantPk, parseStored, updateItem } from './base';
 import { batchDelete, batchPut } from './batch';
 
-/**
- * Commission totals per UTC day and month, for the merchant and per affiliate, kept by the change feed,
- * each item written at most once per stream record (docs/reports.md#exactly-once-without-a-transaction).
- */
+/** Commission totals per UTC day and month, merchant's and affiliates' (docs/reports.md#exactly-once-without-a-transaction). */
 
 export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
 
@@ -97,7 +93,7 @@ const ITEM_TRIES = 3;
  * applied, or (a batch read again) on what it had. Returns the record that created the item.
  */
 const addOnce = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   key: { pk: string; sk: string },
   contributions: readonly Contribution[],
   extra: { set: string; values: Record<string, unknown>; add?: string },
@@ -106,24 +102,21 @@ const addOnce = async (
   let applied: string | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      const { Attributes } = await ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: key,
-          UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
-          ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ...sumValues(pending),
-            ':first': pending[0]?.seq,
-            ':last': pending.at(-1)?.seq,
-            ...(applied === undefined ? {} : { ':applied': applied }),
-            ...extra.values,
-          },
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const { Attributes } = await updateItem(db, {
+        Key: key,
+        UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
+        ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: {
+          ...sumValues(pending),
+          ':first': pending[0]?.seq,
+          ':last': pending.at(-1)?.seq,
+          ...(applied === undefined ? {} : { ':applied': applied }),
+          ...extra.values,
+        },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return Attributes?.created_seq as string | undefined;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException) || attempt >= ITEM_TRIES) throw error;
@@ -139,10 +132,8 @@ const addOnce = async (
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
 /**
- * Applies a batch's ledger writes of one merchant, each once: one write per affiliate item, then one
- * per merchant item with the affiliate rows each record created; the newest month's item last, with
- * the batch's latest booking time as `through`. A failure part way leaves the records to be read
- * again: what was applied is then skipped, and what was created still counted.
+ * Applies a batch's ledger writes of one merchant, each once: the affiliate items, then the merchant items with
+ * the affiliate rows each record created, the newest month's last with the batch's latest booking as `through`.
  */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -216,11 +207,7 @@ const keyOfTotals = (merchantId: string, item: TotalsItem) =>
     ? { pk: affiliateTotalsPk(merchantId), sk: affiliateSk(item) }
     : { pk: totalsPk(merchantId), sk: merchantSk(item) };
 
-/**
- * Replaces the totals of closed periods (an operator's rebuild from the ledgers): `items` put whole and
- * sealed, `stale` removed. The items that say how far the totals reach (`through`) go last, once
- * everything they vouch for is in place.
- */
+/** Replaces the totals of closed periods (an operator's rebuild): `items` put sealed, `stale` removed, those with `through` last. */
 export const replaceClosedTotals = async (
   db: TableRef,
   merchantId: string,
@@ -242,14 +229,9 @@ export const replaceClosedTotals = async (
   await batchPut(db, items.filter(vouching).map(stored));
 };
 
-const between = (kind: PeriodKind, from: string, to: string) => ({ ':from': `${kind}#${from}`, ':to': `${kind}#${to}` });
-
 /** The merchant's totals items of one kind for periods in [from, to), compared as strings, in one Query. */
 export const readMerchantTotals = async (db: TableRef, merchantId: string, kind: PeriodKind, from: string, to: string) => {
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': totalsPk(merchantId), ...between(kind, from, to) },
-  });
+  const items = await queryBetween(db, totalsPk(merchantId), `${kind}#${from}`, `${kind}#${to}`);
   return items.map((item) => {
     const parsed = parseStored('merchant_totals', totalsSchema, item);
     return { ...parsed, affiliate_rows: parsed.affiliate_rows ?? 0 };
@@ -266,28 +248,18 @@ const NEWEST_MONTH_ITEMS = 10;
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
   const [kept, newest] = await Promise.all([
-    queryItems(db, { KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': pk, ':sk': AS_OF_SK } }),
-    queryItems(
-      db,
-      {
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': pk, ...between('M', '', '~') },
-        ProjectionExpression: 'through',
-        ScanIndexForward: false,
-      },
-      NEWEST_MONTH_ITEMS,
-    ),
+    queryKey(db, { pk, sk: AS_OF_SK }),
+    queryBetween(db, pk, 'M#', 'M#~', { ProjectionExpression: 'through', ScanIndexForward: false }, NEWEST_MONTH_ITEMS),
   ]);
-  const times = [...kept, ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
+  const times = [...(kept ? [kept] : []), ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
   return times.sort().at(-1);
 };
 
 const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
 /**
- * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at
- * most `limit`. One affiliate's (`slug`) are read from the index, where each day item comes back as
- * its month's for a month (the caller sums them).
+ * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at most `limit`;
+ * one affiliate's from the index, where a day item stands for its month (the caller sums them).
  */
 export const readAffiliateTotals = async (
   db: TableRef,
@@ -301,17 +273,16 @@ export const readAffiliateTotals = async (
     const items = await queryItems(db, {
       IndexName: GSI1.indexName,
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ...between('D', days.from, days.to) },
+      ExpressionAttributeValues: { ':pk': affiliateIndexPk(merchantId, options.slug), ':from': `D#${days.from}`, ':to': `D#${days.to}` },
     });
     return items.map(toAffiliateTotals).map((item) => (kind === 'M' ? { ...item, period: item.period.slice(0, 7) } : item));
   }
-  const items = await queryItems(
+  const items = await queryBetween(
     db,
-    {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': affiliateTotalsPk(merchantId), ...between(kind, range.from, range.to) },
-      ScanIndexForward: options.backward !== true,
-    },
+    affiliateTotalsPk(merchantId),
+    `${kind}#${range.from}`,
+    `${kind}#${range.to}`,
+    { ScanIndexForward: options.backward !== true },
     options.limit,
   );
   return items.map(toAffiliateTotals);

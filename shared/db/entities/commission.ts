@@ -1,12 +1,8 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, nullableString, parseStored, writeApplied } from './base';
+import { getStored, itemKey, type Key, nullableString, parseStored, putItem, writeApplied } from './base';
 
-/**
- * The commission ledger of one order: `COMMISSION#<order uuid>`, append-only entries and the highest
- * order version applied; every write is conditional on the one read, so no version is applied twice.
- */
+/** The commission ledger of one order: every write is conditional on the one read, so no order version is applied twice. */
 export const commissionKey = (merchantId: string, orderUuid: string): Key => itemKey(merchantId, `COMMISSION#${orderUuid}`);
 
 export const LEDGER_ENTRY_TYPES = ['accrual', 'reversal', 'shipping_change'] as const;
@@ -86,14 +82,11 @@ const CONDITION: Record<LedgerStamp['kind'], string> = {
 };
 
 /** Writes the ledger whole if it is still as it was read (`stamp`); false when another delivery changed it first. */
-export const putCommissionLedger = ({ ddb, table }: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp) =>
+export const putCommissionLedger = (db: TableRef, merchantId: string, ledger: CommissionLedger, stamp: LedgerStamp) =>
   writeApplied(
-    ddb.send(
-      new PutCommand({
-        TableName: table,
-        Item: { ...commissionKey(merchantId, ledger.order_uuid), type: 'commission', ...ledger },
-        ConditionExpression: CONDITION[stamp.kind],
-        ...(stamp.kind === 'applied' ? { ExpressionAttributeValues: { ':applied': stamp.version } } : {}),
-      }),
-    ),
+    putItem(db, {
+      Item: { ...commissionKey(merchantId, ledger.order_uuid), type: 'commission', ...ledger },
+      ConditionExpression: CONDITION[stamp.kind],
+      ...(stamp.kind === 'applied' ? { ExpressionAttributeValues: { ':applied': stamp.version } } : {}),
+    }),
   );

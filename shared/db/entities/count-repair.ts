@@ -1,17 +1,19 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { countQueryItems, queryItems } from '#shared/db/query';
+import { countQueryItems, queryItems, queryPartition } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional } from './base';
+import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional, updateItem } from './base';
 import {
   BLOCK_SIZE,
   type BlockRef,
   blockCountKey,
+  blockCountState,
   blockOf,
   countsPartition,
   derivedCount,
   isDerivedBlock,
+  isOrderBucket,
   markForRecount,
   noteHoles,
   parseBlockCountSk,
@@ -23,29 +25,11 @@ import { ALL_BUCKET, type ListName, listIndexOf, listPartition } from './list-en
 import { WORK_REMOVE } from './owed-work';
 import { getQuota, orderNumberOfQuota } from './quota';
 
-/**
- * Exact recounts of list block counts. A count is kept with `ADD` after each committed change
- * (counter.ts); when that `ADD` failed or was retried, its block carries a RECOUNT entry and is
- * recounted here from the truth, the list index itself: the items of the bucket's index partition
- * between the block's first and last sequence number (Select COUNT, at most BLOCK_SIZE items).
- * A recount is idempotent, so running it twice, or on a block that was right, changes nothing.
- */
-
-const countState = z.object({
-  n: z.optional(z.number()),
-  marked_at: z.optional(z.string()),
-  changed_at: z.optional(z.string()),
-  holes: z.optional(z.set(z.number())),
-  exact: z.optional(z.boolean()),
-});
+/** Exact, idempotent recounts of list block counts from the list index itself (docs/architecture.md#writing-without-hot-items). */
 
 export type Recount = { list: ListName; bucket: string; block: number; before: number; after: number };
 
-/**
- * How long after its last change a block is recounted at the earliest: the list index is
- * eventually consistent (usually well under a second behind), so an item counted into the block
- * just before the recount may not be on the index yet, and the recount would come out short.
- */
+/** How long after its last change a block is recounted at the earliest: the eventually consistent list index must have caught up. */
 export const QUIET_BEFORE_RECOUNT_MS = 10_000;
 
 /** When it is (`now`) and how quiet a block must have been (`quietMs`, QUIET_BEFORE_RECOUNT_MS unless given). */
@@ -66,16 +50,21 @@ const listRange = (merchantId: string, list: ListName, bucket: string, first: nu
 const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) =>
   countQueryItems(db, listRange(merchantId, list, bucket, block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE - 1));
 
+/** A block count item's state, read consistently (a GetItem of the attributes in `projection`). */
+const readCountState = async (db: TableRef, key: Key, projection: string) => {
+  const { Item } = await db.ddb.send(
+    new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: projection }),
+  );
+  return parseStoredOptional('list count', blockCountState, Item);
+};
+
 const RECOUNT_ATTEMPTS = 5;
 
 /**
  * Sets one block's count to what its index holds, conditional on the count and mark read before
- * counting (a change meanwhile makes it count again), removing the RECOUNT entry unless renewed and
- * adding 1 to the block's version, so the change feed refreshes its group total. Undefined when the
- * block kept changing through every attempt; `'marked'` when it changed within `quietMs`, to be
- * recounted later (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- * An order block whose count derives from the sequence is recounted once closed, and then `exact`;
- * while the sequence is still in it, it is `'derived'`: there is no count to repair.
+ * counting, removing the RECOUNT entry and moving the block's version. Undefined when the block kept
+ * changing through every attempt; `'marked'` when it changed within `quietMs`; `'derived'` for an
+ * order block the sequence is still in (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
  */
 export const recountBlock = async (
   db: TableRef,
@@ -86,19 +75,11 @@ export const recountBlock = async (
   { now = Date.now, quietMs = QUIET_BEFORE_RECOUNT_MS }: RecountTiming = {},
 ): Promise<Recount | 'marked' | 'derived' | undefined> => {
   const key = blockCountKey(merchantId, list, bucket, block);
-  const sequence = list === 'orders' && bucket === ALL_BUCKET ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
+  const sequence = isOrderBucket(list, bucket) ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
   const derived = sequence !== undefined && isDerivedBlock(block, sequence.derivedFrom);
   if (derived && blockOf(sequence.seq) <= block) return 'derived';
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
-    const { Item } = await db.ddb.send(
-      new GetCommand({
-        TableName: db.table,
-        Key: key,
-        ConsistentRead: true,
-        ProjectionExpression: 'n, marked_at, changed_at, holes, exact',
-      }),
-    );
-    const state = parseStoredOptional('list count', countState, Item);
+    const state = await readCountState(db, key, 'n, marked_at, changed_at, holes, exact');
     if (state?.changed_at !== undefined && Date.parse(state.changed_at) > now() - quietMs) {
       await markForRecount(db, key, new Date(now()).toISOString());
       return 'marked';
@@ -109,30 +90,27 @@ export const recountBlock = async (
     const shown = derived ? derivedCount(block, state, sequence.seq) : (before ?? 0);
     if (!derived && state === undefined && after === 0) return { list, bucket, block, before: 0, after };
     try {
-      await db.ddb.send(
-        new UpdateCommand({
-          TableName: db.table,
-          Key: key,
-          UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
-          ConditionExpression: [
-            before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
-            state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
-            // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
-            ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
-          ].join(' AND '),
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ':after': after,
-            ':zero': 0,
-            ':one': 1,
-            ':type': 'list_count',
-            ...(derived ? { ':exact': true } : {}),
-            ...(before === undefined ? {} : { ':before': before }),
-            ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
-            ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
-          },
-        }),
-      );
+      await updateItem(db, {
+        Key: key,
+        UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
+        ConditionExpression: [
+          before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
+          state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
+          // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
+          ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
+        ].join(' AND '),
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: {
+          ':after': after,
+          ':zero': 0,
+          ':one': 1,
+          ':type': 'list_count',
+          ...(derived ? { ':exact': true } : {}),
+          ...(before === undefined ? {} : { ':before': before }),
+          ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
+          ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
+        },
+      });
       return { list, bucket, block, before: shown, after };
     } catch (error) {
       if (!isRefused(error)) throw error;
@@ -153,18 +131,14 @@ export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, firs
 };
 
 /**
- * Notes as holes the numbers `first` to `last` of a derived order block that name no order once they
- * settled (ORDER_NUMBER_SETTLE_SECONDS after their take): a create stopped between its take and its
- * put leaves one, which would count until the block's recount. One consistent read of the block
- * beside `unnamedOrderNumbers`; one `ADD` when any is missing. Returns how many it noted (none on a
- * block recounted exact).
+ * Notes as holes the numbers `first` to `last` of a derived order block that still name no order once
+ * settled (a create stopped between its take and its put leaves one); returns how many it noted.
  */
 export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, last: number): Promise<number> => {
-  const [{ Item }, unnamed] = await Promise.all([
-    db.ddb.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'holes, exact' })),
+  const [state, unnamed] = await Promise.all([
+    readCountState(db, key, 'holes, exact'),
     unnamedOrderNumbers(db, merchantIdOf(key.pk), first, last),
   ]);
-  const state = parseStoredOptional('list count', countState, Item);
   if (state?.exact === true) return 0;
   const missing = unnamed.filter((seq) => state?.holes?.has(seq) !== true);
   if (missing.length > 0) await noteHoles(db, key, missing);
@@ -186,11 +160,8 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
 ];
 
 /**
- * Recounts every block of every list of one merchant (`npm run admin -- recount`), then refreshes the
- * total of every group of those blocks: the operator's repair when a count could be neither kept nor
- * marked. Buckets: the fixed ones, the tiers and any other with a count item. Reads every index item
- * of the merchant's lists once; a block changed a moment ago is marked instead
- * (docs/operations.md#a-list-total-that-is-off).
+ * Recounts every block of every bucket of one merchant (the fixed ones, the tiers and any with a count
+ * item), then refreshes their group totals (`npm run admin -- recount`, docs/operations.md#a-list-total-that-is-off).
  */
 export const recountMerchant = async (
   db: TableRef,
@@ -198,11 +169,7 @@ export const recountMerchant = async (
   tierBuckets: readonly string[],
 ): Promise<{ recounts: Recount[]; marked: BlockRef[] }> => {
   const [countItems, lastSeq] = await Promise.all([
-    queryItems(db, {
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': countsPartition(merchantId) },
-      ProjectionExpression: 'sk',
-    }),
+    queryPartition(db, countsPartition(merchantId), { ProjectionExpression: 'sk' }),
     readSequences(db, merchantId),
   ]);
   const buckets = new Map<string, { list: ListName; bucket: string }>();

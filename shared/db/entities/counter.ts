@@ -1,9 +1,8 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { queryItems, queryKeyPrefix } from '#shared/db/query';
+import { queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError } from './base';
+import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
 import { moveForward } from './forward';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
@@ -16,12 +15,7 @@ import {
   takeOrderSequence,
 } from './quota';
 
-/**
- * Counters of a merchant's lists, all kept with atomic `ADD` outside any transaction: a sequence
- * counter per list (the orders' on the quota item, quota.ts), a count item per bucket and block of
- * BLOCK_SIZE sequence numbers, and a group total per GROUP_SIZE blocks in the `#COUNTS` partition, so
- * a page finds its place from a bounded number of count items (docs/data-model-heat.md#page-cost-at-any-size).
- */
+/** Sequence counters, block counts and group totals of a merchant's lists (docs/data-model-heat.md#page-cost-at-any-size). */
 
 export const BLOCK_SIZE = 256;
 
@@ -45,23 +39,15 @@ export const readSequences = async (db: TableRef, merchantId: string): Promise<M
   return sequences;
 };
 
-/** The last sequence number of one list (0 before its first): one consistent Query of its counter item (the orders': of the quota item, else their older counter). */
-const readSequence = async (db: TableRef, merchantId: string, list: ListName): Promise<number> => {
-  const orders = list === 'orders' ? await readOrderSequence(db, merchantId) : undefined;
+/** The last order sequence number (0 before the first), read consistently by Query: of the quota item, else of the older counter. */
+const readOrdersSequence = async (db: TableRef, merchantId: string): Promise<number> => {
+  const orders = await readOrderSequence(db, merchantId);
   if (orders !== undefined) return orders.seq;
-  const key = sequenceKey(merchantId, list);
-  const [raw] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ConsistentRead: true,
-  });
+  const raw = await queryKey(db, sequenceKey(merchantId, 'orders'), { ConsistentRead: true });
   return raw === undefined ? 0 : parseStored('counter', sequenceItem, raw).seq;
 };
 
-/**
- * The blocks of the orders' sequence before and after a write of it (the quota item's
- * `orders_seq`, or the older `COUNTER#orders` that stores written before it); undefined for any other write.
- */
+/** The blocks of the orders' sequence before and after a write of it (the quota item's, or the older `COUNTER#orders`). */
 const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) => {
   const quotaMove = orderSequenceMove(before, after);
   if (quotaMove) return { from: blockOf(quotaMove.from), to: blockOf(quotaMove.to) };
@@ -70,11 +56,7 @@ const orderBlocksMoved = (before: Record<string, unknown> | undefined, after: Re
     : { from: blockOf(typeof before?.seq === 'number' ? before.seq : 0), to: blockOf(typeof after.seq === 'number' ? after.seq : 0) };
 };
 
-/**
- * The order blocks a write of the orders' sequence closed: every block the sequence moved
- * past (from its old to its new value). Once no create can still count into a block, its count
- * can be recounted without racing one (the change feed schedules that, sequence images in, keys out).
- */
+/** The order blocks a write of the orders' sequence moved past: no create counts into them any more, so they can be recounted. */
 export const closedOrderBlocks = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): Key[] => {
   const move = orderBlocksMoved(before, after);
   if (!move || typeof after.pk !== 'string') return [];
@@ -89,10 +71,8 @@ export const closedOrderBlocks = (before: Record<string, unknown> | undefined, a
 export const ORDER_SEQUENCE_GAP = 16_384;
 
 /**
- * Takes `count` consecutive order sequence numbers (one UpdateItem of the quota item); returns the
- * first. A merchant's first take starts the sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`,
- * at a block's first number, once the counter's last block is marked for recount
- * (docs/architecture.md#writing-without-hot-items).
+ * Takes `count` consecutive order sequence numbers; returns the first. A merchant's first take starts the
+ * sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`, at a block's first number (docs/architecture.md#writing-without-hot-items).
  */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
@@ -110,24 +90,18 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
 /** Takes `count` consecutive sequence numbers of a list; returns the first. One UpdateItem. */
 export const takeSequence = async (db: TableRef, merchantId: string, list: ListName, count = 1, imported = false): Promise<number> => {
   if (list === 'orders') return (await takeOrderSequenceNumbers(db, merchantId, count, imported)).seq;
-  const { Attributes } = await db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: sequenceKey(merchantId, list),
-      UpdateExpression: 'ADD seq :count SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':count': count, ':type': 'counter' },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
+  const { Attributes } = await updateItem(db, {
+    Key: sequenceKey(merchantId, list),
+    UpdateExpression: 'ADD seq :count SET #type = :type',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':count': count, ':type': 'counter' },
+    ReturnValues: 'UPDATED_NEW',
+  });
   const last = parseStored('counter', z.object({ seq: z.number() }), Attributes).seq;
   return last - count + 1;
 };
 
-/**
- * The group of order blocks a write of the orders' sequence closed, as the last block of
- * it: the sequence moved into the next group. Its total is refreshed then (see `blocksOfClosedGroups`).
- */
+/** The group of order blocks a write of the orders' sequence left, as its last block: its total is refreshed then. */
 export const closedOrderGroup = (before: Record<string, unknown> | undefined, after: Record<string, unknown>): BlockRef | undefined => {
   const move = orderBlocksMoved(before, after);
   if (!move || groupOf(move.to) <= groupOf(move.from)) return undefined;
@@ -149,6 +123,8 @@ export const groupOf = (block: number) => Math.floor(block / GROUP_SIZE);
 const GROUP_MARK = 'G#';
 
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
+/** What a write adds to (`delta` 1) or takes from (-1) the count of one item's bucket and block. */
+export const countChange = (list: ListName, bucket: string, seq: number, delta = 1): CountChange => ({ list, bucket, seq, delta });
 /** One block count item: its bucket and block. */
 export type BlockRef = { list: ListName; bucket: string; block: number };
 
@@ -177,35 +153,35 @@ export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string
   return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket) };
 };
 
-/**
- * Applies count changes, summed per block: one UpdateItem (ADD) per block, which also adds 1 to its
- * version `v` and stamps `changed_at`. Runs after the change committed, safely beside any other
- * request; group totals are left to the stream consumer. `ADD` is not idempotent, so a block whose
- * `ADD` failed or was retried is marked for an exact recount instead; only a block neither counted
- * nor marked reaches the caller, as an error naming it (docs/architecture.md#writing-without-hot-items).
- */
-export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
+/** The count changes summed per block count item. */
+const blockSums = (merchantId: string, changes: readonly CountChange[]) => {
   const sums = new Map<string, { key: Key; delta: number }>();
   for (const change of changes) {
     const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
     sums.set(key.sk, { key, delta: (sums.get(key.sk)?.delta ?? 0) + change.delta });
   }
-  // When the block last changed: a recount waits until its list index has caught up (count-repair.ts).
+  return [...sums.values()];
+};
+
+/**
+ * Applies count changes after their write committed: one `ADD` per block (with its version `v` and
+ * `changed_at`, which a recount waits on). `ADD` is not idempotent, so a block whose `ADD` failed or
+ * was retried is marked for recount; one neither counted nor marked throws CountNotKept
+ * (docs/architecture.md#writing-without-hot-items).
+ */
+export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   const now = isoNow();
   const unsure = await Promise.all(
-    [...sums.values()]
+    blockSums(merchantId, changes)
       .filter(({ delta }) => delta !== 0)
       .map(async ({ key, delta }) => {
         try {
-          const { $metadata } = await db.ddb.send(
-            new UpdateCommand({
-              TableName: db.table,
-              Key: key,
-              UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
-              ExpressionAttributeNames: { '#type': 'type' },
-              ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
-            }),
-          );
+          const { $metadata } = await updateItem(db, {
+            Key: key,
+            UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
+            ExpressionAttributeNames: { '#type': 'type' },
+            ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
+          });
           return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
         } catch {
           return key;
@@ -224,12 +200,7 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
  * finds its own applied write, a follow-up that finishes a request that stopped after its commit).
  */
 export const markCountsForRecount = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
-  const keys = new Map<string, Key>();
-  for (const change of changes) {
-    const key = blockCountKey(merchantId, change.list, change.bucket, blockOf(change.seq));
-    keys.set(`${key.pk} ${key.sk}`, key);
-  }
-  await Promise.all([...keys.values()].map((key) => markForRecount(db, key)));
+  await Promise.all(blockSums(merchantId, changes).map(({ key }) => markForRecount(db, key)));
 };
 
 /** A block count that may be wrong and could not be marked for recount (`npm run admin -- recount`). */
@@ -241,44 +212,38 @@ export class CountNotKept extends Error {
 }
 
 /**
- * Puts a RECOUNT entry (owed-work.ts) on a block's count item: the change feed schedules its
- * recount from the list index (count-repair.ts). One UpdateItem that never conflicts; the entry keeps its first
- * time, `marked_at` its latest, so a recount that started before a newer mark leaves the entry.
- * `n` and `v` stay as they are (`ADD n :zero` only creates the item): a mark changes no total.
+ * Puts a RECOUNT entry (owed-work.ts) on a block's count item, for the change feed to schedule its
+ * recount: the entry keeps its first time, `marked_at` its latest, so a recount that started before a
+ * newer mark leaves the entry; `ADD n :zero` only creates the item, so a mark changes no total.
  */
-export const markForRecount = ({ ddb, table }: TableRef, key: Key, now = isoNow()) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: key,
-      UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
-    }),
-  );
+export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
+  updateItem(db, {
+    Key: key,
+    UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
+  });
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
-const orderBlockItem = z.object({
-  sk: z.string(),
+/** A block count item's state, as far as it was read. */
+export const blockCountState = z.object({
   n: z.optional(z.number()),
   v: z.optional(z.number()),
   /** The block's numbers no order took, as a set: noting one twice (a retried write) changes nothing. */
   holes: z.optional(z.set(z.number())),
   exact: z.optional(z.boolean()),
+  marked_at: z.optional(z.string()),
+  changed_at: z.optional(z.string()),
 });
-type OrderBlockItem = Omit<z.output<typeof orderBlockItem>, 'sk'> & { block: number };
+const orderBlockItem = z.extend(blockCountState, { sk: z.string() });
+type OrderBlockItem = z.output<typeof blockCountState> & { block: number };
 
 /** The block count items of one bucket, as block number and count. */
 export type BlockCount = { block: number; n: number };
 
-const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
+export const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
 
-/**
- * Whether an order block's count is derived from the sequence: every number taken, less the numbers
- * its creates left unused (`holes`), until a recount after it closed makes it exact. Such a block
- * costs its creates no write (docs/design-notes.md#pagination). Blocks below `derivedFrom` (taken
- * before derived counts) are counted by `ADD`.
- */
+/** Whether an order block's count derives from the sequence, less its `holes` (docs/architecture.md#writing-without-hot-items). */
 export const isDerivedBlock = (block: number, derivedFrom: number | undefined) =>
   derivedFrom !== undefined && block * BLOCK_SIZE >= derivedFrom;
 
@@ -293,11 +258,7 @@ const takenIn = (seq: number, from: number, to: number) =>
 export const derivedCount = (block: number, item: Omit<OrderBlockItem, 'block'> | undefined, seq: number) =>
   item?.exact === true ? (item.n ?? 0) : Math.max(0, takenIn(seq, block, block) - (item?.holes?.size ?? 0));
 
-/**
- * The orders' block counts from `from` to `to`, lowest or (newest) highest first, at most `limit`:
- * the stored count of each block below the derived ones, the derived count of every block from
- * them to the sequence's (whether or not it has an item).
- */
+/** The orders' block counts from `from` to `to`: stored below the derived blocks, derived from them to the sequence's block. */
 const orderBlockCounts = (
   items: readonly OrderBlockItem[],
   sequence: OrderNumber | undefined,
@@ -314,10 +275,7 @@ const orderBlockCounts = (
   return limit === undefined ? counts : counts.slice(0, limit);
 };
 
-/**
- * Notes an order number that will name no order (its create was refused, or answered before it
- * wrote) on its block's count item, when that block derives its count.
- */
+/** Notes an order number that will name no order as a hole of its block, when that block derives its count. */
 export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, number: OrderNumber): Promise<void> => {
   if (!isDerivedNumber(number)) return;
   await noteHoles(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)), [number.seq]);
@@ -325,20 +283,14 @@ export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, n
 
 /** Adds numbers to an order block's holes: one `ADD` of a set, which also moves the block's version so its group total follows. */
 export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
-  db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: key,
-      UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
-    }),
-  );
+  updateItem(db, {
+    Key: key,
+    UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
+  });
 
-/**
- * How long after its take an order number names its order or never will: every create has ended by
- * then (a route's timeout is 10 s), so a number still without an order is a hole.
- */
+/** How long after its take an order number names its order or never will (a route's timeout is 10 s). */
 export const ORDER_NUMBER_SETTLE_SECONDS = 60;
 
 /** The numbers a write of the orders' sequence took in derived blocks: per block, its count item and the first and last number. */
@@ -362,11 +314,7 @@ export const takenOrderNumbers = (
   return taken;
 };
 
-/**
- * The block count items of one bucket from block `from` to block `to`, lowest first or (newest)
- * highest first, at most `limit` of them: one Query on a key range that holds no group total,
- * continued past 1 MB (about 30,000 blocks) when no limit stops it first.
- */
+/** The block counts of one bucket from block `from` to block `to`, lowest or (`newestFirst`) highest first, at most `limit`: one Query. */
 export const readBlockRange = async (
   db: TableRef,
   merchantId: string,
@@ -377,18 +325,12 @@ export const readBlockRange = async (
   const prefix = bucketPrefix(list, bucket);
   const orders = isOrderBucket(list, bucket);
   const [items, sequence] = await Promise.all([
-    queryItems(
+    queryBetween(
       db,
-      {
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': countsPartition(merchantId),
-          ':from': blockCountSk(list, bucket, from),
-          ':to': blockCountSk(list, bucket, to),
-        },
-        ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n',
-        ...(newestFirst ? { ScanIndexForward: false } : {}),
-      },
+      countsPartition(merchantId),
+      blockCountSk(list, bucket, from),
+      blockCountSk(list, bucket, to),
+      { ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n', ...(newestFirst ? { ScanIndexForward: false } : {}) },
       limit,
     ),
     orders ? readOrderSequence(db, merchantId) : undefined,
@@ -406,32 +348,23 @@ const parseOrderBlocks = (items: readonly unknown[], prefix: string): OrderBlock
     return { ...item, block: Number(sk.slice(prefix.length)) };
   });
 
-/**
- * The block counts of one bucket: block number -> items. One Query (continued past 1 MB, which
- * takes about 30,000 blocks, i.e. 7.5 million items); size / BLOCK_SIZE small items. What a whole
- * bucket needs (the invite e-mail projection); a page reads `readBlockRange` and group totals.
- */
+/** Every block count of one bucket above 0: block number -> items (the invite e-mail projection's; a page reads `readBlockRange`). */
 export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const counts = new Map<number, number>();
   for (const { block, n } of await readBlockRange(db, merchantId, list, bucket)) if (n > 0) counts.set(block, n);
   return counts;
 };
 
-/**
- * The group totals of one bucket: group number -> items. One Query of size / (GROUP_SIZE *
- * BLOCK_SIZE) small items (61 at a million items). As fresh as the last refresh of each group.
- */
+/** The group totals of one bucket: group number -> items, as fresh as each group's last refresh. */
 export const readGroupTotals = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
   const prefix = `${bucketPrefix(list, bucket)}${GROUP_MARK}`;
-  const items = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': countsPartition(merchantId),
-      ':from': groupTotalSk(list, bucket, 0),
-      ':to': groupTotalSk(list, bucket, LAST_NUMBER),
-    },
-    ProjectionExpression: 'sk, n',
-  });
+  const items = await queryBetween(
+    db,
+    countsPartition(merchantId),
+    groupTotalSk(list, bucket, 0),
+    groupTotalSk(list, bucket, LAST_NUMBER),
+    { ProjectionExpression: 'sk, n' },
+  );
   const totals = new Map<number, number>();
   for (const raw of items) {
     const { sk, n } = parseStored('list group total', blockItem, raw);
@@ -440,20 +373,15 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
   return totals;
 };
 
-const versionedBlock = z.object({ n: z.optional(z.number()), v: z.optional(z.number()) });
-
-const isOrderBlock = ({ list, bucket }: BlockRef) => list === 'orders' && bucket === ALL_BUCKET;
+const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
 
 /**
- * The changed blocks whose group totals a page can read. A page counts the newest group from its
- * blocks, so refreshing the orders' open group would be a write per create that nothing reads: an
- * orders block is kept only once its group is closed (one consistent read of the sequence per
- * merchant and batch), and the feed refreshes a group as the sequence leaves it (`closedOrderGroup`).
- * Other lists' blocks are all kept (docs/data-model-heat.md#page-cost-at-any-size).
+ * The changed blocks whose group totals a page can read: not the orders' open group, which a page
+ * counts from its blocks (the feed refreshes it as the sequence leaves it, `closedOrderGroup`).
  */
 export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
   if (!blocks.some(isOrderBlock)) return [...blocks];
-  const open = groupOf(blockOf(await readSequence(db, merchantId, 'orders')));
+  const open = groupOf(blockOf(await readOrdersSequence(db, merchantId)));
   return blocks.filter((block) => !isOrderBlock(block) || groupOf(block.block) < open);
 };
 
@@ -463,11 +391,8 @@ export type GroupRefresh = { list: ListName; bucket: string; group: number; n: n
 const REFRESH_CONCURRENCY = 8;
 
 /**
- * Sets the total of every group the given blocks lie in to what its block counts hold now: one
- * consistent Query and one UpdateItem per group, conditional on the stored `vs` being lower, so any
- * number of runs, concurrent and in any order, leave it exact (docs/data-model-heat.md#page-cost-at-any-size).
- * A refused write is `written: false`; a group with no block item gets no total; other errors are
- * thrown once every group was tried.
+ * Sets the total of every group the blocks lie in to what its block counts hold now, over a lower
+ * stored `vs` only (docs/data-model-heat.md#page-cost-at-any-size); errors are thrown once every group was tried.
  */
 export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();
@@ -504,13 +429,7 @@ const refreshGroupTotal = async (
   const last = first + GROUP_SIZE - 1;
   const orders = isOrderBucket(list, bucket);
   const [items, sequence] = await Promise.all([
-    queryItems(db, {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': countsPartition(merchantId),
-        ':from': blockCountSk(list, bucket, first),
-        ':to': blockCountSk(list, bucket, last),
-      },
+    queryBetween(db, countsPartition(merchantId), blockCountSk(list, bucket, first), blockCountSk(list, bucket, last), {
       ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v',
       ConsistentRead: true,
     }),
@@ -529,7 +448,7 @@ const refreshGroupTotal = async (
   } else {
     if (items.length === 0) return undefined;
     for (const raw of items) {
-      const block = parseStored('list count', versionedBlock, raw);
+      const block = parseStored('list count', blockCountState, raw);
       n += block.n ?? 0;
       vs += block.v ?? 0;
     }

@@ -1,16 +1,11 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems } from '#shared/db/query';
+import { queryKey } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { itemKey, type Key } from './base';
+import { itemKey, type Key, updateItem } from './base';
 
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
-/**
- * Looks up the customer and creates it when there is none, so a returning customer costs a read, not a
- * write. The create is an idempotent UpdateItem outside any transaction, because every order of one
- * customer reaches this item (a hot item, DESIGN.md).
- */
+/** Looks up the customer and creates it when there is none (an idempotent UpdateItem: every order of the customer reaches this item). */
 export const lookUpOrCreateCustomer = async (
   db: TableRef,
   merchantId: string,
@@ -18,20 +13,12 @@ export const lookUpOrCreateCustomer = async (
   now: string,
 ): Promise<void> => {
   const key = customerKey(merchantId, customer.email);
-  const [found] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ProjectionExpression: 'pk',
+  if (await queryKey(db, key, { ProjectionExpression: 'pk' })) return;
+  await updateItem(db, {
+    Key: key,
+    UpdateExpression:
+      'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = if_not_exists(updated_at, :now)',
+    ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
+    ExpressionAttributeValues: { ':type': 'customer', ':email': customer.email.toLowerCase(), ':name': customer.name, ':now': now },
   });
-  if (found) return;
-  await db.ddb.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: key,
-      UpdateExpression:
-        'SET #type = :type, email = if_not_exists(email, :email), #name = if_not_exists(#name, :name), created_at = if_not_exists(created_at, :now), updated_at = if_not_exists(updated_at, :now)',
-      ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
-      ExpressionAttributeValues: { ':type': 'customer', ':email': customer.email.toLowerCase(), ':name': customer.name, ':now': now },
-    }),
-  );
 };

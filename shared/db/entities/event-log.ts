@@ -1,15 +1,12 @@
-import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryItems, queryPages } from '#shared/db/query';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { merchantPk, parseStored, refusedItem } from './base';
+import { merchantPk, parseStored, putItem, refusedItem } from './base';
 import { batchPut } from './batch';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
-/**
- * A merchant's event log: every webhook event of the merchant, once, in `M#<merchant>#EVENTS`, sorted
- * by position. Each batch's top event is its commit, put last; readers show only the committed prefix
- * (docs/events.md#what-is-guaranteed-and-how).
- */
+/** A merchant's event log, by position: readers show only the committed prefix (docs/events.md#what-is-guaranteed-and-how). */
 export const EVENT_LOG_RETENTION_DAYS = 31;
 
 const SEQUENCE_DIGITS = 40;
@@ -69,30 +66,30 @@ export const eventLogItem = (merchantId: string, position: string, entry: LogEnt
 
 const commitOf = (item: Stored) => item.commit_at ?? item.sk;
 
-/** Queries the log's items (never anything sorting above the positions), consistently. */
-const queryLog = ({ ddb, table }: TableRef, merchantId: string, input: Partial<QueryCommandInput>) =>
-  ddb.send(
-    new QueryCommand({
-      TableName: table,
-      KeyConditionExpression: 'pk = :pk AND sk < :above',
-      ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
-      ConsistentRead: true,
-      ...input,
-    }),
-  );
+/** A consistent Query of the log's items (never anything sorting above the positions). */
+const logQuery = (merchantId: string, input: Pick<QueryCommandInput, 'ScanIndexForward' | 'ProjectionExpression'> = {}) => ({
+  KeyConditionExpression: 'pk = :pk AND sk < :above',
+  ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
+  ConsistentRead: true,
+  ...input,
+});
 
 /** Whether the item is a commit: the top event of its batch, put after every other event of it. */
 const isCommit = (item: Stored) => commitOf(item) === item.sk;
 
 /** The first item of the log at or above `position`, read consistently (a Query: what the log's writers may do). */
 const firstFrom = async (db: TableRef, merchantId: string, position: string): Promise<Stored | undefined> => {
-  const { Items } = await queryLog(db, merchantId, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-    ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':from': position, ':above': ABOVE_POSITIONS },
-    ProjectionExpression: 'sk, commit_at',
-    Limit: 1,
-  });
-  return Items?.[0] && parseStored('event log item', storedSchema, Items[0]);
+  const input = logQuery(merchantId, { ProjectionExpression: 'sk, commit_at' });
+  const [item] = await queryItems(
+    db,
+    {
+      ...input,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
+      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':from': position },
+    },
+    1,
+  );
+  return item && parseStored('event log item', storedSchema, item);
 };
 
 /**
@@ -107,41 +104,35 @@ const committedFrom = async (db: TableRef, merchantId: string, position: string)
 
 /** The highest commit of the log (undefined while there is none), walking down past the batch being written or what a failed one left. */
 const committedTop = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
-  let startKey: Record<string, unknown> | undefined;
   // The top item is a commit unless a batch failed: read one, then more in doubling steps (a Query costs what it reads).
-  for (let limit = 1; ; limit *= 2) {
-    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
-      ScanIndexForward: false,
-      ProjectionExpression: 'sk, commit_at',
-      Limit: limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
+  let pages = 0;
+  for await (const { Items } of queryPages(
+    db,
+    logQuery(merchantId, { ScanIndexForward: false, ProjectionExpression: 'sk, commit_at' }),
+    () => 2 ** pages++,
+  )) {
     for (const raw of Items ?? []) {
       const item = parseStored('event log item', storedSchema, raw);
       if (isCommit(item)) return item.sk;
     }
-    if (LastEvaluatedKey === undefined) return undefined;
-    startKey = LastEvaluatedKey;
   }
+  return undefined;
 };
 
 /** Puts a late event's marker at its own position, on `condition`: the marker's late position, or that of the item that refused it. */
 const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, lateAt: string, condition: Record<string, unknown>) => {
   try {
-    await db.ddb.send(
-      new PutCommand({
-        TableName: db.table,
-        Item: {
-          pk: eventLogPk(merchantId),
-          sk: entry.position,
-          type: 'event_log_marker',
-          late_at: lateAt,
-          [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
-        },
-        ...condition,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await putItem(db, {
+      Item: {
+        pk: eventLogPk(merchantId),
+        sk: entry.position,
+        type: 'event_log_marker',
+        late_at: lateAt,
+        [TTL_ATTRIBUTE]: expiry(entry.loggedAt),
+      },
+      ...condition,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return lateAt;
   } catch (error) {
     const existing = refusedItem(error);
@@ -166,8 +157,7 @@ export const lateAbove = (top: string, own: string): string => {
 
 /**
  * Where an event that arrived at or below the committed top goes: the late position its marker names
- * (moved above the top again when the log committed past it without the event), or undefined when the
- * event itself is logged at its own position (docs/events.md#what-is-guaranteed-and-how).
+ * (moved above the top again when needed), or undefined when the event itself is logged at its own position.
  */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
@@ -180,9 +170,8 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
 };
 
 /**
- * Appends a batch's events of one merchant, each at its own position or, below the committed top, at
- * its late one. Every new one names the batch's highest position as its commit, put last, so a failure
- * leaves the batch uncommitted and it is written again whole (docs/events.md#what-is-guaranteed-and-how).
+ * Appends a batch's events of one merchant, each at its own position or, below the committed top, at its
+ * late one; the batch's highest position is its commit, put last (docs/events.md#what-is-guaranteed-and-how).
  */
 export const appendToEventLog = async (
   db: TableRef,
@@ -212,7 +201,7 @@ export const appendToEventLog = async (
     db,
     items.filter((item) => item !== commit),
   );
-  if (commit !== undefined) await db.ddb.send(new PutCommand({ TableName: db.table, Item: commit }));
+  if (commit !== undefined) await putItem(db, { Item: commit });
 };
 
 /** `loggedGte`: only events logged at or after that time (epoch seconds): a first read passes over what is about to expire. */
@@ -240,20 +229,21 @@ const examine = async (db: TableRef, merchantId: string, after: string, limit: n
   const examined: Stored[] = [];
   let matched = 0;
   let step = limit + 1;
-  let startKey: Record<string, unknown> | undefined = after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after };
-  while (examined.length < maxExamined && matched <= limit) {
-    const { Items, LastEvaluatedKey } = await queryLog(db, merchantId, {
-      Limit: Math.min(maxExamined - examined.length, Math.max(limit + 1 - matched, step)),
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
+  const pages = queryPages(
+    db,
+    logQuery(merchantId),
+    () => Math.min(maxExamined - examined.length, Math.max(limit + 1 - matched, step)),
+    after === LOG_START ? undefined : { pk: eventLogPk(merchantId), sk: after },
+  );
+  for await (const { Items, LastEvaluatedKey } of pages) {
     for (const raw of Items ?? []) {
       const item = parseStored('event log item', storedSchema, raw);
       examined.push(item);
       if (matches(item, filter)) matched++;
     }
     if (LastEvaluatedKey === undefined) return { examined, ended: true };
-    startKey = LastEvaluatedKey;
     step *= 2;
+    if (examined.length >= maxExamined || matched > limit) break;
   }
   return { examined, ended: false };
 };

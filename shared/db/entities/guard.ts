@@ -4,11 +4,7 @@ import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { isStorableKey, type Key, parseStoredOptional } from './base';
 
-/**
- * A uniqueness guard: one item per merchant and value naming its holder, put in the holder's create
- * transaction. A refused part returns the guard as it was, so the writer tells "taken by another" from
- * "taken by my own applied attempt" (shared/request-identity.ts).
- */
+/** A uniqueness guard put in its holder's create transaction: refused, it names the holder (shared/request-identity.ts). */
 export const uniquenessGuard = (options: { type: string; holderField: string; key: (merchantId: string, value: string) => Key }) => {
   const { type, holderField, key } = options;
   const schema = z.object({ [holderField]: z.string() });

@@ -1,15 +1,9 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { getStored, itemKey, type Key, parseStored, refusedItem, writeApplied } from './base';
+import { getStored, itemKey, type Key, parseStored, putItem, refusedItem, updateItem, writeApplied } from './base';
 
-/**
- * The record of one `Idempotency-Key` of a merchant: `IDEMPOTENCY#<key>` in its own partition, so keys of
- * different merchants never meet. A request claims its key (`in_progress`, with a lease), then completes
- * it with the final response or releases it, conditional on its `claim_id`
- * (docs/design-notes.md#idempotency-key).
- */
+/** One `Idempotency-Key` of a merchant: claimed, then completed or released by its `claim_id` (docs/design-notes.md#idempotency-key). */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
 /** Records are kept (and replayed) for 24 hours. */
@@ -82,45 +76,40 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: a
- * released or dead claim is taken over by a retry of the same request only (the same `fingerprint`),
- * and an attempt applied whose answer was lost is recognised by its `claimId` in the old image.
+ * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: only a retry of the
+ * same request (`fingerprint`) takes a released or dead claim over; an applied attempt is known by its `claimId`.
  */
 export const claimKey = async (
   db: TableRef,
   request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string },
 ): Promise<ClaimOutcome> => {
-  const { ddb, table } = db;
   const { merchantId, key, fingerprint, leaseMs, claimId } = request;
   const claim: Claim = { merchantId, key, claimId, fingerprint };
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
     try {
-      await ddb.send(
-        new PutCommand({
-          TableName: table,
-          Item: {
-            ...idempotencyKey(merchantId, key),
-            type: 'idempotency',
-            status: IN_PROGRESS,
-            fingerprint,
-            claim_id: claim.claimId,
-            in_flight_until: nowMs + leaseMs,
-            [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
-            created_at: new Date(nowMs).toISOString(),
-          },
-          ConditionExpression:
-            'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
-          ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':nowSeconds': Math.floor(nowMs / 1000),
-            ':nowMs': nowMs,
-            ':inProgress': IN_PROGRESS,
-            ':fingerprint': fingerprint,
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      await putItem(db, {
+        Item: {
+          ...idempotencyKey(merchantId, key),
+          type: 'idempotency',
+          status: IN_PROGRESS,
+          fingerprint,
+          claim_id: claim.claimId,
+          in_flight_until: nowMs + leaseMs,
+          [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+          created_at: new Date(nowMs).toISOString(),
+        },
+        ConditionExpression:
+          'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
+        ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':nowSeconds': Math.floor(nowMs / 1000),
+          ':nowMs': nowMs,
+          ':inProgress': IN_PROGRESS,
+          ':fingerprint': fingerprint,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return { claimed: true, claim };
     } catch (error) {
       // The record that made the condition fail.
@@ -140,59 +129,49 @@ const ownClaim = (claim: Claim) => ({
   ExpressionAttributeNames: { '#status': 'status' },
 });
 
-/**
- * Stores the final response of the claimed request; it is replayed for 24 hours from now. False
- * when the claim was lost (its lease ran out and another request took the key over).
- */
-export const completeKey = async ({ ddb, table }: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
+/** Stores the final response of the claimed request, replayed for 24 hours from now; false when the claim was lost. */
+export const completeKey = async (db: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const nowMs = Date.now();
   const sealed = (response.sealedFields?.length ?? 0) > 0;
   return writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        ...ownClaim(claim),
-        UpdateExpression: `SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, ${
-          sealed ? 'response_sealed = :sealed, ' : ''
-        }completed_at = :now, #expires = :expires REMOVE in_flight_until`,
-        ExpressionAttributeNames: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: {
-          ':claimId': claim.claimId,
-          ':inProgress': IN_PROGRESS,
-          ':completed': COMPLETED,
-          ':statusCode': response.statusCode,
-          ':headers': response.headers,
-          ':body': response.body,
-          ':now': new Date(nowMs).toISOString(),
-          ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
-          ...(sealed ? { ':sealed': response.sealedFields } : {}),
-        },
-      }),
-    ),
+    updateItem(db, {
+      ...ownClaim(claim),
+      UpdateExpression: `SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, ${
+        sealed ? 'response_sealed = :sealed, ' : ''
+      }completed_at = :now, #expires = :expires REMOVE in_flight_until`,
+      ExpressionAttributeNames: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':claimId': claim.claimId,
+        ':inProgress': IN_PROGRESS,
+        ':completed': COMPLETED,
+        ':statusCode': response.statusCode,
+        ':headers': response.headers,
+        ':body': response.body,
+        ':now': new Date(nowMs).toISOString(),
+        ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+        ...(sealed ? { ':sealed': response.sealedFields } : {}),
+      },
+    }),
   );
 };
 
 /**
- * Gives the key up without storing a response: the lease ends now. The key stays bound to the request
- * (a 5xx may have written part of its work), unless it never ran (`forget`): then the record expires
- * now, by UpdateItem (the roles have no DeleteItem).
+ * Gives the key up without a response: the lease ends now and the key stays bound to the request (a 5xx may have
+ * written part of its work), unless it never ran (`forget`): then the record expires now (the roles have no DeleteItem).
  */
-export const releaseKey = async ({ ddb, table }: TableRef, claim: Claim, forget = false): Promise<void> => {
+export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
   const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        ...own,
-        ...(forget
-          ? {
-              UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
-              ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
-              ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
-            }
-          : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
-      }),
-    ),
+    updateItem(db, {
+      ...own,
+      ...(forget
+        ? {
+            UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
+            ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
+            ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
+          }
+        : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
+    }),
   );
 };

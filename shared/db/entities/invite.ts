@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec, PageRequest } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateIfAllowed } from './base';
+import { itemKey, type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
-import { BLOCK_SIZE, blockOf, type CountChange, padBlock, readBlockCounts } from './counter';
+import { blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /**
- * An invitation: `INVITE#<uuid>`, listed on gsi1 at its sequence number. For the `email` substring
- * filter, which no key condition serves, the merchant keeps a projection of its invited addresses:
- * one item per block of 256 sequence numbers, an attribute `s<seq>` = `<uuid>:<email>` per invite.
+ * An invitation, and the projection of a merchant's invited addresses the `email` substring filter
+ * reads: one item per block of sequence numbers, `s<seq>` = `<uuid>:<email>` per invite (docs/design-notes.md#pagination).
  */
 const SK_PREFIX = 'INVITE#';
 export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
@@ -33,7 +31,7 @@ const inviteSchema = z.looseObject({
 });
 export type InviteItem = z.output<typeof inviteSchema>;
 
-export const parseInvite = (raw: unknown): InviteItem => parseStored('invite', inviteSchema, raw);
+export const { parse: parseInvite, get: getInvite } = storedItem('invite', inviteSchema, inviteKey);
 
 export const inviteRecord = (
   merchantId: string,
@@ -61,15 +59,7 @@ export const putInvitePart = (item: ReturnType<typeof inviteRecord>): TransactPa
   Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
-export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>): CountChange => ({
-  list: 'invites',
-  bucket: ALL_BUCKET,
-  seq: invite.seq,
-  delta: 1,
-});
-
-export const getInvite = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<InviteItem | undefined> =>
-  getStored(db, 'invite', inviteSchema, inviteKey(merchantId, uuid), consistent);
+export const inviteCountChange = (invite: Pick<InviteItem, 'seq'>) => countChange('invites', ALL_BUCKET, invite.seq);
 
 /** Sets the invitation's `link_used_at` once: the invite as it is then, undefined when it is missing or was marked already. */
 export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid: string, now: string) => {
@@ -83,43 +73,33 @@ export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid:
 };
 
 /** Every invitation, newest first. */
-export const inviteList = (merchantId: string): ListSpec<InviteItem> => primaryList(merchantId, 'invites', [ALL_BUCKET], parseInvite);
+export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
+  merchantId,
+  list: 'invites',
+  buckets: [ALL_BUCKET],
+  parse: parseInvite,
+});
 
 // --- the e-mail projection -------------------------------------------------------------------
 
-const emailsPartition = (merchantId: string) => `${merchantPk(merchantId)}#INVITE_EMAILS`;
-const emailBlockKey = (merchantId: string, seq: number): Key => ({
-  pk: emailsPartition(merchantId),
-  sk: padBlock(blockOf(seq)),
-});
+const emailBlockKey = (merchantId: string, block: number): Key => ({ pk: `${merchantPk(merchantId)}#INVITE_EMAILS`, sk: padBlock(block) });
 
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
 export const addToEmailProjection = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[],
 ) => {
   const chunks = groupBy(invites, (invite) => `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`);
   await Promise.all(
-    [...chunks.values()].map((block) => {
-      const names: Record<string, string> = {};
-      const values: Record<string, string> = {};
-      block.forEach((invite, index) => {
-        names[`#s${index}`] = `s${invite.seq}`;
-        values[`:s${index}`] = `${invite.uuid}:${invite.email}`;
-      });
-      return ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: emailBlockKey(merchantId, block[0]?.seq ?? 0),
-          UpdateExpression: `SET ${Object.keys(names)
-            .map((name) => `${name} = ${name.replace('#', ':')}`)
-            .join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-    }),
+    [...chunks.values()].map((block) =>
+      updateItem(db, {
+        Key: emailBlockKey(merchantId, blockOf(block[0]?.seq ?? 0)),
+        UpdateExpression: `SET ${block.map((_, index) => `#s${index} = :s${index}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(block.map((invite, index) => [`#s${index}`, `s${invite.seq}`])),
+        ExpressionAttributeValues: Object.fromEntries(block.map((invite, index) => [`:s${index}`, `${invite.uuid}:${invite.email}`])),
+      }),
+    ),
   );
 };
 
@@ -137,11 +117,7 @@ const projectionEntries = (item: Record<string, unknown>): ProjectionEntry[] => 
   return entries;
 };
 
-/**
- * The projection blocks this container has read, per merchant, with the invite list's block count
- * then: a block is trusted while that count is unchanged and it held that many entries. Past
- * MAX_CACHED_MERCHANTS the least recently used merchant is dropped (docs/design-notes.md#pagination).
- */
+/** The projection blocks this container has read, per merchant (the least recently used dropped), each with the block count it matched. */
 type CachedBlock = { count: number; entries: ProjectionEntry[] };
 const projectionCache = new Map<string, Map<number, CachedBlock>>();
 const MAX_CACHED_MERCHANTS = 50;
@@ -155,11 +131,7 @@ const cachedBlocks = (merchantId: string): Map<number, CachedBlock> => {
   return blocks;
 };
 
-/**
- * The merchant's whole e-mail projection, as of the invite list's block counts (one Query): only the
- * blocks this container has not read yet or whose entries no longer match their count are read
- * (BatchGetItem), so a warm container reads the newest block or none.
- */
+/** The merchant's whole e-mail projection: only the blocks not read yet or whose entries no longer match their count are read. */
 const readEmailProjection = async (db: TableRef, merchantId: string): Promise<ProjectionEntry[]> => {
   const counts = await readBlockCounts(db, merchantId, 'invites', ALL_BUCKET);
   const blocks = cachedBlocks(merchantId);
@@ -172,7 +144,7 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   for (const [block, count] of stale) blocks.set(block, { count, entries: [] });
   const items = await batchGet(
     db,
-    stale.map(([block]) => emailBlockKey(merchantId, block * BLOCK_SIZE)),
+    stale.map(([block]) => emailBlockKey(merchantId, block)),
   );
   for (const raw of items) {
     const item = parseStored('invite e-mail projection', projectionItem, raw);
@@ -190,7 +162,7 @@ export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,
   needle: string,
-  request: { page: number; per_page: number },
+  request: PageRequest,
 ): Promise<{ total: number; items: InviteItem[] }> => {
   const matches = (await readEmailProjection(db, merchantId)).filter((entry) => entry.email.includes(needle));
   matches.sort((a, b) => b.seq - a.seq);

@@ -13,7 +13,7 @@ export type ListName = z.output<typeof listName>;
 export const listPartition = (merchantId: string, list: ListName, bucket: string) =>
   `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
 
-export const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
+const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
 const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };
 
 /** The bucket of a list that holds every item (orders, invites, affiliates of any tier). */

@@ -1,7 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
-import { getStored, type Key } from './base';
+import { getStored, type Key, updateItem } from './base';
 import { WORK_REMOVE, WORK_SET, workEntry, workSetValues } from './owed-work';
 
 /** The e-mail an invite or affiliate request owes, set in the same write as its state change; cleared once SES took it. */
@@ -26,17 +25,14 @@ export const getOwingItem = (db: TableRef, key: Key): Promise<Record<string, unk
 
 /** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
 export const writeNotificationOutcome = (
-  { ddb, table }: TableRef,
+  db: TableRef,
   update: { Key: Key; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
-) => ddb.send(new UpdateCommand({ TableName: table, ...update }));
+) => updateItem(db, update);
 
 /** Takes the NOTIFY entry off an item that no longer owes an e-mail (settled meanwhile); refused if it owes one again. */
-export const dropSettledNotification = ({ ddb, table }: TableRef, key: Key) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: key,
-      UpdateExpression: `REMOVE ${WORK_REMOVE}`,
-      ConditionExpression: 'attribute_not_exists(notification_pending_at)',
-    }),
-  );
+export const dropSettledNotification = (db: TableRef, key: Key) =>
+  updateItem(db, {
+    Key: key,
+    UpdateExpression: `REMOVE ${WORK_REMOVE}`,
+    ConditionExpression: 'attribute_not_exists(notification_pending_at)',
+  });

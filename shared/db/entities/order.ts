@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { type ListSpec, primaryList } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, nullableString, parseStored, refusedItem, updateIfAllowed } from './base';
-import type { CountChange } from './counter';
+import { itemKey, type Key, nullableString, putItem, refusedItem, storedItem, updateIfAllowed, updateOrRefused } from './base';
+import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
@@ -50,7 +49,7 @@ const orderSchema = z.object({
 
 export type OrderItem = z.output<typeof orderSchema>;
 
-export const parseOrder = (raw: unknown): OrderItem => parseStored('order', orderSchema, raw);
+export const { parse: parseOrder, get: getOrder } = storedItem('order', orderSchema, orderKey);
 
 /** Builds the order from a validated body; used by the API and by the seed. */
 export const buildOrder = (
@@ -95,27 +94,20 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { his
 /** Whether a stored item is an order (a change-feed image of any item). */
 export const isOrderItem = (item: Record<string, unknown>): boolean => item.type === 'order';
 
-/**
- * The uuid of a merchant's order with this order_no: derived from it, so the order is its own
- * uniqueness guard (one conditional put, no transaction, no guard item). Orders created before
- * have random uuids and an `ORDER_NO#` guard (order-no.ts), which creates still read.
- */
+/** The uuid of the order with this order_no: derived from it, so the order is its own guard (docs/architecture.md#uniqueness-and-races). */
 export const orderUuidFor = (merchantId: string, orderNo: string): string => derivedUuid(merchantId, 'order_no', orderNo);
 
 /**
  * Puts a new order unless its key is taken; returns the order that holds it when it is (ALL_OLD,
  * so the caller tells its own applied attempt, by `created_write_id`, from another request's order).
  */
-export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
+export const putNewOrder = async (db: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
   try {
-    await ddb.send(
-      new PutCommand({
-        TableName: table,
-        Item: orderRecord(merchantId, order, { history: false }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await putItem(db, {
+      Item: orderRecord(merchantId, order, { history: false }),
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return undefined;
   } catch (error) {
     const old = refusedItem(error);
@@ -125,21 +117,9 @@ export const putNewOrder = async ({ ddb, table }: TableRef, merchantId: string, 
 };
 
 /** What a committed create adds to the list counts. */
-export const orderCountChange = (order: Pick<OrderItem, 'seq'>): CountChange => ({
-  list: 'orders',
-  bucket: ALL_BUCKET,
-  seq: order.seq,
-  delta: 1,
-});
+export const orderCountChange = (order: Pick<OrderItem, 'seq'>) => countChange('orders', ALL_BUCKET, order.seq);
 
-export const getOrder = (db: TableRef, merchantId: string, uuid: string, consistent = false): Promise<OrderItem | undefined> =>
-  getStored(db, 'order', orderSchema, orderKey(merchantId, uuid), consistent);
-
-/**
- * Links the order to a payment (`payment_id`), after which it cannot be cancelled: the order as it
- * is then; undefined when it is missing, cancelled or linked to another payment (linking to the
- * same one again is a no-op that answers it).
- */
+/** Links the order to a payment (it can then not be cancelled); undefined when it is missing, cancelled or linked to another payment. */
 export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: string, paymentId: string, now: string) => {
   const linked = await updateIfAllowed(db, {
     Key: orderKey(merchantId, uuid),
@@ -152,7 +132,12 @@ export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: s
 };
 
 /** The merchant's orders, newest first (see pages.ts). */
-export const orderList = (merchantId: string): ListSpec<OrderItem> => primaryList(merchantId, 'orders', [ALL_BUCKET], parseOrder);
+export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
+  merchantId,
+  list: 'orders',
+  buckets: [ALL_BUCKET],
+  parse: parseOrder,
+});
 
 /** A conditional update of an order refused: `order` is the order as it was, absent when it does not exist. */
 export class OrderUpdateRefused extends Error {
@@ -162,40 +147,26 @@ export class OrderUpdateRefused extends Error {
   }
 }
 
-/**
- * Every change adds 1 to the version: the table's stream carries the new version to the change
- * feed, which announces it. An order stored before versions counts as version 1.
- */
+/** Every change adds 1 to the version the change feed announces (an order stored before versions counts as 1). */
 const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
 
 /**
- * One conditional UpdateItem on an existing order, which also bumps its version (VERSION_BUMP) and
- * stamps the request's write id; returns the order as updated. A write id the order already carries
- * is refused, so a retried change never applies twice; a refusal brings the item as it was (ALL_OLD)
- * in the OrderUpdateRefused, so the caller tells its own applied write or the rule that failed.
+ * One conditional UpdateItem on an existing order, bumping its version and stamping the write id (a
+ * write id the order carries already is refused, so a retry never applies twice); refused, OrderUpdateRefused.
  */
 export const updateOrder = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   update: { set: string; condition: string; values: Record<string, unknown> },
   writeId: string,
 ): Promise<OrderItem> => {
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: orderKey(merchantId, uuid),
-        UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
-        ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
-        ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return parseOrder(Attributes);
-  } catch (error) {
-    const old = refusedItem(error);
-    throw new OrderUpdateRefused(old ? parseOrder(old) : undefined);
-  }
+  const result = await updateOrRefused(db, {
+    Key: orderKey(merchantId, uuid),
+    UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
+    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
+    ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
+  });
+  if ('refused' in result) throw new OrderUpdateRefused(result.refused && parseOrder(result.refused));
+  return parseOrder(result.item);
 };

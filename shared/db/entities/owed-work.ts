@@ -1,12 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryPage } from '#shared/db/query';
 import { GSI2, type TableRef } from '#shared/db/table-def';
 import { type Key, merchantIdOf, merchantPk, parseStored } from './base';
 
-/**
- * Owed work: a sparse gsi2 entry of the item that owes it (`NOTIFY`: an e-mail not gone out; `PARKED`:
- * one that failed too often; `RECOUNT`: a block count that may be off), sorted by when it is due.
- */
+/** Owed work: a sparse gsi2 entry of the item that owes it, by when due (docs/architecture.md#data-one-table-keyed-by-merchant). */
 const WORK_KINDS = ['NOTIFY', 'PARKED', 'RECOUNT'] as const;
 export type WorkKind = (typeof WORK_KINDS)[number];
 
@@ -44,7 +41,7 @@ const entryKey = z.object({ pk: z.string(), sk: z.string() });
 
 /** One page of the keys of a merchant's items with an entry of `kind` due at least `olderThanSeconds` ago, oldest first. */
 export const workPage = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   kind: WorkKind,
   olderThanSeconds: number,
@@ -52,15 +49,15 @@ export const workPage = async (
   startKey?: Record<string, unknown>,
 ): Promise<{ keys: Key[]; next: Record<string, unknown> | undefined }> => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
-  const { Items = [], LastEvaluatedKey } = await ddb.send(
-    new QueryCommand({
-      TableName: table,
+  const { Items = [], LastEvaluatedKey } = await queryPage(
+    db,
+    {
       IndexName: GSI2.indexName,
       KeyConditionExpression: `${GSI2.partitionKey} = :pk AND ${GSI2.sortKey} <= :cutoff`,
       ExpressionAttributeValues: { ':pk': workPartition(merchantId, kind), ':cutoff': cutoff },
-      Limit: limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    }),
+    },
+    limit,
+    startKey,
   );
   return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
 };

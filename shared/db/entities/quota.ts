@@ -1,16 +1,22 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { queryItems } from '#shared/db/query';
+import { queryKey } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
-import { getStored, isRefused, type Key, merchantPk, parseStored, parseStoredOptional, refusedItem, writeApplied } from './base';
+import {
+  getStored,
+  isRefused,
+  type Key,
+  merchantPk,
+  parseStored,
+  parseStoredOptional,
+  updateItem,
+  updateOrRefused,
+  writeApplied,
+} from './base';
 
 /**
- * A merchant's request quota on this stage: one item in a partition of its own, `M#<merchant>#QUOTA`,
- * so every route may write it (IAM `dynamodb:LeadingKeys`) without being allowed any other write. It
- * holds the bucket's state (`tat_us`, shared/quota/gcra.ts; an older `tat` in ms is ignored), the
- * override ops set (`rate`, `burst`) and the orders' sequence (`orders_seq`), so that a create's take
- * and its sequence number are one write (docs/design-notes.md#quotas).
+ * A merchant's quota item, in a partition of its own so every route may write it (IAM `dynamodb:LeadingKeys`)
+ * and nothing else; it also holds the orders' sequence, so a create's take and number are one write (docs/design-notes.md#quotas).
  */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
@@ -58,11 +64,7 @@ export type TakeRequest = {
   sequence?: boolean;
 };
 
-/**
- * Set by every write that takes order sequence numbers, removed by every take that takes none: the
- * change feed's event source passes only the former (`CHANGE_FEED_FILTERS`), so the quota takes of
- * every other request invoke nothing.
- */
+/** Set by every write that takes order numbers, removed by every other take: the change feed's event source passes only the former. */
 export const SEQUENCE_TAKEN = 'seq_taken';
 const SEQUENCE_STARTED = 'attribute_exists(#seq)';
 const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #seq :one' : ' REMOVE #taken');
@@ -71,13 +73,10 @@ const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #
 export const MAX_TAKE_ATTEMPTS = 8;
 
 /**
- * Takes up to `want` tokens of the merchant's bucket at the take's instant (microseconds) in one
- * conditional UpdateItem decided on the item as it stands; `end` says where the tokens end. `seen`
- * and `inUse` pick the first write; a refused one is decided again on the item it returns. After
- * MAX_TAKE_ATTEMPTS losses it throws QuotaContention, which the limiter answers with a refusal. The
- * conditions, and why: docs/design-notes.md#quotas.
+ * Takes up to `want` tokens in one conditional UpdateItem decided on the item as it stands (a refused
+ * one is decided again on the item it returns); QuotaContention after MAX_TAKE_ATTEMPTS (docs/design-notes.md#quotas).
  */
-export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
+export const takeQuota = async (db: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};
   let fresh = false;
   let judgedAgain = false;
@@ -96,58 +95,54 @@ export const takeQuota = async ({ ddb, table }: TableRef, merchantId: string, re
     const inUse = tat !== undefined && tat >= now;
     if (!('tat' in lease)) return { granted: 0, retryAfterUs: lease.retryAfterUs, policy, item, at: now, inUse };
     const adds = inUse || (!fresh && request.inUse === true);
-    const quotaCondition = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
     // Tried on a view (which may predate the sequence); not again once the item itself shows none.
     const withSeq = request.sequence === true && (item.orders_seq !== undefined || !fresh);
-    try {
-      const { Attributes } = await ddb.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: quotaKey(merchantId),
-          ...(adds
-            ? {
-                UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
-                ConditionExpression: `#tat BETWEEN :now AND :last AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-              }
-            : {
-                UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
-                ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${quotaCondition}${withSeq ? ` AND ${SEQUENCE_STARTED}` : ''}`,
-              }),
-          ExpressionAttributeNames: {
-            '#tat': 'tat_us',
-            '#rate': 'rate',
-            '#taken': SEQUENCE_TAKEN,
-            ...(own ? { '#burst': 'burst' } : {}),
-            ...(withSeq ? { '#seq': 'orders_seq' } : {}),
-          },
-          ExpressionAttributeValues: {
-            ':now': now,
-            ...(adds
-              ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
-              : { ':end': now + lease.granted * step }),
-            ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
-            ...(withSeq ? { ':one': 1, ':taken': true } : {}),
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      const stored = parseStoredOptional('quota', quotaSchema, Attributes) ?? {};
-      const end = stored.tat_us ?? now + lease.granted * step;
-      return {
-        granted: lease.granted,
-        end,
-        policy: policyOf(stored, request.fallback),
-        item: stored,
-        at: now,
-        inUse: adds,
-        ...(withSeq && stored.orders_seq !== undefined ? { number: orderNumberOf(stored.orders_seq, stored) } : {}),
-      };
-    } catch (error) {
+    const ownPolicy = own ? '#rate = :rate AND #burst = :burst' : 'attribute_not_exists(#rate)';
+    const condition = withSeq ? `${ownPolicy} AND ${SEQUENCE_STARTED}` : ownPolicy;
+    const result = await updateOrRefused(db, {
+      Key: quotaKey(merchantId),
+      ...(adds
+        ? {
+            UpdateExpression: `SET #tat = #tat + :add${sequenceUpdate(withSeq)}`,
+            ConditionExpression: `#tat BETWEEN :now AND :last AND ${condition}`,
+          }
+        : {
+            UpdateExpression: `SET #tat = :end${sequenceUpdate(withSeq)}`,
+            ConditionExpression: `(attribute_not_exists(#tat) OR #tat < :now) AND ${condition}`,
+          }),
+      ExpressionAttributeNames: {
+        '#tat': 'tat_us',
+        '#rate': 'rate',
+        '#taken': SEQUENCE_TAKEN,
+        ...(own ? { '#burst': 'burst' } : {}),
+        ...(withSeq ? { '#seq': 'orders_seq' } : {}),
+      },
+      ExpressionAttributeValues: {
+        ':now': now,
+        ...(adds
+          ? { ':add': lease.granted * step, ':last': now + (policy.burst - lease.granted) * step }
+          : { ':end': now + lease.granted * step }),
+        ...(own ? { ':rate': policy.rate, ':burst': policy.burst } : {}),
+        ...(withSeq ? { ':one': 1, ':taken': true } : {}),
+      },
+    });
+    if ('refused' in result) {
       // None: no item yet.
-      item = parseStoredOptional('quota', quotaSchema, refusedItem(error)) ?? {};
+      item = parseStoredOptional('quota', quotaSchema, result.refused) ?? {};
       fresh = true;
+      continue;
     }
+    const stored = parseStoredOptional('quota', quotaSchema, result.item) ?? {};
+    const end = stored.tat_us ?? now + lease.granted * step;
+    return {
+      granted: lease.granted,
+      end,
+      policy: policyOf(stored, request.fallback),
+      item: stored,
+      at: now,
+      inUse: adds,
+      ...(withSeq && stored.orders_seq !== undefined ? { number: orderNumberOf(stored.orders_seq, stored) } : {}),
+    };
   }
   throw new QuotaContention(`quota of merchant ${merchantId} kept moving under its take`);
 };
@@ -172,25 +167,17 @@ export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | u
  * Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started;
  * `imported`: an import's take, which writes its orders and totals itself.
  */
-export const takeOrderSequence = async (
-  { ddb, table }: TableRef,
-  merchantId: string,
-  count = 1,
-  imported = false,
-): Promise<OrderNumber> => {
+export const takeOrderSequence = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        // An import's take is not marked: the change feed neither settles nor recounts its numbers.
-        UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
-        ConditionExpression: SEQUENCE_STARTED,
-        ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
-        ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const { Attributes } = await updateItem(db, {
+      Key: quotaKey(merchantId),
+      // An import's take is not marked: the change feed neither settles nor recounts its numbers.
+      UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
+      ConditionExpression: SEQUENCE_STARTED,
+      ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
+      ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
+      ReturnValues: 'ALL_NEW',
+    });
     const stored = parseStored('quota', z.extend(quotaSchema, { orders_seq: z.number() }), Attributes);
     return orderNumberOf(stored.orders_seq - count + 1, stored);
   } catch (error) {
@@ -203,18 +190,15 @@ export const takeOrderSequence = async (
  * Starts the order sequence after `last` (the number last handed out), unless it was started already;
  * the blocks from the next number on are counted from the sequence.
  */
-export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: string, last: number): Promise<void> => {
+export const startOrderSequence = async (db: TableRef, merchantId: string, last: number): Promise<void> => {
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #seq = :last, #from = :first',
-        ConditionExpression: 'attribute_not_exists(#seq)',
-        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-        ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
-      }),
-    ),
+    updateItem(db, {
+      Key: quotaKey(merchantId),
+      UpdateExpression: 'SET #seq = :last, #from = :first',
+      ConditionExpression: 'attribute_not_exists(#seq)',
+      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+      ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
+    }),
   );
 };
 
@@ -222,18 +206,15 @@ export const startOrderSequence = async ({ ddb, table }: TableRef, merchantId: s
  * Derives the block counts from `first` on (a block's first number past every number taken while
  * there was none), unless they are derived already: a sequence started before derived counts.
  */
-export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId: string, first: number): Promise<void> => {
+export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, first: number): Promise<void> => {
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: quotaKey(merchantId),
-        UpdateExpression: 'SET #from = :first',
-        ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
-        ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-        ExpressionAttributeValues: { ':first': first },
-      }),
-    ),
+    updateItem(db, {
+      Key: quotaKey(merchantId),
+      UpdateExpression: 'SET #from = :first',
+      ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
+      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+      ExpressionAttributeValues: { ':first': first },
+    }),
   );
 };
 
@@ -242,13 +223,7 @@ export const deriveOrderCountsFrom = async ({ ddb, table }: TableRef, merchantId
  * Query: the change feed may not GetItem); undefined before the sequence is started.
  */
 export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<OrderNumber | undefined> => {
-  const key = quotaKey(merchantId);
-  const [raw] = await queryItems(db, {
-    KeyConditionExpression: 'pk = :pk AND sk = :sk',
-    ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    ProjectionExpression: 'orders_seq, orders_derived_from',
-    ConsistentRead: true,
-  });
+  const raw = await queryKey(db, quotaKey(merchantId), { ProjectionExpression: 'orders_seq, orders_derived_from', ConsistentRead: true });
   return orderNumberOfQuota(parseStoredOptional('quota', quotaSchema, raw));
 };
 
@@ -267,16 +242,13 @@ export const getQuota = (db: TableRef, merchantId: string): Promise<QuotaItem | 
   getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);
 
 /** Sets the merchant's own quota (ops, `npm run admin -- quota`), or removes it (`undefined`: the stage's default again). */
-export const setQuotaOverride = ({ ddb, table }: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>
-  ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: quotaKey(merchantId),
-      ...(policy
-        ? {
-            UpdateExpression: 'SET rate = :rate, burst = :burst',
-            ExpressionAttributeValues: { ':rate': policy.rate, ':burst': policy.burst },
-          }
-        : { UpdateExpression: 'REMOVE rate, burst' }),
-    }),
-  );
+export const setQuotaOverride = (db: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>
+  updateItem(db, {
+    Key: quotaKey(merchantId),
+    ...(policy
+      ? {
+          UpdateExpression: 'SET rate = :rate, burst = :burst',
+          ExpressionAttributeValues: { ':rate': policy.rate, ':burst': policy.burst },
+        }
+      : { UpdateExpression: 'REMOVE rate, burst' }),
+  });

@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, parseStored } from './base';
+import { itemKey, type Key, merchantPk, storedItem } from './base';
 
 /** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
 const SK_PREFIX = 'SEGMENT#';
@@ -49,9 +49,9 @@ export const segmentRecord = (
   };
 };
 
-export const getSegment = (db: TableRef, merchantId: string, uuid: string): Promise<SegmentItem | undefined> =>
-  getStored(db, 'segment', segmentSchema, segmentKey(merchantId, uuid));
+const segment = storedItem('segment', segmentSchema, segmentKey);
+export const getSegment = segment.get;
 
 /** Every segment of the merchant (at most MAX_SEGMENTS): one Query. */
 export const allSegments = async (db: TableRef, merchantId: string): Promise<SegmentItem[]> =>
-  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map((raw) => parseStored('segment', segmentSchema, raw));
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map(segment.parse);

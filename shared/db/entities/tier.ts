@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantPk, parseStored } from './base';
+import { itemKey, type Key, merchantPk, storedItem } from './base';
 
 /** A commission tier: `TIER#<slug>` (lowercase). At most MAX_TIERS per merchant, so the list is a bounded read. */
 const SK_PREFIX = 'TIER#';
@@ -28,9 +28,9 @@ export const tierRecord = (merchantId: string, tier: { slug: string; name: strin
   updated_at: now,
 });
 
-export const getTier = (db: TableRef, merchantId: string, slug: string): Promise<TierItem | undefined> =>
-  getStored(db, 'tier', tierSchema, tierKey(merchantId, slug));
+const tier = storedItem('tier', tierSchema, tierKey);
+export const getTier = tier.get;
 
 /** Every tier of the merchant (at most MAX_TIERS): one Query. */
 export const allTiers = async (db: TableRef, merchantId: string): Promise<TierItem[]> =>
-  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map((raw) => parseStored('tier', tierSchema, raw));
+  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map(tier.parse);

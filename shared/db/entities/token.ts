@@ -1,11 +1,10 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryItems } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import type { TokenKind } from '#shared/tokens';
 import { generateToken, hashToken } from '#shared/tokens';
-import { itemKey, type Key, parseStoredOptional } from './base';
+import { itemKey, type Key, parseStoredOptional, updateItem } from './base';
 
 /** An API token: `TOKEN#<sha-256 of the token>` in its merchant's partition, found by its hash on gsi1. */
 export const tokenKey = (merchantId: string, tokenHash: string): Key => itemKey(merchantId, `TOKEN#${tokenHash}`);
@@ -58,16 +57,13 @@ export const findToken = async (db: TableRef, tokenHash: string) => {
 };
 
 /** Marks a token revoked; revoking twice keeps the first revoked_at. Returns revoked_at. */
-export const revokeTokenRecord = async ({ ddb, table }: TableRef, merchantId: string, tokenHash: string): Promise<string> => {
-  const { Attributes } = await ddb.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: tokenKey(merchantId, tokenHash),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': isoNow() },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+export const revokeTokenRecord = async (db: TableRef, merchantId: string, tokenHash: string): Promise<string> => {
+  const { Attributes } = await updateItem(db, {
+    Key: tokenKey(merchantId, tokenHash),
+    UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':now': isoNow() },
+    ReturnValues: 'ALL_NEW',
+  });
   return z.parse(z.object({ revoked_at: z.string() }), Attributes).revoked_at;
 };

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored } from './base';
+import { itemKey, type Key, merchantPk, nullableString, storedItem } from './base';
 
 /** A user of the merchant's dashboard (a possible invitation sender): `USER#<email>` (lowercase). */
 export const userKey = (merchantId: string, email: string): Key => itemKey(merchantId, `USER#${email.toLowerCase()}`);
@@ -16,9 +16,9 @@ export const userRecord = (merchantId: string, user: { email: string; name?: str
   name: user.name ?? null,
 });
 
-export const getUser = (db: TableRef, merchantId: string, email: string): Promise<UserItem | undefined> =>
-  getStored(db, 'user', userSchema, userKey(merchantId, email));
+const user = storedItem('user', userSchema, userKey);
+export const getUser = user.get;
 
 /** The merchant's dashboard users, at most `limit` (whom the service writes to about the merchant's own setup). */
 export const merchantUsers = async (db: TableRef, merchantId: string, limit: number): Promise<UserItem[]> =>
-  (await queryKeyPrefix(db, merchantPk(merchantId), 'USER#')).slice(0, limit).map((item) => parseStored('user', userSchema, item));
+  (await queryKeyPrefix(db, merchantPk(merchantId), 'USER#')).slice(0, limit).map(user.parse);

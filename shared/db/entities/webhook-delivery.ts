@@ -1,14 +1,10 @@
-import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { queryPage, queryPages } from '#shared/db/query';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, writeApplied } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateItem, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
-/**
- * One event's delivery to one endpoint: `WHDELIVERY#<endpoint>#<event id>`, written once per attempt
- * and listed newest first on gsi1; while `failed` also on gsi3, so a recovery reads the failures only.
- * Kept, with its event, for RETENTION_DAYS: recovery reaches 14 days back (docs/webhooks.md#how-it-works).
- */
+/** One event's delivery to one endpoint, listed on gsi1 and, while `failed`, on gsi3 for recovery (docs/webhooks.md#how-it-works). */
 export const RETENTION_DAYS = 15;
 const RESPONSE_EXCERPT_CHARS = 1024;
 
@@ -61,12 +57,11 @@ const UNANSWERED = { response_status: null, latency_ms: null, response_body: nul
 export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' } as const;
 
 /**
- * Records an attempt, creating the delivery on its first, in one UpdateItem; `onlyNew` leaves a
- * delivery that exists as it is, `keepSucceeded` one that succeeded. A failed one enters the failed
- * list at the delivery's list position; any other leaves it.
+ * Records an attempt, creating the delivery on its first, in one UpdateItem (`onlyNew` leaves a delivery that exists,
+ * `keepSucceeded` one that succeeded); a failed one enters the failed list, any other leaves it.
  */
 export const recordWebhookDelivery = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   event: { id: string; type: string; json: string },
@@ -76,52 +71,49 @@ export const recordWebhookDelivery = async (
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
   await writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: deliveryKey(merchantId, endpointUuid, event.id),
-        ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
-        ...(keepSucceeded ? { ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded' } : {}),
-        UpdateExpression:
-          [
-            'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
-            'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
-            '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
-            'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
-            ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
-          ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
-        ExpressionAttributeNames: {
-          '#type': 'type',
-          '#status': 'status',
-          '#error': 'error',
-          '#gsiPk': GSI1.partitionKey,
-          '#gsiSk': GSI1.sortKey,
-          '#ttl': TTL_ATTRIBUTE,
-          '#failedPk': GSI3.partitionKey,
-          '#failedSk': GSI3.sortKey,
-        },
-        ExpressionAttributeValues: {
-          ':type': 'webhook_delivery',
-          ':ep': endpointUuid,
-          ':id': event.id,
-          ':eventType': event.type,
-          ':event': packJson(event.json),
-          ':at': attempt.at,
-          ':gsiPk': listPk(merchantId, endpointUuid),
-          ':gsiSk': `${attempt.at}#${event.id}`,
-          ':status': attempt.status,
-          ':attempt': attempt.attempt,
-          ':code': attempt.response_status,
-          ':latency': attempt.latency_ms,
-          ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
-          ':error': attempt.error,
-          ':next': attempt.next_attempt_at,
-          ':ttl': expires,
-          ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
-          ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
-        },
-      }),
-    ),
+    updateItem(db, {
+      Key: deliveryKey(merchantId, endpointUuid, event.id),
+      ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+      ...(keepSucceeded ? { ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded' } : {}),
+      UpdateExpression:
+        [
+          'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
+          'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
+          '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
+          'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
+          ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
+        ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
+      ExpressionAttributeNames: {
+        '#type': 'type',
+        '#status': 'status',
+        '#error': 'error',
+        '#gsiPk': GSI1.partitionKey,
+        '#gsiSk': GSI1.sortKey,
+        '#ttl': TTL_ATTRIBUTE,
+        '#failedPk': GSI3.partitionKey,
+        '#failedSk': GSI3.sortKey,
+      },
+      ExpressionAttributeValues: {
+        ':type': 'webhook_delivery',
+        ':ep': endpointUuid,
+        ':id': event.id,
+        ':eventType': event.type,
+        ':event': packJson(event.json),
+        ':at': attempt.at,
+        ':gsiPk': listPk(merchantId, endpointUuid),
+        ':gsiSk': `${attempt.at}#${event.id}`,
+        ':status': attempt.status,
+        ':attempt': attempt.attempt,
+        ':code': attempt.response_status,
+        ':latency': attempt.latency_ms,
+        ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
+        ':error': attempt.error,
+        ':next': attempt.next_attempt_at,
+        ':ttl': expires,
+        ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
+        ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
+      },
+    }),
   );
 };
 
@@ -133,25 +125,25 @@ export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUui
  * rebuilt from it here, so a cursor cannot point into another merchant's or endpoint's deliveries).
  */
 export const webhookDeliveryPage = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   perPage: number,
   cursor?: string,
 ): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
   const startKey = cursor === undefined ? undefined : positionKey(merchantId, endpointUuid, cursor);
-  const { Items, LastEvaluatedKey } = await ddb.send(
-    new QueryCommand({
-      TableName: table,
+  // One more than the page: whether another page follows is known now, so a full last page has no cursor.
+  const { Items, LastEvaluatedKey } = await queryPage(
+    db,
+    {
       IndexName: GSI1.indexName,
       KeyConditionExpression: '#pk = :pk',
       ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
       ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid) },
       ScanIndexForward: false,
-      // One more than the page: whether another page follows is known now, so a full last page has no cursor.
-      Limit: perPage + 1,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    }),
+    },
+    perPage + 1,
+    startKey,
   );
   const read = (Items ?? []).map(parseDelivery);
   const deliveries = read.slice(0, perPage);
@@ -177,29 +169,25 @@ const FAILED_PAGES_PER_READ = 4;
  * read from the failed list; `next` is where to continue (a `since`), undefined when all were read.
  */
 export const failedWebhookDeliveries = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   endpointUuid: string,
   since: string,
   limit: number,
 ): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
   const items: Record<string, unknown>[] = [];
-  let startKey: QueryCommandOutput['LastEvaluatedKey'];
-  for (let page = 0; page < FAILED_PAGES_PER_READ; page++) {
-    const { Items, LastEvaluatedKey } = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: GSI3.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk >= :since',
-        ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
-        ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
-        Limit: limit + 1 - items.length,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
+  let startKey: Record<string, unknown> | undefined;
+  let pages = 0;
+  const query = {
+    IndexName: GSI3.indexName,
+    KeyConditionExpression: '#pk = :pk AND #sk >= :since',
+    ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
+    ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
+  };
+  for await (const { Items, LastEvaluatedKey } of queryPages(db, query, () => limit + 1 - items.length)) {
     items.push(...(Items ?? []));
     startKey = LastEvaluatedKey;
-    if (!startKey || items.length > limit) break;
+    if (++pages === FAILED_PAGES_PER_READ || items.length > limit) break;
   }
   const deliveries = items.slice(0, limit).map(parseDelivery);
   // More than `limit`: continue at the next one; pages left unread: continue at the last one read (sent again, harmlessly).

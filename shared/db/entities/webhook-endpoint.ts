@@ -1,16 +1,21 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, refusedItem, updateIfAllowed, writeApplied } from './base';
+import {
+  itemKey,
+  type Key,
+  merchantPk,
+  nullableString,
+  storedItem,
+  updateIfAllowed,
+  updateItem,
+  updateOrRefused,
+  writeApplied,
+} from './base';
 
-/**
- * A merchant's webhook endpoint (`WEBHOOK#<uuid>`) and `WEBHOOK_COUNT`, moved in the same transaction
- * as a create or delete. Besides what the merchant set, it carries the deliverer's state: the failure
- * streak, the last prompt 2xx and the deliveries in flight against its slots (docs/webhooks.md#how-it-works).
- */
+/** A merchant's webhook endpoint, with its deliverer's state (docs/webhooks.md#how-it-works), and `WEBHOOK_COUNT`. */
 const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
 export const UNPROVEN_SLOTS = 2;
@@ -64,7 +69,7 @@ const endpointSchema = z.looseObject({
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
-export const parseWebhookEndpoint = (raw: unknown): WebhookEndpointItem => parseStored('webhook endpoint', endpointSchema, raw);
+export const { parse: parseWebhookEndpoint, get: getWebhookEndpoint } = storedItem('webhook endpoint', endpointSchema, webhookEndpointKey);
 
 /** Puts a new endpoint and counts it in one transaction: refused on `count` at the maximum, on `endpoint` when it exists already. */
 export const putWebhookEndpoint = async (
@@ -111,9 +116,6 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
       },
     },
   });
-
-export const getWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string, consistent = false) =>
-  getStored(db, 'webhook endpoint', endpointSchema, webhookEndpointKey(merchantId, uuid), consistent);
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
@@ -197,11 +199,7 @@ export const signingSecretBoxes = (endpoint: WebhookEndpointItem, now: number): 
 export const previousSecretsAfterRotation = (endpoint: WebhookEndpointItem, previousUntil: string, now: number): PreviousSecret[] =>
   [{ box: endpoint.secret_box, expires_at: previousUntil }, ...livePreviousSecrets(endpoint, now)].slice(0, MAX_PREVIOUS_SECRETS);
 
-/**
- * Makes `secretBox` the endpoint's secret and keeps the replaced ones signing, on the condition that
- * the endpoint is as it was read (its updated_at), so two rotations at once cannot both keep a secret
- * that the other replaced. False when refused.
- */
+/** Makes `secretBox` the endpoint's secret, the replaced ones still signing, if it is as read (two rotations cannot both keep one). */
 export const rotateWebhookSecret = (
   db: TableRef,
   merchantId: string,
@@ -239,11 +237,7 @@ export const endpointHeldUntil = (endpoint: Pick<WebhookEndpointItem, 'retry_at'
 export const answersPromptly = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'failing_since'>, now: number): boolean =>
   endpoint.failing_since === undefined && endpoint.fast_at !== undefined && Date.parse(endpoint.fast_at) >= now - FAST_ANSWER_COUNTS_MS;
 
-/**
- * Whether the endpoint's deliveries go on the slow lane (the webhooks-slow queue and its own
- * deliverers): its last outcome was not a prompt answer, or a delivery of it is unanswered for a
- * moment now (docs/webhooks.md#how-it-works).
- */
+/** Whether the endpoint's deliveries go on the slow lane: its last outcome was not a prompt answer, or one is unanswered now. */
 export const onSlowLane = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'slow_at'>): boolean =>
   endpoint.fast_at === undefined || endpoint.slow_at !== undefined;
 
@@ -271,12 +265,11 @@ export type DeliveryClaim =
 const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
 
 /**
- * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem:
- * granted while it is enabled (`anyState`: a test reaches a disabled one), not held back and below
- * its slots (freeSlots). Refused, the endpoint as it was says why (docs/webhooks.md#how-it-works).
+ * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem: granted while it
+ * is enabled (`anyState`: a test's), not held back and below its slots (freeSlots); refused, the endpoint as it was.
  */
 export const claimDelivery = async (
-  { ddb, table }: TableRef,
+  db: TableRef,
   merchantId: string,
   uuid: string,
   now: number,
@@ -284,62 +277,52 @@ export const claimDelivery = async (
 ): Promise<DeliveryClaim> => {
   const key = webhookEndpointKey(merchantId, uuid);
   const nowIso = new Date(now).toISOString();
-  try {
-    const { Attributes } = await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
-        ConditionExpression: [
-          'attribute_exists(pk)',
-          '(attribute_not_exists(claim_token) OR claim_token <> :token)',
-          options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
-          '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
-        ].join(' AND '),
-        ExpressionAttributeValues: {
-          ':zero': 0,
-          ':one': 1,
-          ':now': nowIso,
-          ':slots': DELIVERY_SLOTS,
-          ':unproven': UNPROVEN_SLOTS,
-          ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
-          ':token': options.token,
-          ...(options.anyState ? { ':false': false } : { ':true': true }),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    const endpoint = parseWebhookEndpoint(Attributes);
+  const result = await updateOrRefused(db, {
+    Key: key,
+    UpdateExpression: 'SET in_flight = if_not_exists(in_flight, :zero) + :one, in_flight_at = :now, claim_token = :token',
+    ConditionExpression: [
+      'attribute_exists(pk)',
+      '(attribute_not_exists(claim_token) OR claim_token <> :token)',
+      options.anyState ? `(enabled = :false OR (${NOT_HELD}))` : `enabled = :true AND ${NOT_HELD}`,
+      '(attribute_not_exists(in_flight) OR in_flight < :one OR (attribute_not_exists(failing_since) AND (in_flight < :unproven OR (fast_at >= :recent AND in_flight < slots AND in_flight < :slots))))',
+    ].join(' AND '),
+    ExpressionAttributeValues: {
+      ':zero': 0,
+      ':one': 1,
+      ':now': nowIso,
+      ':slots': DELIVERY_SLOTS,
+      ':unproven': UNPROVEN_SLOTS,
+      ':recent': new Date(now - FAST_ANSWER_COUNTS_MS).toISOString(),
+      ':token': options.token,
+      ...(options.anyState ? { ':false': false } : { ':true': true }),
+    },
+  });
+  if ('item' in result) {
+    const endpoint = parseWebhookEndpoint(result.item);
     // A count below one after this claim's +1 was taken down twice (a release whose answer was lost and
     // was retried): set right, so that lost answers do not widen the endpoint's slots over time.
-    if ((endpoint.in_flight ?? 1) < 1) await resetCount({ ddb, table }, key, 1, 'in_flight = :seen', endpoint.in_flight);
+    if ((endpoint.in_flight ?? 1) < 1) await resetCount(db, key, 1, 'in_flight = :seen', endpoint.in_flight);
     return { kind: 'claimed', endpoint };
-  } catch (error) {
-    const old = refusedItem(error);
-    if (old === undefined) return { kind: 'missing' };
-    const endpoint = parseWebhookEndpoint(old);
-    // This very claim, retried by the SDK after its answer was lost: it was applied.
-    if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
-    const claimedAt = endpoint.in_flight_at;
-    if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
-      await resetCount({ ddb, table }, key, 0, 'in_flight_at = :seen', claimedAt);
-    return { kind: 'refused', endpoint };
   }
+  if (result.refused === undefined) return { kind: 'missing' };
+  const endpoint = parseWebhookEndpoint(result.refused);
+  // This very claim, retried by the SDK after its answer was lost: it was applied.
+  if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
+  const claimedAt = endpoint.in_flight_at;
+  if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
+    await resetCount(db, key, 0, 'in_flight_at = :seen', claimedAt);
+  return { kind: 'refused', endpoint };
 };
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
-const resetCount = ({ ddb, table }: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
+const resetCount = (db: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
   writeApplied(
-    ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET in_flight = :value',
-        ConditionExpression: condition,
-        ExpressionAttributeValues: { ':value': value, ':seen': seen },
-      }),
-    ),
+    updateItem(db, {
+      Key: key,
+      UpdateExpression: 'SET in_flight = :value',
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':value': value, ':seen': seen },
+    }),
   );
 
 type DeliveryEnd =
@@ -397,9 +380,8 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
   });
 
 /**
- * Notes `count` deliveries parked for the endpoint, on the condition that it is still enabled and
- * held back, so whoever ends the hold finds them (docs/webhooks.md#how-it-works). Undefined when the
- * hold has ended (the caller takes its parks back); else whether these were the first of a backlog.
+ * Notes `count` deliveries parked for the endpoint while it is enabled and held back, so whoever ends the hold
+ * finds them; undefined when the hold has ended, else whether these were the first of a backlog.
  */
 export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
@@ -412,9 +394,8 @@ export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uui
 };
 
 /**
- * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS on behalf of `owner`,
- * the message releasing (which takes it again if it comes back after its deliverer died): the
- * endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
+ * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS for `owner`, the releasing message:
+ * the endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
  */
 export const takeRelease = async (db: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
   const item = await updateEndpointItem(db, merchantId, uuid, {

@@ -4,10 +4,7 @@ import { itemKey, type Key, merchantPk } from './base';
 import { batchDelete, batchPut } from './batch';
 import { RETENTION_DAYS } from './webhook-delivery';
 
-/**
- * A delivery parked while its endpoint is held back: `WHWAIT#<endpoint>#<parked at>#<event id>`, holding
- * the queue message as it was, until the delivery that ends the hold releases it (docs/webhooks.md#how-it-works).
- */
+/** A delivery parked, as its queue message, while its endpoint is held back (docs/webhooks.md#how-it-works). */
 const prefix = (endpointUuid: string) => `WHWAIT#${endpointUuid}#`;
 
 /** One delivery to park: the queue message as JSON, and the time it is filed under. */
@@ -35,13 +32,7 @@ export const waitingDeliveries = async (db: TableRef, merchantId: string, endpoi
 export const removeWaitingDeliveries = (db: TableRef, keys: readonly Key[]) => batchDelete(db, keys);
 
 /** How many deliveries are parked for the endpoint (or every endpoint of the merchant), counting up to `limit`: for operators and the soak. */
-export const parkedDeliveryCount = async (db: TableRef, merchantId: string, limit: number, endpointUuid?: string): Promise<number> =>
-  (
-    await queryKeyPrefix(
-      db,
-      merchantPk(merchantId),
-      endpointUuid === undefined ? 'WHWAIT#' : prefix(endpointUuid),
-      { ProjectionExpression: 'pk, sk' },
-      limit,
-    )
-  ).length;
+export const parkedDeliveryCount = async (db: TableRef, merchantId: string, limit: number, endpointUuid?: string): Promise<number> => {
+  const parked = endpointUuid === undefined ? 'WHWAIT#' : prefix(endpointUuid);
+  return (await queryKeyPrefix(db, merchantPk(merchantId), parked, { ProjectionExpression: 'pk, sk' }, limit)).length;
+};
