@@ -26,6 +26,7 @@ import { inviteCreateBody } from '#shared/schemas/program';
 import * as R from '#shared/schemas/responses';
 import { WEBHOOK_MESSAGES, webhookCreateBody, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
 import { laravelErrors } from '#shared/validation/messages';
+import { ROUTE_SAMPLES, SAMPLES } from './event-samples';
 
 /**
  * The examples of openapi.json: realistic payloads registered as zod metadata on the schemas they
@@ -107,15 +108,9 @@ const pagination = (id: RouteId, total: number) =>
   laravelPagination(total, pageParameters, { url: `${LIVE_URL}${route(id).path}`, rawQuery: { per_page: String(DEFAULT_PER_PAGE) } });
 const invitePagination = invitePaginationOf(1, 1, pageParameters);
 
-/** The demo merchant's endpoint (local/demo.ts seedDemoWebhook). */
-const WEBHOOK_UUID = DEMO.webhookUuid;
-const webhookCreate = {
-  url: 'https://shop.example.com/hooks/affiliates',
-  events: ['order.created', 'commission.accrued'],
-  description: 'Shop back office',
-};
+const webhookCreate = SAMPLES['webhooks-create'].body;
 const webhook = {
-  uuid: WEBHOOK_UUID,
+  uuid: DEMO.webhookUuid,
   ...webhookCreate,
   enabled: true,
   disabled_reason: null,
@@ -221,7 +216,7 @@ export type OperationExamples = {
   pagination?: unknown;
   /** What `meta` holds besides the pagination and the trace id. */
   meta?: { as_of: string | null };
-  /** Path and query parameter values (path values name the demo merchant's resources). */
+  /** Path and query parameter values (path values are the event sample's: the demo merchant's resources). */
   parameters?: Record<string, string | number>;
   /** The request body, when not the example of its schema (exampleRegistry). */
   body?: unknown;
@@ -249,34 +244,30 @@ const decisionRefusals = {
   already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
 };
 
-const webhookParameters = { uuid: WEBHOOK_UUID };
-
-export const operationExamples: Record<RouteId, OperationExamples> = {
+const EXAMPLES: Record<RouteId, OperationExamples> = {
   'webhooks-create': {
     data: { webhook: createdWebhook },
     invalid: { url: 'http://shop.example.com/hooks', events: ['order.deleted'] },
     refusals: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
   },
   'webhooks-list': { data: { webhooks: [webhook] } },
-  'webhooks-get': { data: { webhook }, parameters: webhookParameters },
+  'webhooks-get': { data: { webhook } },
   'webhooks-update': {
     data: { webhook: { ...webhook, enabled: false } },
-    parameters: webhookParameters,
     body: { enabled: false },
     invalid: { enabled: 'no' },
   },
-  'webhooks-delete': { data: null, parameters: webhookParameters },
-  'webhooks-rotate-secret': { data: { webhook: rotatedWebhook }, parameters: webhookParameters },
-  'webhooks-test': { data: { delivery: queuedDelivery }, parameters: webhookParameters },
+  'webhooks-delete': { data: null },
+  'webhooks-rotate-secret': { data: { webhook: rotatedWebhook } },
+  'webhooks-test': { data: { delivery: queuedDelivery } },
   'webhooks-deliveries': {
     data: { deliveries: [delivery] },
     pagination: cursorPagination,
-    parameters: { ...webhookParameters, per_page: 15 },
+    parameters: { per_page: 15 },
     invalid: { per_page: '500' },
   },
   'webhooks-resend': {
     data: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
-    parameters: { ...webhookParameters, id: delivery.event_id },
     refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
   'reports-commissions': {
@@ -311,7 +302,6 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
   },
   'webhooks-recover': {
     data: { recovery },
-    parameters: webhookParameters,
     invalid: { since: '2020-01-01T00:00:00Z' },
     refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
@@ -340,16 +330,14 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: pageParameters,
     invalid: badPage,
   },
-  'orders-get': { data: { order }, parameters: { uuid: DEMO.orderUuid } },
+  'orders-get': { data: { order } },
   'orders-update': {
     data: { order: { ...order, ...orderUpdate } },
-    parameters: { uuid: DEMO.orderUuid },
     invalid: { total_shipping_value: '7.95', order_no: 'WEB-10002' },
     refusals: { cancelled: { message: [ORDER_MESSAGES.cancelledNotUpdatable] } },
   },
   'orders-cancel': {
     data: { order: cancelledOrder },
-    parameters: { uuid: DEMO.orderUuid },
     refusals: {
       already_cancelled: { message: [ORDER_MESSAGES.alreadyCancelled] },
       too_old: { message: [ORDER_MESSAGES.tooOldToCancel] },
@@ -362,7 +350,7 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: { ...pageParameters, tier_slug: 'gold' },
     invalid: badPage,
   },
-  'affiliates-get': { data: { affiliate }, parameters: { slug: 'alice' } },
+  'affiliates-get': { data: { affiliate } },
   'invites-create': {
     data: { invite },
     invalid: { email: 'erin.example.com', sender_email: '' },
@@ -383,15 +371,13 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: { status: 'pending', ...pageParameters },
     invalid: { status: 'approved' },
   },
-  'affiliate-requests-get': { data: { affiliate_request: affiliateRequest }, parameters: { uuid: DEMO.pendingRequestUuid } },
+  'affiliate-requests-get': { data: { affiliate_request: affiliateRequest } },
   'affiliate-requests-accept': {
     data: { affiliate_request: { ...affiliateRequest, status: 'active' } },
-    parameters: { uuid: DEMO.pendingRequestUuid },
     refusals: decisionRefusals,
   },
   'affiliate-requests-decline': {
     data: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
-    parameters: { uuid: DEMO.secondPendingRequestUuid },
     refusals: decisionRefusals,
   },
   'tiers-list': {
@@ -400,15 +386,19 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
     parameters: pageParameters,
     invalid: badPage,
   },
-  'tiers-get': { data: { tier }, parameters: { slug: 'gold' } },
+  'tiers-get': { data: { tier } },
   'segments-list': {
     data: { segments: [segment] },
     pagination: pagination('segments-list', 1),
     parameters: pageParameters,
     invalid: badPage,
   },
-  'segments-get': { data: { segment: segmentDetail }, parameters: { uuid: DEMO.segmentUuid } },
+  'segments-get': { data: { segment: segmentDetail } },
 };
+
+export const operationExamples = Object.fromEntries(
+  ROUTE_SAMPLES.map(({ id, pathParameters }) => [id, { ...EXAMPLES[id], parameters: { ...pathParameters, ...EXAMPLES[id].parameters } }]),
+) as Record<RouteId, OperationExamples>;
 
 /** What the JSON body step answers for a body that is not JSON. */
 const malformedJson = (): FieldErrors => {
