@@ -57,8 +57,6 @@ const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 type OperationDoc = {
   summary: string;
   description?: string;
-  /** One of the document's tags (ABOUT.tags). */
-  tag: (typeof ABOUT.tags)[number]['name'];
   /** 422 for a business rule besides validation (named in the description). */
   refusals?: string;
 };
@@ -69,132 +67,89 @@ type Operation = OperationDoc & RouteResponse & { request: Schemas };
 /** One entry per route of the manifest: a route without one does not compile. */
 const operations = {
   'orders-create-legacy': {
-    tag: 'Orders',
     summary: 'Create an order (legacy envelope)',
     description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
   'orders-create': {
-    tag: 'Orders',
     summary: 'Create an order',
     refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
   },
-  'orders-list': {
-    tag: 'Orders',
-    summary: 'List orders',
-    description: 'Newest first.',
-  },
-  'orders-get': { tag: 'Orders', summary: 'Get an order' },
+  'orders-list': { summary: 'List orders', description: 'Newest first.' },
+  'orders-get': { summary: 'Get an order' },
   'orders-update': {
-    tag: 'Orders',
     summary: 'Update the shipping value of an order',
     description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
     refusals: 'the order is cancelled',
   },
-  'orders-cancel': {
-    tag: 'Orders',
-    summary: 'Cancel an order',
-    refusals: 'the order is already cancelled, older than one month, or linked to a payment',
-  },
-  'affiliates-list': { tag: 'Affiliates', summary: 'List affiliates' },
-  'affiliates-get': { tag: 'Affiliates', summary: 'Get an affiliate' },
+  'orders-cancel': { summary: 'Cancel an order', refusals: 'the order is already cancelled, older than one month, or linked to a payment' },
+  'affiliates-list': { summary: 'List affiliates' },
+  'affiliates-get': { summary: 'Get an affiliate' },
   'invites-create': {
-    tag: 'Invites',
     summary: 'Invite an affiliate',
     description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
     refusals: 'the address is already invited, the sender is not a user of the merchant',
   },
-  'invites-list': {
-    tag: 'Invites',
-    summary: 'List invitations',
-    description: '`data` is the array itself; the pagination is the invites form.',
-  },
-  'affiliate-requests-list': {
-    tag: 'Affiliate requests',
-    summary: 'List affiliate requests',
-    description: '`data` is the array itself.',
-  },
-  'affiliate-requests-get': { tag: 'Affiliate requests', summary: 'Get an affiliate request' },
+  'invites-list': { summary: 'List invitations', description: '`data` is the array itself; the pagination is the invites form.' },
+  'affiliate-requests-list': { summary: 'List affiliate requests', description: '`data` is the array itself.' },
+  'affiliate-requests-get': { summary: 'Get an affiliate request' },
   'affiliate-requests-accept': {
-    tag: 'Affiliate requests',
     summary: 'Accept an affiliate request',
     description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
     refusals: 'the request is already decided',
   },
-  'affiliate-requests-decline': {
-    tag: 'Affiliate requests',
-    summary: 'Decline an affiliate request',
-    refusals: 'the request is already decided',
-  },
-  'tiers-list': { tag: 'Tiers', summary: 'List tiers' },
-  'tiers-get': { tag: 'Tiers', summary: 'Get a tier' },
-  'segments-list': {
-    tag: 'Segments',
-    summary: 'List segments',
-    description: 'Segments without their `tiers` (the single segment has them).',
-  },
-  'segments-get': { tag: 'Segments', summary: 'Get a segment with its rate per tier' },
+  'affiliate-requests-decline': { summary: 'Decline an affiliate request', refusals: 'the request is already decided' },
+  'tiers-list': { summary: 'List tiers' },
+  'tiers-get': { summary: 'Get a tier' },
+  'segments-list': { summary: 'List segments', description: 'Segments without their `tiers` (the single segment has them).' },
+  'segments-get': { summary: 'Get a segment with its rate per tier' },
   'webhooks-create': {
-    tag: 'Webhooks',
     summary: 'Create a webhook endpoint',
     description:
       'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
     refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
   },
   'webhooks-list': {
-    tag: 'Webhooks',
     summary: 'List webhook endpoints',
     description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
   },
-  'webhooks-get': { tag: 'Webhooks', summary: 'Get a webhook endpoint' },
+  'webhooks-get': { summary: 'Get a webhook endpoint' },
   'webhooks-update': {
-    tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
     description:
       'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.',
   },
-  'webhooks-delete': {
-    tag: 'Webhooks',
-    summary: 'Delete a webhook endpoint',
-    description: 'Nothing more is delivered to it; `data` is null.',
-  },
+  'webhooks-delete': { summary: 'Delete a webhook endpoint', description: 'Nothing more is delivered to it; `data` is null.' },
   'webhooks-rotate-secret': {
-    tag: 'Webhooks',
     summary: "Rotate a webhook endpoint's signing secret",
     description:
       'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
   },
   'webhooks-test': {
-    tag: 'Webhooks',
     summary: 'Send a test event',
     description:
       'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
   },
   'webhooks-deliveries': {
-    tag: 'Webhooks',
     summary: "List a webhook endpoint's deliveries",
     description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
   },
   'webhooks-resend': {
-    tag: 'Webhooks',
     summary: 'Resend a delivery',
     description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
     refusals:
       "the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type",
   },
   'webhooks-recover': {
-    tag: 'Webhooks',
     summary: 'Recover failed deliveries',
     description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
     refusals: 'the endpoint is disabled (enable it first)',
   },
   'reports-commissions': {
-    tag: 'Reports',
     summary: 'Commission report',
     description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
   },
   'events-list': {
-    tag: 'Events',
     summary: 'Read the event log',
     description: [
       'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
@@ -605,6 +560,13 @@ const ABOUT = {
   ] as const,
 };
 
+/** A route's tag: the one its id starts with (`affiliate-requests-get`: Affiliate requests). */
+const tagOf = (id: RouteId) => {
+  const tag = ABOUT.tags.find(({ name }) => id.startsWith(`${name.toLowerCase().replace(' ', '-')}-`));
+  if (!tag) throw new Error(`${id}: no tag of ABOUT.tags names it`);
+  return tag.name;
+};
+
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
 const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
   const examples = operationExamples[route.id];
@@ -629,7 +591,7 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
       : {};
   return {
     operationId: route.id,
-    tags: [operation.tag],
+    tags: [tagOf(route.id)],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
