@@ -21,6 +21,9 @@ export type FunctionSpec = {
   memoryMb: number;
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
+/** `orders-create-legacy` -> `OrdersCreateLegacy`, `affiliate_request.created` -> `AffiliateRequestCreated`: construct ids, schema names. */
+export const pascalCase = (name: string) => name.replace(/(^|[-._])(\w)/g, (_match, _separator, letter: string) => letter.toUpperCase());
+
 const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTIONS.filter((action) => actions.includes(action));
 
 /** What an Idempotency-Key record needs (claim, read, record): every POST route's function. */

@@ -7,8 +7,8 @@ import type { Stage } from '#shared/config';
 import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
-import { constructIdOf, MerchantData } from './data';
-import { type FunctionSpec, functionEnvironment, functionSpecs } from './function-specs';
+import { MerchantData } from './data';
+import { type FunctionSpec, functionEnvironment, functionSpecs, pascalCase } from './function-specs';
 import { MerchantFunction } from './merchant-function';
 import { suppressStageFindings } from './nag';
 import { MerchantDashboard } from './observability';
@@ -119,7 +119,7 @@ export class MerchantApiStage extends Stack {
   ): MerchantFunction {
     const { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey } = stageWide;
     const { table, queues } = this.data;
-    const fn = new MerchantFunction(this, constructIdOf(spec.id), {
+    const fn = new MerchantFunction(this, pascalCase(spec.id), {
       spec,
       environment: functionEnvironment(spec, environmentValues),
       logRetention: config.logRetention,

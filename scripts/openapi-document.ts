@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { responses } from '#functions/responses';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
-import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
+import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES, pascalCase } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
@@ -201,9 +201,7 @@ const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') =>
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
-/** `orders-create` -> `OrdersCreate`, `affiliate_request.created` -> `AffiliateRequestCreated`. */
-const pascal = (name: string) => name.replace(/(^|[-._])(\w)/g, (_match, _separator, letter: string) => letter.toUpperCase());
-const eventSchemaName = (type: string) => `${pascal(type)}Event`;
+const eventSchemaName = (type: string) => `${pascalCase(type)}Event`;
 
 /**
  * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
@@ -292,7 +290,7 @@ const BODY_NAMES = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([
  * `<Operation>Response`, `<Operation>Error` and `<Operation>Data`, and a schema of that name makes
  * them number one of the two (`OrdersCreateResponse2`).
  */
-const successName = (id: RouteId) => `${pascal(id)}Envelope`;
+const successName = (id: RouteId) => `${pascalCase(id)}Envelope`;
 
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
   route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination, operation.meta);
