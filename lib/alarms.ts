@@ -3,6 +3,7 @@ import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-c
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC } from '#shared/metric-names';
 import type { StageConfig } from './config';
@@ -21,6 +22,9 @@ export const EMAILS_FAILED_THRESHOLD = 1;
 export const QUOTA_REFUSALS_THRESHOLD = 300;
 /** Endpoints disabled in 5 minutes: one is a merchant's problem (they are e-mailed); several at once may be ours. */
 export const WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD = 3;
+
+/** A queue's messages waiting: alarmed on any (nothing retries them). */
+const depth = (queue: Queue) => queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) });
 
 /** The stage's alarms, each notifying the stage's SNS topic (and `alarmTopicArn` when set). */
 export class MerchantAlarms extends Construct {
@@ -96,46 +100,46 @@ export class MerchantAlarms extends Construct {
     this.alarm(
       'DlqDepth',
       `${props.stage}: order messages in the dead-letter queue (commission processing failed 5 times)`,
-      props.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      depth(props.queues['orders-dlq']),
       0,
     );
     this.alarm(
       'QueueAge',
       `${props.stage}: an accepted order waited more than ${QUEUE_AGE_THRESHOLD_SECONDS / 60} minutes for commission processing`,
-      props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
+      props.queues.orders.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
       QUEUE_AGE_THRESHOLD_SECONDS,
     );
 
     this.alarm(
       'EmailsFailed',
       `${props.stage}: affiliate-program e-mails SES refused in 5 minutes (they stay owed; their follow-ups retry them)`,
-      businessMetric(props.stage, METRIC.emailsFailed, 'Sum', FIVE_MINUTES),
+      businessMetric(props.stage, METRIC.emailsFailed),
       EMAILS_FAILED_THRESHOLD,
       { atLeast: true },
     );
     this.alarm(
       'ParkedDepth',
       `${props.stage}: work parked that nothing retries (a follow-up that failed 5 times, or a change record the feed cannot read)`,
-      props.parked.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      depth(props.queues.parked),
       0,
     );
     this.alarm(
       'QuotaRefusals',
       `${props.stage}: more than ${QUOTA_REFUSALS_THRESHOLD} requests refused by merchants' quotas (429) in each of 3 five-minute periods (the dashboard shows which merchants)`,
-      businessMetric(props.stage, METRIC.quotaRefusals, 'Sum', FIVE_MINUTES),
+      businessMetric(props.stage, METRIC.quotaRefusals),
       QUOTA_REFUSALS_THRESHOLD,
       { evaluationPeriods: 3, datapointsToAlarm: 3 },
     );
     this.alarm(
       'WebhooksDlqDepth',
       `${props.stage}: webhook delivery messages in the dead-letter queue (the deliverer's table or queue work failed 5 times)`,
-      props.webhooksDlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      depth(props.queues['webhooks-dlq']),
       0,
     );
     this.alarm(
       'WebhookEndpointsDisabled',
       `${props.stage}: the service disabled merchants' webhook endpoints (410 Gone or a 5-day failure streak; the merchants were e-mailed)`,
-      businessMetric(props.stage, METRIC.webhookEndpointsDisabled, 'Sum', FIVE_MINUTES),
+      businessMetric(props.stage, METRIC.webhookEndpointsDisabled),
       WEBHOOK_ENDPOINTS_DISABLED_THRESHOLD,
       { atLeast: true },
     );

@@ -14,15 +14,19 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { Stage } from '#shared/config';
+import type { QueueId } from '#shared/db/table-def';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '#shared/metric-names';
 import type { MerchantFunction } from './merchant-function';
 import { WAF_RULES } from './rest-api';
 
 const FIVE_MINUTES = Duration.minutes(5);
+const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
 
-/** One of the functions' business metrics (shared/metrics.ts). */
-export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum', period: Duration = FIVE_MINUTES): Metric =>
-  new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE, stage }, statistic, period });
+/** One of the functions' business metrics (shared/metrics.ts), per 5 minutes. */
+export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum'): Metric =>
+  new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE, stage }, ...SUM, statistic });
+const business = (stage: Stage, name: MetricName, label: string, statistic = 'Sum') =>
+  businessMetric(stage, name, statistic).with({ label });
 
 /** A business metric with a dimension of its own besides service and stage: one line per value of it. */
 const businessMetricBy = (stage: Stage, dimension: string, name: MetricName, label: string) =>
@@ -37,24 +41,16 @@ export type WatchedResources = {
   stage: Stage;
   api: RestApi;
   functions: MerchantFunction[];
-  /** The orders queue and its DLQ. */
-  queue: Queue;
-  dlq: Queue;
-  parked: Queue;
-  webhooksDlq: Queue;
+  queues: Record<QueueId, Queue>;
   /** Its IteratorAge says how far behind the table's stream it is. */
   changeFeed: MerchantFunction;
 };
 
 export type MerchantDashboardProps = WatchedResources & { webAcl: CfnWebACL; alarms: Alarm[] };
 
-const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
 const WIDE = { width: 12, height: 6 };
 /** A queue's or the feed's gauge: its maximum each minute. */
 const maxPerMinute = (label: string) => ({ statistic: 'Maximum', period: Duration.minutes(1), label });
-
-const business = (stage: Stage, name: MetricName, label: string, statistic = 'Sum') =>
-  businessMetric(stage, name, statistic).with({ label });
 
 /** Requests, 4xx and 5xx; p50 and p99 latency. */
 const apiRow = ({ api }: MerchantDashboardProps) => [
@@ -96,10 +92,10 @@ const limitsAndQueueRow = (props: MerchantDashboardProps) => {
     new GraphWidget({
       title: 'Orders queue and DLQ',
       left: [
-        props.queue.metricApproximateNumberOfMessagesVisible(maxPerMinute('orders queue: visible')),
-        props.dlq.metricApproximateNumberOfMessagesVisible(maxPerMinute('DLQ: visible')),
+        props.queues.orders.metricApproximateNumberOfMessagesVisible(maxPerMinute('orders queue: visible')),
+        props.queues['orders-dlq'].metricApproximateNumberOfMessagesVisible(maxPerMinute('DLQ: visible')),
       ],
-      right: [props.queue.metricApproximateAgeOfOldestMessage(maxPerMinute('oldest message age (s)'))],
+      right: [props.queues.orders.metricApproximateAgeOfOldestMessage(maxPerMinute('oldest message age (s)'))],
       ...WIDE,
     }),
   ];
@@ -133,14 +129,14 @@ const businessRow = (props: MerchantDashboardProps) => [
     left: [business(props.stage, METRIC.emailsSent, 'e-mails sent'), business(props.stage, METRIC.emailsFailed, 'e-mails failed')],
     right: [
       props.changeFeed.fn.metric('IteratorAge', maxPerMinute('change feed behind its stream (ms)')),
-      props.parked.metricApproximateNumberOfMessagesVisible(maxPerMinute('parked: visible')),
+      props.queues.parked.metricApproximateNumberOfMessagesVisible(maxPerMinute('parked: visible')),
     ],
     ...WIDE,
   }),
 ];
 
 /** Webhook deliveries, failures, disabled endpoints and latency, the webhooks DLQ; quota refusals by merchant. */
-const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
+const webhooksRow = ({ stage, queues }: MerchantDashboardProps) => [
   new GraphWidget({
     title: 'Webhook deliveries and quota refusals',
     left: [
@@ -151,7 +147,7 @@ const webhooksRow = ({ stage, webhooksDlq }: MerchantDashboardProps) => [
     ],
     right: [
       business(stage, METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
-      webhooksDlq.metricApproximateNumberOfMessagesVisible(maxPerMinute('webhooks DLQ: visible')),
+      queues['webhooks-dlq'].metricApproximateNumberOfMessagesVisible(maxPerMinute('webhooks DLQ: visible')),
     ],
     width: 24,
     height: 6,
