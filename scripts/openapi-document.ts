@@ -302,8 +302,10 @@ const QUOTA_HEADERS = {
 };
 
 /** A media type's `examples`: one example per name. */
-type Examples = Record<string, { summary: string; value: unknown }>;
-const one = (summary: string, value: unknown): Examples => ({ example: { summary, value } });
+type Example = { summary: string; value: unknown };
+type Examples = Record<string, Example>;
+/** The examples that apply, by name. */
+const named = (entries: (false | undefined | [string, Example])[]): Examples => Object.fromEntries(entries.filter((entry) => !!entry));
 
 const errorResponse = (description: string, schema: Json, examples: Examples, headers?: Json) => ({
   description,
@@ -311,141 +313,106 @@ const errorResponse = (description: string, schema: Json, examples: Examples, he
   content: { 'application/json': { schema, examples } },
 });
 
-/** The bodies of the examples, in the route's envelope, as shared/http/envelope.ts builds them. */
-const v2FailureBody = (errors: FieldErrors, traceId = EXAMPLE_TRACE_ID) => v2Body(traceId, { errors });
-const failureBody = (legacy: boolean, status: number, errors: FieldErrors) =>
-  legacy ? legacyFailureBody(status, errors) : v2FailureBody(errors);
-const gatewayBody = (errors: FieldErrors) => v2FailureBody(errors, EXAMPLE_GATEWAY_TRACE_ID);
-
-/** The 422 of one route: what its validation, its Idempotency-Key and its business rules refuse, with their examples. */
-const refusedResponse = (route: RouteDef, operation: Operation, examples: OperationExamples): Json => {
-  const legacy = route.envelope === 'legacy';
-  const post = acceptsIdempotencyKey(route);
-  const causes = [
-    operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
-    !operation.request.body && readsBody(route) ? 'the body is not valid JSON' : undefined,
-    operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
-    post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
-    operation.refusals ? `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}` : undefined,
-  ].filter(Boolean);
-  const cases: Examples = {};
-  const validated = operation.request.body ?? operation.request.query;
-  if (validated && examples.invalid)
-    cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, validationErrors(validated, examples.invalid)) };
-  if (readsBody(route))
-    cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
-  for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
-    cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
-  }
-  if (post)
-    cases.idempotency_key_reused = {
-      summary: 'Key used with another request',
-      value: failureBody(legacy, 422, commonFailures.idempotencyReused),
-    };
-  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), cases);
-};
+/** What API Gateway / WAF answer themselves, as shared/http/envelope.ts builds the V2 envelope. */
+const fromGateway = (summary: string, errors: FieldErrors): Example => ({ summary, value: v2Body(EXAMPLE_GATEWAY_TRACE_ID, { errors }) });
 
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
   const legacy = route.envelope === 'legacy';
   const failure = legacy ? ref('LegacyRefused') : ref('Failure');
+  /** A request the route cannot take as it is (400, 422). */
+  const invalid = legacy ? ref('LegacyInvalid') : ref('Failure');
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
   const gateway = ref('GatewayFailure');
-  const hasParams = operation.request.params !== undefined;
+  const { body, query, params } = operation.request;
   const post = acceptsIdempotencyKey(route);
+  /** The route's own answer with `status`, in its envelope. */
+  const own = (status: number, summary: string, errors: FieldErrors): Example => ({
+    summary,
+    value: legacy ? legacyFailureBody(status, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
+  });
   const out: Record<string, Json> = {};
-  const badRequests: Examples = {};
-  if (hasParams) {
+  if (params || post) {
     const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
-    badRequests.bad_percent_encoding = {
-      summary: 'Bad percent-encoding',
-      value: gatewayBody({ message: [badPercentEncoding(parameter)] }),
-    };
-  }
-  if (post)
-    badRequests.idempotency_key_malformed = {
-      summary: 'Idempotency-Key empty or too long',
-      value: failureBody(legacy, 400, commonFailures.idempotencyKeyMalformed),
-    };
-  if (hasParams || post) {
-    const keyFailure = legacy ? ref('LegacyInvalid') : failure;
+    const causes = [
+      params && 'a path parameter is not valid percent-encoding',
+      post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
+    ];
     out['400'] = errorResponse(
-      [
-        hasParams ? 'a path parameter is not valid percent-encoding' : undefined,
-        post
-          ? `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`
-          : undefined,
-      ]
-        .filter(Boolean)
-        .join('; or ')
-        .replace(/^./, (first) => first.toUpperCase())
-        .concat('.'),
-      hasParams && post ? { anyOf: [gateway, keyFailure] } : post ? keyFailure : gateway,
-      badRequests,
+      `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
+      params && post ? { anyOf: [gateway, invalid] } : post ? invalid : gateway,
+      named([
+        params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
+        post && ['idempotency_key_malformed', own(400, 'Idempotency-Key empty or too long', commonFailures.idempotencyKeyMalformed)],
+      ]),
     );
   }
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
     legacy ? ref('LegacyUnauthenticated') : failure,
-    one('No valid token', failureBody(legacy, 401, commonFailures.unauthenticated)),
+    { example: own(401, 'No valid token', commonFailures.unauthenticated) },
   );
   out['403'] = errorResponse(
-    route.placesOrders
-      ? "A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders."
-      : "A token of the other stage's kind (testing on live, live on sandbox).",
+    `A token of the other stage's kind (testing on live, live on sandbox)${route.placesOrders ? ', or, on live, a token not allowed to place live orders' : ''}.`,
     failure,
-    {
-      testing_token_on_live: { summary: 'A testing token on the live API', value: failureBody(legacy, 403, commonFailures.wrongTokenKind) },
-      live_token_on_sandbox: {
-        summary: 'A live token on the sandbox API',
-        value: failureBody(legacy, 403, commonFailures.wrongTokenKindSandbox),
-      },
-      ...(route.placesOrders
-        ? {
-            no_live_orders: {
-              summary: 'A token not allowed to place live orders',
-              value: failureBody(legacy, 403, commonFailures.noLiveOrders),
-            },
-          }
-        : {}),
-    },
+    named([
+      ['testing_token_on_live', own(403, 'A testing token on the live API', commonFailures.wrongTokenKind)],
+      ['live_token_on_sandbox', own(403, 'A live token on the sandbox API', commonFailures.wrongTokenKindSandbox)],
+      route.placesOrders && ['no_live_orders', own(403, 'A token not allowed to place live orders', commonFailures.noLiveOrders)],
+    ]),
   );
-  if (hasParams) {
-    out['404'] = errorResponse(
-      'No such resource for this merchant (`Not Found`).',
-      failure,
-      one('Missing or owned by another merchant', failureBody(legacy, 404, commonFailures.notFound)),
-    );
-  }
-  if (post) {
+  if (params)
+    out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure, {
+      example: own(404, 'Missing or owned by another merchant', commonFailures.notFound),
+    });
+  if (post)
     out['409'] = errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.',
       failure,
-      one('Same key still in flight', failureBody(legacy, 409, commonFailures.idempotencyInFlight)),
+      { example: own(409, 'Same key still in flight', commonFailures.idempotencyInFlight) },
       RETRY_AFTER,
     );
-  }
   // The gateway measures the body before it routes, whatever the method.
-  out['413'] = errorResponse(
-    `The body is ${BODY_LIMIT} or larger.`,
-    gateway,
-    one('Body too large', gatewayBody(commonFailures.bodyTooLarge)),
-  );
-  if (operation.request.body || operation.request.query || post || operation.refusals)
-    out['422'] = refusedResponse(route, operation, examples);
+  out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, gateway, {
+    example: fromGateway('Body too large', commonFailures.bodyTooLarge),
+  });
+  if (body || query || post || operation.refusals) {
+    const causes = [
+      body && 'the body is not valid JSON or fails validation (keyed by field name)',
+      !body && readsBody(route) && 'the body is not valid JSON',
+      query && 'a query parameter fails validation (keyed by parameter name)',
+      post && 'the Idempotency-Key was used with a different request (`message`)',
+      operation.refusals && `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}`,
+    ];
+    const validated = body ?? query;
+    out['422'] = errorResponse(
+      `Refused: ${causes.filter(Boolean).join('; ')}.`,
+      invalid,
+      named([
+        validated &&
+          examples.invalid !== undefined && ['validation', own(422, 'Validation failed', validationErrors(validated, examples.invalid))],
+        readsBody(route) && ['malformed_json', own(422, 'Body is not JSON', commonFailures.malformedJson)],
+        ...Object.entries(examples.refusals ?? {}).map(([name, errors]): [string, Example] => [
+          name,
+          own(422, `Refused: ${Object.values(errors)[0]?.[0]}`, errors),
+        ]),
+        post && ['idempotency_key_reused', own(422, 'Key used with another request', commonFailures.idempotencyReused)],
+      ]),
+    );
+  }
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
     {
-      quota: { summary: "The merchant's quota is spent", value: failureBody(legacy, 429, commonFailures.tooManyAttempts) },
-      backstop: { summary: 'A backstop (WAF, stage throttle) refused it', value: gatewayBody(commonFailures.tooManyAttempts) },
+      quota: own(429, "The merchant's quota is spent", commonFailures.tooManyAttempts),
+      backstop: fromGateway('A backstop (WAF, stage throttle) refused it', commonFailures.tooManyAttempts),
     },
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
     'A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.',
     failure,
-    one('Busy', failureBody(legacy, 503, commonFailures.busy)),
+    { example: own(503, 'Busy', commonFailures.busy) },
     RETRY_AFTER,
   );
   return out;
