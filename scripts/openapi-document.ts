@@ -19,24 +19,19 @@ import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
 import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
-import { inviteCreateBody } from '#shared/schemas/program';
 import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
-import {
-  MAX_WEBHOOK_ENDPOINTS,
-  RECOVER_MAX_DAYS,
-  webhookCreateBody,
-  webhookRecoverBody,
-  webhookUpdateBody,
-} from '#shared/schemas/webhooks';
+import { MAX_WEBHOOK_ENDPOINTS, RECOVER_MAX_DAYS } from '#shared/schemas/webhooks';
 import { RECOVER_BATCH } from '#shared/webhooks/replay';
 import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
   EXAMPLE_TRACE_ID,
-  exampleRegistry,
+  eventSchemaName,
+  NAMED_INPUT,
+  NAMED_OUTPUT,
+  type Named,
   type OperationExamples,
   operationExamples,
   validationErrors,
@@ -192,16 +187,15 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const JSON_SCHEMA_OPTIONS = { target: 'draft-2020-12', unrepresentable: 'throw' } as const;
 
 /** zod schemas to JSON Schema, sharing one registry so named schemas become $refs. */
-const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') => {
+const jsonSchemas = (named: Record<string, Named>, io: 'input' | 'output') => {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id, ...exampleRegistry.get(schema) });
+  for (const [id, [schema, example]] of Object.entries(named))
+    registry.add(schema, { id, ...(example === undefined ? {} : { examples: [example] }) });
   const { schemas } = z.toJSONSchema(registry, { ...JSON_SCHEMA_OPTIONS, io, uri: (id) => ref(id).$ref });
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaKeyword(schema as Json)]));
 };
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
-
-const eventSchemaName = (type: string) => `${pascalCase(type)}Event`;
 
 /**
  * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
@@ -239,51 +233,8 @@ const outgoingWebhooks = () =>
     ]),
   );
 
-/** The shared payloads, named in components (the envelopes per operation are named after it). */
-const SHARED_OUTPUT: Record<string, $ZodType> = {
-  Order: R.orderResponse,
-  OrderRow: R.orderRowResponse,
-  Currency: R.currencyResponse,
-  CreatedOrder: R.createdOrderResponse,
-  Affiliate: R.affiliateResponse,
-  AffiliateRequest: R.affiliateRequestResponse,
-  AcceptedAffiliateRequest: R.acceptedRequestResponse,
-  Invite: R.inviteResponse,
-  Tier: R.tierResponse,
-  Segment: R.segmentResponse,
-  SegmentDetail: R.segmentDetailResponse,
-  SegmentTierRate: R.segmentTierRate,
-  Pagination: R.laravelPaginationSchema,
-  InvitePagination: R.invitePaginationSchema,
-  CursorPagination: R.cursorPaginationSchema,
-  Webhook: R.webhookResponse,
-  CreatedWebhook: R.createdWebhookResponse,
-  RotatedWebhook: R.rotatedWebhookResponse,
-  WebhookDelivery: R.webhookDeliveryResponse,
-  QueuedDelivery: R.queuedDeliveryResponse,
-  Recovery: R.recoveryResponse,
-  Commission: R.commissionEventData,
-  LoggedEvent: R.loggedEventResponse,
-  ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), schema])),
-  TraceId: R.traceIdSchema,
-  FieldErrors: R.fieldErrorsSchema,
-  Failure: R.v2Failure,
-  GatewayFailure: R.gatewayFailure,
-  LegacyUnauthenticated: R.legacyUnauthenticated,
-  LegacyInvalid: R.legacyInvalid,
-  LegacyRefused: R.legacyRefused,
-};
-
-const SHARED_INPUT: Record<string, $ZodType> = {
-  OrderCreate: orderCreateBody,
-  OrderUpdate: orderUpdateBody,
-  InviteCreate: inviteCreateBody,
-  WebhookCreate: webhookCreateBody,
-  WebhookUpdate: webhookUpdateBody,
-  WebhookRecover: webhookRecoverBody,
-};
-/** The component name of each request body. */
-const BODY_NAMES = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
+/** The name and example of each request body. */
+const BODY_NAMES = new Map(Object.entries(NAMED_INPUT).map(([name, [schema, example]]) => [schema, { name, example }]));
 
 /**
  * Envelope schemas are named `<Operation>Envelope`: client generators name their own types
@@ -546,11 +497,11 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
     if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...replayed };
   }
   const body = operation.request.body;
-  const bodyRef = body ? BODY_NAMES.get(body) : undefined;
-  if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
-  const example = examples.body ?? (body && exampleRegistry.get(body)?.examples[0]);
-  const requestBody = bodyRef
-    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example } } } }
+  const named = body && BODY_NAMES.get(body);
+  if (body && !named) throw new Error(`${route.id}: name its body schema in NAMED_INPUT`);
+  const example = examples.body ?? named?.example;
+  const requestBody = named
+    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(named.name), example } } } }
     : route.method === 'POST'
       ? { requestBody: IGNORED_BODY }
       : {};
@@ -595,9 +546,11 @@ const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
 
 export const buildOpenApiDocument = async () => {
   const ops = await documentedOperations();
-  const successSchemas = Object.fromEntries(routes.map((route) => [successName(route.id), successSchema(route, ops[route.id])]));
-  const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
-  const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
+  const successSchemas = Object.fromEntries(
+    routes.map((route): [string, Named] => [successName(route.id), [successSchema(route, ops[route.id])]]),
+  );
+  const components = jsonSchemas({ ...NAMED_OUTPUT, ...successSchemas }, 'output');
+  const requestComponents = jsonSchemas(NAMED_INPUT, 'input');
   const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: 'input' }) as Json);
 
   const paths: Record<string, Record<string, Json>> = {};

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteId, route } from '#functions/routes';
+import { pascalCase } from '#lib/function-specs';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { buildOrder } from '#shared/db/entities/order';
@@ -29,8 +30,7 @@ import { laravelErrors } from '#shared/validation/messages';
 import { ROUTE_SAMPLES, SAMPLES } from './event-samples';
 
 /**
- * The examples of openapi.json: realistic payloads registered as zod metadata on the schemas they
- * illustrate (the generator merges this registry into its own), and per operation the request and
+ * The examples of openapi.json: realistic payloads beside the schemas the document names, and per operation the request and
  * the answers, success and failure, in the route's envelope. The request examples use the demo
  * merchant of `npm start`, so "Try it out" on the local /docs page succeeds with the demo token.
  * Every error message is one the code answers: imported, or produced by running the real
@@ -169,42 +169,55 @@ export const validationErrors = (schema: $ZodType, input: unknown): FieldErrors 
   return laravelErrors(result.error.issues, input);
 };
 
-/** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
-export const exampleRegistry = z.registry<{ examples: unknown[] }>();
-const payloadExamples: [$ZodType, unknown][] = [
-  [orderCreateBody, orderCreate],
-  [orderUpdateBody, orderUpdate],
-  [inviteCreateBody, inviteCreate],
-  [R.orderResponse, order],
-  [R.orderRowResponse, orderRow],
-  [R.currencyResponse, order.currency],
-  [R.createdOrderResponse, createdOrder],
-  [R.tierResponse, tier],
-  [R.segmentResponse, segment],
-  [R.segmentDetailResponse, segmentDetail],
-  [R.segmentTierRate, segmentTierRate],
-  [R.affiliateResponse, affiliate],
-  [R.affiliateRequestResponse, affiliateRequest],
-  [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
-  [R.inviteResponse, invite],
-  [R.laravelPaginationSchema, pagination('orders-list', 42)],
-  [R.invitePaginationSchema, invitePagination],
-  [R.traceIdSchema, EXAMPLE_TRACE_ID],
-  [webhookCreateBody, webhookCreate],
-  [webhookUpdateBody, { enabled: true }],
-  [webhookRecoverBody, { since: EARLIER }],
-  [R.webhookResponse, webhook],
-  [R.createdWebhookResponse, createdWebhook],
-  [R.rotatedWebhookResponse, rotatedWebhook],
-  [R.webhookDeliveryResponse, delivery],
-  [R.queuedDeliveryResponse, queuedDelivery],
-  [R.recoveryResponse, recovery],
-  [R.cursorPaginationSchema, cursorPagination],
-  [R.commissionEventData, commission],
-  [R.loggedEventResponse, loggedEvents[0]],
-  [R.fieldErrorsSchema, validationErrors(orderCreateBody, { ...orderCreate, order_no: undefined })],
-];
-for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
+/** A schema the document names in its components, with its example when it has one. */
+export type Named = [schema: $ZodType, example?: unknown];
+
+export const eventSchemaName = (type: string) => `${pascalCase(type)}Event`;
+
+/** The shared payloads, named in components (the envelopes per operation are named after it). */
+export const NAMED_OUTPUT: Record<string, Named> = {
+  Order: [R.orderResponse, order],
+  OrderRow: [R.orderRowResponse, orderRow],
+  Currency: [R.currencyResponse, order.currency],
+  CreatedOrder: [R.createdOrderResponse, createdOrder],
+  Affiliate: [R.affiliateResponse, affiliate],
+  AffiliateRequest: [R.affiliateRequestResponse, affiliateRequest],
+  AcceptedAffiliateRequest: [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
+  Invite: [R.inviteResponse, invite],
+  Tier: [R.tierResponse, tier],
+  Segment: [R.segmentResponse, segment],
+  SegmentDetail: [R.segmentDetailResponse, segmentDetail],
+  SegmentTierRate: [R.segmentTierRate, segmentTierRate],
+  Pagination: [R.laravelPaginationSchema, pagination('orders-list', 42)],
+  InvitePagination: [R.invitePaginationSchema, invitePagination],
+  CursorPagination: [R.cursorPaginationSchema, cursorPagination],
+  Webhook: [R.webhookResponse, webhook],
+  CreatedWebhook: [R.createdWebhookResponse, createdWebhook],
+  RotatedWebhook: [R.rotatedWebhookResponse, rotatedWebhook],
+  WebhookDelivery: [R.webhookDeliveryResponse, delivery],
+  QueuedDelivery: [R.queuedDeliveryResponse, queuedDelivery],
+  Recovery: [R.recoveryResponse, recovery],
+  Commission: [R.commissionEventData, commission],
+  LoggedEvent: [R.loggedEventResponse, loggedEvents[0]],
+  ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), [schema]])),
+  TraceId: [R.traceIdSchema, EXAMPLE_TRACE_ID],
+  FieldErrors: [R.fieldErrorsSchema, validationErrors(orderCreateBody, { ...orderCreate, order_no: undefined })],
+  Failure: [R.v2Failure],
+  GatewayFailure: [R.gatewayFailure],
+  LegacyUnauthenticated: [R.legacyUnauthenticated],
+  LegacyInvalid: [R.legacyInvalid],
+  LegacyRefused: [R.legacyRefused],
+};
+
+/** The request bodies, named in components. */
+export const NAMED_INPUT: Record<string, Named> = {
+  OrderCreate: [orderCreateBody, orderCreate],
+  OrderUpdate: [orderUpdateBody, orderUpdate],
+  InviteCreate: [inviteCreateBody, inviteCreate],
+  WebhookCreate: [webhookCreateBody, webhookCreate],
+  WebhookUpdate: [webhookUpdateBody, { enabled: true }],
+  WebhookRecover: [webhookRecoverBody, { since: EARLIER }],
+};
 
 // ---------------------------------------------------------------------------------------------
 // Per operation
@@ -218,7 +231,7 @@ export type OperationExamples = {
   meta?: { as_of: string | null };
   /** Path and query parameter values (path values are the event sample's: the demo merchant's resources). */
   parameters?: Record<string, string | number>;
-  /** The request body, when not the example of its schema (exampleRegistry). */
+  /** The request body, when not the example of its schema (NAMED_INPUT). */
   body?: unknown;
   /** An input the route's validation (its handler's body or query schema) refuses: the 422 keyed by field shows its answer. */
   invalid?: unknown;
