@@ -1,5 +1,5 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { FilterCriteria, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -8,7 +8,7 @@ import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
 import { MerchantData } from './data';
-import { type FunctionSpec, functionEnvironment, functionSpecs, pascalCase } from './function-specs';
+import { type FunctionSpec, functionSpecs, pascalCase } from './function-specs';
 import { MerchantFunction } from './merchant-function';
 import { suppressStageFindings } from './nag';
 import { MerchantDashboard } from './observability';
@@ -74,20 +74,10 @@ export class MerchantApiStage extends Stack {
       WEBHOOK_KEY_SECRET_ARN: webhookKey.secretArn,
     };
 
-    // Each function of the manifests with exactly the access its spec names, behind its route or on its trigger.
+    const stageWide = { config, removalPolicy, environmentValues, table, queues, webhookKey, sesIdentityArn };
+    // Each function of the manifests, behind its route or on its trigger.
     this.functions = functionSpecs().map((spec) => {
-      const fn = new MerchantFunction(this, pascalCase(spec.id), {
-        spec,
-        environment: functionEnvironment(spec, environmentValues),
-        logRetention: config.logRetention,
-        removalPolicy,
-        // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
-        tracing: spec.kind === 'route' || config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
-      });
-      fn.grantTable(table);
-      for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
-      if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
-      if (spec.access.webhookSecrets) fn.grantWebhookKey(webhookKey);
+      const fn = new MerchantFunction(this, pascalCase(spec.id), { spec, ...stageWide });
       if (spec.kind === 'route') this.restApi.addRoute(spec.route, fn.fn);
       else this.addTrigger(fn, spec.worker.trigger);
       return fn;
@@ -100,7 +90,7 @@ export class MerchantApiStage extends Stack {
 
     this.addOutputs();
 
-    suppressStageFindings({ functions: this.functions, api: this.restApi.api, webhookKey });
+    suppressStageFindings(this.functions, this.restApi.api, webhookKey);
   }
 
   /** A worker's event source: the table's stream (filtered, failures parked) or its queue. */
@@ -137,12 +127,12 @@ export class MerchantApiStage extends Stack {
 
   /** What operators and the scripts read from the deployed stack: each output's value and description. */
   private addOutputs() {
-    const { table, queue, dlq, queues } = this.data;
+    const { table, queues } = this.data;
     const outputs: Record<string, [value: string, description?: string]> = {
       ApiUrl: [this.restApi.api.url, 'Base URL of the API (append /api/v2/...)'],
       TableName: [table.tableName, 'SEED_TABLE_NAME for npm run seed / admin against this stage'],
-      OrdersQueueUrl: [queue.queueUrl],
-      OrdersDlqUrl: [dlq.queueUrl],
+      OrdersQueueUrl: [queues.orders.queueUrl],
+      OrdersDlqUrl: [queues['orders-dlq'].queueUrl],
       FollowUpsQueueUrl: [queues['follow-ups'].queueUrl],
       ParkedQueueUrl: [queues.parked.queueUrl, 'What nothing retries any more (alarmed): read it when ParkedDepth fires'],
       WebhooksDlqUrl: [
