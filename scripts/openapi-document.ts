@@ -4,6 +4,7 @@ import { responses } from '#functions/responses';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
 import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES, pascalCase } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
+import type { Stage } from '#shared/config';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import {
@@ -201,13 +202,11 @@ const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json
  * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
  * event type, with its payload and the Standard Webhooks headers.
  */
-const webhookHeader = (name: string, description: string) => ({
-  name,
-  in: 'header',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
+const WEBHOOK_HEADERS = {
+  'webhook-id': 'The event id: the same on every delivery of this event (deduplicate on it).',
+  'webhook-timestamp': 'When this delivery was signed, in Unix seconds.',
+  'webhook-signature': '`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated.',
+};
 const outgoingWebhooks = () =>
   Object.fromEntries(
     Object.keys(R.webhookEventPayloads).map((type) => [
@@ -218,14 +217,13 @@ const outgoingWebhooks = () =>
           summary: `The ${type} event`,
           description:
             'Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.',
-          parameters: [
-            webhookHeader('webhook-id', 'The event id: the same on every delivery of this event (deduplicate on it).'),
-            webhookHeader('webhook-timestamp', 'When this delivery was signed, in Unix seconds.'),
-            webhookHeader(
-              'webhook-signature',
-              '`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated.',
-            ),
-          ],
+          parameters: Object.entries(WEBHOOK_HEADERS).map(([name, description]) => ({
+            name,
+            in: 'header',
+            required: true,
+            description,
+            schema: { type: 'string' },
+          })),
           requestBody: { required: true, content: { 'application/json': { schema: ref(eventSchemaName(type)) } } },
           responses: { '200': { description: 'Any 2xx: received.' }, '410': { description: 'Gone: the endpoint is disabled at once.' } },
         },
@@ -421,6 +419,13 @@ const IGNORED_BODY = {
   content: { 'application/json': { schema: {} } },
 };
 
+/** A stage's deployed API (its stack's `ApiUrl` output). */
+const cloudServer = (stage: Stage, who: string) => ({
+  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}`,
+  description: `${who}: the \`ApiUrl\` output of the affiliate-merchant-api-${stage} stack; \`apiId\` is its REST API id.`,
+  variables: { apiId: { default: `your-${stage}-api-id` }, region: { default: 'eu-west-1' } },
+});
+
 /** What the document says of the API as a whole, before its operations. */
 const ABOUT = {
   openapi: '3.1.0',
@@ -437,22 +442,8 @@ const ABOUT = {
     license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   },
   servers: [
-    {
-      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
-      description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
-      variables: {
-        apiId: { default: 'your-live-api-id' },
-        region: { default: 'eu-west-1' },
-      },
-    },
-    {
-      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
-      description: 'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
-      variables: {
-        apiId: { default: 'your-sandbox-api-id' },
-        region: { default: 'eu-west-1' },
-      },
-    },
+    cloudServer('live', 'Live (live tokens)'),
+    cloudServer('sandbox', 'Sandbox (testing tokens)'),
     {
       url: 'http://127.0.0.1:{port}',
       description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
