@@ -6,7 +6,6 @@ import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES, pascalCase } fr
 import { importHandler } from '#local/handlers';
 import type { Stage } from '#shared/config';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
-import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import {
   badPercentEncoding,
   type FieldErrors,
@@ -19,12 +18,10 @@ import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySucces
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
-import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
+import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT } from '#shared/schemas/events';
 import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
-import { MAX_WEBHOOK_ENDPOINTS, RECOVER_MAX_DAYS } from '#shared/schemas/webhooks';
-import { RECOVER_BATCH } from '#shared/webhooks/replay';
 import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
@@ -33,8 +30,8 @@ import {
   NAMED_INPUT,
   NAMED_OUTPUT,
   type Named,
-  type OperationExamples,
-  operationExamples,
+  type OperationDoc,
+  operations,
   validationErrors,
 } from './openapi-examples';
 
@@ -42,120 +39,15 @@ import {
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
  * methods, envelopes, success statuses, which routes take Idempotency-Key or place orders), the
  * request schemas each handler validates with (read from the handler module) and each route's
- * response (functions/responses.ts, which its handler's reply is typed by), with the examples of
- * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ * response (functions/responses.ts, which its handler's reply is typed by), with each operation's
+ * text and examples (scripts/openapi-examples.ts). Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
 /** The body limit as the documents say it (`2,000,000 bytes`). */
 const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 
-/** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
-type OperationDoc = {
-  summary: string;
-  description?: string;
-  /** 422 for a business rule besides validation (named in the description). */
-  refusals?: string;
-};
-
 /** An operation with its response and the schemas its handler validates with. */
 type Operation = OperationDoc & RouteResponse & { request: Schemas };
-
-/** One entry per route of the manifest: a route without one does not compile. */
-const operations = {
-  'orders-create-legacy': {
-    summary: 'Create an order (legacy envelope)',
-    description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
-  },
-  'orders-create': {
-    summary: 'Create an order',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
-  },
-  'orders-list': { summary: 'List orders', description: 'Newest first.' },
-  'orders-get': { summary: 'Get an order' },
-  'orders-update': {
-    summary: 'Update the shipping value of an order',
-    description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
-    refusals: 'the order is cancelled',
-  },
-  'orders-cancel': { summary: 'Cancel an order', refusals: 'the order is already cancelled, older than one month, or linked to a payment' },
-  'affiliates-list': { summary: 'List affiliates' },
-  'affiliates-get': { summary: 'Get an affiliate' },
-  'invites-create': {
-    summary: 'Invite an affiliate',
-    description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
-    refusals: 'the address is already invited, the sender is not a user of the merchant',
-  },
-  'invites-list': { summary: 'List invitations', description: '`data` is the array itself; the pagination is the invites form.' },
-  'affiliate-requests-list': { summary: 'List affiliate requests', description: '`data` is the array itself.' },
-  'affiliate-requests-get': { summary: 'Get an affiliate request' },
-  'affiliate-requests-accept': {
-    summary: 'Accept an affiliate request',
-    description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    refusals: 'the request is already decided',
-  },
-  'affiliate-requests-decline': { summary: 'Decline an affiliate request', refusals: 'the request is already decided' },
-  'tiers-list': { summary: 'List tiers' },
-  'tiers-get': { summary: 'Get a tier' },
-  'segments-list': { summary: 'List segments', description: 'Segments without their `tiers` (the single segment has them).' },
-  'segments-get': { summary: 'Get a segment with its rate per tier' },
-  'webhooks-create': {
-    summary: 'Create a webhook endpoint',
-    description:
-      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
-    refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
-  },
-  'webhooks-list': {
-    summary: 'List webhook endpoints',
-    description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
-  },
-  'webhooks-get': { summary: 'Get a webhook endpoint' },
-  'webhooks-update': {
-    summary: 'Update a webhook endpoint',
-    description:
-      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.',
-  },
-  'webhooks-delete': { summary: 'Delete a webhook endpoint', description: 'Nothing more is delivered to it; `data` is null.' },
-  'webhooks-rotate-secret': {
-    summary: "Rotate a webhook endpoint's signing secret",
-    description:
-      'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
-  },
-  'webhooks-test': {
-    summary: 'Send a test event',
-    description:
-      'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
-  },
-  'webhooks-deliveries': {
-    summary: "List a webhook endpoint's deliveries",
-    description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
-  },
-  'webhooks-resend': {
-    summary: 'Resend a delivery',
-    description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    refusals:
-      "the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type",
-  },
-  'webhooks-recover': {
-    summary: 'Recover failed deliveries',
-    description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
-    refusals: 'the endpoint is disabled (enable it first)',
-  },
-  'reports-commissions': {
-    summary: 'Commission report',
-    description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
-  },
-  'events-list': {
-    summary: 'Read the event log',
-    description: [
-      'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
-      `Complete and in order: a consumer that starts without \`after\` and keeps passing \`meta.next_cursor\` as \`after\` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.`,
-      `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
-      `A page examines at most ${MAX_EXAMINED_PER_PAGE_VALUE} events whatever the filters: a rare \`types\` filter may answer an empty page with \`has_more: true\`; continue from its \`next_cursor\`.`,
-    ].join('\n\n'),
-    refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
-  },
-} satisfies Record<RouteId, OperationDoc>;
 
 const PARAMETER_DOCS: Record<string, string> = {
   uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
@@ -266,7 +158,7 @@ const errorResponse = (description: string, schema: Json, examples: Examples, he
 const fromGateway = (summary: string, errors: FieldErrors): Example => ({ summary, value: v2Body(EXAMPLE_GATEWAY_TRACE_ID, { errors }) });
 
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
-const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
+const failures = (route: RouteDef, operation: Operation) => {
   const legacy = route.envelope === 'legacy';
   const failure = legacy ? ref('LegacyRefused') : ref('Failure');
   /** A request the route cannot take as it is (400, 422). */
@@ -282,7 +174,7 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
   });
   const out: Record<string, Json> = {};
   if (params || post) {
-    const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
+    const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
     const causes = [
       params && 'a path parameter is not valid percent-encoding',
       post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
@@ -339,9 +231,9 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
       invalid,
       named([
         validated &&
-          examples.invalid !== undefined && ['validation', own(422, 'Validation failed', validationErrors(validated, examples.invalid))],
+          operation.invalid !== undefined && ['validation', own(422, 'Validation failed', validationErrors(validated, operation.invalid))],
         readsBody(route) && ['malformed_json', own(422, 'Body is not JSON', commonFailures.malformedJson)],
-        ...Object.entries(examples.refusals ?? {}).map(([name, errors]): [string, Example] => [
+        ...Object.entries(operation.refused ?? {}).map(([name, errors]): [string, Example] => [
           name,
           own(422, `Refused: ${Object.values(errors)[0]?.[0]}`, errors),
         ]),
@@ -374,14 +266,14 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
  */
 const PATH_PARAMETER_SCHEMA = { type: 'string' };
 
-const parameters = (route: RouteDef, operation: Operation, examples: OperationExamples, inputs: (schema: $ZodType) => Json): Json[] => {
+const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => {
   const list: Json[] = [];
   const add = (location: 'path' | 'query', schema: $ZodType | undefined) => {
     if (!schema) return;
     const object = inputs(schema);
     const required = new Set<string>(object.required ?? []);
     for (const [name, property] of Object.entries(object.properties ?? {})) {
-      const example = examples.parameters?.[name];
+      const example = operation.parameters?.[name];
       // A parameter's own schema may describe it (one refused on this route); else the shared words for its name.
       const description = (property as Json).description ?? PARAMETER_DOCS[name];
       list.push({
@@ -401,15 +293,18 @@ const parameters = (route: RouteDef, operation: Operation, examples: OperationEx
 };
 
 /** The success body of an operation's example, in the route's envelope. */
-const successExample = (route: RouteDef, operation: Operation, examples: OperationExamples) =>
+const successExample = (route: RouteDef, operation: Operation) =>
   route.envelope === 'legacy'
-    ? legacySuccessBody(MESSAGES.orderCreated, examples.data)
+    ? legacySuccessBody(MESSAGES.orderCreated, operation.answer)
     : v2Body(EXAMPLE_TRACE_ID, {
-        data: examples.data,
+        data: operation.answer,
         meta:
           operation.pagination === 'log'
-            ? (examples.pagination as LogCursor)
-            : { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
+            ? (operation.page as LogCursor)
+            : {
+                ...(operation.page ? { pagination: operation.page as LaravelPagination } : {}),
+                ...(operation.asOf ? { as_of: operation.asOf } : {}),
+              },
       });
 
 /** A POST without a body schema still takes (and ignores) a body, up to the body limit. */
@@ -476,11 +371,10 @@ const tagOf = (id: RouteId) => {
 
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
 const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
-  const examples = operationExamples[route.id];
   const status = route.status ?? 200;
   const post = acceptsIdempotencyKey(route);
   const replayed = post ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {};
-  const failureResponses = failures(route, operation, examples);
+  const failureResponses = failures(route, operation);
   for (const [status, response] of Object.entries(failureResponses)) {
     // The merchant's quota: its headers on every answer once the caller is authenticated.
     if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
@@ -490,7 +384,7 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
   const body = operation.request.body;
   const named = body && BODY_NAMES.get(body);
   if (body && !named) throw new Error(`${route.id}: name its body schema in NAMED_INPUT`);
-  const example = examples.body ?? named?.example;
+  const example = operation.body ?? named?.example;
   const requestBody = named
     ? { requestBody: { required: true, content: { 'application/json': { schema: ref(named.name), example } } } }
     : route.method === 'POST'
@@ -502,13 +396,13 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
-    parameters: parameters(route, operation, examples, inputs),
+    parameters: parameters(route, operation, inputs),
     ...requestBody,
     responses: {
       [String(status)]: {
         description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[status],
         headers: { ...replayed, ...QUOTA_HEADERS },
-        content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
+        content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation) } },
       },
       ...failureResponses,
     },
