@@ -256,21 +256,31 @@ export type OperationDoc = {
 };
 
 const badPage = { per_page: '500', page: '0' };
-const badOrder = {
-  affiliate_slug: 'alice',
-  order_no: '',
-  total_shipping_value: -1,
-  currency_code: 'EURO',
-  order_rows: [{ product_name: 'Trail tent', price_value: 19900, quantity: 0 }],
+/** The first page of a list of `total` items, and a page it refuses. */
+const listPage = (id: RouteId, total: number) => ({ page: pagination(id, total), parameters: pageParameters, invalid: badPage });
+/** What both order creations refuse. */
+const orderCreation = {
+  refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
+  invalid: {
+    affiliate_slug: 'alice',
+    order_no: '',
+    total_shipping_value: -1,
+    currency_code: 'EURO',
+    order_rows: [{ product_name: 'Trail tent', price_value: 19900, quantity: 0 }],
+  },
+  refused: {
+    order_no_taken: { order_no: [ORDER_MESSAGES.orderNoTaken] },
+    affiliate_invalid: { affiliate_slug: [ORDER_MESSAGES.affiliateInvalid] },
+    currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
+  },
 };
-const orderRefusals = {
-  order_no_taken: { order_no: [ORDER_MESSAGES.orderNoTaken] },
-  affiliate_invalid: { affiliate_slug: [ORDER_MESSAGES.affiliateInvalid] },
-  currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
-};
-const decisionRefusals = {
-  already_accepted: { message: [REQUEST_MESSAGES.alreadyAccepted] },
-  already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
+/** What deciding an affiliate request refuses. */
+const decision = {
+  refusals: 'the request is already decided',
+  refused: {
+    already_accepted: { message: [REQUEST_MESSAGES.alreadyAccepted] },
+    already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
+  },
 };
 
 /** One entry per route of the manifest: a route without one does not compile. */
@@ -278,26 +288,11 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'orders-create-legacy': {
     summary: 'Create an order (legacy envelope)',
     description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
     answer: createdOrder,
-    invalid: badOrder,
-    refused: orderRefusals,
+    ...orderCreation,
   },
-  'orders-create': {
-    summary: 'Create an order',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
-    answer: { order: createdOrder },
-    invalid: badOrder,
-    refused: orderRefusals,
-  },
-  'orders-list': {
-    summary: 'List orders',
-    description: 'Newest first.',
-    answer: { orders: [order] },
-    page: pagination('orders-list', 42),
-    parameters: pageParameters,
-    invalid: badPage,
-  },
+  'orders-create': { summary: 'Create an order', answer: { order: createdOrder }, ...orderCreation },
+  'orders-list': { summary: 'List orders', description: 'Newest first.', answer: { orders: [order] }, ...listPage('orders-list', 42) },
   'orders-get': { summary: 'Get an order', answer: { order } },
   'orders-update': {
     summary: 'Update the shipping value of an order',
@@ -320,9 +315,8 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'affiliates-list': {
     summary: 'List affiliates',
     answer: { affiliates: [affiliate] },
-    page: pagination('affiliates-list', 1),
+    ...listPage('affiliates-list', 1),
     parameters: { ...pageParameters, tier_slug: 'gold' },
-    invalid: badPage,
   },
   'affiliates-get': { summary: 'Get an affiliate', answer: { affiliate } },
   'invites-create': {
@@ -353,31 +347,21 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'affiliate-requests-accept': {
     summary: 'Accept an affiliate request',
     description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    refusals: 'the request is already decided',
     answer: { affiliate_request: { ...affiliateRequest, status: 'active' } },
-    refused: decisionRefusals,
+    ...decision,
   },
   'affiliate-requests-decline': {
     summary: 'Decline an affiliate request',
-    refusals: 'the request is already decided',
     answer: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
-    refused: decisionRefusals,
+    ...decision,
   },
-  'tiers-list': {
-    summary: 'List tiers',
-    answer: { tiers: [tier] },
-    page: pagination('tiers-list', 1),
-    parameters: pageParameters,
-    invalid: badPage,
-  },
+  'tiers-list': { summary: 'List tiers', answer: { tiers: [tier] }, ...listPage('tiers-list', 1) },
   'tiers-get': { summary: 'Get a tier', answer: { tier } },
   'segments-list': {
     summary: 'List segments',
     description: 'Segments without their `tiers` (the single segment has them).',
     answer: { segments: [segment] },
-    page: pagination('segments-list', 1),
-    parameters: pageParameters,
-    invalid: badPage,
+    ...listPage('segments-list', 1),
   },
   'segments-get': { summary: 'Get a segment with its rate per tier', answer: { segment: segmentDetail } },
   'webhooks-create': {
