@@ -48,29 +48,23 @@ export type WatchedResources = {
 
 export type MerchantDashboardProps = WatchedResources & { webAcl: CfnWebACL; alarms: Alarm[] };
 
-const WIDE = { width: 12, height: 6 };
+/** A graph of a dashboard row, half its width unless told. */
+const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = 12) =>
+  new GraphWidget({ title, left, right, width, height: 6 });
 /** A queue's or the feed's gauge: its maximum each minute. */
 const maxPerMinute = (label: string) => ({ statistic: 'Maximum', period: Duration.minutes(1), label });
 
 /** Requests, 4xx and 5xx; p50 and p99 latency. */
 const apiRow = ({ api }: MerchantDashboardProps) => [
-  new GraphWidget({
-    title: 'API requests, 4xx and 5xx (5 min sums)',
-    left: [
-      api.metricCount({ ...SUM, label: 'requests' }),
-      api.metricClientError({ ...SUM, label: '4xx' }),
-      api.metricServerError({ ...SUM, label: '5xx' }),
-    ],
-    ...WIDE,
-  }),
-  new GraphWidget({
-    title: 'API latency (ms)',
-    left: [
-      api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }),
-      api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' }),
-    ],
-    ...WIDE,
-  }),
+  graph('API requests, 4xx and 5xx (5 min sums)', [
+    api.metricCount({ ...SUM, label: 'requests' }),
+    api.metricClientError({ ...SUM, label: '4xx' }),
+    api.metricServerError({ ...SUM, label: '5xx' }),
+  ]),
+  graph('API latency (ms)', [
+    api.metricLatency({ statistic: 'p50', period: FIVE_MINUTES, label: 'p50' }),
+    api.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: 'p99' }),
+  ]),
 ];
 
 /** What WAF blocked per rule; the orders queue, its DLQ and its oldest message. */
@@ -84,20 +78,15 @@ const limitsAndQueueRow = (props: MerchantDashboardProps) => {
       ...SUM,
     });
   return [
-    new GraphWidget({
-      title: 'Requests blocked by AWS WAF (rate limits: 429; body size: 413)',
-      left: WAF_RULES.map(wafBlocked),
-      ...WIDE,
-    }),
-    new GraphWidget({
-      title: 'Orders queue and DLQ',
-      left: [
+    graph('Requests blocked by AWS WAF (rate limits: 429; body size: 413)', WAF_RULES.map(wafBlocked)),
+    graph(
+      'Orders queue and DLQ',
+      [
         props.queues.orders.metricApproximateNumberOfMessagesVisible(maxPerMinute('orders queue: visible')),
         props.queues['orders-dlq'].metricApproximateNumberOfMessagesVisible(maxPerMinute('DLQ: visible')),
       ],
-      right: [props.queues.orders.metricApproximateAgeOfOldestMessage(maxPerMinute('oldest message age (s)'))],
-      ...WIDE,
-    }),
+      [props.queues.orders.metricApproximateAgeOfOldestMessage(maxPerMinute('oldest message age (s)'))],
+    ),
   ];
 };
 
@@ -105,53 +94,47 @@ const limitsAndQueueRow = (props: MerchantDashboardProps) => {
 const functionsRow = ({ functions }: MerchantDashboardProps) => {
   const perFunction = (metric: 'Errors' | 'Throttles') =>
     functions.map((fn) => (metric === 'Errors' ? fn.fn.metricErrors(SUM) : fn.fn.metricThrottles(SUM)).with({ label: fn.spec.id }));
-  return [
-    new GraphWidget({ title: 'Function errors', left: perFunction('Errors'), ...WIDE }),
-    new GraphWidget({ title: 'Function throttles', left: perFunction('Throttles'), ...WIDE }),
-  ];
+  return [graph('Function errors', perFunction('Errors')), graph('Function throttles', perFunction('Throttles'))];
 };
 
 /** Orders, commissions and their amount; e-mails; how far the change feed is behind, and what it parked. */
 const businessRow = (props: MerchantDashboardProps) => [
-  new GraphWidget({
-    title: 'Orders and commissions',
-    left: [
+  graph(
+    'Orders and commissions',
+    [
       business(props.stage, METRIC.ordersAccepted, 'orders accepted'),
       business(props.stage, METRIC.ordersCancelled, 'orders cancelled'),
       business(props.stage, METRIC.commissionsRecorded, 'commissions recorded'),
     ],
     // Sums of different currencies mean nothing.
-    right: [businessMetricBy(props.stage, 'currency', METRIC.commissionAmount, 'Commission amount (minor units)')],
-    ...WIDE,
-  }),
-  new GraphWidget({
-    title: 'E-mails and the change feed',
-    left: [business(props.stage, METRIC.emailsSent, 'e-mails sent'), business(props.stage, METRIC.emailsFailed, 'e-mails failed')],
-    right: [
+    [businessMetricBy(props.stage, 'currency', METRIC.commissionAmount, 'Commission amount (minor units)')],
+  ),
+  graph(
+    'E-mails and the change feed',
+    [business(props.stage, METRIC.emailsSent, 'e-mails sent'), business(props.stage, METRIC.emailsFailed, 'e-mails failed')],
+    [
       props.changeFeed.fn.metric('IteratorAge', maxPerMinute('change feed behind its stream (ms)')),
       props.queues.parked.metricApproximateNumberOfMessagesVisible(maxPerMinute('parked: visible')),
     ],
-    ...WIDE,
-  }),
+  ),
 ];
 
 /** Webhook deliveries, failures, disabled endpoints and latency, the webhooks DLQ; quota refusals by merchant. */
 const webhooksRow = ({ stage, queues }: MerchantDashboardProps) => [
-  new GraphWidget({
-    title: 'Webhook deliveries and quota refusals',
-    left: [
+  graph(
+    'Webhook deliveries and quota refusals',
+    [
       business(stage, METRIC.webhookDeliveries, 'delivered (2xx)'),
       business(stage, METRIC.webhookFailures, 'failed attempts'),
       business(stage, METRIC.webhookEndpointsDisabled, 'endpoints disabled'),
       businessMetricBy(stage, 'merchant', METRIC.quotaRefusals, 'quota refusals (429) by merchant'),
     ],
-    right: [
+    [
       business(stage, METRIC.webhookLatency, 'latency p99 (ms)', 'p99'),
       queues['webhooks-dlq'].metricApproximateNumberOfMessagesVisible(maxPerMinute('webhooks DLQ: visible')),
     ],
-    width: 24,
-    height: 6,
-  }),
+    24,
+  ),
 ];
 
 /** The stage's CloudWatch dashboard, one row of widgets per concern, and the state of every alarm. */
