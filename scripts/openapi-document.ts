@@ -266,31 +266,27 @@ const failures = (route: RouteDef, operation: Operation) => {
  */
 const PATH_PARAMETER_SCHEMA = { type: 'string' };
 
-const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => {
-  const list: Json[] = [];
-  const add = (location: 'path' | 'query', schema: $ZodType | undefined) => {
-    if (!schema) return;
-    const object = inputs(schema);
+const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => [
+  ...(['path', 'query'] as const).flatMap((location) => {
+    const schema = location === 'path' ? operation.request.params : operation.request.query;
+    const object = schema ? inputs(schema) : {};
     const required = new Set<string>(object.required ?? []);
-    for (const [name, property] of Object.entries(object.properties ?? {})) {
+    return Object.entries(object.properties ?? {}).map(([name, property]) => {
       const example = operation.parameters?.[name];
       // A parameter's own schema may describe it (one refused on this route); else the shared words for its name.
       const description = (property as Json).description ?? PARAMETER_DOCS[name];
-      list.push({
+      return {
         name,
         in: location,
         required: location === 'path' || required.has(name),
         ...(description ? { description } : {}),
         schema: location === 'path' ? PATH_PARAMETER_SCHEMA : property,
         ...(example === undefined ? {} : { example }),
-      });
-    }
-  };
-  add('path', operation.request.params);
-  add('query', operation.request.query);
-  if (acceptsIdempotencyKey(route)) list.push({ $ref: '#/components/parameters/IdempotencyKey' });
-  return list;
-};
+      };
+    });
+  }),
+  ...(acceptsIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+];
 
 /** The success body of an operation's example, in the route's envelope. */
 const successExample = (route: RouteDef, operation: Operation) =>
