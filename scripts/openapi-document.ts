@@ -136,11 +136,9 @@ const successName = (id: RouteId) => `${pascalCase(id)}Envelope`;
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
   route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination, operation.meta);
 
-const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
-const QUOTA_HEADERS = {
-  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
-  RateLimit: { $ref: '#/components/headers/RateLimit' },
-};
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const RETRY_AFTER = { 'Retry-After': header('RetryAfter') };
+const QUOTA_HEADERS = { 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') };
 
 /** A media type's `examples`: one example per name. */
 type Example = { summary: string; value: unknown };
@@ -369,7 +367,7 @@ const tagOf = (id: RouteId) => {
 const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
   const status = route.status ?? 200;
   const post = acceptsIdempotencyKey(route);
-  const replayed = post ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {};
+  const replayed = post ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {};
   const failureResponses = failures(route, operation);
   for (const [status, response] of Object.entries(failureResponses)) {
     // The merchant's quota: its headers on every answer once the caller is authenticated.
