@@ -41,8 +41,8 @@ export const STAGE_DEFAULTS = {
   sandbox: { ...throttle, logRetentionDays: 14, ownsApiGatewayAccount: false, requireAlarmDestination: false },
 } satisfies Record<Stage, unknown>;
 
-const EMAIL = /^[^@\s]+@[^@\s]+$/;
-const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
+const EMAIL: [RegExp, string] = [/^[^@\s]+@[^@\s]+$/, 'an e-mail address'];
+const SNS_TOPIC_ARN: [RegExp, string] = [/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/, 'an SNS topic ARN'];
 
 const RETENTIONS = new Set<number>(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
@@ -53,10 +53,14 @@ export const readStageConfig = (node: Node, stage: Stage) => {
     const value = node.tryGetContext(`${stage}.${key}`) ?? node.tryGetContext(key);
     return value === null || value === '' ? undefined : value;
   };
-  const text = (key: string, fallback: string | undefined, warn = false): string | undefined => {
+  /** A text setting; `shape` (a pattern and what it means) checks the value, given or not. */
+  const text = (key: string, fallback: string | undefined, warn = false, shape?: [RegExp, string]): string | undefined => {
     const value = raw(key);
     if (value === undefined && warn) defaulted.push(key);
-    return value === undefined ? fallback : String(value);
+    const result = value === undefined ? fallback : String(value);
+    if (result !== undefined && shape && !shape[0].test(result))
+      throw new ContextError(`Context ${key} must be ${shape[1]}, got ${JSON.stringify(result)}`);
+    return result;
   };
   const number = (key: string, fallback: number, min = 1): number => {
     const value = raw(key);
@@ -74,14 +78,9 @@ export const readStageConfig = (node: Node, stage: Stage) => {
     throw new ContextError(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
   };
   const defaults = STAGE_DEFAULTS[stage];
-  const mailFrom = text('mailFrom', DEFAULT_MAIL_FROM, true) as string;
-  if (!EMAIL.test(mailFrom)) throw new ContextError(`Context mailFrom must be an e-mail address, got ${JSON.stringify(mailFrom)}`);
-  const alarmEmail = text('alarmEmail', undefined);
-  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail))
-    throw new ContextError(`Context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
-  const alarmTopicArn = text('alarmTopicArn', undefined);
-  if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn))
-    throw new ContextError(`Context alarmTopicArn must be an SNS topic ARN, got ${JSON.stringify(alarmTopicArn)}`);
+  const mailFrom = text('mailFrom', DEFAULT_MAIL_FROM, true, EMAIL) as string;
+  const alarmEmail = text('alarmEmail', undefined, false, EMAIL);
+  const alarmTopicArn = text('alarmTopicArn', undefined, false, SNS_TOPIC_ARN);
   if (defaults.requireAlarmDestination && !alarmEmail && !alarmTopicArn) throw new ContextError(missingAlarmDestination(stage));
   const logRetention = number('logRetentionDays', defaults.logRetentionDays);
   if (!RETENTIONS.has(logRetention))

@@ -15,14 +15,7 @@ import {
   tableNameForStage,
 } from '#shared/db/table-def';
 import type { StageConfig } from './config';
-
-/** `orders-create-legacy` -> `OrdersCreateLegacy`: the construct id of a function or queue. */
-export const constructIdOf = (id: string) =>
-  id
-    .split(/[^a-zA-Z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
+import { pascalCase } from './function-specs';
 
 export type MerchantDataProps = Pick<StageConfig, 'stage' | 'retainData'>;
 
@@ -64,7 +57,7 @@ export class MerchantData extends Construct {
       const redrivesTo = QUEUES[id].redrivesTo;
       const target = redrivesTo === undefined ? undefined : queues[redrivesTo];
       // The orders queue keeps its first id.
-      queues[id] = new Queue(this, id === 'orders' ? 'OrdersQueue' : constructIdOf(id), {
+      queues[id] = new Queue(this, id === 'orders' ? 'OrdersQueue' : pascalCase(id), {
         queueName: queueNameForStage(props.stage, id),
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,

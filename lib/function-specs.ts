@@ -21,14 +21,15 @@ export type FunctionSpec = {
   memoryMb: number;
 } & ({ kind: 'route'; route: RouteDef } | { kind: 'worker'; worker: WorkerDef });
 
-const tableActions = (actions: readonly TableAction[]): string[] => TABLE_ACTIONS.filter((action) => actions.includes(action));
+/** `orders-create-legacy` -> `OrdersCreateLegacy`, `affiliate_request.created` -> `AffiliateRequestCreated`: construct ids, schema names. */
+export const pascalCase = (name: string) => name.replace(/(^|[-._])(\w)/g, (_match, _separator, letter: string) => letter.toUpperCase());
 
 /** What an Idempotency-Key record needs (claim, read, record): every POST route's function. */
 export const IDEMPOTENCY_TABLE_ACTIONS: readonly TableAction[] = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** A worker's role: exactly its manifest entry's access, and what its trigger reads. Without a trigger, the base of a route's. */
 export const workerAccess = ({ access, trigger }: { access: WorkerAccess; trigger?: WorkerTrigger }) => ({
-  table: tableActions(access.table),
+  table: TABLE_ACTIONS.filter((action) => access.table.includes(action)),
   indexes: Object.fromEntries((access.indexes ?? []).map((index) => [index, ['dynamodb:Query']])),
   sends: access.sends ?? [],
   consumes: trigger?.kind === 'queue' ? trigger.queue : undefined,

@@ -1,5 +1,5 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { FilterCriteria, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -7,8 +7,8 @@ import type { Stage } from '#shared/config';
 import { QUEUE_IDS } from '#shared/db/table-def';
 import { MerchantAlarms } from './alarms';
 import type { StageConfig } from './config';
-import { constructIdOf, MerchantData } from './data';
-import { type FunctionSpec, functionEnvironment, functionSpecs } from './function-specs';
+import { MerchantData } from './data';
+import { type FunctionSpec, functionSpecs, pascalCase } from './function-specs';
 import { MerchantFunction } from './merchant-function';
 import { suppressStageFindings } from './nag';
 import { MerchantDashboard } from './observability';
@@ -52,9 +52,8 @@ export class MerchantApiStage extends Stack {
     }
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
-    const specs = functionSpecs();
     this.data = new MerchantData(this, 'Data', config);
-    const { table, queue, dlq, queues } = this.data;
+    const { table, queues } = this.data;
 
     this.restApi = new MerchantRestApi(this, 'Http', { ...config, removalPolicy });
 
@@ -75,65 +74,23 @@ export class MerchantApiStage extends Stack {
       WEBHOOK_KEY_SECRET_ARN: webhookKey.secretArn,
     };
 
-    this.functions = specs.map((spec) => this.addFunction(spec, { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey }));
+    const stageWide = { config, removalPolicy, environmentValues, table, queues, webhookKey, sesIdentityArn };
+    // Each function of the manifests, behind its route or on its trigger.
+    this.functions = functionSpecs().map((spec) => {
+      const fn = new MerchantFunction(this, pascalCase(spec.id), { spec, ...stageWide });
+      if (spec.kind === 'route') this.restApi.addRoute(spec.route, fn.fn);
+      else this.addTrigger(fn, spec.worker.trigger);
+      return fn;
+    });
 
-    const watched = {
-      stage,
-      api: this.restApi.api,
-      functions: this.functions,
-      queue,
-      dlq,
-      parked: queues.parked,
-      webhooksDlq: queues['webhooks-dlq'],
-      changeFeed: changeFeedOf(this.functions),
-    };
+    const watched = { stage, api: this.restApi.api, functions: this.functions, queues, changeFeed: changeFeedOf(this.functions) };
     this.alarms = new MerchantAlarms(this, 'Alarms', { ...config, ...watched });
     this.dashboard = new MerchantDashboard(this, 'Dashboard', { ...watched, webAcl: this.restApi.webAcl, alarms: this.alarms.alarms });
-    this.operatorPolicy = new OperatorPolicy(this, 'Operator', {
-      stage,
-      table,
-      ordersQueue: queue,
-      dlq,
-      webhooksQueues: [queues.webhooks, queues['webhooks-slow']],
-      parkedQueue: queues.parked,
-      followUpsQueue: queues['follow-ups'],
-      sesIdentityArn,
-      mailFrom: config.mailFrom,
-    });
+    this.operatorPolicy = new OperatorPolicy(this, 'Operator', { stage, table, queues, sesIdentityArn, mailFrom: config.mailFrom });
 
     this.addOutputs();
 
-    suppressStageFindings({ functions: this.functions, api: this.restApi.api, webhookKey });
-  }
-
-  /** One function of the manifests with exactly the access its spec names, behind its route or on its trigger. */
-  private addFunction(
-    spec: FunctionSpec,
-    stageWide: {
-      config: StageConfig;
-      removalPolicy: RemovalPolicy;
-      environmentValues: Parameters<typeof functionEnvironment>[1];
-      sesIdentityArn: string;
-      webhookKey: Secret;
-    },
-  ): MerchantFunction {
-    const { config, removalPolicy, environmentValues, sesIdentityArn, webhookKey } = stageWide;
-    const { table, queues } = this.data;
-    const fn = new MerchantFunction(this, constructIdOf(spec.id), {
-      spec,
-      environment: functionEnvironment(spec, environmentValues),
-      logRetention: config.logRetention,
-      removalPolicy,
-      // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
-      tracing: spec.kind === 'route' || config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
-    });
-    fn.grantTable(table);
-    for (const target of spec.access.sends) fn.grantQueueSend(queues[target]);
-    if (spec.access.mail) fn.grantSendMail(sesIdentityArn, config.mailFrom);
-    if (spec.access.webhookSecrets) fn.grantWebhookKey(webhookKey);
-    if (spec.kind === 'route') this.restApi.addRoute(spec.route, fn.fn);
-    else this.addTrigger(fn, spec.worker.trigger);
-    return fn;
+    suppressStageFindings(this.functions, this.restApi.api, webhookKey);
   }
 
   /** A worker's event source: the table's stream (filtered, failures parked) or its queue. */
@@ -170,12 +127,12 @@ export class MerchantApiStage extends Stack {
 
   /** What operators and the scripts read from the deployed stack: each output's value and description. */
   private addOutputs() {
-    const { table, queue, dlq, queues } = this.data;
+    const { table, queues } = this.data;
     const outputs: Record<string, [value: string, description?: string]> = {
       ApiUrl: [this.restApi.api.url, 'Base URL of the API (append /api/v2/...)'],
       TableName: [table.tableName, 'SEED_TABLE_NAME for npm run seed / admin against this stage'],
-      OrdersQueueUrl: [queue.queueUrl],
-      OrdersDlqUrl: [dlq.queueUrl],
+      OrdersQueueUrl: [queues.orders.queueUrl],
+      OrdersDlqUrl: [queues['orders-dlq'].queueUrl],
       FollowUpsQueueUrl: [queues['follow-ups'].queueUrl],
       ParkedQueueUrl: [queues.parked.queueUrl, 'What nothing retries any more (alarmed): read it when ParkedDepth fires'],
       WebhooksDlqUrl: [

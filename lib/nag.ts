@@ -4,15 +4,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { MerchantFunction } from './merchant-function';
 
 /** Every cdk-nag finding this app accepts, each with its reason, as narrowly as cdk-nag allows. */
-export const suppressStageFindings = ({
-  functions,
-  api,
-  webhookKey,
-}: {
-  functions: readonly MerchantFunction[];
-  api: RestApi;
-  webhookKey: Secret;
-}) => {
+export const suppressStageFindings = (functions: readonly MerchantFunction[], api: RestApi, webhookKey: Secret) => {
   NagSuppressions.addResourceSuppressions(webhookKey, [
     {
       id: 'AwsSolutions-SMG4',

@@ -2,7 +2,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { GSI1, GSI2, GSI3 } from '#shared/db/table-def';
+import { GSI1, GSI2, GSI3, type QueueId } from '#shared/db/table-def';
 
 /**
  * What the operator commands do against a deployed stage, action by action (bin/seed.ts,
@@ -47,12 +47,7 @@ const statement = (sid: string, actions: readonly string[], resources: string[])
 export type OperatorPolicyProps = {
   stage: string;
   table: ITable;
-  ordersQueue: IQueue;
-  dlq: IQueue;
-  /** The webhooks queue and its slow lane. */
-  webhooksQueues: readonly IQueue[];
-  parkedQueue: IQueue;
-  followUpsQueue: IQueue;
+  queues: Record<QueueId, IQueue>;
   sesIdentityArn: string;
   mailFrom: string;
 };
@@ -68,6 +63,7 @@ export class OperatorPolicy extends Construct {
   constructor(scope: Construct, id: string, props: OperatorPolicyProps) {
     super(scope, id);
     const tableArn = props.table.tableArn;
+    const { queues } = props;
     this.policy = new ManagedPolicy(this, 'Policy', {
       description: `Affiliate merchant API (${props.stage}): what npm run seed and npm run admin need against this stage`,
       statements: [
@@ -81,15 +77,11 @@ export class OperatorPolicy extends Construct {
           resources: [props.sesIdentityArn],
           conditions: { StringEquals: { 'ses:FromAddress': props.mailFrom } },
         }),
-        statement('RedriveFromDlq', OPERATOR_ACCESS.dlq, [props.dlq.queueArn]),
-        statement('RedriveToOrdersQueue', OPERATOR_ACCESS.ordersQueue, [props.ordersQueue.queueArn]),
-        statement(
-          'ReplayWebhooks',
-          OPERATOR_ACCESS.webhooksQueues,
-          props.webhooksQueues.map((queue) => queue.queueArn),
-        ),
-        statement('ParkedWork', OPERATOR_ACCESS.parkedQueue, [props.parkedQueue.queueArn]),
-        statement('ReplayFollowUps', OPERATOR_ACCESS.followUpsQueue, [props.followUpsQueue.queueArn]),
+        statement('RedriveFromDlq', OPERATOR_ACCESS.dlq, [queues['orders-dlq'].queueArn]),
+        statement('RedriveToOrdersQueue', OPERATOR_ACCESS.ordersQueue, [queues.orders.queueArn]),
+        statement('ReplayWebhooks', OPERATOR_ACCESS.webhooksQueues, [queues.webhooks.queueArn, queues['webhooks-slow'].queueArn]),
+        statement('ParkedWork', OPERATOR_ACCESS.parkedQueue, [queues.parked.queueArn]),
+        statement('ReplayFollowUps', OPERATOR_ACCESS.followUpsQueue, [queues['follow-ups'].queueArn]),
       ],
     });
   }

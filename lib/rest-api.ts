@@ -143,31 +143,19 @@ export class MerchantRestApi extends Construct {
 
   /** The V2 envelope on what API Gateway answers itself: 404 for an unknown route, 429 throttled, the rest with their status. */
   private addGatewayResponses() {
-    const gatewayResponse = (
-      id: string,
-      type: ResponseType,
-      statusCode: string | undefined,
-      message: string,
-      headers: Record<string, string> = {},
-    ) =>
+    const gatewayResponse = (id: string, type: ResponseType, statusCode: string | undefined, message: string, retryAfter?: number) =>
       this.api.addGatewayResponse(id, {
         type,
         statusCode,
-        responseHeaders: {
-          'Content-Type': "'application/json'",
-          ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`])),
-        },
+        responseHeaders: { 'Content-Type': "'application/json'", ...(retryAfter ? { 'Retry-After': `'${retryAfter}'` } : {}) },
         templates: { 'application/json': v2Error(message) },
       });
+    const tooManyAttempts = JSON.stringify(MESSAGES.tooManyAttempts);
     // REST APIs answer an unknown path or method with 403 "Missing Authentication Token".
     gatewayResponse('NotFound', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', '"Not Found"');
-    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
-      'Retry-After': String(THROTTLE_RETRY_AFTER_SECONDS),
-    });
+    gatewayResponse('Throttled', ResponseType.THROTTLED, '429', tooManyAttempts, THROTTLE_RETRY_AFTER_SECONDS);
     // For a WAF block without a custom response of its own (a rule an operator adds in the console).
-    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', JSON.stringify(MESSAGES.tooManyAttempts), {
-      'Retry-After': String(WAF_RETRY_AFTER_SECONDS),
-    });
+    gatewayResponse('RateLimited', ResponseType.WAF_FILTERED, '429', tooManyAttempts, WAF_RETRY_AFTER_SECONDS);
     // Anything else API Gateway answers itself keeps its status, in the V2 envelope.
     gatewayResponse('Default4xx', ResponseType.DEFAULT_4XX, undefined, '$context.error.messageString');
     gatewayResponse('Default5xx', ResponseType.DEFAULT_5XX, undefined, '"Server Error"');
@@ -180,6 +168,14 @@ export class MerchantRestApi extends Construct {
       cloudWatchMetricsEnabled: true,
       metricName: `${metricName}${suffix}`,
       sampledRequestsEnabled: true,
+    });
+    /** A rule of WAF_RULES, at its place there, with its own metric. */
+    const rule = (name: (typeof WAF_RULES)[number], action: CfnWebACL.RuleActionProperty, statement: CfnWebACL.StatementProperty) => ({
+      name,
+      priority: WAF_RULES.indexOf(name),
+      action,
+      statement,
+      visibilityConfig: visibility(`-${name}`),
     });
     const block: CfnWebACL.RuleActionProperty = {
       block: {
@@ -201,51 +197,32 @@ export class MerchantRestApi extends Construct {
         [WAF_BODY_SIZE_RULE]: { contentType: 'APPLICATION_JSON', content: WAF_TOO_LARGE_BODY },
       },
       rules: [
-        {
-          // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts);
-          // a request without it is not counted here (WAF skips a rule whose key is missing).
-          name: WAF_TOKEN_RULE,
-          priority: 0,
-          action: block,
-          statement: {
-            rateBasedStatement: {
-              limit: RATE_LIMIT.requestsPer5Minutes,
-              evaluationWindowSec: 300,
-              aggregateKeyType: 'CUSTOM_KEYS',
-              customKeys: [
-                {
-                  header: {
-                    name: 'authorization',
-                    textTransformations: KEY_TRANSFORMATIONS.map((type, priority) => ({ priority, type })),
-                  },
-                },
-              ],
-            },
+        // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts);
+        // a request without it is not counted here (WAF skips a rule whose key is missing).
+        rule(WAF_TOKEN_RULE, block, {
+          rateBasedStatement: {
+            limit: RATE_LIMIT.requestsPer5Minutes,
+            evaluationWindowSec: 300,
+            aggregateKeyType: 'CUSTOM_KEYS',
+            customKeys: [
+              { header: { name: 'authorization', textTransformations: KEY_TRANSFORMATIONS.map((type, priority) => ({ priority, type })) } },
+            ],
           },
-          visibilityConfig: visibility(`-${WAF_TOKEN_RULE}`),
-        },
-        {
-          // What the per-token rule cannot key: requests without a token, floods of made-up tokens.
-          name: WAF_IP_RULE,
-          priority: 1,
-          action: block,
-          statement: { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
-          visibilityConfig: visibility(`-${WAF_IP_RULE}`),
-        },
-        {
-          // A body that might not reach a function whole (MAX_BODY_BYTES or more): 413, not API Gateway's 5xx.
-          name: WAF_BODY_SIZE_RULE,
-          priority: 2,
-          action: { block: { customResponse: { responseCode: 413, customResponseBodyKey: WAF_BODY_SIZE_RULE } } },
-          statement: {
+        }),
+        // What the per-token rule cannot key: requests without a token, floods of made-up tokens.
+        rule(WAF_IP_RULE, block, { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } }),
+        // A body that might not reach a function whole (MAX_BODY_BYTES or more): 413, not API Gateway's 5xx.
+        rule(
+          WAF_BODY_SIZE_RULE,
+          { block: { customResponse: { responseCode: 413, customResponseBodyKey: WAF_BODY_SIZE_RULE } } },
+          {
             regexMatchStatement: {
               fieldToMatch: { singleHeader: { Name: 'content-length' } },
               regexString: atLeastPattern(MAX_BODY_BYTES),
               textTransformations: [{ priority: 0, type: 'NONE' }],
             },
           },
-          visibilityConfig: visibility(`-${WAF_BODY_SIZE_RULE}`),
-        },
+        ),
       ],
     });
   }

@@ -2,10 +2,10 @@ import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { responses } from '#functions/responses';
 import { type RouteDef, type RouteId, routes } from '#functions/routes';
-import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES } from '#lib/function-specs';
+import { functionEnvironment, functionSpecs, PLACEHOLDER_VALUES, pascalCase } from '#lib/function-specs';
 import { importHandler } from '#local/handlers';
+import type { Stage } from '#shared/config';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
-import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import {
   badPercentEncoding,
   type FieldErrors,
@@ -18,27 +18,20 @@ import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySucces
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
-import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
-import { inviteCreateBody } from '#shared/schemas/program';
+import { DEFAULT_EVENTS_LIMIT, EVENTS_RETENTION_DAYS, MAX_EVENTS_LIMIT } from '#shared/schemas/events';
 import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
 import {
-  MAX_WEBHOOK_ENDPOINTS,
-  RECOVER_MAX_DAYS,
-  webhookCreateBody,
-  webhookRecoverBody,
-  webhookUpdateBody,
-} from '#shared/schemas/webhooks';
-import { RECOVER_BATCH } from '#shared/webhooks/replay';
-import {
   commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
   EXAMPLE_TRACE_ID,
-  exampleRegistry,
-  type OperationExamples,
-  operationExamples,
+  eventSchemaName,
+  NAMED_INPUT,
+  NAMED_OUTPUT,
+  type Named,
+  type OperationDoc,
+  operations,
   validationErrors,
 } from './openapi-examples';
 
@@ -46,165 +39,15 @@ import {
  * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
  * methods, envelopes, success statuses, which routes take Idempotency-Key or place orders), the
  * request schemas each handler validates with (read from the handler module) and each route's
- * response (functions/responses.ts, which its handler's reply is typed by), with the examples of
- * scripts/openapi-examples.ts. Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ * response (functions/responses.ts, which its handler's reply is typed by), with each operation's
+ * text and examples (scripts/openapi-examples.ts). Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
  */
 
 /** The body limit as the documents say it (`2,000,000 bytes`). */
 const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
 
-/** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
-type OperationDoc = {
-  summary: string;
-  description?: string;
-  /** One of the document's tags (ABOUT.tags). */
-  tag: (typeof ABOUT.tags)[number]['name'];
-  /** 422 for a business rule besides validation (named in the description). */
-  refusals?: string;
-};
-
 /** An operation with its response and the schemas its handler validates with. */
 type Operation = OperationDoc & RouteResponse & { request: Schemas };
-
-/** One entry per route of the manifest: a route without one does not compile. */
-const operations = {
-  'orders-create-legacy': {
-    tag: 'Orders',
-    summary: 'Create an order (legacy envelope)',
-    description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
-  },
-  'orders-create': {
-    tag: 'Orders',
-    summary: 'Create an order',
-    refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
-  },
-  'orders-list': {
-    tag: 'Orders',
-    summary: 'List orders',
-    description: 'Newest first.',
-  },
-  'orders-get': { tag: 'Orders', summary: 'Get an order' },
-  'orders-update': {
-    tag: 'Orders',
-    summary: 'Update the shipping value of an order',
-    description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
-    refusals: 'the order is cancelled',
-  },
-  'orders-cancel': {
-    tag: 'Orders',
-    summary: 'Cancel an order',
-    refusals: 'the order is already cancelled, older than one month, or linked to a payment',
-  },
-  'affiliates-list': { tag: 'Affiliates', summary: 'List affiliates' },
-  'affiliates-get': { tag: 'Affiliates', summary: 'Get an affiliate' },
-  'invites-create': {
-    tag: 'Invites',
-    summary: 'Invite an affiliate',
-    description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
-    refusals: 'the address is already invited, the sender is not a user of the merchant',
-  },
-  'invites-list': {
-    tag: 'Invites',
-    summary: 'List invitations',
-    description: '`data` is the array itself; the pagination is the invites form.',
-  },
-  'affiliate-requests-list': {
-    tag: 'Affiliate requests',
-    summary: 'List affiliate requests',
-    description: '`data` is the array itself.',
-  },
-  'affiliate-requests-get': { tag: 'Affiliate requests', summary: 'Get an affiliate request' },
-  'affiliate-requests-accept': {
-    tag: 'Affiliate requests',
-    summary: 'Accept an affiliate request',
-    description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    refusals: 'the request is already decided',
-  },
-  'affiliate-requests-decline': {
-    tag: 'Affiliate requests',
-    summary: 'Decline an affiliate request',
-    refusals: 'the request is already decided',
-  },
-  'tiers-list': { tag: 'Tiers', summary: 'List tiers' },
-  'tiers-get': { tag: 'Tiers', summary: 'Get a tier' },
-  'segments-list': {
-    tag: 'Segments',
-    summary: 'List segments',
-    description: 'Segments without their `tiers` (the single segment has them).',
-  },
-  'segments-get': { tag: 'Segments', summary: 'Get a segment with its rate per tier' },
-  'webhooks-create': {
-    tag: 'Webhooks',
-    summary: 'Create a webhook endpoint',
-    description:
-      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
-    refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
-  },
-  'webhooks-list': {
-    tag: 'Webhooks',
-    summary: 'List webhook endpoints',
-    description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
-  },
-  'webhooks-get': { tag: 'Webhooks', summary: 'Get a webhook endpoint' },
-  'webhooks-update': {
-    tag: 'Webhooks',
-    summary: 'Update a webhook endpoint',
-    description:
-      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.',
-  },
-  'webhooks-delete': {
-    tag: 'Webhooks',
-    summary: 'Delete a webhook endpoint',
-    description: 'Nothing more is delivered to it; `data` is null.',
-  },
-  'webhooks-rotate-secret': {
-    tag: 'Webhooks',
-    summary: "Rotate a webhook endpoint's signing secret",
-    description:
-      'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
-  },
-  'webhooks-test': {
-    tag: 'Webhooks',
-    summary: 'Send a test event',
-    description:
-      'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
-  },
-  'webhooks-deliveries': {
-    tag: 'Webhooks',
-    summary: "List a webhook endpoint's deliveries",
-    description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
-  },
-  'webhooks-resend': {
-    tag: 'Webhooks',
-    summary: 'Resend a delivery',
-    description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
-    refusals:
-      "the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type",
-  },
-  'webhooks-recover': {
-    tag: 'Webhooks',
-    summary: 'Recover failed deliveries',
-    description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
-    refusals: 'the endpoint is disabled (enable it first)',
-  },
-  'reports-commissions': {
-    tag: 'Reports',
-    summary: 'Commission report',
-    description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
-  },
-  'events-list': {
-    tag: 'Events',
-    summary: 'Read the event log',
-    description: [
-      'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
-      `Complete and in order: a consumer that starts without \`after\` and keeps passing \`meta.next_cursor\` as \`after\` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.`,
-      `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
-      `A page examines at most ${MAX_EXAMINED_PER_PAGE_VALUE} events whatever the filters: a rare \`types\` filter may answer an empty page with \`has_more: true\`; continue from its \`next_cursor\`.`,
-    ].join('\n\n'),
-    refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
-  },
-} satisfies Record<RouteId, OperationDoc>;
 
 const PARAMETER_DOCS: Record<string, string> = {
   uuid: 'The resource UUID. A value that is not a UUID names no resource: 404.',
@@ -237,30 +80,25 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const JSON_SCHEMA_OPTIONS = { target: 'draft-2020-12', unrepresentable: 'throw' } as const;
 
 /** zod schemas to JSON Schema, sharing one registry so named schemas become $refs. */
-const jsonSchemas = (named: Record<string, $ZodType>, io: 'input' | 'output') => {
+const jsonSchemas = (named: Record<string, Named>, io: 'input' | 'output') => {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id, ...exampleRegistry.get(schema) });
+  for (const [id, [schema, example]] of Object.entries(named))
+    registry.add(schema, { id, ...(example === undefined ? {} : { examples: [example] }) });
   const { schemas } = z.toJSONSchema(registry, { ...JSON_SCHEMA_OPTIONS, io, uri: (id) => ref(id).$ref });
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaKeyword(schema as Json)]));
 };
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
-/** `orders-create` -> `OrdersCreate`, `affiliate_request.created` -> `AffiliateRequestCreated`. */
-const pascal = (name: string) => name.replace(/(^|[-._])(\w)/g, (_match, _separator, letter: string) => letter.toUpperCase());
-const eventSchemaName = (type: string) => `${pascal(type)}Event`;
-
 /**
  * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
  * event type, with its payload and the Standard Webhooks headers.
  */
-const webhookHeader = (name: string, description: string) => ({
-  name,
-  in: 'header',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
+const WEBHOOK_HEADERS = {
+  'webhook-id': 'The event id: the same on every delivery of this event (deduplicate on it).',
+  'webhook-timestamp': 'When this delivery was signed, in Unix seconds.',
+  'webhook-signature': '`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated.',
+};
 const outgoingWebhooks = () =>
   Object.fromEntries(
     Object.keys(R.webhookEventPayloads).map((type) => [
@@ -271,14 +109,13 @@ const outgoingWebhooks = () =>
           summary: `The ${type} event`,
           description:
             'Delivered at least once, retried on the Standard Webhooks schedule for about 3 days; any 2xx within 15 s is success, `410 Gone` disables the endpoint.',
-          parameters: [
-            webhookHeader('webhook-id', 'The event id: the same on every delivery of this event (deduplicate on it).'),
-            webhookHeader('webhook-timestamp', 'When this delivery was signed, in Unix seconds.'),
-            webhookHeader(
-              'webhook-signature',
-              '`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in effect, space-separated.',
-            ),
-          ],
+          parameters: Object.entries(WEBHOOK_HEADERS).map(([name, description]) => ({
+            name,
+            in: 'header',
+            required: true,
+            description,
+            schema: { type: 'string' },
+          })),
           requestBody: { required: true, content: { 'application/json': { schema: ref(eventSchemaName(type)) } } },
           responses: { '200': { description: 'Any 2xx: received.' }, '410': { description: 'Gone: the endpoint is disabled at once.' } },
         },
@@ -286,71 +123,28 @@ const outgoingWebhooks = () =>
     ]),
   );
 
-/** The shared payloads, named in components (the envelopes per operation are named after it). */
-const SHARED_OUTPUT: Record<string, $ZodType> = {
-  Order: R.orderResponse,
-  OrderRow: R.orderRowResponse,
-  Currency: R.currencyResponse,
-  CreatedOrder: R.createdOrderResponse,
-  Affiliate: R.affiliateResponse,
-  AffiliateRequest: R.affiliateRequestResponse,
-  AcceptedAffiliateRequest: R.acceptedRequestResponse,
-  Invite: R.inviteResponse,
-  Tier: R.tierResponse,
-  Segment: R.segmentResponse,
-  SegmentDetail: R.segmentDetailResponse,
-  SegmentTierRate: R.segmentTierRate,
-  Pagination: R.laravelPaginationSchema,
-  InvitePagination: R.invitePaginationSchema,
-  CursorPagination: R.cursorPaginationSchema,
-  Webhook: R.webhookResponse,
-  CreatedWebhook: R.createdWebhookResponse,
-  RotatedWebhook: R.rotatedWebhookResponse,
-  WebhookDelivery: R.webhookDeliveryResponse,
-  QueuedDelivery: R.queuedDeliveryResponse,
-  Recovery: R.recoveryResponse,
-  Commission: R.commissionEventData,
-  LoggedEvent: R.loggedEventResponse,
-  ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), schema])),
-  TraceId: R.traceIdSchema,
-  FieldErrors: R.fieldErrorsSchema,
-  Failure: R.v2Failure,
-  GatewayFailure: R.gatewayFailure,
-  LegacyUnauthenticated: R.legacyUnauthenticated,
-  LegacyInvalid: R.legacyInvalid,
-  LegacyRefused: R.legacyRefused,
-};
-
-const SHARED_INPUT: Record<string, $ZodType> = {
-  OrderCreate: orderCreateBody,
-  OrderUpdate: orderUpdateBody,
-  InviteCreate: inviteCreateBody,
-  WebhookCreate: webhookCreateBody,
-  WebhookUpdate: webhookUpdateBody,
-  WebhookRecover: webhookRecoverBody,
-};
-/** The component name of each request body. */
-const BODY_NAMES = new Map<$ZodType, string>(Object.entries(SHARED_INPUT).map(([name, schema]) => [schema, name]));
+/** The name and example of each request body. */
+const BODY_NAMES = new Map(Object.entries(NAMED_INPUT).map(([name, [schema, example]]) => [schema, { name, example }]));
 
 /**
  * Envelope schemas are named `<Operation>Envelope`: client generators name their own types
  * `<Operation>Response`, `<Operation>Error` and `<Operation>Data`, and a schema of that name makes
  * them number one of the two (`OrdersCreateResponse2`).
  */
-const successName = (id: RouteId) => `${pascal(id)}Envelope`;
+const successName = (id: RouteId) => `${pascalCase(id)}Envelope`;
 
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
   route.envelope === 'legacy' ? R.legacySuccess(operation.data) : R.v2Success(operation.data, operation.pagination, operation.meta);
 
-const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
-const QUOTA_HEADERS = {
-  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
-  RateLimit: { $ref: '#/components/headers/RateLimit' },
-};
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const RETRY_AFTER = { 'Retry-After': header('RetryAfter') };
+const QUOTA_HEADERS = { 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') };
 
 /** A media type's `examples`: one example per name. */
-type Examples = Record<string, { summary: string; value: unknown }>;
-const one = (summary: string, value: unknown): Examples => ({ example: { summary, value } });
+type Example = { summary: string; value: unknown };
+type Examples = Record<string, Example>;
+/** The examples that apply, by name. */
+const named = (entries: (false | undefined | [string, Example])[]): Examples => Object.fromEntries(entries.filter((entry) => !!entry));
 
 const errorResponse = (description: string, schema: Json, examples: Examples, headers?: Json) => ({
   description,
@@ -358,141 +152,106 @@ const errorResponse = (description: string, schema: Json, examples: Examples, he
   content: { 'application/json': { schema, examples } },
 });
 
-/** The bodies of the examples, in the route's envelope, as shared/http/envelope.ts builds them. */
-const v2FailureBody = (errors: FieldErrors, traceId = EXAMPLE_TRACE_ID) => v2Body(traceId, { errors });
-const failureBody = (legacy: boolean, status: number, errors: FieldErrors) =>
-  legacy ? legacyFailureBody(status, errors) : v2FailureBody(errors);
-const gatewayBody = (errors: FieldErrors) => v2FailureBody(errors, EXAMPLE_GATEWAY_TRACE_ID);
-
-/** The 422 of one route: what its validation, its Idempotency-Key and its business rules refuse, with their examples. */
-const refusedResponse = (route: RouteDef, operation: Operation, examples: OperationExamples): Json => {
-  const legacy = route.envelope === 'legacy';
-  const post = acceptsIdempotencyKey(route);
-  const causes = [
-    operation.request.body ? 'the body is not valid JSON or fails validation (keyed by field name)' : undefined,
-    !operation.request.body && readsBody(route) ? 'the body is not valid JSON' : undefined,
-    operation.request.query ? 'a query parameter fails validation (keyed by parameter name)' : undefined,
-    post ? 'the Idempotency-Key was used with a different request (`message`)' : undefined,
-    operation.refusals ? `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}` : undefined,
-  ].filter(Boolean);
-  const cases: Examples = {};
-  const validated = operation.request.body ?? operation.request.query;
-  if (validated && examples.invalid)
-    cases.validation = { summary: 'Validation failed', value: failureBody(legacy, 422, validationErrors(validated, examples.invalid)) };
-  if (readsBody(route))
-    cases.malformed_json = { summary: 'Body is not JSON', value: failureBody(legacy, 422, commonFailures.malformedJson) };
-  for (const [name, errors] of Object.entries(examples.refusals ?? {})) {
-    cases[name] = { summary: `Refused: ${Object.values(errors)[0]?.[0]}`, value: failureBody(legacy, 422, errors) };
-  }
-  if (post)
-    cases.idempotency_key_reused = {
-      summary: 'Key used with another request',
-      value: failureBody(legacy, 422, commonFailures.idempotencyReused),
-    };
-  return errorResponse(`Refused: ${causes.join('; ')}.`, legacy ? ref('LegacyInvalid') : ref('Failure'), cases);
-};
+/** What API Gateway / WAF answer themselves, as shared/http/envelope.ts builds the V2 envelope. */
+const fromGateway = (summary: string, errors: FieldErrors): Example => ({ summary, value: v2Body(EXAMPLE_GATEWAY_TRACE_ID, { errors }) });
 
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
-const failures = (route: RouteDef, operation: Operation, examples: OperationExamples) => {
+const failures = (route: RouteDef, operation: Operation) => {
   const legacy = route.envelope === 'legacy';
   const failure = legacy ? ref('LegacyRefused') : ref('Failure');
+  /** A request the route cannot take as it is (400, 422). */
+  const invalid = legacy ? ref('LegacyInvalid') : ref('Failure');
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
   const gateway = ref('GatewayFailure');
-  const hasParams = operation.request.params !== undefined;
+  const { body, query, params } = operation.request;
   const post = acceptsIdempotencyKey(route);
+  /** The route's own answer with `status`, in its envelope. */
+  const own = (status: number, summary: string, errors: FieldErrors): Example => ({
+    summary,
+    value: legacy ? legacyFailureBody(status, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
+  });
   const out: Record<string, Json> = {};
-  const badRequests: Examples = {};
-  if (hasParams) {
-    const parameter = Object.keys(examples.parameters ?? {})[0] ?? 'uuid';
-    badRequests.bad_percent_encoding = {
-      summary: 'Bad percent-encoding',
-      value: gatewayBody({ message: [badPercentEncoding(parameter)] }),
-    };
-  }
-  if (post)
-    badRequests.idempotency_key_malformed = {
-      summary: 'Idempotency-Key empty or too long',
-      value: failureBody(legacy, 400, commonFailures.idempotencyKeyMalformed),
-    };
-  if (hasParams || post) {
-    const keyFailure = legacy ? ref('LegacyInvalid') : failure;
+  if (params || post) {
+    const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
+    const causes = [
+      params && 'a path parameter is not valid percent-encoding',
+      post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
+    ];
     out['400'] = errorResponse(
-      [
-        hasParams ? 'a path parameter is not valid percent-encoding' : undefined,
-        post
-          ? `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`
-          : undefined,
-      ]
-        .filter(Boolean)
-        .join('; or ')
-        .replace(/^./, (first) => first.toUpperCase())
-        .concat('.'),
-      hasParams && post ? { anyOf: [gateway, keyFailure] } : post ? keyFailure : gateway,
-      badRequests,
+      `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
+      params && post ? { anyOf: [gateway, invalid] } : post ? invalid : gateway,
+      named([
+        params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
+        post && ['idempotency_key_malformed', own(400, 'Idempotency-Key empty or too long', commonFailures.idempotencyKeyMalformed)],
+      ]),
     );
   }
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
     legacy ? ref('LegacyUnauthenticated') : failure,
-    one('No valid token', failureBody(legacy, 401, commonFailures.unauthenticated)),
+    { example: own(401, 'No valid token', commonFailures.unauthenticated) },
   );
   out['403'] = errorResponse(
-    route.placesOrders
-      ? "A token of the other stage's kind (testing on live, live on sandbox), or, on live, a token not allowed to place live orders."
-      : "A token of the other stage's kind (testing on live, live on sandbox).",
+    `A token of the other stage's kind (testing on live, live on sandbox)${route.placesOrders ? ', or, on live, a token not allowed to place live orders' : ''}.`,
     failure,
-    {
-      testing_token_on_live: { summary: 'A testing token on the live API', value: failureBody(legacy, 403, commonFailures.wrongTokenKind) },
-      live_token_on_sandbox: {
-        summary: 'A live token on the sandbox API',
-        value: failureBody(legacy, 403, commonFailures.wrongTokenKindSandbox),
-      },
-      ...(route.placesOrders
-        ? {
-            no_live_orders: {
-              summary: 'A token not allowed to place live orders',
-              value: failureBody(legacy, 403, commonFailures.noLiveOrders),
-            },
-          }
-        : {}),
-    },
+    named([
+      ['testing_token_on_live', own(403, 'A testing token on the live API', commonFailures.wrongTokenKind)],
+      ['live_token_on_sandbox', own(403, 'A live token on the sandbox API', commonFailures.wrongTokenKindSandbox)],
+      route.placesOrders && ['no_live_orders', own(403, 'A token not allowed to place live orders', commonFailures.noLiveOrders)],
+    ]),
   );
-  if (hasParams) {
-    out['404'] = errorResponse(
-      'No such resource for this merchant (`Not Found`).',
-      failure,
-      one('Missing or owned by another merchant', failureBody(legacy, 404, commonFailures.notFound)),
-    );
-  }
-  if (post) {
+  if (params)
+    out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure, {
+      example: own(404, 'Missing or owned by another merchant', commonFailures.notFound),
+    });
+  if (post)
     out['409'] = errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.',
       failure,
-      one('Same key still in flight', failureBody(legacy, 409, commonFailures.idempotencyInFlight)),
+      { example: own(409, 'Same key still in flight', commonFailures.idempotencyInFlight) },
       RETRY_AFTER,
     );
-  }
   // The gateway measures the body before it routes, whatever the method.
-  out['413'] = errorResponse(
-    `The body is ${BODY_LIMIT} or larger.`,
-    gateway,
-    one('Body too large', gatewayBody(commonFailures.bodyTooLarge)),
-  );
-  if (operation.request.body || operation.request.query || post || operation.refusals)
-    out['422'] = refusedResponse(route, operation, examples);
+  out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, gateway, {
+    example: fromGateway('Body too large', commonFailures.bodyTooLarge),
+  });
+  if (body || query || post || operation.refusals) {
+    const causes = [
+      body && 'the body is not valid JSON or fails validation (keyed by field name)',
+      !body && readsBody(route) && 'the body is not valid JSON',
+      query && 'a query parameter fails validation (keyed by parameter name)',
+      post && 'the Idempotency-Key was used with a different request (`message`)',
+      operation.refusals && `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}`,
+    ];
+    const validated = body ?? query;
+    out['422'] = errorResponse(
+      `Refused: ${causes.filter(Boolean).join('; ')}.`,
+      invalid,
+      named([
+        validated &&
+          operation.invalid !== undefined && ['validation', own(422, 'Validation failed', validationErrors(validated, operation.invalid))],
+        readsBody(route) && ['malformed_json', own(422, 'Body is not JSON', commonFailures.malformedJson)],
+        ...Object.entries(operation.refused ?? {}).map(([name, errors]): [string, Example] => [
+          name,
+          own(422, `Refused: ${Object.values(errors)[0]?.[0]}`, errors),
+        ]),
+        post && ['idempotency_key_reused', own(422, 'Key used with another request', commonFailures.idempotencyReused)],
+      ]),
+    );
+  }
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
     {
-      quota: { summary: "The merchant's quota is spent", value: failureBody(legacy, 429, commonFailures.tooManyAttempts) },
-      backstop: { summary: 'A backstop (WAF, stage throttle) refused it', value: gatewayBody(commonFailures.tooManyAttempts) },
+      quota: own(429, "The merchant's quota is spent", commonFailures.tooManyAttempts),
+      backstop: fromGateway('A backstop (WAF, stage throttle) refused it', commonFailures.tooManyAttempts),
     },
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
     'A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.',
     failure,
-    one('Busy', failureBody(legacy, 503, commonFailures.busy)),
+    { example: own(503, 'Busy', commonFailures.busy) },
     RETRY_AFTER,
   );
   return out;
@@ -505,42 +264,41 @@ const failures = (route: RouteDef, operation: Operation, examples: OperationExam
  */
 const PATH_PARAMETER_SCHEMA = { type: 'string' };
 
-const parameters = (route: RouteDef, operation: Operation, examples: OperationExamples, inputs: (schema: $ZodType) => Json): Json[] => {
-  const list: Json[] = [];
-  const add = (location: 'path' | 'query', schema: $ZodType | undefined) => {
-    if (!schema) return;
-    const object = inputs(schema);
+const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => [
+  ...(['path', 'query'] as const).flatMap((location) => {
+    const schema = location === 'path' ? operation.request.params : operation.request.query;
+    const object = schema ? inputs(schema) : {};
     const required = new Set<string>(object.required ?? []);
-    for (const [name, property] of Object.entries(object.properties ?? {})) {
-      const example = examples.parameters?.[name];
+    return Object.entries(object.properties ?? {}).map(([name, property]) => {
+      const example = operation.parameters?.[name];
       // A parameter's own schema may describe it (one refused on this route); else the shared words for its name.
       const description = (property as Json).description ?? PARAMETER_DOCS[name];
-      list.push({
+      return {
         name,
         in: location,
         required: location === 'path' || required.has(name),
         ...(description ? { description } : {}),
         schema: location === 'path' ? PATH_PARAMETER_SCHEMA : property,
         ...(example === undefined ? {} : { example }),
-      });
-    }
-  };
-  add('path', operation.request.params);
-  add('query', operation.request.query);
-  if (acceptsIdempotencyKey(route)) list.push({ $ref: '#/components/parameters/IdempotencyKey' });
-  return list;
-};
+      };
+    });
+  }),
+  ...(acceptsIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+];
 
 /** The success body of an operation's example, in the route's envelope. */
-const successExample = (route: RouteDef, operation: Operation, examples: OperationExamples) =>
+const successExample = (route: RouteDef, operation: Operation) =>
   route.envelope === 'legacy'
-    ? legacySuccessBody(MESSAGES.orderCreated, examples.data)
+    ? legacySuccessBody(MESSAGES.orderCreated, operation.answer)
     : v2Body(EXAMPLE_TRACE_ID, {
-        data: examples.data,
+        data: operation.answer,
         meta:
           operation.pagination === 'log'
-            ? (examples.pagination as LogCursor)
-            : { ...(examples.pagination ? { pagination: examples.pagination as LaravelPagination } : {}), ...(examples.meta ?? {}) },
+            ? (operation.page as LogCursor)
+            : {
+                ...(operation.page ? { pagination: operation.page as LaravelPagination } : {}),
+                ...(operation.asOf ? { as_of: operation.asOf } : {}),
+              },
       });
 
 /** A POST without a body schema still takes (and ignores) a body, up to the body limit. */
@@ -549,6 +307,13 @@ const IGNORED_BODY = {
   description: `No fields: a JSON body is accepted and ignored (a body that is not JSON: 422; of ${BODY_LIMIT} or more: 413).`,
   content: { 'application/json': { schema: {} } },
 };
+
+/** A stage's deployed API (its stack's `ApiUrl` output). */
+const cloudServer = (stage: Stage, who: string) => ({
+  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}`,
+  description: `${who}: the \`ApiUrl\` output of the affiliate-merchant-api-${stage} stack; \`apiId\` is its REST API id.`,
+  variables: { apiId: { default: `your-${stage}-api-id` }, region: { default: 'eu-west-1' } },
+});
 
 /** What the document says of the API as a whole, before its operations. */
 const ABOUT = {
@@ -566,22 +331,8 @@ const ABOUT = {
     license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   },
   servers: [
-    {
-      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/live',
-      description: 'Live (live tokens): the `ApiUrl` output of the affiliate-merchant-api-live stack; `apiId` is its REST API id.',
-      variables: {
-        apiId: { default: 'your-live-api-id' },
-        region: { default: 'eu-west-1' },
-      },
-    },
-    {
-      url: 'https://{apiId}.execute-api.{region}.amazonaws.com/sandbox',
-      description: 'Sandbox (testing tokens): the `ApiUrl` output of the affiliate-merchant-api-sandbox stack; `apiId` is its REST API id.',
-      variables: {
-        apiId: { default: 'your-sandbox-api-id' },
-        region: { default: 'eu-west-1' },
-      },
-    },
+    cloudServer('live', 'Live (live tokens)'),
+    cloudServer('sandbox', 'Sandbox (testing tokens)'),
     {
       url: 'http://127.0.0.1:{port}',
       description: `The local stack (\`npm start\`; a local stage serves the document with itself here): live on 3000 (live tokens), sandbox on 3001 (testing tokens); \`PORT\` and \`SANDBOX_PORT\` move them.`,
@@ -605,13 +356,19 @@ const ABOUT = {
   ] as const,
 };
 
+/** A route's tag: the one its id starts with (`affiliate-requests-get`: Affiliate requests). */
+const tagOf = (id: RouteId) => {
+  const tag = ABOUT.tags.find(({ name }) => id.startsWith(`${name.toLowerCase().replace(' ', '-')}-`));
+  if (!tag) throw new Error(`${id}: no tag of ABOUT.tags names it`);
+  return tag.name;
+};
+
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
 const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
-  const examples = operationExamples[route.id];
   const status = route.status ?? 200;
   const post = acceptsIdempotencyKey(route);
-  const replayed = post ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {};
-  const failureResponses = failures(route, operation, examples);
+  const replayed = post ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {};
+  const failureResponses = failures(route, operation);
   for (const [status, response] of Object.entries(failureResponses)) {
     // The merchant's quota: its headers on every answer once the caller is authenticated.
     if (!['400', '401', '403', '413'].includes(status)) response.headers = { ...response.headers, ...QUOTA_HEADERS };
@@ -619,27 +376,27 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
     if (['404', '422'].includes(status)) response.headers = { ...response.headers, ...replayed };
   }
   const body = operation.request.body;
-  const bodyRef = body ? BODY_NAMES.get(body) : undefined;
-  if (body && !bodyRef) throw new Error(`${route.id}: name its body schema in SHARED_INPUT`);
-  const example = examples.body ?? (body && exampleRegistry.get(body)?.examples[0]);
-  const requestBody = bodyRef
-    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyRef), example } } } }
+  const named = body && BODY_NAMES.get(body);
+  if (body && !named) throw new Error(`${route.id}: name its body schema in NAMED_INPUT`);
+  const example = operation.body ?? named?.example;
+  const requestBody = named
+    ? { requestBody: { required: true, content: { 'application/json': { schema: ref(named.name), example } } } }
     : route.method === 'POST'
       ? { requestBody: IGNORED_BODY }
       : {};
   return {
     operationId: route.id,
-    tags: [operation.tag],
+    tags: [tagOf(route.id)],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
-    parameters: parameters(route, operation, examples, inputs),
+    parameters: parameters(route, operation, inputs),
     ...requestBody,
     responses: {
       [String(status)]: {
         description: { 200: 'OK', 201: 'Created', 202: 'Accepted' }[status],
         headers: { ...replayed, ...QUOTA_HEADERS },
-        content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation, examples) } },
+        content: { 'application/json': { schema: ref(successName(route.id)), example: successExample(route, operation) } },
       },
       ...failureResponses,
     },
@@ -668,9 +425,11 @@ const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
 
 export const buildOpenApiDocument = async () => {
   const ops = await documentedOperations();
-  const successSchemas = Object.fromEntries(routes.map((route) => [successName(route.id), successSchema(route, ops[route.id])]));
-  const components = jsonSchemas({ ...SHARED_OUTPUT, ...successSchemas }, 'output');
-  const requestComponents = jsonSchemas(SHARED_INPUT, 'input');
+  const successSchemas = Object.fromEntries(
+    routes.map((route): [string, Named] => [successName(route.id), [successSchema(route, ops[route.id])]]),
+  );
+  const components = jsonSchemas({ ...NAMED_OUTPUT, ...successSchemas }, 'output');
+  const requestComponents = jsonSchemas(NAMED_INPUT, 'input');
   const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: 'input' }) as Json);
 
   const paths: Record<string, Record<string, Json>> = {};

@@ -1,9 +1,11 @@
 import * as z from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import { type RouteId, route } from '#functions/routes';
+import { pascalCase } from '#lib/function-specs';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { eventPosition, LOG_START } from '#shared/db/entities/event-log';
 import { buildOrder } from '#shared/db/entities/order';
+import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
 import {
@@ -20,16 +22,26 @@ import {
 } from '#shared/errors';
 import { parseJsonBody } from '#shared/http/json-body';
 import { DEFAULT_PER_PAGE, encodeCursor, invitePagination as invitePaginationOf, laravelPagination } from '#shared/http/pagination';
-import { EVENTS_MESSAGES } from '#shared/schemas/events';
+import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
 import { inviteCreateBody } from '#shared/schemas/program';
+import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import * as R from '#shared/schemas/responses';
-import { WEBHOOK_MESSAGES, webhookCreateBody, webhookRecoverBody, webhookUpdateBody } from '#shared/schemas/webhooks';
+import {
+  MAX_WEBHOOK_ENDPOINTS,
+  RECOVER_MAX_DAYS,
+  WEBHOOK_MESSAGES,
+  webhookCreateBody,
+  webhookRecoverBody,
+  webhookUpdateBody,
+} from '#shared/schemas/webhooks';
 import { laravelErrors } from '#shared/validation/messages';
+import { RECOVER_BATCH } from '#shared/webhooks/replay';
+import { ROUTE_SAMPLES, SAMPLES } from './event-samples';
 
 /**
- * The examples of openapi.json: realistic payloads registered as zod metadata on the schemas they
- * illustrate (the generator merges this registry into its own), and per operation the request and
+ * The examples of openapi.json: realistic payloads beside the schemas the document names, and per
+ * operation its summary, description, the request and
  * the answers, success and failure, in the route's envelope. The request examples use the demo
  * merchant of `npm start`, so "Try it out" on the local /docs page succeeds with the demo token.
  * Every error message is one the code answers: imported, or produced by running the real
@@ -107,15 +119,9 @@ const pagination = (id: RouteId, total: number) =>
   laravelPagination(total, pageParameters, { url: `${LIVE_URL}${route(id).path}`, rawQuery: { per_page: String(DEFAULT_PER_PAGE) } });
 const invitePagination = invitePaginationOf(1, 1, pageParameters);
 
-/** The demo merchant's endpoint (local/demo.ts seedDemoWebhook). */
-const WEBHOOK_UUID = DEMO.webhookUuid;
-const webhookCreate = {
-  url: 'https://shop.example.com/hooks/affiliates',
-  events: ['order.created', 'commission.accrued'],
-  description: 'Shop back office',
-};
+const webhookCreate = SAMPLES['webhooks-create'].body;
 const webhook = {
-  uuid: WEBHOOK_UUID,
+  uuid: DEMO.webhookUuid,
   ...webhookCreate,
   enabled: true,
   disabled_reason: null,
@@ -174,113 +180,258 @@ export const validationErrors = (schema: $ZodType, input: unknown): FieldErrors 
   return laravelErrors(result.error.issues, input);
 };
 
-/** Examples of the named schemas, as zod metadata: the generator puts them on the components. */
-export const exampleRegistry = z.registry<{ examples: unknown[] }>();
-const payloadExamples: [$ZodType, unknown][] = [
-  [orderCreateBody, orderCreate],
-  [orderUpdateBody, orderUpdate],
-  [inviteCreateBody, inviteCreate],
-  [R.orderResponse, order],
-  [R.orderRowResponse, orderRow],
-  [R.currencyResponse, order.currency],
-  [R.createdOrderResponse, createdOrder],
-  [R.tierResponse, tier],
-  [R.segmentResponse, segment],
-  [R.segmentDetailResponse, segmentDetail],
-  [R.segmentTierRate, segmentTierRate],
-  [R.affiliateResponse, affiliate],
-  [R.affiliateRequestResponse, affiliateRequest],
-  [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
-  [R.inviteResponse, invite],
-  [R.laravelPaginationSchema, pagination('orders-list', 42)],
-  [R.invitePaginationSchema, invitePagination],
-  [R.traceIdSchema, EXAMPLE_TRACE_ID],
-  [webhookCreateBody, webhookCreate],
-  [webhookUpdateBody, { enabled: true }],
-  [webhookRecoverBody, { since: EARLIER }],
-  [R.webhookResponse, webhook],
-  [R.createdWebhookResponse, createdWebhook],
-  [R.rotatedWebhookResponse, rotatedWebhook],
-  [R.webhookDeliveryResponse, delivery],
-  [R.queuedDeliveryResponse, queuedDelivery],
-  [R.recoveryResponse, recovery],
-  [R.cursorPaginationSchema, cursorPagination],
-  [R.commissionEventData, commission],
-  [R.loggedEventResponse, loggedEvents[0]],
-  [R.fieldErrorsSchema, validationErrors(orderCreateBody, { ...orderCreate, order_no: undefined })],
-];
-for (const [schema, example] of payloadExamples) exampleRegistry.add(schema, { examples: [example] });
+/** A schema the document names in its components, with its example when it has one. */
+export type Named = [schema: $ZodType, example?: unknown];
+
+export const eventSchemaName = (type: string) => `${pascalCase(type)}Event`;
+
+/** The shared payloads, named in components (the envelopes per operation are named after it). */
+export const NAMED_OUTPUT: Record<string, Named> = {
+  Order: [R.orderResponse, order],
+  OrderRow: [R.orderRowResponse, orderRow],
+  Currency: [R.currencyResponse, order.currency],
+  CreatedOrder: [R.createdOrderResponse, createdOrder],
+  Affiliate: [R.affiliateResponse, affiliate],
+  AffiliateRequest: [R.affiliateRequestResponse, affiliateRequest],
+  AcceptedAffiliateRequest: [R.acceptedRequestResponse, { ...affiliateRequest, status: 'active' }],
+  Invite: [R.inviteResponse, invite],
+  Tier: [R.tierResponse, tier],
+  Segment: [R.segmentResponse, segment],
+  SegmentDetail: [R.segmentDetailResponse, segmentDetail],
+  SegmentTierRate: [R.segmentTierRate, segmentTierRate],
+  Pagination: [R.laravelPaginationSchema, pagination('orders-list', 42)],
+  InvitePagination: [R.invitePaginationSchema, invitePagination],
+  CursorPagination: [R.cursorPaginationSchema, cursorPagination],
+  Webhook: [R.webhookResponse, webhook],
+  CreatedWebhook: [R.createdWebhookResponse, createdWebhook],
+  RotatedWebhook: [R.rotatedWebhookResponse, rotatedWebhook],
+  WebhookDelivery: [R.webhookDeliveryResponse, delivery],
+  QueuedDelivery: [R.queuedDeliveryResponse, queuedDelivery],
+  Recovery: [R.recoveryResponse, recovery],
+  Commission: [R.commissionEventData, commission],
+  LoggedEvent: [R.loggedEventResponse, loggedEvents[0]],
+  ...Object.fromEntries(Object.entries(R.webhookEventPayloads).map(([type, schema]) => [eventSchemaName(type), [schema]])),
+  TraceId: [R.traceIdSchema, EXAMPLE_TRACE_ID],
+  FieldErrors: [R.fieldErrorsSchema, validationErrors(orderCreateBody, { ...orderCreate, order_no: undefined })],
+  Failure: [R.v2Failure],
+  GatewayFailure: [R.gatewayFailure],
+  LegacyUnauthenticated: [R.legacyUnauthenticated],
+  LegacyInvalid: [R.legacyInvalid],
+  LegacyRefused: [R.legacyRefused],
+};
+
+/** The request bodies, named in components. */
+export const NAMED_INPUT: Record<string, Named> = {
+  OrderCreate: [orderCreateBody, orderCreate],
+  OrderUpdate: [orderUpdateBody, orderUpdate],
+  InviteCreate: [inviteCreateBody, inviteCreate],
+  WebhookCreate: [webhookCreateBody, webhookCreate],
+  WebhookUpdate: [webhookUpdateBody, { enabled: true }],
+  WebhookRecover: [webhookRecoverBody, { since: EARLIER }],
+};
 
 // ---------------------------------------------------------------------------------------------
 // Per operation
 // ---------------------------------------------------------------------------------------------
 
-export type OperationExamples = {
+/** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
+export type OperationDoc = {
+  summary: string;
+  description?: string;
+  /** 422 for a business rule besides validation (named in the description). */
+  refusals?: string;
   /** The envelope's `data` of the success answer, and its pagination for a list. */
-  data: unknown;
-  pagination?: unknown;
-  /** What `meta` holds besides the pagination and the trace id. */
-  meta?: { as_of: string | null };
-  /** Path and query parameter values (path values name the demo merchant's resources). */
+  answer: unknown;
+  page?: unknown;
+  /** The `meta.as_of` of the success answer (a report's). */
+  asOf?: string;
+  /** Path and query parameter values (path values are the event sample's: the demo merchant's resources). */
   parameters?: Record<string, string | number>;
-  /** The request body, when not the example of its schema (exampleRegistry). */
+  /** The request body, when not the example of its schema (NAMED_INPUT). */
   body?: unknown;
   /** An input the route's validation (its handler's body or query schema) refuses: the 422 keyed by field shows its answer. */
   invalid?: unknown;
-  /** A business rule's refusals (422 with `message`, or keyed by the field), by example name. */
-  refusals?: Record<string, FieldErrors>;
+  /** What `refusals` names, by example name (422 with `message`, or keyed by the field). */
+  refused?: Record<string, FieldErrors>;
 };
 
 const badPage = { per_page: '500', page: '0' };
-const badOrder = {
-  affiliate_slug: 'alice',
-  order_no: '',
-  total_shipping_value: -1,
-  currency_code: 'EURO',
-  order_rows: [{ product_name: 'Trail tent', price_value: 19900, quantity: 0 }],
-};
-const orderRefusals = {
-  order_no_taken: { order_no: [ORDER_MESSAGES.orderNoTaken] },
-  affiliate_invalid: { affiliate_slug: [ORDER_MESSAGES.affiliateInvalid] },
-  currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
-};
-const decisionRefusals = {
-  already_accepted: { message: [REQUEST_MESSAGES.alreadyAccepted] },
-  already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
-};
-
-const webhookParameters = { uuid: WEBHOOK_UUID };
-
-export const operationExamples: Record<RouteId, OperationExamples> = {
-  'webhooks-create': {
-    data: { webhook: createdWebhook },
-    invalid: { url: 'http://shop.example.com/hooks', events: ['order.deleted'] },
-    refusals: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
+/** The first page of a list of `total` items, and a page it refuses. */
+const listPage = (id: RouteId, total: number) => ({ page: pagination(id, total), parameters: pageParameters, invalid: badPage });
+/** What both order creations refuse. */
+const orderCreation = {
+  refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
+  invalid: {
+    affiliate_slug: 'alice',
+    order_no: '',
+    total_shipping_value: -1,
+    currency_code: 'EURO',
+    order_rows: [{ product_name: 'Trail tent', price_value: 19900, quantity: 0 }],
   },
-  'webhooks-list': { data: { webhooks: [webhook] } },
-  'webhooks-get': { data: { webhook }, parameters: webhookParameters },
+  refused: {
+    order_no_taken: { order_no: [ORDER_MESSAGES.orderNoTaken] },
+    affiliate_invalid: { affiliate_slug: [ORDER_MESSAGES.affiliateInvalid] },
+    currency_mismatch: { currency_code: [ORDER_MESSAGES.currencyMismatch('EUR')] },
+  },
+};
+/** What deciding an affiliate request refuses. */
+const decision = {
+  refusals: 'the request is already decided',
+  refused: {
+    already_accepted: { message: [REQUEST_MESSAGES.alreadyAccepted] },
+    already_declined: { message: [REQUEST_MESSAGES.alreadyDeclined] },
+  },
+};
+
+/** One entry per route of the manifest: a route without one does not compile. */
+const OPERATIONS: Record<RouteId, OperationDoc> = {
+  'orders-create-legacy': {
+    summary: 'Create an order (legacy envelope)',
+    description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
+    answer: createdOrder,
+    ...orderCreation,
+  },
+  'orders-create': { summary: 'Create an order', answer: { order: createdOrder }, ...orderCreation },
+  'orders-list': { summary: 'List orders', description: 'Newest first.', answer: { orders: [order] }, ...listPage('orders-list', 42) },
+  'orders-get': { summary: 'Get an order', answer: { order } },
+  'orders-update': {
+    summary: 'Update the shipping value of an order',
+    description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
+    refusals: 'the order is cancelled',
+    answer: { order: { ...order, ...orderUpdate } },
+    invalid: { total_shipping_value: '7.95', order_no: 'WEB-10002' },
+    refused: { cancelled: { message: [ORDER_MESSAGES.cancelledNotUpdatable] } },
+  },
+  'orders-cancel': {
+    summary: 'Cancel an order',
+    refusals: 'the order is already cancelled, older than one month, or linked to a payment',
+    answer: { order: cancelledOrder },
+    refused: {
+      already_cancelled: { message: [ORDER_MESSAGES.alreadyCancelled] },
+      too_old: { message: [ORDER_MESSAGES.tooOldToCancel] },
+      linked_to_payment: { message: [ORDER_MESSAGES.linkedToPayment] },
+    },
+  },
+  'affiliates-list': {
+    summary: 'List affiliates',
+    answer: { affiliates: [affiliate] },
+    ...listPage('affiliates-list', 1),
+    parameters: { ...pageParameters, tier_slug: 'gold' },
+  },
+  'affiliates-get': { summary: 'Get an affiliate', answer: { affiliate } },
+  'invites-create': {
+    summary: 'Invite an affiliate',
+    description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
+    refusals: 'the address is already invited, the sender is not a user of the merchant',
+    answer: { invite },
+    invalid: { email: 'erin.example.com', sender_email: '' },
+    refused: { email_taken: { email: [INVITE_MESSAGES.emailTaken] }, sender_invalid: { sender_email: [INVITE_MESSAGES.senderInvalid] } },
+  },
+  'invites-list': {
+    summary: 'List invitations',
+    description: '`data` is the array itself; the pagination is the invites form.',
+    answer: [invite],
+    page: invitePagination,
+    parameters: { ...pageParameters, email: 'example.com' },
+    invalid: badPage,
+  },
+  'affiliate-requests-list': {
+    summary: 'List affiliate requests',
+    description: '`data` is the array itself.',
+    answer: [affiliateRequest],
+    page: pagination('affiliate-requests-list', 2),
+    parameters: { status: 'pending', ...pageParameters },
+    invalid: { status: 'approved' },
+  },
+  'affiliate-requests-get': { summary: 'Get an affiliate request', answer: { affiliate_request: affiliateRequest } },
+  'affiliate-requests-accept': {
+    summary: 'Accept an affiliate request',
+    description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
+    answer: { affiliate_request: { ...affiliateRequest, status: 'active' } },
+    ...decision,
+  },
+  'affiliate-requests-decline': {
+    summary: 'Decline an affiliate request',
+    answer: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
+    ...decision,
+  },
+  'tiers-list': { summary: 'List tiers', answer: { tiers: [tier] }, ...listPage('tiers-list', 1) },
+  'tiers-get': { summary: 'Get a tier', answer: { tier } },
+  'segments-list': {
+    summary: 'List segments',
+    description: 'Segments without their `tiers` (the single segment has them).',
+    answer: { segments: [segment] },
+    ...listPage('segments-list', 1),
+  },
+  'segments-get': { summary: 'Get a segment with its rate per tier', answer: { segment: segmentDetail } },
+  'webhooks-create': {
+    summary: 'Create a webhook endpoint',
+    description:
+      'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
+    refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
+    answer: { webhook: createdWebhook },
+    invalid: { url: 'http://shop.example.com/hooks', events: ['order.deleted'] },
+    refused: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
+  },
+  'webhooks-list': {
+    summary: 'List webhook endpoints',
+    description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
+    answer: { webhooks: [webhook] },
+  },
+  'webhooks-get': { summary: 'Get a webhook endpoint', answer: { webhook } },
   'webhooks-update': {
-    data: { webhook: { ...webhook, enabled: false } },
-    parameters: webhookParameters,
+    summary: 'Update a webhook endpoint',
+    description:
+      'Changes `url`, `events`, `description` or `enabled`; any other field is refused (422), so nothing is silently ignored; `{}` changes nothing, `updated_at` included. Enabling an endpoint the service disabled clears its failure streak.',
+    answer: { webhook: { ...webhook, enabled: false } },
     body: { enabled: false },
     invalid: { enabled: 'no' },
   },
-  'webhooks-delete': { data: null, parameters: webhookParameters },
-  'webhooks-rotate-secret': { data: { webhook: rotatedWebhook }, parameters: webhookParameters },
-  'webhooks-test': { data: { delivery: queuedDelivery }, parameters: webhookParameters },
+  'webhooks-delete': {
+    summary: 'Delete a webhook endpoint',
+    description: 'Nothing more is delivered to it; `data` is null.',
+    answer: null,
+  },
+  'webhooks-rotate-secret': {
+    summary: "Rotate a webhook endpoint's signing secret",
+    description:
+      'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
+    answer: { webhook: rotatedWebhook },
+  },
+  'webhooks-test': {
+    summary: 'Send a test event',
+    description:
+      'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
+    answer: { delivery: queuedDelivery },
+  },
   'webhooks-deliveries': {
-    data: { deliveries: [delivery] },
-    pagination: cursorPagination,
-    parameters: { ...webhookParameters, per_page: 15 },
+    summary: "List a webhook endpoint's deliveries",
+    description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
+    answer: { deliveries: [delivery] },
+    page: cursorPagination,
+    parameters: { per_page: 15 },
     invalid: { per_page: '500' },
   },
   'webhooks-resend': {
-    data: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
-    parameters: { ...webhookParameters, id: delivery.event_id },
-    refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
+    summary: 'Resend a delivery',
+    description: 'Queues the event again as a first attempt, with the same `webhook-id` (receivers deduplicate on it).',
+    refusals:
+      "the endpoint is disabled (enable it first; a `webhook.test` is resent all the same), or no longer subscribes to the event's type",
+    answer: { delivery: { event_id: delivery.event_id, event_type: delivery.event_type } },
+    refused: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
+  },
+  'webhooks-recover': {
+    summary: 'Recover failed deliveries',
+    description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
+    refusals: 'the endpoint is disabled (enable it first)',
+    answer: { recovery },
+    invalid: { since: '2020-01-01T00:00:00Z' },
+    refused: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
   'reports-commissions': {
-    data: {
+    summary: 'Commission report',
+    description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
+    answer: {
       rows: [
         {
           affiliate_slug: 'alice',
@@ -304,22 +455,25 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
         },
       ],
     },
-    pagination: pagination('reports-commissions', 2),
-    meta: { as_of: AT },
+    page: pagination('reports-commissions', 2),
+    asOf: AT,
     parameters: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month', ...pageParameters },
     invalid: { from: '2026-11-31', group_by: 'week' },
   },
-  'webhooks-recover': {
-    data: { recovery },
-    parameters: webhookParameters,
-    invalid: { since: '2020-01-01T00:00:00Z' },
-    refusals: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
-  },
   'events-list': {
-    data: loggedEvents,
-    pagination: logCursor,
+    summary: 'Read the event log',
+    description: [
+      'Every event webhooks publish (all but `webhook.test`), exactly as they deliver it (`id` is the `webhook-id`), oldest first, for merchants that poll instead of receiving calls, or that missed deliveries.',
+      `Complete and in order: a consumer that starts without \`after\` and keeps passing \`meta.next_cursor\` as \`after\` sees every event of its account exactly once; the log shows only events below a committed high-water mark, so no event ever appears behind a cursor already handed out. Events of one order come in the order they happened.`,
+      `\`meta.next_cursor\` is set on every page, an empty one too: keep polling with it. Events are kept ${EVENTS_RETENTION_DAYS} days; a cursor older than that is refused (422 on \`after\`) rather than silently skipping what expired. A cursor is bound to the account and the stage (live and sandbox are separate logs).`,
+      `A page examines at most ${MAX_EXAMINED_PER_PAGE_VALUE} events whatever the filters: a rare \`types\` filter may answer an empty page with \`has_more: true\`; continue from its \`next_cursor\`.`,
+    ].join('\n\n'),
+    refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
+    answer: loggedEvents,
+    page: logCursor,
     parameters: {
       // The start of the demo merchant's log; its time is far ahead, so the example never expires.
+
       after: encodeEventCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
       limit: 25,
       types: 'order.created,commission.accrued',
@@ -327,88 +481,16 @@ export const operationExamples: Record<RouteId, OperationExamples> = {
       created_lt: '2100-01-01T00:00:00Z',
     },
     invalid: { limit: '500', types: 'order.deleted' },
-    refusals: {
-      expired_cursor: { after: [EVENTS_MESSAGES.expiredCursor] },
-      foreign_cursor: { after: [EVENTS_MESSAGES.badCursor] },
-    },
+    refused: { expired_cursor: { after: [EVENTS_MESSAGES.expiredCursor] }, foreign_cursor: { after: [EVENTS_MESSAGES.badCursor] } },
   },
-  'orders-create-legacy': { data: createdOrder, invalid: badOrder, refusals: orderRefusals },
-  'orders-create': { data: { order: createdOrder }, invalid: badOrder, refusals: orderRefusals },
-  'orders-list': {
-    data: { orders: [order] },
-    pagination: pagination('orders-list', 42),
-    parameters: pageParameters,
-    invalid: badPage,
-  },
-  'orders-get': { data: { order }, parameters: { uuid: DEMO.orderUuid } },
-  'orders-update': {
-    data: { order: { ...order, ...orderUpdate } },
-    parameters: { uuid: DEMO.orderUuid },
-    invalid: { total_shipping_value: '7.95', order_no: 'WEB-10002' },
-    refusals: { cancelled: { message: [ORDER_MESSAGES.cancelledNotUpdatable] } },
-  },
-  'orders-cancel': {
-    data: { order: cancelledOrder },
-    parameters: { uuid: DEMO.orderUuid },
-    refusals: {
-      already_cancelled: { message: [ORDER_MESSAGES.alreadyCancelled] },
-      too_old: { message: [ORDER_MESSAGES.tooOldToCancel] },
-      linked_to_payment: { message: [ORDER_MESSAGES.linkedToPayment] },
-    },
-  },
-  'affiliates-list': {
-    data: { affiliates: [affiliate] },
-    pagination: pagination('affiliates-list', 1),
-    parameters: { ...pageParameters, tier_slug: 'gold' },
-    invalid: badPage,
-  },
-  'affiliates-get': { data: { affiliate }, parameters: { slug: 'alice' } },
-  'invites-create': {
-    data: { invite },
-    invalid: { email: 'erin.example.com', sender_email: '' },
-    refusals: {
-      email_taken: { email: [INVITE_MESSAGES.emailTaken] },
-      sender_invalid: { sender_email: [INVITE_MESSAGES.senderInvalid] },
-    },
-  },
-  'invites-list': {
-    data: [invite],
-    pagination: invitePagination,
-    parameters: { ...pageParameters, email: 'example.com' },
-    invalid: badPage,
-  },
-  'affiliate-requests-list': {
-    data: [affiliateRequest],
-    pagination: pagination('affiliate-requests-list', 2),
-    parameters: { status: 'pending', ...pageParameters },
-    invalid: { status: 'approved' },
-  },
-  'affiliate-requests-get': { data: { affiliate_request: affiliateRequest }, parameters: { uuid: DEMO.pendingRequestUuid } },
-  'affiliate-requests-accept': {
-    data: { affiliate_request: { ...affiliateRequest, status: 'active' } },
-    parameters: { uuid: DEMO.pendingRequestUuid },
-    refusals: decisionRefusals,
-  },
-  'affiliate-requests-decline': {
-    data: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
-    parameters: { uuid: DEMO.secondPendingRequestUuid },
-    refusals: decisionRefusals,
-  },
-  'tiers-list': {
-    data: { tiers: [tier] },
-    pagination: pagination('tiers-list', 1),
-    parameters: pageParameters,
-    invalid: badPage,
-  },
-  'tiers-get': { data: { tier }, parameters: { slug: 'gold' } },
-  'segments-list': {
-    data: { segments: [segment] },
-    pagination: pagination('segments-list', 1),
-    parameters: pageParameters,
-    invalid: badPage,
-  },
-  'segments-get': { data: { segment: segmentDetail }, parameters: { uuid: DEMO.segmentUuid } },
 };
+
+export const operations = Object.fromEntries(
+  ROUTE_SAMPLES.map(({ id, pathParameters }) => [
+    id,
+    { ...OPERATIONS[id], parameters: { ...pathParameters, ...OPERATIONS[id].parameters } },
+  ]),
+) as Record<RouteId, OperationDoc>;
 
 /** What the JSON body step answers for a body that is not JSON. */
 const malformedJson = (): FieldErrors => {

@@ -27,10 +27,7 @@ const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclud
 /** The file a relative specifier names (with or without its extension), or undefined. */
 const targetOf = (fromFile: string, specifier: string): string | undefined => {
   const base = resolve(dirname(fromFile), specifier);
-  for (const candidate of [base, `${base}.ts`, `${base}.mts`]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-  }
-  return undefined;
+  return [base, `${base}.ts`, `${base}.mts`].find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
 };
 
 const SPECIFIER = /(\bfrom\s+|\bimport\s*\(\s*|\bvi\.mock\(\s*|\bvi\.importActual(?:<[^>]*>)?\(\s*)(['"])(\.\.\/[^'"]+)\2/g;
