@@ -28,7 +28,7 @@ type Running = Tree & { process: ChildProcess; base: string };
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 /** `npm start --in-memory` in `tree` on free ports, with the functions' logs at ERROR as the bench's own stack has them. */
-const start = async (tree: Tree): Promise<Running> => {
+const start = async (tree: Tree, workerEnv: Record<string, string>): Promise<Running> => {
   const ports = await freePorts();
   const env = {
     ...process.env,
@@ -38,6 +38,7 @@ const start = async (tree: Tree): Promise<Running> => {
     DYNAMODB_PORT: String(ports.dynamodb),
     SQS_PORT: String(ports.sqs),
     POWERTOOLS_LOG_LEVEL: 'ERROR',
+    ...workerEnv,
   };
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bin/local.ts', '--in-memory'], {
     cwd: tree.dir,
@@ -63,12 +64,12 @@ const start = async (tree: Tree): Promise<Running> => {
 };
 
 /** Free ports are only free when asked: one taken meanwhile (the other stack starts its processes) is asked again. */
-const startRetrying = async (tree: Tree, attempts = 3): Promise<Running> => {
+const startRetrying = async (tree: Tree, workerEnv: Record<string, string>, attempts = 3): Promise<Running> => {
   try {
-    return await start(tree);
+    return await start(tree, workerEnv);
   } catch (error) {
     if (attempts <= 1 || !String(error).includes('EADDRINUSE')) throw error;
-    return startRetrying(tree, attempts - 1);
+    return startRetrying(tree, workerEnv, attempts - 1);
   }
 };
 
@@ -91,7 +92,12 @@ export type SideBySide = { tree: Tree; replies: Reply[]; p50: number; p99: numbe
  * Starts both stacks, warms each with `warmup` creates, then sends `creates` to each, alternating
  * (A B, then B A), and stops them; the other commit's tree is a detached worktree removed at the end.
  */
-export const benchSideBySide = async ({ against = BEFORE_ONE_PUT, creates = 200, warmup = 500 } = {}): Promise<SideBySide> => {
+export const benchSideBySide = async ({
+  against = BEFORE_ONE_PUT,
+  creates = 200,
+  warmup = 500,
+  workers = false,
+} = {}): Promise<SideBySide> => {
   const dir = await mkdtemp(join(tmpdir(), 'side-by-side-'));
   // Both from worktrees of their own, so neither writes the ports record of an npm start running in this tree.
   const trees: Tree[] = [
@@ -104,7 +110,9 @@ export const benchSideBySide = async ({ against = BEFORE_ONE_PUT, creates = 200,
   }
   const running: Running[] = [];
   try {
-    for (const tree of trees) running.push(await startRetrying(tree));
+    // Without workers, nothing after the commit shares the stage process with the creates (in AWS each worker is a function of its own).
+    const workerEnv: Record<string, string> = workers ? {} : { STREAM_POLL: 'off', CONSUMER_POLL: 'off' };
+    for (const tree of trees) running.push(await startRetrying(tree, workerEnv));
     for (let index = 0; index < warmup; index++) for (const side of running) await create(side);
     const replies: Reply[][] = running.map(() => []);
     for (let index = 0; index < creates; index++) {
@@ -141,9 +149,11 @@ export const printSideBySide = (print: Print, result: SideBySide) => {
     'tree | commit | statuses | p50 | p99 | mean',
     result.map(({ tree, replies, p50, p99, mean }) => [tree.label, tree.commit, statusCount(replies), ms(p50), ms(p99), ms(mean)]),
   );
-  const drop = p50Drop(result);
-  print(`\nThe p50 is ${Math.abs(drop * 100).toFixed(1)} % ${drop >= 0 ? 'lower' : 'higher'} here than at ${result[1]?.tree.commit}.`);
+  print(`\nThe p50 is ${dropText(p50Drop(result))} here than at ${result[1]?.tree.commit}.`);
 };
+
+/** A drop as said: `29.1 % lower`, or `12.0 % higher` when it is a rise. */
+export const dropText = (drop: number) => `${Math.abs(drop * 100).toFixed(1)} % ${drop >= 0 ? 'lower' : 'higher'}`;
 
 /** The heading of the comparison's section. */
 export const SIDE_BY_SIDE_TITLE = 'Sequential creates side by side with the commit before the one-put create';
@@ -151,12 +161,18 @@ export const SIDE_BY_SIDE_TITLE = 'Sequential creates side by side with the comm
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { values } = parseArgs({
     options: {
+      workers: { type: 'boolean', default: false },
       against: { type: 'string', default: BEFORE_ONE_PUT },
       creates: { type: 'string', default: '200' },
       warmup: { type: 'string', default: '500' },
     },
   });
-  const result = await benchSideBySide({ against: values.against, creates: Number(values.creates), warmup: Number(values.warmup) });
+  const result = await benchSideBySide({
+    against: values.against,
+    creates: Number(values.creates),
+    warmup: Number(values.warmup),
+    workers: values.workers,
+  });
   console.log(`## ${SIDE_BY_SIDE_TITLE}\n`);
   printSideBySide(console.log, result);
 }
