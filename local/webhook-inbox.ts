@@ -55,12 +55,24 @@ const endpointsAt = async (path: string) => {
   });
 };
 
-const verify = async (
-  path: string,
-  headers: IncomingMessage['headers'],
-  body: string,
-): Promise<Pick<Received, 'verified' | 'note' | 'endpoint_uuid'>> => {
+type Check = Pick<Received, 'verified' | 'note' | 'endpoint_uuid'>;
+
+/** The endpoints last found at each inbox path: a Scan for every delivery would grow with the table and slow the whole stage. */
+const known = new Map<string, Record<string, unknown>[]>();
+
+/** Verified with the endpoints known at the path, else with those a fresh Scan finds (a new endpoint, a rotated secret). */
+const verify = async (path: string, headers: IncomingMessage['headers'], body: string): Promise<Check> => {
+  const cached = known.get(path);
+  if (cached) {
+    const check = await verifyWith(cached, headers, body);
+    if (check.verified) return check;
+  }
   const stored = await endpointsAt(path);
+  known.set(path, stored);
+  return verifyWith(stored, headers, body);
+};
+
+const verifyWith = async (stored: Record<string, unknown>[], headers: IncomingMessage['headers'], body: string): Promise<Check> => {
   if (stored.length === 0) return { verified: false, note: 'no endpoint of this stage has this URL', endpoint_uuid: undefined };
   const signed = Object.fromEntries(
     ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, String(headers[name] ?? '')]),
