@@ -283,44 +283,37 @@ const batchesOf = (read: _Record[], batchSize: number, passes: (record: _Record)
   return batches;
 };
 
-export const createStreamPoller = (options: StreamPollerOptions) => {
-  const { client, streamArn, handler, functionName, filterPatterns = [] } = options;
-  for (const pattern of filterPatterns) checkFilterPattern(pattern);
-  // The mapping's settings, with Lambda's defaults where it has one.
-  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
-  const maxRetryAttempts = options.maxRetryAttempts ?? 10;
-  const bisectOnError = options.bisectOnError ?? true;
-  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-  const checkpoints = options.checkpoints ?? memoryCheckpoints();
-  const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
-  // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
-  const readLimit = filterPatterns.length > 0 ? GET_RECORDS_LIMIT : batchSize;
-  const lambdaRecord = (record: _Record) => toDynamoDBRecord(record, streamArn, region);
-
+/** The stream's shards as the poller knows them, listed again when `listAgain` says so (reading on from their checkpoints). */
+const shardList = (client: DynamoDBStreamsClient, streamArn: string, checkpoints: Checkpoints) => {
   const shards = new Map<string, ShardState>();
-  // New shards appear when others close (DynamoDB Local rolls its shard over): the list is read again once one
-  // ends, and while none is readable (the child of a shard may be listed a moment after its parent ended).
-  let listShardsAgain = true;
-
-  // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
-  const listShards = async () => {
-    const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
-    const listed = StreamDescription?.Shards ?? [];
-    const ids = new Set(listed.map((shard) => shard.ShardId));
-    for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
-    for (const { ShardId: shardId, ParentShardId: parentShardId } of listed)
-      if (shardId && !shards.has(shardId))
-        shards.set(shardId, { shardId, parentShardId, readUpTo: await checkpoints.get(shardId), exhausted: false, pending: [] });
-    listShardsAgain = false;
+  const state = {
+    shards,
+    // New shards appear when others close (DynamoDB Local rolls its shard over): the list is read again once one
+    // ends, and while none is readable (the child of a shard may be listed a moment after its parent ended).
+    listAgain: true,
+    // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
+    list: async () => {
+      const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      const listed = StreamDescription?.Shards ?? [];
+      const ids = new Set(listed.map((shard) => shard.ShardId));
+      for (const [shardId, shard] of shards) if (!ids.has(shardId) && isDone(shard)) shards.delete(shardId);
+      for (const { ShardId: shardId, ParentShardId: parentShardId } of listed)
+        if (shardId && !shards.has(shardId))
+          shards.set(shardId, { shardId, parentShardId, readUpTo: await checkpoints.get(shardId), exhausted: false, pending: [] });
+      state.listAgain = false;
+    },
+    /** Readable: not done, and its parent (if still known) read to its end. */
+    isReadable: (shard: ShardState) => {
+      if (isDone(shard)) return false;
+      const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
+      return !parent || isDone(parent);
+    },
   };
+  return state;
+};
 
-  /** Readable: not done, and its parent (if still known) read to its end. */
-  const isReadable = (shard: ShardState) => {
-    if (isDone(shard)) return false;
-    const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
-    return !parent || isDone(parent);
-  };
-
+/** Reads a shard's next records from where it stands: an expired iterator is opened again once, past the retention from TRIM_HORIZON. */
+const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit: number, onError: (error: Error) => void) => {
   /** A shard's iterator, after the last record read, else (or past the retention) from TRIM_HORIZON. */
   const openIterator = async (shard: ShardState): Promise<string> => {
     const open = async (ShardIteratorType: ShardIteratorType, SequenceNumber?: string) => {
@@ -344,7 +337,7 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   };
 
   /** The next records of a shard; an expired iterator is opened again once. */
-  const read = async (shard: ShardState): Promise<_Record[]> => {
+  return async (shard: ShardState): Promise<_Record[]> => {
     for (let attempt = 0; attempt < 2 && !shard.exhausted; attempt++) {
       shard.iterator ??= await openIterator(shard);
       try {
@@ -363,7 +356,19 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
     }
     return [];
   };
+};
 
+type Settling = {
+  checkpoints: Checkpoints;
+  maxRetryAttempts: number;
+  bisectOnError: boolean;
+  onBatchDiscarded: StreamPollerOptions['onBatchDiscarded'];
+  streamArn: string;
+  functionName: string;
+};
+
+/** What the mapping does with a batch once invoked, and with one given up: checkpoint, split, retry or hand to the on-failure destination. */
+const batchSettler = ({ checkpoints, maxRetryAttempts, bisectOnError, onBatchDiscarded, streamArn, functionName }: Settling) => {
   const checkpoint = async (shard: ShardState, record: _Record | undefined) => {
     const sequenceNumber = sequenceNumberOf(record);
     if (sequenceNumber) await checkpoints.set(shard.shardId, sequenceNumber);
@@ -371,7 +376,7 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
 
   /** Hands a given-up batch to the on-failure destination, then moves past it; returns the records skipped. */
   const discard = async (shard: ShardState, batch: Batch, discarded: OnFailureRecord) => {
-    await options.onBatchDiscarded(discarded);
+    await onBatchDiscarded(discarded);
     shard.pending.shift();
     await checkpoint(shard, batch.records.at(-1));
     return batch.records.length;
@@ -417,6 +422,27 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
     const discarded = await retryOrDiscard(shard, batch);
     return { checkpointed: discarded, discarded };
   };
+  return { settle, discard };
+};
+
+export const createStreamPoller = (options: StreamPollerOptions) => {
+  const { client, streamArn, handler, functionName, filterPatterns = [] } = options;
+  for (const pattern of filterPatterns) checkFilterPattern(pattern);
+  // The mapping's settings, with Lambda's defaults where it has one.
+  const batchSize = Math.min(options.batchSize ?? 100, GET_RECORDS_LIMIT);
+  const maxRetryAttempts = options.maxRetryAttempts ?? 10;
+  const bisectOnError = options.bisectOnError ?? true;
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const checkpoints = options.checkpoints ?? memoryCheckpoints();
+  const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
+  // Filtered, a batch is made from as many records as it takes: read as many as GetRecords gives.
+  const readLimit = filterPatterns.length > 0 ? GET_RECORDS_LIMIT : batchSize;
+  const lambdaRecord = (record: _Record) => toDynamoDBRecord(record, streamArn, region);
+
+  const known = shardList(client, streamArn, checkpoints);
+  const read = shardReader(client, streamArn, readLimit, onError);
+
+  const { settle, discard } = batchSettler({ ...options, checkpoints, maxRetryAttempts, bisectOnError });
 
   /** One step of one shard: read its next batches if none is pending, invoke with the first, then checkpoint, retry, split or give up. */
   const pollShard = async (shard: ShardState) => {
@@ -442,14 +468,14 @@ export const createStreamPoller = (options: StreamPollerOptions) => {
   };
 
   const round = async () => {
-    if (listShardsAgain || ![...shards.values()].some(isReadable)) await listShards();
+    if (known.listAgain || ![...known.shards.values()].some(known.isReadable)) await known.list();
     const total = emptyResult();
     // DynamoDB Local's shards form one line, each closed before its child: one at most is readable at a time.
-    for (const shard of [...shards.values()].filter(isReadable)) {
+    for (const shard of [...known.shards.values()].filter(known.isReadable)) {
       const result = await pollShard(shard);
       for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += result[key];
       // A shard read to its end lets its children go: list the shards again on the next round.
-      if (isDone(shard)) listShardsAgain = true;
+      if (isDone(shard)) known.listAgain = true;
     }
     return total;
   };
