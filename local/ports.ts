@@ -27,6 +27,10 @@ const portsOf = (port: (key: keyof Ports) => number) =>
 
 export const portsFromEnv = () => portsOf((key) => envPort(...PORT_ENV[key]));
 
+/** The environment that makes an `npm start` take these ports (what portsFromEnv reads). */
+export const portsEnv = (ports: Ports): Record<string, string> =>
+  Object.fromEntries(Object.entries(PORT_ENV).map(([key, [name]]) => [name, String(ports[key as keyof Ports])]));
+
 /** Whether something listens on this loopback port now (port 0 is chosen when listening: never taken). */
 const isTaken = (port: number) =>
   new Promise<boolean>((resolvePromise) => {

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freePorts } from '#local/ports';
+import { DEMO } from '#local/demo';
+import { freePorts, portsEnv } from '#local/ports';
 import { closeConnections, freshCreateBody, type Print, printTable, type Reply, send, statusCount } from './local';
 import { percentile } from './percentile';
 
@@ -19,7 +20,6 @@ import { percentile } from './percentile';
 export const BEFORE_ONE_PUT = '6ecde94';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const DEMO_LIVE_TOKEN = 'live_DEMO-acme-outdoor-live-token-00000001';
 const READY_LINE = 'Ctrl-C stops everything.';
 
 type Tree = { label: string; commit: string; dir: string };
@@ -32,11 +32,7 @@ const start = async (tree: Tree, workerEnv: Record<string, string>): Promise<Run
   const ports = await freePorts();
   const env = {
     ...process.env,
-    PORT: String(ports.live),
-    SANDBOX_PORT: String(ports.sandbox),
-    SES_PORT: String(ports.ses),
-    DYNAMODB_PORT: String(ports.dynamodb),
-    SQS_PORT: String(ports.sqs),
+    ...portsEnv(ports),
     POWERTOOLS_LOG_LEVEL: 'ERROR',
     ...workerEnv,
   };
@@ -84,7 +80,7 @@ const stop = (running: Running) =>
   });
 
 const create = (running: Running) =>
-  send(`${running.base}/api/v2/orders/create`, DEMO_LIVE_TOKEN, { method: 'POST', body: freshCreateBody('sbs') });
+  send(`${running.base}/api/v2/orders/create`, DEMO.tokens.live, { method: 'POST', body: freshCreateBody('sbs') });
 
 export type SideBySide = { tree: Tree; replies: Reply[]; p50: number; p99: number; mean: number }[];
 

@@ -3,7 +3,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { forgetRunningStack, freePorts, PortsTakenError, recordRunningStack, runningStackPorts, stackKeepingData } from '#local/ports';
+import {
+  forgetRunningStack,
+  freePorts,
+  PortsTakenError,
+  portsEnv,
+  portsFromEnv,
+  recordRunningStack,
+  runningStackPorts,
+  stackKeepingData,
+} from '#local/ports';
 import { startLocalStack } from '#local/stack';
 
 /** `npm start` records its ports so that `npm run invoke` finds it without the port env, and the data it keeps. */
@@ -126,5 +135,21 @@ describe('a local stack told to use a port something else listens on', () => {
     } finally {
       other.close();
     }
+  });
+});
+
+describe('port environment', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('spells ports as the environment an npm start reads them from', () => {
+    // Prepare
+    const env = portsEnv(PORTS);
+
+    // Act
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+
+    // Assess
+    expect(env).toEqual({ PORT: '4100', SANDBOX_PORT: '4101', SES_PORT: '4102', DYNAMODB_PORT: '4103', SQS_PORT: '4104' });
+    expect(portsFromEnv()).toEqual(PORTS);
   });
 });
