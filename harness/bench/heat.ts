@@ -638,6 +638,35 @@ const printWritesByItem = ({ steady, created }: SteadyRun, merchantIds: string[]
   );
 };
 
+/** The reads a create sets off, by function, call and item (the steady creates, before their cancels): what its read units pay for. */
+const printReadsByItem = ({ steady, created }: SteadyRun, merchantIds: string[]) => {
+  const reads = steady.records.filter((call) => call.readItem !== undefined);
+  const groups = groupBy(
+    reads,
+    (call) => `${call.fn}\u0000${call.operation}\u0000${call.consistent}\u0000${normalise(call.readItem ?? '', merchantIds)}`,
+  );
+  const rows = [...groups.values()]
+    .map((calls) => ({ calls, rcu: sum(calls, (call) => call.rcu ?? 0) }))
+    .sort((a, b) => b.rcu - a.rcu)
+    .filter((row) => row.rcu / Math.max(1, created.length) >= 0.005);
+  table(
+    `The reads of a create, by item (${whole(created.length)} creates; RCU per create ${fixed(sum(reads, (call) => call.rcu ?? 0) / Math.max(1, created.length))})`,
+    'read by | call | consistent | item or key condition (normalised) | calls per create | RCU per create',
+    rows.map(({ calls, rcu }) => {
+      const first = calls[0] as CallRecord;
+      const per = (value: number) => fixed(value / Math.max(1, created.length));
+      return [
+        first.fn,
+        first.operation,
+        first.consistent ? 'yes' : 'no',
+        `\`${normalise(first.readItem ?? '', merchantIds)}\``,
+        per(calls.length),
+        per(rcu),
+      ];
+    }),
+  );
+};
+
 /** Keys of one shape (normalised label and where) as one group, with its hottest key (the first of the hottest); hottest group first. */
 const groupedByShape = (units: readonly KeyHeat[]) =>
   [...groupBy(units, (unit) => `${unit.where}\u0000${unit.label}`).values()]
@@ -816,6 +845,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     printRun(measured, alone, opts, (await takeWriteRecord(stack)).sandbox.records.length);
     printCreateCosts(measured);
     printWritesByItem(measured, run.merchantIds);
+    printReadsByItem(measured, run.merchantIds);
     printHeat(measured, run.merchantIds, opts.merchants);
     const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
     printCounts(scenarios, { ...opts, steadyOrders: measured.created.length, hookedMerchants: run.hooked.length });

@@ -52,6 +52,9 @@ export type CallRecord = {
   rcu?: number;
   /** DynamoDB reads: the partitions read (`gsi1:M#…`, `table:M#…`). */
   reads?: string[];
+  /** A GetItem's or Query's key as read, and whether strongly consistent. */
+  readItem?: string;
+  consistent?: boolean;
   /** SQS and SES: messages sent. */
   messages?: number;
   /** SQS sends: the payload's bytes. */
@@ -70,6 +73,7 @@ type Input = {
   ExpressionAttributeNames?: Record<string, string>;
   ExpressionAttributeValues?: Attrs;
   IndexName?: string;
+  ConsistentRead?: boolean;
   ReturnConsumedCapacity?: string;
   TransactItems?: { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs }; Get?: { Key?: Attrs } }[];
   /** BatchWriteItem's requests per table, or BatchGetItem's keys per table. */
@@ -259,6 +263,19 @@ const readPartitions = (operation: string, input: Input): string[] => {
   return [];
 };
 
+/** A GetItem's item (`pk / sk`) or a Query's key condition and index, as read. */
+const readItem = (operation: string, input: Input) => {
+  const item =
+    operation === 'GetItem'
+      ? `${str(input.Key?.pk) ?? '?'} / ${str(input.Key?.sk) ?? '?'}`
+      : operation === 'Query'
+        ? `${input.IndexName ?? 'table'}: ${Object.values(input.ExpressionAttributeValues ?? {})
+            .map((value) => str(value) ?? '?')
+            .join(', ')}`
+        : undefined;
+  return item === undefined ? {} : { readItem: item, consistent: input.ConsistentRead === true };
+};
+
 const units = (capacity: ConsumedCapacity[]) => {
   const byWhere: Partial<Record<Where, number>> = {};
   let total = 0;
@@ -366,7 +383,7 @@ const dynamoFigures = (operation: string, input: Input) => {
     figures: (capacity: ConsumedCapacity[] | undefined): Partial<CallRecord> => {
       const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
       // A read that failed is estimated at 1 unit.
-      if (!isWrite) return { measured: measured !== undefined, reads, rcu: measured ? measured.total : 1 };
+      if (!isWrite) return { measured: measured !== undefined, reads, ...readItem(operation, input), rcu: measured ? measured.total : 1 };
       const partitions = partitionWrites(writes, transaction, measured?.byWhere);
       return {
         measured: measured !== undefined,
