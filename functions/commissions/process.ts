@@ -17,7 +17,7 @@ const isPermanentFailure = (error: unknown) => error instanceof PermanentMessage
 const processRecord = async (record: SQSRecord) => {
   const message = parseOrderEvent(record.body);
   if (!message) throw new PermanentMessageError('Not an order event message');
-  const { outcome, ledger, booked } = await applyOrderChanges(message.merchant_id, message.order_uuid);
+  const { outcome, ledger, booked } = await applyOrderChanges(message.merchant_id, message.order_uuid, message.version);
   if (booked.some((entry) => entry.type === 'accrual')) countMetric(METRIC.commissionsRecorded);
   if (ledger && booked.some((entry) => entry.type === 'accrual' || entry.type === 'reversal')) {
     emitMetrics({ [METRIC.commissionAmount]: booked.reduce((sum, entry) => sum + entry.amount, 0) }, { currency: ledger.currency_code });

@@ -110,13 +110,21 @@ export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: Commissi
 /** Reads and conditional writes before giving up on a ledger other deliveries keep changing (SQS redelivers). */
 export const LEDGER_ATTEMPTS = 5;
 
-/** Applies the order's changes its ledger lacks: one PutItem conditional on the ledger as read, retried from fresh reads when refused. */
-export const applyOrderChanges = async (merchantId: string, orderUuid: string): Promise<LedgerOutcome> => {
-  for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {
-    const [order, { ledger, stamp }] = await Promise.all([
-      getOrder(functionTable, merchantId, orderUuid, true),
-      getCommissionLedger(functionTable, merchantId, orderUuid, true),
+/**
+ * Applies the order's changes its ledger lacks: one PutItem conditional on the ledger as read, retried from fresh reads when refused.
+ * With the message's version known, the first reads are eventually consistent (half the read units): an order read behind that
+ * version is read again strongly, and a ledger read behind its own writes only makes the conditional put refuse and read again.
+ */
+export const applyOrderChanges = async (merchantId: string, orderUuid: string, announcedVersion?: number): Promise<LedgerOutcome> => {
+  const read = (consistent: boolean) =>
+    Promise.all([
+      getOrder(functionTable, merchantId, orderUuid, consistent),
+      getCommissionLedger(functionTable, merchantId, orderUuid, consistent),
     ]);
+  for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {
+    const strongly = attempt > 1 || announcedVersion === undefined;
+    let [order, { ledger, stamp }] = await read(strongly);
+    if (!strongly && (!order || versionOf(order) < announcedVersion)) [order, { ledger, stamp }] = await read(true);
     if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: Accrual | undefined;

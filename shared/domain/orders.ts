@@ -47,6 +47,15 @@ export type CreateSteps = {
 };
 
 /**
+ * The affiliate an order names, as attribution sees it: read eventually consistently (half a read unit), and strongly
+ * only when not seen active, so an affiliate accepted a moment ago is found; the API never makes an active affiliate inactive.
+ */
+const attributableAffiliate = async (merchantId: string, slug: string) => {
+  const seen = await getAffiliate(functionTable, merchantId, slug);
+  return seen?.status === 'active' ? seen : getAffiliate(functionTable, merchantId, slug, true);
+};
+
+/**
  * Creates an order in two round trips: the reads and the quota's decision in parallel, then one conditional put under the uuid
  * derived from merchant and order_no, its own uniqueness guard (docs/architecture.md#writing-without-hot-items); costs:
  * docs/data-model-heat.md#the-create-now-one-conditional-put.
@@ -66,7 +75,7 @@ export const createOrder = async (
   let used = false;
   try {
     const [affiliate, legacyHolder, number] = await Promise.all([
-      getAffiliate(db, merchant.id, input.affiliate_slug, true),
+      attributableAffiliate(merchant.id, input.affiliate_slug),
       orderNoHolder(db, merchant.id, input.order_no),
       numbered,
       admitted(),

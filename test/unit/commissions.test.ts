@@ -237,6 +237,47 @@ describe('applyOrderChanges', () => {
     ]);
   });
 
+  it('reads order and ledger eventually consistently when the message names the version it announces, once the order has reached it', async () => {
+    // Act
+    const { outcome } = await applyOrderChanges(MERCHANT, ORDER, 1);
+
+    // Assess
+    expect(outcome).toBe('applied');
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: false });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: COMMISSION_KEY, ConsistentRead: false });
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: true });
+  });
+
+  it('reads order and ledger again strongly when the eventually consistent order is behind the announced version', async () => {
+    // Prepare: a replica still holds version 1 of an order already cancelled (version 2)
+    ddbMock.on(GetCommand, { Key: ORDER_KEY, ConsistentRead: false }).resolves({ Item: order({ version: 1 }) });
+    ddbMock.on(GetCommand, { Key: ORDER_KEY, ConsistentRead: true }).resolves({ Item: order({ version: 2, cancelled_at: CANCELLED_AT }) });
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY, ConsistentRead: true }).resolves({ Item: storedLedger({ version: 1 }) });
+
+    // Act
+    const { ledger } = await applyOrderChanges(MERCHANT, ORDER, 2);
+
+    // Assess: the ledger reaches version 2 from the ledger read strongly
+    expect(ledger).toMatchObject({ status: 'void', net_amount: 0, applied_version: 2 });
+    expect(ledgerPuts()).toHaveLength(1);
+    expect(ledgerPuts()[0]).toMatchObject({
+      ConditionExpression: 'applied_version = :applied',
+      ExpressionAttributeValues: { ':applied': 1 },
+    });
+  });
+
+  it('reads an order the eventually consistent read does not find again strongly before calling it missing', async () => {
+    // Prepare
+    ddbMock.on(GetCommand, { Key: ORDER_KEY, ConsistentRead: false }).resolves({});
+
+    // Act
+    const { outcome } = await applyOrderChanges(MERCHANT, ORDER, 1);
+
+    // Assess
+    expect(outcome).toBe('applied');
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: true });
+  });
+
   it('appends to an existing ledger on the condition that its applied_version is still the one read', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: storedLedger({ version: 1 }) });

@@ -209,12 +209,13 @@ describe('POST /api/v2/orders/create', () => {
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('reads the affiliate (consistently) and the order_no guard of an order stored before derived keys, and takes the sequence number with one atomic ADD on the quota item', async () => {
+  it('reads the affiliate (eventually consistently: half a read unit) and the order_no guard of an order stored before derived keys, and takes the sequence number with one atomic ADD on the quota item', async () => {
     // Act
     await postV2(orderBody());
 
     // Assess
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: AFFILIATE_KEY, ConsistentRead: true });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: AFFILIATE_KEY, ConsistentRead: false });
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { TableName: 'unit-table', Key: GUARD_KEY, ProjectionExpression: 'order_uuid' });
     expect(updatesOf(ORDER_SEQUENCE_KEY)).toHaveLength(1);
     expect(updatesOf(ORDER_SEQUENCE_KEY)[0]?.args[0].input).toEqual({
@@ -283,6 +284,18 @@ describe('POST /api/v2/orders/create', () => {
     expect(response.statusCode).toBe(201);
     expect(sequence.started).toBe(ORDER_SEQUENCE_GAP);
     expect(ORDER_SEQUENCE_GAP % BLOCK_SIZE).toBe(0);
+  });
+
+  it('reads the affiliate again strongly when the eventually consistent read does not see it active, so one accepted a moment ago is found', async () => {
+    // Prepare: a replica has not yet seen the affiliate's acceptance
+    ddbMock.on(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: false }).resolves({});
+
+    // Act
+    const response = await postV2(orderBody());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
   });
 
   it('takes the sequence number while it reads (one round trip for the three), then puts the order', async () => {
@@ -832,7 +845,7 @@ describe('POST /api/orders/create (legacy)', () => {
     expect(orderPut()).toMatchObject({ ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
     expect(orderPut()?.Item).toMatchObject({ sk: `ORDER#${uuid}`, gsi1pk: ORDERS_LIST_PK, affiliate_slug: 'alice', version: 1 });
     expect(orderPut()?.Item).not.toHaveProperty('gsi2pk');
-    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: true });
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: AFFILIATE_KEY, ConsistentRead: false });
     expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key)).toEqual([ORDER_SEQUENCE_KEY]);
     expect(sqsMock).not.toHaveReceivedAnyCommand();
   });
