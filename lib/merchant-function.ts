@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type PolicyStatementProps, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -28,6 +28,17 @@ export type MerchantFunctionProps = {
 };
 
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
+
+/**
+ * Lambda's log filtering: JSON lines; of the platform's, only WARN (a failed or timed-out invocation), not every
+ * invocation's START and REPORT (duration and errors stay in Lambda's metrics); the application's INFO and up, which
+ * Powertools' Logger follows (AWS_LAMBDA_LOG_LEVEL).
+ */
+export const FUNCTION_LOGGING = {
+  loggingFormat: LoggingFormat.JSON,
+  systemLogLevelV2: SystemLogLevel.WARN,
+  applicationLogLevelV2: ApplicationLogLevel.INFO,
+} as const;
 
 /** One function of the stack (lib/function-specs.ts), with its own log group and a role granted exactly what its spec's access names. */
 export class MerchantFunction extends Construct {
@@ -59,6 +70,7 @@ export class MerchantFunction extends Construct {
       // A request's functions follow API Gateway's sampling rule; a triggered one starts no trace unless the stage asks.
       tracing: spec.kind === 'route' || props.config.traceWorkers ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
       logGroup: this.logGroup,
+      ...FUNCTION_LOGGING,
       role: this.role,
       environment: functionEnvironment(spec, props.environmentValues),
       bundling: cdkBundling(),

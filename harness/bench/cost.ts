@@ -67,7 +67,7 @@ const ACCESS_LOG_SAMPLE = {
 
 /** What cannot be measured on the local stack, and the figure taken instead. */
 export const ASSUMED = {
-  /** Lambda's START, END and REPORT lines. */
+  /** Lambda's START, END and REPORT lines, where the functions' system log level lets them through. */
   platformLogBytesPerInvocation: 300,
   accessLogBytesPerRequest: Buffer.byteLength(JSON.stringify(ACCESS_LOG_SAMPLE)) + 1,
   /** 1 ReceiveMessage and 1 DeleteMessageBatch. */
@@ -124,6 +124,8 @@ export type Deployment = {
   workerFunctions: number;
   /** Whether they start traces of their own at Lambda's fixed rate. */
   traceWorkers: boolean;
+  /** The functions' system log level: at WARN a successful invocation writes no START/END/REPORT lines. */
+  systemLogLevel: string;
   secrets: number;
 };
 
@@ -163,7 +165,6 @@ const perOrder = (measure: ScenarioMeasure) => {
     queueInvocations: invocationsOf((use) => use.trigger === 'queue'),
     streamInvocations: invocationsOf((use) => use.trigger === 'stream'),
     functionLogBytes: sum(measure.functions, (use) => use.logBytes),
-    platformLogBytes: invocations * ASSUMED.platformLogBytesPerInvocation,
     accessLogBytes: requests * ASSUMED.accessLogBytesPerRequest,
   };
 };
@@ -223,7 +224,8 @@ const dataLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => [
 
 /** What is written down and kept an eye on: CloudWatch Logs (ingested and archived), X-Ray traces. */
 const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: Deployment): CostLine[] => {
-  const logBytes = q.functionLogBytes + q.platformLogBytes + q.accessLogBytes;
+  const platformLogBytes = deployment.systemLogLevel === 'WARN' ? 0 : q.invocations * ASSUMED.platformLogBytesPerInvocation;
+  const logBytes = q.functionLogBytes + platformLogBytes + q.accessLogBytes;
   const workerTraceShare = deployment.traceWorkers ? ASSUMED.workerTraceShare[measure.load] : 0;
   const traces = q.requests * deployment.apiTraceRate + q.workerInvocations * workerTraceShare;
   const logsLine = (item: string, bytes: number): CostLine => ({
@@ -236,8 +238,10 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
   return [
     logsLine('CloudWatch Logs: what the functions wrote (measured)', q.functionLogBytes),
     logsLine(
-      `CloudWatch Logs: Lambda's START/END/REPORT lines (${ASSUMED.platformLogBytesPerInvocation} bytes an invocation, assumed)`,
-      q.platformLogBytes,
+      deployment.systemLogLevel === 'WARN'
+        ? "CloudWatch Logs: Lambda's START/END/REPORT lines: none (system log level WARN: only a failed invocation's)"
+        : `CloudWatch Logs: Lambda's START/END/REPORT lines (${ASSUMED.platformLogBytesPerInvocation} bytes an invocation, assumed)`,
+      platformLogBytes,
     ),
     logsLine(`CloudWatch Logs: API access log (${ASSUMED.accessLogBytesPerRequest} bytes a request, estimated)`, q.accessLogBytes),
     {

@@ -15,6 +15,7 @@ import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
 import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
 import { DEFAULT_TRACE_WORKERS, STAGE_DEFAULTS } from '#lib/config';
 import { functionSpecs } from '#lib/function-specs';
+import { FUNCTION_LOGGING } from '#lib/merchant-function';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
@@ -796,6 +797,7 @@ const DEPLOYMENT: Deployment = {
   consumedQueues: queueWorkers().length,
   workerFunctions: workerDefs.length,
   traceWorkers: DEFAULT_TRACE_WORKERS,
+  systemLogLevel: FUNCTION_LOGGING.systemLogLevelV2,
   secrets: 1,
 };
 

@@ -194,7 +194,7 @@ describe.each(STAGES)('the %s stack', (stage) => {
     template.hasOutput('TableName', {});
   });
 
-  it('gives every function the fixed defaults: Node.js 22 on arm64, ESM bundle, tracing, its own log group with retention', () => {
+  it('gives every function the fixed defaults: Node.js 22 on arm64, ESM bundle, tracing, its own log group with retention, JSON logs without the platform lines of each invocation', () => {
     const { resources, stack } = synth[stage];
     for (const fn of stack.functions) {
       const props = (resources[logicalId(stack, fn.fn)] as Resource).Properties;
@@ -205,7 +205,13 @@ describe.each(STAGES)('the %s stack', (stage) => {
         // A request's functions trace as API Gateway's sampling rule decides; a triggered one only joins sampled traces.
         TracingConfig: { Mode: fn.spec.kind === 'route' ? 'Active' : 'PassThrough' },
       });
-      expect(props.LoggingConfig.LogGroup).toEqual({ Ref: logicalId(stack, fn.logGroup) });
+      expect(props.LoggingConfig).toEqual({
+        LogGroup: { Ref: logicalId(stack, fn.logGroup) },
+        LogFormat: 'JSON',
+        // START and REPORT are INFO: a successful invocation writes only what the function logs.
+        SystemLogLevel: 'WARN',
+        ApplicationLogLevel: 'INFO',
+      });
       expect((resources[logicalId(stack, fn.logGroup)] as Resource).Properties.RetentionInDays).toBeGreaterThan(0);
     }
   });

@@ -22,6 +22,7 @@ const deployment: Deployment = {
   consumedQueues: 3,
   workerFunctions: 4,
   traceWorkers: true,
+  systemLogLevel: 'INFO',
   secrets: 1,
 };
 
@@ -105,6 +106,19 @@ describe('the heat bench cost model', () => {
     expect(dollarsOf(quiet, 'X-Ray')).toBeCloseTo(0.05 * PRICES.xrayTracesPerMillion);
     expect(dollarsOf(monthly, 'X-Ray')).toBe(0);
     expect(dollarsOf(fixedMonthlyLines(deployment), 'X-Ray')).toBeGreaterThan(0);
+  });
+
+  it("counts no START/END/REPORT lines where the functions' system log level is WARN, in the archive neither", () => {
+    // Prepare
+    const warnOnly = { ...deployment, systemLogLevel: 'WARN' };
+
+    // Act
+    const lines = costLines(measure('steady'), warnOnly);
+    const before = costLines(measure('steady'), deployment);
+
+    // Assess
+    expect(dollarsOf(lines, "CloudWatch Logs: Lambda's")).toBe(0);
+    expect(dollarsOf(lines, 'CloudWatch Logs archive')).toBeLessThan(dollarsOf(before, 'CloudWatch Logs archive') ?? 0);
   });
 
   it('prices the write units line by line by what they serve, adding up to the same', () => {
