@@ -11,5 +11,5 @@ export const handler = postApiHandler(
   async ({ merchant, body, identity }) => ({
     data: { webhook: await createWebhook(merchant.id, body, identity) },
   }),
-  { fields: [['data', 'webhook', 'secret']], box: secretBox },
+  { secrets: { fields: [['data', 'webhook', 'secret']], box: secretBox } },
 );

@@ -14,5 +14,5 @@ export const handler = postApiHandler(
   async ({ merchant, params }) => ({
     data: { webhook: await rotateWebhookSecretOf(merchant.id, params.uuid) },
   }),
-  { fields: [['data', 'webhook', 'secret']], box: secretBox },
+  { secrets: { fields: [['data', 'webhook', 'secret']], box: secretBox } },
 );

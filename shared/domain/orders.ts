@@ -136,6 +136,17 @@ const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
 
+/**
+ * A keyed create's first answer, `reply` of the order its request created (its uuid derives from `order_no`; read
+ * consistently), or undefined while there is none it created: how a retry is answered without a stored 201.
+ */
+export const replyFromCreatedOrder =
+  <R>(reply: (order: OrderItem) => R) =>
+  async ({ merchantId, body, identity }: { merchantId: string; body: { order_no: string }; identity: RequestIdentity }) => {
+    const order = await readOrder(functionTable, merchantId, orderUuidFor(merchantId, body.order_no), true);
+    return order && createdBy(order, identity) ? reply(order) : undefined;
+  };
+
 /** After a failed put: whether this request's order is stored (a consistent read), undefined when that cannot be read. */
 const storedOrUnknown = (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> =>
   readOrder(functionTable, merchantId, order.uuid, true)

@@ -69,7 +69,11 @@ const rewriteStrings = async (body: string, paths: readonly (readonly string[])[
 };
 
 /** The response as the record keeps it: the route's secrets sealed, the rest as sent. */
-const toStored = async (response: APIGatewayProxyResult, claim: Claim, secrets: ReplySecrets | undefined): Promise<StoredResponse> => {
+const toStored = async (
+  response: APIGatewayProxyResult,
+  claim: Pick<Claim, 'merchantId' | 'key'>,
+  secrets: ReplySecrets | undefined,
+): Promise<StoredResponse> => {
   const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)]));
   if (!secrets) return { statusCode: response.statusCode, headers, body: response.body };
   const { body, changed } = await rewriteStrings(response.body, secrets.fields, (secret) =>
@@ -77,6 +81,11 @@ const toStored = async (response: APIGatewayProxyResult, claim: Claim, secrets: 
   );
   return { statusCode: response.statusCode, headers, body, ...(changed.length > 0 ? { sealedFields: changed } : {}) };
 };
+
+const asReplay = (response: APIGatewayProxyResult): APIGatewayProxyResult => ({
+  ...response,
+  headers: { ...response.headers, [REPLAYED_HEADER]: 'true' },
+});
 
 /** The stored response as first sent: its sealed values opened. */
 const replay = async (stored: StoredResponse, merchantId: string, key: string, secrets: ReplySecrets | undefined) => {
@@ -86,7 +95,7 @@ const replay = async (stored: StoredResponse, merchantId: string, key: string, s
     if (!secrets) throw new Error('A stored response has sealed values but the route has no box to open them');
     ({ body } = await rewriteStrings(body, stored.sealedFields, (sealed) => secrets.box.open(sealed, merchantId, recordSubject(key))));
   }
-  return { statusCode: stored.statusCode, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' }, body } satisfies APIGatewayProxyResult;
+  return asReplay({ statusCode: stored.statusCode, headers: stored.headers, body });
 };
 
 /** The path with each path parameter spelled as validated, so a retry spelled otherwise (a uuid in capitals) is the same request. */
@@ -104,35 +113,69 @@ const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParamet
     .join('/');
 };
 
-/** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its stored response. */
+type KeyContext = Context & AuthenticatedContext & ValidatedContext<Schemas> & { requestKey?: RequestKey };
+
+/**
+ * A route's first answer rebuilt from what its request wrote (a create's order carries the request's write id), with the
+ * request's trace id; undefined while that write is not there. Such a route's success is not stored: its claim is the record.
+ */
+export type AnswerFromStore = (context: KeyContext, traceId: string) => Promise<APIGatewayProxyResult | undefined>;
+
+/** What an earlier try of this request answered, rebuilt from what it wrote, when its route can and it wrote it. */
+const answeredBefore = (context: KeyContext, earlierTraceId: string | undefined, fromStore: AnswerFromStore | undefined) =>
+  earlierTraceId !== undefined && fromStore ? fromStore(context, earlierTraceId) : Promise.resolve(undefined);
+
+/** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its first answer. */
 const claimOrAnswer = async (
   event: APIGatewayProxyEvent,
-  context: Context & AuthenticatedContext & ValidatedContext<Schemas>,
+  context: KeyContext & { traceId: string },
   { key, fingerprint }: RequestKey,
-  secrets: ReplySecrets | undefined,
+  { secrets, fromStore }: IdempotencyOptions,
 ): Promise<APIGatewayProxyResult | undefined> => {
   // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
   const claimId = randomUUID();
   const merchantId = context.credential.merchant.id;
-  const outcome = await withWriteRetry(() => claimKey(functionTable, { merchantId, key, fingerprint, leaseMs: leaseMs(context), claimId }));
+  const traceId = context.traceId;
+  const outcome = await withWriteRetry(() =>
+    claimKey(functionTable, { merchantId, key, fingerprint, leaseMs: leaseMs(context), claimId, traceId }),
+  );
   if (outcome.claimed) {
-    context.idempotency = outcome.claim;
-    return undefined;
+    // An earlier try whose lease ran out may have written its answer's facts: that answer is stored now, under this claim.
+    const answered = await answeredBefore(context, outcome.tookOver?.traceId, fromStore);
+    if (!answered) {
+      context.idempotency = outcome.claim;
+      return undefined;
+    }
+    const stored = await toStored(answered, outcome.claim, secrets);
+    // Not stored: the next retry finds this claim in flight and rebuilds the answer again.
+    await withWriteRetry(() => completeKey(functionTable, outcome.claim, stored)).catch((error: unknown) =>
+      logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error)),
+    );
+    return replay(stored, merchantId, key, secrets);
   }
   const { record } = outcome;
   // A record stored before the path was fingerprinted as validated has it as sent.
   if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
   if (record.status === 'in_progress') {
+    const answered = await answeredBefore(context, record.traceId, fromStore);
+    if (answered) return asReplay(answered);
     throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   }
   return replay(record.response, merchantId, key, secrets);
 };
 
+/** A POST route's Idempotency-Key handling: the secrets its answers show (kept sealed), whether the claim goes out beside the handler, and how it answers from its store. */
+export type IdempotencyOptions = { secrets?: ReplySecrets; besideHandler?: boolean; fromStore?: AnswerFromStore };
+
 /** Claims the key after validation, or answers with a finished request's stored response; `besideHandler`: `admitted()` waits for the claim too. */
 export const idempotencyKey = (
-  secrets?: ReplySecrets,
-  besideHandler = false,
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext> => ({
+  options: IdempotencyOptions = {},
+): MiddlewareObj<
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  Error,
+  AuthenticatedContext & ValidatedContext<Schemas> & QuotaContext & { traceId: string }
+> => ({
   before: async (request) => {
     const { event, context } = request;
     const key = headerOf(event, 'idempotency-key');
@@ -144,9 +187,9 @@ export const idempotencyKey = (
     };
     context.requestKey = requestKey;
     // Early return: middy skips the handler and every `after`, and answers this.
-    if (!besideHandler) return claimOrAnswer(event, context, requestKey, secrets);
+    if (!options.besideHandler) return claimOrAnswer(event, context, requestKey, options);
     const admission = context.admitted();
-    const claiming = claimOrAnswer(event, context, requestKey, secrets);
+    const claiming = claimOrAnswer(event, context, requestKey, options);
     const settled = Promise.allSettled([admission, claiming]).then(([admitted, claimed]) => {
       if (admitted.status === 'rejected') throw admitted.reason;
       if (claimed.status === 'rejected') throw claimed.reason;
@@ -160,8 +203,8 @@ export const idempotencyKey = (
   },
 });
 
-/** Records the final response of a claimed key (its secrets sealed); must sit outside the envelope. */
-export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
+/** Records the final response of a claimed key (its secrets sealed), but a success its route answers from its store; must sit outside the envelope. */
+export const idempotentResponse = ({ secrets, fromStore }: IdempotencyOptions = {}, successStatus = 200): ApiMiddleware => {
   const settle = async (request: Parameters<NonNullable<ApiMiddleware['after']>>[0]) => {
     const claim = request.context.idempotency;
     const response = request.response;
@@ -173,6 +216,8 @@ export const idempotentResponse = (secrets?: ReplySecrets): ApiMiddleware => {
         await withWriteRetry(() => releaseKey(functionTable, claim, response?.statusCode === 429));
         return;
       }
+      // The claim, with the request's trace id, and what the request wrote answer a retry as this answer did.
+      if (fromStore && response.statusCode === successStatus) return;
       const stored = await toStored(response, claim, secrets);
       // Retried like every write: a throttled or conflicted record would make the next retry run the request again.
       if (!(await withWriteRetry(() => completeKey(functionTable, claim, stored))))

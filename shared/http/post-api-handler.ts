@@ -1,16 +1,36 @@
+import { requestIdentity } from '#shared/request-identity';
 import { buildApiHandler, type Handle } from './api-handler';
-import { idempotencyKey, idempotentResponse, type ReplySecrets } from './idempotency';
+import { envelopeResponse, type Reply } from './envelope';
+import { type AnswerFromStore, idempotencyKey, idempotentResponse, type ReplySecrets } from './idempotency';
 import type { PostRoute, ReplyDataOf } from './route';
-import type { Schemas } from './validate';
+import type { Input, Schemas } from './validate';
 
-/** A POST route's handler: apiHandler's chain plus `Idempotency-Key`; `secrets` are kept sealed in its record. */
+/** A route's first answer from what its request wrote (identified by its write id), or undefined while that is not there. */
+export type ReplyFromStore<S extends Schemas, D> = (
+  request: Input<S> & { merchantId: string; identity: ReturnType<typeof requestIdentity> },
+) => Promise<Reply<D> | undefined>;
+
+/**
+ * A POST route's handler: apiHandler's chain plus `Idempotency-Key`; `secrets` are kept sealed in its record; a route
+ * with `replyFromStore` answers a retry from what its request wrote instead of storing its success.
+ */
 export const postApiHandler = <S extends Schemas, R extends PostRoute>(
   route: R,
   schemas: S,
   handle: Handle<S, ReplyDataOf<R>>,
-  secrets?: ReplySecrets,
-) =>
-  buildApiHandler(route, schemas, handle, {
-    claimKey: idempotencyKey(secrets, route.admitsBesideReads === true),
-    recordResponse: idempotentResponse(secrets),
+  { secrets, replyFromStore }: { secrets?: ReplySecrets; replyFromStore?: ReplyFromStore<S, ReplyDataOf<R>> } = {},
+) => {
+  const fromStore: AnswerFromStore | undefined =
+    replyFromStore &&
+    (async (context, traceId) => {
+      const merchantId = context.credential.merchant.id;
+      const input = context.input as Input<S>;
+      const reply = await replyFromStore({ ...input, merchantId, identity: requestIdentity(merchantId, context.requestKey) });
+      return reply && envelopeResponse(route, traceId, reply);
+    });
+  const options = { secrets, fromStore, besideHandler: route.admitsBesideReads === true };
+  return buildApiHandler(route, schemas, handle, {
+    claimKey: idempotencyKey(options),
+    recordResponse: idempotentResponse(options, route.status ?? 200),
   });
+};

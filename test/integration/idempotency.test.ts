@@ -91,7 +91,7 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     expect(await ordersCount(acme.id)).toBe(countBefore + 1);
   });
 
-  it('keeps the record under the merchant partition for 24 hours (expires_at, epoch seconds)', async () => {
+  it("keeps the key's claim, with the request's trace id, under the merchant partition for 24 hours (expires_at, epoch seconds): the order answers a retry, no response is stored", async () => {
     // Prepare
     const key = randomUUID();
     const before = Math.floor(Date.now() / 1000);
@@ -101,7 +101,8 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
 
     // Assess
     const record = await readRecord(acme.id, key);
-    expect(record).toMatchObject({ status: 'completed', response_status: 201, response_body: first.raw });
+    expect(record).toMatchObject({ status: 'in_progress', trace_id: first.body.meta.trace_id });
+    expect(record).not.toHaveProperty('response_body');
     expect(record!.expires_at).toBeGreaterThanOrEqual(before + 24 * 60 * 60);
     expect(record!.expires_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 24 * 60 * 60);
   });
@@ -260,8 +261,8 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
     expect(theirs.body.data.order.uuid).not.toBe(mine.body.data.order.uuid);
-    expect(await readRecord(acme.id, key)).toMatchObject({ response_body: mine.raw });
-    expect(await readRecord(other.id, key)).toMatchObject({ response_body: theirs.raw });
+    expect(await readRecord(acme.id, key)).toMatchObject({ trace_id: mine.body.meta.trace_id });
+    expect(await readRecord(other.id, key)).toMatchObject({ trace_id: theirs.body.meta.trace_id });
   });
 
   it('treats a record past its 24 hours as absent (DynamoDB Local never deletes it): the key is free again', async () => {
@@ -312,7 +313,34 @@ describe('Idempotency-Key on POST /api/v2/orders/create', () => {
     expect(busy.body.errors).toEqual({ message: ['A request with this idempotency key is still being processed.'] });
     expect(takeover.status).toBe(201);
     expect(takeover.headers.get('idempotent-replayed')).toBeNull();
-    expect(await readRecord(acme.id, key)).toMatchObject({ status: 'completed', response_body: takeover.raw });
+    expect(await readRecord(acme.id, key)).toMatchObject({ status: 'in_progress', trace_id: takeover.body.meta.trace_id });
+  });
+
+  it('answers a retry after the claim of a finished create ran out of lease from its order, byte for byte, and stores that answer', async () => {
+    // Prepare: the create answered; its claim's lease then ran out (as minutes later)
+    const key = randomUUID();
+    const body = orderBody();
+    const first = await create(key, body);
+    const countAfterFirst = await ordersCount(acme.id);
+    await live.ddb.send(
+      new UpdateCommand({
+        TableName: live.table,
+        Key: recordKey(acme.id, key),
+        UpdateExpression: 'SET in_flight_until = :past',
+        ExpressionAttributeValues: { ':past': Date.now() - 1 },
+      }),
+    );
+
+    // Act
+    const retry = await create(key, body);
+
+    // Assess
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.raw).toBe(first.raw);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await ordersCount(acme.id)).toBe(countAfterFirst);
+    expect(await readRecord(acme.id, key)).toMatchObject({ status: 'completed', response_status: 201, response_body: first.raw });
   });
 
   it('changes nothing without the header: a second identical create is refused as a duplicate, as the spec says', async () => {
@@ -455,7 +483,7 @@ describe('Idempotency-Key on the other POST routes', () => {
     const { Item } = await sandboxTable.ddb.send(
       new GetCommand({ TableName: sandboxTable.table, Key: recordKey(sandbox.id, key), ConsistentRead: true }),
     );
-    expect(Item).toMatchObject({ status: 'completed', response_body: answer.raw });
+    expect(Item).toMatchObject({ status: 'in_progress', trace_id: answer.body.meta.trace_id });
     expect(await readRecord(sandbox.id, key)).toBeUndefined();
   });
 });

@@ -10,9 +10,12 @@ import { handler as updateOrder } from '#functions/orders/update';
 import { handler as createWebhook } from '#functions/webhooks/create';
 import { requestFingerprint } from '#shared/http/request-fingerprint';
 import { logger } from '#shared/logger';
+import { requestIdentity } from '#shared/request-identity';
 import { apiEvent, type EventOptions, expectV2Error, invoke } from './support/api';
 import { conditionFailed, ddbMock, provisionedThroughputExceeded, resetAwsMocks, sqsMock, transactionConflict } from './support/aws';
 import {
+  derivedOrderUuid,
+  MERCHANT,
   MERCHANT_PK,
   ORDER_PUT,
   ORDER_SEQUENCE_KEY,
@@ -42,6 +45,9 @@ const legacyEvent = (options: EventOptions = {}) =>
     ...options,
     headers: { 'Idempotency-Key': KEY, ...options.headers },
   });
+
+const cancelEvent = (uuid: string) =>
+  apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid }, headers: { 'Idempotency-Key': KEY } });
 
 const idempotencyPuts = () =>
   ddbMock.commandCalls(PutCommand).filter((call) => String(call.args[0].input.Item?.sk).startsWith('IDEMPOTENCY#'));
@@ -161,9 +167,10 @@ describe('the first request with a key', () => {
 
   it('stores the final response byte for byte (status, headers, body), conditional on its own claim', async () => {
     // Act
-    const response = await invoke(createV2, createEvent());
+    const response = await invoke(cancelOrder, cancelEvent(ORDER_UUID));
 
     // Assess
+    expect(response.statusCode).toBe(200);
     const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
     const [update] = idempotencyUpdates();
     expect(update!.Key).toEqual(RECORD_KEY);
@@ -171,11 +178,21 @@ describe('the first request with a key', () => {
     expect(update!.ExpressionAttributeValues).toMatchObject({
       ':claimId': claimId,
       ':completed': 'completed',
-      ':statusCode': 201,
+      ':statusCode': 200,
       ':headers': { 'content-type': 'application/json' },
       ':body': response.raw,
     });
     expect(response.headers).not.toHaveProperty('idempotent-replayed');
+  });
+
+  it("stores no record for a create's 201: its claim keeps the request's trace id, and the order answers a retry", async () => {
+    // Act
+    const response = await invoke(createV2, createEvent());
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(idempotencyPuts()[0]!.args[0].input.Item).toMatchObject({ status: 'in_progress', trace_id: response.body.meta.trace_id });
+    expect(idempotencyUpdates()).toHaveLength(0);
   });
 
   it('accepts the header in any casing and a key of exactly 255 characters', async () => {
@@ -256,13 +273,13 @@ describe('the first request with a key', () => {
     ddbMock.on(UpdateCommand, { Key: RECORD_KEY }).rejectsOnce(failure()).resolves({});
 
     // Act
-    const response = await invoke(createV2, createEvent());
+    const response = await invoke(cancelOrder, cancelEvent(ORDER_UUID));
 
     // Assess
-    expect(response.statusCode).toBe(201);
+    expect(response.statusCode).toBe(200);
     const completions = idempotencyUpdates().filter((update) => update.ExpressionAttributeValues?.[':completed'] === 'completed');
     expect(completions).toHaveLength(2);
-    expect(completions[1]?.ExpressionAttributeValues).toMatchObject({ ':statusCode': 201, ':body': response.raw });
+    expect(completions[1]?.ExpressionAttributeValues).toMatchObject({ ':statusCode': 200, ':body': response.raw });
   });
 
   it('still answers when the response cannot be stored, and logs why', async () => {
@@ -272,10 +289,10 @@ describe('the first request with a key', () => {
     const logged = vi.spyOn(logger, 'error');
 
     // Act
-    const response = await invoke(createV2, createEvent());
+    const response = await invoke(cancelOrder, cancelEvent(ORDER_UUID));
 
     // Assess
-    expect(response.statusCode).toBe(201);
+    expect(response.statusCode).toBe(200);
     expect(logged).toHaveBeenCalledWith('Could not record the idempotent response', failure);
   });
 
@@ -285,10 +302,10 @@ describe('the first request with a key', () => {
     const warned = vi.spyOn(logger, 'warn');
 
     // Act
-    const response = await invoke(createV2, createEvent());
+    const response = await invoke(cancelOrder, cancelEvent(ORDER_UUID));
 
     // Assess
-    expect(response.statusCode).toBe(201);
+    expect(response.statusCode).toBe(200);
     expect(warned).toHaveBeenCalledWith('Idempotency claim lost before the response was stored', { key: KEY });
   });
 });
@@ -353,8 +370,6 @@ describe('an answer that shows a secret (webhook create)', () => {
 });
 
 /** A cancel with the key, its path uuid as given; and an answer stored for it. */
-const cancelEvent = (uuid: string) =>
-  apiEvent('orders-cancel', { token: TOKENS.live, pathParameters: { uuid }, headers: { 'Idempotency-Key': KEY } });
 const CANCEL_BODY = JSON.stringify({ success: true, data: { order: { uuid: ORDER_UUID } }, errors: null, meta: {} });
 
 describe('a retry with the same key', () => {
@@ -497,6 +512,112 @@ describe('a retry with the same key', () => {
     expect(idempotencyUpdates()).toHaveLength(0);
   });
 
+  describe('of a create whose 201 was not stored (its claim is the record)', () => {
+    const FIRST_TRACE_ID = '2026-03-01T10:00:00Z:api:0badc0de';
+    const A_1001 = derivedOrderUuid('A-1001');
+    /** The order as the first request with the key created it (stamped with the key's write id), or as another request did. */
+    const orderCreatedBy = (event: APIGatewayProxyEvent, by: 'this request' | 'another request') =>
+      ddbMock.on(GetCommand, { Key: { pk: MERCHANT_PK, sk: `ORDER#${A_1001}` }, ConsistentRead: true }).resolves({
+        Item: storedOrder({
+          uuid: A_1001,
+          order_no: 'A-1001',
+          created_at: new Date().toISOString(),
+          created_write_id:
+            by === 'this request' ? requestIdentity(MERCHANT.id, { key: KEY, fingerprint: requestFingerprint(event) }).writeId : 'w-other',
+        }),
+      });
+    const firstAnswer = `{"success":true,"data":{"order":{"uuid":"${A_1001}","order_no":"A-1001"}},"errors":null,"meta":{"trace_id":"${FIRST_TRACE_ID}"}}`;
+
+    it('gets the first answer byte for byte, rebuilt from the order and the trace id its claim keeps, while the claim is in flight', async () => {
+      // Prepare
+      const event = createEvent();
+      ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event, { trace_id: FIRST_TRACE_ID })));
+      orderCreatedBy(event, 'this request');
+
+      // Act
+      const response = await invoke(createV2, event);
+
+      // Assess
+      expect(response.statusCode).toBe(201);
+      expect(response.raw).toBe(firstAnswer);
+      expect(response.headers).toEqual({ 'content-type': 'application/json', 'idempotent-replayed': 'true' });
+      expect(orderPuts()).toHaveLength(0);
+      expect(idempotencyUpdates()).toHaveLength(0);
+    });
+
+    it('gets it in the legacy envelope on the legacy route', async () => {
+      // Prepare
+      const event = legacyEvent();
+      ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event, { trace_id: FIRST_TRACE_ID })));
+      orderCreatedBy(event, 'this request');
+
+      // Act
+      const response = await invoke(createLegacy, event);
+
+      // Assess
+      expect(response.statusCode).toBe(201);
+      expect(response.body).toMatchObject({ success: true, data: { uuid: A_1001, order_no: 'A-1001' } });
+      expect(response.body).not.toHaveProperty('meta');
+      expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+    });
+
+    it.each([
+      ['not there yet', undefined],
+      ['created by another request', 'another request'],
+    ] as const)('gets 409 while the claim is in flight and the order is %s', async (_, by) => {
+      // Prepare
+      const event = createEvent();
+      ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event, { trace_id: FIRST_TRACE_ID })));
+      if (by) orderCreatedBy(event, by);
+
+      // Act
+      const response = await invoke(createV2, event);
+
+      // Assess
+      expect(response.statusCode).toBe(409);
+      expect(orderPuts()).toHaveLength(0);
+    });
+
+    it('takes over a claim whose lease ran out and answers from the order it created, storing that answer under its own claim', async () => {
+      // Prepare: the put replaces the earlier claim and hands it back
+      const event = createEvent();
+      const earlier = unmarshall(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 }));
+      ddbMock.on(PutCommand, CLAIM).resolves({ Attributes: earlier });
+      orderCreatedBy(event, 'this request');
+
+      // Act
+      const response = await invoke(createV2, event);
+
+      // Assess
+      expect(response.statusCode).toBe(201);
+      expect(response.raw).toBe(firstAnswer);
+      expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+      expect(orderPuts()).toHaveLength(0);
+      const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
+      expect(idempotencyUpdates()).toHaveLength(1);
+      expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({
+        ':claimId': claimId,
+        ':statusCode': 201,
+        ':body': firstAnswer,
+      });
+    });
+
+    it('takes over a claim whose lease ran out and runs the request when the order is not there', async () => {
+      // Prepare
+      const event = createEvent();
+      const earlier = unmarshall(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 }));
+      ddbMock.on(PutCommand, CLAIM).resolves({ Attributes: earlier });
+
+      // Act
+      const response = await invoke(createV2, event);
+
+      // Assess
+      expect(response.statusCode).toBe(201);
+      expect(response.headers).not.toHaveProperty('idempotent-replayed');
+      expect(orderPuts()).toHaveLength(1);
+    });
+  });
+
   it('gets the legacy envelope for 409 on the legacy route', async () => {
     // Prepare
     const event = legacyEvent();
@@ -578,9 +699,8 @@ describe('claiming a key', () => {
     expect(response.headers).not.toHaveProperty('idempotent-replayed');
     expect(orderPuts()).toHaveLength(1);
     expect(idempotencyPuts()).toHaveLength(1);
-    const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
-    const [update] = idempotencyUpdates();
-    expect(update!.ExpressionAttributeValues).toMatchObject({ ':claimId': claimId, ':statusCode': 201, ':body': response.raw });
+    // The claim it holds is the create's record.
+    expect(idempotencyUpdates()).toHaveLength(0);
   });
 
   it('knows its own claim when the SDK gave up on a throttled retry after the first attempt was applied: the request runs, not 409', async () => {
@@ -637,7 +757,7 @@ describe('claiming a key', () => {
     expect(response.statusCode).toBe(201);
     expect(idempotencyPuts()).toHaveLength(2);
     expect(orderPuts()).toHaveLength(1);
-    expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({ ':statusCode': 201 });
+    expect(idempotencyPuts()[1]!.args[0].input.Item).toMatchObject({ trace_id: response.body.meta.trace_id });
   });
 
   it('answers 503 with Retry-After, not 500, when the key cannot be claimed in 3 attempts, and runs nothing', async () => {

@@ -16,13 +16,15 @@ const COMPLETED = 'completed';
 export type StoredResponse = { statusCode: number; headers: Record<string, string>; body: string; sealedFields?: string[][] };
 
 type IdempotencyRecord =
-  | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string }
+  | { status: typeof IN_PROGRESS; fingerprint: string; inFlightUntil: number; expiresAt: number; claimId?: string; traceId?: string }
   | { status: typeof COMPLETED; fingerprint: string; response: StoredResponse; expiresAt: number };
 
 /** The right to run the request, held by the invocation that wrote the `in_progress` record. */
 export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
-type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord };
+/** Claimed (`tookOver`: the live claim of an earlier try of the same request, whose lease ran out), or the record that holds the key. */
+type ClaimOutcome = { claimed: true; claim: Claim; tookOver?: InProgress } | { claimed: false; record: IdempotencyRecord };
+type InProgress = Extract<IdempotencyRecord, { status: typeof IN_PROGRESS }>;
 
 /** A record past its 24 hours: as if there were none. */
 const isExpired = (record: IdempotencyRecord, nowMs = Date.now()): boolean => record.expiresAt <= Math.floor(nowMs / 1000);
@@ -38,6 +40,7 @@ const recordSchema = z.discriminatedUnion('status', [
     [TTL_ATTRIBUTE]: z.number(),
     in_flight_until: z.number(),
     claim_id: z.optional(z.string()),
+    trace_id: z.optional(z.string()),
   }),
   z.looseObject({
     status: z.literal(COMPLETED),
@@ -63,7 +66,7 @@ const toRecord = (item: z.output<typeof recordSchema>): IdempotencyRecord => {
           ...(item.response_sealed?.length ? { sealedFields: item.response_sealed } : {}),
         },
       }
-    : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until, claimId: item.claim_id };
+    : { ...base, status: IN_PROGRESS, inFlightUntil: item.in_flight_until, claimId: item.claim_id, traceId: item.trace_id };
 };
 
 /** The merchant's record for `key`, or undefined when there is none or it no longer counts. */
@@ -77,24 +80,26 @@ const CLAIM_ATTEMPTS = 3;
 
 /**
  * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: only a retry of the
- * same request (`fingerprint`) takes a released or dead claim over; an applied attempt is known by its `claimId`.
+ * same request (`fingerprint`) takes a released or dead claim over; an applied attempt is known by its `claimId`. The
+ * claim keeps the request's trace id, so a route that answers a retry from what the request wrote can answer as it did.
  */
 export const claimKey = async (
   db: TableRef,
-  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string },
+  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string; traceId: string },
 ): Promise<ClaimOutcome> => {
-  const { merchantId, key, fingerprint, leaseMs, claimId } = request;
+  const { merchantId, key, fingerprint, leaseMs, claimId, traceId } = request;
   const claim: Claim = { merchantId, key, claimId, fingerprint };
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
     try {
-      await putItem(db, {
+      const { Attributes: replaced } = await putItem(db, {
         Item: {
           ...idempotencyKey(merchantId, key),
           type: 'idempotency',
           status: IN_PROGRESS,
           fingerprint,
           claim_id: claim.claimId,
+          trace_id: traceId,
           in_flight_until: nowMs + leaseMs,
           [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
           created_at: new Date(nowMs).toISOString(),
@@ -109,8 +114,10 @@ export const claimKey = async (
           ':fingerprint': fingerprint,
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnValues: 'ALL_OLD',
       });
-      return { claimed: true, claim };
+      const earlier = replaced && toRecord(parseStored('idempotency', recordSchema, replaced));
+      return { claimed: true, claim, ...(earlier?.status === IN_PROGRESS && !isExpired(earlier, nowMs) ? { tookOver: earlier } : {}) };
     } catch (error) {
       // The record that made the condition fail.
       const old = refusedItem(error);
