@@ -131,25 +131,19 @@ describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
     await countsAgree();
   });
 
-  it('answers a keyed retry with the original order after the function stopped right after its commit', async () => {
+  it('answers a keyed retry with the original order at once after the function stopped right after its commit', async () => {
     // Prepare
     const body = orderBody();
     const key = randomUUID();
 
-    // Act: the key stays claimed by the function that died until its lease (timeout + 5 s) runs out.
+    // Act: the key stays claimed by the function that died, but the order it committed answers the retry.
     const stopped = await create(body, { key, faults: 'dynamodb.PutItem:stop=100%+1' });
-    const inFlight = await create(body, { key });
-    const started = Date.now();
-    const retry = await eventually(async () => {
-      const answer = await create(body, { key });
-      return answer.status === 409 ? undefined : answer;
-    }, 20_000);
+    const retry = await create(body, { key });
 
     // Assess: API Gateway's answer for a function that died, then the order it had committed.
     expect(stopped.status).toBe(502);
-    expect(inFlight.status).toBe(409);
-    expect(Date.now() - started).toBeLessThan(16_000);
     expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
     const order = await api('live', acme.tokens.live).get(`/api/v2/orders/${retry.body.data.order.uuid}`);
     expect(order.body.data.order.order_no).toBe(body.order_no);
     await countsAgree();
@@ -171,7 +165,8 @@ describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
     }, 20_000);
     const webhook = retry.body.data.webhook as { uuid: string; secret: string };
     await post(`/api/v2/webhooks/${webhook.uuid}/test`);
-    const hit = await eventually(async () => inbox.hits[0]);
+    // The merchant's orders of the tests before may reach the new endpoint too (it takes order.created).
+    const hit = await eventually(async () => inbox.hits.find((candidate) => JSON.parse(candidate.body).type === 'webhook.test'));
 
     // Assess: one endpoint more, the retry's, and the secret answered signs its deliveries.
     expect(stopped.status).toBe(502);
@@ -180,6 +175,7 @@ describe('an applied write whose answer is lost', { timeout: 60_000 }, () => {
     expect(after).toHaveLength(before + 1);
     expect(after.filter((endpoint) => endpoint.url === body.url).map((endpoint) => endpoint.uuid)).toEqual([webhook.uuid]);
     expect(verified(webhook.secret, hit).type).toBe('webhook.test');
+    for (const delivery of inbox.hits) expect(() => verified(webhook.secret, delivery)).not.toThrow();
   });
 
   it('counts an order once when its first create stopped between taking its order number and its put, and the retry created it', async () => {
