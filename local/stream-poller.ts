@@ -83,10 +83,7 @@ export const memoryCheckpoints = (): Checkpoints => {
   };
 };
 
-/**
- * Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), one per poller, for `npm start`'s
- * kept data: a restart resumes where it stopped. Each set replaces the file by a rename, in order.
- */
+/** Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), so a restart of `npm start` resumes where it stopped. */
 export const fileCheckpoints = (path: string): Checkpoints => {
   let loaded: Promise<Record<string, string>> | undefined;
   let writes: Promise<void> = Promise.resolve();
@@ -134,14 +131,10 @@ export const toLambdaAttributeValue = (value: AttributeValue): LambdaAttributeVa
   if (value.BS !== undefined) return { BS: value.BS.map(base64) };
   if (value.M !== undefined) return { M: toLambdaImage(value.M) };
   if (value.L !== undefined) return { L: value.L.map(toLambdaAttributeValue) };
-  // The other types hold strings, booleans or lists of strings: JSON already.
-  if ([value.S, value.N, value.SS, value.NS, value.NULL, value.BOOL].some((plain) => plain !== undefined))
-    return value as LambdaAttributeValue;
   // The SDK's DynamoDB Streams deserializer turns an empty map ({ M: {} }) into {}: give it back its type.
   if (Object.keys(value).length === 0) return { M: {} };
-  throw new Error(
-    `unknown attribute value type ${JSON.stringify(value, (_k, v) => (v instanceof Uint8Array ? `<${v.length} bytes>` : v))}`,
-  );
+  // The other types hold strings, booleans or lists of strings: JSON already.
+  return value as LambdaAttributeValue;
 };
 
 const toLambdaImage = (image: Record<string, AttributeValue>): Record<string, LambdaAttributeValue> =>
@@ -172,11 +165,7 @@ export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsReg
   };
 };
 
-/**
- * How the event source mapping reads an invocation's outcome: how many of the batch's records are
- * done. All on a success, none on a failure of the whole batch, those before the lowest reported
- * sequence number on a partial success (one reported at the first record is a failure).
- */
+/** How many of the batch's records an invocation's outcome leaves done (docs/architecture.md#the-local-stream-poller). */
 export const recordsDone = (records: DynamoDBRecord[], outcome: InvocationOutcome): number => {
   if ('error' in outcome) return 0;
   const { response } = outcome;
@@ -263,11 +252,7 @@ const onFailureRecord = (shardId: string, batch: Batch, streamArn: string, funct
   };
 };
 
-/**
- * A read's records in batches, as the event source mapping makes them: up to `batchSize` records
- * that pass the filters, each batch reaching over those passed over before its last; the records
- * after the last one that passes make a batch of none, only there to move the checkpoint.
- */
+/** A read's records in batches of up to `batchSize` that pass the filters; those passed over after the last make a batch of none, to move the checkpoint. */
 const batchesOf = (read: _Record[], batchSize: number, passes: (record: _Record) => boolean) => {
   const batches: Batch[] = [];
   let records: _Record[] = [];
@@ -358,13 +343,10 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
   };
 };
 
-type Settling = {
+type Settling = Pick<StreamPollerOptions, 'onBatchDiscarded' | 'streamArn' | 'functionName'> & {
   checkpoints: Checkpoints;
   maxRetryAttempts: number;
   bisectOnError: boolean;
-  onBatchDiscarded: StreamPollerOptions['onBatchDiscarded'];
-  streamArn: string;
-  functionName: string;
 };
 
 /** What the mapping does with a batch once invoked, and with one given up: checkpoint, split, retry or hand to the on-failure destination. */
@@ -393,11 +375,7 @@ const batchSettler = ({ checkpoints, maxRetryAttempts, bisectOnError, onBatchDis
     return discard(shard, batch, discarded);
   };
 
-  /**
-   * What an invocation that did `done` records of the batch in progress (pending[0]) does to it:
-   * checkpoint it, split it, retry it or give it up. Returns how many records the checkpoint moved
-   * past, and how many of those were given up.
-   */
+  /** Checkpoints, splits, retries or gives up the batch in progress after `done` of its records were done; returns the records moved past and given up. */
   const settle = async (shard: ShardState, batch: Batch, done: number) => {
     if (done === batch.records.length) {
       shard.pending.shift();
