@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { escapeHtml } from '#shared/mail/messages';
@@ -53,12 +53,6 @@ const INIT = `window.ui = SwaggerUIBundle({
 const cache = new Map<string, Buffer>();
 const asset = (name: string) => cache.get(name) ?? (cache.set(name, readFileSync(join(SWAGGER_DIR, name))).get(name) as Buffer);
 
-const reply = (response: ServerResponse, contentType: string, body: string | Buffer) => {
-  response
-    .writeHead(200, { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-cache' })
-    .end(body);
-};
-
 /**
  * The document as this stage serves it: this stage first among the servers, in place of the
  * committed document's templated local server (http://127.0.0.1:{port}), so "Try it out" calls it.
@@ -92,16 +86,15 @@ const invitationPage = (uuid: string) => `<!doctype html>
 </html>
 `;
 
-/** Answers the contract's paths and the local invitation page; false for any other request (the API's own routes). */
-export const serveDocs = (request: IncomingMessage, path: string, response: ServerResponse, stage: string): boolean => {
-  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+/** The contract's pages and the local invitation page as [content type, body]; undefined for any other request (the API's own routes). */
+export const docsPage = (request: IncomingMessage, path: string, stage: string): [string, string | Buffer] | undefined => {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
   const invitation = INVITATION_PATH.exec(path);
   const name = path.startsWith('/docs/') ? path.slice('/docs/'.length) : '';
-  if (invitation) reply(response, 'text/html; charset=utf-8', invitationPage(invitation[1] as string));
-  else if (path === '/openapi.json') reply(response, 'application/json', JSON.stringify(localDocument(stage, request.headers.host)));
-  else if (path === '/docs' || path === '/docs/') reply(response, 'text/html; charset=utf-8', PAGE);
-  else if (path === '/docs/init.js') reply(response, 'text/javascript; charset=utf-8', INIT);
-  else if (Object.hasOwn(ASSETS, name)) reply(response, ASSETS[name] as string, asset(name));
-  else return false;
-  return true;
+  if (invitation) return ['text/html; charset=utf-8', invitationPage(invitation[1] as string)];
+  if (path === '/openapi.json') return ['application/json', JSON.stringify(localDocument(stage, request.headers.host))];
+  if (path === '/docs' || path === '/docs/') return ['text/html; charset=utf-8', PAGE];
+  if (path === '/docs/init.js') return ['text/javascript; charset=utf-8', INIT];
+  if (Object.hasOwn(ASSETS, name)) return [ASSETS[name] as string, asset(name)];
+  return undefined;
 };

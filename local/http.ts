@@ -7,7 +7,7 @@ import { type EnvelopeKind, v2Body } from '#shared/http/envelope';
 import { newTraceId } from '#shared/http/trace';
 import { rateLimitKey } from '#shared/rate-limit';
 import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, matchRoute } from './apigw';
-import { serveDocs } from './docs';
+import { docsPage } from './docs';
 import type { RateLimiter } from './rate-limit';
 
 /**
@@ -44,7 +44,7 @@ const targetOf = (rawPacket: unknown) => {
   return firstLine.split(' ')[1];
 };
 
-const send = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+export const send = (response: ServerResponse, status: number, body: string | Buffer, headers: Record<string, string> = {}) => {
   if (response.headersSent || response.destroyed) return;
   // API Gateway sends a Content-Length, never a chunked body.
   const merged: Record<string, string> = { 'content-type': 'application/json' };
@@ -87,9 +87,10 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     envelope = envelopeForPath(url.pathname);
 
     // The contract and its reference page, without a token (local/docs.ts).
-    if (serveDocs(request, url.pathname, response, options.stage)) {
+    const docs = docsPage(request, url.pathname, options.stage);
+    if (docs) {
       request.resume();
-      return;
+      return send(response, 200, docs[1], { 'content-type': docs[0], 'cache-control': 'no-cache' });
     }
     if (options.pages && (await options.pages(request, url, response))) return;
 

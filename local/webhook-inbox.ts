@@ -6,6 +6,7 @@ import { merchantIdOf } from '#shared/db/entities/base';
 import { parseWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
 import { escapeHtml } from '#shared/mail/messages';
 import { openSecret } from '#shared/webhooks/secret-box';
+import { send } from './http';
 
 /**
  * The local webhook inbox (`npm start` only), like the SES emulator's inbox for e-mails: point an
@@ -115,22 +116,18 @@ ${received
   .join('\n')}
 </table></body></html>`;
 
-const reply = (response: ServerResponse, status: number, body: string, type = 'application/json') => {
-  response.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }).end(body);
-};
-
 /** Answers the inbox's requests (true), or leaves the request to the API (false). */
 export const serveWebhookInbox = async (request: IncomingMessage, url: URL, response: ServerResponse): Promise<boolean> => {
   if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return false;
   if (request.method === 'GET' && url.pathname === PREFIX) {
     request.resume();
-    if (url.searchParams.get('format') === 'json') reply(response, 200, JSON.stringify({ deliveries: received }));
-    else reply(response, 200, page(), 'text/html; charset=utf-8');
+    if (url.searchParams.get('format') === 'json') send(response, 200, JSON.stringify({ deliveries: received }));
+    else send(response, 200, page(), { 'content-type': 'text/html; charset=utf-8' });
     return true;
   }
   if (request.method !== 'POST') {
     request.resume();
-    reply(response, 405, JSON.stringify({ message: 'The webhook inbox takes POST (deliveries) and GET /webhook-inbox.' }));
+    send(response, 405, JSON.stringify({ message: 'The webhook inbox takes POST (deliveries) and GET /webhook-inbox.' }));
     return true;
   }
   const body = await readBody(request);
@@ -158,6 +155,6 @@ export const serveWebhookInbox = async (request: IncomingMessage, url: URL, resp
     ...check,
   });
   received.length = Math.min(received.length, KEPT);
-  reply(response, answered, JSON.stringify({ received: true, verified: check.verified }));
+  send(response, answered, JSON.stringify({ received: true, verified: check.verified }));
   return true;
 };
