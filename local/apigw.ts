@@ -4,11 +4,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { ROUTE_TIMEOUT_SECONDS, type RouteDef } from '#functions/routes';
 import { badPercentEncoding } from '#shared/errors';
 
-/**
- * API Gateway (REST API, Lambda proxy integration) emulation: matches a request to a route of the
- * manifest the way API Gateway does (literal path segments win over {params}) and builds the
- * exact event shape the deployed stage sends.
- */
+/** API Gateway (REST API, Lambda proxy) emulation: routes as it does (literal segments win over {params}) and sends its event shape. */
 
 export const compileRoutes = (routes: readonly RouteDef[]) =>
   routes
@@ -65,10 +61,7 @@ const domainPrefixOf = (host: string) => {
 const singleValues = (multi: Record<string, string[]>) =>
   Object.fromEntries(Object.entries(multi).map(([name, values]) => [name, values[values.length - 1] as string]));
 
-/**
- * An ordinary object with the map's own keys, like the JSON-parsed event Lambda hands a function
- * (JSON.parse also makes `__proto__` an own key, never the prototype).
- */
+/** An ordinary object with the map's own keys, as in the JSON-parsed event Lambda hands a function. */
 const plain = <T>(map: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(map));
 
 /** Appends to a multi-value map without ever reading an inherited member (`constructor`, `__proto__`). */
@@ -99,11 +92,7 @@ export type ProxyRequest = {
   epoch?: number;
 };
 
-/**
- * The one place that shapes an API Gateway REST API (Lambda proxy) event: used by the local
- * server, the sample events and the unit tests. Single-value maps hold the last value of each
- * name; maps with nothing in them are null, as API Gateway sends them.
- */
+/** The one place that shapes an API Gateway proxy event (server, sample events, unit tests); empty maps are null, as API Gateway sends them. */
 export const proxyEvent = (request: ProxyRequest): APIGatewayProxyEvent => {
   const headers = singleValues(request.headers);
   const query = request.query && Object.keys(request.query).length > 0 ? request.query : undefined;

@@ -1,11 +1,6 @@
 import type { FilterPattern } from '#functions/workers';
 
-/**
- * Lambda event filtering (FilterCriteria) as an event source mapping applies it, for the local
- * pollers: a record is handed to the function when it matches any pattern. Only the part of the rule
- * syntax our patterns use; an operator is refused when the pattern is read, rather than misread
- * (docs/architecture.md#the-local-stream-poller).
- */
+/** Lambda event filtering (FilterCriteria), only the part our patterns use (docs/architecture.md#the-local-stream-poller). */
 
 const isScalar = (value: unknown): value is string | number | boolean | null =>
   value === null || ['string', 'number', 'boolean'].includes(typeof value);

@@ -16,13 +16,7 @@ import type { SdkClient } from '#shared/tracing';
 import { currentFaultRules, stopCurrentInvocation } from './invocation-scope';
 import { answerStack } from './stage-hooks';
 
-/**
- * Faults on demand at the AWS SDK boundary of the local stage processes, in the shapes AWS sends,
- * because the emulators never throttle, never cancel a transaction for a conflict and never lose
- * an answer. Each rule fires per attempt, below the SDK's own retries, so the SDK retries what it
- * would retry in AWS. The rules (`target:fault=probability[xN][+N]`, comma-separated) and what each
- * fault does are described in docs/correctness.md#faults-on-demand.
- */
+/** Faults in the shapes AWS sends, which the emulators never produce, per SDK attempt: docs/correctness.md#faults-on-demand. */
 
 export const SERVICES: readonly AwsService[] = ['dynamodb', 'sqs', 'ses'];
 export const FAULTS = ['throttle', 'conflict', 'lost', 'refuse', 'unavailable', 'hang', 'stop'] as const;
@@ -187,11 +181,7 @@ export const createInjector = (spec: string, seed?: number) => ({
   random: seed === undefined ? Math.random : seededRandom(seed),
 });
 
-/**
- * Adds the fault middleware to an SDK client, in the deserialize step: below the retry middleware
- * (each attempt may fail) and above the deserializer (a `lost` answer has been applied and read).
- * `rulesOf` may return the current invocation's own rules (a test's request header) or undefined.
- */
+/** Adds the fault middleware below the retries and above the deserializer; `rulesOf` may give the invocation's own rules. */
 export const injectFaults = (
   client: SdkClient,
   service: AwsService,

@@ -10,13 +10,7 @@ import { buildEvent, compileRoutes, lambdaContext, MalformedPathParameterError, 
 import { docsPage } from './docs';
 import type { RateLimiter } from './rate-limit';
 
-/**
- * The local API Gateway front door of one stage: every request gets an answer, whatever it is (bad
- * framing, oversized headers, a bad escape, a client hanging up), and no request can bring the
- * process down. What the stage's gateway responses and WebACL answer in AWS (an unknown route or
- * method, 413, the WAF's 429) is in the V2 envelope on every path, as they are; the rest in the
- * envelope of the path.
- */
+/** The local API Gateway front door of one stage: every request gets an answer (docs/architecture.md#local-shape-npm-start). */
 
 export type ApiServerOptions = {
   stage: string;

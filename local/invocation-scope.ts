@@ -2,12 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
 import type { FaultRule } from './faults';
 
-/**
- * The scope every local invocation runs in: one process runs many handlers at once, all sharing the
- * Powertools Logger of shared/logger.ts, which keeps the Lambda context on its instance. This is the
- * per-invocation store Lambda's concurrent mode keeps and Powertools reads, so every line names its
- * own function (docs/architecture.md#local-shape-npm-start).
- */
+/** The per-invocation store Lambda's concurrent mode keeps and Powertools reads (docs/architecture.md#local-shape-npm-start). */
 
 type Store = Record<string | symbol, unknown>;
 
@@ -70,9 +65,8 @@ export const observeInvocations = (next: InvocationObserver | undefined) => {
 };
 
 /**
- * Runs one invocation in its own scope (a no-op wrapper until enableInvocationScopes). The scope
- * carries the invocation's own fault rules, if any, and a way to stop it: the invocation then
- * rejects with InvocationStopped at once, while what it was doing is left hanging, never resumed.
+ * Runs one invocation in its own scope (a no-op until enableInvocationScopes), with its own fault rules and a way to
+ * stop it: it then rejects with InvocationStopped, and what it was doing is never resumed.
  */
 export const invokeScoped = <T>(
   context: Pick<Context, 'awsRequestId'> & Partial<Pick<Context, 'functionName'>>,

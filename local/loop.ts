@@ -8,11 +8,7 @@ import { invokeScoped } from './invocation-scope';
 /** The loop's pause after a round that failed. */
 const ERROR_BACKOFF_MS = 2000;
 
-/**
- * Runs `round` until stopped: again after the milliseconds it returns, after ERROR_BACKOFF_MS when it
- * throws (onError is told). `start` runs the loop (once; again after a stop); `stop` asks it to end,
- * cuts its pause and what `interrupt` cuts short, and resolves once the round in progress is over.
- */
+/** Runs `round` again after the milliseconds it returns (ERROR_BACKOFF_MS when it throws); `stop` cuts the pause and `interrupt`s, then awaits the round. */
 export const pollingLoop = (round: () => Promise<number>, onError: (error: Error) => void, interrupt = () => {}) => {
   let loop: Promise<void> | undefined;
   let stopping = false;

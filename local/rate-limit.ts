@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RATE_LIMIT } from '#shared/rate-limit';
 
-/**
- * The per-merchant rate limit of the deployed WAF rule (keyed on the Authorization header), for the
- * local API Gateway emulation: at most `limit` requests per key in any 5-minute window (a sliding
- * window; WAF evaluates its 5-minute window every few seconds, so it is at least as strict locally).
- */
+/** The deployed WAF rule's limit per Authorization header, as a sliding 5-minute window (at least as strict as WAF's). */
 export const RATE_WINDOW_MS = 5 * 60 * 1000;
 
 export type RateLimiter = {
@@ -24,11 +20,7 @@ export const rateLimitFromEnv = (env: NodeJS.ProcessEnv = process.env): number =
   return limit;
 };
 
-/**
- * The most keys the limiter remembers: past it, the least recently used goes (a flood of made-up
- * tokens cannot grow the stage process; each key is stored as a 32-character digest, whatever the
- * header's length).
- */
+/** The most keys (digests) remembered, least recently used out first: made-up tokens cannot grow the process. */
 export const MAX_KEYS = 10_000;
 
 const digest = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 32);

@@ -10,10 +10,8 @@ import { asError } from '#shared/errors';
 import { type InvocationOutcome, invokeWith, pollingLoop } from './loop';
 
 /**
- * Local stand-in for Lambda's SQS event source mapping: long-polls a queue, hands each batch to the
- * same handler as an SQSEvent, and deletes the messages the handler did not report in
- * `batchItemFailures`. As in AWS, a handler that throws (or reports an id not in the batch) fails the
- * whole batch, and failed messages come back after the visibility timeout, then go to the DLQ.
+ * Local stand-in for Lambda's SQS event source mapping: deletes what the handler did not report in batchItemFailures; as in
+ * AWS, a throw or an id not in the batch fails the whole batch, which comes back after the visibility timeout.
  */
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;

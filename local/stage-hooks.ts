@@ -1,12 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-/**
- * What the caller of the local stack may load into each stage process (LOCAL_STAGE_HOOKS, named
- * through `startLocalStack({ workerEnv })`), and how the stack asks a stage process for what it
- * keeps (`answerStack`): the stack knows nothing of its callers' instruments. Nothing of this runs in
- * Lambda. The hooks' order and the asking protocol: docs/architecture.md#local-shape-npm-start.
- */
+/** The modules a caller loads into each stage process, and how the stack asks them (docs/architecture.md#local-shape-npm-start). */
 
 export const STAGE_HOOKS_ENV = 'LOCAL_STAGE_HOOKS';
 

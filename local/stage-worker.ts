@@ -1,8 +1,4 @@
-/**
- * One stage of the local stack, in its own process with that stage's environment: the deployed handlers behind
- * the route manifest, the change feed on the table's stream (STREAM_POLL=off turns it off) and the queue
- * consumers (CONSUMER_POLL=off turns the commission consumer off).
- */
+/** One stage's process: the routes' handlers, the change feed (STREAM_POLL=off) and the queue consumers (CONSUMER_POLL=off: not the commission one). */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -28,9 +24,7 @@ const port = Number(process.env.LOCAL_HTTP_PORT);
 process.on('unhandledRejection', (error) => console.error(`[${stage}] unhandled rejection:`, error));
 process.on('uncaughtException', (error) => console.error(`[${stage}] uncaught exception:`, error));
 
-// Before any handler module loads: each invocation keeps its own Lambda context in the logger,
-// the functions' SDK clients get the faults of `npm start -- --faults` (local/faults.ts), and the
-// modules the stack's caller named in LOCAL_STAGE_HOOKS are installed (local/stage-hooks.ts).
+// Before any handler module loads: per-invocation scopes, the faults, then the stage hooks.
 enableInvocationScopes();
 const faults = faultsFromEnv();
 try {

@@ -8,13 +8,7 @@ import { escapeHtml } from '#shared/mail/messages';
 import { openSecret } from '#shared/webhooks/secret-box';
 import { send } from './http';
 
-/**
- * The local webhook inbox (`npm start` only), like the SES emulator's inbox for e-mails: point an
- * endpoint at `http://127.0.0.1:<stage port>/webhook-inbox/<any name>` and every delivery to it is
- * received, verified with the endpoint's secret exactly as a merchant's receiver would (the
- * `standardwebhooks` package), and shown at `GET /webhook-inbox` (`?format=json` for tools). Add
- * `?fail=<status>` to the endpoint's URL to make the inbox answer that status (retries, 410).
- */
+/** The local webhook inbox: verifies deliveries as a merchant's receiver would and shows them (docs/webhooks.md; `?format=json` for tools). */
 const PREFIX = '/webhook-inbox';
 const KEPT = 200;
 const MAX_BODY = 1024 * 1024;
