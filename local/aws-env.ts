@@ -4,17 +4,17 @@
  * local/emulators.ts or local/stack.ts.
  */
 
-/** Credentials and region the emulators accept; no AWS account is involved. */
+/** Credentials and region the emulators accept (no AWS account is involved), and no SDK version nag. */
 export const LOCAL_AWS_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 } as const;
 
-/** For this process's own SDK clients (seed, stack set-up): fake credentials, no version nag. */
+/** For this process's own SDK clients (seed, stack set-up). */
 export const useLocalAwsEnv = () => {
   for (const [name, value] of Object.entries(LOCAL_AWS_ENV)) process.env[name] ??= value;
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 };
 
 /** Region and credentials for an SDK client of the emulators. */

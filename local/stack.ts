@@ -77,7 +77,6 @@ export const stageEnvironment = (stage: Stage, info: Pick<StageInfo, 'table' | '
   AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
   AWS_ENDPOINT_URL_SQS: endpoints.sqs,
   AWS_ENDPOINT_URL_SES: endpoints.ses,
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   STAGE: stage,
   TABLE_NAME: info.table,
   TABLE_STREAM_ARN: info.streamArn,
