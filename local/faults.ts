@@ -18,7 +18,6 @@ import { answerStack } from './stage-hooks';
 
 /** Faults in the shapes AWS sends, which the emulators never produce, per SDK attempt: docs/correctness.md#faults-on-demand. */
 
-export const SERVICES: readonly AwsService[] = ['dynamodb', 'sqs', 'ses'];
 export const FAULTS = ['throttle', 'conflict', 'lost', 'refuse', 'unavailable', 'hang', 'stop'] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -77,8 +76,9 @@ export const parseFaultSpec = (spec: string): FaultRule[] => {
     const match = text.match(/^([a-z]+)(?:\.([A-Za-z]+))?:([a-z]+)(?:=([0-9.]+%?))?(?:x(\d+))?(?:\+(\d+))?$/);
     if (!match) throw new FaultSpecError(`Fault rule "${text}" is not target:fault=probability (example: dynamodb.write:lost=2%)`);
     const [, serviceName, operation, faultName, probability, count, skip] = match;
-    const service = SERVICES.find((known) => known === serviceName);
-    if (!service) throw new FaultSpecError(`Fault rule "${text}": unknown service "${serviceName}" (one of ${SERVICES.join(', ')})`);
+    const services = Object.keys(OPERATIONS) as AwsService[];
+    const service = services.find((known) => known === serviceName);
+    if (!service) throw new FaultSpecError(`Fault rule "${text}": unknown service "${serviceName}" (one of ${services.join(', ')})`);
     const fault = FAULTS.find((known) => known === faultName);
     if (!fault) throw new FaultSpecError(`Fault rule "${text}": unknown fault "${faultName}" (one of ${FAULTS.join(', ')})`);
     checkOperation(service, operation, text);
