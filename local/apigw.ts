@@ -20,7 +20,7 @@ export class MalformedPathParameterError extends Error {
 }
 
 /** A map keyed by untrusted names (headers, query keys): no prototype, so `__proto__` is a plain key. */
-export const untrustedMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+const untrustedMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
 
 export const matchRoute = (compiled: ReturnType<typeof compileRoutes>, method: string, path: string) => {
   const parts = path.split('/').filter(Boolean);
@@ -46,7 +46,7 @@ export const matchRoute = (compiled: ReturnType<typeof compileRoutes>, method: s
 };
 
 /** API Gateway's `requestContext.requestTime` format: `22/Nov/2026:09:30:00 +0000`. */
-export const requestTimeOf = (epoch: number) => {
+const requestTimeOf = (epoch: number) => {
   const [, day, month, year, time] = new Date(epoch).toUTCString().split(' '); // Sun, 22 Nov 2026 09:30:00 GMT
   return `${day}/${month}/${year}:${time} +0000`;
 };

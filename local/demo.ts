@@ -44,7 +44,7 @@ export const seedDemo = async (store: Store, stage: Stage, port: number): Promis
  * Gives the demo merchant its webhook endpoint (at this stage's inbox, every event) and one
  * delivery on record. Not part of the fixture format: an endpoint's secret is sealed, not seeded.
  */
-export const seedDemoWebhook = async (db: TableRef, port: number) => {
+const seedDemoWebhook = async (db: TableRef, port: number) => {
   const now = isoNow();
   const endpoint = {
     uuid: DEMO.webhookUuid,
@@ -74,7 +74,7 @@ export const seedDemoWebhook = async (db: TableRef, port: number) => {
   );
 };
 
-export const demoFixture = (stage: Stage): Fixture => ({
+const demoFixture = (stage: Stage): Fixture => ({
   merchants: [
     {
       key: 'demo',

@@ -57,7 +57,7 @@ const asset = (name: string) => cache.get(name) ?? (cache.set(name, readFileSync
  * The document as this stage serves it: this stage first among the servers, in place of the
  * committed document's templated local server (http://127.0.0.1:{port}), so "Try it out" calls it.
  */
-export const localDocument = (stage: string, host: string | undefined) => {
+const localDocument = (stage: string, host: string | undefined) => {
   const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as {
     servers: { url: string }[];
     components: { securitySchemes: { bearerToken: { description: string } } };

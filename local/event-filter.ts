@@ -17,7 +17,7 @@ export const checkFilterPattern = (pattern: FilterPattern, path = ''): void => {
 const matchesValue = (value: unknown, allowed: readonly unknown[]) =>
   Array.isArray(value) ? value.some((element) => allowed.includes(element)) : allowed.includes(value);
 
-export const matchesPattern = (event: unknown, pattern: FilterPattern): boolean =>
+const matchesPattern = (event: unknown, pattern: FilterPattern): boolean =>
   Object.entries(pattern).every(([field, rule]) => {
     if (typeof event !== 'object' || event === null || !(field in event)) return false;
     const value = (event as Record<string, unknown>)[field];

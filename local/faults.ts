@@ -18,7 +18,7 @@ import { answerStack } from './stage-hooks';
 
 /** Faults in the shapes AWS sends, which the emulators never produce, per SDK attempt: docs/correctness.md#faults-on-demand. */
 
-export const FAULTS = ['throttle', 'conflict', 'lost', 'refuse', 'unavailable', 'hang', 'stop'] as const;
+const FAULTS = ['throttle', 'conflict', 'lost', 'refuse', 'unavailable', 'hang', 'stop'] as const;
 export type Fault = (typeof FAULTS)[number];
 
 export type FaultRule = {
@@ -228,7 +228,7 @@ export const injectFaults = (
 };
 
 /** The header a request of a test may carry to bring its own rules (only when the stack allows it). */
-export const FAULTS_HEADER = 'x-local-faults';
+const FAULTS_HEADER = 'x-local-faults';
 
 /** What the local stack asks a stage process for how often each fault rule fired. */
 export const FAULT_TALLY_REQUEST = 'fault-tally';

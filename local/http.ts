@@ -25,10 +25,10 @@ export type ApiServerOptions = {
 const LEGACY_PATHS = new Set<string>(routes.flatMap((route) => (route.envelope === 'legacy' ? [route.path] : [])));
 
 /** Which envelope a path speaks even when it matches no route (or cannot be parsed). */
-export const envelopeForPath = (path: string | undefined): EnvelopeKind =>
+const envelopeForPath = (path: string | undefined): EnvelopeKind =>
   path !== undefined && LEGACY_PATHS.has(path.split('?')[0]?.replace(/\/+$/, '') ?? '') ? 'legacy' : 'v2';
 
-export const errorBody = (envelope: EnvelopeKind, message: string) =>
+const errorBody = (envelope: EnvelopeKind, message: string) =>
   JSON.stringify(envelope === 'legacy' ? { success: false, message, data: [] } : v2Body(newTraceId(), { errors: { message: [message] } }));
 
 /** The request target of a raw request that the parser refused, when its first line is readable. */

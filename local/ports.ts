@@ -76,7 +76,7 @@ export const freePorts = async () => {
  * Where each running `npm start` records its ports and the data it keeps, so the tools find it without the port
  * env and a second stack does not open data another one keeps. Records of processes that no longer run are ignored.
  */
-export const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
+const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 
 /** One running `npm start`: `dynamodbEndpoint` when it uses a DynamoDB that already ran, `dataDir` when it keeps its data. */
 type StackRecord = { pid: number; ports: Partial<Ports>; dynamodbEndpoint?: string; dataDir?: string };

@@ -63,7 +63,7 @@ const askStage = (child: ChildProcess | undefined, request: string, timeoutMs: n
   });
 
 /** A stage process dying more often than this within a minute is not restarted again. */
-export const MAX_RESTARTS_PER_MINUTE = 5;
+const MAX_RESTARTS_PER_MINUTE = 5;
 
 export type StageInfo = StageQueues & { table: string; streamArn: string; url: string; store: Store };
 

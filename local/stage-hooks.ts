@@ -6,10 +6,10 @@ import { pathToFileURL } from 'node:url';
 export const STAGE_HOOKS_ENV = 'LOCAL_STAGE_HOOKS';
 
 /** A module named in LOCAL_STAGE_HOOKS. */
-export type StageHook = { install: (env: NodeJS.ProcessEnv) => unknown };
+type StageHook = { install: (env: NodeJS.ProcessEnv) => unknown };
 
 /** What a stage process sends back when the stack asks it something. */
-export type StageAnswer = { answer: string; value: unknown };
+type StageAnswer = { answer: string; value: unknown };
 
 export const isStageAnswer = (message: unknown, request: string): message is StageAnswer =>
   typeof message === 'object' && message !== null && (message as Partial<StageAnswer>).answer === request;

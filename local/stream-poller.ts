@@ -166,7 +166,7 @@ export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsReg
 };
 
 /** How many of the batch's records an invocation's outcome leaves done (docs/architecture.md#the-local-stream-poller). */
-export const recordsDone = (records: DynamoDBRecord[], outcome: InvocationOutcome): number => {
+const recordsDone = (records: DynamoDBRecord[], outcome: InvocationOutcome): number => {
   if ('error' in outcome) return 0;
   const { response } = outcome;
   if (typeof response !== 'object' || response === null) return records.length;
