@@ -25,5 +25,5 @@ const matchesPattern = (event: unknown, pattern: FilterPattern): boolean =>
   });
 
 /** Whether an event passes the filters: no filters pass everything, else any one pattern must match. */
-export const passesFilters = (event: unknown, patterns: readonly FilterPattern[] | undefined): boolean =>
-  patterns === undefined || patterns.length === 0 || patterns.some((pattern) => matchesPattern(event, pattern));
+export const passesFilters = (event: unknown, patterns: readonly FilterPattern[]): boolean =>
+  patterns.length === 0 || patterns.some((pattern) => matchesPattern(event, pattern));
