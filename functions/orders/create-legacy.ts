@@ -1,23 +1,8 @@
 import { route } from '#functions/routes';
-import { createOrder, replyFromCreatedOrder } from '#shared/domain/orders';
 import { MESSAGES } from '#shared/errors';
-import { postApiHandler } from '#shared/http/post-api-handler';
-import { countMetric, METRIC } from '#shared/metrics';
-import { orderCreateBody } from '#shared/schemas/order';
+import { orderCreateHandler } from './create-handler';
 
-const created = (order: { uuid: string; order_no: string }) => ({
+export const handler = orderCreateHandler(route('orders-create-legacy'), (order) => ({
   message: MESSAGES.orderCreated,
   data: { uuid: order.uuid, order_no: order.order_no },
-});
-
-export const handler = postApiHandler(
-  route('orders-create-legacy'),
-  { body: orderCreateBody },
-  async ({ merchant, body, ...steps }) => {
-    const order = await createOrder(merchant, body, steps);
-    countMetric(METRIC.ordersAccepted);
-    return created(order);
-  },
-  // A retry with the key is answered from the order its request created: the 201 is not stored.
-  { replyFromStore: replyFromCreatedOrder(created) },
-);
+}));

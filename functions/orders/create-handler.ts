@@ -1,0 +1,23 @@
+import type { OrderItem } from '#shared/db/entities/order';
+import { createOrder, replyFromCreatedOrder } from '#shared/domain/orders';
+import type { Reply } from '#shared/http/envelope';
+import { postApiHandler } from '#shared/http/post-api-handler';
+import type { PostRoute, ReplyDataOf } from '#shared/http/route';
+import { countMetric, METRIC } from '#shared/metrics';
+import { orderCreateBody } from '#shared/schemas/order';
+
+/**
+ * The handler of an order create route; the routes differ only in their 201's shape (`created`). A retry with the
+ * key is answered from the order its request created, so the 201 is not stored.
+ */
+export const orderCreateHandler = <R extends PostRoute>(route: R, created: (order: OrderItem) => Reply<ReplyDataOf<R>>) =>
+  postApiHandler(
+    route,
+    { body: orderCreateBody },
+    async ({ merchant, body, ...steps }) => {
+      const order = await createOrder(merchant, body, steps);
+      countMetric(METRIC.ordersAccepted);
+      return created(order);
+    },
+    { replyFromStore: replyFromCreatedOrder(created) },
+  );
