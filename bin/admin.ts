@@ -4,7 +4,7 @@
  * stderr and exit code 1. `--help` lists the commands, `<command> --help` explains one (COMMANDS).
  */
 import './sdk-env';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { workers } from '#functions/workers';
 import { LOCAL_MAIL_DEFAULTS, localClientConfig, localInviteLinkBase } from '#local/aws-env';
@@ -24,7 +24,7 @@ import {
 } from '#shared/admin/operations';
 import { listParked, type ParkedTarget, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
-import { checkTotalsAgainstLedgers, ReportOptionsError, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
+import { checkTotalsAgainstLedgers, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
@@ -39,9 +39,15 @@ const authCacheTtlSeconds = () => {
   return Number.isFinite(value) && value >= 0 ? value : 30;
 };
 
-const required = (values: Record<string, unknown>, name: string): string => {
+/** A string option's value, if given. */
+const option = (values: Values, name: string) => {
   const value = values[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new AdminError(`--${name} is required`);
+  return typeof value === 'string' ? value : undefined;
+};
+
+const required = (values: Values, name: string): string => {
+  const value = option(values, name);
+  if (value === undefined || value.trim() === '') throw new AdminError(`--${name} is required`);
   return value;
 };
 
@@ -96,45 +102,18 @@ const changeFeed = async (stage: Stage) => {
   return (await import('#functions/changes/feed')).processChangeRecords;
 };
 
-const OPTIONS = {
-  stage: { type: 'string' },
-  merchant: { type: 'string' },
-  kind: { type: 'string' },
-  'no-live-orders': { type: 'boolean', default: false },
-  label: { type: 'string' },
-  token: { type: 'string' },
-  slug: { type: 'string' },
-  name: { type: 'string' },
-  email: { type: 'string' },
-  invite: { type: 'string' },
-  order: { type: 'string' },
-  payment: { type: 'string' },
-  'older-than': { type: 'string', default: '60' },
-  endpoint: { type: 'string' },
-  event: { type: 'string' },
-  since: { type: 'string' },
-  limit: { type: 'string' },
-  rate: { type: 'string' },
-  burst: { type: 'string' },
-  reset: { type: 'boolean', default: false },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  'group-by': { type: 'string' },
-  affiliate: { type: 'string' },
-  format: { type: 'string' },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
-
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+type Values = Record<string, string | boolean | undefined>;
 
 type Command = {
-  /** Its options and what it does, for `--help` (and the README's operator tools). */
+  /** Its options (`--name <value>` takes a value, a bare `--name` is a switch) and what it does, for `--help`. */
   options: string;
   does: string;
   /** The stage its options imply: a token names its stage, and so does the kind of one to mint. */
   implies?: (values: Values) => Stage | undefined;
   /** A command with actions (`webhooks list`, `parked replay`): they, and the rest of the usage line a wrong one is answered with. */
   actions?: { names: readonly string[]; rest: string };
+  /** Prints what `run` returns as it is, not after the stage. */
+  withoutStage?: true;
   /** What it does, given its options, the stage it targets and its action. */
   run: (values: Values, stage: Stage, action?: string) => Promise<Record<string, unknown>>;
 };
@@ -145,17 +124,16 @@ const COMMANDS: Record<string, Command> = {
     does: 'Creates an API token for the merchant and prints it (once: only its hash is stored).',
     implies: (values) => (values.kind === 'testing' ? stageOfTokenKind(values.kind) : undefined),
     run: async (values, stage) => {
-      if (values.kind !== undefined && values.kind !== 'live' && values.kind !== 'testing')
-        throw new AdminError('--kind must be live or testing');
-      if (values.kind !== undefined && values.kind !== tokenKindOfStage(stage))
-        throw new AdminError(`a ${values.kind} token is accepted by the ${stageOfTokenKind(values.kind)} stage only, not ${stage}`);
-      const result = await mintToken(resolveStore(stage), stage, {
+      const kind = option(values, 'kind');
+      if (kind !== undefined && kind !== 'live' && kind !== 'testing') throw new AdminError('--kind must be live or testing');
+      if (kind !== undefined && kind !== tokenKindOfStage(stage))
+        throw new AdminError(`a ${kind} token is accepted by the ${stageOfTokenKind(kind)} stage only, not ${stage}`);
+      return mintToken(resolveStore(stage), stage, {
         merchantId: required(values, 'merchant'),
-        kind: values.kind,
+        kind,
         canPlaceLiveOrders: !values['no-live-orders'],
-        label: values.label,
+        label: option(values, 'label'),
       });
-      return { stage, ...result };
     },
   },
   'revoke-token': {
@@ -166,7 +144,6 @@ const COMMANDS: Record<string, Command> = {
       const revoked = await revokeToken(resolveStore(stage), required(values, 'token'));
       const ttl = authCacheTtlSeconds();
       return {
-        stage,
         ...revoked,
         // Functions cache a resolved token (auth middleware): say so, with the moment it is certainly refused.
         refused_everywhere_by: new Date(Date.parse(revoked.revoked_at) + ttl * 1000).toISOString(),
@@ -184,7 +161,7 @@ const COMMANDS: Record<string, Command> = {
         name: required(values, 'name'),
         email: required(values, 'email'),
       };
-      return { stage, ...(await applyForProgram(resolveStore(stage), options)) };
+      return applyForProgram(resolveStore(stage), options);
     },
   },
   'mark-invite-used': {
@@ -192,7 +169,7 @@ const COMMANDS: Record<string, Command> = {
     does: "Sets the invitation's link_used_at, as the dashboard does.",
     run: async (values, stage) => {
       const options = { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') };
-      return { stage, ...(await markInviteUsed(resolveStore(stage), options)) };
+      return markInviteUsed(resolveStore(stage), options);
     },
   },
   'link-payment': {
@@ -204,35 +181,34 @@ const COMMANDS: Record<string, Command> = {
         orderUuid: required(values, 'order'),
         paymentId: required(values, 'payment'),
       };
-      return { stage, ...(await linkPayment(resolveStore(stage), options)) };
+      return linkPayment(resolveStore(stage), options);
     },
   },
   'resend-notifications': {
     options: '--merchant <id> [--older-than <seconds>]',
     does: 'Sends the e-mails owed for longer than --older-than (default 60), parked ones included.',
     run: async (values, stage) => {
-      const olderThanSeconds = Number(values['older-than']);
+      const olderThanSeconds = Number(values['older-than'] ?? '60');
       if (!Number.isFinite(olderThanSeconds) || olderThanSeconds < 0)
         throw new AdminError('--older-than must be a number of seconds, 0 or more');
       const options = { merchantId: required(values, 'merchant'), olderThanSeconds };
-      return { stage, ...(await resendNotifications(resolveStore(stage), await notificationRelay(stage), options)) };
+      return resendNotifications(resolveStore(stage), await notificationRelay(stage), options);
     },
   },
   redrive: {
     options: '',
     does: "Moves the orders DLQ's messages back to the orders queue (after fixing what made them fail).",
-    run: async (_values, stage) => {
-      const target = {
+    run: async (_values, stage) =>
+      redriveDeadLetters({
         sqs: operatorSqs(),
         dlqUrl: await queueUrlOf(stage, 'orders-dlq'),
         ordersQueueUrl: await queueUrlOf(stage, 'orders'),
-      };
-      return { stage, ...(await redriveDeadLetters(target)) };
-    },
+      }),
   },
   commission: {
     options: '--merchant <id> --order <uuid>',
     does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
+    withoutStage: true,
     run: (values, stage) =>
       commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') }),
   },
@@ -244,31 +220,28 @@ const COMMANDS: Record<string, Command> = {
       if (values.format !== undefined && values.format !== 'json' && values.format !== 'csv')
         throw new AdminError('--format is json or csv');
       const report = await reportRows(resolveStore(stage), required(values, 'merchant'), {
-        ...(typeof values.from === 'string' ? { from: values.from } : {}),
-        ...(typeof values.to === 'string' ? { to: values.to } : {}),
-        ...(typeof values['group-by'] === 'string' ? { groupBy: values['group-by'] } : {}),
-        ...(typeof values.affiliate === 'string' ? { affiliateSlug: values.affiliate } : {}),
-      }).catch((error: unknown) => {
-        throw error instanceof ReportOptionsError ? new AdminError(error.message) : error;
+        from: option(values, 'from'),
+        to: option(values, 'to'),
+        group_by: option(values, 'group-by'),
+        affiliate_slug: option(values, 'affiliate'),
       });
-      if (values.format === 'csv') return { csv: reportCsv(report.rows, report.group_by) };
-      return { stage, ...report };
+      return values.format === 'csv' ? { csv: reportCsv(report.rows, report.group_by) } : report;
     },
   },
   'check-totals': {
     options: '--merchant <id>',
     does: "Checks the merchant's report totals (day and month, per affiliate) against what its commission ledgers add up to and prints {merchant_id, ledgers, differences}: none when they agree. The current day may differ while the change feed is catching up; a closed period that differs is repaired by rebuild-totals.",
-    run: async (values, stage) => ({ stage, ...(await checkTotalsAgainstLedgers(resolveStore(stage), required(values, 'merchant'))) }),
+    run: (values, stage) => checkTotalsAgainstLedgers(resolveStore(stage), required(values, 'merchant')),
   },
   'rebuild-totals': {
     options: '--merchant <id>',
     does: "Rebuilds the merchant's report totals of every closed day and month from its commission ledgers (ledgers written before the totals existed; a repair after the check found a difference) and prints how many items it wrote and removed. Run it again once the current month has closed.",
-    run: async (values, stage) => ({ stage, ...(await rebuildClosedTotals(resolveStore(stage), required(values, 'merchant'))) }),
+    run: (values, stage) => rebuildClosedTotals(resolveStore(stage), required(values, 'merchant')),
   },
   recount: {
     options: '--merchant <id>',
     does: 'Recounts every list total of the merchant from the list indexes and prints what it corrected; a block changed in the last 10 s is marked instead (marked_for_later), and the change feed recounts it a minute later.',
-    run: async (values, stage) => ({ stage, ...(await recountLists(resolveStore(stage), required(values, 'merchant'))) }),
+    run: (values, stage) => recountLists(resolveStore(stage), required(values, 'merchant')),
   },
   quota: {
     options: '--merchant <id> (--rate <per second> --burst <n> | --reset)',
@@ -277,10 +250,10 @@ const COMMANDS: Record<string, Command> = {
       const options = {
         merchantId: required(values, 'merchant'),
         reset: values.reset === true,
-        ...(typeof values.rate === 'string' ? { rate: values.rate } : {}),
-        ...(typeof values.burst === 'string' ? { burst: values.burst } : {}),
+        rate: option(values, 'rate'),
+        burst: option(values, 'burst'),
       };
-      return { stage, ...(await setMerchantQuota(resolveStore(stage), stage, options)) };
+      return setMerchantQuota(resolveStore(stage), stage, options);
     },
   },
   parked: {
@@ -291,8 +264,8 @@ const COMMANDS: Record<string, Command> = {
       const limit = Number(values.limit ?? '100');
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
       const target = await parkedTarget(stage);
-      if (action === 'list') return { stage, ...(await listParked(target, limit)) };
-      return { stage, ...(await replayParked(target, await changeFeed(stage), limit)) };
+      if (action === 'list') return listParked(target, limit);
+      return replayParked(target, await changeFeed(stage), limit);
     },
   },
   webhooks: {
@@ -302,22 +275,28 @@ const COMMANDS: Record<string, Command> = {
     run: async (values, stage, action) => {
       const store = resolveStore(stage);
       const merchantId = required(values, 'merchant');
-      if (action === 'list') return { stage, ...(await listWebhookEndpoints(store, merchantId)) };
+      if (action === 'list') return listWebhookEndpoints(store, merchantId);
       const endpointUuid = required(values, 'endpoint');
       if (action === 'deliveries') {
         const limit = Number(values.limit ?? '20');
         if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AdminError('--limit must be a whole number from 1 to 100');
-        return { stage, ...(await listWebhookDeliveries(store, { merchantId, endpointUuid, limit })) };
+        return listWebhookDeliveries(store, { merchantId, endpointUuid, limit });
       }
-      const options = {
-        merchantId,
-        endpointUuid,
-        ...(typeof values.event === 'string' ? { eventId: values.event } : {}),
-        ...(typeof values.since === 'string' ? { since: values.since } : {}),
-      };
-      return { stage, ...(await replayWebhookDeliveries(store, await webhookSender(stage), options)) };
+      const options = { merchantId, endpointUuid, eventId: option(values, 'event'), since: option(values, 'since') };
+      return replayWebhookDeliveries(store, await webhookSender(stage), options);
     },
   },
+};
+
+/** The options the commands' usage names, with --stage and --help. */
+const OPTIONS: ParseArgsConfig['options'] = {
+  ...Object.fromEntries(
+    Object.values(COMMANDS).flatMap(({ options }) =>
+      [...options.matchAll(/--([a-z-]+)( [^-|])?/g)].map(([, name, value]) => [name, { type: value ? 'string' : 'boolean' }]),
+    ),
+  ),
+  stage: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 };
 
 const TARGET = `Target: the running local stack (npm start), or a deployed stage when SEED_TABLE_NAME is set
@@ -345,7 +324,7 @@ ${does}
 ${TARGET}`;
 
 const run = async (): Promise<Record<string, unknown>> => {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: OPTIONS });
+  const { values, positionals }: { values: Values; positionals: string[] } = parseArgs({ allowPositionals: true, options: OPTIONS });
   const [name, ...extra] = positionals;
   const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (values.help) {
@@ -360,15 +339,16 @@ const run = async (): Promise<Record<string, unknown>> => {
   if (!command) throw new AdminError(`unknown command ${name}; \`npm run --silent admin -- --help\` lists the commands`);
   // The stage given, else the one the command implies (a token's), else the deployed table's, else live.
   const implied = command.implies?.(values);
-  return command.run(values, targetStage(values.stage === undefined ? implied : parseStage(values.stage)), action);
+  const given = option(values, 'stage');
+  const stage = targetStage(given === undefined ? implied : parseStage(given));
+  const result = await command.run(values, stage, action);
+  return command.withoutStage ? result : { stage, ...result };
 };
 
 try {
   const result = await run();
   // The report as CSV is the one output that is not a JSON object.
-  process.stdout.write(
-    typeof result === 'object' && result !== null && 'csv' in result ? `${result.csv}\n` : `${JSON.stringify(result)}\n`,
-  );
+  process.stdout.write(`${'csv' in result ? result.csv : JSON.stringify(result)}\n`);
 } catch (error) {
   // One line: an AdminError says what was refused; anything else (AWS, arguments) its message.
   console.error(`admin failed: ${(error as Error).message.split('\n')[0]}`);

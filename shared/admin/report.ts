@@ -17,23 +17,16 @@ import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerDayFigures, ledgerTot
 import { reportQuery } from '#shared/schemas/reports';
 import { commissionReportRow } from '#shared/schemas/responses';
 import { laravelErrors } from '#shared/validation/messages';
-import { requireMerchant } from './operations';
+import { AdminError, requireMerchant } from './operations';
 
 // The commission report for operators: its rows, all pages at once, as JSON or CSV; the check of the totals against the ledgers; their rebuild.
 
-export class ReportOptionsError extends Error {
-  override name = 'ReportOptionsError';
-}
-
-export type ReportOptions = { from?: string; to?: string; groupBy?: string; affiliateSlug?: string };
-
-/** Every row of the report, validated as the route validates its query. */
-export const reportRows = async (store: TableRef, merchantId: string, options: ReportOptions) => {
-  const input = { from: options.from, to: options.to, group_by: options.groupBy, affiliate_slug: options.affiliateSlug };
+/** Every row of the report, its query (the route's: from, to, group_by, affiliate_slug) validated as the route validates it. */
+export const reportRows = async (store: TableRef, merchantId: string, input: Partial<Record<string, string>>) => {
   const parsed = z.safeParse(reportQuery, input);
   if (!parsed.success) {
     const errors = laravelErrors(parsed.error.issues as never, input);
-    throw new ReportOptionsError(Object.values(errors).flat().join(' '));
+    throw new AdminError(Object.values(errors).flat().join(' '));
   }
   // One page holding every row (a year of days of every affiliate is far fewer; DynamoDB's Limit is an int32).
   const query = { ...parsed.data, per_page: 10_000_000, page: 1 };
