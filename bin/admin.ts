@@ -16,7 +16,6 @@ import {
   linkPayment,
   markInviteUsed,
   mintToken,
-  type NotificationRelay,
   recountLists,
   redriveDeadLetters,
   resendNotifications,
@@ -66,7 +65,7 @@ const queueUrlOf = async (stage: Stage, queue: QueueId) => {
 };
 
 /** The notification relay (shared/mail/relay.ts), loaded with the environment a function of the stage has. */
-const notificationRelay = async (stage: Stage): Promise<NotificationRelay> => {
+const notificationRelay = async (stage: Stage) => {
   useFunctionEnv(stage);
   if (!process.env.SEED_TABLE_NAME) {
     process.env.AWS_ENDPOINT_URL_SES ??= `http://127.0.0.1:${runningStackPorts().ses}`;

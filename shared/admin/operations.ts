@@ -22,7 +22,7 @@ import { findToken, revokeTokenRecord, tokenRecord } from '#shared/db/entities/t
 import { readPage } from '#shared/db/pages';
 import { pick, toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { errorName } from '#shared/errors';
-import type { RelayOptions, RelayResult } from '#shared/mail/relay';
+import type { relayPendingNotifications } from '#shared/mail/relay';
 import { isoNow } from '#shared/time';
 import { hashToken, kindOfToken, type TokenKind, tokenKindOfStage } from '#shared/tokens';
 import type { Store } from './store';
@@ -113,7 +113,6 @@ export const markInviteUsed = async (store: Store, options: { merchantId: string
 
 /** Links an order to a payment, after which it cannot be cancelled; linking again to the same payment is a no-op. */
 export const linkPayment = async (store: Store, options: { merchantId: string; orderUuid: string; paymentId: string }) => {
-  if (options.paymentId.trim() === '') throw new AdminError('--payment must not be empty');
   const linked = await linkOrderPayment(store, options.merchantId, options.orderUuid, options.paymentId, isoNow());
   if (linked)
     return { merchant_id: options.merchantId, order: { uuid: linked.uuid, order_no: linked.order_no, payment_id: options.paymentId } };
@@ -134,13 +133,10 @@ export const commissionOfOrder = async (store: Store, options: { merchantId: str
   };
 };
 
-/** The notification relay (shared/mail/relay.ts), run against the target stage: bin/admin.ts loads it with that stage's environment. */
-export type NotificationRelay = (options: RelayOptions) => Promise<RelayResult>;
-
 /** Sends one merchant's owed e-mails, parked ones too, older than `olderThanSeconds` (so a send in flight is not doubled). */
 export const resendNotifications = async (
   store: Store,
-  relay: NotificationRelay,
+  relay: typeof relayPendingNotifications,
   options: { merchantId: string; olderThanSeconds: number },
 ) => {
   await requireMerchant(store, options.merchantId);
@@ -148,18 +144,12 @@ export const resendNotifications = async (
   return { merchant_id: options.merchantId, sent: result.sent, failed: result.retry + result.parked };
 };
 
-/** Where `redrive` moves messages: the stage's orders DLQ back to its orders queue. */
-export type RedriveTarget = { sqs: SQSClient; dlqUrl: string; ordersQueueUrl: string };
-
 /** What an SQS endpoint without message-move tasks (the fauxqs emulator) answers StartMessageMoveTask with. */
 const isUnsupportedAction = (error: unknown) =>
   ['InvalidAction', 'UnsupportedOperation', 'UnknownOperationException'].includes(errorName(error));
 
-/** Messages moved per receive in the fallback (SQS's batch maximum). */
-const REDRIVE_BATCH = 10;
-
 /** Moves the orders DLQ's messages back: a message-move task, or by hand where there is none (docs/operations.md#a-message-in-the-dlq). */
-export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: RedriveTarget) => {
+export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: { sqs: SQSClient; dlqUrl: string; ordersQueueUrl: string }) => {
   const attributes = async (queueUrl: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] })))
       .Attributes ?? {};
@@ -176,7 +166,7 @@ export const redriveDeadLetters = async ({ sqs, dlqUrl, ordersQueueUrl }: Redriv
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: dlqUrl,
-        MaxNumberOfMessages: REDRIVE_BATCH,
+        MaxNumberOfMessages: 10,
         WaitTimeSeconds: 0,
         VisibilityTimeout: 30,
         MessageAttributeNames: ['All'],
