@@ -5,7 +5,7 @@ import { affiliateRequestRecord, requestCountChange } from '#shared/db/entities/
 import { isRefused } from '#shared/db/entities/base';
 import { batchPut } from '#shared/db/entities/batch';
 import { applyCountChanges, blockOf, type CountChange, refreshGroupTotals, takeSequence } from '#shared/db/entities/counter';
-import { customerKey } from '#shared/db/entities/customer';
+import { customerRecord } from '#shared/db/entities/customer';
 import { addToEmailProjection, inviteCountChange, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailRecord } from '#shared/db/entities/invite-email';
 import { getMerchant, putNewMerchant } from '#shared/db/entities/merchant';
@@ -145,17 +145,8 @@ const orderItems = async (seeding: Seeding, merchant: FixtureMerchant) => {
     // Stored as the API stores it, its key its own order_no guard; a fixed uuid is stored as an order from before derived keys, beside its guard.
     items.push(orderRecord(id, item, { history: true }), ...(order.uuid ? [orderNoRecord(id, item.order_no, item.uuid)] : []));
     counts.push(orderCountChange(item));
-    if (item.customer && !customers.has(item.customer.email.toLowerCase())) {
-      const email = item.customer.email.toLowerCase();
-      customers.set(email, {
-        ...customerKey(id, email),
-        type: 'customer',
-        email,
-        name: item.customer.name,
-        created_at: item.created_at,
-        updated_at: item.created_at,
-      });
-    }
+    const customer = item.customer && customerRecord(id, item.customer, item.created_at);
+    if (customer && !customers.has(customer.sk)) customers.set(customer.sk, customer);
     result.orders[order.key] = item.uuid;
   }
   items.push(...customers.values());

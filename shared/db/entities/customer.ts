@@ -5,6 +5,16 @@ import { itemKey, type Key, updateItem } from './base';
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
+/** The customer as its first order names it, for orders written without the API (a seed). */
+export const customerRecord = (merchantId: string, customer: { name: string | null; email: string }, at: string) => ({
+  ...customerKey(merchantId, customer.email),
+  type: 'customer',
+  email: customer.email.toLowerCase(),
+  name: customer.name,
+  created_at: at,
+  updated_at: at,
+});
+
 /** Looks up the customer and creates it when there is none (an idempotent UpdateItem: every order of the customer reaches this item). */
 export const lookUpOrCreateCustomer = async (
   db: TableRef,
