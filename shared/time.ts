@@ -10,6 +10,10 @@ export const addMonths = (month: string, count: number): string => {
   return at.toISOString().slice(0, 7);
 };
 
+/** The day `count` days after `day` (`YYYY-MM-DD`, UTC). */
+export const addDays = (day: string, count: number): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + count * 24 * 3600 * 1000).toISOString().slice(0, 10);
+
 /** The same instant one calendar month earlier (Laravel's subMonth, clamped to the month's end). */
 export const oneMonthBefore = (date: Date): Date => {
   const result = new Date(date);

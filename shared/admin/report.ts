@@ -16,6 +16,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { commissionReport, LEDGER_WRITE_LAG_SECONDS, ledgerDayFigures, ledgerTotalsDeltas, type ReportRow } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
 import { commissionReportRow } from '#shared/schemas/responses';
+import { addDays, addMonths } from '#shared/time';
 import { laravelErrors } from '#shared/validation/messages';
 import { AdminError, requireMerchant } from './operations';
 
@@ -115,12 +116,7 @@ export const checkTotalsAgainstLedgers = async (store: TableRef, merchantId: str
 const CLOSED_AFTER_MS = LEDGER_WRITE_LAG_SECONDS * 1000 + 5 * 60 * 1000;
 
 /** The first day after a day (`2026-11-30`) or a month (`2026-11`): when the period has ended. */
-const periodEnd = (kind: PeriodKind, period: string) => {
-  const start = new Date(`${kind === 'D' ? period : `${period}-01`}T00:00:00Z`);
-  if (kind === 'D') start.setUTCDate(start.getUTCDate() + 1);
-  else start.setUTCMonth(start.getUTCMonth() + 1);
-  return start.toISOString().slice(0, 10);
-};
+const periodEnd = (kind: PeriodKind, period: string) => (kind === 'D' ? addDays(period, 1) : `${addMonths(period, 1)}-01`);
 
 /** Rebuilds closed days' and months' totals from the ledgers, as the feed counts (docs/reports.md#exactly-once-without-a-transaction). */
 export const rebuildClosedTotals = async (store: TableRef, merchantId: string, now = Date.now()) => {

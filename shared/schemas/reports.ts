@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQueryShape } from '#shared/http/pagination';
-import { addMonths } from '#shared/time';
+import { addDays, addMonths } from '#shared/time';
 import { optionalString, refuse, text } from './common';
 
 /** How a commission report groups its rows: by affiliate, by a period, or by both. */
@@ -34,7 +34,6 @@ const dateField = () =>
 
 const monthStart = (date: string) => `${date.slice(0, 7)}-01`;
 const addMonth = (date: string) => `${addMonths(date.slice(0, 7), 1)}-01`;
-const dayBefore = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 
 /**
  * The commission report's query. `from` and `to` are UTC dates, `to` exclusive; both absent: the
@@ -59,7 +58,7 @@ export const reportQuery = z.pipe(
   }),
   z.transform((query, ctx) => {
     const today = new Date().toISOString().slice(0, 10);
-    const from = query.from ?? (query.to ? monthStart(dayBefore(query.to)) : monthStart(today));
+    const from = query.from ?? (query.to ? monthStart(addDays(query.to, -1)) : monthStart(today));
     const to = query.to ?? addMonth(from);
     // The month after December 9999 has no `YYYY-MM-DD`.
     if (!isDate(to)) return refuse(ctx, query.from, 'The :attribute field must be a date before 9999-12-01.', ['from']);
