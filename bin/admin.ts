@@ -21,7 +21,7 @@ import {
   resendNotifications,
   revokeToken,
 } from '#shared/admin/operations';
-import { listParked, type ParkedTarget, replayParked } from '#shared/admin/parked';
+import { listParked, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
 import { checkTotalsAgainstLedgers, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
@@ -82,14 +82,6 @@ const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
   const queueUrl = await queueUrlOf(stage, 'webhooks');
   return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: operatorSqs() });
 };
-
-/** The stage's parked queue, for listing and replaying. */
-const parkedTarget = async (stage: Stage): Promise<ParkedTarget> => ({
-  sqs: operatorSqs(),
-  parkedUrl: await queueUrlOf(stage, 'parked'),
-  followUpsUrl: await queueUrlOf(stage, 'follow-ups'),
-  store: resolveStore(stage),
-});
 
 /** The change feed's own code, with the environment its function has on `stage`, so a replayed record gets the same reactions. */
 const changeFeed = async (stage: Stage) => {
@@ -262,7 +254,12 @@ const COMMANDS: Record<string, Command> = {
     run: async (values, stage, action) => {
       const limit = Number(values.limit ?? '100');
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
-      const target = await parkedTarget(stage);
+      const target = {
+        sqs: operatorSqs(),
+        parkedUrl: await queueUrlOf(stage, 'parked'),
+        followUpsUrl: await queueUrlOf(stage, 'follow-ups'),
+        store: resolveStore(stage),
+      };
       if (action === 'list') return listParked(target, limit);
       return replayParked(target, await changeFeed(stage), limit);
     },

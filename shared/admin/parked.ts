@@ -17,10 +17,10 @@ import { parseFollowUp } from '#shared/queue/follow-ups';
 import { readMessageBody } from '#shared/queue/large-bodies';
 
 /** The parked queue, for operators: what nothing retries any more (change records, follow-ups), listed and replayed. */
-export type ParkedTarget = { sqs: SQSClient; parkedUrl: string; followUpsUrl: string; store: TableRef };
+type ParkedTarget = { sqs: SQSClient; parkedUrl: string; followUpsUrl: string; store: TableRef };
 
 /** Runs the change feed on records: the sequence number of the first that failed, or undefined. */
-export type ProcessRecords = (records: DynamoDBRecord[]) => Promise<string | undefined>;
+type ProcessRecords = (records: DynamoDBRecord[]) => Promise<string | undefined>;
 
 type Parked = { message: Message; body: string; attribute: (name: string) => string | undefined };
 
