@@ -101,8 +101,8 @@ type Command = {
   does: string;
   /** The stage its options imply: a token names its stage, and so does the kind of one to mint. */
   implies?: (values: Values) => Stage | undefined;
-  /** A command with actions (`webhooks list`, `parked replay`): they, and the rest of the usage line a wrong one is answered with. */
-  actions?: { names: readonly string[]; rest: string };
+  /** A command whose options start with its actions (`list|replay`): the rest of the usage line a wrong or missing one is answered with. */
+  actions?: string;
   /** Prints what `run` returns as it is, not after the stage. */
   withoutStage?: true;
   /** What it does, given its options, the stage it targets and its action. */
@@ -250,7 +250,7 @@ const COMMANDS: Record<string, Command> = {
   parked: {
     options: 'list|replay [--limit <n>]',
     does: 'list: up to --limit (default 100) parked messages (change records, follow-ups) with why they were parked. replay: runs up to --limit parked change records through the change feed again, in stream order (the later records of a merchant stay parked once one fails again), and puts parked follow-ups back on their queue; what fails again stays parked.',
-    actions: { names: ['list', 'replay'], rest: '[--limit <n>]' },
+    actions: '[--limit <n>]',
     run: async (values, stage, action) => {
       const limit = Number(values.limit ?? '100');
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
@@ -267,7 +267,7 @@ const COMMANDS: Record<string, Command> = {
   webhooks: {
     options: 'list|deliveries|replay --merchant <id> [--endpoint <uuid>] [--limit <n>] [--event <id>] [--since <iso time>]',
     does: "list: the merchant's webhook endpoints. deliveries: an endpoint's latest --limit (default 20) deliveries. replay: one delivery (--event) or every failed one since --since (default 14 days back) sent again.",
-    actions: { names: ['list', 'deliveries', 'replay'], rest: '--merchant <id> ...' },
+    actions: '--merchant <id> ...',
     run: async (values, stage, action) => {
       const store = resolveStore(stage);
       const merchantId = required(values, 'merchant');
@@ -329,9 +329,10 @@ const run = async (): Promise<Record<string, unknown>> => {
   }
   // A command with actions takes exactly one (`webhooks list`), the others no word after their name.
   const [action, ...more] = extra;
-  if (command?.actions && (!command.actions.names.includes(action ?? '') || more.length > 0))
-    throw new AdminError(`usage: npm run --silent admin -- ${name} ${command.actions.names.join('|')} ${command.actions.rest}`);
-  if (!name || (!command?.actions && extra.length > 0)) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
+  const actions = command?.actions === undefined ? undefined : command.options.split(' ')[0];
+  if (actions && (!actions.split('|').includes(action ?? '') || more.length > 0))
+    throw new AdminError(`usage: npm run --silent admin -- ${name} ${actions} ${command?.actions}`);
+  if (!name || (!actions && extra.length > 0)) throw new AdminError(USAGE.split('\n')[0] ?? USAGE);
   if (!command) throw new AdminError(`unknown command ${name}; \`npm run --silent admin -- --help\` lists the commands`);
   // The stage given, else the one the command implies (a token's), else the deployed table's, else live.
   const implied = command.implies?.(values);
