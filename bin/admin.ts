@@ -1,8 +1,4 @@
-/**
- * `npm run admin -- <command> [options] [--stage live|sandbox]`: what the merchant dashboard and
- * the payment side do outside this API. Prints one JSON object on stdout; on failure one line on
- * stderr and exit code 1. `--help` lists the commands, `<command> --help` explains one (COMMANDS).
- */
+/** `npm run admin -- <command> [options]`: what the merchant dashboard and the payment side do outside this API (COMMANDS, `--help`). */
 import './sdk-env';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';

@@ -20,8 +20,7 @@ export const resolveStore = (stage: Stage): Store => {
   const deployed = process.env.SEED_TABLE_NAME;
   if (deployed) return createStore(deployed);
   useLocalAwsEnv();
-  const endpoint = runningDynamoDbEndpoint();
-  return createStore(tableNameForStage(stage), endpoint);
+  return createStore(tableNameForStage(stage), runningDynamoDbEndpoint());
 };
 
 /** Gives this process the environment a function of `stage` has, before importing function code (it reads it at import). */

@@ -185,10 +185,7 @@ const seedMerchant = async (store: Store, stage: Stage, merchant: FixtureMerchan
   return seeding.result;
 };
 
-/**
- * Loads a fixture into a stage's table, refused whole for a problem or a fixed id or token already there; each run makes new
- * merchants, so a fixture without fixed ids or token values can be seeded again.
- */
+/** Loads a fixture into a stage's table as new merchants, refused whole for a problem or a fixed id or token already there. */
 export const seedFixture = async (store: Store, stage: Stage, fixture: Fixture): Promise<SeedResult> => {
   const problems = fixtureProblems(fixture);
   const fixedIds = fixture.merchants.flatMap((merchant) => (merchant.id ? [merchant.id] : []));
