@@ -25,7 +25,6 @@ import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { sendDeliveries } from '#shared/queue/webhooks';
 import { stageOfToken, stageOfTokenKind, tokenKindOfStage } from '#shared/tokens';
-import type { SendDeliveries } from '#shared/webhooks/replay';
 import { resolveStore, targetStage, useFunctionEnv } from './target';
 
 /** How long a warm function keeps trusting a resolved token (AUTH_CACHE_TTL_SECONDS): a revoked one works that much longer. */
@@ -71,12 +70,6 @@ const notificationRelay = async (stage: Stage) => {
   requireEnv('MAIL_FROM');
   requireEnv('INVITE_LINK_BASE_URL');
   return (await import('#shared/mail/relay')).relayPendingNotifications;
-};
-
-/** The stage's webhooks queue, as a sender of delivery messages. */
-const webhookSender = async (stage: Stage): Promise<SendDeliveries> => {
-  const queueUrl = await queueUrlOf(stage, 'webhooks');
-  return (messages) => sendDeliveries(resolveStore(stage), messages, { queueUrl, client: operatorSqs() });
 };
 
 /** The change feed's own code, with the environment its function has on `stage`, so a replayed record gets the same reactions. */
@@ -275,7 +268,8 @@ const COMMANDS: Record<string, Command> = {
         return listWebhookDeliveries(store, { merchantId, endpointUuid, limit });
       }
       const options = { merchantId, endpointUuid, eventId: option(values, 'event'), since: option(values, 'since') };
-      return replayWebhookDeliveries(store, await webhookSender(stage), options);
+      const queueUrl = await queueUrlOf(stage, 'webhooks');
+      return replayWebhookDeliveries(store, (messages) => sendDeliveries(store, messages, { queueUrl, client: operatorSqs() }), options);
     },
   },
 };
