@@ -7,14 +7,23 @@ import { importHandler } from '#local/handlers';
 import type { Stage } from '#shared/config';
 import { RECORD_TTL_SECONDS } from '#shared/db/entities/idempotency';
 import {
+  ApiError,
   badPercentEncoding,
+  busy,
   type FieldErrors,
+  forbidden,
+  IDEMPOTENCY_MESSAGES,
+  invalid,
+  keyReused,
   MAX_BODY_BYTES,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   MESSAGES,
+  notFound,
   REPLAYED_HEADER,
+  unauthenticated,
 } from '#shared/errors';
 import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { parseJsonBody } from '#shared/http/json-body';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
 import type { Schemas } from '#shared/http/validate';
@@ -23,7 +32,6 @@ import { MAX_REPORT_DAYS } from '#shared/schemas/reports';
 import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
 import {
-  commonFailures,
   EXAMPLE_GATEWAY_TRACE_ID,
   EXAMPLE_TRACE_ID,
   eventSchemaName,
@@ -155,20 +163,33 @@ const errorResponse = (description: string, schema: Json, examples: Examples, he
 /** What API Gateway / WAF answer themselves, as shared/http/envelope.ts builds the V2 envelope. */
 const fromGateway = (summary: string, errors: FieldErrors): Example => ({ summary, value: v2Body(EXAMPLE_GATEWAY_TRACE_ID, { errors }) });
 
+/** What the JSON body step answers for a body that is not JSON. */
+const malformedJson = (): ApiError => {
+  try {
+    parseJsonBody({ body: '{"order_no": ', isBase64Encoded: false });
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+  }
+  throw new Error('a malformed body was accepted');
+};
+
+/** A refusal keyed by `field`, as the code answers it. */
+const refusal = (status: number, message: string, field = 'message') => new ApiError(status, { [field]: [message] });
+
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation) => {
   const legacy = route.envelope === 'legacy';
   const failure = legacy ? ref('LegacyRefused') : ref('Failure');
   /** A request the route cannot take as it is (400, 422). */
-  const invalid = legacy ? ref('LegacyInvalid') : ref('Failure');
+  const unfit = legacy ? ref('LegacyInvalid') : ref('Failure');
   /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
   const gateway = ref('GatewayFailure');
   const { body, query, params } = operation.request;
   const post = acceptsIdempotencyKey(route);
-  /** The route's own answer with `status`, in its envelope. */
-  const own = (status: number, summary: string, errors: FieldErrors): Example => ({
+  /** The route's own answer to `error`, in its envelope. */
+  const own = (summary: string, { statusCode, errors }: ApiError): Example => ({
     summary,
-    value: legacy ? legacyFailureBody(status, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
+    value: legacy ? legacyFailureBody(statusCode, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
   });
   const out: Record<string, Json> = {};
   if (params || post) {
@@ -179,41 +200,44 @@ const failures = (route: RouteDef, operation: Operation) => {
     ];
     out['400'] = errorResponse(
       `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
-      params && post ? { anyOf: [gateway, invalid] } : post ? invalid : gateway,
+      params && post ? { anyOf: [gateway, unfit] } : post ? unfit : gateway,
       named([
         params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
-        post && ['idempotency_key_malformed', own(400, 'Idempotency-Key empty or too long', commonFailures.idempotencyKeyMalformed)],
+        post && [
+          'idempotency_key_malformed',
+          own('Idempotency-Key empty or too long', refusal(400, IDEMPOTENCY_MESSAGES.required, 'idempotency_key')),
+        ],
       ]),
     );
   }
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
     legacy ? ref('LegacyUnauthenticated') : failure,
-    { example: own(401, 'No valid token', commonFailures.unauthenticated) },
+    { example: own('No valid token', unauthenticated()) },
   );
   out['403'] = errorResponse(
     `A token of the other stage's kind (testing on live, live on sandbox)${route.placesOrders ? ', or, on live, a token not allowed to place live orders' : ''}.`,
     failure,
     named([
-      ['testing_token_on_live', own(403, 'A testing token on the live API', commonFailures.wrongTokenKind)],
-      ['live_token_on_sandbox', own(403, 'A live token on the sandbox API', commonFailures.wrongTokenKindSandbox)],
-      route.placesOrders && ['no_live_orders', own(403, 'A token not allowed to place live orders', commonFailures.noLiveOrders)],
+      ['testing_token_on_live', own('A testing token on the live API', forbidden(MESSAGES.wrongTokenKind.live))],
+      ['live_token_on_sandbox', own('A live token on the sandbox API', forbidden(MESSAGES.wrongTokenKind.sandbox))],
+      route.placesOrders && ['no_live_orders', own('A token not allowed to place live orders', forbidden(MESSAGES.noLiveOrders))],
     ]),
   );
   if (params)
     out['404'] = errorResponse('No such resource for this merchant (`Not Found`).', failure, {
-      example: own(404, 'Missing or owned by another merchant', commonFailures.notFound),
+      example: own('Missing or owned by another merchant', notFound()),
     });
   if (post)
     out['409'] = errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds.',
       failure,
-      { example: own(409, 'Same key still in flight', commonFailures.idempotencyInFlight) },
+      { example: own('Same key still in flight', refusal(409, IDEMPOTENCY_MESSAGES.inFlight)) },
       RETRY_AFTER,
     );
   // The gateway measures the body before it routes, whatever the method.
   out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, gateway, {
-    example: fromGateway('Body too large', commonFailures.bodyTooLarge),
+    example: fromGateway('Body too large', { message: [MESSAGES.bodyTooLarge] }),
   });
   if (body || query || post || operation.refusals) {
     const causes = [
@@ -226,16 +250,19 @@ const failures = (route: RouteDef, operation: Operation) => {
     const validated = body ?? query;
     out['422'] = errorResponse(
       `Refused: ${causes.filter(Boolean).join('; ')}.`,
-      invalid,
+      unfit,
       named([
         validated &&
-          operation.invalid !== undefined && ['validation', own(422, 'Validation failed', validationErrors(validated, operation.invalid))],
-        readsBody(route) && ['malformed_json', own(422, 'Body is not JSON', commonFailures.malformedJson)],
+          operation.invalid !== undefined && [
+            'validation',
+            own('Validation failed', invalid(validationErrors(validated, operation.invalid))),
+          ],
+        readsBody(route) && ['malformed_json', own('Body is not JSON', malformedJson())],
         ...Object.entries(operation.refused ?? {}).map(([name, errors]): [string, Example] => [
           name,
-          own(422, `Refused: ${Object.values(errors)[0]?.[0]}`, errors),
+          own(`Refused: ${Object.values(errors)[0]?.[0]}`, invalid(errors)),
         ]),
-        post && ['idempotency_key_reused', own(422, 'Key used with another request', commonFailures.idempotencyReused)],
+        post && ['idempotency_key_reused', own('Key used with another request', keyReused())],
       ]),
     );
   }
@@ -243,15 +270,15 @@ const failures = (route: RouteDef, operation: Operation) => {
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, gateway] },
     {
-      quota: own(429, "The merchant's quota is spent", commonFailures.tooManyAttempts),
-      backstop: fromGateway('A backstop (WAF, stage throttle) refused it', commonFailures.tooManyAttempts),
+      quota: own("The merchant's quota is spent", refusal(429, MESSAGES.tooManyAttempts)),
+      backstop: fromGateway('A backstop (WAF, stage throttle) refused it', { message: [MESSAGES.tooManyAttempts] }),
     },
     RETRY_AFTER,
   );
   out['503'] = errorResponse(
     'A dependency timed out or throttled: nothing was wrong with the request; retry after Retry-After seconds.',
     failure,
-    { example: own(503, 'Busy', commonFailures.busy) },
+    { example: own('Busy', busy()) },
     RETRY_AFTER,
   );
   return out;

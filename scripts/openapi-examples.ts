@@ -8,19 +8,7 @@ import { buildOrder } from '#shared/db/entities/order';
 import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/webhook-delivery';
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
-import {
-  ApiError,
-  busy,
-  type FieldErrors,
-  IDEMPOTENCY_MESSAGES,
-  INVITE_MESSAGES,
-  keyReused,
-  MESSAGES,
-  notFound,
-  REQUEST_MESSAGES,
-  unauthenticated,
-} from '#shared/errors';
-import { parseJsonBody } from '#shared/http/json-body';
+import { type FieldErrors, INVITE_MESSAGES, REQUEST_MESSAGES } from '#shared/errors';
 import { DEFAULT_PER_PAGE, encodeCursor, invitePagination as invitePaginationOf, laravelPagination } from '#shared/http/pagination';
 import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
@@ -491,29 +479,3 @@ export const operations = Object.fromEntries(
     { ...OPERATIONS[id], parameters: { ...pathParameters, ...OPERATIONS[id].parameters } },
   ]),
 ) as Record<RouteId, OperationDoc>;
-
-/** What the JSON body step answers for a body that is not JSON. */
-const malformedJson = (): FieldErrors => {
-  try {
-    parseJsonBody({ body: '{"order_no": ', isBase64Encoded: false });
-  } catch (error) {
-    if (error instanceof ApiError) return error.errors;
-  }
-  throw new Error('a malformed body was accepted');
-};
-
-/** The failures every route shares, by status: the real answers of the code. */
-export const commonFailures = {
-  unauthenticated: unauthenticated().errors,
-  malformedJson: malformedJson(),
-  notFound: notFound().errors,
-  busy: busy().errors,
-  wrongTokenKind: { message: [MESSAGES.wrongTokenKind.live] },
-  wrongTokenKindSandbox: { message: [MESSAGES.wrongTokenKind.sandbox] },
-  noLiveOrders: { message: [MESSAGES.noLiveOrders] },
-  tooManyAttempts: { message: [MESSAGES.tooManyAttempts] },
-  bodyTooLarge: { message: [MESSAGES.bodyTooLarge] },
-  idempotencyReused: keyReused().errors,
-  idempotencyInFlight: { message: [IDEMPOTENCY_MESSAGES.inFlight] },
-  idempotencyKeyMalformed: { idempotency_key: [IDEMPOTENCY_MESSAGES.required] },
-} satisfies Record<string, FieldErrors>;
