@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type RouteId, route, routeById } from '#functions/routes';
+import { type RouteId, route } from '#functions/routes';
 import { proxyEvent } from '#local/apigw';
 import { DEMO, DEMO_DELIVERY_EVENT_ID } from '#local/demo';
 import { toSqsRecord } from '#local/sqs-poller';
@@ -12,24 +12,11 @@ import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/t
 import { testWebhookEvent } from '#shared/webhooks/events';
 
 /**
- * The sample events in events/, one per function, built from this table by
- * scripts/generate-events.ts (`npm run events`). Each uses the demo merchant that `npm start`
- * seeds (local/demo.ts), so `npm run invoke -- <id>` works against a fresh local stack.
- *
- * A route sample takes its method and path from the route manifest by its id. Samples are listed
- * in an order that works when run one after another on a fresh demo merchant (the order is
- * updated before it is cancelled). State-changing samples work once per fresh stack: a second run
- * answers 422 (order_no taken, already invited, order already cancelled, request no longer
- * pending); `npm start -- --in-memory` starts afresh.
+ * The sample events of events/ (`npm run events`), one per function, on the demo merchant of
+ * `npm start` (local/demo.ts). Route samples are listed in an order that runs once on a fresh
+ * stack (the order is updated before it is cancelled); a second run answers 422.
  */
-export type RouteSample = {
-  id: RouteId;
-  pathParameters?: Record<string, string>;
-  query?: Record<string, string>;
-  body?: unknown;
-  /** What the handler answers on a fresh demo merchant: the route's success status. */
-  expectedStatus: number;
-};
+type RouteSample = { id: RouteId; pathParameters?: Record<string, string>; query?: Record<string, string>; body?: unknown };
 
 const order = (orderNo: string) => ({
   affiliate_slug: 'alice',
@@ -86,10 +73,9 @@ export const SAMPLES = {
   'webhooks-recover': { pathParameters: { uuid: DEMO.webhookUuid }, body: {} },
   'reports-commissions': { query: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month' } },
   'webhooks-delete': { pathParameters: { uuid: DEMO.webhookUuid } },
-} satisfies Record<RouteId, Omit<RouteSample, 'id' | 'expectedStatus'>>;
+} satisfies Record<RouteId, Omit<RouteSample, 'id'>>;
 
-const sampleIds = Object.keys(SAMPLES) as RouteId[];
-export const ROUTE_SAMPLES: RouteSample[] = sampleIds.map((id) => ({ id, ...SAMPLES[id], expectedStatus: routeById(id).status ?? 200 }));
+export const ROUTE_SAMPLES: RouteSample[] = (Object.keys(SAMPLES) as RouteId[]).map((id) => ({ id, ...SAMPLES[id] }));
 
 /** The local live stage, as `npm start` serves it. */
 const HOST = '127.0.0.1:3000';
@@ -111,11 +97,7 @@ const fillPath = (path: string, params: Record<string, string> = {}) =>
     return encodeURIComponent(value);
   });
 
-/**
- * The API Gateway REST API (Lambda proxy) event for a sample, in the shape the deployed stage sends
- * and local/apigw.ts builds: headers and multiValueHeaders, query parameters (null when none),
- * path parameters, requestContext, a JSON string body (null when none), isBase64Encoded.
- */
+/** The API Gateway REST (Lambda proxy) event for a sample, as the deployed stage sends it. */
 const routeEvent = (sample: RouteSample): APIGatewayProxyEvent => {
   const body = sample.body === undefined ? null : JSON.stringify(sample.body);
   const headers: Record<string, string> = {
@@ -170,11 +152,7 @@ const streamOrder = () => {
   return orderRecord(DEMO.merchantId, { ...built, order_rows: rows }, { history: false });
 };
 
-/**
- * The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order (its
- * order.created event goes to the orders queue, its customer is upserted), in the record shape
- * the local poller gives Lambda's (toDynamoDBRecord).
- */
+/** The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order. */
 const changeFeedEvent = (): DynamoDBStreamEvent => {
   const item = streamOrder();
   const image = marshall(item, { removeUndefinedValues: true });
@@ -203,8 +181,9 @@ const TEST_DELIVERY = {
   attempt: 1,
 };
 
-/** The worker samples: the change feed's stream batch, and an SQS batch for each queue consumer. */
-export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
+/** Every sample event by function id (file name: events/<id>.json). */
+export const sampleEvents = (): Record<string, APIGatewayProxyEvent | SQSEvent | DynamoDBStreamEvent> => ({
+  ...Object.fromEntries(ROUTE_SAMPLES.map((sample) => [sample.id, routeEvent(sample)])),
   'change-feed': changeFeedEvent(),
   'commissions-process': {
     Records: [
@@ -222,12 +201,6 @@ export const WORKER_EVENTS: Record<string, SQSEvent | DynamoDBStreamEvent> = {
       }),
     ],
   },
-};
-
-/** Every sample event by function id (file name: events/<id>.json). */
-export const sampleEvents = (): Record<string, unknown> => ({
-  ...Object.fromEntries(ROUTE_SAMPLES.map((sample) => [sample.id, routeEvent(sample)])),
-  ...WORKER_EVENTS,
 });
 
 export const eventFileContent = (event: unknown) => `${JSON.stringify(event, null, 2)}\n`;
