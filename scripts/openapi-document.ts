@@ -44,11 +44,8 @@ import {
 } from './openapi-examples';
 
 /**
- * The OpenAPI 3.1 document, generated from the route manifest (functions/routes.ts: paths,
- * methods, envelopes, success statuses, which routes take Idempotency-Key or place orders), the
- * request schemas each handler validates with (read from the handler module) and each route's
- * response (functions/responses.ts, which its handler's reply is typed by), with each operation's
- * text and examples (scripts/openapi-examples.ts). Written by `npm run openapi` (scripts/openapi.ts) to openapi.json.
+ * The OpenAPI 3.1 document, from the route manifest, each handler's request schemas, each route's
+ * response (functions/responses.ts) and the text and examples of scripts/openapi-examples.ts.
  */
 
 /** The body limit as the documents say it (`2,000,000 bytes`). */
@@ -98,10 +95,7 @@ const jsonSchemas = (named: Record<string, Named>, io: 'input' | 'output') => {
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
-/**
- * OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, one entry per
- * event type, with its payload and the Standard Webhooks headers.
- */
+/** OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, per event type. */
 const WEBHOOK_HEADERS = {
   'webhook-id': 'The event id: the same on every delivery of this event (deduplicate on it).',
   'webhook-timestamp': 'When this delivery was signed, in Unix seconds.',
@@ -134,11 +128,7 @@ const outgoingWebhooks = () =>
 /** The name and example of each request body. */
 const BODY_NAMES = new Map(Object.entries(NAMED_INPUT).map(([name, [schema, example]]) => [schema, { name, example }]));
 
-/**
- * Envelope schemas are named `<Operation>Envelope`: client generators name their own types
- * `<Operation>Response`, `<Operation>Error` and `<Operation>Data`, and a schema of that name makes
- * them number one of the two (`OrdersCreateResponse2`).
- */
+/** `<Operation>Envelope`: client generators take `<Operation>Response` and the like for their own types. */
 const successName = (id: RouteId) => `${pascalCase(id)}Envelope`;
 
 const successSchema = (route: RouteDef, operation: Operation): $ZodType =>
@@ -284,11 +274,7 @@ const failures = (route: RouteDef, operation: Operation) => {
   return out;
 };
 
-/**
- * Path parameters are plain strings: the API answers 404 for any value that names no resource (a
- * malformed UUID, an over-long slug), so the document must not promise a format check (a
- * validating proxy would answer 400 where the API answers 404).
- */
+/** Plain strings: the API answers 404 for a value that names no resource, where a format check would answer 400. */
 const PATH_PARAMETER_SCHEMA = { type: 'string' };
 
 const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => [
@@ -431,10 +417,8 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
 };
 
 /**
- * Every operation with the request schemas of its route, read from the handler (`handler.schemas`:
- * what its validation runs), so they are written only there. A handler module reads its
- * function's environment at import (shared/config.ts); placeholders stand in where it is unset, as
- * nothing is called.
+ * Every operation with the request schemas its handler validates with (`handler.schemas`). A handler
+ * module reads its environment at import: placeholders stand in, as nothing is called.
  */
 const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
   const placeholders = functionSpecs().flatMap((spec) =>

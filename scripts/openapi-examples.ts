@@ -28,12 +28,8 @@ import { RECOVER_BATCH } from '#shared/webhooks/replay';
 import { ROUTE_SAMPLES, SAMPLES } from './event-samples';
 
 /**
- * The examples of openapi.json: realistic payloads beside the schemas the document names, and per
- * operation its summary, description, the request and
- * the answers, success and failure, in the route's envelope. The request examples use the demo
- * merchant of `npm start`, so "Try it out" on the local /docs page succeeds with the demo token.
- * Every error message is one the code answers: imported, or produced by running the real
- * validation on a bad input.
+ * The examples of openapi.json and each operation's text. Requests name the demo merchant's
+ * resources, so "Try it out" on the local /docs page succeeds with the demo token.
  */
 
 export const EXAMPLE_TRACE_ID = '2026-11-23T10:15:30Z:api:3f9a2c1b';
@@ -43,10 +39,6 @@ const AT = '2026-11-23T10:15:30.512Z';
 const EARLIER = '2026-11-02T08:41:07.118Z';
 const LATER = '2026-11-24T10:15:30.512Z';
 const LIVE_URL = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live';
-
-// ---------------------------------------------------------------------------------------------
-// Payloads
-// ---------------------------------------------------------------------------------------------
 
 const orderCreate = {
   affiliate_slug: 'alice',
@@ -217,10 +209,6 @@ export const NAMED_INPUT: Record<string, Named> = {
   WebhookUpdate: [webhookUpdateBody, { enabled: true }],
   WebhookRecover: [webhookRecoverBody, { since: EARLIER }],
 };
-
-// ---------------------------------------------------------------------------------------------
-// Per operation
-// ---------------------------------------------------------------------------------------------
 
 /** What the document says of a route besides its manifest entry, its request schemas and its response (functions/responses.ts). */
 export type OperationDoc = {
@@ -460,8 +448,7 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
     answer: loggedEvents,
     page: logCursor,
     parameters: {
-      // The start of the demo merchant's log; its time is far ahead, so the example never expires.
-
+      // The start of the demo merchant's log, dated far ahead so the example never expires.
       after: encodeEventCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
       limit: 25,
       types: 'order.created,commission.accrued',
