@@ -9,11 +9,7 @@ import { esbuildOptions } from '#lib/bundling';
 import { type FunctionSpec, functionEnvironment, PLACEHOLDER_VALUES } from '#lib/function-specs';
 import { asError } from '#shared/errors';
 
-/**
- * Bundles functions exactly as the stack does (lib/bundling.ts) and imports a bundle in a fresh
- * Node.js process with the environment the stack gives that function: what a cold start's init
- * phase does, minus the Lambda runtime. Used by scripts/bundle-size.ts and test/infra.
- */
+/** Bundles functions as the stack does and imports a bundle in a fresh process: a cold start's init, minus Lambda's runtime. */
 
 const run = promisify(execFile);
 
@@ -27,7 +23,7 @@ export const bundleFunction = async (spec: FunctionSpec, outDir: string): Promis
 };
 
 /** The function's deployed environment (placeholder values), plus what the Lambda runtime sets. */
-export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => ({
+const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'bundle-check',
@@ -39,11 +35,8 @@ export const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => 
 });
 
 /**
- * Runs in a fresh Node.js process: imports the bundle (its module-scope code: clients, config) and
- * reports the import's wall time, the init's wall time from the process's start (Node's own boot
- * included: Lambda bills both as Init Duration), and the CPU time of the import. Wall time on a
- * shared 2-core machine swings 3-10x with its load; the import's CPU time stays within about 15 %,
- * so the budget is set on that.
+ * Imports the bundle and reports the import's wall time, the init's from the process's start (Lambda bills
+ * both) and the import's CPU time: the budget's measure, as it swings far less than wall time with load.
  */
 const IMPORT_PROBE = `
 const started = performance.now();
@@ -55,14 +48,10 @@ const cpu = process.cpuUsage(cpuBefore);
 console.log(JSON.stringify({ importMs: ready - started, initMs: ready, importCpuMs: (cpu.user + cpu.system) / 1000 }));
 `;
 
-export type ImportResult = { ok: true; ms: number; initMs: number; importCpuMs: number } | { ok: false; error: string };
+type ImportTimes = { importMs: number; initMs: number; importCpuMs: number };
+export type ImportResult = ({ ok: true } & ImportTimes) | { ok: false; error: string };
 
-/**
- * The cold-start budget of every function: the median CPU time of importing its bundle (see
- * IMPORT_PROBE), with the heaviest bundle's size when the budget was set beside it, for scale
- * (docs/contributing.md, "The cold-start budget"). `npm run bundle-size` (median of 20) and
- * test/infra/function-init.test.ts (median of 3, part of npm test) fail past it.
- */
+/** Every function's median import CPU (IMPORT_PROBE), with the heaviest bundle's size when it was set, for scale. */
 export const COLD_START_BUDGET = { importCpuMs: 250, heaviestBytes: 322.4 * 1024 };
 export const MAX_BUNDLE_BYTES = 420 * 1024;
 
@@ -72,15 +61,10 @@ export const importBundle = async (bundle: Bundle): Promise<ImportResult> => {
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE, pathToFileURL(bundle.file).href], {
       env: lambdaLikeEnvironment(bundle.spec),
     });
-    const { importMs, initMs, importCpuMs } = JSON.parse(stdout.trim()) as { importMs: number; initMs: number; importCpuMs: number };
-    return { ok: true, ms: importMs, initMs, importCpuMs };
+    return { ok: true, ...(JSON.parse(stdout.trim()) as ImportTimes) };
   } catch (error) {
     const output = (error as { stderr?: string }).stderr ?? asError(error).message;
-    const reason =
-      output
-        .split('\n')
-        .find((line) => /^\w*Error\b/.test(line.trim()))
-        ?.trim() ?? 'import failed';
+    const reason = /^[ \t]*(\w*Error\b.*)$/m.exec(output)?.[1]?.trim() ?? 'import failed';
     return { ok: false, error: reason.slice(0, 200) };
   }
 };
