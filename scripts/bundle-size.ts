@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { functionSpecs } from '#lib/function-specs';
-import { bundleFunction, COLD_START_BUDGET, type ImportResult, importBundle, MAX_BUNDLE_BYTES } from './bundles';
+import { bundleFunction, COLD_START_BUDGET, type ImportTimes, importBundle, MAX_BUNDLE_BYTES } from './bundles';
 
 const USAGE = `usage: npm run bundle-size [-- --runs N] [-- --no-import]
 
@@ -32,16 +32,7 @@ const measureImport = !values['no-import'];
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
-type Row = {
-  id: string;
-  kind: string;
-  bytes: number;
-  gzipBytes: number;
-  importCpuMs?: number;
-  importMs?: number;
-  initMs?: number;
-  error?: string;
-};
+type Row = { id: string; kind: string; bytes: number; gzipBytes: number; error?: string } & Partial<ImportTimes>;
 
 const outDir = mkdtempSync(join(tmpdir(), 'merchant-api-bundles-'));
 try {
@@ -50,15 +41,14 @@ try {
   for (const bundle of bundles) {
     const row: Row = { id: bundle.spec.id, kind: bundle.spec.kind, bytes: bundle.bytes, gzipBytes: bundle.gzipBytes };
     if (measureImport) {
-      const samples: Extract<ImportResult, { ok: true }>[] = [];
+      const samples: ImportTimes[] = [];
       for (let index = 0; index < runs && !row.error; index++) {
         const result = await importBundle(bundle);
         if (result.ok) samples.push(result);
         else row.error = result.error;
       }
-      if (!row.error) {
+      if (!row.error)
         for (const figure of ['importCpuMs', 'importMs', 'initMs'] as const) row[figure] = median(samples.map((sample) => sample[figure]));
-      }
     }
     rows.push(row);
   }

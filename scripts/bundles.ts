@@ -48,8 +48,8 @@ const cpu = process.cpuUsage(cpuBefore);
 console.log(JSON.stringify({ importMs: ready - started, initMs: ready, importCpuMs: (cpu.user + cpu.system) / 1000 }));
 `;
 
-type ImportTimes = { importMs: number; initMs: number; importCpuMs: number };
-export type ImportResult = ({ ok: true } & ImportTimes) | { ok: false; error: string };
+export type ImportTimes = { importMs: number; initMs: number; importCpuMs: number };
+type ImportResult = ({ ok: true } & ImportTimes) | { ok: false; error: string };
 
 /** Every function's median import CPU (IMPORT_PROBE), with the heaviest bundle's size when it was set, for scale. */
 export const COLD_START_BUDGET = { importCpuMs: 250, heaviestBytes: 322.4 * 1024 };
