@@ -1,8 +1,4 @@
-/**
- * `npm run events`: writes events/<function-id>.json from scripts/event-samples.ts (the sample
- * table, one entry per route of the manifest, and the API Gateway event builder). The files are
- * committed; the events test fails when they and the table disagree.
- */
+/** `npm run events`: writes events/<function-id>.json from scripts/event-samples.ts, removing the files of no function. */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { eventFileContent, sampleEvents } from './event-samples';

@@ -4,11 +4,7 @@ import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildOpenApiDocument } from './openapi-document';
 
-/**
- * `npm run openapi`: writes openapi.json at the repository root from the code
- * (scripts/openapi-document.ts), and the client types examples/api.d.ts from it (openapi-typescript).
- * test/unit/openapi.test.ts fails when either committed file differs from what this writes.
- */
+/** `npm run openapi`: writes openapi.json from the code, and the client types examples/api.d.ts from it. */
 const ROOT = resolve(import.meta.dirname, '..');
 export const OPENAPI_PATH = resolve(ROOT, 'openapi.json');
 export const CLIENT_TYPES_PATH = resolve(ROOT, 'examples', 'api.d.ts');
