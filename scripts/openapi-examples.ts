@@ -75,13 +75,13 @@ const segment = {
   created_at: EARLIER,
   updated_at: EARLIER,
 };
-const segmentTierRate = { name: 'Gold', slug: 'gold', rate: 12.5, visual_rate: '12.5%' };
+const segmentTierRate = { name: tier.name, slug: tier.slug, rate: 12.5, visual_rate: '12.5%' };
 const segmentDetail = { ...segment, tiers: [segmentTierRate, { name: 'Silver', slug: 'silver', rate: 9, visual_rate: '9%' }] };
 const affiliate = {
   name: 'Alice Adams',
   slug: 'alice',
   status: 'active',
-  tier: { name: 'Gold', slug: 'gold' },
+  tier: { name: tier.name, slug: tier.slug },
   accepted_at: EARLIER,
   created_at: EARLIER,
 };
@@ -130,11 +130,11 @@ const queuedDelivery = { event_id: 'evt_test_4f1c2b3a-5d6e-4f70-8a9b-0c1d2e3f4a5
 const recovery = { since: EARLIER, queued: 3, next_since: null };
 const cursorPagination = { per_page: 15, next_cursor: encodeCursor(`${AT}#${DEMO_DELIVERY_EVENT_ID}`, 'example') };
 const commission = {
-  order_uuid: DEMO.orderUuid,
-  order_no: 'WEB-10001',
-  affiliate_slug: 'alice',
-  tier_slug: 'gold',
-  currency_code: 'EUR',
+  order_uuid: order.uuid,
+  order_no: order.order_no,
+  affiliate_slug: order.affiliate_slug,
+  tier_slug: tier.slug,
+  currency_code: order.currency.code,
   amount: 2388,
   net_amount: 2388,
   order_version: 1,
