@@ -95,6 +95,9 @@ const jsonSchemas = (named: Record<string, Named>, io: 'input' | 'output') => {
 
 const stripSchemaKeyword = ({ $schema: _schema, $id: _id, ...rest }: Json): Json => rest;
 
+/** A request schema (path, query) as JSON Schema, written out in place. */
+const inputSchema = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: 'input' }) as Json);
+
 /** OpenAPI 3.1's top-level `webhooks`: what the API sends to a merchant's endpoints, per event type. */
 const WEBHOOK_HEADERS = {
   'webhook-id': 'The event id: the same on every delivery of this event (deduplicate on it).',
@@ -277,10 +280,10 @@ const failures = (route: RouteDef, operation: Operation) => {
 /** Plain strings: the API answers 404 for a value that names no resource, where a format check would answer 400. */
 const PATH_PARAMETER_SCHEMA = { type: 'string' };
 
-const parameters = (route: RouteDef, operation: Operation, inputs: (schema: $ZodType) => Json): Json[] => [
+const parameters = (route: RouteDef, operation: Operation): Json[] => [
   ...(['path', 'query'] as const).flatMap((location) => {
     const schema = location === 'path' ? operation.request.params : operation.request.query;
-    const object = schema ? inputs(schema) : {};
+    const object = schema ? inputSchema(schema) : {};
     const required = new Set<string>(object.required ?? []);
     return Object.entries(object.properties ?? {}).map(([name, property]) => {
       const example = operation.parameters?.[name];
@@ -377,7 +380,7 @@ const tagOf = (id: RouteId) => {
 };
 
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
-const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation, inputs: (schema: $ZodType) => Json): Json => {
+const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation): Json => {
   const status = route.status ?? 200;
   const post = acceptsIdempotencyKey(route);
   const replayed = post ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {};
@@ -403,7 +406,7 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     ...(route.envelope === 'legacy' ? { deprecated: true } : {}),
-    parameters: parameters(route, operation, inputs),
+    parameters: parameters(route, operation),
     ...requestBody,
     responses: {
       [String(status)]: {
@@ -439,15 +442,8 @@ export const buildOpenApiDocument = async () => {
   const successSchemas = Object.fromEntries(
     routes.map((route): [string, Named] => [successName(route.id), [successSchema(route, ops[route.id])]]),
   );
-  const components = jsonSchemas({ ...NAMED_OUTPUT, ...successSchemas }, 'output');
-  const requestComponents = jsonSchemas(NAMED_INPUT, 'input');
-  const inputs = (schema: $ZodType) => stripSchemaKeyword(z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: 'input' }) as Json);
-
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of routes) {
-    paths[route.path] ??= {};
-    (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = operationObject(route, ops[route.id], inputs);
-  }
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operationObject(route, ops[route.id]);
 
   return {
     ...ABOUT,
@@ -488,7 +484,7 @@ export const buildOpenApiDocument = async () => {
           schema: { type: 'string', enum: ['true'] },
         },
       },
-      schemas: { ...components, ...requestComponents },
+      schemas: { ...jsonSchemas({ ...NAMED_OUTPUT, ...successSchemas }, 'output'), ...jsonSchemas(NAMED_INPUT, 'input') },
     },
   };
 };
