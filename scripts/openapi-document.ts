@@ -443,7 +443,8 @@ export const buildOpenApiDocument = async () => {
     routes.map((route): [string, Named] => [successName(route.id), [successSchema(route, ops[route.id])]]),
   );
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operationObject(route, ops[route.id]);
+  for (const route of routes)
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operationObject(route, ops[route.id]) };
 
   return {
     ...ABOUT,
