@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionTable } from '#shared/db/client';
-import { type Claim, claimKey, completeKey, releaseKey, type StoredResponse } from '#shared/db/entities/idempotency';
+import { type Claim, claimKey, completeKey, releaseKey, type StoredResponse, takeOverKey } from '#shared/db/entities/idempotency';
 import { withWriteRetry } from '#shared/db/retry';
-import { ApiError, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '#shared/errors';
+import { ApiError, busy, IDEMPOTENCY_MESSAGES, keyReused, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '#shared/errors';
 import { logger } from '#shared/logger';
 import type { AuthenticatedContext } from './auth';
 import { AnsweredEarly } from './envelope';
@@ -14,6 +14,9 @@ import { type ApiMiddleware, headerOf, type RequestKey } from './types';
 import type { Schemas, ValidatedContext } from './validate';
 
 // `Idempotency-Key` on POST routes: what is stored, replayed and refused, docs/design-notes.md#idempotency-key.
+
+/** Takeovers of a dead claim tried before answering 503 (another retry of the same request took it meanwhile). */
+const TAKEOVER_ATTEMPTS = 3;
 
 /** Retry-After of a key still in flight: most such requests finish within a second. */
 const RETRY_AFTER_SECONDS = 1;
@@ -135,33 +138,35 @@ const claimOrAnswer = async (
   // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
   const claimId = randomUUID();
   const merchantId = context.credential.merchant.id;
-  const traceId = context.traceId;
-  const outcome = await withWriteRetry(() =>
-    claimKey(functionTable, { merchantId, key, fingerprint, leaseMs: leaseMs(context), claimId, traceId }),
-  );
-  if (outcome.claimed) {
-    // An earlier try whose lease ran out may have written its answer's facts: that answer is stored now, under this claim.
-    const answered = await answeredBefore(context, outcome.tookOver?.traceId, fromStore);
-    if (!answered) {
+  const { traceId } = context;
+  const lease = leaseMs(context);
+  for (let attempt = 1; attempt <= TAKEOVER_ATTEMPTS; attempt++) {
+    const outcome = await withWriteRetry(() => claimKey(functionTable, { merchantId, key, fingerprint, leaseMs: lease, claimId, traceId }));
+    if (outcome.claimed) {
       context.idempotency = outcome.claim;
       return undefined;
     }
-    const stored = await toStored(answered, outcome.claim, secrets);
-    // Not stored: the next retry finds this claim in flight and rebuilds the answer again.
-    await withWriteRetry(() => completeKey(functionTable, outcome.claim, stored)).catch((error: unknown) =>
-      logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error)),
-    );
-    return replay(stored, merchantId, key, secrets);
-  }
-  const { record } = outcome;
-  // A record stored before the path was fingerprinted as validated has it as sent.
-  if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
-  if (record.status === 'in_progress') {
+    const { record } = outcome;
+    // A record stored before the path was fingerprinted as validated has it as sent.
+    if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
+    if (record.status === 'completed') return replay(record.response, merchantId, key, secrets);
+    // What an earlier try of this request wrote may answer it as that try did (its trace id is the claim's).
     const answered = await answeredBefore(context, record.traceId, fromStore);
-    if (answered) return asReplay(answered);
-    throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    if (!outcome.dead) {
+      if (answered) return asReplay(answered);
+      throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    // A dead claim of this request: its answer is stored now, or this request claims the key and runs.
+    const claim = { merchantId, key, claimId, fingerprint };
+    const stored = answered && (await toStored(answered, claim, secrets));
+    const next = stored ? { response: stored } : { traceId, leaseMs: lease };
+    if (await withWriteRetry(() => takeOverKey(functionTable, claim, record, next))) {
+      if (stored) return replay(stored, merchantId, key, secrets);
+      context.idempotency = claim;
+      return undefined;
+    }
   }
-  return replay(record.response, merchantId, key, secrets);
+  throw busy();
 };
 
 /** A POST route's Idempotency-Key handling: the secrets its answers show (kept sealed), whether the claim goes out beside the handler, and how it answers from its store. */

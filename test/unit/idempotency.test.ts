@@ -161,8 +161,7 @@ describe('the first request with a key', () => {
     // The local context gives the invocation the routes' 10 s; the lease adds a margin on top of what is left.
     expect(input.Item!.in_flight_until).toBeGreaterThan(before + 10_000);
     expect(input.Item!.in_flight_until).toBeLessThanOrEqual(Date.now() + 10_000 + 10_000);
-    expect(input.ConditionExpression).toContain('attribute_not_exists(pk)');
-    expect(input.ConditionExpression).toContain('in_flight_until < :nowMs');
+    expect(input.ConditionExpression).toBe('attribute_not_exists(pk) OR #expires <= :nowSeconds');
   });
 
   it('stores the final response byte for byte (status, headers, body), conditional on its own claim', async () => {
@@ -578,11 +577,13 @@ describe('a retry with the same key', () => {
       expect(orderPuts()).toHaveLength(0);
     });
 
-    it('takes over a claim whose lease ran out and answers from the order it created, storing that answer under its own claim', async () => {
-      // Prepare: the put replaces the earlier claim and hands it back
+    it('takes over a claim whose lease ran out and answers from the order it created, storing that answer in the one conditional write', async () => {
+      // Prepare
       const event = createEvent();
-      const earlier = unmarshall(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 }));
-      ddbMock.on(PutCommand, CLAIM).resolves({ Attributes: earlier });
+      const deadUntil = Date.now() - 1;
+      ddbMock
+        .on(PutCommand, CLAIM)
+        .rejects(conditionFailed(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: deadUntil })));
       orderCreatedBy(event, 'this request');
 
       // Act
@@ -593,20 +594,18 @@ describe('a retry with the same key', () => {
       expect(response.raw).toBe(firstAnswer);
       expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
       expect(orderPuts()).toHaveLength(0);
-      const claimId = idempotencyPuts()[0]!.args[0].input.Item!.claim_id;
+      const [takeover] = idempotencyUpdates();
       expect(idempotencyUpdates()).toHaveLength(1);
-      expect(idempotencyUpdates()[0]!.ExpressionAttributeValues).toMatchObject({
-        ':claimId': claimId,
-        ':statusCode': 201,
-        ':body': firstAnswer,
-      });
+      expect(takeover?.ConditionExpression).toBe('#status = :inProgress AND fingerprint = :fingerprint AND in_flight_until = :deadUntil');
+      expect(takeover?.ExpressionAttributeValues).toMatchObject({ ':deadUntil': deadUntil, ':statusCode': 201, ':body': firstAnswer });
     });
 
-    it('takes over a claim whose lease ran out and runs the request when the order is not there', async () => {
+    it('takes over a claim whose lease ran out and runs the request when the order is not there, the claim then keeping its own trace id', async () => {
       // Prepare
       const event = createEvent();
-      const earlier = unmarshall(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 }));
-      ddbMock.on(PutCommand, CLAIM).resolves({ Attributes: earlier });
+      ddbMock
+        .on(PutCommand, CLAIM)
+        .rejects(conditionFailed(inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 })));
 
       // Act
       const response = await invoke(createV2, event);
@@ -615,6 +614,34 @@ describe('a retry with the same key', () => {
       expect(response.statusCode).toBe(201);
       expect(response.headers).not.toHaveProperty('idempotent-replayed');
       expect(orderPuts()).toHaveLength(1);
+      const [takeover] = idempotencyUpdates();
+      expect(idempotencyUpdates()).toHaveLength(1);
+      expect(takeover?.UpdateExpression).toBe('SET claim_id = :claimId, trace_id = :traceId, in_flight_until = :until');
+      expect(takeover?.ExpressionAttributeValues).toMatchObject({ ':traceId': response.body.meta.trace_id });
+    });
+
+    it('knows its own takeover when its answer was lost (the SDK retried): the claim keeps the trace id of the answer it gives', async () => {
+      // Prepare: the takeover was applied, its answer lost; the claim is then refused by that takeover
+      const event = createEvent();
+      const dead = inProgressRecord(event, { trace_id: FIRST_TRACE_ID, in_flight_until: Date.now() - 1 });
+      let taken: Record<string, unknown> | undefined;
+      ddbMock.on(PutCommand, CLAIM).callsFake(async () => {
+        throw conditionFailed(taken ? marshall(taken) : dead);
+      });
+      ddbMock.on(UpdateCommand, { Key: RECORD_KEY }).callsFake(async (input: UpdateCommandInput) => {
+        if (taken) throw conditionFailed(marshall(taken));
+        const values = input.ExpressionAttributeValues ?? {};
+        taken = { ...unmarshall(dead), claim_id: values[':claimId'], trace_id: values[':traceId'], in_flight_until: values[':until'] };
+        throw conditionFailed(marshall(taken));
+      });
+
+      // Act
+      const response = await invoke(createV2, event);
+
+      // Assess: it runs under its takeover, whose trace id is its own
+      expect(response.statusCode).toBe(201);
+      expect(orderPuts()).toHaveLength(1);
+      expect(taken?.trace_id).toBe(response.body.meta.trace_id);
     });
   });
 
@@ -671,18 +698,20 @@ describe('the same key with a different request', () => {
 });
 
 describe('claiming a key', () => {
-  it('requires the same request (fingerprint) to take over a record whose lease ran out', async () => {
-    // Act
+  it('takes over a record whose lease ran out only for the same request (fingerprint), and only that very claim', async () => {
+    // Prepare
     const event = createEvent();
+    const deadUntil = Date.now() - 1;
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event, { in_flight_until: deadUntil })));
+
+    // Act
     await invoke(createV2, event);
 
     // Assess
-    const input = idempotencyPuts()[0]!.args[0].input;
-    expect(input.ConditionExpression).toBe(
-      'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
-    );
-    expect(input.ExpressionAttributeValues).toMatchObject({ ':fingerprint': requestFingerprint(event), ':inProgress': 'in_progress' });
-    expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
+    const [takeover] = idempotencyUpdates();
+    expect(takeover?.ConditionExpression).toBe('#status = :inProgress AND fingerprint = :fingerprint AND in_flight_until = :deadUntil');
+    expect(takeover?.ExpressionAttributeValues).toMatchObject({ ':fingerprint': requestFingerprint(event), ':deadUntil': deadUntil });
+    expect(idempotencyPuts()[0]?.args[0].input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
   });
 
   it('holds the key when its claim is refused by its own applied attempt (the old image has its claim id): the request runs, not 409', async () => {
@@ -743,21 +772,18 @@ describe('claiming a key', () => {
   });
 
   it('lets a retry of the same request take over a released record: it claims again and runs', async () => {
-    // Prepare: released between the claim's write and its read of the record.
+    // Prepare: its earlier try failed with a 5xx, which released the claim.
     const event = createEvent();
-    ddbMock
-      .on(PutCommand)
-      .rejectsOnce(conditionFailed(inProgressRecord(event, { in_flight_until: 0 })))
-      .resolves({});
+    ddbMock.on(PutCommand, CLAIM).rejects(conditionFailed(inProgressRecord(event, { in_flight_until: 0 })));
 
     // Act
     const response = await invoke(createV2, event);
 
     // Assess
     expect(response.statusCode).toBe(201);
-    expect(idempotencyPuts()).toHaveLength(2);
+    expect(idempotencyPuts()).toHaveLength(1);
     expect(orderPuts()).toHaveLength(1);
-    expect(idempotencyPuts()[1]!.args[0].input.Item).toMatchObject({ trace_id: response.body.meta.trace_id });
+    expect(idempotencyUpdates()[0]?.ExpressionAttributeValues).toMatchObject({ ':deadUntil': 0, ':traceId': response.body.meta.trace_id });
   });
 
   it('answers 503 with Retry-After, not 500, when the key cannot be claimed in 3 attempts, and runs nothing', async () => {

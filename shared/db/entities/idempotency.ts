@@ -22,8 +22,8 @@ type IdempotencyRecord =
 /** The right to run the request, held by the invocation that wrote the `in_progress` record. */
 export type Claim = { merchantId: string; key: string; claimId: string; fingerprint: string };
 
-/** Claimed (`tookOver`: the live claim of an earlier try of the same request, whose lease ran out), or the record that holds the key. */
-type ClaimOutcome = { claimed: true; claim: Claim; tookOver?: InProgress } | { claimed: false; record: IdempotencyRecord };
+/** Claimed, or the record that holds the key (`dead`: an in-progress claim of this same request whose lease ran out, to take over). */
+type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord; dead?: boolean };
 type InProgress = Extract<IdempotencyRecord, { status: typeof IN_PROGRESS }>;
 
 /** A record past its 24 hours: as if there were none. */
@@ -79,9 +79,10 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 const CLAIM_ATTEMPTS = 3;
 
 /**
- * Claims `key` for `leaseMs`, or answers the live record that holds it, in one conditional PutItem: only a retry of the
- * same request (`fingerprint`) takes a released or dead claim over; an applied attempt is known by its `claimId`. The
- * claim keeps the request's trace id, so a route that answers a retry from what the request wrote can answer as it did.
+ * Claims `key` for `leaseMs`, or answers the record that holds it, in one conditional PutItem (no record, or one past its
+ * 24 hours); an applied attempt is known by its `claimId`. The claim keeps the request's trace id: a route that answers a
+ * retry from what its request wrote answers with it. A released or dead claim of the same request (`fingerprint`) comes
+ * back `dead`, for `takeOverKey`, which keeps what the record answers true.
  */
 export const claimKey = async (
   db: TableRef,
@@ -92,7 +93,7 @@ export const claimKey = async (
   for (let attempt = 1; ; attempt++) {
     const nowMs = Date.now();
     try {
-      const { Attributes: replaced } = await putItem(db, {
+      await putItem(db, {
         Item: {
           ...idempotencyKey(merchantId, key),
           type: 'idempotency',
@@ -104,30 +105,86 @@ export const claimKey = async (
           [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
           created_at: new Date(nowMs).toISOString(),
         },
-        ConditionExpression:
-          'attribute_not_exists(pk) OR #expires <= :nowSeconds OR (#status = :inProgress AND in_flight_until < :nowMs AND fingerprint = :fingerprint)',
-        ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE, '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':nowSeconds': Math.floor(nowMs / 1000),
-          ':nowMs': nowMs,
-          ':inProgress': IN_PROGRESS,
-          ':fingerprint': fingerprint,
-        },
+        ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :nowSeconds',
+        ExpressionAttributeNames: { '#expires': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: { ':nowSeconds': Math.floor(nowMs / 1000) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        ReturnValues: 'ALL_OLD',
       });
-      const earlier = replaced && toRecord(parseStored('idempotency', recordSchema, replaced));
-      return { claimed: true, claim, ...(earlier?.status === IN_PROGRESS && !isExpired(earlier, nowMs) ? { tookOver: earlier } : {}) };
+      return { claimed: true, claim };
     } catch (error) {
       // The record that made the condition fail.
       const old = refusedItem(error);
       const held = old ? toRecord(parseStored('idempotency', recordSchema, old)) : await readRecord(db, merchantId, key);
       if (held?.status === IN_PROGRESS && held.claimId === claim.claimId) return { claimed: true, claim };
       if (held && (isLive(held) || (held.fingerprint !== fingerprint && !isExpired(held)))) return { claimed: false, record: held };
-      // It expired or was released between the write and the read: try again, then give up for now.
+      if (held?.status === IN_PROGRESS && !isExpired(held)) return { claimed: false, record: held, dead: true };
+      // It expired between the write and the read: try again, then give up for now.
       if (attempt >= CLAIM_ATTEMPTS) throw busy();
     }
   }
+};
+
+/**
+ * Takes over `dead`, the released or dead claim of this same request, on the condition that it is still that claim:
+ * with `response`, the answer rebuilt from what its request wrote, stored at once; else claimed for this request and its
+ * trace id. False when something else changed the record first (read it again).
+ */
+export const takeOverKey = async (
+  db: TableRef,
+  claim: Claim,
+  dead: InProgress,
+  next: { response: StoredResponse } | { traceId: string; leaseMs: number },
+): Promise<boolean> => {
+  const nowMs = Date.now();
+  const condition = {
+    Key: idempotencyKey(claim.merchantId, claim.key),
+    ConditionExpression: '#status = :inProgress AND fingerprint = :fingerprint AND in_flight_until = :deadUntil',
+    ExpressionAttributeNames: { '#status': 'status' },
+  };
+  const values = {
+    ':inProgress': IN_PROGRESS,
+    ':fingerprint': claim.fingerprint,
+    ':deadUntil': dead.inFlightUntil,
+    ':claimId': claim.claimId,
+  };
+  if ('response' in next) {
+    const completion = completionOf(next.response, nowMs);
+    return writeApplied(
+      updateItem(db, {
+        ...condition,
+        UpdateExpression: `${completion.expression}, claim_id = :claimId REMOVE in_flight_until`,
+        ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, ...completion.names },
+        ExpressionAttributeValues: { ...values, ...completion.values },
+      }),
+    );
+  }
+  return writeApplied(
+    updateItem(db, {
+      ...condition,
+      UpdateExpression: 'SET claim_id = :claimId, trace_id = :traceId, in_flight_until = :until',
+      ExpressionAttributeValues: { ...values, ':traceId': next.traceId, ':until': nowMs + next.leaseMs },
+    }),
+  );
+};
+
+/** The SET of a completed record: its response, replayed for 24 hours from `nowMs`. */
+const completionOf = (response: StoredResponse, nowMs: number) => {
+  const sealed = (response.sealedFields?.length ?? 0) > 0;
+  return {
+    expression: `SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, ${
+      sealed ? 'response_sealed = :sealed, ' : ''
+    }completed_at = :now, #expires = :expires`,
+    names: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
+    values: {
+      ':completed': COMPLETED,
+      ':statusCode': response.statusCode,
+      ':headers': response.headers,
+      ':body': response.body,
+      ':now': new Date(nowMs).toISOString(),
+      ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
+      ...(sealed ? { ':sealed': response.sealedFields } : {}),
+    },
+  };
 };
 
 const ownClaim = (claim: Claim) => ({
@@ -138,26 +195,13 @@ const ownClaim = (claim: Claim) => ({
 
 /** Stores the final response of the claimed request, replayed for 24 hours from now; false when the claim was lost. */
 export const completeKey = async (db: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
-  const nowMs = Date.now();
-  const sealed = (response.sealedFields?.length ?? 0) > 0;
+  const completion = completionOf(response, Date.now());
   return writeApplied(
     updateItem(db, {
       ...ownClaim(claim),
-      UpdateExpression: `SET #status = :completed, response_status = :statusCode, response_headers = :headers, response_body = :body, ${
-        sealed ? 'response_sealed = :sealed, ' : ''
-      }completed_at = :now, #expires = :expires REMOVE in_flight_until`,
-      ExpressionAttributeNames: { '#status': 'status', '#expires': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: {
-        ':claimId': claim.claimId,
-        ':inProgress': IN_PROGRESS,
-        ':completed': COMPLETED,
-        ':statusCode': response.statusCode,
-        ':headers': response.headers,
-        ':body': response.body,
-        ':now': new Date(nowMs).toISOString(),
-        ':expires': Math.floor(nowMs / 1000) + RECORD_TTL_SECONDS,
-        ...(sealed ? { ':sealed': response.sealedFields } : {}),
-      },
+      UpdateExpression: `${completion.expression} REMOVE in_flight_until`,
+      ExpressionAttributeNames: completion.names,
+      ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ...completion.values },
     }),
   );
 };
