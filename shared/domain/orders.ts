@@ -136,21 +136,27 @@ const createdBy = (holder: OrderItem, identity: RequestIdentity) =>
   (holder.created_write_id ?? holder.last_write_id) === identity.writeId &&
   Date.now() - Date.parse(holder.created_at) < RECORD_TTL_SECONDS * 1000;
 
+/** The order under `uuid` if this request created it (a consistent read), else undefined. */
+const ownOrder = async (merchantId: string, uuid: string, identity: RequestIdentity): Promise<OrderItem | undefined> => {
+  const found = await readOrder(functionTable, merchantId, uuid, true);
+  return found && createdBy(found, identity) ? found : undefined;
+};
+
 /**
- * A keyed create's first answer, `reply` of the order its request created (its uuid derives from `order_no`; read
- * consistently), or undefined while there is none it created: how a retry is answered without a stored 201.
+ * A keyed create's first answer, `reply` of the order its request created (its uuid derives from `order_no`), or
+ * undefined while there is none it created: how a retry is answered without a stored 201.
  */
 export const replyFromCreatedOrder =
   <R>(reply: (order: OrderItem) => R) =>
   async ({ merchantId, body, identity }: { merchantId: string; body: { order_no: string }; identity: RequestIdentity }) => {
-    const order = await readOrder(functionTable, merchantId, orderUuidFor(merchantId, body.order_no), true);
-    return order && createdBy(order, identity) ? reply(order) : undefined;
+    const order = await ownOrder(merchantId, orderUuidFor(merchantId, body.order_no), identity);
+    return order && reply(order);
   };
 
-/** After a failed put: whether this request's order is stored (a consistent read), undefined when that cannot be read. */
+/** After a failed put: whether this request's order is stored, undefined when that cannot be read. */
 const storedOrUnknown = (merchantId: string, order: OrderItem, identity: RequestIdentity): Promise<boolean | undefined> =>
-  readOrder(functionTable, merchantId, order.uuid, true)
-    .then((found) => found !== undefined && createdBy(found, identity))
+  ownOrder(merchantId, order.uuid, identity)
+    .then((found) => found !== undefined)
     .catch(() => undefined);
 
 /** The create's count change after its commit (applied, or marked for recount): logged when it fails, never thrown. */
