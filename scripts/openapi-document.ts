@@ -22,7 +22,7 @@ import {
   REPLAYED_HEADER,
   unauthenticated,
 } from '#shared/errors';
-import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, successStatus, v2Body } from '#shared/http/envelope';
 import { parseJsonBody } from '#shared/http/json-body';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
@@ -381,7 +381,7 @@ const tagOf = (id: RouteId) => {
 
 /** The operation of one route, with its examples, its request schemas and every answer it gives. */
 const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation): Json => {
-  const status = route.status ?? 200;
+  const status = successStatus(route);
   const post = acceptsIdempotencyKey(route);
   const replayed = post ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {};
   const failureResponses = failures(route, operation);

@@ -44,6 +44,9 @@ const json = (statusCode: number, body: unknown, headers: Record<string, string>
   body: JSON.stringify(body),
 });
 
+/** The status of a route's success: 200 unless its manifest entry says 201 or 202. */
+export const successStatus = (route: { status?: number }): number => route.status ?? 200;
+
 /** A handler's Reply in the route's envelope, with the route's success status. */
 export const envelopeResponse = (
   route: { envelope: EnvelopeKind; status?: number },
@@ -51,7 +54,7 @@ export const envelopeResponse = (
   reply: Reply,
 ): APIGatewayProxyResult =>
   json(
-    route.status ?? 200,
+    successStatus(route),
     route.envelope === 'v2'
       ? v2Body(traceId, { data: reply.data, meta: reply.meta })
       : legacySuccessBody(reply.message ?? 'OK', reply.data),

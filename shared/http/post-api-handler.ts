@@ -1,13 +1,13 @@
-import { requestIdentity } from '#shared/request-identity';
+import { type RequestIdentity, requestIdentity } from '#shared/request-identity';
 import { buildApiHandler, type Handle } from './api-handler';
-import { envelopeResponse, type Reply } from './envelope';
+import { envelopeResponse, type Reply, successStatus } from './envelope';
 import { type AnswerFromStore, idempotencyKey, idempotentResponse, type ReplySecrets } from './idempotency';
 import type { PostRoute, ReplyDataOf } from './route';
 import type { Input, Schemas } from './validate';
 
 /** A route's first answer from what its request wrote (identified by its write id), or undefined while that is not there. */
 export type ReplyFromStore<S extends Schemas, D> = (
-  request: Input<S> & { merchantId: string; identity: ReturnType<typeof requestIdentity> },
+  request: Input<S> & { merchantId: string; identity: RequestIdentity },
 ) => Promise<Reply<D> | undefined>;
 
 /**
@@ -31,6 +31,6 @@ export const postApiHandler = <S extends Schemas, R extends PostRoute>(
   const options = { secrets, fromStore, besideHandler: route.admitsBesideReads === true };
   return buildApiHandler(route, schemas, handle, {
     claimKey: idempotencyKey(options),
-    recordResponse: idempotentResponse(options, route.status ?? 200),
+    recordResponse: idempotentResponse(options, successStatus(route)),
   });
 };
