@@ -3,7 +3,7 @@ export const METRICS_NAMESPACE = 'AffiliateMerchantApi';
 export const METRICS_SERVICE = 'merchant-api';
 
 export const METRIC = {
-  /** An order was accepted (201) on either create endpoint. */
+  /** An order was accepted: counted by the change feed as it announces the new order (per batch, so a re-read batch may count twice). */
   ordersAccepted: 'OrdersAccepted',
   /** An order was cancelled. */
   ordersCancelled: 'OrdersCancelled',

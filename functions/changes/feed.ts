@@ -14,6 +14,7 @@ import { withRepeatableRetry } from '#shared/db/retry';
 import { asError, errorName } from '#shared/errors';
 import { groupBy } from '#shared/group-by';
 import { logger } from '#shared/logger';
+import { emitMetrics, METRIC } from '#shared/metrics';
 import { requireQueueUrl } from '#shared/queue/client';
 import { sendToDeadLetterQueue } from '#shared/queue/dead-letter';
 import { type FollowUp, sendFollowUps } from '#shared/queue/follow-ups';
@@ -247,6 +248,14 @@ const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number,
   });
 };
 
+/** Counts the new orders whose announcement went out in this read, in one EMF line: where an order is accepted, batched. */
+const countAcceptedOrders = (planned: readonly Planned[], carried: readonly string[][]) => {
+  const accepted = planned.filter(
+    (entry, index) => 'reactions' in entry && entry.reactions.orderEvent?.version === 1 && carried[index]?.includes('orderEvent'),
+  ).length;
+  if (accepted > 0) emitMetrics({ [METRIC.ordersAccepted]: accepted });
+};
+
 /**
  * Carries out the reactions of a batch of stream records; returns the sequence number to read again from, or undefined
  * when every record is done (carried out or parked). A record read again skips what it carried out before. The
@@ -272,6 +281,7 @@ export const processChangeRecords = async (
   const carried = planned.map((entry, index) =>
     'reactions' in entry ? Object.keys(entry.reactions).filter((kind) => !failed.get(index)?.includes(kind)) : [],
   );
+  countAcceptedOrders(planned, carried);
   const unreadable = planned.flatMap((entry, index) => ('poison' in entry ? [{ index, record: entry.record, error: entry.poison }] : []));
   const overdue = overdueRecords(planned, failed, now);
   const toPark = [...unreadable, ...overdue];

@@ -3,7 +3,6 @@ import { createOrder, replyFromCreatedOrder } from '#shared/domain/orders';
 import type { Reply } from '#shared/http/envelope';
 import { postApiHandler } from '#shared/http/post-api-handler';
 import type { PostRoute, ReplyDataOf } from '#shared/http/route';
-import { countMetric, METRIC } from '#shared/metrics';
 import { orderCreateBody } from '#shared/schemas/order';
 
 /**
@@ -14,10 +13,6 @@ export const orderCreateHandler = <R extends PostRoute>(route: R, created: (orde
   postApiHandler(
     route,
     { body: orderCreateBody },
-    async ({ merchant, body, ...steps }) => {
-      const order = await createOrder(merchant, body, steps);
-      countMetric(METRIC.ordersAccepted);
-      return created(order);
-    },
+    async ({ merchant, body, ...steps }) => created(await createOrder(merchant, body, steps)),
     { replyFromStore: replyFromCreatedOrder(created) },
   );

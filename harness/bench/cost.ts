@@ -5,6 +5,7 @@
  */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { ACCESS_LOG_FIELDS } from '#lib/rest-api';
 import { GLOBAL_INDEXES, TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/db/table-def';
 
 /** AWS list prices, us-east-1, on demand, no free tier; when each was checked: the docs' Prices. */
@@ -44,25 +45,19 @@ const DAY_SECONDS = 86_400;
 const MONTH_SECONDS = 30 * DAY_SECONDS;
 
 /** A line of the access log lib/rest-api.ts configures, filled as a create's request fills it. */
-const ACCESS_LOG_SAMPLE = {
+const ACCESS_LOG_SAMPLE: Record<keyof typeof ACCESS_LOG_FIELDS, string> = {
   requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
-  extendedRequestId: 'Hk3v5FjLIAMEbXw=',
   requestTime: '27/Nov/2026:03:40:45 +0000',
   ip: '203.0.113.10',
   userAgent: 'merchant-platform/1.0 (+https://shop.example)',
   method: 'POST',
-  resourcePath: '/api/v2/orders/create',
   path: '/live/api/v2/orders/create',
-  protocol: 'HTTP/1.1',
   status: '201',
   responseLength: '1024',
   responseLatency: '48',
   integrationLatency: '45',
-  integrationStatus: '201',
-  errorType: '-',
   errorMessage: '-',
   wafResponseCode: 'WAF_ALLOW',
-  xrayTraceId: '1-6747e5ad-3e1bd0c2f5a1b7c9d0e4f6a8',
 };
 
 /** What cannot be measured on the local stack, and the figure taken instead. */

@@ -2,12 +2,13 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { BatchWriteCommand, PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler, processChangeRecords } from '#functions/changes/feed';
 import { passesFilters } from '#local/event-filter';
 import { CHANGE_FEED_FILTERS, reactionsTo } from '#shared/changes/feed';
 import { DEFAULT_PARK_POLICY } from '#shared/changes/retries';
 import { BLOCK_SIZE, GROUP_SIZE } from '#shared/db/entities/counter';
+import { metrics } from '#shared/metrics';
 import { MAX_BATCH_BYTES } from '#shared/queue/send-batch';
 import { readDeliveryMessage, sendDeliveries } from '#shared/queue/webhooks';
 import { workerContext } from './support/api';
@@ -379,6 +380,28 @@ describe('the change-feed function', () => {
     ]);
     expect(callsBesideEventLog(UpdateCommand)).toHaveLength(1);
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk: MERCHANT_PK, sk: 'CUSTOMER#dan@example.com' } });
+  });
+
+  it('counts the new orders it announced in one EMF line per read, each once: a version change and an order announced before are not counted', async () => {
+    // Prepare
+    const addMetric = vi.spyOn(metrics, 'addMetric');
+    vi.spyOn(metrics, 'publishStoredMetrics').mockReturnValue(metrics);
+    const changed = storedOrder({ uuid: '00000000-0000-4000-8000-000000000010', version: 2, total_shipping_value: 900 });
+    const [a, b] = [1, 2].map((n) => record('INSERT', storedOrder({ uuid: `00000000-0000-4000-8000-00000000001${n}`, customer: null })));
+    const records = [record('MODIFY', changed, { ...changed, version: 1 }), a, b] as DynamoDBRecord[];
+    sqsMock
+      .on(SendMessageBatchCommand)
+      .callsFakeOnce(sqsBatchAnswer(['0', '1']))
+      .callsFake(sqsBatchAnswer());
+
+    // Act: the second order's announcement is refused, so the stream reads it again
+    const first = await processChangeRecords(records);
+    const again = await processChangeRecords(records.slice(2));
+
+    // Assess
+    expect([first, again]).toEqual([b?.dynamodb?.SequenceNumber, undefined]);
+    expect(addMetric.mock.calls.map(([name, , value]) => `${name}=${value}`)).toEqual(['OrdersAccepted=1', 'OrdersAccepted=1']);
+    vi.restoreAllMocks();
   });
 
   it('creates a customer the table does not hold yet and only reads one it holds, once per customer and batch', async () => {
