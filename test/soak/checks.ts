@@ -201,7 +201,7 @@ const checkLists = (context: Context): InvariantResult => {
       const duplicates = list.ids.length - shown.size;
       if (wrongTotals.length > 0 || missing > 0 || extra > 0 || duplicates > 0)
         out.violations.push(
-          `${prefix}: total ${wrongTotals.join('/') || expected.size}, ${expected.size} items stored; pages missed ${missing}, showed ${extra} not stored, ${duplicates} twice`,
+          `${prefix}: total ${wrongTotals.join('/') || expected.size}, ${expected.size} items stored; pages missed ${missing}, showed ${extra} not stored, ${duplicates} twice${list.counts ? `; its counts: ${list.counts.join('; ')}` : ''}`,
         );
     }
   }

@@ -1,8 +1,10 @@
-import { type AffiliateItem, parseAffiliate } from '#shared/db/entities/affiliate';
+import { type AffiliateItem, parseAffiliate, tierBucket } from '#shared/db/entities/affiliate';
 import { type AffiliateRequestItem, parseAffiliateRequest } from '#shared/db/entities/affiliate-request';
 import { merchantPk } from '#shared/db/entities/base';
 import { type CommissionLedger, getCommissionLedger } from '#shared/db/entities/commission';
+import { countsPartition } from '#shared/db/entities/counter';
 import { type InviteItem, parseInvite } from '#shared/db/entities/invite';
+import { ALL_BUCKET } from '#shared/db/entities/list-entry';
 import { type OrderItem, parseOrder } from '#shared/db/entities/order';
 import { allSegments, type SegmentItem } from '#shared/db/entities/segment';
 import { queryKeyPrefix } from '#shared/db/query';
@@ -28,6 +30,8 @@ export type ListReading = {
   expected: string[];
   /** Why the list could not be read to the end. */
   failed?: string;
+  /** When a total is wrong: the list's block count items as stored, to tell a recount still owed from a count lost. */
+  counts?: string[];
 };
 
 export type MerchantTruth = {
@@ -62,7 +66,8 @@ const readLedgers = async (merchant: SoakMerchant, orders: readonly OrderItem[])
   return ledgers;
 };
 
-type ListDef = { name: string; path: string; idsOf: (json: unknown) => string[]; expected: string[] };
+/** `counts`: the sort key prefix of the list's block count items (shared/db/entities/counter.ts). */
+type ListDef = { name: string; path: string; idsOf: (json: unknown) => string[]; expected: string[]; counts: string };
 
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
@@ -80,24 +85,39 @@ const listsOf = (truth: Omit<MerchantTruth, 'lists' | 'ledgers' | 'merchant' | '
     path: `/api/v2/affiliate-requests?status=${statuses.join(',')}`,
     idsOf: arrayData,
     expected: requestsIn(statuses),
+    counts: 'affiliate_requests#',
   }));
   const tiers = [...new Set(truth.affiliates.map((affiliate) => affiliate.tier_slug).filter((tier): tier is string => tier !== null))];
   return [
-    { name: 'orders', path: '/api/v2/orders?', idsOf: orders, expected: truth.orders.map((order) => order.uuid) },
-    { name: 'affiliates', path: '/api/v2/affiliates?', idsOf: affiliates, expected: truth.affiliates.map((affiliate) => affiliate.slug) },
+    { name: 'orders', path: '/api/v2/orders?', idsOf: orders, expected: truth.orders.map((order) => order.uuid), counts: 'orders#' },
+    {
+      name: 'affiliates',
+      path: '/api/v2/affiliates?',
+      idsOf: affiliates,
+      expected: truth.affiliates.map((affiliate) => affiliate.slug),
+      counts: `affiliates#${ALL_BUCKET}#`,
+    },
     ...tiers.sort().map((tier) => ({
       name: `affiliates tier_slug=${tier}`,
       path: `/api/v2/affiliates?tier_slug=${tier}`,
       idsOf: affiliates,
       expected: truth.affiliates.filter((affiliate) => affiliate.tier_slug === tier).map((affiliate) => affiliate.slug),
+      counts: `affiliates#${encodeURIComponent(tierBucket(tier))}#`,
     })),
     ...requestLists,
-    { name: 'invites', path: '/api/v2/affiliates/invites?', idsOf: arrayData, expected: truth.invites.map((invite) => invite.uuid) },
+    {
+      name: 'invites',
+      path: '/api/v2/affiliates/invites?',
+      idsOf: arrayData,
+      expected: truth.invites.map((invite) => invite.uuid),
+      counts: 'invites#',
+    },
     {
       name: `invites email=${INVITE_NEEDLE}`,
       path: `/api/v2/affiliates/invites?email=${INVITE_NEEDLE}`,
       idsOf: arrayData,
       expected: truth.invites.filter((invite) => invite.email.includes(INVITE_NEEDLE)).map((invite) => invite.uuid),
+      counts: 'invites#',
     },
   ];
 };
@@ -136,6 +156,12 @@ const readList = async (merchant: SoakMerchant, list: ListDef, log: (op: Op) => 
   }
 };
 
+/** A list's count items as stored: each block's or group's count, version, last change and pending recount mark. */
+const countItemsOf = async (merchant: SoakMerchant, prefix: string): Promise<string[]> =>
+  (await queryKeyPrefix(merchant.store, countsPartition(merchant.id), prefix)).map((item) =>
+    ['sk', 'n', 'v', 'changed_at', 'marked_at'].map((field) => `${field}=${String(item[field] ?? '-')}`).join(' '),
+  );
+
 /** The ground truth of one merchant, and its lists as the API shows them. */
 export const readTruth = async (merchant: SoakMerchant, log: (op: Op) => void): Promise<MerchantTruth> => {
   const [orders, affiliates, requests, invites, segments] = await Promise.all([
@@ -147,6 +173,10 @@ export const readTruth = async (merchant: SoakMerchant, log: (op: Op) => void): 
   ]);
   const ledgers = await readLedgers(merchant, orders);
   const lists: ListReading[] = [];
-  for (const list of listsOf({ orders, affiliates, requests, invites })) lists.push(await readList(merchant, list, log));
+  for (const list of listsOf({ orders, affiliates, requests, invites })) {
+    const reading = await readList(merchant, list, log);
+    if (reading.totals.some((total) => total !== list.expected.length)) reading.counts = await countItemsOf(merchant, list.counts);
+    lists.push(reading);
+  }
   return { merchant, orders, affiliates, requests, invites, segments, ledgers, lists };
 };
