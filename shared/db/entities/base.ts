@@ -1,5 +1,12 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
@@ -39,16 +46,17 @@ export const parseStoredOptional = <S extends $ZodType>(entity: string, schema: 
 /** Whether DynamoDB can store an item with this key (at most 2,048 and 1,024 UTF-8 bytes): a text the API accepts may make a longer one. */
 export const isStorableKey = (key: Key): boolean => Buffer.byteLength(key.pk, 'utf8') <= 2048 && Buffer.byteLength(key.sk, 'utf8') <= 1024;
 
-/** One item by its key (GetItem), parsed as `entity`; undefined when there is none. */
+/** One item by its key (GetItem: consistent or not, or with `read`'s options as given), parsed as `entity`; undefined when there is none. */
 export const getStored = async <S extends $ZodType>(
   { ddb, table }: TableRef,
   entity: string,
   schema: S,
   key: Key,
-  consistent = false,
+  read: boolean | Pick<GetCommandInput, 'ConsistentRead' | 'ProjectionExpression'> = false,
 ): Promise<output<S> | undefined> => {
   if (!isStorableKey(key)) return undefined;
-  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: consistent }));
+  const options = typeof read === 'boolean' ? { ConsistentRead: read } : read;
+  const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key, ...options }));
   return parseStoredOptional(entity, schema, Item);
 };
 

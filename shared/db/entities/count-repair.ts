@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { countQueryItems, queryItems, queryPartition } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { isRefused, type Key, merchantIdOf, padSeq, parseStored, parseStoredOptional, updateItem } from './base';
+import { getStored, isRefused, type Key, merchantIdOf, padSeq, parseStored, updateItem } from './base';
 import {
   BLOCK_SIZE,
   type BlockRef,
@@ -51,12 +50,8 @@ const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: st
   countQueryItems(db, listRange(merchantId, list, bucket, block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE - 1));
 
 /** A block count item's state, read consistently (a GetItem of the attributes in `projection`). */
-const readCountState = async (db: TableRef, key: Key, projection: string) => {
-  const { Item } = await db.ddb.send(
-    new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: projection }),
-  );
-  return parseStoredOptional('list count', blockCountState, Item);
-};
+const readCountState = (db: TableRef, key: Key, projection: string) =>
+  getStored(db, 'list count', blockCountState, key, { ConsistentRead: true, ProjectionExpression: projection });
 
 const RECOUNT_ATTEMPTS = 5;
 

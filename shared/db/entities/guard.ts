@@ -1,8 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
-import { isStorableKey, type Key, parseStoredOptional } from './base';
+import { getStored, type Key, parseStoredOptional } from './base';
 
 /** A uniqueness guard put in its holder's create transaction: refused, it names the holder (shared/request-identity.ts). */
 export const uniquenessGuard = (options: { type: string; holderField: string; key: (merchantId: string, value: string) => Key }) => {
@@ -22,11 +21,8 @@ export const uniquenessGuard = (options: { type: string; holderField: string; ke
       },
     }),
     /** Who holds the value now (a read before the create: the guard still decides races). */
-    holder: async ({ ddb, table }: TableRef, merchantId: string, value: string): Promise<string | undefined> => {
-      if (!isStorableKey(key(merchantId, value))) return undefined;
-      const { Item } = await ddb.send(new GetCommand({ TableName: table, Key: key(merchantId, value), ProjectionExpression: holderField }));
-      return holderIn(Item);
-    },
+    holder: async (db: TableRef, merchantId: string, value: string): Promise<string | undefined> =>
+      (await getStored(db, type, schema, key(merchantId, value), { ProjectionExpression: holderField }))?.[holderField],
     /** The holder named by a refused guard's old image. */
     holderOf: (oldGuard: Record<string, unknown> | undefined): string | undefined => holderIn(oldGuard),
   };
