@@ -1,7 +1,7 @@
 import { isStorableKey, padSeq } from './entities/base';
 import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, groupTotalKey, readBlockRange, readGroupTotals } from './entities/counter';
 import { type ListName, listIndexOf, listPartition } from './entities/list-entry';
-import { queryItems } from './query';
+import { indexQuery, queryItems } from './query';
 import type { TableRef } from './table-def';
 
 export type PageRequest = { page: number; per_page: number };
@@ -140,16 +140,10 @@ const groupBlocks = async (
 
 /** Up to `limit` index items of one bucket with sort key <= top, highest first. */
 const queryDownFrom = (db: TableRef, { merchantId, list }: ListSpec<Sequenced>, bucket: string, top: string, limit: number) => {
-  const index = listIndexOf(list, bucket);
+  const range = { condition: '<= :top', values: { ':top': top } };
   return queryItems(
     db,
-    {
-      IndexName: index.indexName,
-      KeyConditionExpression: '#pk = :pk AND #sk <= :top',
-      ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-      ExpressionAttributeValues: { ':pk': listPartition(merchantId, list, bucket), ':top': top },
-      ScanIndexForward: false,
-    },
+    { ...indexQuery(listIndexOf(list, bucket), listPartition(merchantId, list, bucket), range), ScanIndexForward: false },
     limit,
   );
 };

@@ -1,6 +1,6 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Key } from './entities/base';
-import type { TableRef } from './table-def';
+import type { ListIndex, TableRef } from './table-def';
 
 type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
 type StartKey = Record<string, unknown> | undefined;
@@ -31,6 +31,14 @@ export const queryItems = async (db: TableRef, input: QueryInput, limit = Number
   }
   return items;
 };
+
+/** A Query of one partition of an index, naming its keys `#pk` and `#sk`, with `sk`'s condition on its sort key if any. */
+export const indexQuery = (index: ListIndex, pk: string, sk?: { condition: string; values: Record<string, unknown> }) => ({
+  IndexName: index.indexName,
+  KeyConditionExpression: sk === undefined ? '#pk = :pk' : `#pk = :pk AND #sk ${sk.condition}`,
+  ExpressionAttributeNames: { '#pk': index.partitionKey, ...(sk === undefined ? {} : { '#sk': index.sortKey }) },
+  ExpressionAttributeValues: { ':pk': pk, ...sk?.values },
+});
 
 /** What a Query of the table's own key takes besides its key condition. */
 type KeyQueryInput = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;

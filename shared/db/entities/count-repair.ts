@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { countQueryItems, queryItems, queryPartition } from '#shared/db/query';
+import { countQueryItems, indexQuery, queryItems, queryPartition } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
 import { getStored, isRefused, type Key, merchantIdOf, padSeq, parseStored, updateItem } from './base';
@@ -35,15 +35,11 @@ export const QUIET_BEFORE_RECOUNT_MS = 10_000;
 export type RecountTiming = { now?: () => number; quietMs?: number };
 
 /** A Query of the list index of one bucket over the sequence numbers `first` to `last`. */
-const listRange = (merchantId: string, list: ListName, bucket: string, first: number, last: number) => {
-  const index = listIndexOf(list, bucket);
-  return {
-    IndexName: index.indexName,
-    KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
-    ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-    ExpressionAttributeValues: { ':pk': listPartition(merchantId, list, bucket), ':first': padSeq(first), ':last': padSeq(last) },
-  };
-};
+const listRange = (merchantId: string, list: ListName, bucket: string, first: number, last: number) =>
+  indexQuery(listIndexOf(list, bucket), listPartition(merchantId, list, bucket), {
+    condition: 'BETWEEN :first AND :last',
+    values: { ':first': padSeq(first), ':last': padSeq(last) },
+  });
 
 /** What a block's count should be: the items of its bucket's index partition within the block. */
 const countBlock = (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) =>
@@ -116,9 +112,8 @@ export const recountBlock = async (
 
 /** The numbers `first` to `last` of a merchant's orders that the list index names no order for: one Query over just those numbers. */
 export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, first: number, last: number): Promise<number[]> => {
-  const range = listRange(merchantId, 'orders', ALL_BUCKET, first, last);
-  const named = await queryItems(db, { ...range, ProjectionExpression: '#sk' });
-  const sortKey = range.ExpressionAttributeNames['#sk'];
+  const named = await queryItems(db, { ...listRange(merchantId, 'orders', ALL_BUCKET, first, last), ProjectionExpression: '#sk' });
+  const sortKey = listIndexOf('orders', ALL_BUCKET).sortKey;
   const stored = new Set(named.map((raw) => Number(raw[sortKey])));
   const unnamed: number[] = [];
   for (let seq = first; seq <= last; seq++) if (!stored.has(seq)) unnamed.push(seq);

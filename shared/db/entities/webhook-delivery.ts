@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryPage, queryPages } from '#shared/db/query';
+import { indexQuery, queryPage, queryPages } from '#shared/db/query';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateItem, writeApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
@@ -135,13 +135,7 @@ export const webhookDeliveryPage = async (
   // One more than the page: whether another page follows is known now, so a full last page has no cursor.
   const { Items, LastEvaluatedKey } = await queryPage(
     db,
-    {
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
-      ExpressionAttributeValues: { ':pk': listPk(merchantId, endpointUuid) },
-      ScanIndexForward: false,
-    },
+    { ...indexQuery(GSI1, listPk(merchantId, endpointUuid)), ScanIndexForward: false },
     perPage + 1,
     startKey,
   );
@@ -178,12 +172,7 @@ export const failedWebhookDeliveries = async (
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   let pages = 0;
-  const query = {
-    IndexName: GSI3.indexName,
-    KeyConditionExpression: '#pk = :pk AND #sk >= :since',
-    ExpressionAttributeNames: { '#pk': GSI3.partitionKey, '#sk': GSI3.sortKey },
-    ExpressionAttributeValues: { ':pk': failedListPk(merchantId, endpointUuid), ':since': since },
-  };
+  const query = indexQuery(GSI3, failedListPk(merchantId, endpointUuid), { condition: '>= :since', values: { ':since': since } });
   for await (const { Items, LastEvaluatedKey } of queryPages(db, query, () => limit + 1 - items.length)) {
     items.push(...(Items ?? []));
     startKey = LastEvaluatedKey;
