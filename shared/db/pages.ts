@@ -88,10 +88,7 @@ const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
   return newest.filter(({ block }) => groupOf(block) === group).length === GROUP_SIZE ? group : group + 1;
 };
 
-/**
- * The block in which the item at `offset` (newest first, over the merged buckets) lies, with its
- * merged count and the item's place in it; undefined when the blocks hold fewer items than stale totals said.
- */
+/** The block of the item at `offset` (newest first), its merged count and the item's place in it; undefined past stale totals. */
 const locateBlock = async (
   db: TableRef,
   spec: ListSpec<Sequenced>,

@@ -19,10 +19,7 @@ export async function* queryPages(db: TableRef, input: QueryInput, limit: () => 
   } while (next);
 }
 
-/**
- * The items of one Query, continued past DynamoDB's 1 MB pages until there are no more or
- * `limit` items were read. Every multi-page read of the table goes through here (never a Scan).
- */
+/** The items of one Query, continued past its 1 MB pages until there are no more or `limit` were read (never a Scan). */
 export const queryItems = async (db: TableRef, input: QueryInput, limit = Number.POSITIVE_INFINITY): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
   for await (const page of queryPages(db, input, () => (Number.isFinite(limit) ? limit - items.length : undefined))) {
@@ -69,10 +66,7 @@ export const queryKey = async (db: TableRef, key: Key, input: KeyQueryInput = {}
     })
   )[0];
 
-/**
- * At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range rather than
- * `begins_with` (docs/design-notes.md#performance-on-the-local-emulators).
- */
+/** At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range (docs/design-notes.md#performance-on-the-local-emulators). */
 export const queryKeyPrefix = async (
   db: TableRef,
   pk: string,

@@ -30,9 +30,6 @@ const retrying = async <T>(
 export const withWriteRetry = <T>(write: () => Promise<T>): Promise<T> =>
   retrying(write, isRetryableWriteFailure, WRITE_ATTEMPTS, () => busy());
 
-/**
- * For writes that are safe to repeat (the change feed's): any failure that passes is tried again, so
- * one lost answer does not send a whole stream batch back to be read again.
- */
+/** For writes safe to repeat (the change feed's): any passing failure is tried again, not the whole stream batch. */
 export const withRepeatableRetry = <T>(write: () => Promise<T>): Promise<T> =>
   retrying(write, isPassingDependencyFailure, 4, (error) => error);

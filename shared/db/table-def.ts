@@ -34,10 +34,7 @@ const WEBHOOK_LANE = {
   visibilityTimeouts: 2,
 } as const;
 
-/**
- * The stage's queues, by id: the environment variable that hands a function its URL, and where each
- * redrives; shared by the CDK stack, the local stack and the manifests (docs/architecture.md#deployed-shape).
- */
+/** The stage's queues by id: the variable that hands a function its URL, and where each redrives (docs/architecture.md#deployed-shape). */
 export const QUEUES = {
   orders: { envVar: 'ORDERS_QUEUE_URL', redrivesTo: 'orders-dlq', consumerTimeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS },
   'orders-dlq': { envVar: 'ORDERS_DLQ_URL', redrivesTo: undefined },
@@ -63,10 +60,7 @@ export const QUEUE_CREATION_ORDER: readonly QueueId[] = [
 
 export const queueNameForStage = (stage: string, queue: QueueId): string => `affiliate-merchant-api-${stage}-${queue}`;
 
-/**
- * A consumed queue's settings: redrive after 5 receives; visibility six times its consumer's timeout
- * (AWS's advice for an event source), or `visibilityTimeouts` times it (why: docs/webhooks.md#how-it-works).
- */
+/** A consumed queue's settings: 5 receives, visibility 6 times its consumer's timeout or `visibilityTimeouts` (docs/webhooks.md#how-it-works). */
 export const consumedQueueSettings = (queue: QueueId) => {
   const entry = QUEUES[queue];
   const timeout = 'consumerTimeoutSeconds' in entry ? entry.consumerTimeoutSeconds : ORDERS_CONSUMER_TIMEOUT_SECONDS;

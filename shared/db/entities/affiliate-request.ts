@@ -73,10 +73,7 @@ export const affiliateRequestList = (merchantId: string, statuses: readonly Affi
   parse: parseAffiliateRequest,
 });
 
-/**
- * The decision on a request, conditional on it still being pending (of a concurrent accept and decline one commits):
- * it moves the request's list, owes its e-mail and records the write id a retry recognises.
- */
+/** The decision on a still pending request: it moves the request's list, owes its e-mail and records the write id a retry recognises. */
 const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' | 'declined', now: string, writeId: string) => {
   const key = affiliateRequestKey(merchantId, uuid);
   const owed = owedNotificationUpdate(key, now);

@@ -106,10 +106,7 @@ export const writeApplied = async (write: Promise<unknown>): Promise<boolean> =>
   }
 };
 
-/**
- * The item a write refused by its condition found there (ReturnValuesOnConditionCheckFailure ALL_OLD),
- * unmarshalled: the document client does not unmarshall exceptions. Anything but a refusal is thrown again.
- */
+/** The item a write refused by its condition found there (ALL_OLD), unmarshalled; anything but a refusal is thrown again. */
 export const refusedItem = (error: unknown): Record<string, unknown> | undefined => {
   if (!isRefused(error)) throw error;
   const item = (error as { Item?: Record<string, AttributeValue> }).Item;

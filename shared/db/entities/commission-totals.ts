@@ -88,10 +88,7 @@ const sumValues = (contributions: readonly Contribution[]) => {
 /** How many times an item is written when it refuses as having applied some of the records. */
 const ITEM_TRIES = 3;
 
-/**
- * Adds to one item, in one UpdateItem, the contributions it has not applied yet: conditional on none
- * applied, or (a batch read again) on what it had. Returns the record that created the item.
- */
+/** Adds to one item the contributions it has not applied yet, in one conditional UpdateItem; returns the record that created the item. */
 const addOnce = async (
   db: TableRef,
   key: { pk: string; sk: string },
@@ -131,10 +128,7 @@ const addOnce = async (
 /** One ledger write of the stream: its sequence number (padded), what it adds, and when it was booked (ISO). */
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
-/**
- * Applies a batch's ledger writes of one merchant, each once: the affiliate items, then the merchant items with
- * the affiliate rows each record created, the newest month's last with the batch's latest booking as `through`.
- */
+/** Applies a batch's ledger writes of one merchant, each once: the affiliate items, then the merchant items, the newest month's last. */
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   const touches = ordered.flatMap(({ seq, deltas }) => deltas.map((delta) => ({ seq, delta })));
@@ -241,10 +235,7 @@ export const readMerchantTotals = async (db: TableRef, merchantId: string, kind:
 /** How many of the newest month items a report reads for `through`: one per currency of that month, and more. */
 const NEWEST_MONTH_ITEMS = 10;
 
-/**
- * How far the merchant's totals reach: the latest `through` of its newest month items and of the
- * `AS_OF` item kept before (each claims no more than was applied); undefined before any.
- */
+/** How far the merchant's totals reach: the latest `through` of its newest month items and of the older `AS_OF` item. */
 export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<string | undefined> => {
   const pk = totalsPk(merchantId);
   const [kept, newest] = await Promise.all([
@@ -257,10 +248,7 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
 
 const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);
 
-/**
- * Affiliate totals items of one kind for periods in [from, to), in (period, slug, currency) order, at most `limit`;
- * one affiliate's from the index, where a day item stands for its month (the caller sums them).
- */
+/** Affiliate totals of one kind for periods in [from, to), at most `limit`; one affiliate's from the index, by day (the caller sums them). */
 export const readAffiliateTotals = async (
   db: TableRef,
   merchantId: string,

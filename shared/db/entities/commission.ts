@@ -45,10 +45,7 @@ export type CommissionLedger = Omit<StoredLedger, LedgerFields | 'total_amount'>
 /** What the next write of a ledger is conditional on: the state it was read in. */
 type LedgerStamp = { kind: 'absent' } | { kind: 'before-ledger' } | { kind: 'applied'; version: number };
 
-/**
- * A stored ledger item as a ledger and the stamp to write it back on. A record written before the
- * ledger existed (status and total of the accepted order) reads as that accrual applied at version 1.
- */
+/** A stored ledger item as a ledger and its stamp; a record from before the ledger reads as its accrual applied at version 1. */
 const readLedger = (item: StoredLedger): { ledger: CommissionLedger; stamp: LedgerStamp } => {
   const { entries, net_amount, applied_version, updated_at, total_amount, ...stored } = item;
   if (entries === undefined || applied_version === undefined) {

@@ -51,12 +51,7 @@ const readCountState = (db: TableRef, key: Key, projection: string) =>
 
 const RECOUNT_ATTEMPTS = 5;
 
-/**
- * Sets one block's count to what its index holds, conditional on the count and mark read before
- * counting, removing the RECOUNT entry and moving the block's version. Undefined when the block kept
- * changing through every attempt; `'marked'` when it changed within `quietMs`; `'derived'` for an
- * order block the sequence is still in (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- */
+/** Sets a block's count to what its index holds: `'marked'` if it changed within `quietMs`, `'derived'` if open, undefined if it kept changing. */
 export const recountBlock = async (
   db: TableRef,
   merchantId: string,
@@ -120,10 +115,7 @@ export const unnamedOrderNumbers = async (db: TableRef, merchantId: string, firs
   return unnamed;
 };
 
-/**
- * Notes as holes the numbers `first` to `last` of a derived order block that still name no order once
- * settled (a create stopped between its take and its put leaves one); returns how many it noted.
- */
+/** Notes as holes the settled numbers `first` to `last` of a derived order block that name no order; returns how many it noted. */
 export const settleOrderNumbers = async (db: TableRef, key: Key, first: number, last: number): Promise<number> => {
   const [state, unnamed] = await Promise.all([
     readCountState(db, key, 'holes, exact'),
@@ -149,10 +141,7 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
   ...REQUEST_STATUSES.map((status) => ({ list: 'affiliate_requests' as const, bucket: status })),
 ];
 
-/**
- * Recounts every block of every bucket of one merchant (the fixed ones, the tiers and any with a count
- * item), then refreshes their group totals (`npm run admin -- recount`, docs/operations.md#a-list-total-that-is-off).
- */
+/** Recounts every block of every bucket of one merchant, then refreshes their group totals (docs/operations.md#a-list-total-that-is-off). */
 export const recountMerchant = async (
   db: TableRef,
   merchantId: string,

@@ -67,13 +67,10 @@ export const closedOrderBlocks = (before: Record<string, unknown> | undefined, a
   return closed;
 };
 
-/** How far past the older `COUNTER#orders` the orders' sequence starts on the quota item: creates of code that still takes from the counter (during a deploy) never share a number with the new ones. */
+/** How far past the older `COUNTER#orders` the quota item's sequence starts, so code still taking from the counter never shares a number. */
 export const ORDER_SEQUENCE_GAP = 16_384;
 
-/**
- * Takes `count` consecutive order sequence numbers; returns the first. A merchant's first take starts the
- * sequence ORDER_SEQUENCE_GAP past its `COUNTER#orders`, at a block's first number (docs/architecture.md#writing-without-hot-items).
- */
+/** Takes `count` consecutive order numbers, returns the first; a first take starts the sequence (docs/architecture.md#writing-without-hot-items). */
 export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
     return await takeOrderSequence(db, merchantId, count, imported);
@@ -163,12 +160,7 @@ const blockSums = (merchantId: string, changes: readonly CountChange[]) => {
   return [...sums.values()];
 };
 
-/**
- * Applies count changes after their write committed: one `ADD` per block (with its version `v` and
- * `changed_at`, which a recount waits on). `ADD` is not idempotent, so a block whose `ADD` failed or
- * was retried is marked for recount; one neither counted nor marked throws CountNotKept
- * (docs/architecture.md#writing-without-hot-items).
- */
+/** One `ADD` per block; a block whose `ADD` failed or was retried is marked for recount, one neither counted nor marked throws CountNotKept. */
 export const applyCountChanges = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   const now = isoNow();
   const unsure = await Promise.all(
@@ -194,11 +186,7 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
   if (lost.length > 0) throw new CountNotKept(lost);
 };
 
-/**
- * Marks for an exact recount every block the given changes touch, without applying them: for a
- * write that committed while it is unknown whether its count changes were applied (a retry that
- * finds its own applied write, a follow-up that finishes a request that stopped after its commit).
- */
+/** Marks for recount every block the changes touch, without applying them: for a write whose count changes may or may not have been applied. */
 export const markCountsForRecount = async (db: TableRef, merchantId: string, changes: readonly CountChange[]): Promise<void> => {
   await Promise.all(blockSums(merchantId, changes).map(({ key }) => markForRecount(db, key)));
 };
@@ -211,11 +199,7 @@ export class CountNotKept extends Error {
   }
 }
 
-/**
- * Puts a RECOUNT entry (owed-work.ts) on a block's count item, for the change feed to schedule its
- * recount: the entry keeps its first time, `marked_at` its latest, so a recount that started before a
- * newer mark leaves the entry; `ADD n :zero` only creates the item, so a mark changes no total.
- */
+/** Puts a RECOUNT entry (owed-work.ts) on a block's count item, keeping its first time; `ADD n :zero` only creates the item. */
 export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
   updateItem(db, {
     Key: key,
@@ -375,10 +359,7 @@ export const readGroupTotals = async (db: TableRef, merchantId: string, list: Li
 
 const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
 
-/**
- * The changed blocks whose group totals a page can read: not the orders' open group, which a page
- * counts from its blocks (the feed refreshes it as the sequence leaves it, `closedOrderGroup`).
- */
+/** The changed blocks whose group totals a page reads: not the orders' open group, which a page counts from its blocks. */
 export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<BlockRef[]> => {
   if (!blocks.some(isOrderBlock)) return [...blocks];
   const open = groupOf(blockOf(await readOrdersSequence(db, merchantId)));
@@ -390,10 +371,7 @@ export type GroupRefresh = { list: ListName; bucket: string; group: number; n: n
 /** How many groups `refreshGroupTotals` refreshes at once. */
 const REFRESH_CONCURRENCY = 8;
 
-/**
- * Sets the total of every group the blocks lie in to what its block counts hold now, over a lower
- * stored `vs` only (docs/data-model-heat.md#page-cost-at-any-size); errors are thrown once every group was tried.
- */
+/** Sets each group total the blocks lie in to what its blocks hold now, over a lower `vs` only (docs/data-model-heat.md#page-cost-at-any-size). */
 export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();
   for (const { list, bucket, block } of blocks) {

@@ -78,12 +78,7 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 
 const CLAIM_ATTEMPTS = 3;
 
-/**
- * Claims `key` for `leaseMs`, or answers the record that holds it, in one conditional PutItem (no record, or one past its
- * 24 hours); an applied attempt is known by its `claimId`. The claim keeps the request's trace id: a route that answers a
- * retry from what its request wrote answers with it. A released or dead claim of the same request (`fingerprint`) comes
- * back `dead`, for `takeOverKey`, which keeps what the record answers true.
- */
+/** Claims `key` for `leaseMs` in one conditional PutItem, or answers the record that holds it (`dead`: this request's claim, for `takeOverKey`). */
 export const claimKey = async (
   db: TableRef,
   request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string; traceId: string },
@@ -124,11 +119,7 @@ export const claimKey = async (
   }
 };
 
-/**
- * Takes over `dead`, the released or dead claim of this same request, on the condition that it is still that claim:
- * with `response`, the answer rebuilt from what its request wrote, stored at once; else claimed for this request and its
- * trace id. False when something else changed the record first (read it again).
- */
+/** Takes over this request's `dead` claim while it is still that claim, storing `response` or claiming it anew; false when the record changed. */
 export const takeOverKey = async (
   db: TableRef,
   claim: Claim,
@@ -206,10 +197,7 @@ export const completeKey = async (db: TableRef, claim: Claim, response: StoredRe
   );
 };
 
-/**
- * Gives the key up without a response: the lease ends now and the key stays bound to the request (a 5xx may have
- * written part of its work), unless it never ran (`forget`): then the record expires now (the roles have no DeleteItem).
- */
+/** Gives the key up without a response, still bound to the request; `forget` (it never ran): it expires now (roles have no DeleteItem). */
 export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
   const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };

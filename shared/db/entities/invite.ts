@@ -11,10 +11,7 @@ import { blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
-/**
- * An invitation, and the projection of a merchant's invited addresses the `email` substring filter
- * reads: one item per block of sequence numbers, `s<seq>` = `<uuid>:<email>` per invite (docs/design-notes.md#pagination).
- */
+/** An invitation, and the projection of invited addresses the `email` filter reads (docs/design-notes.md#pagination). */
 const SK_PREFIX = 'INVITE#';
 export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 
@@ -154,10 +151,7 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   return [...blocks.values()].flatMap((block) => block.entries);
 };
 
-/**
- * One page of the invitations whose address contains `needle` (lowercase), newest first: the projection
- * matched in memory, the page's invites fetched with one BatchGetItem.
- */
+/** One page of the invitations whose address contains `needle`, newest first: the projection matched in memory, then one BatchGetItem. */
 export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,

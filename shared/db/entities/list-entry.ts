@@ -6,10 +6,7 @@ import { merchantPk, padSeq } from './base';
 export const listName = z.enum(['orders', 'affiliates', 'affiliate_requests', 'invites']);
 export type ListName = z.output<typeof listName>;
 
-/**
- * An item of list L in bucket B sits in the index partition `M#<merchant>#<L>#<B>` at its padded
- * sequence number: on gsi1, or gsi3 for a second listing (an affiliate by tier).
- */
+/** An item of list L in bucket B is indexed in partition `M#<merchant>#<L>#<B>` at its padded sequence number (gsi3 for a second listing). */
 export const listPartition = (merchantId: string, list: ListName, bucket: string) =>
   `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
 

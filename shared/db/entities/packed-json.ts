@@ -1,10 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import * as z from 'zod/mini';
 
-/**
- * JSON text kept deflated, for the items that carry an event: DynamoDB charges a write unit per started
- * KB, and an order's event halves. Items written before hold the text itself.
- */
+/** JSON text kept deflated (an order's event halves its write units); items written before hold the text itself. */
 export const packedJson = z.union([z.string(), z.instanceof(Uint8Array)]);
 
 export const packJson = (json: string): Uint8Array => deflateRawSync(json);

@@ -14,10 +14,7 @@ import {
   writeApplied,
 } from './base';
 
-/**
- * A merchant's quota item, in a partition of its own so every route may write it (IAM `dynamodb:LeadingKeys`)
- * and nothing else; it also holds the orders' sequence, so a create's take and number are one write (docs/design-notes.md#quotas).
- */
+/** A merchant's quota item, in a partition every route may write, also holding the orders' sequence (docs/design-notes.md#quotas). */
 export const QUOTA_PARTITION_SUFFIX = '#QUOTA';
 /** The IAM pattern of the quota partitions (every route's only write outside its own access). */
 export const QUOTA_LEADING_KEYS = `M#*${QUOTA_PARTITION_SUFFIX}`;
@@ -72,10 +69,7 @@ const sequenceUpdate = (withSeq: boolean) => (withSeq ? ', #taken = :taken ADD #
 /** Conditional writes one take may lose before it refuses (each loss answers the item as it stands). */
 export const MAX_TAKE_ATTEMPTS = 8;
 
-/**
- * Takes up to `want` tokens in one conditional UpdateItem decided on the item as it stands (a refused
- * one is decided again on the item it returns); QuotaContention after MAX_TAKE_ATTEMPTS (docs/design-notes.md#quotas).
- */
+/** Takes up to `want` tokens in one conditional UpdateItem, decided again on a refusal's item (docs/design-notes.md#quotas). */
 export const takeQuota = async (db: TableRef, merchantId: string, request: TakeRequest): Promise<QuotaTake> => {
   let item = request.seen ?? {};
   let fresh = false;
@@ -163,10 +157,7 @@ const orderNumberOf = (seq: number, { orders_derived_from }: QuotaItem): OrderNu
 export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | undefined =>
   item?.orders_seq === undefined ? undefined : orderNumberOf(item.orders_seq, item);
 
-/**
- * Takes `count` consecutive order sequence numbers; returns the first. One UpdateItem, refused before the sequence is started;
- * `imported`: an import's take, which writes its orders and totals itself.
- */
+/** Takes `count` consecutive order numbers, returns the first; refused before the sequence is started. `imported`: an import's take. */
 export const takeOrderSequence = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
   try {
     const { Attributes } = await updateItem(db, {
@@ -186,10 +177,7 @@ export const takeOrderSequence = async (db: TableRef, merchantId: string, count 
   }
 };
 
-/**
- * Starts the order sequence after `last` (the number last handed out), unless it was started already;
- * the blocks from the next number on are counted from the sequence.
- */
+/** Starts the order sequence after `last`, unless it was started already; blocks from the next number on derive their counts. */
 export const startOrderSequence = async (db: TableRef, merchantId: string, last: number): Promise<void> => {
   await writeApplied(
     updateItem(db, {
@@ -202,10 +190,7 @@ export const startOrderSequence = async (db: TableRef, merchantId: string, last:
   );
 };
 
-/**
- * Derives the block counts from `first` on (a block's first number past every number taken while
- * there was none), unless they are derived already: a sequence started before derived counts.
- */
+/** Derives the block counts from `first` on, unless they are derived already (a sequence started before derived counts). */
 export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, first: number): Promise<void> => {
   await writeApplied(
     updateItem(db, {
@@ -218,10 +203,7 @@ export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, fi
   );
 };
 
-/**
- * The last order sequence number handed out and where derived counts start, read consistently (a
- * Query: the change feed may not GetItem); undefined before the sequence is started.
- */
+/** The last order number handed out, read consistently by Query (the change feed may not GetItem); undefined before the sequence is started. */
 export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<OrderNumber | undefined> => {
   const raw = await queryKey(db, quotaKey(merchantId), { ProjectionExpression: 'orders_seq, orders_derived_from', ConsistentRead: true });
   return orderNumberOfQuota(parseStoredOptional('quota', quotaSchema, raw));

@@ -56,10 +56,7 @@ const UNANSWERED = { response_status: null, latency_ms: null, response_body: nul
 /** The outcome of a delivery to a disabled endpoint: failed, nothing sent (recover sends it once the endpoint is enabled again). */
 export const DISABLED_OUTCOME = { ...UNANSWERED, status: 'failed', error: 'The endpoint is disabled' } as const;
 
-/**
- * Records an attempt, creating the delivery on its first, in one UpdateItem (`onlyNew` leaves a delivery that exists,
- * `keepSucceeded` one that succeeded); a failed one enters the failed list, any other leaves it.
- */
+/** Records an attempt, creating the delivery on its first, in one UpdateItem; a failed one enters the failed list, any other leaves it. */
 export const recordWebhookDelivery = async (
   db: TableRef,
   merchantId: string,
@@ -120,10 +117,7 @@ export const recordWebhookDelivery = async (
 export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUuid: string, eventId: string) =>
   getStored(db, 'webhook delivery', deliverySchema, deliveryKey(merchantId, endpointUuid, eventId), true);
 
-/**
- * One page of an endpoint's deliveries, newest first, after `cursor` (a list position: the key is
- * rebuilt from it here, so a cursor cannot point into another merchant's or endpoint's deliveries).
- */
+/** One page of an endpoint's deliveries, newest first, after `cursor` (a list position the key is rebuilt from, so it stays in this list). */
 export const webhookDeliveryPage = async (
   db: TableRef,
   merchantId: string,
@@ -158,10 +152,7 @@ const positionKey = (merchantId: string, endpointUuid: string, position: string)
 /** The most 1 MB pages one read of the failed list takes, so that it answers in bounded time however large the events. */
 const FAILED_PAGES_PER_READ = 4;
 
-/**
- * Up to `limit` of the endpoint's deliveries that failed, created at or after `since`, oldest first,
- * read from the failed list; `next` is where to continue (a `since`), undefined when all were read.
- */
+/** Up to `limit` of the endpoint's failed deliveries from `since` on, oldest first; `next` is the `since` to continue from. */
 export const failedWebhookDeliveries = async (
   db: TableRef,
   merchantId: string,

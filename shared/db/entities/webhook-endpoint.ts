@@ -264,10 +264,7 @@ export type DeliveryClaim =
 /** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
 const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
 
-/**
- * Claims one of the endpoint's in-flight deliveries, and reads it, in one conditional UpdateItem: granted while it
- * is enabled (`anyState`: a test's), not held back and below its slots (freeSlots); refused, the endpoint as it was.
- */
+/** Claims one of the endpoint's delivery slots in one conditional UpdateItem: the endpoint after it, or, refused, as it was. */
 export const claimDelivery = async (
   db: TableRef,
   merchantId: string,
@@ -299,8 +296,7 @@ export const claimDelivery = async (
   });
   if ('item' in result) {
     const endpoint = parseWebhookEndpoint(result.item);
-    // A count below one after this claim's +1 was taken down twice (a release whose answer was lost and
-    // was retried): set right, so that lost answers do not widen the endpoint's slots over time.
+    // Below one after this claim's +1: a retried release took it down twice; set right so slots do not widen.
     if ((endpoint.in_flight ?? 1) < 1) await resetCount(db, key, 1, 'in_flight = :seen', endpoint.in_flight);
     return { kind: 'claimed', endpoint };
   }
@@ -331,11 +327,7 @@ type DeliveryEnd =
   /** `probe`: claimed while the endpoint was failing already; only a probe's failure lengthens the streak. */
   | { result: 'failed'; at: string; retryAt: string; answered: boolean; probe: boolean };
 
-/**
- * Ends a claimed delivery: gives the claim back and records its outcome in the same UpdateItem
- * (`released`: nothing was sent). Any answer clears `slow_until`; any outcome but a prompt answer
- * takes the earned slots away. The endpoint as it is now, undefined when it was deleted.
- */
+/** Ends a claimed delivery: gives the claim back and records its outcome in one UpdateItem; the endpoint now, undefined when deleted. */
 export const finishDelivery = async (db: TableRef, merchantId: string, uuid: string, end: DeliveryEnd) => {
   const answered = end.result === 'delivered' || (end.result === 'failed' && end.answered);
   const prompt = end.result === 'delivered' ? end.prompt : undefined;
@@ -368,10 +360,7 @@ export const finishDelivery = async (db: TableRef, merchantId: string, uuid: str
   return item && parseWebhookEndpoint(item);
 };
 
-/**
- * A delivery to the endpoint is still unanswered after a moment: no other starts before `until`
- * (the delivery timeout), so a hanging endpoint's backlog waits once instead of retrying its claim.
- */
+/** A delivery is still unanswered after a moment: no other starts before `until`, so a hanging endpoint's backlog waits once. */
 export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string, now: string, until: string) =>
   updateEndpoint(db, merchantId, uuid, {
     set: 'slow_until = :until, slow_at = :now',
@@ -379,10 +368,7 @@ export const markEndpointSlow = (db: TableRef, merchantId: string, uuid: string,
     values: { ':until': until, ':now': now },
   });
 
-/**
- * Notes `count` deliveries parked for the endpoint while it is enabled and held back, so whoever ends the hold
- * finds them; undefined when the hold has ended, else whether these were the first of a backlog.
- */
+/** Notes `count` deliveries parked while the endpoint is held back: undefined when the hold has ended, else whether they are the first. */
 export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uuid: string, now: string, count: number) => {
   const before = await updateEndpointItem(db, merchantId, uuid, {
     set: 'waiting = if_not_exists(waiting, :zero) + :count',
@@ -393,10 +379,7 @@ export const noteParkedDeliveries = async (db: TableRef, merchantId: string, uui
   return before && { first: before.waiting === undefined };
 };
 
-/**
- * Takes the release of the endpoint's parked deliveries for DELIVERER_RUNS_MS for `owner`, the releasing message:
- * the endpoint as it is now, or undefined when nothing is parked or another deliverer is releasing.
- */
+/** Takes the release of the parked deliveries for `owner`: the endpoint, or undefined when nothing is parked or another is releasing. */
 export const takeRelease = async (db: TableRef, merchantId: string, uuid: string, owner: string, now: number) => {
   const item = await updateEndpointItem(db, merchantId, uuid, {
     set: 'releasing_until = :until, releasing_by = :owner',
@@ -407,10 +390,7 @@ export const takeRelease = async (db: TableRef, merchantId: string, uuid: string
   return item && parseWebhookEndpoint(item);
 };
 
-/**
- * Ends a release: `emptied` (the parked list was read to its end), the `waiting` mark goes too,
- * unless a delivery was parked since the release began (`waiting` is no longer `seen`).
- */
+/** Ends a release; `emptied`, the `waiting` mark goes too, unless a delivery was parked meanwhile (`waiting` is no longer `seen`). */
 export const endRelease = async (db: TableRef, merchantId: string, uuid: string, emptied: boolean, seen: number) => {
   const cleared =
     emptied &&
