@@ -38,7 +38,10 @@ export const indexQuery = (index: ListIndex, pk: string, sk?: { condition: strin
 });
 
 /** What a Query of the table's own key takes besides its key condition. */
-type KeyQueryInput = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;
+export type KeyQueryInput = Pick<
+  QueryCommandInput,
+  'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'
+>;
 
 /** Every item of partition `pk`. */
 export const queryPartition = (db: TableRef, pk: string, input: KeyQueryInput = {}) =>

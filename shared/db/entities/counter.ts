@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
+import { type KeyQueryInput, queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
@@ -306,55 +306,53 @@ export const readBlockRange = async (
   bucket: string,
   { from = 0, to = LAST_NUMBER, newestFirst = false, limit }: { from?: number; to?: number; newestFirst?: boolean; limit?: number } = {},
 ): Promise<BlockCount[]> => {
-  const prefix = bucketPrefix(list, bucket);
   const orders = isOrderBucket(list, bucket);
-  const [items, sequence] = await Promise.all([
-    queryBetween(
-      db,
-      countsPartition(merchantId),
-      blockCountSk(list, bucket, from),
-      blockCountSk(list, bucket, to),
-      { ProjectionExpression: orders ? 'sk, n, holes, exact' : 'sk, n', ...(newestFirst ? { ScanIndexForward: false } : {}) },
-      limit,
-    ),
-    orders ? readOrderSequence(db, merchantId) : undefined,
-  ]);
-  if (orders) return orderBlockCounts(parseOrderBlocks(items, prefix), sequence, { from, to, newestFirst, limit });
-  return items.map((raw) => {
-    const { sk, n } = parseStored('list count', blockItem, raw);
-    return { block: Number(sk.slice(prefix.length)), n };
-  });
+  const projection = orders ? 'sk, n, holes, exact' : 'sk, n';
+  const input = { ProjectionExpression: projection, ...(newestFirst ? { ScanIndexForward: false } : {}) };
+  const [items, sequence] = await readBlockItems(db, merchantId, list, bucket, from, to, input, limit);
+  if (orders) return orderBlockCounts(parseOrderBlocks(items, list, bucket), sequence, { from, to, newestFirst, limit });
+  return parseCounts('list count', items, bucketPrefix(list, bucket));
 };
 
-const parseOrderBlocks = (items: readonly unknown[], prefix: string): OrderBlockItem[] =>
+/** The block count items of one bucket from block `from` to `to` (one Query), with the orders' sequence for the orders' bucket. */
+const readBlockItems = (
+  db: TableRef,
+  merchantId: string,
+  list: ListName,
+  bucket: string,
+  from: number,
+  to: number,
+  input: KeyQueryInput,
+  limit?: number,
+) =>
+  Promise.all([
+    queryBetween(db, countsPartition(merchantId), blockCountSk(list, bucket, from), blockCountSk(list, bucket, to), input, limit),
+    isOrderBucket(list, bucket) ? readOrderSequence(db, merchantId) : undefined,
+  ]);
+
+/** Count items (`sk`, `n`) as the block or group number their sort key spells after `prefix`, and their count. */
+const parseCounts = (entity: string, items: readonly unknown[], prefix: string): BlockCount[] =>
+  items.map((raw) => {
+    const { sk, n } = parseStored(entity, blockItem, raw);
+    return { block: Number(sk.slice(prefix.length)), n };
+  });
+
+const parseOrderBlocks = (items: readonly unknown[], list: ListName, bucket: string): OrderBlockItem[] =>
   items.map((raw) => {
     const { sk, ...item } = parseStored('list count', orderBlockItem, raw);
-    return { ...item, block: Number(sk.slice(prefix.length)) };
+    return { ...item, block: Number(sk.slice(bucketPrefix(list, bucket).length)) };
   });
 
 /** Every block count of one bucket above 0: block number -> items (the invite e-mail projection's; a page reads `readBlockRange`). */
-export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
-  const counts = new Map<number, number>();
-  for (const { block, n } of await readBlockRange(db, merchantId, list, bucket)) if (n > 0) counts.set(block, n);
-  return counts;
-};
+export const readBlockCounts = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> =>
+  new Map((await readBlockRange(db, merchantId, list, bucket)).filter(({ n }) => n > 0).map(({ block, n }) => [block, n]));
 
 /** The group totals of one bucket: group number -> items, as fresh as each group's last refresh. */
 export const readGroupTotals = async (db: TableRef, merchantId: string, list: ListName, bucket: string): Promise<Map<number, number>> => {
-  const prefix = `${bucketPrefix(list, bucket)}${GROUP_MARK}`;
-  const items = await queryBetween(
-    db,
-    countsPartition(merchantId),
-    groupTotalSk(list, bucket, 0),
-    groupTotalSk(list, bucket, LAST_NUMBER),
-    { ProjectionExpression: 'sk, n' },
-  );
-  const totals = new Map<number, number>();
-  for (const raw of items) {
-    const { sk, n } = parseStored('list group total', blockItem, raw);
-    totals.set(Number(sk.slice(prefix.length)), n);
-  }
-  return totals;
+  const [first, last] = [groupTotalSk(list, bucket, 0), groupTotalSk(list, bucket, LAST_NUMBER)];
+  const items = await queryBetween(db, countsPartition(merchantId), first, last, { ProjectionExpression: 'sk, n' });
+  const totals = parseCounts('list group total', items, `${bucketPrefix(list, bucket)}${GROUP_MARK}`);
+  return new Map(totals.map(({ block, n }) => [block, n]));
 };
 
 const isOrderBlock = ({ list, bucket }: BlockRef) => isOrderBucket(list, bucket);
@@ -406,17 +404,12 @@ const refreshGroupTotal = async (
   const first = group * GROUP_SIZE;
   const last = first + GROUP_SIZE - 1;
   const orders = isOrderBucket(list, bucket);
-  const [items, sequence] = await Promise.all([
-    queryBetween(db, countsPartition(merchantId), blockCountSk(list, bucket, first), blockCountSk(list, bucket, last), {
-      ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v',
-      ConsistentRead: true,
-    }),
-    orders ? readOrderSequence(db, merchantId) : undefined,
-  ]);
+  const input = { ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v', ConsistentRead: true };
+  const [items, sequence] = await readBlockItems(db, merchantId, list, bucket, first, last, input);
   let n = 0;
   let vs = 0;
   if (orders) {
-    const blocks = parseOrderBlocks(items, bucketPrefix(list, bucket));
+    const blocks = parseOrderBlocks(items, list, bucket);
     const counts = orderBlockCounts(blocks, sequence, { from: first, to: last, newestFirst: false });
     if (counts.length === 0) return undefined;
     for (const block of counts) n += block.n;
