@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
 import { busy } from '#shared/errors';
-import { getStored, itemKey, type Key, parseStored, putItem, refusedItem, updateItem, writeApplied } from './base';
+import { getStored, itemKey, type Key, parseStored, putItem, refusedItem, updateApplied } from './base';
 
 /** One `Idempotency-Key` of a merchant: claimed, then completed or released by its `claim_id` (docs/design-notes.md#idempotency-key). */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
@@ -140,22 +140,18 @@ export const takeOverKey = async (
   };
   if ('response' in next) {
     const completion = completionOf(next.response, nowMs);
-    return writeApplied(
-      updateItem(db, {
-        ...condition,
-        UpdateExpression: `${completion.expression}, claim_id = :claimId REMOVE in_flight_until`,
-        ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, ...completion.names },
-        ExpressionAttributeValues: { ...values, ...completion.values },
-      }),
-    );
-  }
-  return writeApplied(
-    updateItem(db, {
+    return updateApplied(db, {
       ...condition,
-      UpdateExpression: 'SET claim_id = :claimId, trace_id = :traceId, in_flight_until = :until',
-      ExpressionAttributeValues: { ...values, ':traceId': next.traceId, ':until': nowMs + next.leaseMs },
-    }),
-  );
+      UpdateExpression: `${completion.expression}, claim_id = :claimId REMOVE in_flight_until`,
+      ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, ...completion.names },
+      ExpressionAttributeValues: { ...values, ...completion.values },
+    });
+  }
+  return updateApplied(db, {
+    ...condition,
+    UpdateExpression: 'SET claim_id = :claimId, trace_id = :traceId, in_flight_until = :until',
+    ExpressionAttributeValues: { ...values, ':traceId': next.traceId, ':until': nowMs + next.leaseMs },
+  });
 };
 
 /** The SET of a completed record: its response, replayed for 24 hours from `nowMs`. */
@@ -187,30 +183,26 @@ const ownClaim = (claim: Claim) => ({
 /** Stores the final response of the claimed request, replayed for 24 hours from now; false when the claim was lost. */
 export const completeKey = async (db: TableRef, claim: Claim, response: StoredResponse): Promise<boolean> => {
   const completion = completionOf(response, Date.now());
-  return writeApplied(
-    updateItem(db, {
-      ...ownClaim(claim),
-      UpdateExpression: `${completion.expression} REMOVE in_flight_until`,
-      ExpressionAttributeNames: completion.names,
-      ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ...completion.values },
-    }),
-  );
+  return updateApplied(db, {
+    ...ownClaim(claim),
+    UpdateExpression: `${completion.expression} REMOVE in_flight_until`,
+    ExpressionAttributeNames: completion.names,
+    ExpressionAttributeValues: { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ...completion.values },
+  });
 };
 
 /** Gives the key up without a response, still bound to the request; `forget` (it never ran): it expires now (roles have no DeleteItem). */
 export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
   const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
-  await writeApplied(
-    updateItem(db, {
-      ...own,
-      ...(forget
-        ? {
-            UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
-            ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
-            ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
-          }
-        : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
-    }),
-  );
+  await updateApplied(db, {
+    ...own,
+    ...(forget
+      ? {
+          UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
+          ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
+        }
+      : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
+  });
 };

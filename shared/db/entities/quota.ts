@@ -9,9 +9,9 @@ import {
   merchantPk,
   parseStored,
   parseStoredOptional,
+  updateApplied,
   updateItem,
   updateOrRefused,
-  writeApplied,
 } from './base';
 
 /** A merchant's quota item, in a partition every route may write, also holding the orders' sequence (docs/design-notes.md#quotas). */
@@ -179,28 +179,24 @@ export const takeOrderSequence = async (db: TableRef, merchantId: string, count 
 
 /** Starts the order sequence after `last`, unless it was started already; blocks from the next number on derive their counts. */
 export const startOrderSequence = async (db: TableRef, merchantId: string, last: number): Promise<void> => {
-  await writeApplied(
-    updateItem(db, {
-      Key: quotaKey(merchantId),
-      UpdateExpression: 'SET #seq = :last, #from = :first',
-      ConditionExpression: 'attribute_not_exists(#seq)',
-      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-      ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
-    }),
-  );
+  await updateApplied(db, {
+    Key: quotaKey(merchantId),
+    UpdateExpression: 'SET #seq = :last, #from = :first',
+    ConditionExpression: 'attribute_not_exists(#seq)',
+    ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+    ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
+  });
 };
 
 /** Derives the block counts from `first` on, unless they are derived already (a sequence started before derived counts). */
 export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, first: number): Promise<void> => {
-  await writeApplied(
-    updateItem(db, {
-      Key: quotaKey(merchantId),
-      UpdateExpression: 'SET #from = :first',
-      ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
-      ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
-      ExpressionAttributeValues: { ':first': first },
-    }),
-  );
+  await updateApplied(db, {
+    Key: quotaKey(merchantId),
+    UpdateExpression: 'SET #from = :first',
+    ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
+    ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
+    ExpressionAttributeValues: { ':first': first },
+  });
 };
 
 /** The last order number handed out, read consistently by Query (the change feed may not GetItem); undefined before the sequence is started. */

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { indexQuery, queryPage, queryPages } from '#shared/db/query';
 import { GSI1, GSI3, type TableRef, TTL_ATTRIBUTE } from '#shared/db/table-def';
-import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateItem, writeApplied } from './base';
+import { getStored, itemKey, type Key, merchantPk, nullableString, parseStored, updateApplied } from './base';
 import { packedJson, packJson, unpackJson } from './packed-json';
 
 /** One event's delivery to one endpoint, listed on gsi1 and, while `failed`, on gsi3 for recovery (docs/webhooks.md#how-it-works). */
@@ -67,51 +67,49 @@ export const recordWebhookDelivery = async (
 ) => {
   const expires = Math.floor(Date.parse(attempt.at) / 1000) + RETENTION_DAYS * 24 * 3600;
   const failed = attempt.status === 'failed';
-  await writeApplied(
-    updateItem(db, {
-      Key: deliveryKey(merchantId, endpointUuid, event.id),
-      ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
-      ...(keepSucceeded ? { ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded' } : {}),
-      UpdateExpression:
-        [
-          'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
-          'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
-          '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
-          'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
-          ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
-        ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
-      ExpressionAttributeNames: {
-        '#type': 'type',
-        '#status': 'status',
-        '#error': 'error',
-        '#gsiPk': GSI1.partitionKey,
-        '#gsiSk': GSI1.sortKey,
-        '#ttl': TTL_ATTRIBUTE,
-        '#failedPk': GSI3.partitionKey,
-        '#failedSk': GSI3.sortKey,
-      },
-      ExpressionAttributeValues: {
-        ':type': 'webhook_delivery',
-        ':ep': endpointUuid,
-        ':id': event.id,
-        ':eventType': event.type,
-        ':event': packJson(event.json),
-        ':at': attempt.at,
-        ':gsiPk': listPk(merchantId, endpointUuid),
-        ':gsiSk': `${attempt.at}#${event.id}`,
-        ':status': attempt.status,
-        ':attempt': attempt.attempt,
-        ':code': attempt.response_status,
-        ':latency': attempt.latency_ms,
-        ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
-        ':error': attempt.error,
-        ':next': attempt.next_attempt_at,
-        ':ttl': expires,
-        ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
-        ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
-      },
-    }),
-  );
+  await updateApplied(db, {
+    Key: deliveryKey(merchantId, endpointUuid, event.id),
+    ...(onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+    ...(keepSucceeded ? { ConditionExpression: 'attribute_not_exists(pk) OR #status <> :succeeded' } : {}),
+    UpdateExpression:
+      [
+        'SET #type = :type, endpoint_uuid = :ep, event_id = :id, event_type = :eventType, event = :event',
+        'created_at = if_not_exists(created_at, :at), #gsiPk = :gsiPk, #gsiSk = if_not_exists(#gsiSk, :gsiSk)',
+        '#status = :status, attempts = :attempt, last_attempt_at = :at, response_status = :code, latency_ms = :latency',
+        'response_body = :body, #error = :error, next_attempt_at = :next, updated_at = :at, #ttl = :ttl',
+        ...(failed ? ['#failedPk = :failedPk, #failedSk = if_not_exists(#gsiSk, :gsiSk)'] : []),
+      ].join(', ') + (failed ? '' : ' REMOVE #failedPk, #failedSk'),
+    ExpressionAttributeNames: {
+      '#type': 'type',
+      '#status': 'status',
+      '#error': 'error',
+      '#gsiPk': GSI1.partitionKey,
+      '#gsiSk': GSI1.sortKey,
+      '#ttl': TTL_ATTRIBUTE,
+      '#failedPk': GSI3.partitionKey,
+      '#failedSk': GSI3.sortKey,
+    },
+    ExpressionAttributeValues: {
+      ':type': 'webhook_delivery',
+      ':ep': endpointUuid,
+      ':id': event.id,
+      ':eventType': event.type,
+      ':event': packJson(event.json),
+      ':at': attempt.at,
+      ':gsiPk': listPk(merchantId, endpointUuid),
+      ':gsiSk': `${attempt.at}#${event.id}`,
+      ':status': attempt.status,
+      ':attempt': attempt.attempt,
+      ':code': attempt.response_status,
+      ':latency': attempt.latency_ms,
+      ':body': attempt.response_body === null ? null : responseExcerpt(attempt.response_body),
+      ':error': attempt.error,
+      ':next': attempt.next_attempt_at,
+      ':ttl': expires,
+      ...(failed ? { ':failedPk': failedListPk(merchantId, endpointUuid) } : {}),
+      ...(keepSucceeded ? { ':succeeded': 'succeeded' } : {}),
+    },
+  });
 };
 
 export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUuid: string, eventId: string) =>

@@ -3,17 +3,7 @@ import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import {
-  itemKey,
-  type Key,
-  merchantPk,
-  nullableString,
-  storedItem,
-  updateIfAllowed,
-  updateItem,
-  updateOrRefused,
-  writeApplied,
-} from './base';
+import { itemKey, type Key, merchantPk, nullableString, storedItem, updateApplied, updateIfAllowed, updateOrRefused } from './base';
 
 /** A merchant's webhook endpoint, with its deliverer's state (docs/webhooks.md#how-it-works), and `WEBHOOK_COUNT`. */
 const SK_PREFIX = 'WEBHOOK#';
@@ -312,14 +302,12 @@ export const claimDelivery = async (
 
 /** Sets the in-flight count to `value` while `condition` (on `:seen`, what the caller read) holds; a lost race leaves it alone. */
 const resetCount = (db: TableRef, key: Key, value: number, condition: string, seen: unknown) =>
-  writeApplied(
-    updateItem(db, {
-      Key: key,
-      UpdateExpression: 'SET in_flight = :value',
-      ConditionExpression: condition,
-      ExpressionAttributeValues: { ':value': value, ':seen': seen },
-    }),
-  );
+  updateApplied(db, {
+    Key: key,
+    UpdateExpression: 'SET in_flight = :value',
+    ConditionExpression: condition,
+    ExpressionAttributeValues: { ':value': value, ':seen': seen },
+  });
 
 type DeliveryEnd =
   | { result: 'released' }
