@@ -48,14 +48,8 @@ const batchWrite = async (db: TableRef, requests: readonly WriteRequest[]): Prom
   await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, lane));
 };
 
-export const batchPut = (db: TableRef, items: readonly Record<string, unknown>[]): Promise<void> =>
-  batchWrite(
-    db,
-    items.map((Item) => ({ PutRequest: { Item } })),
-  );
+const putRequest = (Item: Record<string, unknown>): WriteRequest => ({ PutRequest: { Item } });
+const deleteRequest = (Key: Key): WriteRequest => ({ DeleteRequest: { Key } });
 
-export const batchDelete = (db: TableRef, keys: readonly Key[]): Promise<void> =>
-  batchWrite(
-    db,
-    keys.map((Key) => ({ DeleteRequest: { Key } })),
-  );
+export const batchPut = (db: TableRef, items: readonly Record<string, unknown>[]) => batchWrite(db, items.map(putRequest));
+export const batchDelete = (db: TableRef, keys: readonly Key[]) => batchWrite(db, keys.map(deleteRequest));

@@ -93,7 +93,7 @@ const addOnce = async (
   db: TableRef,
   key: { pk: string; sk: string },
   contributions: readonly Contribution[],
-  extra: { set: string; values: Record<string, unknown>; add?: string },
+  item: { type: string; cell: Cell; set: string; add?: string; values?: Record<string, unknown> },
 ): Promise<string | undefined> => {
   let pending = contributions;
   let applied: string | undefined;
@@ -101,7 +101,7 @@ const addOnce = async (
     try {
       const { Attributes } = await updateItem(db, {
         Key: key,
-        UpdateExpression: `${ADD_FIGURES}${extra.add ?? ''}${SET_APPLIED}${extra.set}`,
+        UpdateExpression: `${ADD_FIGURES}${item.add ?? ''}${SET_APPLIED}${item.set}`,
         ConditionExpression: applied === undefined ? NONE_APPLIED : APPLIED_AS_READ,
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: {
@@ -109,7 +109,10 @@ const addOnce = async (
           ':first': pending[0]?.seq,
           ':last': pending.at(-1)?.seq,
           ...(applied === undefined ? {} : { ':applied': applied }),
-          ...extra.values,
+          ':type': item.type,
+          ':period': item.cell.period,
+          ':currency': item.cell.currency_code,
+          ...item.values,
         },
         ReturnValues: 'UPDATED_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -125,6 +128,8 @@ const addOnce = async (
   }
 };
 
+const latest = (values: readonly string[]) => [...values].sort().at(-1);
+
 /** One ledger write of the stream: its sequence number (padded), what it adds, and when it was booked (ISO). */
 export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: string };
 
@@ -132,41 +137,25 @@ export type LedgerWrite = { seq: string; deltas: readonly TotalsDelta[]; at: str
 export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes: readonly LedgerWrite[]): Promise<void> => {
   const ordered = [...writes].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   const touches = ordered.flatMap(({ seq, deltas }) => deltas.map((delta) => ({ seq, delta })));
-  const byAffiliateItem = groupBy(touches, ({ delta }) => affiliateSk(delta));
   const createdBy = new Map<string, string | undefined>();
   await Promise.all(
-    [...byAffiliateItem].map(async ([sk, group]) => {
+    [...groupBy(touches, ({ delta }) => affiliateSk(delta))].map(async ([sk, group]) => {
       const { delta } = group[0] as (typeof group)[number];
       const index = affiliateIndexOf(merchantId, delta);
-      const created = await addOnce(
-        db,
-        { pk: affiliateTotalsPk(merchantId), sk },
-        group.map(({ seq, delta: figures }) => ({ seq, figures })),
-        {
-          // A month item written before months left the index leaves it at its next write.
-          set: index ? ', affiliate_slug = :slug, gsi1pk = :gpk, gsi1sk = :gsk' : ', affiliate_slug = :slug REMOVE gsi1pk, gsi1sk',
-          values: {
-            ':type': 'affiliate_totals',
-            ':period': delta.period,
-            ':currency': delta.currency_code,
-            ':slug': delta.affiliate_slug,
-            ...(index ? { ':gpk': index.gsi1pk, ':gsk': index.gsi1sk } : {}),
-          },
-        },
-      );
+      const contributions = group.map(({ seq, delta: figures }) => ({ seq, figures }));
+      const created = await addOnce(db, { pk: affiliateTotalsPk(merchantId), sk }, contributions, {
+        type: 'affiliate_totals',
+        cell: delta,
+        // A month item written before months left the index leaves it at its next write.
+        set: index ? ', affiliate_slug = :slug, gsi1pk = :gpk, gsi1sk = :gsk' : ', affiliate_slug = :slug REMOVE gsi1pk, gsi1sk',
+        values: { ':slug': delta.affiliate_slug, ...(index ? { ':gpk': index.gsi1pk, ':gsk': index.gsi1sk } : {}) },
+      });
       createdBy.set(sk, created);
     }),
   );
   const byMerchantItem = [...groupBy(touches, ({ delta }) => merchantSk(delta))];
-  const newestMonth = byMerchantItem
-    .map(([sk]) => sk)
-    .filter((sk) => sk.startsWith('M#'))
-    .sort()
-    .at(-1);
-  const through = ordered
-    .map((write) => write.at)
-    .sort()
-    .at(-1);
+  const newestMonth = latest(byMerchantItem.map(([sk]) => sk).filter((sk) => sk.startsWith('M#')));
+  const through = latest(ordered.map((write) => write.at));
   const writeMerchantItem = ([sk, group]: (typeof byMerchantItem)[number]) => {
     const { delta } = group[0] as (typeof group)[number];
     const contributions = [...groupBy(group, ({ seq }) => seq)].map(([seq, touched]) => ({
@@ -176,14 +165,11 @@ export const applyLedgerWrites = async (db: TableRef, merchantId: string, writes
     }));
     const last = sk === newestMonth;
     return addOnce(db, { pk: totalsPk(merchantId), sk }, contributions, {
+      type: 'merchant_totals',
+      cell: delta,
       set: last ? ', through = :through' : '',
       add: ', affiliate_rows :rows',
-      values: {
-        ':type': 'merchant_totals',
-        ':period': delta.period,
-        ':currency': delta.currency_code,
-        ...(last ? { ':through': through } : {}),
-      },
+      ...(last ? { values: { ':through': through } } : {}),
     });
   };
   await Promise.all(byMerchantItem.filter(([sk]) => sk !== newestMonth).map(writeMerchantItem));
@@ -216,10 +202,8 @@ export const replaceClosedTotals = async (
   };
   const vouching = (item: TotalsItem) => 'through' in item && item.through !== undefined;
   await batchPut(db, items.filter((item) => !vouching(item)).map(stored));
-  await batchDelete(
-    db,
-    stale.map((item) => keyOfTotals(merchantId, item)),
-  );
+  const staleKeys = stale.map((item) => keyOfTotals(merchantId, item));
+  await batchDelete(db, staleKeys);
   await batchPut(db, items.filter(vouching).map(stored));
 };
 
@@ -243,7 +227,7 @@ export const readTotalsAsOf = async (db: TableRef, merchantId: string): Promise<
     queryBetween(db, pk, 'M#', 'M#~', { ProjectionExpression: 'through', ScanIndexForward: false }, NEWEST_MONTH_ITEMS),
   ]);
   const times = [...(kept ? [kept] : []), ...newest].flatMap((item) => parseStored('merchant_totals', throughSchema, item).through ?? []);
-  return times.sort().at(-1);
+  return latest(times);
 };
 
 const toAffiliateTotals = (item: unknown) => parseStored('affiliate_totals', affiliateTotalsSchema, item);

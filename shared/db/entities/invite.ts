@@ -139,11 +139,8 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
   };
   const stale = [...counts].filter(([block, n]) => !trusted(block, n));
   for (const [block, count] of stale) blocks.set(block, { count, entries: [] });
-  const items = await batchGet(
-    db,
-    stale.map(([block]) => emailBlockKey(merchantId, block)),
-  );
-  for (const raw of items) {
+  const staleKeys = stale.map(([block]) => emailBlockKey(merchantId, block));
+  for (const raw of await batchGet(db, staleKeys)) {
     const item = parseStored('invite e-mail projection', projectionItem, raw);
     const block = Number(item.sk);
     blocks.set(block, { count: counts.get(block) ?? 0, entries: projectionEntries(item) });
@@ -162,11 +159,7 @@ export const findInvitesByEmail = async (
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;
   const selected = matches.slice(offset, offset + request.per_page);
-  const items = (
-    await batchGet(
-      db,
-      selected.map((match) => inviteKey(merchantId, match.uuid)),
-    )
-  ).map(parseInvite);
+  const keys = selected.map((match) => inviteKey(merchantId, match.uuid));
+  const items = (await batchGet(db, keys)).map(parseInvite);
   return { total: matches.length, items: items.sort((a, b) => b.seq - a.seq) };
 };

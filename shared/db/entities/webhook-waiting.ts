@@ -16,10 +16,8 @@ export const waitingKeys = (merchantId: string, endpointUuid: string, parks: rea
 /** Parks deliveries of the endpoint under `keys` (waitingKeys of the same parks; BatchWriteItem, 25 a call). */
 export const parkWaitingDeliveries = (db: TableRef, keys: readonly Key[], parks: readonly Park[], now: number) => {
   const expires = Math.floor(now / 1000) + RETENTION_DAYS * 24 * 3600;
-  return batchPut(
-    db,
-    parks.map(({ message }, index) => ({ ...keys[index], type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: expires })),
-  );
+  const items = parks.map(({ message }, index) => ({ ...keys[index], type: 'webhook_waiting', message, [TTL_ATTRIBUTE]: expires }));
+  return batchPut(db, items);
 };
 
 /** Up to `limit` of the endpoint's parked deliveries, oldest first, read consistently (so every park written before the read is in it). */
