@@ -137,10 +137,9 @@ const groupBlocks = async (
 
 /** Up to `limit` index items of one bucket with sort key <= top, highest first. */
 const queryDownFrom = (db: TableRef, { merchantId, list }: ListSpec<Sequenced>, bucket: string, top: string, limit: number) => {
-  const range = { condition: '<= :top', values: { ':top': top } };
-  return queryItems(
-    db,
-    { ...indexQuery(listIndexOf(list, bucket), listPartition(merchantId, list, bucket), range), ScanIndexForward: false },
-    limit,
-  );
+  const below = indexQuery(listIndexOf(list, bucket), listPartition(merchantId, list, bucket), {
+    condition: '<= :top',
+    values: { ':top': top },
+  });
+  return queryItems(db, { ...below, ScanIndexForward: false }, limit);
 };

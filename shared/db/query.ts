@@ -38,29 +38,23 @@ export const indexQuery = (index: ListIndex, pk: string, sk?: { condition: strin
 });
 
 /** What a Query of the table's own key takes besides its key condition. */
-export type KeyQueryInput = Pick<
-  QueryCommandInput,
-  'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'
->;
+export type KeyQuery = Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames' | 'ConsistentRead' | 'ScanIndexForward'>;
 
 /** Every item of partition `pk`. */
-export const queryPartition = (db: TableRef, pk: string, input: KeyQueryInput = {}) =>
+export const queryPartition = (db: TableRef, pk: string, input: KeyQuery = {}) =>
   queryItems(db, { ...input, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
 
 /** At most `limit` items of partition `pk` whose sort key lies from `from` to `to`. */
-export const queryBetween = (db: TableRef, pk: string, from: string, to: string, input: KeyQueryInput = {}, limit?: number) =>
-  queryItems(
-    db,
-    {
-      ...input,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
-    },
-    limit,
-  );
+export const queryBetween = (db: TableRef, pk: string, from: string, to: string, input: KeyQuery = {}, limit?: number) => {
+  const range = {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+  };
+  return queryItems(db, { ...input, ...range }, limit);
+};
 
 /** The item with this key, read by a Query (which the change feed may run where it may not GetItem); undefined when there is none. */
-export const queryKey = async (db: TableRef, key: Key, input: KeyQueryInput = {}): Promise<Record<string, unknown> | undefined> =>
+export const queryKey = async (db: TableRef, key: Key, input: KeyQuery = {}): Promise<Record<string, unknown> | undefined> =>
   (
     await queryItems(db, {
       ...input,
@@ -74,7 +68,7 @@ export const queryKeyPrefix = async (
   db: TableRef,
   pk: string,
   prefix: string,
-  input: KeyQueryInput = {},
+  input: KeyQuery = {},
   limit?: number,
 ): Promise<Record<string, unknown>[]> => {
   const last = prefix.codePointAt(prefix.length - 1) ?? 0;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { type KeyQueryInput, queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
+import { type KeyQuery, queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
@@ -322,7 +322,7 @@ const readBlockItems = (
   bucket: string,
   from: number,
   to: number,
-  input: KeyQueryInput,
+  input: KeyQuery,
   limit?: number,
 ) =>
   Promise.all([

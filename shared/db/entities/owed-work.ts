@@ -49,16 +49,12 @@ export const workPage = async (
   startKey?: Record<string, unknown>,
 ): Promise<{ keys: Key[]; next: Record<string, unknown> | undefined }> => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
-  const { Items = [], LastEvaluatedKey } = await queryPage(
-    db,
-    {
-      IndexName: GSI2.indexName,
-      KeyConditionExpression: `${GSI2.partitionKey} = :pk AND ${GSI2.sortKey} <= :cutoff`,
-      ExpressionAttributeValues: { ':pk': workPartition(merchantId, kind), ':cutoff': cutoff },
-    },
-    limit,
-    startKey,
-  );
+  const query = {
+    IndexName: GSI2.indexName,
+    KeyConditionExpression: `${GSI2.partitionKey} = :pk AND ${GSI2.sortKey} <= :cutoff`,
+    ExpressionAttributeValues: { ':pk': workPartition(merchantId, kind), ':cutoff': cutoff },
+  };
+  const { Items = [], LastEvaluatedKey } = await queryPage(db, query, limit, startKey);
   return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
 };
 

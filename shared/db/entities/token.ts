@@ -44,15 +44,12 @@ export const tokenRecord = (
 /** The token item of a hash, or undefined. One Query on gsi1. */
 export const findToken = async (db: TableRef, tokenHash: string) => {
   const lookup = lookupEntry(tokenHash);
-  const [item] = await queryItems(
-    db,
-    {
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} = :sk`,
-      ExpressionAttributeValues: { ':pk': lookup[GSI1.partitionKey], ':sk': lookup[GSI1.sortKey] },
-    },
-    1,
-  );
+  const query = {
+    IndexName: GSI1.indexName,
+    KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} = :sk`,
+    ExpressionAttributeValues: { ':pk': lookup[GSI1.partitionKey], ':sk': lookup[GSI1.sortKey] },
+  };
+  const [item] = await queryItems(db, query, 1);
   return parseStoredOptional('token', tokenSchema, item);
 };
 

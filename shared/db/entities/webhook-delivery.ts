@@ -125,12 +125,8 @@ export const webhookDeliveryPage = async (
 ): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
   const startKey = cursor === undefined ? undefined : positionKey(merchantId, endpointUuid, cursor);
   // One more than the page: whether another page follows is known now, so a full last page has no cursor.
-  const { Items, LastEvaluatedKey } = await queryPage(
-    db,
-    { ...indexQuery(GSI1, listPk(merchantId, endpointUuid)), ScanIndexForward: false },
-    perPage + 1,
-    startKey,
-  );
+  const query = { ...indexQuery(GSI1, listPk(merchantId, endpointUuid)), ScanIndexForward: false };
+  const { Items, LastEvaluatedKey } = await queryPage(db, query, perPage + 1, startKey);
   const read = (Items ?? []).map(parseDelivery);
   const deliveries = read.slice(0, perPage);
   const last = deliveries.at(-1);
