@@ -63,7 +63,7 @@ export const closedOrderBlocks = (before: Record<string, unknown> | undefined, a
   const { from, to } = move;
   const merchantId = merchantIdOf(after.pk);
   const closed: Key[] = [];
-  for (let block = from; block < to; block++) closed.push(blockCountKey(merchantId, 'orders', ALL_BUCKET, block));
+  for (let block = from; block < to; block++) closed.push(orderBlockKey(merchantId, block));
   return closed;
 };
 
@@ -78,7 +78,7 @@ export const takeOrderSequenceNumbers = async (db: TableRef, merchantId: string,
     if (!(error instanceof OrderSequenceNotStarted)) throw error;
   }
   const counter = await getStored(db, 'counter', sequenceItem, sequenceKey(merchantId, 'orders'), true);
-  if (counter) await markForRecount(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(counter.seq)));
+  if (counter) await markForRecount(db, orderBlockKey(merchantId, blockOf(counter.seq)));
   const firstNumber = blockOf((counter?.seq ?? 0) + ORDER_SEQUENCE_GAP) * BLOCK_SIZE;
   await startOrderSequence(db, merchantId, firstNumber - 1);
   return takeOrderSequence(db, merchantId, count, imported);
@@ -131,6 +131,7 @@ export const blockCountKey = (merchantId: string, list: ListName, bucket: string
   pk: countsPartition(merchantId),
   sk: blockCountSk(list, bucket, block),
 });
+const orderBlockKey = (merchantId: string, block: number) => blockCountKey(merchantId, 'orders', ALL_BUCKET, block);
 const groupTotalSk = (list: ListName, bucket: string, group: number) => `${bucketPrefix(list, bucket)}${GROUP_MARK}${padBlock(group)}`;
 export const groupTotalKey = (merchantId: string, list: ListName, bucket: string, group: number): Key => ({
   pk: countsPartition(merchantId),
@@ -262,7 +263,7 @@ const orderBlockCounts = (
 /** Notes an order number that will name no order as a hole of its block, when that block derives its count. */
 export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, number: OrderNumber): Promise<void> => {
   if (!isDerivedNumber(number)) return;
-  await noteHoles(db, blockCountKey(merchantId, 'orders', ALL_BUCKET, blockOf(number.seq)), [number.seq]);
+  await noteHoles(db, orderBlockKey(merchantId, blockOf(number.seq)), [number.seq]);
 };
 
 /** Adds numbers to an order block's holes: one `ADD` of a set, which also moves the block's version so its group total follows. */
@@ -289,11 +290,7 @@ export const takenOrderNumbers = (
   const taken: { key: Key; first: number; last: number }[] = [];
   for (let first = Math.max(move.from + 1, derivedFrom); first <= move.to; first = (blockOf(first) + 1) * BLOCK_SIZE) {
     const block = blockOf(first);
-    taken.push({
-      key: blockCountKey(merchantId, 'orders', ALL_BUCKET, block),
-      first,
-      last: Math.min(move.to, (block + 1) * BLOCK_SIZE - 1),
-    });
+    taken.push({ key: orderBlockKey(merchantId, block), first, last: Math.min(move.to, (block + 1) * BLOCK_SIZE - 1) });
   }
   return taken;
 };
