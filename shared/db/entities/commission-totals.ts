@@ -249,14 +249,7 @@ export const readAffiliateTotals = async (
     });
     return items.map(toAffiliateTotals).map((item) => (kind === 'M' ? { ...item, period: item.period.slice(0, 7) } : item));
   }
-  const [from, to] = [`${kind}#${range.from}`, `${kind}#${range.to}`];
-  const items = await queryBetween(
-    db,
-    affiliateTotalsPk(merchantId),
-    from,
-    to,
-    { ScanIndexForward: options.backward !== true },
-    options.limit,
-  );
+  const order = { ScanIndexForward: options.backward !== true };
+  const items = await queryBetween(db, affiliateTotalsPk(merchantId), `${kind}#${range.from}`, `${kind}#${range.to}`, order, options.limit);
   return items.map(toAffiliateTotals);
 };
