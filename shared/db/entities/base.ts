@@ -1,12 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  GetCommand,
-  type GetCommandInput,
-  PutCommand,
-  type PutCommandInput,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
@@ -52,7 +45,7 @@ export const getStored = async <S extends $ZodType>(
   entity: string,
   schema: S,
   key: Key,
-  read: boolean | Pick<GetCommandInput, 'ConsistentRead' | 'ProjectionExpression'> = false,
+  read: boolean | { ConsistentRead?: boolean; ProjectionExpression?: string } = false,
 ): Promise<output<S> | undefined> => {
   if (!isStorableKey(key)) return undefined;
   const options = typeof read === 'boolean' ? { ConsistentRead: read } : read;
