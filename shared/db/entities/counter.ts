@@ -2,8 +2,7 @@ import * as z from 'zod/mini';
 import { type KeyQuery, queryBetween, queryKey, queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateItem } from './base';
-import { moveForward } from './forward';
+import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateApplied, updateItem } from './base';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 import {
@@ -421,6 +420,16 @@ const refreshGroupTotal = async (
       vs += block.v ?? 0;
     }
   }
-  const written = await moveForward(db, groupTotalKey(merchantId, list, bucket, group), 'vs', { n, vs, type: 'list_group_total' });
+  const written = await writeGroupTotal(db, groupTotalKey(merchantId, list, bucket, group), n, vs);
   return { list, bucket, group, n, vs, written };
 };
+
+/** Sets a group total over a lower stored `vs` only, so refreshes that race or repeat only move it forward; false when refused. */
+const writeGroupTotal = (db: TableRef, key: Key, n: number, vs: number) =>
+  updateApplied(db, {
+    Key: key,
+    UpdateExpression: 'SET #n = :n, #vs = :vs, #type = :type',
+    ConditionExpression: 'attribute_not_exists(#vs) OR #vs < :vs',
+    ExpressionAttributeNames: { '#n': 'n', '#vs': 'vs', '#type': 'type' },
+    ExpressionAttributeValues: { ':n': n, ':vs': vs, ':type': 'list_group_total' },
+  });
