@@ -76,10 +76,3 @@ export const queryKeyPrefix = async (
   // BETWEEN takes in the bound itself, which lacks the prefix.
   return items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(prefix));
 };
-
-/** How many items one Query matches (Select COUNT, continued past 1 MB pages): no item is returned. */
-export const countQueryItems = async (db: TableRef, input: Omit<QueryInput, 'Select'>): Promise<number> => {
-  let count = 0;
-  for await (const page of queryPages(db, { ...input, Select: 'COUNT' })) count += page.Count ?? 0;
-  return count;
-};

@@ -6,6 +6,7 @@
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { merchantPk } from '#shared/db/entities/base';
 import { BLOCK_SIZE, blockCountKey, countsPartition, markForRecount, ORDER_SEQUENCE_GAP, takeSequence } from '#shared/db/entities/counter';
 import { api, eventually, merchantFixture, orderBody, seedOne, storeFor } from './helpers';
 import { runAdmin } from './program-helpers';
@@ -39,28 +40,31 @@ const driftCount = (merchantId: string, list: 'affiliates', bucket: string, delt
 
 const slugsOf = (body: { data: { affiliates: { slug: string }[] } }) => body.data.affiliates.map((affiliate) => affiliate.slug);
 
-/** Dates every block count of the merchant's last change a minute back: a seed written earlier, its index caught up. */
-const countsWrittenAMinuteAgo = async (merchantId: string) => {
-  const { Items = [] } = await store.ddb.send(
-    new QueryCommand({
-      TableName: store.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': countsPartition(merchantId) },
-    }),
-  );
+/** Dates the merchant's writes a minute back, its list items' and its block counts' last change: a seed written earlier, its index caught up. */
+const writtenAMinuteAgo = async (merchantId: string) => {
+  const query = (pk: string) =>
+    store.ddb.send(
+      new QueryCommand({ TableName: store.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }),
+    );
+  const [{ Items: counts = [] }, { Items: items = [] }] = await Promise.all([
+    query(countsPartition(merchantId)),
+    query(merchantPk(merchantId)),
+  ]);
   const minuteAgo = new Date(Date.now() - 60_000).toISOString();
-  await Promise.all(
-    Items.map((item) =>
-      store.ddb.send(
-        new UpdateCommand({
-          TableName: store.table,
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET changed_at = :at',
-          ExpressionAttributeValues: { ':at': minuteAgo },
-        }),
-      ),
-    ),
-  );
+  const backDate = (item: Record<string, unknown>, attribute: string) =>
+    store.ddb.send(
+      new UpdateCommand({
+        TableName: store.table,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET #at = :at',
+        ExpressionAttributeNames: { '#at': attribute },
+        ExpressionAttributeValues: { ':at': minuteAgo },
+      }),
+    );
+  await Promise.all([
+    ...counts.map((item) => backDate(item, 'changed_at')),
+    ...items.filter((item) => item.updated_at !== undefined).map((item) => backDate(item, 'updated_at')),
+  ]);
 };
 
 /** The count item of a merchant's first orders block, read consistently. */
@@ -104,7 +108,7 @@ describe('list counts that drifted', () => {
     // Prepare: the affiliates' list (alice, ivan) 1 short, and the gold tier's (alice, and ivan by
     // the merchant's default tier) 4 too high; 3 orders, whose block derives its count.
     const merchant = await seedOne(merchantFixture({ key: 'recount', orders: history(3) }));
-    await countsWrittenAMinuteAgo(merchant.id);
+    await writtenAMinuteAgo(merchant.id);
     await driftCount(merchant.id, 'affiliates', 'all', -1);
     await driftCount(merchant.id, 'affiliates', 'tier:gold', 4);
 
@@ -134,7 +138,7 @@ describe('list counts that drifted', () => {
   it('are not recounted by `admin recount` in the seconds after a change, whose item the list index may not show yet: marked for the follow-up instead', async () => {
     // Prepare: an invite created through the API a moment ago (its count stamped now).
     const merchant = await seedOne(merchantFixture({ key: 'recount-recent' }));
-    await countsWrittenAMinuteAgo(merchant.id);
+    await writtenAMinuteAgo(merchant.id);
     const client = api('live', merchant.tokens.live);
     const invited = await client.post('/api/v2/affiliates/invite', { email: 'nina@example.com', sender_email: 'owner@merchant.example' });
     expect(invited.status).toBe(200);

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/follow-ups/process';
 import { logger } from '#shared/logger';
 import { workerContext } from './support/api';
-import { batchMessagesSentTo, conditionFailed, ddbMock, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
+import { batchMessagesSentTo, conditionFailed, ddbMock, indexItems, resetAwsMocks, sqsBatchAnswer, sqsMock } from './support/aws';
 import { MERCHANT, MERCHANT_KEY, MERCHANT_PK } from './support/fixtures';
 
 const sesMock = mockClient(SESClient);
@@ -88,7 +88,7 @@ describe('the follow-ups function', () => {
   it('recounts the block a recount follow-up names from its list index, removes the mark, and acknowledges it', async () => {
     // Prepare: the count says 7, the list index holds 9 orders in the block.
     ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: { n: 7, marked_at: inSeconds(-60) } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 9 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves(indexItems(9));
 
     // Act
     const result = await run(record('recount-1', { kind: 'recount', key: BLOCK_KEY, due: inSeconds(-60) }));
@@ -97,7 +97,7 @@ describe('the follow-ups function', () => {
     expect(result).toEqual({ batchItemFailures: [] });
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi1',
-      Select: 'COUNT',
+      ProjectionExpression: '#updated',
       ExpressionAttributeValues: { ':pk': `${MERCHANT_PK}#orders#all`, ':first': '000000000512', ':last': '000000000767' },
     });
     expect(ddbMock).toHaveReceivedCommandWith(UpdateCommand, {
@@ -131,7 +131,7 @@ describe('the follow-ups function', () => {
   it('reports a recount follow-up whose block kept changing under every attempt in batchItemFailures (SQS redelivers it)', async () => {
     // Prepare
     ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: { n: 7, marked_at: inSeconds(-60) } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 9 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves(indexItems(9));
     ddbMock.on(UpdateCommand, { Key: BLOCK_KEY }).rejects(conditionFailed());
 
     // Act
@@ -144,7 +144,7 @@ describe('the follow-ups function', () => {
   it('marks a block changed a moment ago again instead of recounting it, and acknowledges its follow-up', async () => {
     // Prepare: an ADD landed a second ago; the list index may not show its item yet.
     ddbMock.on(GetCommand, { Key: BLOCK_KEY }).resolves({ Item: { n: 8, marked_at: inSeconds(-60), changed_at: inSeconds(-1) } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 7 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves(indexItems(7));
 
     // Act
     const result = await run(record('recount-1', { kind: 'recount', key: BLOCK_KEY, due: inSeconds(-60) }));

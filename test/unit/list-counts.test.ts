@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { recountBlock, recountMarkedBlock, settleOrderNumbers } from '#shared/db/entities/count-repair';
 import { applyCountChanges, CountNotKept, leaveOrderNumberUnused, readBlockRange, refreshGroupTotals } from '#shared/db/entities/counter';
 import type { TableRef } from '#shared/db/table-def';
-import { conditionFailed, ddbMock, resetAwsMocks } from './support/aws';
+import { conditionFailed, ddbMock, indexItems, resetAwsMocks } from './support/aws';
 
 const db: TableRef = { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), table: 'unit-table' };
 const MERCHANT = 'm-1';
@@ -88,7 +88,7 @@ describe('keeping a block count after a committed change', () => {
 describe('recounting a block from the list index', () => {
   const stubBlock = (state: Record<string, unknown> | undefined, indexCount: number) => {
     ddbMock.on(GetCommand, { Key: BLOCK_2 }).resolves({ Item: state });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: indexCount });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves(indexItems(indexCount));
   };
 
   it('sets the count to what the index holds in the block, only if nothing changed meanwhile, adds 1 to its version and removes the mark', async () => {
@@ -103,7 +103,7 @@ describe('recounting a block from the list index', () => {
     expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 7, after: 9 });
     expect(ddbMock).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi1',
-      Select: 'COUNT',
+      ProjectionExpression: '#updated',
       ExpressionAttributeValues: { ':pk': 'M#m-1#invites#all', ':first': '000000000512', ':last': '000000000767' },
     });
     expect(updatesOf(BLOCK_2)[0]).toMatchObject({
@@ -130,6 +130,27 @@ describe('recounting a block from the list index', () => {
     expect(isMark(updates[0] as UpdateCommandInput)).toBe(true);
   });
 
+  it('leaves a block whose index holds an item written a moment ago as it is and marks it again, since its count change may still be on its way', async () => {
+    // Prepare: the block's last ADD is old; an item written 2 s ago is in the index, its own ADD not landed yet.
+    const now = Date.parse('2026-11-27T12:00:00.000Z');
+    ddbMock
+      .on(GetCommand, { Key: BLOCK_2 })
+      .resolves({ Item: { n: 7, marked_at: '2026-11-27T11:00:00.000Z', changed_at: '2026-11-27T11:00:00.000Z' } });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi1' })
+      .resolves({ Items: [...indexItems(7).Items, { updated_at: '2026-11-27T11:59:58.000Z' }], Count: 8 });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2, { now: () => now });
+
+    // Assess: no count written over (the ADD would make it 9); the mark renewed for a later recount.
+    expect(result).toBe('marked');
+    const updates = updatesOf(BLOCK_2);
+    expect(updates).toHaveLength(1);
+    expect(isMark(updates[0] as UpdateCommandInput)).toBe(true);
+  });
+
   it('recounts a block whose last change is older than the quiet time', async () => {
     // Prepare
     const now = Date.parse('2026-11-27T12:00:00.000Z');
@@ -151,7 +172,7 @@ describe('recounting a block from the list index', () => {
   it('counts a tier bucket of the affiliates on the tier index (gsi3)', async () => {
     // Prepare
     ddbMock.on(GetCommand).resolves({ Item: { n: 1 } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi3' }).resolves({ Count: 1 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi3' }).resolves(indexItems(1));
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act
@@ -170,7 +191,7 @@ describe('recounting a block from the list index', () => {
       .on(GetCommand, { Key: BLOCK_2 })
       .resolvesOnce({ Item: { n: 7 } })
       .resolves({ Item: { n: 8 } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolvesOnce({ Count: 9 }).resolves({ Count: 10 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolvesOnce(indexItems(9)).resolves(indexItems(10));
     ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
 
     // Act
@@ -403,7 +424,7 @@ describe("the orders' block counts derived from the sequence", () => {
     // Prepare: block 2 closed (the sequence is at 800), 1 hole noted, the index holds 250
     stubSequence({ orders_seq: 800, orders_derived_from: 512 });
     ddbMock.on(GetCommand, { Key: ORDER_BLOCK_2 }).resolves({ Item: { holes: new Set([600]) } });
-    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves({ Count: 250 });
+    ddbMock.on(QueryCommand, { IndexName: 'gsi1' }).resolves(indexItems(250));
     ddbMock.on(UpdateCommand).resolves({});
 
     // Act

@@ -104,3 +104,9 @@ export const batchMessagesSentTo = (queueUrl: string) =>
     .filter((call) => call.args[0].input.QueueUrl === queueUrl)
     .flatMap((call) => call.args[0].input.Entries ?? [])
     .map((entry) => ({ body: JSON.parse(entry.MessageBody ?? '{}'), delay: entry.DelaySeconds }));
+
+/** A Query answer of `count` list index items, each written at `updatedAt` (long ago unless given). */
+export const indexItems = (count: number, updatedAt = '2026-01-01T00:00:00.000Z') => ({
+  Items: Array.from({ length: count }, () => ({ updated_at: updatedAt })),
+  Count: count,
+});
