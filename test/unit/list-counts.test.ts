@@ -151,6 +151,22 @@ describe('recounting a block from the list index', () => {
     expect(isMark(updates[0] as UpdateCommandInput)).toBe(true);
   });
 
+  it('recounts a block holding an item dated far ahead (an import), which is no recent write', async () => {
+    // Prepare
+    const now = Date.parse('2026-11-27T12:00:00.000Z');
+    ddbMock.on(GetCommand, { Key: BLOCK_2 }).resolves({ Item: { n: 7 } });
+    ddbMock
+      .on(QueryCommand, { IndexName: 'gsi1' })
+      .resolves({ Items: [...indexItems(7).Items, { updated_at: '2030-01-01T00:00:00.000Z' }], Count: 8 });
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'invites', 'all', 2, { now: () => now });
+
+    // Assess
+    expect(result).toEqual({ list: 'invites', bucket: 'all', block: 2, before: 7, after: 8 });
+  });
+
   it('recounts a block whose last change is older than the quiet time', async () => {
     // Prepare
     const now = Date.parse('2026-11-27T12:00:00.000Z');

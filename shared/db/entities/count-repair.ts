@@ -41,19 +41,16 @@ const listRange = (merchantId: string, list: ListName, bucket: string, first: nu
     values: { ':first': padSeq(first), ':last': padSeq(last) },
   });
 
-/**
- * What a block's count should be, the items of its bucket's index partition within the block, and when the newest of
- * them was written (epoch ms): read with `updated_at` projected, which costs what a COUNT costs.
- */
+/** What a block's count should be, the items of its bucket's index partition within the block, with when each was written (epoch ms). */
 const countBlock = async (db: TableRef, merchantId: string, list: ListName, bucket: string, block: number) => {
   const range = listRange(merchantId, list, bucket, block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE - 1);
+  // `updated_at` projected: the read costs what a COUNT costs.
   const items = await queryItems(db, {
     ...range,
     ProjectionExpression: '#updated',
     ExpressionAttributeNames: { ...range.ExpressionAttributeNames, '#updated': 'updated_at' },
   });
-  const written = items.map((item) => (typeof item.updated_at === 'string' ? Date.parse(item.updated_at) : Number.NaN));
-  return { count: items.length, newest: Math.max(0, ...written.filter(Number.isFinite)) };
+  return { count: items.length, written: items.map((item) => Date.parse(String(item.updated_at))) };
 };
 
 /** A block count item's state, read consistently (a GetItem of the attributes in `projection`). */
@@ -62,7 +59,7 @@ const readCountState = (db: TableRef, key: Key, projection: string) =>
 
 const RECOUNT_ATTEMPTS = 5;
 
-/** Sets a block's count to what its index holds: `'marked'` if it changed within `quietMs`, `'derived'` if open, undefined if it kept changing. */
+/** Sets a block's count to what its index holds: `'marked'` if it changed or an item of it was written within `quietMs`, `'derived'` if open, undefined if it kept changing. */
 export const recountBlock = async (
   db: TableRef,
   merchantId: string,
@@ -77,13 +74,14 @@ export const recountBlock = async (
   if (derived && blockOf(sequence.seq) <= block) return 'derived';
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
     const state = await readCountState(db, key, 'n, marked_at, changed_at, holes, exact');
-    const recent = (time: number) => time > now() - quietMs;
+    // Within the quiet time of now (an imported item dated later than that is no recent write).
+    const recent = (time: number) => Math.abs(time - now()) < quietMs;
     // A change within the quiet time may not be in the index yet; an item written within it, not yet in the count.
     const indexed =
       state?.changed_at !== undefined && recent(Date.parse(state.changed_at))
         ? undefined
         : await countBlock(db, merchantId, list, bucket, block);
-    if (indexed === undefined || recent(indexed.newest)) {
+    if (indexed === undefined || indexed.written.some(recent)) {
       await markForRecount(db, key, new Date(now()).toISOString());
       return 'marked';
     }
