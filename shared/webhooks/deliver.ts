@@ -73,11 +73,7 @@ const requeueAs = async (outcome: DeliverOutcome, settings: DeliverSettings, ...
 const carryOn = (settings: DeliverSettings, message: DeliveryMessage, at: number) =>
   requeueAs('waiting', settings, { ...message, not_before: iso(at) });
 
-/**
- * One delivery message: a claim on one of the endpoint's slots, one signed POST, its outcome recorded
- * and the next attempt queued (docs/webhooks.md#how-it-works). Throws only when the table or the queue
- * failed: the message comes back and is redone (recording an attempt twice is harmless).
- */
+/** One delivery message: a slot claimed, one POST, its outcome recorded (docs/webhooks.md#how-it-works); throws if table or queue fail. */
 export const deliver = async (message: DeliveryMessage, settings: DeliverSettings): Promise<DeliverOutcome> => {
   const now = settings.now?.() ?? Date.now();
   if (message.not_before !== undefined && Date.parse(message.not_before) > now + 1000) return requeueAs('waiting', settings, message);
@@ -168,10 +164,7 @@ const parkedAndNoted = async (settings: DeliverSettings, message: DeliveryMessag
 const RELEASE_CHUNK = 250;
 const RELEASE_SEND_ROUNDS = 3;
 
-/**
- * Sends the endpoint's parked deliveries back to the queue, oldest first, as many as its free slots (one
- * probe while it fails), so a backlog drains at the endpoint's pace. One deliverer releases at a time.
- */
+/** Sends the endpoint's parked deliveries back, oldest first, as many as its free slots: a backlog drains at the endpoint's pace. */
 const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<{ left: boolean }> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const owner = `${message.event.id}#${message.attempt}${message.keep ? '#keep' : message.wake ? '#wake' : ''}`;
@@ -198,11 +191,7 @@ const releaseParked = async (settings: DeliverSettings, message: DeliveryMessage
   return { left: !emptied };
 };
 
-/**
- * A wake-up, left for the endpoint's retry time by a failed delivery that will not come back then itself:
- * releases the parked deliveries once the hold has passed. A keeper (`keep`) waits out any hold and comes
- * back every delivery timeout while deliveries are parked.
- */
+/** A wake-up releases the parked deliveries once the hold has passed; a keeper (`keep`) comes back every timeout while any are parked. */
 const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: number): Promise<DeliverOutcome> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = message;
   const endpoint = await getWebhookEndpoint(settings.db, merchantId, endpointUuid, true);
@@ -214,10 +203,7 @@ const wake = async (settings: DeliverSettings, message: DeliveryMessage, now: nu
   return message.keep && left ? carryOn(settings, laned, now + settings.timeoutMs) : 'released';
 };
 
-/**
- * The POST, signed by every secret in effect. Unanswered after a moment, the endpoint is marked slow: its
- * other deliveries wait for this one's timeout rather than pile up.
- */
+/** The POST, signed by every secret in effect; unanswered after a moment, the endpoint is marked slow so its other deliveries wait. */
 const send = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpointItem): Promise<PostResult> => {
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid, event } = message;
   try {
@@ -271,10 +257,7 @@ const recordSuccess = async ({ message, settings, now, record }: Attempt, endpoi
   return 'delivered' as const;
 };
 
-/**
- * Anything else: the endpoint rests on the schedule by its failures in a row (its backlog waits behind one
- * probe at a time), and this delivery disables it, is given up or is retried no sooner than the next probe.
- */
+/** A failure: the endpoint rests by its failures in a row; this delivery disables it, is given up, or retries from the next probe on. */
 const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, result: PostResult): Promise<DeliverOutcome> => {
   const { settings, now, random, record } = attempt;
   const { merchant_id: merchantId, endpoint_uuid: endpointUuid } = attempt.message;

@@ -6,10 +6,7 @@ import { ORDER_EVENT_TYPES, type OrderEventMessage } from '#shared/domain/order-
 import { toAffiliateRequestResponse, toInviteResponse } from '#shared/domain/program-model';
 import { isoNow } from '#shared/time';
 
-/**
- * The events a webhook endpoint can subscribe to, each derived from a write. An event's `id` (the `webhook-id`
- * receivers deduplicate on) comes from the change itself, so a stream record read twice makes the same event.
- */
+/** The events an endpoint can subscribe to, each derived from a write; its `id` comes from the change: a record read twice, one event. */
 export const WEBHOOK_EVENT_TYPES = [
   ...ORDER_EVENT_TYPES,
   'commission.accrued',

@@ -14,11 +14,7 @@ export type MerchantEvents = { merchantId: string; events: WebhookEvent[] };
 
 type Delivery = { endpoint: WebhookEndpointItem; message: DeliveryMessage };
 
-/**
- * The change feed's webhook reaction for a batch: one delivery per event and enabled, subscribed endpoint,
- * with one Query of the endpoints per merchant; a held-back endpoint's deliveries are parked or delayed.
- * Sending twice is harmless: a delivery is keyed by endpoint and event id (docs/webhooks.md#how-it-works).
- */
+/** One delivery per event and enabled, subscribed endpoint, parked or delayed while held; idempotent (docs/webhooks.md#how-it-works). */
 export const fanOutWebhookEvents = async (
   db: TableRef,
   records: readonly MerchantEvents[],
@@ -89,10 +85,7 @@ const missesRecoverably = (endpoint: WebhookEndpointItem, now: number) =>
   endpoint.disabled_at !== undefined &&
   Date.parse(endpoint.disabled_at) >= Date.parse(recoverableSince(now));
 
-/**
- * An event for an endpoint the service disabled is recorded as a failed delivery, not sent, so that recover
- * sends it once the endpoint is enabled again. False for a record whose recording failed: the feed reads it again.
- */
+/** Events for an endpoint the service disabled are recorded as failed, for recover to send; false where that failed (the feed retries). */
 const recordMissedWhileDisabled = async (
   db: TableRef,
   records: readonly MerchantEvents[],
@@ -131,10 +124,7 @@ const recordMissedWhileDisabled = async (
   );
 };
 
-/**
- * A hold whose new deliveries are parked: a slow mark or a rest longer than SHORT_HOLD_MS. A shorter rest's
- * deliveries arrive at its end, each one more chance to find a flapping endpoint up (parked, it gets one probe per rest).
- */
+/** A hold whose new deliveries are parked: a slow mark or a rest over SHORT_HOLD_MS (a shorter rest's arrive at its end, each a probe). */
 const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
   (endpoint.slow_until !== undefined && Date.parse(endpoint.slow_until) > now) ||
   (endpoint.retry_at !== undefined && Date.parse(endpoint.retry_at) - now > SHORT_HOLD_MS);
@@ -142,10 +132,7 @@ const parksDuring = (endpoint: WebhookEndpointItem, now: number) =>
 /** The longest rest whose new deliveries are sent delayed to its end rather than parked. */
 const SHORT_HOLD_MS = 60_000;
 
-/**
- * Parks a held endpoint's deliveries of the batch: `ended` when the hold ended meanwhile (they are sent now),
- * `delayed` when the table or queue failed. The keeper goes first, so parks never wait without one.
- */
+/** Parks a held endpoint's deliveries, its keeper first: `ended` when the hold ended meanwhile, `delayed` when table or queue failed. */
 const parkHeld = async (
   db: TableRef,
   endpoint: WebhookEndpointItem,

@@ -5,14 +5,10 @@ import net from 'node:net';
 import { responseExcerpt } from '#shared/db/entities/webhook-delivery';
 
 /** Which webhook targets are allowed: deployed stages only reach the public internet over https, local runs may also reach loopback. */
-export interface TargetPolicy {
-  allowLocal: boolean;
-}
+export type TargetPolicy = { allowLocal: boolean };
 
-/** Reads the target policy from the environment, so only an explicit opt-in lets webhooks reach loopback. */
-export function targetPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): TargetPolicy {
-  return { allowLocal: env.WEBHOOKS_ALLOW_LOCAL_TARGETS === 'true' };
-}
+/** Only an explicit opt-in in the environment lets webhooks reach loopback. */
+export const targetPolicyFromEnv = (env = process.env): TargetPolicy => ({ allowLocal: env.WEBHOOKS_ALLOW_LOCAL_TARGETS === 'true' });
 
 export const MAX_URL_LENGTH = 2048;
 const LOCAL_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

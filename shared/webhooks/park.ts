@@ -3,11 +3,7 @@ import { parkWaitingDeliveries, removeWaitingDeliveries, waitingKeys } from '#sh
 import type { TableRef } from '#shared/db/table-def';
 import type { DeliveryMessage } from '#shared/queue/webhooks';
 
-/**
- * Parks deliveries of one endpoint while its hold stands: written first, then noted on the endpoint on the condition
- * that the hold still stands, so whoever ends it finds them. Undefined when it has ended (the parks are taken back),
- * else whether they began the endpoint's backlog.
- */
+/** Parks deliveries while the endpoint's hold stands, noted on it: undefined when the hold ended, else whether they began its backlog. */
 export const parkWhileHeld = async (
   db: TableRef,
   merchantId: string,
@@ -34,10 +30,7 @@ export const parkWhileHeld = async (
   return noted;
 };
 
-/**
- * The keeper of an endpoint's backlog, left by its first park: a wake-up that comes back while anything is parked,
- * so a backlog never depends on one message of the chain that releases it.
- */
+/** The keeper of an endpoint's backlog, left by its first park: a wake-up that comes back while anything is parked. */
 export const keeper = ({ not_before: _notBefore, holds: _holds, ...message }: DeliveryMessage, heldUntil: number): DeliveryMessage => ({
   ...message,
   wake: true,

@@ -5,10 +5,7 @@ import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
 import { WEBHOOK_MESSAGES } from '#shared/schemas/webhooks';
 import { subscribes, TEST_EVENT_TYPE, type WebhookEvent } from './events';
 
-/**
- * Recorded deliveries sent again (resend, recover, the admin replay), each as a first attempt of the same event: its
- * `webhook-id` is unchanged, so a receiver that did get it deduplicates it.
- */
+/** Sends recorded deliveries again (resend, recover, admin replay) as first attempts with the same `webhook-id`. */
 export type SendDeliveries = (messages: DeliveryMessage[]) => Promise<boolean[]>;
 
 /** The most deliveries one recovery resends; `next_since` continues from there. */
@@ -67,10 +64,7 @@ export const replayDelivery = async (db: TableRef, send: SendDeliveries, merchan
   return message.event;
 };
 
-/**
- * Sends again the endpoint's deliveries that failed since `since`, oldest first, RECOVER_BATCH at a time, read from
- * its failed list so the cost follows the failures; event types it no longer subscribes to are passed over.
- */
+/** Sends again the endpoint's subscribed deliveries that failed since `since`, oldest first, RECOVER_BATCH at a time. */
 export const replayFailedDeliveries = async (db: TableRef, send: SendDeliveries, merchantId: string, endpoint: Endpoint, since: string) => {
   const { deliveries, next } = await failedWebhookDeliveries(db, merchantId, endpoint.uuid, since, RECOVER_BATCH);
   const wanted = deliveries.filter((delivery) => subscribes(endpoint, delivery.event_type));

@@ -1,7 +1,4 @@
-/**
- * The Standard Webhooks retry schedule, each wait jittered ±10% so that retries of many events do not arrive together;
- * a receiver's longer `Retry-After` wins. Tests compress it with WEBHOOK_RETRY_SCHEDULE_SECONDS.
- */
+/** The Standard Webhooks retry schedule, each wait jittered ±10%; a longer `Retry-After` wins (tests: WEBHOOK_RETRY_SCHEDULE_SECONDS). */
 export const STANDARD_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600];
 
 export const scheduleFromEnv = (): number[] => {
@@ -38,19 +35,13 @@ export const waitBeforeNextAttempt = (attempt: number, retryAfter: number | unde
   return Math.max(jittered(base, random), retryAfter ?? 0);
 };
 
-/**
- * How long (seconds) a failing endpoint rests after its `failures`-th failure in a row: the same schedule, counted per
- * endpoint, so a backlog is probed one attempt at a time however many of its deliveries fail.
- */
+/** Seconds a failing endpoint rests after its `failures`-th failure in a row: the schedule counted per endpoint, one probe at a time. */
 export const endpointRestAfterFailures = (failures: number, retryAfter: number | undefined, schedule: number[], random: () => number) => {
   const base = schedule[Math.min(Math.max(1, failures), schedule.length - 1)] ?? 0;
   return Math.max(jittered(base, random), retryAfter ?? 0);
 };
 
-/**
- * An endpoint is disabled once its failure streak has lasted 5 days, longer than the whole schedule, so no outage the
- * schedule rides out disables it (a count of failures would: many deliveries in flight can fail within a second).
- */
+/** An endpoint is disabled once its failure streak lasts 5 days, longer than the schedule (a count would disable it in a second). */
 const STREAK_LIMIT = { days: 5 } as const;
 /** The merchant is e-mailed once a streak reaches this many failed attempts (and again when disabled). */
 export const STREAK_NOTICE_AFTER = 5;

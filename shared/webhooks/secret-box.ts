@@ -1,10 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
-/**
- * Webhook secrets at rest: AES-256-GCM under the stage's key, bound to the merchant and the item they are stored in,
- * so a sealed secret copied to another item does not open. The key is the SHA-256 of the Secrets Manager secret
- * WEBHOOK_KEY_SECRET_ARN (in `npm start`, of WEBHOOK_SECRET_KEY).
- */
+/** Webhook secrets at rest: AES-256-GCM under the SHA-256 of WEBHOOK_KEY_SECRET_ARN's secret (or WEBHOOK_SECRET_KEY), bound to an item. */
 const VERSION = 'v1';
 
 let keyPromise: Promise<Buffer> | undefined;
