@@ -118,10 +118,7 @@ const replayOne = async (target: ParkedTarget, processRecords: ProcessRecords, {
 /** A change record's place in the stream, for sorting. */
 const streamOrder = ({ body }: Parked) => paddedSequence(recordOf(body)?.dynamodb?.SequenceNumber ?? '');
 
-/**
- * Replays up to `limit` parked messages, change records in stream order: once one of a merchant's fails again,
- * its later ones stay parked too, so none overtakes an earlier one (docs/operations.md#work-on-the-parked-queue-parkeddepth).
- */
+/** Replays parked messages, change records in stream order (docs/operations.md#work-on-the-parked-queue-parkeddepth). */
 export const replayParked = async (target: ParkedTarget, processRecords: ProcessRecords, limit: number) => {
   const parked = (await receiveParked(target, limit, 300)).sort((a, b) => (streamOrder(a) < streamOrder(b) ? -1 : 1));
   const kept: Parked[] = [];

@@ -47,10 +47,7 @@ const alongsideWork = (): ApiMiddleware => {
   return { after: finish, onError: finish };
 };
 
-/**
- * The one request chain of every route, typed step by step by middy's `use`, so the handler reads the
- * credential and its input with no cast. The order of the steps: docs/design-notes.md#idempotency-key.
- */
+/** The one request chain of every route, typed step by step (order of steps: docs/design-notes.md#idempotency-key). */
 export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
   route: R,
   schemas: S,

@@ -28,10 +28,7 @@ const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
 /** The context once authentication has run: the caller's merchant and token. */
 export type AuthenticatedContext = ApiContext & { credential: Credential };
 
-/**
- * Bearer-token authentication: the other stage's token kind is 403 before any lookup, an unknown or
- * revoked token 401; a route that `placesOrders` needs, on live, a token allowed to place live orders.
- */
+/** Bearer-token authentication: the other stage's kind 403, unknown or revoked 401, a live order needs a token allowed to place one. */
 export const authentication = ({
   placesOrders,
 }: Pick<ApiRoute, 'placesOrders'>): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, AuthenticatedContext> => ({

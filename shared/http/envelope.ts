@@ -68,11 +68,7 @@ export class AnsweredEarly extends Error {
   }
 }
 
-/**
- * Turns any error of the request into a failure in the route's envelope: an ApiError its status and
- * messages, a dependency failure that passes by itself (shared/dependency-errors.ts) a 503 with
- * Retry-After, anything else a logged 500.
- */
+/** Any error as a failure in the route's envelope: an ApiError as it is, a passing dependency failure 503, anything else a logged 500. */
 export const errorEnvelope = (kind: EnvelopeKind): ApiMiddleware => ({
   // Sets the response without returning it, so the middlewares outside this one still see it.
   onError: (request) => {

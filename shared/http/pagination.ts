@@ -26,10 +26,7 @@ export const given = <T extends z.ZodMiniType>(schema: T) =>
     z.optional(schema),
   );
 
-/**
- * Plain decimal digits from 1 (to `max`), `fallback` when absent or empty. The bounds before
- * integrality, as boundedInt does: a value past the bound is told the API's limit.
- */
+/** Plain decimal digits from 1 (to `max`), `fallback` when absent or empty; bounds checked before integrality, as boundedInt does. */
 export const positiveIntParam = (fallback: number, max?: number) =>
   z.pipe(
     given(z.pipe(decimalInt(), z.number().check(z.minimum(1), ...(max === undefined ? [] : [z.maximum(max)]), z.int()))),

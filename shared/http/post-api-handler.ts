@@ -10,10 +10,7 @@ export type ReplyFromStore<S extends Schemas, D> = (
   request: Input<S> & { merchantId: string; identity: RequestIdentity },
 ) => Promise<Reply<D> | undefined>;
 
-/**
- * A POST route's handler: apiHandler's chain plus `Idempotency-Key`; `secrets` are kept sealed in its record; a route
- * with `replyFromStore` answers a retry from what its request wrote instead of storing its success.
- */
+/** A POST route's handler: apiHandler's chain plus `Idempotency-Key`, its `secrets` sealed; `replyFromStore` answers a retry. */
 export const postApiHandler = <S extends Schemas, R extends PostRoute>(
   route: R,
   schemas: S,

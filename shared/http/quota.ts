@@ -11,10 +11,7 @@ import { defaultQuota } from '#shared/quota/policy';
 import type { AuthenticatedContext } from './auth';
 import type { ApiRoute } from './route';
 
-/**
- * The merchant's quota in the request chain, keyed on the merchant after authentication
- * (docs/design-notes.md#quotas). QUOTA_ENFORCEMENT=off skips it: the handlers' unit tests count their own writes.
- */
+/** The merchant's quota after authentication (docs/design-notes.md#quotas); QUOTA_ENFORCEMENT=off skips it (unit tests). */
 const enforced = process.env.QUOTA_ENFORCEMENT !== 'off';
 let limiter: ReturnType<typeof createQuotaLimiter> | undefined;
 const quotaLimiter = () => {
@@ -46,11 +43,7 @@ const refusedAtOnce = (decision: Promise<unknown>) =>
     new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
   ]);
 
-/**
- * Admits the request or refuses it with 429 and an honest Retry-After. A route that `admitsBesideReads`
- * leaves the awaiting to its handler; any answer still waits for the decision, so a refused request
- * answers 429 whatever else it met. On a route that `placesOrders`, the take also numbers the order.
- */
+/** Admits the request or refuses it with 429 and Retry-After; a route that `admitsBesideReads` awaits the decision in its handler. */
 export const quota = (
   route: Pick<ApiRoute, 'admitsBesideReads' | 'placesOrders'>,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, QuotaContext> => ({
@@ -95,10 +88,7 @@ export const quota = (
   },
 });
 
-/**
- * Puts the RateLimit headers on every answer at middy's `requestEnd`, which an early answer (a replay)
- * does not skip as it skips `after` and `onError`, and after the response is recorded.
- */
+/** Puts the RateLimit headers on every answer at `requestEnd`, which an early answer (a replay) does not skip. */
 export const putQuotaHeaders = (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult | null, Error, Context>) => {
   const decision = (request.context as Partial<QuotaContext>).quota;
   if (decision && request.response) request.response.headers = { ...request.response.headers, ...decision.headers };

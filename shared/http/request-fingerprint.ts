@@ -19,10 +19,7 @@ const piecesOf = (value: unknown): Piece[] => {
   return [{ text: JSON.stringify(value) ?? 'null' }];
 };
 
-/**
- * One spelling of a JSON value: keys sorted, no whitespace. Written as text, so a `__proto__` key stays
- * a plain key, with a stack of its own, so the deepest body JSON.parse takes never overflows the call stack.
- */
+/** One spelling of a JSON value, keys sorted, no whitespace: written as text with its own stack, so no body overflows the call stack. */
 export const canonicalJson = (value: unknown): string => {
   const out: string[] = [];
   const pending: Piece[] = [{ json: value }];

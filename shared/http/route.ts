@@ -2,10 +2,7 @@ import type { EnvelopeKind } from './envelope';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/**
- * What the request chain needs of a route: the route manifest's entries (functions/routes.ts) are
- * these and more, so a handler is built from its manifest entry and shared/ never imports functions/.
- */
+/** What the request chain needs of a route: functions/routes.ts entries are these and more (shared/ never imports functions/). */
 export type ApiRoute = {
   id: string;
   method: HttpMethod;

@@ -8,10 +8,7 @@ import { withBatchedMetrics } from '#shared/metrics';
 /** How long before the function's timeout a batch publishes the metrics it holds. */
 const METRICS_MARGIN_MS = 500;
 
-/**
- * An SQS worker's handler (ReportBatchItemFailures): the records are processed at once, each on its own; a failed
- * one comes back unless `settle` acknowledges it. The batch's metrics go out at its end, or just before the timeout.
- */
+/** An SQS worker's handler: records processed at once, a failed one back unless `settle` acknowledges it; metrics out before timeout. */
 export const sqsBatchHandler = <T>(
   processRecord: (record: SQSRecord) => Promise<T>,
   settle: (record: SQSRecord, error: Error) => boolean | Promise<boolean>,

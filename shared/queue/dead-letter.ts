@@ -4,10 +4,7 @@ import { sqs } from './sqs-client';
 /** SQS caps a message attribute's value far higher; a reason is a sentence, kept short. */
 const MAX_REASON_LENGTH = 1_000;
 
-/**
- * Puts a message (or stream record) that can never succeed on a dead-letter queue at once, with why, instead of
- * letting it burn its retries. Throws when SQS refuses: the caller then reports the original as failed.
- */
+/** Puts a message that can never succeed on a dead-letter queue at once, with why; throws when SQS refuses. */
 export const sendToDeadLetterQueue = async (
   queueUrl: string,
   message: { body: string; id: string; receiveCount?: string },

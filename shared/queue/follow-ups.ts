@@ -5,11 +5,7 @@ import { delaySecondsUntil, encodeMessage, sendMessages } from './send-batch';
 
 const followUpsQueueUrl = lazyQueueUrl('follow-ups');
 
-/**
- * Owed work on one item, looked at when due: the change feed schedules one for every write that sets or moves an
- * item's owed-work entry (`notify`: an e-mail; `recount`: a block's recount), and for a take of order numbers not yet
- * all named by an order (`settle`); the follow-ups worker does the work if it is still owed then.
- */
+/** Owed work on one item, looked at when due by the follow-ups worker (`notify`: an e-mail, `recount`: a block, `settle`: numbers). */
 const keySchema = z.object({ pk: z.string(), sk: z.string() });
 const followUpSchema = z.union([
   z.object({ kind: z.enum(['notify', 'recount']), key: keySchema, due: z.string() }),

@@ -4,10 +4,7 @@ import { encodeMessage, sendMessages } from './send-batch';
 
 const ORDERS_QUEUE_URL = requireQueueUrl('orders');
 
-/**
- * Puts order events on the orders queue without their `data` (the commission consumer reads the order itself), so a
- * message stays small; for each, whether SQS took it.
- */
+/** Puts order events on the orders queue without their `data` (the consumer reads the order); for each, whether SQS took it. */
 export const sendOrderEvents = (events: readonly OrderEventMessage[]): Promise<boolean[]> =>
   sendMessages(
     ORDERS_QUEUE_URL,

@@ -44,10 +44,7 @@ const batches = <T extends { body: string }>(messages: readonly T[]): T[][] => {
   return result;
 };
 
-/**
- * Sends messages to a queue in batches bounded by count and bytes, all at once; for each, whether SQS took it
- * (false for a body over MAX_BATCH_BYTES: large-bodies.ts sends it by reference). The operator tools pass their `client`.
- */
+/** Sends messages in batches bounded by count and bytes; for each, whether SQS took it (a body over MAX_BATCH_BYTES never is). */
 export const sendMessages = async (queueUrl: string, messages: readonly OutgoingMessage[], client: SQSClient = sqs): Promise<boolean[]> => {
   const ready = messages.flatMap((message, index) => {
     if (bodyBytes(message.body) <= MAX_BATCH_BYTES) return [{ ...message, index }];

@@ -35,12 +35,7 @@ const dateField = () =>
 const monthStart = (date: string) => `${date.slice(0, 7)}-01`;
 const addMonth = (date: string) => `${addMonths(date.slice(0, 7), 1)}-01`;
 
-/**
- * The commission report's query. `from` and `to` are UTC dates, `to` exclusive; both absent: the
- * current month; one absent: the edge of the other's month (`from=2026-11-15` ends on
- * 2026-12-01). `group_by` is one of REPORT_GROUPINGS (default `affiliate`); an unknown
- * `affiliate_slug` gives no rows.
- */
+/** The commission report's query: UTC dates, `to` exclusive; both absent the current month, one absent the edge of the other's month. */
 export const reportQuery = z.pipe(
   z.object({
     ...pageQueryShape,

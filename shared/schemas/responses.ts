@@ -16,10 +16,7 @@ import { TRACE_ID_PATTERN } from '#shared/http/trace';
 import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
 
-/**
- * The response payloads, written once: the OpenAPI document is generated from these and the presenters
- * are checked against them at compile time (below). No function bundles this module (docs/openapi.md#the-contract-as-openapi).
- */
+/** The response payloads, written once: the OpenAPI document is generated from them (docs/openapi.md#the-contract-as-openapi). */
 
 const timestamp = () => z.iso.datetime();
 /** Amounts and counts within the limits the requests are held to, so a mock server never invents a negative price. */
