@@ -63,8 +63,7 @@ if (keeper) {
   );
   process.exit(1);
 }
-// For `npm run invoke` and other tools on this machine: where this stack listens, and the data it
-// keeps (.local/ports.json); recorded before the emulators start, so a second start meanwhile sees it.
+// Where this stack listens and keeps its data, for the tools (.local/ports.json); recorded first, so a second start meanwhile sees it.
 const record = { ...(dynamodbEndpoint ? { dynamodbEndpoint } : {}), ...(dataDir ? { dataDir } : {}) };
 recordRunningStack({ ports: portsFromEnv(), ...record });
 process.on('exit', () => forgetRunningStack());

@@ -285,8 +285,7 @@ export const loggedEventResponse = z.union(
   ],
 );
 
-// Compile-time: what the code builds is what is documented, both ways. The legacy failures are checked
-// at run time only, by the integration suite's response validation.
+// Compile-time: what the code builds is what is documented, both ways (the legacy failures: the integration suite's validation).
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Check<T extends true> = T;
