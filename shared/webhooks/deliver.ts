@@ -138,15 +138,13 @@ const holdRefused = async (attempt: Attempt, refused: Extract<DeliveryClaim, { k
   // A disabled endpoint (only a test reaches it) is held back by nothing but its slots.
   const heldUntil = endpoint.enabled ? endpointHeldUntil(endpoint) : 0;
   if (heldUntil > now) {
-    // Due when this hold ends, the message is the delivery that set it, back a moment early: it waits. Any other is parked,
-    // for the delivery that ends the hold to send back; if the hold ended meanwhile, it comes again in a moment.
+    // The delivery that set the hold, back a moment early, waits; any other is parked (or, the hold just ended, comes again soon).
     if (dueBy(message, heldUntil)) return carryOn(settings, message, heldUntil);
     if (await parkedAndNoted(settings, message, now, heldUntil, endpoint.waiting === undefined)) return 'parked';
     return requeueAs('held', settings, { ...message, not_before: iso(now + 1000 * random()) });
   }
   const holds = (message.holds ?? 0) + 1;
-  // All its slots in flight: a prompt endpoint (a burst) is tried again in 1 s, 2 s, 4 s... up to the timeout; any other, whose
-  // few slots free up only as its deliveries end, after about one timeout, so a hanging endpoint's backlog waits instead of spinning.
+  // All slots in flight: a prompt endpoint is tried again in 1 s, 2 s, 4 s... up to the timeout, any other after a timeout (no spinning).
   const backOff = answersPromptly(endpoint, now) ? Math.min(settings.timeoutMs, 1000 * 2 ** (holds - 1)) : settings.timeoutMs;
   const wait = backOff * (0.5 + random());
   return requeueAs('held', settings, { ...message, holds, not_before: iso(now + wait) });
@@ -295,8 +293,7 @@ const recordFailure = async (attempt: Attempt, endpoint: WebhookEndpointItem, re
   const { holds: _holds, ...next } = message;
   const retry = { ...next, attempt: message.attempt + 1, not_before: retryAt };
   if (retryAt !== probeAt) return requeueAs('retrying', settings, retry, wakeUp);
-  // With deliveries parked, this one goes behind them, and the wake-up releases the one parked longest
-  // as the next probe: a long outage spends its failures on every event in turn, not all on one.
+  // Behind any parked deliveries, so the wake-up probes with the one parked longest: an outage's failures go to every event in turn.
   const behindParked = streak.waiting !== undefined && (await parkedAndNoted(settings, retry, failedAt, Date.parse(probeAt), false));
   return requeueAs('retrying', settings, behindParked ? wakeUp : retry);
 };

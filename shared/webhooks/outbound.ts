@@ -111,8 +111,7 @@ export function urlRefusal(url: string, policy: TargetPolicy): string | undefine
   }
   // The URL parser keeps port 0, which the socket layer dials as the scheme's default port.
   if (parsed.port === '0') return 'The webhook URL must not use port 0.';
-  // Node connects to a literal address without calling `lookup`, so it is checked here, whatever the policy. The parser
-  // has already turned every spelling of an address (decimal, hex, octal, IPv4-mapped) into its canonical form.
+  // Node dials a literal address without `lookup`, so it is checked here (the parser has canonicalized every spelling of it).
   if (net.isIP(host.replace(/^\[(.*)\]$/, '$1'))) return addressRefusal(host, policy);
   if (!isHostName(host)) return `The webhook URL's host ${host} is not a valid host name.`;
   if (!policy.allowLocal && isLocalhostName(host)) return `Webhook target ${host} is the loopback address and cannot be reached.`;
