@@ -33,13 +33,10 @@ export const listWebhookEndpoints = async (store: Store, merchantId: string) => 
   };
 };
 
-/** The endpoint's latest deliveries, newest first (`limit` of them; `next_cursor` for more). */
-export const listWebhookDeliveries = async (
-  store: Store,
-  options: { merchantId: string; endpointUuid: string; limit: number; cursor?: string },
-) => {
+/** The endpoint's latest `limit` deliveries, newest first. */
+export const listWebhookDeliveries = async (store: Store, options: { merchantId: string; endpointUuid: string; limit: number }) => {
   const endpoint = await requireEndpoint(store, options.merchantId, options.endpointUuid);
-  const page = await webhookDeliveryPage(store, options.merchantId, endpoint.uuid, options.limit, options.cursor);
+  const page = await webhookDeliveryPage(store, options.merchantId, endpoint.uuid, options.limit);
   return { webhook: toWebhookResponse(endpoint), deliveries: page.deliveries.map(toDeliveryResponse), next_cursor: page.next ?? null };
 };
 
