@@ -169,43 +169,86 @@ const malformedJson = (): ApiError => {
 /** A refusal keyed by `field`, as the code answers it. */
 const refusal = (status: number, message: string, field = 'message') => new ApiError(status, { [field]: [message] });
 
+/** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
+const GATEWAY_FAILURE = ref('GatewayFailure');
+
+/** A request the route cannot take as it is (400, 422). */
+const unfitSchema = (route: RouteDef) => (route.envelope === 'legacy' ? ref('LegacyInvalid') : ref('Failure'));
+
+/** The route's own answer to an error, in its envelope. */
+const ownAnswer =
+  (route: RouteDef) =>
+  (summary: string, { statusCode, errors }: ApiError): Example => ({
+    summary,
+    value: route.envelope === 'legacy' ? legacyFailureBody(statusCode, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
+  });
+
+/** 400: a path parameter that is not percent-encoding, an Idempotency-Key of the wrong length. */
+const badRequest = (route: RouteDef, operation: Operation) => {
+  const { params } = operation.request;
+  const post = acceptsIdempotencyKey(route);
+  const own = ownAnswer(route);
+  const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
+  const causes = [
+    params && 'a path parameter is not valid percent-encoding',
+    post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
+  ];
+  return errorResponse(
+    `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
+    params && post ? { anyOf: [GATEWAY_FAILURE, unfitSchema(route)] } : post ? unfitSchema(route) : GATEWAY_FAILURE,
+    named([
+      params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
+      post && [
+        'idempotency_key_malformed',
+        own('Idempotency-Key empty or too long', refusal(400, IDEMPOTENCY_MESSAGES.required, 'idempotency_key')),
+      ],
+    ]),
+  );
+};
+
+/** 422: validation, a body that is not JSON, a business rule, an Idempotency-Key used with another request. */
+const unprocessable = (route: RouteDef, operation: Operation) => {
+  const { body, query } = operation.request;
+  const post = acceptsIdempotencyKey(route);
+  const own = ownAnswer(route);
+  const causes = [
+    body && 'the body is not valid JSON or fails validation (keyed by field name)',
+    !body && readsBody(route) && 'the body is not valid JSON',
+    query && 'a query parameter fails validation (keyed by parameter name)',
+    post && 'the Idempotency-Key was used with a different request (`message`)',
+    operation.refusals && `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}`,
+  ];
+  const validated = body ?? query;
+  return errorResponse(
+    `Refused: ${causes.filter(Boolean).join('; ')}.`,
+    unfitSchema(route),
+    named([
+      validated &&
+        operation.invalid !== undefined && [
+          'validation',
+          own('Validation failed', invalid(validationErrors(validated, operation.invalid))),
+        ],
+      readsBody(route) && ['malformed_json', own('Body is not JSON', malformedJson())],
+      ...Object.entries(operation.refused ?? {}).map(([name, errors]): [string, Example] => [
+        name,
+        own(`Refused: ${Object.values(errors)[0]?.[0]}`, invalid(errors)),
+      ]),
+      post && ['idempotency_key_reused', own('Key used with another request', keyReused())],
+    ]),
+  );
+};
+
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation) => {
-  const legacy = route.envelope === 'legacy';
-  const failure = legacy ? ref('LegacyRefused') : ref('Failure');
-  /** A request the route cannot take as it is (400, 422). */
-  const unfit = legacy ? ref('LegacyInvalid') : ref('Failure');
-  /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
-  const gateway = ref('GatewayFailure');
   const { body, query, params } = operation.request;
   const post = acceptsIdempotencyKey(route);
-  /** The route's own answer to `error`, in its envelope. */
-  const own = (summary: string, { statusCode, errors }: ApiError): Example => ({
-    summary,
-    value: legacy ? legacyFailureBody(statusCode, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
-  });
+  const failure = route.envelope === 'legacy' ? ref('LegacyRefused') : ref('Failure');
+  const own = ownAnswer(route);
   const out: Record<string, Json> = {};
-  if (params || post) {
-    const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
-    const causes = [
-      params && 'a path parameter is not valid percent-encoding',
-      post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
-    ];
-    out['400'] = errorResponse(
-      `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
-      params && post ? { anyOf: [gateway, unfit] } : post ? unfit : gateway,
-      named([
-        params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
-        post && [
-          'idempotency_key_malformed',
-          own('Idempotency-Key empty or too long', refusal(400, IDEMPOTENCY_MESSAGES.required, 'idempotency_key')),
-        ],
-      ]),
-    );
-  }
+  if (params || post) out['400'] = badRequest(route, operation);
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
-    legacy ? ref('LegacyUnauthenticated') : failure,
+    route.envelope === 'legacy' ? ref('LegacyUnauthenticated') : failure,
     { example: own('No valid token', unauthenticated()) },
   );
   out['403'] = errorResponse(
@@ -229,39 +272,13 @@ const failures = (route: RouteDef, operation: Operation) => {
       RETRY_AFTER,
     );
   // The gateway measures the body before it routes, whatever the method.
-  out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, gateway, {
+  out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, GATEWAY_FAILURE, {
     example: fromGateway('Body too large', { message: [MESSAGES.bodyTooLarge] }),
   });
-  if (body || query || post || operation.refusals) {
-    const causes = [
-      body && 'the body is not valid JSON or fails validation (keyed by field name)',
-      !body && readsBody(route) && 'the body is not valid JSON',
-      query && 'a query parameter fails validation (keyed by parameter name)',
-      post && 'the Idempotency-Key was used with a different request (`message`)',
-      operation.refusals && `a business rule refuses it (keyed by the field it is about, else \`message\`): ${operation.refusals}`,
-    ];
-    const validated = body ?? query;
-    out['422'] = errorResponse(
-      `Refused: ${causes.filter(Boolean).join('; ')}.`,
-      unfit,
-      named([
-        validated &&
-          operation.invalid !== undefined && [
-            'validation',
-            own('Validation failed', invalid(validationErrors(validated, operation.invalid))),
-          ],
-        readsBody(route) && ['malformed_json', own('Body is not JSON', malformedJson())],
-        ...Object.entries(operation.refused ?? {}).map(([name, errors]): [string, Example] => [
-          name,
-          own(`Refused: ${Object.values(errors)[0]?.[0]}`, invalid(errors)),
-        ]),
-        post && ['idempotency_key_reused', own('Key used with another request', keyReused())],
-      ]),
-    );
-  }
+  if (body || query || post || operation.refusals) out['422'] = unprocessable(route, operation);
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
-    { anyOf: [failure, gateway] },
+    { anyOf: [failure, GATEWAY_FAILURE] },
     {
       quota: own("The merchant's quota is spent", refusal(429, MESSAGES.tooManyAttempts)),
       backstop: fromGateway('A backstop (WAF, stage throttle) refused it', { message: [MESSAGES.tooManyAttempts] }),
