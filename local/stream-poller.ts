@@ -83,10 +83,9 @@ export const memoryCheckpoints = (): Checkpoints => {
   };
 };
 
-/** Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), so a restart of `npm start` resumes where it stopped. */
+/** Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), so a restart of `npm start` resumes where it stopped; the poller never sets two at once. */
 export const fileCheckpoints = (path: string): Checkpoints => {
   let loaded: Promise<Record<string, string>> | undefined;
-  let writes: Promise<void> = Promise.resolve();
   const parse = (text: string): Record<string, string> => {
     try {
       const value: unknown = JSON.parse(text);
@@ -111,14 +110,9 @@ export const fileCheckpoints = (path: string): Checkpoints => {
     set: async (shardId, sequenceNumber) => {
       const sequenceNumbers = await load();
       sequenceNumbers[shardId] = sequenceNumber;
-      const text = `${JSON.stringify(sequenceNumbers, null, 2)}\n`;
-      const write = writes.then(async () => {
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(`${path}.tmp`, text);
-        await rename(`${path}.tmp`, path);
-      });
-      writes = write.catch(() => undefined);
-      await write;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(`${path}.tmp`, `${JSON.stringify(sequenceNumbers, null, 2)}\n`);
+      await rename(`${path}.tmp`, path);
     },
   };
 };
@@ -168,16 +162,13 @@ export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsReg
 /** How many of the batch's records an invocation's outcome leaves done (docs/architecture.md#the-local-stream-poller). */
 const recordsDone = (records: DynamoDBRecord[], outcome: InvocationOutcome): number => {
   if ('error' in outcome) return 0;
-  const { response } = outcome;
-  if (typeof response !== 'object' || response === null) return records.length;
-  const failures: unknown = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  const failures: unknown = (outcome.response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures;
   if (failures === undefined || failures === null) return records.length;
   if (!Array.isArray(failures)) return 0;
   const positions = new Map(records.map((record, index) => [record.dynamodb?.SequenceNumber, index]));
   let failedFrom = records.length;
   for (const failure of failures) {
-    const id: unknown =
-      typeof failure === 'object' && failure !== null ? (failure as { itemIdentifier?: unknown }).itemIdentifier : undefined;
+    const id: unknown = (failure as { itemIdentifier?: unknown } | null | undefined)?.itemIdentifier;
     const position = typeof id === 'string' && id !== '' ? positions.get(id) : undefined;
     if (position === undefined) return 0;
     failedFrom = Math.min(failedFrom, position);
