@@ -12,14 +12,14 @@ import type { RateLimiter } from './rate-limit';
 
 /** The local API Gateway front door of one stage: every request gets an answer (docs/architecture.md#local-shape-npm-start). */
 
-export type ApiServerOptions = {
+type ApiServerOptions = {
   stage: string;
   invoke: (route: RouteDef, event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-  rateLimiter?: RateLimiter;
+  rateLimiter: RateLimiter;
   /** Local-only pages besides the API (the webhook inbox): true when it answered the request. */
-  pages?: (request: IncomingMessage, url: URL, response: ServerResponse) => Promise<boolean>;
+  pages: (request: IncomingMessage, url: URL, response: ServerResponse) => Promise<boolean>;
   /** Unexpected per-request failures (a handler that throws); the server carries on. */
-  onError?: (error: unknown) => void;
+  onError: (error: unknown) => void;
 };
 
 const LEGACY_PATHS = new Set<string>(routes.flatMap((route) => (route.envelope === 'legacy' ? [route.path] : [])));
@@ -67,7 +67,7 @@ const readBody = async (request: IncomingMessage): Promise<string | 'too-large'>
 
 export const createApiServer = (options: ApiServerOptions): Server => {
   const compiled = compileRoutes(routes);
-  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const { onError } = options;
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const target = request.url ?? '/';
@@ -86,7 +86,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
       request.resume();
       return send(response, 200, docs[1], { 'content-type': docs[0], 'cache-control': 'no-cache' });
     }
-    if (options.pages && (await options.pages(request, url, response))) return;
+    if (await options.pages(request, url, response)) return;
 
     // Answers before the body is read: what is left of it is drained.
     const refuse = (status: number, body: string, headers?: Record<string, string>) => {
@@ -96,7 +96,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
 
     // WAF runs before API Gateway: it counts every request carrying the key, routed or not.
     const authorization = request.headers.authorization;
-    const retryAfter = authorization === undefined ? undefined : options.rateLimiter?.take(rateLimitKey(authorization));
+    const retryAfter = authorization === undefined ? undefined : options.rateLimiter.take(rateLimitKey(authorization));
     if (retryAfter !== undefined) return refuse(429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
 
     // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched.
