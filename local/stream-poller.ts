@@ -155,7 +155,6 @@ export const toDynamoDBRecord = (record: _Record, eventSourceARN: string, awsReg
     awsRegion,
     dynamodb,
     eventSourceARN,
-    ...(record.userIdentity ? { userIdentity: { type: record.userIdentity.Type, principalId: record.userIdentity.PrincipalId } } : {}),
   };
 };
 
