@@ -1,10 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { on } from 'node:events';
 import { resolve } from 'node:path';
 import type { SeedResult } from '#shared/admin/seed';
 import { createStore, type Store } from '#shared/admin/store';
 import { STAGES, type Stage } from '#shared/config';
 import { getMerchant } from '#shared/db/entities/merchant';
 import { QUEUE_IDS, QUEUES } from '#shared/db/table-def';
+import { errorName } from '#shared/errors';
 import { LOCAL_AWS_ENV, LOCAL_MAIL_DEFAULTS, LOCAL_WEBHOOK_KEY, localInviteLinkBase, useLocalAwsEnv } from './aws-env';
 import { DEMO, seedDemo } from './demo';
 import { type Emulator, startDynamoDbLocal, startSesEmulator, startSqsEmulator, stopProcess } from './emulators';
@@ -46,21 +48,17 @@ export type LocalStackOptions = {
  * Asks a stage process for something it keeps (`request`: what it answers with `answerStack`,
  * local/stage-hooks.ts); undefined when it is gone or does not answer within `timeoutMs`.
  */
-const askStage = (child: ChildProcess | undefined, request: string, timeoutMs: number) =>
-  new Promise<unknown>((resolvePromise) => {
-    if (!child?.connected) return resolvePromise(undefined);
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const onMessage = (message: unknown) => {
-      if (isStageAnswer(message, request)) finish(message.value);
-    };
-    const finish = (answer: unknown) => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      resolvePromise(answer);
-    };
-    child.on('message', onMessage);
-    child.send(request);
-  });
+const askStage = async (child: ChildProcess | undefined, request: string, timeoutMs: number): Promise<unknown> => {
+  if (!child?.connected) return undefined;
+  const messages = on(child, 'message', { signal: AbortSignal.timeout(timeoutMs) });
+  child.send(request);
+  try {
+    for await (const [message] of messages) if (isStageAnswer(message, request)) return message.value;
+  } catch (error) {
+    if (errorName(error) !== 'AbortError') throw error;
+  }
+  return undefined;
+};
 
 /** A stage process dying more often than this within a minute is not restarted again. */
 const MAX_RESTARTS_PER_MINUTE = 5;
