@@ -83,7 +83,7 @@ export const memoryCheckpoints = (): Checkpoints => {
   };
 };
 
-/** Checkpoints in a JSON file ({ "<shardId>": "<sequenceNumber>" }), so a restart of `npm start` resumes where it stopped; the poller never sets two at once. */
+/** Checkpoints in a JSON file, so a restart of `npm start` resumes where it stopped; the poller never sets two at once. */
 export const fileCheckpoints = (path: string): Checkpoints => {
   let loaded: Promise<Record<string, string>> | undefined;
   const parse = (text: string): Record<string, string> => {
@@ -302,11 +302,8 @@ const shardReader = (client: DynamoDBStreamsClient, streamArn: string, readLimit
       return await open('AFTER_SEQUENCE_NUMBER', shard.readUpTo);
     } catch (error) {
       if (errorName(error) !== 'TrimmedDataAccessException') throw error;
-      onError(
-        new Error(
-          `shard ${shard.shardId}: the records after ${shard.readUpTo} are past the stream's retention; reading on from TRIM_HORIZON`,
-        ),
-      );
+      const records = `shard ${shard.shardId}: the records after ${shard.readUpTo}`;
+      onError(new Error(`${records} are past the stream's retention; reading on from TRIM_HORIZON`));
       return open('TRIM_HORIZON');
     }
   };
