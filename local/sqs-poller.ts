@@ -87,6 +87,7 @@ const SQS_MAX_RECEIVE = 10;
 export const createSqsPoller = (options: SqsPollerOptions) => {
   const { client, queueUrl, handler, functionName } = options;
   const batchSize = options.batchSize ?? 10;
+  const waitTimeSeconds = options.waitTimeSeconds ?? 20;
   const region = process.env.AWS_REGION ?? 'us-east-1';
   const onError = options.onError ?? ((error: Error) => console.error(`[${functionName}] ${error.message}`));
   let queueArn: string | undefined;
@@ -139,13 +140,9 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
     return { received: records.length, deleted: toDelete.length };
   };
 
-  const pollOnce = async (waitTimeSeconds = options.waitTimeSeconds ?? 20) => handleBatch(await receive(waitTimeSeconds));
+  const pollOnce = async (wait = waitTimeSeconds) => handleBatch(await receive(wait));
 
-  /**
-   * One receive of the loop; up to `concurrency` batches are handled at once, as concurrent invocations.
-   * Like the event source mapping, it receives up to 10 messages at a time and invokes the handler
-   * per `batchSize` of them (so batches of 1 are not limited to one receive per message).
-   */
+  // As the event source mapping: up to 10 messages a receive, one invocation per `batchSize` of them, `concurrency` at once.
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const inFlight = new Set<Promise<unknown>>();
   const round = async () => {
@@ -154,7 +151,7 @@ export const createSqsPoller = (options: SqsPollerOptions) => {
       return 0;
     }
     const room = Math.min(SQS_MAX_RECEIVE, (concurrency - inFlight.size) * batchSize);
-    const messages = await receive(options.waitTimeSeconds ?? 20, Math.max(batchSize, room));
+    const messages = await receive(waitTimeSeconds, Math.max(batchSize, room));
     for (let start = 0; start < messages.length; start += batchSize) {
       const batch: Promise<unknown> = handleBatch(messages.slice(start, start + batchSize))
         .catch((error: unknown) => onError(asError(error)))
