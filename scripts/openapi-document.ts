@@ -172,9 +172,6 @@ const refusal = (status: number, message: string, field = 'message') => new ApiE
 /** What API Gateway / WAF answer themselves: the V2 envelope with a gateway trace id, on every path. */
 const GATEWAY_FAILURE = ref('GatewayFailure');
 
-/** A request the route cannot take as it is (400, 422). */
-const unfitSchema = (route: RouteDef) => (route.envelope === 'legacy' ? ref('LegacyInvalid') : ref('Failure'));
-
 /** The route's own answer to an error, in its envelope. */
 const ownAnswer =
   (route: RouteDef) =>
@@ -183,31 +180,8 @@ const ownAnswer =
     value: route.envelope === 'legacy' ? legacyFailureBody(statusCode, errors) : v2Body(EXAMPLE_TRACE_ID, { errors }),
   });
 
-/** 400: a path parameter that is not percent-encoding, an Idempotency-Key of the wrong length. */
-const badRequest = (route: RouteDef, operation: Operation) => {
-  const { params } = operation.request;
-  const post = acceptsIdempotencyKey(route);
-  const own = ownAnswer(route);
-  const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
-  const causes = [
-    params && 'a path parameter is not valid percent-encoding',
-    post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
-  ];
-  return errorResponse(
-    `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
-    params && post ? { anyOf: [GATEWAY_FAILURE, unfitSchema(route)] } : post ? unfitSchema(route) : GATEWAY_FAILURE,
-    named([
-      params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
-      post && [
-        'idempotency_key_malformed',
-        own('Idempotency-Key empty or too long', refusal(400, IDEMPOTENCY_MESSAGES.required, 'idempotency_key')),
-      ],
-    ]),
-  );
-};
-
 /** 422: validation, a body that is not JSON, a business rule, an Idempotency-Key used with another request. */
-const unprocessable = (route: RouteDef, operation: Operation) => {
+const unprocessable = (route: RouteDef, operation: Operation, unfit: Json) => {
   const { body, query } = operation.request;
   const post = acceptsIdempotencyKey(route);
   const own = ownAnswer(route);
@@ -221,7 +195,7 @@ const unprocessable = (route: RouteDef, operation: Operation) => {
   const validated = body ?? query;
   return errorResponse(
     `Refused: ${causes.filter(Boolean).join('; ')}.`,
-    unfitSchema(route),
+    unfit,
     named([
       validated &&
         operation.invalid !== undefined && [
@@ -240,15 +214,35 @@ const unprocessable = (route: RouteDef, operation: Operation) => {
 
 /** The failures of one route, per status, in its envelope, each with the code's real answer as its example. */
 const failures = (route: RouteDef, operation: Operation) => {
+  const legacy = route.envelope === 'legacy';
+  const failure = legacy ? ref('LegacyRefused') : ref('Failure');
+  /** A request the route cannot take as it is (400, 422). */
+  const unfit = legacy ? ref('LegacyInvalid') : ref('Failure');
   const { body, query, params } = operation.request;
   const post = acceptsIdempotencyKey(route);
-  const failure = route.envelope === 'legacy' ? ref('LegacyRefused') : ref('Failure');
   const own = ownAnswer(route);
   const out: Record<string, Json> = {};
-  if (params || post) out['400'] = badRequest(route, operation);
+  if (params || post) {
+    const parameter = Object.keys(operation.parameters ?? {})[0] ?? 'uuid';
+    const causes = [
+      params && 'a path parameter is not valid percent-encoding',
+      post && `the Idempotency-Key header is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`idempotency_key\`)`,
+    ];
+    out['400'] = errorResponse(
+      `${causes.filter(Boolean).join('; or ')}.`.replace(/^./, (first) => first.toUpperCase()),
+      params && post ? { anyOf: [GATEWAY_FAILURE, unfit] } : post ? unfit : GATEWAY_FAILURE,
+      named([
+        params && ['bad_percent_encoding', fromGateway('Bad percent-encoding', { message: [badPercentEncoding(parameter)] })],
+        post && [
+          'idempotency_key_malformed',
+          own('Idempotency-Key empty or too long', refusal(400, IDEMPOTENCY_MESSAGES.required, 'idempotency_key')),
+        ],
+      ]),
+    );
+  }
   out['401'] = errorResponse(
     'The bearer token is missing, unknown or revoked (`Unauthenticated.`).',
-    route.envelope === 'legacy' ? ref('LegacyUnauthenticated') : failure,
+    legacy ? ref('LegacyUnauthenticated') : failure,
     { example: own('No valid token', unauthenticated()) },
   );
   out['403'] = errorResponse(
@@ -275,7 +269,7 @@ const failures = (route: RouteDef, operation: Operation) => {
   out['413'] = errorResponse(`The body is ${BODY_LIMIT} or larger.`, GATEWAY_FAILURE, {
     example: fromGateway('Body too large', { message: [MESSAGES.bodyTooLarge] }),
   });
-  if (body || query || post || operation.refusals) out['422'] = unprocessable(route, operation);
+  if (body || query || post || operation.refusals) out['422'] = unprocessable(route, operation, unfit);
   out['429'] = errorResponse(
     "The merchant's quota is spent (RateLimit says when it refills), or a coarse backstop (per token, per client IP, the stage's throttle) refused it: retry after Retry-After seconds, which is enough.",
     { anyOf: [failure, GATEWAY_FAILURE] },
