@@ -99,9 +99,13 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     const retryAfter = authorization === undefined ? undefined : options.rateLimiter.take(rateLimitKey(authorization));
     if (retryAfter !== undefined) return refuse(429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
 
-    // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched.
-    if (Number(request.headers['content-length']) >= MAX_BODY_BYTES)
-      return refuse(413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' });
+    // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched; answered once the
+    // body is drained, as a close while the client still sends it breaks its request (EPIPE) instead of answering it.
+    if (Number(request.headers['content-length']) >= MAX_BODY_BYTES) {
+      request.once('end', () => send(response, 413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' }));
+      request.resume();
+      return;
+    }
 
     let match: ReturnType<typeof matchRoute>;
     try {
