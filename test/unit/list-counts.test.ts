@@ -424,16 +424,36 @@ describe("the orders' block counts derived from the sequence", () => {
     expect(refreshed).toEqual([{ list: 'orders', bucket: 'all', group: 0, n: 255 + 256 + 62 * 256 - 2, vs: 513 + 16_383, written: true }]);
   });
 
-  it('leaves the block the sequence is in as it is: its count is derived, there is nothing to recount', async () => {
+  it('leaves the count of the block the sequence is in as it is (it is derived) and drops its mark: its closing recount needs none', async () => {
     // Prepare
     stubSequence();
+    ddbMock.on(UpdateCommand).resolves({});
+
+    // Act
+    const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
+
+    // Assess: one write, removing the mark and its owed-work entry, if there is a mark
+    expect(result).toBe('derived');
+    expect(ddbMock.commandCalls(UpdateCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        TableName: 'unit-table',
+        Key: ORDER_BLOCK_2,
+        UpdateExpression: 'REMOVE marked_at, gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(marked_at)',
+      },
+    ]);
+  });
+
+  it('takes an open derived block without a mark as it is', async () => {
+    // Prepare
+    stubSequence();
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
 
     // Act
     const result = await recountBlock(db, MERCHANT, 'orders', 'all', 2);
 
     // Assess
     expect(result).toBe('derived');
-    expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
   it('recounts a closed derived block from the index and marks it exact, so that holes it never noted stop counting', async () => {

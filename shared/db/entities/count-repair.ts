@@ -59,6 +59,19 @@ const readCountState = (db: TableRef, key: Key, projection: string) =>
 
 const RECOUNT_ATTEMPTS = 5;
 
+/** Drops a block's recount mark, if any: an open derived block has nothing to recount, and the change feed recounts it as it closes. */
+const dropMark = async (db: TableRef, key: Key) => {
+  try {
+    await updateItem(db, {
+      Key: key,
+      UpdateExpression: `REMOVE marked_at, ${WORK_REMOVE}`,
+      ConditionExpression: 'attribute_exists(marked_at)',
+    });
+  } catch (error) {
+    if (!isRefused(error)) throw error;
+  }
+};
+
 /** Sets a block's count to what its index holds: `'marked'` if it changed or an item of it was written within `quietMs`, `'derived'` if open, undefined if it kept changing. */
 export const recountBlock = async (
   db: TableRef,
@@ -71,7 +84,10 @@ export const recountBlock = async (
   const key = blockCountKey(merchantId, list, bucket, block);
   const sequence = isOrderBucket(list, bucket) ? orderNumberOfQuota(await getQuota(db, merchantId)) : undefined;
   const derived = sequence !== undefined && isDerivedBlock(block, sequence.derivedFrom);
-  if (derived && blockOf(sequence.seq) <= block) return 'derived';
+  if (derived && blockOf(sequence.seq) <= block) {
+    await dropMark(db, key);
+    return 'derived';
+  }
   for (let attempt = 0; attempt < RECOUNT_ATTEMPTS; attempt++) {
     const state = await readCountState(db, key, 'n, marked_at, changed_at, holes, exact');
     // Within the quiet time of now (an imported item dated later than that is no recent write).
