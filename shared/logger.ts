@@ -1,4 +1,26 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
+
+/**
+ * Powertools' standard line less its function ARN, memory size and sampling rate; the function's name
+ * only where no log group of its own says it (Lambda names the group in `AWS_LAMBDA_LOG_GROUP_NAME`).
+ */
+class CompactLogFormatter extends LogFormatter {
+  formatAttributes(attributes: UnformattedAttributes, additionalLogAttributes: LogAttributes): LogItem {
+    return new LogItem({
+      attributes: {
+        level: attributes.logLevel,
+        message: attributes.message,
+        timestamp: this.formatTimestamp(attributes.timestamp),
+        service: attributes.serviceName,
+        cold_start: attributes.lambdaContext?.coldStart,
+        function_name: process.env.AWS_LAMBDA_LOG_GROUP_NAME ? undefined : attributes.lambdaContext?.functionName,
+        function_request_id: attributes.lambdaContext?.awsRequestId,
+        xray_trace_id: attributes.xRayTraceId,
+      },
+    }).addAttributes(additionalLogAttributes);
+  }
+}
 
 /** One structured logger for every function; the trace id is appended per request. */
-export const logger = new Logger({ serviceName: 'merchant-api' });
+export const logger = new Logger({ serviceName: 'merchant-api', logFormatter: new CompactLogFormatter() });

@@ -41,11 +41,15 @@ const processRecord = async (record: SQSRecord) => {
   return { outcome, orderUuid: message.order_uuid };
 };
 
-/** One line per batch: the orders whose ledgers moved and those whose message changed nothing (each in detail at DEBUG). */
+/** One line per batch: how many ledgers moved, and the orders whose message changed nothing (each record in detail at DEBUG). */
 const summarize = (processed: { outcome: LedgerOutcome['outcome']; orderUuid: string }[]) => {
-  const uuids = (outcome: LedgerOutcome['outcome']) => processed.filter((done) => done.outcome === outcome).map((done) => done.orderUuid);
-  if (processed.length > 0)
-    logger.info('Commission ledgers brought up to their orders', { applied: uuids('applied'), duplicate: uuids('duplicate') });
+  const duplicates = processed.filter((done) => done.outcome === 'duplicate').map((done) => done.orderUuid);
+  if (processed.length === 0) return;
+  logger.info('Commission ledgers brought up to their orders', {
+    applied: processed.length - duplicates.length,
+    duplicate: duplicates.length,
+    ...(duplicates.length > 0 && { duplicate_orders: duplicates }),
+  });
 };
 
 /** Settles one failed record: true when it is acknowledged (moved to the DLQ), false when SQS should redeliver it. */

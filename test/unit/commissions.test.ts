@@ -436,7 +436,7 @@ describe('the consumer handler', () => {
     expect(ddbMock.commandCalls(PutCommand).map((call) => call.args[0].input.Item?.order_uuid)).toEqual([ORDER]);
   });
 
-  it('logs one line for the batch, naming the orders whose ledgers it brought up and those it found up to date; a failed message on its own', async () => {
+  it('logs one line for the batch, counting the ledgers it brought up and naming the orders it found up to date; a failed message on its own', async () => {
     // Prepare: the second message of the order finds the ledger the first one wrote.
     ddbMock
       .on(GetCommand, { Key: COMMISSION_KEY })
@@ -450,7 +450,9 @@ describe('the consumer handler', () => {
     await handler(event as never, workerContext('commissions-process'));
 
     // Assess
-    expect(info.mock.calls).toEqual([['Commission ledgers brought up to their orders', { applied: [ORDER], duplicate: [ORDER] }]]);
+    expect(info.mock.calls).toEqual([
+      ['Commission ledgers brought up to their orders', { applied: 1, duplicate: 1, duplicate_orders: [ORDER] }],
+    ]);
     expect(error.mock.calls).toEqual([
       ['Message can never succeed: moved to the dead-letter queue', expect.objectContaining({ message_id: 'malformed' })],
     ]);
