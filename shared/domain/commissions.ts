@@ -114,17 +114,21 @@ export const LEDGER_ATTEMPTS = 5;
  * Applies the order's changes its ledger lacks: one PutItem conditional on the ledger as read, retried from fresh reads when refused.
  * With the message's version known, the first reads are eventually consistent (half the read units): an order read behind that
  * version is read again strongly, and a ledger read behind its own writes only makes the conditional put refuse and read again.
+ * An order's first message first assumes no ledger without reading one: only a redelivery finds one, and the put refuses it.
  */
 export const applyOrderChanges = async (merchantId: string, orderUuid: string, announcedVersion?: number): Promise<LedgerOutcome> => {
-  const read = (consistent: boolean) =>
+  const read = (consistent: boolean, ledgerAbsent: boolean) =>
     Promise.all([
       getOrder(functionTable, merchantId, orderUuid, consistent),
-      getCommissionLedger(functionTable, merchantId, orderUuid, consistent),
+      ledgerAbsent
+        ? { ledger: undefined, stamp: { kind: 'absent' } as const }
+        : getCommissionLedger(functionTable, merchantId, orderUuid, consistent),
     ]);
   for (let attempt = 1; attempt <= LEDGER_ATTEMPTS; attempt++) {
     const strongly = attempt > 1 || announcedVersion === undefined;
-    let [order, { ledger, stamp }] = await read(strongly);
-    if (!strongly && (!order || versionOf(order) < announcedVersion)) [order, { ledger, stamp }] = await read(true);
+    const ledgerAbsent = attempt === 1 && announcedVersion === 1;
+    let [order, { ledger, stamp }] = await read(strongly, ledgerAbsent);
+    if (!strongly && (!order || versionOf(order) < announcedVersion)) [order, { ledger, stamp }] = await read(true, ledgerAbsent);
     if (!order) throw new PermanentMessageError(`Order ${orderUuid} does not exist`);
     if (ledger && ledger.applied_version >= versionOf(order)) return { outcome: 'duplicate', ledger, booked: [] };
     let accrual: Accrual | undefined;

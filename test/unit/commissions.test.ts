@@ -238,14 +238,43 @@ describe('applyOrderChanges', () => {
   });
 
   it('reads order and ledger eventually consistently when the message names the version it announces, once the order has reached it', async () => {
+    // Prepare: the order's shipping re-priced (version 2) after its accrual
+    ddbMock.on(GetCommand, { Key: ORDER_KEY }).resolves({ Item: order({ version: 2 }) });
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY }).resolves({ Item: storedLedger({ version: 1 }) });
+
     // Act
-    const { outcome } = await applyOrderChanges(MERCHANT, ORDER, 1);
+    const { outcome } = await applyOrderChanges(MERCHANT, ORDER, 2);
 
     // Assess
     expect(outcome).toBe('applied');
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: false });
     expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: COMMISSION_KEY, ConsistentRead: false });
     expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: true });
+  });
+
+  it("reads no ledger for an order's first message: the new ledger's put is conditional on there being none", async () => {
+    // Act
+    const { outcome } = await applyOrderChanges(MERCHANT, ORDER, 1);
+
+    // Assess
+    expect(outcome).toBe('applied');
+    expect(ddbMock).toHaveReceivedCommandWith(GetCommand, { Key: ORDER_KEY, ConsistentRead: false });
+    expect(ddbMock).not.toHaveReceivedCommandWith(GetCommand, { Key: COMMISSION_KEY });
+    expect(ledgerPuts()).toEqual([expect.objectContaining({ ConditionExpression: 'attribute_not_exists(pk)' })]);
+  });
+
+  it("finds a redelivered first message's ledger once its put is refused, and books nothing twice", async () => {
+    // Prepare: the ledger the first delivery wrote
+    ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    ddbMock.on(GetCommand, { Key: COMMISSION_KEY, ConsistentRead: true }).resolves({ Item: storedLedger({ version: 1 }) });
+
+    // Act
+    const { outcome, booked } = await applyOrderChanges(MERCHANT, ORDER, 1);
+
+    // Assess
+    expect(outcome).toBe('duplicate');
+    expect(booked).toEqual([]);
+    expect(ledgerPuts()).toHaveLength(1);
   });
 
   it('reads order and ledger again strongly when the eventually consistent order is behind the announced version', async () => {
