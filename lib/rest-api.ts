@@ -24,18 +24,14 @@ export type MerchantRestApiProps = Pick<StageConfig, 'stage' | 'throttle' | 'waf
 };
 
 /** Retry-After of a WAF rate-limit block (WAF re-evaluates a key's rate every few seconds). */
-export const WAF_RETRY_AFTER_SECONDS = 60;
+const WAF_RETRY_AFTER_SECONDS = 60;
 /** The share of the API's requests X-Ray records (and with them every function they reach). */
 export const TRACE_SAMPLING_RATE = 0.01;
-
 /** Retry-After of a stage-throttling 429: the token bucket refills every second. */
-export const THROTTLE_RETRY_AFTER_SECONDS = 1;
-export const WAF_TOKEN_RULE = 'rate-limit-per-token';
-export const WAF_IP_RULE = 'rate-limit-per-ip';
-export const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
-export const WAF_BODY_SIZE_RULE = 'body-too-large';
+const THROTTLE_RETRY_AFTER_SECONDS = 1;
+const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
 /** Every rule of the stage's WebACL, in priority order (the dashboard and the cost model count them). */
-export const WAF_RULES = [WAF_TOKEN_RULE, WAF_IP_RULE, WAF_BODY_SIZE_RULE] as const;
+export const WAF_RULES = ['rate-limit-per-token', 'rate-limit-per-ip', 'body-too-large'] as const;
 
 /**
  * A regex for a decimal Content-Length of at least `bound`, a digit followed by zeros (2,000,000:
@@ -47,17 +43,13 @@ export const atLeastPattern = (bound: number) => {
   return `^0*([${lead}-9][0-9]{${zeros.length}}|[1-9][0-9]{${zeros.length + 1},})$`;
 };
 
-/** The body of a WAF block: its responses are static, so the trace id is fixed (the access log finds the request). */
-const wafBody = (message: string, suffix: string) =>
-  JSON.stringify({ success: false, data: null, errors: { message: [message] }, meta: { trace_id: `waf:api:${suffix}` } });
-export const WAF_BLOCK_BODY = wafBody(MESSAGES.tooManyAttempts, 'rate-limited');
-export const WAF_TOO_LARGE_BODY = wafBody(MESSAGES.bodyTooLarge, WAF_BODY_SIZE_RULE);
-
+/** The V2 failure body of an answer made outside the functions: `message` is JSON text or a template expression giving it. */
+const v2Error = (message: string, traceId: string) =>
+  `{"success":false,"data":null,"errors":{"message":[${message}]},"meta":{"trace_id":"${traceId}"}}`;
 /** The trace id of a response API Gateway makes itself (templates allow only variables): its request time and id. */
-export const GATEWAY_TRACE_ID = '$context.requestTime:api:$context.requestId';
-
-const v2Error = (message: string) =>
-  `{"success":false,"data":null,"errors":{"message":[${message}]},"meta":{"trace_id":"${GATEWAY_TRACE_ID}"}}`;
+const gatewayError = (message: string) => v2Error(message, '$context.requestTime:api:$context.requestId');
+/** The body of a WAF block: its responses are static, so the trace id is fixed (the access log finds the request). */
+const wafBody = (message: string, suffix: string) => v2Error(JSON.stringify(message), `waf:api:${suffix}`);
 
 /**
  * The access log's fields, one JSON line per request (what the cost model prices): who asked what, the answer and its
@@ -142,7 +134,7 @@ export class MerchantRestApi extends Construct {
         type,
         statusCode,
         responseHeaders: { 'Content-Type': "'application/json'", ...(retryAfter ? { 'Retry-After': `'${retryAfter}'` } : {}) },
-        templates: { 'application/json': v2Error(message) },
+        templates: { 'application/json': gatewayError(message) },
       });
     const tooManyAttempts = JSON.stringify(MESSAGES.tooManyAttempts);
     // REST APIs answer an unknown path or method with 403 "Missing Authentication Token".
@@ -187,13 +179,13 @@ export class MerchantRestApi extends Construct {
       defaultAction: { allow: {} },
       visibilityConfig: visibility(),
       customResponseBodies: {
-        [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: WAF_BLOCK_BODY },
-        [WAF_BODY_SIZE_RULE]: { contentType: 'APPLICATION_JSON', content: WAF_TOO_LARGE_BODY },
+        [WAF_RESPONSE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: wafBody(MESSAGES.tooManyAttempts, 'rate-limited') },
+        'body-too-large': { contentType: 'APPLICATION_JSON', content: wafBody(MESSAGES.bodyTooLarge, 'body-too-large') },
       },
       rules: [
         // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts);
         // a request without it is not counted here (WAF skips a rule whose key is missing).
-        rule(WAF_TOKEN_RULE, block, {
+        rule('rate-limit-per-token', block, {
           rateBasedStatement: {
             limit: RATE_LIMIT.requestsPer5Minutes,
             evaluationWindowSec: 300,
@@ -204,11 +196,13 @@ export class MerchantRestApi extends Construct {
           },
         }),
         // What the per-token rule cannot key: requests without a token, floods of made-up tokens.
-        rule(WAF_IP_RULE, block, { rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } }),
+        rule('rate-limit-per-ip', block, {
+          rateBasedStatement: { limit: props.wafIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 },
+        }),
         // A body that might not reach a function whole (MAX_BODY_BYTES or more): 413, not API Gateway's 5xx.
         rule(
-          WAF_BODY_SIZE_RULE,
-          { block: { customResponse: { responseCode: 413, customResponseBodyKey: WAF_BODY_SIZE_RULE } } },
+          'body-too-large',
+          { block: { customResponse: { responseCode: 413, customResponseBodyKey: 'body-too-large' } } },
           {
             regexMatchStatement: {
               fieldToMatch: { singleHeader: { Name: 'content-length' } },
