@@ -15,13 +15,6 @@ import { MerchantDashboard } from './observability';
 import { OperatorPolicy } from './operator-policy';
 import { MerchantRestApi } from './rest-api';
 
-/** The change feed's function (its IteratorAge is alarmed and graphed). */
-const changeFeedOf = (functions: readonly MerchantFunction[]): MerchantFunction => {
-  const fn = functions.find((candidate) => candidate.spec.id === 'change-feed');
-  if (!fn) throw new Error('functions/workers.ts has no change-feed worker');
-  return fn;
-};
-
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
 
 /**
@@ -83,7 +76,10 @@ export class MerchantApiStage extends Stack {
       return fn;
     });
 
-    const watched = { stage, api: this.restApi.api, functions: this.functions, queues, changeFeed: changeFeedOf(this.functions) };
+    // The change feed's IteratorAge is alarmed and graphed.
+    const changeFeed = this.functions.find((fn) => fn.spec.id === 'change-feed');
+    if (!changeFeed) throw new Error('functions/workers.ts has no change-feed worker');
+    const watched = { stage, api: this.restApi.api, functions: this.functions, queues, changeFeed };
     this.alarms = new MerchantAlarms(this, 'Alarms', { ...config, ...watched });
     this.dashboard = new MerchantDashboard(this, 'Dashboard', { ...watched, webAcl: this.restApi.webAcl, alarms: this.alarms.alarms });
     this.operatorPolicy = new OperatorPolicy(this, 'Operator', { stage, table, queues, sesIdentityArn, mailFrom: config.mailFrom });
