@@ -20,6 +20,7 @@ import {
 import { listParked, replayParked } from '#shared/admin/parked';
 import { setMerchantQuota } from '#shared/admin/quota';
 import { checkTotalsAgainstLedgers, rebuildClosedTotals, reportCsv, reportRows } from '#shared/admin/report';
+import type { Store } from '#shared/admin/store';
 import { listWebhookDeliveries, listWebhookEndpoints, replayWebhookDeliveries } from '#shared/admin/webhooks';
 import { parseStage, requireEnv, type Stage } from '#shared/config';
 import { QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
@@ -44,6 +45,14 @@ const required = (values: Values, name: string): string => {
   if (value === undefined || value.trim() === '') throw new AdminError(`--${name} is required`);
   return value;
 };
+
+/** A command on the stage's store with its required options, read first, under their keys (`--merchant` as `merchantId`). */
+const onStore =
+  <K extends string>(names: Record<K, string>, operate: (store: Store, options: Record<K, string>) => Promise<Record<string, unknown>>) =>
+  (values: Values, stage: Stage) => {
+    const options = Object.fromEntries(Object.entries<string>(names).map(([key, name]) => [key, required(values, name)]));
+    return operate(resolveStore(stage), options as Record<K, string>);
+  };
 
 let sqsClient: SQSClient | undefined;
 /** The operator's SQS client: the local emulator, or AWS when a deployed stage is targeted (SEED_TABLE_NAME). */
@@ -134,35 +143,17 @@ const COMMANDS: Record<string, Command> = {
   apply: {
     options: '--merchant <id> --slug <slug> --name <name> --email <email>',
     does: 'Files a pending affiliate request, as an affiliate applying to the program would.',
-    run: async (values, stage) => {
-      const options = {
-        merchantId: required(values, 'merchant'),
-        slug: required(values, 'slug'),
-        name: required(values, 'name'),
-        email: required(values, 'email'),
-      };
-      return applyForProgram(resolveStore(stage), options);
-    },
+    run: onStore({ merchantId: 'merchant', slug: 'slug', name: 'name', email: 'email' }, applyForProgram),
   },
   'mark-invite-used': {
     options: '--merchant <id> --invite <uuid>',
     does: "Sets the invitation's link_used_at, as the dashboard does.",
-    run: async (values, stage) => {
-      const options = { merchantId: required(values, 'merchant'), inviteUuid: required(values, 'invite') };
-      return markInviteUsed(resolveStore(stage), options);
-    },
+    run: onStore({ merchantId: 'merchant', inviteUuid: 'invite' }, markInviteUsed),
   },
   'link-payment': {
     options: '--merchant <id> --order <uuid> --payment <id>',
     does: 'Links an order to a payment: it can no longer be cancelled.',
-    run: async (values, stage) => {
-      const options = {
-        merchantId: required(values, 'merchant'),
-        orderUuid: required(values, 'order'),
-        paymentId: required(values, 'payment'),
-      };
-      return linkPayment(resolveStore(stage), options);
-    },
+    run: onStore({ merchantId: 'merchant', orderUuid: 'order', paymentId: 'payment' }, linkPayment),
   },
   'resend-notifications': {
     options: '--merchant <id> [--older-than <seconds>]',
@@ -189,8 +180,7 @@ const COMMANDS: Record<string, Command> = {
     options: '--merchant <id> --order <uuid>',
     does: "Prints the order's commission ledger: {order_uuid, status, net_amount, currency_code, entries}, without `stage`.",
     withoutStage: true,
-    run: (values, stage) =>
-      commissionOfOrder(resolveStore(stage), { merchantId: required(values, 'merchant'), orderUuid: required(values, 'order') }),
+    run: onStore({ merchantId: 'merchant', orderUuid: 'order' }, commissionOfOrder),
   },
   report: {
     options:
