@@ -22,7 +22,7 @@ import {
   REPLAYED_HEADER,
   unauthenticated,
 } from '#shared/errors';
-import { type LaravelPagination, type LogCursor, legacyFailureBody, legacySuccessBody, successStatus, v2Body } from '#shared/http/envelope';
+import { legacyFailureBody, legacySuccessBody, successStatus, v2Body } from '#shared/http/envelope';
 import { parseJsonBody } from '#shared/http/json-body';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '#shared/http/pagination';
 import { acceptsIdempotencyKey, readsBody } from '#shared/http/route';
@@ -128,6 +128,7 @@ const outgoingWebhooks = () =>
     ]),
   );
 
+const OUTPUT_EXAMPLES = new Map(Object.values(NAMED_OUTPUT).map(([schema, example]) => [schema, example]));
 /** The name and example of each request body. */
 const BODY_NAMES = new Map(Object.entries(NAMED_INPUT).map(([name, [schema, example]]) => [schema, { name, example }]));
 
@@ -313,20 +314,23 @@ const parameters = (route: RouteDef, operation: Operation): Json[] => [
   ...(acceptsIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
 ];
 
+/** The example of a response schema: a named one's own, an object's per field, an array's of one element. */
+const exampleOf = (schema: $ZodType): unknown => {
+  const def = schema._zod.def as Json;
+  if (OUTPUT_EXAMPLES.has(schema)) return OUTPUT_EXAMPLES.get(schema);
+  if (def.type === 'object') return Object.fromEntries(Object.entries(def.shape as Json).map(([key, field]) => [key, exampleOf(field)]));
+  if (def.type === 'array') return [exampleOf(def.element)];
+  if (def.type === 'null') return null;
+  throw new Error(`no example for a response schema of type ${def.type}: name it in NAMED_OUTPUT`);
+};
+
 /** The success body of an operation's example, in the route's envelope. */
-const successExample = (route: RouteDef, operation: Operation) =>
-  route.envelope === 'legacy'
-    ? legacySuccessBody(MESSAGES.orderCreated, operation.answer)
-    : v2Body(EXAMPLE_TRACE_ID, {
-        data: operation.answer,
-        meta:
-          operation.pagination === 'log'
-            ? (operation.page as LogCursor)
-            : {
-                ...(operation.page ? { pagination: operation.page as LaravelPagination } : {}),
-                ...(operation.asOf ? { as_of: operation.asOf } : {}),
-              },
-      });
+const successExample = (route: RouteDef, { answer, data, answerMeta }: Operation) => {
+  const example = answer === undefined ? exampleOf(data) : answer;
+  return route.envelope === 'legacy'
+    ? legacySuccessBody(MESSAGES.orderCreated, example)
+    : v2Body(EXAMPLE_TRACE_ID, { data: example, meta: answerMeta ?? {} });
+};
 
 /** A POST without a body schema still takes (and ignores) a body, up to the body limit. */
 const IGNORED_BODY = {

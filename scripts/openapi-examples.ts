@@ -9,6 +9,7 @@ import { RETENTION_DAYS as DELIVERY_RETENTION_DAYS } from '#shared/db/entities/w
 import { encodeCursor as encodeEventCursor } from '#shared/domain/event-cursor';
 import { ORDER_MESSAGES, toOrderResponse } from '#shared/domain/order-model';
 import { type FieldErrors, INVITE_MESSAGES, REQUEST_MESSAGES } from '#shared/errors';
+import type { Meta } from '#shared/http/envelope';
 import { DEFAULT_PER_PAGE, encodeCursor, invitePagination as invitePaginationOf, laravelPagination } from '#shared/http/pagination';
 import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { orderCreateBody, orderUpdateBody } from '#shared/schemas/order';
@@ -216,11 +217,10 @@ export type OperationDoc = {
   description?: string;
   /** 422 for a business rule besides validation (named in the description). */
   refusals?: string;
-  /** The envelope's `data` of the success answer, and its pagination for a list. */
-  answer: unknown;
-  page?: unknown;
-  /** The `meta.as_of` of the success answer (a report's). */
-  asOf?: string;
+  /** The envelope's `data` of the success answer, when not the example of its response schema (examples of NAMED_OUTPUT). */
+  answer?: unknown;
+  /** Its `meta`: a list's pagination, a report's `as_of`. */
+  answerMeta?: Meta;
   /** Path and query parameter values (path values are the event sample's: the demo merchant's resources). */
   parameters?: Record<string, string | number>;
   /** The request body, when not the example of its schema (NAMED_INPUT). */
@@ -233,7 +233,11 @@ export type OperationDoc = {
 
 const badPage = { per_page: '500', page: '0' };
 /** The first page of a list of `total` items, and a page it refuses. */
-const listPage = (id: RouteId, total: number) => ({ page: pagination(id, total), parameters: pageParameters, invalid: badPage });
+const listPage = (id: RouteId, total: number) => ({
+  answerMeta: { pagination: pagination(id, total) },
+  parameters: pageParameters,
+  invalid: badPage,
+});
 /** What both order creations refuse. */
 const orderCreation = {
   refusals: "a duplicate `order_no`, an unknown or inactive affiliate, a currency other than the account's",
@@ -264,12 +268,11 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'orders-create-legacy': {
     summary: 'Create an order (legacy envelope)',
     description: 'The first version of order creation, kept for existing integrations: same rules as the V2 endpoint, legacy envelope.',
-    answer: createdOrder,
     ...orderCreation,
   },
-  'orders-create': { summary: 'Create an order', answer: { order: createdOrder }, ...orderCreation },
-  'orders-list': { summary: 'List orders', description: 'Newest first.', answer: { orders: [order] }, ...listPage('orders-list', 42) },
-  'orders-get': { summary: 'Get an order', answer: { order } },
+  'orders-create': { summary: 'Create an order', ...orderCreation },
+  'orders-list': { summary: 'List orders', description: 'Newest first.', ...listPage('orders-list', 42) },
+  'orders-get': { summary: 'Get an order' },
   'orders-update': {
     summary: 'Update the shipping value of an order',
     description: '`total_shipping_value` is the only field that can change; any other field is refused (422).',
@@ -290,40 +293,35 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   },
   'affiliates-list': {
     summary: 'List affiliates',
-    answer: { affiliates: [affiliate] },
     ...listPage('affiliates-list', 1),
     parameters: { ...pageParameters, tier_slug: 'gold' },
   },
-  'affiliates-get': { summary: 'Get an affiliate', answer: { affiliate } },
+  'affiliates-get': { summary: 'Get an affiliate' },
   'invites-create': {
     summary: 'Invite an affiliate',
     description: 'Sends the invitation e-mail. `sender_email` must be a user of the merchant.',
     refusals: 'the address is already invited, the sender is not a user of the merchant',
-    answer: { invite },
     invalid: { email: 'erin.example.com', sender_email: '' },
     refused: { email_taken: { email: [INVITE_MESSAGES.emailTaken] }, sender_invalid: { sender_email: [INVITE_MESSAGES.senderInvalid] } },
   },
   'invites-list': {
     summary: 'List invitations',
     description: '`data` is the array itself; the pagination is the invites form.',
-    answer: [invite],
-    page: invitePagination,
+    answerMeta: { pagination: invitePagination },
     parameters: { ...pageParameters, email: 'example.com' },
     invalid: badPage,
   },
   'affiliate-requests-list': {
     summary: 'List affiliate requests',
     description: '`data` is the array itself.',
-    answer: [affiliateRequest],
-    page: pagination('affiliate-requests-list', 2),
+    answerMeta: { pagination: pagination('affiliate-requests-list', 2) },
     parameters: { status: 'pending', ...pageParameters },
     invalid: { status: 'approved' },
   },
-  'affiliate-requests-get': { summary: 'Get an affiliate request', answer: { affiliate_request: affiliateRequest } },
+  'affiliate-requests-get': { summary: 'Get an affiliate request' },
   'affiliate-requests-accept': {
     summary: 'Accept an affiliate request',
     description: 'The affiliate becomes (or stays) active; the response reports the request as `active`.',
-    answer: { affiliate_request: { ...affiliateRequest, status: 'active' } },
     ...decision,
   },
   'affiliate-requests-decline': {
@@ -331,30 +329,27 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
     answer: { affiliate_request: { ...affiliateRequest, uuid: DEMO.secondPendingRequestUuid, status: 'declined' } },
     ...decision,
   },
-  'tiers-list': { summary: 'List tiers', answer: { tiers: [tier] }, ...listPage('tiers-list', 1) },
-  'tiers-get': { summary: 'Get a tier', answer: { tier } },
+  'tiers-list': { summary: 'List tiers', ...listPage('tiers-list', 1) },
+  'tiers-get': { summary: 'Get a tier' },
   'segments-list': {
     summary: 'List segments',
     description: 'Segments without their `tiers` (the single segment has them).',
-    answer: { segments: [segment] },
     ...listPage('segments-list', 1),
   },
-  'segments-get': { summary: 'Get a segment with its rate per tier', answer: { segment: segmentDetail } },
+  'segments-get': { summary: 'Get a segment with its rate per tier' },
   'webhooks-create': {
     summary: 'Create a webhook endpoint',
     description:
       'Events are delivered to `url` signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer shows the signing `secret` this once (the service makes it: a `secret` or any other field not listed is refused, 422). `events` empty or absent: every event type.',
     refusals: `the merchant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already`,
-    answer: { webhook: createdWebhook },
     invalid: { url: 'http://shop.example.com/hooks', events: ['order.deleted'] },
     refused: { too_many: { message: [WEBHOOK_MESSAGES.tooMany] } },
   },
   'webhooks-list': {
     summary: 'List webhook endpoints',
     description: `Every endpoint of the merchant (at most ${MAX_WEBHOOK_ENDPOINTS}), oldest first. Secrets are never shown.`,
-    answer: { webhooks: [webhook] },
   },
-  'webhooks-get': { summary: 'Get a webhook endpoint', answer: { webhook } },
+  'webhooks-get': { summary: 'Get a webhook endpoint' },
   'webhooks-update': {
     summary: 'Update a webhook endpoint',
     description:
@@ -366,25 +361,21 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'webhooks-delete': {
     summary: 'Delete a webhook endpoint',
     description: 'Nothing more is delivered to it; `data` is null.',
-    answer: null,
   },
   'webhooks-rotate-secret': {
     summary: "Rotate a webhook endpoint's signing secret",
     description:
       'A new secret, shown this once. For 24 hours deliveries carry two signatures (new and previous secret), so a receiver can switch without missing one.',
-    answer: { webhook: rotatedWebhook },
   },
   'webhooks-test': {
     summary: 'Send a test event',
     description:
       'Queues a `webhook.test` event to this endpoint, whatever its filter and even when disabled; its delivery shows in the deliveries.',
-    answer: { delivery: queuedDelivery },
   },
   'webhooks-deliveries': {
     summary: "List a webhook endpoint's deliveries",
     description: `Newest first, one entry per event: its last attempt (status code, latency, first 1 KB of the answer) and the next. Kept ${DELIVERY_RETENTION_DAYS} days. Pass \`meta.pagination.next_cursor\` as \`cursor\` for the next page.`,
-    answer: { deliveries: [delivery] },
-    page: cursorPagination,
+    answerMeta: { pagination: cursorPagination },
     parameters: { per_page: 15 },
     invalid: { per_page: '500' },
   },
@@ -400,7 +391,6 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
     summary: 'Recover failed deliveries',
     description: `Queues again every delivery to this endpoint that failed since \`since\` (at most ${RECOVER_MAX_DAYS} days back; \`{}\` for all of them), oldest first, up to ${RECOVER_BATCH.toLocaleString('en-US')} per call (fewer when the events are large): when \`next_since\` is set, call again with it. Deliveries of event types the endpoint no longer subscribes to are passed over (a failed \`webhook.test\` is not: a test ignores the filter). A request without a body is refused (422).`,
     refusals: 'the endpoint is disabled (enable it first)',
-    answer: { recovery },
     invalid: { since: '2020-01-01T00:00:00Z' },
     refused: { endpoint_disabled: { message: [WEBHOOK_MESSAGES.disabled] } },
   },
@@ -431,8 +421,7 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
         },
       ],
     },
-    page: pagination('reports-commissions', 2),
-    asOf: AT,
+    answerMeta: { pagination: pagination('reports-commissions', 2), as_of: AT },
     parameters: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month', ...pageParameters },
     invalid: { from: '2026-11-31', group_by: 'week' },
   },
@@ -446,7 +435,7 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
     ].join('\n\n'),
     refusals: 'a cursor (`after`) of another account or stage, altered, or older than the retention',
     answer: loggedEvents,
-    page: logCursor,
+    answerMeta: logCursor,
     parameters: {
       // The start of the demo merchant's log, dated far ahead so the example never expires.
       after: encodeEventCursor('live', DEMO.merchantId, { position: LOG_START, since: Date.UTC(2100, 0, 1) / 1000 }),
