@@ -7,12 +7,11 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC } from '#shared/metric-names';
 import type { StageConfig } from './config';
-import { businessMetric, type WatchedResources } from './observability';
+import { businessMetric, FIVE_MINUTES, SUM, type WatchedResources } from './observability';
 
 export type MerchantAlarmsProps = WatchedResources & Pick<StageConfig, 'latencyP99Ms' | 'alarmEmail' | 'alarmTopicArn'>;
 
 export const API_5XX_RATE_THRESHOLD = 0.05;
-const FIVE_MINUTES = Duration.minutes(5);
 export const QUEUE_AGE_THRESHOLD_SECONDS = 15 * 60;
 /** The change feed this far behind its stream is stuck or failing; records are kept 24 hours, so nothing is lost yet. */
 export const FEED_BEHIND_THRESHOLD_SECONDS = 5 * 60;
@@ -55,13 +54,12 @@ export class MerchantAlarms extends Construct {
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
     );
 
-    const sum = { statistic: 'Sum', period: FIVE_MINUTES };
     for (const fn of props.functions) {
       const what = `${fn.spec.id} (${props.stage})`;
-      this.alarm(`${fn.node.id}Errors`, `${what}: invocation errors (crash, timeout, init failure)`, fn.fn.metricErrors(sum), 1, {
+      this.alarm(`${fn.node.id}Errors`, `${what}: invocation errors (crash, timeout, init failure)`, fn.fn.metricErrors(SUM), 1, {
         atLeast: true,
       });
-      this.alarm(`${fn.node.id}Throttles`, `${what}: throttled invocations`, fn.fn.metricThrottles(sum), 1, { atLeast: true });
+      this.alarm(`${fn.node.id}Throttles`, `${what}: throttled invocations`, fn.fn.metricThrottles(SUM), 1, { atLeast: true });
     }
 
     // What waits after the request: queues, e-mails, quotas, webhooks and the change feed.

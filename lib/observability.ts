@@ -19,8 +19,8 @@ import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from '#sh
 import type { MerchantFunction } from './merchant-function';
 import { WAF_RULES } from './rest-api';
 
-const FIVE_MINUTES = Duration.minutes(5);
-const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
+export const FIVE_MINUTES = Duration.minutes(5);
+export const SUM = { statistic: 'Sum', period: FIVE_MINUTES };
 
 /** One of the functions' business metrics (shared/metrics.ts), per 5 minutes. */
 export const businessMetric = (stage: Stage, name: MetricName, statistic = 'Sum'): Metric =>
