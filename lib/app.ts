@@ -6,10 +6,7 @@ import { MerchantApiStage } from './merchant-api-stage';
 
 export const stackNameForStage = (stage: Stage) => `affiliate-merchant-api-${stage}`;
 
-/**
- * Both stages, one stack each, under cdk-nag. Environment-agnostic unless context pins them: CDK_DEFAULT_ACCOUNT
- * would bake the active profile into the template (lib/README.md#deploy).
- */
+/** Both stages, one stack each, under cdk-nag; environment-agnostic unless context pins them (lib/README.md#deploy). */
 export const buildApp = (app: App): Record<Stage, MerchantApiStage> => {
   const account = app.node.tryGetContext('account') as string | undefined;
   const region = app.node.tryGetContext('region') as string | undefined;

@@ -20,18 +20,10 @@ export const DEFAULT_MAIL_FROM = 'affiliates@example.com';
 export const DEFAULT_TRACE_WORKERS = false;
 export const DEFAULT_INVITE_LINK_BASE_URL = 'https://dashboard.example.com/invitations';
 
-/**
- * Per client IP, twice one token's limit (20 merchants at their full default quota): merchants
- * behind one egress IP (a shop platform) are not throttled together, and one IP takes at most a
- * quarter of the stage.
- */
+/** Per client IP, twice one token's limit, so merchants behind one egress IP are not throttled together (lib/README.md#rate-limits). */
 export const DEFAULT_WAF_IP_RATE_LIMIT = RATE_LIMIT.requestsPer5Minutes * 2;
 
-/**
- * The stage throttle, the same for live and sandbox: four times what one IP may send past WAF
- * (4 x 2 x 500/s = 4,000/s, burst as much), so no single token or address can use it up; both
- * stages together stay under API Gateway's default account limit of 10,000 requests/s per region.
- */
+/** Both stages' throttle: four times what one IP may send past WAF, under the account's limit (lib/README.md#rate-limits). */
 const STAGE_THROTTLE = (4 * DEFAULT_WAF_IP_RATE_LIMIT) / 300;
 
 const throttle = { rateLimit: STAGE_THROTTLE, burstLimit: STAGE_THROTTLE };

@@ -3,11 +3,7 @@ import { type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '
 import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
-/**
- * Every deployed function, derived from the two manifests (functions/routes.ts and functions/workers.ts):
- * what it may touch and which environment its imports need. The stack, the infra tests and
- * scripts/bundle-size.ts all start here.
- */
+/** Every deployed function from the two manifests: what it may touch and the environment its imports need. */
 
 /** What a function may touch; its role is derived from it (lib/merchant-function.ts). */
 export type FunctionAccess = ReturnType<typeof workerAccess>;

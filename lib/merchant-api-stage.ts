@@ -17,11 +17,7 @@ import { MerchantRestApi } from './rest-api';
 
 export type MerchantApiStageProps = StackProps & { stage: Stage; config: StageConfig };
 
-/**
- * One stage (live or sandbox) of the Merchant API: its own table, queue, functions and API, so a
- * sandbox order can never reach live commission processing. Everything per function is generated
- * from the manifests (lib/function-specs.ts).
- */
+/** One stage of the Merchant API with its own table, queues, functions (from the manifests) and API: a sandbox order never reaches live. */
 export class MerchantApiStage extends Stack {
   readonly stage: Stage;
   readonly data: MerchantData;

@@ -14,11 +14,7 @@ export type OperatorPolicyProps = {
 
 const statement = (sid: string, actions: string[], resources: string[]) => new PolicyStatement({ sid, actions, resources });
 
-/**
- * A customer-managed policy with exactly what `npm run seed` and `npm run admin` (bin/, shared/admin/) need against this
- * stage, action by action (output `OperatorPolicyArn`; lib/README.md says which command needs each): attach it to the
- * operators' role or group. Nothing else in the stack uses it; the functions' roles are their own.
- */
+/** Exactly what `npm run seed` and `npm run admin` need against this stage, for the operators (lib/README.md says which command needs each). */
 export class OperatorPolicy extends Construct {
   readonly policy: ManagedPolicy;
 

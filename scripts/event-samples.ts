@@ -11,11 +11,7 @@ import { buildOrder, orderRecord } from '#shared/db/entities/order';
 import { type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
 import { testWebhookEvent } from '#shared/webhooks/events';
 
-/**
- * The sample events of events/ (`npm run events`), one per function, on the demo merchant of
- * `npm start` (local/demo.ts). Route samples are listed in an order that runs once on a fresh
- * stack (the order is updated before it is cancelled); a second run answers 422.
- */
+/** The sample events of events/, one per function, on the demo merchant, in an order that runs once on a fresh stack. */
 type RouteSample = { id: RouteId; pathParameters?: Record<string, string>; query?: Record<string, string>; body?: unknown };
 
 const order = (orderNo: string) => ({

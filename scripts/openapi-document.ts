@@ -43,10 +43,7 @@ import {
   validationErrors,
 } from './openapi-examples';
 
-/**
- * The OpenAPI 3.1 document, from the route manifest, each handler's request schemas, each route's
- * response (functions/responses.ts) and the text and examples of scripts/openapi-examples.ts.
- */
+/** The OpenAPI 3.1 document, from the manifest, the handlers' schemas, functions/responses.ts and scripts/openapi-examples.ts. */
 
 /** The body limit as the documents say it (`2,000,000 bytes`). */
 const BODY_LIMIT = `${MAX_BODY_BYTES.toLocaleString('en-US')} bytes`;
@@ -434,10 +431,7 @@ const operationObject = (route: RouteDef & { id: RouteId }, operation: Operation
   };
 };
 
-/**
- * Every operation with the request schemas its handler validates with (`handler.schemas`). A handler
- * module reads its environment at import: placeholders stand in, as nothing is called.
- */
+/** Every operation with its handler's request `schemas`; placeholders stand in for the environment a handler reads at import. */
 const documentedOperations = async (): Promise<Record<RouteId, Operation>> => {
   const placeholders = functionSpecs().flatMap((spec) =>
     spec.kind === 'route' ? Object.entries(functionEnvironment(spec, PLACEHOLDER_VALUES)) : [],

@@ -28,10 +28,7 @@ import { laravelErrors } from '#shared/validation/messages';
 import { RECOVER_BATCH } from '#shared/webhooks/replay';
 import { ROUTE_SAMPLES, SAMPLES } from './event-samples';
 
-/**
- * The examples of openapi.json and each operation's text. Requests name the demo merchant's
- * resources, so "Try it out" on the local /docs page succeeds with the demo token.
- */
+/** The examples of openapi.json and each operation's text, naming the demo merchant's resources so "Try it out" works locally. */
 
 export const EXAMPLE_TRACE_ID = '2026-11-23T10:15:30Z:api:3f9a2c1b';
 /** A trace id as API Gateway writes it in its own answers (lib/rest-api.ts). */
