@@ -260,6 +260,18 @@ const decision = {
   },
 };
 
+/** A November report row in euros: its net is what was accrued plus what was reversed. */
+const reportRow = (affiliate_slug: string, orders: number, sales_value: number, accrued_value: number, reversed_value: number) => ({
+  affiliate_slug,
+  period: '2026-11',
+  currency_code: 'EUR',
+  orders,
+  sales_value,
+  accrued_value,
+  reversed_value,
+  net_value: accrued_value + reversed_value,
+});
+
 /** One entry per route of the manifest: a route without one does not compile. */
 const OPERATIONS: Record<RouteId, OperationDoc> = {
   'orders-create-legacy': {
@@ -394,30 +406,7 @@ const OPERATIONS: Record<RouteId, OperationDoc> = {
   'reports-commissions': {
     summary: 'Commission report',
     description: `What the commission ledgers add up to between \`from\` and \`to\` (UTC dates, \`to\` exclusive, at most ${MAX_REPORT_DAYS} days; default: the current month), grouped by affiliate, month or day, or by affiliate and a period. Each ledger entry counts on the UTC day it was booked: a cancel in December reverses a November accrual in December. Rows are ordered by period, then affiliate slug, then currency. Read from totals the change feed keeps: a new ledger entry is included within seconds, and \`meta.as_of\` is the time before which every ledger entry is included.`,
-    answer: {
-      rows: [
-        {
-          affiliate_slug: 'alice',
-          period: '2026-11',
-          currency_code: 'EUR',
-          orders: 12,
-          sales_value: 238_800,
-          accrued_value: 23_880,
-          reversed_value: -1_990,
-          net_value: 21_890,
-        },
-        {
-          affiliate_slug: 'bob',
-          period: '2026-11',
-          currency_code: 'EUR',
-          orders: 3,
-          sales_value: 59_700,
-          accrued_value: 2_985,
-          reversed_value: 0,
-          net_value: 2_985,
-        },
-      ],
-    },
+    answer: { rows: [reportRow('alice', 12, 238_800, 23_880, -1_990), reportRow('bob', 3, 59_700, 2_985, 0)] },
     answerMeta: { pagination: pagination('reports-commissions', 2), as_of: AT },
     parameters: { from: '2026-11-01', to: '2026-12-01', group_by: 'affiliate,month', ...pageParameters },
     invalid: { from: '2026-11-31', group_by: 'week' },
