@@ -136,8 +136,8 @@ const sqsRecord = (id: string, queue: QueueId, body: unknown): SQSRecord => {
   return toSqsRecord(message, `arn:aws:sqs:us-east-1:000000000000:${queueNameForStage('live', queue)}`, 'us-east-1');
 };
 
-/** A new order of the demo merchant, as the create builds and the table stores it (what the change feed sees created). */
-const streamOrder = () => {
+/** The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order, as the create builds and the table stores it. */
+const changeFeedEvent = (): DynamoDBStreamEvent => {
   const built = buildOrder(order('DEMO-STREAM-1'), {
     uuid: stableUuid('change-feed:order'),
     seq: 1_000_000,
@@ -145,12 +145,7 @@ const streamOrder = () => {
   });
   // Stable row uuids in place of the random ones, so regenerating the file changes nothing.
   const rows = built.order_rows.map((row, index) => ({ ...row, uuid: stableUuid(`change-feed:row:${index}`) }));
-  return orderRecord(DEMO.merchantId, { ...built, order_rows: rows }, { history: false });
-};
-
-/** The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order. */
-const changeFeedEvent = (): DynamoDBStreamEvent => {
-  const item = streamOrder();
+  const item = orderRecord(DEMO.merchantId, { ...built, order_rows: rows }, { history: false });
   const image = marshall(item, { removeUndefinedValues: true });
   const streamArn = `arn:aws:dynamodb:us-east-1:000000000000:table/${tableNameForStage('live')}/stream/2026-11-22T09:00:00.000`;
   const record = {
