@@ -136,7 +136,7 @@ const sqsRecord = (id: string, queue: QueueId, body: unknown): SQSRecord => {
   return toSqsRecord(message, `arn:aws:sqs:us-east-1:000000000000:${queueNameForStage('live', queue)}`, 'us-east-1');
 };
 
-/** The DynamoDB stream event Lambda hands the change feed: one INSERT of a new demo order, as the create builds and the table stores it. */
+/** The stream event Lambda hands the change feed: one INSERT of a new demo order, as the create builds and the table stores it. */
 const changeFeedEvent = (): DynamoDBStreamEvent => {
   const built = buildOrder(order('DEMO-STREAM-1'), {
     uuid: stableUuid('change-feed:order'),
