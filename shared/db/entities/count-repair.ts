@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { indexQuery, queryItems, queryPartition } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 import { REQUEST_STATUSES } from './affiliate-request';
-import { getStored, isRefused, type Key, merchantIdOf, padSeq, parseStored, updateItem } from './base';
+import { getStored, type Key, merchantIdOf, padSeq, parseStored, updateApplied } from './base';
 import {
   BLOCK_SIZE,
   type BlockRef,
@@ -60,17 +60,8 @@ const readCountState = (db: TableRef, key: Key, projection: string) =>
 const RECOUNT_ATTEMPTS = 5;
 
 /** Drops a block's recount mark, if any: an open derived block has nothing to recount, and the change feed recounts it as it closes. */
-const dropMark = async (db: TableRef, key: Key) => {
-  try {
-    await updateItem(db, {
-      Key: key,
-      UpdateExpression: `REMOVE marked_at, ${WORK_REMOVE}`,
-      ConditionExpression: 'attribute_exists(marked_at)',
-    });
-  } catch (error) {
-    if (!isRefused(error)) throw error;
-  }
-};
+const dropMark = (db: TableRef, key: Key) =>
+  updateApplied(db, { Key: key, UpdateExpression: `REMOVE marked_at, ${WORK_REMOVE}`, ConditionExpression: 'attribute_exists(marked_at)' });
 
 /** Sets a block's count to what its index holds: `'marked'` if it changed or an item of it was written within `quietMs`, `'derived'` if open, undefined if it kept changing. */
 export const recountBlock = async (
@@ -106,32 +97,28 @@ export const recountBlock = async (
     // What the block counted before: a derived one, its numbers less its holes until it was exact.
     const shown = derived ? derivedCount(block, state, sequence.seq) : (before ?? 0);
     if (!derived && state === undefined && after === 0) return { list, bucket, block, before: 0, after };
-    try {
-      await updateItem(db, {
-        Key: key,
-        UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
-        ConditionExpression: [
-          before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
-          state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
-          // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
-          ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
-        ].join(' AND '),
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':after': after,
-          ':zero': 0,
-          ':one': 1,
-          ':type': 'list_count',
-          ...(derived ? { ':exact': true } : {}),
-          ...(before === undefined ? {} : { ':before': before }),
-          ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
-          ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
-        },
-      });
-      return { list, bucket, block, before: shown, after };
-    } catch (error) {
-      if (!isRefused(error)) throw error;
-    }
+    const applied = await updateApplied(db, {
+      Key: key,
+      UpdateExpression: `SET n = :after, v = if_not_exists(v, :zero) + :one, #type = :type${derived ? ', exact = :exact' : ''} REMOVE marked_at, ${WORK_REMOVE}`,
+      ConditionExpression: [
+        before === undefined ? 'attribute_not_exists(n)' : 'n = :before',
+        state?.marked_at === undefined ? 'attribute_not_exists(marked_at)' : 'marked_at = :markedAt',
+        // Any ADD since the read (a +1 and a -1 leave n as it was): counted again, not written over.
+        ...(state?.changed_at === undefined ? [] : ['changed_at = :changedAt']),
+      ].join(' AND '),
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':after': after,
+        ':zero': 0,
+        ':one': 1,
+        ':type': 'list_count',
+        ...(derived ? { ':exact': true } : {}),
+        ...(before === undefined ? {} : { ':before': before }),
+        ...(state?.marked_at === undefined ? {} : { ':markedAt': state.marked_at }),
+        ...(state?.changed_at === undefined ? {} : { ':changedAt': state.changed_at }),
+      },
+    });
+    if (applied) return { list, bucket, block, before: shown, after };
   }
   return undefined;
 };

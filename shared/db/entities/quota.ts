@@ -4,12 +4,12 @@ import type { TableRef } from '#shared/db/table-def';
 import { leaseTokens, type QuotaPolicy, tokenInterval } from '#shared/quota/gcra';
 import {
   getStored,
-  isRefused,
   type Key,
   merchantPk,
   parseStored,
   parseStoredOptional,
   updateApplied,
+  updateIfAllowed,
   updateItem,
   updateOrRefused,
 } from './base';
@@ -159,45 +159,38 @@ export const orderNumberOfQuota = (item: QuotaItem | undefined): OrderNumber | u
 
 /** Takes `count` consecutive order numbers, returns the first; refused before the sequence is started. `imported`: an import's take. */
 export const takeOrderSequence = async (db: TableRef, merchantId: string, count = 1, imported = false): Promise<OrderNumber> => {
-  try {
-    const { Attributes } = await updateItem(db, {
-      Key: quotaKey(merchantId),
-      // An import's take is not marked: the change feed neither settles nor recounts its numbers.
-      UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
-      ConditionExpression: SEQUENCE_STARTED,
-      ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
-      ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
-      ReturnValues: 'ALL_NEW',
-    });
-    const stored = parseStored('quota', z.extend(quotaSchema, { orders_seq: z.number() }), Attributes);
-    return orderNumberOf(stored.orders_seq - count + 1, stored);
-  } catch (error) {
-    if (isRefused(error)) throw new OrderSequenceNotStarted(`order sequence of merchant ${merchantId} not started`);
-    throw error;
-  }
+  const taken = await updateIfAllowed(db, {
+    Key: quotaKey(merchantId),
+    // An import's take is not marked: the change feed neither settles nor recounts its numbers.
+    UpdateExpression: imported ? 'REMOVE #taken ADD #seq :count' : 'SET #taken = :taken ADD #seq :count',
+    ConditionExpression: SEQUENCE_STARTED,
+    ExpressionAttributeNames: { '#taken': SEQUENCE_TAKEN, '#seq': 'orders_seq' },
+    ExpressionAttributeValues: { ':count': count, ...(imported ? {} : { ':taken': true }) },
+  });
+  if (taken === undefined) throw new OrderSequenceNotStarted(`order sequence of merchant ${merchantId} not started`);
+  const stored = parseStored('quota', z.extend(quotaSchema, { orders_seq: z.number() }), taken);
+  return orderNumberOf(stored.orders_seq - count + 1, stored);
 };
 
 /** Starts the order sequence after `last`, unless it was started already; blocks from the next number on derive their counts. */
-export const startOrderSequence = async (db: TableRef, merchantId: string, last: number): Promise<void> => {
-  await updateApplied(db, {
+export const startOrderSequence = (db: TableRef, merchantId: string, last: number) =>
+  updateApplied(db, {
     Key: quotaKey(merchantId),
     UpdateExpression: 'SET #seq = :last, #from = :first',
     ConditionExpression: 'attribute_not_exists(#seq)',
     ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
     ExpressionAttributeValues: { ':last': last, ':first': last + 1 },
   });
-};
 
 /** Derives the block counts from `first` on, unless they are derived already (a sequence started before derived counts). */
-export const deriveOrderCountsFrom = async (db: TableRef, merchantId: string, first: number): Promise<void> => {
-  await updateApplied(db, {
+export const deriveOrderCountsFrom = (db: TableRef, merchantId: string, first: number) =>
+  updateApplied(db, {
     Key: quotaKey(merchantId),
     UpdateExpression: 'SET #from = :first',
     ConditionExpression: 'attribute_exists(#seq) AND attribute_not_exists(#from)',
     ExpressionAttributeNames: { '#seq': 'orders_seq', '#from': 'orders_derived_from' },
     ExpressionAttributeValues: { ':first': first },
   });
-};
 
 /** The last order number handed out, read consistently by Query (the change feed may not GetItem); undefined before the sequence is started. */
 export const readOrderSequence = async (db: TableRef, merchantId: string): Promise<OrderNumber | undefined> => {
