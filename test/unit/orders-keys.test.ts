@@ -9,7 +9,7 @@ import { inviteKey, inviteRecord } from '#shared/db/entities/invite';
 import { inviteEmailKey } from '#shared/db/entities/invite-email';
 import { listPartition, primaryListEntry, secondaryListEntry } from '#shared/db/entities/list-entry';
 import { merchantKey } from '#shared/db/entities/merchant';
-import { orderKey, orderUuidOf } from '#shared/db/entities/order';
+import { orderKey } from '#shared/db/entities/order';
 import { orderNoKey } from '#shared/db/entities/order-no';
 import { workEntry } from '#shared/db/entities/owed-work';
 import { segmentKey } from '#shared/db/entities/segment';
@@ -161,9 +161,5 @@ describe('reading keys back', () => {
 
   it('merchantIdOf refuses a key that is not a merchant partition', () => {
     expect(() => merchantIdOf('TOKEN#0f1e2d3c')).toThrow(/Not a merchant partition key/);
-  });
-
-  it('orderUuidOf strips the sort-key prefix', () => {
-    expect(orderUuidOf(orderKey(MERCHANT_ID, 'u-1'))).toBe('u-1');
   });
 });

@@ -66,10 +66,10 @@ export const eventLogItem = (merchantId: string, position: string, entry: LogEnt
 
 const commitOf = (item: Stored) => item.commit_at ?? item.sk;
 
-/** A consistent Query of the log's items (never anything sorting above the positions). */
-const logQuery = (merchantId: string, input: Pick<QueryCommandInput, 'ScanIndexForward' | 'ProjectionExpression'> = {}) => ({
-  KeyConditionExpression: 'pk = :pk AND sk < :above',
-  ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS },
+/** A consistent Query of the log's items, from `from` if given (never anything sorting above the positions). */
+const logQuery = (merchantId: string, input: Pick<QueryCommandInput, 'ScanIndexForward' | 'ProjectionExpression'> = {}, from?: string) => ({
+  KeyConditionExpression: from === undefined ? 'pk = :pk AND sk < :above' : 'pk = :pk AND sk BETWEEN :from AND :above',
+  ExpressionAttributeValues: { ':pk': eventLogPk(merchantId), ':above': ABOVE_POSITIONS, ...(from === undefined ? {} : { ':from': from }) },
   ConsistentRead: true,
   ...input,
 });
@@ -79,23 +79,11 @@ const isCommit = (item: Stored) => commitOf(item) === item.sk;
 
 /** The first item of the log at or above `position`, read consistently (a Query: what the log's writers may do). */
 const firstFrom = async (db: TableRef, merchantId: string, position: string): Promise<Stored | undefined> => {
-  const input = logQuery(merchantId, { ProjectionExpression: 'sk, commit_at' });
-  const [item] = await queryItems(
-    db,
-    {
-      ...input,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :above',
-      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':from': position },
-    },
-    1,
-  );
+  const [item] = await queryItems(db, logQuery(merchantId, { ProjectionExpression: 'sk, commit_at' }, position), 1);
   return item && parseStored('event log item', storedSchema, item);
 };
 
-/**
- * Whether the log holds a commit at or above `position`: the first item there is one, or names a
- * higher commit to look for (each step goes up; an uncommitted batch is the last, or a failed one).
- */
+/** Whether the log holds a commit at or above `position`, following the commits its items name (docs/events.md#what-is-guaranteed-and-how). */
 const committedFrom = async (db: TableRef, merchantId: string, position: string): Promise<boolean> => {
   let item = await firstFrom(db, merchantId, position);
   while (item !== undefined && !isCommit(item)) item = await firstFrom(db, merchantId, commitOf(item));
@@ -142,10 +130,7 @@ const putMarker = async (db: TableRef, merchantId: string, entry: LogEntry, late
   }
 };
 
-/**
- * The shortest late position above `top` for the event at `own`: the top's first step extended by
- * `own` when that sorts above the top, else by one more of its steps (so late positions stay two steps long).
- */
+/** The shortest late position above `top` for the event at `own` (docs/events.md#what-is-guaranteed-and-how). */
 export const lateAbove = (top: string, own: string): string => {
   const steps = top.split('~');
   for (let kept = 1; kept < steps.length; kept++) {
@@ -155,10 +140,7 @@ export const lateAbove = (top: string, own: string): string => {
   return `${top}~${own}`;
 };
 
-/**
- * Where an event that arrived at or below the committed top goes: the late position its marker names
- * (moved above the top again when needed), or undefined when the event itself is logged at its own position.
- */
+/** Where an event at or below the committed top goes: its marker's late position, or undefined when logged at its own. */
 const latePosition = async (db: TableRef, merchantId: string, top: string, entry: LogEntry): Promise<string | undefined> => {
   const lateAt = lateAbove(top, entry.position);
   const marked = await putMarker(db, merchantId, entry, lateAt, { ConditionExpression: 'attribute_not_exists(pk)' });
@@ -169,10 +151,7 @@ const latePosition = async (db: TableRef, merchantId: string, top: string, entry
   });
 };
 
-/**
- * Appends a batch's events of one merchant, each at its own position or, below the committed top, at its
- * late one; the batch's highest position is its commit, put last (docs/events.md#what-is-guaranteed-and-how).
- */
+/** Appends a batch's events of one merchant, its highest position (its commit) put last (docs/events.md#what-is-guaranteed-and-how). */
 export const appendToEventLog = async (
   db: TableRef,
   merchantId: string,
@@ -197,10 +176,8 @@ export const appendToEventLog = async (
   // A late event put again at a position already committed commits itself: its item stays visible.
   const items = writes.map(({ entry, position }) => eventLogItem(merchantId, position, entry, committed(position) ? position : commitAt));
   const commit = items.find((item) => item.sk === commitAt);
-  await batchPut(
-    db,
-    items.filter((item) => item !== commit),
-  );
+  const others = items.filter((item) => item !== commit);
+  await batchPut(db, others);
   if (commit !== undefined) await putItem(db, { Item: commit });
 };
 
@@ -248,11 +225,7 @@ const examine = async (db: TableRef, merchantId: string, after: string, limit: n
   return { examined, ended: false };
 };
 
-/**
- * Up to `limit` committed events after `after`, oldest first, that pass `filter`, examining at most
- * `maxExamined` items; with `lastExamined` (the last committed position examined, else `after`), its
- * `lastExaminedAt` (logged_at) and whether committed events may follow it (`more`).
- */
+/** Up to `limit` committed events after `after` that pass `filter`, examining at most `maxExamined` items, and where it stopped. */
 export const eventLogPage = async (
   db: TableRef,
   merchantId: string,

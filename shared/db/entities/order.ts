@@ -10,9 +10,7 @@ import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 
 /** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
-const SK_PREFIX = 'ORDER#';
-export const orderKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
-export const orderUuidOf = (key: Key): string => key.sk.slice(SK_PREFIX.length);
+export const orderKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `ORDER#${uuid}`);
 
 const orderRow = z.object({
   uuid: z.string(),
@@ -97,10 +95,7 @@ export const isOrderItem = (item: Record<string, unknown>): boolean => item.type
 /** The uuid of the order with this order_no: derived from it, so the order is its own guard (docs/architecture.md#uniqueness-and-races). */
 export const orderUuidFor = (merchantId: string, orderNo: string): string => derivedUuid(merchantId, 'order_no', orderNo);
 
-/**
- * Puts a new order unless its key is taken; returns the order that holds it when it is (ALL_OLD,
- * so the caller tells its own applied attempt, by `created_write_id`, from another request's order).
- */
+/** Puts a new order unless its key is taken; returns the order that holds it when it is (its `created_write_id` tells a retry's own). */
 export const putNewOrder = async (db: TableRef, merchantId: string, order: OrderItem): Promise<OrderItem | undefined> => {
   try {
     await putItem(db, {
@@ -150,10 +145,7 @@ export class OrderUpdateRefused extends Error {
 /** Every change adds 1 to the version the change feed announces (an order stored before versions counts as 1). */
 const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
 
-/**
- * One conditional UpdateItem on an existing order, bumping its version and stamping the write id (a
- * write id the order carries already is refused, so a retry never applies twice); refused, OrderUpdateRefused.
- */
+/** One conditional UpdateItem of an order, bumping its version, refused (OrderUpdateRefused) for a write id it carries already. */
 export const updateOrder = async (
   db: TableRef,
   merchantId: string,
