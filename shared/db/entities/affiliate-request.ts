@@ -65,7 +65,6 @@ export const decisionCountChanges = (decided: Pick<AffiliateRequestItem, 'seq' |
   requestCountChange(decided, decided.status, 1),
 ];
 
-/** The merchant's requests in the given statuses, newest first. */
 export const affiliateRequestList = (merchantId: string, statuses: readonly AffiliateRequestStatus[]): ListSpec<AffiliateRequestItem> => ({
   merchantId,
   list: 'affiliate_requests',

@@ -53,11 +53,9 @@ export const getStored = async <S extends $ZodType>(
   return parseStoredOptional(entity, schema, Item);
 };
 
-/** One UpdateItem of the table. */
 export const updateItem = ({ ddb, table }: TableRef, update: Omit<UpdateCommandInput, 'TableName'>) =>
   ddb.send(new UpdateCommand({ TableName: table, ...update }));
 
-/** One PutItem of the table. */
 export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'TableName'>) =>
   ddb.send(new PutCommand({ TableName: table, ...put }));
 

@@ -26,7 +26,6 @@ export const batchGet = async ({ ddb, table }: TableRef, keys: readonly Key[]): 
   return items;
 };
 
-/** How many BatchWriteItem calls of one batch write run at once. */
 const PARALLEL_BATCHES = 8;
 
 type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };

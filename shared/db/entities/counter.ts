@@ -121,7 +121,6 @@ const GROUP_MARK = 'G#';
 export type CountChange = { list: ListName; bucket: string; seq: number; delta: number };
 /** What a write adds to (`delta` 1) or takes from (-1) the count of one item's bucket and block. */
 export const countChange = (list: ListName, bucket: string, seq: number, delta = 1): CountChange => ({ list, bucket, seq, delta });
-/** One block count item: its bucket and block. */
 export type BlockRef = { list: ListName; bucket: string; block: number };
 
 export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
@@ -150,7 +149,6 @@ export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string
   return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket) };
 };
 
-/** The count changes summed per block count item. */
 const blockSums = (merchantId: string, changes: readonly CountChange[]) => {
   const sums = new Map<string, { key: Key; delta: number }>();
   for (const change of changes) {
@@ -222,7 +220,6 @@ export const blockCountState = z.object({
 const orderBlockItem = z.extend(blockCountState, { sk: z.string() });
 type OrderBlockItem = z.output<typeof blockCountState> & { block: number };
 
-/** The block count items of one bucket, as block number and count. */
 export type BlockCount = { block: number; n: number };
 
 export const isOrderBucket = (list: ListName, bucket: string) => list === 'orders' && bucket === ALL_BUCKET;
@@ -362,7 +359,6 @@ export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blo
 
 export type GroupRefresh = { list: ListName; bucket: string; group: number; n: number; vs: number; written: boolean };
 
-/** How many groups `refreshGroupTotals` refreshes at once. */
 const REFRESH_CONCURRENCY = 8;
 
 /** Sets each group total the blocks lie in to what its blocks hold now, over a lower `vs` only (docs/data-model-heat.md#page-cost-at-any-size). */

@@ -7,7 +7,6 @@ import { getStored, type Key, parseStoredOptional } from './base';
 export const uniquenessGuard = (options: { type: string; holderField: string; key: (merchantId: string, value: string) => Key }) => {
   const { type, holderField, key } = options;
   const schema = z.object({ [holderField]: z.string() });
-  const holderIn = (raw: unknown): string | undefined => parseStoredOptional(type, schema, raw)?.[holderField];
   const record = (merchantId: string, value: string, holder: string) => ({ ...key(merchantId, value), type, [holderField]: holder });
   return {
     key,
@@ -24,6 +23,7 @@ export const uniquenessGuard = (options: { type: string; holderField: string; ke
     holder: async (db: TableRef, merchantId: string, value: string): Promise<string | undefined> =>
       (await getStored(db, type, schema, key(merchantId, value), { ProjectionExpression: holderField }))?.[holderField],
     /** The holder named by a refused guard's old image. */
-    holderOf: (oldGuard: Record<string, unknown> | undefined): string | undefined => holderIn(oldGuard),
+    holderOf: (oldGuard: Record<string, unknown> | undefined): string | undefined =>
+      parseStoredOptional(type, schema, oldGuard)?.[holderField],
   };
 };

@@ -6,7 +6,6 @@ import { getStored, itemKey, type Key, parseStored, putItem, refusedItem, update
 /** One `Idempotency-Key` of a merchant: claimed, then completed or released by its `claim_id` (docs/design-notes.md#idempotency-key). */
 export const idempotencyKey = (merchantId: string, key: string): Key => itemKey(merchantId, `IDEMPOTENCY#${key}`);
 
-/** Records are kept (and replayed) for 24 hours. */
 export const RECORD_TTL_SECONDS = 24 * 60 * 60;
 
 const IN_PROGRESS = 'in_progress';
@@ -26,7 +25,6 @@ export type Claim = { merchantId: string; key: string; claimId: string; fingerpr
 type ClaimOutcome = { claimed: true; claim: Claim } | { claimed: false; record: IdempotencyRecord; dead?: boolean };
 type InProgress = Extract<IdempotencyRecord, { status: typeof IN_PROGRESS }>;
 
-/** A record past its 24 hours: as if there were none. */
 const isExpired = (record: IdempotencyRecord, nowMs = Date.now()): boolean => record.expiresAt <= Math.floor(nowMs / 1000);
 
 /** A record that still answers for its key: within its 24 hours, and not in progress with its lease run out. */
@@ -194,15 +192,15 @@ export const completeKey = async (db: TableRef, claim: Claim, response: StoredRe
 /** Gives the key up without a response, still bound to the request; `forget` (it never ran): it expires now (roles have no DeleteItem). */
 export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
   const own = ownClaim(claim);
-  const values = { ':claimId': claim.claimId, ':inProgress': IN_PROGRESS, ':released': 0 };
   await updateApplied(db, {
     ...own,
-    ...(forget
-      ? {
-          UpdateExpression: 'SET in_flight_until = :released, #expires = :now',
-          ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE },
-          ExpressionAttributeValues: { ...values, ':now': Math.floor(Date.now() / 1000) },
-        }
-      : { UpdateExpression: 'SET in_flight_until = :released', ExpressionAttributeValues: values }),
+    UpdateExpression: `SET in_flight_until = :released${forget ? ', #expires = :now' : ''}`,
+    ...(forget ? { ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE } } : {}),
+    ExpressionAttributeValues: {
+      ':claimId': claim.claimId,
+      ':inProgress': IN_PROGRESS,
+      ':released': 0,
+      ...(forget ? { ':now': Math.floor(Date.now() / 1000) } : {}),
+    },
   });
 };

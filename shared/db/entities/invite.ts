@@ -69,7 +69,6 @@ export const markInviteLinkUsed = async (db: TableRef, merchantId: string, uuid:
   return marked && parseInvite(marked);
 };
 
-/** Every invitation, newest first. */
 export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
   merchantId,
   list: 'invites',

@@ -10,14 +10,10 @@ export type ListName = z.output<typeof listName>;
 export const listPartition = (merchantId: string, list: ListName, bucket: string) =>
   `${merchantPk(merchantId)}#${list}#${encodeURIComponent(bucket)}`;
 
-const PRIMARY_LIST_INDEX: ListIndex = { indexName: GSI1.indexName, partitionKey: GSI1.partitionKey, sortKey: GSI1.sortKey };
-const SECONDARY_LIST_INDEX: ListIndex = { indexName: GSI3.indexName, partitionKey: GSI3.partitionKey, sortKey: GSI3.sortKey };
-
 /** The bucket of a list that holds every item (orders, invites, affiliates of any tier). */
 export const ALL_BUCKET = 'all';
 
-export const listIndexOf = (list: ListName, bucket: string): ListIndex =>
-  list === 'affiliates' && bucket !== ALL_BUCKET ? SECONDARY_LIST_INDEX : PRIMARY_LIST_INDEX;
+export const listIndexOf = (list: ListName, bucket: string): ListIndex => (list === 'affiliates' && bucket !== ALL_BUCKET ? GSI3 : GSI1);
 
 export const primaryListEntry = (merchantId: string, list: ListName, bucket: string, seq: number) => ({
   gsi1pk: listPartition(merchantId, list, bucket),

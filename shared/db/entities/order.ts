@@ -111,7 +111,6 @@ export const putNewOrder = async (db: TableRef, merchantId: string, order: Order
   }
 };
 
-/** What a committed create adds to the list counts. */
 export const orderCountChange = (order: Pick<OrderItem, 'seq'>) => countChange('orders', ALL_BUCKET, order.seq);
 
 /** Links the order to a payment (it can then not be cancelled); undefined when it is missing, cancelled or linked to another payment. */
@@ -126,7 +125,6 @@ export const linkOrderPayment = async (db: TableRef, merchantId: string, uuid: s
   return linked && parseOrder(linked);
 };
 
-/** The merchant's orders, newest first (see pages.ts). */
 export const orderList = (merchantId: string): ListSpec<OrderItem> => ({
   merchantId,
   list: 'orders',
