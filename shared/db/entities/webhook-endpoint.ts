@@ -146,21 +146,16 @@ export const updateWebhookEndpoint = (
   now: string,
 ) => {
   const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
-  const set = [...entries.map(([name]) => `#${name} = :${name}`), 'updated_at = :now'];
-  const values: Record<string, unknown> = { ':now': now, ...Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value])) };
-  const names = Object.fromEntries(entries.map(([name]) => [`#${name}`, name]));
-  const restart = changes.enabled === true;
+  const values = Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value]));
   // Enabled again, or disabled by the merchant: no longer the service's disabling (whose missed events are recorded for recover).
   const ownState = changes.enabled !== undefined;
-  if (ownState) set.push('disabled_reason = :null');
-  if (ownState) values[':null'] = null;
-  const remove = [...(restart ? STREAK : []), ...(ownState ? ['disabled_at'] : [])];
+  const set = [...entries.map(([name]) => `#${name} = :${name}`), 'updated_at = :now', ...(ownState ? ['disabled_reason = :null'] : [])];
   return updateEndpoint(db, merchantId, uuid, {
     set: set.join(', '),
-    ...(remove.length > 0 ? { remove: remove.join(', ') } : {}),
+    remove: [...(changes.enabled === true ? STREAK : []), ...(ownState ? ['disabled_at'] : [])].join(', '),
     condition: 'attribute_exists(pk)',
-    values,
-    ...(entries.length > 0 ? { names } : {}),
+    values: { ':now': now, ...values, ...(ownState ? { ':null': null } : {}) },
+    ...(entries.length > 0 ? { names: Object.fromEntries(entries.map(([name]) => [`#${name}`, name])) } : {}),
   });
 };
 
