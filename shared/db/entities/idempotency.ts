@@ -190,12 +190,11 @@ export const completeKey = async (db: TableRef, claim: Claim, response: StoredRe
 };
 
 /** Gives the key up without a response, still bound to the request; `forget` (it never ran): it expires now (roles have no DeleteItem). */
-export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Promise<void> => {
-  const own = ownClaim(claim);
-  await updateApplied(db, {
-    ...own,
+export const releaseKey = (db: TableRef, claim: Claim, forget = false) =>
+  updateApplied(db, {
+    ...ownClaim(claim),
     UpdateExpression: `SET in_flight_until = :released${forget ? ', #expires = :now' : ''}`,
-    ...(forget ? { ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE } } : {}),
+    ...(forget ? { ExpressionAttributeNames: { ...ownClaim(claim).ExpressionAttributeNames, '#expires': TTL_ATTRIBUTE } } : {}),
     ExpressionAttributeValues: {
       ':claimId': claim.claimId,
       ':inProgress': IN_PROGRESS,
@@ -203,4 +202,3 @@ export const releaseKey = async (db: TableRef, claim: Claim, forget = false): Pr
       ...(forget ? { ':now': Math.floor(Date.now() / 1000) } : {}),
     },
   });
-};

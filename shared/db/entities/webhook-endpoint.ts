@@ -62,13 +62,13 @@ export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 export const { parse: parseWebhookEndpoint, get: getWebhookEndpoint } = storedItem('webhook endpoint', endpointSchema, webhookEndpointKey);
 
 /** Puts a new endpoint and counts it in one transaction: refused on `count` at the maximum, on `endpoint` when it exists already. */
-export const putWebhookEndpoint = async (
+export const putWebhookEndpoint = (
   db: TableRef,
   merchantId: string,
   endpoint: Pick<WebhookEndpointItem, 'uuid' | 'url' | 'description' | 'events' | 'enabled' | 'secret_box'>,
   now: string,
-): Promise<void> => {
-  await transactWrite(db, {
+): Promise<void> =>
+  transactWrite(db, {
     endpoint: {
       Put: {
         Item: {
@@ -91,7 +91,6 @@ export const putWebhookEndpoint = async (
       },
     },
   });
-};
 
 /** Deletes an endpoint and uncounts it; refused (TransactionRefused on `endpoint`) when it does not exist. */
 export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: string): Promise<void> =>
