@@ -8,11 +8,7 @@ type Item = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 type WithoutTable<T> = T extends object ? Omit<T, 'TableName'> : never;
 
 /** One part of a transaction, written without its table (transactWrite adds it). */
-export type TransactPart =
-  | { Put: WithoutTable<Item['Put']> }
-  | { Update: WithoutTable<Item['Update']> }
-  | { Delete: WithoutTable<Item['Delete']> }
-  | { ConditionCheck: WithoutTable<Item['ConditionCheck']> };
+export type TransactPart = { [K in keyof Item]-?: Record<K, WithoutTable<Item[K]>> }[keyof Item];
 
 /** A transaction its conditions refused: the parts whose condition failed, by name, and the old items of those that asked (ALL_OLD). */
 export class TransactionRefused extends Error {
