@@ -12,8 +12,7 @@ import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /** An invitation, and the projection of invited addresses the `email` filter reads (docs/design-notes.md#pagination). */
-const SK_PREFIX = 'INVITE#';
-export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
+export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `INVITE#${uuid}`);
 
 const inviteSchema = z.looseObject({
   uuid: z.string(),

@@ -140,9 +140,6 @@ export class OrderUpdateRefused extends Error {
   }
 }
 
-/** Every change adds 1 to the version the change feed announces (an order stored before versions counts as 1). */
-const VERSION_BUMP = 'version = if_not_exists(version, :one) + :one';
-
 /** One conditional UpdateItem of an order, bumping its version, refused (OrderUpdateRefused) for a write id it carries already. */
 export const updateOrder = async (
   db: TableRef,
@@ -153,7 +150,8 @@ export const updateOrder = async (
 ): Promise<OrderItem> => {
   const result = await updateOrRefused(db, {
     Key: orderKey(merchantId, uuid),
-    UpdateExpression: `SET ${update.set}, last_write_id = :writeId, ${VERSION_BUMP}`,
+    // Every change adds 1 to the version the change feed announces (an order stored before versions counts as 1).
+    UpdateExpression: `SET ${update.set}, last_write_id = :writeId, version = if_not_exists(version, :one) + :one`,
     ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(last_write_id) OR last_write_id <> :writeId) AND ${update.condition}`,
     ExpressionAttributeValues: { ...update.values, ':writeId': writeId, ':one': 1 },
   });
