@@ -1,10 +1,9 @@
+import type { PageQuery } from '#shared/page-window';
 import { isStorableKey, padSeq } from './entities/base';
 import { BLOCK_SIZE, type BlockCount, GROUP_SIZE, groupOf, groupTotalKey, readBlockRange, readGroupTotals } from './entities/counter';
 import { type ListName, listIndexOf, listPartition } from './entities/list-entry';
 import { indexQuery, queryItems } from './query';
 import type { TableRef } from './table-def';
-
-export type PageRequest = { page: number; per_page: number };
 
 type Sequenced = { seq: number };
 
@@ -24,7 +23,7 @@ const NEWEST_BLOCKS = GROUP_SIZE;
 export const readPage = async <T extends Sequenced>(
   db: TableRef,
   spec: ListSpec<T>,
-  request: PageRequest,
+  request: PageQuery,
 ): Promise<{ total: number; items: T[] }> => {
   const buckets = spec.buckets.filter((bucket) => holdsItems(spec, bucket));
   const counts = await Promise.all(buckets.map((bucket) => readBucketCounts(db, spec, bucket)));

@@ -5,7 +5,6 @@ export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' } as const;
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' } as const;
-
 export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'ALL' } as const;
 
 /** Where a list's items are indexed: a GSI whose sort key is the item's padded sequence number. */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import type { ListSpec, PageRequest } from '#shared/db/pages';
+import type { ListSpec } from '#shared/db/pages';
 import type { TableRef } from '#shared/db/table-def';
 import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
+import type { PageQuery } from '#shared/page-window';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
@@ -151,7 +152,7 @@ export const findInvitesByEmail = async (
   db: TableRef,
   merchantId: string,
   needle: string,
-  request: PageRequest,
+  request: PageQuery,
 ): Promise<{ total: number; items: InviteItem[] }> => {
   const matches = (await readEmailProjection(db, merchantId)).filter((entry) => entry.email.includes(needle));
   matches.sort((a, b) => b.seq - a.seq);
