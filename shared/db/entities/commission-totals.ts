@@ -1,9 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod/mini';
 import { queryBetween, queryItems, queryKey } from '#shared/db/query';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { groupBy } from '#shared/group-by';
-import { merchantPk, parseStored, updateItem } from './base';
+import { merchantPk, parseStored, refusedItem, updateItem } from './base';
 import { batchDelete, batchPut } from './batch';
 
 /** Commission totals per UTC day and month, merchant's and affiliates' (docs/reports.md#exactly-once-without-a-transaction). */
@@ -119,11 +118,11 @@ const addOnce = async (
       });
       return Attributes?.created_seq as string | undefined;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException) || attempt >= ITEM_TRIES) throw error;
-      applied = error.Item?.applied_through?.S;
-      const through = applied ?? '';
-      pending = pending.filter(({ seq }) => seq > through);
-      if (pending.length === 0) return error.Item?.created_seq?.S;
+      const old = refusedItem(error);
+      if (attempt >= ITEM_TRIES) throw error;
+      applied = old?.applied_through as string | undefined;
+      pending = pending.filter(({ seq }) => seq > (applied ?? ''));
+      if (pending.length === 0) return old?.created_seq as string | undefined;
     }
   }
 };
