@@ -26,7 +26,6 @@ export const { parse: parseAffiliate, get: getAffiliate } = storedItem('affiliat
 
 /** Bucket of a tier's list (never equal to `all`). */
 export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;
-/** An affiliate without a tier is in no tier bucket. */
 const tierBucketOf = (tierSlug: string | null) => (tierSlug === null ? undefined : tierBucket(tierSlug));
 
 export const affiliateRecord = (
