@@ -114,12 +114,7 @@ const locateBlock = async (
 };
 
 /** The merged block counts of one group of the shown buckets: read only for the buckets whose blocks of it were not read. */
-const groupBlocks = async (
-  db: TableRef,
-  spec: ListSpec<Sequenced>,
-  counts: readonly BucketCounts[],
-  group: number,
-): Promise<Map<number, number>> => {
+const groupBlocks = async (db: TableRef, spec: ListSpec<Sequenced>, counts: readonly BucketCounts[], group: number) => {
   const first = group * GROUP_SIZE;
   const last = first + GROUP_SIZE - 1;
   const perBucket = await Promise.all(

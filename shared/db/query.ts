@@ -54,23 +54,13 @@ export const queryBetween = (db: TableRef, pk: string, from: string, to: string,
 };
 
 /** The item with this key, read by a Query (which the change feed may run where it may not GetItem); undefined when there is none. */
-export const queryKey = async (db: TableRef, key: Key, input: KeyQuery = {}): Promise<Record<string, unknown> | undefined> =>
-  (
-    await queryItems(db, {
-      ...input,
-      KeyConditionExpression: 'pk = :pk AND sk = :sk',
-      ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
-    })
-  )[0];
+export const queryKey = async (db: TableRef, key: Key, input: KeyQuery = {}): Promise<Record<string, unknown> | undefined> => {
+  const item = { KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk } };
+  return (await queryItems(db, { ...input, ...item }))[0];
+};
 
 /** At most `limit` items of partition `pk` whose sort key begins with `prefix`, as a key range (docs/design-notes.md#performance-on-the-local-emulators). */
-export const queryKeyPrefix = async (
-  db: TableRef,
-  pk: string,
-  prefix: string,
-  input: KeyQuery = {},
-  limit?: number,
-): Promise<Record<string, unknown>[]> => {
+export const queryKeyPrefix = async (db: TableRef, pk: string, prefix: string, input: KeyQuery = {}, limit?: number) => {
   const last = prefix.codePointAt(prefix.length - 1) ?? 0;
   const items = await queryBetween(db, pk, prefix, `${prefix.slice(0, -1)}${String.fromCodePoint(last + 1)}`, input, limit);
   // BETWEEN takes in the bound itself, which lacks the prefix.

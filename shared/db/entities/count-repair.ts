@@ -160,11 +160,7 @@ const FIXED_BUCKETS: readonly { list: ListName; bucket: string }[] = [
 ];
 
 /** Recounts every block of every bucket of one merchant, then refreshes their group totals (docs/operations.md#a-list-total-that-is-off). */
-export const recountMerchant = async (
-  db: TableRef,
-  merchantId: string,
-  tierBuckets: readonly string[],
-): Promise<{ recounts: Recount[]; marked: BlockRef[] }> => {
+export const recountMerchant = async (db: TableRef, merchantId: string, tierBuckets: readonly string[]) => {
   const [countItems, lastSeq] = await Promise.all([
     queryPartition(db, countsPartition(merchantId), { ProjectionExpression: 'sk' }),
     readSequences(db, merchantId),

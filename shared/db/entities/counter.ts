@@ -275,10 +275,7 @@ export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
 export const ORDER_NUMBER_SETTLE_SECONDS = 60;
 
 /** The numbers a write of the orders' sequence took in derived blocks: per block, its count item and the first and last number. */
-export const takenOrderNumbers = (
-  before: Record<string, unknown> | undefined,
-  after: Record<string, unknown>,
-): { key: Key; first: number; last: number }[] => {
+export const takenOrderNumbers = (before: Record<string, unknown> | undefined, after: Record<string, unknown>) => {
   const move = orderSequenceMove(before, after);
   const derivedFrom = after.orders_derived_from;
   if (!move || typeof derivedFrom !== 'number' || typeof after.pk !== 'string') return [];
@@ -386,13 +383,7 @@ export const refreshGroupTotals = async (db: TableRef, merchantId: string, block
   return results;
 };
 
-const refreshGroupTotal = async (
-  db: TableRef,
-  merchantId: string,
-  list: ListName,
-  bucket: string,
-  group: number,
-): Promise<GroupRefresh | undefined> => {
+const refreshGroupTotal = async (db: TableRef, merchantId: string, list: ListName, bucket: string, group: number) => {
   const first = group * GROUP_SIZE;
   const last = first + GROUP_SIZE - 1;
   const orders = isOrderBucket(list, bucket);

@@ -148,12 +148,7 @@ const readEmailProjection = async (db: TableRef, merchantId: string): Promise<Pr
 };
 
 /** One page of the invitations whose address contains `needle`, newest first: the projection matched in memory, then one BatchGetItem. */
-export const findInvitesByEmail = async (
-  db: TableRef,
-  merchantId: string,
-  needle: string,
-  request: PageQuery,
-): Promise<{ total: number; items: InviteItem[] }> => {
+export const findInvitesByEmail = async (db: TableRef, merchantId: string, needle: string, request: PageQuery) => {
   const matches = (await readEmailProjection(db, merchantId)).filter((entry) => entry.email.includes(needle));
   matches.sort((a, b) => b.seq - a.seq);
   const offset = (request.page - 1) * request.per_page;

@@ -116,13 +116,7 @@ export const getWebhookDelivery = (db: TableRef, merchantId: string, endpointUui
   getStored(db, 'webhook delivery', deliverySchema, deliveryKey(merchantId, endpointUuid, eventId), true);
 
 /** One page of an endpoint's deliveries, newest first, after `cursor` (a list position the key is rebuilt from, so it stays in this list). */
-export const webhookDeliveryPage = async (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  perPage: number,
-  cursor?: string,
-): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
+export const webhookDeliveryPage = async (db: TableRef, merchantId: string, endpointUuid: string, perPage: number, cursor?: string) => {
   const startKey = cursor === undefined ? undefined : positionKey(merchantId, endpointUuid, cursor);
   // One more than the page: whether another page follows is known now, so a full last page has no cursor.
   const query = { ...indexQuery(GSI1, listPk(merchantId, endpointUuid)), ScanIndexForward: false };
@@ -147,13 +141,7 @@ const positionKey = (merchantId: string, endpointUuid: string, position: string)
 const FAILED_PAGES_PER_READ = 4;
 
 /** Up to `limit` of the endpoint's failed deliveries from `since` on, oldest first; `next` is the `since` to continue from. */
-export const failedWebhookDeliveries = async (
-  db: TableRef,
-  merchantId: string,
-  endpointUuid: string,
-  since: string,
-  limit: number,
-): Promise<{ deliveries: WebhookDeliveryItem[]; next: string | undefined }> => {
+export const failedWebhookDeliveries = async (db: TableRef, merchantId: string, endpointUuid: string, since: string, limit: number) => {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   let pages = 0;
