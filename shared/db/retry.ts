@@ -27,9 +27,7 @@ const retrying = async <T>(
   }
 };
 
-export const withWriteRetry = <T>(write: () => Promise<T>): Promise<T> =>
-  retrying(write, isRetryableWriteFailure, WRITE_ATTEMPTS, () => busy());
+export const withWriteRetry = <T>(write: () => Promise<T>) => retrying(write, isRetryableWriteFailure, WRITE_ATTEMPTS, () => busy());
 
 /** For writes safe to repeat (the change feed's): any passing failure is tried again, not the whole stream batch. */
-export const withRepeatableRetry = <T>(write: () => Promise<T>): Promise<T> =>
-  retrying(write, isPassingDependencyFailure, 4, (error) => error);
+export const withRepeatableRetry = <T>(write: () => Promise<T>) => retrying(write, isPassingDependencyFailure, 4, (error) => error);

@@ -98,8 +98,7 @@ export const writeApplied = async (write: Promise<unknown>): Promise<boolean> =>
 };
 
 /** A conditional UpdateItem: whether it was applied (false when its condition refused it). */
-export const updateApplied = (db: TableRef, update: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> =>
-  writeApplied(updateItem(db, update));
+export const updateApplied = (db: TableRef, update: Omit<UpdateCommandInput, 'TableName'>) => writeApplied(updateItem(db, update));
 
 /** The item a write refused by its condition found there (ALL_OLD), unmarshalled; anything but a refusal is thrown again. */
 export const refusedItem = (error: unknown): Record<string, unknown> | undefined => {

@@ -187,12 +187,7 @@ const keyOfTotals = (merchantId: string, item: TotalsItem) =>
     : { pk: totalsPk(merchantId), sk: merchantSk(item) };
 
 /** Replaces the totals of closed periods (an operator's rebuild): `items` put sealed, `stale` removed, those with `through` last. */
-export const replaceClosedTotals = async (
-  db: TableRef,
-  merchantId: string,
-  items: readonly TotalsItem[],
-  stale: readonly TotalsItem[],
-): Promise<void> => {
+export const replaceClosedTotals = async (db: TableRef, merchantId: string, items: readonly TotalsItem[], stale: readonly TotalsItem[]) => {
   const stored = (item: TotalsItem) => {
     const { kind, ...figures } = item;
     const affiliate =

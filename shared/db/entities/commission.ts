@@ -59,8 +59,7 @@ const readLedger = (item: StoredLedger): { ledger: CommissionLedger; stamp: Ledg
 };
 
 /** A ledger as the table's stream carries it (the change feed's webhook events read its entries). */
-export const parseCommissionLedgerImage = (image: unknown): CommissionLedger =>
-  readLedger(parseStored('commission', ledgerSchema, image)).ledger;
+export const parseCommissionLedgerImage = (image: unknown) => readLedger(parseStored('commission', ledgerSchema, image)).ledger;
 
 export const getCommissionLedger = async (
   db: TableRef,

@@ -20,8 +20,7 @@ export const owedNotificationUpdate = (key: Key, now: string) => ({
 });
 
 /** The item that owes an e-mail, read consistently; undefined when it is gone. */
-export const getOwingItem = (db: TableRef, key: Key): Promise<Record<string, unknown> | undefined> =>
-  getStored(db, 'owing item', z.looseObject({}), key, true);
+export const getOwingItem = (db: TableRef, key: Key) => getStored(db, 'owing item', z.looseObject({}), key, true);
 
 /** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
 export const writeNotificationOutcome = (

@@ -6,5 +6,4 @@ export const packedJson = z.union([z.string(), z.instanceof(Uint8Array)]);
 
 export const packJson = (json: string): Uint8Array => deflateRawSync(json);
 
-export const unpackJson = (stored: string | Uint8Array): string =>
-  typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8');
+export const unpackJson = (stored: string | Uint8Array) => (typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8'));

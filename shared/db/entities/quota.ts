@@ -209,8 +209,7 @@ export const orderSequenceMove = (before: Record<string, unknown> | undefined, a
     ? { from: before.orders_seq, to: after.orders_seq }
     : undefined;
 
-export const getQuota = (db: TableRef, merchantId: string): Promise<QuotaItem | undefined> =>
-  getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);
+export const getQuota = (db: TableRef, merchantId: string) => getStored(db, 'quota', quotaSchema, quotaKey(merchantId), true);
 
 /** Sets the merchant's own quota (ops, `npm run admin -- quota`), or removes it (`undefined`: the stage's default again). */
 export const setQuotaOverride = (db: TableRef, merchantId: string, policy: QuotaPolicy | undefined) =>
