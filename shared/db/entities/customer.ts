@@ -5,8 +5,10 @@ import { itemKey, type Key, updateItem } from './base';
 /** A merchant's customer, looked up or created by e-mail (lowercased) when an order names one. */
 export const customerKey = (merchantId: string, email: string): Key => itemKey(merchantId, `CUSTOMER#${email.toLowerCase()}`);
 
+type Customer = { name: string | null; email: string };
+
 /** The customer as its first order names it, for orders written without the API (a seed). */
-export const customerRecord = (merchantId: string, customer: { name: string | null; email: string }, at: string) => ({
+export const customerRecord = (merchantId: string, customer: Customer, at: string) => ({
   ...customerKey(merchantId, customer.email),
   type: 'customer',
   email: customer.email.toLowerCase(),
@@ -16,12 +18,7 @@ export const customerRecord = (merchantId: string, customer: { name: string | nu
 });
 
 /** Looks up the customer and creates it when there is none (an idempotent UpdateItem: every order of the customer reaches this item). */
-export const lookUpOrCreateCustomer = async (
-  db: TableRef,
-  merchantId: string,
-  customer: { name: string | null; email: string },
-  now: string,
-): Promise<void> => {
+export const lookUpOrCreateCustomer = async (db: TableRef, merchantId: string, customer: Customer, now: string): Promise<void> => {
   const key = customerKey(merchantId, customer.email);
   if (await queryKey(db, key, { ProjectionExpression: 'pk' })) return;
   await updateItem(db, {

@@ -80,12 +80,10 @@ export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
 
 const emailBlockKey = (merchantId: string, block: number): Key => ({ pk: `${merchantPk(merchantId)}#INVITE_EMAILS`, sk: padBlock(block) });
 
+type ProjectionEntry = Pick<InviteItem, 'seq' | 'uuid' | 'email'>;
+
 /** Adds invites to the projection: one UpdateItem per block touched (per 50 invites: expressions are capped at 4 KB). */
-export const addToEmailProjection = async (
-  db: TableRef,
-  merchantId: string,
-  invites: readonly Pick<InviteItem, 'seq' | 'uuid' | 'email'>[],
-) => {
+export const addToEmailProjection = async (db: TableRef, merchantId: string, invites: readonly ProjectionEntry[]) => {
   const chunks = groupBy(invites, (invite) => `${blockOf(invite.seq)}:${Math.floor(invite.seq / 50)}`);
   await Promise.all(
     [...chunks.values()].map((block) =>
@@ -99,7 +97,6 @@ export const addToEmailProjection = async (
   );
 };
 
-type ProjectionEntry = { seq: number; uuid: string; email: string };
 const projectionItem = z.looseObject({ sk: z.string() });
 
 /** The entries of one projection item (`s<seq>` = `<uuid>:<email>`). */
