@@ -12,11 +12,7 @@ export type Figures = { orders: number; sales_value: number; accrued_value: numb
 export type PeriodKind = 'D' | 'M';
 
 /** A sum past 2^53 comes back from the SDK as a BigInt: reported as the nearest number rather than refused. */
-const figure = () =>
-  z.pipe(
-    z.union([z.number(), z.bigint()]),
-    z.transform((value) => Number(value)),
-  );
+const figure = () => z.pipe(z.union([z.number(), z.bigint()]), z.transform(Number));
 
 const figuresShape = {
   orders: figure(),
