@@ -62,8 +62,7 @@ export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'Ta
 /** The parse and the GetItem read of an entity whose key is built from its merchant and one id. */
 export const storedItem = <S extends $ZodType>(entity: string, schema: S, key: (merchantId: string, id: string) => Key) => ({
   parse: (raw: unknown): output<S> => parseStored(entity, schema, raw),
-  get: (db: TableRef, merchantId: string, id: string, consistent = false): Promise<output<S> | undefined> =>
-    getStored(db, entity, schema, key(merchantId, id), consistent),
+  get: (db: TableRef, merchantId: string, id: string, consistent = false) => getStored(db, entity, schema, key(merchantId, id), consistent),
 });
 
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */

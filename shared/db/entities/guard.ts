@@ -23,7 +23,6 @@ export const uniquenessGuard = (options: { type: string; holderField: string; ke
     holder: async (db: TableRef, merchantId: string, value: string): Promise<string | undefined> =>
       (await getStored(db, type, schema, key(merchantId, value), { ProjectionExpression: holderField }))?.[holderField],
     /** The holder named by a refused guard's old image. */
-    holderOf: (oldGuard: Record<string, unknown> | undefined): string | undefined =>
-      parseStoredOptional(type, schema, oldGuard)?.[holderField],
+    holderOf: (oldGuard: Record<string, unknown> | undefined) => parseStoredOptional(type, schema, oldGuard)?.[holderField],
   };
 };
