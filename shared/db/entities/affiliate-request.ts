@@ -105,15 +105,8 @@ export class RequestDecisionRefused extends Error {
 }
 
 /** The decision as one conditional UpdateItem (decline); a refusal carries the request as it was. */
-export const decideRequest = async (
-  db: TableRef,
-  merchantId: string,
-  uuid: string,
-  decision: 'accepted' | 'declined',
-  now: string,
-  writeId: string,
-): Promise<AffiliateRequestItem> => {
-  const result = await updateOrRefused(db, decisionUpdate(merchantId, uuid, decision, now, writeId));
+export const decideRequest = async (db: TableRef, ...decision: Parameters<typeof decisionUpdate>) => {
+  const result = await updateOrRefused(db, decisionUpdate(...decision));
   if ('refused' in result) throw new RequestDecisionRefused(result.refused && parseAffiliateRequest(result.refused));
   return parseAffiliateRequest(result.item);
 };
