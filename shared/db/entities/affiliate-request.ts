@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
-import type { TransactPart } from '#shared/db/transact';
 import { isoNow } from '#shared/time';
 import { itemKey, type Key, nullableString, storedItem, updateOrRefused } from './base';
 import { type CountChange, countChange } from './counter';
@@ -93,9 +92,7 @@ const decisionUpdate = (merchantId: string, uuid: string, decision: 'accepted' |
 };
 
 /** The request's part of the accept transaction. */
-export const decideRequestPart = (...decision: Parameters<typeof decisionUpdate>): TransactPart => ({
-  Update: decisionUpdate(...decision),
-});
+export const decideRequestPart = (...decision: Parameters<typeof decisionUpdate>) => ({ Update: decisionUpdate(...decision) });
 
 export class RequestDecisionRefused extends Error {
   override name = 'RequestDecisionRefused';
