@@ -77,10 +77,7 @@ export const readRecord = async (db: TableRef, merchantId: string, key: string, 
 const CLAIM_ATTEMPTS = 3;
 
 /** Claims `key` for `leaseMs` in one conditional PutItem, or answers the record that holds it (`dead`: this request's claim, for `takeOverKey`). */
-export const claimKey = async (
-  db: TableRef,
-  request: { merchantId: string; key: string; fingerprint: string; leaseMs: number; claimId: string; traceId: string },
-): Promise<ClaimOutcome> => {
+export const claimKey = async (db: TableRef, request: Claim & { leaseMs: number; traceId: string }): Promise<ClaimOutcome> => {
   const { merchantId, key, fingerprint, leaseMs, claimId, traceId } = request;
   const claim: Claim = { merchantId, key, claimId, fingerprint };
   for (let attempt = 1; ; attempt++) {

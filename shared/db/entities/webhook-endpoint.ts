@@ -161,7 +161,7 @@ export const updateWebhookEndpoint = (
 /** The most replaced secrets kept signing: a delivery carries at most this many signatures besides the current one. */
 export const MAX_PREVIOUS_SECRETS = 9;
 
-type PreviousSecret = { box: string; expires_at: string };
+type PreviousSecret = NonNullable<WebhookEndpointItem['previous_secrets']>[number];
 
 const livePreviousSecrets = (endpoint: WebhookEndpointItem, now: number): PreviousSecret[] => {
   const legacy =
