@@ -5,18 +5,14 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LocalStack } from '#local/stack';
-import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import { eventLogItem, eventLogPage, eventPosition, LOG_START, type LogEntry } from '#shared/db/entities/event-log';
 import { MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
-import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, send, startBenchStack } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, onBenchStack, printTable, seedMerchants, send } from './local';
 import { percentile } from './percentile';
 
 const EVENTS_BENCH = { orders: 200, concurrency: 20, baseline: 1_000 };
-
-const merchant = (key: string) => benchMerchant(key, `Events bench ${key}`);
 
 const latency = async (base: string, token: string) => {
   const answered = new Map<string, number>();
@@ -150,24 +146,22 @@ const measurePages = async (measure: ReturnType<typeof meteredStore>, merchantId
 };
 
 /** `npm run bench -- --events N`: prints the latency and the page cost at 1,000 and N events. */
-export const benchEvents = async ({ events }: { events: number }) => {
-  let stack: LocalStack | undefined;
-  try {
-    stack = await startBenchStack({ CONSUMER_POLL: 'off' });
+export const benchEvents = ({ events }: { events: number }) =>
+  onBenchStack({ CONSUMER_POLL: 'off' }, async (stack) => {
     const live = stack.stages.live;
-    const seeded = await seedFixture(live.store, 'live', { merchants: [merchant('poll'), merchant('small'), merchant('large')] });
+    const merchant = await seedMerchants(
+      stack,
+      ['poll', 'small', 'large'].map((key) => benchMerchant(key, `Events bench ${key}`)),
+    );
     console.log(`\n## Event log (${new Date().toISOString()})\n`);
     console.log("From a create's answer to its `order.created` read by a consumer polling every 100 ms:\n");
-    const timing = await latency(live.url, seeded.merchants.poll?.tokens.live ?? '');
-    printTable(console.log, 'load | seen | p50 | p99 | max', [timing]);
+    printTable(console.log, 'load | seen | p50 | p99 | max', [await latency(live.url, merchant('poll').token)]);
     console.log('');
-    const small = seeded.merchants.small?.id ?? '';
-    const large = seeded.merchants.large?.id ?? '';
-    await seedLog(live.store, small, EVENTS_BENCH.baseline);
-    await seedLog(live.store, large, events);
+    await seedLog(live.store, merchant('small').id, EVENTS_BENCH.baseline);
+    await seedLog(live.store, merchant('large').id, events);
     const measure = meteredStore(stack.endpoints.dynamodb, live.table);
-    const baseRows = await measurePages(measure, small, EVENTS_BENCH.baseline);
-    const largeRows = await measurePages(measure, large, events);
+    const baseRows = await measurePages(measure, merchant('small').id, EVENTS_BENCH.baseline);
+    const largeRows = await measurePages(measure, merchant('large').id, events);
     console.log('');
     const ratios = largeRows.map((row, index) => row.rcu / (baseRows[index]?.rcu ?? Number.NaN));
     printTable(
@@ -182,7 +176,4 @@ export const benchEvents = async ({ events }: { events: number }) => {
     console.log(
       `\nN = ${events.toLocaleString('en-US')}; worst ratio ${worst.toFixed(2)}x (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}).`,
     );
-  } finally {
-    await stack?.stop();
-  }
-};
+  });

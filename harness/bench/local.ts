@@ -13,7 +13,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import { localClientConfig } from '#local/aws-env';
 import { freePorts } from '#local/ports';
-import { startLocalStack } from '#local/stack';
+import { type LocalStack, startLocalStack } from '#local/stack';
+import type { FixtureMerchant } from '#shared/admin/fixture';
+import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import { UNMETERED_QUOTA_ENV } from '#shared/quota/policy';
 
@@ -146,6 +148,22 @@ export const startBenchStack = async (workerEnv: Record<string, string> = {}) =>
     seedDemo: false,
     workerEnv: { ...UNMETERED_QUOTA_ENV, POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
   });
+
+/** Runs `run` on a fresh bench stack (startBenchStack) and stops the stack after it. */
+export const onBenchStack = async <T>(workerEnv: Record<string, string>, run: (stack: LocalStack) => Promise<T>) => {
+  const stack = await startBenchStack(workerEnv);
+  try {
+    return await run(stack);
+  } finally {
+    await stack.stop();
+  }
+};
+
+/** Seeds the merchants on the stack's live stage; then each one's id and live token by its key. */
+export const seedMerchants = async (stack: LocalStack, merchants: FixtureMerchant[]) => {
+  const { merchants: seeded } = await seedFixture(stack.stages.live.store, 'live', { merchants });
+  return (key: string) => ({ id: seeded[key]?.id ?? '', token: seeded[key]?.tokens.live ?? '' });
+};
 
 /** Sends `send(index)` for each index below `count` at `rate` a second, on schedule; the seconds until all were answered. */
 export const atRate = async (rate: number, count: number, send: (index: number) => Promise<unknown>) => {

@@ -7,13 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod/mini';
 import type { LocalStack } from '#local/stack';
-import { seedFixture } from '#shared/admin/seed';
 import type { Store } from '#shared/admin/store';
 import type { CommissionLedger } from '#shared/db/entities/commission';
 import { applyLedgerWrites, type LedgerWrite, paddedSequence } from '#shared/db/entities/commission-totals';
 import { commissionReport, ledgerTotalsDeltas } from '#shared/domain/reports';
 import { reportQuery } from '#shared/schemas/reports';
-import { benchMerchant, createOrders, freshCreateBody, meteredStore, printTable, send, startBenchStack, sum } from './local';
+import { benchMerchant, createOrders, freshCreateBody, meteredStore, onBenchStack, printTable, seedMerchants, send, sum } from './local';
 import { percentile } from './percentile';
 
 const REPORTS_BENCH = { orders: 100, concurrency: 10, pollMs: 100, affiliates: 500, bigOrders: 20_000, samples: 30, warmup: 3 };
@@ -23,7 +22,7 @@ const YEAR = { from: '2025-01-01', to: '2026-01-01' };
 /** How long the poller waits, after the last create, for the report to count every order. */
 const SETTLE_MS = 60_000;
 
-const merchant = (key: string) => ({
+const reportsMerchant = (key: string) => ({
   ...benchMerchant(key, `Reports bench ${key}`),
   tiers: [{ slug: 'gold', name: 'Gold', default: true }],
   segments: [{ key: 'default', name: 'Default', default: true, rates: { gold: 10 } }],
@@ -138,17 +137,17 @@ const CASES: Case[] = [
   { report: 'year by month', merchant: 'big', query: { ...YEAR, group_by: 'month' }, vs: 8, target: true },
 ];
 
-const constantCost = async (stack: LocalStack, seeded: Record<string, { id: string; token: string }>) => {
+const constantCost = async (stack: LocalStack, merchant: (key: string) => { id: string; token: string }) => {
   const live = stack.stages.live;
   const started = performance.now();
-  await seedTotals(live.store, seeded.big?.id ?? '', bigOrders());
-  await seedTotals(live.store, seeded.small?.id ?? '', [{ slug: slugOf(0), at: `${MONTH.from.slice(0, 7)}-15T12:00:00.000Z` }]);
+  await seedTotals(live.store, merchant('big').id, bigOrders());
+  await seedTotals(live.store, merchant('small').id, [{ slug: slugOf(0), at: `${MONTH.from.slice(0, 7)}-15T12:00:00.000Z` }]);
   console.log(
     `Seeded the totals of ${REPORTS_BENCH.bigOrders.toLocaleString('en-US')} orders in ${((performance.now() - started) / 1000).toFixed(0)} s.\n`,
   );
   await sleep(5_000); // the change feed reads the seeding's stream records (they call for nothing) before the reads are timed
 
-  const who = (entry: Case) => (entry.merchant === 'big' ? seeded.big : seeded.small) ?? { id: '', token: '' };
+  const who = (entry: Case) => merchant(entry.merchant === 'big' ? 'big' : 'small');
   const times = CASES.map((): number[] => []);
   const answers: ReportBody[] = [];
   for (let round = 0; round < REPORTS_BENCH.warmup + REPORTS_BENCH.samples; round++) {
@@ -193,20 +192,10 @@ const constantCost = async (stack: LocalStack, seeded: Record<string, { id: stri
 };
 
 /** `npm run bench -- --reports`: prints how current the report is and what it costs at 20,000 orders vs one. */
-export const benchReports = async () => {
-  let stack: LocalStack | undefined;
-  try {
-    stack = await startBenchStack();
-    const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: [merchant('current'), merchant('big'), merchant('small')],
-    });
-    const merchants = Object.fromEntries(
-      Object.entries(seeded.merchants).map(([key, value]) => [key, { id: value.id, token: value.tokens.live ?? '' }]),
-    );
+export const benchReports = () =>
+  onBenchStack({}, async (stack) => {
+    const merchant = await seedMerchants(stack, [reportsMerchant('current'), reportsMerchant('big'), reportsMerchant('small')]);
     console.log(`\n## Commission reports (${new Date().toISOString()})\n`);
-    await current(stack.stages.live.url, merchants.current?.token ?? '');
-    await constantCost(stack, merchants);
-  } finally {
-    await stack?.stop();
-  }
-};
+    await current(stack.stages.live.url, merchant('current').token);
+    await constantCost(stack, merchant);
+  });
