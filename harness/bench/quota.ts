@@ -5,9 +5,8 @@
 import { pathToFileURL } from 'node:url';
 import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import type { LocalStack } from '#local/stack';
-import { seedFixture } from '#shared/admin/seed';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { atRate, type Print, printTable, type Reply, send, startBenchStack } from './local';
+import { atRate, onBenchStack, type Print, printTable, type Reply, seedMerchants, send } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
@@ -31,25 +30,16 @@ const summary = (answers: Reply[]) => {
 };
 
 /** A fresh stack with the two merchants seeded and B warmed up, for `measure`; stopped after it. */
-const onStack = async <T>(enforced: boolean, measure: (stack: LocalStack, tokens: { noisy: string; quiet: string }) => Promise<T>) => {
+const onStack = <T>(enforced: boolean, measure: (stack: LocalStack, tokens: { noisy: string; quiet: string }) => Promise<T>) => {
   const { rate } = QUOTA_BENCH;
-  const stack = await startBenchStack({
-    CONSUMER_POLL: 'off',
-    STREAM_POLL: 'off',
-    QUOTA_RATE_PER_SECOND: String(rate),
-    QUOTA_BURST: String(2 * rate),
-    ...recordingEnv(),
-    ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }),
-  });
-  try {
+  const env = { CONSUMER_POLL: 'off', STREAM_POLL: 'off', QUOTA_RATE_PER_SECOND: String(rate), QUOTA_BURST: String(2 * rate) };
+  return onBenchStack({ ...env, ...recordingEnv(), ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }) }, async (stack) => {
     const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });
-    const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [merchant('noisy'), merchant('quiet')] });
-    const tokens = { noisy: seeded.merchants.noisy?.tokens.live ?? '', quiet: seeded.merchants.quiet?.tokens.live ?? '' };
+    const seeded = await seedMerchants(stack, [merchant('noisy'), merchant('quiet')]);
+    const tokens = { noisy: seeded('noisy').token, quiet: seeded('quiet').token };
     await drive(stack.stages.live.url, tokens.quiet, rate / 2, 5);
-    return await measure(stack, tokens);
-  } finally {
-    await stack.stop();
-  }
+    return measure(stack, tokens);
+  });
 };
 
 export const benchQuota = async (print: Print = console.log) => {

@@ -9,9 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import type { LocalStack } from '#local/stack';
-import { seedFixture } from '#shared/admin/seed';
-import { atRate, benchMerchant, type Print, printTable, send, startBenchStack } from './local';
+import { atRate, benchMerchant, onBenchStack, type Print, printTable, seedMerchants, send } from './local';
 import { percentile } from './percentile';
 
 /**
@@ -93,12 +91,14 @@ const idle = async (server: Server) => {
   while (performance.now() < deadline && (await open()) > 0) await sleep(250);
 };
 
-/** Two endpoints at `url` for each merchant: their owners and uuids. */
+/** Two endpoints at `url` for each merchant; deletes them when called. */
 const noisyEndpoints = async (base: string, tokens: readonly string[], url: string) => {
   const created: { token: string; uuid: string }[] = [];
   for (const token of tokens)
     for (let endpoint = 0; endpoint < 2; endpoint++) created.push({ token, uuid: await createEndpoint(base, token, url) });
-  return created;
+  return async () => {
+    for (const { token, uuid } of created) await deleteEndpoint(base, token, uuid);
+  };
 };
 
 /** A seeded merchant with `count` orders (seeded orders announce nothing: only the changes make events). */
@@ -159,69 +159,65 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
   print(
     `\n## Webhook delivery (${rate} events/s for ${seconds} s per phase; ${new Date().toISOString()})\n\nLatency from sending a change of an order (a shipping re-price) to its \`order.updated\` arriving at a healthy endpoint on loopback: alone, beside a second endpoint of the same merchant that never answers (15 s timeout per attempt), and beside ${noisyMerchants * 2} endpoints of ${noisyMerchants} other merchants (two each, their orders re-priced at ${noisyRate}/s each) that answer, then that never answer. The stage has 50 deliverers for endpoints that answer promptly and 20 on the slow lane for the others.\n`,
   );
-  let stack: LocalStack | undefined;
-  const servers: Server[] = [];
-  try {
-    const orders = Array.from({ length: orderCount }, () => randomUUID());
-    const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
-    stack = await startBenchStack({ CONSUMER_POLL: 'off' });
-    const seeded = await seedFixture(stack.stages.live.store, 'live', {
-      merchants: [hooksMerchant('hooks', orders), ...noisyOrders.map((list, index) => hooksMerchant(`noisy${index}`, list))],
-    });
-    const token = seeded.merchants.hooks?.tokens.live ?? '';
-    const base = stack.stages.live.url;
-    const healthy = await receiver(false);
-    servers.push(healthy.server);
-    await createEndpoint(base, token, healthy.url);
-
-    const results: WebhookBenchResult[] = [];
-    const phase = async (label: string, firstValue: number, beside: () => Promise<unknown> = async () => undefined) => {
-      const [sent] = await Promise.all([patchAtRate(base, token, orders, firstValue, rate, seconds), beside()]);
-      results.push(await deliveredAfter(label, sent, healthy.arrived, settleMs));
+  const orders = Array.from({ length: orderCount }, () => randomUUID());
+  const noisyOrders = Array.from({ length: noisyMerchants }, () => Array.from({ length: 20 }, () => randomUUID()));
+  return onBenchStack({ CONSUMER_POLL: 'off' }, async (stack) => {
+    const servers: Server[] = [];
+    const listening = async (hang: boolean) => {
+      const listener = await receiver(hang);
+      servers.push(listener.server);
+      return listener;
     };
-    // Warm-up (not reported): DynamoDB Local's JVM compiles its hot paths over its first thousands of requests.
-    await phase('warm-up', 1);
-    results.shift();
-    await phase('healthy endpoint alone', 1 + rate * seconds);
-    const hanging = await receiver(true);
-    servers.push(hanging.server);
-    const ownHanging = await createEndpoint(base, token, hanging.url);
-    await phase('healthy endpoint, beside one of its merchant that hangs', 1 + 2 * rate * seconds);
-    // Its backlog is dropped (the endpoint is gone), so the last phases measure the other merchants' endpoints only.
-    await deleteEndpoint(base, token, ownHanging);
-    await idle(hanging.server);
-    const noisyTokens = noisyOrders.map((_, index) => seeded.merchants[`noisy${index}`]?.tokens.live ?? '');
-    const noisyTraffic = (firstValue: number) => () =>
-      Promise.all(noisyOrders.map((list, index) => patchAtRate(base, noisyTokens[index] as string, list, firstValue, noisyRate, seconds)));
-    // The same neighbours' traffic to endpoints that answer: what their load alone costs the healthy endpoint (CPU shared with the emulators).
-    const answering = await receiver(false);
-    servers.push(answering.server);
-    const answeringEndpoints = await noisyEndpoints(base, noisyTokens, answering.url);
-    await phase(
-      `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that answer`,
-      1 + 3 * rate * seconds,
-      noisyTraffic(1),
-    );
-    for (const { token: noisyToken, uuid } of answeringEndpoints) await deleteEndpoint(base, noisyToken, uuid);
-    const hangingEndpoints = await noisyEndpoints(base, noisyTokens, hanging.url);
-    await phase(
-      `healthy endpoint, beside ${noisyMerchants * 2} of ${noisyMerchants} other merchants that hang`,
-      1 + 4 * rate * seconds,
-      noisyTraffic(1 + noisyRate * seconds),
-    );
-    for (const { token: noisyToken, uuid } of hangingEndpoints) await deleteEndpoint(base, noisyToken, uuid);
-    // Their attempts in flight end first: alone again means with no neighbour's work left.
-    await idle(hanging.server);
-    await phase('healthy endpoint alone, again', 1 + 5 * rate * seconds);
+    try {
+      const merchant = await seedMerchants(stack, [
+        hooksMerchant('hooks', orders),
+        ...noisyOrders.map((list, index) => hooksMerchant(`noisy${index}`, list)),
+      ]);
+      const token = merchant('hooks').token;
+      const base = stack.stages.live.url;
+      const healthy = await listening(false);
+      await createEndpoint(base, token, healthy.url);
 
-    return summarize(print, results, hanging.arrived.size);
-  } finally {
-    for (const server of servers) {
-      server.closeAllConnections();
-      server.close();
+      const results: WebhookBenchResult[] = [];
+      const phase = async (label: string, firstValue: number, beside: () => Promise<unknown> = async () => undefined) => {
+        const [sent] = await Promise.all([patchAtRate(base, token, orders, firstValue, rate, seconds), beside()]);
+        results.push(await deliveredAfter(label, sent, healthy.arrived, settleMs));
+      };
+      // Warm-up (not reported): DynamoDB Local's JVM compiles its hot paths over its first thousands of requests.
+      await phase('warm-up', 1);
+      results.shift();
+      await phase('healthy endpoint alone', 1 + rate * seconds);
+      const hanging = await listening(true);
+      const ownHanging = await createEndpoint(base, token, hanging.url);
+      await phase('healthy endpoint, beside one of its merchant that hangs', 1 + 2 * rate * seconds);
+      // Its backlog is dropped (the endpoint is gone), so the last phases measure the other merchants' endpoints only.
+      await deleteEndpoint(base, token, ownHanging);
+      await idle(hanging.server);
+      const noisyTokens = noisyOrders.map((_, index) => merchant(`noisy${index}`).token);
+      const noisyTraffic = (firstValue: number) => () =>
+        Promise.all(
+          noisyOrders.map((list, index) => patchAtRate(base, noisyTokens[index] as string, list, firstValue, noisyRate, seconds)),
+        );
+      const noisy = `${noisyMerchants * 2} of ${noisyMerchants} other merchants`;
+      // The same neighbours' traffic to endpoints that answer: what their load alone costs the healthy endpoint (CPU shared with the emulators).
+      const deleteAnswering = await noisyEndpoints(base, noisyTokens, (await listening(false)).url);
+      await phase(`healthy endpoint, beside ${noisy} that answer`, 1 + 3 * rate * seconds, noisyTraffic(1));
+      await deleteAnswering();
+      const deleteHanging = await noisyEndpoints(base, noisyTokens, hanging.url);
+      await phase(`healthy endpoint, beside ${noisy} that hang`, 1 + 4 * rate * seconds, noisyTraffic(1 + noisyRate * seconds));
+      await deleteHanging();
+      // Their attempts in flight end first: alone again means with no neighbour's work left.
+      await idle(hanging.server);
+      await phase('healthy endpoint alone, again', 1 + 5 * rate * seconds);
+
+      return summarize(print, results, hanging.arrived.size);
+    } finally {
+      for (const server of servers) {
+        server.closeAllConnections();
+        server.close();
+      }
     }
-    await stack?.stop();
-  }
+  });
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchWebhooks();
