@@ -16,7 +16,6 @@ import { functionSpecs } from '#lib/function-specs';
 import type { LocalStack } from '#local/stack';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundles';
 import type { FixtureMerchant } from '#shared/admin/fixture';
-import { seedFixture } from '#shared/admin/seed';
 import { workEntries } from '#shared/db/entities/owed-work';
 import {
   benchCommit,
@@ -25,6 +24,7 @@ import {
   fixtureOrder,
   printTable,
   type Reply,
+  seedMerchants,
   send,
   startBenchStack,
   statusCount,
@@ -240,8 +240,9 @@ const creatorMerchant = (): FixtureMerchant => ({
 });
 
 // ---------------------------------------------------------------------------------------------
-type Summary = { target: string; measured: string; pass: boolean };
-const summary: Summary[] = [];
+/** The Targets table's rows, in the order the parts measured them. */
+const summary: string[][] = [];
+const target = (name: string, measured: string, pass: boolean) => summary.push([name, measured, pass ? 'PASS' : 'MISS']);
 
 /** Bursts of BURSTS concurrent creates, each after the last one's tail: their table, and what the targets read. */
 const burstsOf = async (create: () => Promise<Reply>, sequentialRate: number) => {
@@ -301,9 +302,7 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
 };
 
 const benchCreates = async (stack: LocalStack) => {
-  const seeded = await seedFixture(stack.stages.live.store, 'live', { merchants: [creatorMerchant()] });
-  const token = seeded.merchants.creates?.tokens.live ?? '';
-  const merchantId = seeded.merchants.creates?.id ?? '';
+  const { token, id: merchantId } = (await seedMerchants(stack, [creatorMerchant()]))('creates');
   const url = `${stack.stages.live.url}/api/v2/orders/create`;
   let serial = 0;
   const run = process.pid;
@@ -342,27 +341,20 @@ const benchCreates = async (stack: LocalStack) => {
   const { all201, burstFailures, burst200 } = bursts;
   await storedVsAnswered(stack, token, merchantId, { sent: serial, answered: createdTotal });
 
-  summary.push(
-    {
-      target: 'every create 201 at every burst up to 500',
-      measured: all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '),
-      pass: all201,
-    },
-    {
-      target: 'burst-200 throughput ≥ 1.5x sequential',
-      measured: `${ratio(burst200.ratio)} (${rate(burst200.rate)} vs ${rate(sequentialRate)} orders/s)`,
-      pass: burst200.ratio >= 1.5,
-    },
-    { target: 'p99 at 200 concurrent < 3 s', measured: ms(burst200.p99), pass: burst200.p99 < 3000 },
+  target('every create 201 at every burst up to 500', all201 ? `all ${BURSTS.join(' / ')} → 201` : burstFailures.join('; '), all201);
+  target(
+    'burst-200 throughput ≥ 1.5x sequential',
+    `${ratio(burst200.ratio)} (${rate(burst200.rate)} vs ${rate(sequentialRate)} orders/s)`,
+    burst200.ratio >= 1.5,
   );
+  target('p99 at 200 concurrent < 3 s', ms(burst200.p99), burst200.p99 < 3000);
 };
 
 /** Seeds the large, the orders-only and the one-of-each merchants, timing the first two; the list merchants' tokens. */
 const seedLists = async (stack: LocalStack) => {
-  const store = stack.stages.live.store;
-  const ordersOnly = await timed(() => seedFixture(store, 'live', { merchants: [ordersOnlyMerchant()] }));
-  const large = await timed(() => seedFixture(store, 'live', { merchants: [largeMerchant()] }));
-  const small = await seedFixture(store, 'live', { merchants: [smallMerchant()] });
+  const ordersOnly = await timed(() => seedMerchants(stack, [ordersOnlyMerchant()]));
+  const large = await timed(() => seedMerchants(stack, [largeMerchant()]));
+  const small = await seedMerchants(stack, [smallMerchant()]);
   table('Seeding (seedFixture: BatchWriteItem in parallel chunks)', 'merchant | items in the fixture | seed time', [
     [`orders only`, `${count(SIZES.orders)} orders (+ customers)`, seconds(ordersOnly.ms)],
     [
@@ -371,8 +363,8 @@ const seedLists = async (stack: LocalStack) => {
       seconds(large.ms),
     ],
   ]);
-  summary.push({ target: `seeding ${count(SIZES.orders)} orders < 20 s`, measured: seconds(ordersOnly.ms), pass: ordersOnly.ms < 20_000 });
-  return { large: large.value.merchants.large?.tokens.live ?? '', small: small.merchants.small?.tokens.live ?? '' };
+  target(`seeding ${count(SIZES.orders)} orders < 20 s`, seconds(ordersOnly.ms), ordersOnly.ms < 20_000);
+  return { large: large.value('large').token, small: small('small').token };
 };
 
 const benchLists = async (stack: LocalStack) => {
@@ -444,11 +436,7 @@ const benchLists = async (stack: LocalStack) => {
     'list | page (large / small) | total (large) | large p50 | small p50 | large/small | status',
     rows,
   );
-  summary.push({
-    target: 'every list page within 3x of a one-of-each merchant',
-    measured: `worst ${ratio(worst.ratio)} (${worst.where})`,
-    pass: worst.ratio < 3,
-  });
+  target('every list page within 3x of a one-of-each merchant', `worst ${ratio(worst.ratio)} (${worst.where})`, worst.ratio < 3);
 };
 
 /** Each function bundle's size and cold start (scripts/bundles.ts), median of BUNDLE_RUNS imports. */
@@ -483,11 +471,11 @@ const benchBundles = async () => {
       'function | minified | gzipped | import CPU | import | init from process start',
       rows,
     );
-    summary.push({
-      target: `every function's import CPU within the cold-start budget (${COLD_START_BUDGET.importCpuMs} ms)`,
-      measured: `worst ${ms(worst)}`,
-      pass: worst <= COLD_START_BUDGET.importCpuMs,
-    });
+    target(
+      `every function's import CPU within the cold-start budget (${COLD_START_BUDGET.importCpuMs} ms)`,
+      `worst ${ms(worst)}`,
+      worst <= COLD_START_BUDGET.importCpuMs,
+    );
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
@@ -552,22 +540,22 @@ await attempt('side-by-side creates', async () => {
   printSideBySide(print, alone);
   print('\nWith every worker running in the stage process beside the creates, as `npm start` runs them:\n');
   printSideBySide(print, await benchSideBySide({ workers: true }));
-  summary.push({
-    target: `sequential create p50 (request path) at least a quarter below ${BEFORE_ONE_PUT}'s (5 round trips), side by side`,
-    measured: dropText(p50Drop(alone)),
-    pass: p50Drop(alone) >= 0.25,
-  });
+  target(
+    `sequential create p50 (request path) at least a quarter below ${BEFORE_ONE_PUT}'s (5 round trips), side by side`,
+    dropText(p50Drop(alone)),
+    p50Drop(alone) >= 0.25,
+  );
 });
 // Partition heat and the cost of a create, on a stack of its own that records every call (harness/bench/heat.ts).
 await benchHeat({ print });
 /** A webhook target: a phase's p99 within 1.5x of its baseline's, every change delivered. */
-const webhookTarget = (target: string, base: WebhookBenchResult | undefined, row: WebhookBenchResult | undefined) => {
+const webhookTarget = (name: string, base: WebhookBenchResult | undefined, row: WebhookBenchResult | undefined) => {
   if (base && row)
-    summary.push({
-      target,
-      measured: `${ratio(row.p99 / base.p99)} (${ms(base.p99)} -> ${ms(row.p99)})`,
-      pass: row.p99 <= 1.5 * base.p99 && row.delivered === row.created,
-    });
+    target(
+      name,
+      `${ratio(row.p99 / base.p99)} (${ms(base.p99)} -> ${ms(row.p99)})`,
+      row.p99 <= 1.5 * base.p99 && row.delivered === row.created,
+    );
 };
 // Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
 await attempt('webhook benchmark', async () => {
@@ -590,41 +578,29 @@ await attempt('webhook benchmark (many hanging)', async () => {
 await attempt('quota benchmark', async () => {
   const quota = await benchQuota(print);
   const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;
-  summary.push(
-    {
-      target: 'quota: a merchant at half its quota gets no 429 while another floods at 10x',
-      measured: `${quota.quietBeside.refused} x 429 of ${quota.quietBeside.sent}`,
-      pass: quota.quietBeside.refused === 0,
-    },
-    {
-      target: 'quota: its p99 beside the flood within 1.5x of its p99 alone',
-      measured: `${ratio(quota.quietBeside.p99 / quota.quietAlone.p99)} (${ms(quota.quietAlone.p99)} -> ${ms(quota.quietBeside.p99)})`,
-      pass: quota.quietBeside.p99 <= 1.5 * quota.quietAlone.p99,
-    },
-    {
-      target: 'quota: the flooding merchant admitted within 5% of what its bucket allows',
-      measured: `${count(quota.flood.admitted)} of ${count(quota.flood.allowed)} (${(exactness * 100).toFixed(1)}%)`,
-      pass: exactness <= 0.05,
-    },
-    ...quota.containers.flatMap((run) => [
-      {
-        target: `quota: ${run.policy.rate}/s (burst ${run.policy.burst}) over 20 containers at 70 %: at most 0.1 % refused`,
-        measured: `${run.steady.refused} of ${count(run.steady.sent)}`,
-        pass: run.steady.refused <= 0.001 * run.steady.sent,
-      },
-      {
-        target: `quota: ${run.policy.rate}/s (burst ${run.policy.burst}) over 20 containers: no window above rate x time + burst`,
-        measured: `worst window ${run.worstWindowExcess.toFixed(1)} over`,
-        pass: run.worstWindowExcess <= 0,
-      },
-    ]),
+  const { quietAlone, quietBeside, flood } = quota;
+  target(
+    'quota: a merchant at half its quota gets no 429 while another floods at 10x',
+    `${quietBeside.refused} x 429 of ${quietBeside.sent}`,
+    quietBeside.refused === 0,
   );
+  target(
+    'quota: its p99 beside the flood within 1.5x of its p99 alone',
+    `${ratio(quietBeside.p99 / quietAlone.p99)} (${ms(quietAlone.p99)} -> ${ms(quietBeside.p99)})`,
+    quietBeside.p99 <= 1.5 * quietAlone.p99,
+  );
+  target(
+    'quota: the flooding merchant admitted within 5% of what its bucket allows',
+    `${count(flood.admitted)} of ${count(flood.allowed)} (${(exactness * 100).toFixed(1)}%)`,
+    exactness <= 0.05,
+  );
+  for (const { policy, steady, worstWindowExcess } of quota.containers) {
+    const name = `quota: ${policy.rate}/s (burst ${policy.burst}) over 20 containers`;
+    target(`${name} at 70 %: at most 0.1 % refused`, `${steady.refused} of ${count(steady.sent)}`, steady.refused <= 0.001 * steady.sent);
+    target(`${name}: no window above rate x time + burst`, `worst window ${worstWindowExcess.toFixed(1)} over`, worstWindowExcess <= 0);
+  }
 });
-table(
-  'Targets',
-  'target | measured | result',
-  summary.map((row) => [row.target, row.measured, row.pass ? 'PASS' : 'MISS']),
-);
+table('Targets', 'target | measured | result', summary);
 print(`\nTook ${((Date.now() - startedAt.getTime()) / 60_000).toFixed(1)} min; load average at the end ${(loadavg()[0] ?? 0).toFixed(1)}.`);
 if (REPORT_PATH) {
   writeFileSync(REPORT_PATH, `${report.join('\n')}\n`);
