@@ -27,46 +27,38 @@ type Running = Tree & { process: ChildProcess; base: string };
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
-/** `npm start --in-memory` in `tree` on free ports, with the functions' logs at ERROR as the bench's own stack has them. */
-const start = async (tree: Tree, workerEnv: Record<string, string>): Promise<Running> => {
+/**
+ * `npm start --in-memory` in `tree` on free ports, with the functions' logs at ERROR as the bench's own stack has them; free
+ * ports are only free when asked, so one taken meanwhile (the other stack starts its processes) is asked again.
+ */
+const start = async (tree: Tree, workerEnv: Record<string, string>, attempts = 3): Promise<Running> => {
   const ports = await freePorts();
-  const env = {
-    ...process.env,
-    ...portsEnv(ports),
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
-    ...workerEnv,
-  };
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bin/local.ts', '--in-memory'], {
     cwd: tree.dir,
-    env,
+    env: { ...process.env, ...portsEnv(ports), POWERTOOLS_LOG_LEVEL: 'ERROR', ...workerEnv },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${tree.label} did not start in 180 s:\n${output.slice(-2000)}`)), 180_000);
-    const hear = (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (output.includes(READY_LINE)) {
-        clearTimeout(timer);
-        ready();
-      }
-    };
-    child.stdout?.on('data', hear);
-    child.stderr?.on('data', hear);
-    child.once('exit', (code) => fail(new Error(`${tree.label} exited with ${code} before it was ready:\n${output.slice(-2000)}`)));
-  });
-  return { ...tree, process: child, base: `http://127.0.0.1:${ports.live}` };
-};
-
-/** Free ports are only free when asked: one taken meanwhile (the other stack starts its processes) is asked again. */
-const startRetrying = async (tree: Tree, workerEnv: Record<string, string>, attempts = 3): Promise<Running> => {
   try {
-    return await start(tree, workerEnv);
+    await new Promise<void>((ready, fail) => {
+      const timer = setTimeout(() => fail(new Error(`${tree.label} did not start in 180 s:\n${output.slice(-2000)}`)), 180_000);
+      const hear = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (output.includes(READY_LINE)) {
+          clearTimeout(timer);
+          ready();
+        }
+      };
+      child.stdout?.on('data', hear);
+      child.stderr?.on('data', hear);
+      child.once('exit', (code) => fail(new Error(`${tree.label} exited with ${code} before it was ready:\n${output.slice(-2000)}`)));
+    });
   } catch (error) {
     if (attempts <= 1 || !String(error).includes('EADDRINUSE')) throw error;
-    return startRetrying(tree, workerEnv, attempts - 1);
+    return start(tree, workerEnv, attempts - 1);
   }
+  return { ...tree, process: child, base: `http://127.0.0.1:${ports.live}` };
 };
 
 const stop = (running: Running) =>
@@ -108,7 +100,7 @@ export const benchSideBySide = async ({
   try {
     // Without workers, nothing after the commit shares the stage process with the creates (in AWS each worker is a function of its own).
     const workerEnv: Record<string, string> = workers ? {} : { STREAM_POLL: 'off', CONSUMER_POLL: 'off' };
-    for (const tree of trees) running.push(await startRetrying(tree, workerEnv));
+    for (const tree of trees) running.push(await start(tree, workerEnv));
     for (let index = 0; index < warmup; index++) for (const side of running) await create(side);
     const replies: Reply[][] = running.map(() => []);
     for (let index = 0; index < creates; index++) {
