@@ -1,7 +1,4 @@
-/**
- * The event log (`npm run bench -- --events N`): the latency from a create to its event in the log,
- * and a page's cost at 1,000 and N events. How: docs/contributing.md#how-each-part-measures.
- */
+/** The event log: a create's latency to the log, and a page's cost at 1,000 and N events (docs/contributing.md#how-each-part-measures). */
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,8 +1,4 @@
-/**
- * What the bench's parts on a local stack of their own share: the stack (fresh, in memory, on free
- * ports, quotas unmetered, logs quiet), order creates over HTTP, and a DynamoDB client that meters
- * the read units of the calls a route's code makes.
- */
+/** What the bench's parts share: a fresh quiet local stack, order creates over HTTP and a client that meters read units. */
 
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -88,11 +84,7 @@ export const closeConnections = () => agent.destroy();
 
 type Send = { method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown; idempotencyKey?: string };
 
-/**
- * One request, timed. A kept-alive socket the server closed just as it was reused fails with
- * ECONNRESET before the request reached the server (Node's documented keep-alive race): that one
- * is sent again on a fresh socket; any other failure, or no answer in 120 s, is an `error` reply.
- */
+/** One request, timed; one that lost Node's keep-alive race (ECONNRESET on a reused socket) is sent once more, else an `error` reply. */
 export const send = (url: string, token: string, { method = 'GET', body, idempotencyKey }: Send = {}, resent = false): Promise<Reply> =>
   new Promise<Reply>((resolve) => {
     const start = performance.now();
@@ -193,10 +185,7 @@ export const pool = async <T>(jobs: (() => Promise<T>)[], concurrency: number): 
   return results;
 };
 
-/**
- * Creates the orders over HTTP, `concurrency` at a time, each until it is answered 201 (a busy
- * local stack may answer 503: that create is sent again); `answered` hears each at its 201.
- */
+/** Creates the orders over HTTP, `concurrency` at a time, each sent again while answered 503; `answered` hears each at its 201. */
 export const createOrders = async <T extends { order_no: string }>(
   base: string,
   token: string,
@@ -221,10 +210,7 @@ type MeteredCall = { command: string; index: string | undefined; units: number }
 
 export const sumUnits = (calls: readonly MeteredCall[]) => calls.reduce((total, call) => total + call.units, 0);
 
-/**
- * A store on the emulator whose client asks every call for its consumed capacity: `measure(run)`
- * runs `run` and returns what it returned, the calls it made (command, index, read units) and their units in all.
- */
+/** A store on the emulator that meters its calls: `measure(run)` returns what `run` returned, its calls (command, index, units) and their sum. */
 export const meteredStore = (endpoint: string, table: string) => {
   const calls: MeteredCall[] = [];
   const client = new DynamoDBClient({ endpoint, ...localClientConfig });

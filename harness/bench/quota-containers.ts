@@ -1,8 +1,4 @@
-/**
- * The quota's exactness across containers (`npm run bench -- --quota`, after the noisy neighbour):
- * shared/quota/limiter.ts as simulated containers against DynamoDB Local. The arrivals, the clock
- * and what is reported: docs/contributing.md#how-each-part-measures.
- */
+/** The quota limiter's exactness as simulated containers against DynamoDB Local (docs/contributing.md#how-each-part-measures). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

@@ -1,7 +1,4 @@
-/**
- * The per-merchant quota beside a noisy neighbour, and what it costs (`npm run bench`, "Quotas";
- * `-- --quota` alone), then the limiter across containers (quota-containers.ts). The phases: docs/contributing.md#how-each-part-measures.
- */
+/** The per-merchant quota beside a noisy neighbour and its cost, then across containers (docs/contributing.md#how-each-part-measures). */
 import { pathToFileURL } from 'node:url';
 import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import type { LocalStack } from '#local/stack';

@@ -1,7 +1,4 @@
-/**
- * The commission report (`npm run bench -- --reports`): how soon a create is counted, and what a
- * report costs at 20,000 orders against one. How it seeds and measures: docs/contributing.md#how-each-part-measures.
- */
+/** The commission report: how soon a create counts, and its cost at 20,000 orders vs one (docs/contributing.md#how-each-part-measures). */
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

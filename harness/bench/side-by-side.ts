@@ -1,8 +1,4 @@
-/**
- * The sequential create of HEAD beside another commit's, on one machine at one time: both run
- * `npm start --in-memory` on free ports from worktrees of their own, and the creates alternate between them one at a time, so the
- * machine's noise falls on both alike (docs/benchmarks.md, "Side by side").
- */
+/** HEAD's sequential create beside another commit's, alternating one at a time on one machine (docs/benchmarks.md, "Side by side"). */
 
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
@@ -27,10 +23,7 @@ type Running = Tree & { process: ChildProcess; base: string };
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
-/**
- * `npm start --in-memory` in `tree` on free ports, with the functions' logs at ERROR as the bench's own stack has them; free
- * ports are only free when asked, so one taken meanwhile (the other stack starts its processes) is asked again.
- */
+/** `npm start --in-memory` in `tree` on free ports, logs at ERROR; a port taken meanwhile (by the other stack) is asked again. */
 const start = async (tree: Tree, workerEnv: Record<string, string>, attempts = 3): Promise<Running> => {
   const ports = await freePorts();
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bin/local.ts', '--in-memory'], {
@@ -76,10 +69,7 @@ const create = (running: Running) =>
 
 export type SideBySide = { tree: Tree; replies: Reply[]; p50: number; p99: number; mean: number }[];
 
-/**
- * Starts both stacks, warms each with `warmup` creates, then sends `creates` to each, alternating
- * (A B, then B A), and stops them; the other commit's tree is a detached worktree removed at the end.
- */
+/** Starts both stacks, warms each, sends the creates alternating (A B, then B A) and stops them; the other tree is a removed worktree. */
 export const benchSideBySide = async ({
   against = BEFORE_ONE_PUT,
   creates = 200,

@@ -1,8 +1,4 @@
-/**
- * Webhook delivery latency from a write to its receiver, and what hanging endpoints of the same and
- * of other merchants do to it (`npm run bench`, "Webhook delivery"; `-- --webhooks` alone). Its
- * phases and why "alone" is pooled: docs/contributing.md#how-each-part-measures.
- */
+/** Webhook delivery latency, alone and beside hanging endpoints (docs/contributing.md#how-each-part-measures). */
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -12,11 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { atRate, benchMerchant, onBenchStack, type Print, printTable, seedMerchants, send } from './local';
 import { percentile } from './percentile';
 
-/**
- * The healthy merchant changes 40 orders a second: at 100 (`--rate 100`) the emulators and the stage
- * process already take both cores of a 2-core machine alone, so a neighbour's work shows as CPU
- * queueing rather than as what the bench is about, deliverers taken by the hanging endpoints.
- */
+/** 40 changes a second: at 100 the emulators take both cores of a 2-core machine, so neighbours would show as CPU queueing. */
 export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
 
 /** 40 endpoints of 20 merchants, more than the stage's 50 deliverers can hold two at a time, with about the same traffic. */
