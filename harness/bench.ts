@@ -89,12 +89,8 @@ const wholeOption = (value: string | number, message: string, min = 1, max = Num
   console.error(message);
   process.exit(2);
 };
-if (options.orders !== undefined) {
-  const orders = wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000');
-  await benchPageCost(orders);
-  process.exit(0);
-}
-if (options.webhooks) {
+/** --rate and --noisy as benchWebhooks takes them: the noisy merchants' changes about as many a second in all whatever their number. */
+const webhookOptions = () => {
   const rate = wholeOption(options.rate ?? WEBHOOK_BENCH.rate, '--rate takes a positive integer, e.g. --rate 100');
   const noisyMerchants = wholeOption(
     options.noisy ?? WEBHOOK_BENCH.noisyMerchants,
@@ -103,22 +99,21 @@ if (options.webhooks) {
     50,
   );
   const noisyRate = Math.max(1, Math.round((WEBHOOK_BENCH.noisyRate * WEBHOOK_BENCH.noisyMerchants) / noisyMerchants));
-  await benchWebhooks(console.log, { rate, noisyMerchants, noisyRate });
-  process.exit(0);
-}
-if (options.events !== undefined) {
-  const events = wholeOption(options.events, '--events takes an integer of at least 1000, e.g. --events 1000000', 1000);
-  await benchEvents({ events });
-  process.exit(0);
-}
-if (options.quota) {
-  await benchQuota();
-  process.exit(0);
-}
-if (options.reports) {
-  await benchReports();
-  process.exit(0);
-}
+  return { rate, noisyMerchants, noisyRate };
+};
+/** Runs the one part an option asks for alone, if any; whether it did. */
+const benchAlone = async () => {
+  if (options.orders !== undefined)
+    await benchPageCost(wholeOption(options.orders, '--orders takes a positive integer, e.g. --orders 1000000'));
+  else if (options.webhooks) await benchWebhooks(console.log, webhookOptions());
+  else if (options.events !== undefined)
+    await benchEvents({ events: wholeOption(options.events, '--events takes an integer of at least 1000, e.g. --events 1000000', 1000) });
+  else if (options.quota) await benchQuota();
+  else if (options.reports) await benchReports();
+  else return false;
+  return true;
+};
+if (await benchAlone()) process.exit(0);
 const scale = Number(options.scale);
 if (!Number.isFinite(scale) || scale <= 0) {
   console.error('--scale takes a positive number, e.g. --scale 0.1');
@@ -289,12 +284,8 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
   await sleep(2000);
   const totalAtOnce = await listTotal();
   const repairStart = performance.now();
-  while (
-    (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0 &&
-    performance.now() - repairStart < 180_000
-  ) {
-    await sleep(1000);
-  }
+  const marked = async () => (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0;
+  while ((await marked()) && performance.now() - repairStart < 180_000) await sleep(1000);
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(
     'Orders stored vs orders answered 201 (warm-up, sequential and bursts)',
@@ -378,7 +369,7 @@ const benchLists = async (stack: LocalStack) => {
       ?.pagination;
     return { last: pagination?.last_page ?? pagination?.total_pages ?? 1, total: pagination?.total };
   };
-  /** Large and small requests alternate, so that load from other jobs on the machine hits both alike. */
+  /** Large and small requests alternate, so that load from other jobs on the machine hits both alike: each one's p50, their statuses. */
   const measurePair = async (path: string, pages: { large: number; small: number }) => {
     const statuses = { large: new Set<string>(), small: new Set<string>() };
     const samples = { large: [] as number[], small: [] as number[] };
@@ -389,36 +380,35 @@ const benchLists = async (stack: LocalStack) => {
         if (index >= WARMUP) samples[which].push(reply.ms);
       }
     }
-    const figure = (which: 'large' | 'small') => ({ p50: percentile(samples[which], 50), statuses: [...statuses[which]].join('/') });
-    return { large: figure('large'), small: figure('small') };
+    const [large, small] = [[...statuses.large].join('/'), [...statuses.small].join('/')];
+    return {
+      large: percentile(samples.large, 50),
+      small: percentile(samples.small, 50),
+      statuses: large === '200' && small === '200' ? '200' : `large ${large}, small ${small}`,
+    };
   };
 
   const rows: (string | number)[][] = [];
   let worst = { ratio: 0, where: '' };
   for (const path of lists) {
-    const shape = {
-      large: lastPageOf((await send(pageUrl(path, 1), tokens.large)).body),
-      small: lastPageOf((await send(pageUrl(path, 1), tokens.small)).body),
-    };
-    for (const which of ['first', 'last'] as const) {
-      const largePage = which === 'first' ? 1 : shape.large.last;
-      const smallPage = which === 'first' ? 1 : shape.small.last;
-      const { large: largeFigure, small: smallFigure } = await measurePair(path, { large: largePage, small: smallPage });
-      const pageRatio = largeFigure.p50 / smallFigure.p50;
+    const large = lastPageOf((await send(pageUrl(path, 1), tokens.large)).body);
+    const small = lastPageOf((await send(pageUrl(path, 1), tokens.small)).body);
+    for (const [which, pages] of [
+      ['first', { large: 1, small: 1 }],
+      ['last', { large: large.last, small: small.last }],
+    ] as const) {
+      const p50 = await measurePair(path, pages);
+      const pageRatio = p50.large / p50.small;
       const comparable = Number.isFinite(pageRatio) ? pageRatio : Infinity;
       if (comparable > worst.ratio) worst = { ratio: comparable, where: `${path} ${which} page` };
-      const statuses =
-        largeFigure.statuses === '200' && smallFigure.statuses === '200'
-          ? '200'
-          : `large ${largeFigure.statuses}, small ${smallFigure.statuses}`;
       rows.push([
         `\`${path}\``,
-        which === 'first' ? '1' : `last (${largePage} / ${smallPage})`,
-        shape.large.total === undefined ? 'n/a' : count(shape.large.total),
-        ms(largeFigure.p50),
-        ms(smallFigure.p50),
+        which === 'first' ? '1' : `last (${pages.large} / ${pages.small})`,
+        large.total === undefined ? 'n/a' : count(large.total),
+        ms(p50.large),
+        ms(p50.small),
         ratio(pageRatio),
-        statuses,
+        p50.statuses,
       ]);
     }
   }
@@ -439,14 +429,12 @@ const benchBundles = async () => {
     const bundles = (await Promise.all(functionSpecs().map((spec) => bundleFunction(spec, outDir)))).sort((a, b) => b.bytes - a.bytes);
     let worst = 0;
     for (const bundle of bundles) {
-      const results = [];
-      for (let index = 0; index < BUNDLE_RUNS; index++) results.push(await importBundle(bundle));
-      const ok = results.flatMap((result) => (result.ok ? [result] : []));
-      const median = (figure: 'importCpuMs' | 'importMs' | 'initMs') =>
-        percentile(
-          ok.map((result) => result[figure]),
-          50,
-        );
+      const ok = { importCpuMs: [] as number[], importMs: [] as number[], initMs: [] as number[] };
+      for (let index = 0; index < BUNDLE_RUNS; index++) {
+        const result = await importBundle(bundle);
+        if (result.ok) for (const figure of ['importCpuMs', 'importMs', 'initMs'] as const) ok[figure].push(result[figure]);
+      }
+      const median = (figure: keyof typeof ok) => percentile(ok[figure], 50);
       worst = Math.max(worst, median('importCpuMs'));
       rows.push([
         bundle.spec.id,
@@ -504,18 +492,16 @@ const startedAt = new Date();
 const loadAtStart = loadavg()[0] ?? 0;
 try {
   const { commit, dirty } = benchCommit();
-  print('# Benchmarks');
-  print('');
-  print(`Generated by \`npm run bench\` (scale ${scale}); do not edit by hand: run it again.`);
-  print('');
-  print(`- date: ${startedAt.toISOString()}`);
-  print(`- commit: ${commit || 'unknown'}${dirty ? ' (with uncommitted changes)' : ''}`);
-  print(
-    `- machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB memory, Linux ${release()}`,
-  );
-  print(`- Node.js ${process.versions.node} (${process.arch}); load average at start ${loadAtStart.toFixed(1)}`);
-  print('');
-  print(BENCH_INTRO);
+  print(`# Benchmarks
+
+Generated by \`npm run bench\` (scale ${scale}); do not edit by hand: run it again.
+
+- date: ${startedAt.toISOString()}
+- commit: ${commit || 'unknown'}${dirty ? ' (with uncommitted changes)' : ''}
+- machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB memory, Linux ${release()}
+- Node.js ${process.versions.node} (${process.arch}); load average at start ${loadAtStart.toFixed(1)}
+
+${BENCH_INTRO}`);
   await attempt('create benchmark', () => benchCreates(stack));
   await attempt('list benchmark', () => benchLists(stack));
 } finally {
