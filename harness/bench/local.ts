@@ -52,12 +52,7 @@ export const freshCreateBody = (prefix: string) => ({
 /** A markdown table, its head given as its columns joined by ' | ': the one renderer of every table the bench prints. */
 export const printTable = (print: Print, head: string, rows: (string | number)[][]) => {
   print(`| ${head} |`);
-  print(
-    `|${head
-      .split(' | ')
-      .map(() => '---')
-      .join('|')}|`,
-  );
+  print(`|${'---|'.repeat(head.split(' | ').length)}`);
   for (const row of rows) print(`| ${row.join(' | ')} |`);
 };
 
