@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { atRate, benchMerchant, onBenchStack, type Print, printTable, seedMerchants, send } from './local';
+import { atRate, benchMerchant, onBenchStack, type Print, printTable, seedMerchants, send, sum } from './local';
 import { percentile } from './percentile';
 
 /** 40 changes a second: at 100 the emulators take both cores of a 2-core machine, so neighbours would show as CPU queueing. */
@@ -107,19 +107,6 @@ const hooksMerchant = (key: string, orders: readonly string[]) => ({
   })),
 });
 
-/** A phase's figures, once every change sent has arrived at the healthy receiver (or `settleMs` passed). */
-const deliveredAfter = async (
-  label: string,
-  { sentAt, total, rate }: Awaited<ReturnType<typeof patchAtRate>>,
-  arrived: ReadonlyMap<string, number>,
-  settleMs: number,
-): Promise<WebhookBenchResult> => {
-  const deadline = performance.now() + settleMs;
-  while (performance.now() < deadline && [...sentAt.keys()].some((key) => !arrived.has(key))) await sleep(250);
-  const latencies = [...sentAt].flatMap(([key, sent]) => (arrived.has(key) ? [(arrived.get(key) as number) - sent] : []));
-  return phaseResult(label, latencies, { sent: total, created: sentAt.size, rate });
-};
-
 /** The phases' table, with both alone phases pooled as the baseline, and each comparison against it; returns the figures. */
 const summarize = (print: Print, results: readonly WebhookBenchResult[], hangingHits: number) => {
   const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : 'n/a');
@@ -127,9 +114,9 @@ const summarize = (print: Print, results: readonly WebhookBenchResult[], hanging
   const pooled = [first, again].flatMap((row) => (row ? [row] : []));
   const aloneLatencies = pooled.flatMap((row) => row.latencies);
   const alone = phaseResult('healthy endpoint alone (both alone phases pooled)', aloneLatencies, {
-    sent: pooled.reduce((sum, row) => sum + row.sent, 0),
-    created: pooled.reduce((sum, row) => sum + row.created, 0),
-    rate: pooled.reduce((sum, row) => sum + row.rate, 0) / Math.max(1, pooled.length),
+    sent: sum(pooled, (row) => row.sent),
+    created: sum(pooled, (row) => row.created),
+    rate: sum(pooled, (row) => row.rate) / Math.max(1, pooled.length),
   });
   printTable(
     print,
@@ -171,9 +158,18 @@ export const benchWebhooks = async (print: Print = console.log, options: Partial
       await createEndpoint(base, token, healthy.url);
 
       const results: WebhookBenchResult[] = [];
+      /** Its changes beside `beside`, measured once each has arrived at the healthy receiver (or `settleMs` passed). */
       const phase = async (label: string, firstValue: number, beside: () => Promise<unknown> = async () => undefined) => {
-        const [sent] = await Promise.all([patchAtRate(base, token, orders, firstValue, rate, seconds), beside()]);
-        results.push(await deliveredAfter(label, sent, healthy.arrived, settleMs));
+        const [{ sentAt, total, rate: sentRate }] = await Promise.all([
+          patchAtRate(base, token, orders, firstValue, rate, seconds),
+          beside(),
+        ]);
+        const deadline = performance.now() + settleMs;
+        while (performance.now() < deadline && [...sentAt.keys()].some((key) => !healthy.arrived.has(key))) await sleep(250);
+        const latencies = [...sentAt].flatMap(([key, sent]) =>
+          healthy.arrived.has(key) ? [(healthy.arrived.get(key) as number) - sent] : [],
+        );
+        results.push(phaseResult(label, latencies, { sent: total, created: sentAt.size, rate: sentRate }));
       };
       // Warm-up (not reported): DynamoDB Local's JVM compiles its hot paths over its first thousands of requests.
       await phase('warm-up', 1);
