@@ -31,8 +31,6 @@ import { benchQuota } from './bench/quota';
 import { BEFORE_ONE_PUT, benchSideBySide, dropText, p50Drop, printSideBySide, SIDE_BY_SIDE_TITLE } from './bench/side-by-side';
 import { benchWebhooks, WEBHOOK_BENCH, WEBHOOK_BENCH_MANY_HANGING, type WebhookBenchResult } from './bench/webhooks';
 
-type Order = NonNullable<FixtureMerchant['orders']>[number];
-
 const USAGE = `usage: npm run bench [-- --scale N] [-- --out FILE]
        npm run bench -- --orders N
        npm run bench -- --webhooks [--rate N] [--noisy N]
@@ -175,7 +173,7 @@ const STATUSES = ['pending', 'accepted', 'declined'] as const;
 /** About one invite in ten has this in its address: the `email` filter's needle. */
 const NEEDLE = 'needle';
 
-const order = (prefix: string, index: number, affiliateSlug: string): Order => ({
+const order = (prefix: string, index: number, affiliateSlug: string) => ({
   key: `${prefix}-${index}`,
   created_at: at(index),
   ...fixtureOrder(prefix, index, affiliateSlug),
@@ -231,7 +229,6 @@ const creatorMerchant = (): FixtureMerchant => ({
   affiliates: [{ slug: 'popular', name: 'Popular', email: 'popular@example.com', status: 'active' }],
 });
 
-// ---------------------------------------------------------------------------------------------
 /** The Targets table's rows, in the order the parts measured them. */
 const summary: string[][] = [];
 const target = (name: string, measured: string, pass: boolean) => summary.push([name, measured, pass ? 'PASS' : 'MISS']);
