@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder';
 import type { LocalStack } from '#local/stack';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
-import { atRate, onBenchStack, type Print, printTable, type Reply, seedMerchants, send } from './local';
+import { atRate, benchMerchant, onBenchStack, type Print, printTable, type Reply, seedMerchants, send } from './local';
 import { percentile } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
@@ -31,8 +31,7 @@ const onStack = <T>(enforced: boolean, measure: (stack: LocalStack, tokens: { no
   const { rate } = QUOTA_BENCH;
   const env = { CONSUMER_POLL: 'off', STREAM_POLL: 'off', QUOTA_RATE_PER_SECOND: String(rate), QUOTA_BURST: String(2 * rate) };
   return onBenchStack({ ...env, ...recordingEnv(), ...(enforced ? {} : { QUOTA_ENFORCEMENT: 'off' }) }, async (stack) => {
-    const merchant = (key: string) => ({ key, name: `Quota ${key}`, currency: 'EUR', tokens: [{ key: 'live', kind: 'live' as const }] });
-    const seeded = await seedMerchants(stack, [merchant('noisy'), merchant('quiet')]);
+    const seeded = await seedMerchants(stack, [benchMerchant('noisy', 'Quota noisy'), benchMerchant('quiet', 'Quota quiet')]);
     const tokens = { noisy: seeded('noisy').token, quiet: seeded('quiet').token };
     await drive(stack.stages.live.url, tokens.quiet, rate / 2, 5);
     return measure(stack, tokens);
