@@ -49,16 +49,30 @@ export const routeAccess = ({ access, method }: Pick<RouteDef, 'method'> & { acc
 });
 
 export const functionSpecs = (): FunctionSpec[] => [
-  ...routes.map((route) => ({
-    kind: 'route' as const,
-    route,
-    ...route,
-    description: `${route.method} ${route.path}`,
-    access: routeAccess(route),
-    timeoutSeconds: ROUTE_TIMEOUT_SECONDS,
-    memoryMb: 256,
-  })),
-  ...workers.map((worker) => ({ kind: 'worker' as const, worker, ...worker, access: workerAccess(worker), memoryMb: 256 })),
+  ...routes.map(
+    (route): FunctionSpec => ({
+      kind: 'route',
+      route,
+      id: route.id,
+      handler: route.handler,
+      description: `${route.method} ${route.path}`,
+      access: routeAccess(route),
+      timeoutSeconds: ROUTE_TIMEOUT_SECONDS,
+      memoryMb: 256,
+    }),
+  ),
+  ...workers.map(
+    (worker): FunctionSpec => ({
+      kind: 'worker',
+      worker,
+      id: worker.id,
+      handler: worker.handler,
+      description: worker.description,
+      access: workerAccess(worker),
+      timeoutSeconds: worker.timeoutSeconds,
+      memoryMb: 256,
+    }),
+  ),
 ];
 
 /** Values for loading function code outside AWS (a bundle's import, the OpenAPI generator): nothing is called with them. */
