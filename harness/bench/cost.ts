@@ -145,6 +145,16 @@ export const sqsRequestsFor = (bytes: number): number => Math.max(1, Math.ceil(b
 
 const perMillion = (price: number) => `$${price} / million`;
 
+/** A cost line; `perMonth` lines are priced per month that a million orders are kept. */
+const line = (item: string, price: string, quantity: number, unit: string, dollars: number, perMonth?: true): CostLine => ({
+  item,
+  price,
+  quantity,
+  unit,
+  dollars,
+  ...(perMonth ? { perMonth } : {}),
+});
+
 /** A measure's per-order quantities, shared by the groups of lines below. */
 const perOrder = (measure: ScenarioMeasure) => {
   const per = (total: number) => total / Math.max(1, measure.orders);
@@ -167,28 +177,18 @@ const perOrder = (measure: ScenarioMeasure) => {
 type PerOrder = ReturnType<typeof perOrder>;
 
 /** A line priced per million of its unit. */
-const perMillionLine = (item: string, pricePerMillion: number, quantity: number, unit: string): CostLine => ({
-  item,
-  price: perMillion(pricePerMillion),
-  quantity,
-  unit,
-  dollars: quantity * pricePerMillion,
-});
+const perMillionLine = (item: string, pricePerMillion: number, quantity: number, unit: string): CostLine =>
+  line(item, perMillion(pricePerMillion), quantity, unit, quantity * pricePerMillion);
 
 /** The front door and the functions: API Gateway, WAF, Lambda's requests and each function's duration. */
 const computeLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => [
   perMillionLine('API Gateway REST API', PRICES.apiGatewayRestPerMillion, q.requests, 'requests'),
   perMillionLine('WAF requests', PRICES.wafRequestsPerMillion, q.requests, 'requests'),
   perMillionLine('Lambda requests (every function)', PRICES.lambdaRequestsPerMillion, q.invocations, 'invocations'),
-  ...measure.functions.map((use): CostLine => {
+  ...measure.functions.map((use) => {
     const gbSeconds = q.per((use.billedMs / 1000) * (use.memoryMb / 1024));
-    return {
-      item: `Lambda duration: ${use.fn} (${use.memoryMb} MB)`,
-      price: `$${PRICES.lambdaArmPerGbSecond} / GB-s`,
-      quantity: gbSeconds,
-      unit: 'GB-s',
-      dollars: MILLION * gbSeconds * PRICES.lambdaArmPerGbSecond,
-    };
+    const item = `Lambda duration: ${use.fn} (${use.memoryMb} MB)`;
+    return line(item, `$${PRICES.lambdaArmPerGbSecond} / GB-s`, gbSeconds, 'GB-s', MILLION * gbSeconds * PRICES.lambdaArmPerGbSecond);
   }),
 ];
 
@@ -208,13 +208,7 @@ const dataLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => [
     perMillionLine(writeUnitsItem(feature), PRICES.dynamodbWriteUnitsPerMillion, q.per(units), 'WRU'),
   ),
   perMillionLine('DynamoDB read request units', PRICES.dynamodbReadUnitsPerMillion, q.per(measure.readUnits), 'RRU'),
-  {
-    item: 'DynamoDB Streams reads (by the change feed trigger)',
-    price: 'free for Lambda triggers',
-    quantity: q.streamInvocations,
-    unit: 'batches',
-    dollars: 0,
-  },
+  line('DynamoDB Streams reads (by the change feed trigger)', 'free for Lambda triggers', q.streamInvocations, 'batches', 0),
 ];
 
 /** What is written down and kept an eye on: CloudWatch Logs (ingested and archived), X-Ray traces. */
@@ -223,13 +217,8 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
   const logBytes = q.functionLogBytes + platformLogBytes + q.accessLogBytes;
   const workerTraceShare = deployment.traceWorkers ? ASSUMED.workerTraceShare[measure.load] : 0;
   const traces = q.requests * deployment.apiTraceRate + q.workerInvocations * workerTraceShare;
-  const logsLine = (item: string, bytes: number): CostLine => ({
-    item,
-    price: `$${PRICES.logsIngestionPerGb} / GB`,
-    quantity: bytes,
-    unit: 'bytes',
-    dollars: (MILLION * bytes * PRICES.logsIngestionPerGb) / GB,
-  });
+  const logsLine = (item: string, bytes: number) =>
+    line(item, `$${PRICES.logsIngestionPerGb} / GB`, bytes, 'bytes', (MILLION * bytes * PRICES.logsIngestionPerGb) / GB);
   return [
     logsLine('CloudWatch Logs: what the functions wrote (measured)', q.functionLogBytes),
     logsLine(
@@ -239,13 +228,13 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
       platformLogBytes,
     ),
     logsLine(`CloudWatch Logs: API access log (${ASSUMED.accessLogBytesPerRequest} bytes a request, estimated)`, q.accessLogBytes),
-    {
-      item: `CloudWatch Logs archive (${deployment.logRetentionDays} days kept; upper bound: billed compressed)`,
-      price: `$${PRICES.logsStoragePerGbMonth} / GB-month`,
-      quantity: logBytes,
-      unit: 'bytes',
-      dollars: (MILLION * logBytes * PRICES.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
-    },
+    line(
+      `CloudWatch Logs archive (${deployment.logRetentionDays} days kept; upper bound: billed compressed)`,
+      `$${PRICES.logsStoragePerGbMonth} / GB-month`,
+      logBytes,
+      'bytes',
+      (MILLION * logBytes * PRICES.logsStoragePerGbMonth * deployment.logRetentionDays * DAY_SECONDS) / MONTH_SECONDS / GB,
+    ),
     perMillionLine(
       `X-Ray traces (API requests ${Math.round(deployment.apiTraceRate * 100)} %; ${
         deployment.traceWorkers
@@ -263,23 +252,11 @@ const observabilityLines = (measure: ScenarioMeasure, q: PerOrder, deployment: D
 const storageLines = (measure: ScenarioMeasure, q: PerOrder): CostLine[] => {
   const tableGbMonths = q.per(measure.stored.tableByteMonths) / GB;
   const indexGbMonths = q.per(measure.stored.indexByteMonths) / GB;
+  const stored = (item: string, gbMonths: number, pricePerGbMonth: number) =>
+    line(item, `$${pricePerGbMonth} / GB-month`, gbMonths * GB, 'byte-months', MILLION * gbMonths * pricePerGbMonth, true);
   return [
-    {
-      item: 'DynamoDB storage, table and indexes',
-      price: `$${PRICES.dynamodbStoragePerGbMonth} / GB-month`,
-      quantity: (tableGbMonths + indexGbMonths) * GB,
-      unit: 'byte-months',
-      dollars: MILLION * (tableGbMonths + indexGbMonths) * PRICES.dynamodbStoragePerGbMonth,
-      perMonth: true,
-    },
-    {
-      item: 'DynamoDB point-in-time recovery (table data)',
-      price: `$${PRICES.dynamodbPitrPerGbMonth} / GB-month`,
-      quantity: tableGbMonths * GB,
-      unit: 'byte-months',
-      dollars: MILLION * tableGbMonths * PRICES.dynamodbPitrPerGbMonth,
-      perMonth: true,
-    },
+    stored('DynamoDB storage, table and indexes', tableGbMonths + indexGbMonths, PRICES.dynamodbStoragePerGbMonth),
+    stored('DynamoDB point-in-time recovery (table data)', tableGbMonths, PRICES.dynamodbPitrPerGbMonth),
   ];
 };
 
@@ -291,13 +268,7 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment): Cos
     ...computeLines(measure, q),
     ...dataLines(measure, q),
     ...observabilityLines(measure, q, deployment),
-    {
-      item: 'SES e-mails',
-      price: `$${PRICES.sesPerThousand} / thousand`,
-      quantity: emails,
-      unit: 'e-mails',
-      dollars: emails * PRICES.sesPerThousand * 1000,
-    },
+    line('SES e-mails', `$${PRICES.sesPerThousand} / thousand`, emails, 'e-mails', emails * PRICES.sesPerThousand * 1000),
     ...storageLines(measure, q),
   ];
 };
@@ -306,37 +277,38 @@ export const costLines = (measure: ScenarioMeasure, deployment: Deployment): Cos
 export const fixedMonthlyLines = (deployment: Deployment): CostLine[] => {
   const idleReceives = deployment.consumedQueues * ASSUMED.idleReceivesPerQueuePerMonth;
   const reservoirTraces = deployment.traceWorkers ? deployment.workerFunctions * ASSUMED.workerTraceReservoirPerSecond * MONTH_SECONDS : 0;
+  // A month's count of a per-million price, priced per month.
+  const monthly = (item: string, pricePerMillion: number, quantity: number, unit: string) =>
+    line(item, perMillion(pricePerMillion), quantity, unit, (quantity * pricePerMillion) / MILLION);
   return [
-    {
-      item: `WAF web ACL and its ${deployment.wafRules} rules`,
-      price: `$${PRICES.wafWebAclPerMonth} + $${PRICES.wafRulePerMonth} a rule / month`,
-      quantity: 1 + deployment.wafRules,
-      unit: 'ACL + rules',
-      dollars: PRICES.wafWebAclPerMonth + deployment.wafRules * PRICES.wafRulePerMonth,
-    },
-    {
-      item: `SQS empty long polls of the event source mappings (${deployment.consumedQueues} queues, assumed 5 pollers x 3 a minute each)`,
-      price: perMillion(PRICES.sqsRequestsPerMillion),
-      quantity: idleReceives,
-      unit: 'requests',
-      dollars: (idleReceives * PRICES.sqsRequestsPerMillion) / MILLION,
-    },
-    {
-      item: deployment.traceWorkers
+    line(
+      `WAF web ACL and its ${deployment.wafRules} rules`,
+      `$${PRICES.wafWebAclPerMonth} + $${PRICES.wafRulePerMonth} a rule / month`,
+      1 + deployment.wafRules,
+      'ACL + rules',
+      PRICES.wafWebAclPerMonth + deployment.wafRules * PRICES.wafRulePerMonth,
+    ),
+    monthly(
+      `SQS empty long polls of the event source mappings (${deployment.consumedQueues} queues, assumed 5 pollers x 3 a minute each)`,
+      PRICES.sqsRequestsPerMillion,
+      idleReceives,
+      'requests',
+    ),
+    monthly(
+      deployment.traceWorkers
         ? `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions at steady load (at most 1 trace a second each)`
         : `X-Ray reservoir of the ${deployment.workerFunctions} triggered functions: none (they start no traces; -c traceWorkers=true adds at most 1 a second each)`,
-      price: perMillion(PRICES.xrayTracesPerMillion),
-      quantity: reservoirTraces,
-      unit: 'traces',
-      dollars: (reservoirTraces * PRICES.xrayTracesPerMillion) / MILLION,
-    },
-    {
-      item: 'Secrets Manager: the webhook key',
-      price: `$${PRICES.secretPerMonth} / secret-month`,
-      quantity: deployment.secrets,
-      unit: 'secrets',
-      dollars: deployment.secrets * PRICES.secretPerMonth,
-    },
+      PRICES.xrayTracesPerMillion,
+      reservoirTraces,
+      'traces',
+    ),
+    line(
+      'Secrets Manager: the webhook key',
+      `$${PRICES.secretPerMonth} / secret-month`,
+      deployment.secrets,
+      'secrets',
+      deployment.secrets * PRICES.secretPerMonth,
+    ),
   ];
 };
 
