@@ -29,8 +29,6 @@ export type PartitionWrite = {
   sk?: string;
   /** Write units: measured (the call's ConsumedCapacity, shared out by item size) or estimated. */
   wcu: number;
-  /** An index entry removed (the item lost its key), rather than written. */
-  removed?: boolean;
 };
 
 export type CallRecord = {
@@ -43,7 +41,6 @@ export type CallRecord = {
   /** Round trips: 1 + the SDK's retries. */
   attempts: number;
   ok: boolean;
-  error?: string;
   /** DynamoDB writes: one entry per partition reached. */
   writes?: PartitionWrite[];
   /** DynamoDB: units from the call's ConsumedCapacity (true) or estimated (false). */
@@ -64,8 +61,13 @@ export type CallRecord = {
 };
 
 type Attrs = Record<string, unknown>;
-/** The parts of a DynamoDB command's input the recorder reads, whichever command it is. */
-type Input = {
+/** An SQS message as a send gives it. */
+type Message = {
+  MessageBody?: string;
+  MessageAttributes?: Record<string, { DataType?: string; StringValue?: string; BinaryValue?: Uint8Array }>;
+};
+/** The parts of a command's input the recorder reads, whichever command it is. */
+type Input = Message & {
   Item?: Attrs;
   Key?: Attrs;
   UpdateExpression?: string;
@@ -78,23 +80,16 @@ type Input = {
   TransactItems?: { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs }; Get?: { Key?: Attrs } }[];
   /** BatchWriteItem's requests per table, or BatchGetItem's keys per table. */
   RequestItems?: Record<string, { PutRequest?: { Item?: Attrs }; DeleteRequest?: { Key?: Attrs } }[] | { Keys?: Attrs[] }>;
+  /** SendMessageBatch's messages. */
+  Entries?: Message[];
 };
 
 // ---------------------------------------------------------------------------------------------
-// Values: the document client's plain values, or AttributeValues of the low-level client.
-const plain = (value: unknown): unknown => {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const entries = Object.entries(value as Attrs);
-    if (entries.length === 1) {
-      const [type, inner] = entries[0] as [string, unknown];
-      if (type === 'S' || type === 'N') return inner;
-    }
-  }
-  return value;
-};
+/** A key's value as text: the document client's plain string or number, or the low-level client's `{ S }` or `{ N }`. */
 const str = (value: unknown): string | undefined => {
-  const unwrapped = plain(value);
-  return typeof unwrapped === 'string' || typeof unwrapped === 'number' ? String(unwrapped) : undefined;
+  const { S, N } = (value !== null && typeof value === 'object' ? value : {}) as { S?: unknown; N?: unknown };
+  const inner = S ?? N ?? value;
+  return typeof inner === 'string' || typeof inner === 'number' ? String(inner) : undefined;
 };
 
 /** DynamoDB's item size rule, near enough: attribute names plus values, as UTF-8 (numbers ~ their digits). */
@@ -282,8 +277,10 @@ const units = (capacity: ConsumedCapacity[]) => {
   for (const entry of capacity) {
     total += entry.CapacityUnits ?? 0;
     if (entry.Table?.CapacityUnits !== undefined) byWhere.table = (byWhere.table ?? 0) + entry.Table.CapacityUnits;
-    for (const [name, index] of Object.entries(entry.GlobalSecondaryIndexes ?? {}))
-      if (INDEXES.includes(name as IndexName)) byWhere[name as IndexName] = (byWhere[name as IndexName] ?? 0) + (index.CapacityUnits ?? 0);
+    for (const [name, index] of Object.entries(entry.GlobalSecondaryIndexes ?? {})) {
+      const where = INDEXES.find((gsi) => gsi === name);
+      if (where) byWhere[where] = (byWhere[where] ?? 0) + (index.CapacityUnits ?? 0);
+    }
   }
   return { total, byWhere };
 };
@@ -301,7 +298,7 @@ const partitionWrites = (
     for (const { where, key, removed } of write.index) {
       // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
       const bytes = removed || !ALL_PROJECTION.includes(where) ? 1 : write.bytes;
-      entries.push({ where, key, wcu: kb(bytes) * factor, bytes, ...(removed ? { removed: true } : {}) });
+      entries.push({ where, key, wcu: kb(bytes) * factor, bytes });
     }
   }
   if (measured) {
@@ -354,21 +351,17 @@ const noteFunctionNames = () => {
 export type WriteRecord = { records: CallRecord[]; invocations: InvocationRecord[] };
 
 /** A message's payload as SQS measures it: its body plus each attribute's name, type and value. */
-const messageBytes = (message: Attrs) =>
-  Buffer.byteLength(String(message.MessageBody ?? '')) +
-  Object.entries((message.MessageAttributes ?? {}) as Record<string, Attrs>).reduce(
+const messageBytes = (message: Message) =>
+  Buffer.byteLength(message.MessageBody ?? '') +
+  Object.entries(message.MessageAttributes ?? {}).reduce(
     (sum, [name, attribute]) =>
-      sum +
-      Buffer.byteLength(name) +
-      Buffer.byteLength(String(attribute.DataType ?? '')) +
-      Buffer.byteLength(String(attribute.StringValue ?? '')) +
-      ((attribute.BinaryValue as Uint8Array | undefined)?.byteLength ?? 0),
+      sum + Buffer.byteLength(name + (attribute.DataType ?? '') + (attribute.StringValue ?? '')) + (attribute.BinaryValue?.byteLength ?? 0),
     0,
   );
 
 /** An SQS or SES call's messages (SendMessageBatch counts its entries) and, for SQS sends, their payload's bytes. */
-const messageFigures = (service: AwsService, operation: string, input: Attrs): Partial<CallRecord> => {
-  const entries = operation === 'SendMessageBatch' ? ((input.Entries ?? []) as Attrs[]) : operation.startsWith('Send') ? [input] : [];
+const messageFigures = (service: AwsService, operation: string, input: Input): Partial<CallRecord> => {
+  const entries = operation === 'SendMessageBatch' ? (input.Entries ?? []) : operation.startsWith('Send') ? [input] : [];
   const sqsSend = service === 'sqs' && (operation === 'SendMessage' || operation === 'SendMessageBatch');
   return { messages: entries.length, ...(sqsSend ? { bytes: entries.reduce((sum, entry) => sum + messageBytes(entry), 0) } : {}) };
 };
@@ -407,18 +400,17 @@ const recorderMiddleware =
   (next, context) =>
   async (args) => {
     const operation = (context.commandName ?? '').replace(/Command$/, '');
-    const input = args.input as Attrs;
+    const input = args.input as Input;
     const caller = currentFunction();
     const startedAt = performance.now();
     const dynamo = service === 'dynamodb' ? dynamoFigures(operation, input) : undefined;
-    const record = (ok: boolean, attempts: number | undefined, capacity?: ConsumedCapacity | ConsumedCapacity[], error?: unknown) =>
+    const record = (ok: boolean, attempts: number | undefined, capacity?: ConsumedCapacity | ConsumedCapacity[]) =>
       records.push({
         service,
         operation,
         ...caller,
         attempts: attempts ?? 1,
         ok,
-        ...(error === undefined ? {} : { error: error instanceof Error ? error.name : String(error) }),
         span: [startedAt, performance.now()],
         ...(dynamo ? dynamo.figures(capacity === undefined ? undefined : [capacity].flat()) : messageFigures(service, operation, input)),
       });
@@ -430,7 +422,7 @@ const recorderMiddleware =
       return output;
     } catch (error) {
       // A refused write (its condition failed) still costs its units; the item did not change.
-      record(false, (error as MetadataBearer).$metadata?.attempts, undefined, error);
+      record(false, (error as MetadataBearer).$metadata?.attempts);
       throw error;
     }
   };
