@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { queueWorkers, workers as workerDefs } from '#functions/workers';
 import type { InvocationRecord } from '#harness/recorders/invocation-recorder';
 import { type CallRecord, type PartitionWrite, recordingEnv, takeWriteRecord, type WriteRecord } from '#harness/recorders/write-recorder';
@@ -27,7 +27,6 @@ import {
   type CostLine,
   costLines,
   type Deployment,
-  type FunctionUse,
   fixedMonthlyLines,
   PRICES,
   type ScenarioMeasure,
@@ -98,32 +97,28 @@ const createBody = (orderNo: string, buyer: number) => ({
 
 type Merchant = { id: string; token: string };
 
-/** What the live stage recorded over a stretch of the run. */
-const recorded = (): WriteRecord => ({ records: [], invocations: [] });
-
-/** Drains the record until the workers have been quiet (no writes, no sends, no invocation) for `quietMs`; at most `maxMs`. */
-const settle = async (stack: LocalStack, into: WriteRecord, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+/** Drains what the live stage records until the workers have been quiet (no writes, no sends, no invocation) for `quietMs`; at most `maxMs`. */
+const settle = async (stack: LocalStack, { quietMs = 4_000, maxMs = 90_000 } = {}) => {
+  const record: WriteRecord = { records: [], invocations: [] };
   const start = Date.now();
   let lastActivity = Date.now();
   while (Date.now() - start < maxMs) {
     await sleep(1_000);
     const fresh = (await takeWriteRecord(stack)).live;
-    into.records.push(...fresh.records);
-    into.invocations.push(...fresh.invocations);
+    record.records.push(...fresh.records);
+    record.invocations.push(...fresh.invocations);
     if (fresh.invocations.length > 0 || fresh.records.some((call) => (call.writes?.length ?? 0) > 0 || (call.messages ?? 0) > 0))
       lastActivity = Date.now();
-    if (Date.now() - lastActivity >= quietMs) return (Date.now() - start) / 1000;
+    if (Date.now() - lastActivity >= quietMs) break;
   }
-  return (Date.now() - start) / 1000;
+  return { record, seconds: (Date.now() - start) / 1000 };
 };
 
 /** Each merchant's stored bytes (table and indexes, weighted by how long each item is kept), from a Scan of the table. */
 const storedByMerchant = async (client: DynamoDBClient, table: string) => {
   const now = Date.now() / 1000;
   const byMerchant = new Map<string, Stored>();
-  let start: ScanCommandOutput['LastEvaluatedKey'];
-  do {
-    const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+  for await (const page of paginateScan({ client }, { TableName: table }))
     for (const item of page.Items ?? []) {
       // Every item of the table lives under its merchant's `M#<merchantId>` (shared/db/entities/base.ts).
       const merchant = /^M#([^#]+)/.exec(item.pk?.S ?? '')?.[1];
@@ -135,8 +130,6 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
         indexByteMonths: (was?.indexByteMonths ?? 0) + indexByteMonths,
       });
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
   return byMerchant;
 };
 
@@ -178,13 +171,10 @@ const scenarioOf = (
   const createMs = meanCreateMs(run.invocations);
   // Loaded durations are divided by how much slower a create ran than alone; with no creates to compare (a failed scenario), taken as measured.
   const contention = createMs > 0 && aloneCreateMs > 0 ? Math.max(1, createMs / aloneCreateMs) : 1;
-  /** Per function: mean measured duration (ms). */
-  const meanMs = new Map<string, number>();
-  const functions = functionNames.map((fn): FunctionUse => {
+  const functions = functionNames.map((fn) => {
     const mine = run.invocations.filter((invocation) => invocation.fn === fn);
     const durations = mine.map((invocation) => invocation.ms);
     const spec = SPECS.get(fn);
-    meanMs.set(fn, mean(durations));
     return {
       fn,
       memoryMb: spec?.memoryMb ?? 256,
@@ -192,6 +182,8 @@ const scenarioOf = (
       invocations: mine.length,
       billedMs: billedMs(durations, contention),
       logBytes: sum(mine, (invocation) => invocation.logBytes),
+      /** The mean measured duration (ms): the counts table shows it beside the billed one. */
+      meanMs: mean(durations),
     };
   });
   const calls = (service: CallRecord['service']) => run.records.filter((call) => call.service === service);
@@ -200,7 +192,6 @@ const scenarioOf = (
     contention,
     createMs,
     aloneCreateMs,
-    meanMs,
     measure: {
       load,
       orders,
@@ -349,6 +340,7 @@ const cents = (value: number) => (Number.isFinite(value) ? `$${value.toFixed(val
 type Scenario = ReturnType<typeof scenarioOf>;
 
 const perOrder = (scenario: Scenario, total: number) => total / Math.max(1, scenario.measure.orders);
+type Use = Scenario['measure']['functions'][number];
 const useOf = (scenario: Scenario, fn: string) => scenario.measure.functions.find((use) => use.fn === fn);
 
 /** The scenarios, and the per-order counts of each that the cost table prices. */
@@ -359,9 +351,9 @@ const printCounts = (
   const functionNames = scenarios[0]?.measure.functions.map((use) => use.fn) ?? [];
   const row = (label: string, cell: (scenario: Scenario) => string) => [label, ...scenarios.map(cell)];
   /** A function's figure per invocation, '-' in a scenario where it did not run. */
-  const perInvocation = (fn: string, cell: (use: FunctionUse, scenario: Scenario) => string) => (scenario: Scenario) => {
+  const perInvocation = (fn: string, cell: (use: Use) => string) => (scenario: Scenario) => {
     const use = useOf(scenario, fn);
-    return use && use.invocations > 0 ? cell(use, scenario) : '-';
+    return use && use.invocations > 0 ? cell(use) : '-';
   };
   print(
     `\nScenarios: **steady**: the ${whole(run.steadyOrders)} creates above (${run.concurrency} in flight over ${run.merchants} merchants), before their cancels; **steady + webhook**: ${whole(run.creates)} creates on each of ${run.hookedMerchants} more merchants, ${run.concurrency} in flight, each merchant with one endpoint subscribed to every event (a receiver on loopback answering 204); **quiet** and **quiet + webhook**: ${QUIET.creates} creates ${QUIET.gapMs / 1000} s apart on one merchant (each alone in every stream and queue batch, as at one order a minute), without and with such an endpoint. Half of every scenario's creates carry an Idempotency-Key. Everything the scenario's creates set off is counted, until the workers are done.`,
@@ -380,10 +372,7 @@ const printCounts = (
         row(`${fn}: invocations`, (scenario) => fixed(perOrder(scenario, useOf(scenario, fn)?.invocations ?? 0), 3)),
         row(
           `${fn}: mean duration measured -> billed (÷ divisor, rounded up to the ms)`,
-          perInvocation(
-            fn,
-            (use, scenario) => `${fixed(scenario.meanMs.get(fn) ?? 0, 1)} -> ${fixed(use.billedMs / use.invocations, 1)} ms`,
-          ),
+          perInvocation(fn, (use) => `${fixed(use.meanMs, 1)} -> ${fixed(use.billedMs / use.invocations, 1)} ms`),
         ),
         row(
           `${fn}: bytes logged per invocation`,
@@ -524,18 +513,17 @@ const warmUp = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
   for (let index = 0; index < SEQUENTIAL_CREATES; index++)
     sequential.push(await create(merchants[index % opts.merchants] as Merchant, index % 2 === 0)());
   const timed = sequential.filter((reply) => reply.status === 201);
-  await settle(stack, recorded(), { quietMs: 2_000, maxMs: 30_000 });
+  await settle(stack, { quietMs: 2_000, maxMs: 30_000 });
   return { timed: timed.length, ms: mean(timed.map((reply) => reply.ms)) };
 };
 
 /** The measured run: creates interleaved over the merchants, then (once the workers are done with them) the cancels. */
 const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
   const { merchants } = run;
-  const steady = recorded();
   const startedAt = performance.now();
   const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
-  const createSettleSeconds = await settle(stack, steady);
+  const { record: steady, seconds: createSettleSeconds } = await settle(stack);
   const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, merchants, run.ordersOf);
   const created = creates.filter((reply) => reply.status === 201);
   const cancel =
@@ -545,9 +533,8 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
       return send(`${run.live.url}/api/v2/orders/${uuid}/cancel`, merchant.token, { method: 'POST', body: {} });
     };
   const toCancel = merchants.flatMap((merchant) => created.filter((reply) => reply.merchant === merchant).slice(0, opts.cancels));
-  const cancelled = recorded();
   const cancels = await pool(toCancel.map(cancel), opts.concurrency);
-  const settleSeconds = await settle(stack, cancelled);
+  const { record: cancelled, seconds: settleSeconds } = await settle(stack);
   return {
     steady,
     steadyStored,
@@ -769,22 +756,20 @@ const printCeilings = (
 
 /** Creates one at a time on one merchant, QUIET.gapMs apart, and what the stage did for them. */
 const quietRun = async (stack: LocalStack, run: HeatRun, merchant: Merchant) => {
-  const into = recorded();
   const replies: Reply[] = [];
   for (let index = 0; index < QUIET.creates; index++) {
     const sentAt = performance.now();
     replies.push(await run.create(merchant, index % 2 === 0)());
     await sleep(Math.max(0, QUIET.gapMs - (performance.now() - sentAt)));
   }
-  await settle(stack, into, { quietMs: 3_000 });
+  const { record: into } = await settle(stack, { quietMs: 3_000 });
   return { into, orders: replies.filter((reply) => reply.status === 201).length };
 };
 
 /** The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one. */
 const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const steadyHooked = recorded();
   const hookedCreates = await pool(run.rounds(run.hooked, opts.creates), opts.concurrency);
-  await settle(stack, steadyHooked);
+  const { record: steadyHooked } = await settle(stack);
   const quietAlone = await quietRun(stack, run, run.quiet);
   const quietWithHook = await quietRun(stack, run, run.quietHooked);
   return { steadyHooked, hookedOrders: hookedCreates.filter((reply) => reply.status === 201).length, quietAlone, quietWithHook };
