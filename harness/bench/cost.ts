@@ -146,14 +146,8 @@ export const sqsRequestsFor = (bytes: number): number => Math.max(1, Math.ceil(b
 const perMillion = (price: number) => `$${price} / million`;
 
 /** A cost line; `perMonth` lines are priced per month that a million orders are kept. */
-const line = (item: string, price: string, quantity: number, unit: string, dollars: number, perMonth?: true): CostLine => ({
-  item,
-  price,
-  quantity,
-  unit,
-  dollars,
-  ...(perMonth ? { perMonth } : {}),
-});
+const line = (item: string, price: string, quantity: number, unit: string, dollars: number, perMonth?: true): CostLine =>
+  perMonth ? { item, price, quantity, unit, dollars, perMonth } : { item, price, quantity, unit, dollars };
 
 /** A measure's per-order quantities, shared by the groups of lines below. */
 const perOrder = (measure: ScenarioMeasure) => {

@@ -291,34 +291,24 @@ const partitionWrites = (
   transaction: boolean,
   measured: Partial<Record<Where, number>> | undefined,
 ): PartitionWrite[] => {
-  const factor = transaction ? 2 : 1;
-  const entries: (PartitionWrite & { bytes: number })[] = [];
-  for (const write of writes) {
-    entries.push({ where: 'table', key: write.pk, sk: write.sk, wcu: kb(write.bytes) * factor, bytes: write.bytes });
-    for (const { where, key, removed } of write.index) {
-      // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
-      const bytes = removed || !ALL_PROJECTION.includes(where) ? 1 : write.bytes;
-      entries.push({ where, key, wcu: kb(bytes) * factor, bytes });
-    }
-  }
-  if (measured) {
-    for (const where of ['table', ...INDEXES] as Where[]) {
-      const total = measured[where];
-      const mine = entries.filter((entry) => entry.where === where);
-      if (total === undefined) {
-        // No units named for this index: nothing was written there (e.g. an attribute not projected).
-        for (const entry of mine) entries.splice(entries.indexOf(entry), 1);
-        continue;
-      }
-      if (mine.length === 0) {
-        if (total > 0) entries.push({ where, key: '?', wcu: total, bytes: 0 });
-        continue;
-      }
-      const bytes = mine.reduce((sum, entry) => sum + Math.max(1, entry.bytes), 0);
-      for (const entry of mine) entry.wcu = (total * Math.max(1, entry.bytes)) / bytes;
-    }
-  }
-  return entries.map(({ bytes: _bytes, ...entry }) => entry);
+  const entries = writes.flatMap((write) => [
+    { where: 'table' as Where, key: write.pk, sk: write.sk, bytes: write.bytes },
+    // An index entry removed, or a KEYS_ONLY one, costs 1 unit; a written ALL one the item's size.
+    ...write.index.map(({ where, key, removed }) => ({ where, key, bytes: removed || !ALL_PROJECTION.includes(where) ? 1 : write.bytes })),
+  ]);
+  if (!measured) return entries.map(({ bytes, ...entry }) => ({ ...entry, wcu: kb(bytes) * (transaction ? 2 : 1) }));
+  // Where no units are named, nothing was written (e.g. an attribute not projected); units named where no write is known go to `?`.
+  const wheres: Where[] = ['table', ...INDEXES];
+  const bytesOn = (where: Where) => entries.reduce((sum, entry) => sum + (entry.where === where ? Math.max(1, entry.bytes) : 0), 0);
+  return [
+    ...entries.flatMap(({ bytes, ...entry }) => {
+      const total = measured[entry.where];
+      return total === undefined ? [] : [{ ...entry, wcu: (total * Math.max(1, bytes)) / bytesOn(entry.where) }];
+    }),
+    ...wheres.flatMap((where) =>
+      (measured[where] ?? 0) > 0 && bytesOn(where) === 0 ? [{ where, key: '?', wcu: measured[where] ?? 0 }] : [],
+    ),
+  ];
 };
 
 // ---------------------------------------------------------------------------------------------
