@@ -157,32 +157,20 @@ const putWrite = (item: Attrs): ItemWrite => {
 
 /** Top-level comma split (if_not_exists(a, b) keeps its comma). */
 const splitTop = (text: string): string[] => {
-  const parts: string[] = [];
   let depth = 0;
-  let start = 0;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (char === '(') depth++;
-    else if (char === ')') depth--;
-    else if (char === ',' && depth === 0) {
-      parts.push(text.slice(start, index));
-      start = index + 1;
-    }
+  const parts = [''];
+  for (const char of text) {
+    depth += char === '(' ? 1 : char === ')' ? -1 : 0;
+    if (char === ',' && depth === 0) parts.push('');
+    else parts[parts.length - 1] += char;
   }
-  parts.push(text.slice(start));
   return parts.map((part) => part.trim()).filter(Boolean);
 };
 
-/** The clauses of an UpdateExpression: SET/REMOVE/ADD/DELETE -> their comma-separated actions. */
-const clauses = (expression: string): Record<string, string[]> => {
-  const result: Record<string, string[]> = {};
-  const pattern = /\b(SET|REMOVE|ADD|DELETE)\b/gi;
-  const marks = [...expression.matchAll(pattern)].map((match) => ({ word: (match[1] ?? '').toUpperCase(), at: match.index ?? 0 }));
-  marks.forEach((mark, index) => {
-    const end = marks[index + 1]?.at ?? expression.length;
-    result[mark.word] = [...(result[mark.word] ?? []), ...splitTop(expression.slice(mark.at + mark.word.length, end))];
-  });
-  return result;
+/** The comma-separated actions of an UpdateExpression's SET or REMOVE clauses. */
+const actionsOf = (expression: string, clause: 'SET' | 'REMOVE'): string[] => {
+  const parts = expression.split(/\b(SET|REMOVE|ADD|DELETE)\b/i);
+  return parts.flatMap((part, index) => (index % 2 === 1 && part.toUpperCase() === clause ? splitTop(parts[index + 1] ?? '') : []));
 };
 
 const updateWrite = (update: Input): ItemWrite => {
@@ -192,9 +180,8 @@ const updateWrite = (update: Input): ItemWrite => {
   const resolveName = (path: string) => names[path.trim()] ?? path.trim();
   const before = known.get(itemId(key));
   const after: Known = { index: { ...before?.index }, bytes: Math.max(before?.bytes ?? 0, sizeOf(key) + sizeOf(values)) };
-  const actions = clauses(update.UpdateExpression ?? '');
   const changed = new Map<IndexName, string | undefined>();
-  for (const action of actions.SET ?? []) {
+  for (const action of actionsOf(update.UpdateExpression ?? '', 'SET')) {
     const [path, value = ''] = action.split(/=(.*)/s).map((part) => part.trim());
     const attribute = resolveName(path ?? '');
     const where = INDEXES.find((name) => `${name}pk` === attribute);
@@ -202,7 +189,7 @@ const updateWrite = (update: Input): ItemWrite => {
     const placeholder = value.match(/:[A-Za-z0-9_]+/)?.[0];
     changed.set(where, str(placeholder ? values[placeholder] : undefined) ?? '?');
   }
-  for (const path of actions.REMOVE ?? []) {
+  for (const path of actionsOf(update.UpdateExpression ?? '', 'REMOVE')) {
     const where = INDEXES.find((name) => `${name}pk` === resolveName(path));
     if (where) changed.set(where, undefined);
   }
