@@ -1,5 +1,6 @@
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { currentInvocation } from '#local/invocation-scope';
 import type { LocalStack } from '#local/stack';
 import { answerStack, STAGE_HOOKS_ENV } from '#local/stage-hooks';
 import { type AwsService, onClientCreated } from '#shared/aws-clients';
@@ -84,7 +85,6 @@ type Input = Message & {
   Entries?: Message[];
 };
 
-// ---------------------------------------------------------------------------------------------
 /** A key's value as text: the document client's plain string or number, or the low-level client's `{ S }` or `{ N }`. */
 const str = (value: unknown): string | undefined => {
   const { S, N } = (value !== null && typeof value === 'object' ? value : {}) as { S?: unknown; N?: unknown };
@@ -301,25 +301,20 @@ const partitionWrites = (
 // ---------------------------------------------------------------------------------------------
 // Which function and invocation a call belongs to.
 const FUNCTION_NAME = Symbol('localRecordedFunction');
-type InvokeStoreLike = {
-  hasContext: () => boolean;
-  get: <T>(key: string | symbol) => T | undefined;
-  set: (key: string | symbol, value: unknown) => void;
-  getRequestId: () => string;
-};
-const invokeStore = () => (globalThis as { awslambda?: { InvokeStore?: InvokeStoreLike } }).awslambda?.InvokeStore;
+/** The invocation scope's store (local/invocation-scope.ts), where the function's name is noted beside the invocation. */
+type InvokeStore = { get: (key: symbol) => unknown; set: (key: symbol, value: unknown) => void };
+const invokeStore = () => (globalThis as { awslambda?: { InvokeStore?: InvokeStore } }).awslambda?.InvokeStore;
 const currentFunction = () => {
-  const store = invokeStore();
-  if (!store?.hasContext()) return { fn: '(outside an invocation)', invocation: '-' };
-  return { fn: store.get<string>(FUNCTION_NAME) ?? '(before the logger had its context)', invocation: store.getRequestId() };
+  const invocation = currentInvocation();
+  if (invocation === undefined) return { fn: '(outside an invocation)', invocation: '-' };
+  return { fn: String(invokeStore()?.get(FUNCTION_NAME) ?? '(before the logger had its context)'), invocation };
 };
 
 /** Every handler gives its Lambda context to the shared logger (injectLambdaContext): note its name in the invocation's scope. */
 const noteFunctionNames = () => {
   const original = logger.addContext.bind(logger);
   logger.addContext = (context) => {
-    const store = invokeStore();
-    if (store?.hasContext()) store.set(FUNCTION_NAME, context.functionName);
+    if (currentInvocation() !== undefined) invokeStore()?.set(FUNCTION_NAME, context.functionName);
     original(context);
   };
 };
@@ -423,10 +418,7 @@ export const recordingEnv = (options: { countLogs?: boolean } = {}): Record<stri
 
 /** Every AWS call the functions made and every invocation that ended since the last ask, per stage (empty where none was recorded). */
 export const takeWriteRecord = async (stack: Pick<LocalStack, 'ask'>): Promise<Record<Stage, WriteRecord>> => {
-  const answers = await stack.ask<Partial<WriteRecord>>(WRITE_RECORD_REQUEST);
-  const of = (answer: Partial<WriteRecord> | undefined): WriteRecord => ({
-    records: answer?.records ?? [],
-    invocations: answer?.invocations ?? [],
-  });
-  return { live: of(answers.live), sandbox: of(answers.sandbox) };
+  const answers = await stack.ask<WriteRecord>(WRITE_RECORD_REQUEST);
+  const empty = (): WriteRecord => ({ records: [], invocations: [] });
+  return { live: answers.live ?? empty(), sandbox: answers.sandbox ?? empty() };
 };
