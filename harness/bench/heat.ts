@@ -133,19 +133,6 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
   return byMerchant;
 };
 
-/** What the merchants stored per order they took: their bytes now less their bytes before their first order. */
-const storedPerOrder = (
-  now: Map<string, Stored>,
-  before: Map<string, Stored>,
-  merchants: readonly Merchant[],
-  ordersOf: (id: string) => number,
-): Stored => {
-  const orders = sum(merchants, ({ id }) => ordersOf(id));
-  const delta = (key: keyof Stored) =>
-    sum(merchants, ({ id }) => (now.get(id)?.[key] ?? 0) - (before.get(id)?.[key] ?? 0)) / Math.max(1, orders);
-  return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
-};
-
 const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
 const meanCreateMs = (invocations: readonly InvocationRecord[]) =>
   mean(invocations.flatMap((invocation) => (invocation.fn === 'orders-create' ? [invocation.ms] : [])));
@@ -247,16 +234,14 @@ const totalsOf = (calls: CallRecord[]) => {
 };
 
 /** A key as the table shows it: merchant ids, uuids, sequence and block numbers, e-mails and order numbers replaced. */
-const normalise = (text: string, merchantIds: string[]) => {
-  let out = text;
-  for (const id of merchantIds) if (out.includes(id)) out = out.split(id).join('<merchant>');
-  return out
+const normalise = (text: string, merchantIds: string[]) =>
+  merchantIds
+    .reduce((out, id) => out.replaceAll(id, '<merchant>'), text)
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')
     .replace(/[^#\s]+@[^#\s]+/g, '<email>')
     .replace(/HEAT-[A-Za-z0-9-]+/g, '<order_no>')
     .replace(/heat-[a-z0-9]+-\d+/g, '<idempotency-key>')
     .replace(/\d{4,}/g, '<n>');
-};
 
 /** A table partition whose sort key only grows (the event log's positions): every write lands at its end, which no split relieves. */
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
@@ -480,7 +465,7 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
       idempotencyKey: withKey ? `heat-${run}-${number}` : undefined,
     }).then((reply) => {
       if (reply.status === 201) ordersOn.set(merchant.id, (ordersOn.get(merchant.id) ?? 0) + 1);
-      return { ...reply, merchant, withKey };
+      return { ...reply, merchant };
     });
   };
   /** `perMerchant` creates on each merchant of `group`, interleaved, every other round with an Idempotency-Key. */
@@ -488,9 +473,15 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
     Array.from({ length: perMerchant * group.length }, (_, index) =>
       create(group[index % group.length] as Merchant, Math.floor(index / group.length) % 2 === 0),
     );
-  const ordersOf = (id: string) => ordersOn.get(id) ?? 0;
+  /** What `group` stored per order it took: its bytes in `now` (a scan) less its bytes before its first order. */
+  const storedPerOrder = (now: Map<string, Stored>, group: readonly Merchant[]): Stored => {
+    const orders = sum(group, ({ id }) => ordersOn.get(id) ?? 0);
+    const delta = (key: keyof Stored) =>
+      sum(group, ({ id }) => (now.get(id)?.[key] ?? 0) - (storedBefore.get(id)?.[key] ?? 0)) / Math.max(1, orders);
+    return { tableByteMonths: delta('tableByteMonths'), indexByteMonths: delta('indexByteMonths') };
+  };
   const merchantIds = merchants.map((merchant) => merchant.id);
-  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedBefore, create, rounds, ordersOf };
+  return { live, merchants, hooked, quiet, quietHooked, merchantIds, scan, storedPerOrder, create, rounds };
 };
 
 type HeatRun = Awaited<ReturnType<typeof setUpRun>>;
@@ -524,7 +515,7 @@ const steadyRun = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => 
   const creates = await pool(run.rounds(merchants, opts.creates), opts.concurrency);
   const createWall = (performance.now() - startedAt) / 1000;
   const { record: steady, seconds: createSettleSeconds } = await settle(stack);
-  const steadyStored = storedPerOrder(await run.scan(), run.storedBefore, merchants, run.ordersOf);
+  const steadyStored = run.storedPerOrder(await run.scan(), merchants);
   const created = creates.filter((reply) => reply.status === 201);
   const cancel =
     ({ merchant, body }: (typeof created)[number]) =>
@@ -797,14 +788,13 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
   const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
     (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
   );
-  const storedOf = (group: readonly Merchant[]) => storedPerOrder(storedAfter, run.storedBefore, group, run.ordersOf);
   const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [
     scenario('steady', 'steady', steady, measured.created.length, measured.steadyStored),
-    scenario('steady + webhook', 'steady', steadyHooked, others.hookedOrders, storedOf(run.hooked)),
-    scenario('quiet', 'quiet', quietAlone.into, quietAlone.orders, storedOf([run.quiet])),
-    scenario('quiet + webhook', 'quiet', quietWithHook.into, quietWithHook.orders, storedOf([run.quietHooked])),
+    scenario('steady + webhook', 'steady', steadyHooked, others.hookedOrders, run.storedPerOrder(storedAfter, run.hooked)),
+    scenario('quiet', 'quiet', quietAlone.into, quietAlone.orders, run.storedPerOrder(storedAfter, [run.quiet])),
+    scenario('quiet + webhook', 'quiet', quietWithHook.into, quietWithHook.orders, run.storedPerOrder(storedAfter, [run.quietHooked])),
   ];
 };
 
