@@ -22,10 +22,7 @@ type Writable = { write: (chunk: string | Uint8Array, encoding?: BufferEncoding 
 /** A structured (JSON) line below ERROR: counted but not shown when the output is quiet. */
 const belowError = (text: string) => text.trimStart().startsWith('{') && !/"level"\s*:\s*"(ERROR|CRITICAL|FATAL)"/.test(text);
 
-/**
- * Starts recording every invocation that starts from now on; `quiet` hides an invocation's
- * structured lines below ERROR. The streams default to process.stdout and process.stderr.
- */
+/** Records every invocation that starts from now on; `quiet` hides its structured lines below ERROR. */
 export const recordInvocations = (options: { quiet?: boolean; streams?: Writable[] } = {}) => {
   const streams = options.streams ?? [process.stdout as unknown as Writable, process.stderr as unknown as Writable];
   const running = new Map<string, { logBytes: number }>();

@@ -122,10 +122,7 @@ type ItemWrite = {
   after: Known | undefined;
 };
 
-/**
- * An item's write: the index partitions it leaves (an old key) and those it is written on (a new
- * key, or one that `rewrites` names, kept but rewritten), and what it is on afterwards.
- */
+/** An item's write: the index partitions it leaves (an old key) and is written on (a new key, or a kept one `rewrites` names). */
 const itemWrite = (
   key: Attrs,
   before: Known | undefined,
