@@ -202,7 +202,7 @@ const deleteWrite = (key: Attrs): ItemWrite => itemWrite(key, known.get(itemId(k
 type WritePart = { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs } };
 
 /** The items a write call writes, part by part (ConditionCheck parts write nothing, but a transaction pays for them). */
-const itemWrites = (operation: string, input: Input): { writes: ItemWrite[]; transaction: boolean } => {
+const itemWrites = (operation: string, input: Input): ItemWrite[] => {
   const single: Record<string, WritePart> = { PutItem: { Put: input }, UpdateItem: { Update: input }, DeleteItem: { Delete: input } };
   const parts: WritePart[] =
     operation === 'TransactWriteItems'
@@ -212,13 +212,12 @@ const itemWrites = (operation: string, input: Input): { writes: ItemWrite[]; tra
             (Array.isArray(requests) ? requests : []).map((request) => ({ Put: request.PutRequest, Delete: request.DeleteRequest })),
           )
         : [single[operation] ?? {}];
-  const writes = parts.flatMap((part) => {
+  return parts.flatMap((part) => {
     if (part.Put) return [putWrite(part.Put.Item ?? {})];
     if (part.Update) return [updateWrite(part.Update)];
     if (part.Delete) return [deleteWrite(part.Delete.Key ?? {})];
     return [];
   });
-  return { writes, transaction: operation === 'TransactWriteItems' };
 };
 
 /** The partition a read reads: GetItem's key, a Query's key condition (its first equality). */
@@ -338,7 +337,7 @@ const messageFigures = (service: AwsService, operation: string, input: Input): P
 /** A DynamoDB call's writes or reads once answered (`capacity` undefined when it failed); `commit` notes its items after a success. */
 const dynamoFigures = (operation: string, input: Input) => {
   input.ReturnConsumedCapacity ??= 'INDEXES';
-  const { writes, transaction } = itemWrites(operation, input);
+  const writes = itemWrites(operation, input);
   const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
   const reads = isWrite ? [] : readPartitions(operation, input);
   return {
@@ -346,7 +345,7 @@ const dynamoFigures = (operation: string, input: Input) => {
       const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
       // A read that failed is estimated at 1 unit.
       if (!isWrite) return { measured: measured !== undefined, reads, ...readItem(operation, input), rcu: measured ? measured.total : 1 };
-      const partitions = partitionWrites(writes, transaction, measured?.byWhere);
+      const partitions = partitionWrites(writes, operation === 'TransactWriteItems', measured?.byWhere);
       return {
         measured: measured !== undefined,
         writes: partitions,
