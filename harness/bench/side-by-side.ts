@@ -145,12 +145,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       warmup: { type: 'string', default: '500' },
     },
   });
-  const result = await benchSideBySide({
-    against: values.against,
-    creates: Number(values.creates),
-    warmup: Number(values.warmup),
-    workers: values.workers,
-  });
+  const result = await benchSideBySide({ ...values, creates: Number(values.creates), warmup: Number(values.warmup) });
   console.log(`## ${SIDE_BY_SIDE_TITLE}\n`);
   printSideBySide(console.log, result);
 }
