@@ -1,24 +1,19 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import type * as z from 'zod/mini';
 import { isPassingDependencyFailure } from '#shared/dependency-errors';
 import { ApiError, busy, type FieldErrors, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
-import type { invitePagination, laravelPagination } from './pagination';
+import type { cursorPaginationSchema, invitePaginationSchema, laravelPaginationSchema, logCursorSchema } from '#shared/schemas/responses';
 import type { ApiMiddleware } from './types';
 
 /** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';
 
-/** The page-numbered blocks, as pagination.ts builds them. */
-export type LaravelPagination = ReturnType<typeof laravelPagination>;
-export type InvitePagination = ReturnType<typeof invitePagination>;
-
-/** A list read by position: pass `next_cursor` as `cursor` for the next page; null on the last. */
-export type CursorPagination = { per_page: number; next_cursor: string | null };
-
-/** The event log's position (GET /api/v2/events): pass `next_cursor` as `after`; set on every page, empty ones too. */
-export type LogCursor = { next_cursor: string; has_more: boolean };
-
-export type Meta = { pagination?: LaravelPagination | InvitePagination | CursorPagination; as_of?: string | null } & Partial<LogCursor>;
+/** What a reply adds to `meta`, as shared/schemas/responses.ts documents it. */
+export type Meta = {
+  pagination?: z.output<typeof laravelPaginationSchema | typeof invitePaginationSchema | typeof cursorPaginationSchema>;
+  as_of?: string | null;
+} & Partial<z.output<typeof logCursorSchema>>;
 
 /** What a route's handler returns (`data` as the route's response declares it); envelopeResponse turns it into the HTTP response. */
 export type Reply<D = unknown> = { data: D; meta?: Meta; message?: string };

@@ -11,7 +11,8 @@ import type {
   toTierResponse,
 } from '#shared/domain/program-model';
 import type { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
-import type { CursorPagination, InvitePagination, LaravelPagination, LogCursor, legacySuccessBody, v2Body } from '#shared/http/envelope';
+import type { legacySuccessBody, v2Body } from '#shared/http/envelope';
+import type { invitePagination, laravelPagination } from '#shared/http/pagination';
 import { TRACE_ID_PATTERN } from '#shared/http/trace';
 import { TEST_EVENT_TYPE, type toCommissionEventData, WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import { MAX_MONEY_VALUE, MAX_QUANTITY } from './order';
@@ -70,7 +71,6 @@ export const segmentTierRate = z.extend(nameAndSlug(), {
   visual_rate: z.string(),
 });
 
-/** One segment as GET segments/{uuid} answers it: the list's shape plus the rate of each tier. */
 export const segmentDetailResponse = z.extend(segmentResponse, { tiers: z.array(segmentTierRate) });
 
 export const affiliateResponse = z.extend(nameAndSlug(), {
@@ -116,22 +116,15 @@ export const invitePaginationSchema = z.strictObject({
   total_pages: count(1),
 });
 
-/** `<UTC date-time>:api:<8 hex>` (shared/http/trace.ts). */
 export const traceIdSchema = z.string().check(z.regex(TRACE_ID_PATTERN));
 
-/** Field name (or `message` for the request as a whole) to its messages. */
 export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 
 /** `next_cursor` is the next page's `cursor`, null on the last page. */
 export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
 
-/** The event log's place: in `meta` itself, beside the trace id (GET /api/v2/events). */
-export const logCursorSchema = z.strictObject({
-  /** Pass as `after` to continue; set on every page, an empty one too. */
-  next_cursor: z.string(),
-  /** Whether committed events may remain after this page (an empty page may say so when filters skipped them). */
-  has_more: z.boolean(),
-});
+/** The event log's place, in `meta` itself: pass `next_cursor` as `after`; `has_more` may be true on an empty page the filters skipped. */
+export const logCursorSchema = z.strictObject({ next_cursor: z.string(), has_more: z.boolean() });
 
 export type PaginationKind = 'laravel' | 'invites' | 'cursor' | 'log';
 
@@ -169,7 +162,6 @@ const legacyBody = <T extends z.ZodMiniType>(success: boolean, data: T) =>
 
 export const legacySuccess = <T extends z.ZodMiniType>(data: T) => legacyBody(true, data);
 
-/** Legacy 401. */
 export const legacyUnauthenticated = z.strictObject({ message: z.string() });
 /** Legacy 422: the field messages under `data.errors`. */
 export const legacyInvalid = legacyBody(false, z.strictObject({ errors: fieldErrorsSchema }));
@@ -202,12 +194,10 @@ export const webhookDeliveryResponse = z.strictObject({
   event_id: z.string(),
   event_type: z.string(),
   status: z.enum(DELIVERY_STATUSES),
-  /** The attempt last made (1 for the first). */
   attempt: count(1),
   /** The receiver's status code; null when it did not answer (timeout, refused connection or address). */
   response_status: z.nullable(z.int()),
   latency_ms: z.nullable(z.number()),
-  /** The first 1 KB of the receiver's answer. */
   response_body: z.nullable(z.string()),
   error: z.nullable(z.string()),
   next_attempt_at: nullableTimestamp(),
@@ -231,9 +221,8 @@ export const commissionEventData = z.strictObject({
   affiliate_slug: z.string(),
   tier_slug: z.nullable(z.string()),
   currency_code: z.string(),
-  /** This entry's amount in minor units: positive for an accrual, negative for a reversal. */
+  /** This entry's amount in minor units (negative for a reversal) and the ledger's net after it. */
   amount: z.number(),
-  /** The ledger's net after this entry. */
   net_amount: z.number(),
   order_version: count(1),
   booked_at: timestamp(),
@@ -248,11 +237,8 @@ export const commissionReportRow = z.strictObject({
   orders: count(0),
   /** Those orders' row values (price times quantity; shipping and tax excluded). */
   sales_value: count(0),
-  /** The sum of the positive ledger entries. */
   accrued_value: count(0),
-  /** The sum of the negative ledger entries (negative or zero). */
   reversed_value: z.int().check(z.maximum(0)),
-  /** accrued_value + reversed_value. */
   net_value: z.int(),
 });
 
@@ -300,10 +286,8 @@ export type ResponseShapesMatch = [
   Check<Same<ReturnType<typeof toAffiliateRequestResponse>, Output<typeof affiliateRequestResponse>>>,
   Check<Same<ReturnType<typeof toAcceptedRequestResponse>, Output<typeof acceptedRequestResponse>>>,
   Check<Same<ReturnType<typeof toInviteResponse>, Output<typeof inviteResponse>>>,
-  Check<Same<LaravelPagination, Output<typeof laravelPaginationSchema>>>,
-  Check<Same<InvitePagination, Output<typeof invitePaginationSchema>>>,
-  Check<Same<CursorPagination, Output<typeof cursorPaginationSchema>>>,
-  Check<Same<LogCursor, Output<typeof logCursorSchema>>>,
+  Check<Same<ReturnType<typeof laravelPagination>, Output<typeof laravelPaginationSchema>>>,
+  Check<Same<ReturnType<typeof invitePagination>, Output<typeof invitePaginationSchema>>>,
   Check<Same<ReturnType<typeof toWebhookResponse>, Output<typeof webhookResponse>>>,
   Check<Same<Omit<ReturnType<typeof toDeliveryResponse>, 'status'>, Omit<Output<typeof webhookDeliveryResponse>, 'status'>>>,
   Check<Same<ReturnType<typeof toCommissionEventData>['commission'], Output<typeof commissionEventData>>>,
