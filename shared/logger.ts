@@ -1,10 +1,7 @@
 import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 
-/**
- * Powertools' standard line less its function ARN, memory size and sampling rate; the function's name
- * only where no log group of its own says it (Lambda names the group in `AWS_LAMBDA_LOG_GROUP_NAME`).
- */
+/** Powertools' standard line less its function ARN, memory size and sampling rate, and the name where its log group says it. */
 class CompactLogFormatter extends LogFormatter {
   formatAttributes(attributes: UnformattedAttributes, additionalLogAttributes: LogAttributes): LogItem {
     return new LogItem({

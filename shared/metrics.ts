@@ -1,8 +1,3 @@
-/**
- * The business metrics, as Embedded Metric Format lines on stdout (names: shared/metric-names.ts). Each
- * call publishes at once, so handlers need no flush; a queue worker's batch holds its points until its end
- * (`withBatchedMetrics`). Off outside Lambda unless POWERTOOLS_METRICS_DISABLED=false.
- */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Metrics, MetricUnit, type MetricUnit as MetricUnitName } from '@aws-lambda-powertools/metrics';
 import { groupBy } from './group-by';
@@ -10,6 +5,7 @@ import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from './m
 
 export { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, type MetricName } from './metric-names';
 
+// The business metrics as EMF lines on stdout, published at once or with a batch; off outside Lambda unless enabled.
 if (process.env.POWERTOOLS_METRICS_DISABLED === undefined && !process.env.AWS_LAMBDA_FUNCTION_NAME) {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 }
@@ -65,10 +61,7 @@ const publishHeld = (held: Held[]): void => {
   }
 };
 
-/**
- * Runs a queue worker's batch holding its data points, then publishes them, one EMF line per set of
- * dimensions; also at `publishBy` (epoch ms, before the function's timeout, which runs no `finally`).
- */
+/** Runs a batch holding its points, then publishes them; also at `publishBy` (epoch ms, before a timeout, which runs no `finally`). */
 export const withBatchedMetrics = async <T>(work: () => Promise<T>, publishBy = Number.POSITIVE_INFINITY): Promise<T> => {
   const held: Held[] = [];
   const timer = Number.isFinite(publishBy) ? setTimeout(() => publishHeld(held), Math.max(0, publishBy - Date.now())) : undefined;

@@ -1,8 +1,4 @@
-/**
- * Exact commission arithmetic in BigInt, rounded once half up; what does not fit is an
- * AmountNotComputableError, which no retry can help (docs/design-notes.md#limits).
- */
-
+/** Exact commission arithmetic in BigInt, rounded once half up; what does not fit no retry helps (docs/design-notes.md#limits). */
 export class AmountNotComputableError extends Error {
   override name = 'AmountNotComputableError';
 }

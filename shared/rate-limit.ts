@@ -1,7 +1,4 @@
-/**
- * The coarse per-token limit against floods (merchants meet their quota first), keyed by the header as
- * authentication reads it: KEY_TRANSFORMATIONS in WAF, rateLimitKey locally (lib/README.md#rate-limits).
- */
+/** The coarse per-token limit against floods, keyed by the header as WAF and rateLimitKey read it (lib/README.md#rate-limits). */
 export const RATE_LIMIT = { requestsPer5Minutes: 150_000 } as const;
 
 /** The WAF text transformations of the key, lowest priority first. */

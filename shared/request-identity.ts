@@ -1,12 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 
-/**
- * Who made a write, so a retry recognises its own applied write: derived from the Idempotency-Key, else random
- * (docs/correctness.md#every-order-answered-201-exists-exactly-once-a-lost-answer-never-costs-the-client-its-order).
- */
+/** A name-based uuid: who made a write is derived from the Idempotency-Key, so a retry recognises its own applied write. */
 export const derivedUuid = (merchantId: string, purpose: string, key: string): string => {
   const hash = createHash('sha256').update(`${merchantId}\u0000${purpose}\u0000${key}`).digest();
-  // A name-based UUID: version 5's nibble and the RFC 9562 variant.
+  // Version 5's nibble and the RFC 9562 variant.
   hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;
   hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');

@@ -1,6 +1,4 @@
-// Every AWS SDK client's timeouts (the SDK sets none), each budget within an API function's 10 s:
-// docs/design-notes.md, "Timeouts". The operator tools, run from afar and in batches, wait longer.
-
+// Every AWS SDK client's timeouts (the SDK sets none): docs/design-notes.md, "Timeouts"; the operator tools wait longer.
 /** Far above the SDK's 50 sockets, whose queue failed calls locally (docs/design-notes.md#performance-on-the-local-emulators). */
 const MAX_SOCKETS = 1_000;
 

@@ -5,8 +5,7 @@ import { HttpRequest } from '@smithy/core/transport';
 import type { BuildMiddleware, MetadataBearer, MiddlewareStack, ResponseMetadata } from '@smithy/types';
 import { classifyDependencyError } from '#shared/dependency-errors';
 
-// X-Ray subsegments for a function's AWS SDK calls, as the X-Ray SDK makes them, when the invocation is
-// sampled (docs/design-notes.md#libraries-and-hand-written-code, lib/README.md#metrics-and-tracing).
+// X-Ray subsegments for a sampled invocation's AWS SDK calls (docs/design-notes.md#libraries-and-hand-written-code).
 
 type TraceData = { Root?: string; Parent?: string; Sampled?: string };
 

@@ -13,8 +13,6 @@ import { netExact, rowCommission, sumExact } from '#shared/money';
 import { isoNow } from '#shared/time';
 import { eventTypeOf, versionOf } from './order-events';
 
-/** One ledger per order, brought up to the order's current version by every order event (docs/architecture.md#commission-processing). */
-
 export type { CommissionLedger } from '#shared/db/entities/commission';
 
 /** What an accrual books: each row's commission, their total, and the affiliate tier they were computed for. */
@@ -37,8 +35,7 @@ export const computeCommission = (
   const tier = affiliate?.tier_slug ?? null;
   const rows = order.order_rows.map((row): CommissionRow => {
     const segment = segmentForRow(segments, row.segment_slug);
-    // Rates are looked up as own keys only (a tier slug is data), and computed exactly
-    // (shared/money.ts); an amount that cannot be computed exactly throws AmountNotComputableError.
+    // Own keys only (a tier slug is data); computed exactly or AmountNotComputableError (shared/money.ts).
     const rate = (tier !== null && segment && Object.hasOwn(segment.rates, tier) ? segment.rates[tier] : undefined) ?? 0;
     const { base, amount } = rowCommission(row.price_value, row.quantity, rate);
     return { row_uuid: row.uuid, segment_uuid: segment?.uuid ?? null, rate, base_value: base, amount };
@@ -110,12 +107,7 @@ export type LedgerOutcome = { outcome: 'applied' | 'duplicate'; ledger: Commissi
 /** Reads and conditional writes before giving up on a ledger other deliveries keep changing (SQS redelivers). */
 export const LEDGER_ATTEMPTS = 5;
 
-/**
- * Applies the order's changes its ledger lacks: one PutItem conditional on the ledger as read, retried from fresh reads when refused.
- * With the message's version known, the first reads are eventually consistent (half the read units): an order read behind that
- * version is read again strongly, and a ledger read behind its own writes only makes the conditional put refuse and read again.
- * An order's first message first assumes no ledger without reading one: only a redelivery finds one, and the put refuses it.
- */
+/** Applies the order's changes its ledger lacks in one conditional PutItem, retried from fresh reads (docs/architecture.md#commission-processing). */
 export const applyOrderChanges = async (merchantId: string, orderUuid: string, announcedVersion?: number): Promise<LedgerOutcome> => {
   const read = (consistent: boolean, ledgerAbsent: boolean) =>
     Promise.all([

@@ -14,8 +14,7 @@ const EXPIRY_MARGIN_SECONDS = 3600;
 export const listEvents = async (merchantId: string, query: EventsQuery, now = Date.now()): Promise<EventsPage> => {
   const stage = currentStage();
   const nowSeconds = Math.floor(now / 1000);
-  // A first read starts with the events of the last EVENTS_RETENTION_DAYS (older ones are on their way out);
-  // a cursor stands while what follows it is still stored (a day longer), so paging from the start never expires.
+  // A first read starts EVENTS_RETENTION_DAYS back; a cursor stands while what follows it is stored (a day longer).
   let after: Cursor = { position: LOG_START, since: nowSeconds - EVENTS_RETENTION_DAYS * DAY_SECONDS, floor: true };
   if (query.after !== undefined) {
     const decoded = decodeCursor(stage, merchantId, query.after);

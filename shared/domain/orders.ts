@@ -27,6 +27,8 @@ import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
 import { type FieldErrors, invalid, invalidField, notFound, ruleRefused } from '#shared/errors';
+import type { ApiRequest } from '#shared/http/api-handler';
+import type { Schemas } from '#shared/http/validate';
 import { logger } from '#shared/logger';
 import type { PageQuery } from '#shared/page-window';
 import type { RequestIdentity } from '#shared/request-identity';
@@ -39,27 +41,15 @@ import { ORDER_MESSAGES } from './order-model';
 export { toOrderResponse } from './order-model';
 
 /** What a create needs of its request: who it is, the quota's decision (its number), its admission (a key's claim), work alongside. */
-export type CreateSteps = {
-  identity: RequestIdentity;
-  decided: () => Promise<{ orderNumber?: OrderNumber }>;
-  admitted: () => Promise<unknown>;
-  alongside: (work: Promise<void>) => void;
-};
+type CreateSteps = Pick<ApiRequest<Schemas>, 'identity' | 'decided' | 'admitted' | 'alongside'>;
 
-/**
- * The affiliate an order names, as attribution sees it: read eventually consistently (half a read unit), and strongly
- * only when not seen active, so an affiliate accepted a moment ago is found; the API never makes an active affiliate inactive.
- */
+/** The affiliate an order names: read eventually consistently, and strongly only when not seen active (one accepted a moment ago). */
 const attributableAffiliate = async (merchantId: string, slug: string) => {
   const seen = await getAffiliate(functionTable, merchantId, slug);
   return seen?.status === 'active' ? seen : getAffiliate(functionTable, merchantId, slug, true);
 };
 
-/**
- * Creates an order in two round trips: the reads and the quota's decision in parallel, then one conditional put under the uuid
- * derived from merchant and order_no, its own uniqueness guard (docs/architecture.md#writing-without-hot-items); costs:
- * docs/data-model-heat.md#the-create-now-one-conditional-put.
- */
+/** Creates an order: reads and the quota's decision in parallel, then one conditional put (docs/architecture.md#writing-without-hot-items). */
 export const createOrder = async (
   merchant: Merchant,
   input: OrderCreateInput,
@@ -142,10 +132,7 @@ const ownOrder = async (merchantId: string, uuid: string, identity: RequestIdent
   return found && createdBy(found, identity) ? found : undefined;
 };
 
-/**
- * A keyed create's first answer, `reply` of the order its request created (its uuid derives from `order_no`), or
- * undefined while there is none it created: how a retry is answered without a stored 201.
- */
+/** A keyed create's first answer, `reply` of the order its request created, or undefined while there is none: a retry's answer. */
 export const replyFromCreatedOrder =
   <R>(reply: (order: OrderItem) => R) =>
   async ({ merchantId, body, identity }: { merchantId: string; body: { order_no: string }; identity: RequestIdentity }) => {
@@ -168,10 +155,7 @@ const settleCreate = (order: OrderItem, counted: Promise<void>) =>
 /** How long after its create an order's count may still be missing (its request stopped after the commit). */
 const RECENT_CREATE_SECONDS = 60 * 60;
 
-/**
- * An order_no taken by a recent order, most likely a retry of a create that may have stopped before its count: the holder's
- * block is marked for recount (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run). Logged, never thrown.
- */
+/** An order_no taken by a recent order (likely a retry stopped before its count): the holder's block is marked for recount, never thrown. */
 const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | string) => {
   try {
     // The order that refused a put came back with the refusal; a guard names only its uuid.

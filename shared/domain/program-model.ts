@@ -28,10 +28,7 @@ export const toSegmentResponse = (segment: SegmentItem) => ({
   ...pick(segment, ['slugs', 'skus', 'created_at', 'updated_at']),
 });
 
-/**
- * A single segment with its rate per tier: the merchant's tiers that have a rate in this segment,
- * in tier order. A rate keyed by a tier that no longer exists has no name to show and is left out.
- */
+/** A single segment with the rate of each of the merchant's tiers that has one, in tier order (a deleted tier's rate is left out). */
 export const toSegmentDetailResponse = (segment: SegmentItem, tiers: readonly TierItem[]) => {
   const { created_at, updated_at, ...rest } = toSegmentResponse(segment);
   return {

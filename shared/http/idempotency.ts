@@ -33,10 +33,7 @@ const checkKey = (key: string) => {
   if (problem) throw new ApiError(400, { idempotency_key: [IDEMPOTENCY_MESSAGES[problem]] });
 };
 
-/**
- * The secrets a route answers (a webhook's signing secret) and the box that seals them for the record,
- * bound to the merchant and the record; the route passes the box, so only those routes bundle it.
- */
+/** The secrets a route answers (a webhook's signing secret) and the box that seals them for the record; only those routes bundle it. */
 export type ReplySecrets = {
   /** Paths of keys from the body's root, e.g. `['data', 'webhook', 'secret']`. */
   fields: readonly (readonly string[])[];
@@ -118,15 +115,8 @@ const pathAsValidated = (event: Pick<APIGatewayProxyEvent, 'path' | 'pathParamet
 
 type KeyContext = Context & AuthenticatedContext & ValidatedContext<Schemas> & { requestKey?: RequestKey };
 
-/**
- * A route's first answer rebuilt from what its request wrote (a create's order carries the request's write id), with the
- * request's trace id; undefined while that write is not there. Such a route's success is not stored: its claim is the record.
- */
+/** A route's first answer rebuilt from what its request wrote, with the request's trace id; such a route's success is not stored. */
 export type AnswerFromStore = (context: KeyContext, traceId: string) => Promise<APIGatewayProxyResult | undefined>;
-
-/** What an earlier try of this request answered, rebuilt from what it wrote, when its route can and it wrote it. */
-const answeredBefore = (context: KeyContext, earlierTraceId: string | undefined, fromStore: AnswerFromStore | undefined) =>
-  earlierTraceId !== undefined && fromStore ? fromStore(context, earlierTraceId) : Promise.resolve(undefined);
 
 /** Claims the key (the request then runs), or says what a key held by another request answers: 422, 409 or its first answer. */
 const claimOrAnswer = async (
@@ -151,7 +141,7 @@ const claimOrAnswer = async (
     if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
     if (record.status === 'completed') return replay(record.response, merchantId, key, secrets);
     // What an earlier try of this request wrote may answer it as that try did (its trace id is the claim's).
-    const answered = await answeredBefore(context, record.traceId, fromStore);
+    const answered = record.traceId !== undefined && fromStore ? await fromStore(context, record.traceId) : undefined;
     if (!outcome.dead) {
       if (answered) return asReplay(answered);
       throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });

@@ -1,11 +1,6 @@
 import type { $ZodIssue as Issue } from 'zod/v4/core';
 import type { FieldErrors } from '#shared/errors';
 
-/**
- * zod issues -> Laravel-style messages (the original service's style):
- * `The order no field is required.`, `order_rows.0.product_name` keys, first message per field.
- */
-
 /** Laravel's displayable attribute: the key with underscores as spaces (`__proto__` shows as `proto`). */
 export const attributeName = (key: string): string =>
   key
@@ -63,14 +58,11 @@ const messageFor = (issue: Issue, attr: string, value: unknown): string => {
   }
 };
 
-/**
- * Prohibited (unknown) fields an answer names, and the longest name it repeats: a body full of
- * unknown keys would otherwise be answered with twice its size.
- */
+/** Prohibited fields an answer names, and the longest name it repeats, so a body of unknown keys is not answered twice its size. */
 export const MAX_NAMED_PROHIBITED = 50;
 const MAX_ECHOED_NAME_LENGTH = 255;
 
-/** The first message per field, as own keys whatever the client named them; merge with mergeFieldErrors, never Object.assign. */
+/** zod issues as Laravel's messages (`order_rows.0.product_name` keys), the first per field, as own keys: merge with mergeFieldErrors. */
 export const laravelErrors = (issues: readonly Issue[], input: unknown): FieldErrors => {
   const errors = new Map<string, string[]>();
   const add = (key: string, message: string) => {
