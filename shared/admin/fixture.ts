@@ -8,8 +8,6 @@ import { laravelErrors } from '#shared/validation/messages';
 
 /** The seed fixture format of DESIGN.md. Besides it, optional fixed ids/values (used by the demo). */
 const isoTimestamp = z.iso.datetime({ offset: true });
-/** A name, slug or key: the API's own string rule (well-formed, trimmed, 1 to 255 characters). */
-const name = () => requiredString();
 /** Any other text: well-formed, at most `max` characters. */
 const words = (max = 255) => text().check(z.maxLength(max));
 /** An optional list of fixture entries. */
@@ -18,14 +16,14 @@ const list = <T extends z.ZodMiniType>(entry: T) => z.optional(z.array(entry));
 const fixtureSchema = z.object({
   merchants: z.array(
     z.object({
-      key: name(),
+      key: requiredString(),
       id: z.optional(z.uuid()),
-      name: name(),
+      name: requiredString(),
       currency: text().check(z.length(3)),
       users: list(z.object({ email: emailAddress(), name: z.optional(words()) })),
       tokens: list(
         z.object({
-          key: name(),
+          key: requiredString(),
           kind: z.optional(z.enum(['live', 'testing'])),
           can_place_live_orders: z.optional(z.boolean()),
           /** A fixed token string (the demo's, so events/ can use it); minted when absent. */
@@ -34,21 +32,28 @@ const fixtureSchema = z.object({
       ),
       tiers: z.optional(
         z
-          .array(z.object({ slug: name(), name: name(), description: z.optional(words()), default: z.optional(z.boolean()) }))
+          .array(
+            z.object({
+              slug: requiredString(),
+              name: requiredString(),
+              description: z.optional(words()),
+              default: z.optional(z.boolean()),
+            }),
+          )
           .check(z.maxLength(MAX_TIERS)),
       ),
       segments: z.optional(
         z
           .array(
             z.object({
-              key: name(),
+              key: requiredString(),
               uuid: z.optional(z.uuid()),
-              name: name(),
+              name: requiredString(),
               description: z.optional(words()),
               default: z.optional(z.boolean()),
               type: z.optional(z.literal('percentage')),
-              slugs: z.optional(z.array(name())),
-              skus: z.optional(z.array(name())),
+              slugs: z.optional(z.array(requiredString())),
+              skus: z.optional(z.array(requiredString())),
               // Percent, 0 to 100 with at most two decimals: what a commission can be computed from (shared/money.ts).
               rates: z.optional(z.record(z.string(), z.number().check(z.minimum(0), z.maximum(100), z.multipleOf(0.01)))),
             }),
@@ -57,26 +62,26 @@ const fixtureSchema = z.object({
       ),
       affiliates: list(
         z.object({
-          slug: name(),
-          name: name(),
+          slug: requiredString(),
+          name: requiredString(),
           email: emailAddress(),
-          tier: z.optional(name()),
+          tier: z.optional(requiredString()),
           status: z.optional(z.enum(['active', 'inactive'])),
           accepted_at: z.optional(isoTimestamp),
         }),
       ),
       affiliate_requests: list(
         z.object({
-          key: name(),
+          key: requiredString(),
           uuid: z.optional(z.uuid()),
           status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
           requested_at: z.optional(isoTimestamp),
-          affiliate: z.object({ slug: name(), name: name(), email: emailAddress() }),
+          affiliate: z.object({ slug: requiredString(), name: requiredString(), email: emailAddress() }),
         }),
       ),
       invites: list(
         z.object({
-          key: name(),
+          key: requiredString(),
           uuid: z.optional(z.uuid()),
           email: emailAddress(),
           sender_email: z.optional(emailAddress()),
@@ -86,10 +91,10 @@ const fixtureSchema = z.object({
       ),
       orders: list(
         z.extend(orderCreateBody, {
-          key: name(),
+          key: requiredString(),
           uuid: z.optional(z.uuid()),
           created_at: z.optional(isoTimestamp),
-          payment_id: z.optional(name()),
+          payment_id: z.optional(requiredString()),
           cancelled_at: z.optional(isoTimestamp),
         }),
       ),

@@ -20,14 +20,11 @@ import { hashToken, tokenKindOfStage } from '#shared/tokens';
 import { type Fixture, type FixtureMerchant, fixedTokenValues, fixtureProblems } from './fixture';
 import type { Store } from './store';
 
-export type SeededMerchant = {
-  id: string;
-  tokens: Record<string, string>;
-  segments: Record<string, string>;
-  affiliate_requests: Record<string, string>;
-  invites: Record<string, string>;
-  orders: Record<string, string>;
-};
+/** A seeded merchant's id, and by fixture key its tokens' values and its segments', requests', invites' and orders' uuids. */
+export type SeededMerchant = { id: string } & Record<
+  'tokens' | 'segments' | 'affiliate_requests' | 'invites' | 'orders',
+  Record<string, string>
+>;
 
 export type SeedResult = { stage: Stage; merchants: Record<string, SeededMerchant> };
 

@@ -30,9 +30,6 @@ export type QuotaContext = AuthenticatedContext & {
   decided: () => Promise<Admission>;
 };
 
-/** The admission of a request no quota decides (QUOTA_ENFORCEMENT=off): at once, with nothing taken. */
-const admittedAtOnce = async (): Promise<Admission> => ({});
-
 /** Whether `decision` has failed by the next turn of the event loop: decided from this container's own view, with no call. */
 const refusedAtOnce = (decision: Promise<unknown>) =>
   Promise.race([
@@ -50,7 +47,7 @@ export const quota = (
   before: async (request) => {
     const { context } = request;
     if (!enforced) {
-      context.admitted = context.decided = admittedAtOnce;
+      context.admitted = context.decided = async () => ({});
       return;
     }
     const merchantId = context.credential.merchant.id;

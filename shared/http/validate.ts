@@ -16,8 +16,7 @@ type Out<T> = T extends $ZodType ? output<T> : undefined;
 export type Input<S extends Schemas> = { body: Out<S['body']>; query: Out<S['query']>; params: Out<S['params']> };
 
 /** Validates path, query and body: a path parameter of the wrong shape names no resource (404); the rest is one 422 keyed by field. */
-export function validateInput<S extends Schemas>(schemas: S, event: APIGatewayProxyEvent, jsonBody: unknown): Input<S>;
-export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jsonBody: unknown): Input<Schemas> {
+export const validateInput = <S extends Schemas>(schemas: S, event: APIGatewayProxyEvent, jsonBody: unknown): Input<S> => {
   const params = schemas.params ? z.safeParse(schemas.params, event.pathParameters ?? {}) : undefined;
   if (params && !params.success) throw notFound();
 
@@ -36,8 +35,8 @@ export function validateInput(schemas: Schemas, event: APIGatewayProxyEvent, jso
   if (schemas.bodyRequired && absent) found.push({ message: ['The request body must be a JSON object.'] });
   const body = schemas.bodyRequired && absent ? undefined : parse(schemas.body, absent ? {} : jsonBody);
   if (found.length > 0) throw invalid(mergeFieldErrors(...found));
-  return { body, query, params: params?.data };
-}
+  return { body, query, params: params?.data } as Input<S>;
+};
 
 /** The context once validation has run: the JSON body (undefined when there was none or the route reads none) and the input. */
 export type ValidatedContext<S extends Schemas> = ApiContext & { jsonBody: unknown; input: Input<S> };

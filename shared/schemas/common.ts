@@ -1,12 +1,5 @@
 import * as z from 'zod/mini';
 
-declare global {
-  interface String {
-    /** ES2024 (Node 20+): false when the string holds a lone surrogate. */
-    isWellFormed(): boolean;
-  }
-}
-
 /** A lone surrogate ("\ud800") fails later and far from the request (SES refuses it), so every text field is checked at the door. */
 const WELL_FORMED_MESSAGE = 'The :attribute field must be a valid UTF-8 string.';
 
