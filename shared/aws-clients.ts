@@ -1,6 +1,5 @@
 import { type SdkClient, traceAwsClient } from '#shared/tracing';
 
-/** The AWS services the functions call. */
 export type AwsService = 'dynamodb' | 'sqs' | 'ses';
 
 type ClientHook = (client: SdkClient, service: AwsService) => void;

@@ -33,7 +33,6 @@ export const MESSAGES = {
   tooManyAttempts: 'Too Many Attempts.',
   /** A body of MAX_BODY_BYTES or more (413; the stage's WebACL answers it in AWS, the local server here). */
   bodyTooLarge: 'The request body must be smaller than 2 MB (2,000,000 bytes).',
-  /** The legacy create's success message. */
   orderCreated: 'Order created successfully.',
 } as const;
 
@@ -71,9 +70,7 @@ export const notFound = () => messageError(404, MESSAGES.notFound);
 export const ruleRefused = (message: string) => messageError(422, message);
 /** Too much contention to commit in time: the client should retry (503, Retry-After). */
 export const busy = () => messageError(503, 'The service is busy. Please retry the request.');
-/** An Idempotency-Key reused for a different request (422). */
 export const keyReused = () => messageError(422, IDEMPOTENCY_MESSAGES.reused);
-/** Validation failed (422 keyed by field name). */
 export const invalid = (errors: FieldErrors) => new ApiError(422, errors);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });
 

@@ -9,10 +9,8 @@ const TOKEN_PREFIX: Record<TokenKind, string> = { live: 'live_', testing: 'test_
 export const kindOfToken = (token: string): TokenKind | undefined =>
   token.startsWith(TOKEN_PREFIX.live) ? 'live' : token.startsWith(TOKEN_PREFIX.testing) ? 'testing' : undefined;
 
-/** The token kind each stage accepts. */
 export const tokenKindOfStage = (stage: Stage): TokenKind => (stage === 'live' ? 'live' : 'testing');
 
-/** The inverse: the stage whose API accepts a token of this kind. */
 export const stageOfTokenKind = (kind: TokenKind): Stage => (kind === 'live' ? 'live' : 'sandbox');
 
 /** The stage whose API accepts this token (undefined when it is not a token). */

@@ -89,7 +89,11 @@ export const createOrder = async (
     });
     // A holder with this number is this request's own put, applied by an attempt whose answer was lost.
     used = holder === undefined || holder.seq === number.seq;
-    if (holder !== undefined && createdBy(holder, identity)) return recoverOrder(merchant, holder);
+    // A retry of a create whose order was stored: whether it was counted is unknown, so its block is marked for recount.
+    if (holder !== undefined && createdBy(holder, identity)) {
+      await settleCreate(holder, markCountsForRecount(db, merchant.id, [orderCountChange(holder)]));
+      return holder;
+    }
     if (holder !== undefined) {
       await recountIfRecent(merchant.id, holder);
       throw invalid({ order_no: [ORDER_MESSAGES.orderNoTaken] });
@@ -167,17 +171,11 @@ const recountIfRecent = async (merchantId: string, holderOrUuid: OrderItem | str
   }
 };
 
-/** A retry of a create whose order was stored: the same order; whether it was counted is unknown, so its block is marked for recount. */
-const recoverOrder = async (merchant: Merchant, order: OrderItem): Promise<OrderItem> => {
-  await settleCreate(order, markCountsForRecount(functionTable, merchant.id, [orderCountChange(order)]));
-  return order;
-};
-
 /** A consistent read: an order is found right after its 201 and shows its last PATCH or cancel. */
 export const getOrder = (merchantId: string, uuid: string): Promise<OrderItem> =>
   orNotFound(readOrder(functionTable, merchantId, uuid, true));
 
-/** Newest first; page N costs what page 1 costs (see db/pages.ts). */
+/** Newest first; page N costs what page 1 costs (shared/db/pages.ts). */
 export const listOrders = async (merchantId: string, query: PageQuery): Promise<{ total: number; orders: OrderItem[] }> => {
   const { total, items } = await readPage(functionTable, orderList(merchantId), query);
   return { total, orders: items };

@@ -25,7 +25,6 @@ const resolve = async (tokenHash: string): Promise<Credential | undefined> => {
   return credential;
 };
 
-/** The context once authentication has run: the caller's merchant and token. */
 export type AuthenticatedContext = ApiContext & { credential: Credential };
 
 /** Bearer-token authentication: the other stage's kind 403, unknown or revoked 401, a live order needs a token allowed to place one. */

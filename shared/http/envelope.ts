@@ -42,7 +42,6 @@ const json = (statusCode: number, body: unknown, headers: Record<string, string>
 /** The status of a route's success: 200 unless its manifest entry says 201 or 202. */
 export const successStatus = (route: { status?: number }): number => route.status ?? 200;
 
-/** A handler's Reply in the route's envelope, with the route's success status. */
 export const envelopeResponse = (
   route: { envelope: EnvelopeKind; status?: number },
   traceId: string,

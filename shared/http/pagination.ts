@@ -12,7 +12,6 @@ export const MAX_PER_PAGE = 100;
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 
-/** A query value in plain decimal digits, as a number (then held to its bounds). */
 const decimalInt = () =>
   z.transform((value: unknown, ctx) => {
     if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);

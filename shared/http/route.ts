@@ -7,7 +7,6 @@ export type ApiRoute = {
   id: string;
   method: HttpMethod;
   envelope: EnvelopeKind;
-  /** The success status: 200 when absent. */
   status?: 201 | 202;
   /** Creates orders: a live token needs permission to place live orders. */
   placesOrders?: boolean;

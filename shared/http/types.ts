@@ -19,5 +19,4 @@ export type RequestKey = { key: string; fingerprint: string };
 export const headerOf = (event: Pick<APIGatewayProxyEvent, 'headers'>, name: string): string | undefined =>
   Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1] ?? undefined;
 
-/** A middy middleware of the request chain (trace id, error envelope, idempotent response). */
 export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>;

@@ -12,7 +12,6 @@ export type Schemas = { body?: $ZodType; query?: $ZodType; params?: $ZodType; bo
 
 type Out<T> = T extends $ZodType ? output<T> : undefined;
 
-/** The validated input of a route with these schemas: each part as its schema outputs it. */
 export type Input<S extends Schemas> = { body: Out<S['body']>; query: Out<S['query']>; params: Out<S['params']> };
 
 /** Validates path, query and body: a path parameter of the wrong shape names no resource (404); the rest is one 422 keyed by field. */

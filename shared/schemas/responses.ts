@@ -97,8 +97,6 @@ export const inviteResponse = z.strictObject({
   ...stamps(),
 });
 
-// Envelopes
-
 export const laravelPaginationSchema = z.strictObject({
   current_page: count(1),
   last_page: count(1),
@@ -120,7 +118,6 @@ export const traceIdSchema = z.string().check(z.regex(TRACE_ID_PATTERN));
 
 export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 
-/** `next_cursor` is the next page's `cursor`, null on the last page. */
 export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
 
 /** The event log's place, in `meta` itself: pass `next_cursor` as `after`; `has_more` may be true on an empty page the filters skipped. */
