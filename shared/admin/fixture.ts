@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { REQUEST_STATUSES } from '#shared/db/entities/affiliate-request';
 import { MAX_SEGMENTS } from '#shared/db/entities/segment';
 import { MAX_TIERS } from '#shared/db/entities/tier';
 import { isKnownCurrency } from '#shared/domain/currency';
@@ -74,7 +75,7 @@ const fixtureSchema = z.object({
         z.object({
           key: requiredString(),
           uuid: z.optional(z.uuid()),
-          status: z.optional(z.enum(['pending', 'accepted', 'declined'])),
+          status: z.optional(z.enum(REQUEST_STATUSES)),
           requested_at: z.optional(isoTimestamp),
           affiliate: z.object({ slug: requiredString(), name: requiredString(), email: emailAddress() }),
         }),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { AffiliateRequestStatus } from '#shared/db/entities/affiliate-request';
+import { type AffiliateRequestStatus, REQUEST_STATUSES } from '#shared/db/entities/affiliate-request';
 import { pageQueryShape } from '#shared/http/pagination';
 import { commaList, emailAddress, optionalString, refuse, text } from './common';
 
@@ -11,13 +11,10 @@ export const affiliateListQuery = z.object({ ...pageQueryShape, tier_slug: optio
 /** email: a partial, case-insensitive match on the invited address. */
 export const inviteListQuery = z.object({ ...pageQueryShape, email: optionalString() });
 
-export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const satisfies readonly AffiliateRequestStatus[];
-export const DEFAULT_REQUEST_STATUSES: readonly AffiliateRequestStatus[] = ['pending'];
-
 /** The affiliate-requests `status` filter: statuses separated by commas, `pending` when none; undefined when one is unknown. */
 export const parseStatusFilter = (raw: string | null | undefined): AffiliateRequestStatus[] | undefined => {
   const statuses = commaList(raw ?? '', REQUEST_STATUSES);
-  return statuses?.length === 0 ? [...DEFAULT_REQUEST_STATUSES] : statuses;
+  return statuses?.length === 0 ? ['pending'] : statuses;
 };
 
 // Laravel's `in` rule message; validate.ts fills in the attribute name.

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { REQUEST_STATUSES } from '#shared/db/entities/affiliate-request';
 import { DELIVERY_STATUSES } from '#shared/db/entities/webhook-delivery';
 import type { toOrderResponse } from '#shared/domain/order-model';
 import type {
@@ -83,7 +84,7 @@ export const affiliateResponse = z.extend(nameAndSlug(), {
 export const affiliateRequestResponse = z.strictObject({
   uuid: z.uuid(),
   affiliate: nameAndSlug(),
-  status: z.enum(['pending', 'accepted', 'declined', 'active']),
+  status: z.enum([...REQUEST_STATUSES, 'active']),
   requested_at: timestamp(),
 });
 
