@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { OrderItem } from '#shared/db/entities/order';
 import { toOrderResponse } from './order-model';
 
@@ -45,24 +46,23 @@ export const orderEventMessage = (merchantId: string, order: OrderItem): OrderEv
 /** The names the first order events had: a message queued under them (a DLQ redrive) is still read. */
 const FORMER_TYPE_NAMES: Record<string, OrderEventType> = { 'order.accepted': 'order.created', 'order.shipping_updated': 'order.updated' };
 
-const orderEventTypeOf = (value: unknown): OrderEventType | undefined =>
-  typeof value !== 'string' ? undefined : (ORDER_EVENT_TYPES.find((type) => type === value) ?? FORMER_TYPE_NAMES[value]);
+const orderEventBody = z.object({
+  type: z.string(),
+  merchant_id: z.string().check(z.minLength(1)),
+  order_uuid: z.string().check(z.minLength(1)),
+  version: z.optional(z.int().check(z.minimum(1))),
+});
 
 /** What the commission consumer needs of a queue message; `version` is optional, as in a message older than versions. */
-export const parseOrderEvent = (
-  body: string,
-): (Pick<OrderEventMessage, 'type' | 'merchant_id' | 'order_uuid'> & { version?: number }) | undefined => {
+export const parseOrderEvent = (body: string) => {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { type: named, merchant_id, order_uuid, version } = value as Record<string, unknown>;
-  const type = orderEventTypeOf(named);
-  if (type === undefined || typeof merchant_id !== 'string' || merchant_id === '' || typeof order_uuid !== 'string' || order_uuid === '')
-    return undefined;
-  if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version) && version >= 1)) return undefined;
-  return { type, merchant_id, order_uuid, ...(version === undefined ? {} : { version }) };
+  const parsed = z.safeParse(orderEventBody, value);
+  if (!parsed.success) return undefined;
+  const type = ORDER_EVENT_TYPES.find((known) => known === parsed.data.type) ?? FORMER_TYPE_NAMES[parsed.data.type];
+  return type === undefined ? undefined : { ...parsed.data, type };
 };
