@@ -1,9 +1,7 @@
 /** A variable a function needs, read at import so a missing one fails on init, not mid-request. */
 export const requireEnv = (name: string): string => {
   const value = process.env[name];
-  if (value === undefined || value === '') {
-    throw new Error(`Missing required environment variable ${name}`);
-  }
+  if (value === undefined || value === '') throw new Error(`Missing required environment variable ${name}`);
   return value;
 };
 

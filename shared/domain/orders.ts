@@ -40,7 +40,6 @@ import { ORDER_MESSAGES } from './order-model';
 
 export { toOrderResponse } from './order-model';
 
-/** What a create needs of its request: who it is, the quota's decision (its number), its admission (a key's claim), work alongside. */
 type CreateSteps = Pick<ApiRequest<Schemas>, 'identity' | 'decided' | 'admitted' | 'alongside'>;
 
 /** The affiliate an order names: read eventually consistently, and strongly only when not seen active (one accepted a moment ago). */

@@ -6,7 +6,6 @@ import { logger } from '#shared/logger';
 import type { cursorPaginationSchema, invitePaginationSchema, laravelPaginationSchema, logCursorSchema } from '#shared/schemas/responses';
 import type { ApiMiddleware } from './types';
 
-/** Which response envelope a route speaks; the route manifest says which. */
 export type EnvelopeKind = 'v2' | 'legacy';
 
 /** What a reply adds to `meta`, as shared/schemas/responses.ts documents it. */

@@ -9,7 +9,6 @@ export type ApiContext = Context & {
   idempotency?: Claim;
   /** The request's Idempotency-Key and fingerprint, once validated: who its writes are (shared/request-identity.ts). */
   requestKey?: RequestKey;
-  /** Work the answer waits for, beside the recording of it (api-handler.ts awaits it at the request's end). */
   alongside?: Promise<void>[];
 };
 
