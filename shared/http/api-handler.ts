@@ -15,9 +15,8 @@ import { type Input, type Schemas, validation } from './validate';
 
 /** What a route's handler receives: its validated input, who is calling, and the request's links. */
 export type ApiRequest<S extends Schemas> = Input<S> &
+  Credential &
   Pick<QuotaContext, 'admitted' | 'decided'> & {
-    merchant: Credential['merchant'];
-    token: Credential['token'];
     traceId: string;
     /** The request URL without its query, and the raw query: for pagination links. */
     link: { url: string; rawQuery: Record<string, string> };
@@ -74,8 +73,7 @@ export const buildApiHandler = <S extends Schemas, R extends ApiRoute>(
       const { credential, input, traceId, admitted, decided } = context;
       const reply = await handle({
         ...input,
-        merchant: credential.merchant,
-        token: credential.token,
+        ...credential,
         traceId,
         link: requestLink(event),
         identity: requestIdentity(credential.merchant.id, context.requestKey),

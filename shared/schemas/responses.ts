@@ -226,14 +226,12 @@ export const commissionEventData = z.strictObject({
   booked_at: timestamp(),
 });
 
-/** One row of the commission report, in integer minor units; `period` is `2026-11` or `2026-11-25` (UTC). */
+/** A commission report row in minor units (docs/reports.md#what-a-row-says); `period` is `2026-11` or `2026-11-25` (UTC). */
 export const commissionReportRow = z.strictObject({
   affiliate_slug: z.optional(z.string()),
   period: z.optional(z.string()),
   currency_code: z.string(),
-  /** Distinct orders with an accrual in the period. */
   orders: count(0),
-  /** Those orders' row values (price times quantity; shipping and tax excluded). */
   sales_value: count(0),
   accrued_value: count(0),
   reversed_value: z.int().check(z.maximum(0)),
