@@ -26,7 +26,6 @@ const LEASE_MARGIN_MS = 5_000;
 const DEFAULT_REMAINING_MS = 30_000;
 const leaseMs = (context: Context) => (context.getRemainingTimeInMillis?.() || DEFAULT_REMAINING_MS) + LEASE_MARGIN_MS;
 
-/** A malformed header is a bad request (400), as the IETF draft answers it. */
 const checkKey = (key: string) => {
   const length = [...key].length;
   const problem = length === 0 ? 'required' : length > MAX_IDEMPOTENCY_KEY_LENGTH ? 'tooLong' : undefined;
@@ -43,7 +42,6 @@ export type ReplySecrets = {
   };
 };
 
-/** What a sealed value of a record is bound to, besides the merchant. */
 const recordSubject = (key: string) => `IDEMPOTENCY#${key}`;
 
 type Json = Record<string, unknown>;
@@ -125,7 +123,6 @@ const claimOrAnswer = async (
   { key, fingerprint }: RequestKey,
   { secrets, fromStore }: IdempotencyOptions,
 ): Promise<APIGatewayProxyResult | undefined> => {
-  // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
   const claimId = randomUUID();
   const merchantId = context.credential.merchant.id;
   const { traceId } = context;
@@ -140,13 +137,11 @@ const claimOrAnswer = async (
     // A record stored before the path was fingerprinted as validated has it as sent.
     if (record.fingerprint !== fingerprint && record.fingerprint !== requestFingerprint(event, context.jsonBody)) throw keyReused();
     if (record.status === 'completed') return replay(record.response, merchantId, key, secrets);
-    // What an earlier try of this request wrote may answer it as that try did (its trace id is the claim's).
     const answered = record.traceId !== undefined && fromStore ? await fromStore(context, record.traceId) : undefined;
     if (!outcome.dead) {
       if (answered) return asReplay(answered);
       throw new ApiError(409, { message: [IDEMPOTENCY_MESSAGES.inFlight] }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
-    // A dead claim of this request: its answer is stored now, or this request claims the key and runs.
     const claim = { merchantId, key, claimId, fingerprint };
     const stored = answered && (await toStored(answered, claim, secrets));
     const next = stored ? { response: stored } : { traceId, leaseMs: lease };
@@ -206,19 +201,16 @@ export const idempotentResponse = ({ secrets, fromStore }: IdempotencyOptions = 
     if (!claim) return;
     request.context.idempotency = undefined;
     try {
-      // No answer or a failure of ours: the retry runs again. The quota's refusal: the request never ran, so the key is forgotten.
       if (!response || response.statusCode >= 500 || response.statusCode === 429) {
         await withWriteRetry(() => releaseKey(functionTable, claim, response?.statusCode === 429));
         return;
       }
-      // The claim, with the request's trace id, and what the request wrote answer a retry as this answer did.
       if (fromStore && response.statusCode === successStatus) return;
       const stored = await toStored(response, claim, secrets);
       // Retried like every write: a throttled or conflicted record would make the next retry run the request again.
       if (!(await withWriteRetry(() => completeKey(functionTable, claim, stored))))
         logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
-      // The client still gets its answer; the key stays in flight until its lease ends.
       logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
