@@ -1,17 +1,15 @@
 import { currentStage } from '#shared/config';
 import { functionTable } from '#shared/db/client';
-import { EVENT_LOG_RETENTION_DAYS, eventLogPage, LOG_START, type LoggedEvent } from '#shared/db/entities/event-log';
+import { EVENT_LOG_RETENTION_DAYS, eventLogPage, LOG_START } from '#shared/db/entities/event-log';
 import { invalidField } from '#shared/errors';
 import { EVENTS_MESSAGES, EVENTS_RETENTION_DAYS, type EventsQuery, MAX_EXAMINED_PER_PAGE_VALUE } from '#shared/schemas/events';
 import { type Cursor, DAY_SECONDS, decodeCursor, encodeCursor } from './event-cursor';
 
-/** GET /api/v2/events: committed events after a cursor, oldest first; another's cursor or an expired one is a 422 on `after`. */
-type EventsPage = { events: LoggedEvent[]; next_cursor: string; has_more: boolean };
-
 /** How long before its items' TTL a cursor is refused: clocks differ, and DynamoDB may delete an item as soon as it is due. */
 const EXPIRY_MARGIN_SECONDS = 3600;
 
-export const listEvents = async (merchantId: string, query: EventsQuery, now = Date.now()): Promise<EventsPage> => {
+/** GET /api/v2/events: committed events after a cursor, oldest first; another's cursor or an expired one is a 422 on `after`. */
+export const listEvents = async (merchantId: string, query: EventsQuery, now = Date.now()) => {
   const stage = currentStage();
   const nowSeconds = Math.floor(now / 1000);
   // A first read starts EVENTS_RETENTION_DAYS back; a cursor stands while what follows it is stored (a day longer).

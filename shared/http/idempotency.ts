@@ -155,7 +155,7 @@ const claimOrAnswer = async (
 };
 
 /** A POST route's Idempotency-Key handling: the secrets its answers show (kept sealed), whether the claim goes out beside the handler, and how it answers from its store. */
-export type IdempotencyOptions = { secrets?: ReplySecrets; besideHandler?: boolean; fromStore?: AnswerFromStore };
+type IdempotencyOptions = { secrets?: ReplySecrets; besideHandler?: boolean; fromStore?: AnswerFromStore };
 
 /** Claims the key after validation, or answers with a finished request's stored response; `besideHandler`: `admitted()` waits for the claim too. */
 export const idempotencyKey = (

@@ -10,7 +10,7 @@ export const MAX_PER_PAGE = 100;
 
 /** Plain decimal digits in one spelling: `16`, never `0x10`, `1e1`, `16.0`, `+16` or `016` (all of which Number() takes). */
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
-export const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
+const INTEGER_MESSAGE = 'The :attribute field must be an integer.';
 
 const decimalInt = () =>
   z.transform((value: unknown, ctx) => {
@@ -33,7 +33,7 @@ export const positiveIntParam = (fallback: number, max?: number) =>
   );
 
 /** The most a page's items may take, JSON-escaped inside Lambda's answer of at most 6 MB. */
-export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
+const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
 /** The page's items, or a 422 naming per_page when they are too large to send in one answer. */
 export const fittingPage = <T>(items: T[]): T[] => {
@@ -77,7 +77,7 @@ export const invitePagination = (total: number, count: number, query: PageQuery)
 
 /** A cursor: the position (base64url) and a tag binding it to the list's scope (docs/design-notes.md#pagination). */
 const CURSOR = /^([A-Za-z0-9_-]{1,600})\.([A-Za-z0-9_-]{22})$/;
-export const CURSOR_MESSAGE = 'The selected :attribute is invalid.';
+const CURSOR_MESSAGE = 'The selected :attribute is invalid.';
 
 const cursorTag = (scope: string, position: string) =>
   createHash('sha256').update(`${scope}\n${position}`).digest('base64url').slice(0, 22);

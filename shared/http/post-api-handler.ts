@@ -6,7 +6,7 @@ import type { PostRoute, ReplyDataOf } from './route';
 import type { Input, Schemas } from './validate';
 
 /** A route's first answer from what its request wrote (identified by its write id), or undefined while that is not there. */
-export type ReplyFromStore<S extends Schemas, D> = (
+type ReplyFromStore<S extends Schemas, D> = (
   request: Input<S> & { merchantId: string; identity: RequestIdentity },
 ) => Promise<Reply<D> | undefined>;
 

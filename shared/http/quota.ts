@@ -20,7 +20,7 @@ const quotaLimiter = () => {
 };
 
 /** What the admission brought besides itself: a create's order sequence number, when the quota's take wrote it. */
-export type Admission = { orderNumber?: OrderNumber };
+type Admission = { orderNumber?: OrderNumber };
 
 export type QuotaContext = AuthenticatedContext & {
   quota?: QuotaDecision;

@@ -20,7 +20,7 @@ const piecesOf = (value: unknown): Piece[] => {
 };
 
 /** One spelling of a JSON value, keys sorted, no whitespace: written as text with its own stack, so no body overflows the call stack. */
-export const canonicalJson = (value: unknown): string => {
+const canonicalJson = (value: unknown): string => {
   const out: string[] = [];
   const pending: Piece[] = [{ json: value }];
   for (let piece = pending.pop(); piece !== undefined; piece = pending.pop()) {

@@ -4,8 +4,8 @@ import { addDays, addMonths } from '#shared/time';
 import { optionalString, refuse, text } from './common';
 
 /** How a commission report groups its rows: by affiliate, by a period, or by both. */
-export const REPORT_GROUPINGS = ['affiliate', 'month', 'day', 'affiliate,month', 'affiliate,day'] as const;
-export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
+const REPORT_GROUPINGS = ['affiliate', 'month', 'day', 'affiliate,month', 'affiliate,day'] as const;
+type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
 
 /** The longest range a report covers, `to` exclusive. */
 export const MAX_REPORT_DAYS = 366;

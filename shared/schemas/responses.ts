@@ -124,7 +124,7 @@ export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_
 /** The event log's place, in `meta` itself: pass `next_cursor` as `after`; `has_more` may be true on an empty page the filters skipped. */
 export const logCursorSchema = z.strictObject({ next_cursor: z.string(), has_more: z.boolean() });
 
-export type PaginationKind = 'laravel' | 'invites' | 'cursor' | 'log';
+type PaginationKind = 'laravel' | 'invites' | 'cursor' | 'log';
 
 /** What a route answers on success (functions/responses.ts): `data`, its pagination form, and what it adds to `meta`. */
 export type RouteResponse = { data: z.ZodMiniType; pagination?: PaginationKind; meta?: Record<string, z.ZodMiniType> };
