@@ -41,7 +41,4 @@ export const classifyDependencyError = (error: unknown): DependencyFailure => {
 export const isPassingDependencyFailure = (error: unknown): boolean => classifyDependencyError(error) !== 'refused';
 
 /** A failure that a write path retries itself before answering 503: a conflict or throttling. */
-export const isRetryableWriteFailure = (error: unknown): boolean => {
-  const failure = classifyDependencyError(error);
-  return failure === 'conflict' || failure === 'throttled';
-};
+export const isRetryableWriteFailure = (error: unknown): boolean => ['conflict', 'throttled'].includes(classifyDependencyError(error));
