@@ -119,6 +119,7 @@ export const traceIdSchema = z.string().check(z.regex(TRACE_ID_PATTERN));
 
 export const fieldErrorsSchema = z.record(z.string(), z.array(z.string()));
 
+/** A list read by position: pass `next_cursor` as `cursor` for the next page; null on the last. */
 export const cursorPaginationSchema = z.strictObject({ per_page: count(1), next_cursor: z.nullable(z.string()) });
 
 /** The event log's place, in `meta` itself: pass `next_cursor` as `after`; `has_more` may be true on an empty page the filters skipped. */
