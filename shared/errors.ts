@@ -66,6 +66,12 @@ export const IDEMPOTENCY_MESSAGES = {
 export const unauthenticated = () => messageError(401, MESSAGES.unauthenticated);
 export const forbidden = (message: string) => messageError(403, message);
 export const notFound = () => messageError(404, MESSAGES.notFound);
+/** The item a read found; none (missing, or another merchant's) is a 404. */
+export const orNotFound = async <T>(read: Promise<T | undefined>): Promise<T> => {
+  const item = await read;
+  if (item === undefined) throw notFound();
+  return item;
+};
 /** A business rule refused the operation (422 with `errors.message`). */
 export const ruleRefused = (message: string) => messageError(422, message);
 /** Too much contention to commit in time: the client should retry (503, Retry-After). */

@@ -6,8 +6,8 @@ import {
   getAffiliateRequest as readRequest,
 } from '#shared/db/entities/affiliate-request';
 import { readPage } from '#shared/db/pages';
+import { orNotFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
-import { orNotFound } from './found';
 
 // Affiliate-request reads; accept and decline (which e-mail) are in affiliate-request-decisions.ts.
 export { toAffiliateRequestResponse } from './program-model';

@@ -2,8 +2,8 @@ import { functionTable } from '#shared/db/client';
 import { affiliateList, getAffiliate as readAffiliate } from '#shared/db/entities/affiliate';
 import { getTier as readTier } from '#shared/db/entities/tier';
 import { readPage } from '#shared/db/pages';
+import { orNotFound } from '#shared/errors';
 import type { PageQuery } from '#shared/page-window';
-import { orNotFound } from './found';
 import { toAffiliateResponse } from './program-model';
 import { tiersBySlug } from './tiers';
 

@@ -26,7 +26,7 @@ import { deriveOrderCountsFrom, type OrderNumber } from '#shared/db/entities/quo
 import type { Merchant } from '#shared/db/merchants';
 import { readPage } from '#shared/db/pages';
 import { withWriteRetry } from '#shared/db/retry';
-import { type FieldErrors, invalid, invalidField, notFound, ruleRefused } from '#shared/errors';
+import { type FieldErrors, invalid, invalidField, notFound, orNotFound, ruleRefused } from '#shared/errors';
 import type { ApiRequest } from '#shared/http/api-handler';
 import type { Schemas } from '#shared/http/validate';
 import { logger } from '#shared/logger';
@@ -35,7 +35,6 @@ import type { RequestIdentity } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow, oneMonthBefore } from '#shared/time';
 import { isKnownCurrency } from './currency';
-import { orNotFound } from './found';
 import { ORDER_MESSAGES } from './order-model';
 
 export { toOrderResponse } from './order-model';

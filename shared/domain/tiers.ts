@@ -1,7 +1,7 @@
 import { functionTable } from '#shared/db/client';
 import { allTiers as readAllTiers, getTier as readTier, type TierItem } from '#shared/db/entities/tier';
+import { orNotFound } from '#shared/errors';
 import { type PageQuery, slicePage } from '#shared/page-window';
-import { orNotFound } from './found';
 import { byTierName } from './program-model';
 
 /** All of a merchant's tiers, by name: one Query, at most MAX_TIERS items. */

@@ -10,7 +10,7 @@ import {
 } from '#shared/db/entities/webhook-endpoint';
 import { withWriteRetry } from '#shared/db/retry';
 import { TransactionRefused } from '#shared/db/transact';
-import { busy, notFound, ruleRefused } from '#shared/errors';
+import { busy, notFound, orNotFound, ruleRefused } from '#shared/errors';
 import { type CursorInput, encodeCursor, openCursor } from '#shared/http/pagination';
 import { type DeliveryMessage, onLaneOf, sendDeliveries as sendDeliveriesTo } from '#shared/queue/webhooks';
 import type { RequestIdentity } from '#shared/request-identity';
@@ -21,7 +21,6 @@ import { DeliveriesNotQueued, NotSendable, replayDelivery, replayFailedDeliverie
 import { openSecret, sealSecret } from '#shared/webhooks/secret-box';
 import { generateSecret } from '#shared/webhooks/signing';
 
-import { orNotFound } from './found';
 import { toDeliveryResponse, toWebhookResponse } from './webhook-model';
 
 // The webhook endpoints API: a secret is shown once, when it is made, and stored sealed (secret-box.ts).
