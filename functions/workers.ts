@@ -9,19 +9,10 @@ import {
 } from '#shared/db/table-def';
 import type { Access } from './routes';
 
-/**
- * A Lambda FilterCriteria pattern, in the part of the rule syntax we use: objects field by field,
- * arrays of the values a field may equal (local/event-filter.ts applies them to `npm start`).
- */
+/** A Lambda FilterCriteria pattern: objects field by field, arrays of the values a field may equal (local/event-filter.ts). */
 export type FilterPattern = { readonly [field: string]: FilterPattern | readonly (string | number | boolean | null)[] };
 
-/**
- * The functions that answer no HTTP route (the change feed, the queue consumers): data only, like
- * routes.ts; the CDK stack and the local stage process are both built from it. Their access is
- * spelled out action by action, and the stack grants exactly that (why each: lib/README.md#functions).
- */
-
-/** A route's access (routes.ts), but on any secondary index and with nothing on top: the stack grants exactly this. */
+/** A route's access on any secondary index: the stack grants exactly this (lib/README.md#functions). */
 export type WorkerAccess = Omit<Access, 'indexes'> & {
   /** Query on these secondary indexes (by name, see shared/db/table-def.ts). */
   indexes?: readonly IndexName[];
@@ -30,11 +21,7 @@ export type WorkerAccess = Omit<Access, 'indexes'> & {
 export type WorkerTrigger =
   /** An SQS event source mapping (ReportBatchItemFailures) in AWS, local/sqs-poller.ts in `npm start`. */
   | { kind: 'queue'; queue: QueueId; batchSize: number; maxBatchingWindowSeconds: number; maxConcurrency: number }
-  /**
-   * The table's stream through a DynamoDB event source mapping in AWS (ReportBatchItemFailures,
-   * bisect on error, the given retries, a batch given up on reported to `onFailure`),
-   * local/stream-poller.ts in `npm start`.
-   */
+  /** The table's stream through a DynamoDB event source mapping in AWS, local/stream-poller.ts in `npm start`. */
   | {
       kind: 'table-stream';
       batchSize: number;
@@ -71,22 +58,18 @@ const DELIVERER_ACCESS = {
 /** How long a follow-up waits at least: a request's own e-mail try, and the list index, settle first. */
 export const FOLLOW_UP_MIN_DELAY_SECONDS = 60;
 
+/** The functions that answer no HTTP route: the CDK stack and the local stage process are both built from them. */
 export const workers = [
   {
     id: 'change-feed',
     handler: 'functions/changes/feed.ts',
     description:
       'Reacts to every write on the table stream: order events to the orders queue, webhook deliveries, the event log, commission report totals, new customers, follow-ups, group totals.',
-    // The handler parks a record it cannot read at once, and one whose reactions keep failing after a
-    // bounded time (shared/changes/retries.ts), with its content; the mapping's own retries are only
-    // the backstop for when the parked queue itself refuses, so an SQS outage delays the feed but loses nothing.
+    // Retried by time; the handler parks what fails, so this only backs up a refusing parked queue (lib/README.md#change-feed-and-follow-ups).
     trigger: {
       kind: 'table-stream',
       batchSize: 100,
       maxBatchingWindowSeconds: 1,
-      // Retried by time, not count (a parked queue refusing at once would use up 10,000 tries in
-      // minutes), and given up 4 hours before the stream drops the records, so the batch the
-      // on-failure destination names can still be read from the stream.
       retryAttempts: -1,
       maxRecordAgeSeconds: 20 * 60 * 60,
       parallelizationFactor: 1,
@@ -119,10 +102,7 @@ export const workers = [
     id: 'commissions-process',
     handler: 'functions/commissions/process.ts',
     description: 'Consumes order events and keeps one commission ledger per order (idempotent, in version order).',
-    // 100 at once: batches of 10 in tens of milliseconds are far more than the table's ceiling takes,
-    // and a backlog (after an outage, one merchant's burst) never takes the account's concurrency from
-    // the API and the deliverers (1,000 by default, shared by both stages). The queue is fair per merchant
-    // (MessageGroupId), so one merchant's burst does not hold up the others' commissions.
+    // 100 at once: more than the table's ceiling takes, and a backlog leaves the API its concurrency (lib/README.md#commission-consumer).
     trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 100 },
     access: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], sends: ['orders-dlq'] },
     timeoutSeconds: ORDERS_CONSUMER_TIMEOUT_SECONDS,
@@ -131,9 +111,7 @@ export const workers = [
     id: 'webhooks-deliver',
     handler: 'functions/webhooks/deliver.ts',
     description: 'Delivers webhook events: one signed POST per message, retried on the Standard Webhooks schedule.',
-    // One delivery per invocation: a slow endpoint's POST (up to 15 s) holds one deliverer, never a batch of
-    // other endpoints' deliveries; 50 at once, of which one endpoint holds at most DELIVERY_SLOTS. Only endpoints
-    // whose last answer was a prompt 2xx are delivered here; one that turns slow holds its slots once.
+    // One delivery per invocation, so a slow POST holds one deliverer; lanes and slots: docs/webhooks.md#how-it-works.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 50 },
     access: DELIVERER_ACCESS,
     timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
@@ -143,8 +121,6 @@ export const workers = [
     handler: 'functions/webhooks/deliver.ts',
     description:
       'Delivers webhook events to endpoints not known to answer promptly (new, failing, slow or hanging), on deliverers of their own.',
-    // The slow lane: however many endpoints of however many merchants are new, fail or hang, they share these 20
-    // and leave the 50 above to the endpoints that answer.
     trigger: { kind: 'queue', queue: 'webhooks-slow', batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 20 },
     access: DELIVERER_ACCESS,
     timeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,

@@ -77,11 +77,7 @@ const park = async (entries: { record: DynamoDBRecord; error: Error }[], deadlin
     () => entries.map(() => false),
   );
 
-/**
- * Whether a follow-up is still owed now: a `settle` is not once the list index names an order for
- * each of its numbers, as it mostly does by the time the feed reads the take (one Query; when that
- * fails, it is sent).
- */
+/** Whether a follow-up is still owed: a `settle` is not once the list index names an order for each of its numbers (one Query). */
 const stillOwed = async (followUp: FollowUp): Promise<boolean> => {
   if (followUp.kind !== 'settle') return true;
   try {
@@ -212,11 +208,7 @@ class ReactionsKeptFailing extends Error {
   override name = 'ReactionsKeptFailing';
 }
 
-/**
- * Counts a failure of each failed record; returns those to park now: each that failed for the park policy, and each
- * of a merchant that had one parked lately while other merchants' records went through, so one merchant's failures
- * hold the others once and an outage parks nothing sooner (docs/architecture.md#the-change-feed).
- */
+/** Counts each failed record's failure; returns those to park now, by policy or by merchant (docs/architecture.md#the-change-feed). */
 const overdueRecords = (planned: readonly Planned[], failed: ReadonlyMap<number, string[]>, now: number) => {
   const merchants = planned.map(({ record }) => merchantOfRecord(record));
   const failing = new Set([...failed.keys()].map((index) => merchants[index]));
@@ -256,11 +248,7 @@ const countAcceptedOrders = (planned: readonly Planned[], carried: readonly stri
   if (accepted > 0) emitMetrics({ [METRIC.ordersAccepted]: accepted });
 };
 
-/**
- * Carries out the reactions of a batch of stream records; returns the sequence number to read again from, or undefined
- * when every record is done (carried out or parked). A record read again skips what it carried out before. The
- * operator's `parked replay` runs this too (docs/architecture.md#the-change-feed).
- */
+/** Carries out a batch's reactions (`parked replay` too); returns the sequence number to read again from, undefined when all are done. */
 export const processChangeRecords = async (
   records: readonly DynamoDBRecord[],
   now = Date.now(),
@@ -294,8 +282,7 @@ export const processChangeRecords = async (
       if (error instanceof ReactionsKeptFailing && merchantId !== undefined) failures.merchantParked(merchantId, now);
     } else failed.set(index, [...(failed.get(index) ?? []), 'park']);
   });
-  // The records before the first failure are done; the rest are read again, and skip what they carried out
-  // (another merchant's failing record must not resend their webhooks, nor park a record twice).
+  // The records before the first failure are done; the rest are read again, skipping what they carried out.
   const from = failed.size === 0 ? records.length : Math.min(...failed.keys());
   records.forEach((record, index) => {
     if (index < from) failures.done(recordId(record));

@@ -22,10 +22,7 @@ import type { FollowUp } from '#shared/queue/follow-ups';
 import { itemWebhookEvents, orderWebhookEvent } from '#shared/webhooks/events';
 import type { MerchantEvents } from '#shared/webhooks/fan-out';
 
-/**
- * The change feed's plan: what the service does in reaction to one write, from its stream record; each reaction is
- * idempotent, as the stream is read at least once (docs/architecture.md#the-change-feed).
- */
+/** What the service does in reaction to one write; each is idempotent, the stream being read at least once (docs/architecture.md). */
 export type Reactions = {
   orderEvent?: OrderEventMessage;
   customer?: { merchantId: string; customer: { name: string | null; email: string }; at: string };
@@ -36,13 +33,10 @@ export type Reactions = {
   eventLog?: { merchantId: string; entries: LogEntry[] };
 };
 
-/**
- * The item types whose writes can have a reaction. The event source filters on them and on a quota write that took
- * order sequence numbers, so no other write and no removal invokes the feed; a test holds this to `reactionsTo`.
- */
+/** The item types whose writes can have a reaction (a test holds this to `reactionsTo`). */
 const REACTING_ITEM_TYPES = ['order', 'affiliate_request', 'invite', 'commission', 'list_count', 'counter'] as const;
 
-/** The event source's filter patterns (Lambda FilterCriteria, any one passes): inserts and modifications of those items. */
+/** The event source's filter patterns (any one passes): inserts and modifications of those items, and quota writes that took numbers. */
 const REACTING_ITEMS = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { type: { S: REACTING_ITEM_TYPES } } } };
 const ORDER_SEQUENCE_TAKEN = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { [SEQUENCE_TAKEN]: { BOOL: [true] } } } };
 export const CHANGE_FEED_FILTERS = [REACTING_ITEMS, ORDER_SEQUENCE_TAKEN] as const;
@@ -126,10 +120,7 @@ const eventLogOf = (record: DynamoDBRecord, events: MerchantEvents | undefined):
   return { merchantId: events.merchantId, entries };
 };
 
-/**
- * What the service does about one stream record; `settleSeconds`: how long after their take order
- * numbers are settled (tests shorten it). Throws only for an item that cannot be read (a poison record).
- */
+/** What the service does about one stream record (`settleSeconds`: order numbers settle that long after their take); throws on poison. */
 export const reactionsTo = (record: DynamoDBRecord, settleSeconds = ORDER_NUMBER_SETTLE_SECONDS): Reactions => {
   const after = imageOf(record.dynamodb?.NewImage);
   if (record.eventName === 'REMOVE' || after === undefined) return {};

@@ -1,7 +1,4 @@
-/**
- * How long the change feed retries a record before it parks it: at least `tries` attempts over at least `seconds`, so
- * a brief outage is ridden out and a record that keeps failing holds those behind it for a bounded time only.
- */
+/** The change feed parks a record after at least `tries` attempts over at least `seconds`: an outage is ridden out, a bad record not. */
 export type ParkPolicy = { tries: number; seconds: number };
 
 export const DEFAULT_PARK_POLICY: ParkPolicy = { tries: 5, seconds: 30 };
@@ -22,10 +19,7 @@ const MAX_TRACKED = 10_000;
 /** How many of the policy's durations a merchant counts as failing after one of its records was parked. */
 const FAILING_MERCHANT_POLICIES = 10;
 
-/**
- * The failures this container has seen per record, and the reactions a record read again has carried out. A shard is
- * normally read by one container at a time; a record that moves to a new one starts again, which never hastens its parking.
- */
+/** The failures this container has seen per record, and the reactions a record read again has carried out. */
 export const createFailureTracker = (policy: ParkPolicy) => {
   const seen = new Map<string, { tries: number; first: number }>();
   const carried = new Map<string, ReadonlySet<string>>();
