@@ -3,10 +3,7 @@ import type { RouteResponse } from '#shared/schemas/responses';
 import * as R from '#shared/schemas/responses';
 import type { RouteId } from './routes';
 
-/**
- * What each route answers on success: its `data`, pagination form and extra `meta`. The OpenAPI document is
- * generated from these, and each handler's reply is typed by them (a type import: no function bundles them).
- */
+/** What each route answers on success: the OpenAPI document is generated from these, and each handler's reply typed by them. */
 export const responses = {
   'orders-create-legacy': { data: R.createdOrderResponse },
   'orders-create': { data: z.strictObject({ order: R.createdOrderResponse }) },

@@ -18,10 +18,7 @@ export type TableAction = (typeof TABLE_ACTIONS)[number];
 
 /** What a route's function may touch; the stack derives its role from it (lib/README.md#functions). */
 export type Access = {
-  /**
-   * The DynamoDB actions the route's own code uses on the base table (authentication's come on top), as IAM
-   * names: the infra tests look for the SDK's operation names in each bundle, and this manifest is bundled too.
-   */
+  /** The DynamoDB actions, as IAM names them, the route's own code uses on the base table (authentication's come on top). */
   table: readonly TableAction[];
   /** Secondary list indexes the route queries besides gsi1 (gsi3: affiliates by tier, an endpoint's failed deliveries). */
   indexes?: readonly (typeof GSI3.indexName)[];
@@ -171,8 +168,7 @@ const entries = [
     method: 'POST',
     status: 201,
     path: '/api/v2/webhooks',
-    // One transaction: Put the endpoint, Update the merchant's endpoint count; GetItem: the endpoint an
-    // earlier run of the same keyed request made (answered with its own secret).
+    // One transaction puts the endpoint and counts it; GetItem: the endpoint an earlier run of the same keyed request made.
     access: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], webhookSecrets: true },
   },
   {
@@ -260,10 +256,7 @@ export const routes = entries.map((entry) => ({
 export type RouteId = (typeof routes)[number]['id'];
 type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 
-/**
- * The manifest entry of one route, with its literal method and the `data` its handler answers
- * (functions/responses.ts): a handler is built from it (apiHandler / postApiHandler).
- */
+/** The manifest entry of one route, typed with the `data` its handler answers (functions/responses.ts). */
 export const route = <Id extends RouteId>(id: Id): RouteOf<Id> & Replying<ReplyData<Id>> => {
   const found = routes.find((candidate): candidate is RouteOf<Id> => candidate.id === id);
   if (!found) throw new Error(`Unknown route ${id}`);

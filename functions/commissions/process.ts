@@ -81,9 +81,5 @@ const settleFailure = async (record: SQSRecord, error: Error): Promise<boolean> 
   }
 };
 
-/**
- * The commission consumer on the orders queue: each message brings its order's ledger up to the order's current
- * version, so a duplicate or late message never counts twice; a permanent failure goes to the DLQ at once
- * (docs/architecture.md#commission-processing).
- */
+/** The commission consumer: each message brings its order's ledger up to the order (docs/architecture.md#commission-processing). */
 export const handler = sqsBatchHandler(processRecord, settleFailure, summarize);

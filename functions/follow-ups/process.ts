@@ -6,7 +6,7 @@ import { relayOwedNotification } from '#shared/mail/relay';
 import { sqsBatchHandler } from '#shared/queue/batch-handler';
 import { type FollowUp, parseFollowUp, sendFollowUps } from '#shared/queue/follow-ups';
 
-/** How long a block must have been quiet before it is recounted (the stage's default unless set: tests on an emulator without index lag set less). */
+/** How long a block must have been quiet before it is recounted (tests on an emulator without index lag set less). */
 const RECOUNT_QUIET_SECONDS = Number(process.env.RECOUNT_QUIET_SECONDS ?? QUIET_BEFORE_RECOUNT_MS / 1000);
 
 /** A follow-up whose work cannot be done now: SQS redelivers it (and parks it after 5 receives). */
@@ -41,7 +41,7 @@ const processRecord = async (record: SQSRecord) => {
   logger.info('Follow-up done', { kind: work.kind, sk: work.key.sk, outcome });
 };
 
-/** The follow-ups worker: each is done on its own; one that fails comes back, and after 5 receives is parked (lib/README.md#change-feed-and-follow-ups). */
+/** The follow-ups worker: each is done on its own; one that fails comes back, after 5 receives parked (lib/README.md). */
 export const handler = sqsBatchHandler(processRecord, (record, error) => {
   logger.warn('Follow-up not done; SQS will redeliver it', {
     message_id: record.messageId,

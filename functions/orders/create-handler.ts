@@ -5,10 +5,7 @@ import { postApiHandler } from '#shared/http/post-api-handler';
 import type { PostRoute, ReplyDataOf } from '#shared/http/route';
 import { orderCreateBody } from '#shared/schemas/order';
 
-/**
- * The handler of an order create route; the routes differ only in their 201's shape (`created`). A retry with the
- * key is answered from the order its request created, so the 201 is not stored.
- */
+/** The handler of an order create route, which differ only in their 201 (`created`), rebuilt from the order on a keyed retry. */
 export const orderCreateHandler = <R extends PostRoute>(route: R, created: (order: OrderItem) => Reply<ReplyDataOf<R>>) =>
   postApiHandler(
     route,

@@ -4,10 +4,7 @@ import { postApiHandler } from '#shared/http/post-api-handler';
 import { uuidParams } from '#shared/schemas/common';
 import { secretBox } from '#shared/webhooks/secret-box';
 
-/**
- * The new `secret`, shown this once (an Idempotency-Key record keeps it sealed); the previous one
- * signs beside it until `previous_secret_expires_at`.
- */
+/** The new `secret`, shown this once; the previous one signs beside it until `previous_secret_expires_at`. */
 export const handler = postApiHandler(
   route('webhooks-rotate-secret'),
   { params: uuidParams },

@@ -11,10 +11,7 @@ const newClient = () => instrumentClient('ses', new SESClient(FUNCTION_CLIENT_CO
 /** With the functions' timeouts (shared/sdk-timeouts.ts): a hung SES fails the send, never the request. */
 export let ses = newClient();
 
-/**
- * A fresh client, after a send failed inside the SDK: a value the SES query serializer cannot encode leaves half a
- * request in its buffer, which corrupts the next e-mail sent on that client (HTTP 400).
- */
+/** A fresh client after a send failed inside the SDK, which can leave half a request that corrupts the next e-mail. */
 export const renewSesClient = () => {
   ses.destroy();
   ses = newClient();

@@ -37,10 +37,7 @@ export type RelayOptions = {
   includeParked?: boolean;
 };
 
-/**
- * Sends one merchant's owed e-mails at once: `npm run admin -- resend-notifications` (the running service tries
- * each when due, relayOwedNotification). Each is tried and settled on its own (docs/design-notes.md#affiliate-program).
- */
+/** Sends one merchant's owed e-mails at once, each tried and settled on its own: `npm run admin -- resend-notifications`. */
 export const relayPendingNotifications = async ({
   merchantId,
   olderThanSeconds = 60,
@@ -72,10 +69,7 @@ export const relayPendingNotifications = async ({
   return result;
 };
 
-/**
- * The follow-up of an owed e-mail, scheduled for `due`: sends it if it is still owed and due then (a write that moved
- * it scheduled its own follow-up, so two never both send it). Never throws; `skipped`: not read, to be tried again.
- */
+/** The follow-up of an owed e-mail scheduled for `due`: sends it if still owed and due then. Never throws; `skipped`: try again. */
 export const relayOwedNotification = (key: Key, due: string): Promise<keyof RelayResult> => relayOne(key, new Map(), due);
 
 /** Tries one owed e-mail (a follow-up's only when still due at `scheduledFor`). Never throws: what cannot be read is skipped. */
@@ -118,11 +112,7 @@ const relayOne = async (key: Key, merchantNames: Map<string, string | undefined>
   return settled === 'unsettled' ? 'skipped' : settled;
 };
 
-/**
- * An e-mail a follow-up sends first (or second) belongs to a request that may not have finished: the blocks it counted
- * in are marked for a recount and an invite's address is projected again. False when a write failed; the e-mail then
- * waits (docs/correctness.md#every-lists-total-equals-its-items-once-its-recounts-have-run).
- */
+/** Finishes what the request owing the e-mail may have left undone (recount marks, an invite's projection); false when a write failed. */
 const finishUnfinished = async (merchantId: string, owed: OwedItem): Promise<boolean> => {
   try {
     const changes: CountChange[] = [];

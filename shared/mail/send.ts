@@ -21,10 +21,7 @@ export class MalformedMessageError extends Error {
 
 const TEXT_FIELDS = ['to', 'replyTo', 'subject', 'text', 'html'] as const;
 
-/**
- * Sends one e-mail. Text that is not well-formed Unicode (stored before the API refused it) is refused before
- * the SDK sees it: it would fail to encode it and leave the shared client broken for the next e-mail (renewSesClient).
- */
+/** Sends one e-mail; text that is not well-formed Unicode is refused first, as the SDK would break the shared client on it. */
 export const sendMail = async (message: MailMessage): Promise<void> => {
   const malformed = TEXT_FIELDS.find((field) => {
     const text = message[field];
@@ -45,10 +42,7 @@ type About = { notification: string; uuid: string };
 /** A try's outcome as recorded, or `unsettled`: the record itself failed, so the e-mail is still owed as before. */
 export type SettleResult = Settled | 'unsettled';
 
-/**
- * Records a try's outcome on the owing item; never throws. If the record fails, no new follow-up is scheduled:
- * `unsettled` tells the follow-up that tried it to fail, so SQS delivers it again (an e-mail sent twice, never zero times).
- */
+/** Records a try's outcome on the owing item; never throws (`unsettled`: the follow-up fails, so SQS delivers it again). */
 const settleNotification = async (key: Key, outcome: Outcome, about: About, previousAttempts = 0): Promise<SettleResult> => {
   const { settled, update, ...rest } = notificationOutcomeUpdate(key, outcome, isoNow(), previousAttempts);
   try {
@@ -93,9 +87,6 @@ export const tryNotification = async (
   return settleNotification(key, outcome, about, previousAttempts);
 };
 
-/**
- * Sends the e-mail an item owes, AFTER the write that made it owe it has committed. Never throws: the state change
- * is done and the API reports it; a failed send is recorded on the item and its follow-up retries it. True when SES took it.
- */
+/** Sends the e-mail an item owes after its write committed; never throws (its follow-up retries a failure). True when SES took it. */
 export const deliverNotification = async (key: Key, message: MailMessage, about: About): Promise<boolean> =>
   (await tryNotification(key, message, about)) === 'sent';

@@ -2,10 +2,7 @@ import type { Key } from '#shared/db/entities/base';
 import { WORK_REMOVE, WORK_SET, workSetValues } from '#shared/db/entities/owed-work';
 import { asError, errorName, httpStatusOf } from '#shared/errors';
 
-/**
- * What becomes of an owed e-mail after a try: retried with back-off, or parked after MAX_PERMANENT_ATTEMPTS
- * permanent or MAX_ATTEMPTS tries of any kind (docs/design-notes.md#affiliate-program).
- */
+/** An owed e-mail is parked after this many permanent failures, or tries of any kind (docs/design-notes.md#affiliate-program). */
 export const MAX_PERMANENT_ATTEMPTS = 3;
 export const MAX_ATTEMPTS = 20;
 const FIRST_RETRY_SECONDS = 60;
@@ -14,17 +11,11 @@ const MAX_RETRY_SECONDS = 3_600;
 /** Seconds until the next try after `attempts` failed ones: 60, 120, 240, ... capped at 3600. */
 export const retryDelaySeconds = (attempts: number) => Math.min(FIRST_RETRY_SECONDS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_SECONDS);
 
-/**
- * Failures that cannot change by trying again: the message could not be built or encoded here, or SES refused
- * this message as such. Everything else (throttling, timeouts, 5xx, network, account-level refusals) is transient.
- */
+/** Failures trying again cannot change (built or encoded here, or SES refused this message); all others are transient. */
 const LOCAL_ERRORS = ['MalformedMessage', 'MerchantNotFound', 'URIError', 'TypeError', 'RangeError', 'SyntaxError'];
 const PERMANENT_ERRORS = new Set([...LOCAL_ERRORS, 'MessageRejected', 'InvalidParameterValue', 'ValidationError']);
 
-/**
- * The failure of one try, for the item and the logs: the error's name and HTTP status, as SES messages can
- * quote addresses; a local error adds its own message, which names none.
- */
+/** One try's failure: the error's name and HTTP status (SES messages can quote addresses), a local error's message too. */
 export const mailFailure = (error: unknown): { permanent: boolean; reason: string } => {
   const name = errorName(error) || 'Error';
   const status = httpStatusOf(error);
@@ -36,10 +27,7 @@ export const mailFailure = (error: unknown): { permanent: boolean; reason: strin
 export type Outcome = { sent: true } | { sent: false; failure: ReturnType<typeof mailFailure> };
 export type Settled = 'sent' | 'retry' | 'parked';
 
-/**
- * The UpdateItem (without the table) that records a try's outcome on the owing item, and what it amounts to;
- * `previousAttempts` is the item's `notification_attempts` before this try. A debt settled meanwhile is left alone.
- */
+/** The UpdateItem (without the table) that records a try's outcome on the owing item, and what it amounts to. */
 export const notificationOutcomeUpdate = (key: Key, outcome: Outcome, now: string, previousAttempts = 0) => {
   const update = (UpdateExpression: string, ExpressionAttributeValues: Record<string, unknown>) => ({
     Key: key,

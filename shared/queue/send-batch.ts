@@ -11,7 +11,7 @@ export const delaySecondsUntil = (due: string | undefined, minSeconds = 0, now =
 
 /** SQS takes at most 10 messages per batch. */
 const SQS_BATCH = 10;
-/** A batch's bodies together stay within 256 KiB, SQS's limit on older queues, with room for attributes. A larger body travels by reference. */
+/** A batch's bodies stay within 256 KiB (older queues' limit) with room for attributes; a larger body travels by reference. */
 export const MAX_BATCH_BYTES = 250 * 1024;
 
 /** Characters SQS accepts in a body are XML 1.0's; the emulator also refuses those from U+10000 up. */

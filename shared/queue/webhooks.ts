@@ -52,10 +52,7 @@ const queueMessage = (message: DeliveryMessage, body: string, now: number) => ({
   group: message.merchant_id,
 });
 
-/**
- * Delivery messages as queue messages, each event too large to travel inline stored once, however many messages carry
- * it; undefined for a message whose event could not be stored.
- */
+/** Delivery messages as queue messages, an event too large to travel inline stored once (undefined: it could not be). */
 const queueMessages = (store: TableRef, messages: readonly DeliveryMessage[], now = Date.now()) => {
   const stored = new Map<string, Promise<PayloadRef>>();
   return Promise.all(
@@ -115,10 +112,7 @@ const parsed = (body: string): Partial<DeliveryMessage> | null | undefined => {
   }
 };
 
-/**
- * The delivery a received body carries, its event (or the whole body, as older large messages were) read back when
- * stored; throws when it cannot be read (the message comes back).
- */
+/** The delivery a received body carries, its event (or older messages' whole body) read back when stored; throws when unreadable. */
 export const readDeliveryMessage = async (store: TableRef, body: string): Promise<DeliveryMessage | undefined> => {
   const value = parsed(await readMessageBody(store, body));
   if (value?.event === undefined && isPayloadRef(value?.event_ref, String(value?.merchant_id)))

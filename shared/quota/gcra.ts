@@ -1,9 +1,4 @@
-/**
- * A merchant's quota as a token bucket of `burst` tokens refilled at `rate` per second, kept as GCRA
- * state: one number, `tat`, the time at which the bucket would be full again; each token moves it on
- * by one interval, and tokens are there while it is at most `burst` intervals ahead of now. Pure: the
- * store (shared/db/entities/quota.ts) keeps `tat`, the limiter takes from it (docs/design-notes.md#quotas).
- */
+/** A token bucket of `burst` tokens refilled at `rate` per second, kept as GCRA state `tat` (docs/design-notes.md#quotas). */
 export type QuotaPolicy = { rate: number; burst: number };
 
 type Lease = { granted: number; tat: number } | { granted: 0; retryAfterUs: number };
@@ -27,10 +22,7 @@ export const leaseTokens = (tat: number, now: number, policy: QuotaPolicy, want:
   return { granted, tat: base + granted * step };
 };
 
-/**
- * Of `unspent` tokens of a lease that moved `tat` to `end`, how many may still be spent at `now`: a
- * token whose interval has passed is back in the bucket, so held and bucket tokens never pass the burst.
- */
+/** Of `unspent` tokens of a lease that moved `tat` to `end`, how many may still be spent at `now` (a passed interval's is refilled). */
 export const heldTokens = (end: number, unspent: number, now: number, policy: QuotaPolicy) =>
   Math.max(0, Math.min(unspent, Math.floor((end - now) / tokenInterval(policy))));
 

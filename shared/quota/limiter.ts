@@ -4,9 +4,6 @@ import { logger } from '#shared/logger';
 import { bucketState, heldTokens, leaseTokens, type QuotaPolicy, tokenInterval } from './gcra';
 import { rateLimitHeaders } from './policy';
 
-// The per-merchant quota per container: a request spends a token this container holds, or takes tokens in
-// one conditional write; a failing store decides on this container's view, `degraded` (docs/design-notes.md#quotas).
-
 /** A take asks for what this container expects to spend in this time. */
 const LEASE_TARGET_MS = 100;
 /** The longest a request waits for another request's take in the same process. */
@@ -75,6 +72,7 @@ const sharedTake = <T>(taking: Map<string, Promise<void>>, merchantId: string, t
   return taken;
 };
 
+/** A request spends a token this container holds or takes tokens in one write; a failing store degrades (docs/design-notes.md#quotas). */
 export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolicy; now?: () => number }) => {
   const nowUs = () => Math.round((options.now?.() ?? Date.now()) * 1000);
   const views = new Map<string, View>();
@@ -89,8 +87,7 @@ export const createQuotaLimiter = (options: { db: TableRef; fallback: QuotaPolic
 
   /** `sequence`: a create's request, which also takes its order sequence number in the take's write, when it makes one. */
   const admit = async (merchantId: string, { sequence = false }: { sequence?: boolean } = {}): Promise<QuotaDecision> => {
-    // Where one process serves requests at once (npm start, not Lambda), wait for the take in flight rather
-    // than write on a view it is about to replace; never long, as a stopped invocation never settles it.
+    // Where one process serves requests at once (npm start), wait a little for the take in flight, not write on a stale view.
     const inFlight = taking.get(merchantId);
     if (inFlight) await Promise.race([inFlight, new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS).unref())]);
     const now = nowUs();

@@ -1,10 +1,7 @@
 import type { Stage } from '#shared/config';
 import type { QuotaPolicy } from './gcra';
 
-/**
- * Each merchant's default quota per stage, one budget for reads and writes; `npm run admin -- quota`
- * sets a merchant's own, QUOTA_RATE_PER_SECOND and QUOTA_BURST replace the defaults (docs/design-notes.md#quotas).
- */
+/** Each merchant's default quota per stage, for reads and writes together (docs/design-notes.md#quotas). */
 export const DEFAULT_QUOTAS: Record<Stage, QuotaPolicy> = {
   live: { rate: 50, burst: 100 },
   sandbox: { rate: 10, burst: 20 },
@@ -28,10 +25,7 @@ export const defaultQuota = (stage: Stage, env: NodeJS.ProcessEnv = process.env)
   return { rate, burst };
 };
 
-/**
- * The IETF draft's RateLimit headers: `q` requests per `w` seconds with q/w the rate, over the shortest
- * whole window that holds the burst (w = ceil(burst / rate)), so `r` is never more than `q`.
- */
+/** The IETF draft's RateLimit headers, over the shortest whole window that holds the burst, so `r` is never more than `q`. */
 export const rateLimitHeaders = (policy: QuotaPolicy, remaining: number, fullInSeconds: number): Record<string, string> => {
   const window = Math.max(1, Math.ceil(policy.burst / policy.rate));
   const quota = Math.round(policy.rate * window);
