@@ -197,12 +197,13 @@ export async function postWebhook(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      const text = responseExcerpt(Buffer.concat(chunks).toString('utf8'));
-      const result: PostResult = { latencyMs: elapsed(), body: text };
-      if (status !== undefined) result.status = status;
-      if (retryAfter !== undefined) result.retryAfter = retryAfter;
-      if (error !== undefined) result.error = error;
-      resolve(result);
+      resolve({
+        latencyMs: elapsed(),
+        body: responseExcerpt(Buffer.concat(chunks).toString('utf8')),
+        ...(status !== undefined && { status }),
+        ...(retryAfter !== undefined && { retryAfter }),
+        ...(error !== undefined && { error }),
+      });
     };
     try {
       request = (target.protocol === 'https:' ? https : http).request(
