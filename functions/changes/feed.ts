@@ -144,36 +144,23 @@ const REACTORS: { [K in keyof Reaction]: (items: Reaction[K][]) => Promise<boole
   customer: upsertCustomers,
   // The group totals of the changed blocks that a page can read, once per merchant and group.
   countBlock: (changed) =>
-    perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) =>
-      refreshGroupTotals(
-        functionTable,
-        merchantId,
-        await blocksOfClosedGroups(
-          functionTable,
-          merchantId,
-          own.map(({ block }) => block),
-        ),
-      ),
-    ),
+    perMerchant(changed, 'Group totals not refreshed', async (merchantId, own) => {
+      const blocks = own.map(({ block }) => block);
+      return refreshGroupTotals(functionTable, merchantId, await blocksOfClosedGroups(functionTable, merchantId, blocks));
+    }),
   webhookEvents: (records) => fanOutWebhookEvents(functionTable, records, (messages) => sendDeliveries(functionTable, messages)),
   // A merchant's ledger writes in one go (what a record read again had applied is skipped).
   reportTotals: (writes) =>
-    perMerchant(writes, 'Report totals not applied', (merchantId, own) =>
-      applyLedgerWrites(
-        functionTable,
-        merchantId,
-        own.map(({ sequence, deltas, at }) => ({ seq: paddedSequence(sequence), deltas, at })),
-      ),
-    ),
+    perMerchant(writes, 'Report totals not applied', (merchantId, own) => {
+      const ledgerWrites = own.map(({ sequence, deltas, at }) => ({ seq: paddedSequence(sequence), deltas, at }));
+      return applyLedgerWrites(functionTable, merchantId, ledgerWrites);
+    }),
   // Each merchant's log commits its own head.
   eventLog: (logs) =>
-    perMerchant(logs, 'Events not logged', (merchantId, own) =>
-      appendToEventLog(
-        functionTable,
-        merchantId,
-        own.flatMap(({ entries }) => entries),
-      ),
-    ),
+    perMerchant(logs, 'Events not logged', (merchantId, own) => {
+      const entries = own.flatMap((log) => log.entries);
+      return appendToEventLog(functionTable, merchantId, entries);
+    }),
 };
 
 /** Carries out one kind of reaction for the records that have it; returns the indexes that failed or were late. */

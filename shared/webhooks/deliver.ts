@@ -215,7 +215,7 @@ const send = async ({ message, settings, now }: Attempt, endpoint: WebhookEndpoi
           logger.warn('Could not mark a slow webhook endpoint', { endpoint_uuid: endpointUuid, error_name: errorName(error) }),
       );
     }, slowAfterMs(settings.timeoutMs));
-    // The mark lands before the outcome is recorded, which clears it: a mark left after its delivery ended would hold parked deliveries with nobody to release them.
+    // The mark lands before the outcome is recorded, which clears it: a mark left behind would hold parked deliveries for good.
     return await postWebhook(endpoint.url, headers, body, { timeoutMs: settings.timeoutMs, policy: settings.policy }).finally(async () => {
       clearTimeout(slow);
       await marking;

@@ -74,7 +74,7 @@ export function addressRefusal(address: string, policy: TargetPolicy): string | 
   return `Webhook target ${address} is ${hit.reason} and cannot be reached.`;
 }
 
-// C0 controls (NUL, TAB, LF, CR...), DEL and the C1 controls: the URL parser drops some and encodes others, so what is stored would not be what is dialed.
+// C0 controls, DEL and the C1 controls: the URL parser drops some and encodes others, so what is stored would not be what is dialed.
 const hasControlCharacter = (text: string) =>
   [...text].some((char) => {
     const code = char.codePointAt(0) ?? 0;
@@ -132,7 +132,7 @@ export type Resolve = (hostname: string) => Promise<Array<{ address: string; fam
 
 const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
-/** A `net.LookupFunction` that refuses the connection when any resolved address is refused, so the check happens after DNS, at connect time, and DNS rebinding cannot slip through. */
+/** A `net.LookupFunction` refusing the connection when any resolved address is refused: checked at connect time, against DNS rebinding. */
 export function checkedLookup(policy: TargetPolicy, resolve: Resolve = defaultResolve): net.LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
@@ -162,7 +162,7 @@ export interface PostResult {
   error?: string;
 }
 
-/** POSTs a webhook body to a merchant URL, SSRF-safe (policy checked before and after DNS, no redirects, bounded time and body), and never throws. */
+/** POSTs a webhook body to a merchant URL, SSRF-safe (checked before and after DNS, no redirects, bounded time and body); never throws. */
 export async function postWebhook(
   url: string,
   headers: Record<string, string>,
