@@ -2,8 +2,9 @@ import { webhookDeliveryPage } from '#shared/db/entities/webhook-delivery';
 import { allWebhookEndpoints, getWebhookEndpoint } from '#shared/db/entities/webhook-endpoint';
 import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 import { toDeliveryResponse, toWebhookResponse } from '#shared/domain/webhook-model';
+import type { SendDeliveries } from '#shared/queue/webhooks';
 import { recoverableSince } from '#shared/schemas/webhooks';
-import { NotSendable, replayDelivery, replayFailedDeliveries, type SendDeliveries } from '#shared/webhooks/replay';
+import { NotSendable, replayDelivery, replayFailedDeliveries } from '#shared/webhooks/replay';
 import { AdminError, requireMerchant } from './operations';
 import type { Store } from './store';
 

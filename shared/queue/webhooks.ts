@@ -28,6 +28,9 @@ export type DeliveryMessage = {
   event_ref?: PayloadRef;
 };
 
+/** Puts delivery messages on the webhooks queue; for each, whether SQS took it. */
+export type SendDeliveries = (messages: DeliveryMessage[]) => Promise<boolean[]>;
+
 /** The lane of endpoints that answer and the slow lane. */
 const webhooksQueueUrl = lazyQueueUrl('webhooks');
 const slowLaneQueueUrl = lazyQueueUrl('webhooks-slow');

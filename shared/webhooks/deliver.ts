@@ -22,7 +22,7 @@ import type { TableRef } from '#shared/db/table-def';
 import { errorName } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { emitMetrics, METRIC } from '#shared/metrics';
-import { type DeliveryMessage, onLaneOf, parseDeliveryMessage } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf, parseDeliveryMessage, type SendDeliveries } from '#shared/queue/webhooks';
 import { eventBody, subscribes, TEST_EVENT_TYPE } from './events';
 import { sendEndpointNotice } from './notices';
 import { type PostResult, postWebhook, type TargetPolicy } from './outbound';
@@ -36,8 +36,8 @@ export type DeliverSettings = {
   policy: TargetPolicy;
   timeoutMs: number;
   schedule: number[];
-  /** Sends messages to the webhooks queue (a retry, a wait carried on); for each, whether SQS took it. */
-  requeue: (messages: DeliveryMessage[]) => Promise<boolean[]>;
+  /** Sends a retry or a wait carried on. */
+  requeue: SendDeliveries;
   now?: () => number;
   random?: () => number;
 };

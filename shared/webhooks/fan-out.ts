@@ -5,7 +5,7 @@ import { errorName } from '#shared/errors';
 import { groupBy } from '#shared/group-by';
 import { logger } from '#shared/logger';
 import { sendLists } from '#shared/queue/send-batch';
-import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf, type SendDeliveries } from '#shared/queue/webhooks';
 import { recoverableSince } from '#shared/schemas/webhooks';
 import { subscribes, type WebhookEvent } from './events';
 import { keeper, parkWhileHeld } from './park';
@@ -18,7 +18,7 @@ type Delivery = { endpoint: WebhookEndpointItem; message: DeliveryMessage };
 export const fanOutWebhookEvents = async (
   db: TableRef,
   records: readonly MerchantEvents[],
-  send: (messages: DeliveryMessage[]) => Promise<boolean[]>,
+  send: SendDeliveries,
   now = Date.now(),
   random = Math.random,
 ): Promise<boolean[]> => {
@@ -138,7 +138,7 @@ const parkHeld = async (
   endpoint: WebhookEndpointItem,
   heldUntil: number,
   messages: DeliveryMessage[],
-  send: (messages: DeliveryMessage[]) => Promise<boolean[]>,
+  send: SendDeliveries,
   now: number,
 ): Promise<'parked' | 'ended' | 'delayed'> => {
   const [first] = messages;

@@ -1,12 +1,9 @@
 import { eventJsonOf, failedWebhookDeliveries, getWebhookDelivery, type WebhookDeliveryItem } from '#shared/db/entities/webhook-delivery';
 import type { WebhookEndpointItem } from '#shared/db/entities/webhook-endpoint';
 import type { TableRef } from '#shared/db/table-def';
-import { type DeliveryMessage, onLaneOf } from '#shared/queue/webhooks';
+import { type DeliveryMessage, onLaneOf, type SendDeliveries } from '#shared/queue/webhooks';
 import { WEBHOOK_MESSAGES } from '#shared/schemas/webhooks';
 import { subscribes, TEST_EVENT_TYPE, type WebhookEvent } from './events';
-
-/** Sends recorded deliveries again (resend, recover, admin replay) as first attempts with the same `webhook-id`. */
-export type SendDeliveries = (messages: DeliveryMessage[]) => Promise<boolean[]>;
 
 /** The most deliveries one recovery resends; `next_since` continues from there. */
 export const RECOVER_BATCH = 1000;
