@@ -7,7 +7,7 @@ import {
   type QueueId,
   WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,
 } from '#shared/db/table-def';
-import type { Access } from './routes';
+import type { Access, RouteDef } from './routes';
 
 /** A Lambda FilterCriteria pattern: objects field by field, arrays of the values a field may equal (local/event-filter.ts). */
 export type FilterPattern = { readonly [field: string]: FilterPattern | readonly (string | number | boolean | null)[] };
@@ -35,10 +35,7 @@ export type WorkerTrigger =
       onFailure: QueueId;
     };
 
-export type WorkerDef = {
-  id: string;
-  /** Handler module, relative to the repository root; it exports `handler`. */
-  handler: string;
+export type WorkerDef = Pick<RouteDef, 'id' | 'handler'> & {
   description: string;
   trigger: WorkerTrigger;
   access: WorkerAccess;
