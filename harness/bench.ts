@@ -13,7 +13,7 @@ import { functionSpecs } from '#lib/function-specs';
 import type { LocalStack } from '#local/stack';
 import { bundleFunction, COLD_START_BUDGET, importBundle } from '#scripts/bundles';
 import type { FixtureMerchant } from '#shared/admin/fixture';
-import { workEntries } from '#shared/db/entities/owed-work';
+import { workPage } from '#shared/db/entities/owed-work';
 import {
   benchCommit,
   benchMerchant,
@@ -281,7 +281,7 @@ const storedVsAnswered = async (stack: LocalStack, token: string, merchantId: st
   await sleep(2000);
   const totalAtOnce = await listTotal();
   const repairStart = performance.now();
-  const marked = async () => (await workEntries(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).length > 0;
+  const marked = async () => (await workPage(stack.stages.live.store, merchantId, 'RECOUNT', 0, 1)).keys.length > 0;
   while ((await marked()) && performance.now() - repairStart < 180_000) await sleep(1000);
   const repairSeconds = (performance.now() - repairStart) / 1000;
   table(

@@ -16,9 +16,6 @@ export type ListSpec<T extends Sequenced> = {
   parse: (raw: unknown) => T;
 };
 
-/** The newest block count items a page reads per bucket: as many as one group has blocks. */
-const NEWEST_BLOCKS = GROUP_SIZE;
-
 /** One page of a list, newest first, at the same cost for every page and any list size (docs/design-notes.md#pagination). */
 export const readPage = async <T extends Sequenced>(
   db: TableRef,
@@ -52,20 +49,10 @@ export const readPage = async <T extends Sequenced>(
 const holdsItems = ({ merchantId, list }: ListSpec<Sequenced>, bucket: string) =>
   isStorableKey({ pk: listPartition(merchantId, list, bucket), sk: '' }) && isStorableKey(groupTotalKey(merchantId, list, bucket, 0));
 
-/** One bucket's counts as a page reads them. */
-type BucketCounts = {
-  bucket: string;
-  /** The block counts read (the newest NEWEST_BLOCKS block items, those above 0): block -> items. */
-  blocks: Map<number, number>;
-  /** Groups from this one up have every block item in `blocks`. */
-  coveredFrom: number;
-  /** Items per group: from `blocks` for the covered groups, from the group totals for the older ones. */
-  groups: Map<number, number>;
-};
-
-const readBucketCounts = async (db: TableRef, spec: ListSpec<Sequenced>, bucket: string): Promise<BucketCounts> => {
+/** One bucket's counts as a page reads them: its newest group's worth of block counts above 0, the group from which they cover every block, items per group. */
+const readBucketCounts = async (db: TableRef, spec: ListSpec<Sequenced>, bucket: string) => {
   const [newest, totals] = await Promise.all([
-    readBlockRange(db, spec.merchantId, spec.list, bucket, { newestFirst: true, limit: NEWEST_BLOCKS }),
+    readBlockRange(db, spec.merchantId, spec.list, bucket, { newestFirst: true, limit: GROUP_SIZE }),
     readGroupTotals(db, spec.merchantId, spec.list, bucket),
   ]);
   const coveredFrom = coveredGroupsFrom(newest);
@@ -82,7 +69,7 @@ const readBucketCounts = async (db: TableRef, spec: ListSpec<Sequenced>, bucket:
 /** The lowest group whose block items are all among `newest` (the bucket's newest block items, highest first). */
 const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
   const lowest = newest.at(-1);
-  if (newest.length < NEWEST_BLOCKS || lowest === undefined) return 0;
+  if (newest.length < GROUP_SIZE || lowest === undefined) return 0;
   const group = groupOf(lowest.block);
   return newest.filter(({ block }) => groupOf(block) === group).length === GROUP_SIZE ? group : group + 1;
 };
@@ -91,7 +78,7 @@ const coveredGroupsFrom = (newest: readonly BlockCount[]): number => {
 const locateBlock = async (
   db: TableRef,
   spec: ListSpec<Sequenced>,
-  counts: readonly BucketCounts[],
+  counts: readonly Awaited<ReturnType<typeof readBucketCounts>>[],
   groups: ReadonlyMap<number, number>,
   offset: number,
 ): Promise<{ block: number; n: number; inBlock: number } | undefined> => {
@@ -114,7 +101,7 @@ const locateBlock = async (
 };
 
 /** The merged block counts of one group of the shown buckets: read only for the buckets whose blocks of it were not read. */
-const groupBlocks = async (db: TableRef, spec: ListSpec<Sequenced>, counts: readonly BucketCounts[], group: number) => {
+const groupBlocks = async (db: TableRef, spec: ListSpec<Sequenced>, counts: Parameters<typeof locateBlock>[2], group: number) => {
   const first = group * GROUP_SIZE;
   const last = first + GROUP_SIZE - 1;
   const perBucket = await Promise.all(

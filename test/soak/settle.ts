@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
 import { STAGES, type Stage } from '#shared/config';
-import { type WorkKind, workEntries } from '#shared/db/entities/owed-work';
+import { type WorkKind, workPage } from '#shared/db/entities/owed-work';
 import { parkedDeliveryCount } from '#shared/db/entities/webhook-waiting';
 
 /**
@@ -49,7 +49,9 @@ const queueDepth = async (sqs: SQSClient, queueUrl: string) => {
 
 /** Up to 1,000 entries of a kind per merchant: enough to tell "none" from "some" and to print how many. */
 const entries = async (stack: LocalStack, stage: Stage, merchantIds: readonly string[], kind: WorkKind) => {
-  const counts = await Promise.all(merchantIds.map(async (id) => (await workEntries(stack.stages[stage].store, id, kind, 0, 1000)).length));
+  const counts = await Promise.all(
+    merchantIds.map(async (id) => (await workPage(stack.stages[stage].store, id, kind, 0, 1000)).keys.length),
+  );
   return counts.reduce((sum, n) => sum + n, 0);
 };
 

@@ -36,15 +36,20 @@ const writeChunk = ({ ddb, table }: TableRef, chunk: readonly WriteRequest[]) =>
     return (UnprocessedItems?.[table] ?? []) as WriteRequest[];
   });
 
+/** Runs `run` on every item, at most `lanes` at once, each lane taking the next item when it is done; a failure stops its lane. */
+export const inLanes = async <T>(items: readonly T[], lanes: number, run: (item: T) => Promise<unknown>): Promise<void> => {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await run(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
+};
+
 /** Runs the write requests with BatchWriteItem, 25 a call and a few calls at once, retrying unprocessed ones. */
 const batchWrite = async (db: TableRef, requests: readonly WriteRequest[]): Promise<void> => {
   const chunks: WriteRequest[][] = [];
   for (let start = 0; start < requests.length; start += 25) chunks.push(requests.slice(start, start + 25));
-  let next = 0;
-  const lane = async () => {
-    while (next < chunks.length) await writeChunk(db, chunks[next++] ?? []);
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, lane));
+  await inLanes(chunks, PARALLEL_BATCHES, (chunk) => writeChunk(db, chunk));
 };
 
 const putRequest = (Item: Record<string, unknown>): WriteRequest => ({ PutRequest: { Item } });

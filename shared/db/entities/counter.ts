@@ -3,6 +3,7 @@ import { type KeyQuery, queryBetween, queryKey, queryKeyPrefix } from '#shared/d
 import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
 import { getStored, itemKey, type Key, merchantIdOf, merchantPk, parseStored, StoredItemError, updateApplied, updateItem } from './base';
+import { inLanes } from './batch';
 import { ALL_BUCKET, type ListName, listName } from './list-entry';
 import { WORK_SET_KEEPING_SINCE, workSetValues } from './owed-work';
 import {
@@ -354,31 +355,25 @@ export const blocksOfClosedGroups = async (db: TableRef, merchantId: string, blo
   return blocks.filter((block) => !isOrderBlock(block) || groupOf(block.block) < open);
 };
 
-export type GroupRefresh = { list: ListName; bucket: string; group: number; n: number; vs: number; written: boolean };
-
 const REFRESH_CONCURRENCY = 8;
 
 /** Sets each group total the blocks lie in to what its blocks hold now, over a lower `vs` only (docs/data-model-heat.md#page-cost-at-any-size). */
-export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]): Promise<GroupRefresh[]> => {
+export const refreshGroupTotals = async (db: TableRef, merchantId: string, blocks: readonly BlockRef[]) => {
   const groups = new Map<string, { list: ListName; bucket: string; group: number }>();
   for (const { list, bucket, block } of blocks) {
     const group = groupOf(block);
     groups.set(groupTotalSk(list, bucket, group), { list, bucket, group });
   }
-  const pending = [...groups.values()];
-  const results: GroupRefresh[] = [];
+  const results: NonNullable<Awaited<ReturnType<typeof refreshGroupTotal>>>[] = [];
   const errors: unknown[] = [];
-  const lane = async () => {
-    for (let next = pending.shift(); next; next = pending.shift()) {
-      try {
-        const result = await refreshGroupTotal(db, merchantId, next.list, next.bucket, next.group);
-        if (result) results.push(result);
-      } catch (error) {
-        errors.push(error);
-      }
+  await inLanes([...groups.values()], REFRESH_CONCURRENCY, async ({ list, bucket, group }) => {
+    try {
+      const result = await refreshGroupTotal(db, merchantId, list, bucket, group);
+      if (result) results.push(result);
+    } catch (error) {
+      errors.push(error);
     }
-  };
-  await Promise.all(Array.from({ length: REFRESH_CONCURRENCY }, lane));
+  });
   if (errors.length > 0) throw errors[0];
   return results;
 };

@@ -57,6 +57,3 @@ export const workPage = async (
   const { Items = [], LastEvaluatedKey } = await queryPage(db, query, limit, startKey);
   return { keys: Items.map((item) => parseStored('owed work entry', entryKey, item)), next: LastEvaluatedKey };
 };
-
-export const workEntries = async (db: TableRef, merchantId: string, kind: WorkKind, olderThanSeconds: number, limit: number) =>
-  (await workPage(db, merchantId, kind, olderThanSeconds, limit)).keys;
