@@ -126,16 +126,13 @@ export type BlockRef = { list: ListName; bucket: string; block: number };
 
 export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
 const blockCountSk = (list: ListName, bucket: string, block: number) => `${bucketPrefix(list, bucket)}${padBlock(block)}`;
-export const blockCountKey = (merchantId: string, list: ListName, bucket: string, block: number): Key => ({
-  pk: countsPartition(merchantId),
-  sk: blockCountSk(list, bucket, block),
-});
+const countKey = (merchantId: string, sk: string): Key => ({ pk: countsPartition(merchantId), sk });
+export const blockCountKey = (merchantId: string, list: ListName, bucket: string, block: number) =>
+  countKey(merchantId, blockCountSk(list, bucket, block));
 const orderBlockKey = (merchantId: string, block: number) => blockCountKey(merchantId, 'orders', ALL_BUCKET, block);
 const groupTotalSk = (list: ListName, bucket: string, group: number) => `${bucketPrefix(list, bucket)}${GROUP_MARK}${padBlock(group)}`;
-export const groupTotalKey = (merchantId: string, list: ListName, bucket: string, group: number): Key => ({
-  pk: countsPartition(merchantId),
-  sk: groupTotalSk(list, bucket, group),
-});
+export const groupTotalKey = (merchantId: string, list: ListName, bucket: string, group: number) =>
+  countKey(merchantId, groupTotalSk(list, bucket, group));
 
 /** The (list, bucket, block) a block count item's sort key names; a group total's key is refused. */
 export const parseBlockCountSk = (sk: string): BlockRef => {
