@@ -43,7 +43,6 @@ const storedSchema = z.looseObject({
 type Stored = z.infer<typeof storedSchema>;
 
 export type LogEntry = { position: string; event: LoggedEvent; loggedAt: number };
-export type LogItem = { position: string; event: LoggedEvent; eventType: string; createdAt: string; loggedAt: number };
 
 /** Times are stored as the API's filters compare them (UTC, milliseconds); one that does not parse, as it is. */
 const isoTime = (time: string) => (Number.isNaN(Date.parse(time)) ? time : new Date(time).toISOString());
@@ -193,7 +192,7 @@ const matches = (item: Stored, filter: LogFilter) =>
   (filter.createdLt === undefined || (item.created_at ?? '') < filter.createdLt) &&
   (filter.loggedGte === undefined || (item.logged_at ?? 0) >= filter.loggedGte);
 
-const logItem = (item: Stored): LogItem => ({
+const logItem = (item: Stored) => ({
   position: item.sk,
   event: JSON.parse(item.event === undefined ? '{}' : unpackJson(item.event)) as LoggedEvent,
   eventType: item.event_type ?? '',
@@ -240,7 +239,7 @@ export const eventLogPage = async (
   if (highestCommit > reached && (await committedFrom(db, merchantId, highestCommit))) reached = highestCommit;
   const firstUncommitted = examined.findIndex((item) => commitOf(item) > reached);
   const committed = firstUncommitted === -1 ? examined : examined.slice(0, firstUncommitted);
-  const items: LogItem[] = [];
+  const items: ReturnType<typeof logItem>[] = [];
   let lastExamined = after;
   let lastExaminedAt: number | undefined;
   for (const item of committed) {

@@ -76,8 +76,6 @@ export const inviteList = (merchantId: string): ListSpec<InviteItem> => ({
   parse: parseInvite,
 });
 
-// --- the e-mail projection -------------------------------------------------------------------
-
 const emailBlockKey = (merchantId: string, block: number): Key => ({ pk: `${merchantPk(merchantId)}#INVITE_EMAILS`, sk: padBlock(block) });
 
 type ProjectionEntry = Pick<InviteItem, 'seq' | 'uuid' | 'email'>;
