@@ -3,6 +3,7 @@ import { merchantPk } from '#shared/db/entities/base';
 import { type CommissionLedger, parseCommissionLedgerImage } from '#shared/db/entities/commission';
 import {
   addFigures,
+  FIGURE_NAMES,
   type Figures,
   type PeriodKind,
   readAffiliateTotals,
@@ -52,9 +53,6 @@ export const reportCsv = (rows: readonly ReportRow[], groupBy: string) => {
   return [columns.join(','), ...rows.map((row) => columns.map((column) => csvField(row[column])).join(','))].join('\n');
 };
 
-/** The figures a totals item holds, in the order the differences name them. */
-const FIGURE_FIELDS = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
-
 /** One line per difference between the merchant's day and month totals per affiliate and what its ledgers add up to. */
 export const reportTotalsDifferences = async (
   store: TableRef,
@@ -79,7 +77,7 @@ export const reportTotalsDifferences = async (
   for (const key of new Set([...expected.keys(), ...actual.keys()])) {
     const want = expected.get(key) ?? { ...ZERO_FIGURES };
     const have = actual.get(key) ?? { ...ZERO_FIGURES };
-    for (const field of FIGURE_FIELDS) {
+    for (const field of FIGURE_NAMES) {
       if (want[field] !== have[field])
         differences.push(
           `merchant ${merchantId} ${key.replaceAll('|', ' ')}: ${field} ${have[field]} in the totals, ${want[field]} in the ledgers`,
@@ -96,7 +94,7 @@ export const reportTotalsDifferences = async (
   const actualMonths = new Map(storedMonths.map((item) => [`${item.affiliate_slug}|${item.period}|${item.currency_code}`, item]));
   for (const [key, want] of months) {
     const have = actualMonths.get(key);
-    if (!have || FIGURE_FIELDS.some((field) => have[field] !== want[field])) {
+    if (!have || FIGURE_NAMES.some((field) => have[field] !== want[field])) {
       differences.push(
         `merchant ${merchantId} month ${key.replaceAll('|', ' ')}: totals ${JSON.stringify(have ?? null)}, ledgers ${JSON.stringify(want)}`,
       );

@@ -58,12 +58,11 @@ const APPLIED_AS_READ = 'applied_through = :applied';
 
 export const ZERO_FIGURES: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
 
-export const addFigures = (a: Figures, b: Figures): Figures => ({
-  orders: a.orders + b.orders,
-  sales_value: a.sales_value + b.sales_value,
-  accrued_value: a.accrued_value + b.accrued_value,
-  reversed_value: a.reversed_value + b.reversed_value,
-});
+/** The figures a totals item holds, in the order reports and their differences name them. */
+export const FIGURE_NAMES = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
+
+export const addFigures = (a: Figures, b: Figures): Figures =>
+  Object.fromEntries(FIGURE_NAMES.map((name) => [name, a[name] + b[name]])) as Figures;
 
 /** The update's values for the sum of the contributions (with `:rows` when they count rows). */
 const sumValues = (contributions: readonly Contribution[]) => {
