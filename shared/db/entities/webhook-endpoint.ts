@@ -45,13 +45,10 @@ const endpointSchema = z.looseObject({
   in_flight_at: z.optional(z.string()),
   /** Names the last claim, so a claim retried after its answer was lost knows it was applied. */
   claim_token: z.optional(z.string()),
-  /** A delivery is unanswered after a moment: no new one starts before then. */
   slow_until: z.optional(z.string()),
-  /** When a delivery last went unanswered for a moment (the slow lane's mark); removed by a prompt 2xx. */
   slow_at: z.optional(z.string()),
   fast_at: z.optional(z.string()),
   slots: z.optional(z.number()),
-  /** Present while deliveries may be parked for it: how many were parked since the last release emptied the list. */
   waiting: z.optional(z.number()),
   /** Until when, and for which message, one deliverer is releasing the parked deliveries. */
   releasing_until: z.optional(z.string()),
