@@ -1,9 +1,4 @@
-/**
- * Partition heat and the cost of a create, measured on a fresh local stack with every AWS call of
- * the functions recorded (what it runs: USAGE below; how it records and what it prints:
- * docs/data-model-heat.md#how-it-is-measured and #the-cost-per-million-orders-what-is-measured-what-is-assumed).
- * `npm run bench` runs it as one of its sections. Asserts nothing; prints markdown.
- */
+/** Partition heat and the cost of a create on a fresh recorded local stack (USAGE; docs/data-model-heat.md#how-it-is-measured). */
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -197,11 +192,7 @@ const scenarioOf = (
 
 const REQUEST_PATH = new Set(['orders-create', 'orders-cancel']);
 
-/**
- * The round trips one invocation waited for one after the other: its DynamoDB calls grouped by
- * overlap in time (calls sent together, like the create's reads and its sequence number, are one),
- * plus the SDK's retries of the slowest call of each group.
- */
+/** The round trips one invocation waited for in turn: its DynamoDB calls grouped by overlap in time, plus each group's most retries. */
 const sequentialRoundTrips = (calls: CallRecord[]): number => {
   const timed = calls.filter((call) => call.service === 'dynamodb' && call.span).sort((a, b) => (a.span?.[0] ?? 0) - (b.span?.[0] ?? 0));
   if (timed.length === 0) return NaN;
@@ -220,19 +211,6 @@ const sequentialRoundTrips = (calls: CallRecord[]): number => {
   return trips + groupRetries;
 };
 
-const totalsOf = (calls: CallRecord[]) => {
-  const dynamo = calls.filter((call) => call.service === 'dynamodb');
-  return {
-    calls: dynamo.length,
-    roundTrips: sum(dynamo, (call) => call.attempts),
-    writes: sum(dynamo, (call) => call.writes?.length ?? 0),
-    wcu: sum(dynamo, (call) => call.wcu ?? 0),
-    rcu: sum(dynamo, (call) => call.rcu ?? 0),
-    sqs: sum(calls, (call) => (call.service === 'sqs' ? call.attempts : 0)),
-    estimated: dynamo.filter((call) => !call.measured).length,
-  };
-};
-
 /** A key as the table shows it: merchant ids, uuids, sequence and block numbers, e-mails and order numbers replaced. */
 const normalise = (text: string, merchantIds: string[]) =>
   merchantIds
@@ -246,10 +224,7 @@ const normalise = (text: string, merchantIds: string[]) =>
 /** A table partition whose sort key only grows (the event log's positions): every write lands at its end, which no split relieves. */
 const growsAtTheEnd = (key: string) => key.endsWith('#EVENTS');
 
-/**
- * Heat units: a table item (never split, so it caps at one partition's rate), a table partition as a
- * whole (split for heat by sort key, but for the event log's), and an index partition (monotonic sort keys, never split).
- */
+/** Heat units: a table item (never split), a table partition (split by sort key, but for the event log's), an index partition (never split). */
 const heatOf = (calls: CallRecord[], merchantIds: string[]) => {
   const writes = calls.flatMap((call) => call.writes ?? []);
   const hits = writes.flatMap(({ where, key, sk, wcu }) => {
@@ -564,19 +539,21 @@ const printCreateCosts = ({ records, cancels, created }: SteadyRun) => {
   );
   const withoutKey = createInvocations.filter((calls) => !withKey.includes(calls));
   const perInvocation = (label: string, invocations: CallRecord[][], per: number, unit: string, sequential = false) => {
-    const totals = totalsOf(invocations.flat());
-    const trips = sum(invocations, sequentialRoundTrips) / Math.max(1, invocations.length);
+    const calls = invocations.flat();
+    const dynamo = calls.filter((call) => call.service === 'dynamodb');
+    const estimated = dynamo.filter((call) => !call.measured).length;
+    const perUnit = (of: (call: CallRecord) => number) => fixed(sum(dynamo, of) / per);
     return [
       label,
       `${whole(per)} ${unit}`,
-      fixed(totals.calls / per),
-      fixed(totals.roundTrips / per),
-      sequential ? fixed(trips) : '',
-      fixed(totals.writes / per),
-      fixed(totals.wcu / per),
-      fixed(totals.rcu / per),
-      fixed(totals.sqs / per),
-      totals.estimated === 0 ? 'measured' : `${totals.estimated} of ${totals.calls} calls estimated`,
+      fixed(dynamo.length / per),
+      perUnit((call) => call.attempts),
+      sequential ? fixed(sum(invocations, sequentialRoundTrips) / Math.max(1, invocations.length)) : '',
+      perUnit((call) => call.writes?.length ?? 0),
+      perUnit((call) => call.wcu ?? 0),
+      perUnit((call) => call.rcu ?? 0),
+      fixed(sum(calls, (call) => (call.service === 'sqs' ? call.attempts : 0)) / per),
+      estimated === 0 ? 'measured' : `${estimated} of ${dynamo.length} calls estimated`,
     ];
   };
   const workerFns = [...new Set(records.map((call) => call.fn))].sort().filter((fn) => !REQUEST_PATH.has(fn));
