@@ -36,6 +36,7 @@ import {
   benchMerchant,
   closeConnections,
   fixtureOrder,
+  mean,
   pool,
   printTable,
   type Reply,
@@ -128,7 +129,6 @@ const storedByMerchant = async (client: DynamoDBClient, table: string) => {
   return byMerchant;
 };
 
-const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
 const meanCreateMs = (invocations: readonly InvocationRecord[]) =>
   mean(invocations.flatMap((invocation) => (invocation.fn === 'orders-create' ? [invocation.ms] : [])));
 

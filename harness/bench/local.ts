@@ -118,6 +118,8 @@ export const send = (url: string, token: string, { method = 'GET', body, idempot
 /** The sum of `of` over the items. */
 export const sum = <T>(items: readonly T[], of: (item: T) => number) => items.reduce((total, item) => total + of(item), 0);
 
+export const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);
+
 /** The replies by status, e.g. `3 x 201, 1 x 503`. */
 export const statusCount = (replies: readonly Reply[]) => {
   const byStatus = new Map<string, number>();

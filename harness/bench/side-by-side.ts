@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEMO } from '#local/demo';
 import { freePorts, portsEnv } from '#local/ports';
-import { closeConnections, freshCreateBody, type Print, printTable, type Reply, send, statusCount } from './local';
+import { closeConnections, freshCreateBody, mean, type Print, printTable, type Reply, send, statusCount } from './local';
 import { percentile } from './percentile';
 
 /** The last commit whose create took 5 sequential DynamoDB round trips (a transaction with a guard item, the count after it). */
@@ -105,7 +105,7 @@ export const benchSideBySide = async ({
         replies: answered,
         p50: percentile(ms, 50),
         p99: percentile(ms, 99),
-        mean: ms.reduce((sum, value) => sum + value, 0) / Math.max(1, ms.length),
+        mean: mean(ms),
       };
     });
   } finally {
