@@ -1,10 +1,6 @@
-/**
- * What one page of the order list costs in read units at 20,000 orders and at N orders (`npm run
- * bench -- --orders N`): a page must cost the same at any size. How it seeds and measures: docs/contributing.md#how-each-part-measures.
- */
+/** A page of the order list's read units at 20,000 and at N orders: the same at any size (docs/contributing.md#how-each-part-measures). */
 
 import { randomUUID } from 'node:crypto';
-import type { LocalStack } from '#local/stack';
 import type { Store } from '#shared/admin/store';
 import { batchPut } from '#shared/db/entities/batch';
 import {
@@ -19,7 +15,7 @@ import {
 import { putNewMerchant } from '#shared/db/entities/merchant';
 import { buildOrder, orderCountChange, orderList, orderRecord, orderUuidFor } from '#shared/db/entities/order';
 import { readPage } from '#shared/db/pages';
-import { fixtureOrder, meteredStore, printTable, startBenchStack, sumUnits } from './local';
+import { fixtureOrder, meteredStore, onBenchStack, printTable, sumUnits } from './local';
 
 const BASELINE_ORDERS = 20_000;
 const PER_PAGES = [25, 100] as const;
@@ -112,11 +108,8 @@ const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x
 /** `npm run bench -- --orders N`: seeds, measures, prints a markdown table. */
 export const benchPageCost = async (orders: number) => {
   const startedAt = Date.now();
-  let stack: LocalStack | undefined;
-  try {
-    // The seeder writes the orders' counts and group totals itself: with the change feed on, it would
-    // count the seeded block counts into the group totals a second time.
-    stack = await startBenchStack({ CONSUMER_POLL: 'off', STREAM_POLL: 'off' });
+  // The seeder writes the counts and group totals itself: the change feed would count the seeded blocks a second time.
+  await onBenchStack({ CONSUMER_POLL: 'off', STREAM_POLL: 'off' }, async (stack) => {
     const live = stack.stages.live;
     console.log(`\n## Page cost at ${BASELINE_ORDERS.toLocaleString('en-US')} and ${orders.toLocaleString('en-US')} orders\n`);
     const baseline = await seedOrders(live.store, 'P20K', BASELINE_ORDERS);
@@ -153,7 +146,5 @@ export const benchPageCost = async (orders: number) => {
       `Worst ratio at ${orders.toLocaleString('en-US')} vs ${BASELINE_ORDERS.toLocaleString('en-US')} orders: ${ratio(worst)} (target ≤ 1.50x: ${worst <= 1.5 ? 'PASS' : 'MISS'}). ` +
         `Took ${((Date.now() - startedAt) / 60_000).toFixed(1)} min.`,
     );
-  } finally {
-    await stack?.stop();
-  }
+  });
 };
