@@ -1,8 +1,4 @@
-/**
- * The heat bench's cost model: list prices, what is assumed where nothing can be measured locally,
- * and pure functions from a scenario's measured counts to dollars per million orders.
- * docs/data-model-heat.md#the-cost-per-million-orders-what-is-measured-what-is-assumed explains it: change both together.
- */
+/** The heat bench's cost model, from measured counts to dollars (docs/data-model-heat.md#the-cost-per-million-orders-what-is-measured-what-is-assumed). */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ACCESS_LOG_FIELDS } from '#lib/rest-api';

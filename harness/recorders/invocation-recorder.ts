@@ -1,9 +1,6 @@
 import { currentInvocation, observeInvocations } from '#local/invocation-scope';
 
-/**
- * The invocation recorder the write recorder installs in the local stage processes: each invocation's
- * function, duration and log bytes (docs/data-model-heat.md#how-it-is-measured). Not in Lambda.
- */
+/** Each local invocation's function, duration and log bytes, for the write recorder (docs/data-model-heat.md#how-it-is-measured). */
 
 export const RECORD_LOGS_ENV = 'LOCAL_RECORD_LOGS';
 

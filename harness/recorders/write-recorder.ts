@@ -9,11 +9,7 @@ import { GLOBAL_INDEXES, type IndexName } from '#shared/db/table-def';
 import { logger } from '#shared/logger';
 import { type InvocationRecord, RECORD_LOGS_ENV, recordInvocations } from './invocation-recorder';
 
-/**
- * The write recorder, a stage hook (local/stage-hooks.ts) of the local stage processes: an AWS SDK
- * middleware that records every call the functions make. What it records, and how:
- * docs/data-model-heat.md#how-it-is-measured. Nothing of this runs in Lambda.
- */
+/** A local stage hook recording every AWS call of the functions (docs/data-model-heat.md#how-it-is-measured); never in Lambda. */
 
 const WRITE_RECORD_REQUEST = 'write-record';
 const INDEXES = GLOBAL_INDEXES.map((gsi) => gsi.indexName);
@@ -354,9 +350,8 @@ const dynamoFigures = (operation: string, input: Input) => {
     },
     commit: () => {
       for (const write of writes) {
-        const id = `${write.pk}\u0000${write.sk}`;
-        if (write.after) known.set(id, write.after);
-        else known.delete(id);
+        if (write.after) known.set(itemId(write), write.after);
+        else known.delete(itemId(write));
       }
     },
   };
