@@ -14,7 +14,6 @@ import { FUNCTION_LOGGING } from '#lib/merchant-function';
 import { TRACE_SAMPLING_RATE, WAF_RULES } from '#lib/rest-api';
 import { localClientConfig } from '#local/aws-env';
 import type { LocalStack } from '#local/stack';
-import { seedFixture } from '#shared/admin/seed';
 import { groupBy } from '#shared/group-by';
 import { WEBHOOK_EVENT_TYPES } from '#shared/webhooks/events';
 import {
@@ -40,6 +39,7 @@ import {
   pool,
   printTable,
   type Reply,
+  seedMerchants,
   send,
   startBenchStack,
   statusCount,
@@ -410,13 +410,10 @@ const setUpRun = async (stack: LocalStack, opts: HeatOptions, storage: DynamoDBC
     { length: Math.max(1, Math.ceil(opts.merchants * HOOKED_MERCHANT_SHARE)) },
     (_, index) => `heat-hooked-${index}`,
   );
-  const seeded = await seedFixture(live.store, 'live', {
-    merchants: [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map((key) => benchMerchant(key, `Heat merchant ${key}`)),
-  });
-  const merchantOf = (key: string): Merchant => {
-    const merchant = seeded.merchants[key];
-    return { id: merchant?.id ?? '', token: merchant?.tokens.live ?? '' };
-  };
+  const merchantOf = await seedMerchants(
+    stack,
+    [...measuredKeys, ...hookedKeys, 'heat-quiet', 'heat-quiet-hooked'].map((key) => benchMerchant(key, `Heat merchant ${key}`)),
+  );
   const merchants = measuredKeys.map(merchantOf);
   const hooked = hookedKeys.map(merchantOf);
   const quiet = merchantOf('heat-quiet');
