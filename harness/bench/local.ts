@@ -115,7 +115,6 @@ export const send = (url: string, token: string, { method = 'GET', body, idempot
     req.end();
   });
 
-/** The sum of `of` over the items. */
 export const sum = <T>(items: readonly T[], of: (item: T) => number) => items.reduce((total, item) => total + of(item), 0);
 
 export const mean = (values: readonly number[]) => sum(values, (value) => value) / Math.max(1, values.length);

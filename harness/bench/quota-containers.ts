@@ -67,8 +67,7 @@ const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, me
   const inFlight = new Set<Promise<void>>();
   const serve = (container: (typeof containers)[number], flood: boolean, at: number) => {
     container.busy = true;
-    // The request's clock starts at its arrival on the schedule and runs on from there; a
-    // container's clock never runs back (a request served late starts at its last reading).
+    // The request's clock starts at its scheduled arrival, and a container's clock never runs back.
     const offset = performance.now() - Math.max(at, container.clock.last);
     container.clock.now = () => {
       container.clock.last = performance.now() - offset;
@@ -131,7 +130,6 @@ const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }:
       admitted: flood.filter((outcome) => outcome.decision.admitted).length,
       allowed: Math.floor((policy.rate * (Math.max(...floodAt) - Math.min(...floodAt))) / 1_000_000) + policy.burst,
     },
-    // The most admitted in any window of the run, less what the bucket allows in it (at most 0).
     worstWindowExcess: worstWindowExcess(admittedAt, policy),
     writesPerRequest: steadyWrites / Math.max(1, steadyCount),
     take: { p50: percentile(takeMs, 50), p99: percentile(takeMs, 99) },

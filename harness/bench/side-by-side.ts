@@ -133,7 +133,6 @@ export const printSideBySide = (print: Print, result: SideBySide) => {
 /** A drop as said: `29.1 % lower`, or `12.0 % higher` when it is a rise. */
 export const dropText = (drop: number) => `${Math.abs(drop * 100).toFixed(1)} % ${drop >= 0 ? 'lower' : 'higher'}`;
 
-/** The heading of the comparison's section. */
 export const SIDE_BY_SIDE_TITLE = 'Sequential creates side by side with the commit before the one-put create';
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
