@@ -216,38 +216,34 @@ const itemWrites = (operation: string, input: Input): ItemWrite[] => {
   });
 };
 
-/** The partition a read reads: GetItem's key, a Query's key condition (its first equality). */
-const readPartitions = (operation: string, input: Input): string[] => {
-  if (operation === 'GetItem') return [`table:${str(input.Key?.pk) ?? '?'}`];
+/** The partitions a read reads (a Query's: its key condition's first equality) and a GetItem's item or a Query's key condition, as read. */
+const readFigures = (operation: string, input: Input): Pick<CallRecord, 'reads' | 'readItem' | 'consistent'> => {
+  const consistent = input.ConsistentRead === true;
+  const values = input.ExpressionAttributeValues ?? {};
+  if (operation === 'GetItem') {
+    const pk = str(input.Key?.pk) ?? '?';
+    return { reads: [`table:${pk}`], readItem: `${pk} / ${str(input.Key?.sk) ?? '?'}`, consistent };
+  }
   if (operation === 'Query') {
     const names = input.ExpressionAttributeNames ?? {};
-    const values = input.ExpressionAttributeValues ?? {};
     const match = (input.KeyConditionExpression ?? '').match(/([#A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/);
     const where = input.IndexName ?? 'table';
     const attribute = match ? (names[match[1] ?? ''] ?? match[1]) : '?';
-    return [
-      `${where}:${attribute === `${where === 'table' ? '' : where}pk` || attribute === 'pk' ? '' : `${attribute}=`}${str(values[match?.[2] ?? '']) ?? '?'}`,
-    ];
+    const keyName = attribute === `${where === 'table' ? '' : where}pk` || attribute === 'pk' ? '' : `${attribute}=`;
+    const readItem = `${where}: ${Object.values(values)
+      .map((value) => str(value) ?? '?')
+      .join(', ')}`;
+    return { reads: [`${where}:${keyName}${str(values[match?.[2] ?? '']) ?? '?'}`], readItem, consistent };
   }
   if (operation === 'BatchGetItem')
-    return Object.values(input.RequestItems ?? {}).flatMap((request) =>
-      (Array.isArray(request) ? [] : (request.Keys ?? [])).map((key) => `table:${str(key.pk) ?? '?'}`),
-    );
-  if (operation === 'TransactGetItems') return (input.TransactItems ?? []).map((part) => `table:${str(part.Get?.Key?.pk) ?? '?'}`);
-  return [];
-};
-
-/** A GetItem's item (`pk / sk`) or a Query's key condition and index, as read. */
-const readItem = (operation: string, input: Input) => {
-  const item =
-    operation === 'GetItem'
-      ? `${str(input.Key?.pk) ?? '?'} / ${str(input.Key?.sk) ?? '?'}`
-      : operation === 'Query'
-        ? `${input.IndexName ?? 'table'}: ${Object.values(input.ExpressionAttributeValues ?? {})
-            .map((value) => str(value) ?? '?')
-            .join(', ')}`
-        : undefined;
-  return item === undefined ? {} : { readItem: item, consistent: input.ConsistentRead === true };
+    return {
+      reads: Object.values(input.RequestItems ?? {}).flatMap((request) =>
+        (Array.isArray(request) ? [] : (request.Keys ?? [])).map((key) => `table:${str(key.pk) ?? '?'}`),
+      ),
+    };
+  if (operation === 'TransactGetItems')
+    return { reads: (input.TransactItems ?? []).map((part) => `table:${str(part.Get?.Key?.pk) ?? '?'}`) };
+  return { reads: [] };
 };
 
 const units = (capacity: ConsumedCapacity[]) => {
@@ -335,12 +331,11 @@ const dynamoFigures = (operation: string, input: Input) => {
   input.ReturnConsumedCapacity ??= 'INDEXES';
   const writes = itemWrites(operation, input);
   const isWrite = writes.length > 0 || /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(operation);
-  const reads = isWrite ? [] : readPartitions(operation, input);
   return {
     figures: (capacity: ConsumedCapacity[] | undefined): Partial<CallRecord> => {
       const measured = capacity !== undefined && capacity.length > 0 ? units(capacity) : undefined;
       // A read that failed is estimated at 1 unit.
-      if (!isWrite) return { measured: measured !== undefined, reads, ...readItem(operation, input), rcu: measured ? measured.total : 1 };
+      if (!isWrite) return { measured: measured !== undefined, ...readFigures(operation, input), rcu: measured ? measured.total : 1 };
       const partitions = partitionWrites(writes, operation === 'TransactWriteItems', measured?.byWhere);
       return {
         measured: measured !== undefined,
