@@ -123,6 +123,7 @@ export type CountChange = { list: ListName; bucket: string; seq: number; delta: 
 /** What a write adds to (`delta` 1) or takes from (-1) the count of one item's bucket and block. */
 export const countChange = (list: ListName, bucket: string, seq: number, delta = 1): CountChange => ({ list, bucket, seq, delta });
 export type BlockRef = { list: ListName; bucket: string; block: number };
+type BlockRange = Omit<BlockRef, 'block'> & { from: number; to: number };
 
 export const countsPartition = (merchantId: string) => `${merchantPk(merchantId)}#COUNTS`;
 const blockCountSk = (list: ListName, bucket: string, block: number) => `${bucketPrefix(list, bucket)}${padBlock(block)}`;
@@ -164,11 +165,10 @@ export const applyCountChanges = async (db: TableRef, merchantId: string, change
       .filter(({ delta }) => delta !== 0)
       .map(async ({ key, delta }) => {
         try {
-          const { $metadata } = await updateItem(db, {
-            Key: key,
-            UpdateExpression: 'ADD n :delta, v :one SET #type = :type, changed_at = :now',
-            ExpressionAttributeNames: { '#type': 'type' },
-            ExpressionAttributeValues: { ':delta': delta, ':one': 1, ':type': 'list_count', ':now': now },
+          const { $metadata } = await updateCount(db, key, 'ADD n :delta, v :one SET #type = :type, changed_at = :now', {
+            ':delta': delta,
+            ':one': 1,
+            ':now': now,
           });
           return ($metadata?.attempts ?? 1) > 1 ? key : undefined;
         } catch {
@@ -195,13 +195,21 @@ export class CountNotKept extends Error {
   }
 }
 
-/** Puts a RECOUNT entry (owed-work.ts) on a block's count item, keeping its first time; `ADD n :zero` only creates the item. */
-export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
+/** One UpdateItem of a block count item, which sets its `type`. */
+const updateCount = (db: TableRef, key: Key, expression: string, values: Record<string, unknown>) =>
   updateItem(db, {
     Key: key,
-    UpdateExpression: `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`,
+    UpdateExpression: expression,
     ExpressionAttributeNames: { '#type': 'type' },
-    ExpressionAttributeValues: { ':zero': 0, ':type': 'list_count', ':now': now, ...workSetValues(key, 'RECOUNT', now) },
+    ExpressionAttributeValues: { ...values, ':type': 'list_count' },
+  });
+
+/** Puts a RECOUNT entry (owed-work.ts) on a block's count item, keeping its first time; `ADD n :zero` only creates the item. */
+export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
+  updateCount(db, key, `ADD n :zero SET #type = :type, marked_at = :now, ${WORK_SET_KEEPING_SINCE}`, {
+    ':zero': 0,
+    ':now': now,
+    ...workSetValues(key, 'RECOUNT', now),
   });
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
@@ -262,11 +270,10 @@ export const leaveOrderNumberUnused = async (db: TableRef, merchantId: string, n
 
 /** Adds numbers to an order block's holes: one `ADD` of a set, which also moves the block's version so its group total follows. */
 export const noteHoles = (db: TableRef, key: Key, seqs: readonly number[]) =>
-  updateItem(db, {
-    Key: key,
-    UpdateExpression: 'ADD holes :holes, v :one SET #type = :type, changed_at = :now',
-    ExpressionAttributeNames: { '#type': 'type' },
-    ExpressionAttributeValues: { ':holes': new Set(seqs), ':one': 1, ':type': 'list_count', ':now': isoNow() },
+  updateCount(db, key, 'ADD holes :holes, v :one SET #type = :type, changed_at = :now', {
+    ':holes': new Set(seqs),
+    ':one': 1,
+    ':now': isoNow(),
   });
 
 /** How long after its take an order number names its order or never will (a route's timeout is 10 s). */
@@ -297,22 +304,13 @@ export const readBlockRange = async (
   const orders = isOrderBucket(list, bucket);
   const projection = orders ? 'sk, n, holes, exact' : 'sk, n';
   const input = { ProjectionExpression: projection, ...(newestFirst ? { ScanIndexForward: false } : {}) };
-  const [items, sequence] = await readBlockItems(db, merchantId, list, bucket, from, to, input, limit);
+  const [items, sequence] = await readBlockItems(db, merchantId, { list, bucket, from, to }, input, limit);
   if (orders) return orderBlockCounts(parseOrderBlocks(items, list, bucket), sequence, { from, to, newestFirst, limit });
   return parseCounts('list count', items, bucketPrefix(list, bucket));
 };
 
 /** The block count items of one bucket from block `from` to `to` (one Query), with the orders' sequence for the orders' bucket. */
-const readBlockItems = (
-  db: TableRef,
-  merchantId: string,
-  list: ListName,
-  bucket: string,
-  from: number,
-  to: number,
-  input: KeyQuery,
-  limit?: number,
-) =>
+const readBlockItems = (db: TableRef, merchantId: string, { list, bucket, from, to }: BlockRange, input: KeyQuery, limit?: number) =>
   Promise.all([
     queryBetween(db, countsPartition(merchantId), blockCountSk(list, bucket, from), blockCountSk(list, bucket, to), input, limit),
     isOrderBucket(list, bucket) ? readOrderSequence(db, merchantId) : undefined,
@@ -380,7 +378,7 @@ const refreshGroupTotal = async (db: TableRef, merchantId: string, list: ListNam
   const last = first + GROUP_SIZE - 1;
   const orders = isOrderBucket(list, bucket);
   const input = { ProjectionExpression: orders ? 'sk, n, v, holes, exact' : 'n, v', ConsistentRead: true };
-  const [items, sequence] = await readBlockItems(db, merchantId, list, bucket, first, last, input);
+  const [items, sequence] = await readBlockItems(db, merchantId, { list, bucket, from: first, to: last }, input);
   let n = 0;
   let vs = 0;
   if (orders) {
