@@ -3,13 +3,10 @@ import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import { GSI1, type TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, storedItem, updateOrRefused } from './base';
+import { nullableString, storedItem, updateOrRefused } from './base';
 import { type CountChange, countChange } from './counter';
 import { listPartition, primaryListEntry } from './list-entry';
 import { notificationState, owedNotificationUpdate } from './notification';
-
-/** A request of an affiliate to join the program: `AREQ#<uuid>`, listed on gsi1 under its current status. */
-export const affiliateRequestKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `AREQ#${uuid}`);
 
 export const REQUEST_STATUSES = ['pending', 'accepted', 'declined'] as const;
 export type AffiliateRequestStatus = (typeof REQUEST_STATUSES)[number];
@@ -28,11 +25,12 @@ const requestSchema = z.looseObject({
 });
 export type AffiliateRequestItem = z.output<typeof requestSchema>;
 
-export const { parse: parseAffiliateRequest, get: getAffiliateRequest } = storedItem(
-  'affiliate request',
-  requestSchema,
-  affiliateRequestKey,
-);
+/** A request of an affiliate to join the program: `AREQ#<uuid>`, listed on gsi1 under its current status. */
+export const {
+  key: affiliateRequestKey,
+  parse: parseAffiliateRequest,
+  get: getAffiliateRequest,
+} = storedItem('affiliate request', requestSchema, 'AREQ#');
 
 export const affiliateRequestRecord = (
   merchantId: string,

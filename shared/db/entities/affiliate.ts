@@ -1,12 +1,9 @@
 import * as z from 'zod/mini';
 import type { ListSpec } from '#shared/db/pages';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, storedItem } from './base';
+import { nullableString, storedItem } from './base';
 import { type CountChange, countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry, secondaryListEntry } from './list-entry';
-
-/** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
-export const affiliateKey = (merchantId: string, slug: string): Key => itemKey(merchantId, `AFFILIATE#${slug.toLowerCase()}`);
 
 const affiliateSchema = z.looseObject({
   slug: z.string(),
@@ -22,7 +19,12 @@ const affiliateSchema = z.looseObject({
 
 export type AffiliateItem = z.output<typeof affiliateSchema>;
 
-export const { parse: parseAffiliate, get: getAffiliate } = storedItem('affiliate', affiliateSchema, affiliateKey);
+/** An affiliate of the merchant: `AFFILIATE#<slug>` (lowercase), listed in `all` on gsi1 and under its tier on gsi3. */
+export const {
+  key: affiliateKey,
+  parse: parseAffiliate,
+  get: getAffiliate,
+} = storedItem('affiliate', affiliateSchema, 'AFFILIATE#', (slug) => slug.toLowerCase());
 
 /** Bucket of a tier's list (never equal to `all`). */
 export const tierBucket = (tierSlug: string) => `tier:${tierSlug.toLowerCase()}`;

@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, type PutCommandInput, UpdateCommand, type Updat
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
+import { queryKeyPrefix } from '#shared/db/query';
 import type { TableRef } from '#shared/db/table-def';
 
 /** What every entity module builds on (docs/architecture.md#data-one-table-keyed-by-merchant): no key reaches another merchant's. */
@@ -59,11 +60,18 @@ export const updateItem = ({ ddb, table }: TableRef, update: Omit<UpdateCommandI
 export const putItem = ({ ddb, table }: TableRef, put: Omit<PutCommandInput, 'TableName'>) =>
   ddb.send(new PutCommand({ TableName: table, ...put }));
 
-/** The parse and the GetItem read of an entity whose key is built from its merchant and one id. */
-export const storedItem = <S extends $ZodType>(entity: string, schema: S, key: (merchantId: string, id: string) => Key) => ({
-  parse: (raw: unknown): output<S> => parseStored(entity, schema, raw),
-  get: (db: TableRef, merchantId: string, id: string, consistent = false) => getStored(db, entity, schema, key(merchantId, id), consistent),
-});
+/** An entity keyed `<prefix><id>` in its merchant's partition: its key, parse, GetItem read and every item of the merchant (one Query). */
+export const storedItem = <S extends $ZodType>(entity: string, schema: S, prefix: string, id = (value: string) => value) => {
+  const key = (merchantId: string, value: string): Key => itemKey(merchantId, `${prefix}${id(value)}`);
+  const parse = (raw: unknown): output<S> => parseStored(entity, schema, raw);
+  return {
+    key,
+    parse,
+    get: (db: TableRef, merchantId: string, value: string, consistent = false) =>
+      getStored(db, entity, schema, key(merchantId, value), consistent),
+    all: async (db: TableRef, merchantId: string) => (await queryKeyPrefix(db, merchantPk(merchantId), prefix)).map(parse),
+  };
+};
 
 /** Puts a new item; refused (ConditionalCheckFailedException) when an item with its key exists. */
 export const putNew = (db: TableRef, item: Key & Record<string, unknown>) =>

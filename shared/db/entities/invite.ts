@@ -6,15 +6,13 @@ import type { TransactPart } from '#shared/db/transact';
 import { groupBy } from '#shared/group-by';
 import type { PageQuery } from '#shared/page-window';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
+import { type Key, merchantPk, nullableString, parseStored, storedItem, updateIfAllowed, updateItem } from './base';
 import { batchGet } from './batch';
 import { blockOf, countChange, padBlock, readBlockCounts } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
 import { notificationState } from './notification';
 
 /** An invitation, and the projection of invited addresses the `email` filter reads (docs/design-notes.md#pagination). */
-export const inviteKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `INVITE#${uuid}`);
-
 const inviteSchema = z.looseObject({
   uuid: z.string(),
   seq: z.number(),
@@ -28,7 +26,7 @@ const inviteSchema = z.looseObject({
 });
 export type InviteItem = z.output<typeof inviteSchema>;
 
-export const { parse: parseInvite, get: getInvite } = storedItem('invite', inviteSchema, inviteKey);
+export const { key: inviteKey, parse: parseInvite, get: getInvite } = storedItem('invite', inviteSchema, 'INVITE#');
 
 export const inviteRecord = (
   merchantId: string,

@@ -5,12 +5,9 @@ import type { TableRef } from '#shared/db/table-def';
 import { derivedUuid } from '#shared/request-identity';
 import type { OrderCreateInput } from '#shared/schemas/order';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, nullableString, putItem, refusedItem, storedItem, updateIfAllowed, updateOrRefused } from './base';
+import { nullableString, putItem, refusedItem, storedItem, updateIfAllowed, updateOrRefused } from './base';
 import { countChange } from './counter';
 import { ALL_BUCKET, primaryListEntry } from './list-entry';
-
-/** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
-export const orderKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `ORDER#${uuid}`);
 
 const orderRow = z.object({
   uuid: z.string(),
@@ -47,7 +44,8 @@ const orderSchema = z.object({
 
 export type OrderItem = z.output<typeof orderSchema>;
 
-export const { parse: parseOrder, get: getOrder } = storedItem('order', orderSchema, orderKey);
+/** An order: `ORDER#<uuid>` in the merchant's partition, listed on gsi1 by its sequence number. */
+export const { key: orderKey, parse: parseOrder, get: getOrder } = storedItem('order', orderSchema, 'ORDER#');
 
 /** Builds the order from a validated body; used by the API and by the seed. */
 export const buildOrder = (

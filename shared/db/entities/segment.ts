@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
-import { queryKeyPrefix } from '#shared/db/query';
-import type { TableRef } from '#shared/db/table-def';
 import { isoNow } from '#shared/time';
-import { itemKey, type Key, merchantPk, storedItem } from './base';
+import { storedItem } from './base';
 
 /** A commission segment: `SEGMENT#<uuid>`. At most MAX_SEGMENTS per merchant, so the list is a bounded read. */
-const SK_PREFIX = 'SEGMENT#';
 export const MAX_SEGMENTS = 200;
-export const segmentKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 
 const segmentSchema = z.object({
   uuid: z.string(),
@@ -49,9 +45,4 @@ export const segmentRecord = (
   };
 };
 
-const segment = storedItem('segment', segmentSchema, segmentKey);
-export const getSegment = segment.get;
-
-/** Every segment of the merchant (at most MAX_SEGMENTS): one Query. */
-export const allSegments = async (db: TableRef, merchantId: string): Promise<SegmentItem[]> =>
-  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX)).map(segment.parse);
+export const { key: segmentKey, get: getSegment, all: allSegments } = storedItem('segment', segmentSchema, 'SEGMENT#');

@@ -1,12 +1,10 @@
 import * as z from 'zod/mini';
-import { queryKeyPrefix } from '#shared/db/query';
 import { type TableRef, WEBHOOKS_CONSUMER_TIMEOUT_SECONDS } from '#shared/db/table-def';
 import { transactWrite } from '#shared/db/transact';
 import { MAX_WEBHOOK_ENDPOINTS } from '#shared/schemas/webhooks';
-import { itemKey, type Key, merchantPk, nullableString, storedItem, updateApplied, updateIfAllowed, updateOrRefused } from './base';
+import { itemKey, type Key, nullableString, storedItem, updateApplied, updateIfAllowed, updateOrRefused } from './base';
 
 /** A merchant's webhook endpoint, with its deliverer's state (docs/webhooks.md#how-it-works), and `WEBHOOK_COUNT`. */
-const SK_PREFIX = 'WEBHOOK#';
 export const DELIVERY_SLOTS = 20;
 export const UNPROVEN_SLOTS = 2;
 /** How long a prompt 2xx keeps an endpoint on its earned slots: a quiet endpoint proves itself again. */
@@ -15,7 +13,6 @@ const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
 /** The attributes of a failure streak, removed together when it ends. */
 const STREAK = ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'];
 
-const webhookEndpointKey = (merchantId: string, uuid: string): Key => itemKey(merchantId, `${SK_PREFIX}${uuid}`);
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
 
 const endpointSchema = z.looseObject({
@@ -56,7 +53,9 @@ const endpointSchema = z.looseObject({
 });
 export type WebhookEndpointItem = z.output<typeof endpointSchema>;
 
-export const { parse: parseWebhookEndpoint, get: getWebhookEndpoint } = storedItem('webhook endpoint', endpointSchema, webhookEndpointKey);
+const endpoint = storedItem('webhook endpoint', endpointSchema, 'WEBHOOK#');
+const webhookEndpointKey = endpoint.key;
+export const { parse: parseWebhookEndpoint, get: getWebhookEndpoint } = endpoint;
 
 /** Puts a new endpoint and counts it in one transaction: refused on `count` at the maximum, on `endpoint` when it exists already. */
 export const putWebhookEndpoint = (
@@ -105,9 +104,7 @@ export const deleteWebhookEndpoint = (db: TableRef, merchantId: string, uuid: st
 
 /** Every endpoint of the merchant (at most MAX_WEBHOOK_ENDPOINTS), oldest first. */
 export const allWebhookEndpoints = async (db: TableRef, merchantId: string): Promise<WebhookEndpointItem[]> =>
-  (await queryKeyPrefix(db, merchantPk(merchantId), SK_PREFIX))
-    .map(parseWebhookEndpoint)
-    .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  (await endpoint.all(db, merchantId)).sort((a, b) => a.created_at.localeCompare(b.created_at));
 
 type EndpointUpdate = {
   set?: string;
