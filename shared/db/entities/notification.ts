@@ -23,10 +23,7 @@ export const owedNotificationUpdate = (key: Key, now: string) => ({
 export const getOwingItem = (db: TableRef, key: Key) => getStored(db, 'owing item', z.looseObject({}), key, true);
 
 /** Records a try's outcome on the owing item: the UpdateItem mail/settle.ts built (conditional on the debt still being there). */
-export const writeNotificationOutcome = (
-  db: TableRef,
-  update: { Key: Key; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
-) => updateItem(db, update);
+export const writeNotificationOutcome = updateItem;
 
 /** Takes the NOTIFY entry off an item that no longer owes an e-mail (settled meanwhile); refused if it owes one again. */
 export const dropSettledNotification = (db: TableRef, key: Key) =>
