@@ -135,17 +135,17 @@ const groupTotalSk = (list: ListName, bucket: string, group: number) => `${bucke
 export const groupTotalKey = (merchantId: string, list: ListName, bucket: string, group: number) =>
   countKey(merchantId, groupTotalSk(list, bucket, group));
 
-/** The (list, bucket, block) a block count item's sort key names; a group total's key is refused. */
-export const parseBlockCountSk = (sk: string): BlockRef => {
-  const [list = '', bucket = '', block = '', ...rest] = sk.split('#');
-  if (rest.length > 0 || !/^\d{8}$/.test(block)) throw new StoredItemError(`Not a block count sort key: ${sk}`);
-  return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket), block: Number(block) };
-};
-
 /** The (list, bucket) of any item of the `#COUNTS` partition: a block count or a group total. */
-export const parseCountBucketSk = (sk: string): { list: ListName; bucket: string } => {
+export const parseCountBucketSk = (sk: string): Omit<BlockRef, 'block'> => {
   const [list = '', bucket = ''] = sk.split('#');
   return { list: parseStored('list count', listName, list), bucket: decodeURIComponent(bucket) };
+};
+
+/** The (list, bucket, block) a block count item's sort key names; a group total's key is refused. */
+export const parseBlockCountSk = (sk: string): BlockRef => {
+  const [, , block = '', ...rest] = sk.split('#');
+  if (rest.length > 0 || !/^\d{8}$/.test(block)) throw new StoredItemError(`Not a block count sort key: ${sk}`);
+  return { ...parseCountBucketSk(sk), block: Number(block) };
 };
 
 const blockSums = (merchantId: string, changes: readonly CountChange[]) => {
