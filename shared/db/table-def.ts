@@ -26,7 +26,6 @@ export const ORDERS_CONSUMER_TIMEOUT_SECONDS = 10;
 /** The webhook deliverer's timeout: a 15 s delivery plus its reads and writes. */
 export const WEBHOOKS_CONSUMER_TIMEOUT_SECONDS = 30;
 
-/** The settings both webhook delivery lanes share. */
 const WEBHOOK_LANE = {
   redrivesTo: 'webhooks-dlq',
   consumerTimeoutSeconds: WEBHOOKS_CONSUMER_TIMEOUT_SECONDS,

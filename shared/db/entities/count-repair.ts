@@ -53,7 +53,6 @@ const countBlock = async (db: TableRef, merchantId: string, list: ListName, buck
   return { count: items.length, written: items.map((item) => Date.parse(String(item.updated_at))) };
 };
 
-/** A block count item's state, read consistently (a GetItem of the attributes in `projection`). */
 const readCountState = (db: TableRef, key: Key, projection: string) =>
   getStored(db, 'list count', blockCountState, key, { ConsistentRead: true, ProjectionExpression: projection });
 

@@ -213,7 +213,6 @@ export const markForRecount = (db: TableRef, key: Key, now = isoNow()) =>
   });
 
 const blockItem = z.object({ sk: z.string(), n: z.number() });
-/** A block count item's state, as far as it was read. */
 export const blockCountState = z.object({
   n: z.optional(z.number()),
   v: z.optional(z.number()),

@@ -19,7 +19,6 @@ const eventLogPk = (merchantId: string) => `${merchantPk(merchantId)}#EVENTS`;
 export const eventPosition = (sequenceNumber: string, index: number) =>
   `${sequenceNumber.padStart(SEQUENCE_DIGITS, '0')}.${String(index).padStart(3, '0')}`;
 
-/** A position below every position: the start of the log. */
 export const LOG_START = '0';
 
 /** Whether `value` could be a position (a late position is one position extended by another). */

@@ -87,7 +87,6 @@ export const orderRecord = (merchantId: string, order: OrderItem, options: { his
   ...(options.history ? { history: true } : {}),
 });
 
-/** Whether a stored item is an order (a change-feed image of any item). */
 export const isOrderItem = (item: Record<string, unknown>): boolean => item.type === 'order';
 
 /** The uuid of the order with this order_no: derived from it, so the order is its own guard (docs/architecture.md#uniqueness-and-races). */

@@ -41,7 +41,6 @@ export type QuotaTake = (
   | { granted: number; end: number; policy: QuotaPolicy; item: QuotaItem; number?: OrderNumber }
   | { granted: 0; retryAfterUs: number; policy: QuotaPolicy; item: QuotaItem }
 ) & {
-  /** The instant it was decided on. */
   at: number;
   /** The bucket was in use (its `tat_us` ahead of that instant): the best guess for the next take. */
   inUse: boolean;
@@ -50,7 +49,6 @@ export type QuotaTake = (
 export type TakeRequest = {
   /** Microseconds; read when the take starts, and again only if it would refuse on a bucket it had to read again. */
   clock: () => number;
-  /** Tokens to take (fewer when fewer are left). */
   want: number;
   fallback: QuotaPolicy;
   /** The item as this container last saw it (none at first). */
@@ -121,7 +119,6 @@ export const takeQuota = async (db: TableRef, merchantId: string, request: TakeR
       },
     });
     if ('refused' in result) {
-      // None: no item yet.
       item = parseStoredOptional('quota', quotaSchema, result.refused) ?? {};
       fresh = true;
       continue;

@@ -10,7 +10,6 @@ export const UNPROVEN_SLOTS = 2;
 /** How long a prompt 2xx keeps an endpoint on its earned slots: a quiet endpoint proves itself again. */
 const FAST_ANSWER_COUNTS_MS = 10 * 60_000;
 
-/** The attributes of a failure streak, removed together when it ends. */
 const STREAK = ['failing_since', 'consecutive_failures', 'retry_at', 'streak_notified_at'];
 
 const countKey = (merchantId: string): Key => itemKey(merchantId, 'WEBHOOK_COUNT');
@@ -24,7 +23,6 @@ const endpointSchema = z.looseObject({
   enabled: z.boolean(),
   /** Why the service disabled it (410 Gone, a failure streak); null when enabled or disabled by the merchant. */
   disabled_reason: nullableString(),
-  /** Absent on endpoints the service disabled before this was kept. */
   disabled_at: z.optional(z.string()),
   secret_box: z.string(),
   /** Secrets replaced within the last day, newest first, each signing until its `expires_at`. */
@@ -112,7 +110,6 @@ type EndpointUpdate = {
   condition: string;
   values: Record<string, unknown>;
   names?: Record<string, string>;
-  /** What to answer with: the item after the update, or the updated attributes before it. */
   returnValues?: 'ALL_NEW' | 'UPDATED_OLD';
 };
 
@@ -239,7 +236,6 @@ export type DeliveryClaim =
   | { kind: 'missing' }
   | { kind: 'refused'; endpoint: WebhookEndpointItem };
 
-/** Neither a failure streak's rest nor a slow delivery's timeout holds new deliveries back. */
 const NOT_HELD = '(attribute_not_exists(retry_at) OR retry_at <= :now) AND (attribute_not_exists(slow_until) OR slow_until <= :now)';
 
 /** Claims one of the endpoint's delivery slots in one conditional UpdateItem: the endpoint after it, or, refused, as it was. */
