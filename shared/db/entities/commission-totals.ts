@@ -7,19 +7,19 @@ import { batchDelete, batchPut } from './batch';
 
 /** Commission totals per UTC day and month, merchant's and affiliates' (docs/reports.md#exactly-once-without-a-transaction). */
 
-export type Figures = { orders: number; sales_value: number; accrued_value: number; reversed_value: number };
+export const FIGURE_NAMES = ['orders', 'sales_value', 'accrued_value', 'reversed_value'] as const;
+export type Figures = Record<(typeof FIGURE_NAMES)[number], number>;
+
+/** A record of one value per figure. */
+const eachFigure = <T>(value: (name: keyof Figures) => T) =>
+  Object.fromEntries(FIGURE_NAMES.map((name) => [name, value(name)])) as Record<keyof Figures, T>;
 
 export type PeriodKind = 'D' | 'M';
 
 /** A sum past 2^53 comes back from the SDK as a BigInt: reported as the nearest number rather than refused. */
 const figure = () => z.pipe(z.union([z.number(), z.bigint()]), z.transform(Number));
 
-const figuresShape = {
-  orders: figure(),
-  sales_value: figure(),
-  accrued_value: figure(),
-  reversed_value: figure(),
-};
+const figuresShape = eachFigure(figure);
 
 // z.object keeps only these attributes: a parsed item is the report's row.
 const totalsSchema = z.object({ ...figuresShape, period: z.string(), currency_code: z.string(), affiliate_rows: z.optional(z.number()) });
@@ -56,13 +56,9 @@ const SET_APPLIED =
 const NONE_APPLIED = 'attribute_not_exists(applied_through) OR applied_through < :first';
 const APPLIED_AS_READ = 'applied_through = :applied';
 
-export const ZERO_FIGURES: Figures = { orders: 0, sales_value: 0, accrued_value: 0, reversed_value: 0 };
+export const ZERO_FIGURES: Figures = eachFigure(() => 0);
 
-/** The figures a totals item holds, in the order reports and their differences name them. */
-export const FIGURE_NAMES = Object.keys(ZERO_FIGURES) as (keyof Figures)[];
-
-export const addFigures = (a: Figures, b: Figures): Figures =>
-  Object.fromEntries(FIGURE_NAMES.map((name) => [name, a[name] + b[name]])) as Figures;
+export const addFigures = (a: Figures, b: Figures): Figures => eachFigure((name) => a[name] + b[name]);
 
 /** The update's values for the sum of the contributions (with `:rows` when they count rows). */
 const sumValues = (contributions: readonly Contribution[]) => {
