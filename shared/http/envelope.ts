@@ -3,7 +3,16 @@ import type * as z from 'zod/mini';
 import { isPassingDependencyFailure } from '#shared/dependency-errors';
 import { ApiError, busy, type FieldErrors, MESSAGES } from '#shared/errors';
 import { logger } from '#shared/logger';
-import type { cursorPaginationSchema, invitePaginationSchema, laravelPaginationSchema, logCursorSchema } from '#shared/schemas/responses';
+import type {
+  Check,
+  cursorPaginationSchema,
+  invitePaginationSchema,
+  laravelPaginationSchema,
+  legacySuccess,
+  logCursorSchema,
+  Same,
+  v2Failure,
+} from '#shared/schemas/responses';
 import type { ApiMiddleware } from './types';
 
 export type EnvelopeKind = 'v2' | 'legacy';
@@ -23,6 +32,13 @@ export const v2Body = (traceId: string, outcome: { data: unknown; meta?: Meta } 
     : { success: true, data: outcome.data, errors: null, meta: { ...outcome.meta, trace_id: traceId } };
 
 export const legacySuccessBody = (message: string, data: unknown) => ({ success: true, message, data });
+
+/** Compile-time: the bodies built here have the documented envelopes' fields. */
+export type EnvelopeShapesMatch = [
+  Check<Same<ReturnType<typeof v2Body>['success'], boolean>>,
+  Check<Same<keyof ReturnType<typeof v2Body>, keyof z.output<typeof v2Failure>>>,
+  Check<Same<keyof ReturnType<typeof legacySuccessBody>, keyof z.output<ReturnType<typeof legacySuccess>>>>,
+];
 
 /** The legacy endpoint's failure shapes, one per status the spec lists. */
 export const legacyFailureBody = (statusCode: number, errors: FieldErrors) => {
