@@ -506,7 +506,6 @@ ${BENCH_INTRO}`);
   await stack.stop();
 }
 await attempt('bundle benchmark', benchBundles);
-// The sequential create beside the commit before the one-put create, both run by npm start (harness/bench/side-by-side.ts).
 await attempt('side-by-side creates', async () => {
   print(`\n## ${SIDE_BY_SIDE_TITLE}\n`);
   print('The request path alone (STREAM_POLL and CONSUMER_POLL off: in AWS each worker is a function of its own):\n');
@@ -528,7 +527,6 @@ const p99Target = (name: string, base: number, p99: number, also = true) =>
 /** A webhook phase's p99 within 1.5x of its baseline's, every change delivered. */
 const webhookTarget = (name: string, base: WebhookBenchResult | undefined, row: WebhookBenchResult | undefined) =>
   base && row && p99Target(name, base.p99, row.p99, row.delivered === row.created);
-// Webhook delivery latency, on a stack of its own (harness/bench/webhooks.ts).
 await attempt('webhook benchmark', async () => {
   const { alone, beside, answered, hung } = await benchWebhooks(print);
   webhookTarget("webhooks: a hanging endpoint leaves another endpoint's p99 within 1.5x", alone, beside);
@@ -545,7 +543,6 @@ await attempt('webhook benchmark (many hanging)', async () => {
     hung,
   );
 });
-// The per-merchant quota beside a noisy neighbour, and its cost (harness/bench/quota.ts).
 await attempt('quota benchmark', async () => {
   const quota = await benchQuota(print);
   const exactness = Math.abs(quota.flood.admitted - quota.flood.allowed) / quota.flood.allowed;

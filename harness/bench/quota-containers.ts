@@ -27,12 +27,12 @@ const CONTAINERS_BENCH = {
 /** What a request does besides its take, holding its container. */
 const HANDLER_MS = 5;
 
+/** A DynamoDB client on the emulator configured as the functions' own. */
+const functionClient = (endpoint: string) => new DynamoDBClient({ endpoint, ...localClientConfig, ...FUNCTION_CLIENT_CONFIG.dynamodb });
+
 type Outcome = { decision: QuotaDecision; ms: number; flood: boolean };
 
-/**
- * The most any window admitted over what a bucket of `policy` allows in it: for admissions at
- * t_1 <= ... <= t_n, max over a <= b of (b - a + 1) - rate x (t_b - t_a) - burst (<= 0: never more).
- */
+/** The most any window admitted over rate x window + burst (<= 0: never more than the bucket allows). */
 const worstWindowExcess = (atUs: number[], policy: QuotaPolicy) => {
   const sorted = [...atUs].sort((a, b) => a - b);
   let lowest = Number.POSITIVE_INFINITY;
@@ -50,7 +50,7 @@ const simulate = async (endpoint: string, table: string, policy: QuotaPolicy, me
   const { containers: count, load, seconds, floodFactor, floodSeconds } = CONTAINERS_BENCH;
   let writes = 0;
   const containers = Array.from({ length: count }, () => {
-    const client = new DynamoDBClient({ endpoint, ...localClientConfig, ...FUNCTION_CLIENT_CONFIG.dynamodb });
+    const client = functionClient(endpoint);
     client.middlewareStack.add(
       (next) => async (args) => {
         writes += 1;
@@ -139,7 +139,7 @@ const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }:
 /** The quota's own writes before measuring: DynamoDB Local is a JVM that compiles its hot paths over its first thousand or so requests. */
 const WARM_UP_TAKES = 2000;
 const warmUp = async (endpoint: string, table: string) => {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, ...localClientConfig, ...FUNCTION_CLIENT_CONFIG.dynamodb }));
+  const ddb = DynamoDBDocumentClient.from(functionClient(endpoint));
   const limiter = createQuotaLimiter({ db: { ddb, table }, fallback: { rate: 10_000, burst: 10_000 } });
   let next = 0;
   const lane = async () => {

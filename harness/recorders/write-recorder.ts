@@ -103,7 +103,6 @@ const sizeOf = (value: unknown): number => {
 };
 const kb = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 
-// ---------------------------------------------------------------------------------------------
 // What this process knows of each item: its index keys and size, from the writes it saw.
 type Known = { index: Partial<Record<IndexName, string>>; bytes: number };
 const known = new Map<string, Known>();
@@ -286,7 +285,6 @@ const partitionWrites = (
   ];
 };
 
-// ---------------------------------------------------------------------------------------------
 // Which function and invocation a call belongs to.
 const FUNCTION_NAME = Symbol('localRecordedFunction');
 /** The invocation scope's store (local/invocation-scope.ts), where the function's name is noted beside the invocation. */
