@@ -10,7 +10,7 @@ import type { QuotaPolicy } from '#shared/quota/gcra';
 import { createQuotaLimiter, type QuotaDecision } from '#shared/quota/limiter';
 import { FUNCTION_CLIENT_CONFIG } from '#shared/sdk-timeouts';
 import { type Print, printTable } from './local';
-import { percentile } from './percentile';
+import { p50p99 } from './percentile';
 
 const CONTAINERS_BENCH = {
   containers: 20,
@@ -115,7 +115,6 @@ const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }:
   const steady = outcomes.filter((outcome) => !outcome.flood);
   const flood = outcomes.filter((outcome) => outcome.flood);
   const floodAt = flood.map((outcome) => outcome.decision.at);
-  const takeMs = steady.map((outcome) => outcome.ms);
   const admittedAt = outcomes.filter((outcome) => outcome.decision.admitted).map((outcome) => outcome.decision.at);
   return {
     policy,
@@ -132,7 +131,7 @@ const summarise = (policy: QuotaPolicy, { outcomes, steadyWrites, steadyCount }:
     },
     worstWindowExcess: worstWindowExcess(admittedAt, policy),
     writesPerRequest: steadyWrites / Math.max(1, steadyCount),
-    take: { p50: percentile(takeMs, 50), p99: percentile(takeMs, 99) },
+    take: p50p99(steady.map((outcome) => outcome.ms)),
   };
 };
 

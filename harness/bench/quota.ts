@@ -4,7 +4,7 @@ import { recordingEnv, takeWriteRecord } from '#harness/recorders/write-recorder
 import type { LocalStack } from '#local/stack';
 import { QUOTA_PARTITION_SUFFIX } from '#shared/db/entities/quota';
 import { atRate, benchMerchant, onBenchStack, type Print, printTable, type Reply, seedMerchants, send } from './local';
-import { percentile } from './percentile';
+import { p50p99 } from './percentile';
 import { benchQuotaContainers } from './quota-containers';
 
 const QUOTA_BENCH = { rate: 20, floodFactor: 10, seconds: 60, baselineSeconds: 20 } as const;
@@ -19,8 +19,7 @@ const drive = async (url: string, token: string, rate: number, seconds: number) 
 const summary = (answers: Reply[]) => {
   const ok = answers.filter((answer) => answer.status === 200).map((answer) => answer.ms);
   return {
-    p50: percentile(ok, 50),
-    p99: percentile(ok, 99),
+    ...p50p99(ok),
     refused: answers.filter((answer) => answer.status === 429).length,
     sent: answers.length,
   };

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { DEMO } from '#local/demo';
 import { freePorts, portsEnv } from '#local/ports';
 import { closeConnections, freshCreateBody, mean, type Print, printTable, type Reply, send, statusCount } from './local';
-import { percentile } from './percentile';
+import { p50p99 } from './percentile';
 
 /** The last commit whose create took 5 sequential DynamoDB round trips (a transaction with a guard item, the count after it). */
 export const BEFORE_ONE_PUT = '6ecde94';
@@ -103,8 +103,7 @@ export const benchSideBySide = async ({
       return {
         tree,
         replies: answered,
-        p50: percentile(ms, 50),
-        p99: percentile(ms, 99),
+        ...p50p99(ms),
         mean: mean(ms),
       };
     });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { atRate, benchMerchant, onBenchStack, type Print, printTable, seedMerchants, send, sum } from './local';
-import { percentile } from './percentile';
+import { p50p99 } from './percentile';
 
 /** 40 changes a second: at 100 the emulators take both cores of a 2-core machine, so neighbours would show as CPU queueing. */
 export const WEBHOOK_BENCH = { rate: 40, seconds: 20, settleMs: 20_000, orders: 200, noisyMerchants: 5, noisyRate: 4 } as const;
@@ -20,8 +20,7 @@ const phaseResult = (label: string, latencies: number[], counts: { sent: number;
   latencies,
   ...counts,
   delivered: latencies.length,
-  p50: percentile(latencies, 50),
-  p99: percentile(latencies, 99),
+  ...p50p99(latencies),
 });
 
 export type WebhookBenchResult = ReturnType<typeof phaseResult>;
