@@ -194,7 +194,7 @@ const updateWrite = (update: Input): ItemWrite => {
 
 const deleteWrite = (key: Attrs): ItemWrite => itemWrite(key, known.get(itemId(key)), undefined, () => true);
 
-type WritePart = { Put?: { Item?: Attrs }; Update?: Input; Delete?: { Key?: Attrs } };
+type WritePart = NonNullable<Input['TransactItems']>[number];
 
 /** The items a write call writes, part by part (ConditionCheck parts write nothing, but a transaction pays for them). */
 const itemWrites = (operation: string, input: Input): ItemWrite[] => {
