@@ -29,11 +29,7 @@ export type MerchantFunctionProps = {
 
 export const FUNCTION_RUNTIME = Runtime.NODEJS_22_X;
 
-/**
- * Lambda's log filtering: JSON lines; of the platform's, only WARN (a failed or timed-out invocation), not every
- * invocation's START and REPORT (duration and errors stay in Lambda's metrics); the application's INFO and up, which
- * Powertools' Logger follows (AWS_LAMBDA_LOG_LEVEL).
- */
+/** Lambda's log filtering: JSON lines, the platform's WARN (not every START and REPORT) and the application's INFO and up. */
 export const FUNCTION_LOGGING = {
   loggingFormat: LoggingFormat.JSON,
   systemLogLevelV2: SystemLogLevel.WARN,

@@ -33,10 +33,7 @@ const WAF_RESPONSE_BODY_KEY = 'too-many-attempts';
 /** Every rule of the stage's WebACL, in priority order (the dashboard and the cost model count them). */
 export const WAF_RULES = ['rate-limit-per-token', 'rate-limit-per-ip', 'body-too-large'] as const;
 
-/**
- * A regex for a decimal Content-Length of at least `bound`, a digit followed by zeros (2,000,000:
- * seven digits from 2, or eight or more); WAF reads the header as text, so its value cannot be compared.
- */
+/** A regex for a decimal Content-Length of at least `bound`, a digit followed by zeros: WAF reads the header as text. */
 export const atLeastPattern = (bound: number) => {
   const [lead, ...zeros] = String(bound);
   if (!lead || zeros.some((digit) => digit !== '0') || lead === '0') throw new Error(`Not a digit followed by zeros: ${bound}`);
@@ -51,10 +48,7 @@ const gatewayError = (message: string) => v2Error(message, '$context.requestTime
 /** The body of a WAF block: its responses are static, so the trace id is fixed (the access log finds the request). */
 const wafBody = (message: string, suffix: string) => v2Error(JSON.stringify(message), `waf:api:${suffix}`);
 
-/**
- * The access log's fields, one JSON line per request (what the cost model prices): who asked what, the answer and its
- * times; a gateway response's `trace_id` is its `requestTime` and `requestId`, a function's log lines carry the X-Ray trace id.
- */
+/** The access log's fields, one JSON line per request (what the cost model prices): who asked what, the answer and its times. */
 export const ACCESS_LOG_FIELDS = {
   requestId: AccessLogField.contextRequestId(),
   requestTime: AccessLogField.contextRequestTime(),
@@ -84,8 +78,7 @@ export class MerchantRestApi extends Construct {
       restApiName: `affiliate-merchant-api-${props.stage}`,
       description: `Affiliate Program Merchant API (${props.stage})`,
       endpointTypes: [EndpointType.REGIONAL],
-      // Execution logs need the account-wide API Gateway CloudWatch role: only the owning stack creates
-      // it, and keeps it when deleted so the other stage's logging does not break.
+      // The account-wide CloudWatch role: only the owning stack creates it, and keeps it so the other stage's logging does not break.
       cloudWatchRole: props.ownsApiGatewayAccount,
       ...(props.ownsApiGatewayAccount ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
@@ -101,8 +94,7 @@ export class MerchantRestApi extends Construct {
       },
     });
 
-    // X-Ray decides at the entry point: this rule samples TRACE_SAMPLING_RATE at any load, where the
-    // account's default (one a second, then 5 %) traces every request of a quiet stage.
+    // X-Ray samples TRACE_SAMPLING_RATE at any load, where the account's default traces every request of a quiet stage.
     this.sampling = new CfnSamplingRule(this, 'TraceSampling', {
       samplingRule: {
         ruleName: `merchant-api-${props.stage}`,
@@ -183,8 +175,7 @@ export class MerchantRestApi extends Construct {
         'body-too-large': { contentType: 'APPLICATION_JSON', content: wafBody(MESSAGES.bodyTooLarge, 'body-too-large') },
       },
       rules: [
-        // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts);
-        // a request without it is not counted here (WAF skips a rule whose key is missing).
+        // One budget per bearer token, the header normalized as authentication reads it (shared/rate-limit.ts).
         rule('rate-limit-per-token', block, {
           rateBasedStatement: {
             limit: RATE_LIMIT.requestsPer5Minutes,

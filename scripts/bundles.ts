@@ -34,10 +34,7 @@ const lambdaLikeEnvironment = (spec: FunctionSpec): NodeJS.ProcessEnv => ({
   ...functionEnvironment(spec, PLACEHOLDER_VALUES),
 });
 
-/**
- * Imports the bundle and reports the import's wall time, the init's from the process's start (Lambda bills
- * both) and the import's CPU time: the budget's measure, as it swings far less than wall time with load.
- */
+/** Imports the bundle and reports its import's wall time, its CPU time (the budget's measure) and the init's from the process's start. */
 const IMPORT_PROBE = `
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
