@@ -44,7 +44,10 @@ export const orderEventMessage = (merchantId: string, order: OrderItem): OrderEv
 };
 
 /** The names the first order events had: a message queued under them (a DLQ redrive) is still read. */
-const FORMER_TYPE_NAMES: Record<string, OrderEventType> = { 'order.accepted': 'order.created', 'order.shipping_updated': 'order.updated' };
+const FORMER_TYPE_NAMES = new Map<string, OrderEventType>([
+  ['order.accepted', 'order.created'],
+  ['order.shipping_updated', 'order.updated'],
+]);
 
 const orderEventBody = z.object({
   type: z.string(),
@@ -63,6 +66,6 @@ export const parseOrderEvent = (body: string) => {
   }
   const parsed = z.safeParse(orderEventBody, value);
   if (!parsed.success) return undefined;
-  const type = ORDER_EVENT_TYPES.find((known) => known === parsed.data.type) ?? FORMER_TYPE_NAMES[parsed.data.type];
+  const type = ORDER_EVENT_TYPES.find((known) => known === parsed.data.type) ?? FORMER_TYPE_NAMES.get(parsed.data.type);
   return type === undefined ? undefined : { ...parsed.data, type };
 };

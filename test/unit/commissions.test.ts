@@ -115,6 +115,9 @@ describe('parseOrderEvent', () => {
       JSON.stringify({ type: 'order.created', merchant_id: MERCHANT }),
       JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: 0 }),
       JSON.stringify({ type: 'order.cancelled', merchant_id: MERCHANT, order_uuid: ORDER, version: '2' }),
+      // Names an object has by inheritance are not former type names.
+      JSON.stringify({ type: 'toString', merchant_id: MERCHANT, order_uuid: ORDER }),
+      JSON.stringify({ type: '__proto__', merchant_id: MERCHANT, order_uuid: ORDER }),
     ];
     for (const body of bodies) expect(parseOrderEvent(body), body).toBeUndefined();
   });
