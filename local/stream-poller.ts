@@ -23,10 +23,7 @@ import { lambdaContext } from './apigw';
 import { checkFilterPattern, passesFilters } from './event-filter';
 import { type InvocationOutcome, invokeWith, pollingLoop } from './loop';
 
-/**
- * Local stand-in for Lambda's DynamoDB Streams event source mapping (local/sqs-poller.ts is the SQS
- * one), with its checkpoints, retries, bisection and on-failure destination: docs/architecture.md#the-local-stream-poller.
- */
+/** Local stand-in for Lambda's DynamoDB Streams event source mapping: docs/architecture.md#the-local-stream-poller. */
 
 /** The function's handler: it may return a partial batch response, or nothing (a complete success). */
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
@@ -263,10 +260,8 @@ const shardList = (client: DynamoDBStreamsClient, streamArn: string, checkpoints
   const shards = new Map<string, ShardState>();
   const state = {
     shards,
-    // New shards appear when others close (DynamoDB Local rolls its shard over): the list is read again once one
-    // ends, and while none is readable (the child of a shard may be listed a moment after its parent ended).
+    // New shards appear when others close (DynamoDB Local rolls its shard over): list again once one ends.
     listAgain: true,
-    // One DescribeStream page (up to 100 shards) holds DynamoDB Local's single shard.
     list: async () => {
       const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
       const listed = StreamDescription?.Shards ?? [];
@@ -370,8 +365,7 @@ const batchSettler = ({ checkpoints, maxRetryAttempts, bisectOnError, onBatchDis
       return { checkpointed: done + (batch.through?.passedOver ?? 0), discarded: 0 };
     }
     if (done > 0) {
-      // The records before the lowest reported one are done; the rest is retried from the checkpoint:
-      // with bisection, as a new batch (split at the reported record), without, as the same batch sent again.
+      // The records before the lowest reported one are done; the rest is retried (as a new batch with bisection).
       const rest = { ...batch, records: batch.records.slice(done) };
       shard.pending[0] = bisectOnError ? { records: rest.records, retries: 0, through: rest.through } : rest;
       await checkpoint(shard, batch.records[done - 1]);
