@@ -9,10 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSReco
 import { asError } from '#shared/errors';
 import { type InvocationOutcome, invokeWith, pollingLoop } from './loop';
 
-/**
- * Local stand-in for Lambda's SQS event source mapping: deletes what the handler did not report in batchItemFailures; as in
- * AWS, a throw or an id not in the batch fails the whole batch, which comes back after the visibility timeout.
- */
+/** Local stand-in for Lambda's SQS event source mapping: deletes what the handler did not report in batchItemFailures. */
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -71,7 +68,7 @@ export const toSqsRecord = (message: Message, eventSourceARN: string, awsRegion:
   };
 };
 
-/** Which messages to delete after the handler ran, by the event source mapping's rules. */
+/** Which messages to delete after the handler ran: as in AWS, a throw or an id not in the batch fails the whole batch. */
 export const messagesToDelete = (records: SQSRecord[], outcome: InvocationOutcome): SQSRecord[] => {
   if ('error' in outcome) return [];
   const failures = (outcome.response as SQSBatchResponse | undefined)?.batchItemFailures ?? [];

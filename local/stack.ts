@@ -17,10 +17,7 @@ import { isStageAnswer } from './stage-hooks';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-/**
- * Where `npm start` keeps its data under `.local/`, named by the table layout's version: data of an
- * older layout is not read, so a start after an upgrade seeds a fresh demo instead of misreading it.
- */
+/** Where `npm start` keeps its data under `.local/`, named by the table layout's version so an older layout is never misread. */
 export const LOCAL_DATA_DIR = 'dynamodb-v2';
 
 export type LocalStackOptions = {
@@ -44,10 +41,7 @@ export type LocalStackOptions = {
   dynamodbEndpoint?: string;
 };
 
-/**
- * Asks a stage process for something it keeps (`request`: what it answers with `answerStack`,
- * local/stage-hooks.ts); undefined when it is gone or does not answer within `timeoutMs`.
- */
+/** Asks a stage process for something it keeps (local/stage-hooks.ts); undefined when it is gone or silent for `timeoutMs`. */
 const askStage = async (child: ChildProcess | undefined, request: string, timeoutMs: number): Promise<unknown> => {
   if (!child?.connected) return undefined;
   const messages = on(child, 'message', { signal: AbortSignal.timeout(timeoutMs) });
@@ -137,10 +131,7 @@ const prepareStages = async (endpoints: Endpoints, options: LocalStackOptions) =
   return { stages, demo };
 };
 
-/**
- * Starts the whole local stack: the three emulators, each stage's table and queues, the demo
- * merchant (first start only), and one process per stage serving the API.
- */
+/** Starts the emulators, each stage's table and queues, the demo merchant (first start only) and one process per stage. */
 export const startLocalStack = async (options: LocalStackOptions) => {
   const { ports } = options;
   useLocalAwsEnv();
