@@ -1,8 +1,4 @@
-/**
- * What a client needs to reach the local stack, and nothing that starts it: the operator commands
- * (bin/admin.ts, bin/seed.ts through bin/target.ts), bin/invoke.ts and the tests import this, never
- * local/emulators.ts or local/stack.ts.
- */
+/** What a client (the operator commands, bin/invoke.ts, the tests) needs to reach the local stack, and nothing that starts it. */
 
 /** Credentials and region the emulators accept (no AWS account is involved), and no SDK version nag. */
 export const LOCAL_AWS_ENV = {

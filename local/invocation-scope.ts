@@ -64,10 +64,7 @@ export const observeInvocations = (next: InvocationObserver | undefined) => {
   observer = next;
 };
 
-/**
- * Runs one invocation in its own scope (a no-op until enableInvocationScopes), with its own fault rules and a way to
- * stop it: it then rejects with InvocationStopped, and what it was doing is never resumed.
- */
+/** Runs one invocation in its own scope with its own fault rules; a stopped one rejects with InvocationStopped and never resumes. */
 export const invokeScoped = <T>(
   context: Pick<Context, 'awsRequestId'> & Partial<Pick<Context, 'functionName'>>,
   fn: () => Promise<T>,

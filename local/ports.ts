@@ -72,10 +72,7 @@ export const freePorts = async () => {
   return ports as Ports;
 };
 
-/**
- * Where each running `npm start` records its ports and the data it keeps, so the tools find it without the port
- * env and a second stack does not open data another one keeps. Records of processes that no longer run are ignored.
- */
+/** Where each running `npm start` records its ports and data, so the tools find it and a second stack never opens its data. */
 const PORTS_FILE = resolve(import.meta.dirname, '..', '.local', 'ports.json');
 
 /** One running `npm start`: `dynamodbEndpoint` when it uses a DynamoDB that already ran, `dataDir` when it keeps its data. */
@@ -143,10 +140,7 @@ export const runningStackPorts = (file = PORTS_FILE): Ports & { recorded: boolea
   return { ...ports, recorded: recorded !== undefined };
 };
 
-/**
- * The DynamoDB endpoint of the running `npm start`: the one it was given with
- * `--dynamodb-endpoint`, else its DynamoDB Local's port; DYNAMODB_PORT overrides both.
- */
+/** The running `npm start`'s DynamoDB endpoint: its `--dynamodb-endpoint`, else its DynamoDB Local's port; DYNAMODB_PORT overrides both. */
 export const runningDynamoDbEndpoint = (file = PORTS_FILE): string => {
   const given = process.env.DYNAMODB_PORT ? undefined : runningRecords(file).at(-1)?.dynamodbEndpoint;
   return given ?? `http://127.0.0.1:${runningStackPorts(file).dynamodb}`;
