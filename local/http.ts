@@ -99,8 +99,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     const retryAfter = authorization === undefined ? undefined : options.rateLimiter.take(rateLimitKey(authorization));
     if (retryAfter !== undefined) return refuse(429, errorBody('v2', MESSAGES.tooManyAttempts), { 'retry-after': String(retryAfter) });
 
-    // The WebACL's size rule: a Content-Length of MAX_BODY_BYTES or more, before any route is matched; answered once the
-    // body is drained, as a close while the client still sends it breaks its request (EPIPE) instead of answering it.
+    // The WebACL's size rule, answered once the body is drained: closing while the client still sends breaks its request (EPIPE).
     if (Number(request.headers['content-length']) >= MAX_BODY_BYTES) {
       request.once('end', () => send(response, 413, errorBody('v2', MESSAGES.bodyTooLarge), { connection: 'close' }));
       request.resume();
@@ -149,8 +148,7 @@ export const createApiServer = (options: ApiServerOptions): Server => {
     });
   });
 
-  // Framing errors, oversized headers, timeouts: answered here, in the envelope of the path when
-  // the request line could be read (node's default answer has no body).
+  // Framing errors, oversized headers, timeouts: answered in the path's envelope (node's default answer has no body).
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
