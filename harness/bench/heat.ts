@@ -855,26 +855,22 @@ if (isMain) {
     print(USAGE);
     process.exit(0);
   }
-  const numberArg = (name: keyof HeatOptions) => {
+  const stringArg = (name: string) => {
     const index = args.indexOf(`--${name}`);
-    if (index < 0) return HEAT_DEFAULTS[name];
-    const value = Number(args[index + 1]);
+    return index < 0 ? undefined : args[index + 1];
+  };
+  const numberArg = (name: string, fallback: number) => {
+    const index = args.indexOf(`--${name}`);
+    const value = index < 0 ? fallback : Number(args[index + 1]);
     if (!Number.isInteger(value) || value < (name === 'cancels' ? 0 : 1)) {
       console.error(`--${name} takes a ${name === 'cancels' ? 'non-negative' : 'positive'} integer\n\n${USAGE}`);
       process.exit(2);
     }
     return value;
   };
-  const stringArg = (name: string) => {
-    const index = args.indexOf(`--${name}`);
-    return index < 0 ? undefined : args[index + 1];
-  };
   const lines: string[] = [];
   const result = await benchHeat({
-    merchants: numberArg('merchants'),
-    creates: numberArg('creates'),
-    concurrency: numberArg('concurrency'),
-    cancels: numberArg('cancels'),
+    ...Object.fromEntries(Object.entries(HEAT_DEFAULTS).map(([name, fallback]) => [name, numberArg(name, fallback)])),
     print: (line) => {
       console.log(line);
       lines.push(line);
