@@ -731,15 +731,6 @@ const quietRun = async (stack: LocalStack, run: HeatRun, merchant: Merchant) => 
   return { into, orders: replies.filter((reply) => reply.status === 201).length };
 };
 
-/** The other scenarios, each on merchants of its own: steady load with a webhook endpoint, quiet load without and with one. */
-const otherScenarios = async (stack: LocalStack, run: HeatRun, opts: HeatOptions) => {
-  const hookedCreates = await pool(run.rounds(run.hooked, opts.creates), opts.concurrency);
-  const { record: steadyHooked } = await settle(stack);
-  const quietAlone = await quietRun(stack, run, run.quiet);
-  const quietWithHook = await quietRun(stack, run, run.quietHooked);
-  return { steadyHooked, hookedOrders: hookedCreates.filter((reply) => reply.status === 201).length, quietAlone, quietWithHook };
-};
-
 const DEPLOYMENT: Deployment = {
   apiTraceRate: TRACE_SAMPLING_RATE,
   wafRules: WAF_RULES.length,
@@ -751,13 +742,16 @@ const DEPLOYMENT: Deployment = {
   secrets: 1,
 };
 
-/** The four scenarios' measures for the cost model: invocations, calls and stored bytes per order. */
-const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<ReturnType<typeof otherScenarios>>) => {
-  const { steady, steadyHooked, quietAlone, quietWithHook } = { ...measured, ...others };
+/** The steady run's measures for the cost model beside the other scenarios', each run on merchants of its own. */
+const costScenarios = async (stack: LocalStack, run: HeatRun, measured: SteadyRun, opts: HeatOptions) => {
+  const hookedOrders = (await pool(run.rounds(run.hooked, opts.creates), opts.concurrency)).filter((reply) => reply.status === 201).length;
+  const { record: steadyHooked } = await settle(stack);
+  const quietAlone = await quietRun(stack, run, run.quiet);
+  const quietWithHook = await quietRun(stack, run, run.quietHooked);
   const storedAfter = await run.scan();
   // A create alone: the mean of the quiet scenarios' creates, each the only invocation in the process when it ran.
   const aloneCreateMs = meanCreateMs([...quietAlone.into.invocations, ...quietWithHook.into.invocations]);
-  const runs = [steady, steadyHooked, quietAlone.into, quietWithHook.into];
+  const runs = [measured.steady, steadyHooked, quietAlone.into, quietWithHook.into];
   const triggerRank: Record<Trigger, number> = { api: 0, stream: 1, queue: 2 };
   const functionNames = [...new Set(runs.flatMap((one) => one.invocations.map((invocation) => invocation.fn)))].sort(
     (a, b) => triggerRank[SPECS.get(a)?.trigger ?? 'api'] - triggerRank[SPECS.get(b)?.trigger ?? 'api'] || a.localeCompare(b),
@@ -765,8 +759,8 @@ const costScenarios = async (run: HeatRun, measured: SteadyRun, others: Awaited<
   const scenario = (label: string, load: 'steady' | 'quiet', into: WriteRecord, orders: number, stored: Stored) =>
     scenarioOf(label, load, into, orders, stored, aloneCreateMs, functionNames);
   return [
-    scenario('steady', 'steady', steady, measured.created.length, measured.steadyStored),
-    scenario('steady + webhook', 'steady', steadyHooked, others.hookedOrders, run.storedPerOrder(storedAfter, run.hooked)),
+    scenario('steady', 'steady', measured.steady, measured.created.length, measured.steadyStored),
+    scenario('steady + webhook', 'steady', steadyHooked, hookedOrders, run.storedPerOrder(storedAfter, run.hooked)),
     scenario('quiet', 'quiet', quietAlone.into, quietAlone.orders, run.storedPerOrder(storedAfter, [run.quiet])),
     scenario('quiet + webhook', 'quiet', quietWithHook.into, quietWithHook.orders, run.storedPerOrder(storedAfter, [run.quietHooked])),
   ];
@@ -798,7 +792,7 @@ export const benchHeat = async (options: Partial<HeatOptions> & { print?: (line:
     printWritesByItem(measured, run.merchantIds);
     printReadsByItem(measured, run.merchantIds);
     printHeat(measured, run.merchantIds, opts.merchants);
-    const scenarios = await costScenarios(run, measured, await otherScenarios(stack, run, opts));
+    const scenarios = await costScenarios(stack, run, measured, opts);
     printCounts(scenarios, { ...opts, steadyOrders: measured.created.length, hookedMerchants: run.hooked.length });
     printCostTables(scenarios);
     printAssumptions(scenarios);
