@@ -4,29 +4,22 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ACCESS_LOG_FIELDS } from '#lib/rest-api';
 import { GLOBAL_INDEXES, TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/db/table-def';
 
-/** AWS list prices, us-east-1, on demand, no free tier; when each was checked: the docs' Prices. */
+/** AWS list prices, as the doc's Prices table says them. */
 export const PRICES = {
   date: '2026-11-27',
   region: 'us-east-1',
-  /** API Gateway REST API, per million requests (first 333 million a month). */
   apiGatewayRestPerMillion: 3.5,
   wafRequestsPerMillion: 0.6,
   wafWebAclPerMonth: 5,
   wafRulePerMonth: 1,
   lambdaRequestsPerMillion: 0.2,
-  /** Lambda duration, arm64, per GB-second (first 6 billion GB-s a month). */
   lambdaArmPerGbSecond: 0.0000133334,
-  /** DynamoDB's units and storage: the standard table class. */
   dynamodbWriteUnitsPerMillion: 0.625,
   dynamodbReadUnitsPerMillion: 0.125,
   dynamodbStoragePerGbMonth: 0.25,
-  /** DynamoDB point-in-time recovery (lib/data.ts turns it on), per GB-month of table data. */
   dynamodbPitrPerGbMonth: 0.2,
-  /** SQS standard queue, per million requests (each 64 KB chunk of a request's payload is one request). */
   sqsRequestsPerMillion: 0.4,
-  /** CloudWatch Logs, standard class. */
   logsIngestionPerGb: 0.5,
-  /** Billed on compressed bytes. */
   logsStoragePerGbMonth: 0.03,
   xrayTracesPerMillion: 5,
   sesPerThousand: 0.1,
@@ -37,7 +30,6 @@ export const PRICES = {
 export const GB = 1024 ** 3;
 const MILLION = 1_000_000;
 const DAY_SECONDS = 86_400;
-/** A billing month. */
 const MONTH_SECONDS = 30 * DAY_SECONDS;
 
 /** A line of the access log lib/rest-api.ts configures, filled as a create's request fills it. */
@@ -56,16 +48,12 @@ const ACCESS_LOG_SAMPLE: Record<keyof typeof ACCESS_LOG_FIELDS, string> = {
   wafResponseCode: 'WAF_ALLOW',
 };
 
-/** What cannot be measured on the local stack, and the figure taken instead. */
+/** What cannot be measured on the local stack, and the figure taken instead (the doc's Assumed). */
 export const ASSUMED = {
-  /** Lambda's START, END and REPORT lines, where the functions' system log level lets them through. */
   platformLogBytesPerInvocation: 300,
   accessLogBytesPerRequest: Buffer.byteLength(JSON.stringify(ACCESS_LOG_SAMPLE)) + 1,
-  /** 1 ReceiveMessage and 1 DeleteMessageBatch. */
   sqsRequestsPerQueueInvocation: 2,
-  /** 5 pollers, each an empty 20 s long poll 3 times a minute, all month. */
   idleReceivesPerQueuePerMonth: 5 * 3 * 60 * 24 * 30,
-  /** Lambda's fixed sampling of a triggered function's own traces (with traceWorkers): docs/data-model-heat.md, "X-Ray". */
   workerTraceShare: { steady: 0.05, quiet: 1 },
   workerTraceReservoirPerSecond: 1,
 } as const;
@@ -73,7 +61,7 @@ export const ASSUMED = {
 /** How a function is invoked: behind API Gateway, or by its event source mapping. */
 export type Trigger = 'api' | 'queue' | 'stream';
 
-/** What one function did in a scenario: totals over its orders (billedMs: see billedMs; logBytes: what it wrote to stdout and stderr). */
+/** What one function did in a scenario: totals over its orders. */
 export type FunctionUse = {
   fn: string;
   memoryMb: number;
@@ -86,17 +74,14 @@ export type FunctionUse = {
 /** Stored beyond what a scenario's merchants held before: bytes with their overhead, weighted by the share of a month kept (storedItem). */
 export type Stored = { tableByteMonths: number; indexByteMonths: number };
 
-/** A scenario's measured counts (totals over its orders). */
+/** A scenario's measured counts (totals over its orders); the write units by what they serve, when known, are priced line by line. */
 export type ScenarioMeasure = {
   load: 'steady' | 'quiet';
   orders: number;
-  /** Requests API Gateway (and WAF) received. */
   apiRequests: number;
   functions: FunctionUse[];
-  /** SQS requests the functions made (each 64 KB of a send's payload one), measured. */
   sqsRequests: number;
   writeUnits: number;
-  /** The same write units by what they serve (orders, the event log, the commission reports, webhooks), when known: priced line by line. */
   writeUnitsByFeature?: Record<string, number>;
   readUnits: number;
   emails: number;
@@ -105,31 +90,14 @@ export type ScenarioMeasure = {
 
 /** What lib/ deploys that the price depends on (heat.ts reads each from where lib/ sets it). */
 export type Deployment = {
-  /** The share of API requests traced. */
   apiTraceRate: number;
   wafRules: number;
   logRetentionDays: number;
-  /** Queues an event source mapping consumes. */
   consumedQueues: number;
-  /** Functions triggered by a queue or the stream. */
   workerFunctions: number;
-  /** Whether they start traces of their own at Lambda's fixed rate. */
   traceWorkers: boolean;
-  /** The functions' system log level: at WARN a successful invocation writes no START/END/REPORT lines. */
   systemLogLevel: string;
   secrets: number;
-};
-
-/** A line of the cost table: a per-order quantity, its price, and dollars per million orders (or per month). */
-export type CostLine = {
-  item: string;
-  price: string;
-  /** Per order. */
-  quantity: number;
-  unit: string;
-  /** Per million orders; for `perMonth` lines, per month that a million orders are kept. */
-  dollars: number;
-  perMonth?: boolean;
 };
 
 /** Lambda bills each invocation's duration rounded up to the millisecond; `contention` divides the measured times first. */
@@ -141,9 +109,17 @@ export const sqsRequestsFor = (bytes: number): number => Math.max(1, Math.ceil(b
 
 const perMillion = (price: number) => `$${price} / million`;
 
-/** A cost line; `perMonth` lines are priced per month that a million orders are kept. */
-const line = (item: string, price: string, quantity: number, unit: string, dollars: number, perMonth?: true): CostLine =>
-  perMonth ? { item, price, quantity, unit, dollars, perMonth } : { item, price, quantity, unit, dollars };
+/** A line of the cost table: a per-order quantity, its price, dollars per million orders (`perMonth`: a month of a million kept). */
+const line = (item: string, price: string, quantity: number, unit: string, dollars: number, perMonth = false) => ({
+  item,
+  price,
+  quantity,
+  unit,
+  dollars,
+  perMonth,
+});
+
+export type CostLine = ReturnType<typeof line>;
 
 /** A measure's per-order quantities, shared by the groups of lines below. */
 const perOrder = (measure: ScenarioMeasure) => {
@@ -301,9 +277,6 @@ export const fixedMonthlyLines = (deployment: Deployment): CostLine[] => {
     ),
   ];
 };
-
-// ---------------------------------------------------------------------------------------------
-// Storage: DynamoDB's item size rule, and what an item takes in the table and in each index.
 
 /** DynamoDB's size of a number: about one byte per two significant digits, plus one. */
 const numberBytes = (text: string) => {

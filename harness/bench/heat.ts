@@ -360,7 +360,7 @@ const printCostTables = (scenarios: Scenario[]) => {
   const cell = (line: CostLine | undefined) => (line ? `${cents(line.dollars)} (${amount(line.quantity)} ${line.unit})` : '-');
   const cells = (item: string) => lines.map((scenarioLines) => cell(scenarioLines.find((line) => line.item === item)));
   const totals = (perMonth: boolean) =>
-    lines.map((scenarioLines) => sum(scenarioLines, (line) => ((line.perMonth ?? false) === perMonth ? line.dollars : 0)));
+    lines.map((scenarioLines) => sum(scenarioLines, (line) => (line.perMonth === perMonth ? line.dollars : 0)));
   const laterFeatures = [FEATURES.log, FEATURES.reports].map(writeUnitsItem);
   table(
     `Cost per million orders, all in, at list prices (${PRICES.region}, on demand, no free tier, as of ${PRICES.date}; harness/bench/cost.ts, docs/data-model-heat.md)`,
