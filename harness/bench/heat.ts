@@ -247,7 +247,7 @@ type KeyHeat = ReturnType<typeof heatOf>['units'][number];
 /** What a write serves: the event log and the commission reports state their own share of a create's writes. */
 const FEATURES = { orders: 'orders, commissions, quota', log: 'event log', reports: 'commission reports', webhooks: 'webhooks' } as const;
 const featureOf = ({ key, sk = '' }: Pick<PartitionWrite, 'key' | 'sk'>): string => {
-  if (key.endsWith('#EVENTS')) return FEATURES.log;
+  if (growsAtTheEnd(key)) return FEATURES.log;
   if (key.includes('#TOTALS')) return FEATURES.reports;
   // Deliveries, parked deliveries and endpoints in the merchant's partition; the delivery lists on the indexes.
   if (key.includes('#WEBHOOK') || /^(WH|WEBHOOK)/.test(sk)) return FEATURES.webhooks;
