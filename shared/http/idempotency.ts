@@ -123,6 +123,7 @@ const claimOrAnswer = async (
   { key, fingerprint }: RequestKey,
   { secrets, fromStore }: IdempotencyOptions,
 ): Promise<APIGatewayProxyResult | undefined> => {
+  // One claim id for every try of this request's claim, so a try refused by an earlier one that was applied knows it.
   const claimId = randomUUID();
   const merchantId = context.credential.merchant.id;
   const { traceId } = context;
@@ -211,6 +212,7 @@ export const idempotentResponse = ({ secrets, fromStore }: IdempotencyOptions = 
       if (!(await withWriteRetry(() => completeKey(functionTable, claim, stored))))
         logger.warn('Idempotency claim lost before the response was stored', { key: claim.key });
     } catch (error) {
+      // The client still gets its answer; the key stays in flight until its lease ends.
       logger.error('Could not record the idempotent response', error instanceof Error ? error : String(error));
     }
   };
