@@ -1,9 +1,8 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ListIndex, TableRef } from './table-def';
+import type { Key, ListIndex, TableRef } from './table-def';
 
 type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
 type StartKey = Record<string, unknown> | undefined;
-type Key = { pk: string; sk: string };
 
 /** One page of a Query: at most `limit` items, after `startKey`. */
 export const queryPage = ({ ddb, table }: TableRef, input: QueryInput, limit?: number, startKey?: StartKey) =>

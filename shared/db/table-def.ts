@@ -68,3 +68,6 @@ export const consumedQueueSettings = (queue: QueueId) => {
 
 /** A table and the client to reach it: a function's own (client.ts `functionTable`), or the one an operator tool names. */
 export type TableRef = { ddb: DynamoDBDocumentClient; table: string };
+
+/** An item's primary key: every item lives in its merchant's partition (`pk`). */
+export type Key = { pk: string; sk: string };

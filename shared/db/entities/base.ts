@@ -4,10 +4,10 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import type { $ZodType, output } from 'zod/v4/core';
 import { queryKeyPrefix } from '#shared/db/query';
-import type { TableRef } from '#shared/db/table-def';
+import type { Key, TableRef } from '#shared/db/table-def';
 
 /** What every entity module builds on (docs/architecture.md#data-one-table-keyed-by-merchant): no key reaches another merchant's. */
-export type Key = { pk: string; sk: string };
+export type { Key } from '#shared/db/table-def';
 
 export const merchantPk = (merchantId: string): string => `M#${merchantId}`;
 
