@@ -77,7 +77,6 @@ try {
     faults: args.faults,
     faultsSeed,
     dynamodbEndpoint,
-    onRestart: (message) => console.error(message),
     onFatal: (message) => fatal?.(message),
   });
   recordRunningStack({ ports: stack.ports, ...record });
