@@ -1,6 +1,6 @@
 import { type Access, ROUTE_TIMEOUT_SECONDS, type RouteDef, routes, TABLE_ACTIONS, type TableAction } from '#functions/routes';
 import { type WorkerAccess, type WorkerDef, type WorkerTrigger, workers } from '#functions/workers';
-import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage } from '#shared/db/table-def';
+import { GSI1, QUEUE_IDS, QUEUES, type QueueId, queueNameForStage, tableNameForStage } from '#shared/db/table-def';
 import { acceptsIdempotencyKey } from '#shared/http/route';
 
 /** Every deployed function from the two manifests: what it may touch and the environment its imports need. */
@@ -78,7 +78,7 @@ export const functionSpecs = (): FunctionSpec[] => [
 /** Values for loading function code outside AWS (a bundle's import, the OpenAPI generator): nothing is called with them. */
 export const PLACEHOLDER_VALUES = {
   STAGE: 'live',
-  TABLE_NAME: 'affiliate-merchant-api-live',
+  TABLE_NAME: tableNameForStage('live'),
   queueUrls: Object.fromEntries(
     QUEUE_IDS.map((queue) => [queue, `https://sqs.eu-west-1.amazonaws.com/000000000000/${queueNameForStage('live', queue)}`]),
   ) as Record<QueueId, string>,
