@@ -111,6 +111,7 @@ const claim = async (attempt: Attempt): Promise<WebhookEndpointItem | DeliverOut
   const claimed = await claimDelivery(settings.db, merchantId, endpointUuid, now, {
     anyState: event.type === TEST_EVENT_TYPE,
     token: `${event.id}#${message.attempt}#${now}`,
+    timeoutMs: settings.timeoutMs,
   });
   if (claimed.kind === 'missing' || !subscribes(claimed.endpoint, event.type)) {
     if (claimed.kind === 'claimed') {

@@ -565,10 +565,10 @@ describe('deliver', () => {
     expect(requeued.map((held) => Date.parse(held.not_before ?? '') - NOW)).toEqual([2000, 1000]);
   });
 
-  it('resets an in-flight count left by deliverers that died (its latest claim older than a deliverer may run: 30 s)', async () => {
-    // Prepare
-    const claimedAt = new Date(NOW - 31_000).toISOString();
-    stored = await storedEndpoint({ in_flight: 10, in_flight_at: claimedAt });
+  it('resets an in-flight count left by deliverers that died once its latest claim is older than the delivery timeout and 5 s', async () => {
+    // Prepare: the timeout is 2 s, so a claim 7 s and a moment old was never ended.
+    const claimedAt = new Date(NOW - 7_001).toISOString();
+    stored = await storedEndpoint({ in_flight: 1, in_flight_at: claimedAt, failing_since: new Date(NOW - 60_000).toISOString() });
     refuseClaim = true;
 
     // Act
@@ -577,6 +577,18 @@ describe('deliver', () => {
     // Assess
     const reset = updates().find((input) => input.UpdateExpression === 'SET in_flight = :value');
     expect(reset?.ExpressionAttributeValues).toEqual({ ':value': 0, ':seen': claimedAt });
+  });
+
+  it('leaves an in-flight count whose latest claim may still be running (within the delivery timeout and 5 s)', async () => {
+    // Prepare
+    stored = await storedEndpoint({ in_flight: 1, in_flight_at: new Date(NOW - 7_000).toISOString() });
+    refuseClaim = true;
+
+    // Act
+    await deliver(message(), settings());
+
+    // Assess
+    expect(updates().some((input) => input.UpdateExpression === 'SET in_flight = :value')).toBe(false);
   });
 
   it('sets a count taken below one by a release retried after a lost answer right again at its next claim', async () => {

@@ -228,8 +228,10 @@ export const freeSlots = (endpoint: Pick<WebhookEndpointItem, 'fast_at' | 'faili
   return Math.max(0, slots - Math.max(0, endpoint.in_flight ?? 0));
 };
 
-/** The longest a deliverer runs: a claim count or a release lease older than that was left by deliverers that died. */
+/** The longest a deliverer runs: a release lease older than that was left by a deliverer that died. */
 const DELIVERER_RUNS_MS = WEBHOOKS_CONSUMER_TIMEOUT_SECONDS * 1000;
+/** A claim outlives its POST by its few writes at most: a count whose latest claim is older than the timeout and this was left by deliverers that died. */
+const CLAIM_WRITES_MS = 5_000;
 
 export type DeliveryClaim =
   | { kind: 'claimed'; endpoint: WebhookEndpointItem }
@@ -244,7 +246,7 @@ export const claimDelivery = async (
   merchantId: string,
   uuid: string,
   now: number,
-  options: { anyState: boolean; token: string },
+  options: { anyState: boolean; token: string; timeoutMs: number },
 ): Promise<DeliveryClaim> => {
   const key = webhookEndpointKey(merchantId, uuid);
   const nowIso = new Date(now).toISOString();
@@ -279,7 +281,7 @@ export const claimDelivery = async (
   // This very claim, retried by the SDK after its answer was lost: it was applied.
   if (endpoint.claim_token === options.token) return { kind: 'claimed', endpoint };
   const claimedAt = endpoint.in_flight_at;
-  if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > DELIVERER_RUNS_MS)
+  if (typeof claimedAt === 'string' && now - Date.parse(claimedAt) > Math.min(DELIVERER_RUNS_MS, options.timeoutMs + CLAIM_WRITES_MS))
     await resetCount(db, key, 0, 'in_flight_at = :seen', claimedAt);
   return { kind: 'refused', endpoint };
 };
